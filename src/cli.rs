@@ -1,0 +1,470 @@
+//! Command line: thin glue from clap to the engine. Every command has `--json`.
+
+use crate::engine::compaction::{self, CompactionSettings};
+use crate::engine::models::Registry;
+use crate::engine::report::{self, num};
+use crate::engine::session::{Kind, Role, Session};
+use crate::engine::settings::{self, Settings};
+use crate::engine::tokens::{Encoding, TokenCache};
+use crate::engine::{branch, context, tree, tree_view};
+use clap::{Parser, Subcommand};
+use color_eyre::eyre::{Result, bail, eyre};
+use serde_json::{Value, json};
+use std::path::{Path, PathBuf};
+
+#[derive(Parser, Debug)]
+#[command(name = "bonsai", version, about = "Browse, prune and compact Pi coding-agent session trees")]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Option<Command>,
+    /// A session file, or a directory whose newest session to open (default: this project's).
+    pub path: Option<PathBuf>,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// The messages the model would see at the leaf, with estimated and exact tokens.
+    Context {
+        file: PathBuf,
+        #[arg(long)]
+        leaf: Option<String>,
+        #[arg(long)]
+        json: bool,
+        /// Skip exact (tiktoken) counts.
+        #[arg(long)]
+        no_exact: bool,
+    },
+    /// Where a compaction would cut now: summarized, kept, split turn.
+    Cut {
+        file: PathBuf,
+        #[arg(long)]
+        keep_recent_tokens: Option<u64>,
+        #[arg(long)]
+        reserve_tokens: Option<u64>,
+        #[arg(long)]
+        leaf: Option<String>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// What a branch summary would cover when navigating from the leaf to TARGET.
+    Branch {
+        file: PathBuf,
+        #[arg(long)]
+        target: String,
+        #[arg(long)]
+        leaf: Option<String>,
+        /// Context window for the budget (default: the session model's, else 128000).
+        #[arg(long)]
+        context_window: Option<u64>,
+        #[arg(long)]
+        reserve_tokens: Option<u64>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// The tree as plain text in Pi's /tree layout.
+    Tree {
+        file: PathBuf,
+        #[arg(long, value_parser = settings::TREE_FILTERS)]
+        filter: Option<String>,
+        #[arg(long)]
+        leaf: Option<String>,
+        #[arg(long, default_value_t = 100)]
+        width: usize,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Entries by type, tokens by role and tool, largest entries, context against the window.
+    Stats {
+        file: PathBuf,
+        #[arg(long)]
+        leaf: Option<String>,
+        #[arg(long, default_value_t = 10)]
+        top: usize,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Sessions of the current project (or of all projects), newest first.
+    List {
+        #[arg(long)]
+        all: bool,
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+pub fn load(path: &Path) -> Result<Session> {
+    let s = Session::load_path(path).map_err(|e| eyre!("{}: {e}", path.display()))?;
+    for d in &s.diagnostics {
+        eprintln!("bonsai: {}:{}: {}", path.display(), d.line, d.message);
+    }
+    Ok(s)
+}
+
+/// `--leaf ID` or `--leaf idx:N`; default Pi's leaf (the last entry).
+pub fn resolve_leaf(s: &Session, leaf: Option<&str>) -> Result<Option<usize>> {
+    match leaf {
+        None => Ok(s.leaf()),
+        Some(r) => resolve_ref(s, r).map(Some),
+    }
+}
+
+pub fn resolve_ref(s: &Session, r: &str) -> Result<usize> {
+    if let Some(n) = r.strip_prefix("idx:") {
+        let n: usize = n.parse().map_err(|_| eyre!("bad entry reference {r}"))?;
+        if n < s.entries.len() {
+            return Ok(n);
+        }
+        bail!("entry idx {n} is out of range (the session has {} entries)", s.entries.len());
+    }
+    s.idx_of(r).ok_or_else(|| eyre!("entry {r} not found in the session"))
+}
+
+fn cwd() -> PathBuf {
+    std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."))
+}
+
+/// The session's current model (as Pi restores it) and what the registry knows of it.
+pub fn session_model(s: &Session, proj: &context::Projection, reg: &Registry) -> (Option<(String, String)>, Option<u64>) {
+    let _ = s;
+    let pm = proj.model.as_ref().and_then(|(p, m)| Some((p.clone()?, m.clone()?)));
+    let window = pm.as_ref().and_then(|(p, m)| reg.find(p, m)).map(|m| m.context_window);
+    (pm, window)
+}
+
+fn print_json(v: &Value) {
+    println!("{}", serde_json::to_string_pretty(v).unwrap());
+}
+
+pub fn run(cli: Cli) -> Result<()> {
+    let Some(cmd) = cli.command else {
+        bail!("the terminal UI is not built yet; try `bonsai tree FILE` or `bonsai --help`");
+    };
+    match cmd {
+        Command::Context { file, leaf, json, no_exact } => cmd_context(&file, leaf.as_deref(), json, !no_exact),
+        Command::Cut { file, keep_recent_tokens, reserve_tokens, leaf, json } => {
+            cmd_cut(&file, keep_recent_tokens, reserve_tokens, leaf.as_deref(), json)
+        }
+        Command::Branch { file, target, leaf, context_window, reserve_tokens, json } => {
+            cmd_branch(&file, &target, leaf.as_deref(), context_window, reserve_tokens, json)
+        }
+        Command::Tree { file, filter, leaf, width, json } => cmd_tree(&file, filter, leaf.as_deref(), width, json),
+        Command::Stats { file, leaf, top, json } => cmd_stats(&file, leaf.as_deref(), top, json),
+        Command::List { all, json } => cmd_list(all, json),
+    }
+}
+
+fn cmd_context(file: &Path, leaf: Option<&str>, json_out: bool, exact: bool) -> Result<()> {
+    let s = load(file)?;
+    let leaf = resolve_leaf(&s, leaf)?;
+    let path = leaf.map(|l| s.path_to(l)).unwrap_or_default();
+    let proj = context::project(&s, &path);
+    let msgs: Vec<&context::CtxMessage> = proj.messages().collect();
+    let reg = Registry::load(&settings::agent_dir());
+    let (model, window) = session_model(&s, &proj, &reg);
+    let enc = Encoding::for_model(model.as_ref().map(|m| m.0.as_str()), model.as_ref().map(|m| m.1.as_str()));
+    let exact_counts: Option<Vec<Option<u64>>> =
+        exact.then(|| TokenCache::default().count_all(&s, &msgs, enc).into_iter().map(Some).collect());
+    let ctx_tokens = context::estimate_context_tokens(&s, &msgs);
+    let projected = context::estimate_projected_tokens(&s, &proj);
+    let settings = Settings::load(&cwd());
+    let mref = model.as_ref().map(|(p, m)| (p.as_str(), m.as_str()));
+    if json_out {
+        let mut ctx = report::context_json(&s, &proj, exact_counts.as_deref());
+        if let Some(ex) = &exact_counts {
+            ctx["exactTokensSum"] = json!(ex.iter().flatten().sum::<u64>());
+            ctx["exactEncoding"] = json!(enc.name());
+        }
+        print_json(&json!({
+            "file": file.file_name().map(|f| f.to_string_lossy().to_string()),
+            "leafId": leaf.map(|l| s.entries[l].id.to_string()),
+            "leafIdx": leaf,
+            "pathIds": path.iter().map(|&i| s.entries[i].id.to_string()).collect::<Vec<_>>(),
+            "pathIdx": path,
+            "context": ctx,
+            "contextTokens": report::tokens_json(&ctx_tokens),
+            "projectedContextTokens": report::tokens_json(&projected),
+            "contextWindow": window,
+            "reserveTokens": settings.reserve_tokens(mref),
+            "diagnostics": report::diagnostics_json(&s),
+        }));
+        return Ok(());
+    }
+    println!(
+        "{} messages at leaf {} · model {} · thinking {}",
+        msgs.len(),
+        leaf.map(|l| s.entries[l].id.to_string()).unwrap_or_else(|| "(none)".into()),
+        model.as_ref().map(|(p, m)| format!("{p}/{m}")).unwrap_or_else(|| "(unknown)".into()),
+        proj.thinking_level
+    );
+    println!("{:>4}  {:<18} {:>8} {:>8}  {:<8} summary", "#", "role", "est", "exact", "entry");
+    for (k, m) in msgs.iter().enumerate() {
+        let v = context::materialize(&s, m);
+        let preview = crate::engine::tree_view::one_line(&crate::engine::tokens::message_text(&v), 60);
+        let ex = exact_counts.as_ref().and_then(|e| e[k]).map(|n| n.to_string()).unwrap_or_default();
+        let edited = if m.replaced_by.is_some() { " (edited)" } else { "" };
+        println!(
+            "{:>4}  {:<18} {:>8} {:>8}  {:<8} {}{}",
+            k,
+            m.role.as_str(),
+            m.est_tokens,
+            ex,
+            s.entries[m.source].id,
+            preview,
+            edited
+        );
+    }
+    let win = window.map(|w| format!(" of {w}")).unwrap_or_default();
+    println!(
+        "context: {} tokens{} (last usage {} + estimated {}); estimate sum {}{}",
+        num(ctx_tokens.tokens),
+        win,
+        num(ctx_tokens.usage_tokens),
+        num(ctx_tokens.trailing_tokens),
+        msgs.iter().map(|m| m.est_tokens).sum::<u64>(),
+        exact_counts
+            .as_ref()
+            .map(|e| format!("; exact {} ({})", e.iter().flatten().sum::<u64>(), enc.name()))
+            .unwrap_or_default()
+    );
+    Ok(())
+}
+
+fn cmd_cut(file: &Path, keep: Option<u64>, reserve: Option<u64>, leaf: Option<&str>, json_out: bool) -> Result<()> {
+    let s = load(file)?;
+    let leaf = resolve_leaf(&s, leaf)?;
+    let settings = Settings::load(&cwd());
+    let path = leaf.map(|l| s.path_to(l)).unwrap_or_default();
+    let proj = context::project(&s, &path);
+    let reg = Registry::load(&settings::agent_dir());
+    let (model, _) = session_model(&s, &proj, &reg);
+    let mref = model.as_ref().map(|(p, m)| (p.as_str(), m.as_str()));
+    let cs = CompactionSettings {
+        reserve_tokens: reserve.unwrap_or(settings.reserve_tokens(mref)),
+        keep_recent_tokens: keep.unwrap_or(settings.keep_recent_tokens(mref)),
+    };
+    let plan = compaction::prepare_path(&s, &path, cs);
+    let (cj, reason) = report::compaction_json(&s, &plan);
+    if json_out {
+        let mut out = json!({
+            "leafId": leaf.map(|l| s.entries[l].id.to_string()),
+            "leafIdx": leaf,
+            "compactionSettings": {"enabled": true, "reserveTokens": cs.reserve_tokens, "keepRecentTokens": cs.keep_recent_tokens},
+            "compaction": cj,
+        });
+        if let Some(r) = reason {
+            out["compactionNullReason"] = json!(r);
+        }
+        print_json(&out);
+        return Ok(());
+    }
+    let plan = match plan {
+        Err(e) => {
+            println!("no compaction possible: {}", e.reason());
+            return Ok(());
+        }
+        Ok(p) => p,
+    };
+    let id = |i: usize| s.entries[i].id.to_string();
+    println!("keepRecentTokens {} · reserveTokens {}", cs.keep_recent_tokens, cs.reserve_tokens);
+    println!("tokens before:   {}", num(plan.tokens_before));
+    println!("first kept:      {} (line {})", id(plan.first_kept_entry), s.entries[plan.first_kept_entry].line);
+    if let Some(p) = plan.previous_compaction_entry() {
+        println!("boundary:        previous compaction {} (line {})", id(p), s.entries[p].line);
+    }
+    let sum = |v: &[context::CtxMessage]| v.iter().map(|m| m.est_tokens).sum::<u64>();
+    println!(
+        "summarize:       {} messages, ~{} tokens",
+        plan.messages_to_summarize.len(),
+        sum(&plan.messages_to_summarize)
+    );
+    if plan.is_split_turn {
+        let ts = plan.turn_start_entry().unwrap();
+        println!(
+            "split turn:      turn starts at {} (line {}); prefix {} messages, ~{} tokens summarized separately",
+            id(ts),
+            s.entries[ts].line,
+            plan.turn_prefix_messages.len(),
+            sum(&plan.turn_prefix_messages)
+        );
+    } else {
+        println!("split turn:      no");
+    }
+    let kept: u64 = plan.projection.entries[plan.first_kept..].iter().flat_map(|e| &e.messages).map(|m| m.est_tokens).sum();
+    println!("kept:            ~{kept} tokens; after compaction ≈ {} (summary budget {})", kept + cs.reserve_tokens * 8 / 10, cs.reserve_tokens * 8 / 10);
+    let (r, m) = plan.file_ops.lists();
+    println!("read files:      {}", crate::engine::serialize::list_strings(&r).join(", "));
+    println!("modified files:  {}", crate::engine::serialize::list_strings(&m).join(", "));
+    Ok(())
+}
+
+fn cmd_branch(
+    file: &Path,
+    target: &str,
+    leaf: Option<&str>,
+    window: Option<u64>,
+    reserve: Option<u64>,
+    json_out: bool,
+) -> Result<()> {
+    let s = load(file)?;
+    let leaf = resolve_leaf(&s, leaf)?;
+    let target = resolve_ref(&s, target)?;
+    let settings = Settings::load(&cwd());
+    let window = match window {
+        Some(w) => w,
+        None => {
+            let path = leaf.map(|l| s.path_to(l)).unwrap_or_default();
+            let proj = context::project(&s, &path);
+            session_model(&s, &proj, &Registry::load(&settings::agent_dir())).1.filter(|w| *w > 0).unwrap_or(128000)
+        }
+    };
+    let budget = window as i64 - reserve.unwrap_or(settings.branch_reserve_tokens()) as i64;
+    let plan = branch::prepare(&s, leaf, target, budget);
+    if json_out {
+        print_json(&json!({"branch": report::branch_json(&s, &plan)}));
+        return Ok(());
+    }
+    let id = |i: usize| s.entries[i].id.to_string();
+    println!("from leaf:       {}", plan.from_leaf.map(id).unwrap_or_else(|| "(none)".into()));
+    println!("to target:       {}", id(plan.target));
+    println!("common ancestor: {}", plan.common_ancestor.map(id).unwrap_or_else(|| "(none)".into()));
+    println!("entries left:    {}", plan.entries.len());
+    println!(
+        "summary input:   {} messages, ~{} tokens (budget {})",
+        plan.messages.len(),
+        plan.total_tokens,
+        plan.token_budget
+    );
+    let (r, m) = plan.file_ops.lists();
+    println!("read files:      {}", crate::engine::serialize::list_strings(&r).join(", "));
+    println!("modified files:  {}", crate::engine::serialize::list_strings(&m).join(", "));
+    Ok(())
+}
+
+fn cmd_tree(file: &Path, filter: Option<String>, leaf: Option<&str>, width: usize, json_out: bool) -> Result<()> {
+    let s = load(file)?;
+    let leaf = resolve_leaf(&s, leaf)?;
+    let settings = Settings::load(&cwd());
+    let filter = filter.unwrap_or_else(|| settings.tree_filter_mode().to_string());
+    let t = tree::Tree::build(&s);
+    let mode = tree_view::FilterMode::parse(&filter).unwrap_or_default();
+    let view = tree_view::TreeView::new(&s, &t, leaf, mode);
+    let lines = view.render_plain(&s, width, None);
+    if json_out {
+        let (tj, tij, depth) = report::tree_json(&s, &t);
+        print_json(&json!({"filter": filter, "width": width, "lines": lines, "tree": tj, "treeIdx": tij, "maxBranchDepth": depth}));
+    } else {
+        for l in lines {
+            println!("{l}");
+        }
+    }
+    Ok(())
+}
+
+fn cmd_stats(file: &Path, leaf: Option<&str>, top: usize, json_out: bool) -> Result<()> {
+    let s = load(file)?;
+    let leaf = resolve_leaf(&s, leaf)?;
+    let (types, roles) = report::counts_json(&s);
+    let mut by_role: std::collections::BTreeMap<String, (u64, u64)> = Default::default();
+    let mut by_tool: std::collections::BTreeMap<String, (u64, u64)> = Default::default();
+    let mut largest: Vec<(u64, usize)> = Vec::new();
+    for (i, e) in s.entries.iter().enumerate() {
+        let est: u64 = context::intrinsic_messages(&s, i).iter().map(|m| m.est_tokens).sum();
+        largest.push((est, i));
+        if let Kind::Message(m) = &e.kind {
+            let r = by_role.entry(m.role.as_str().to_string()).or_default();
+            r.0 += 1;
+            r.1 += m.est_tokens;
+            if m.role == Role::ToolResult {
+                let t = by_tool.entry(m.tool_name.as_deref().unwrap_or("?").to_string()).or_default();
+                t.0 += 1;
+                t.1 += m.est_tokens;
+            }
+        }
+    }
+    largest.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+    largest.truncate(top);
+    let path = leaf.map(|l| s.path_to(l)).unwrap_or_default();
+    let proj = context::project(&s, &path);
+    let msgs: Vec<_> = proj.messages().collect();
+    let ctx = context::estimate_context_tokens(&s, &msgs);
+    let reg = Registry::load(&settings::agent_dir());
+    let (model, window) = session_model(&s, &proj, &reg);
+    let settings = Settings::load(&cwd());
+    let mref = model.as_ref().map(|(p, m)| (p.as_str(), m.as_str()));
+    let reserve = settings.reserve_tokens(mref);
+    let threshold = window.map(|w| w as i64 - reserve as i64);
+    let describe = |i: usize| {
+        let e = &s.entries[i];
+        let what = match &e.kind {
+            Kind::Message(m) if m.role == Role::ToolResult => format!("toolResult {}", m.tool_name.as_deref().unwrap_or("?")),
+            Kind::Message(m) => m.role.as_str().to_string(),
+            k => k.type_name().to_string(),
+        };
+        (e.id.to_string(), e.line, what)
+    };
+    if json_out {
+        print_json(&json!({
+            "file": file.file_name().map(|f| f.to_string_lossy().to_string()),
+            "bytes": s.buf.len(),
+            "entries": s.entries.len(),
+            "skippedLines": s.skipped_lines,
+            "sessionName": s.session_name(),
+            "entryTypeCounts": types,
+            "messageRoleCounts": roles,
+            "tokensByRole": by_role.iter().map(|(k, (n, t))| (k.clone(), json!({"count": n, "estTokens": t}))).collect::<serde_json::Map<_, _>>(),
+            "tokensByTool": by_tool.iter().map(|(k, (n, t))| (k.clone(), json!({"count": n, "estTokens": t}))).collect::<serde_json::Map<_, _>>(),
+            "largestEntries": largest.iter().map(|&(t, i)| { let (id, line, what) = describe(i); json!({"id": id, "idx": i, "line": line, "what": what, "estTokens": t}) }).collect::<Vec<_>>(),
+            "leafId": leaf.map(|l| s.entries[l].id.to_string()),
+            "model": model.as_ref().map(|(p, m)| format!("{p}/{m}")),
+            "contextTokens": report::tokens_json(&ctx),
+            "contextWindow": window,
+            "reserveTokens": reserve,
+            "compactionThreshold": threshold,
+            "diagnostics": report::diagnostics_json(&s),
+        }));
+        return Ok(());
+    }
+    println!("{} · {} bytes · {} entries · {} skipped lines", file.display(), s.buf.len(), s.entries.len(), s.skipped_lines);
+    if let Some(n) = s.session_name() {
+        println!("name: {n}");
+    }
+    println!("entries by type: {}", types.as_object().unwrap().iter().map(|(k, v)| format!("{k} {v}")).collect::<Vec<_>>().join(", "));
+    println!("estimated tokens by role:");
+    for (k, (n, t)) in &by_role {
+        println!("  {k:<18} {n:>7} msgs {t:>10} tokens");
+    }
+    println!("estimated tokens by tool (results):");
+    for (k, (n, t)) in &by_tool {
+        println!("  {k:<18} {n:>7} calls {t:>9} tokens");
+    }
+    println!("largest entries:");
+    for &(t, i) in &largest {
+        let (id, line, what) = describe(i);
+        println!("  {t:>9} tokens  {id}  line {line:<7} {what}");
+    }
+    let pct = |w: u64| format!(" = {:.1}% of {w}", ctx.tokens / w as f64 * 100.0);
+    println!(
+        "context at leaf: {} tokens{}{}",
+        num(ctx.tokens),
+        window.map(pct).unwrap_or_else(|| " (model window unknown)".into()),
+        threshold.map(|t| format!("; Pi compacts above {t}")).unwrap_or_default()
+    );
+    Ok(())
+}
+
+fn cmd_list(all: bool, json_out: bool) -> Result<()> {
+    let cwd = cwd();
+    let settings = Settings::load(&cwd);
+    let infos = crate::store::list_sessions(&cwd, &settings, all);
+    if json_out {
+        print_json(&Value::Array(infos.iter().map(|i| i.to_json()).collect()));
+        return Ok(());
+    }
+    if infos.is_empty() {
+        println!("no Pi sessions found");
+    }
+    for i in &infos {
+        println!("{}  {:>6} entries  {:>9} bytes  {}  {}", i.modified_iso(), i.entries, i.bytes, i.title(), i.path.display());
+    }
+    Ok(())
+}

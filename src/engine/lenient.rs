@@ -1,0 +1,403 @@
+//! Borrowing, forgiving serde types for the one-pass loader.
+//!
+//! Pi parses lines with `JSON.parse` and never validates field types, so a field of an
+//! unexpected type must not make us drop a line Pi keeps. These types accept any JSON
+//! value and keep only what has the expected type; big nested values stay `RawValue`
+//! slices of the file, so loading allocates almost nothing per entry.
+
+use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use std::borrow::Cow;
+use std::fmt;
+
+/// A string field, or `None` when the value has another type.
+#[derive(Debug, Default, Clone)]
+pub struct LStr<'a>(pub Option<Cow<'a, str>>);
+
+impl<'a> LStr<'a> {
+    pub fn as_deref(&self) -> Option<&str> {
+        self.0.as_deref()
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for LStr<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = LStr<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("any value")
+            }
+            fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Self::Value, E> {
+                Ok(LStr(Some(Cow::Borrowed(v))))
+            }
+            fn visit_str<E>(self, v: &str) -> Result<Self::Value, E> {
+                Ok(LStr(Some(Cow::Owned(v.to_owned()))))
+            }
+            fn visit_string<E>(self, v: String) -> Result<Self::Value, E> {
+                Ok(LStr(Some(Cow::Owned(v))))
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
+                Ok(LStr(None))
+            }
+            fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
+                Ok(LStr(None))
+            }
+            fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
+                Ok(LStr(None))
+            }
+            fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
+                Ok(LStr(None))
+            }
+            fn visit_unit<E>(self) -> Result<Self::Value, E> {
+                Ok(LStr(None))
+            }
+            fn visit_none<E>(self) -> Result<Self::Value, E> {
+                Ok(LStr(None))
+            }
+            fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+                d.deserialize_any(V)
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut s: A) -> Result<Self::Value, A::Error> {
+                while s.next_element::<IgnoredAny>()?.is_some() {}
+                Ok(LStr(None))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<Self::Value, A::Error> {
+                while m.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+                Ok(LStr(None))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// Any JSON value reduced to what JavaScript code would see of it: a number, a
+/// truthiness, whether it was `null`.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct LAny {
+    pub present: bool,
+    pub is_null: bool,
+    pub truthy: bool,
+    pub number: Option<f64>,
+}
+
+impl<'de> Deserialize<'de> for LAny {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = LAny;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("any value")
+            }
+            fn visit_bool<E>(self, v: bool) -> Result<LAny, E> {
+                Ok(LAny { present: true, truthy: v, ..Default::default() })
+            }
+            fn visit_i64<E>(self, v: i64) -> Result<LAny, E> {
+                Ok(LAny { present: true, truthy: v != 0, number: Some(v as f64), is_null: false })
+            }
+            fn visit_u64<E>(self, v: u64) -> Result<LAny, E> {
+                Ok(LAny { present: true, truthy: v != 0, number: Some(v as f64), is_null: false })
+            }
+            fn visit_f64<E>(self, v: f64) -> Result<LAny, E> {
+                Ok(LAny { present: true, truthy: v != 0.0 && !v.is_nan(), number: Some(v), is_null: false })
+            }
+            fn visit_str<E>(self, v: &str) -> Result<LAny, E> {
+                Ok(LAny { present: true, truthy: !v.is_empty(), ..Default::default() })
+            }
+            fn visit_unit<E>(self) -> Result<LAny, E> {
+                Ok(LAny { present: true, is_null: true, ..Default::default() })
+            }
+            fn visit_none<E>(self) -> Result<LAny, E> {
+                Ok(LAny { present: true, is_null: true, ..Default::default() })
+            }
+            fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<LAny, D::Error> {
+                d.deserialize_any(V)
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut s: A) -> Result<LAny, A::Error> {
+                while s.next_element::<IgnoredAny>()?.is_some() {}
+                Ok(LAny { present: true, truthy: true, ..Default::default() })
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<LAny, A::Error> {
+                while m.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+                Ok(LAny { present: true, truthy: true, ..Default::default() })
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// Message content: a string, a list of blocks, or something else (treated as empty).
+#[derive(Debug, Default)]
+pub enum LContent<'a> {
+    #[default]
+    Missing,
+    Null,
+    Text(Cow<'a, str>),
+    Blocks(Vec<LBlock<'a>>),
+    Other,
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for LContent<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = LContent<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("content")
+            }
+            fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Self::Value, E> {
+                Ok(LContent::Text(Cow::Borrowed(v)))
+            }
+            fn visit_str<E>(self, v: &str) -> Result<Self::Value, E> {
+                Ok(LContent::Text(Cow::Owned(v.to_owned())))
+            }
+            fn visit_string<E>(self, v: String) -> Result<Self::Value, E> {
+                Ok(LContent::Text(Cow::Owned(v)))
+            }
+            fn visit_unit<E>(self) -> Result<Self::Value, E> {
+                Ok(LContent::Null)
+            }
+            fn visit_none<E>(self) -> Result<Self::Value, E> {
+                Ok(LContent::Null)
+            }
+            fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+                d.deserialize_any(V)
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
+                Ok(LContent::Other)
+            }
+            fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
+                Ok(LContent::Other)
+            }
+            fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
+                Ok(LContent::Other)
+            }
+            fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
+                Ok(LContent::Other)
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut s: A) -> Result<Self::Value, A::Error> {
+                let mut out = Vec::new();
+                while let Some(b) = s.next_element::<LBlock<'de>>()? {
+                    out.push(b);
+                }
+                Ok(LContent::Blocks(out))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<Self::Value, A::Error> {
+                while m.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+                Ok(LContent::Other)
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// One content block; a non-object block has no type and counts for nothing.
+#[derive(Debug, Default)]
+pub struct LBlock<'a> {
+    pub kind: LStr<'a>,
+    pub text: LStr<'a>,
+    pub thinking: LStr<'a>,
+    pub name: LStr<'a>,
+    pub id: LStr<'a>,
+    pub arguments: LRaw<'a>,
+    pub mime_type: LStr<'a>,
+    pub data_len: usize,
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for LBlock<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = LBlock<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("content block")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<Self::Value, A::Error> {
+                let mut b = LBlock::default();
+                while let Some(k) = m.next_key::<Cow<'de, str>>()? {
+                    match k.as_ref() {
+                        "type" => b.kind = m.next_value()?,
+                        "text" => b.text = m.next_value()?,
+                        "thinking" => b.thinking = m.next_value()?,
+                        "name" => b.name = m.next_value()?,
+                        "id" => b.id = m.next_value()?,
+                        "arguments" => b.arguments = m.next_value()?,
+                        "mimeType" => b.mime_type = m.next_value()?,
+                        "data" => {
+                            let s: LStr = m.next_value()?;
+                            b.data_len = s.0.map(|s| s.len()).unwrap_or(0);
+                        }
+                        _ => {
+                            m.next_value::<IgnoredAny>()?;
+                        }
+                    }
+                }
+                Ok(b)
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut s: A) -> Result<Self::Value, A::Error> {
+                while s.next_element::<IgnoredAny>()?.is_some() {}
+                Ok(LBlock::default())
+            }
+            fn visit_borrowed_str<E>(self, _: &'de str) -> Result<Self::Value, E> {
+                Ok(LBlock::default())
+            }
+            fn visit_str<E>(self, _: &str) -> Result<Self::Value, E> {
+                Ok(LBlock::default())
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
+                Ok(LBlock::default())
+            }
+            fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
+                Ok(LBlock::default())
+            }
+            fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
+                Ok(LBlock::default())
+            }
+            fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
+                Ok(LBlock::default())
+            }
+            fn visit_unit<E>(self) -> Result<Self::Value, E> {
+                Ok(LBlock::default())
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// Generates a map visitor that keeps the last value of each known key, as `JSON.parse`
+/// does with duplicate keys, and skips unknown keys.
+macro_rules! lenient_struct {
+    ($name:ident { $($field:ident : $ty:ty = $key:literal),* $(,)? }) => {
+        #[derive(Debug, Default)]
+        pub struct $name<'a> {
+            $(pub $field: $ty,)*
+            pub _p: std::marker::PhantomData<&'a ()>,
+        }
+        impl<'de: 'a, 'a> Deserialize<'de> for $name<'a> {
+            fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                struct V;
+                impl<'de> Visitor<'de> for V {
+                    type Value = $name<'de>;
+                    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                        f.write_str(concat!("a JSON object (", stringify!($name), ")"))
+                    }
+                    fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<Self::Value, A::Error> {
+                        let mut out = $name::default();
+                        while let Some(k) = m.next_key::<Cow<'de, str>>()? {
+                            match k.as_ref() {
+                                $($key => out.$field = m.next_value()?,)*
+                                _ => { m.next_value::<IgnoredAny>()?; }
+                            }
+                        }
+                        Ok(out)
+                    }
+                }
+                d.deserialize_map(V)
+            }
+        }
+    };
+}
+
+lenient_struct!(LUsage {
+    input: LAny = "input",
+    output: LAny = "output",
+    cache_read: LAny = "cacheRead",
+    cache_write: LAny = "cacheWrite",
+    total_tokens: LAny = "totalTokens",
+});
+
+lenient_struct!(LMessage {
+    role: LStr<'a> = "role",
+    content: LContent<'a> = "content",
+    provider: LStr<'a> = "provider",
+    model: LStr<'a> = "model",
+    stop_reason: LStr<'a> = "stopReason",
+    error_message: LStr<'a> = "errorMessage",
+    usage: Option<LUsageOrOther<'a>> = "usage",
+    tool_name: LStr<'a> = "toolName",
+    tool_call_id: LStr<'a> = "toolCallId",
+    is_error: LAny = "isError",
+    command: LStr<'a> = "command",
+    output: LStr<'a> = "output",
+    exit_code: LRaw<'a> = "exitCode",
+    exclude_from_context: LAny = "excludeFromContext",
+    custom_type: LStr<'a> = "customType",
+    summary: LStr<'a> = "summary",
+    sections: LRaw<'a> = "sections",
+    tools_added: LRaw<'a> = "toolsAdded",
+    tools_removed: LRaw<'a> = "toolsRemoved",
+    timestamp: LAny = "timestamp",
+});
+
+lenient_struct!(LEntry {
+    kind: LStr<'a> = "type",
+    id: LStr<'a> = "id",
+    parent_id: Option<LStr<'a>> = "parentId",
+    timestamp: LStr<'a> = "timestamp",
+    message: LRaw<'a> = "message",
+    provider: LStr<'a> = "provider",
+    model_id: LStr<'a> = "modelId",
+    thinking_level: LStr<'a> = "thinkingLevel",
+    summary: LStr<'a> = "summary",
+    first_kept_entry_id: LStr<'a> = "firstKeptEntryId",
+    first_kept_entry_index: LAny = "firstKeptEntryIndex",
+    tokens_before: LAny = "tokensBefore",
+    details: LRaw<'a> = "details",
+    from_hook: LAny = "fromHook",
+    from_id: LStr<'a> = "fromId",
+    custom_type: LStr<'a> = "customType",
+    content: LContent<'a> = "content",
+    display: LAny = "display",
+    target_id: LStr<'a> = "targetId",
+    replacement: LRaw<'a> = "replacement",
+    label: LStr<'a> = "label",
+    name: LStr<'a> = "name",
+    system_message: LRaw<'a> = "systemMessage",
+    usage_kind: LStr<'a> = "kind",
+    usage: LRaw<'a> = "usage",
+    version: LAny = "version",
+    cwd: LStr<'a> = "cwd",
+    parent_session: LStr<'a> = "parentSession",
+});
+
+/// `usage` of an assistant message: an object of numbers, or anything else.
+#[derive(Debug, Default)]
+pub struct LUsageOrOther<'a>(pub Option<LUsage<'a>>);
+
+impl<'de: 'a, 'a> Deserialize<'de> for LUsageOrOther<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let raw: &'de RawValue = Deserialize::deserialize(d)?;
+        let s = raw.get();
+        if s.starts_with('{') {
+            let u: LUsage<'de> = serde_json::from_str(s).map_err(de::Error::custom)?;
+            Ok(LUsageOrOther(Some(u)))
+        } else {
+            Ok(LUsageOrOther(None))
+        }
+    }
+}
+
+/// A nested value kept as its raw JSON text, `null` included (Pi tells `null` from absent).
+#[derive(Debug, Default, Clone, Copy)]
+pub struct LRaw<'a>(pub Option<&'a RawValue>);
+
+impl<'a> LRaw<'a> {
+    pub fn get(&self) -> Option<&'a str> {
+        self.0.map(|r| r.get())
+    }
+    pub fn is_null(&self) -> bool {
+        self.get() == Some("null")
+    }
+    /// Present and not `null`.
+    pub fn value(&self) -> Option<&'a str> {
+        self.get().filter(|s| *s != "null")
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for LRaw<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let raw: &'de RawValue = Deserialize::deserialize(d)?;
+        Ok(LRaw(Some(raw)))
+    }
+}

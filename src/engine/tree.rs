@@ -1,0 +1,69 @@
+//! Pi's `getTree()`: roots in file order, children sorted by timestamp (stable), orphans and
+//! self-parents as roots. Duplicate ids resolve as Pi's maps do: the later entry owns the id.
+
+use super::session::Session;
+use std::cmp::Ordering;
+
+#[derive(Debug, Clone)]
+pub struct Tree {
+    pub roots: Vec<usize>,
+    /// Children per entry index, in Pi's order.
+    pub children: Vec<Vec<usize>>,
+    /// Reachable from a root (entries in a parent cycle are not).
+    pub in_tree: Vec<bool>,
+}
+
+impl Tree {
+    pub fn build(s: &Session) -> Tree {
+        let n = s.entries.len();
+        let node = |i: usize| s.by_id.get(&s.entries[i].id).map(|&x| x as usize).unwrap_or(i);
+        let mut roots = Vec::new();
+        let mut children: Vec<Vec<usize>> = vec![Vec::new(); n];
+        for (i, e) in s.entries.iter().enumerate() {
+            let me = node(i);
+            match e.parent_id.as_deref() {
+                None => roots.push(me),
+                Some(p) if p == &*e.id => roots.push(me),
+                Some(p) => match s.by_id.get(p) {
+                    Some(&pi) => children[pi as usize].push(me),
+                    None => roots.push(me),
+                },
+            }
+        }
+        for ch in children.iter_mut() {
+            if ch.len() > 1 {
+                // JavaScript's comparator returns NaN for invalid dates, which counts as equal.
+                ch.sort_by(|&a, &b| s.entries[a].ts.partial_cmp(&s.entries[b].ts).unwrap_or(Ordering::Equal));
+            }
+        }
+        let mut in_tree = vec![false; n];
+        let mut stack: Vec<usize> = roots.clone();
+        while let Some(i) = stack.pop() {
+            if in_tree[i] {
+                continue;
+            }
+            in_tree[i] = true;
+            stack.extend(children[i].iter().copied());
+        }
+        Tree { roots, children, in_tree }
+    }
+
+    /// Number of branch points on the deepest root→leaf path.
+    pub fn max_branch_depth(&self) -> usize {
+        let mut max = 0;
+        let mut seen = vec![false; self.children.len()];
+        let mut stack: Vec<(usize, usize)> = self.roots.iter().map(|&r| (r, 0)).collect();
+        while let Some((i, d)) = stack.pop() {
+            if seen[i] {
+                continue;
+            }
+            seen[i] = true;
+            max = max.max(d);
+            let nd = if self.children[i].len() > 1 { d + 1 } else { d };
+            for &c in &self.children[i] {
+                stack.push((c, nd));
+            }
+        }
+        max
+    }
+}

@@ -1,0 +1,5 @@
+//! pi-bonsai: browse, prune and compact Pi coding-agent session trees.
+
+pub mod cli;
+pub mod engine;
+pub mod store;

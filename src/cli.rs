@@ -83,6 +83,20 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Everything at once, under the oracle's field names (tree, context, cut, branch).
+    Inspect {
+        file: PathBuf,
+        #[arg(long)]
+        leaf: Option<String>,
+        #[arg(long, default_value_t = 20000)]
+        keep_recent_tokens: u64,
+        #[arg(long, default_value_t = 16384)]
+        reserve_tokens: u64,
+        #[arg(long)]
+        branch_target: Option<String>,
+        #[arg(long, default_value_t = 128000)]
+        branch_context_window: u64,
+    },
     /// Sessions of the current project (or of all projects), newest first.
     List {
         #[arg(long)]
@@ -150,6 +164,18 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Tree { file, filter, leaf, width, json } => cmd_tree(&file, filter, leaf.as_deref(), width, json),
         Command::Stats { file, leaf, top, json } => cmd_stats(&file, leaf.as_deref(), top, json),
         Command::List { all, json } => cmd_list(all, json),
+        Command::Inspect { file, leaf, keep_recent_tokens, reserve_tokens, branch_target, branch_context_window } => {
+            let s = load(&file)?;
+            let o = report::InspectOptions {
+                leaf: resolve_leaf(&s, leaf.as_deref())?,
+                keep_recent_tokens,
+                reserve_tokens,
+                branch_target: branch_target.as_deref().map(|t| resolve_ref(&s, t)).transpose()?,
+                branch_context_window,
+            };
+            print_json(&report::inspect_json(&s, &o));
+            Ok(())
+        }
     }
 }
 

@@ -369,3 +369,61 @@ pub fn counts_json(s: &Session) -> (Value, Value) {
 pub fn diagnostics_json(s: &Session) -> Value {
     serde_json::to_value(&s.diagnostics).unwrap_or(Value::Null)
 }
+
+/// Options of a full inspection (the oracle's command-line options).
+#[derive(Debug, Clone)]
+pub struct InspectOptions {
+    pub leaf: Option<usize>,
+    pub keep_recent_tokens: u64,
+    pub reserve_tokens: u64,
+    pub branch_target: Option<usize>,
+    pub branch_context_window: u64,
+}
+
+/// Everything the oracle reports for one file, under the oracle's field names.
+pub fn inspect_json(s: &Session, o: &InspectOptions) -> Value {
+    let leaf = o.leaf.or(s.leaf());
+    let path = leaf.map(|l| s.path_to(l)).unwrap_or_default();
+    let proj = context::project(s, &path);
+    let msgs: Vec<&CtxMessage> = proj.messages().collect();
+    let (types, roles) = counts_json(s);
+    let (labels, labels_idx) = labels_json(s);
+    let t = super::tree::Tree::build(s);
+    let (tj, tij, depth) = tree_json(s, &t);
+    let cs = super::compaction::CompactionSettings { reserve_tokens: o.reserve_tokens, keep_recent_tokens: o.keep_recent_tokens };
+    let plan = super::compaction::prepare_path(s, &path, cs);
+    let (cj, reason) = compaction_json(s, &plan);
+    let mut out = json!({
+        "headerVersion": num(s.header.version),
+        "migrated": s.migrated,
+        "skippedLines": s.skipped_lines,
+        "entries": s.entries.len(),
+        "entryTypeCounts": types,
+        "messageRoleCounts": roles,
+        "sessionName": s.session_name(),
+        "leafId": id_of(s, leaf),
+        "leafIdx": idx_val(leaf),
+        "pathIds": path.iter().map(|&i| s.entries[i].id.to_string()).collect::<Vec<_>>(),
+        "pathIdx": path.clone(),
+        "labels": labels,
+        "labelsIdx": labels_idx,
+        "tree": tj,
+        "treeIdx": tij,
+        "maxBranchDepth": depth,
+        "context": context_json(s, &proj, None),
+        "contextTokens": tokens_json(&context::estimate_context_tokens(s, &msgs)),
+        "projectedContextTokens": tokens_json(&context::estimate_projected_tokens(s, &proj)),
+        "compactionSettings": {"enabled": true, "reserveTokens": o.reserve_tokens, "keepRecentTokens": o.keep_recent_tokens},
+        "compaction": cj,
+        "diagnostics": diagnostics_json(s),
+    });
+    if let Some(r) = reason {
+        out["compactionNullReason"] = json!(r);
+    }
+    if let Some(target) = o.branch_target {
+        let budget = o.branch_context_window as i64 - o.reserve_tokens as i64;
+        let plan = super::branch::prepare(s, leaf, target, budget);
+        out["branch"] = branch_json(s, &plan);
+    }
+    out
+}

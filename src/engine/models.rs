@@ -234,7 +234,9 @@ mod tests {
     #[test]
     fn builtin_table_has_pi_models() {
         let r = Registry::builtin_only();
-        let m = r.find("anthropic", "claude-sonnet-4-5").expect("claude-sonnet-4-5");
+        // Pi 0.87.1's table: sonnet 4.5 has the 1M window, haiku 4.5 200k.
+        assert_eq!(r.find("anthropic", "claude-sonnet-4-5").unwrap().context_window, 1_000_000);
+        let m = r.find("anthropic", "claude-haiku-4-5").expect("claude-haiku-4-5");
         assert_eq!(m.context_window, 200000);
         assert_eq!(m.api, "anthropic-messages");
         assert!(r.models.len() > 500);

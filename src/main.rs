@@ -1,7 +1,14 @@
 use clap::Parser;
 
-fn main() -> color_eyre::Result<()> {
-    color_eyre::install()?;
+fn main() -> std::process::ExitCode {
+    // color-eyre reports panics; ordinary errors get one clear line.
+    let _ = color_eyre::install();
     let cli = bonsai::cli::Cli::parse();
-    bonsai::cli::run(cli)
+    match bonsai::cli::run(cli) {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("bonsai: {e}");
+            std::process::ExitCode::FAILURE
+        }
+    }
 }

@@ -511,7 +511,13 @@ impl Session {
             if is_blank(bytes) {
                 continue;
             }
-            match serde_json::from_slice::<Value>(bytes) {
+            match serde_json::from_slice::<Value>(bytes).or_else(|e| {
+                if std::str::from_utf8(bytes).is_err() {
+                    serde_json::from_str::<Value>(&String::from_utf8_lossy(bytes))
+                } else {
+                    Err(e)
+                }
+            }) {
                 Ok(v) => {
                     let ok = v.get("type").and_then(|t| t.as_str()) == Some("session")
                         && v.get("id").is_some_and(|x| x.is_string());
@@ -731,7 +737,10 @@ impl Session {
     /// The entry's JSON as Pi holds it after migration (ids, roles), decoded on demand.
     pub fn entry_value(&self, idx: usize) -> Value {
         let e = &self.entries[idx];
-        let mut v: Value = serde_json::from_slice(self.line_bytes(idx)).unwrap_or(Value::Null);
+        let bytes = self.line_bytes(idx);
+        let mut v: Value = serde_json::from_slice(bytes)
+            .or_else(|_| serde_json::from_str(&String::from_utf8_lossy(bytes)))
+            .unwrap_or(Value::Null);
         if self.migrated
             && let Value::Object(m) = &mut v
         {
@@ -832,6 +841,16 @@ enum Parsed {
 }
 
 fn parse_entry(bytes: &[u8], v2_hook: bool) -> Result<Parsed, String> {
+    if std::str::from_utf8(bytes).is_err() {
+        // Node decodes invalid UTF-8 to U+FFFD before JSON.parse, so such a line can still be
+        // a valid entry for Pi. Decode the same way (maximal-subpart replacement).
+        let text = String::from_utf8_lossy(bytes).into_owned();
+        return parse_entry_text(text.as_bytes(), v2_hook);
+    }
+    parse_entry_text(bytes, v2_hook)
+}
+
+fn parse_entry_text(bytes: &[u8], v2_hook: bool) -> Result<Parsed, String> {
     match serde_json::from_slice::<LEntry>(bytes) {
         Ok(le) => build_entry(&le, v2_hook),
         Err(e) => {

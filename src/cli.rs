@@ -269,8 +269,8 @@ fn cmd_cut(file: &Path, keep: Option<u64>, reserve: Option<u64>, leaf: Option<&s
         keep_recent_tokens: keep.unwrap_or(settings.keep_recent_tokens(mref)),
     };
     let plan = compaction::prepare_path(&s, &path, cs);
-    let (cj, reason) = report::compaction_json(&s, &plan);
     if json_out {
+        let (cj, reason) = report::compaction_json(&s, &plan);
         let mut out = json!({
             "leafId": leaf.map(|l| s.entries[l].id.to_string()),
             "leafIdx": leaf,

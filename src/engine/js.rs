@@ -195,9 +195,31 @@ fn write_value(out: &mut String, v: &Value) {
     }
 }
 
-/// `JSON.stringify(value).length` without keeping the string around longer than needed.
+/// `JSON.stringify(value).length`, counted without building the string.
 pub fn stringify_len(v: &Value) -> usize {
-    utf16_len(&stringify(v))
+    match v {
+        Value::Null => 4,
+        Value::Bool(b) => if *b { 4 } else { 5 },
+        Value::Number(n) => js_number(number_to_f64(n)).len(),
+        Value::String(s) => js_string_len(s),
+        Value::Array(a) => 2 + a.len().saturating_sub(1) + a.iter().map(stringify_len).sum::<usize>(),
+        Value::Object(m) => {
+            2 + m.len().saturating_sub(1) + m.iter().map(|(k, x)| js_string_len(k) + 1 + stringify_len(x)).sum::<usize>()
+        }
+    }
+}
+
+/// UTF-16 length of a string literal as `JSON.stringify` escapes it.
+fn js_string_len(s: &str) -> usize {
+    let mut n = 2;
+    for c in s.chars() {
+        n += match c {
+            '"' | '\\' | '\u{08}' | '\u{0C}' | '\n' | '\r' | '\t' => 2,
+            c if (c as u32) < 0x20 => 6,
+            c => c.len_utf16(),
+        };
+    }
+    n
 }
 
 /// `String(value)` for the values Pi interpolates into text.
@@ -471,6 +493,7 @@ mod tests {
             r#"{"1":[1.5,2000],"2":true,"10":null,"b":1,"a":"x\ny\u0001\"","u":"é😀/"}"#
         );
         assert_eq!(stringify_len(&json!({"path": "😀"})), 13);
+        assert_eq!(stringify_len(&v), utf16_len(&stringify(&v)));
     }
 
     #[test]

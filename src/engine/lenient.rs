@@ -196,8 +196,10 @@ impl<'de: 'a, 'a> Deserialize<'de> for LContent<'a> {
 #[derive(Debug, Default)]
 pub struct LBlock<'a> {
     pub kind: LStr<'a>,
-    pub text: LStr<'a>,
-    pub thinking: LStr<'a>,
+    /// Raw JSON of `text` / `thinking`: measured in place, never unescaped (tool output is
+    /// most of a session's bytes).
+    pub text: LRaw<'a>,
+    pub thinking: LRaw<'a>,
     pub name: LStr<'a>,
     pub id: LStr<'a>,
     pub arguments: LRaw<'a>,
@@ -335,7 +337,7 @@ lenient_struct!(LEntry {
     id: LStr<'a> = "id",
     parent_id: Option<LStr<'a>> = "parentId",
     timestamp: LStr<'a> = "timestamp",
-    message: LRaw<'a> = "message",
+    message: Option<LMessage<'a>> = "message",
     provider: LStr<'a> = "provider",
     model_id: LStr<'a> = "modelId",
     thinking_level: LStr<'a> = "thinkingLevel",
@@ -399,5 +401,72 @@ impl<'de: 'a, 'a> Deserialize<'de> for LRaw<'a> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let raw: &'de RawValue = Deserialize::deserialize(d)?;
         Ok(LRaw(Some(raw)))
+    }
+}
+
+/// UTF-16 length of the string a raw JSON string literal decodes to, and whether it holds
+/// anything but JavaScript whitespace. `None` when `raw` is not a string literal.
+pub fn json_str_stats(raw: &str) -> Option<(usize, bool)> {
+    let b = raw.as_bytes();
+    if b.len() < 2 || b[0] != b'"' || b[b.len() - 1] != b'"' {
+        return None;
+    }
+    let inner = &b[1..b.len() - 1];
+    let mut len = 0usize;
+    let mut visible = false;
+    let mut i = 0usize;
+    while i < inner.len() {
+        // A run without escapes: count UTF-16 units in bulk.
+        let end = memchr::memchr(b'\\', &inner[i..]).map(|k| i + k).unwrap_or(inner.len());
+        let run = &inner[i..end];
+        if !visible {
+            visible = run_visible(run);
+        }
+        for &c in run {
+            len += ((c & 0xC0) != 0x80) as usize + (c >= 0xF0) as usize;
+        }
+        i = end;
+        if i >= inner.len() {
+            break;
+        }
+        // An escape.
+        let e = inner.get(i + 1).copied().unwrap_or(b'"');
+        if e == b'u' {
+            let hex = std::str::from_utf8(inner.get(i + 2..i + 6).unwrap_or(b"0000")).unwrap_or("0000");
+            let unit = u32::from_str_radix(hex, 16).unwrap_or(0);
+            if !visible && !char::from_u32(unit).is_some_and(super::js::is_js_space) {
+                visible = true;
+            }
+            i += 6;
+        } else {
+            if !visible && !matches!(e, b'n' | b't' | b'r' | b'f') {
+                visible = true;
+            }
+            i += 2;
+        }
+        len += 1;
+    }
+    Some((len, visible))
+}
+
+fn run_visible(run: &[u8]) -> bool {
+    if run.iter().all(|c| c.is_ascii()) {
+        return run.iter().any(|c| !matches!(c, b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c));
+    }
+    std::str::from_utf8(run).map(|s| s.chars().any(|c| !super::js::is_js_space(c))).unwrap_or(true)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::json_str_stats;
+
+    #[test]
+    fn raw_string_stats_match_decoded() {
+        for s in [r"", r"  \n\t ", r"abc", r"a\\nb", r"\u00e9\ud83d\ude00", r"é😀", r" \u00a0 ", r"\u2028x"] {
+            let raw = format!("\"{s}\"");
+            let decoded: String = serde_json::from_str(&raw).unwrap();
+            let want = (crate::engine::js::utf16_len(&decoded), !crate::engine::js::js_trim(&decoded).is_empty());
+            assert_eq!(json_str_stats(&raw), Some(want), "{s}");
+        }
     }
 }

@@ -61,7 +61,7 @@ pub fn describe_message(s: &Session, m: &CtxMessage) -> Map<String, Value> {
             _ => 0,
         };
         let st = match (&s.entries[m.source].kind, m.part) {
-            (Kind::CustomMessage { content, .. }, _) => Some(content.clone()),
+            (Kind::CustomMessage { content, .. }, _) => Some((**content).clone()),
             _ => msg.map(|x| x.content.clone()),
         };
         (st, tc)
@@ -219,8 +219,19 @@ fn msg_range(s: &Session, msgs: &[CtxMessage], path_pos: &dyn Fn(usize) -> Optio
 
 /// Materialize, convert and serialize messages as Pi builds summary input.
 pub fn serialized_text(s: &Session, msgs: &[CtxMessage]) -> String {
-    let values: Vec<Value> = msgs.iter().map(|m| context::materialize(s, m)).collect();
-    serialize::serialize_conversation(&serialize::convert_to_llm(&values))
+    // One message at a time: the parts are joined by blank lines either way, and holding
+    // every decoded message at once would double the memory of a large cut.
+    let mut out = String::new();
+    for m in msgs {
+        let part = serialize::serialize_conversation(&serialize::convert_to_llm(&[context::materialize(s, m)]));
+        if !part.is_empty() {
+            if !out.is_empty() {
+                out.push_str("\n\n");
+            }
+            out.push_str(&part);
+        }
+    }
+    out
 }
 
 /// The oracle's `compaction` object (with `compactionNullReason` when there is none).

@@ -5,7 +5,7 @@
 //! Anything else is decoded on demand from the line (`Session::entry_value`).
 
 use super::js;
-use super::lenient::{LBlock, LContent, LEntry, LMessage};
+use super::lenient::{LBlock, LContent, LEntry, LMessage, json_str_stats};
 use serde_json::Value;
 use std::collections::HashMap;
 use std::ops::Range;
@@ -118,17 +118,15 @@ impl ContentStats {
         match b.kind.as_deref() {
             Some("text") => {
                 self.has_text_block = true;
-                if let Some(t) = b.text.as_deref() {
-                    self.text_chars += js::utf16_len(t);
-                    if !js::js_trim(t).is_empty() {
-                        self.has_visible_text = true;
-                    }
+                if let Some((n, visible)) = b.text.get().and_then(json_str_stats) {
+                    self.text_chars += n;
+                    self.has_visible_text |= visible;
                 }
             }
             Some("image") => self.images += 1,
             Some("thinking") => {
-                if let Some(t) = b.thinking.as_deref() {
-                    self.thinking_chars += js::utf16_len(t);
+                if let Some((n, _)) = b.thinking.get().and_then(json_str_stats) {
+                    self.thinking_chars += n;
                 }
             }
             Some("toolCall") => {
@@ -357,8 +355,8 @@ pub enum Kind {
     Compaction(Box<Compaction>),
     BranchSummary(Box<BranchSummary>),
     Custom { custom_type: Option<Box<str>> },
-    CustomMessage { custom_type: Option<Box<str>>, content: ContentStats, est_tokens: u64 },
-    ContextEdit { target_id: Option<Box<str>>, replacement: Option<ContentStats>, replacement_null: bool },
+    CustomMessage { custom_type: Option<Box<str>>, content: Box<ContentStats>, est_tokens: u64 },
+    ContextEdit { target_id: Option<Box<str>>, replacement: Option<Box<ContentStats>>, replacement_null: bool },
     Label { target_id: Option<Box<str>>, label: Option<Box<str>> },
     SessionInfo { name: Option<Box<str>> },
     Usage,
@@ -569,12 +567,18 @@ impl Session {
         let mut entries: Vec<Entry> = Vec::with_capacity(spans.len());
         // v1 compactions name their first kept entry by line position; resolved after ids exist.
         let mut v1_first_kept: Vec<(usize, usize)> = Vec::new();
-        for (ln, sp) in &spans[body_from..] {
-            let bytes = &buf[sp.clone()];
-            if is_blank(bytes) {
-                continue;
-            }
-            match parse_entry(bytes, v2_hook) {
+        // Lines parse independently: spread them over the cores, then assemble in order.
+        use rayon::prelude::*;
+        let parsed: Vec<(u32, Range<usize>, Result<Parsed, String>)> = spans[body_from..]
+            .par_iter()
+            .with_min_len(256)
+            .filter(|(_, sp)| !is_blank(&buf[sp.clone()]))
+            .map(|(ln, sp)| (*ln, sp.clone(), parse_entry(&buf[sp.clone()], v2_hook)))
+            .collect();
+        for (ln, sp, result) in parsed {
+            let ln = &ln;
+            let sp = &sp;
+            match result {
                 Ok(Parsed::Entry(mut e, fk_index)) => {
                     e.line = *ln;
                     e.span = sp.clone();
@@ -841,13 +845,14 @@ enum Parsed {
 }
 
 fn parse_entry(bytes: &[u8], v2_hook: bool) -> Result<Parsed, String> {
-    if std::str::from_utf8(bytes).is_err() {
+    let r = parse_entry_text(bytes, v2_hook);
+    if r.is_err() && std::str::from_utf8(bytes).is_err() {
         // Node decodes invalid UTF-8 to U+FFFD before JSON.parse, so such a line can still be
         // a valid entry for Pi. Decode the same way (maximal-subpart replacement).
         let text = String::from_utf8_lossy(bytes).into_owned();
         return parse_entry_text(text.as_bytes(), v2_hook);
     }
-    parse_entry_text(bytes, v2_hook)
+    r
 }
 
 fn parse_entry_text(bytes: &[u8], v2_hook: bool) -> Result<Parsed, String> {
@@ -898,9 +903,8 @@ fn build_entry(le: &LEntry, v2_hook: bool) -> Result<Parsed, String> {
     }
     let kind = match ty {
         "message" => {
-            let raw = le.message.value().ok_or_else(|| "`message` entry without a message object".to_string())?;
-            let m = Msg::from_raw(raw, v2_hook).ok_or_else(|| "`message` is not an object".to_string())?;
-            Kind::Message(Box::new(m))
+            let lm = le.message.as_ref().ok_or_else(|| "`message` entry without a message object".to_string())?;
+            Kind::Message(Box::new(Msg::from_lmessage(lm, v2_hook)))
         }
         "model_change" => Kind::ModelChange { provider: bx(&le.provider), model_id: bx(&le.model_id) },
         "thinking_level_change" => Kind::ThinkingLevelChange { level: bx(&le.thinking_level) },
@@ -924,7 +928,7 @@ fn build_entry(le: &LEntry, v2_hook: bool) -> Result<Parsed, String> {
         "custom_message" => {
             let (content, _) = ContentStats::from_lcontent(&le.content);
             let est_tokens = content.estimate(&Role::Custom);
-            Kind::CustomMessage { custom_type: bx(&le.custom_type), content, est_tokens }
+            Kind::CustomMessage { custom_type: bx(&le.custom_type), content: Box::new(content), est_tokens }
         }
         "context_edit" => {
             let replacement = le.replacement.value().map(|r| {
@@ -934,7 +938,7 @@ fn build_entry(le: &LEntry, v2_hook: bool) -> Result<Parsed, String> {
                     content: LContent<'a>,
                 }
                 serde_json::from_str::<Rep>(r)
-                    .map(|rep| ContentStats::from_lcontent(&rep.content).0)
+                    .map(|rep| Box::new(ContentStats::from_lcontent(&rep.content).0))
                     .unwrap_or_default()
             });
             Kind::ContextEdit {
@@ -960,4 +964,14 @@ fn build_entry(le: &LEntry, v2_hook: bool) -> Result<Parsed, String> {
         },
         fk_index,
     ))
+}
+
+#[cfg(test)]
+mod size_tests {
+    #[test]
+    fn record_sizes_stay_small() {
+        // One record per entry: keep the index well under the file size.
+        assert!(std::mem::size_of::<super::Entry>() <= 112, "Entry {}", std::mem::size_of::<super::Entry>());
+        eprintln!("Entry {} Msg {} ContentStats {}", std::mem::size_of::<super::Entry>(), std::mem::size_of::<super::Msg>(), std::mem::size_of::<super::ContentStats>());
+    }
 }

@@ -1,1 +1,97 @@
-fn main(){}
+//! Engine benchmarks on synthetic sessions made at bench time by
+//! `../shared/tools/gen_session.py` (never committed; cached under target/bench-data).
+//!
+//!     cargo bench --bench engine                       # 1, 10, 100, 500 MB
+//!     BONSAI_BENCH_SIZES=1,10,100,500,1500 cargo bench --bench engine
+//!
+//! `scripts/bench.sh` runs this, measures peak RSS of the CLI and times Pi on the same files.
+
+use bonsai::engine::compaction::{self, CompactionSettings};
+use bonsai::engine::session::Session;
+use bonsai::engine::{context, tree, tree_view};
+use std::path::PathBuf;
+use std::sync::OnceLock;
+
+fn main() {
+    divan::main();
+}
+
+fn sizes() -> Vec<usize> {
+    std::env::var("BONSAI_BENCH_SIZES")
+        .unwrap_or_else(|_| "1,10,100,500".into())
+        .split(',')
+        .filter_map(|s| s.trim().parse().ok())
+        .collect()
+}
+
+/// The session file of about `mb` megabytes (43,700 entries ≈ 100 MB with these settings).
+pub fn session_file(mb: usize) -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/bench-data");
+    std::fs::create_dir_all(&dir).unwrap();
+    let p = dir.join(format!("s{mb}mb.jsonl"));
+    if !p.exists() {
+        let generator = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/tools/gen_session.py");
+        let entries = (mb * 437).max(50);
+        let ok = std::process::Command::new("python3")
+            .arg(generator)
+            .args(["--entries", &entries.to_string(), "--branch-every", "200", "--compactions", "3", "--images", "0.01"])
+            .args(["--seed", "42", "-q", "-o"])
+            .arg(&p)
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok, "gen_session.py failed");
+    }
+    p
+}
+
+fn loaded(mb: usize) -> &'static Session {
+    static CACHE: OnceLock<std::sync::Mutex<Vec<(usize, &'static Session)>>> = OnceLock::new();
+    let cache = CACHE.get_or_init(Default::default);
+    let mut c = cache.lock().unwrap();
+    if let Some((_, s)) = c.iter().find(|(m, _)| *m == mb) {
+        return s;
+    }
+    let s: &'static Session = Box::leak(Box::new(Session::load_path(&session_file(mb)).unwrap()));
+    c.push((mb, s));
+    s
+}
+
+#[divan::bench(args = sizes(), sample_count = 5, sample_size = 1)]
+fn load_and_index(mb: usize) -> Session {
+    let p = session_file(mb);
+    Session::load_path(&p).unwrap()
+}
+
+#[divan::bench(args = sizes(), sample_count = 5, sample_size = 1)]
+fn load_index_and_cut(mb: usize) -> usize {
+    let s = Session::load_path(&session_file(mb)).unwrap();
+    let plan = compaction::prepare(&s, s.leaf().unwrap(), CompactionSettings::default()).unwrap();
+    plan.first_kept_entry
+}
+
+#[divan::bench(args = sizes(), sample_count = 10)]
+fn path(mb: usize) -> usize {
+    let s = loaded(mb);
+    s.path_to(s.leaf().unwrap()).len()
+}
+
+#[divan::bench(args = sizes(), sample_count = 10)]
+fn context_projection(mb: usize) -> usize {
+    let s = loaded(mb);
+    context::project(s, &s.path_to(s.leaf().unwrap())).message_count()
+}
+
+#[divan::bench(args = sizes(), sample_count = 10)]
+fn cut_point(mb: usize) -> usize {
+    let s = loaded(mb);
+    compaction::prepare(s, s.leaf().unwrap(), CompactionSettings::default()).unwrap().first_kept_entry
+}
+
+#[divan::bench(args = sizes(), sample_count = 10)]
+fn tree_and_view(mb: usize) -> usize {
+    let s = loaded(mb);
+    let t = tree::Tree::build(s);
+    let v = tree_view::TreeView::new(s, &t, s.leaf(), tree_view::FilterMode::Default);
+    v.visible.len()
+}

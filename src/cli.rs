@@ -151,7 +151,7 @@ fn print_json(v: &Value) {
 
 pub fn run(cli: Cli) -> Result<()> {
     let Some(cmd) = cli.command else {
-        bail!("the terminal UI is not built yet; try `bonsai tree FILE` or `bonsai --help`");
+        return crate::ui::run(cli.path);
     };
     match cmd {
         Command::Context { file, leaf, json, no_exact } => cmd_context(&file, leaf.as_deref(), json, !no_exact),

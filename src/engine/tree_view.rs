@@ -174,6 +174,8 @@ pub struct TreeView {
     pub home: Option<String>,
     /// Entries whose layout fields are current (those visible after the last filter).
     is_visible: Vec<bool>,
+    /// "Now" for label timestamps (Pi shows today's as HH:MM); fixed in tests.
+    pub now_ms: i64,
 }
 
 fn normalize(s: &str) -> String {
@@ -355,6 +357,10 @@ impl TreeView {
             search_text: None,
             home: None,
             is_visible: vec![false; s.entries.len()],
+            now_ms: std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_millis() as i64)
+                .unwrap_or(0),
         };
         v.flatten(s, tree);
         if let Some(l) = leaf {
@@ -782,7 +788,7 @@ impl TreeView {
         let e = &s.entries[i];
         let label = s.label_of(&e.id).map(String::from);
         let label_time = if self.show_label_times && label.is_some() {
-            s.labels.get(&e.id).map(|(_, li)| format_label_timestamp(s.entries[*li as usize].ts))
+            s.labels.get(&e.id).map(|(_, li)| format_label_timestamp(s.entries[*li as usize].ts, self.now_ms))
         } else {
             None
         };
@@ -934,14 +940,12 @@ impl TreeView {
     }
 }
 
-/// Pi's `renderHorizontalViewport`: (gutter, body) per row, bodies shifted left when the
-/// selected row's text would start too far right.
-pub fn pan_rows(rows: &[Row], width: usize) -> Vec<(&'static str, String)> {
+/// Pi's `renderHorizontalViewport` pan: how many columns the bodies shift left so the
+/// selected row's text does not start too far right (0 almost always).
+pub fn pan_scroll(rows: &[Row], width: usize) -> usize {
     let vw = width.saturating_sub(2);
-    let bodies: Vec<String> = rows.iter().map(|r| r.body_plain()).collect();
-    let max_body = bodies.iter().map(|b| visible_width(b)).max().unwrap_or(0);
+    let max_body = rows.iter().map(|r| visible_width(&r.body_plain())).max().unwrap_or(0);
     let max_scroll = max_body.saturating_sub(vw);
-    let mut scroll = 0;
     if let Some(sel) = rows.iter().find(|r| r.selected)
         && max_scroll > 0
     {
@@ -949,13 +953,20 @@ pub fn pan_rows(rows: &[Row], width: usize) -> Vec<(&'static str, String)> {
         let anchor = sel.anchor_col();
         if anchor as isize > vw as isize - need as isize {
             let ctx = (vw / 4).clamp(2, 12);
-            scroll = max_scroll.min(anchor.saturating_sub(ctx));
+            return max_scroll.min(anchor.saturating_sub(ctx));
         }
     }
+    0
+}
+
+/// (gutter, body) per row after panning.
+pub fn pan_rows(rows: &[Row], width: usize) -> Vec<(&'static str, String)> {
+    let vw = width.saturating_sub(2);
+    let scroll = pan_scroll(rows, width);
     rows.iter()
-        .zip(bodies)
-        .map(|(r, b)| {
+        .map(|r| {
             let g = if r.selected { "› " } else { "  " };
+            let b = r.body_plain();
             if scroll > 0 { (g, slice_by_column(&b, scroll, vw)) } else { (g, b) }
         })
         .collect()
@@ -1028,7 +1039,7 @@ pub fn searchable_text(s: &Session, i: usize) -> String {
 }
 
 /// Pi's `formatLabelTimestamp` (in UTC: `HH:MM` today, `M/D HH:MM` this year, else `YY/M/D`).
-pub fn format_label_timestamp(ms: f64) -> String {
+pub fn format_label_timestamp(ms: f64, now_ms: i64) -> String {
     if ms.is_nan() {
         return "NaN/NaN NaN:NaN".into();
     }
@@ -1037,10 +1048,6 @@ pub fn format_label_timestamp(ms: f64) -> String {
     let rem = ms.rem_euclid(86_400_000);
     let (y, m, d) = js::civil_from_days(days);
     let time = format!("{:02}:{:02}", rem / 3_600_000, (rem / 60_000) % 60);
-    let now_ms = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as i64)
-        .unwrap_or(0);
     let (ny, nm, nd) = js::civil_from_days(now_ms.div_euclid(86_400_000));
     if (y, m, d) == (ny, nm, nd) {
         time

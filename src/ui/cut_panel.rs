@@ -1,0 +1,62 @@
+//! The cut-preview panel: what Pi's next compaction would summarize, keep, and (for a split
+//! turn) summarize as a turn prefix.
+
+use super::app::App;
+use super::theme::*;
+use crate::engine::report::num;
+use crate::engine::serialize::list_strings;
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Paragraph, Wrap};
+
+pub fn draw(f: &mut Frame, area: Rect, app: &App) {
+    let block = Block::default().borders(Borders::LEFT | Borders::TOP).border_style(fg(WARNING)).title(Span::styled(
+        format!(" cut preview · keepRecentTokens {} (+/-) ", app.keep_recent),
+        fg(WARNING),
+    ));
+    let s = &app.session;
+    let id = |i: usize| format!("{} (line {})", s.entries[i].id, s.entries[i].line);
+    let mut lines: Vec<Line> = Vec::new();
+    match &app.cut {
+        None => lines.push(Line::raw("no entry selected")),
+        Some(Err(e)) => lines.push(Line::from(Span::styled(e.reason().to_string(), fg(MUTED)))),
+        Some(Ok(p)) => {
+            let sum = |v: &[crate::engine::context::CtxMessage]| v.iter().map(|m| m.est_tokens).sum::<u64>();
+            let kept: u64 = p.projection.entries[p.first_kept..].iter().flat_map(|e| &e.messages).map(|m| m.est_tokens).sum();
+            let budget = p.settings.reserve_tokens * 8 / 10;
+            let sw = |c, t: String| Span::styled(t, Style::default().bg(c));
+            lines.push(Line::from(vec![
+                sw(SUMMARIZED, " summarized ".into()),
+                Span::raw(format!(" {} messages, ~{} tokens", p.messages_to_summarize.len(), sum(&p.messages_to_summarize))),
+            ]));
+            if p.is_split_turn {
+                lines.push(Line::from(vec![
+                    sw(TURN_PREFIX, " turn prefix ".into()),
+                    Span::raw(format!(
+                        " {} messages, ~{} tokens, summarized on its own (split turn from {})",
+                        p.turn_prefix_messages.len(),
+                        sum(&p.turn_prefix_messages),
+                        p.turn_start_entry().map(id).unwrap_or_default()
+                    )),
+                ]));
+            }
+            lines.push(Line::from(vec![sw(KEPT, " kept ".into()), Span::raw(format!(" from {}, ~{kept} tokens", id(p.first_kept_entry)))]));
+            if let Some(b) = p.previous_compaction_entry() {
+                lines.push(Line::from(vec![sw(COMPACTED, " boundary ".into()), Span::raw(format!(" previous compaction {} (its summary is updated)", id(b)))]));
+            }
+            lines.push(Line::from(vec![
+                Span::styled("tokens before ", fg(MUTED)),
+                Span::raw(num(p.tokens_before).to_string()),
+                Span::styled("  after ≈ ", fg(MUTED)),
+                Span::raw(format!("{}", kept + budget)),
+                Span::styled(format!(" (kept + summary budget {budget})"), fg(MUTED)),
+            ]));
+            let (r, m) = p.file_ops.lists();
+            lines.push(Line::from(vec![Span::styled("read ", fg(MUTED)), Span::raw(list_strings(&r).join(", "))]));
+            lines.push(Line::from(vec![Span::styled("modified ", fg(MUTED)), Span::raw(list_strings(&m).join(", "))]));
+        }
+    }
+    f.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }).block(block), area);
+}

@@ -1,0 +1,389 @@
+//! The detail pane: the whole selected entry, decoded from its line on demand.
+
+use super::highlight::{self, Highlighter};
+use super::theme::*;
+use crate::engine::context;
+use crate::engine::js;
+use crate::engine::session::{Kind, Role, Session};
+use crate::engine::tree_view::{format_tool_call, visible_width};
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::style::{Modifier, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Paragraph};
+use serde_json::Value;
+
+/// A rendered entry: prose lines, and at most one code block highlighted lazily.
+pub struct Doc {
+    pub entry: usize,
+    pub width: u16,
+    pub lines: Vec<Line<'static>>,
+    /// Index in `lines` where the code block is spliced in, its lines, its highlighter.
+    pub code: Option<(usize, Vec<String>, Option<Highlighter>)>,
+}
+
+impl Doc {
+    pub fn total_lines(&self) -> usize {
+        self.lines.len() + self.code.as_ref().map(|c| c.1.len()).unwrap_or(0)
+    }
+
+    /// Lines [from, from + n), highlighting code only as far as needed.
+    pub fn window(&mut self, from: usize, n: usize) -> Vec<Line<'static>> {
+        let mut out = Vec::with_capacity(n);
+        let (at, code_len) = self.code.as_ref().map(|c| (c.0, c.1.len())).unwrap_or((usize::MAX, 0));
+        if let Some((_, lines, Some(h))) = &mut self.code {
+            let need = (from + n).saturating_sub(at).min(lines.len());
+            h.advance(lines, need);
+        }
+        for k in from..(from + n).min(self.total_lines()) {
+            if k < at {
+                out.push(self.lines[k].clone());
+            } else if k < at.saturating_add(code_len) {
+                let (_, lines, h) = self.code.as_ref().unwrap();
+                let ci = k - at;
+                match h.as_ref().and_then(|h| h.done.get(ci)) {
+                    Some(spans) => out.push(Line::from(spans.clone())),
+                    None => out.push(Line::from(Span::raw(lines[ci].clone()))),
+                }
+            } else {
+                out.push(self.lines[k - code_len].clone());
+            }
+        }
+        out
+    }
+}
+
+/// Word-wrap prose to the pane width (code is never wrapped; the pane clips it).
+fn wrap(text: &str, width: usize, style: Style) -> Vec<Line<'static>> {
+    let width = width.max(10);
+    let mut out = Vec::new();
+    for raw in text.split('\n') {
+        let raw = raw.replace('\t', "    ");
+        if visible_width(&raw) <= width {
+            out.push(Line::from(Span::styled(raw, style)));
+            continue;
+        }
+        let mut cur = String::new();
+        let mut w = 0;
+        for word in raw.split_inclusive(' ') {
+            let ww = visible_width(word);
+            if w + ww > width && !cur.is_empty() {
+                out.push(Line::from(Span::styled(std::mem::take(&mut cur), style)));
+                w = 0;
+            }
+            if ww > width {
+                // A very long token: hard-split it.
+                for c in word.chars() {
+                    let cw = visible_width(&c.to_string());
+                    if w + cw > width {
+                        out.push(Line::from(Span::styled(std::mem::take(&mut cur), style)));
+                        w = 0;
+                    }
+                    cur.push(c);
+                    w += cw;
+                }
+                continue;
+            }
+            cur.push_str(word);
+            w += ww;
+        }
+        out.push(Line::from(Span::styled(cur, style)));
+    }
+    out
+}
+
+fn heading(text: String) -> Line<'static> {
+    Line::from(Span::styled(text, title()))
+}
+
+fn kv(k: &str, v: String) -> Line<'static> {
+    Line::from(vec![Span::styled(format!("{k}: "), fg(MUTED)), Span::raw(v)])
+}
+
+fn image_label(b: &Value) -> String {
+    let mime = b.get("mimeType").and_then(|m| m.as_str()).unwrap_or("image");
+    let kind = mime.strip_prefix("image/").unwrap_or(mime);
+    let bytes = b.get("data").and_then(|d| d.as_str()).map(|d| d.len() * 3 / 4).unwrap_or(0);
+    format!("[image {kind} {} KB]", bytes.div_ceil(1024))
+}
+
+/// Markdown-ish: headings bold, file-list tags muted.
+fn markdown(text: &str, width: usize) -> Vec<Line<'static>> {
+    let mut out = Vec::new();
+    for line in text.split('\n') {
+        if line.starts_with('#') {
+            out.push(Line::from(Span::styled(line.to_string(), title())));
+        } else if line.starts_with("<read-files>")
+            || line.starts_with("</read-files>")
+            || line.starts_with("<modified-files>")
+            || line.starts_with("</modified-files>")
+        {
+            out.push(Line::from(Span::styled(line.to_string(), fg(MUTED))));
+        } else if line.starts_with("**") || line.starts_with("---") {
+            out.push(Line::from(Span::styled(line.to_string(), bold())));
+        } else {
+            out.extend(wrap(line, width, Style::default()));
+        }
+    }
+    out
+}
+
+fn content_lines(c: Option<&Value>, width: usize, style: Style, out: &mut Vec<Line<'static>>) {
+    match c {
+        Some(Value::String(s)) => out.extend(wrap(s, width, style)),
+        Some(Value::Array(a)) => {
+            for b in a {
+                match b.get("type").and_then(|t| t.as_str()) {
+                    Some("text") => out.extend(wrap(b.get("text").and_then(|t| t.as_str()).unwrap_or(""), width, style)),
+                    Some("image") => out.push(Line::from(Span::styled(image_label(b), fg(ACCENT)))),
+                    _ => {}
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+fn pretty(v: &Value) -> String {
+    serde_json::to_string_pretty(v).unwrap_or_default()
+}
+
+/// Build the document for one entry.
+pub fn build(s: &Session, entry: usize, width: u16, tool_call: Option<(String, Value)>) -> Doc {
+    let w = width as usize;
+    let e = &s.entries[entry];
+    let v = s.entry_value(entry);
+    let mut lines: Vec<Line<'static>> = Vec::new();
+    let mut code = None;
+    let est: u64 = context::intrinsic_messages(s, entry).iter().map(|m| m.est_tokens).sum();
+    let what = match &e.kind {
+        Kind::Message(m) => m.role.as_str().to_string(),
+        k => k.type_name().to_string(),
+    };
+    lines.push(Line::from(vec![
+        Span::styled(what, title()),
+        Span::styled(format!("  {}  line {}", e.id, e.line), fg(MUTED)),
+        Span::styled(
+            v.get("timestamp").and_then(|t| t.as_str()).map(|t| format!("  {t}")).unwrap_or_default(),
+            fg(DIM),
+        ),
+        Span::styled(if est > 0 { format!("  ~{est} tokens") } else { String::new() }, fg(MUTED)),
+    ]));
+    if let Some(l) = s.label_of(&e.id) {
+        lines.push(Line::from(Span::styled(format!("[{l}]"), fg(WARNING))));
+    }
+    lines.push(Line::default());
+    let msg = v.get("message").cloned().unwrap_or(Value::Null);
+    match &e.kind {
+        Kind::Message(m) => match m.role {
+            Role::Assistant => {
+                if let Some(blocks) = msg.get("content").and_then(|c| c.as_array()) {
+                    for b in blocks {
+                        match b.get("type").and_then(|t| t.as_str()) {
+                            Some("thinking") => {
+                                let st = fg(DIM).add_modifier(Modifier::ITALIC);
+                                lines.extend(wrap(b.get("thinking").and_then(|t| t.as_str()).unwrap_or(""), w, st));
+                                lines.push(Line::default());
+                            }
+                            Some("text") => {
+                                lines.extend(wrap(b.get("text").and_then(|t| t.as_str()).unwrap_or(""), w, Style::default()));
+                                lines.push(Line::default());
+                            }
+                            Some("toolCall") => {
+                                let name = b.get("name").and_then(|n| n.as_str()).unwrap_or("?");
+                                lines.push(Line::from(vec![
+                                    Span::styled("▶ ", fg(ACCENT)),
+                                    Span::styled(name.to_string(), fg(ACCENT).add_modifier(Modifier::BOLD)),
+                                    Span::styled(
+                                        format!("  {}", b.get("id").and_then(|i| i.as_str()).unwrap_or("")),
+                                        fg(DIM),
+                                    ),
+                                ]));
+                                for l in pretty(b.get("arguments").unwrap_or(&Value::Null)).lines() {
+                                    lines.push(Line::from(Span::styled(format!("  {l}"), fg(MUTED))));
+                                }
+                                lines.push(Line::default());
+                            }
+                            Some("image") => lines.push(Line::from(Span::styled(image_label(b), fg(ACCENT)))),
+                            _ => {}
+                        }
+                    }
+                }
+                if let Some(err) = msg.get("errorMessage").and_then(|x| x.as_str()) {
+                    lines.extend(wrap(&format!("error: {err}"), w, fg(ERROR)));
+                }
+                let mut meta = Vec::new();
+                if let Some(p) = &m.provider {
+                    meta.push(format!("{p}/{}", m.model.as_deref().unwrap_or("?")));
+                }
+                if let Some(sr) = &m.stop_reason {
+                    meta.push(format!("stop: {sr}"));
+                }
+                if let Some(u) = m.usage {
+                    meta.push(format!(
+                        "usage: in {} · out {} · cache read {} · cache write {} · total {}",
+                        js::js_number(u.input),
+                        js::js_number(u.output),
+                        js::js_number(u.cache_read),
+                        js::js_number(u.cache_write),
+                        js::js_number(u.context_tokens())
+                    ));
+                }
+                for l in meta {
+                    lines.push(Line::from(Span::styled(l, fg(DIM))));
+                }
+            }
+            Role::ToolResult => {
+                let name = m.tool_name.as_deref().unwrap_or("tool");
+                let call_text = tool_call.as_ref().map(|(n, a)| format_tool_call(n, a, None));
+                lines.push(Line::from(vec![
+                    Span::styled(call_text.unwrap_or_else(|| format!("[{name}]")), fg(MUTED)),
+                    Span::styled(if m.is_error { "  error" } else { "" }, fg(ERROR)),
+                ]));
+                lines.push(Line::default());
+                let path = tool_call
+                    .as_ref()
+                    .filter(|(n, _)| n == "read")
+                    .and_then(|(_, a)| a.get("path").or(a.get("file_path")).and_then(|p| p.as_str()).map(String::from));
+                let text = context::content_text(msg.get("content"), "\n");
+                // Images in the result.
+                if let Some(a) = msg.get("content").and_then(|c| c.as_array()) {
+                    for b in a.iter().filter(|b| b.get("type").and_then(|t| t.as_str()) == Some("image")) {
+                        lines.push(Line::from(Span::styled(image_label(b), fg(ACCENT))));
+                    }
+                }
+                let hl = if highlight::ready() { path.as_deref().and_then(Highlighter::new) } else { None };
+                let text_lines: Vec<String> = text.split('\n').map(|l| l.replace('\t', "    ")).collect();
+                let at = lines.len();
+                code = Some((at, text_lines, hl));
+            }
+            Role::BashExecution => {
+                lines.push(Line::from(Span::styled(
+                    format!("$ {}", msg.get("command").and_then(|c| c.as_str()).unwrap_or("")),
+                    bold(),
+                )));
+                let out = msg.get("output").and_then(|c| c.as_str()).unwrap_or("").to_string();
+                let at = lines.len();
+                code = Some((at, out.split('\n').map(String::from).collect(), None));
+                let mut tail = vec![Line::default()];
+                if let Some(code) = msg.get("exitCode").filter(|c| !c.is_null()) {
+                    tail.push(kv("exit code", js::js_to_string(code)));
+                }
+                if m.exclude_from_context {
+                    tail.push(Line::from(Span::styled("excluded from context (!!)", fg(WARNING))));
+                }
+                lines.extend(tail);
+            }
+            Role::System => {
+                content_lines(msg.get("content"), w, Style::default(), &mut lines);
+                if let Some(Value::Object(sec)) = msg.get("sections") {
+                    for (k, val) in sec {
+                        lines.push(heading(format!("§ {k}")));
+                        match val {
+                            Value::String(t) => lines.extend(wrap(t, w, Style::default())),
+                            Value::Null => lines.push(Line::from(Span::styled("(removed)", fg(MUTED)))),
+                            other => lines.push(Line::raw(other.to_string())),
+                        }
+                    }
+                }
+                for (key, label) in [("toolsAdded", "tools added"), ("toolsRemoved", "tools removed")] {
+                    if let Some(Value::Array(t)) = msg.get(key) {
+                        let names: Vec<String> = t.iter().filter_map(|x| x.get("name").and_then(|n| n.as_str())).map(String::from).collect();
+                        lines.push(kv(label, names.join(", ")));
+                    }
+                }
+            }
+            _ => {
+                if let Some(ct) = &m.custom_type {
+                    lines.push(kv("customType", ct.to_string()));
+                }
+                content_lines(msg.get("content"), w, Style::default(), &mut lines);
+                if let Some(sm) = msg.get("summary").and_then(|x| x.as_str()) {
+                    lines.extend(markdown(sm, w));
+                }
+            }
+        },
+        Kind::Compaction(c) => {
+            lines.push(kv("tokens before", c.tokens_before.map(js::js_number).unwrap_or_else(|| "?".into())));
+            let fk = c.first_kept_entry_id.as_deref().unwrap_or("?");
+            let retain_none = fk == &*e.id;
+            lines.push(kv(
+                "first kept",
+                if retain_none { format!("{fk} (itself: nothing before it is kept)") } else { fk.to_string() },
+            ));
+            if c.from_hook {
+                lines.push(Line::from(Span::styled("written by an extension (fromHook)", fg(WARNING))));
+            }
+            lines.push(Line::default());
+            lines.extend(markdown(v.get("summary").and_then(|x| x.as_str()).unwrap_or(""), w));
+            if let Some(d) = &c.details {
+                lines.push(Line::default());
+                lines.push(kv("read files", crate::engine::serialize::list_strings(&d.read_files).join(", ")));
+                lines.push(kv("modified files", crate::engine::serialize::list_strings(&d.modified_files).join(", ")));
+            }
+        }
+        Kind::BranchSummary(b) => {
+            lines.push(kv("from", b.from_id.as_deref().unwrap_or("?").to_string()));
+            lines.push(Line::default());
+            lines.extend(markdown(v.get("summary").and_then(|x| x.as_str()).unwrap_or(""), w));
+            if let Some(d) = &b.details {
+                lines.push(Line::default());
+                lines.push(kv("read files", crate::engine::serialize::list_strings(&d.read_files).join(", ")));
+                lines.push(kv("modified files", crate::engine::serialize::list_strings(&d.modified_files).join(", ")));
+            }
+        }
+        Kind::CustomMessage { custom_type, .. } => {
+            lines.push(kv("customType", custom_type.as_deref().unwrap_or("?").to_string()));
+            lines.push(kv("display", v.get("display").map(js::js_to_string).unwrap_or_default()));
+            lines.push(Line::default());
+            content_lines(v.get("content"), w, Style::default(), &mut lines);
+        }
+        Kind::ContextEdit { target_id, replacement_null, .. } => {
+            lines.push(kv("target", target_id.as_deref().unwrap_or("?").to_string()));
+            if *replacement_null {
+                lines.push(Line::from(Span::styled("omits the target from the model's context", fg(WARNING))));
+            } else {
+                lines.push(Line::from(Span::styled("replaces the target's content with:", fg(WARNING))));
+                content_lines(v.get("replacement").and_then(|r| r.get("content")), w, Style::default(), &mut lines);
+            }
+        }
+        Kind::ModelChange { provider, model_id } => lines.push(kv(
+            "model",
+            format!("{}/{}", provider.as_deref().unwrap_or("?"), model_id.as_deref().unwrap_or("?")),
+        )),
+        Kind::ThinkingLevelChange { level } => lines.push(kv("thinking level", level.as_deref().unwrap_or("?").to_string())),
+        Kind::Label { target_id, label } => {
+            lines.push(kv("target", target_id.as_deref().unwrap_or("?").to_string()));
+            lines.push(kv("label", label.as_deref().unwrap_or("(cleared)").to_string()));
+        }
+        Kind::SessionInfo { name } => lines.push(kv("name", name.as_deref().unwrap_or("(cleared)").to_string())),
+        Kind::Custom { .. } | Kind::Usage | Kind::Unknown(_) => {
+            if let Kind::Unknown(t) = &e.kind {
+                lines.push(Line::from(Span::styled(format!("unknown entry type `{t}`, kept as is"), fg(WARNING))));
+            }
+            for l in pretty(&v).lines() {
+                lines.push(Line::raw(l.to_string()));
+            }
+        }
+    }
+    Doc { entry, width, lines, code }
+}
+
+pub fn draw(f: &mut Frame, area: Rect, doc: &mut Doc, scroll: &mut usize, focused: bool) {
+    let block = Block::default()
+        .borders(Borders::LEFT)
+        .border_style(if focused { fg(ACCENT) } else { fg(DIM) })
+        .title(Span::styled(" detail ", if focused { title() } else { fg(MUTED) }));
+    let inner = block.inner(area);
+    f.render_widget(block, area);
+    let h = inner.height as usize;
+    let total = doc.total_lines();
+    *scroll = (*scroll).min(total.saturating_sub(h));
+    let lines = doc.window(*scroll, h);
+    f.render_widget(Paragraph::new(lines), inner);
+    if total > h {
+        let pos = format!(" {}-{}/{} ", *scroll + 1, (*scroll + h).min(total), total);
+        let r = Rect { x: area.x + area.width.saturating_sub(pos.len() as u16 + 1), y: area.y, width: pos.len() as u16, height: 1 };
+        f.render_widget(Paragraph::new(Span::styled(pos, fg(DIM))), r);
+    }
+}

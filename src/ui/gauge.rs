@@ -1,0 +1,114 @@
+//! The token gauge: context tokens at the selected entry (as Pi computes them: last usage
+//! plus estimates after it, and the exact count), against the window, with the zones tied to
+//! T = window − reserveTokens (where Pi auto-compacts) and the keepRecentTokens band.
+
+use super::app::{Gauge, Zone};
+use super::theme::*;
+use crate::engine::report::num;
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::style::{Color, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Paragraph;
+
+pub fn zone_color(z: Option<Zone>) -> Color {
+    match z {
+        Some(Zone::Green) | None => SUCCESS,
+        Some(Zone::Yellow) => WARNING,
+        Some(Zone::Red) => ERROR,
+        Some(Zone::Compact) => BORDER_ACCENT,
+    }
+}
+
+fn fmt(n: f64) -> String {
+    let v = num(n).to_string();
+    // thousands separators
+    let (int, frac) = v.split_once('.').map(|(a, b)| (a.to_string(), format!(".{b}"))).unwrap_or((v.clone(), String::new()));
+    let mut out = String::new();
+    for (i, c) in int.chars().rev().enumerate() {
+        if i > 0 && i % 3 == 0 && c != '-' {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out.chars().rev().collect::<String>() + &frac
+}
+
+/// Two lines: the bar, and the numbers.
+pub fn draw(f: &mut Frame, area: Rect, g: Option<&Gauge>, bounds: (f64, f64)) {
+    let Some(g) = g else {
+        f.render_widget(Paragraph::new(Span::styled(" no entry selected", fg(MUTED))), area);
+        return;
+    };
+    let zone = g.zone(bounds);
+    let color = zone_color(zone);
+    let width = area.width.saturating_sub(2) as usize;
+    let mut bar: Vec<Span> = vec![Span::raw(" ")];
+    if let Some(win) = g.window.filter(|w| *w > 0) {
+        let col = |x: f64| ((x / win as f64) * width as f64).round().clamp(0.0, width as f64) as usize;
+        let fill = col(g.tokens.tokens);
+        let t = g.threshold().map(|t| col(t as f64)).unwrap_or(width);
+        let band_start = col((g.tokens.tokens - g.keep_recent as f64).max(0.0));
+        let mut cells = String::new();
+        let mut styles = Vec::new();
+        for i in 0..width {
+            let (ch, st) = if i == t && t < width {
+                ('│', fg(ERROR))
+            } else if i < fill {
+                ('█', if i >= band_start { fg(color).bg(Color::Rgb(30, 30, 30)) } else { fg(color) })
+            } else if i >= band_start.max(fill) && i < fill {
+                ('▒', fg(color))
+            } else {
+                ('░', fg(DIM))
+            };
+            cells.push(ch);
+            styles.push(st);
+        }
+        // The kept band: the newest keepRecentTokens of the fill, drawn lighter.
+        let chars: Vec<char> = cells.chars().collect();
+        for (i, ch) in chars.iter().enumerate() {
+            let st = if i >= band_start && i < fill && *ch == '█' { fg(color).add_modifier(ratatui::style::Modifier::DIM) } else { styles[i] };
+            bar.push(Span::styled(ch.to_string(), st));
+        }
+    } else {
+        bar.push(Span::styled("context window unknown for this model", fg(MUTED)));
+    }
+    let zone_text = match zone {
+        Some(Zone::Green) => "ok",
+        Some(Zone::Yellow) => "filling",
+        Some(Zone::Red) => "near compaction",
+        Some(Zone::Compact) => "compact: Pi compacts at the next turn",
+        None => "",
+    };
+    let mut info = vec![
+        Span::raw(" "),
+        Span::styled(format!("{} tokens", fmt(g.tokens.tokens)), Style::default().fg(color)),
+    ];
+    if g.tokens.last_usage_index.is_some() {
+        info.push(Span::styled(
+            format!(" (usage {} + est. {})", fmt(g.tokens.usage_tokens), fmt(g.tokens.trailing_tokens)),
+            fg(MUTED),
+        ));
+    } else {
+        info.push(Span::styled(" (estimated)", fg(MUTED)));
+    }
+    info.push(Span::styled(
+        match g.exact {
+            Some(e) => format!(" · exact {}", fmt(e as f64)),
+            None => " · exact …".to_string(),
+        },
+        fg(MUTED),
+    ));
+    if let Some(w) = g.window {
+        info.push(Span::styled(format!(" / {}", fmt(w as f64)), fg(MUTED)));
+    }
+    if let Some(t) = g.threshold() {
+        info.push(Span::styled(format!(" · compacts at {}", fmt(t as f64)), fg(MUTED)));
+    }
+    info.push(Span::styled(format!(" · keep {}", fmt(g.keep_recent as f64)), fg(MUTED)));
+    if !zone_text.is_empty() {
+        info.push(Span::styled(format!(" · {zone_text}"), Style::default().fg(color)));
+    }
+    let lines = vec![Line::from(bar), Line::from(info)];
+    f.render_widget(Paragraph::new(lines), area);
+}

@@ -1,0 +1,54 @@
+//! The status line: file, filter, search, position, live state, key hints.
+
+use super::app::App;
+use super::theme::*;
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Paragraph;
+
+pub fn draw(f: &mut Frame, area: Rect, app: &App) {
+    let name = app
+        .session
+        .session_name()
+        .map(String::from)
+        .or_else(|| app.path.as_ref().and_then(|p| p.file_name()).map(|n| n.to_string_lossy().to_string()))
+        .unwrap_or_else(|| "(session)".into());
+    let pos = if app.view.visible.is_empty() {
+        "(0/0)".to_string()
+    } else {
+        format!("({}/{})", app.view.selected + 1, app.view.visible.len())
+    };
+    let mut spans = vec![
+        Span::styled(format!(" {name} "), title()),
+        Span::styled(format!("{pos}{}", app.view.filter.status_tag()), fg(MUTED)),
+    ];
+    if app.view.show_label_times {
+        spans.push(Span::styled(" [+label time]", fg(MUTED)));
+    }
+    if app.searching || !app.view.search.is_empty() {
+        spans.push(Span::styled(format!("  search: {}", app.view.search), fg(ACCENT)));
+        if app.searching {
+            spans.push(Span::styled("▏", fg(ACCENT)));
+        }
+    }
+    if app.cut_preview {
+        spans.push(Span::styled("  cut preview", fg(WARNING)));
+    }
+    if let Some(m) = app.context_mark {
+        spans.push(Span::styled(format!("  mark {}", app.session.entries[m].id), fg(MUTED)));
+    }
+    if app.live {
+        spans.push(Span::styled("  ● live", fg(SUCCESS)));
+    }
+    if let Some(s) = &app.status {
+        spans.push(Span::styled(format!("  {s}"), fg(WARNING)));
+    }
+    spans.push(Span::styled("  ? help  q quit", fg(DIM)));
+    f.render_widget(Paragraph::new(Line::from(spans)), area);
+}
+
+/// The one-line banner (demo notice, malformed lines), if any.
+pub fn draw_banner(f: &mut Frame, area: Rect, text: &str) {
+    f.render_widget(Paragraph::new(Span::styled(format!(" ⚠ {text}"), fg(WARNING))), area);
+}

@@ -245,6 +245,9 @@ impl App {
     }
 
     fn recompute_cut(&mut self, leaf: usize) {
+        if let Some(g) = &mut self.gauge {
+            g.keep_recent = self.keep_recent;
+        }
         let reserve = self.gauge.as_ref().map(|g| g.reserve).unwrap_or(16384);
         let plan = compaction::prepare(&self.session, leaf, CompactionSettings { reserve_tokens: reserve, keep_recent_tokens: self.keep_recent });
         self.cut_classes.clear();

@@ -96,3 +96,32 @@ pub fn draw(f: &mut Frame, area: Rect, app: &mut App) {
 fn title_style() -> Style {
     super::theme::title()
 }
+
+#[cfg(test)]
+mod snapshots {
+    use super::super::tests::{app_for, render, shared};
+    use crossterm::event::{KeyCode, KeyEvent};
+
+    #[test]
+    fn context_view_120x40() {
+        let mut a = app_for(&shared("pi-0.87.1/context-edits.jsonl"));
+        a.on_key(KeyEvent::from(KeyCode::Char('v')));
+        insta::assert_snapshot!(render(&mut a, 120, 40));
+    }
+
+    #[test]
+    fn context_diff_of_two_leaves() {
+        // The side branch (line 27) before the edits, against the final leaf.
+        let mut a = app_for(&shared("pi-0.87.1/context-edits.jsonl"));
+        let s = a.session.clone();
+        a.view.set_filter(&s, crate::engine::tree_view::FilterMode::All);
+        a.view.select_entry(&s, 25);
+        a.on_selection_changed();
+        a.on_key(KeyEvent::from(KeyCode::Char('m')));
+        a.view.select_entry(&s, s.leaf().unwrap());
+        a.on_selection_changed();
+        a.run_jobs_now();
+        a.on_key(KeyEvent::from(KeyCode::Char('v')));
+        insta::assert_snapshot!(render(&mut a, 160, 40));
+    }
+}

@@ -60,3 +60,42 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) {
     }
     f.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }).block(block), area);
 }
+
+#[cfg(test)]
+mod snapshots {
+    use super::super::tests::{app_for, render, shared};
+    use crossterm::event::{KeyCode, KeyEvent};
+
+    #[test]
+    fn cut_preview_without_split_turn() {
+        let mut a = app_for(&shared("pi-0.87.1/split-turn.jsonl"));
+        a.keep_recent = 2000;
+        a.on_key(KeyEvent::from(KeyCode::Char('c')));
+        insta::assert_snapshot!(render(&mut a, 120, 40));
+    }
+
+    #[test]
+    fn cut_preview_with_split_turn_80x24() {
+        // context-edits at keepRecentTokens 2000 cuts inside the design.md turn (oracle).
+        let mut a = app_for(&shared("pi-0.87.1/context-edits.jsonl"));
+        a.keep_recent = 2000;
+        a.on_key(KeyEvent::from(KeyCode::Char('c')));
+        let plan = a.cut.as_ref().unwrap().as_ref().unwrap();
+        assert!(plan.is_split_turn);
+        insta::assert_snapshot!(render(&mut a, 80, 24));
+    }
+
+    #[test]
+    fn plus_and_minus_move_the_cut_live() {
+        let mut a = app_for(&shared("pi-0.87.1/compacted-long.jsonl"));
+        a.keep_recent = 2000;
+        a.on_key(KeyEvent::from(KeyCode::Char('c')));
+        let first = a.cut.as_ref().unwrap().as_ref().unwrap().first_kept_entry;
+        for _ in 0..6 {
+            a.on_key(KeyEvent::from(KeyCode::Char('+')));
+        }
+        let later = a.cut.as_ref().unwrap().as_ref().unwrap().first_kept_entry;
+        assert!(later < first, "keeping more moves the cut earlier: {first} -> {later}");
+        assert_eq!(a.keep_recent, 2000 + 6 * 500);
+    }
+}

@@ -387,3 +387,73 @@ pub fn draw(f: &mut Frame, area: Rect, doc: &mut Doc, scroll: &mut usize, focuse
         f.render_widget(Paragraph::new(Span::styled(pos, fg(DIM))), r);
     }
 }
+
+#[cfg(test)]
+mod snapshots {
+    use super::super::tests::{app_for, render, shared};
+    use crate::engine::session::Kind;
+
+    /// The first entry of each kind (messages by role) across the fixtures, drawn in the pane.
+    #[test]
+    fn detail_for_every_entry_type() {
+        super::highlight::warm_up();
+        let files = [
+            "pi-0.87.1/context-edits.jsonl",
+            "pi-0.87.1/edge-cases.jsonl",
+            "pi-0.87.1/branching-small.jsonl",
+            "pi-0.87.1/split-turn.jsonl",
+        ];
+        let mut seen = std::collections::BTreeSet::new();
+        for f in files {
+            let mut a = app_for(&shared(f));
+            a.view.set_filter(&a.session.clone(), crate::engine::tree_view::FilterMode::All);
+            let n = a.session.entries.len();
+            for i in 0..n {
+                let e = &a.session.entries[i];
+                let kind = match &e.kind {
+                    Kind::Message(m) => format!("message_{}", m.role.as_str()),
+                    k => k.type_name().to_string(),
+                };
+                let kind = match &e.kind {
+                    Kind::Message(m) if m.stop_reason.as_deref() == Some("aborted") => "message_assistant_aborted".to_string(),
+                    Kind::Message(m) if m.content.images > 0 => format!("{kind}_image"),
+                    _ => kind,
+                };
+                if !seen.insert(kind.clone()) {
+                    continue;
+                }
+                let s = a.session.clone();
+                a.view.select_entry(&s, i);
+                if a.selected() != Some(i) {
+                    // Hidden in every filter (usage): select via the detail document directly.
+                    a.view.set_filter(&s, crate::engine::tree_view::FilterMode::All);
+                }
+                a.on_selection_changed();
+                let mut doc = super::build(&s, i, 78, super::super::tool_call_for(&a, i));
+                let text: Vec<String> = doc.window(0, 30).iter().map(|l| l.to_string()).collect();
+                insta::assert_snapshot!(format!("detail_{kind}"), text.join("\n"));
+            }
+        }
+        assert!(seen.len() >= 14, "{seen:?}");
+        // And one whole screen with the pane focused and scrolled.
+        let mut a = app_for(&shared("pi-0.87.1/split-turn.jsonl"));
+        let s = a.session.clone();
+        a.view.select_entry(&s, 3);
+        a.on_selection_changed();
+        a.on_key(crossterm::event::KeyEvent::from(crossterm::event::KeyCode::Tab));
+        a.on_key(crossterm::event::KeyEvent::from(crossterm::event::KeyCode::Down));
+        insta::assert_snapshot!("detail_focused_scrolled_120x40", render(&mut a, 120, 40));
+    }
+
+    #[test]
+    fn a_megabyte_of_output_highlights_only_what_is_shown() {
+        super::highlight::warm_up();
+        let line = "fn main() { let x = 42; println!(\"{x}\"); }";
+        let lines: Vec<String> = (0..25_000).map(|_| line.to_string()).collect();
+        let mut h = super::Highlighter::new("src/main.rs").unwrap();
+        h.advance(&lines, 40);
+        assert_eq!(h.done.len(), 40);
+        h.advance(&lines, 25_000);
+        assert_eq!(h.done.len(), 40 + super::highlight::BUDGET_LINES, "one frame's budget at most");
+    }
+}

@@ -112,3 +112,40 @@ pub fn draw(f: &mut Frame, area: Rect, g: Option<&Gauge>, bounds: (f64, f64)) {
     let lines = vec![Line::from(bar), Line::from(info)];
     f.render_widget(Paragraph::new(lines), area);
 }
+
+#[cfg(test)]
+mod snapshots {
+    use super::super::app::Gauge;
+    use crate::engine::context::ContextTokens;
+    use ratatui::Terminal;
+    use ratatui::backend::TestBackend;
+
+    fn gauge(tokens: f64) -> Gauge {
+        Gauge {
+            leaf: Some(0),
+            tokens: ContextTokens { tokens, usage_tokens: tokens - 500.0, trailing_tokens: 500.0, last_usage_index: Some(3) },
+            exact: Some((tokens * 1.1) as u64),
+            window: Some(200_000),
+            reserve: 16_384,
+            keep_recent: 20_000,
+            model: Some("anthropic/claude-haiku-4-5".into()),
+        }
+    }
+
+    #[test]
+    fn gauge_in_each_zone() {
+        // T = 200000 - 16384 = 183616: green < 70% T, yellow < 90% T, red < T, then compact.
+        for (name, tokens) in [("green", 60_000.0), ("yellow", 140_000.0), ("red", 170_000.0), ("compact", 190_000.0)] {
+            let g = gauge(tokens);
+            let mut t = Terminal::new(TestBackend::new(120, 2)).unwrap();
+            t.draw(|f| super::draw(f, f.area(), Some(&g), (0.7, 0.9))).unwrap();
+            let zone = g.zone((0.7, 0.9)).unwrap();
+            let text: Vec<String> = (0..2)
+                .map(|y| (0..120).map(|x| t.backend().buffer()[(x, y)].symbol().to_string()).collect::<String>().trim_end().to_string())
+                .collect();
+            insta::assert_snapshot!(format!("gauge_{name}"), format!("{zone:?}\n{}", text.join("\n")));
+            let fill = t.backend().buffer()[(5, 0)].fg;
+            assert_eq!(fill, super::zone_color(Some(zone)), "{name}");
+        }
+    }
+}

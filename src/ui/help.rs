@@ -43,3 +43,18 @@ pub fn draw(f: &mut Frame, area: Rect) {
     let block = Block::default().borders(Borders::ALL).border_style(fg(ACCENT)).title(Span::styled(" keys ", title()));
     f.render_widget(Paragraph::new(lines).block(block), r);
 }
+
+#[cfg(test)]
+mod snapshots {
+    use super::super::tests::{demo_app, render};
+    use crossterm::event::{KeyCode, KeyEvent};
+
+    #[test]
+    fn help_overlay_80x24() {
+        let mut a = demo_app();
+        a.on_key(KeyEvent::from(KeyCode::Char('?')));
+        insta::assert_snapshot!(render(&mut a, 80, 30));
+        a.on_key(KeyEvent::from(KeyCode::Char('x')));
+        assert_eq!(a.overlay, super::super::app::Overlay::None);
+    }
+}

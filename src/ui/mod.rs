@@ -119,7 +119,7 @@ pub fn draw(f: &mut Frame, app: &mut App) {
     tree_pane::draw(f, tree_area, app);
     if let Some(side) = side_area {
         let detail_area = if app.cut_preview {
-            let c = Layout::vertical([Constraint::Length(9.min(side.height / 2).max(4)), Constraint::Min(1)]).split(side);
+            let c = Layout::vertical([Constraint::Length(side.height.saturating_sub(3).clamp(4, 9)), Constraint::Min(1)]).split(side);
             cut_panel::draw(f, c[0], app);
             c[1]
         } else {
@@ -297,6 +297,7 @@ pub mod tests {
     }
 
     pub fn render(app: &mut App, w: u16, h: u16) -> String {
+        app.run_jobs_now();
         let mut t = Terminal::new(TestBackend::new(w, h)).unwrap();
         t.draw(|f| draw(f, app)).unwrap();
         let buf = t.backend().buffer().clone();

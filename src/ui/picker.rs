@@ -148,3 +148,49 @@ impl Picker {
         f.render_widget(Paragraph::new(lines), inner);
     }
 }
+
+#[cfg(test)]
+mod snapshots {
+    use super::*;
+    use ratatui::Terminal;
+    use ratatui::backend::TestBackend;
+
+    fn info(path: &str, parent: Option<&str>, name: Option<&str>, first: &str, entries: usize, bytes: u64, modified_ms: i64) -> SessionInfo {
+        SessionInfo {
+            path: PathBuf::from(path),
+            id: path.into(),
+            cwd: "/home/dev/acme".into(),
+            parent_session: parent.map(String::from),
+            name: name.map(String::from),
+            first_message: Some(first.into()),
+            entries,
+            bytes,
+            modified_ms,
+        }
+    }
+
+    #[test]
+    fn picker_threads_forks_and_searches() {
+        let sessions = vec![
+            info("/s/b.jsonl", Some("/s/a.jsonl"), None, "Fork: try pandas", 12, 9000, 1_795_400_000_000),
+            info("/s/a.jsonl", None, Some("CSV importer"), "The CSV importer drops rows", 45, 41_163, 1_795_300_000_000),
+            info("/s/c.jsonl", None, None, "Refactor the auth module", 3100, 5_400_000, 1_795_200_000_000),
+        ];
+        let mut p = Picker::from_sessions(sessions);
+        let draw = |p: &Picker| {
+            let mut t = Terminal::new(TestBackend::new(90, 10)).unwrap();
+            t.draw(|f| p.draw(f, f.area())).unwrap();
+            (0..10)
+                .map(|y| (0..90).map(|x| t.backend().buffer()[(x, y)].symbol().to_string()).collect::<String>().trim_end().to_string())
+                .collect::<Vec<_>>()
+                .join("\n")
+        };
+        insta::assert_snapshot!("picker", draw(&p));
+        let s = Settings::default();
+        for c in "auth".chars() {
+            p.on_key(KeyEvent::from(KeyCode::Char(c)), &s);
+        }
+        insta::assert_snapshot!("picker_search", draw(&p));
+        assert!(matches!(p.on_key(KeyEvent::from(KeyCode::Enter), &s), PickerAction::Open(x) if x == PathBuf::from("/s/c.jsonl")));
+    }
+}

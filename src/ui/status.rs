@@ -52,3 +52,24 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) {
 pub fn draw_banner(f: &mut Frame, area: Rect, text: &str) {
     f.render_widget(Paragraph::new(Span::styled(format!(" ⚠ {text}"), fg(WARNING))), area);
 }
+
+#[cfg(test)]
+mod snapshots {
+    use super::super::tests::{app_for, render};
+    use std::path::PathBuf;
+
+    #[test]
+    fn malformed_lines_banner() {
+        let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/bad/binary-garbage.jsonl");
+        let mut a = app_for(&p);
+        a.notice = a.diagnostics_notice();
+        insta::assert_snapshot!(render(&mut a, 120, 12));
+    }
+
+    #[test]
+    fn demo_notice_and_status_80x24() {
+        let mut a = super::super::tests::demo_app();
+        a.notice = Some("No Pi sessions found: showing bonsai's bundled demo session (read-only).".into());
+        insta::assert_snapshot!(render(&mut a, 80, 24));
+    }
+}

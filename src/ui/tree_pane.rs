@@ -174,3 +174,89 @@ pub fn draw(f: &mut Frame, area: Rect, app: &mut App) {
     }
     f.render_widget(Paragraph::new(lines), area);
 }
+
+#[cfg(test)]
+mod snapshots {
+    use super::super::tests::{app_for, render, shared};
+    use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+
+    fn ctrl(c: char) -> KeyEvent {
+        KeyEvent::new(KeyCode::Char(c), KeyModifiers::CONTROL)
+    }
+
+    #[test]
+    fn tree_default_120x40() {
+        let mut a = app_for(&shared("pi-0.87.1/branching-small.jsonl"));
+        insta::assert_snapshot!(render(&mut a, 120, 40));
+    }
+
+    #[test]
+    fn tree_default_80x24() {
+        let mut a = app_for(&shared("pi-0.87.1/branching-small.jsonl"));
+        insta::assert_snapshot!(render(&mut a, 80, 24));
+    }
+
+    #[test]
+    fn tree_in_each_filter() {
+        for (key, name) in [('t', "no_tools"), ('u', "user_only"), ('l', "labeled_only"), ('a', "all")] {
+            let mut a = app_for(&shared("pi-0.87.1/branching-small.jsonl"));
+            a.show_detail = false;
+            a.on_key(ctrl(key));
+            insta::assert_snapshot!(format!("tree_filter_{name}"), render(&mut a, 100, 40));
+        }
+    }
+
+    #[test]
+    fn folded_segments() {
+        let mut a = app_for(&shared("pi-0.87.1/branching-small.jsonl"));
+        a.show_detail = false;
+        // Jump up to the active branch's segment start, fold it, jump to the root, fold that
+        // branch's sibling too: Pi's Ctrl+← sequence.
+        a.on_key(KeyEvent::new(KeyCode::Left, KeyModifiers::CONTROL));
+        a.on_key(KeyEvent::new(KeyCode::Left, KeyModifiers::CONTROL));
+        a.on_key(KeyEvent::new(KeyCode::Down, KeyModifiers::NONE));
+        a.on_key(KeyEvent::new(KeyCode::Left, KeyModifiers::CONTROL));
+        insta::assert_snapshot!(render(&mut a, 100, 30));
+    }
+
+    #[test]
+    fn search() {
+        let mut a = app_for(&shared("pi-0.87.1/branching-small.jsonl"));
+        a.show_detail = false;
+        a.on_key(KeyEvent::from(KeyCode::Char('/')));
+        for c in "csv".chars() {
+            a.on_key(KeyEvent::from(KeyCode::Char(c)));
+        }
+        insta::assert_snapshot!(render(&mut a, 100, 24));
+    }
+
+    #[test]
+    fn labels_and_timestamps() {
+        let mut a = app_for(&shared("pi-0.87.1/branching-small.jsonl"));
+        a.show_detail = false;
+        a.view.now_ms = 1_900_000_000_000; // a fixed "now" in 2030: dates show as YY/M/D
+        a.on_key(ctrl('l'));
+        a.on_key(KeyEvent::from(KeyCode::Char('T')));
+        insta::assert_snapshot!(render(&mut a, 100, 12));
+    }
+
+    #[test]
+    fn multiple_roots() {
+        let mut a = app_for(&shared("pi-0.73.1/forked.jsonl"));
+        a.show_detail = false;
+        insta::assert_snapshot!(render(&mut a, 100, 30));
+    }
+
+    #[test]
+    fn cut_preview_colours_the_rows() {
+        // Cut classes are colours; check them on the buffer, not just text.
+        let mut a = app_for(&shared("pi-0.87.1/split-turn.jsonl"));
+        a.keep_recent = 2000;
+        a.on_key(KeyEvent::from(KeyCode::Char('c')));
+        let classes: std::collections::BTreeMap<String, usize> = a.cut_classes.values().fold(Default::default(), |mut m, c| {
+            *m.entry(format!("{c:?}")).or_default() += 1;
+            m
+        });
+        insta::assert_debug_snapshot!(classes);
+    }
+}

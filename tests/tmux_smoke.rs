@@ -90,8 +90,8 @@ fn open_move_filter_preview_quit_restores_terminal() {
     // Back on the main screen: the tree is gone, the shell line is there.
     assert!(!screen.contains("• [branch summary]:"), "alternate screen not left:\n{screen}");
     // Raw mode is off again: the terminal echoes and reads lines.
-    t.send(&["stty -a | tr ' ' '\\n' | grep -x -e echo -e icanon | tr '\\n' ' '; echo STTY-DONE", "Enter"]);
-    let screen = t.wait_for("STTY-DONE");
+    t.send(&["stty -a | tr ' ' '\\n' | grep -x -e echo -e icanon | tr '\\n' ' '; echo STTY-$((40+2))", "Enter"]);
+    let screen = t.wait_for("STTY-42");
     assert!(screen.contains("echo icanon") || screen.contains("icanon echo"), "terminal not restored:\n{screen}");
 }
 

@@ -9,10 +9,17 @@
 use bonsai::engine::compaction::{self, CompactionSettings};
 use bonsai::engine::session::Session;
 use bonsai::engine::{context, tree, tree_view};
-use std::path::PathBuf;
 use std::sync::OnceLock;
 
+#[path = "common.rs"]
+mod common;
+use common::session_file;
+
 fn main() {
+    // Load every size before timing, so no sample pays for generation or the first load.
+    for mb in sizes() {
+        loaded(mb);
+    }
     divan::main();
 }
 
@@ -22,27 +29,6 @@ fn sizes() -> Vec<usize> {
         .split(',')
         .filter_map(|s| s.trim().parse().ok())
         .collect()
-}
-
-/// The session file of about `mb` megabytes (43,700 entries ≈ 100 MB with these settings).
-pub fn session_file(mb: usize) -> PathBuf {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/bench-data");
-    std::fs::create_dir_all(&dir).unwrap();
-    let p = dir.join(format!("s{mb}mb.jsonl"));
-    if !p.exists() {
-        let generator = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/tools/gen_session.py");
-        let entries = (mb * 437).max(50);
-        let ok = std::process::Command::new("python3")
-            .arg(generator)
-            .args(["--entries", &entries.to_string(), "--branch-every", "200", "--compactions", "3", "--images", "0.01"])
-            .args(["--seed", "42", "-q", "-o"])
-            .arg(&p)
-            .status()
-            .unwrap()
-            .success();
-        assert!(ok, "gen_session.py failed");
-    }
-    p
 }
 
 fn loaded(mb: usize) -> &'static Session {

@@ -58,6 +58,8 @@ pub struct Gauge {
     pub reserve: u64,
     pub keep_recent: u64,
     pub model: Option<String>,
+    /// The selection moved and the new numbers are still being computed.
+    pub stale: bool,
 }
 
 impl Gauge {
@@ -81,15 +83,103 @@ impl Gauge {
 }
 
 /// Work the event loop runs off the draw thread; results come back through `App::apply`.
-#[derive(Debug)]
 pub enum Job {
     ExactTokens { generation: u64, session: Arc<Session>, messages: Vec<CtxMessage>, encoding: Encoding },
+    Selection {
+        generation: u64,
+        session: Arc<Session>,
+        leaf: usize,
+        settings: Settings,
+        registry: Arc<Registry>,
+        keep_recent: u64,
+        want_cut: bool,
+    },
 }
 
-#[derive(Debug)]
+/// Sessions above this many entries compute the selection's gauge and cut off the key path.
+pub const LARGE_SESSION: usize = 20_000;
+
+pub struct SelectionInfo {
+    pub leaf: usize,
+    pub gauge: Gauge,
+    pub messages: Vec<CtxMessage>,
+    pub encoding: Encoding,
+    pub cut: Option<Result<CompactionPlan, NoCompaction>>,
+    pub classes: HashMap<usize, CutClass>,
+}
+
 pub enum JobResult {
     ExactTokens { generation: u64, total: u64, per_message: Vec<u64> },
+    Selection { generation: u64, info: Box<SelectionInfo> },
     Reloaded(Result<Session, String>),
+}
+
+/// Everything the gauge and the cut preview show for `leaf` (pure; runs on any thread).
+pub fn compute_selection(
+    s: &Session,
+    leaf: usize,
+    settings: &Settings,
+    registry: &Registry,
+    keep_recent: u64,
+    want_cut: bool,
+) -> SelectionInfo {
+    let proj = context::project(s, &s.path_to(leaf));
+    let msgs: Vec<&CtxMessage> = proj.messages().collect();
+    let tokens = context::estimate_context_tokens(s, &msgs);
+    let model = proj.model.clone().and_then(|(p, m)| Some((p?, m?)));
+    let window = model.as_ref().and_then(|(p, m)| registry.find(p, m)).map(|m| m.context_window);
+    let mref = model.as_ref().map(|(p, m)| (p.as_str(), m.as_str()));
+    let reserve = settings.reserve_tokens(mref);
+    let encoding = Encoding::for_model(mref.map(|m| m.0), mref.map(|m| m.1));
+    let messages: Vec<CtxMessage> = msgs.iter().map(|m| (*m).clone()).collect();
+    let mut classes = HashMap::new();
+    let cut = want_cut.then(|| {
+        let plan = compaction::prepare_path(
+            s,
+            &proj.path,
+            CompactionSettings { reserve_tokens: reserve, keep_recent_tokens: keep_recent },
+        );
+        if let Ok(p) = &plan {
+            let in_projection: std::collections::HashSet<usize> = p.projection.entries.iter().map(|e| e.source).collect();
+            for &i in &p.projection.path {
+                if !in_projection.contains(&i) {
+                    classes.insert(i, CutClass::Compacted);
+                }
+            }
+            for (k, pe) in p.projection.entries.iter().enumerate() {
+                let class = if Some(k) == p.previous_compaction {
+                    CutClass::Boundary
+                } else if k < p.history.start {
+                    CutClass::Compacted
+                } else if k < p.history.end {
+                    CutClass::Summarized
+                } else if k < p.first_kept {
+                    CutClass::TurnPrefix
+                } else {
+                    CutClass::Kept
+                };
+                classes.insert(pe.source, class);
+            }
+        }
+        plan
+    });
+    SelectionInfo {
+        leaf,
+        gauge: Gauge {
+            leaf: Some(leaf),
+            tokens,
+            exact: None,
+            window,
+            reserve,
+            keep_recent,
+            model: model.map(|(p, m)| format!("{p}/{m}")),
+            stale: false,
+        },
+        messages,
+        encoding,
+        cut,
+        classes,
+    }
 }
 
 pub struct App {
@@ -98,7 +188,7 @@ pub struct App {
     pub tree: Tree,
     pub view: TreeView,
     pub settings: Settings,
-    pub registry: Registry,
+    pub registry: Arc<Registry>,
     pub focus: Focus,
     pub show_detail: bool,
     pub detail_scroll: usize,
@@ -142,7 +232,7 @@ impl App {
             tree,
             view,
             settings,
-            registry,
+            registry: Arc::new(registry),
             focus: Focus::Tree,
             show_detail: true,
             detail_scroll: 0,
@@ -200,6 +290,8 @@ impl App {
     }
 
     /// Recompute what depends on the selected entry (as a leaf): gauge, cut preview.
+    /// On large sessions this walks a long path, so it runs as a job and the frame for the
+    /// key press draws at once (the gauge follows when the job reports).
     pub fn on_selection_changed(&mut self) {
         self.detail_scroll = 0;
         self.generation += 1;
@@ -210,81 +302,40 @@ impl App {
             self.cut_classes.clear();
             return;
         };
-        let proj = self.projection_for(leaf);
-        let msgs: Vec<&CtxMessage> = proj.messages().collect();
-        let tokens = context::estimate_context_tokens(&self.session, &msgs);
-        let model = proj.model.clone().and_then(|(p, m)| Some((p?, m?)));
-        let window = model.as_ref().and_then(|(p, m)| self.registry.find(p, m)).map(|m| m.context_window);
-        let mref = model.as_ref().map(|(p, m)| (p.as_str(), m.as_str()));
-        let reserve = self.settings.reserve_tokens(mref);
-        let encoding = Encoding::for_model(mref.map(|m| m.0), mref.map(|m| m.1));
-        let cached: Option<Vec<u64>> = msgs.iter().map(|m| self.exact.get(m, encoding)).collect();
-        let exact = cached.as_ref().map(|v| v.iter().sum());
-        if let Some(v) = cached {
-            self.exact_for_selection = Some(v);
-        } else {
-            self.jobs.push(Job::ExactTokens {
-                generation: self.generation,
-                session: self.session.clone(),
-                messages: msgs.iter().map(|m| (*m).clone()).collect(),
-                encoding,
-            });
-        }
-        self.gauge = Some(Gauge {
-            leaf: Some(leaf),
-            tokens,
-            exact,
-            window,
-            reserve,
+        let job = Job::Selection {
+            generation: self.generation,
+            session: self.session.clone(),
+            leaf,
+            settings: self.settings.clone(),
+            registry: self.registry.clone(),
             keep_recent: self.keep_recent,
-            model: model.map(|(p, m)| format!("{p}/{m}")),
-        });
-        if self.cut_preview {
-            self.recompute_cut(leaf);
+            want_cut: self.cut_preview,
+        };
+        if self.session.entries.len() > LARGE_SESSION {
+            if let Some(g) = &mut self.gauge {
+                g.stale = true;
+            }
+            self.jobs.push(job);
+        } else {
+            let r = run_job(job, &self.exact);
+            self.apply(r);
         }
     }
 
-    fn recompute_cut(&mut self, leaf: usize) {
+    fn recompute_cut(&mut self, _leaf: usize) {
         if let Some(g) = &mut self.gauge {
             g.keep_recent = self.keep_recent;
         }
-        let reserve = self.gauge.as_ref().map(|g| g.reserve).unwrap_or(16384);
-        let plan = compaction::prepare(&self.session, leaf, CompactionSettings { reserve_tokens: reserve, keep_recent_tokens: self.keep_recent });
-        self.cut_classes.clear();
-        match &plan {
-            Ok(p) => {
-                let path = &p.projection.path;
-                let in_projection: std::collections::HashSet<usize> = p.projection.entries.iter().map(|e| e.source).collect();
-                for &i in path {
-                    if !in_projection.contains(&i) {
-                        self.cut_classes.insert(i, CutClass::Compacted);
-                    }
-                }
-                for (k, pe) in p.projection.entries.iter().enumerate() {
-                    let class = if Some(k) == p.previous_compaction {
-                        CutClass::Boundary
-                    } else if k < p.history.start {
-                        CutClass::Compacted
-                    } else if k < p.history.end {
-                        CutClass::Summarized
-                    } else if k < p.first_kept {
-                        CutClass::TurnPrefix
-                    } else {
-                        CutClass::Kept
-                    };
-                    self.cut_classes.insert(pe.source, class);
-                }
-            }
-            Err(_) => {}
-        }
-        self.cut = Some(plan);
+        self.on_selection_changed();
     }
 
     /// Run queued jobs synchronously (tests and small sessions).
     pub fn run_jobs_now(&mut self) {
-        for job in std::mem::take(&mut self.jobs) {
-            let r = run_job(job, &self.exact);
-            self.apply(r);
+        while !self.jobs.is_empty() {
+            for job in std::mem::take(&mut self.jobs) {
+                let r = run_job(job, &self.exact);
+                self.apply(r);
+            }
         }
     }
 
@@ -298,8 +349,35 @@ impl App {
                     self.exact_for_selection = Some(per_message);
                 }
             }
+            JobResult::Selection { generation, info } => {
+                if generation == self.generation {
+                    self.apply_selection(*info);
+                }
+            }
             JobResult::Reloaded(Ok(s)) => self.replace_session(s),
             JobResult::Reloaded(Err(e)) => self.status = Some(format!("reload failed: {e}")),
+        }
+    }
+
+    fn apply_selection(&mut self, info: SelectionInfo) {
+        let mut gauge = info.gauge;
+        let refs: Vec<&CtxMessage> = info.messages.iter().collect();
+        let cached: Option<Vec<u64>> = refs.iter().map(|m| self.exact.get(m, info.encoding)).collect();
+        gauge.exact = cached.as_ref().map(|v| v.iter().sum());
+        if let Some(v) = cached {
+            self.exact_for_selection = Some(v);
+        } else {
+            self.jobs.push(Job::ExactTokens {
+                generation: self.generation,
+                session: self.session.clone(),
+                messages: info.messages,
+                encoding: info.encoding,
+            });
+        }
+        self.gauge = Some(gauge);
+        if let Some(cut) = info.cut {
+            self.cut = Some(cut);
+            self.cut_classes = info.classes;
         }
     }
 
@@ -546,7 +624,7 @@ impl App {
             super::picker::PickerAction::Open(path) => match Session::load_path(&path) {
                 Ok(s) => {
                     let settings = std::mem::take(&mut self.settings);
-                    let registry = std::mem::take(&mut self.registry);
+                    let registry = (*self.registry).clone();
                     let mut fresh = App::new(s, Some(path), settings, registry);
                     fresh.notice = fresh.diagnostics_notice();
                     *self = fresh;
@@ -593,6 +671,10 @@ impl App {
 
 pub fn run_job(job: Job, cache: &TokenCache) -> JobResult {
     match job {
+        Job::Selection { generation, session, leaf, settings, registry, keep_recent, want_cut } => {
+            let info = compute_selection(&session, leaf, &settings, &registry, keep_recent, want_cut);
+            JobResult::Selection { generation, info: Box::new(info) }
+        }
         Job::ExactTokens { generation, session, messages, encoding } => {
             let refs: Vec<&CtxMessage> = messages.iter().collect();
             let per_message = cache.count_all(&session, &refs, encoding);

@@ -81,7 +81,7 @@ pub fn draw(f: &mut Frame, area: Rect, g: Option<&Gauge>, bounds: (f64, f64)) {
         None => "",
     };
     let mut info = vec![
-        Span::raw(" "),
+        Span::raw(if g.stale { "…" } else { " " }),
         Span::styled(format!("{} tokens", fmt(g.tokens.tokens)), Style::default().fg(color)),
     ];
     if g.tokens.last_usage_index.is_some() {
@@ -129,6 +129,7 @@ mod snapshots {
             reserve: 16_384,
             keep_recent: 20_000,
             model: Some("anthropic/claude-haiku-4-5".into()),
+            stale: false,
         }
     }
 

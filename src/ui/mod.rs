@@ -59,7 +59,7 @@ pub fn resolve_target(arg: Option<&Path>, cwd: &Path, settings: &Settings) -> Re
 }
 
 /// The tool call a tool result answers (for its title and syntax highlighting).
-fn tool_call_for(app: &App, entry: usize) -> Option<(String, serde_json::Value)> {
+pub fn tool_call_for(app: &App, entry: usize) -> Option<(String, serde_json::Value)> {
     let s = &app.session;
     let Kind::Message(m) = &s.entries[entry].kind else { return None };
     if m.role != Role::ToolResult {

@@ -1,0 +1,82 @@
+//! TUI frame benchmarks on synthetic sessions (10, 100, 500 MB by default):
+//! the first frame after start, and key press to frame for moves and filter changes.
+//!
+//!     cargo bench --bench tui
+//!     BONSAI_BENCH_SIZES=10,100 cargo bench --bench tui
+
+use bonsai::engine::models::Registry;
+use bonsai::engine::session::Session;
+use bonsai::engine::settings::Settings;
+use bonsai::ui::app::App;
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use std::sync::Mutex;
+
+#[path = "common.rs"]
+mod common;
+use common::session_file;
+
+fn sizes() -> Vec<usize> {
+    std::env::var("BONSAI_BENCH_SIZES")
+        .unwrap_or_else(|_| "10,100,500".into())
+        .split(',')
+        .filter_map(|s| s.trim().parse().ok())
+        .collect()
+}
+
+static APPS: Mutex<Vec<(usize, &'static mut App)>> = Mutex::new(Vec::new());
+
+fn with_app<R>(mb: usize, f: impl FnOnce(&mut App) -> R) -> R {
+    let mut apps = APPS.lock().unwrap();
+    if !apps.iter().any(|(m, _)| *m == mb) {
+        let s = Session::load_path(&session_file(mb)).unwrap();
+        let app = Box::leak(Box::new(App::new(s, None, Settings::default(), Registry::builtin_only())));
+        apps.push((mb, app));
+    }
+    let app = apps.iter_mut().find(|(m, _)| *m == mb).unwrap();
+    f(app.1)
+}
+
+fn main() {
+    for mb in sizes() {
+        with_app(mb, |_| ());
+    }
+    divan::main();
+}
+
+fn frame(app: &mut App) {
+    let mut t = Terminal::new(TestBackend::new(120, 40)).unwrap();
+    t.draw(|f| bonsai::ui::draw(f, app)).unwrap();
+}
+
+/// Start to first frame: read, index, build the tree view, draw.
+#[divan::bench(args = sizes(), sample_count = 3, sample_size = 1)]
+fn first_frame(mb: usize) {
+    let s = Session::load_path(&session_file(mb)).unwrap();
+    let mut app = App::new(s, None, Settings::default(), Registry::builtin_only());
+    frame(&mut app);
+}
+
+/// One key press (Down, then Up, alternating) and the frame it causes.
+#[divan::bench(args = sizes(), sample_count = 50)]
+fn key_move_to_frame(mb: usize) {
+    with_app(mb, |app| {
+        app.on_key(KeyEvent::from(KeyCode::Down));
+        frame(app);
+        app.jobs.clear();
+        app.on_key(KeyEvent::from(KeyCode::Up));
+        frame(app);
+        app.jobs.clear();
+    })
+}
+
+/// A filter toggle (Ctrl+T: no-tools and back) and the frame it causes.
+#[divan::bench(args = sizes(), sample_count = 10)]
+fn key_filter_to_frame(mb: usize) {
+    with_app(mb, |app| {
+        app.on_key(KeyEvent::new(KeyCode::Char('t'), KeyModifiers::CONTROL));
+        frame(app);
+        app.jobs.clear();
+    })
+}

@@ -144,6 +144,8 @@ pub fn context_json(s: &Session, proj: &Projection, exact: Option<&[Option<u64>]
     let mut est_sum = 0u64;
     let mut llm_count = 0usize;
     let mut k = 0usize;
+    // Provider usage between consecutive assistant replies: what each turn really added.
+    let mut prev_prompt: Option<f64> = None;
     for pe in &proj.entries {
         let e = &s.entries[pe.source];
         entry_ids.push(Value::String(e.id.to_string()));
@@ -156,6 +158,16 @@ pub fn context_json(s: &Session, proj: &Projection, exact: Option<&[Option<u64>]
             let mut d = describe_message(s, m);
             if let Some(ex) = exact {
                 d.insert("exactTokens".into(), ex.get(k).copied().flatten().map(Value::from).unwrap_or(Value::Null));
+            }
+            if let Some(u) = context::msg_of(s, m).and_then(|x| x.valid_usage()) {
+                let prompt = u.input + u.cache_read + u.cache_write;
+                if !prompt.is_nan() {
+                    d.insert("promptTokens".into(), num(prompt));
+                    if let Some(p) = prev_prompt {
+                        d.insert("addedTokens".into(), num(prompt - p));
+                    }
+                    prev_prompt = Some(prompt);
+                }
             }
             k += 1;
             est_sum += m.est_tokens;

@@ -120,6 +120,16 @@ impl Settings {
             _ => "default",
         }
     }
+    /// Gauge zone bounds as fractions of the compaction threshold (bonsai's own key,
+    /// `bonsai.gaugeZones: [0.7, 0.9]`; Pi ignores keys it does not know).
+    pub fn gauge_zones(&self) -> (f64, f64) {
+        let z = self.get(&["bonsai", "gaugeZones"]).and_then(|v| v.as_array());
+        match z.map(|a| a.iter().filter_map(|x| x.as_f64()).collect::<Vec<_>>()) {
+            Some(v) if v.len() == 2 && 0.0 < v[0] && v[0] < v[1] && v[1] <= 1.0 => (v[0], v[1]),
+            _ => (0.7, 0.9),
+        }
+    }
+
     pub fn session_dir(&self) -> Option<PathBuf> {
         self.get(&["sessionDir"]).and_then(|v| v.as_str()).filter(|s| !s.is_empty()).map(expand_home)
     }
@@ -164,6 +174,9 @@ mod tests {
         assert_eq!(s.keep_recent_tokens(Some(("a", "b"))), 7);
         assert_eq!(s.tree_filter_mode(), "default");
         assert_eq!(s.branch_reserve_tokens(), 16384);
+        assert_eq!(s.gauge_zones(), (0.7, 0.9));
+        std::fs::write(&p, r#"{"bonsai":{"gaugeZones":[0.5,0.8]}}"#).unwrap();
+        assert_eq!(Settings::load_from(&g, &p).gauge_zones(), (0.5, 0.8));
     }
 
     #[test]

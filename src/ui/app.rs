@@ -260,6 +260,7 @@ impl App {
             file_len,
             doc: None,
         };
+        app.zones = app.settings.gauge_zones();
         app.keep_recent = app.settings.keep_recent_tokens(app.model_ref().as_ref().map(|(p, m)| (p.as_str(), m.as_str())));
         app.on_selection_changed();
         app
@@ -680,5 +681,43 @@ pub fn run_job(job: Job, cache: &TokenCache) -> JobResult {
             let per_message = cache.count_all(&session, &refs, encoding);
             JobResult::ExactTokens { generation, total: per_message.iter().sum(), per_message }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::tests::app_for;
+    use crate::engine::session::Session;
+    use crossterm::event::{KeyCode, KeyEvent};
+    use std::io::Write;
+
+    #[test]
+    fn live_follow_keeps_selection_and_moves_with_the_leaf() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("live.jsonl");
+        let src = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/fixtures/pi-0.87.1/split-turn.jsonl");
+        std::fs::copy(&src, &p).unwrap();
+        let mut a = app_for(&p);
+        // Select an earlier row, then Pi appends two entries.
+        a.on_key(KeyEvent::from(KeyCode::Up));
+        a.on_key(KeyEvent::from(KeyCode::Up));
+        let chosen = a.selected().unwrap();
+        let chosen_id = a.session.entries[chosen].id.clone();
+        let leaf_id = a.session.entries[a.session.leaf().unwrap()].id.clone();
+        let mut f = std::fs::OpenOptions::new().append(true).open(&p).unwrap();
+        writeln!(f, r#"{{"type":"message","id":"live0001","parentId":"{leaf_id}","timestamp":"2026-11-22T06:00:00.000Z","message":{{"role":"user","content":"one more thing","timestamp":1}}}}"#).unwrap();
+        writeln!(f, r#"{{"type":"message","id":"live0002","parentId":"live0001","timestamp":"2026-11-22T06:00:01.000Z","message":{{"role":"assistant","content":[{{"type":"text","text":"sure"}}],"stopReason":"stop"}}}}"#).unwrap();
+        drop(f);
+        a.apply(super::JobResult::Reloaded(Session::load_path(&p).map_err(|e| e.to_string())));
+        assert_eq!(a.session.entries.len(), 46);
+        assert!(a.live);
+        assert_eq!(a.session.entries[a.selected().unwrap()].id, chosen_id, "selection kept");
+        // At the leaf, the selection follows the new leaf.
+        a.on_key(KeyEvent::from(KeyCode::Char('l')));
+        let mut f = std::fs::OpenOptions::new().append(true).open(&p).unwrap();
+        writeln!(f, r#"{{"type":"message","id":"live0003","parentId":"live0002","timestamp":"2026-11-22T06:00:02.000Z","message":{{"role":"user","content":"and another","timestamp":2}}}}"#).unwrap();
+        drop(f);
+        a.apply(super::JobResult::Reloaded(Session::load_path(&p).map_err(|e| e.to_string())));
+        assert_eq!(&*a.session.entries[a.selected().unwrap()].id, "live0003");
     }
 }

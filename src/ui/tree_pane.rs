@@ -99,7 +99,7 @@ pub fn draw(f: &mut Frame, area: Rect, app: &mut App) {
         rows.push(r);
     }
     // Token column: Pi's estimate for the entry, the exact count beside it when known.
-    let token_col = if area.width >= 60 { 8 } else { 0 };
+    let token_col = if area.width >= 90 { 13 } else if area.width >= 60 { 8 } else { 0 };
     let body_width = (area.width as usize).saturating_sub(token_col);
     let scroll = pan_scroll(&rows, body_width);
     let mut lines = Vec::with_capacity(rows.len());
@@ -129,8 +129,15 @@ pub fn draw(f: &mut Frame, area: Rect, app: &mut App) {
         // Pad, then the right-aligned token column.
         let used: usize = line_spans.iter().map(|s| visible_width(&s.content)).sum();
         if token_col > 0 {
-            let est: u64 = context::intrinsic_messages(&session, r.entry).iter().map(|m| m.est_tokens).sum();
-            let col = if est > 0 { short_tokens(est) } else { String::new() };
+            let msgs = context::intrinsic_messages(&session, r.entry);
+            let est: u64 = msgs.iter().map(|m| m.est_tokens).sum();
+            let enc = crate::engine::tokens::Encoding::O200k;
+            let exact: Option<u64> = msgs.iter().map(|m| app.exact.get(m, enc)).sum();
+            let col = match (est, exact) {
+                (0, _) => String::new(),
+                (e, Some(x)) if token_col >= 12 => format!("{} {}", short_tokens(e), short_tokens(x)),
+                (e, _) => short_tokens(e),
+            };
             if used < body_width {
                 line_spans.push(Span::raw(" ".repeat(body_width - used)));
             } else {

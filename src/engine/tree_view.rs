@@ -280,7 +280,34 @@ pub fn visible_width(s: &str) -> usize {
     if s.bytes().all(|b| (0x20..0x7f).contains(&b)) {
         return s.len();
     }
+    // Most text (tree drawing, Latin, CJK) has no multi-char clusters: sum char widths.
+    if !s.chars().any(may_join) {
+        return s.chars().map(|c| if c == '\t' { 3 } else { unicode_width::UnicodeWidthChar::width(c).unwrap_or(0) }).sum();
+    }
     s.graphemes(true).map(grapheme_width).sum()
+}
+
+/// Characters that can merge with a neighbour into one grapheme cluster.
+fn may_join(c: char) -> bool {
+    let u = c as u32;
+    (0x300..0x370).contains(&u)
+        || (0x483..0x490).contains(&u)
+        || (0x591..0x5C8).contains(&u)
+        || (0x610..0x61B).contains(&u)
+        || (0x64B..0x660).contains(&u)
+        || (0x900..0xE00).contains(&u)
+        || (0x1AB0..0x1B00).contains(&u)
+        || (0x1DC0..0x1E00).contains(&u)
+        || (0x200B..0x2010).contains(&u)
+        || (0x20D0..0x2100).contains(&u)
+        || (0x3099..0x309B).contains(&u)
+        || (0xFE00..0xFE10).contains(&u)
+        || (0xFE20..0xFE30).contains(&u)
+        || u == 0x1160
+        || (0x1100..0x1200).contains(&u)
+        || (0xAC00..0xD7A4).contains(&u)
+        || u >= 0x1F000
+        || c == '\r'
 }
 
 fn grapheme_width(g: &str) -> usize {
@@ -754,13 +781,22 @@ impl TreeView {
         let has_conn = l.show_connector && !l.is_virtual_root_child;
         let conn_pos: isize = if has_conn { display as isize - 1 } else { -1 };
         let gutters = self.gutter_list(l.gutters);
+        // Pi takes the first gutter at each level; index them once (rows can be 300 levels deep).
+        let mut at_level: Vec<Option<bool>> = vec![None; display + 1];
+        for g in &gutters {
+            if let Some(slot) = at_level.get_mut(g.position as usize)
+                && slot.is_none()
+            {
+                *slot = Some(g.show);
+            }
+        }
         let folded = self.folded.contains(&i);
         let mut prefix = String::with_capacity(display * 3);
         for c in 0..display * 3 {
             let level = c / 3;
             let pos = c % 3;
-            if let Some(g) = gutters.iter().find(|g| g.position as usize == level) {
-                prefix.push(if pos == 0 && g.show { '│' } else { ' ' });
+            if let Some(show) = at_level[level] {
+                prefix.push(if pos == 0 && show { '│' } else { ' ' });
             } else if has_conn && level as isize == conn_pos {
                 prefix.push(match pos {
                     0 => {

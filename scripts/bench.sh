@@ -26,6 +26,6 @@ for mb in ${sizes//,/ }; do
     o="n/a 0"
   fi
   ot=${o% *}; orss=${o#* }
-  ratio=$(python3 -c "print(f'{float(\"$ot\")/float(\"$t\"):.1f}x' if '$ot'.replace('.','',1).isdigit() else '-')")
+  ratio=$(python3 -c "import sys; o,t=sys.argv[1],float(sys.argv[2]); print(f'{float(o)/max(t,0.01):.1f}x' if o.replace('.','',1).isdigit() else '-')" "$ot" "$t")
   echo "| ${mb} MB ($bytes B) | ${t} s | $((rss/1024)) MB | $(python3 -c "print(f'{$rss*1024/$bytes:.2f}')") | ${ot} s | $((orss/1024)) MB | $ratio |"
 done

@@ -97,6 +97,83 @@ pub enum Command {
         #[arg(long, default_value_t = 128000)]
         branch_context_window: u64,
     },
+    /// Compact at the leaf: summarize what the cut leaves out and append Pi's compaction entry.
+    Compact {
+        file: PathBuf,
+        #[arg(long)]
+        instructions: Option<String>,
+        #[arg(long)]
+        keep_recent_tokens: Option<u64>,
+        #[arg(long)]
+        reserve_tokens: Option<u64>,
+        #[arg(long)]
+        leaf: Option<String>,
+        /// offline (default without an API key) or llm.
+        #[arg(long, value_parser = ["offline", "llm"])]
+        summarizer: Option<String>,
+        #[arg(long)]
+        model: Option<String>,
+        /// Print the entry, write nothing.
+        #[arg(long)]
+        dry_run: bool,
+        /// Write without asking.
+        #[arg(long)]
+        yes: bool,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Move to TARGET like Pi's /tree: with a branch summary, or with an invisible marker so
+    /// Pi resumes there.
+    Navigate {
+        file: PathBuf,
+        target: String,
+        #[arg(long, value_parser = ["none", "default", "custom"], default_value = "none")]
+        summary: String,
+        #[arg(long)]
+        instructions: Option<String>,
+        #[arg(long)]
+        replace_instructions: bool,
+        #[arg(long)]
+        leaf: Option<String>,
+        #[arg(long)]
+        dry_run: bool,
+        #[arg(long)]
+        yes: bool,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Set (or with no LABEL, clear) the label of an entry.
+    Label {
+        file: PathBuf,
+        target: String,
+        label: Option<String>,
+        #[arg(long)]
+        yes: bool,
+    },
+    /// Name the session (Pi's session_info).
+    Rename {
+        file: PathBuf,
+        name: String,
+        #[arg(long)]
+        yes: bool,
+    },
+    /// A new session up to a user message (Pi's /fork); prints the new file and the message.
+    Fork {
+        file: PathBuf,
+        target: String,
+        #[arg(long)]
+        yes: bool,
+    },
+    /// The active branch as a new session file (Pi's /clone).
+    Clone {
+        file: PathBuf,
+        #[arg(long)]
+        leaf: Option<String>,
+        #[arg(long)]
+        yes: bool,
+    },
+    /// Rewrite a v1/v2 session as v3 (keeps FILE.jsonl.bak), so bonsai can append to it.
+    Migrate { file: PathBuf },
     /// Sessions of the current project (or of all projects), newest first.
     List {
         #[arg(long)]
@@ -164,6 +241,28 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Tree { file, filter, leaf, width, json } => cmd_tree(&file, filter, leaf.as_deref(), width, json),
         Command::Stats { file, leaf, top, json } => cmd_stats(&file, leaf.as_deref(), top, json),
         Command::List { all, json } => cmd_list(all, json),
+        Command::Compact { file, instructions, keep_recent_tokens, reserve_tokens, leaf, summarizer, model, dry_run, yes, json } => {
+            crate::actions_cli::compact(crate::actions_cli::CompactArgs {
+                file,
+                instructions,
+                keep_recent_tokens,
+                reserve_tokens,
+                leaf,
+                summarizer,
+                model,
+                dry_run,
+                yes,
+                json,
+            })
+        }
+        Command::Navigate { file, target, summary, instructions, replace_instructions, leaf, dry_run, yes, json } => {
+            crate::actions_cli::navigate(&file, &target, &summary, instructions, replace_instructions, leaf, dry_run, yes, json)
+        }
+        Command::Label { file, target, label, yes } => crate::actions_cli::label(&file, &target, label.as_deref(), yes),
+        Command::Rename { file, name, yes } => crate::actions_cli::rename(&file, &name, yes),
+        Command::Fork { file, target, yes } => crate::actions_cli::fork(&file, Some(&target), None, yes),
+        Command::Clone { file, leaf, yes } => crate::actions_cli::fork(&file, None, leaf.as_deref(), yes),
+        Command::Migrate { file } => crate::actions_cli::migrate(&file),
         Command::Inspect { file, leaf, keep_recent_tokens, reserve_tokens, branch_target, branch_context_window } => {
             let s = load(&file)?;
             let o = report::InspectOptions {

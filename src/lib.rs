@@ -1,5 +1,6 @@
 //! pi-bonsai: browse, prune and compact Pi coding-agent session trees.
 
+pub mod actions_cli;
 pub mod cli;
 pub mod engine;
 pub mod store;

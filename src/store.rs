@@ -138,3 +138,148 @@ pub fn newest_in_dir(dir: &Path) -> Option<PathBuf> {
     files.sort_by(|a, b| b.0.cmp(&a.0));
     files.into_iter().map(|(_, p)| p).find(|p| session_info(p).is_some())
 }
+
+// ---------------------------------------------------------------------------------------
+// Writing. bonsai never rewrites a session in place: it appends whole lines (one write,
+// fsync) to v3 files, writes new files for forks and clones, and migrates old files into a
+// new file beside a backup, renamed into place atomically.
+// ---------------------------------------------------------------------------------------
+
+use crate::engine::session::Session;
+use std::io::Write;
+
+#[derive(Debug)]
+pub enum WriteError {
+    Io(std::io::Error),
+    /// v1/v2 files must be migrated first (Pi would rewrite them on open).
+    NeedsMigration { version: f64 },
+    /// The file changed since it was loaded; the caller reloads and re-checks.
+    Changed,
+    Load(String),
+}
+
+impl std::fmt::Display for WriteError {
+    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        match self {
+            WriteError::Io(e) => write!(f, "write failed: {e}"),
+            WriteError::NeedsMigration { version } => write!(
+                f,
+                "this is a version {version} session file; bonsai appends only to version 3 files. Run `bonsai migrate FILE` first (it keeps a .bak)"
+            ),
+            WriteError::Changed => write!(f, "the file changed while bonsai was preparing the write"),
+            WriteError::Load(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+impl std::error::Error for WriteError {}
+
+impl From<std::io::Error> for WriteError {
+    fn from(e: std::io::Error) -> Self {
+        WriteError::Io(e)
+    }
+}
+
+/// What happened on an append.
+#[derive(Debug, Default)]
+pub struct Appended {
+    pub lines: usize,
+    pub bytes: usize,
+    /// The file had no final newline; one was written first (as Pi does on open).
+    pub added_newline: bool,
+    /// The file was written in the last seconds: Pi may be running and will see the new
+    /// entries only after it reopens the session.
+    pub recently_written: bool,
+}
+
+/// Load the current file, let `build` decide the entries on that exact state, and append
+/// them, unless the file changed in between (then load again and re-decide, up to 3 times).
+pub fn append_with<F>(path: &Path, mut build: F) -> Result<(Session, Appended), WriteError>
+where
+    F: FnMut(&Session) -> Result<Vec<serde_json::Value>, String>,
+{
+    for _ in 0..3 {
+        let s = Session::load_path(path).map_err(|e| WriteError::Load(e.to_string()))?;
+        if s.header.version < 3.0 {
+            return Err(WriteError::NeedsMigration { version: s.header.version });
+        }
+        let entries = build(&s).map_err(WriteError::Load)?;
+        match append_lines(path, s.buf.len() as u64, &entries) {
+            Ok(a) => return Ok((s, a)),
+            Err(WriteError::Changed) => continue,
+            Err(e) => return Err(e),
+        }
+    }
+    Err(WriteError::Changed)
+}
+
+/// Append `entries` as JSON lines if the file is still `expected_len` bytes long.
+pub fn append_lines(path: &Path, expected_len: u64, entries: &[serde_json::Value]) -> Result<Appended, WriteError> {
+    let mut f = std::fs::OpenOptions::new().read(true).append(true).open(path)?;
+    let meta = f.metadata()?;
+    if meta.len() != expected_len {
+        return Err(WriteError::Changed);
+    }
+    let recently_written = meta
+        .modified()
+        .ok()
+        .and_then(|m| m.elapsed().ok())
+        .is_some_and(|d| d < std::time::Duration::from_secs(5));
+    let mut data = String::new();
+    let mut added_newline = false;
+    if expected_len > 0 {
+        use std::os::unix::fs::FileExt;
+        let mut last = [0u8; 1];
+        f.read_at(&mut last, expected_len - 1)?;
+        if last[0] != b'\n' {
+            data.push('\n');
+            added_newline = true;
+        }
+    }
+    for e in entries {
+        data.push_str(&crate::engine::actions::to_line(e));
+        data.push('\n');
+    }
+    f.write_all(data.as_bytes())?;
+    f.sync_data()?;
+    Ok(Appended { lines: entries.len(), bytes: data.len(), added_newline, recently_written })
+}
+
+/// Write a new session file (fork, clone): exclusive create, one write, fsync.
+pub fn write_new(path: &Path, lines: &[serde_json::Value]) -> Result<(), WriteError> {
+    let mut data = String::new();
+    for l in lines {
+        data.push_str(&crate::engine::actions::to_line(l));
+        data.push('\n');
+    }
+    let mut f = std::fs::OpenOptions::new().write(true).create_new(true).open(path)?;
+    f.write_all(data.as_bytes())?;
+    f.sync_all()?;
+    Ok(())
+}
+
+/// Pi's session file name: `<ISO timestamp with : and . as ->_<session id>.jsonl`.
+pub fn new_session_path(dir: &Path, session_id: &str, ts_ms: i64) -> PathBuf {
+    let ts = js::iso_from_ms(ts_ms).replace([':', '.'], "-");
+    dir.join(format!("{ts}_{session_id}.jsonl"))
+}
+
+/// Migrate a v1/v2 file to v3 in place: a `.bak` copy first, then the migrated text
+/// through a temporary file, fsync, rename.
+pub fn migrate(path: &Path) -> Result<PathBuf, WriteError> {
+    let s = Session::load_path(path).map_err(|e| WriteError::Load(e.to_string()))?;
+    let bak = path.with_extension("jsonl.bak");
+    if !bak.exists() {
+        std::fs::copy(path, &bak)?;
+        std::fs::File::open(&bak)?.sync_all()?;
+    }
+    let lines = crate::engine::actions::migrated_lines(&s);
+    let tmp = path.with_extension("jsonl.bonsai-tmp");
+    let _ = std::fs::remove_file(&tmp);
+    write_new(&tmp, &lines)?;
+    std::fs::rename(&tmp, path)?;
+    if let Some(dir) = path.parent() {
+        let _ = std::fs::File::open(dir).and_then(|d| d.sync_all());
+    }
+    Ok(bak)
+}

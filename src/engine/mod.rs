@@ -1,5 +1,6 @@
 //! The session engine: pure and synchronous. No terminal, no network.
 
+pub mod actions;
 pub mod branch;
 pub mod compaction;
 pub mod context;
@@ -10,6 +11,7 @@ pub mod report;
 pub mod serialize;
 pub mod session;
 pub mod settings;
+pub mod summarize;
 pub mod tokens;
 pub mod tree;
 pub mod tree_view;

@@ -1,0 +1,295 @@
+//! The CLI's writing commands: compact, navigate, label, rename, fork, clone, migrate.
+//! Nothing is written without `--yes`; `--dry-run` prints the entries instead.
+
+use crate::cli::{load, resolve_leaf, resolve_ref, session_model};
+use crate::engine::actions::{self, IdSource, Summary};
+use crate::engine::compaction::CompactionSettings;
+use crate::engine::models::Registry;
+use crate::engine::session::Session;
+use crate::engine::settings::{self, Settings};
+use crate::engine::{context, js};
+use crate::store::{self, Appended};
+use color_eyre::eyre::{Result, bail, eyre};
+use serde_json::{Value, json};
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+
+pub struct CompactArgs {
+    pub file: PathBuf,
+    pub instructions: Option<String>,
+    pub keep_recent_tokens: Option<u64>,
+    pub reserve_tokens: Option<u64>,
+    pub leaf: Option<String>,
+    pub summarizer: Option<String>,
+    pub model: Option<String>,
+    pub dry_run: bool,
+    pub yes: bool,
+    pub json: bool,
+}
+
+fn cwd() -> PathBuf {
+    std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."))
+}
+
+fn check_summarizer(summarizer: Option<&str>, model: Option<&str>) -> Result<()> {
+    if summarizer == Some("llm") || model.is_some() {
+        bail!(
+            "the LLM summarizer is not built yet in this version; use the offline summarizer (the default), \
+             or edit the summary afterwards"
+        );
+    }
+    Ok(())
+}
+
+fn report_write(path: &Path, a: &Appended, what: &str) {
+    eprintln!("bonsai: appended {what} to {} ({} line(s), {} bytes, fsynced)", path.display(), a.lines, a.bytes);
+    if a.added_newline {
+        eprintln!("bonsai: the file did not end with a newline; one was written first (Pi does the same on open)");
+    }
+    if a.recently_written {
+        eprintln!(
+            "bonsai: warning: the file was written in the last seconds; if Pi is running this session it sees the new entry only after it reopens the session"
+        );
+    }
+}
+
+fn show(entries: &[Value], json_out: bool, written: bool, extra: Value) {
+    if json_out {
+        let mut o = json!({"written": written, "entries": entries});
+        if let (Value::Object(o), Value::Object(e)) = (&mut o, extra) {
+            o.extend(e);
+        }
+        println!("{}", serde_json::to_string_pretty(&o).unwrap());
+    } else {
+        for e in entries {
+            println!("{}", actions::to_line(e));
+        }
+    }
+}
+
+fn not_written() {
+    eprintln!("bonsai: nothing written (pass --yes to append, or --dry-run to only print)");
+}
+
+pub fn compact(a: CompactArgs) -> Result<()> {
+    check_summarizer(a.summarizer.as_deref(), a.model.as_deref())?;
+    let s0 = load(&a.file)?;
+    let settings = Settings::load(&cwd());
+    let registry = Registry::load(&settings::agent_dir());
+    let build = |s: &Session, expected_cut: Option<&str>| -> std::result::Result<(Value, String), String> {
+        let leaf = resolve_leaf(s, a.leaf.as_deref()).map_err(|e| e.to_string())?.ok_or("the session has no entries")?;
+        let proj = context::project(s, &s.path_to(leaf));
+        let (model, _) = session_model(s, &proj, &registry);
+        let mref = model.as_ref().map(|(p, m)| (p.as_str(), m.as_str()));
+        let cs = CompactionSettings {
+            reserve_tokens: a.reserve_tokens.unwrap_or(settings.reserve_tokens(mref)),
+            keep_recent_tokens: a.keep_recent_tokens.unwrap_or(settings.keep_recent_tokens(mref)),
+        };
+        let plan = actions::plan_compaction(s, leaf, cs).map_err(|e| format!("cannot compact: {}", e.reason()))?;
+        let first_kept = s.entries[plan.first_kept_entry].id.to_string();
+        if let Some(exp) = expected_cut
+            && exp != first_kept
+        {
+            return Err(format!(
+                "the session changed since the preview and the cut moved ({exp} → {first_kept}); run the command again"
+            ));
+        }
+        let summary = actions::offline_compaction_summary(s, &plan, a.instructions.as_deref());
+        let id = IdSource::new(s).next();
+        Ok((actions::compaction_entry(s, leaf, &plan, &summary, &id, actions::now_ms()), first_kept))
+    };
+    let (entry, first_kept) = build(&s0, None).map_err(|e| eyre!(e))?;
+    if a.dry_run || !a.yes {
+        show(&[entry.clone()], a.json, false, json!({"summarizer": "offline"}));
+        if !a.dry_run {
+            not_written();
+        }
+        return Ok(());
+    }
+    if s0.header.version < 3.0 {
+        return Err(store::WriteError::NeedsMigration { version: s0.header.version }.into());
+    }
+    let mut written = None;
+    let (_, appended) = store::append_with(&a.file, |s| {
+        let (e, _) = build(s, Some(&first_kept))?;
+        written = Some(e.clone());
+        Ok(vec![e])
+    })?;
+    let e = written.unwrap();
+    report_write(&a.file, &appended, "a compaction");
+    show(&[e], a.json, true, json!({"summarizer": "offline"}));
+    Ok(())
+}
+
+/// Put text on the clipboard with OSC 52 where the terminal allows it.
+fn osc52(text: &str) {
+    if std::io::stdout().is_terminal() {
+        let b64 = base64(text.as_bytes());
+        print!("\x1b]52;c;{b64}\x1b\\");
+    }
+}
+
+fn base64(data: &[u8]) -> String {
+    const T: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::new();
+    for c in data.chunks(3) {
+        let n = (c[0] as u32) << 16 | (*c.get(1).unwrap_or(&0) as u32) << 8 | *c.get(2).unwrap_or(&0) as u32;
+        for k in 0..4 {
+            if k <= c.len() {
+                out.push(T[((n >> (18 - 6 * k)) & 63) as usize] as char);
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
+#[allow(clippy::too_many_arguments)]
+pub fn navigate(
+    file: &Path,
+    target: &str,
+    summary: &str,
+    instructions: Option<String>,
+    replace_instructions: bool,
+    leaf: Option<String>,
+    dry_run: bool,
+    yes: bool,
+    json_out: bool,
+) -> Result<()> {
+    if summary == "custom" && instructions.is_none() {
+        bail!("--summary custom needs --instructions TEXT");
+    }
+    let s0 = load(file)?;
+    let settings = Settings::load(&cwd());
+    let registry = Registry::load(&settings::agent_dir());
+    let target_id = s0.entries[resolve_ref(&s0, target)?].id.to_string();
+    let build = |s: &Session| -> std::result::Result<(Vec<Value>, Option<String>, bool), String> {
+        let old_leaf = resolve_leaf(s, leaf.as_deref()).map_err(|e| e.to_string())?;
+        let t = s.idx_of(&target_id).ok_or_else(|| format!("entry {target_id} not found"))?;
+        if Some(t) == old_leaf {
+            return Err("already at this point: the target is the leaf".into());
+        }
+        let window = old_leaf
+            .map(|l| context::project(s, &s.path_to(l)))
+            .and_then(|p| session_model(s, &p, &registry).1)
+            .filter(|w| *w > 0)
+            .unwrap_or(128000);
+        let nav = actions::plan_navigation(s, old_leaf, t, window as i64 - settings.branch_reserve_tokens() as i64);
+        let mut ids = IdSource::new(s);
+        let now = actions::now_ms();
+        let wants = summary != "none" && !nav.branch.entries.is_empty();
+        let focus = instructions.as_deref().filter(|_| summary == "custom" || replace_instructions || instructions.is_some());
+        let entry = if wants {
+            let sm: Summary = actions::offline_branch_summary(s, &nav, focus);
+            actions::branch_summary_entry(s, &nav, &sm, &ids.next(), now)
+        } else {
+            actions::navigation_marker(s, &nav, &ids.next(), now)
+        };
+        Ok((vec![entry], nav.editor_text.clone(), wants))
+    };
+    let (entries, editor_text, with_summary) = build(&s0).map_err(|e| eyre!(e))?;
+    let extra = json!({"editorText": editor_text, "branchSummary": with_summary});
+    if dry_run || !yes {
+        show(&entries, json_out, false, extra);
+        if !dry_run {
+            not_written();
+        }
+        return Ok(());
+    }
+    let mut last = None;
+    let (_, appended) = store::append_with(file, |s| {
+        let (e, t, w) = build(s)?;
+        last = Some((e.clone(), t, w));
+        Ok(e)
+    })?;
+    let (e, text, w) = last.unwrap();
+    report_write(file, &appended, if w { "a branch summary" } else { "a navigation marker" });
+    show(&e, json_out, true, json!({"editorText": text, "branchSummary": w}));
+    if let Some(t) = text.filter(|t| !t.is_empty()) {
+        if !json_out {
+            eprintln!("bonsai: the selected user message (for the editor):\n{t}");
+        }
+        osc52(&t);
+    }
+    Ok(())
+}
+
+fn append_simple(file: &Path, yes: bool, what: &str, build: impl Fn(&Session) -> std::result::Result<Value, String>) -> Result<()> {
+    let s0 = load(file)?;
+    let e = build(&s0).map_err(|e| eyre!(e))?;
+    if !yes {
+        show(&[e], false, false, json!({}));
+        not_written();
+        return Ok(());
+    }
+    let (_, a) = store::append_with(file, |s| build(s).map(|e| vec![e]))?;
+    report_write(file, &a, what);
+    Ok(())
+}
+
+pub fn label(file: &Path, target: &str, label: Option<&str>, yes: bool) -> Result<()> {
+    let target = target.to_string();
+    append_simple(file, yes, "a label", |s| {
+        let t = resolve_ref(s, &target).map_err(|e| e.to_string())?;
+        Ok(actions::label_entry(s, s.leaf(), t, label, &IdSource::new(s).next(), actions::now_ms()))
+    })
+}
+
+pub fn rename(file: &Path, name: &str, yes: bool) -> Result<()> {
+    append_simple(file, yes, "a session name", |s| {
+        Ok(actions::session_info_entry(s, s.leaf(), name, &IdSource::new(s).next(), actions::now_ms()))
+    })
+}
+
+/// Fork (before a user message, like Pi's /fork) or clone (at the leaf, like /clone).
+pub fn fork(file: &Path, target: Option<&str>, leaf: Option<&str>, yes: bool) -> Result<()> {
+    let s = load(file)?;
+    let (cut_at, text) = match target {
+        Some(t) => {
+            let i = resolve_ref(&s, t)?;
+            let e = &s.entries[i];
+            if e.message().map(|m| &m.role) != Some(&crate::engine::session::Role::User) {
+                bail!("fork works at a user message (Pi's /fork); {} is a {}", e.id, e.kind.type_name());
+            }
+            let v = s.entry_value(i);
+            (s.parent_of(i), Some(context::content_text(v["message"].get("content"), "")))
+        }
+        None => (resolve_leaf(&s, leaf)?, None),
+    };
+    let now = actions::now_ms();
+    let sid = actions::session_id(now);
+    let abs = std::fs::canonicalize(file).unwrap_or_else(|_| file.to_path_buf());
+    let cwd = s.header.cwd.clone().unwrap_or_else(|| cwd().to_string_lossy().to_string());
+    let header = actions::session_header(&sid, &cwd, Some(&abs.to_string_lossy()), now);
+    let lines = actions::branched_session(&s, cut_at, header);
+    let dir = abs.parent().map(Path::to_path_buf).unwrap_or_else(cwd_path);
+    let out = store::new_session_path(&dir, &sid, now);
+    if !yes {
+        eprintln!("bonsai: would write {} ({} entries); pass --yes", out.display(), lines.len() - 1);
+        return Ok(());
+    }
+    store::write_new(&out, &lines)?;
+    println!("{}", out.display());
+    if let Some(t) = text {
+        eprintln!("bonsai: forked before the user message:\n{t}");
+        osc52(&t);
+    }
+    let _ = js::utf16_len("");
+    Ok(())
+}
+
+fn cwd_path() -> PathBuf {
+    cwd()
+}
+
+pub fn migrate(file: &Path) -> Result<()> {
+    let s = load(file)?;
+    if s.header.version >= 3.0 {
+        println!("{} is already version 3; nothing to do", file.display());
+        return Ok(());
+    }
+    let bak = store::migrate(file)?;
+    println!("migrated {} to version 3 (backup: {})", file.display(), bak.display());
+    Ok(())
+}

@@ -1,0 +1,310 @@
+//! The entries bonsai writes, built exactly as Pi 0.87.1's SessionManager builds them (field
+//! order included), so Pi reads them as its own. Pure: `store` does the writing.
+
+use super::branch;
+use super::compaction::{self, CompactionPlan, CompactionSettings, NoCompaction};
+use super::context;
+use super::js;
+use super::serialize;
+use super::session::{Kind, Role, Session};
+use super::summarize;
+use serde_json::{Map, Value, json};
+use std::collections::HashSet;
+use std::hash::{BuildHasher, Hasher};
+
+/// Ids of entries bonsai is about to write, unique against the file and each other.
+pub struct IdSource {
+    taken: HashSet<String>,
+}
+
+impl IdSource {
+    pub fn new(s: &Session) -> IdSource {
+        IdSource { taken: s.entries.iter().map(|e| e.id.to_string()).collect() }
+    }
+    /// 8 hex digits, like Pi's `randomUUID().slice(0, 8)`.
+    pub fn next(&mut self) -> String {
+        loop {
+            let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+            h.write_u128(std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0));
+            h.write_usize(self.taken.len());
+            let id = format!("{:08x}", h.finish() as u32);
+            if self.taken.insert(id.clone()) {
+                return id;
+            }
+        }
+    }
+}
+
+pub fn now_ms() -> i64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis() as i64).unwrap_or(0)
+}
+
+fn base(kind: &str, id: &str, parent: Option<&str>, ts_ms: i64) -> Map<String, Value> {
+    let mut m = Map::new();
+    m.insert("type".into(), kind.into());
+    m.insert("id".into(), id.into());
+    m.insert("parentId".into(), parent.map(Value::from).unwrap_or(Value::Null));
+    m.insert("timestamp".into(), js::iso_from_ms(ts_ms).into());
+    m
+}
+
+/// The summary text and where it came from.
+#[derive(Debug, Clone)]
+pub struct Summary {
+    pub text: String,
+    /// The summarizer call's usage, when an LLM wrote it.
+    pub usage: Option<Value>,
+}
+
+/// Pi's `appendCompaction(summary, firstKeptEntryId, tokensBefore, details, fromHook, usage)`
+/// under `leaf`, with the `systemMessage` checkpoint Pi 0.87 stores.
+pub fn compaction_entry(s: &Session, leaf: usize, plan: &CompactionPlan, summary: &Summary, id: &str, ts_ms: i64) -> Value {
+    let (read, modified) = plan.file_ops.lists();
+    let mut m = base("compaction", id, Some(&s.entries[leaf].id), ts_ms);
+    m.insert("summary".into(), summary.text.clone().into());
+    m.insert("firstKeptEntryId".into(), s.entries[plan.first_kept_entry].id.to_string().into());
+    m.insert("tokensBefore".into(), super::report::num(plan.tokens_before));
+    m.insert("details".into(), json!({"readFiles": read, "modifiedFiles": modified}));
+    if let Some(u) = &summary.usage {
+        m.insert("usage".into(), u.clone());
+    }
+    let msgs: Vec<&context::CtxMessage> = plan.projection.messages().collect();
+    if let Some(Value::Object(mut sys)) = context::current_system_message(s, &msgs) {
+        sys.insert("timestamp".into(), Value::from(ts_ms));
+        m.insert("systemMessage".into(), Value::Object(sys));
+    }
+    Value::Object(m)
+}
+
+/// The offline compaction summary for a plan (history, split-turn prefix, file tags).
+pub fn offline_compaction_summary(s: &Session, plan: &CompactionPlan, instructions: Option<&str>) -> Summary {
+    let previous = compaction::previous_summary(s, plan);
+    let history_msgs = summarize::materialize_all(s, &plan.messages_to_summarize);
+    let history = if plan.is_split_turn && history_msgs.is_empty() {
+        previous.clone().unwrap_or_else(|| "No prior history.".into())
+    } else {
+        summarize::history_summary(&history_msgs, previous.as_deref(), instructions)
+    };
+    let prefix = (plan.is_split_turn && !plan.turn_prefix_messages.is_empty())
+        .then(|| summarize::turn_prefix_summary(&summarize::materialize_all(s, &plan.turn_prefix_messages)));
+    Summary { text: summarize::compose_compaction_summary(&history, prefix.as_deref(), &plan.file_ops), usage: None }
+}
+
+pub fn plan_compaction(s: &Session, leaf: usize, settings: CompactionSettings) -> Result<CompactionPlan, NoCompaction> {
+    compaction::prepare(s, leaf, settings)
+}
+
+/// Where `/tree` navigation to `target` puts the leaf, and the text Pi hands back.
+#[derive(Debug, Clone)]
+pub struct Navigation {
+    pub old_leaf: Option<usize>,
+    pub target: usize,
+    /// The new leaf (None: before the first entry).
+    pub new_leaf: Option<usize>,
+    /// A user (or custom) message's text, returned to the editor.
+    pub editor_text: Option<String>,
+    pub branch: branch::BranchPlan,
+}
+
+pub fn plan_navigation(s: &Session, old_leaf: Option<usize>, target: usize, token_budget: i64) -> Navigation {
+    let e = &s.entries[target];
+    let (new_leaf, editor_text) = match &e.kind {
+        Kind::Message(m) if m.role == Role::User => {
+            let v = s.entry_value(target);
+            (s.parent_of(target), Some(context::content_text(v["message"].get("content"), "")))
+        }
+        Kind::CustomMessage { .. } => {
+            let v = s.entry_value(target);
+            (s.parent_of(target), Some(context::content_text(v.get("content"), "")))
+        }
+        _ => (Some(target), None),
+    };
+    Navigation { old_leaf, target, new_leaf, editor_text, branch: branch::prepare(s, old_leaf, target, token_budget) }
+}
+
+/// Pi's `branchWithSummary`: a `branch_summary` under the new leaf, `fromId` = the old leaf.
+pub fn branch_summary_entry(s: &Session, nav: &Navigation, summary: &Summary, id: &str, ts_ms: i64) -> Value {
+    let (read, modified) = nav.branch.file_ops.lists();
+    let parent = nav.new_leaf.map(|l| s.entries[l].id.to_string());
+    let mut m = base("branch_summary", id, parent.as_deref(), ts_ms);
+    let from = nav.old_leaf.map(|l| s.entries[l].id.to_string()).unwrap_or_else(|| "root".into());
+    m.insert("fromId".into(), from.into());
+    m.insert("summary".into(), summary.text.clone().into());
+    m.insert("details".into(), json!({"readFiles": read, "modifiedFiles": modified}));
+    if let Some(u) = &summary.usage {
+        m.insert("usage".into(), u.clone());
+    }
+    Value::Object(m)
+}
+
+/// The offline branch summary ("No content to summarize" when nothing is left, as Pi).
+pub fn offline_branch_summary(s: &Session, nav: &Navigation, instructions: Option<&str>) -> Summary {
+    if nav.branch.messages.is_empty() {
+        return Summary { text: "No content to summarize".into(), usage: None };
+    }
+    let msgs = summarize::materialize_all(s, &nav.branch.messages);
+    let body = summarize::branch_summary_body(&msgs, instructions);
+    Summary { text: summarize::compose_branch_summary(&body, &nav.branch.file_ops), usage: None }
+}
+
+/// Pi resumes at the file's last line, so a navigation without a summary is made durable
+/// with an invisible `custom` entry under the new leaf (it adds nothing to the context).
+pub fn navigation_marker(s: &Session, nav: &Navigation, id: &str, ts_ms: i64) -> Value {
+    let mut m = Map::new();
+    m.insert("type".into(), "custom".into());
+    m.insert("customType".into(), "bonsai.navigate".into());
+    m.insert("data".into(), json!({"target": s.entries[nav.target].id.to_string()}));
+    let b = base("custom", id, nav.new_leaf.map(|l| &*s.entries[l].id), ts_ms);
+    for (k, v) in b {
+        if k != "type" {
+            m.insert(k, v);
+        }
+    }
+    Value::Object(m)
+}
+
+/// Pi's `appendLabelChange`: under the leaf; an empty label clears.
+pub fn label_entry(s: &Session, leaf: Option<usize>, target: usize, label: Option<&str>, id: &str, ts_ms: i64) -> Value {
+    let mut m = base("label", id, leaf.map(|l| &*s.entries[l].id), ts_ms);
+    m.insert("targetId".into(), s.entries[target].id.to_string().into());
+    if let Some(l) = label.map(js::js_trim).filter(|l| !l.is_empty()) {
+        m.insert("label".into(), l.into());
+    }
+    Value::Object(m)
+}
+
+/// Pi's `appendSessionInfo`: runs of CR/LF become one space, then trimmed.
+pub fn session_info_entry(s: &Session, leaf: Option<usize>, name: &str, id: &str, ts_ms: i64) -> Value {
+    let mut clean = String::new();
+    let mut in_break = false;
+    for c in name.chars() {
+        if c == '\r' || c == '\n' {
+            if !in_break {
+                clean.push(' ');
+            }
+            in_break = true;
+        } else {
+            clean.push(c);
+            in_break = false;
+        }
+    }
+    let mut m = base("session_info", id, leaf.map(|l| &*s.entries[l].id), ts_ms);
+    m.insert("name".into(), js::js_trim(&clean).into());
+    Value::Object(m)
+}
+
+/// Pi's `createBranchedSession(leaf)`: the root→leaf path without label entries, re-chained,
+/// compactions pointing past dropped labels, then the resolved labels of the path.
+pub fn branched_session(s: &Session, leaf: Option<usize>, header: Value) -> Vec<Value> {
+    let path = leaf.map(|l| s.path_to(l)).unwrap_or_default();
+    let mut out = vec![header];
+    let mut replacement: std::collections::HashMap<String, String> = Default::default();
+    let mut pending: Vec<String> = vec![];
+    let mut parent: Option<String> = None;
+    let mut kept_ids: Vec<String> = vec![];
+    for &i in &path {
+        let e = &s.entries[i];
+        if matches!(e.kind, Kind::Label { .. }) {
+            pending.push(e.id.to_string());
+            continue;
+        }
+        for l in pending.drain(..) {
+            replacement.insert(l, e.id.to_string());
+        }
+        let mut v = s.entry_value(i);
+        if let Value::Object(m) = &mut v {
+            m.insert("parentId".into(), parent.clone().map(Value::from).unwrap_or(Value::Null));
+            if let Kind::Compaction(c) = &e.kind
+                && let Some(fk) = &c.first_kept_entry_id
+                && &**fk != &*e.id
+                && let Some(r) = replacement.get(&**fk)
+            {
+                m.insert("firstKeptEntryId".into(), r.clone().into());
+            }
+        }
+        out.push(v);
+        parent = Some(e.id.to_string());
+        kept_ids.push(e.id.to_string());
+    }
+    // Labels of kept entries, in Pi's label-map order (first set, re-set keeps position).
+    let mut order: Vec<String> = vec![];
+    for e in &s.entries {
+        if let Kind::Label { target_id: Some(t), label } = &e.kind {
+            let t = t.to_string();
+            if label.as_deref().is_some_and(|l| !l.is_empty()) {
+                if !order.contains(&t) {
+                    order.push(t);
+                }
+            } else {
+                order.retain(|x| x != &t);
+            }
+        }
+    }
+    let mut ids = IdSource::new(s);
+    for t in order.into_iter().filter(|t| kept_ids.contains(t)) {
+        let (label, li) = s.labels.get(t.as_str()).unwrap();
+        let ts = s.entry_value(*li as usize).get("timestamp").cloned().unwrap_or(Value::Null);
+        let id = ids.next();
+        let mut m = Map::new();
+        m.insert("type".into(), "label".into());
+        m.insert("id".into(), id.clone().into());
+        m.insert("parentId".into(), parent.clone().map(Value::from).unwrap_or(Value::Null));
+        m.insert("timestamp".into(), ts);
+        m.insert("targetId".into(), t.into());
+        m.insert("label".into(), label.to_string().into());
+        out.push(Value::Object(m));
+        parent = Some(id);
+    }
+    out
+}
+
+/// A new session header as Pi writes it.
+pub fn session_header(id: &str, cwd: &str, parent_session: Option<&str>, ts_ms: i64) -> Value {
+    let mut m = Map::new();
+    m.insert("type".into(), "session".into());
+    m.insert("version".into(), 3.into());
+    m.insert("id".into(), id.into());
+    m.insert("timestamp".into(), js::iso_from_ms(ts_ms).into());
+    m.insert("cwd".into(), cwd.into());
+    if let Some(p) = parent_session {
+        m.insert("parentSession".into(), p.into());
+    }
+    Value::Object(m)
+}
+
+/// A UUIDv7-shaped session id (time-ordered, as Pi's).
+pub fn session_id(ts_ms: i64) -> String {
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_i64(ts_ms);
+    let r = h.finish();
+    let t = ts_ms as u64;
+    format!(
+        "{:08x}-{:04x}-7{:03x}-{:04x}-{:012x}",
+        t >> 16,
+        t & 0xffff,
+        (r >> 52) & 0xfff,
+        0x8000 | ((r >> 36) & 0x3fff),
+        r & 0xffff_ffff_ffff
+    )
+}
+
+/// The whole file migrated to v3 (for `bonsai migrate`): header version 3, ids as loaded.
+pub fn migrated_lines(s: &Session) -> Vec<Value> {
+    let mut header = s.header.raw.clone();
+    if let Value::Object(m) = &mut header {
+        m.insert("version".into(), 3.into());
+    }
+    let mut out = vec![header];
+    out.extend((0..s.entries.len()).map(|i| s.entry_value(i)));
+    out
+}
+
+/// JSON lines exactly as `JSON.stringify` writes them.
+pub fn to_line(v: &Value) -> String {
+    js::stringify(v)
+}
+
+pub fn file_lists_text(ops: &serialize::FileOps) -> (Vec<String>, Vec<String>) {
+    let (r, m) = ops.lists();
+    (serialize::list_strings(&r), serialize::list_strings(&m))
+}

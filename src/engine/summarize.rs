@@ -39,11 +39,15 @@ fn cut(s: &str, n: usize) -> String {
 /// The first sentence (or line) of a reply.
 fn first_sentence(s: &str) -> String {
     let line = first_line(s);
-    match line.find(". ") {
+    let sentence = match line.find(". ") {
         Some(i) if i > 20 => line[..=i].to_string(),
         _ => line,
-    }
+    };
+    cut(&sentence, 100)
 }
+
+/// Done items: the newest few (the summary must stay within a tenth of its input).
+const MAX_DONE: usize = 6;
 
 fn push_unique(v: &mut Vec<String>, s: String) {
     if !s.is_empty() && !v.contains(&s) {
@@ -190,22 +194,26 @@ pub fn history_summary(messages: &[Value], previous: Option<&str>, instructions:
     let goal = merge(carried(&prev, "Goal"), f.requests.clone());
     let constraints = merge(carried(&prev, "Constraints & Preferences"), f.constraints.clone());
     let mut done = carried(&prev, "Progress");
-    for d in f.done.iter().cloned().chain(tool_work(&f)) {
+    let recent = f.done.len().saturating_sub(MAX_DONE);
+    if recent > 0 {
+        push_unique(&mut done, format!("{recent} earlier answers (see the requests above)"));
+    }
+    for d in f.done[recent..].iter().cloned().chain(tool_work(&f)) {
         push_unique(&mut done, d);
     }
     let decisions = merge(carried(&prev, "Key Decisions"), f.decisions.clone());
     let in_progress = if f.last_role_user { f.requests.last().cloned() } else { None };
     let next = match (&in_progress, &f.last_assistant) {
         (Some(r), _) => format!("1. Answer the pending request: {r}"),
-        (None, Some(a)) => format!("1. Continue from: {}", first_sentence(a)),
+        (None, Some(_)) => "1. Continue with the user's next request".to_string(),
         (None, None) => "1. Continue with the user's next request".to_string(),
     };
-    let mut critical = merge(carried(&prev, "Critical Context"), f.errors.iter().map(|e| format!("Error: {e}")).collect());
+    let mut critical = carried(&prev, "Critical Context");
     if let Some(i) = instructions.map(js::js_trim).filter(|i| !i.is_empty()) {
         critical.insert(0, format!("Focus requested: {}", cut(i, QUOTE)));
     }
     let done_text = if done.is_empty() { "- (none)".to_string() } else { done.iter().map(|d| format!("- [x] {d}")).collect::<Vec<_>>().join("\n") };
-    let blocked = if f.errors.is_empty() { "- (none)".to_string() } else { bullets(&f.errors, "(none)") };
+    let blocked = bullets(&f.errors, "(none)");
     format!(
         "## Goal\n{}\n\n## Constraints & Preferences\n{}\n\n## Progress\n### Done\n{}\n\n### In Progress\n{}\n\n### Blocked\n{}\n\n## Key Decisions\n{}\n\n## Next Steps\n{}\n\n## Critical Context\n{}",
         bullets(&goal, "(none)"),

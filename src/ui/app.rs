@@ -217,6 +217,11 @@ pub struct App {
     pub file_len: u64,
     /// The detail pane's document for the selected entry (rebuilt when it changes).
     pub doc: Option<super::detail::Doc>,
+    pub dialog: Option<super::dialog::Dialog>,
+    /// Work for the event loop that needs the terminal ($EDITOR).
+    pub external: Option<super::dialog::External>,
+    /// Text to put on the clipboard (OSC 52) at the next frame.
+    pub clipboard: Option<String>,
 }
 
 impl App {
@@ -259,6 +264,9 @@ impl App {
             row_cache: HashMap::new(),
             file_len,
             doc: None,
+            dialog: None,
+            external: None,
+            clipboard: None,
         };
         app.zones = app.settings.gauge_zones();
         app.keep_recent = app.settings.keep_recent_tokens(app.model_ref().as_ref().map(|(p, m)| (p.as_str(), m.as_str())));
@@ -436,6 +444,9 @@ impl App {
             self.quit = true;
             return true;
         }
+        if self.dialog.is_some() {
+            return self.on_dialog_key(key);
+        }
         match self.overlay {
             Overlay::Help => {
                 self.overlay = Overlay::None;
@@ -500,6 +511,12 @@ impl App {
             }
             KeyCode::Char('o') if !ctrl => self.open_picker(),
             KeyCode::Char('T') => self.view.show_label_times = !self.view.show_label_times,
+            KeyCode::Enter if self.focus == Focus::Tree => self.open_navigate(),
+            KeyCode::Char('C') => self.open_compact(),
+            KeyCode::Char('L') => self.open_label(),
+            KeyCode::Char('R') => self.open_rename(),
+            KeyCode::Char('F') => self.fork_or_clone(false),
+            KeyCode::Char('K') => self.fork_or_clone(true),
             KeyCode::Char('g') | KeyCode::Home if self.focus == Focus::Tree => self.view.selected = 0,
             KeyCode::Char('G') | KeyCode::End if self.focus == Focus::Tree => {
                 self.view.selected = self.view.visible.len().saturating_sub(1)

@@ -7,39 +7,51 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph};
 
 pub const KEYS: &[(&str, &str)] = &[
-    ("↑/↓ j/k", "move (wraps, like Pi's /tree)"),
-    ("←/→ PgUp/PgDn", "page up / down"),
-    ("Ctrl+←/→ Alt+←/→", "fold or jump up a branch / unfold or jump down"),
-    ("g / G", "first / last row"),
-    ("l", "jump to the session's leaf"),
-    ("Ctrl+D", "filter: default"),
-    ("Ctrl+T / Ctrl+U", "filter: no tools / user only (toggle)"),
-    ("Ctrl+L / Ctrl+A", "filter: labeled only / all (toggle)"),
-    ("Ctrl+O / Shift+Ctrl+O", "cycle filters"),
-    ("/", "search (Enter keeps it, Esc clears)"),
-    ("Shift+T", "label timestamps"),
-    ("Tab", "switch focus tree / detail"),
-    ("d", "hide / show the detail pane"),
-    ("c", "cut preview for the selected entry as leaf"),
-    ("+ / -", "keepRecentTokens up / down (live)"),
-    ("v", "what the model sees at the selected entry"),
-    ("m", "mark this entry to compare contexts (v)"),
+    ("↑↓ j k", "move (wraps, as in Pi)"),
+    ("←→ PgUp PgDn", "page up / down"),
+    ("C-← C-→", "fold / jump up · down"),
+    ("A-← A-→", "same as Ctrl"),
+    ("g G", "first / last row"),
+    ("l", "go to the session leaf"),
+    ("C-d", "filter: default"),
+    ("C-t C-u", "no tools / user only"),
+    ("C-l C-a", "labeled only / all"),
+    ("C-o S-C-o", "cycle filters"),
+    ("/", "search (Esc clears)"),
+    ("T", "label timestamps"),
+    ("Tab", "focus tree / detail"),
+    ("d", "detail pane on / off"),
+    ("c", "cut preview here"),
+    ("+ -", "keepRecentTokens ±"),
+    ("v", "what the model sees"),
+    ("m", "mark to compare in v"),
     ("o", "session picker"),
-    ("Esc", "clear search / close preview / back to tree"),
-    ("?", "this help"),
-    ("q / Ctrl+C", "quit"),
+    ("Enter", "navigate here"),
+    ("C", "compact here"),
+    ("L", "label the entry"),
+    ("R", "rename the session"),
+    ("F", "fork at a user message"),
+    ("K", "clone the branch"),
+    ("Esc", "clear / close / back"),
+    ("q C-c", "quit"),
 ];
 
 pub fn draw(f: &mut Frame, area: Rect) {
-    let w = 64.min(area.width);
-    let h = (KEYS.len() as u16 + 4).min(area.height);
+    let half = KEYS.len().div_ceil(2);
+    let w = 76.min(area.width);
+    let h = (half as u16 + 4).min(area.height);
     let r = Rect { x: area.x + (area.width - w) / 2, y: area.y + (area.height - h) / 2, width: w, height: h };
     f.render_widget(Clear, r);
+    let col = |(k, d): &(&str, &str)| vec![Span::styled(format!(" {k:<13}"), fg(ACCENT)), Span::raw(format!("{d:<24}"))];
     let mut lines = vec![Line::default()];
-    for (k, d) in KEYS {
-        lines.push(Line::from(vec![Span::styled(format!(" {k:<22}"), fg(ACCENT)), Span::raw(*d)]));
+    for i in 0..half {
+        let mut spans = col(&KEYS[i]);
+        if let Some(right) = KEYS.get(i + half) {
+            spans.extend(col(right));
+        }
+        lines.push(Line::from(spans));
     }
-    lines.push(Line::from(Span::styled(" any key closes", fg(DIM))));
+    lines.push(Line::from(Span::styled(" any key closes · C- Ctrl, A- Alt, S- Shift", fg(DIM))));
     let block = Block::default().borders(Borders::ALL).border_style(fg(ACCENT)).title(Span::styled(" keys ", title()));
     f.render_widget(Paragraph::new(lines).block(block), r);
 }
@@ -53,7 +65,7 @@ mod snapshots {
     fn help_overlay_80x24() {
         let mut a = demo_app();
         a.on_key(KeyEvent::from(KeyCode::Char('?')));
-        insta::assert_snapshot!(render(&mut a, 80, 30));
+        insta::assert_snapshot!(render(&mut a, 80, 24));
         a.on_key(KeyEvent::from(KeyCode::Char('x')));
         assert_eq!(a.overlay, super::super::app::Overlay::None);
     }

@@ -5,6 +5,7 @@ pub mod app;
 pub mod context_view;
 pub mod cut_panel;
 pub mod detail;
+pub mod dialog;
 pub mod gauge;
 pub mod help;
 pub mod highlight;
@@ -143,6 +144,7 @@ pub fn draw(f: &mut Frame, app: &mut App) {
         }
         Overlay::None => {}
     }
+    dialog::draw(f, main, app);
 }
 
 fn draw_detail(f: &mut Frame, area: Rect, app: &mut App) {
@@ -238,7 +240,19 @@ async fn event_loop(terminal: &mut ratatui::DefaultTerminal, target: Target, set
         }
         tokio::select! {
             ev = events.next() => match ev {
-                Some(Ok(Event::Key(k))) if k.kind != KeyEventKind::Release => dirty |= app.on_key(k),
+                Some(Ok(Event::Key(k))) if k.kind != KeyEventKind::Release => {
+                    dirty |= app.on_key(k);
+                    if let Some(dialog::External::EditSummary(text)) = app.external.take() {
+                        let edited = edit_in_editor(terminal, &text);
+                        app.edited_summary(edited.unwrap_or(text));
+                        dirty = true;
+                    }
+                    if let Some(text) = app.clipboard.take() {
+                        use std::io::Write;
+                        let _ = crossterm::execute!(std::io::stdout(), crossterm::clipboard::CopyToClipboard::to_clipboard_from(text));
+                        let _ = std::io::stdout().flush();
+                    }
+                }
                 Some(Ok(Event::Resize(_, _))) => dirty = true,
                 Some(Ok(_)) => {}
                 Some(Err(e)) => return Err(e.into()),
@@ -271,6 +285,22 @@ async fn event_loop(terminal: &mut ratatui::DefaultTerminal, target: Target, set
             }
         }
     }
+}
+
+/// Suspend the UI, edit `text` in $EDITOR (or vi), resume. None if the editor failed.
+fn edit_in_editor(terminal: &mut ratatui::DefaultTerminal, text: &str) -> Option<String> {
+    let dir = std::env::temp_dir().join(format!("bonsai-{}", std::process::id()));
+    let _ = std::fs::create_dir_all(&dir);
+    let file = dir.join("summary.md");
+    std::fs::write(&file, text).ok()?;
+    ratatui::restore();
+    let editor = std::env::var("VISUAL").or_else(|_| std::env::var("EDITOR")).unwrap_or_else(|_| "vi".into());
+    let ok = std::process::Command::new("sh").arg("-c").arg(format!("{editor} \"$1\"")).arg("sh").arg(&file).status().is_ok_and(|s| s.success());
+    *terminal = ratatui::init();
+    let _ = terminal.clear();
+    let out = ok.then(|| std::fs::read_to_string(&file).ok()).flatten();
+    let _ = std::fs::remove_dir_all(&dir);
+    out
 }
 
 #[cfg(test)]

@@ -111,3 +111,34 @@ fn demo_opens_when_pi_has_no_sessions() {
     t.send(&["q"]);
     t.wait_for("EXITED:0");
 }
+
+#[test]
+fn compact_with_instructions_offline_accept_and_see_it_in_the_tree() {
+    let Some(t) = Tmux::start(120, 40) else { return };
+    let bin = env!("CARGO_BIN_EXE_bonsai");
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("long.jsonl");
+    std::fs::copy(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/fixtures/pi-0.87.1/compacted-long.jsonl"), &f).unwrap();
+    let before = std::fs::read(&f).unwrap();
+    let home = tempfile::tempdir().unwrap();
+    t.send(&[&format!("HOME={} {bin} {}; echo EXITED:$?", home.path().display(), f.display()), "Enter"]);
+    t.wait_for("(212/212)");
+    t.send(&["C"]);
+    t.wait_for("Compact: custom instructions");
+    t.send(&["-l", "keep the latency numbers"]);
+    t.wait_for("> keep the latency numbers");
+    t.send(&["Enter"]);
+    let screen = t.wait_for("Compaction summary (offline summarizer)");
+    assert!(screen.contains("## Goal"), "{screen}");
+    t.send(&["a"]);
+    let screen = t.wait_for("wrote a compaction");
+    assert!(screen.contains("[compaction: "), "{screen}");
+    assert!(screen.contains("(213/213)"), "the new compaction is the selected leaf:\n{screen}");
+    t.send(&["q"]);
+    t.wait_for("EXITED:0");
+    let after = std::fs::read(&f).unwrap();
+    assert_eq!(&after[..before.len()], &before[..], "append only");
+    let last: serde_json::Value = serde_json::from_slice(after[before.len()..].split(|b| *b == b'\n').next().unwrap()).unwrap();
+    assert_eq!(last["type"], "compaction");
+    assert!(last["summary"].as_str().unwrap().contains("Focus requested: keep the latency numbers"));
+}

@@ -455,6 +455,8 @@ pub struct Session {
     /// Non-blank lines that did not become entries (oracle's `skippedLines`).
     pub skipped_lines: usize,
     pub file_ends_with_newline: bool,
+    /// The latest `session_info` name (empty clears), resolved once at load.
+    name: Option<Box<str>>,
 }
 
 #[derive(Debug)]
@@ -664,7 +666,12 @@ impl Session {
             .iter()
             .map(|e| e.parent_id.as_deref().and_then(|p| by_id.get(p).copied()).unwrap_or(u32::MAX))
             .collect();
+        let name = entries.iter().rev().find_map(|e| match &e.kind {
+            Kind::SessionInfo { name } => Some(name.as_deref().map(js::js_trim).filter(|n| !n.is_empty()).map(Box::from)),
+            _ => None,
+        });
         let mut s = Session {
+            name: name.flatten(),
             parent_idx,
             buf,
             header,
@@ -809,12 +816,7 @@ impl Session {
 
     /// The session name: the latest `session_info` in file order (empty clears it).
     pub fn session_name(&self) -> Option<&str> {
-        for e in self.entries.iter().rev() {
-            if let Kind::SessionInfo { name } = &e.kind {
-                return name.as_deref().map(js::js_trim).filter(|s| !s.is_empty());
-            }
-        }
-        None
+        self.name.as_deref()
     }
 
     pub fn label_of(&self, id: &str) -> Option<&str> {

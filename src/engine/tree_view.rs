@@ -280,6 +280,13 @@ pub fn visible_width(s: &str) -> usize {
     if s.bytes().all(|b| (0x20..0x7f).contains(&b)) {
         return s.len();
     }
+    // Tree drawing: ASCII plus box-drawing, fold markers, bullets (all one column).
+    if s.chars().all(|c| {
+        let u = c as u32;
+        (0x20..0x7f).contains(&u) || (0x2500..0x2580).contains(&u) || u == 0x229E || u == 0x229F || u == 0x2022 || u == 0x203A
+    }) {
+        return s.chars().count();
+    }
     // Most text (tree drawing, Latin, CJK) has no multi-char clusters: sum char widths.
     if !s.chars().any(may_join) {
         return s.chars().map(|c| if c == '\t' { 3 } else { unicode_width::UnicodeWidthChar::width(c).unwrap_or(0) }).sum();
@@ -308,6 +315,10 @@ fn may_join(c: char) -> bool {
         || (0xAC00..0xD7A4).contains(&u)
         || u >= 0x1F000
         || c == '\r'
+}
+
+pub fn char_width(c: char) -> usize {
+    if c == '\t' { 3 } else { unicode_width::UnicodeWidthChar::width(c).unwrap_or(0) }
 }
 
 fn grapheme_width(g: &str) -> usize {

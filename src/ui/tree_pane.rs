@@ -9,7 +9,7 @@
 use super::app::{App, CutClass};
 use super::theme::*;
 use crate::engine::context;
-use crate::engine::tree_view::{Row, RowStyle, pan_scroll, visible_width};
+use crate::engine::tree_view::{Row, RowStyle, char_width, pan_scroll, visible_width};
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::style::{Modifier, Style};
@@ -73,7 +73,7 @@ fn skip_columns(spans: Vec<Span<'static>>, mut n: usize) -> Vec<Span<'static>> {
                 idx = i;
                 break;
             }
-            cut += visible_width(&c.to_string());
+            cut += char_width(c);
             idx = i + c.len_utf8();
         }
         n = 0;
@@ -152,7 +152,7 @@ pub fn draw(f: &mut Frame, area: Rect, app: &mut App) {
                     } else {
                         let mut s = String::new();
                         for c in sp.content.chars() {
-                            let cw = visible_width(&c.to_string());
+                            let cw = char_width(c);
                             if acc + cw > body_width {
                                 break;
                             }

@@ -31,14 +31,42 @@ fn cwd() -> PathBuf {
     std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."))
 }
 
-fn check_summarizer(summarizer: Option<&str>, model: Option<&str>) -> Result<()> {
-    if summarizer == Some("llm") || model.is_some() {
-        bail!(
-            "the LLM summarizer is not built yet in this version; use the offline summarizer (the default), \
-             or edit the summary afterwards"
-        );
+/// The summarizer that runs: the offline one when asked or when no API key is configured.
+pub fn choose_summarizer(
+    summarizer: Option<&str>,
+    model: Option<&str>,
+    registry: &Registry,
+    session_model: Option<(&str, &str)>,
+) -> Result<Option<crate::llm::summarize::Summarizer>> {
+    if summarizer == Some("offline") {
+        return Ok(None);
     }
-    Ok(())
+    match crate::llm::summarize::Summarizer::resolve(registry, &settings::agent_dir(), model, session_model) {
+        Ok(sm) => {
+            eprintln!("bonsai: summarizer: {}/{} (key from {})", sm.model.provider, sm.model.id, sm.key.source);
+            Ok(Some(sm))
+        }
+        Err(e) if summarizer == Some("llm") || model.is_some() => Err(eyre!(e)),
+        Err(e) => {
+            eprintln!("bonsai: summarizer: offline ({e})");
+            Ok(None)
+        }
+    }
+}
+
+fn runtime() -> Result<tokio::runtime::Runtime> {
+    Ok(tokio::runtime::Builder::new_current_thread().enable_all().build()?)
+}
+
+/// Stream the model's text to stderr when it is a terminal.
+fn progress(e: crate::llm::Event) {
+    match e {
+        crate::llm::Event::Text(t) if std::io::stderr().is_terminal() => eprint!("{t}"),
+        crate::llm::Event::Retry { attempt, wait, reason } => {
+            eprintln!("bonsai: {reason}; retry {attempt} in {:.1}s", wait.as_secs_f64())
+        }
+        _ => {}
+    }
 }
 
 fn report_write(path: &Path, a: &Appended, what: &str) {
@@ -72,11 +100,10 @@ fn not_written() {
 }
 
 pub fn compact(a: CompactArgs) -> Result<()> {
-    check_summarizer(a.summarizer.as_deref(), a.model.as_deref())?;
     let s0 = load(&a.file)?;
     let settings = Settings::load(&cwd());
     let registry = Registry::load(&settings::agent_dir());
-    let build = |s: &Session, expected_cut: Option<&str>| -> std::result::Result<(Value, String), String> {
+    let plan_for = |s: &Session| -> std::result::Result<(usize, crate::engine::compaction::CompactionPlan, Option<(String, String)>, String), String> {
         let leaf = resolve_leaf(s, a.leaf.as_deref()).map_err(|e| e.to_string())?.ok_or("the session has no entries")?;
         let proj = context::project(s, &s.path_to(leaf));
         let (model, _) = session_model(s, &proj, &registry);
@@ -86,21 +113,38 @@ pub fn compact(a: CompactArgs) -> Result<()> {
             keep_recent_tokens: a.keep_recent_tokens.unwrap_or(settings.keep_recent_tokens(mref)),
         };
         let plan = actions::plan_compaction(s, leaf, cs).map_err(|e| format!("cannot compact: {}", e.reason()))?;
-        let first_kept = s.entries[plan.first_kept_entry].id.to_string();
-        if let Some(exp) = expected_cut
-            && exp != first_kept
-        {
+        Ok((leaf, plan, model, proj.thinking_level.clone()))
+    };
+    let (leaf0, plan0, model, thinking) = plan_for(&s0).map_err(|e| eyre!(e))?;
+    let first_kept = s0.entries[plan0.first_kept_entry].id.to_string();
+    let leaf_id = s0.entries[leaf0].id.to_string();
+    let mref = model.as_ref().map(|(p, m)| (p.as_str(), m.as_str()));
+    let sm = choose_summarizer(a.summarizer.as_deref(), a.model.as_deref(), &registry, mref)?;
+    let summary = match &sm {
+        None => actions::offline_compaction_summary(&s0, &plan0, a.instructions.as_deref()),
+        Some(sm) => {
+            let r = runtime()?.block_on(sm.compaction(&s0, &plan0, a.instructions.as_deref(), Some(&thinking), progress));
+            if std::io::stderr().is_terminal() {
+                eprintln!();
+            }
+            r.map_err(|e| eyre!("summarization failed: {e}; nothing written"))?
+        }
+    };
+    let summarizer_name = sm.as_ref().map(|m| format!("{}/{}", m.model.provider, m.model.id)).unwrap_or_else(|| "offline".into());
+    let build = |s: &Session| -> std::result::Result<Value, String> {
+        let (leaf, plan, _, _) = plan_for(s)?;
+        let fk = s.entries[plan.first_kept_entry].id.to_string();
+        if fk != first_kept || *s.entries[leaf].id != *leaf_id {
             return Err(format!(
-                "the session changed since the preview and the cut moved ({exp} → {first_kept}); run the command again"
+                "the session changed while the summary was written (leaf {leaf_id} → {}, cut {first_kept} → {fk}); run the command again",
+                s.entries[leaf].id
             ));
         }
-        let summary = actions::offline_compaction_summary(s, &plan, a.instructions.as_deref());
-        let id = IdSource::new(s).next();
-        Ok((actions::compaction_entry(s, leaf, &plan, &summary, &id, actions::now_ms()), first_kept))
+        Ok(actions::compaction_entry(s, leaf, &plan, &summary, &IdSource::new(s).next(), actions::now_ms()))
     };
-    let (entry, first_kept) = build(&s0, None).map_err(|e| eyre!(e))?;
+    let entry = build(&s0).map_err(|e| eyre!(e))?;
     if a.dry_run || !a.yes {
-        show(&[entry.clone()], a.json, false, json!({"summarizer": "offline"}));
+        show(&[entry], a.json, false, json!({"summarizer": summarizer_name}));
         if !a.dry_run {
             not_written();
         }
@@ -111,13 +155,12 @@ pub fn compact(a: CompactArgs) -> Result<()> {
     }
     let mut written = None;
     let (_, appended) = store::append_with(&a.file, |s| {
-        let (e, _) = build(s, Some(&first_kept))?;
+        let e = build(s)?;
         written = Some(e.clone());
         Ok(vec![e])
     })?;
-    let e = written.unwrap();
     report_write(&a.file, &appended, "a compaction");
-    show(&[e], a.json, true, json!({"summarizer": "offline"}));
+    show(&[written.unwrap()], a.json, true, json!({"summarizer": summarizer_name}));
     Ok(())
 }
 
@@ -164,7 +207,7 @@ pub fn navigate(
     let settings = Settings::load(&cwd());
     let registry = Registry::load(&settings::agent_dir());
     let target_id = s0.entries[resolve_ref(&s0, target)?].id.to_string();
-    let build = |s: &Session| -> std::result::Result<(Vec<Value>, Option<String>, bool), String> {
+    let plan_for = |s: &Session| -> std::result::Result<actions::Navigation, String> {
         let old_leaf = resolve_leaf(s, leaf.as_deref()).map_err(|e| e.to_string())?;
         let t = s.idx_of(&target_id).ok_or_else(|| format!("entry {target_id} not found"))?;
         if Some(t) == old_leaf {
@@ -175,18 +218,41 @@ pub fn navigate(
             .and_then(|p| session_model(s, &p, &registry).1)
             .filter(|w| *w > 0)
             .unwrap_or(128000);
-        let nav = actions::plan_navigation(s, old_leaf, t, window as i64 - settings.branch_reserve_tokens() as i64);
+        Ok(actions::plan_navigation(s, old_leaf, t, window as i64 - settings.branch_reserve_tokens() as i64))
+    };
+    let nav0 = plan_for(&s0).map_err(|e| eyre!(e))?;
+    let wants = summary != "none" && !nav0.branch.entries.is_empty();
+    let focus = instructions.as_deref();
+    let summary_text: Option<Summary> = if wants {
+        let model = nav0
+            .old_leaf
+            .map(|l| context::project(&s0, &s0.path_to(l)))
+            .and_then(|p| p.model.and_then(|(p, m)| Some((p?, m?))));
+        let mref = model.as_ref().map(|(p, m)| (p.as_str(), m.as_str()));
+        match choose_summarizer(None, None, &registry, mref)? {
+            None => Some(actions::offline_branch_summary(&s0, &nav0, focus)),
+            Some(sm) => Some(
+                runtime()?
+                    .block_on(sm.branch(&s0, &nav0, focus, replace_instructions, progress))
+                    .map_err(|e| eyre!("branch summarization failed: {e}; nothing written"))?,
+            ),
+        }
+    } else {
+        None
+    };
+    let old_leaf_id = nav0.old_leaf.map(|l| s0.entries[l].id.to_string());
+    let build = |s: &Session| -> std::result::Result<(Vec<Value>, Option<String>, bool), String> {
+        let nav = plan_for(s)?;
+        if nav.old_leaf.map(|l| s.entries[l].id.to_string()) != old_leaf_id {
+            return Err("the session changed (Pi appended); run the command again".into());
+        }
         let mut ids = IdSource::new(s);
         let now = actions::now_ms();
-        let wants = summary != "none" && !nav.branch.entries.is_empty();
-        let focus = instructions.as_deref().filter(|_| summary == "custom" || replace_instructions || instructions.is_some());
-        let entry = if wants {
-            let sm: Summary = actions::offline_branch_summary(s, &nav, focus);
-            actions::branch_summary_entry(s, &nav, &sm, &ids.next(), now)
-        } else {
-            actions::navigation_marker(s, &nav, &ids.next(), now)
+        let entry = match &summary_text {
+            Some(sm) => actions::branch_summary_entry(s, &nav, sm, &ids.next(), now),
+            None => actions::navigation_marker(s, &nav, &ids.next(), now),
         };
-        Ok((vec![entry], nav.editor_text.clone(), wants))
+        Ok((vec![entry], nav.editor_text.clone(), summary_text.is_some()))
     };
     let (entries, editor_text, with_summary) = build(&s0).map_err(|e| eyre!(e))?;
     let extra = json!({"editorText": editor_text, "branchSummary": with_summary});

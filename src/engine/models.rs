@@ -20,6 +20,8 @@ pub struct ModelInfo {
     /// `apiKey` and `headers` of the provider entry in models.json (unresolved).
     pub api_key: Option<String>,
     pub headers: Vec<(String, String)>,
+    /// USD per million tokens: input, output, cache read, cache write.
+    pub cost: [f64; 4],
 }
 
 #[derive(Debug, Clone, Default)]
@@ -117,6 +119,7 @@ fn builtin() -> Vec<ModelInfo> {
                 custom: false,
                 api_key: None,
                 headers: vec![],
+                cost: [8, 9, 10, 11].map(|k| f.get(k).and_then(|x| x.parse().ok()).unwrap_or(0.0)),
             })
         })
         .collect()
@@ -215,6 +218,8 @@ impl Registry {
                     custom: true,
                     api_key: p_key.clone(),
                     headers,
+                    cost: ["input", "output", "cacheRead", "cacheWrite"]
+                        .map(|k| mv.get("cost").and_then(|c| c.get(k)).and_then(|x| x.as_f64()).unwrap_or(0.0)),
                 };
                 self.models.retain(|m| !(m.provider == *pname && m.id == id));
                 self.models.push(info);

@@ -1,0 +1,112 @@
+//! Summaries written by a model: the compaction (history and, for a split turn, the turn
+//! prefix, in parallel) and the branch summary, in Pi's format with Pi's request limits.
+
+use super::auth::{self, ApiKey};
+use super::{Event, LlmError, Policy, Request, Usage, complete, prompts};
+use crate::engine::actions::{Navigation, Summary};
+use crate::engine::compaction::{self, CompactionPlan};
+use crate::engine::models::{ModelInfo, Registry};
+use crate::engine::report::serialized_text;
+use crate::engine::session::Session;
+use crate::engine::summarize;
+use std::path::Path;
+
+/// The model and key a summary is written with.
+#[derive(Debug, Clone)]
+pub struct Summarizer {
+    pub model: ModelInfo,
+    pub key: ApiKey,
+    pub policy: Policy,
+}
+
+impl Summarizer {
+    /// `--model provider/id`, else the session's current model (as Pi uses it).
+    pub fn resolve(registry: &Registry, agent_dir: &Path, wanted: Option<&str>, session_model: Option<(&str, &str)>) -> Result<Summarizer, String> {
+        let (p, id) = match wanted {
+            Some(w) => w.split_once('/').ok_or_else(|| format!("--model takes provider/id, got {w}"))?,
+            None => session_model.ok_or("the session has no model yet; pass --model provider/id")?,
+        };
+        let model = registry
+            .find(p, id)
+            .cloned()
+            .ok_or_else(|| format!("unknown model {p}/{id}: not in Pi's built-in list or {}", agent_dir.join("models.json").display()))?;
+        let key = auth::find_key(&model, agent_dir)?;
+        Ok(Summarizer { model, key, policy: Policy::default() })
+    }
+
+    fn cap(&self, n: u64) -> u64 {
+        if self.model.max_tokens > 0 { n.min(self.model.max_tokens) } else { n }
+    }
+
+    fn request(&self, prompt: String, max_tokens: u64, reasoning: Option<String>) -> Request {
+        Request {
+            model: self.model.clone(),
+            key: self.key.clone(),
+            system: prompts::SYSTEM.to_string(),
+            prompt,
+            max_tokens,
+            reasoning: reasoning.filter(|_| self.model.reasoning),
+        }
+    }
+
+    /// Pi's `compact()`: history (or the previous summary) plus the split turn's prefix.
+    pub async fn compaction(
+        &self,
+        s: &Session,
+        plan: &CompactionPlan,
+        focus: Option<&str>,
+        thinking: Option<&str>,
+        on_text: impl FnMut(Event) + Send,
+    ) -> Result<Summary, LlmError> {
+        let reasoning = thinking.filter(|t| *t != "off").map(String::from);
+        let previous = compaction::previous_summary(s, plan);
+        let reserve = plan.settings.reserve_tokens;
+        let history_req = (!plan.messages_to_summarize.is_empty()).then(|| {
+            let text = serialized_text(s, &plan.messages_to_summarize);
+            self.request(prompts::history(&text, previous.as_deref(), focus), self.cap(reserve * 8 / 10), reasoning.clone())
+        });
+        let prefix_req = (plan.is_split_turn && !plan.turn_prefix_messages.is_empty()).then(|| {
+            let text = serialized_text(s, &plan.turn_prefix_messages);
+            self.request(prompts::turn_prefix(&text), self.cap(reserve / 2), reasoning.clone())
+        });
+        let on_text = std::sync::Mutex::new(on_text);
+        let emit = |e: Event| (on_text.lock().unwrap())(e);
+        let (h, p) = tokio::join!(
+            async {
+                match &history_req {
+                    Some(r) => complete(r, self.policy, emit).await.map(Some),
+                    None => Ok(None),
+                }
+            },
+            async {
+                match &prefix_req {
+                    Some(r) => complete(r, self.policy, |_| {}).await.map(Some),
+                    None => Ok(None),
+                }
+            }
+        );
+        let (h, p) = (h?, p?);
+        let history = match &h {
+            Some(r) => r.text.clone(),
+            None => previous.unwrap_or_else(|| "No prior history.".into()),
+        };
+        let usage = h.as_ref().map(|r| r.usage.clone()).unwrap_or_default().add(&p.as_ref().map(|r| r.usage.clone()).unwrap_or_default());
+        let text = summarize::compose_compaction_summary(&history, p.as_ref().map(|r| r.text.as_str()), &plan.file_ops);
+        Ok(Summary { text, usage: Some(usage.to_pi(&self.model)) })
+    }
+
+    /// Pi's branch summary: no thinking, at most 4096 output tokens.
+    pub async fn branch(&self, s: &Session, nav: &Navigation, focus: Option<&str>, replace: bool, on_text: impl FnMut(Event) + Send) -> Result<Summary, LlmError> {
+        if nav.branch.messages.is_empty() {
+            return Ok(Summary { text: "No content to summarize".into(), usage: None });
+        }
+        let text = serialized_text(s, &nav.branch.messages);
+        let req = self.request(prompts::branch(&text, focus, replace), self.cap(4096), None);
+        let r = complete(&req, self.policy, on_text).await?;
+        Ok(Summary { text: summarize::compose_branch_summary(&r.text, &nav.branch.file_ops), usage: Some(r.usage.to_pi(&self.model)) })
+    }
+}
+
+pub fn usage_total(u: &Usage) -> u64 {
+    u.input + u.output + u.cache_read + u.cache_write
+}

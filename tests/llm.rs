@@ -1,0 +1,362 @@
+//! The LLM summarizer against a local fake server on 127.0.0.1 that speaks each provider's
+//! wire format (SSE streaming, error bodies, 429/529 retries, stalls). No test leaves the
+//! machine.
+
+use bonsai::engine::models::ModelInfo;
+use bonsai::llm::auth::ApiKey;
+use bonsai::llm::{Event, LlmError, Policy, Request, complete};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpListener;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// One scripted reply: status, extra headers, body chunks with a pause before each.
+#[derive(Clone)]
+struct Reply {
+    status: u16,
+    headers: Vec<(String, String)>,
+    chunks: Vec<(u64, String)>,
+}
+
+fn sse(events: &[&str]) -> Reply {
+    Reply {
+        status: 200,
+        headers: vec![("content-type".into(), "text/event-stream".into())],
+        chunks: events.iter().map(|e| (5, format!("{e}\n\n"))).collect(),
+    }
+}
+
+fn error(status: u16, body: &str, headers: &[(&str, &str)]) -> Reply {
+    Reply {
+        status,
+        headers: headers.iter().map(|(a, b)| (a.to_string(), b.to_string())).collect(),
+        chunks: vec![(0, body.to_string())],
+    }
+}
+
+#[derive(Debug, Clone)]
+struct Seen {
+    path: String,
+    headers: Vec<(String, String)>,
+    body: serde_json::Value,
+}
+
+struct Fake {
+    url: String,
+    seen: Arc<Mutex<Vec<Seen>>>,
+}
+
+/// Serve `replies` in order, one per connection, on a random loopback port.
+fn fake(replies: Vec<Reply>) -> Fake {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let seen2 = seen.clone();
+    std::thread::spawn(move || {
+        for reply in replies {
+            let Ok((mut sock, _)) = listener.accept() else { return };
+            let mut reader = BufReader::new(sock.try_clone().unwrap());
+            let mut line = String::new();
+            reader.read_line(&mut line).unwrap();
+            let path = line.split_whitespace().nth(1).unwrap_or("").to_string();
+            let mut headers = vec![];
+            let mut len = 0;
+            loop {
+                let mut h = String::new();
+                reader.read_line(&mut h).unwrap();
+                let h = h.trim_end().to_string();
+                if h.is_empty() {
+                    break;
+                }
+                let (k, v) = h.split_once(':').unwrap();
+                let (k, v) = (k.trim().to_lowercase(), v.trim().to_string());
+                if k == "content-length" {
+                    len = v.parse().unwrap();
+                }
+                headers.push((k, v));
+            }
+            let mut body = vec![0u8; len];
+            reader.read_exact(&mut body).unwrap();
+            seen2.lock().unwrap().push(Seen { path, headers, body: serde_json::from_slice(&body).unwrap_or_default() });
+            let mut head = format!("HTTP/1.1 {} X\r\ntransfer-encoding: chunked\r\nconnection: close\r\n", reply.status);
+            for (k, v) in &reply.headers {
+                head.push_str(&format!("{k}: {v}\r\n"));
+            }
+            head.push_str("\r\n");
+            if sock.write_all(head.as_bytes()).is_err() {
+                continue;
+            }
+            for (pause, chunk) in &reply.chunks {
+                std::thread::sleep(Duration::from_millis(*pause));
+                if sock.write_all(format!("{:x}\r\n{chunk}\r\n", chunk.len()).as_bytes()).is_err() {
+                    break;
+                }
+                let _ = sock.flush();
+            }
+            let _ = sock.write_all(b"0\r\n\r\n");
+        }
+    });
+    Fake { url, seen }
+}
+
+fn model(api: &str, id: &str, base: &str, reasoning: bool) -> ModelInfo {
+    ModelInfo {
+        provider: "fake".into(),
+        id: id.into(),
+        api: api.into(),
+        base_url: base.into(),
+        context_window: 200_000,
+        max_tokens: 64_000,
+        reasoning,
+        custom: true,
+        api_key: None,
+        headers: vec![("x-extra".into(), "1".into())],
+        cost: [3.0, 15.0, 0.3, 3.75],
+    }
+}
+
+fn request(m: ModelInfo, reasoning: Option<&str>) -> Request {
+    Request {
+        model: m,
+        key: ApiKey { key: "sk-test-SECRET".into(), source: "$FAKE_API_KEY".into(), oauth: false },
+        system: "SYSTEM".into(),
+        prompt: "<conversation>\n[User]: hi\n</conversation>\n\nSummarize.".into(),
+        max_tokens: 13107,
+        reasoning: reasoning.map(String::from),
+    }
+}
+
+fn fast() -> Policy {
+    Policy { max_retries: 3, base_delay: Duration::from_millis(10), max_delay: Duration::from_millis(200), idle_timeout: Duration::from_millis(800) }
+}
+
+fn run(req: &Request, policy: Policy) -> (Result<bonsai::llm::Reply, LlmError>, Vec<Event>) {
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let mut events = vec![];
+    let r = rt.block_on(complete(req, policy, |e| events.push(e)));
+    (r, events)
+}
+
+/// The request as the provider saw it, with the key redacted (never in a snapshot).
+fn redacted(s: &Seen) -> String {
+    let mut headers: Vec<String> = s
+        .headers
+        .iter()
+        .filter(|(k, _)| !matches!(k.as_str(), "host" | "content-length" | "accept" | "user-agent"))
+        .map(|(k, v)| format!("{k}: {}", v.replace("sk-test-SECRET", "<key>")))
+        .collect();
+    headers.sort();
+    format!("POST {}\n{}\n\n{}", s.path, headers.join("\n"), serde_json::to_string_pretty(&s.body).unwrap())
+}
+
+#[test]
+fn anthropic_messages_streams_and_reports_usage() {
+    let f = fake(vec![sse(&[
+        r#"event: message_start
+data: {"type":"message_start","message":{"usage":{"input_tokens":1200,"cache_read_input_tokens":0,"output_tokens":1}}}"#,
+        r#"event: content_block_start
+data: {"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}"#,
+        r###"event: content_block_delta
+data: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"## Goal\n"}}"###,
+        r#"event: content_block_delta
+data: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"- fix it"}}"#,
+        r#"event: message_delta
+data: {"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":42}}"#,
+        r#"event: message_stop
+data: {"type":"message_stop"}"#,
+    ])]);
+    let req = request(model("anthropic-messages", "claude-sonnet-4-5", &f.url, true), Some("medium"));
+    let (r, events) = run(&req, fast());
+    let r = r.unwrap();
+    assert_eq!(r.text, "## Goal\n- fix it");
+    assert_eq!((r.usage.input, r.usage.output), (1200, 42));
+    assert_eq!(events.iter().filter(|e| matches!(e, Event::Text(_))).count(), 2, "text arrives as it streams");
+    let seen = f.seen.lock().unwrap();
+    insta::assert_snapshot!("request_anthropic", redacted(&seen[0]));
+}
+
+#[test]
+fn openai_completions_streams() {
+    let f = fake(vec![sse(&[
+        r###"data: {"choices":[{"delta":{"content":"## Goal"}}]}"###,
+        r#"data: {"choices":[{"delta":{"content":"\n- x"},"finish_reason":"stop"}]}"#,
+        r#"data: {"choices":[],"usage":{"prompt_tokens":900,"completion_tokens":30,"prompt_tokens_details":{"cached_tokens":100}}}"#,
+        "data: [DONE]",
+    ])]);
+    let req = request(model("openai-completions", "llama3.1:8b", &format!("{}/v1", f.url), false), None);
+    let (r, _) = run(&req, fast());
+    let r = r.unwrap();
+    assert_eq!(r.text, "## Goal\n- x");
+    assert_eq!((r.usage.input, r.usage.cache_read, r.usage.output), (800, 100, 30));
+    insta::assert_snapshot!("request_openai_completions", redacted(&f.seen.lock().unwrap()[0]));
+}
+
+#[test]
+fn openai_responses_streams() {
+    let f = fake(vec![sse(&[
+        r###"event: response.output_text.delta
+data: {"type":"response.output_text.delta","delta":"## Goal"}"###,
+        r#"event: response.completed
+data: {"type":"response.completed","response":{"status":"completed","usage":{"input_tokens":500,"output_tokens":20}}}"#,
+    ])]);
+    let req = request(model("openai-responses", "gpt-5.1", &format!("{}/v1", f.url), true), Some("low"));
+    let (r, _) = run(&req, fast());
+    assert_eq!(r.unwrap().text, "## Goal");
+    insta::assert_snapshot!("request_openai_responses", redacted(&f.seen.lock().unwrap()[0]));
+}
+
+#[test]
+fn google_generative_ai_streams() {
+    let f = fake(vec![sse(&[
+        r###"data: {"candidates":[{"content":{"parts":[{"text":"## Goal\n"}]}}]}"###,
+        r#"data: {"candidates":[{"content":{"parts":[{"text":"- y"}]},"finishReason":"STOP"}],"usageMetadata":{"promptTokenCount":700,"candidatesTokenCount":12}}"#,
+    ])]);
+    let req = request(model("google-generative-ai", "gemini-2.5-flash", &format!("{}/v1beta", f.url), true), None);
+    let (r, _) = run(&req, fast());
+    let r = r.unwrap();
+    assert_eq!(r.text, "## Goal\n- y");
+    assert_eq!(r.usage.output, 12);
+    insta::assert_snapshot!("request_google", redacted(&f.seen.lock().unwrap()[0]));
+}
+
+#[test]
+fn retries_429_honouring_retry_after_and_529_overloaded() {
+    let ok = sse(&[r#"data: {"choices":[{"delta":{"content":"done"},"finish_reason":"stop"}]}"#, "data: [DONE]"]);
+    let f = fake(vec![
+        error(429, r#"{"error":{"message":"rate limited"}}"#, &[("retry-after", "0.15")]),
+        error(529, r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#, &[]),
+        ok,
+    ]);
+    let req = request(model("openai-completions", "m", &f.url, false), None);
+    let start = std::time::Instant::now();
+    let (r, events) = run(&req, fast());
+    assert_eq!(r.unwrap().text, "done");
+    let retries: Vec<&Event> = events.iter().filter(|e| matches!(e, Event::Retry { .. })).collect();
+    assert_eq!(retries.len(), 2);
+    assert!(matches!(retries[0], Event::Retry { wait, .. } if *wait >= Duration::from_millis(150)), "{retries:?}");
+    assert!(start.elapsed() >= Duration::from_millis(150));
+    assert_eq!(f.seen.lock().unwrap().len(), 3);
+}
+
+#[test]
+fn gives_up_after_the_retry_budget() {
+    let f = fake(vec![error(503, "busy", &[]); 3]);
+    let mut p = fast();
+    p.max_retries = 2;
+    let (r, _) = run(&request(model("openai-completions", "m", &f.url, false), None), p);
+    assert!(matches!(r, Err(LlmError::Http { status: 503, .. })), "{r:?}");
+}
+
+#[test]
+fn a_rejected_key_names_its_source_never_the_key() {
+    let f = fake(vec![error(401, r#"{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"}}"#, &[])]);
+    let (r, _) = run(&request(model("anthropic-messages", "claude-haiku-4-5", &f.url, false), None), fast());
+    let e = r.unwrap_err();
+    let msg = e.to_string();
+    assert!(msg.contains("$FAKE_API_KEY") && msg.contains("401"), "{msg}");
+    assert!(!msg.contains("SECRET"), "the key leaked: {msg}");
+}
+
+#[test]
+fn context_overflow_says_what_to_do() {
+    let f = fake(vec![error(400, r#"{"error":{"message":"This model's maximum context length is 128000 tokens"}}"#, &[])]);
+    let (r, _) = run(&request(model("openai-completions", "m", &f.url, false), None), fast());
+    let e = r.unwrap_err();
+    assert!(matches!(e, LlmError::ContextOverflow(_)));
+    assert!(e.to_string().contains("--summarizer offline"));
+}
+
+#[test]
+fn a_stalled_stream_times_out() {
+    let stall = Reply {
+        status: 200,
+        headers: vec![("content-type".into(), "text/event-stream".into())],
+        chunks: vec![(0, "data: {\"choices\":[{\"delta\":{\"content\":\"a\"}}]}\n\n".into()), (3000, "data: [DONE]\n\n".into())],
+    };
+    let f = fake(vec![stall]);
+    let mut p = fast();
+    p.idle_timeout = Duration::from_millis(300);
+    let (r, _) = run(&request(model("openai-completions", "m", &f.url, false), None), p);
+    assert_eq!(r.unwrap_err(), LlmError::Timeout);
+}
+
+#[test]
+fn a_length_stop_or_tool_call_is_a_failure() {
+    let f = fake(vec![
+        sse(&[r#"data: {"choices":[{"delta":{"content":"partial"},"finish_reason":"length"}]}"#]),
+        sse(&[r#"data: {"choices":[{"delta":{"tool_calls":[{"index":0}]}}]}"#]),
+    ]);
+    let req = request(model("openai-completions", "m", &f.url, false), None);
+    assert_eq!(run(&req, fast()).0.unwrap_err(), LlmError::Truncated);
+    assert_eq!(run(&req, fast()).0.unwrap_err(), LlmError::ToolCall);
+}
+
+#[test]
+fn cancelling_drops_the_request() {
+    let slow = Reply {
+        status: 200,
+        headers: vec![("content-type".into(), "text/event-stream".into())],
+        chunks: (0..50).map(|_| (100, "data: {\"choices\":[{\"delta\":{\"content\":\"x\"}}]}\n\n".to_string())).collect(),
+    };
+    let f = fake(vec![slow]);
+    let req = request(model("openai-completions", "m", &f.url, false), None);
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let start = std::time::Instant::now();
+    // Esc in the TUI aborts the task; here the future is dropped after 300 ms.
+    let r = rt.block_on(async { tokio::time::timeout(Duration::from_millis(300), complete(&req, fast(), |_| {})).await });
+    assert!(r.is_err(), "cancelled");
+    assert!(start.elapsed() < Duration::from_secs(2));
+}
+
+#[test]
+fn cli_compacts_with_an_openai_compatible_server_from_models_json() {
+    let f = fake(vec![
+        sse(&[
+            r###"data: {"choices":[{"delta":{"content":"## Goal\n- from the fake model"},"finish_reason":"stop"}]}"###,
+            r#"data: {"choices":[],"usage":{"prompt_tokens":3000,"completion_tokens":50}}"#,
+            "data: [DONE]",
+        ]),
+        sse(&[
+            r###"data: {"choices":[{"delta":{"content":"## Original Request\n- prefix"},"finish_reason":"stop"}]}"###,
+            "data: [DONE]",
+        ]),
+    ]);
+    let agent = tempfile::tempdir().unwrap();
+    std::fs::write(
+        agent.path().join("models.json"),
+        format!(
+            r#"{{ "providers": {{ "fakellm": {{ "baseUrl": "{}/v1", "api": "openai-completions", "apiKey": "FAKE_KEY_VAR",
+                 "models": [{{ "id": "fakecoder-large", "contextWindow": 200000, "maxTokens": 32000 }}] }} }} }}"#,
+            f.url
+        ),
+    )
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("s.jsonl");
+    std::fs::copy(
+        std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/fixtures/pi-0.87.1/context-edits.jsonl"),
+        &file,
+    )
+    .unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_bonsai"))
+        .args(["compact", file.to_str().unwrap(), "--keep-recent-tokens", "2000", "--yes", "--json"])
+        .env("PI_CODING_AGENT_DIR", agent.path())
+        .env("FAKE_KEY_VAR", "sk-test-SECRET")
+        .env("HOME", agent.path())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(!stderr.contains("SECRET") && !String::from_utf8_lossy(&out.stdout).contains("SECRET"));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let e = &v["entries"][0];
+    let summary = e["summary"].as_str().unwrap();
+    assert!(summary.starts_with("## Goal\n- from the fake model\n\n---\n\n**Turn Context (split turn):**\n\n## Original Request"), "{summary}");
+    assert_eq!(e["usage"]["input"], 3000);
+    let seen = f.seen.lock().unwrap();
+    assert_eq!(seen.len(), 2, "history and turn prefix");
+    assert_eq!(seen[0].body["model"], "fakecoder-large");
+    assert!(seen.iter().all(|s| s.headers.iter().any(|(k, v)| k == "authorization" && v == "Bearer sk-test-SECRET")));
+    let maxes: Vec<u64> = seen.iter().map(|s| s.body["max_completion_tokens"].as_u64().unwrap()).collect();
+    assert!(maxes.contains(&13107) && maxes.contains(&8192), "0.8 and 0.5 of reserveTokens: {maxes:?}");
+}

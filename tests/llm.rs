@@ -360,3 +360,82 @@ fn cli_compacts_with_an_openai_compatible_server_from_models_json() {
     let maxes: Vec<u64> = seen.iter().map(|s| s.body["max_completion_tokens"].as_u64().unwrap()).collect();
     assert!(maxes.contains(&13107) && maxes.contains(&8192), "0.8 and 0.5 of reserveTokens: {maxes:?}");
 }
+
+fn tui_app(fixture: &str, server: &str) -> (tempfile::TempDir, std::path::PathBuf, bonsai::ui::app::App) {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("s.jsonl");
+    std::fs::copy(std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/fixtures").join(fixture), &file).unwrap();
+    let s = bonsai::engine::session::Session::load_path(&file).unwrap();
+    let mut app = bonsai::ui::app::App::new(
+        s,
+        Some(file.clone()),
+        bonsai::engine::settings::Settings::default(),
+        bonsai::engine::models::Registry::builtin_only(),
+    );
+    app.summarizer_override = Some(bonsai::llm::summarize::Summarizer {
+        model: model("openai-completions", "fakecoder-large", server, false),
+        key: ApiKey { key: "sk-test-SECRET".into(), source: "test".into(), oauth: false },
+        policy: fast(),
+    });
+    (dir, file, app)
+}
+
+#[test]
+fn tui_compaction_with_a_model_previews_and_writes_usage() {
+    use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+    // A split turn: the history and the turn prefix are two requests.
+    let reply = sse(&[
+        r###"data: {"choices":[{"delta":{"content":"## Goal\n- model summary"},"finish_reason":"stop"}]}"###,
+        r#"data: {"choices":[],"usage":{"prompt_tokens":2500,"completion_tokens":40}}"#,
+        "data: [DONE]",
+    ]);
+    let f = fake(vec![reply.clone(), reply]);
+    let (_d, file, mut app) = tui_app("pi-0.87.1/compacted-long.jsonl", &f.url);
+    app.keep_recent = 2000;
+    app.on_key(KeyEvent::new(KeyCode::Char('C'), KeyModifiers::SHIFT));
+    app.on_key(KeyEvent::from(KeyCode::Enter));
+    assert!(matches!(&app.dialog, Some(bonsai::ui::dialog::Dialog::CompactPreview { streaming: true, .. })));
+    app.run_jobs_now();
+    match &app.dialog {
+        Some(bonsai::ui::dialog::Dialog::CompactPreview { summary, by, streaming: false, .. }) => {
+            assert!(summary.starts_with("## Goal\n- model summary"), "{summary}");
+            assert_eq!(by, "fake/fakecoder-large");
+        }
+        other => panic!("{other:?} / {:?}", app.status),
+    }
+    app.on_key(KeyEvent::from(KeyCode::Char('a')));
+    let text = std::fs::read_to_string(&file).unwrap();
+    let last: serde_json::Value = serde_json::from_str(text.lines().last().unwrap()).unwrap();
+    assert_eq!(last["type"], "compaction");
+    assert_eq!(last["usage"]["input"], 5000, "both requests' usage");
+    assert!(!text.contains("SECRET"));
+}
+
+#[test]
+fn tui_summary_can_be_cancelled() {
+    let slow = Reply {
+        status: 200,
+        headers: vec![("content-type".into(), "text/event-stream".into())],
+        chunks: (0..40).map(|_| (100, "data: {\"choices\":[{\"delta\":{\"content\":\"x\"}}]}\n\n".to_string())).collect(),
+    };
+    let f = fake(vec![slow]);
+    let (_d, file, mut app) = tui_app("pi-0.87.1/compacted-long.jsonl", &f.url);
+    let before = std::fs::read(&file).unwrap();
+    app.keep_recent = 2000;
+    use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+    app.on_key(KeyEvent::new(KeyCode::Char('C'), KeyModifiers::SHIFT));
+    app.on_key(KeyEvent::from(KeyCode::Enter));
+    let job = app.jobs.pop().unwrap();
+    let cancel = app.llm_job.as_ref().unwrap().1.clone();
+    std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(250));
+        cancel.store(true, std::sync::atomic::Ordering::Relaxed);
+    });
+    let start = std::time::Instant::now();
+    let r = bonsai::ui::app::run_job(job, &bonsai::engine::tokens::TokenCache::default());
+    assert!(start.elapsed() < Duration::from_secs(2), "cancel is prompt");
+    assert!(matches!(&r, bonsai::ui::app::JobResult::LlmDone { result: Err(e), .. } if e == "cancelled"));
+    app.on_key(KeyEvent::from(KeyCode::Esc));
+    assert!(app.dialog.is_none());
+    assert_eq!(std::fs::read(&file).unwrap(), before);
+}

@@ -128,7 +128,7 @@ fn compact_with_instructions_offline_accept_and_see_it_in_the_tree() {
     t.send(&["-l", "keep the latency numbers"]);
     t.wait_for("> keep the latency numbers");
     t.send(&["Enter"]);
-    let screen = t.wait_for("Compaction summary (offline summarizer)");
+    let screen = t.wait_for("Compaction summary (offline)");
     assert!(screen.contains("## Goal"), "{screen}");
     t.send(&["a"]);
     let screen = t.wait_for("wrote a compaction");

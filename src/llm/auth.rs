@@ -137,8 +137,8 @@ mod tests {
         let k = find_key(&model("bonsai-test-provider", Some("literal-key")), dir.path()).unwrap();
         assert_eq!(k.key, "from-auth");
         // expired OAuth: a clear message, no key
-        std::fs::write(dir.path().join("auth.json"), r#"{"bonsai-test-provider":{"type":"oauth","access":"tok","refresh":"r","expires":1}}"#).unwrap();
+        std::fs::write(dir.path().join("auth.json"), r#"{"bonsai-test-provider":{"type":"oauth","access":"ACCESS-SECRET","refresh":"r","expires":1}}"#).unwrap();
         let e = find_key(&model("bonsai-test-provider", None), dir.path()).unwrap_err();
-        assert!(e.contains("expired") && !e.contains("tok"), "{e}");
+        assert!(e.contains("expired") && !e.contains("ACCESS-SECRET"), "{e}");
     }
 }

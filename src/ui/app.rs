@@ -85,6 +85,15 @@ impl Gauge {
 /// Work the event loop runs off the draw thread; results come back through `App::apply`.
 pub enum Job {
     ExactTokens { generation: u64, session: Arc<Session>, messages: Vec<CtxMessage>, encoding: Encoding },
+    /// A summary written by a model, streamed back as `LlmChunk`s.
+    Llm {
+        id: u64,
+        session: Arc<Session>,
+        summarizer: Box<crate::llm::summarize::Summarizer>,
+        kind: LlmKind,
+        cancel: Arc<std::sync::atomic::AtomicBool>,
+        chunks: Option<tokio::sync::mpsc::UnboundedSender<JobResult>>,
+    },
     Selection {
         generation: u64,
         session: Arc<Session>,
@@ -108,8 +117,15 @@ pub struct SelectionInfo {
     pub classes: HashMap<usize, CutClass>,
 }
 
+pub enum LlmKind {
+    Compaction { plan: Box<CompactionPlan>, focus: Option<String>, thinking: String },
+    Branch { nav: Box<crate::engine::actions::Navigation>, focus: Option<String>, replace: bool },
+}
+
 pub enum JobResult {
     ExactTokens { generation: u64, total: u64, per_message: Vec<u64> },
+    LlmChunk { id: u64, text: String },
+    LlmDone { id: u64, result: Result<crate::engine::actions::Summary, String> },
     Selection { generation: u64, info: Box<SelectionInfo> },
     Reloaded(Result<Session, String>),
 }
@@ -222,6 +238,10 @@ pub struct App {
     pub external: Option<super::dialog::External>,
     /// Text to put on the clipboard (OSC 52) at the next frame.
     pub clipboard: Option<String>,
+    /// The running model summary: its id and cancel flag.
+    pub llm_job: Option<(u64, Arc<std::sync::atomic::AtomicBool>)>,
+    /// Tests put a summarizer here; otherwise it is resolved from Pi's keys when needed.
+    pub summarizer_override: Option<crate::llm::summarize::Summarizer>,
 }
 
 impl App {
@@ -267,6 +287,8 @@ impl App {
             dialog: None,
             external: None,
             clipboard: None,
+            llm_job: None,
+            summarizer_override: None,
         };
         app.zones = app.settings.gauge_zones();
         app.keep_recent = app.settings.keep_recent_tokens(app.model_ref().as_ref().map(|(p, m)| (p.as_str(), m.as_str())));
@@ -363,6 +385,8 @@ impl App {
                     self.apply_selection(*info);
                 }
             }
+            JobResult::LlmChunk { id, text } => self.on_llm_chunk(id, &text),
+            JobResult::LlmDone { id, result } => self.on_llm_done(id, result),
             JobResult::Reloaded(Ok(s)) => self.replace_session(s),
             JobResult::Reloaded(Err(e)) => self.status = Some(format!("reload failed: {e}")),
         }
@@ -689,6 +713,39 @@ impl App {
 
 pub fn run_job(job: Job, cache: &TokenCache) -> JobResult {
     match job {
+        Job::Llm { id, session, summarizer, kind, cancel, chunks } => {
+            let rt = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+                Ok(rt) => rt,
+                Err(e) => return JobResult::LlmDone { id, result: Err(e.to_string()) },
+            };
+            let on_text = move |e: crate::llm::Event| {
+                if let (crate::llm::Event::Text(t), Some(tx)) = (e, &chunks) {
+                    let _ = tx.send(JobResult::LlmChunk { id, text: t });
+                }
+            };
+            let result = rt.block_on(async {
+                let work = async {
+                    match &kind {
+                        LlmKind::Compaction { plan, focus, thinking } => {
+                            summarizer.compaction(&session, plan, focus.as_deref(), Some(thinking), on_text).await
+                        }
+                        LlmKind::Branch { nav, focus, replace } => {
+                            summarizer.branch(&session, nav, focus.as_deref(), *replace, on_text).await
+                        }
+                    }
+                };
+                let watch = async {
+                    while !cancel.load(std::sync::atomic::Ordering::Relaxed) {
+                        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+                    }
+                };
+                tokio::select! {
+                    r = work => r.map_err(|e| e.to_string()),
+                    _ = watch => Err("cancelled".to_string()),
+                }
+            });
+            JobResult::LlmDone { id, result }
+        }
         Job::Selection { generation, session, leaf, settings, registry, keep_recent, want_cut } => {
             let info = compute_selection(&session, leaf, &settings, &registry, keep_recent, want_cut);
             JobResult::Selection { generation, info: Box::new(info) }

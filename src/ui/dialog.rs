@@ -29,7 +29,18 @@ pub enum InputPurpose {
 pub enum Dialog {
     Navigate { target: usize, choice: usize },
     Input { purpose: InputPurpose, text: String },
-    CompactPreview { leaf: usize, instructions: String, summary: String, scroll: usize },
+    CompactPreview {
+        leaf: usize,
+        instructions: String,
+        summary: String,
+        scroll: usize,
+        /// Which summarizer wrote it (`offline` or provider/model).
+        by: String,
+        streaming: bool,
+        usage: Option<Value>,
+    },
+    /// A branch summary being written by a model before the navigation is appended.
+    Summarizing { target: usize, text: String, by: String },
 }
 
 pub const NAV_CHOICES: [&str; 3] = ["No summary", "Summarize", "Summarize with custom prompt"];
@@ -138,7 +149,102 @@ impl App {
         w as i64 - self.settings.branch_reserve_tokens() as i64
     }
 
+    /// The model summarizer for the session at `leaf`, if a key is configured.
+    pub fn summarizer(&self, leaf: usize) -> Option<crate::llm::summarize::Summarizer> {
+        if let Some(s) = &self.summarizer_override {
+            return Some(s.clone());
+        }
+        let proj = context::project(&self.session, &self.session.path_to(leaf));
+        let model = proj.model.and_then(|(p, m)| Some((p?, m?)));
+        crate::llm::summarize::Summarizer::resolve(
+            &self.registry,
+            &crate::engine::settings::agent_dir(),
+            None,
+            model.as_ref().map(|(p, m)| (p.as_str(), m.as_str())),
+        )
+        .ok()
+    }
+
+    fn start_llm(&mut self, summarizer: crate::llm::summarize::Summarizer, kind: super::app::LlmKind) -> u64 {
+        self.generation += 1;
+        let id = self.generation;
+        let cancel = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        self.llm_job = Some((id, cancel.clone()));
+        self.jobs.push(super::app::Job::Llm {
+            id,
+            session: self.session.clone(),
+            summarizer: Box::new(summarizer),
+            kind,
+            cancel,
+            chunks: None,
+        });
+        id
+    }
+
+    pub fn cancel_llm(&mut self) {
+        if let Some((_, c)) = self.llm_job.take() {
+            c.store(true, std::sync::atomic::Ordering::Relaxed);
+        }
+        self.dialog = None;
+        self.status = Some("summary cancelled; nothing written".into());
+    }
+
+    pub fn on_llm_chunk(&mut self, job: u64, text: &str) {
+        if self.llm_job.as_ref().map(|j| j.0) != Some(job) {
+            return;
+        }
+        match &mut self.dialog {
+            Some(Dialog::CompactPreview { summary, streaming: true, .. }) => summary.push_str(text),
+            Some(Dialog::Summarizing { text: t, .. }) => t.push_str(text),
+            _ => {}
+        }
+    }
+
+    pub fn on_llm_done(&mut self, job: u64, result: Result<Summary, String>) {
+        if self.llm_job.as_ref().map(|j| j.0) != Some(job) {
+            return;
+        }
+        self.llm_job = None;
+        match (self.dialog.take(), result) {
+            (Some(Dialog::CompactPreview { leaf, instructions, by, .. }), Ok(sm)) => {
+                self.dialog = Some(Dialog::CompactPreview {
+                    leaf,
+                    instructions,
+                    summary: sm.text,
+                    scroll: 0,
+                    by,
+                    streaming: false,
+                    usage: sm.usage,
+                })
+            }
+            (Some(Dialog::Summarizing { target, .. }), Ok(sm)) => self.navigate_with(target, Some(sm)),
+            (_, Err(e)) => self.status = Some(format!("summary failed: {e}; nothing written")),
+            (_, Ok(_)) => {}
+        }
+    }
+
     fn navigate(&mut self, target: usize, summarize: bool, instructions: Option<String>) {
+        if summarize
+            && let Some(old) = self.session.leaf()
+            && let Some(sm) = self.summarizer(old)
+        {
+            let nav = actions::plan_navigation(&self.session, Some(old), target, self.budget(&self.session.clone()));
+            if !nav.branch.entries.is_empty() {
+                let by = format!("{}/{}", sm.model.provider, sm.model.id);
+                self.start_llm(sm, super::app::LlmKind::Branch { nav: Box::new(nav), focus: instructions, replace: false });
+                self.dialog = Some(Dialog::Summarizing { target, text: String::new(), by });
+                return;
+            }
+        }
+        let summary = summarize.then(|| {
+            let nav = actions::plan_navigation(&self.session, self.session.leaf(), target, self.budget(&self.session.clone()));
+            actions::offline_branch_summary(&self.session, &nav, instructions.as_deref())
+        });
+        self.navigate_with(target, summary.filter(|_| summarize));
+    }
+
+    fn navigate_with(&mut self, target: usize, summary: Option<Summary>) {
+        let summarize = summary.is_some();
         let tid = id(&self.session, target);
         let old_leaf_id = self.session.leaf().map(|l| id(&self.session, l));
         let budget = self.budget(&self.session.clone());
@@ -153,9 +259,8 @@ impl App {
             editor_text = nav.editor_text.clone();
             let mut ids = IdSource::new(s);
             let now = actions::now_ms();
-            Ok(vec![if summarize && !nav.branch.entries.is_empty() {
-                let sm = actions::offline_branch_summary(s, &nav, instructions.as_deref());
-                actions::branch_summary_entry(s, &nav, &sm, &ids.next(), now)
+            Ok(vec![if let (Some(sm), false) = (&summary, nav.branch.entries.is_empty()) {
+                actions::branch_summary_entry(s, &nav, sm, &ids.next(), now)
             } else {
                 actions::navigation_marker(s, &nav, &ids.next(), now)
             }])
@@ -182,7 +287,7 @@ impl App {
         }
     }
 
-    fn write_compaction(&mut self, leaf: usize, summary: String) {
+    fn write_compaction(&mut self, leaf: usize, summary: String, usage: Option<Value>) {
         let leaf_id = id(&self.session, leaf);
         let expected = actions::plan_compaction(&self.session, leaf, self.compaction_settings())
             .ok()
@@ -194,7 +299,7 @@ impl App {
             if Some(id(s, plan.first_kept_entry)) != expected {
                 return Err("the session changed and the cut moved; preview again".into());
             }
-            let sm = Summary { text: summary.clone(), usage: None };
+            let sm = Summary { text: summary.clone(), usage: usage.clone() };
             Ok(vec![actions::compaction_entry(s, l, &plan, &sm, &IdSource::new(s).next(), actions::now_ms())])
         });
     }
@@ -252,10 +357,20 @@ impl App {
                     _ => {}
                 }
             }
-            Dialog::CompactPreview { leaf, instructions, summary, scroll } => match key.code {
+            Dialog::Summarizing { .. } => {
+                if key.code == KeyCode::Esc {
+                    self.cancel_llm();
+                }
+            }
+            Dialog::CompactPreview { streaming: true, .. } => {
+                if key.code == KeyCode::Esc {
+                    self.cancel_llm();
+                }
+            }
+            Dialog::CompactPreview { leaf, instructions, summary, scroll, by, streaming, usage } => match key.code {
                 KeyCode::Char('a') | KeyCode::Enter => {
                     self.dialog = None;
-                    self.write_compaction(leaf, summary);
+                    self.write_compaction(leaf, summary, usage);
                 }
                 KeyCode::Char('e') => self.external = Some(External::EditSummary(summary)),
                 KeyCode::Char('d') | KeyCode::Esc => {
@@ -263,11 +378,17 @@ impl App {
                     self.status = Some("compaction discarded; nothing written".into());
                 }
                 KeyCode::Down | KeyCode::Char('j') => {
-                    self.dialog = Some(Dialog::CompactPreview { leaf, instructions, summary, scroll: scroll + 1 })
+                    self.dialog = Some(Dialog::CompactPreview { leaf, instructions, summary, scroll: scroll + 1, by, streaming, usage })
                 }
-                KeyCode::Up | KeyCode::Char('k') => {
-                    self.dialog = Some(Dialog::CompactPreview { leaf, instructions, summary, scroll: scroll.saturating_sub(1) })
-                }
+                KeyCode::Up | KeyCode::Char('k') => self.dialog = Some(Dialog::CompactPreview {
+                    leaf,
+                    instructions,
+                    summary,
+                    scroll: scroll.saturating_sub(1),
+                    by,
+                    streaming,
+                    usage,
+                }),
                 _ => {}
             },
         }
@@ -301,10 +422,46 @@ impl App {
                 });
             }
             InputPurpose::NavigateInstructions { target } => self.navigate(target, true, Some(text)),
-            InputPurpose::CompactInstructions { leaf } => match self.compact_summary(leaf, &text) {
-                Ok(summary) => self.dialog = Some(Dialog::CompactPreview { leaf, instructions: text, summary, scroll: 0 }),
-                Err(e) => self.status = Some(format!("cannot compact: {e}")),
-            },
+            InputPurpose::CompactInstructions { leaf } => {
+                let plan = match actions::plan_compaction(&self.session, leaf, self.compaction_settings()) {
+                    Ok(p) => p,
+                    Err(e) => {
+                        self.status = Some(format!("cannot compact: {}", e.reason()));
+                        return;
+                    }
+                };
+                match self.summarizer(leaf) {
+                    Some(sm) => {
+                        let by = format!("{}/{}", sm.model.provider, sm.model.id);
+                        let thinking = self.projection_for(leaf).thinking_level;
+                        let focus = Some(text.clone()).filter(|t| !t.trim().is_empty());
+                        self.start_llm(sm, super::app::LlmKind::Compaction { plan: Box::new(plan), focus, thinking });
+                        self.dialog = Some(Dialog::CompactPreview {
+                            leaf,
+                            instructions: text,
+                            summary: String::new(),
+                            scroll: 0,
+                            by,
+                            streaming: true,
+                            usage: None,
+                        });
+                    }
+                    None => match self.compact_summary(leaf, &text) {
+                        Ok(summary) => {
+                            self.dialog = Some(Dialog::CompactPreview {
+                                leaf,
+                                instructions: text,
+                                summary,
+                                scroll: 0,
+                                by: "offline".into(),
+                                streaming: false,
+                                usage: None,
+                            })
+                        }
+                        Err(e) => self.status = Some(format!("cannot compact: {e}")),
+                    },
+                }
+            }
         }
     }
 
@@ -385,15 +542,22 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) {
             let h = (lines.len() as u16 + 2).max(5);
             (t.into(), lines, h)
         }
-        Dialog::CompactPreview { summary, scroll, .. } => {
-            let mut lines = vec![Line::from(Span::styled(
-                " a accept (append)  e edit in $EDITOR  d discard  ↑↓ scroll",
-                fg(DIM),
-            ))];
+        Dialog::CompactPreview { summary, scroll, by, streaming, .. } => {
+            let hint = if *streaming {
+                " streaming… esc cancels".to_string()
+            } else {
+                " a accept (append)  e edit in $EDITOR  d discard  ↑↓ scroll".to_string()
+            };
+            let mut lines = vec![Line::from(Span::styled(hint, fg(DIM)))];
             lines.extend(summary.lines().skip(*scroll).map(|l| {
                 if l.starts_with('#') { Line::from(Span::styled(l.to_string(), title_style())) } else { Line::raw(l.to_string()) }
             }));
-            (" Compaction summary (offline summarizer) ".into(), lines, area.height.saturating_sub(4))
+            (format!(" Compaction summary ({by}) "), lines, area.height.saturating_sub(4))
+        }
+        Dialog::Summarizing { text, by, .. } => {
+            let mut lines = vec![Line::from(Span::styled(" Summarizing branch… (esc to cancel)", fg(DIM)))];
+            lines.extend(text.lines().map(|l| Line::raw(l.to_string())));
+            (format!(" Branch summary ({by}) "), lines, area.height.saturating_sub(4))
         }
     };
     let w = (area.width.saturating_sub(4)).min(100);

@@ -224,8 +224,11 @@ async fn event_loop(terminal: &mut ratatui::DefaultTerminal, target: Target, set
     let mut dirty = true;
     let mut reloading = false;
     loop {
-        for job in std::mem::take(&mut app.jobs) {
+        for mut job in std::mem::take(&mut app.jobs) {
             let tx = tx.clone();
+            if let app::Job::Llm { chunks, .. } = &mut job {
+                *chunks = Some(tx.clone());
+            }
             let cache = app.exact.clone();
             tokio::task::spawn_blocking(move || {
                 let _ = tx.send(app::run_job(job, &cache));

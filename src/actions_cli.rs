@@ -119,7 +119,8 @@ pub fn compact(a: CompactArgs) -> Result<()> {
     let first_kept = s0.entries[plan0.first_kept_entry].id.to_string();
     let leaf_id = s0.entries[leaf0].id.to_string();
     let mref = model.as_ref().map(|(p, m)| (p.as_str(), m.as_str()));
-    let sm = choose_summarizer(a.summarizer.as_deref(), a.model.as_deref(), &registry, mref)?;
+    let wanted = a.model.clone().or(settings.summary_model());
+    let sm = choose_summarizer(a.summarizer.as_deref(), wanted.as_deref(), &registry, mref)?;
     let summary = match &sm {
         None => actions::offline_compaction_summary(&s0, &plan0, a.instructions.as_deref()),
         Some(sm) => {
@@ -229,7 +230,7 @@ pub fn navigate(
             .map(|l| context::project(&s0, &s0.path_to(l)))
             .and_then(|p| p.model.and_then(|(p, m)| Some((p?, m?))));
         let mref = model.as_ref().map(|(p, m)| (p.as_str(), m.as_str()));
-        match choose_summarizer(None, None, &registry, mref)? {
+        match choose_summarizer(None, settings.summary_model().as_deref(), &registry, mref)? {
             None => Some(actions::offline_branch_summary(&s0, &nav0, focus)),
             Some(sm) => Some(
                 runtime()?

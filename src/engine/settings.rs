@@ -130,6 +130,12 @@ impl Settings {
         }
     }
 
+    /// The model for LLM summaries (`bonsai.summaryModel: "provider/id"`); default: the
+    /// session's current model, as Pi uses.
+    pub fn summary_model(&self) -> Option<String> {
+        self.get(&["bonsai", "summaryModel"]).and_then(|v| v.as_str()).map(String::from)
+    }
+
     pub fn session_dir(&self) -> Option<PathBuf> {
         self.get(&["sessionDir"]).and_then(|v| v.as_str()).filter(|s| !s.is_empty()).map(expand_home)
     }

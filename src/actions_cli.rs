@@ -196,6 +196,7 @@ pub fn navigate(
     summary: &str,
     instructions: Option<String>,
     replace_instructions: bool,
+    summarizer: Option<&str>,
     leaf: Option<String>,
     dry_run: bool,
     yes: bool,
@@ -230,7 +231,7 @@ pub fn navigate(
             .map(|l| context::project(&s0, &s0.path_to(l)))
             .and_then(|p| p.model.and_then(|(p, m)| Some((p?, m?))));
         let mref = model.as_ref().map(|(p, m)| (p.as_str(), m.as_str()));
-        match choose_summarizer(None, settings.summary_model().as_deref(), &registry, mref)? {
+        match choose_summarizer(summarizer, settings.summary_model().as_deref().filter(|_| summarizer != Some("offline")), &registry, mref)? {
             None => Some(actions::offline_branch_summary(&s0, &nav0, focus)),
             Some(sm) => Some(
                 runtime()?

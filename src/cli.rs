@@ -133,6 +133,9 @@ pub enum Command {
         instructions: Option<String>,
         #[arg(long)]
         replace_instructions: bool,
+        /// offline (default without an API key) or llm.
+        #[arg(long, value_parser = ["offline", "llm"])]
+        summarizer: Option<String>,
         #[arg(long)]
         leaf: Option<String>,
         #[arg(long)]
@@ -255,8 +258,8 @@ pub fn run(cli: Cli) -> Result<()> {
                 json,
             })
         }
-        Command::Navigate { file, target, summary, instructions, replace_instructions, leaf, dry_run, yes, json } => {
-            crate::actions_cli::navigate(&file, &target, &summary, instructions, replace_instructions, leaf, dry_run, yes, json)
+        Command::Navigate { file, target, summary, instructions, replace_instructions, summarizer, leaf, dry_run, yes, json } => {
+            crate::actions_cli::navigate(&file, &target, &summary, instructions, replace_instructions, summarizer.as_deref(), leaf, dry_run, yes, json)
         }
         Command::Label { file, target, label, yes } => crate::actions_cli::label(&file, &target, label.as_deref(), yes),
         Command::Rename { file, name, yes } => crate::actions_cli::rename(&file, &name, yes),

@@ -36,7 +36,7 @@ fn compaction_written_by_bonsai_is_pis_compaction() {
         let f = copy(&src, dir.path());
         let name = src.display().to_string();
         let before = oracle.run(&f, &["--keep-recent-tokens", "2000"]).unwrap();
-        let (ok, out, err) = bonsai(&["compact", f.to_str().unwrap(), "--keep-recent-tokens", "2000", "--yes", "--json"]);
+        let (ok, out, err) = bonsai(&["compact", f.to_str().unwrap(), "--keep-recent-tokens", "2000", "--summarizer", "offline", "--yes", "--json"]);
         if before["compaction"].is_null() {
             assert!(!ok, "{name}: Pi has nothing to compact, bonsai must refuse too");
             assert_eq!(std::fs::read(&f).unwrap(), std::fs::read(&src).unwrap(), "{name}: refused but wrote");
@@ -67,7 +67,7 @@ fn compaction_written_by_bonsai_is_pis_compaction() {
         let new = std::fs::read(&f).unwrap();
         assert_eq!(&new[..old.len()], &old[..], "{name}: existing bytes changed");
         // A second compaction right away: Pi says "Already compacted", so must bonsai.
-        let (ok2, _, _) = bonsai(&["compact", f.to_str().unwrap(), "--yes"]);
+        let (ok2, _, _) = bonsai(&["compact", f.to_str().unwrap(), "--summarizer", "offline", "--yes"]);
         assert!(!ok2, "{name}: compacted twice");
         checked += 1;
     }
@@ -87,7 +87,7 @@ fn navigation_with_summary_lands_in_pis_context() {
         let f = copy(&src, dir.path());
         let name = src.display().to_string();
         let target = format!("idx:{}", first_user(&f));
-        let (ok, out, err) = bonsai(&["navigate", f.to_str().unwrap(), &target, "--summary", "default", "--yes", "--json"]);
+        let (ok, out, err) = bonsai(&["navigate", f.to_str().unwrap(), &target, "--summary", "default", "--summarizer", "offline", "--yes", "--json"]);
         assert!(ok, "{name}: {err}");
         let entry = &out["entries"][0];
         let after = oracle.run(&f, &["--keep-recent-tokens", "20000"]).unwrap();

@@ -242,6 +242,8 @@ pub struct App {
     pub llm_job: Option<(u64, Arc<std::sync::atomic::AtomicBool>)>,
     /// Tests put a summarizer here; otherwise it is resolved from Pi's keys when needed.
     pub summarizer_override: Option<crate::llm::summarize::Summarizer>,
+    /// Never call a model (tests: no test may touch the network).
+    pub force_offline: bool,
 }
 
 impl App {
@@ -289,6 +291,7 @@ impl App {
             clipboard: None,
             llm_job: None,
             summarizer_override: None,
+            force_offline: false,
         };
         app.zones = app.settings.gauge_zones();
         app.keep_recent = app.settings.keep_recent_tokens(app.model_ref().as_ref().map(|(p, m)| (p.as_str(), m.as_str())));

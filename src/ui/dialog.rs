@@ -154,6 +154,9 @@ impl App {
         if let Some(s) = &self.summarizer_override {
             return Some(s.clone());
         }
+        if self.force_offline {
+            return None;
+        }
         let proj = context::project(&self.session, &self.session.path_to(leaf));
         let model = proj.model.and_then(|(p, m)| Some((p?, m?)));
         crate::llm::summarize::Summarizer::resolve(

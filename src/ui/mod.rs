@@ -319,12 +319,14 @@ pub mod tests {
     pub fn app_for(path: &Path) -> App {
         let s = Session::load_path(path).unwrap();
         let mut a = App::new(s, Some(path.to_path_buf()), Settings::default(), Registry::builtin_only());
+        a.force_offline = true;
         a.run_jobs_now();
         a
     }
 
     pub fn demo_app() -> App {
         let mut a = App::new(Session::from_bytes(DEMO.to_vec()).unwrap(), None, Settings::default(), Registry::builtin_only());
+        a.force_offline = true;
         a.run_jobs_now();
         a
     }

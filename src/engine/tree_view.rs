@@ -80,6 +80,46 @@ pub struct Layout {
     pub is_virtual_root_child: bool,
 }
 
+/// Pi's layout walk (`flattenTree` and `recalculateVisualStructure` share it): pre-order,
+/// a branch point indents its children, the first generation after a branch indents once
+/// more, single-child chains stay flat, and a shown connector leaves a guide for descendants.
+fn lay_out(
+    roots: &[usize],
+    multiple_roots: bool,
+    n: usize,
+    gutters: &mut Vec<Gutter>,
+    mut children_of: impl FnMut(usize) -> Vec<usize>,
+    mut visit: impl FnMut(usize, Layout),
+) {
+    // (node, indent, justBranched, showConnector, isLast, gutters, isVirtualRootChild)
+    let mut stack: Vec<(usize, u32, bool, bool, bool, Option<u32>, bool)> = Vec::new();
+    let mr = multiple_roots;
+    for (i, &r) in roots.iter().enumerate().rev() {
+        stack.push((r, mr as u32, mr, mr, i == roots.len() - 1, None, mr));
+    }
+    // A duplicate id can put a node under two parents; draw it once.
+    let mut seen = vec![false; n];
+    while let Some((node, indent, just, conn, last, gut, vrc)) = stack.pop() {
+        if std::mem::replace(&mut seen[node], true) {
+            continue;
+        }
+        visit(node, Layout { indent, show_connector: conn, is_last: last, gutters: gut, is_virtual_root_child: vrc });
+        let children = children_of(node);
+        let multi = children.len() > 1;
+        let child_indent = if multi || (just && indent > 0) { indent + 1 } else { indent };
+        let display = if mr { indent.saturating_sub(1) } else { indent };
+        let child_gut = if conn && !vrc {
+            gutters.push(Gutter { position: display.saturating_sub(1), show: !last, prev: gut });
+            Some(gutters.len() as u32 - 1)
+        } else {
+            gut
+        };
+        for (k, &c) in children.iter().enumerate().rev() {
+            stack.push((c, child_indent, multi, multi, k == children.len() - 1, child_gut, false));
+        }
+    }
+}
+
 /// One visible row, ready to draw (no colour; the TUI styles the parts).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Row {
@@ -440,45 +480,39 @@ impl TreeView {
         let multiple = tree.roots.len() > 1;
         let mut roots = tree.roots.clone();
         roots.sort_by_key(|r| !active[*r]);
-        // (node, indent, justBranched, showConnector, isLast, gutters, isVirtualRootChild)
-        let mut stack: Vec<(usize, u32, bool, bool, bool, Option<u32>, bool)> = Vec::new();
-        for (i, &r) in roots.iter().enumerate().rev() {
-            stack.push((r, multiple as u32, multiple, multiple, i == roots.len() - 1, None, multiple));
-        }
-        let mut seen = vec![false; n];
-        while let Some((node, indent, just, conn, last, gut, vrc)) = stack.pop() {
-            if seen[node] {
-                continue; // a duplicate id can put a node under two parents
-            }
-            seen[node] = true;
-            if let Kind::Message(m) = &s.entries[node].kind
-                && m.role == Role::Assistant
-            {
-                for tc in &m.tool_calls {
-                    if let Some(id) = &tc.id {
-                        self.tool_calls.insert(id.clone(), (node, tc.block));
+        let mut gutters = std::mem::take(&mut self.gutters);
+        let mut flat = std::mem::take(&mut self.flat);
+        let mut layouts = std::mem::take(&mut self.layout);
+        let mut tool_calls = std::mem::take(&mut self.tool_calls);
+        lay_out(
+            &roots,
+            multiple,
+            n,
+            &mut gutters,
+            |node| {
+                let children = &tree.children[node];
+                let mut ordered: Vec<usize> = children.iter().copied().filter(|c| active[*c]).collect();
+                ordered.extend(children.iter().copied().filter(|c| !active[*c]));
+                ordered
+            },
+            |node, layout| {
+                if let Kind::Message(m) = &s.entries[node].kind
+                    && m.role == Role::Assistant
+                {
+                    for tc in &m.tool_calls {
+                        if let Some(id) = &tc.id {
+                            tool_calls.insert(id.clone(), (node, tc.block));
+                        }
                     }
                 }
-            }
-            self.flat.push(node);
-            self.layout[node] =
-                Layout { indent, show_connector: conn, is_last: last, gutters: gut, is_virtual_root_child: vrc };
-            let children = &tree.children[node];
-            let multi = children.len() > 1;
-            let mut ordered: Vec<usize> = children.iter().copied().filter(|c| active[*c]).collect();
-            ordered.extend(children.iter().copied().filter(|c| !active[*c]));
-            let child_indent = if multi || (just && indent > 0) { indent + 1 } else { indent };
-            let display = if self.multiple_roots { indent.saturating_sub(1) } else { indent };
-            let child_gut = if conn && !vrc {
-                self.gutters.push(Gutter { position: display.saturating_sub(1), show: !last, prev: gut });
-                Some(self.gutters.len() as u32 - 1)
-            } else {
-                gut
-            };
-            for (i, &c) in ordered.iter().enumerate().rev() {
-                stack.push((c, child_indent, multi, multi, i == ordered.len() - 1, child_gut, false));
-            }
-        }
+                flat.push(node);
+                layouts[node] = layout;
+            },
+        );
+        self.gutters = gutters;
+        self.flat = flat;
+        self.layout = layouts;
+        self.tool_calls = tool_calls;
     }
 
     fn is_settings_entry(kind: &Kind) -> bool {
@@ -606,31 +640,18 @@ impl TreeView {
         self.multiple_roots = roots.len() > 1;
         let mr = self.multiple_roots;
         self.gutters.clear();
-        let mut stack: Vec<(usize, u32, bool, bool, bool, Option<u32>, bool)> = Vec::new();
-        for (i, &r) in roots.iter().enumerate().rev() {
-            stack.push((r, mr as u32, mr, mr, i == roots.len() - 1, None, mr));
-        }
-        let mut done = HashSet::new();
-        while let Some((node, indent, just, conn, last, gut, vrc)) = stack.pop() {
-            if !done.insert(node) {
-                continue;
-            }
-            self.layout[node] =
-                Layout { indent, show_connector: conn, is_last: last, gutters: gut, is_virtual_root_child: vrc };
-            let children = vchildren.get(&Some(node)).cloned().unwrap_or_default();
-            let multi = children.len() > 1;
-            let child_indent = if multi || (just && indent > 0) { indent + 1 } else { indent };
-            let display = if mr { indent.saturating_sub(1) } else { indent };
-            let child_gut = if conn && !vrc {
-                self.gutters.push(Gutter { position: display.saturating_sub(1), show: !last, prev: gut });
-                Some(self.gutters.len() as u32 - 1)
-            } else {
-                gut
-            };
-            for (k, &c) in children.iter().enumerate().rev() {
-                stack.push((c, child_indent, multi, multi, k == children.len() - 1, child_gut, false));
-            }
-        }
+        let mut gutters = std::mem::take(&mut self.gutters);
+        let mut layouts = std::mem::take(&mut self.layout);
+        lay_out(
+            &roots,
+            mr,
+            s.entries.len(),
+            &mut gutters,
+            |node| vchildren.get(&Some(node)).cloned().unwrap_or_default(),
+            |node, layout| layouts[node] = layout,
+        );
+        self.gutters = gutters;
+        self.layout = layouts;
         self.visible_parent = vparent;
         self.visible_children = vchildren;
     }

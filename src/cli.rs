@@ -420,9 +420,18 @@ fn cmd_cut(file: &Path, keep: Option<u64>, reserve: Option<u64>, leaf: Option<&s
     let kept: u64 = plan.projection.entries[plan.first_kept..].iter().flat_map(|e| &e.messages).map(|m| m.est_tokens).sum();
     println!("kept:            ~{kept} tokens; after compaction ≈ {} (summary budget {})", kept + cs.reserve_tokens * 8 / 10, cs.reserve_tokens * 8 / 10);
     let (r, m) = plan.file_ops.lists();
-    println!("read files:      {}", crate::engine::serialize::list_strings(&r).join(", "));
-    println!("modified files:  {}", crate::engine::serialize::list_strings(&m).join(", "));
+    println!("read files:      {}", short_list(&r));
+    println!("modified files:  {}", short_list(&m));
     Ok(())
+}
+
+/// A file list for a terminal: the first ten, then how many more.
+fn short_list(v: &[Value]) -> String {
+    let s = crate::engine::serialize::list_strings(v);
+    if s.len() <= 10 {
+        return s.join(", ");
+    }
+    format!("{}, … and {} more", s[..10].join(", "), s.len() - 10)
 }
 
 fn cmd_branch(
@@ -463,8 +472,8 @@ fn cmd_branch(
         plan.token_budget
     );
     let (r, m) = plan.file_ops.lists();
-    println!("read files:      {}", crate::engine::serialize::list_strings(&r).join(", "));
-    println!("modified files:  {}", crate::engine::serialize::list_strings(&m).join(", "));
+    println!("read files:      {}", short_list(&r));
+    println!("modified files:  {}", short_list(&m));
     Ok(())
 }
 

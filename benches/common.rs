@@ -12,7 +12,16 @@ pub fn session_file(mb: usize) -> PathBuf {
         let entries = (mb * 437).max(50);
         let ok = std::process::Command::new("python3")
             .arg(generator)
-            .args(["--entries", &entries.to_string(), "--branch-every", "200", "--compactions", "3", "--images", "0.01"])
+            .args([
+                "--entries",
+                &entries.to_string(),
+                "--branch-every",
+                "200",
+                "--compactions",
+                "3",
+                "--images",
+                "0.01",
+            ])
             .args(["--seed", "42", "-q", "-o"])
             .arg(&p)
             .status()
@@ -22,4 +31,3 @@ pub fn session_file(mb: usize) -> PathBuf {
     }
     p
 }
-

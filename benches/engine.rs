@@ -71,7 +71,9 @@ fn context_projection(mb: usize) -> usize {
 #[divan::bench(args = sizes(), sample_count = 10)]
 fn cut_point(mb: usize) -> usize {
     let s = loaded(mb);
-    compaction::prepare(s, s.leaf().unwrap(), CompactionSettings::default()).unwrap().first_kept_entry
+    compaction::prepare(s, s.leaf().unwrap(), CompactionSettings::default())
+        .unwrap()
+        .first_kept_entry
 }
 
 #[divan::bench(args = sizes(), sample_count = 10)]

@@ -31,7 +31,12 @@ fn with_app<R>(mb: usize, f: impl FnOnce(&mut App) -> R) -> R {
     let mut apps = APPS.lock().unwrap();
     if !apps.iter().any(|(m, _)| *m == mb) {
         let s = Session::load_path(&session_file(mb)).unwrap();
-        let app = Box::leak(Box::new(App::new(s, None, Settings::default(), Registry::builtin_only())));
+        let app = Box::leak(Box::new(App::new(
+            s,
+            None,
+            Settings::default(),
+            Registry::builtin_only(),
+        )));
         apps.push((mb, app));
     }
     let app = apps.iter_mut().find(|(m, _)| *m == mb).unwrap();

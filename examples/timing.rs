@@ -27,6 +27,11 @@ fn main() {
     let t = Instant::now();
     let tr = tree::Tree::build(&s);
     let tree_t = t.elapsed();
-    println!("read {read:?} parse {parse:?} path {path_t:?} ({} entries) project {proj_t:?} ({} msgs) cut {cut_t:?} serialize {ser_t:?} ({} chars) tree {tree_t:?} ({} roots)",
-        path.len(), proj.message_count(), ser.len(), tr.roots.len());
+    println!(
+        "read {read:?} parse {parse:?} path {path_t:?} ({} entries) project {proj_t:?} ({} msgs) cut {cut_t:?} serialize {ser_t:?} ({} chars) tree {tree_t:?} ({} roots)",
+        path.len(),
+        proj.message_count(),
+        ser.len(),
+        tr.roots.len()
+    );
 }

@@ -4,10 +4,10 @@
 use crate::cli::{load, resolve_leaf, resolve_ref, session_model};
 use crate::engine::actions::{self, IdSource, Summary};
 use crate::engine::compaction::CompactionSettings;
+use crate::engine::context;
 use crate::engine::models::Registry;
 use crate::engine::session::Session;
 use crate::engine::settings::{self, Settings};
-use crate::engine::{context, js};
 use crate::store::{self, Appended};
 use color_eyre::eyre::{Result, bail, eyre};
 use serde_json::{Value, json};
@@ -43,7 +43,10 @@ pub fn choose_summarizer(
     }
     match crate::llm::summarize::Summarizer::resolve(registry, &settings::agent_dir(), model, session_model) {
         Ok(sm) => {
-            eprintln!("bonsai: summarizer: {}/{} (key from {})", sm.model.provider, sm.model.id, sm.key.source);
+            eprintln!(
+                "bonsai: summarizer: {}/{} (key from {})",
+                sm.model.provider, sm.model.id, sm.key.source
+            );
             Ok(Some(sm))
         }
         Err(e) if summarizer == Some("llm") || model.is_some() => Err(eyre!(e)),
@@ -70,7 +73,12 @@ fn progress(e: crate::llm::Event) {
 }
 
 fn report_write(path: &Path, a: &Appended, what: &str) {
-    eprintln!("bonsai: appended {what} to {} ({} line(s), {} bytes, fsynced)", path.display(), a.lines, a.bytes);
+    eprintln!(
+        "bonsai: appended {what} to {} ({} line(s), {} bytes, fsynced)",
+        path.display(),
+        a.lines,
+        a.bytes
+    );
     if a.added_newline {
         eprintln!("bonsai: the file did not end with a newline; one was written first (Pi does the same on open)");
     }
@@ -103,8 +111,18 @@ pub fn compact(a: CompactArgs) -> Result<()> {
     let s0 = load(&a.file)?;
     let settings = Settings::load(&cwd());
     let registry = Registry::load(&settings::agent_dir());
-    let plan_for = |s: &Session| -> std::result::Result<(usize, crate::engine::compaction::CompactionPlan, Option<(String, String)>, String), String> {
-        let leaf = resolve_leaf(s, a.leaf.as_deref()).map_err(|e| e.to_string())?.ok_or("the session has no entries")?;
+    let plan_for = |s: &Session| -> std::result::Result<
+        (
+            usize,
+            crate::engine::compaction::CompactionPlan,
+            Option<(String, String)>,
+            String,
+        ),
+        String,
+    > {
+        let leaf = resolve_leaf(s, a.leaf.as_deref())
+            .map_err(|e| e.to_string())?
+            .ok_or("the session has no entries")?;
         let proj = context::project(s, &s.path_to(leaf));
         let (model, _) = session_model(s, &proj, &registry);
         let mref = model.as_ref().map(|(p, m)| (p.as_str(), m.as_str()));
@@ -124,14 +142,18 @@ pub fn compact(a: CompactArgs) -> Result<()> {
     let summary = match &sm {
         None => actions::offline_compaction_summary(&s0, &plan0, a.instructions.as_deref()),
         Some(sm) => {
-            let r = runtime()?.block_on(sm.compaction(&s0, &plan0, a.instructions.as_deref(), Some(&thinking), progress));
+            let r =
+                runtime()?.block_on(sm.compaction(&s0, &plan0, a.instructions.as_deref(), Some(&thinking), progress));
             if std::io::stderr().is_terminal() {
                 eprintln!();
             }
             r.map_err(|e| eyre!("summarization failed: {e}; nothing written"))?
         }
     };
-    let summarizer_name = sm.as_ref().map(|m| format!("{}/{}", m.model.provider, m.model.id)).unwrap_or_else(|| "offline".into());
+    let summarizer_name = sm
+        .as_ref()
+        .map(|m| format!("{}/{}", m.model.provider, m.model.id))
+        .unwrap_or_else(|| "offline".into());
     let build = |s: &Session| -> std::result::Result<Value, String> {
         let (leaf, plan, _, _) = plan_for(s)?;
         let fk = s.entries[plan.first_kept_entry].id.to_string();
@@ -141,7 +163,14 @@ pub fn compact(a: CompactArgs) -> Result<()> {
                 s.entries[leaf].id
             ));
         }
-        Ok(actions::compaction_entry(s, leaf, &plan, &summary, &IdSource::new(s).next(), actions::now_ms()))
+        Ok(actions::compaction_entry(
+            s,
+            leaf,
+            &plan,
+            &summary,
+            &IdSource::new(s).next(),
+            actions::now_ms(),
+        ))
     };
     let entry = build(&s0).map_err(|e| eyre!(e))?;
     if a.dry_run || !a.yes {
@@ -152,7 +181,10 @@ pub fn compact(a: CompactArgs) -> Result<()> {
         return Ok(());
     }
     if s0.header.version < 3.0 {
-        return Err(store::WriteError::NeedsMigration { version: s0.header.version }.into());
+        return Err(store::WriteError::NeedsMigration {
+            version: s0.header.version,
+        }
+        .into());
     }
     let mut written = None;
     let (_, appended) = store::append_with(&a.file, |s| {
@@ -161,7 +193,12 @@ pub fn compact(a: CompactArgs) -> Result<()> {
         Ok(vec![e])
     })?;
     report_write(&a.file, &appended, "a compaction");
-    show(&[written.unwrap()], a.json, true, json!({"summarizer": summarizer_name}));
+    show(
+        &[written.unwrap()],
+        a.json,
+        true,
+        json!({"summarizer": summarizer_name}),
+    );
     Ok(())
 }
 
@@ -211,7 +248,9 @@ pub fn navigate(
     let target_id = s0.entries[resolve_ref(&s0, target)?].id.to_string();
     let plan_for = |s: &Session| -> std::result::Result<actions::Navigation, String> {
         let old_leaf = resolve_leaf(s, leaf.as_deref()).map_err(|e| e.to_string())?;
-        let t = s.idx_of(&target_id).ok_or_else(|| format!("entry {target_id} not found"))?;
+        let t = s
+            .idx_of(&target_id)
+            .ok_or_else(|| format!("entry {target_id} not found"))?;
         if Some(t) == old_leaf {
             return Err("already at this point: the target is the leaf".into());
         }
@@ -220,7 +259,12 @@ pub fn navigate(
             .and_then(|p| session_model(s, &p, &registry).1)
             .filter(|w| *w > 0)
             .unwrap_or(128000);
-        Ok(actions::plan_navigation(s, old_leaf, t, window as i64 - settings.branch_reserve_tokens() as i64))
+        Ok(actions::plan_navigation(
+            s,
+            old_leaf,
+            t,
+            window as i64 - settings.branch_reserve_tokens() as i64,
+        ))
     };
     let nav0 = plan_for(&s0).map_err(|e| eyre!(e))?;
     let wants = summary != "none" && !nav0.branch.entries.is_empty();
@@ -231,7 +275,15 @@ pub fn navigate(
             .map(|l| context::project(&s0, &s0.path_to(l)))
             .and_then(|p| p.model.and_then(|(p, m)| Some((p?, m?))));
         let mref = model.as_ref().map(|(p, m)| (p.as_str(), m.as_str()));
-        match choose_summarizer(summarizer, settings.summary_model().as_deref().filter(|_| summarizer != Some("offline")), &registry, mref)? {
+        match choose_summarizer(
+            summarizer,
+            settings
+                .summary_model()
+                .as_deref()
+                .filter(|_| summarizer != Some("offline")),
+            &registry,
+            mref,
+        )? {
             None => Some(actions::offline_branch_summary(&s0, &nav0, focus)),
             Some(sm) => Some(
                 runtime()?
@@ -272,7 +324,11 @@ pub fn navigate(
         Ok(e)
     })?;
     let (e, text, w) = last.unwrap();
-    report_write(file, &appended, if w { "a branch summary" } else { "a navigation marker" });
+    report_write(
+        file,
+        &appended,
+        if w { "a branch summary" } else { "a navigation marker" },
+    );
     show(&e, json_out, true, json!({"editorText": text, "branchSummary": w}));
     if let Some(t) = text.filter(|t| !t.is_empty()) {
         if !json_out {
@@ -283,7 +339,12 @@ pub fn navigate(
     Ok(())
 }
 
-fn append_simple(file: &Path, yes: bool, what: &str, build: impl Fn(&Session) -> std::result::Result<Value, String>) -> Result<()> {
+fn append_simple(
+    file: &Path,
+    yes: bool,
+    what: &str,
+    build: impl Fn(&Session) -> std::result::Result<Value, String>,
+) -> Result<()> {
     let s0 = load(file)?;
     let e = build(&s0).map_err(|e| eyre!(e))?;
     if !yes {
@@ -300,13 +361,26 @@ pub fn label(file: &Path, target: &str, label: Option<&str>, yes: bool) -> Resul
     let target = target.to_string();
     append_simple(file, yes, "a label", |s| {
         let t = resolve_ref(s, &target).map_err(|e| e.to_string())?;
-        Ok(actions::label_entry(s, s.leaf(), t, label, &IdSource::new(s).next(), actions::now_ms()))
+        Ok(actions::label_entry(
+            s,
+            s.leaf(),
+            t,
+            label,
+            &IdSource::new(s).next(),
+            actions::now_ms(),
+        ))
     })
 }
 
 pub fn rename(file: &Path, name: &str, yes: bool) -> Result<()> {
     append_simple(file, yes, "a session name", |s| {
-        Ok(actions::session_info_entry(s, s.leaf(), name, &IdSource::new(s).next(), actions::now_ms()))
+        Ok(actions::session_info_entry(
+            s,
+            s.leaf(),
+            name,
+            &IdSource::new(s).next(),
+            actions::now_ms(),
+        ))
     })
 }
 
@@ -318,23 +392,38 @@ pub fn fork(file: &Path, target: Option<&str>, leaf: Option<&str>, yes: bool) ->
             let i = resolve_ref(&s, t)?;
             let e = &s.entries[i];
             if e.message().map(|m| &m.role) != Some(&crate::engine::session::Role::User) {
-                bail!("fork works at a user message (Pi's /fork); {} is a {}", e.id, e.kind.type_name());
+                bail!(
+                    "fork works at a user message (Pi's /fork); {} is a {}",
+                    e.id,
+                    e.kind.type_name()
+                );
             }
             let v = s.entry_value(i);
-            (s.parent_of(i), Some(context::content_text(v["message"].get("content"), "")))
+            (
+                s.parent_of(i),
+                Some(context::content_text(v["message"].get("content"), "")),
+            )
         }
         None => (resolve_leaf(&s, leaf)?, None),
     };
     let now = actions::now_ms();
     let sid = actions::session_id(now);
     let abs = std::fs::canonicalize(file).unwrap_or_else(|_| file.to_path_buf());
-    let cwd = s.header.cwd.clone().unwrap_or_else(|| cwd().to_string_lossy().to_string());
+    let cwd = s
+        .header
+        .cwd
+        .clone()
+        .unwrap_or_else(|| cwd().to_string_lossy().to_string());
     let header = actions::session_header(&sid, &cwd, Some(&abs.to_string_lossy()), now);
     let lines = actions::branched_session(&s, cut_at, header);
-    let dir = abs.parent().map(Path::to_path_buf).unwrap_or_else(cwd_path);
+    let dir = abs.parent().map(Path::to_path_buf).unwrap_or_else(cwd);
     let out = store::new_session_path(&dir, &sid, now);
     if !yes {
-        eprintln!("bonsai: would write {} ({} entries); pass --yes", out.display(), lines.len() - 1);
+        eprintln!(
+            "bonsai: would write {} ({} entries); pass --yes",
+            out.display(),
+            lines.len() - 1
+        );
         return Ok(());
     }
     store::write_new(&out, &lines)?;
@@ -343,12 +432,7 @@ pub fn fork(file: &Path, target: Option<&str>, leaf: Option<&str>, yes: bool) ->
         eprintln!("bonsai: forked before the user message:\n{t}");
         osc52(&t);
     }
-    let _ = js::utf16_len("");
     Ok(())
-}
-
-fn cwd_path() -> PathBuf {
-    cwd()
 }
 
 pub fn migrate(file: &Path) -> Result<()> {

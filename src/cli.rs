@@ -13,7 +13,11 @@ use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 
 #[derive(Parser, Debug)]
-#[command(name = "bonsai", version, about = "Browse, prune and compact Pi coding-agent session trees")]
+#[command(
+    name = "bonsai",
+    version,
+    about = "Browse, prune and compact Pi coding-agent session trees"
+)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Option<Command>,
@@ -208,7 +212,10 @@ pub fn resolve_ref(s: &Session, r: &str) -> Result<usize> {
         if n < s.entries.len() {
             return Ok(n);
         }
-        bail!("entry idx {n} is out of range (the session has {} entries)", s.entries.len());
+        bail!(
+            "entry idx {n} is out of range (the session has {} entries)",
+            s.entries.len()
+        );
     }
     s.idx_of(r).ok_or_else(|| eyre!("entry {r} not found in the session"))
 }
@@ -218,7 +225,11 @@ fn cwd() -> PathBuf {
 }
 
 /// The session's current model (as Pi restores it) and what the registry knows of it.
-pub fn session_model(s: &Session, proj: &context::Projection, reg: &Registry) -> (Option<(String, String)>, Option<u64>) {
+pub fn session_model(
+    s: &Session,
+    proj: &context::Projection,
+    reg: &Registry,
+) -> (Option<(String, String)>, Option<u64>) {
     let _ = s;
     let pm = proj.model.as_ref().and_then(|(p, m)| Some((p.clone()?, m.clone()?)));
     let window = pm.as_ref().and_then(|(p, m)| reg.find(p, m)).map(|m| m.context_window);
@@ -234,39 +245,100 @@ pub fn run(cli: Cli) -> Result<()> {
         return crate::ui::run(cli.path);
     };
     match cmd {
-        Command::Context { file, leaf, json, no_exact } => cmd_context(&file, leaf.as_deref(), json, !no_exact),
-        Command::Cut { file, keep_recent_tokens, reserve_tokens, leaf, json } => {
-            cmd_cut(&file, keep_recent_tokens, reserve_tokens, leaf.as_deref(), json)
-        }
-        Command::Branch { file, target, leaf, context_window, reserve_tokens, json } => {
-            cmd_branch(&file, &target, leaf.as_deref(), context_window, reserve_tokens, json)
-        }
-        Command::Tree { file, filter, leaf, width, json } => cmd_tree(&file, filter, leaf.as_deref(), width, json),
+        Command::Context {
+            file,
+            leaf,
+            json,
+            no_exact,
+        } => cmd_context(&file, leaf.as_deref(), json, !no_exact),
+        Command::Cut {
+            file,
+            keep_recent_tokens,
+            reserve_tokens,
+            leaf,
+            json,
+        } => cmd_cut(&file, keep_recent_tokens, reserve_tokens, leaf.as_deref(), json),
+        Command::Branch {
+            file,
+            target,
+            leaf,
+            context_window,
+            reserve_tokens,
+            json,
+        } => cmd_branch(&file, &target, leaf.as_deref(), context_window, reserve_tokens, json),
+        Command::Tree {
+            file,
+            filter,
+            leaf,
+            width,
+            json,
+        } => cmd_tree(&file, filter, leaf.as_deref(), width, json),
         Command::Stats { file, leaf, top, json } => cmd_stats(&file, leaf.as_deref(), top, json),
         Command::List { all, json } => cmd_list(all, json),
-        Command::Compact { file, instructions, keep_recent_tokens, reserve_tokens, leaf, summarizer, model, dry_run, yes, json } => {
-            crate::actions_cli::compact(crate::actions_cli::CompactArgs {
-                file,
-                instructions,
-                keep_recent_tokens,
-                reserve_tokens,
-                leaf,
-                summarizer,
-                model,
-                dry_run,
-                yes,
-                json,
-            })
-        }
-        Command::Navigate { file, target, summary, instructions, replace_instructions, summarizer, leaf, dry_run, yes, json } => {
-            crate::actions_cli::navigate(&file, &target, &summary, instructions, replace_instructions, summarizer.as_deref(), leaf, dry_run, yes, json)
-        }
-        Command::Label { file, target, label, yes } => crate::actions_cli::label(&file, &target, label.as_deref(), yes),
+        Command::Compact {
+            file,
+            instructions,
+            keep_recent_tokens,
+            reserve_tokens,
+            leaf,
+            summarizer,
+            model,
+            dry_run,
+            yes,
+            json,
+        } => crate::actions_cli::compact(crate::actions_cli::CompactArgs {
+            file,
+            instructions,
+            keep_recent_tokens,
+            reserve_tokens,
+            leaf,
+            summarizer,
+            model,
+            dry_run,
+            yes,
+            json,
+        }),
+        Command::Navigate {
+            file,
+            target,
+            summary,
+            instructions,
+            replace_instructions,
+            summarizer,
+            leaf,
+            dry_run,
+            yes,
+            json,
+        } => crate::actions_cli::navigate(
+            &file,
+            &target,
+            &summary,
+            instructions,
+            replace_instructions,
+            summarizer.as_deref(),
+            leaf,
+            dry_run,
+            yes,
+            json,
+        ),
+        Command::Label {
+            file,
+            target,
+            label,
+            yes,
+        } => crate::actions_cli::label(&file, &target, label.as_deref(), yes),
         Command::Rename { file, name, yes } => crate::actions_cli::rename(&file, &name, yes),
         Command::Fork { file, target, yes } => crate::actions_cli::fork(&file, Some(&target), None, yes),
         Command::Clone { file, leaf, yes } => crate::actions_cli::fork(&file, None, leaf.as_deref(), yes),
         Command::Migrate { file } => crate::actions_cli::migrate(&file),
-        Command::Inspect { file, leaf, keep_recent_tokens, reserve_tokens, branch_target, branch_context_window } => {
+        Command::Inspect {
+            file,
+            leaf,
+            keep_recent_tokens,
+            reserve_tokens,
+            branch_target,
+            branch_context_window,
+        } => {
             let s = load(&file)?;
             let o = report::InspectOptions {
                 leaf: resolve_leaf(&s, leaf.as_deref())?,
@@ -289,9 +361,17 @@ fn cmd_context(file: &Path, leaf: Option<&str>, json_out: bool, exact: bool) -> 
     let msgs: Vec<&context::CtxMessage> = proj.messages().collect();
     let reg = Registry::load(&settings::agent_dir());
     let (model, window) = session_model(&s, &proj, &reg);
-    let enc = Encoding::for_model(model.as_ref().map(|m| m.0.as_str()), model.as_ref().map(|m| m.1.as_str()));
-    let exact_counts: Option<Vec<Option<u64>>> =
-        exact.then(|| TokenCache::default().count_all(&s, &msgs, enc).into_iter().map(Some).collect());
+    let enc = Encoding::for_model(
+        model.as_ref().map(|m| m.0.as_str()),
+        model.as_ref().map(|m| m.1.as_str()),
+    );
+    let exact_counts: Option<Vec<Option<u64>>> = exact.then(|| {
+        TokenCache::default()
+            .count_all(&s, &msgs, enc)
+            .into_iter()
+            .map(Some)
+            .collect()
+    });
     let ctx_tokens = context::estimate_context_tokens(&s, &msgs);
     let projected = context::estimate_projected_tokens(&s, &proj);
     let settings = Settings::load(&cwd());
@@ -320,15 +400,26 @@ fn cmd_context(file: &Path, leaf: Option<&str>, json_out: bool, exact: bool) -> 
     println!(
         "{} messages at leaf {} · model {} · thinking {}",
         msgs.len(),
-        leaf.map(|l| s.entries[l].id.to_string()).unwrap_or_else(|| "(none)".into()),
-        model.as_ref().map(|(p, m)| format!("{p}/{m}")).unwrap_or_else(|| "(unknown)".into()),
+        leaf.map(|l| s.entries[l].id.to_string())
+            .unwrap_or_else(|| "(none)".into()),
+        model
+            .as_ref()
+            .map(|(p, m)| format!("{p}/{m}"))
+            .unwrap_or_else(|| "(unknown)".into()),
         proj.thinking_level
     );
-    println!("{:>4}  {:<18} {:>8} {:>8}  {:<8} summary", "#", "role", "est", "exact", "entry");
+    println!(
+        "{:>4}  {:<18} {:>8} {:>8}  {:<8} summary",
+        "#", "role", "est", "exact", "entry"
+    );
     for (k, m) in msgs.iter().enumerate() {
         let v = context::materialize(&s, m);
         let preview = crate::engine::tree_view::one_line(&crate::engine::tokens::message_text(&v), 60);
-        let ex = exact_counts.as_ref().and_then(|e| e[k]).map(|n| n.to_string()).unwrap_or_default();
+        let ex = exact_counts
+            .as_ref()
+            .and_then(|e| e[k])
+            .map(|n| n.to_string())
+            .unwrap_or_default();
         let edited = if m.replaced_by.is_some() { " (edited)" } else { "" };
         println!(
             "{:>4}  {:<18} {:>8} {:>8}  {:<8} {}{}",
@@ -393,11 +484,22 @@ fn cmd_cut(file: &Path, keep: Option<u64>, reserve: Option<u64>, leaf: Option<&s
         Ok(p) => p,
     };
     let id = |i: usize| s.entries[i].id.to_string();
-    println!("keepRecentTokens {} · reserveTokens {}", cs.keep_recent_tokens, cs.reserve_tokens);
+    println!(
+        "keepRecentTokens {} · reserveTokens {}",
+        cs.keep_recent_tokens, cs.reserve_tokens
+    );
     println!("tokens before:   {}", num(plan.tokens_before));
-    println!("first kept:      {} (line {})", id(plan.first_kept_entry), s.entries[plan.first_kept_entry].line);
+    println!(
+        "first kept:      {} (line {})",
+        id(plan.first_kept_entry),
+        s.entries[plan.first_kept_entry].line
+    );
     if let Some(p) = plan.previous_compaction_entry() {
-        println!("boundary:        previous compaction {} (line {})", id(p), s.entries[p].line);
+        println!(
+            "boundary:        previous compaction {} (line {})",
+            id(p),
+            s.entries[p].line
+        );
     }
     let sum = |v: &[context::CtxMessage]| v.iter().map(|m| m.est_tokens).sum::<u64>();
     println!(
@@ -417,8 +519,16 @@ fn cmd_cut(file: &Path, keep: Option<u64>, reserve: Option<u64>, leaf: Option<&s
     } else {
         println!("split turn:      no");
     }
-    let kept: u64 = plan.projection.entries[plan.first_kept..].iter().flat_map(|e| &e.messages).map(|m| m.est_tokens).sum();
-    println!("kept:            ~{kept} tokens; after compaction ≈ {} (summary budget {})", kept + cs.reserve_tokens * 8 / 10, cs.reserve_tokens * 8 / 10);
+    let kept: u64 = plan.projection.entries[plan.first_kept..]
+        .iter()
+        .flat_map(|e| &e.messages)
+        .map(|m| m.est_tokens)
+        .sum();
+    println!(
+        "kept:            ~{kept} tokens; after compaction ≈ {} (summary budget {})",
+        kept + cs.reserve_tokens * 8 / 10,
+        cs.reserve_tokens * 8 / 10
+    );
     let (r, m) = plan.file_ops.lists();
     println!("read files:      {}", short_list(&r));
     println!("modified files:  {}", short_list(&m));
@@ -451,7 +561,10 @@ fn cmd_branch(
         None => {
             let path = leaf.map(|l| s.path_to(l)).unwrap_or_default();
             let proj = context::project(&s, &path);
-            session_model(&s, &proj, &Registry::load(&settings::agent_dir())).1.filter(|w| *w > 0).unwrap_or(128000)
+            session_model(&s, &proj, &Registry::load(&settings::agent_dir()))
+                .1
+                .filter(|w| *w > 0)
+                .unwrap_or(128000)
         }
     };
     let budget = window as i64 - reserve.unwrap_or(settings.branch_reserve_tokens()) as i64;
@@ -461,9 +574,15 @@ fn cmd_branch(
         return Ok(());
     }
     let id = |i: usize| s.entries[i].id.to_string();
-    println!("from leaf:       {}", plan.from_leaf.map(id).unwrap_or_else(|| "(none)".into()));
+    println!(
+        "from leaf:       {}",
+        plan.from_leaf.map(id).unwrap_or_else(|| "(none)".into())
+    );
     println!("to target:       {}", id(plan.target));
-    println!("common ancestor: {}", plan.common_ancestor.map(id).unwrap_or_else(|| "(none)".into()));
+    println!(
+        "common ancestor: {}",
+        plan.common_ancestor.map(id).unwrap_or_else(|| "(none)".into())
+    );
     println!("entries left:    {}", plan.entries.len());
     println!(
         "summary input:   {} messages, ~{} tokens (budget {})",
@@ -488,7 +607,9 @@ fn cmd_tree(file: &Path, filter: Option<String>, leaf: Option<&str>, width: usiz
     let lines = view.render_plain(&s, width, None);
     if json_out {
         let (tj, tij, depth) = report::tree_json(&s, &t);
-        print_json(&json!({"filter": filter, "width": width, "lines": lines, "tree": tj, "treeIdx": tij, "maxBranchDepth": depth}));
+        print_json(
+            &json!({"filter": filter, "width": width, "lines": lines, "tree": tj, "treeIdx": tij, "maxBranchDepth": depth}),
+        );
     } else {
         for l in lines {
             println!("{l}");
@@ -512,7 +633,9 @@ fn cmd_stats(file: &Path, leaf: Option<&str>, top: usize, json_out: bool) -> Res
             r.0 += 1;
             r.1 += m.est_tokens;
             if m.role == Role::ToolResult {
-                let t = by_tool.entry(m.tool_name.as_deref().unwrap_or("?").to_string()).or_default();
+                let t = by_tool
+                    .entry(m.tool_name.as_deref().unwrap_or("?").to_string())
+                    .or_default();
                 t.0 += 1;
                 t.1 += m.est_tokens;
             }
@@ -533,7 +656,9 @@ fn cmd_stats(file: &Path, leaf: Option<&str>, top: usize, json_out: bool) -> Res
     let describe = |i: usize| {
         let e = &s.entries[i];
         let what = match &e.kind {
-            Kind::Message(m) if m.role == Role::ToolResult => format!("toolResult {}", m.tool_name.as_deref().unwrap_or("?")),
+            Kind::Message(m) if m.role == Role::ToolResult => {
+                format!("toolResult {}", m.tool_name.as_deref().unwrap_or("?"))
+            }
             Kind::Message(m) => m.role.as_str().to_string(),
             k => k.type_name().to_string(),
         };
@@ -561,11 +686,26 @@ fn cmd_stats(file: &Path, leaf: Option<&str>, top: usize, json_out: bool) -> Res
         }));
         return Ok(());
     }
-    println!("{} · {} bytes · {} entries · {} skipped lines", file.display(), s.buf.len(), s.entries.len(), s.skipped_lines);
+    println!(
+        "{} · {} bytes · {} entries · {} skipped lines",
+        file.display(),
+        s.buf.len(),
+        s.entries.len(),
+        s.skipped_lines
+    );
     if let Some(n) = s.session_name() {
         println!("name: {n}");
     }
-    println!("entries by type: {}", types.as_object().unwrap().iter().map(|(k, v)| format!("{k} {v}")).collect::<Vec<_>>().join(", "));
+    println!(
+        "entries by type: {}",
+        types
+            .as_object()
+            .unwrap()
+            .iter()
+            .map(|(k, v)| format!("{k} {v}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
     println!("estimated tokens by role:");
     for (k, (n, t)) in &by_role {
         println!("  {k:<18} {n:>7} msgs {t:>10} tokens");
@@ -584,7 +724,9 @@ fn cmd_stats(file: &Path, leaf: Option<&str>, top: usize, json_out: bool) -> Res
         "context at leaf: {} tokens{}{}",
         num(ctx.tokens),
         window.map(pct).unwrap_or_else(|| " (model window unknown)".into()),
-        threshold.map(|t| format!("; Pi compacts above {t}")).unwrap_or_default()
+        threshold
+            .map(|t| format!("; Pi compacts above {t}"))
+            .unwrap_or_default()
     );
     Ok(())
 }
@@ -601,7 +743,14 @@ fn cmd_list(all: bool, json_out: bool) -> Result<()> {
         println!("no Pi sessions found");
     }
     for i in &infos {
-        println!("{}  {:>6} entries  {:>9} bytes  {}  {}", i.modified_iso(), i.entries, i.bytes, i.title(), i.path.display());
+        println!(
+            "{}  {:>6} entries  {:>9} bytes  {}  {}",
+            i.modified_iso(),
+            i.entries,
+            i.bytes,
+            i.title(),
+            i.path.display()
+        );
     }
     Ok(())
 }

@@ -2,7 +2,7 @@
 
 pub mod actions_cli;
 pub mod cli;
-pub mod llm;
 pub mod engine;
+pub mod llm;
 pub mod store;
 pub mod ui;

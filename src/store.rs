@@ -21,7 +21,10 @@ pub struct SessionInfo {
 
 impl SessionInfo {
     pub fn title(&self) -> String {
-        self.name.clone().or_else(|| self.first_message.clone()).unwrap_or_else(|| "(no messages)".into())
+        self.name
+            .clone()
+            .or_else(|| self.first_message.clone())
+            .unwrap_or_else(|| "(no messages)".into())
     }
     pub fn modified_iso(&self) -> String {
         js::iso_from_ms(self.modified_ms)
@@ -39,7 +42,9 @@ impl SessionInfo {
 pub fn session_info(path: &Path) -> Option<SessionInfo> {
     let meta = std::fs::metadata(path).ok()?;
     let buf = std::fs::read(path).ok()?;
-    let mut lines = buf.split(|b| *b == b'\n').filter(|l| !l.iter().all(|c| c.is_ascii_whitespace()));
+    let mut lines = buf
+        .split(|b| *b == b'\n')
+        .filter(|l| !l.iter().all(|c| c.is_ascii_whitespace()));
     let header: Value = loop {
         let l = lines.next()?;
         if let Ok(v) = serde_json::from_slice::<Value>(l) {
@@ -60,7 +65,9 @@ pub fn session_info(path: &Path) -> Option<SessionInfo> {
     let mut name = None;
     let mut first_message = None;
     for l in lines {
-        let Ok(p) = serde_json::from_slice::<Peek>(l) else { continue };
+        let Ok(p) = serde_json::from_slice::<Peek>(l) else {
+            continue;
+        };
         entries += 1;
         match p.kind.as_deref() {
             Some("session_info") => name = p.name.map(|n| js::js_trim(&n).to_string()).filter(|n| !n.is_empty()),
@@ -152,7 +159,9 @@ use std::io::Write;
 pub enum WriteError {
     Io(std::io::Error),
     /// v1/v2 files must be migrated first (Pi would rewrite them on open).
-    NeedsMigration { version: f64 },
+    NeedsMigration {
+        version: f64,
+    },
     /// The file changed since it was loaded; the caller reloads and re-checks.
     Changed,
     Load(String),
@@ -201,7 +210,9 @@ where
     for _ in 0..3 {
         let s = Session::load_path(path).map_err(|e| WriteError::Load(e.to_string()))?;
         if s.header.version < 3.0 {
-            return Err(WriteError::NeedsMigration { version: s.header.version });
+            return Err(WriteError::NeedsMigration {
+                version: s.header.version,
+            });
         }
         let entries = build(&s).map_err(WriteError::Load)?;
         match append_lines(path, s.buf.len() as u64, &entries) {
@@ -242,7 +253,12 @@ pub fn append_lines(path: &Path, expected_len: u64, entries: &[serde_json::Value
     }
     f.write_all(data.as_bytes())?;
     f.sync_data()?;
-    Ok(Appended { lines: entries.len(), bytes: data.len(), added_newline, recently_written })
+    Ok(Appended {
+        lines: entries.len(),
+        bytes: data.len(),
+        added_newline,
+        recently_written,
+    })
 }
 
 /// Write a new session file (fork, clone): exclusive create, one write, fsync.

@@ -9,7 +9,9 @@ use bonsai::engine::{context, report};
 use std::path::PathBuf;
 
 fn bad(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/bad").join(name)
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures/bad")
+        .join(name)
 }
 
 fn load(name: &str) -> Session {
@@ -37,7 +39,10 @@ fn exercise(s: &Session) {
 }
 
 fn messages(s: &Session) -> Vec<String> {
-    s.diagnostics.iter().map(|d| format!("{}: {}", d.line, d.message)).collect()
+    s.diagnostics
+        .iter()
+        .map(|d| format!("{}: {}", d.line, d.message))
+        .collect()
 }
 
 #[test]
@@ -76,7 +81,12 @@ fn truncated_last_line_is_reported_and_skipped() {
 fn binary_garbage_lines_are_skipped_with_line_numbers() {
     let s = load("binary-garbage.jsonl");
     assert_eq!(s.entries.len(), 4);
-    let lines: Vec<u32> = s.diagnostics.iter().filter(|d| d.kind == DiagnosticKind::MalformedLine).map(|d| d.line).collect();
+    let lines: Vec<u32> = s
+        .diagnostics
+        .iter()
+        .filter(|d| d.kind == DiagnosticKind::MalformedLine)
+        .map(|d| d.line)
+        .collect();
     assert_eq!(lines, vec![3, 4, 5, 6]);
     assert_eq!(s.path_to(s.leaf().unwrap()).len(), 4);
     exercise(&s);
@@ -185,7 +195,10 @@ fn a_50_mb_line_loads_and_estimates() {
     std::fs::write(&p, text).unwrap();
     let s = Session::load_path(&p).unwrap();
     assert_eq!(s.entries.len(), 2);
-    assert_eq!(s.entries[1].message().unwrap().est_tokens, (50 * 1024 * 1024 / 4) as u64);
+    assert_eq!(
+        s.entries[1].message().unwrap().est_tokens,
+        (50 * 1024 * 1024 / 4) as u64
+    );
     let proj = context::project(&s, &s.path_to(1));
     assert_eq!(proj.message_count(), 2);
     // A tool result is never a cut point, so the cut falls back to the user message that

@@ -10,7 +10,11 @@ use std::process::Command;
 fn bonsai(args: &[&str]) -> (bool, Value, String) {
     let out = Command::new(bonsai_bin()).args(args).output().unwrap();
     let v = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
-    (out.status.success(), v, String::from_utf8_lossy(&out.stderr).to_string())
+    (
+        out.status.success(),
+        v,
+        String::from_utf8_lossy(&out.stderr).to_string(),
+    )
 }
 
 fn copy(src: &Path, dir: &Path) -> PathBuf {
@@ -36,23 +40,44 @@ fn compaction_written_by_bonsai_is_pis_compaction() {
         let f = copy(&src, dir.path());
         let name = src.display().to_string();
         let before = oracle.run(&f, &["--keep-recent-tokens", "2000"]).unwrap();
-        let (ok, out, err) = bonsai(&["compact", f.to_str().unwrap(), "--keep-recent-tokens", "2000", "--summarizer", "offline", "--yes", "--json"]);
+        let (ok, out, err) = bonsai(&[
+            "compact",
+            f.to_str().unwrap(),
+            "--keep-recent-tokens",
+            "2000",
+            "--summarizer",
+            "offline",
+            "--yes",
+            "--json",
+        ]);
         if before["compaction"].is_null() {
             assert!(!ok, "{name}: Pi has nothing to compact, bonsai must refuse too");
-            assert_eq!(std::fs::read(&f).unwrap(), std::fs::read(&src).unwrap(), "{name}: refused but wrote");
+            assert_eq!(
+                std::fs::read(&f).unwrap(),
+                std::fs::read(&src).unwrap(),
+                "{name}: refused but wrote"
+            );
             continue;
         }
         assert!(ok, "{name}: {err}");
         let entry = &out["entries"][0];
         let id = entry["id"].as_str().unwrap();
-        assert_eq!(entry["firstKeptEntryId"], before["compaction"]["firstKeptEntryId"], "{name}: cut differs from Pi's");
+        assert_eq!(
+            entry["firstKeptEntryId"], before["compaction"]["firstKeptEntryId"],
+            "{name}: cut differs from Pi's"
+        );
         assert_eq!(entry["tokensBefore"], before["compaction"]["tokensBefore"], "{name}");
         let after = oracle.run(&f, &["--keep-recent-tokens", "2000"]).unwrap();
         assert_eq!(after["leafId"], id, "{name}: Pi's leaf is the new compaction");
         assert_eq!(after["skippedLines"], 0, "{name}");
         let ctx = &after["context"];
         assert_eq!(ctx["entryIds"][0], id, "{name}");
-        let roles: Vec<&str> = ctx["messages"].as_array().unwrap().iter().map(|m| m["role"].as_str().unwrap()).collect();
+        let roles: Vec<&str> = ctx["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| m["role"].as_str().unwrap())
+            .collect();
         let k = if entry.get("systemMessage").is_some() {
             assert_eq!(roles[0], "system", "{name}");
             1
@@ -61,7 +86,10 @@ fn compaction_written_by_bonsai_is_pis_compaction() {
         };
         assert_eq!(roles[k], "compactionSummary", "{name}: context starts with the summary");
         assert_eq!(ctx["messages"][k]["sourceEntryId"], id, "{name}");
-        assert_eq!(ctx["entryIds"][1], entry["firstKeptEntryId"], "{name}: kept exactly from firstKeptEntryId");
+        assert_eq!(
+            ctx["entryIds"][1], entry["firstKeptEntryId"],
+            "{name}: kept exactly from firstKeptEntryId"
+        );
         // The original file is a byte prefix of the new one: append only.
         let old = std::fs::read(&src).unwrap();
         let new = std::fs::read(&f).unwrap();
@@ -76,7 +104,13 @@ fn compaction_written_by_bonsai_is_pis_compaction() {
 
 fn first_user(f: &Path) -> usize {
     let s = bonsai::engine::session::Session::load_path(f).unwrap();
-    s.entries.iter().position(|e| e.message().is_some_and(|m| m.role == bonsai::engine::session::Role::User)).unwrap()
+    s.entries
+        .iter()
+        .position(|e| {
+            e.message()
+                .is_some_and(|m| m.role == bonsai::engine::session::Role::User)
+        })
+        .unwrap()
 }
 
 #[test]
@@ -87,7 +121,17 @@ fn navigation_with_summary_lands_in_pis_context() {
         let f = copy(&src, dir.path());
         let name = src.display().to_string();
         let target = format!("idx:{}", first_user(&f));
-        let (ok, out, err) = bonsai(&["navigate", f.to_str().unwrap(), &target, "--summary", "default", "--summarizer", "offline", "--yes", "--json"]);
+        let (ok, out, err) = bonsai(&[
+            "navigate",
+            f.to_str().unwrap(),
+            &target,
+            "--summary",
+            "default",
+            "--summarizer",
+            "offline",
+            "--yes",
+            "--json",
+        ]);
         assert!(ok, "{name}: {err}");
         let entry = &out["entries"][0];
         let after = oracle.run(&f, &["--keep-recent-tokens", "20000"]).unwrap();
@@ -99,7 +143,10 @@ fn navigation_with_summary_lands_in_pis_context() {
                 .iter()
                 .any(|m| m["role"] == "branchSummary" && m["sourceEntryId"] == entry["id"]);
             assert!(has, "{name}: branch summary not in Pi's context");
-            assert!(out["editorText"].is_string(), "{name}: a user target hands its text back");
+            assert!(
+                out["editorText"].is_string(),
+                "{name}: a user target hands its text back"
+            );
         }
     }
 }
@@ -113,7 +160,11 @@ fn navigation_without_summary_resumes_at_the_target() {
         let s = bonsai::engine::session::Session::load_path(&f).unwrap();
         // An assistant message in the middle of the file.
         let mid = (s.entries.len() / 2..s.entries.len())
-            .find(|&i| s.entries[i].message().is_some_and(|m| m.role == bonsai::engine::session::Role::Assistant))
+            .find(|&i| {
+                s.entries[i]
+                    .message()
+                    .is_some_and(|m| m.role == bonsai::engine::session::Role::Assistant)
+            })
             .unwrap();
         let tid = s.entries[mid].id.to_string();
         let (ok, out, err) = bonsai(&["navigate", f.to_str().unwrap(), &tid, "--yes", "--json"]);
@@ -125,9 +176,19 @@ fn navigation_without_summary_resumes_at_the_target() {
         let after = oracle.run(&f, &["--keep-recent-tokens", "20000"]).unwrap();
         let path = after["pathIds"].as_array().unwrap();
         assert_eq!(path[path.len() - 1], out["entries"][0]["id"]);
-        assert_eq!(path[path.len() - 2], tid.as_str(), "{}: Pi resumes at the target", src.display());
-        let before = oracle.run(&src, &["--keep-recent-tokens", "20000", "--leaf", &tid]).unwrap();
-        assert_eq!(after["context"]["messageCount"], before["context"]["messageCount"], "the marker adds nothing to the context");
+        assert_eq!(
+            path[path.len() - 2],
+            tid.as_str(),
+            "{}: Pi resumes at the target",
+            src.display()
+        );
+        let before = oracle
+            .run(&src, &["--keep-recent-tokens", "20000", "--leaf", &tid])
+            .unwrap();
+        assert_eq!(
+            after["context"]["messageCount"], before["context"]["messageCount"],
+            "the marker adds nothing to the context"
+        );
     }
 }
 
@@ -151,28 +212,57 @@ fn labels_names_forks_and_clones_load_in_pi() {
     assert!(oracle.run(&f, &[]).unwrap()["labels"].get(&tid).is_none());
 
     // Clone: the active branch as a new file, labels carried, same context.
-    let out = Command::new(bonsai_bin()).args(["clone", fs, "--yes"]).output().unwrap();
+    let out = Command::new(bonsai_bin())
+        .args(["clone", fs, "--yes"])
+        .output()
+        .unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let clone = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim().to_string());
     let oc = oracle.run(&clone, &[]).unwrap();
     let orig = oracle.run(&f, &[]).unwrap();
-    assert_eq!(oc["header"]["parentSession"], std::fs::canonicalize(&f).unwrap().to_str().unwrap());
+    assert_eq!(
+        oc["header"]["parentSession"],
+        std::fs::canonicalize(&f).unwrap().to_str().unwrap()
+    );
     assert_eq!(oc["context"]["messageCount"], orig["context"]["messageCount"]);
-    assert_eq!(oc["tree"]["roots"].as_array().unwrap().len(), 1, "re-chained around dropped labels");
-    assert_eq!(oc["labels"].as_object().unwrap().len(), orig["labels"].as_object().unwrap().len(), "labels carried");
+    assert_eq!(
+        oc["tree"]["roots"].as_array().unwrap().len(),
+        1,
+        "re-chained around dropped labels"
+    );
+    assert_eq!(
+        oc["labels"].as_object().unwrap().len(),
+        orig["labels"].as_object().unwrap().len(),
+        "labels carried"
+    );
 
     // Fork before a user message: the path up to its parent.
     let s = bonsai::engine::session::Session::load_path(&f).unwrap();
-    let users: Vec<usize> = (0..s.entries.len()).filter(|&i| s.entries[i].message().is_some_and(|m| m.role == bonsai::engine::session::Role::User)).collect();
+    let users: Vec<usize> = (0..s.entries.len())
+        .filter(|&i| {
+            s.entries[i]
+                .message()
+                .is_some_and(|m| m.role == bonsai::engine::session::Role::User)
+        })
+        .collect();
     let u = users[users.len() / 2];
-    let out = Command::new(bonsai_bin()).args(["fork", fs, &s.entries[u].id, "--yes"]).output().unwrap();
+    let out = Command::new(bonsai_bin())
+        .args(["fork", fs, &s.entries[u].id, "--yes"])
+        .output()
+        .unwrap();
     assert!(out.status.success());
     let fork = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim().to_string());
     let of = oracle.run(&fork, &[]).unwrap();
     let parent = s.entries[s.parent_of(u).unwrap()].id.to_string();
     let expected = oracle.run(&f, &["--leaf", &parent]).unwrap();
     assert_eq!(of["context"]["messageCount"], expected["context"]["messageCount"]);
-    assert!(of["pathIds"].as_array().unwrap().iter().any(|x| x == &Value::String(parent.clone())));
+    assert!(
+        of["pathIds"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|x| x == &Value::String(parent.clone()))
+    );
 }
 
 #[test]
@@ -184,15 +274,26 @@ fn v1_files_need_migrate_then_work() {
     let fs = f.to_str().unwrap();
     let (ok, _, err) = bonsai(&["rename", fs, "x", "--yes"]);
     assert!(!ok && err.contains("bonsai migrate"), "{err}");
-    assert_eq!(std::fs::read(&f).unwrap(), std::fs::read(&src).unwrap(), "refused but wrote");
+    assert_eq!(
+        std::fs::read(&f).unwrap(),
+        std::fs::read(&src).unwrap(),
+        "refused but wrote"
+    );
     let out = Command::new(bonsai_bin()).args(["migrate", fs]).output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    assert_eq!(std::fs::read(dir.path().join("before-compaction.jsonl.bak")).unwrap(), std::fs::read(&src).unwrap());
+    assert_eq!(
+        std::fs::read(dir.path().join("before-compaction.jsonl.bak")).unwrap(),
+        std::fs::read(&src).unwrap()
+    );
     let before = oracle.run(&src, &[]).unwrap();
     let after = oracle.run(&f, &[]).unwrap();
     assert_eq!(after["headerVersion"], 3);
     for k in ["entries", "pathIds", "context", "compaction", "entryTypeCounts"] {
-        assert_eq!(diff(&before[k], &after[k]), Vec::<String>::new(), "{k} changed by migration");
+        assert_eq!(
+            diff(&before[k], &after[k]),
+            Vec::<String>::new(),
+            "{k} changed by migration"
+        );
     }
     assert!(bonsai(&["rename", fs, "migrated", "--yes"]).0);
     assert_eq!(oracle.run(&f, &[]).unwrap()["sessionName"], "migrated");

@@ -77,8 +77,15 @@ fn fake(replies: Vec<Reply>) -> Fake {
             }
             let mut body = vec![0u8; len];
             reader.read_exact(&mut body).unwrap();
-            seen2.lock().unwrap().push(Seen { path, headers, body: serde_json::from_slice(&body).unwrap_or_default() });
-            let mut head = format!("HTTP/1.1 {} X\r\ntransfer-encoding: chunked\r\nconnection: close\r\n", reply.status);
+            seen2.lock().unwrap().push(Seen {
+                path,
+                headers,
+                body: serde_json::from_slice(&body).unwrap_or_default(),
+            });
+            let mut head = format!(
+                "HTTP/1.1 {} X\r\ntransfer-encoding: chunked\r\nconnection: close\r\n",
+                reply.status
+            );
             for (k, v) in &reply.headers {
                 head.push_str(&format!("{k}: {v}\r\n"));
             }
@@ -88,7 +95,10 @@ fn fake(replies: Vec<Reply>) -> Fake {
             }
             for (pause, chunk) in &reply.chunks {
                 std::thread::sleep(Duration::from_millis(*pause));
-                if sock.write_all(format!("{:x}\r\n{chunk}\r\n", chunk.len()).as_bytes()).is_err() {
+                if sock
+                    .write_all(format!("{:x}\r\n{chunk}\r\n", chunk.len()).as_bytes())
+                    .is_err()
+                {
                     break;
                 }
                 let _ = sock.flush();
@@ -118,7 +128,11 @@ fn model(api: &str, id: &str, base: &str, reasoning: bool) -> ModelInfo {
 fn request(m: ModelInfo, reasoning: Option<&str>) -> Request {
     Request {
         model: m,
-        key: ApiKey { key: "sk-test-SECRET".into(), source: "$FAKE_API_KEY".into(), oauth: false },
+        key: ApiKey {
+            key: "sk-test-SECRET".into(),
+            source: "$FAKE_API_KEY".into(),
+            oauth: false,
+        },
         system: "SYSTEM".into(),
         prompt: "<conversation>\n[User]: hi\n</conversation>\n\nSummarize.".into(),
         max_tokens: 13107,
@@ -127,11 +141,19 @@ fn request(m: ModelInfo, reasoning: Option<&str>) -> Request {
 }
 
 fn fast() -> Policy {
-    Policy { max_retries: 3, base_delay: Duration::from_millis(10), max_delay: Duration::from_millis(200), idle_timeout: Duration::from_millis(800) }
+    Policy {
+        max_retries: 3,
+        base_delay: Duration::from_millis(10),
+        max_delay: Duration::from_millis(200),
+        idle_timeout: Duration::from_millis(800),
+    }
 }
 
 fn run(req: &Request, policy: Policy) -> (Result<bonsai::llm::Reply, LlmError>, Vec<Event>) {
-    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
     let mut events = vec![];
     let r = rt.block_on(complete(req, policy, |e| events.push(e)));
     (r, events)
@@ -146,7 +168,12 @@ fn redacted(s: &Seen) -> String {
         .map(|(k, v)| format!("{k}: {}", v.replace("sk-test-SECRET", "<key>")))
         .collect();
     headers.sort();
-    format!("POST {}\n{}\n\n{}", s.path, headers.join("\n"), serde_json::to_string_pretty(&s.body).unwrap())
+    format!(
+        "POST {}\n{}\n\n{}",
+        s.path,
+        headers.join("\n"),
+        serde_json::to_string_pretty(&s.body).unwrap()
+    )
 }
 
 #[test]
@@ -165,12 +192,19 @@ data: {"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"outpu
         r#"event: message_stop
 data: {"type":"message_stop"}"#,
     ])]);
-    let req = request(model("anthropic-messages", "claude-sonnet-4-5", &f.url, true), Some("medium"));
+    let req = request(
+        model("anthropic-messages", "claude-sonnet-4-5", &f.url, true),
+        Some("medium"),
+    );
     let (r, events) = run(&req, fast());
     let r = r.unwrap();
     assert_eq!(r.text, "## Goal\n- fix it");
     assert_eq!((r.usage.input, r.usage.output), (1200, 42));
-    assert_eq!(events.iter().filter(|e| matches!(e, Event::Text(_))).count(), 2, "text arrives as it streams");
+    assert_eq!(
+        events.iter().filter(|e| matches!(e, Event::Text(_))).count(),
+        2,
+        "text arrives as it streams"
+    );
     let seen = f.seen.lock().unwrap();
     insta::assert_snapshot!("request_anthropic", redacted(&seen[0]));
 }
@@ -183,7 +217,10 @@ fn openai_completions_streams() {
         r#"data: {"choices":[],"usage":{"prompt_tokens":900,"completion_tokens":30,"prompt_tokens_details":{"cached_tokens":100}}}"#,
         "data: [DONE]",
     ])]);
-    let req = request(model("openai-completions", "llama3.1:8b", &format!("{}/v1", f.url), false), None);
+    let req = request(
+        model("openai-completions", "llama3.1:8b", &format!("{}/v1", f.url), false),
+        None,
+    );
     let (r, _) = run(&req, fast());
     let r = r.unwrap();
     assert_eq!(r.text, "## Goal\n- x");
@@ -199,7 +236,10 @@ data: {"type":"response.output_text.delta","delta":"## Goal"}"###,
         r#"event: response.completed
 data: {"type":"response.completed","response":{"status":"completed","usage":{"input_tokens":500,"output_tokens":20}}}"#,
     ])]);
-    let req = request(model("openai-responses", "gpt-5.1", &format!("{}/v1", f.url), true), Some("low"));
+    let req = request(
+        model("openai-responses", "gpt-5.1", &format!("{}/v1", f.url), true),
+        Some("low"),
+    );
     let (r, _) = run(&req, fast());
     assert_eq!(r.unwrap().text, "## Goal");
     insta::assert_snapshot!("request_openai_responses", redacted(&f.seen.lock().unwrap()[0]));
@@ -211,7 +251,15 @@ fn google_generative_ai_streams() {
         r###"data: {"candidates":[{"content":{"parts":[{"text":"## Goal\n"}]}}]}"###,
         r#"data: {"candidates":[{"content":{"parts":[{"text":"- y"}]},"finishReason":"STOP"}],"usageMetadata":{"promptTokenCount":700,"candidatesTokenCount":12}}"#,
     ])]);
-    let req = request(model("google-generative-ai", "gemini-2.5-flash", &format!("{}/v1beta", f.url), true), None);
+    let req = request(
+        model(
+            "google-generative-ai",
+            "gemini-2.5-flash",
+            &format!("{}/v1beta", f.url),
+            true,
+        ),
+        None,
+    );
     let (r, _) = run(&req, fast());
     let r = r.unwrap();
     assert_eq!(r.text, "## Goal\n- y");
@@ -221,10 +269,21 @@ fn google_generative_ai_streams() {
 
 #[test]
 fn retries_429_honouring_retry_after_and_529_overloaded() {
-    let ok = sse(&[r#"data: {"choices":[{"delta":{"content":"done"},"finish_reason":"stop"}]}"#, "data: [DONE]"]);
+    let ok = sse(&[
+        r#"data: {"choices":[{"delta":{"content":"done"},"finish_reason":"stop"}]}"#,
+        "data: [DONE]",
+    ]);
     let f = fake(vec![
-        error(429, r#"{"error":{"message":"rate limited"}}"#, &[("retry-after", "0.15")]),
-        error(529, r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#, &[]),
+        error(
+            429,
+            r#"{"error":{"message":"rate limited"}}"#,
+            &[("retry-after", "0.15")],
+        ),
+        error(
+            529,
+            r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#,
+            &[],
+        ),
         ok,
     ]);
     let req = request(model("openai-completions", "m", &f.url, false), None);
@@ -233,7 +292,10 @@ fn retries_429_honouring_retry_after_and_529_overloaded() {
     assert_eq!(r.unwrap().text, "done");
     let retries: Vec<&Event> = events.iter().filter(|e| matches!(e, Event::Retry { .. })).collect();
     assert_eq!(retries.len(), 2);
-    assert!(matches!(retries[0], Event::Retry { wait, .. } if *wait >= Duration::from_millis(150)), "{retries:?}");
+    assert!(
+        matches!(retries[0], Event::Retry { wait, .. } if *wait >= Duration::from_millis(150)),
+        "{retries:?}"
+    );
     assert!(start.elapsed() >= Duration::from_millis(150));
     assert_eq!(f.seen.lock().unwrap().len(), 3);
 }
@@ -249,8 +311,15 @@ fn gives_up_after_the_retry_budget() {
 
 #[test]
 fn a_rejected_key_names_its_source_never_the_key() {
-    let f = fake(vec![error(401, r#"{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"}}"#, &[])]);
-    let (r, _) = run(&request(model("anthropic-messages", "claude-haiku-4-5", &f.url, false), None), fast());
+    let f = fake(vec![error(
+        401,
+        r#"{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"}}"#,
+        &[],
+    )]);
+    let (r, _) = run(
+        &request(model("anthropic-messages", "claude-haiku-4-5", &f.url, false), None),
+        fast(),
+    );
     let e = r.unwrap_err();
     let msg = e.to_string();
     assert!(msg.contains("$FAKE_API_KEY") && msg.contains("401"), "{msg}");
@@ -259,7 +328,11 @@ fn a_rejected_key_names_its_source_never_the_key() {
 
 #[test]
 fn context_overflow_says_what_to_do() {
-    let f = fake(vec![error(400, r#"{"error":{"message":"This model's maximum context length is 128000 tokens"}}"#, &[])]);
+    let f = fake(vec![error(
+        400,
+        r#"{"error":{"message":"This model's maximum context length is 128000 tokens"}}"#,
+        &[],
+    )]);
     let (r, _) = run(&request(model("openai-completions", "m", &f.url, false), None), fast());
     let e = r.unwrap_err();
     assert!(matches!(e, LlmError::ContextOverflow(_)));
@@ -271,7 +344,10 @@ fn a_stalled_stream_times_out() {
     let stall = Reply {
         status: 200,
         headers: vec![("content-type".into(), "text/event-stream".into())],
-        chunks: vec![(0, "data: {\"choices\":[{\"delta\":{\"content\":\"a\"}}]}\n\n".into()), (3000, "data: [DONE]\n\n".into())],
+        chunks: vec![
+            (0, "data: {\"choices\":[{\"delta\":{\"content\":\"a\"}}]}\n\n".into()),
+            (3000, "data: [DONE]\n\n".into()),
+        ],
     };
     let f = fake(vec![stall]);
     let mut p = fast();
@@ -296,14 +372,25 @@ fn cancelling_drops_the_request() {
     let slow = Reply {
         status: 200,
         headers: vec![("content-type".into(), "text/event-stream".into())],
-        chunks: (0..50).map(|_| (100, "data: {\"choices\":[{\"delta\":{\"content\":\"x\"}}]}\n\n".to_string())).collect(),
+        chunks: (0..50)
+            .map(|_| {
+                (
+                    100,
+                    "data: {\"choices\":[{\"delta\":{\"content\":\"x\"}}]}\n\n".to_string(),
+                )
+            })
+            .collect(),
     };
     let f = fake(vec![slow]);
     let req = request(model("openai-completions", "m", &f.url, false), None);
-    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
     let start = std::time::Instant::now();
     // Esc in the TUI aborts the task; here the future is dropped after 300 ms.
-    let r = rt.block_on(async { tokio::time::timeout(Duration::from_millis(300), complete(&req, fast(), |_| {})).await });
+    let r =
+        rt.block_on(async { tokio::time::timeout(Duration::from_millis(300), complete(&req, fast(), |_| {})).await });
     assert!(r.is_err(), "cancelled");
     assert!(start.elapsed() < Duration::from_secs(2));
 }
@@ -339,7 +426,14 @@ fn cli_compacts_with_an_openai_compatible_server_from_models_json() {
     )
     .unwrap();
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_bonsai"))
-        .args(["compact", file.to_str().unwrap(), "--keep-recent-tokens", "2000", "--yes", "--json"])
+        .args([
+            "compact",
+            file.to_str().unwrap(),
+            "--keep-recent-tokens",
+            "2000",
+            "--yes",
+            "--json",
+        ])
         .env("PI_CODING_AGENT_DIR", agent.path())
         .env("FAKE_KEY_VAR", "sk-test-SECRET")
         .env("HOME", agent.path())
@@ -351,20 +445,41 @@ fn cli_compacts_with_an_openai_compatible_server_from_models_json() {
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let e = &v["entries"][0];
     let summary = e["summary"].as_str().unwrap();
-    assert!(summary.starts_with("## Goal\n- from the fake model\n\n---\n\n**Turn Context (split turn):**\n\n## Original Request"), "{summary}");
+    assert!(
+        summary.starts_with(
+            "## Goal\n- from the fake model\n\n---\n\n**Turn Context (split turn):**\n\n## Original Request"
+        ),
+        "{summary}"
+    );
     assert_eq!(e["usage"]["input"], 3000);
     let seen = f.seen.lock().unwrap();
     assert_eq!(seen.len(), 2, "history and turn prefix");
     assert_eq!(seen[0].body["model"], "fakecoder-large");
-    assert!(seen.iter().all(|s| s.headers.iter().any(|(k, v)| k == "authorization" && v == "Bearer sk-test-SECRET")));
-    let maxes: Vec<u64> = seen.iter().map(|s| s.body["max_completion_tokens"].as_u64().unwrap()).collect();
-    assert!(maxes.contains(&13107) && maxes.contains(&8192), "0.8 and 0.5 of reserveTokens: {maxes:?}");
+    assert!(seen.iter().all(|s| {
+        s.headers
+            .iter()
+            .any(|(k, v)| k == "authorization" && v == "Bearer sk-test-SECRET")
+    }));
+    let maxes: Vec<u64> = seen
+        .iter()
+        .map(|s| s.body["max_completion_tokens"].as_u64().unwrap())
+        .collect();
+    assert!(
+        maxes.contains(&13107) && maxes.contains(&8192),
+        "0.8 and 0.5 of reserveTokens: {maxes:?}"
+    );
 }
 
 fn tui_app(fixture: &str, server: &str) -> (tempfile::TempDir, std::path::PathBuf, bonsai::ui::app::App) {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("s.jsonl");
-    std::fs::copy(std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/fixtures").join(fixture), &file).unwrap();
+    std::fs::copy(
+        std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("../shared/fixtures")
+            .join(fixture),
+        &file,
+    )
+    .unwrap();
     let s = bonsai::engine::session::Session::load_path(&file).unwrap();
     let mut app = bonsai::ui::app::App::new(
         s,
@@ -374,7 +489,11 @@ fn tui_app(fixture: &str, server: &str) -> (tempfile::TempDir, std::path::PathBu
     );
     app.summarizer_override = Some(bonsai::llm::summarize::Summarizer {
         model: model("openai-completions", "fakecoder-large", server, false),
-        key: ApiKey { key: "sk-test-SECRET".into(), source: "test".into(), oauth: false },
+        key: ApiKey {
+            key: "sk-test-SECRET".into(),
+            source: "test".into(),
+            oauth: false,
+        },
         policy: fast(),
     });
     (dir, file, app)
@@ -394,10 +513,18 @@ fn tui_compaction_with_a_model_previews_and_writes_usage() {
     app.keep_recent = 2000;
     app.on_key(KeyEvent::new(KeyCode::Char('C'), KeyModifiers::SHIFT));
     app.on_key(KeyEvent::from(KeyCode::Enter));
-    assert!(matches!(&app.dialog, Some(bonsai::ui::dialog::Dialog::CompactPreview { streaming: true, .. })));
+    assert!(matches!(
+        &app.dialog,
+        Some(bonsai::ui::dialog::Dialog::CompactPreview { streaming: true, .. })
+    ));
     app.run_jobs_now();
     match &app.dialog {
-        Some(bonsai::ui::dialog::Dialog::CompactPreview { summary, by, streaming: false, .. }) => {
+        Some(bonsai::ui::dialog::Dialog::CompactPreview {
+            summary,
+            by,
+            streaming: false,
+            ..
+        }) => {
             assert!(summary.starts_with("## Goal\n- model summary"), "{summary}");
             assert_eq!(by, "fake/fakecoder-large");
         }
@@ -416,7 +543,14 @@ fn tui_summary_can_be_cancelled() {
     let slow = Reply {
         status: 200,
         headers: vec![("content-type".into(), "text/event-stream".into())],
-        chunks: (0..40).map(|_| (100, "data: {\"choices\":[{\"delta\":{\"content\":\"x\"}}]}\n\n".to_string())).collect(),
+        chunks: (0..40)
+            .map(|_| {
+                (
+                    100,
+                    "data: {\"choices\":[{\"delta\":{\"content\":\"x\"}}]}\n\n".to_string(),
+                )
+            })
+            .collect(),
     };
     let f = fake(vec![slow]);
     let (_d, file, mut app) = tui_app("pi-0.87.1/compacted-long.jsonl", &f.url);

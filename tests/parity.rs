@@ -13,7 +13,11 @@ fn check(session: &Path, oracle: &Value, what: &str, failures: &mut Vec<String>)
     let ours = bonsai_inspect(session, &args_for(oracle));
     let d = diff(oracle, &ours);
     if !d.is_empty() {
-        failures.push(format!("{what}: {} differences\n  {}", d.len(), d.iter().take(12).cloned().collect::<Vec<_>>().join("\n  ")));
+        failures.push(format!(
+            "{what}: {} differences\n  {}",
+            d.len(),
+            d.iter().take(12).cloned().collect::<Vec<_>>().join("\n  ")
+        ));
     }
 }
 
@@ -22,18 +26,32 @@ fn stored_oracle_outputs_match_field_by_field() {
     let mut failures = Vec::new();
     let mut n = 0;
     for dir in shared_fixture_dirs() {
-        let mut files: Vec<PathBuf> = std::fs::read_dir(&dir).unwrap().filter_map(|e| e.ok()).map(|e| e.path()).collect();
+        let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+            .unwrap()
+            .filter_map(|e| e.ok())
+            .map(|e| e.path())
+            .collect();
         files.sort();
         for f in files.iter().filter(|f| f.to_string_lossy().ends_with(".oracle.json")) {
             let name = f.file_name().unwrap().to_string_lossy().to_string();
             let session = dir.join(format!("{}.jsonl", name.split('.').next().unwrap()));
             let oracle: Value = serde_json::from_str(&std::fs::read_to_string(f).unwrap()).unwrap();
-            check(&session, &oracle, &format!("{}/{name}", dir.file_name().unwrap().to_string_lossy()), &mut failures);
+            check(
+                &session,
+                &oracle,
+                &format!("{}/{name}", dir.file_name().unwrap().to_string_lossy()),
+                &mut failures,
+            );
             n += 1;
         }
     }
     assert!(n >= 44, "expected the 44 stored oracle files, found {n}");
-    assert!(failures.is_empty(), "{} of {n} oracle files differ:\n{}", failures.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} of {n} oracle files differ:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
 }
 
 /// Sessions to check live: every shared fixture and every session of our own.
@@ -43,8 +61,14 @@ fn live_sessions() -> Vec<PathBuf> {
     // The bad corpus: the files Pi itself opens without hanging, and where the oracle's
     // presentation (first index of a duplicated id) does not differ by design.
     for name in [
-        "truncated-last-line", "binary-garbage", "invalid-utf8", "missing-parents", "v2-hookmessage",
-        "unknown-types", "crlf-blank-lines", "no-final-newline",
+        "truncated-last-line",
+        "binary-garbage",
+        "invalid-utf8",
+        "missing-parents",
+        "v2-hookmessage",
+        "unknown-types",
+        "crlf-blank-lines",
+        "no-final-newline",
     ] {
         v.push(repo().join(format!("fixtures/bad/{name}.jsonl")));
     }
@@ -60,10 +84,10 @@ fn live_oracle_agrees_on_every_session() {
         let name = session.file_name().unwrap().to_string_lossy().to_string();
         // A branch target: the first user message, so the summary crosses the most.
         let s = bonsai::engine::session::Session::load_path(&session).unwrap();
-        let target = s
-            .entries
-            .iter()
-            .position(|e| e.message().is_some_and(|m| m.role == bonsai::engine::session::Role::User));
+        let target = s.entries.iter().position(|e| {
+            e.message()
+                .is_some_and(|m| m.role == bonsai::engine::session::Role::User)
+        });
         for k in ["2000", "20000"] {
             let mut args = vec!["--keep-recent-tokens", k];
             let t;
@@ -78,7 +102,12 @@ fn live_oracle_agrees_on_every_session() {
             runs += 1;
         }
     }
-    assert!(failures.is_empty(), "{} of {runs} live oracle runs differ:\n{}", failures.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} of {runs} live oracle runs differ:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
 }
 
 #[test]
@@ -97,8 +126,23 @@ fn live_oracle_agrees_at_every_leaf_of_a_branchy_session() {
                 continue;
             }
             let leaf = s.entries[i].id.to_string();
-            match oracle.run(&session, &["--keep-recent-tokens", "2000", "--leaf", &leaf, "--branch-target", "idx:3"]) {
-                Ok(o) => check(&session, &o, &format!("{} leaf {leaf}", session.display()), &mut failures),
+            match oracle.run(
+                &session,
+                &[
+                    "--keep-recent-tokens",
+                    "2000",
+                    "--leaf",
+                    &leaf,
+                    "--branch-target",
+                    "idx:3",
+                ],
+            ) {
+                Ok(o) => check(
+                    &session,
+                    &o,
+                    &format!("{} leaf {leaf}", session.display()),
+                    &mut failures,
+                ),
                 Err(e) => failures.push(format!("oracle failed: {e}")),
             }
         }

@@ -11,7 +11,11 @@ use serde_json::Value;
 
 fn first_line(s: &str) -> String {
     let l = s.lines().map(|l| l.trim()).find(|l| !l.is_empty()).unwrap_or("");
-    if l.chars().count() <= 160 { l.to_string() } else { format!("{}…", l.chars().take(159).collect::<String>()) }
+    if l.chars().count() <= 160 {
+        l.to_string()
+    } else {
+        format!("{}…", l.chars().take(159).collect::<String>())
+    }
 }
 
 #[test]
@@ -22,15 +26,32 @@ fn offline_summaries_keep_requests_files_and_errors_in_a_tenth() {
             let s = Session::load_path(&f).unwrap();
             let leaf = s.leaf().unwrap();
             for keep in [2000, 4000] {
-                let Ok(plan) = compaction::prepare(&s, leaf, CompactionSettings { reserve_tokens: 16384, keep_recent_tokens: keep }) else { continue };
-                let summarized: u64 = plan.messages_to_summarize.iter().chain(&plan.turn_prefix_messages).map(|m| m.est_tokens).sum();
+                let Ok(plan) = compaction::prepare(
+                    &s,
+                    leaf,
+                    CompactionSettings {
+                        reserve_tokens: 16384,
+                        keep_recent_tokens: keep,
+                    },
+                ) else {
+                    continue;
+                };
+                let summarized: u64 = plan
+                    .messages_to_summarize
+                    .iter()
+                    .chain(&plan.turn_prefix_messages)
+                    .map(|m| m.est_tokens)
+                    .sum();
                 if summarized < 5000 {
                     continue; // below this a tenth cannot hold the fixed headings (~120 tokens)
                 }
                 let summary = actions::offline_compaction_summary(&s, &plan, None).text;
                 let name = format!("{} k{keep}", f.display());
                 let est = summary.encode_utf16().count().div_ceil(4) as u64;
-                assert!(est * 10 <= summarized, "{name}: summary {est} tokens for {summarized} summarized");
+                assert!(
+                    est * 10 <= summarized,
+                    "{name}: summary {est} tokens for {summarized} summarized"
+                );
                 for m in plan.messages_to_summarize.iter().chain(&plan.turn_prefix_messages) {
                     let v = context::materialize(&s, m);
                     match v["role"].as_str().unwrap_or("") {
@@ -54,7 +75,15 @@ fn offline_summaries_keep_requests_files_and_errors_in_a_tenth() {
                 for m in modified {
                     assert!(summary.contains(&format!("\n{m}\n")), "{name}: modified file lost: {m}");
                 }
-                for h in ["## Goal", "## Constraints & Preferences", "## Progress", "### Done", "## Key Decisions", "## Next Steps", "## Critical Context"] {
+                for h in [
+                    "## Goal",
+                    "## Constraints & Preferences",
+                    "## Progress",
+                    "### Done",
+                    "## Key Decisions",
+                    "## Next Steps",
+                    "## Critical Context",
+                ] {
                     assert!(summary.contains(h), "{name}: no {h}");
                 }
                 checked += 1;
@@ -68,15 +97,35 @@ fn offline_summaries_keep_requests_files_and_errors_in_a_tenth() {
 fn split_turns_get_a_turn_prefix_summary_and_updates_keep_the_previous_one() {
     let f = shared().join("fixtures/pi-0.87.1/context-edits.jsonl");
     let s = Session::load_path(&f).unwrap();
-    let plan = compaction::prepare(&s, s.leaf().unwrap(), CompactionSettings { reserve_tokens: 16384, keep_recent_tokens: 2000 }).unwrap();
+    let plan = compaction::prepare(
+        &s,
+        s.leaf().unwrap(),
+        CompactionSettings {
+            reserve_tokens: 16384,
+            keep_recent_tokens: 2000,
+        },
+    )
+    .unwrap();
     assert!(plan.is_split_turn);
     let text = actions::offline_compaction_summary(&s, &plan, Some("focus on storage")).text;
-    assert!(text.contains("\n\n---\n\n**Turn Context (split turn):**\n\n## Original Request\n"), "{text}");
+    assert!(
+        text.contains("\n\n---\n\n**Turn Context (split turn):**\n\n## Original Request\n"),
+        "{text}"
+    );
     assert!(text.contains("Focus requested: focus on storage"));
     // The previous summary's goals are carried into the update.
     let prev = compaction::previous_summary(&s, &plan).unwrap();
-    let goal = prev.split("## Goal\n").nth(1).and_then(|g| g.lines().next()).unwrap().trim_start_matches("- ").to_string();
+    let goal = prev
+        .split("## Goal\n")
+        .nth(1)
+        .and_then(|g| g.lines().next())
+        .unwrap()
+        .trim_start_matches("- ")
+        .to_string();
     assert!(text.contains(&goal), "previous goal {goal:?} lost:\n{text}");
     // Deterministic.
-    assert_eq!(text, actions::offline_compaction_summary(&s, &plan, Some("focus on storage")).text);
+    assert_eq!(
+        text,
+        actions::offline_compaction_summary(&s, &plan, Some("focus on storage")).text
+    );
 }

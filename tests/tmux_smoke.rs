@@ -19,9 +19,25 @@ impl Tmux {
             return None;
         }
         static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-        let name = format!("bonsai-smoke-{}-{}", std::process::id(), N.fetch_add(1, std::sync::atomic::Ordering::SeqCst));
+        let name = format!(
+            "bonsai-smoke-{}-{}",
+            std::process::id(),
+            N.fetch_add(1, std::sync::atomic::Ordering::SeqCst)
+        );
         let ok = Command::new("tmux")
-            .args(["-L", &name, "new-session", "-d", "-s", &name, "-x", &w.to_string(), "-y", &h.to_string(), "sh"])
+            .args([
+                "-L",
+                &name,
+                "new-session",
+                "-d",
+                "-s",
+                &name,
+                "-x",
+                &w.to_string(),
+                "-y",
+                &h.to_string(),
+                "sh",
+            ])
             .env("TERM", "xterm-256color")
             .status()
             .unwrap()
@@ -36,7 +52,10 @@ impl Tmux {
         assert!(c.status().unwrap().success());
     }
     fn capture(&self) -> String {
-        let out = Command::new("tmux").args(["-L", &self.name, "capture-pane", "-p", "-t", &self.name]).output().unwrap();
+        let out = Command::new("tmux")
+            .args(["-L", &self.name, "capture-pane", "-p", "-t", &self.name])
+            .output()
+            .unwrap();
         String::from_utf8_lossy(&out.stdout).to_string()
     }
     fn wait_for(&self, what: &str) -> String {
@@ -67,14 +86,24 @@ fn open_move_filter_preview_quit_restores_terminal() {
     let fixture = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/fixtures/pi-0.87.1/branching-small.jsonl");
     // An empty HOME: no Pi settings or sessions of the developer's leak into the test.
     let home = tempfile::tempdir().unwrap();
-    t.send(&[&format!("HOME={} {bin} {}; echo EXITED:$?", home.path().display(), fixture.display()), "Enter"]);
+    t.send(&[
+        &format!(
+            "HOME={} {bin} {}; echo EXITED:$?",
+            home.path().display(),
+            fixture.display()
+        ),
+        "Enter",
+    ]);
     let screen = t.wait_for("Inventory validation: storage approach (16/28)");
     assert!(screen.contains("• [branch summary]:"), "{screen}");
     t.send(&["Up"]);
     t.wait_for("(15/28)");
     t.send(&["C-u"]);
     let screen = t.wait_for("[user]");
-    assert!(screen.contains("[storage-tests] user: OK, going with the storage"), "{screen}");
+    assert!(
+        screen.contains("[storage-tests] user: OK, going with the storage"),
+        "{screen}"
+    );
     t.send(&["C-d"]);
     // Pi keeps the user message selected when going back to the default filter.
     t.wait_for("(13/28)");
@@ -88,11 +117,20 @@ fn open_move_filter_preview_quit_restores_terminal() {
     t.send(&["q"]);
     let screen = t.wait_for("EXITED:0");
     // Back on the main screen: the tree is gone, the shell line is there.
-    assert!(!screen.contains("• [branch summary]:"), "alternate screen not left:\n{screen}");
+    assert!(
+        !screen.contains("• [branch summary]:"),
+        "alternate screen not left:\n{screen}"
+    );
     // Raw mode is off again: the terminal echoes and reads lines.
-    t.send(&["stty -a | tr ' ' '\\n' | grep -x -e echo -e icanon | tr '\\n' ' '; echo STTY-$((40+2))", "Enter"]);
+    t.send(&[
+        "stty -a | tr ' ' '\\n' | grep -x -e echo -e icanon | tr '\\n' ' '; echo STTY-$((40+2))",
+        "Enter",
+    ]);
     let screen = t.wait_for("STTY-42");
-    assert!(screen.contains("echo icanon") || screen.contains("icanon echo"), "terminal not restored:\n{screen}");
+    assert!(
+        screen.contains("echo icanon") || screen.contains("icanon echo"),
+        "terminal not restored:\n{screen}"
+    );
 }
 
 #[test]
@@ -101,7 +139,14 @@ fn demo_opens_when_pi_has_no_sessions() {
     let bin = env!("CARGO_BIN_EXE_bonsai");
     let home = tempfile::tempdir().unwrap();
     let work = tempfile::tempdir().unwrap();
-    t.send(&[&format!("cd {} && HOME={} {bin}; echo EXITED:$?", work.path().display(), home.path().display()), "Enter"]);
+    t.send(&[
+        &format!(
+            "cd {} && HOME={} {bin}; echo EXITED:$?",
+            work.path().display(),
+            home.path().display()
+        ),
+        "Enter",
+    ]);
     let screen = t.wait_for("bundled demo session");
     assert!(screen.contains("CSV importer: quoted commas"), "{screen}");
     t.send(&["v"]);
@@ -118,10 +163,17 @@ fn compact_with_instructions_offline_accept_and_see_it_in_the_tree() {
     let bin = env!("CARGO_BIN_EXE_bonsai");
     let dir = tempfile::tempdir().unwrap();
     let f = dir.path().join("long.jsonl");
-    std::fs::copy(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/fixtures/pi-0.87.1/compacted-long.jsonl"), &f).unwrap();
+    std::fs::copy(
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/fixtures/pi-0.87.1/compacted-long.jsonl"),
+        &f,
+    )
+    .unwrap();
     let before = std::fs::read(&f).unwrap();
     let home = tempfile::tempdir().unwrap();
-    t.send(&[&format!("HOME={} {bin} {}; echo EXITED:$?", home.path().display(), f.display()), "Enter"]);
+    t.send(&[
+        &format!("HOME={} {bin} {}; echo EXITED:$?", home.path().display(), f.display()),
+        "Enter",
+    ]);
     t.wait_for("(212/212)");
     t.send(&["C"]);
     t.wait_for("Compact: custom instructions");
@@ -133,12 +185,21 @@ fn compact_with_instructions_offline_accept_and_see_it_in_the_tree() {
     t.send(&["a"]);
     let screen = t.wait_for("wrote a compaction");
     assert!(screen.contains("[compaction: "), "{screen}");
-    assert!(screen.contains("(213/213)"), "the new compaction is the selected leaf:\n{screen}");
+    assert!(
+        screen.contains("(213/213)"),
+        "the new compaction is the selected leaf:\n{screen}"
+    );
     t.send(&["q"]);
     t.wait_for("EXITED:0");
     let after = std::fs::read(&f).unwrap();
     assert_eq!(&after[..before.len()], &before[..], "append only");
-    let last: serde_json::Value = serde_json::from_slice(after[before.len()..].split(|b| *b == b'\n').next().unwrap()).unwrap();
+    let last: serde_json::Value =
+        serde_json::from_slice(after[before.len()..].split(|b| *b == b'\n').next().unwrap()).unwrap();
     assert_eq!(last["type"], "compaction");
-    assert!(last["summary"].as_str().unwrap().contains("Focus requested: keep the latency numbers"));
+    assert!(
+        last["summary"]
+            .as_str()
+            .unwrap()
+            .contains("Focus requested: keep the latency numbers")
+    );
 }

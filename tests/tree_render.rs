@@ -11,7 +11,9 @@ fn tree_renders_match_pi_byte_for_byte() {
     for dir in shared_fixture_dirs() {
         for entry in std::fs::read_dir(&dir).unwrap().filter_map(|e| e.ok()) {
             let name = entry.file_name().to_string_lossy().to_string();
-            let Some(rest) = name.strip_suffix(".w100.render.txt") else { continue };
+            let Some(rest) = name.strip_suffix(".w100.render.txt") else {
+                continue;
+            };
             let (session, filter) = rest.split_once(".tree-").unwrap();
             let expected = std::fs::read(entry.path()).unwrap();
             let out = Command::new(bonsai_bin())
@@ -30,5 +32,10 @@ fn tree_renders_match_pi_byte_for_byte() {
         }
     }
     assert_eq!(n, 65, "expected 65 golden renders");
-    assert!(failures.is_empty(), "{} renders differ:\n{}", failures.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} renders differ:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
 }

@@ -19,13 +19,20 @@ pub struct IdSource {
 
 impl IdSource {
     pub fn new(s: &Session) -> IdSource {
-        IdSource { taken: s.entries.iter().map(|e| e.id.to_string()).collect() }
+        IdSource {
+            taken: s.entries.iter().map(|e| e.id.to_string()).collect(),
+        }
     }
     /// 8 hex digits, like Pi's `randomUUID().slice(0, 8)`.
     pub fn next(&mut self) -> String {
         loop {
             let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-            h.write_u128(std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0));
+            h.write_u128(
+                std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map(|d| d.as_nanos())
+                    .unwrap_or(0),
+            );
             h.write_usize(self.taken.len());
             let id = format!("{:08x}", h.finish() as u32);
             if self.taken.insert(id.clone()) {
@@ -36,7 +43,10 @@ impl IdSource {
 }
 
 pub fn now_ms() -> i64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis() as i64).unwrap_or(0)
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0)
 }
 
 fn base(kind: &str, id: &str, parent: Option<&str>, ts_ms: i64) -> Map<String, Value> {
@@ -58,11 +68,21 @@ pub struct Summary {
 
 /// Pi's `appendCompaction(summary, firstKeptEntryId, tokensBefore, details, fromHook, usage)`
 /// under `leaf`, with the `systemMessage` checkpoint Pi 0.87 stores.
-pub fn compaction_entry(s: &Session, leaf: usize, plan: &CompactionPlan, summary: &Summary, id: &str, ts_ms: i64) -> Value {
+pub fn compaction_entry(
+    s: &Session,
+    leaf: usize,
+    plan: &CompactionPlan,
+    summary: &Summary,
+    id: &str,
+    ts_ms: i64,
+) -> Value {
     let (read, modified) = plan.file_ops.lists();
     let mut m = base("compaction", id, Some(&s.entries[leaf].id), ts_ms);
     m.insert("summary".into(), summary.text.clone().into());
-    m.insert("firstKeptEntryId".into(), s.entries[plan.first_kept_entry].id.to_string().into());
+    m.insert(
+        "firstKeptEntryId".into(),
+        s.entries[plan.first_kept_entry].id.to_string().into(),
+    );
     m.insert("tokensBefore".into(), super::report::num(plan.tokens_before));
     m.insert("details".into(), json!({"readFiles": read, "modifiedFiles": modified}));
     if let Some(u) = &summary.usage {
@@ -87,7 +107,10 @@ pub fn offline_compaction_summary(s: &Session, plan: &CompactionPlan, instructio
     };
     let prefix = (plan.is_split_turn && !plan.turn_prefix_messages.is_empty())
         .then(|| summarize::turn_prefix_summary(&summarize::materialize_all(s, &plan.turn_prefix_messages)));
-    Summary { text: summarize::compose_compaction_summary(&history, prefix.as_deref(), &plan.file_ops), usage: None }
+    Summary {
+        text: summarize::compose_compaction_summary(&history, prefix.as_deref(), &plan.file_ops),
+        usage: None,
+    }
 }
 
 pub fn plan_compaction(s: &Session, leaf: usize, settings: CompactionSettings) -> Result<CompactionPlan, NoCompaction> {
@@ -111,7 +134,10 @@ pub fn plan_navigation(s: &Session, old_leaf: Option<usize>, target: usize, toke
     let (new_leaf, editor_text) = match &e.kind {
         Kind::Message(m) if m.role == Role::User => {
             let v = s.entry_value(target);
-            (s.parent_of(target), Some(context::content_text(v["message"].get("content"), "")))
+            (
+                s.parent_of(target),
+                Some(context::content_text(v["message"].get("content"), "")),
+            )
         }
         Kind::CustomMessage { .. } => {
             let v = s.entry_value(target);
@@ -119,7 +145,13 @@ pub fn plan_navigation(s: &Session, old_leaf: Option<usize>, target: usize, toke
         }
         _ => (Some(target), None),
     };
-    Navigation { old_leaf, target, new_leaf, editor_text, branch: branch::prepare(s, old_leaf, target, token_budget) }
+    Navigation {
+        old_leaf,
+        target,
+        new_leaf,
+        editor_text,
+        branch: branch::prepare(s, old_leaf, target, token_budget),
+    }
 }
 
 /// Pi's `branchWithSummary`: a `branch_summary` under the new leaf, `fromId` = the old leaf.
@@ -127,7 +159,10 @@ pub fn branch_summary_entry(s: &Session, nav: &Navigation, summary: &Summary, id
     let (read, modified) = nav.branch.file_ops.lists();
     let parent = nav.new_leaf.map(|l| s.entries[l].id.to_string());
     let mut m = base("branch_summary", id, parent.as_deref(), ts_ms);
-    let from = nav.old_leaf.map(|l| s.entries[l].id.to_string()).unwrap_or_else(|| "root".into());
+    let from = nav
+        .old_leaf
+        .map(|l| s.entries[l].id.to_string())
+        .unwrap_or_else(|| "root".into());
     m.insert("fromId".into(), from.into());
     m.insert("summary".into(), summary.text.clone().into());
     m.insert("details".into(), json!({"readFiles": read, "modifiedFiles": modified}));
@@ -140,11 +175,17 @@ pub fn branch_summary_entry(s: &Session, nav: &Navigation, summary: &Summary, id
 /// The offline branch summary ("No content to summarize" when nothing is left, as Pi).
 pub fn offline_branch_summary(s: &Session, nav: &Navigation, instructions: Option<&str>) -> Summary {
     if nav.branch.messages.is_empty() {
-        return Summary { text: "No content to summarize".into(), usage: None };
+        return Summary {
+            text: "No content to summarize".into(),
+            usage: None,
+        };
     }
     let msgs = summarize::materialize_all(s, &nav.branch.messages);
     let body = summarize::branch_summary_body(&msgs, instructions);
-    Summary { text: summarize::compose_branch_summary(&body, &nav.branch.file_ops), usage: None }
+    Summary {
+        text: summarize::compose_branch_summary(&body, &nav.branch.file_ops),
+        usage: None,
+    }
 }
 
 /// Pi resumes at the file's last line, so a navigation without a summary is made durable
@@ -164,7 +205,14 @@ pub fn navigation_marker(s: &Session, nav: &Navigation, id: &str, ts_ms: i64) ->
 }
 
 /// Pi's `appendLabelChange`: under the leaf; an empty label clears.
-pub fn label_entry(s: &Session, leaf: Option<usize>, target: usize, label: Option<&str>, id: &str, ts_ms: i64) -> Value {
+pub fn label_entry(
+    s: &Session,
+    leaf: Option<usize>,
+    target: usize,
+    label: Option<&str>,
+    id: &str,
+    ts_ms: i64,
+) -> Value {
     let mut m = base("label", id, leaf.map(|l| &*s.entries[l].id), ts_ms);
     m.insert("targetId".into(), s.entries[target].id.to_string().into());
     if let Some(l) = label.map(js::js_trim).filter(|l| !l.is_empty()) {
@@ -213,7 +261,10 @@ pub fn branched_session(s: &Session, leaf: Option<usize>, header: Value) -> Vec<
         }
         let mut v = s.entry_value(i);
         if let Value::Object(m) = &mut v {
-            m.insert("parentId".into(), parent.clone().map(Value::from).unwrap_or(Value::Null));
+            m.insert(
+                "parentId".into(),
+                parent.clone().map(Value::from).unwrap_or(Value::Null),
+            );
             if let Kind::Compaction(c) = &e.kind
                 && let Some(fk) = &c.first_kept_entry_id
                 && &**fk != &*e.id
@@ -229,7 +280,11 @@ pub fn branched_session(s: &Session, leaf: Option<usize>, header: Value) -> Vec<
     // Labels of kept entries, in Pi's label-map order (first set, re-set keeps position).
     let mut order: Vec<String> = vec![];
     for e in &s.entries {
-        if let Kind::Label { target_id: Some(t), label } = &e.kind {
+        if let Kind::Label {
+            target_id: Some(t),
+            label,
+        } = &e.kind
+        {
             let t = t.to_string();
             if label.as_deref().is_some_and(|l| !l.is_empty()) {
                 if !order.contains(&t) {
@@ -243,12 +298,19 @@ pub fn branched_session(s: &Session, leaf: Option<usize>, header: Value) -> Vec<
     let mut ids = IdSource::new(s);
     for t in order.into_iter().filter(|t| kept_ids.contains(t)) {
         let (label, li) = s.labels.get(t.as_str()).unwrap();
-        let ts = s.entry_value(*li as usize).get("timestamp").cloned().unwrap_or(Value::Null);
+        let ts = s
+            .entry_value(*li as usize)
+            .get("timestamp")
+            .cloned()
+            .unwrap_or(Value::Null);
         let id = ids.next();
         let mut m = Map::new();
         m.insert("type".into(), "label".into());
         m.insert("id".into(), id.clone().into());
-        m.insert("parentId".into(), parent.clone().map(Value::from).unwrap_or(Value::Null));
+        m.insert(
+            "parentId".into(),
+            parent.clone().map(Value::from).unwrap_or(Value::Null),
+        );
         m.insert("timestamp".into(), ts);
         m.insert("targetId".into(), t.into());
         m.insert("label".into(), label.to_string().into());

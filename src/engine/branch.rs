@@ -22,15 +22,25 @@ pub struct BranchPlan {
 /// Pi's `getMessageFromEntry` for branch summaries: the raw message (no edits, no
 /// projection), summaries as messages, tool results skipped.
 fn branch_message(s: &Session, idx: usize) -> Option<CtxMessage> {
-    let mk = |part, role, est| Some(CtxMessage { source: idx, part, role, replaced_by: None, est_tokens: est });
+    let mk = |part, role, est| {
+        Some(CtxMessage {
+            source: idx,
+            part,
+            role,
+            replaced_by: None,
+            est_tokens: est,
+        })
+    };
     match &s.entries[idx].kind {
         Kind::Message(m) if m.role == Role::ToolResult => None,
         Kind::Message(m) => mk(Part::Main, m.role.clone(), m.est_tokens),
         Kind::CustomMessage { est_tokens, .. } => mk(Part::Main, Role::Custom, *est_tokens),
         Kind::BranchSummary(b) => mk(Part::Main, Role::BranchSummary, (b.summary_chars as u64).div_ceil(4)),
-        Kind::Compaction(c) => {
-            mk(Part::CompactionSummary, Role::CompactionSummary, (c.summary_chars as u64).div_ceil(4))
-        }
+        Kind::Compaction(c) => mk(
+            Part::CompactionSummary,
+            Role::CompactionSummary,
+            (c.summary_chars as u64).div_ceil(4),
+        ),
         _ => None,
     }
 }
@@ -55,7 +65,11 @@ pub fn prepare(s: &Session, from_leaf: Option<usize>, target: usize, token_budge
         on_old.insert(&*s.entries[i].id);
     }
     let target_path = s.path_to(target);
-    let ancestor_id = target_path.iter().rev().map(|&i| &*s.entries[i].id).find(|id| on_old.contains(id));
+    let ancestor_id = target_path
+        .iter()
+        .rev()
+        .map(|&i| &*s.entries[i].id)
+        .find(|id| on_old.contains(id));
     plan.common_ancestor = ancestor_id.and_then(|id| s.idx_of(id));
     // Walk the old leaf's parents up to the ancestor (by id, as Pi does).
     let mut entries = Vec::new();

@@ -14,7 +14,10 @@ pub struct CompactionSettings {
 
 impl Default for CompactionSettings {
     fn default() -> Self {
-        CompactionSettings { reserve_tokens: 16384, keep_recent_tokens: 20000 }
+        CompactionSettings {
+            reserve_tokens: 16384,
+            keep_recent_tokens: 20000,
+        }
     }
 }
 
@@ -75,14 +78,24 @@ struct Cut {
     split: bool,
 }
 
-fn find_projected_cut_point(s: &Session, entries: &[context::ProjectedEntry], start: usize, end: usize, keep: u64) -> Cut {
+fn find_projected_cut_point(
+    s: &Session,
+    entries: &[context::ProjectedEntry],
+    start: usize,
+    end: usize,
+    keep: u64,
+) -> Cut {
     let cut_points: Vec<usize> = (start..end)
         .filter(|&i| {
             !s.entries[entries[i].source].is_compaction() && entries[i].messages.iter().any(|m| m.role.is_cut_point())
         })
         .collect();
     if cut_points.is_empty() {
-        return Cut { first_kept: start, turn_start: None, split: false };
+        return Cut {
+            first_kept: start,
+            turn_start: None,
+            split: false,
+        };
     }
     let mut acc = 0u64;
     let mut exceeded = false;
@@ -95,7 +108,11 @@ fn find_projected_cut_point(s: &Session, entries: &[context::ProjectedEntry], st
         acc += t;
         if acc >= keep {
             exceeded = true;
-            cut = cut_points.iter().copied().find(|&c| c >= i).unwrap_or(*cut_points.last().unwrap());
+            cut = cut_points
+                .iter()
+                .copied()
+                .find(|&c| c >= i)
+                .unwrap_or(*cut_points.last().unwrap());
             break;
         }
     }
@@ -106,17 +123,30 @@ fn find_projected_cut_point(s: &Session, entries: &[context::ProjectedEntry], st
             && !context::intrinsic_messages(s, pe.source).is_empty()
     };
     let is_omitted = |pe: &context::ProjectedEntry| intrinsically_visible(pe) && pe.messages.is_empty();
-    let omitted_ids: Vec<&str> = suffix.iter().filter(|pe| is_omitted(pe)).map(|pe| &*s.entries[pe.source].id).collect();
+    let omitted_ids: Vec<&str> = suffix
+        .iter()
+        .filter(|pe| is_omitted(pe))
+        .map(|pe| &*s.entries[pe.source].id)
+        .collect();
     let external_replacement = suffix.iter().any(|pe| match &s.entries[pe.source].kind {
-        Kind::ContextEdit { replacement_null: false, target_id, .. } => {
-            !omitted_ids.contains(&target_id.as_deref().unwrap_or(""))
-        }
+        Kind::ContextEdit {
+            replacement_null: false,
+            target_id,
+            ..
+        } => !omitted_ids.contains(&target_id.as_deref().unwrap_or("")),
         _ => false,
     });
     let recovery = exceeded
         && !external_replacement
-        && suffix.iter().any(|pe| s.entries[pe.source].message().is_some_and(|m| m.role == Role::Assistant) && is_omitted(pe))
-        && suffix.iter().all(|pe| !s.entries[pe.source].is_compaction() && (!intrinsically_visible(pe) || is_omitted(pe)));
+        && suffix.iter().any(|pe| {
+            s.entries[pe.source]
+                .message()
+                .is_some_and(|m| m.role == Role::Assistant)
+                && is_omitted(pe)
+        })
+        && suffix
+            .iter()
+            .all(|pe| !s.entries[pe.source].is_compaction() && (!intrinsically_visible(pe) || is_omitted(pe)));
     if recovery {
         cut += 1;
     }
@@ -128,8 +158,16 @@ fn find_projected_cut_point(s: &Session, entries: &[context::ProjectedEntry], st
         cut -= 1;
     }
     let starts = is_turn_start(s, &entries[cut]);
-    let turn_start = if starts { None } else { (start..=cut).rev().find(|&i| is_turn_start(s, &entries[i])) };
-    Cut { first_kept: cut, split: !starts && turn_start.is_some(), turn_start }
+    let turn_start = if starts {
+        None
+    } else {
+        (start..=cut).rev().find(|&i| is_turn_start(s, &entries[i]))
+    };
+    Cut {
+        first_kept: cut,
+        split: !starts && turn_start.is_some(),
+        turn_start,
+    }
 }
 
 fn messages_for_summary(s: &Session, entries: &[context::ProjectedEntry]) -> Vec<CtxMessage> {
@@ -160,7 +198,9 @@ pub fn add_file_ops(s: &Session, m: &CtxMessage, ops: &mut FileOps) {
 }
 
 pub fn add_file_ops_value(v: &Value, ops: &mut FileOps) {
-    let Some(blocks) = v.get("content").and_then(|c| c.as_array()) else { return };
+    let Some(blocks) = v.get("content").and_then(|c| c.as_array()) else {
+        return;
+    };
     for b in blocks {
         if b.get("type").and_then(|t| t.as_str()) != Some("toolCall") {
             continue;
@@ -189,7 +229,9 @@ pub fn prepare_path(s: &Session, path: &[usize], settings: CompactionSettings) -
     }
     let projection = context::project(s, path);
     let entries = &projection.entries;
-    let prev = entries.iter().position(|pe| s.entries[pe.source].is_compaction() && !pe.messages.is_empty());
+    let prev = entries
+        .iter()
+        .position(|pe| s.entries[pe.source].is_compaction() && !pe.messages.is_empty());
     let start = prev.map(|p| p + 1).unwrap_or(0);
     let end = entries.len();
     let tokens_before = context::estimate_projected_tokens(s, &projection).tokens;
@@ -197,10 +239,17 @@ pub fn prepare_path(s: &Session, path: &[usize], settings: CompactionSettings) -
     if cut.first_kept >= end {
         return Err(NoCompaction::NothingToCompact);
     }
-    let history_end = if cut.split { cut.turn_start.unwrap() } else { cut.first_kept };
+    let history_end = if cut.split {
+        cut.turn_start.unwrap()
+    } else {
+        cut.first_kept
+    };
     let messages_to_summarize = messages_for_summary(s, &entries[start..history_end]);
-    let turn_prefix_messages =
-        if cut.split { messages_for_summary(s, &entries[cut.turn_start.unwrap()..cut.first_kept]) } else { vec![] };
+    let turn_prefix_messages = if cut.split {
+        messages_for_summary(s, &entries[cut.turn_start.unwrap()..cut.first_kept])
+    } else {
+        vec![]
+    };
     if messages_to_summarize.is_empty() && turn_prefix_messages.is_empty() {
         return Err(NoCompaction::NothingToCompact);
     }

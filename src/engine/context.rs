@@ -55,15 +55,29 @@ impl Projection {
 /// Pi's `sessionEntryToContextMessages` in reference form (roles and estimates only).
 pub fn intrinsic_messages(s: &Session, idx: usize) -> Vec<CtxMessage> {
     let e = &s.entries[idx];
-    let mk = |part, role, est| CtxMessage { source: idx, part, role, replaced_by: None, est_tokens: est };
+    let mk = |part, role, est| CtxMessage {
+        source: idx,
+        part,
+        role,
+        replaced_by: None,
+        est_tokens: est,
+    };
     match &e.kind {
         Kind::Message(m) => vec![mk(Part::Main, m.role.clone(), m.est_tokens)],
         Kind::CustomMessage { est_tokens, .. } => vec![mk(Part::Main, Role::Custom, *est_tokens)],
         Kind::BranchSummary(b) if b.summary_nonempty => {
-            vec![mk(Part::Main, Role::BranchSummary, (b.summary_chars as u64).div_ceil(4))]
+            vec![mk(
+                Part::Main,
+                Role::BranchSummary,
+                (b.summary_chars as u64).div_ceil(4),
+            )]
         }
         Kind::Compaction(c) => {
-            let summary = mk(Part::CompactionSummary, Role::CompactionSummary, (c.summary_chars as u64).div_ceil(4));
+            let summary = mk(
+                Part::CompactionSummary,
+                Role::CompactionSummary,
+                (c.summary_chars as u64).div_ceil(4),
+            );
             match &c.system_message {
                 Some(sm) => vec![mk(Part::CompactionSystem, sm.role.clone(), sm.est_tokens), summary],
                 None => vec![summary],
@@ -110,7 +124,9 @@ fn replaced_estimate(m: &Msg, rep: &ContentStats) -> u64 {
 fn project_entry(s: &Session, idx: usize, edit: Option<usize>) -> Vec<CtxMessage> {
     let mut msgs = intrinsic_messages(s, idx);
     let Some(ei) = edit else { return msgs };
-    let Kind::ContextEdit { replacement, .. } = &s.entries[ei].kind else { return msgs };
+    let Kind::ContextEdit { replacement, .. } = &s.entries[ei].kind else {
+        return msgs;
+    };
     let Some(rep) = replacement else {
         return vec![];
     };
@@ -141,10 +157,16 @@ pub fn project(s: &Session, path: &[usize]) -> Projection {
                 thinking_level = level.as_deref().unwrap_or("").to_string();
             }
             Kind::ModelChange { provider, model_id } => {
-                model = Some((provider.as_deref().map(String::from), model_id.as_deref().map(String::from)));
+                model = Some((
+                    provider.as_deref().map(String::from),
+                    model_id.as_deref().map(String::from),
+                ));
             }
             Kind::Message(m) if m.role == Role::Assistant => {
-                model = Some((m.provider.as_deref().map(String::from), m.model.as_deref().map(String::from)));
+                model = Some((
+                    m.provider.as_deref().map(String::from),
+                    m.model.as_deref().map(String::from),
+                ));
             }
             _ => {}
         }
@@ -169,7 +191,12 @@ pub fn project(s: &Session, path: &[usize]) -> Projection {
             ProjectedEntry { source: i, messages }
         })
         .collect();
-    Projection { path: path.to_vec(), entries, thinking_level, model }
+    Projection {
+        path: path.to_vec(),
+        entries,
+        thinking_level,
+        model,
+    }
 }
 
 /// The message's own `Msg` record (for assistants: usage, stop reason, tool calls).
@@ -196,11 +223,20 @@ pub struct ContextTokens {
 
 /// Pi's `estimateContextTokens`: the last valid assistant usage plus estimates after it.
 pub fn estimate_context_tokens(s: &Session, msgs: &[&CtxMessage]) -> ContextTokens {
-    let last = msgs.iter().enumerate().rev().find_map(|(i, m)| valid_usage(s, m).map(|u| (i, u)));
+    let last = msgs
+        .iter()
+        .enumerate()
+        .rev()
+        .find_map(|(i, m)| valid_usage(s, m).map(|u| (i, u)));
     match last {
         None => {
             let est: u64 = msgs.iter().map(|m| m.est_tokens).sum();
-            ContextTokens { tokens: est as f64, usage_tokens: 0.0, trailing_tokens: est as f64, last_usage_index: None }
+            ContextTokens {
+                tokens: est as f64,
+                usage_tokens: 0.0,
+                trailing_tokens: est as f64,
+                last_usage_index: None,
+            }
         }
         Some((i, u)) => {
             let usage = u.context_tokens();
@@ -243,7 +279,12 @@ pub fn estimate_projected_tokens(s: &Session, proj: &Projection) -> ContextToken
             tokens += m.est_tokens;
         }
     }
-    ContextTokens { tokens: tokens as f64, usage_tokens: 0.0, trailing_tokens: tokens as f64, last_usage_index: None }
+    ContextTokens {
+        tokens: tokens as f64,
+        usage_tokens: 0.0,
+        trailing_tokens: tokens as f64,
+        last_usage_index: None,
+    }
 }
 
 /// Pi's `getCurrentSystemMessage` replay (prompt text, sections by name, tools by name).
@@ -252,10 +293,8 @@ pub fn current_system_message(s: &Session, msgs: &[&CtxMessage]) -> Option<Value
     let mut sections: Map<String, Value> = Map::new();
     let mut tools: Map<String, Value> = Map::new();
     let mut timestamp: Option<Value> = None;
-    let mut any = false;
     for m in msgs.iter().filter(|m| m.role == Role::System) {
         let v = materialize(s, m);
-        any = true;
         if timestamp.is_none() {
             timestamp = v.get("timestamp").cloned();
         }
@@ -281,12 +320,14 @@ pub fn current_system_message(s: &Session, msgs: &[&CtxMessage]) -> Option<Value
         }
         if let Some(Value::Array(add)) = v.get("toolsAdded") {
             for t in add {
-                let name = t.get("name").map(js::js_to_string).unwrap_or_else(|| "undefined".into());
+                let name = t
+                    .get("name")
+                    .map(js::js_to_string)
+                    .unwrap_or_else(|| "undefined".into());
                 tools.insert(name, t.clone());
             }
         }
     }
-    let _ = any;
     if timestamp.is_none() && tools.is_empty() {
         return None;
     }
@@ -297,7 +338,10 @@ pub fn current_system_message(s: &Session, msgs: &[&CtxMessage]) -> Option<Value
         out.insert("sections".into(), Value::Object(sections));
     }
     if !tools.is_empty() {
-        out.insert("toolsAdded".into(), Value::Array(tools.into_iter().map(|(_, v)| v).collect()));
+        out.insert(
+            "toolsAdded".into(),
+            Value::Array(tools.into_iter().map(|(_, v)| v).collect()),
+        );
     }
     out.insert("timestamp".into(), timestamp.unwrap_or(Value::from(0)));
     Some(Value::Object(out))
@@ -366,7 +410,11 @@ pub fn estimate_value(v: &Value) -> u64 {
                 .iter()
                 .map(|b| match b.get("type").and_then(|t| t.as_str()) {
                     Some("text") => b.get("text").and_then(|t| t.as_str()).map(js::utf16_len).unwrap_or(0),
-                    Some("thinking") => b.get("thinking").and_then(|t| t.as_str()).map(js::utf16_len).unwrap_or(0),
+                    Some("thinking") => b
+                        .get("thinking")
+                        .and_then(|t| t.as_str())
+                        .map(js::utf16_len)
+                        .unwrap_or(0),
                     Some("toolCall") => {
                         b.get("name").and_then(|t| t.as_str()).map(js::utf16_len).unwrap_or(0)
                             + b.get("arguments").map(js::stringify_len).unwrap_or(0)
@@ -377,12 +425,17 @@ pub fn estimate_value(v: &Value) -> u64 {
             _ => 0,
         },
         "bashExecution" => {
-            v.get("command").and_then(|t| t.as_str()).map(js::utf16_len).unwrap_or(0)
+            v.get("command")
+                .and_then(|t| t.as_str())
+                .map(js::utf16_len)
+                .unwrap_or(0)
                 + v.get("output").and_then(|t| t.as_str()).map(js::utf16_len).unwrap_or(0)
         }
-        "branchSummary" | "compactionSummary" => {
-            v.get("summary").and_then(|t| t.as_str()).map(js::utf16_len).unwrap_or(0)
-        }
+        "branchSummary" | "compactionSummary" => v
+            .get("summary")
+            .and_then(|t| t.as_str())
+            .map(js::utf16_len)
+            .unwrap_or(0),
         _ => 0,
     };
     chars.div_ceil(4) as u64
@@ -398,7 +451,11 @@ pub fn materialize(s: &Session, m: &CtxMessage) -> Value {
     let mut v = materialize_intrinsic(s, m.source, m.part);
     if let Some(ei) = m.replaced_by {
         let ev = s.entry_value(ei);
-        let rep = ev.get("replacement").and_then(|r| r.get("content")).cloned().unwrap_or(Value::Null);
+        let rep = ev
+            .get("replacement")
+            .and_then(|r| r.get("content"))
+            .cloned()
+            .unwrap_or(Value::Null);
         let rep = match (&rep, m.role.clone()) {
             (Value::String(t), Role::Assistant | Role::ToolResult) => {
                 serde_json::json!([{"type": "text", "text": t}])
@@ -437,7 +494,10 @@ pub fn materialize_intrinsic(s: &Session, idx: usize, part: Part) -> Value {
         (Kind::CustomMessage { .. }, _) => {
             let mut o = Map::new();
             o.insert("role".into(), "custom".into());
-            o.insert("customType".into(), ev.get("customType").cloned().unwrap_or(Value::Null));
+            o.insert(
+                "customType".into(),
+                ev.get("customType").cloned().unwrap_or(Value::Null),
+            );
             let content = match ev.get("content") {
                 None | Some(Value::Null) => Value::Array(vec![]),
                 Some(c) => c.clone(),
@@ -463,7 +523,10 @@ pub fn materialize_intrinsic(s: &Session, idx: usize, part: Part) -> Value {
             let mut o = Map::new();
             o.insert("role".into(), "compactionSummary".into());
             o.insert("summary".into(), ev.get("summary").cloned().unwrap_or(Value::Null));
-            o.insert("tokensBefore".into(), ev.get("tokensBefore").cloned().unwrap_or(Value::Null));
+            o.insert(
+                "tokensBefore".into(),
+                ev.get("tokensBefore").cloned().unwrap_or(Value::Null),
+            );
             o.insert("timestamp".into(), ts_ms_value(s, idx));
             Value::Object(o)
         }

@@ -199,12 +199,21 @@ fn write_value(out: &mut String, v: &Value) {
 pub fn stringify_len(v: &Value) -> usize {
     match v {
         Value::Null => 4,
-        Value::Bool(b) => if *b { 4 } else { 5 },
+        Value::Bool(b) => {
+            if *b {
+                4
+            } else {
+                5
+            }
+        }
         Value::Number(n) => js_number(number_to_f64(n)).len(),
         Value::String(s) => js_string_len(s),
         Value::Array(a) => 2 + a.len().saturating_sub(1) + a.iter().map(stringify_len).sum::<usize>(),
         Value::Object(m) => {
-            2 + m.len().saturating_sub(1) + m.iter().map(|(k, x)| js_string_len(k) + 1 + stringify_len(x)).sum::<usize>()
+            2 + m.len().saturating_sub(1)
+                + m.iter()
+                    .map(|(k, x)| js_string_len(k) + 1 + stringify_len(x))
+                    .sum::<usize>()
         }
     }
 }
@@ -259,21 +268,8 @@ pub fn truthy(v: Option<&Value>) -> bool {
 pub fn is_js_space(c: char) -> bool {
     matches!(
         c,
-        '\u{9}'
-            | '\u{A}'
-            | '\u{B}'
-            | '\u{C}'
-            | '\u{D}'
-            | ' '
-            | '\u{A0}'
-            | '\u{1680}'
-            | '\u{2000}'..='\u{200A}'
-                | '\u{2028}'
-                | '\u{2029}'
-                | '\u{202F}'
-                | '\u{205F}'
-                | '\u{3000}'
-                | '\u{FEFF}'
+        '\u{9}' | '\u{A}' | '\u{B}' | '\u{C}' | '\u{D}' | ' ' | '\u{A0}' | '\u{1680}' | '\u{2000}'
+            ..='\u{200A}' | '\u{2028}' | '\u{2029}' | '\u{202F}' | '\u{205F}' | '\u{3000}' | '\u{FEFF}'
     )
 }
 
@@ -484,10 +480,8 @@ mod tests {
 
     #[test]
     fn stringify_matches_v8() {
-        let v: Value = serde_json::from_str(
-            r#"{"b":1,"a":"x\ny\u0001\"","2":true,"10":null,"1":[1.50,2e3],"u":"é😀/"}"#,
-        )
-        .unwrap();
+        let v: Value =
+            serde_json::from_str(r#"{"b":1,"a":"x\ny\u0001\"","2":true,"10":null,"1":[1.50,2e3],"u":"é😀/"}"#).unwrap();
         assert_eq!(
             stringify(&v),
             r#"{"1":[1.5,2000],"2":true,"10":null,"b":1,"a":"x\ny\u0001\"","u":"é😀/"}"#

@@ -5,8 +5,8 @@
 //! value and keep only what has the expected type; big nested values stay `RawValue`
 //! slices of the file, so loading allocates almost nothing per entry.
 
-use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::Deserialize;
+use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::value::RawValue;
 use std::borrow::Cow;
 use std::fmt;
@@ -91,36 +91,75 @@ impl<'de> Deserialize<'de> for LAny {
                 f.write_str("any value")
             }
             fn visit_bool<E>(self, v: bool) -> Result<LAny, E> {
-                Ok(LAny { present: true, truthy: v, ..Default::default() })
+                Ok(LAny {
+                    present: true,
+                    truthy: v,
+                    ..Default::default()
+                })
             }
             fn visit_i64<E>(self, v: i64) -> Result<LAny, E> {
-                Ok(LAny { present: true, truthy: v != 0, number: Some(v as f64), is_null: false })
+                Ok(LAny {
+                    present: true,
+                    truthy: v != 0,
+                    number: Some(v as f64),
+                    is_null: false,
+                })
             }
             fn visit_u64<E>(self, v: u64) -> Result<LAny, E> {
-                Ok(LAny { present: true, truthy: v != 0, number: Some(v as f64), is_null: false })
+                Ok(LAny {
+                    present: true,
+                    truthy: v != 0,
+                    number: Some(v as f64),
+                    is_null: false,
+                })
             }
             fn visit_f64<E>(self, v: f64) -> Result<LAny, E> {
-                Ok(LAny { present: true, truthy: v != 0.0 && !v.is_nan(), number: Some(v), is_null: false })
+                Ok(LAny {
+                    present: true,
+                    truthy: v != 0.0 && !v.is_nan(),
+                    number: Some(v),
+                    is_null: false,
+                })
             }
             fn visit_str<E>(self, v: &str) -> Result<LAny, E> {
-                Ok(LAny { present: true, truthy: !v.is_empty(), ..Default::default() })
+                Ok(LAny {
+                    present: true,
+                    truthy: !v.is_empty(),
+                    ..Default::default()
+                })
             }
             fn visit_unit<E>(self) -> Result<LAny, E> {
-                Ok(LAny { present: true, is_null: true, ..Default::default() })
+                Ok(LAny {
+                    present: true,
+                    is_null: true,
+                    ..Default::default()
+                })
             }
             fn visit_none<E>(self) -> Result<LAny, E> {
-                Ok(LAny { present: true, is_null: true, ..Default::default() })
+                Ok(LAny {
+                    present: true,
+                    is_null: true,
+                    ..Default::default()
+                })
             }
             fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<LAny, D::Error> {
                 d.deserialize_any(V)
             }
             fn visit_seq<A: SeqAccess<'de>>(self, mut s: A) -> Result<LAny, A::Error> {
                 while s.next_element::<IgnoredAny>()?.is_some() {}
-                Ok(LAny { present: true, truthy: true, ..Default::default() })
+                Ok(LAny {
+                    present: true,
+                    truthy: true,
+                    ..Default::default()
+                })
             }
             fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<LAny, A::Error> {
                 while m.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
-                Ok(LAny { present: true, truthy: true, ..Default::default() })
+                Ok(LAny {
+                    present: true,
+                    truthy: true,
+                    ..Default::default()
+                })
             }
         }
         d.deserialize_any(V)
@@ -451,9 +490,13 @@ pub fn json_str_stats(raw: &str) -> Option<(usize, bool)> {
 
 fn run_visible(run: &[u8]) -> bool {
     if run.iter().all(|c| c.is_ascii()) {
-        return run.iter().any(|c| !matches!(c, b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c));
+        return run
+            .iter()
+            .any(|c| !matches!(c, b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c));
     }
-    std::str::from_utf8(run).map(|s| s.chars().any(|c| !super::js::is_js_space(c))).unwrap_or(true)
+    std::str::from_utf8(run)
+        .map(|s| s.chars().any(|c| !super::js::is_js_space(c)))
+        .unwrap_or(true)
 }
 
 #[cfg(test)]
@@ -462,10 +505,22 @@ mod tests {
 
     #[test]
     fn raw_string_stats_match_decoded() {
-        for s in [r"", r"  \n\t ", r"abc", r"a\\nb", r"\u00e9\ud83d\ude00", r"é😀", r" \u00a0 ", r"\u2028x"] {
+        for s in [
+            r"",
+            r"  \n\t ",
+            r"abc",
+            r"a\\nb",
+            r"\u00e9\ud83d\ude00",
+            r"é😀",
+            r" \u00a0 ",
+            r"\u2028x",
+        ] {
             let raw = format!("\"{s}\"");
             let decoded: String = serde_json::from_str(&raw).unwrap();
-            let want = (crate::engine::js::utf16_len(&decoded), !crate::engine::js::js_trim(&decoded).is_empty());
+            let want = (
+                crate::engine::js::utf16_len(&decoded),
+                !crate::engine::js::js_trim(&decoded).is_empty(),
+            );
             assert_eq!(json_str_stats(&raw), Some(want), "{s}");
         }
     }

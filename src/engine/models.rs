@@ -127,13 +127,20 @@ fn builtin() -> Vec<ModelInfo> {
 
 fn str_map(v: Option<&Value>) -> Vec<(String, String)> {
     v.and_then(|h| h.as_object())
-        .map(|o| o.iter().filter_map(|(k, v)| v.as_str().map(|s| (k.clone(), s.to_string()))).collect())
+        .map(|o| {
+            o.iter()
+                .filter_map(|(k, v)| v.as_str().map(|s| (k.clone(), s.to_string())))
+                .collect()
+        })
         .unwrap_or_default()
 }
 
 impl Registry {
     pub fn builtin_only() -> Registry {
-        Registry { models: builtin(), warnings: vec![] }
+        Registry {
+            models: builtin(),
+            warnings: vec![],
+        }
     }
 
     pub fn load(agent_dir: &Path) -> Registry {
@@ -142,14 +149,18 @@ impl Registry {
         if let Ok(text) = std::fs::read_to_string(&path) {
             match serde_json::from_str::<Value>(&strip_json_comments(&text)) {
                 Ok(v) => r.merge_custom(&v),
-                Err(e) => r.warnings.push(format!("{}: {e}; custom models ignored", path.display())),
+                Err(e) => r
+                    .warnings
+                    .push(format!("{}: {e}; custom models ignored", path.display())),
             }
         }
         r
     }
 
     pub fn merge_custom(&mut self, v: &Value) {
-        let Some(providers) = v.get("providers").and_then(|p| p.as_object()) else { return };
+        let Some(providers) = v.get("providers").and_then(|p| p.as_object()) else {
+            return;
+        };
         for (pname, p) in providers {
             let first_builtin = self.models.iter().find(|m| m.provider == *pname && !m.custom).cloned();
             let p_api = p.get("api").and_then(|x| x.as_str()).map(String::from);
@@ -183,10 +194,13 @@ impl Registry {
                     }
                 }
             }
-            let Some(models) = p.get("models").and_then(|m| m.as_array()) else { continue };
+            let Some(models) = p.get("models").and_then(|m| m.as_array()) else {
+                continue;
+            };
             for mv in models {
                 let Some(id) = mv.get("id").and_then(|x| x.as_str()) else {
-                    self.warnings.push(format!("models.json: a model of provider {pname} has no id"));
+                    self.warnings
+                        .push(format!("models.json: a model of provider {pname} has no id"));
                     continue;
                 };
                 let api = mv
@@ -202,7 +216,8 @@ impl Registry {
                     .or(p_base.clone())
                     .or(first_builtin.as_ref().map(|b| b.base_url.clone()));
                 let Some(api) = api else {
-                    self.warnings.push(format!("models.json: model {pname}/{id} has no api"));
+                    self.warnings
+                        .push(format!("models.json: model {pname}/{id} has no api"));
                     continue;
                 };
                 let mut headers = p_headers.clone();
@@ -212,14 +227,26 @@ impl Registry {
                     id: id.into(),
                     api,
                     base_url: base.unwrap_or_default(),
-                    context_window: mv.get("contextWindow").and_then(|x| x.as_u64()).filter(|n| *n > 0).unwrap_or(128000),
-                    max_tokens: mv.get("maxTokens").and_then(|x| x.as_u64()).filter(|n| *n > 0).unwrap_or(16384),
+                    context_window: mv
+                        .get("contextWindow")
+                        .and_then(|x| x.as_u64())
+                        .filter(|n| *n > 0)
+                        .unwrap_or(128000),
+                    max_tokens: mv
+                        .get("maxTokens")
+                        .and_then(|x| x.as_u64())
+                        .filter(|n| *n > 0)
+                        .unwrap_or(16384),
                     reasoning: mv.get("reasoning").and_then(|x| x.as_bool()).unwrap_or(false),
                     custom: true,
                     api_key: p_key.clone(),
                     headers,
-                    cost: ["input", "output", "cacheRead", "cacheWrite"]
-                        .map(|k| mv.get("cost").and_then(|c| c.get(k)).and_then(|x| x.as_f64()).unwrap_or(0.0)),
+                    cost: ["input", "output", "cacheRead", "cacheWrite"].map(|k| {
+                        mv.get("cost")
+                            .and_then(|c| c.get(k))
+                            .and_then(|x| x.as_f64())
+                            .unwrap_or(0.0)
+                    }),
                 };
                 self.models.retain(|m| !(m.provider == *pname && m.id == id));
                 self.models.push(info);
@@ -240,7 +267,10 @@ mod tests {
     fn builtin_table_has_pi_models() {
         let r = Registry::builtin_only();
         // Pi 0.87.1's table: sonnet 4.5 has the 1M window, haiku 4.5 200k.
-        assert_eq!(r.find("anthropic", "claude-sonnet-4-5").unwrap().context_window, 1_000_000);
+        assert_eq!(
+            r.find("anthropic", "claude-sonnet-4-5").unwrap().context_window,
+            1_000_000
+        );
         let m = r.find("anthropic", "claude-haiku-4-5").expect("claude-haiku-4-5");
         assert_eq!(m.context_window, 200000);
         assert_eq!(m.api, "anthropic-messages");
@@ -264,6 +294,9 @@ mod tests {
         assert_eq!((m.context_window, m.max_tokens), (128000, 16384));
         assert_eq!(m.api_key.as_deref(), Some("OLLAMA_KEY"));
         assert_eq!(r.find("ollama", "big").unwrap().context_window, 32000);
-        assert_eq!(r.find("anthropic", "claude-sonnet-4-5").unwrap().context_window, 1000000);
+        assert_eq!(
+            r.find("anthropic", "claude-sonnet-4-5").unwrap().context_window,
+            1000000
+        );
     }
 }

@@ -16,7 +16,9 @@ pub fn num(x: f64) -> Value {
     if x.fract() == 0.0 && x.abs() < 9.007_199_254_740_992e15 {
         Value::from(x as i64)
     } else {
-        serde_json::Number::from_f64(x).map(Value::Number).unwrap_or(Value::Null)
+        serde_json::Number::from_f64(x)
+            .map(Value::Number)
+            .unwrap_or(Value::Null)
     }
 }
 
@@ -27,7 +29,8 @@ pub fn text_digest(text: &str) -> Value {
 }
 
 fn id_of(s: &Session, i: Option<usize>) -> Value {
-    i.map(|i| Value::String(s.entries[i].id.to_string())).unwrap_or(Value::Null)
+    i.map(|i| Value::String(s.entries[i].id.to_string()))
+        .unwrap_or(Value::Null)
 }
 
 fn idx_val(i: Option<usize>) -> Value {
@@ -54,7 +57,9 @@ pub fn describe_message(s: &Session, m: &CtxMessage) -> Map<String, Value> {
     } else {
         let tc = match (&s.entries[m.source].kind, m.part) {
             (Kind::Message(x), Part::Main) => x.text_chars,
-            (Kind::Compaction(c), Part::CompactionSystem) => c.system_message.as_ref().map(|x| x.text_chars).unwrap_or(0),
+            (Kind::Compaction(c), Part::CompactionSystem) => {
+                c.system_message.as_ref().map(|x| x.text_chars).unwrap_or(0)
+            }
             (Kind::Compaction(c), _) => c.summary_chars,
             (Kind::BranchSummary(b), _) => b.summary_chars,
             (Kind::CustomMessage { content, .. }, _) => content.text_chars,
@@ -116,7 +121,10 @@ pub fn describe_message(s: &Session, m: &CtxMessage) -> Map<String, Value> {
         }
         _ => {}
     }
-    d.insert("sourceEntryId".into(), Value::String(s.entries[m.source].id.to_string()));
+    d.insert(
+        "sourceEntryId".into(),
+        Value::String(s.entries[m.source].id.to_string()),
+    );
     d.insert("sourceIdx".into(), Value::from(m.source));
     if replaced {
         let before = context::materialize_intrinsic(s, m.source, m.part);
@@ -131,7 +139,9 @@ pub fn describe_message(s: &Session, m: &CtxMessage) -> Map<String, Value> {
 
 fn stats_of_value(v: &Value) -> super::session::ContentStats {
     let raw = serde_json::to_string(v).unwrap_or_default();
-    super::session::Msg::from_raw(&raw, false).map(|m| m.content).unwrap_or_default()
+    super::session::Msg::from_raw(&raw, false)
+        .map(|m| m.content)
+        .unwrap_or_default()
 }
 
 /// The oracle's `context` object for a projection.
@@ -157,7 +167,10 @@ pub fn context_json(s: &Session, proj: &Projection, exact: Option<&[Option<u64>]
         for m in &pe.messages {
             let mut d = describe_message(s, m);
             if let Some(ex) = exact {
-                d.insert("exactTokens".into(), ex.get(k).copied().flatten().map(Value::from).unwrap_or(Value::Null));
+                d.insert(
+                    "exactTokens".into(),
+                    ex.get(k).copied().flatten().map(Value::from).unwrap_or(Value::Null),
+                );
             }
             if let Some(u) = context::msg_of(s, m).and_then(|x| x.valid_usage()) {
                 let prompt = u.input + u.cache_read + u.cache_write;
@@ -217,7 +230,10 @@ pub fn tokens_json(t: &context::ContextTokens) -> Value {
 fn msg_range(s: &Session, msgs: &[CtxMessage], path_pos: &dyn Fn(usize) -> Option<usize>) -> Map<String, Value> {
     let mut o = Map::new();
     o.insert("count".into(), Value::from(msgs.len()));
-    o.insert("roles".into(), Value::Array(msgs.iter().map(|m| Value::String(m.role.as_str().into())).collect()));
+    o.insert(
+        "roles".into(),
+        Value::Array(msgs.iter().map(|m| Value::String(m.role.as_str().into())).collect()),
+    );
     let first = msgs.first().map(|m| m.source);
     let last = msgs.last().map(|m| m.source);
     o.insert("firstSourceEntryId".into(), id_of(s, first));
@@ -273,8 +289,14 @@ pub fn compaction_json(s: &Session, plan: &Result<CompactionPlan, NoCompaction>)
     o.insert("turnStartIndex".into(), idx_val(ts.and_then(path_pos)));
     o.insert("turnStartEntryIdx".into(), idx_val(ts));
     o.insert("tokensBefore".into(), num(plan.tokens_before));
-    o.insert("messagesToSummarize".into(), Value::Object(msg_range(s, &plan.messages_to_summarize, &path_pos)));
-    o.insert("turnPrefixMessages".into(), Value::Object(msg_range(s, &plan.turn_prefix_messages, &path_pos)));
+    o.insert(
+        "messagesToSummarize".into(),
+        Value::Object(msg_range(s, &plan.messages_to_summarize, &path_pos)),
+    );
+    o.insert(
+        "turnPrefixMessages".into(),
+        Value::Object(msg_range(s, &plan.turn_prefix_messages, &path_pos)),
+    );
     o.insert(
         "previousSummary".into(),
         match &prev_summary {
@@ -295,7 +317,11 @@ pub fn compaction_json(s: &Session, plan: &Result<CompactionPlan, NoCompaction>)
     o.insert("serialized".into(), text_digest(&ser));
     o.insert("turnPrefixSerialized".into(), text_digest(&ser_prefix));
     // bonsai's additions for the preview.
-    let kept_tokens: u64 = plan.projection.entries[plan.first_kept..].iter().flat_map(|e| &e.messages).map(|m| m.est_tokens).sum();
+    let kept_tokens: u64 = plan.projection.entries[plan.first_kept..]
+        .iter()
+        .flat_map(|e| &e.messages)
+        .map(|m| m.est_tokens)
+        .sum();
     let summarized_tokens: u64 = plan.messages_to_summarize.iter().map(|m| m.est_tokens).sum();
     let prefix_tokens: u64 = plan.turn_prefix_messages.iter().map(|m| m.est_tokens).sum();
     o.insert(
@@ -336,7 +362,11 @@ pub fn branch_json(s: &Session, plan: &BranchPlan) -> Value {
 
 /// Tree in the oracle's flat form (`tree`, `treeIdx`, `maxBranchDepth`).
 pub fn tree_json(s: &Session, t: &super::tree::Tree) -> (Value, Value, usize) {
-    let roots: Vec<Value> = t.roots.iter().map(|&r| Value::String(s.entries[r].id.to_string())).collect();
+    let roots: Vec<Value> = t
+        .roots
+        .iter()
+        .map(|&r| Value::String(s.entries[r].id.to_string()))
+        .collect();
     let mut children = Vec::new();
     let mut children_idx = vec![Value::Array(vec![]); s.entries.len()];
     for (i, ch) in t.children.iter().enumerate() {
@@ -413,7 +443,10 @@ pub fn inspect_json(s: &Session, o: &InspectOptions) -> Value {
     let (labels, labels_idx) = labels_json(s);
     let t = super::tree::Tree::build(s);
     let (tj, tij, depth) = tree_json(s, &t);
-    let cs = super::compaction::CompactionSettings { reserve_tokens: o.reserve_tokens, keep_recent_tokens: o.keep_recent_tokens };
+    let cs = super::compaction::CompactionSettings {
+        reserve_tokens: o.reserve_tokens,
+        keep_recent_tokens: o.keep_recent_tokens,
+    };
     let plan = super::compaction::prepare_path(s, &path, cs);
     let (cj, reason) = compaction_json(s, &plan);
     let mut out = json!({

@@ -7,7 +7,8 @@ use serde_json::Value;
 const COMPACTION_PREFIX: &str =
     "The conversation history before this point was compacted into the following summary:\n\n<summary>\n";
 const COMPACTION_SUFFIX: &str = "\n</summary>";
-const BRANCH_PREFIX: &str = "The following is a summary of a branch that this conversation came back from:\n\n<summary>\n";
+const BRANCH_PREFIX: &str =
+    "The following is a summary of a branch that this conversation came back from:\n\n<summary>\n";
 const BRANCH_SUFFIX: &str = "</summary>";
 
 /// Pi truncates tool results to this many UTF-16 units inside summary input.
@@ -36,7 +37,10 @@ pub fn bash_execution_text(m: &Value) -> String {
         text.push_str(&format!("\n\nCommand exited with code {}", js::js_to_string(code)));
     }
     if js::truthy(m.get("truncated")) && js::truthy(m.get("fullOutputPath")) {
-        text.push_str(&format!("\n\n[Output truncated. Full output: {}]", str_field(m, "fullOutputPath")));
+        text.push_str(&format!(
+            "\n\n[Output truncated. Full output: {}]",
+            str_field(m, "fullOutputPath")
+        ));
     }
     text
 }
@@ -65,9 +69,10 @@ pub fn convert_to_llm(messages: &[Value]) -> Vec<Value> {
                 };
                 out.push(serde_json::json!({"role": "user", "content": content, "timestamp": m.get("timestamp").cloned().unwrap_or(Value::Null)}));
             }
-            "branchSummary" => {
-                out.push(user_text(format!("{BRANCH_PREFIX}{}{BRANCH_SUFFIX}", str_field(m, "summary")), m.get("timestamp")))
-            }
+            "branchSummary" => out.push(user_text(
+                format!("{BRANCH_PREFIX}{}{BRANCH_SUFFIX}", str_field(m, "summary")),
+                m.get("timestamp"),
+            )),
             "compactionSummary" => out.push(user_text(
                 format!("{COMPACTION_PREFIX}{}{COMPACTION_SUFFIX}", str_field(m, "summary")),
                 m.get("timestamp"),
@@ -104,7 +109,11 @@ pub fn serialize_conversation(messages: &[Value]) -> String {
                 }
             }
             Some("assistant") => {
-                let blocks: &[Value] = m.get("content").and_then(|c| c.as_array()).map(|v| v.as_slice()).unwrap_or(&[]);
+                let blocks: &[Value] = m
+                    .get("content")
+                    .and_then(|c| c.as_array())
+                    .map(|v| v.as_slice())
+                    .unwrap_or(&[]);
                 let mut thinking: Vec<String> = Vec::new();
                 let mut calls: Vec<String> = Vec::new();
                 for b in blocks {
@@ -142,7 +151,10 @@ pub fn serialize_conversation(messages: &[Value]) -> String {
                 if !thinking.is_empty() {
                     parts.push(format!("[Assistant thinking]: {}", thinking.join("\n")));
                 }
-                if blocks.iter().any(|b| b.get("type").and_then(|t| t.as_str()) == Some("text")) {
+                if blocks
+                    .iter()
+                    .any(|b| b.get("type").and_then(|t| t.as_str()) == Some("text"))
+                {
                     parts.push(format!("[Assistant]: {}", text_join(m.get("content"), "\n")));
                 }
                 if !calls.is_empty() {
@@ -152,7 +164,10 @@ pub fn serialize_conversation(messages: &[Value]) -> String {
             Some("toolResult") => {
                 let c = text_join(m.get("content"), "");
                 if !c.is_empty() {
-                    parts.push(format!("[Tool result]: {}", truncate_for_summary(&c, TOOL_RESULT_MAX_CHARS)));
+                    parts.push(format!(
+                        "[Tool result]: {}",
+                        truncate_for_summary(&c, TOOL_RESULT_MAX_CHARS)
+                    ));
                 }
             }
             _ => {}
@@ -166,7 +181,11 @@ fn truncate_for_summary(text: &str, max: usize) -> String {
     if len <= max {
         return text.to_string();
     }
-    format!("{}\n\n[... {} more characters truncated]", js::slice_utf16(text, max), len - max)
+    format!(
+        "{}\n\n[... {} more characters truncated]",
+        js::slice_utf16(text, max),
+        len - max
+    )
 }
 
 /// Pi's `FileOperations`: sets of paths (any JSON value Pi carried forward from details).
@@ -228,7 +247,11 @@ pub fn format_file_operations(read: &[String], modified: &[String]) -> String {
     if !modified.is_empty() {
         sections.push(format!("<modified-files>\n{}\n</modified-files>", modified.join("\n")));
     }
-    if sections.is_empty() { String::new() } else { format!("\n\n{}", sections.join("\n\n")) }
+    if sections.is_empty() {
+        String::new()
+    } else {
+        format!("\n\n{}", sections.join("\n\n"))
+    }
 }
 
 /// Strings of a file list, for display and for the summary tags.
@@ -244,7 +267,10 @@ mod tests {
     #[test]
     fn bash_text_variants() {
         let m = json!({"role":"bashExecution","command":"ls","output":"a\nb","exitCode":2,"cancelled":false});
-        assert_eq!(bash_execution_text(&m), "Ran `ls`\n```\na\nb\n```\n\nCommand exited with code 2");
+        assert_eq!(
+            bash_execution_text(&m),
+            "Ran `ls`\n```\na\nb\n```\n\nCommand exited with code 2"
+        );
         let m = json!({"role":"bashExecution","command":"x","output":"","exitCode":0,"cancelled":true});
         assert_eq!(bash_execution_text(&m), "Ran `x`\n(no output)\n\n(command cancelled)");
     }
@@ -254,7 +280,10 @@ mod tests {
         let long = "x".repeat(2005);
         let out = serialize_conversation(&[json!({"role":"toolResult","content":[{"type":"text","text":long}]})]);
         assert!(out.ends_with("\n\n[... 5 more characters truncated]"));
-        assert_eq!(out.len(), "[Tool result]: ".len() + 2000 + "\n\n[... 5 more characters truncated]".len());
+        assert_eq!(
+            out.len(),
+            "[Tool result]: ".len() + 2000 + "\n\n[... 5 more characters truncated]".len()
+        );
     }
 
     #[test]
@@ -264,7 +293,10 @@ mod tests {
             {"type":"text","text":"ok"},
             {"type":"toolCall","name":"read","arguments":{"path":"a.rs","1":true,"limit":2.50}}
         ]})]);
-        assert_eq!(out, "[Assistant thinking]: hm\n\n[Assistant]: ok\n\n[Assistant tool calls]: read(1=true, path=\"a.rs\", limit=2.5)");
+        assert_eq!(
+            out,
+            "[Assistant thinking]: hm\n\n[Assistant]: ok\n\n[Assistant tool calls]: read(1=true, path=\"a.rs\", limit=2.5)"
+        );
     }
 
     #[test]

@@ -259,7 +259,11 @@ impl Msg {
                         }
                     }
                 }
-                if let Some(tools) = m.tools_added.value().and_then(|s| serde_json::from_str::<Value>(s).ok()) {
+                if let Some(tools) = m
+                    .tools_added
+                    .value()
+                    .and_then(|s| serde_json::from_str::<Value>(s).ok())
+                {
                     if js::truthy(Some(&tools)) {
                         chars += js::stringify_len(&tools);
                     }
@@ -350,15 +354,35 @@ pub struct BranchSummary {
 #[derive(Debug, Clone)]
 pub enum Kind {
     Message(Box<Msg>),
-    ModelChange { provider: Option<Box<str>>, model_id: Option<Box<str>> },
-    ThinkingLevelChange { level: Option<Box<str>> },
+    ModelChange {
+        provider: Option<Box<str>>,
+        model_id: Option<Box<str>>,
+    },
+    ThinkingLevelChange {
+        level: Option<Box<str>>,
+    },
     Compaction(Box<Compaction>),
     BranchSummary(Box<BranchSummary>),
-    Custom { custom_type: Option<Box<str>> },
-    CustomMessage { custom_type: Option<Box<str>>, content: Box<ContentStats>, est_tokens: u64 },
-    ContextEdit { target_id: Option<Box<str>>, replacement: Option<Box<ContentStats>>, replacement_null: bool },
-    Label { target_id: Option<Box<str>>, label: Option<Box<str>> },
-    SessionInfo { name: Option<Box<str>> },
+    Custom {
+        custom_type: Option<Box<str>>,
+    },
+    CustomMessage {
+        custom_type: Option<Box<str>>,
+        content: Box<ContentStats>,
+        est_tokens: u64,
+    },
+    ContextEdit {
+        target_id: Option<Box<str>>,
+        replacement: Option<Box<ContentStats>>,
+        replacement_null: bool,
+    },
+    Label {
+        target_id: Option<Box<str>>,
+        label: Option<Box<str>>,
+    },
+    SessionInfo {
+        name: Option<Box<str>>,
+    },
     Usage,
     Unknown(Box<str>),
 }
@@ -561,7 +585,10 @@ impl Session {
             return Err(if spans.iter().all(|(_, sp)| is_blank(&buf[sp.clone()])) {
                 LoadError::Empty
             } else {
-                LoadError::NotASession { line: 1, reason: "no line parses as JSON".into() }
+                LoadError::NotASession {
+                    line: 1,
+                    reason: "no line parses as JSON".into(),
+                }
             });
         };
         let version = header.version;
@@ -613,7 +640,11 @@ impl Session {
                 }
                 Err(msg) => {
                     skipped += 1;
-                    diagnostics.push(Diagnostic { line: *ln, kind: DiagnosticKind::MalformedLine, message: msg });
+                    diagnostics.push(Diagnostic {
+                        line: *ln,
+                        kind: DiagnosticKind::MalformedLine,
+                        message: msg,
+                    });
                 }
             }
         }
@@ -650,7 +681,11 @@ impl Session {
                     message: format!("duplicate id {}: Pi uses this later entry for the id", e.id),
                 });
             }
-            if let Kind::Label { target_id: Some(t), label } = &e.kind {
+            if let Kind::Label {
+                target_id: Some(t),
+                label,
+            } = &e.kind
+            {
                 match label {
                     Some(l) if !l.is_empty() => {
                         labels.insert(t.clone(), (l.clone(), i as u32));
@@ -664,10 +699,20 @@ impl Session {
         diagnostics.sort_by_key(|d| d.line);
         let parent_idx = entries
             .iter()
-            .map(|e| e.parent_id.as_deref().and_then(|p| by_id.get(p).copied()).unwrap_or(u32::MAX))
+            .map(|e| {
+                e.parent_id
+                    .as_deref()
+                    .and_then(|p| by_id.get(p).copied())
+                    .unwrap_or(u32::MAX)
+            })
             .collect();
         let name = entries.iter().rev().find_map(|e| match &e.kind {
-            Kind::SessionInfo { name } => Some(name.as_deref().map(js::js_trim).filter(|n| !n.is_empty()).map(Box::from)),
+            Kind::SessionInfo { name } => Some(
+                name.as_deref()
+                    .map(js::js_trim)
+                    .filter(|n| !n.is_empty())
+                    .map(Box::from),
+            ),
             _ => None,
         });
         let mut s = Session {
@@ -706,14 +751,20 @@ impl Session {
                 let next = match e.parent_id.as_deref() {
                     None => None,
                     Some(p) if p == &*e.id => {
-                        notes.push((e.line, format!("entry {} is its own parent: Pi shows it as a root", e.id)));
+                        notes.push((
+                            e.line,
+                            format!("entry {} is its own parent: Pi shows it as a root", e.id),
+                        ));
                         None
                     }
                     Some(p) => match self.by_id.get(p) {
                         None => {
                             notes.push((
                                 e.line,
-                                format!("entry {} has a missing parent {}: Pi shows it as an extra root", e.id, p),
+                                format!(
+                                    "entry {} has a missing parent {}: Pi shows it as an extra root",
+                                    e.id, p
+                                ),
                             ));
                             None
                         }
@@ -743,7 +794,11 @@ impl Session {
             }
         }
         for (line, message) in notes {
-            self.diagnostics.push(Diagnostic { line, kind: DiagnosticKind::Suspicious, message });
+            self.diagnostics.push(Diagnostic {
+                line,
+                kind: DiagnosticKind::Suspicious,
+                message,
+            });
         }
         self.diagnostics.sort_by_key(|d| d.line);
     }
@@ -766,7 +821,10 @@ impl Session {
                 m.insert("id".into(), Value::String(e.id.to_string()));
                 m.insert(
                     "parentId".into(),
-                    e.parent_id.as_ref().map(|p| Value::String(p.to_string())).unwrap_or(Value::Null),
+                    e.parent_id
+                        .as_ref()
+                        .map(|p| Value::String(p.to_string()))
+                        .unwrap_or(Value::Null),
                 );
                 if let Kind::Compaction(c) = &e.kind {
                     m.shift_remove("firstKeptEntryIndex");
@@ -789,7 +847,11 @@ impl Session {
     }
 
     pub fn leaf(&self) -> Option<usize> {
-        if self.entries.is_empty() { None } else { Some(self.entries.len() - 1) }
+        if self.entries.is_empty() {
+            None
+        } else {
+            Some(self.entries.len() - 1)
+        }
     }
 
     pub fn parent_of(&self, idx: usize) -> Option<usize> {
@@ -898,7 +960,10 @@ fn file_lists(raw: Option<&str>) -> Option<FileLists> {
     let v: Value = serde_json::from_str(raw?).ok()?;
     let obj = v.as_object()?;
     let arr = |k: &str| obj.get(k).and_then(|a| a.as_array()).cloned().unwrap_or_default();
-    Some(FileLists { read_files: arr("readFiles"), modified_files: arr("modifiedFiles") })
+    Some(FileLists {
+        read_files: arr("readFiles"),
+        modified_files: arr("modifiedFiles"),
+    })
 }
 
 fn bx(s: &super::lenient::LStr) -> Option<Box<str>> {
@@ -912,18 +977,30 @@ fn build_entry(le: &LEntry, v2_hook: bool) -> Result<Parsed, String> {
     }
     let kind = match ty {
         "message" => {
-            let lm = le.message.as_ref().ok_or_else(|| "`message` entry without a message object".to_string())?;
+            let lm = le
+                .message
+                .as_ref()
+                .ok_or_else(|| "`message` entry without a message object".to_string())?;
             Kind::Message(Box::new(Msg::from_lmessage(lm, v2_hook)))
         }
-        "model_change" => Kind::ModelChange { provider: bx(&le.provider), model_id: bx(&le.model_id) },
-        "thinking_level_change" => Kind::ThinkingLevelChange { level: bx(&le.thinking_level) },
+        "model_change" => Kind::ModelChange {
+            provider: bx(&le.provider),
+            model_id: bx(&le.model_id),
+        },
+        "thinking_level_change" => Kind::ThinkingLevelChange {
+            level: bx(&le.thinking_level),
+        },
         "compaction" => Kind::Compaction(Box::new(Compaction {
             summary_chars: le.summary.as_deref().map(js::utf16_len).unwrap_or(0),
             summary_present: le.summary.0.is_some(),
             first_kept_entry_id: bx(&le.first_kept_entry_id),
             tokens_before: le.tokens_before.number,
             from_hook: le.from_hook.truthy,
-            details: if le.details.value().is_some() { file_lists(le.details.value()) } else { None },
+            details: if le.details.value().is_some() {
+                file_lists(le.details.value())
+            } else {
+                None
+            },
             system_message: le.system_message.value().and_then(|r| Msg::from_raw(r, false)),
         })),
         "branch_summary" => Kind::BranchSummary(Box::new(BranchSummary {
@@ -933,11 +1010,17 @@ fn build_entry(le: &LEntry, v2_hook: bool) -> Result<Parsed, String> {
             from_hook: le.from_hook.truthy,
             details: file_lists(le.details.value()),
         })),
-        "custom" => Kind::Custom { custom_type: bx(&le.custom_type) },
+        "custom" => Kind::Custom {
+            custom_type: bx(&le.custom_type),
+        },
         "custom_message" => {
             let (content, _) = ContentStats::from_lcontent(&le.content);
             let est_tokens = content.estimate(&Role::Custom);
-            Kind::CustomMessage { custom_type: bx(&le.custom_type), content: Box::new(content), est_tokens }
+            Kind::CustomMessage {
+                custom_type: bx(&le.custom_type),
+                content: Box::new(content),
+                est_tokens,
+            }
         }
         "context_edit" => {
             let replacement = le.replacement.value().map(|r| {
@@ -956,18 +1039,30 @@ fn build_entry(le: &LEntry, v2_hook: bool) -> Result<Parsed, String> {
                 replacement,
             }
         }
-        "label" => Kind::Label { target_id: bx(&le.target_id), label: bx(&le.label) },
+        "label" => Kind::Label {
+            target_id: bx(&le.target_id),
+            label: bx(&le.label),
+        },
         "session_info" => Kind::SessionInfo { name: bx(&le.name) },
         "usage" => Kind::Usage,
         other => Kind::Unknown(other.into()),
     };
-    let fk_index = le.first_kept_entry_index.number.filter(|n| *n >= 0.0 && n.fract() == 0.0).map(|n| n as usize);
+    let fk_index = le
+        .first_kept_entry_index
+        .number
+        .filter(|n| *n >= 0.0 && n.fract() == 0.0)
+        .map(|n| n as usize);
     Ok(Parsed::Entry(
         Entry {
             line: 0,
             span: 0..0,
             id: le.id.as_deref().map(Box::from).unwrap_or_default(),
-            parent_id: le.parent_id.as_ref().and_then(|p| p.as_deref()).filter(|p| !p.is_empty()).map(Box::from),
+            parent_id: le
+                .parent_id
+                .as_ref()
+                .and_then(|p| p.as_deref())
+                .filter(|p| !p.is_empty())
+                .map(Box::from),
             ts: le.timestamp.as_deref().map(js::parse_iso_ms).unwrap_or(f64::NAN),
             kind,
         },
@@ -980,7 +1075,16 @@ mod size_tests {
     #[test]
     fn record_sizes_stay_small() {
         // One record per entry: keep the index well under the file size.
-        assert!(std::mem::size_of::<super::Entry>() <= 112, "Entry {}", std::mem::size_of::<super::Entry>());
-        eprintln!("Entry {} Msg {} ContentStats {}", std::mem::size_of::<super::Entry>(), std::mem::size_of::<super::Msg>(), std::mem::size_of::<super::ContentStats>());
+        assert!(
+            std::mem::size_of::<super::Entry>() <= 112,
+            "Entry {}",
+            std::mem::size_of::<super::Entry>()
+        );
+        eprintln!(
+            "Entry {} Msg {} ContentStats {}",
+            std::mem::size_of::<super::Entry>(),
+            std::mem::size_of::<super::Msg>(),
+            std::mem::size_of::<super::ContentStats>()
+        );
     }
 }

@@ -17,7 +17,9 @@ fn expand_home(p: &str) -> PathBuf {
 }
 
 pub fn home_dir() -> PathBuf {
-    std::env::var_os("HOME").map(PathBuf::from).unwrap_or_else(|| PathBuf::from("/"))
+    std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("/"))
 }
 
 /// `$PI_CODING_AGENT_DIR` or `~/.pi/agent`.
@@ -71,14 +73,20 @@ fn deep_merge(base: &Value, over: &Value) -> Value {
 
 impl Settings {
     pub fn load(cwd: &Path) -> Settings {
-        Settings::load_from(&agent_dir().join("settings.json"), &cwd.join(".pi").join("settings.json"))
+        Settings::load_from(
+            &agent_dir().join("settings.json"),
+            &cwd.join(".pi").join("settings.json"),
+        )
     }
 
     pub fn load_from(global: &Path, project: &Path) -> Settings {
         let mut warnings = Vec::new();
         let g = read_json_object(global, &mut warnings);
         let p = read_json_object(project, &mut warnings);
-        Settings { merged: deep_merge(&g, &p), warnings }
+        Settings {
+            merged: deep_merge(&g, &p),
+            warnings,
+        }
     }
 
     fn get(&self, path: &[&str]) -> Option<&Value> {
@@ -92,7 +100,9 @@ impl Settings {
     fn token_setting(&self, field: &str, model: Option<(&str, &str)>, default: u64) -> u64 {
         let ok = |v: &Value| v.as_u64().filter(|n| *n <= 9_007_199_254_740_991);
         if let Some((p, m)) = model
-            && let Some(v) = self.get(&["compaction", "modelOverrides", &format!("{p}/{m}"), field]).and_then(ok)
+            && let Some(v) = self
+                .get(&["compaction", "modelOverrides", &format!("{p}/{m}"), field])
+                .and_then(ok)
         {
             return v;
         }
@@ -100,7 +110,9 @@ impl Settings {
     }
 
     pub fn compaction_enabled(&self) -> bool {
-        self.get(&["compaction", "enabled"]).and_then(|v| v.as_bool()).unwrap_or(true)
+        self.get(&["compaction", "enabled"])
+            .and_then(|v| v.as_bool())
+            .unwrap_or(true)
     }
     pub fn reserve_tokens(&self, model: Option<(&str, &str)>) -> u64 {
         self.token_setting("reserveTokens", model, 16384)
@@ -109,10 +121,14 @@ impl Settings {
         self.token_setting("keepRecentTokens", model, 20000)
     }
     pub fn branch_reserve_tokens(&self) -> u64 {
-        self.get(&["branchSummary", "reserveTokens"]).and_then(|v| v.as_u64()).unwrap_or(16384)
+        self.get(&["branchSummary", "reserveTokens"])
+            .and_then(|v| v.as_u64())
+            .unwrap_or(16384)
     }
     pub fn branch_skip_prompt(&self) -> bool {
-        self.get(&["branchSummary", "skipPrompt"]).and_then(|v| v.as_bool()).unwrap_or(false)
+        self.get(&["branchSummary", "skipPrompt"])
+            .and_then(|v| v.as_bool())
+            .unwrap_or(false)
     }
     pub fn tree_filter_mode(&self) -> &str {
         match self.get(&["treeFilterMode"]).and_then(|v| v.as_str()) {
@@ -133,11 +149,16 @@ impl Settings {
     /// The model for LLM summaries (`bonsai.summaryModel: "provider/id"`); default: the
     /// session's current model, as Pi uses.
     pub fn summary_model(&self) -> Option<String> {
-        self.get(&["bonsai", "summaryModel"]).and_then(|v| v.as_str()).map(String::from)
+        self.get(&["bonsai", "summaryModel"])
+            .and_then(|v| v.as_str())
+            .map(String::from)
     }
 
     pub fn session_dir(&self) -> Option<PathBuf> {
-        self.get(&["sessionDir"]).and_then(|v| v.as_str()).filter(|s| !s.is_empty()).map(expand_home)
+        self.get(&["sessionDir"])
+            .and_then(|v| v.as_str())
+            .filter(|s| !s.is_empty())
+            .map(expand_home)
     }
 }
 
@@ -145,7 +166,10 @@ impl Settings {
 pub fn encode_cwd(cwd: &Path) -> String {
     let s = cwd.to_string_lossy();
     let trimmed = s.strip_prefix('/').or_else(|| s.strip_prefix('\\')).unwrap_or(&s);
-    let enc: String = trimmed.chars().map(|c| if matches!(c, '/' | '\\' | ':') { '-' } else { c }).collect();
+    let enc: String = trimmed
+        .chars()
+        .map(|c| if matches!(c, '/' | '\\' | ':') { '-' } else { c })
+        .collect();
     format!("--{enc}--")
 }
 
@@ -173,7 +197,11 @@ mod tests {
         let g = dir.path().join("g.json");
         let p = dir.path().join("p.json");
         std::fs::write(&g, r#"{"compaction":{"reserveTokens":1000,"keepRecentTokens":5000,"modelOverrides":{"a/b":{"keepRecentTokens":7}}},"treeFilterMode":"all"}"#).unwrap();
-        std::fs::write(&p, r#"{"compaction":{"keepRecentTokens":6000},"treeFilterMode":"bogus"}"#).unwrap();
+        std::fs::write(
+            &p,
+            r#"{"compaction":{"keepRecentTokens":6000},"treeFilterMode":"bogus"}"#,
+        )
+        .unwrap();
         let s = Settings::load_from(&g, &p);
         assert_eq!(s.reserve_tokens(None), 1000);
         assert_eq!(s.keep_recent_tokens(None), 6000);

@@ -5,7 +5,7 @@
 use super::context::{self, CtxMessage};
 use super::js;
 use super::serialize::{self, FileOps};
-use super::session::{Role, Session};
+use super::session::Session;
 use serde_json::Value;
 
 /// Longest quote of one request or error kept in a summary.
@@ -33,7 +33,11 @@ fn first_line(s: &str) -> String {
 
 fn cut(s: &str, n: usize) -> String {
     let s = js::js_trim(s);
-    if s.chars().count() <= n { s.to_string() } else { format!("{}…", s.chars().take(n - 1).collect::<String>()) }
+    if s.chars().count() <= n {
+        s.to_string()
+    } else {
+        format!("{}…", s.chars().take(n - 1).collect::<String>())
+    }
 }
 
 /// The first sentence (or line) of a reply.
@@ -55,7 +59,9 @@ fn push_unique(v: &mut Vec<String>, s: String) {
     }
 }
 
-const CONSTRAINT_WORDS: [&str; 9] = ["don't", "do not", "never", "must", "without", "only ", "prefer", "keep ", "no "];
+const CONSTRAINT_WORDS: [&str; 9] = [
+    "don't", "do not", "never", "must", "without", "only ", "prefer", "keep ", "no ",
+];
 
 fn gather(messages: &[Value]) -> Facts {
     let mut f = Facts::default();
@@ -80,15 +86,26 @@ fn gather(messages: &[Value]) -> Facts {
                 let code = m.get("exitCode").and_then(|c| c.as_f64()).unwrap_or(0.0);
                 if code != 0.0 {
                     let out = m.get("output").and_then(|c| c.as_str()).unwrap_or("");
-                    push_unique(&mut f.errors, format!("`{}` exited {}: {}", cut(cmd, 60), js::js_number(code), first_line(out)));
+                    push_unique(
+                        &mut f.errors,
+                        format!("`{}` exited {}: {}", cut(cmd, 60), js::js_number(code), first_line(out)),
+                    );
                 }
             }
             "assistant" => {
-                let blocks: &[Value] = m.get("content").and_then(|c| c.as_array()).map(|v| v.as_slice()).unwrap_or(&[]);
+                let blocks: &[Value] = m
+                    .get("content")
+                    .and_then(|c| c.as_array())
+                    .map(|v| v.as_slice())
+                    .unwrap_or(&[]);
                 for b in blocks {
                     if b.get("type").and_then(|t| t.as_str()) == Some("toolCall") {
                         let name = b.get("name").and_then(|n| n.as_str()).unwrap_or("");
-                        let path = b.get("arguments").and_then(|a| a.get("path")).and_then(|p| p.as_str()).unwrap_or("");
+                        let path = b
+                            .get("arguments")
+                            .and_then(|a| a.get("path"))
+                            .and_then(|p| p.as_str())
+                            .unwrap_or("");
                         match name {
                             "read" if !path.is_empty() => push_unique(&mut f.reads, path.to_string()),
                             "edit" if !path.is_empty() => push_unique(&mut f.edits, path.to_string()),
@@ -106,7 +123,18 @@ fn gather(messages: &[Value]) -> Facts {
                         push_unique(&mut f.done, first_sentence(&text));
                     }
                     let lower = text.to_lowercase();
-                    if ["instead of", "decided", "rather than", "going with", "i'll use", "we'll use", "keep "].iter().any(|w| lower.contains(w)) {
+                    if [
+                        "instead of",
+                        "decided",
+                        "rather than",
+                        "going with",
+                        "i'll use",
+                        "we'll use",
+                        "keep ",
+                    ]
+                    .iter()
+                    .any(|w| lower.contains(w))
+                    {
                         push_unique(&mut f.decisions, first_sentence(&text));
                     }
                     f.last_role_user = false;
@@ -129,7 +157,11 @@ fn gather(messages: &[Value]) -> Facts {
 }
 
 fn bullets(items: &[String], empty: &str) -> String {
-    if items.is_empty() { format!("- {empty}") } else { items.iter().map(|i| format!("- {i}")).collect::<Vec<_>>().join("\n") }
+    if items.is_empty() {
+        format!("- {empty}")
+    } else {
+        items.iter().map(|i| format!("- {i}")).collect::<Vec<_>>().join("\n")
+    }
 }
 
 fn tool_work(f: &Facts) -> Option<String> {
@@ -141,15 +173,26 @@ fn tool_work(f: &Facts) -> Option<String> {
         parts.push(format!("wrote {}", f.writes.join(", ")));
     }
     if !f.reads.is_empty() {
-        parts.push(format!("read {} file{}", f.reads.len(), if f.reads.len() == 1 { "" } else { "s" }));
+        parts.push(format!(
+            "read {} file{}",
+            f.reads.len(),
+            if f.reads.len() == 1 { "" } else { "s" }
+        ));
     }
     if f.commands > 0 {
-        parts.push(format!("ran {} command{}", f.commands, if f.commands == 1 { "" } else { "s" }));
+        parts.push(format!(
+            "ran {} command{}",
+            f.commands,
+            if f.commands == 1 { "" } else { "s" }
+        ));
     }
     (!parts.is_empty()).then(|| {
         let s = parts.join("; ");
         let mut c = s.chars();
-        let first = c.next().map(|x| x.to_uppercase().collect::<String>()).unwrap_or_default();
+        let first = c
+            .next()
+            .map(|x| x.to_uppercase().collect::<String>())
+            .unwrap_or_default();
         first + c.as_str()
     })
 }
@@ -170,14 +213,22 @@ fn sections_of(previous: &str) -> Vec<(String, Vec<String>)> {
             && !line.starts_with("### ")
             && !line.contains("(none)")
         {
-            v.push(line.trim_start_matches(['-', ' ']).trim_start_matches("[x] ").trim_start_matches("[ ] ").to_string());
+            v.push(
+                line.trim_start_matches(['-', ' '])
+                    .trim_start_matches("[x] ")
+                    .trim_start_matches("[ ] ")
+                    .to_string(),
+            );
         }
     }
     out
 }
 
 fn carried(prev: &[(String, Vec<String>)], name: &str) -> Vec<String> {
-    prev.iter().filter(|(n, _)| n == name).flat_map(|(_, v)| v.clone()).collect()
+    prev.iter()
+        .filter(|(n, _)| n == name)
+        .flat_map(|(_, v)| v.clone())
+        .collect()
 }
 
 fn merge(mut old: Vec<String>, new: Vec<String>) -> Vec<String> {
@@ -202,7 +253,11 @@ pub fn history_summary(messages: &[Value], previous: Option<&str>, instructions:
         push_unique(&mut done, d);
     }
     let decisions = merge(carried(&prev, "Key Decisions"), f.decisions.clone());
-    let in_progress = if f.last_role_user { f.requests.last().cloned() } else { None };
+    let in_progress = if f.last_role_user {
+        f.requests.last().cloned()
+    } else {
+        None
+    };
     let next = match (&in_progress, &f.last_assistant) {
         (Some(r), _) => format!("1. Answer the pending request: {r}"),
         (None, Some(_)) => "1. Continue with the user's next request".to_string(),
@@ -212,14 +267,20 @@ pub fn history_summary(messages: &[Value], previous: Option<&str>, instructions:
     if let Some(i) = instructions.map(js::js_trim).filter(|i| !i.is_empty()) {
         critical.insert(0, format!("Focus requested: {}", cut(i, QUOTE)));
     }
-    let done_text = if done.is_empty() { "- (none)".to_string() } else { done.iter().map(|d| format!("- [x] {d}")).collect::<Vec<_>>().join("\n") };
+    let done_text = if done.is_empty() {
+        "- (none)".to_string()
+    } else {
+        done.iter().map(|d| format!("- [x] {d}")).collect::<Vec<_>>().join("\n")
+    };
     let blocked = bullets(&f.errors, "(none)");
     format!(
         "## Goal\n{}\n\n## Constraints & Preferences\n{}\n\n## Progress\n### Done\n{}\n\n### In Progress\n{}\n\n### Blocked\n{}\n\n## Key Decisions\n{}\n\n## Next Steps\n{}\n\n## Critical Context\n{}",
         bullets(&goal, "(none)"),
         bullets(&constraints, "(none)"),
         done_text,
-        in_progress.map(|r| format!("- [ ] {r}")).unwrap_or_else(|| "- (none)".into()),
+        in_progress
+            .map(|r| format!("- [ ] {r}"))
+            .unwrap_or_else(|| "- (none)".into()),
         blocked,
         bullets(&decisions, "(none)"),
         next,
@@ -233,8 +294,14 @@ pub fn turn_prefix_summary(messages: &[Value]) -> String {
     format!(
         "## Original Request\n{}\n\n## Progress So Far\n{}\n\n## Context Needed to Continue\n{}",
         bullets(&f.requests, "(not in this part of the turn)"),
-        bullets(&tool_work(&f).into_iter().chain(f.done.clone()).collect::<Vec<_>>(), "(none)"),
-        bullets(&f.errors.iter().map(|e| format!("Error: {e}")).collect::<Vec<_>>(), "The kept messages continue this turn"),
+        bullets(
+            &tool_work(&f).into_iter().chain(f.done.clone()).collect::<Vec<_>>(),
+            "(none)"
+        ),
+        bullets(
+            &f.errors.iter().map(|e| format!("Error: {e}")).collect::<Vec<_>>(),
+            "The kept messages continue this turn"
+        ),
     )
 }
 
@@ -242,7 +309,10 @@ pub fn turn_prefix_summary(messages: &[Value]) -> String {
 pub fn branch_summary_body(messages: &[Value], instructions: Option<&str>) -> String {
     let full = history_summary(messages, None, instructions);
     // Branch summaries end at Next Steps; keep Critical Context only for a focus line.
-    full.split("\n\n## Critical Context").next().unwrap_or(&full).to_string()
+    full.split("\n\n## Critical Context")
+        .next()
+        .unwrap_or(&full)
+        .to_string()
 }
 
 /// Materialize projected messages as Pi's summarizer sees them.
@@ -257,11 +327,15 @@ pub fn compose_compaction_summary(history: &str, prefix: Option<&str>, ops: &Fil
         None => history.to_string(),
     };
     let (read, modified) = ops.lists();
-    summary.push_str(&serialize::format_file_operations(&serialize::list_strings(&read), &serialize::list_strings(&modified)));
+    summary.push_str(&serialize::format_file_operations(
+        &serialize::list_strings(&read),
+        &serialize::list_strings(&modified),
+    ));
     summary
 }
 
-pub const BRANCH_PREAMBLE: &str = "The user explored a different conversation branch before returning here.\nSummary of that exploration:\n\n";
+pub const BRANCH_PREAMBLE: &str =
+    "The user explored a different conversation branch before returning here.\nSummary of that exploration:\n\n";
 
 pub fn compose_branch_summary(body: &str, ops: &FileOps) -> String {
     let (read, modified) = ops.lists();
@@ -269,13 +343,4 @@ pub fn compose_branch_summary(body: &str, ops: &FileOps) -> String {
         "{BRANCH_PREAMBLE}{body}{}",
         serialize::format_file_operations(&serialize::list_strings(&read), &serialize::list_strings(&modified))
     )
-}
-
-/// Whether a message is one a user typed (for tests: every request must survive).
-pub fn is_request(v: &Value) -> bool {
-    matches!(v.get("role").and_then(|r| r.as_str()), Some("user"))
-}
-
-pub fn role_of(v: &Value) -> Role {
-    Role::parse(v.get("role").and_then(|r| r.as_str()).unwrap_or(""))
 }

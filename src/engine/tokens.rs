@@ -20,8 +20,13 @@ impl Encoding {
     pub fn for_model(provider: Option<&str>, model: Option<&str>) -> Encoding {
         let m = model.unwrap_or("");
         let openai_like = matches!(provider, Some("openai") | Some("azure-openai-responses") | None);
-        let old = m.starts_with("gpt-3.5") || (m.starts_with("gpt-4") && !m.starts_with("gpt-4o") && !m.starts_with("gpt-4.1"));
-        if openai_like && old { Encoding::Cl100k } else { Encoding::O200k }
+        let old = m.starts_with("gpt-3.5")
+            || (m.starts_with("gpt-4") && !m.starts_with("gpt-4o") && !m.starts_with("gpt-4.1"));
+        if openai_like && old {
+            Encoding::Cl100k
+        } else {
+            Encoding::O200k
+        }
     }
     pub fn name(&self) -> &'static str {
         match self {
@@ -57,7 +62,9 @@ pub fn message_text(v: &Value) -> String {
             push(&mut out, v.get("command").and_then(|c| c.as_str()).unwrap_or(""));
             push(&mut out, v.get("output").and_then(|c| c.as_str()).unwrap_or(""));
         }
-        "branchSummary" | "compactionSummary" => push(&mut out, v.get("summary").and_then(|c| c.as_str()).unwrap_or("")),
+        "branchSummary" | "compactionSummary" => {
+            push(&mut out, v.get("summary").and_then(|c| c.as_str()).unwrap_or(""))
+        }
         _ => {
             match v.get("content") {
                 Some(Value::String(s)) => push(&mut out, s),
@@ -65,7 +72,9 @@ pub fn message_text(v: &Value) -> String {
                     for b in a {
                         match b.get("type").and_then(|t| t.as_str()) {
                             Some("text") => push(&mut out, b.get("text").and_then(|t| t.as_str()).unwrap_or("")),
-                            Some("thinking") => push(&mut out, b.get("thinking").and_then(|t| t.as_str()).unwrap_or("")),
+                            Some("thinking") => {
+                                push(&mut out, b.get("thinking").and_then(|t| t.as_str()).unwrap_or(""))
+                            }
                             Some("toolCall") => {
                                 push(&mut out, b.get("name").and_then(|t| t.as_str()).unwrap_or(""));
                                 if let Some(a) = b.get("arguments") {
@@ -107,7 +116,11 @@ fn part_key(p: Part) -> u8 {
 
 impl TokenCache {
     pub fn get(&self, m: &CtxMessage, enc: Encoding) -> Option<u64> {
-        self.map.lock().unwrap().get(&(m.source, part_key(m.part), m.replaced_by, enc)).copied()
+        self.map
+            .lock()
+            .unwrap()
+            .get(&(m.source, part_key(m.part), m.replaced_by, enc))
+            .copied()
     }
 
     /// Count every message not yet cached (in parallel) and return all counts in order.
@@ -118,12 +131,17 @@ impl TokenCache {
             .par_iter()
             .map(|m| {
                 let text = message_text(&context::materialize(s, m));
-                ((m.source, part_key(m.part), m.replaced_by, enc), enc.count(&text) as u64)
+                (
+                    (m.source, part_key(m.part), m.replaced_by, enc),
+                    enc.count(&text) as u64,
+                )
             })
             .collect();
         let mut map = self.map.lock().unwrap();
         map.extend(counted);
-        msgs.iter().map(|m| map[&(m.source, part_key(m.part), m.replaced_by, enc)]).collect()
+        msgs.iter()
+            .map(|m| map[&(m.source, part_key(m.part), m.replaced_by, enc)])
+            .collect()
     }
 }
 
@@ -135,8 +153,14 @@ mod tests {
     fn encodings_count_offline() {
         assert_eq!(Encoding::O200k.count("hello world"), 2);
         assert!(Encoding::Cl100k.count("fn main() { println!(\"hi\"); }") > 5);
-        assert_eq!(Encoding::for_model(Some("openai"), Some("gpt-4-turbo")), Encoding::Cl100k);
+        assert_eq!(
+            Encoding::for_model(Some("openai"), Some("gpt-4-turbo")),
+            Encoding::Cl100k
+        );
         assert_eq!(Encoding::for_model(Some("openai"), Some("gpt-4o")), Encoding::O200k);
-        assert_eq!(Encoding::for_model(Some("anthropic"), Some("claude-sonnet-4-5")), Encoding::O200k);
+        assert_eq!(
+            Encoding::for_model(Some("anthropic"), Some("claude-sonnet-4-5")),
+            Encoding::O200k
+        );
     }
 }

@@ -45,7 +45,11 @@ impl Tree {
             in_tree[i] = true;
             stack.extend(children[i].iter().copied());
         }
-        Tree { roots, children, in_tree }
+        Tree {
+            roots,
+            children,
+            in_tree,
+        }
     }
 
     /// Number of branch points on the deepest root→leaf path.

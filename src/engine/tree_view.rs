@@ -22,8 +22,13 @@ pub enum FilterMode {
 }
 
 impl FilterMode {
-    pub const CYCLE: [FilterMode; 5] =
-        [FilterMode::Default, FilterMode::NoTools, FilterMode::UserOnly, FilterMode::LabeledOnly, FilterMode::All];
+    pub const CYCLE: [FilterMode; 5] = [
+        FilterMode::Default,
+        FilterMode::NoTools,
+        FilterMode::UserOnly,
+        FilterMode::LabeledOnly,
+        FilterMode::All,
+    ];
     pub fn parse(s: &str) -> Option<FilterMode> {
         Some(match s {
             "default" => FilterMode::Default,
@@ -103,13 +108,30 @@ fn lay_out(
         if std::mem::replace(&mut seen[node], true) {
             continue;
         }
-        visit(node, Layout { indent, show_connector: conn, is_last: last, gutters: gut, is_virtual_root_child: vrc });
+        visit(
+            node,
+            Layout {
+                indent,
+                show_connector: conn,
+                is_last: last,
+                gutters: gut,
+                is_virtual_root_child: vrc,
+            },
+        );
         let children = children_of(node);
         let multi = children.len() > 1;
-        let child_indent = if multi || (just && indent > 0) { indent + 1 } else { indent };
+        let child_indent = if multi || (just && indent > 0) {
+            indent + 1
+        } else {
+            indent
+        };
         let display = if mr { indent.saturating_sub(1) } else { indent };
         let child_gut = if conn && !vrc {
-            gutters.push(Gutter { position: display.saturating_sub(1), show: !last, prev: gut });
+            gutters.push(Gutter {
+                position: display.saturating_sub(1),
+                show: !last,
+                prev: gut,
+            });
             Some(gutters.len() as u32 - 1)
         } else {
             gut
@@ -219,7 +241,10 @@ pub struct TreeView {
 }
 
 fn normalize(s: &str) -> String {
-    let r: String = s.chars().map(|c| if c == '\n' || c == '\t' { ' ' } else { c }).collect();
+    let r: String = s
+        .chars()
+        .map(|c| if c == '\n' || c == '\t' { ' ' } else { c })
+        .collect();
     js::js_trim(&r).to_string()
 }
 
@@ -251,7 +276,11 @@ pub fn extract_content(c: Option<&Value>) -> String {
 /// A one-line preview of text, cut to `n` chars (for CLI tables).
 pub fn one_line(s: &str, n: usize) -> String {
     let t = normalize(&s.replace('\r', " "));
-    if t.chars().count() > n { format!("{}…", t.chars().take(n).collect::<String>()) } else { t }
+    if t.chars().count() > n {
+        format!("{}…", t.chars().take(n).collect::<String>())
+    } else {
+        t
+    }
 }
 
 fn js_or<'a>(args: &'a Value, keys: &[&str]) -> Option<&'a Value> {
@@ -323,13 +352,27 @@ pub fn visible_width(s: &str) -> usize {
     // Tree drawing: ASCII plus box-drawing, fold markers, bullets (all one column).
     if s.chars().all(|c| {
         let u = c as u32;
-        (0x20..0x7f).contains(&u) || (0x2500..0x2580).contains(&u) || u == 0x229E || u == 0x229F || u == 0x2022 || u == 0x203A
+        (0x20..0x7f).contains(&u)
+            || (0x2500..0x2580).contains(&u)
+            || u == 0x229E
+            || u == 0x229F
+            || u == 0x2022
+            || u == 0x203A
     }) {
         return s.chars().count();
     }
     // Most text (tree drawing, Latin, CJK) has no multi-char clusters: sum char widths.
     if !s.chars().any(may_join) {
-        return s.chars().map(|c| if c == '\t' { 3 } else { unicode_width::UnicodeWidthChar::width(c).unwrap_or(0) }).sum();
+        return s
+            .chars()
+            .map(|c| {
+                if c == '\t' {
+                    3
+                } else {
+                    unicode_width::UnicodeWidthChar::width(c).unwrap_or(0)
+                }
+            })
+            .sum();
     }
     s.graphemes(true).map(grapheme_width).sum()
 }
@@ -358,7 +401,11 @@ fn may_join(c: char) -> bool {
 }
 
 pub fn char_width(c: char) -> usize {
-    if c == '\t' { 3 } else { unicode_width::UnicodeWidthChar::width(c).unwrap_or(0) }
+    if c == '\t' {
+        3
+    } else {
+        unicode_width::UnicodeWidthChar::width(c).unwrap_or(0)
+    }
 }
 
 fn grapheme_width(g: &str) -> usize {
@@ -474,7 +521,13 @@ impl TreeView {
         let active = Self::contains_active(s, tree, self.leaf);
         let n = s.entries.len();
         self.layout = vec![
-            Layout { indent: 0, show_connector: false, is_last: false, gutters: None, is_virtual_root_child: false };
+            Layout {
+                indent: 0,
+                show_connector: false,
+                is_last: false,
+                gutters: None,
+                is_virtual_root_child: false
+            };
             n
         ];
         let multiple = tree.roots.len() > 1;
@@ -536,7 +589,10 @@ impl TreeView {
             && m.role == Role::Assistant
             && Some(i) != self.leaf
         {
-            let err_or_aborted = m.stop_reason.as_deref().is_some_and(|r| !r.is_empty() && r != "stop" && r != "toolUse");
+            let err_or_aborted = m
+                .stop_reason
+                .as_deref()
+                .is_some_and(|r| !r.is_empty() && r != "stop" && r != "toolUse");
             if !m.content.has_visible_text && !err_or_aborted {
                 return false;
             }
@@ -553,7 +609,9 @@ impl TreeView {
 
     fn ensure_search_text(&mut self, s: &Session) {
         if self.search_text.is_none() {
-            let texts = (0..s.entries.len()).map(|i| searchable_text(s, i).to_lowercase()).collect();
+            let texts = (0..s.entries.len())
+                .map(|i| searchable_text(s, i).to_lowercase())
+                .collect();
             self.search_text = Some(texts);
         }
     }
@@ -561,9 +619,18 @@ impl TreeView {
     /// Pi's `applyFilter`: filter, search, folds, re-layout, keep the selection.
     pub fn apply_filter(&mut self, s: &Session) {
         if !self.visible.is_empty() {
-            self.last_selected = self.visible.get(self.selected).map(|&f| self.flat[f]).or(self.last_selected);
+            self.last_selected = self
+                .visible
+                .get(self.selected)
+                .map(|&f| self.flat[f])
+                .or(self.last_selected);
         }
-        let tokens: Vec<String> = self.search.to_lowercase().split_whitespace().map(String::from).collect();
+        let tokens: Vec<String> = self
+            .search
+            .to_lowercase()
+            .split_whitespace()
+            .map(String::from)
+            .collect();
         if !tokens.is_empty() {
             self.ensure_search_text(s);
         }
@@ -599,7 +666,11 @@ impl TreeView {
             self.selected = self.visible.len().saturating_sub(1);
         }
         if !self.visible.is_empty() {
-            self.last_selected = self.visible.get(self.selected).map(|&f| self.flat[f]).or(self.last_selected);
+            self.last_selected = self
+                .visible
+                .get(self.selected)
+                .map(|&f| self.flat[f])
+                .or(self.last_selected);
         }
     }
 
@@ -662,7 +733,12 @@ impl TreeView {
         if self.visible.is_empty() {
             return 0;
         }
-        let pos: HashMap<usize, usize> = self.visible.iter().enumerate().map(|(k, &fi)| (self.flat[fi], k)).collect();
+        let pos: HashMap<usize, usize> = self
+            .visible
+            .iter()
+            .enumerate()
+            .map(|(k, &fi)| (self.flat[fi], k))
+            .collect();
         let mut cur = id;
         let mut guard = 0;
         while let Some(i) = cur {
@@ -689,7 +765,9 @@ impl TreeView {
 
     /// Pi's `isFoldable`: a visible root or the first node of a branch, with children.
     pub fn is_foldable(&self, i: usize) -> bool {
-        let Some(ch) = self.visible_children.get(&Some(i)) else { return false };
+        let Some(ch) = self.visible_children.get(&Some(i)) else {
+            return false;
+        };
         if ch.is_empty() {
             return false;
         }
@@ -705,10 +783,16 @@ impl TreeView {
 
     /// Pi's `findBranchSegmentStart`.
     pub fn segment_jump(&self, down: bool) -> usize {
-        let Some(mut cur) = self.selected_entry() else { return self.selected };
+        let Some(mut cur) = self.selected_entry() else {
+            return self.selected;
+        };
         if down {
             loop {
-                let ch = self.visible_children.get(&Some(cur)).map(|v| v.as_slice()).unwrap_or(&[]);
+                let ch = self
+                    .visible_children
+                    .get(&Some(cur))
+                    .map(|v| v.as_slice())
+                    .unwrap_or(&[]);
                 if ch.is_empty() {
                     return self.index_of_entry(cur).unwrap_or(self.selected);
                 }
@@ -740,13 +824,21 @@ impl TreeView {
         if self.visible.is_empty() {
             return;
         }
-        self.selected = if self.selected == 0 { self.visible.len() - 1 } else { self.selected - 1 };
+        self.selected = if self.selected == 0 {
+            self.visible.len() - 1
+        } else {
+            self.selected - 1
+        };
     }
     pub fn move_down(&mut self) {
         if self.visible.is_empty() {
             return;
         }
-        self.selected = if self.selected + 1 >= self.visible.len() { 0 } else { self.selected + 1 };
+        self.selected = if self.selected + 1 >= self.visible.len() {
+            0
+        } else {
+            self.selected + 1
+        };
     }
     pub fn page_up(&mut self, page: usize) {
         self.selected = self.selected.saturating_sub(page);
@@ -809,7 +901,11 @@ impl TreeView {
     pub fn row(&self, s: &Session, k: usize) -> Row {
         let i = self.flat[self.visible[k]];
         let l = self.layout[i];
-        let display = if self.multiple_roots { l.indent.saturating_sub(1) } else { l.indent } as usize;
+        let display = if self.multiple_roots {
+            l.indent.saturating_sub(1)
+        } else {
+            l.indent
+        } as usize;
         let has_conn = l.show_connector && !l.is_virtual_root_child;
         let conn_pos: isize = if has_conn { display as isize - 1 } else { -1 };
         let gutters = self.gutter_list(l.gutters);
@@ -856,7 +952,9 @@ impl TreeView {
         let e = &s.entries[i];
         let label = s.label_of(&e.id).map(String::from);
         let label_time = if self.show_label_times && label.is_some() {
-            s.labels.get(&e.id).map(|(_, li)| format_label_timestamp(s.entries[*li as usize].ts, self.now_ms))
+            s.labels
+                .get(&e.id)
+                .map(|(_, li)| format_label_timestamp(s.entries[*li as usize].ts, self.now_ms))
         } else {
             None
         };
@@ -875,7 +973,11 @@ impl TreeView {
     /// Pi's `getEntryDisplayText`.
     pub fn display_text(&self, s: &Session, i: usize) -> RowText {
         let e = &s.entries[i];
-        let t = |lead: &str, body: String, style| RowText { lead: lead.to_string(), body, style };
+        let t = |lead: &str, body: String, style| RowText {
+            lead: lead.to_string(),
+            body,
+            style,
+        };
         let needs_value = !matches!(
             e.kind,
             Kind::Compaction(_)
@@ -893,7 +995,11 @@ impl TreeView {
             Kind::Message(m) => {
                 let msg = v.get("message").cloned().unwrap_or(Value::Null);
                 match &m.role {
-                    Role::User => t("user: ", normalize(&extract_content(msg.get("content"))), RowStyle::User),
+                    Role::User => t(
+                        "user: ",
+                        normalize(&extract_content(msg.get("content"))),
+                        RowStyle::User,
+                    ),
                     Role::Assistant => {
                         let text = normalize(&extract_content(msg.get("content")));
                         if !text.is_empty() {
@@ -902,7 +1008,11 @@ impl TreeView {
                             t("assistant: ", "(aborted)".into(), RowStyle::AssistantMuted)
                         } else if let Some(err) = msg.get("errorMessage").filter(|x| js::truthy(Some(x))) {
                             let n = normalize(&js::js_to_string(err));
-                            t("assistant: ", js::slice_utf16(&n, 80).into_owned(), RowStyle::AssistantError)
+                            t(
+                                "assistant: ",
+                                js::slice_utf16(&n, 80).into_owned(),
+                                RowStyle::AssistantError,
+                            )
                         } else {
                             t("assistant: ", "(no content)".into(), RowStyle::AssistantMuted)
                         }
@@ -912,15 +1022,26 @@ impl TreeView {
                         if let Some(&(ai, block)) = call {
                             let av = s.entry_value(ai);
                             let b = &av["message"]["content"][block as usize];
-                            let name = b.get("name").map(js::js_to_string).unwrap_or_else(|| "undefined".into());
+                            let name = b
+                                .get("name")
+                                .map(js::js_to_string)
+                                .unwrap_or_else(|| "undefined".into());
                             let args = b.get("arguments").cloned().unwrap_or(Value::Null);
                             t("", format_tool_call(&name, &args, self.home.as_deref()), RowStyle::Tool)
                         } else {
-                            t("", format!("[{}]", m.tool_name.as_deref().unwrap_or("tool")), RowStyle::Tool)
+                            t(
+                                "",
+                                format!("[{}]", m.tool_name.as_deref().unwrap_or("tool")),
+                                RowStyle::Tool,
+                            )
                         }
                     }
                     Role::BashExecution => {
-                        let cmd = msg.get("command").filter(|c| !c.is_null()).map(js::js_to_string).unwrap_or_default();
+                        let cmd = msg
+                            .get("command")
+                            .filter(|c| !c.is_null())
+                            .map(js::js_to_string)
+                            .unwrap_or_default();
                         t("[bash]: ", normalize(&cmd), RowStyle::Dim)
                     }
                     r => t("", format!("[{}]", r.as_str()), RowStyle::Dim),
@@ -932,27 +1053,49 @@ impl TreeView {
                     Some(Value::Array(a)) => a
                         .iter()
                         .filter(|b| b.get("type").and_then(|t| t.as_str()) == Some("text"))
-                        .map(|b| b.get("text").filter(|x| !x.is_null()).map(js::js_to_string).unwrap_or_default())
+                        .map(|b| {
+                            b.get("text")
+                                .filter(|x| !x.is_null())
+                                .map(js::js_to_string)
+                                .unwrap_or_default()
+                        })
                         .collect(),
                     _ => String::new(),
                 };
-                t(&format!("[{}]: ", st("customType")), normalize(&content), RowStyle::CustomMessage)
+                t(
+                    &format!("[{}]: ", st("customType")),
+                    normalize(&content),
+                    RowStyle::CustomMessage,
+                )
             }
             Kind::Compaction(c) => {
-                let k = c.tokens_before.map(|x| js::js_number((x / 1000.0 + 0.5).floor())).unwrap_or_else(|| "NaN".into());
+                let k = c
+                    .tokens_before
+                    .map(|x| js::js_number((x / 1000.0 + 0.5).floor()))
+                    .unwrap_or_else(|| "NaN".into());
                 t("", format!("[compaction: {k}k tokens]"), RowStyle::Compaction)
             }
             Kind::BranchSummary(_) => t("[branch summary]: ", normalize(&st("summary")), RowStyle::BranchSummary),
-            Kind::ModelChange { model_id, .. } => {
-                t("", format!("[model: {}]", model_id.as_deref().unwrap_or("undefined")), RowStyle::Dim)
-            }
-            Kind::ThinkingLevelChange { level } => {
-                t("", format!("[thinking: {}]", level.as_deref().unwrap_or("undefined")), RowStyle::Dim)
-            }
-            Kind::Custom { custom_type } => {
-                t("", format!("[custom: {}]", custom_type.as_deref().unwrap_or("undefined")), RowStyle::Dim)
-            }
-            Kind::ContextEdit { target_id, replacement_null, .. } => t(
+            Kind::ModelChange { model_id, .. } => t(
+                "",
+                format!("[model: {}]", model_id.as_deref().unwrap_or("undefined")),
+                RowStyle::Dim,
+            ),
+            Kind::ThinkingLevelChange { level } => t(
+                "",
+                format!("[thinking: {}]", level.as_deref().unwrap_or("undefined")),
+                RowStyle::Dim,
+            ),
+            Kind::Custom { custom_type } => t(
+                "",
+                format!("[custom: {}]", custom_type.as_deref().unwrap_or("undefined")),
+                RowStyle::Dim,
+            ),
+            Kind::ContextEdit {
+                target_id,
+                replacement_null,
+                ..
+            } => t(
                 "",
                 format!(
                     "[context {}: {}]",
@@ -961,9 +1104,11 @@ impl TreeView {
                 ),
                 RowStyle::Dim,
             ),
-            Kind::Label { label, .. } => {
-                t("", format!("[label: {}]", label.as_deref().unwrap_or("(cleared)")), RowStyle::Dim)
-            }
+            Kind::Label { label, .. } => t(
+                "",
+                format!("[label: {}]", label.as_deref().unwrap_or("(cleared)")),
+                RowStyle::Dim,
+            ),
             Kind::SessionInfo { name } => match name.as_deref().filter(|n| !n.is_empty()) {
                 Some(n) => t("", format!("[title: {n}]"), RowStyle::Dim),
                 None => t("", "[title: empty]".into(), RowStyle::Dim),
@@ -975,7 +1120,9 @@ impl TreeView {
     /// The window of rows Pi draws around the selection (`maxVisibleLines` rows).
     pub fn window(&self, max_rows: usize) -> std::ops::Range<usize> {
         let n = self.visible.len();
-        let start = (self.selected as isize - (max_rows / 2) as isize).min(n as isize - max_rows as isize).max(0) as usize;
+        let start = (self.selected as isize - (max_rows / 2) as isize)
+            .min(n as isize - max_rows as isize)
+            .max(0) as usize;
         start..(start + max_rows).min(n)
     }
 
@@ -984,7 +1131,13 @@ impl TreeView {
         if self.visible.is_empty() {
             format!("  (0/0){}{}", self.filter.status_tag(), times)
         } else {
-            format!("  ({}/{}){}{}", self.selected + 1, self.visible.len(), self.filter.status_tag(), times)
+            format!(
+                "  ({}/{}){}{}",
+                self.selected + 1,
+                self.visible.len(),
+                self.filter.status_tag(),
+                times
+            )
         }
     }
 
@@ -1035,7 +1188,11 @@ pub fn pan_rows(rows: &[Row], width: usize) -> Vec<(&'static str, String)> {
         .map(|r| {
             let g = if r.selected { "› " } else { "  " };
             let b = r.body_plain();
-            if scroll > 0 { (g, slice_by_column(&b, scroll, vw)) } else { (g, b) }
+            if scroll > 0 {
+                (g, slice_by_column(&b, scroll, vw))
+            } else {
+                (g, b)
+            }
         })
         .collect()
 }
@@ -1092,7 +1249,11 @@ pub fn searchable_text(s: &Session, i: usize) -> String {
             parts.push("custom".into());
             parts.push(custom_type.as_deref().unwrap_or("undefined").to_string());
         }
-        Kind::ContextEdit { target_id, replacement_null, .. } => {
+        Kind::ContextEdit {
+            target_id,
+            replacement_null,
+            ..
+        } => {
             parts.push("context edit".into());
             parts.push(if *replacement_null { "omit" } else { "replace" }.into());
             parts.push(target_id.as_deref().unwrap_or("undefined").to_string());

@@ -66,16 +66,22 @@ pub fn find_key(model: &ModelInfo, agent_dir: &Path) -> Result<ApiKey, String> {
         match entry.get("type").and_then(|t| t.as_str()) {
             Some("api_key") => {
                 if let Some(k) = entry.get("key").and_then(|k| k.as_str()).and_then(resolve_config_value) {
-                    return Ok(ApiKey { key: k, source: format!("{} ({p}, api_key)", auth_path.display()), oauth: false });
+                    return Ok(ApiKey {
+                        key: k,
+                        source: format!("{} ({p}, api_key)", auth_path.display()),
+                        oauth: false,
+                    });
                 }
             }
             Some("oauth") => {
                 let expires = entry.get("expires").and_then(|e| e.as_f64()).unwrap_or(0.0);
                 let now = crate::engine::actions::now_ms() as f64;
                 return match entry.get("access").and_then(|a| a.as_str()) {
-                    Some(a) if now < expires => {
-                        Ok(ApiKey { key: a.to_string(), source: format!("{} ({p}, OAuth)", auth_path.display()), oauth: true })
-                    }
+                    Some(a) if now < expires => Ok(ApiKey {
+                        key: a.to_string(),
+                        source: format!("{} ({p}, OAuth)", auth_path.display()),
+                        oauth: true,
+                    }),
                     _ => Err(format!(
                         "the OAuth token for {p} in {} has expired; run `pi` and log in again (/login), or set an API key",
                         auth_path.display()
@@ -89,15 +95,26 @@ pub fn find_key(model: &ModelInfo, agent_dir: &Path) -> Result<ApiKey, String> {
         if let Ok(k) = std::env::var(var)
             && !k.is_empty()
         {
-            return Ok(ApiKey { key: k, source: format!("${var}"), oauth: var.contains("OAUTH") });
+            return Ok(ApiKey {
+                key: k,
+                source: format!("${var}"),
+                oauth: var.contains("OAUTH"),
+            });
         }
     }
     if let Some(k) = model.api_key.as_deref().and_then(resolve_config_value) {
-        return Ok(ApiKey { key: k, source: format!("{} (providers.{p}.apiKey)", agent_dir.join("models.json").display()), oauth: false });
+        return Ok(ApiKey {
+            key: k,
+            source: format!("{} (providers.{p}.apiKey)", agent_dir.join("models.json").display()),
+            oauth: false,
+        });
     }
     Err(format!(
         "no API key for {p}: set {} or add it to {} (the offline summarizer needs none)",
-        env_vars(p).first().map(|v| format!("${v}")).unwrap_or_else(|| "an API key".into()),
+        env_vars(p)
+            .first()
+            .map(|v| format!("${v}"))
+            .unwrap_or_else(|| "an API key".into()),
         auth_path.display()
     ))
 }
@@ -133,11 +150,19 @@ mod tests {
         let k = find_key(&model("bonsai-test-provider", Some("!echo from-shell")), dir.path()).unwrap();
         assert_eq!(k.key, "from-shell");
         // auth.json wins
-        std::fs::write(dir.path().join("auth.json"), r#"{"bonsai-test-provider":{"type":"api_key","key":"from-auth"}}"#).unwrap();
+        std::fs::write(
+            dir.path().join("auth.json"),
+            r#"{"bonsai-test-provider":{"type":"api_key","key":"from-auth"}}"#,
+        )
+        .unwrap();
         let k = find_key(&model("bonsai-test-provider", Some("literal-key")), dir.path()).unwrap();
         assert_eq!(k.key, "from-auth");
         // expired OAuth: a clear message, no key
-        std::fs::write(dir.path().join("auth.json"), r#"{"bonsai-test-provider":{"type":"oauth","access":"ACCESS-SECRET","refresh":"r","expires":1}}"#).unwrap();
+        std::fs::write(
+            dir.path().join("auth.json"),
+            r#"{"bonsai-test-provider":{"type":"oauth","access":"ACCESS-SECRET","refresh":"r","expires":1}}"#,
+        )
+        .unwrap();
         let e = find_key(&model("bonsai-test-provider", None), dir.path()).unwrap_err();
         assert!(e.contains("expired") && !e.contains("ACCESS-SECRET"), "{e}");
     }

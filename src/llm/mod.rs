@@ -3,9 +3,9 @@
 //! with retries on 429/5xx/overloaded (honouring `retry-after`), timeouts and clear errors.
 
 pub mod auth;
-pub mod summarize;
 pub mod prompts;
 pub mod sse;
+pub mod summarize;
 
 use crate::engine::models::ModelInfo;
 use auth::ApiKey;
@@ -47,7 +47,11 @@ impl Default for Policy {
 #[derive(Debug, Clone, PartialEq)]
 pub enum Event {
     Text(String),
-    Retry { attempt: u32, wait: Duration, reason: String },
+    Retry {
+        attempt: u32,
+        wait: Duration,
+        reason: String,
+    },
 }
 
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -62,7 +66,12 @@ impl Usage {
     /// Pi's usage object (with cost from the model's prices).
     pub fn to_pi(&self, m: &ModelInfo) -> Value {
         let c = |n: u64, price: f64| n as f64 * price / 1e6;
-        let (ci, co, cr, cw) = (c(self.input, m.cost[0]), c(self.output, m.cost[1]), c(self.cache_read, m.cost[2]), c(self.cache_write, m.cost[3]));
+        let (ci, co, cr, cw) = (
+            c(self.input, m.cost[0]),
+            c(self.output, m.cost[1]),
+            c(self.cache_read, m.cost[2]),
+            c(self.cache_write, m.cost[3]),
+        );
         json!({
             "input": self.input, "output": self.output, "cacheRead": self.cache_read, "cacheWrite": self.cache_write,
             "totalTokens": self.input + self.output + self.cache_read + self.cache_write,
@@ -70,7 +79,12 @@ impl Usage {
         })
     }
     pub fn add(&self, o: &Usage) -> Usage {
-        Usage { input: self.input + o.input, output: self.output + o.output, cache_read: self.cache_read + o.cache_read, cache_write: self.cache_write + o.cache_write }
+        Usage {
+            input: self.input + o.input,
+            output: self.output + o.output,
+            cache_read: self.cache_read + o.cache_read,
+            cache_write: self.cache_write + o.cache_write,
+        }
     }
 }
 
@@ -83,9 +97,16 @@ pub struct Reply {
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum LlmError {
-    Auth { status: u16, source: String, message: String },
+    Auth {
+        status: u16,
+        source: String,
+        message: String,
+    },
     ContextOverflow(String),
-    Http { status: u16, message: String },
+    Http {
+        status: u16,
+        message: String,
+    },
     Network(String),
     Timeout,
     Truncated,
@@ -96,7 +117,11 @@ pub enum LlmError {
 impl std::fmt::Display for LlmError {
     fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
         match self {
-            LlmError::Auth { status, source, message } => write!(
+            LlmError::Auth {
+                status,
+                source,
+                message,
+            } => write!(
                 f,
                 "the API key from {source} was rejected ({status}): {message}. Check or replace that key"
             ),
@@ -107,9 +132,15 @@ impl std::fmt::Display for LlmError {
             LlmError::Http { status, message } => write!(f, "the provider answered {status}: {message}"),
             LlmError::Network(m) => write!(f, "network error: {m}"),
             LlmError::Timeout => write!(f, "the provider stopped sending for too long (timeout)"),
-            LlmError::Truncated => write!(f, "the summary hit the output token cap and is incomplete; nothing was written"),
+            LlmError::Truncated => write!(
+                f,
+                "the summary hit the output token cap and is incomplete; nothing was written"
+            ),
             LlmError::ToolCall => write!(f, "the model tried to call a tool instead of writing the summary"),
-            LlmError::Unsupported(api) => write!(f, "the API `{api}` is not supported for summaries (anthropic-messages, openai-completions, openai-responses, google-generative-ai are)"),
+            LlmError::Unsupported(api) => write!(
+                f,
+                "the API `{api}` is not supported for summaries (anthropic-messages, openai-completions, openai-responses, google-generative-ai are)"
+            ),
         }
     }
 }
@@ -117,9 +148,15 @@ impl std::fmt::Display for LlmError {
 impl std::error::Error for LlmError {}
 
 fn anthropic_thinking(model: &str, level: &str) -> (Value, u64, Option<Value>) {
-    let adaptive = ["opus-4-6", "opus-4-7", "sonnet-4-6", "fable"].iter().any(|m| model.contains(m));
+    let adaptive = ["opus-4-6", "opus-4-7", "sonnet-4-6", "fable"]
+        .iter()
+        .any(|m| model.contains(m));
     if adaptive {
-        return (json!({"type": "adaptive", "display": "summarized"}), 0, Some(json!({"effort": level})));
+        return (
+            json!({"type": "adaptive", "display": "summarized"}),
+            0,
+            Some(json!({"effort": level})),
+        );
     }
     let budget = match level {
         "minimal" => 1024,
@@ -127,7 +164,11 @@ fn anthropic_thinking(model: &str, level: &str) -> (Value, u64, Option<Value>) {
         "medium" => 8192,
         _ => 16384,
     };
-    (json!({"type": "enabled", "budget_tokens": budget, "display": "summarized"}), budget, None)
+    (
+        json!({"type": "enabled", "budget_tokens": budget, "display": "summarized"}),
+        budget,
+        None,
+    )
 }
 
 /// The HTTP request for a summary: URL, headers (key included), JSON body.
@@ -212,7 +253,9 @@ pub fn build(req: &Request) -> Result<(String, Vec<(String, String)>, Value), Ll
             let mut config = json!({"maxOutputTokens": req.max_tokens});
             if m.reasoning {
                 config["thinkingConfig"] = match &req.reasoning {
-                    Some(level) => json!({"includeThoughts": false, "thinkingBudget": match level.as_str() { "minimal" => 1024, "low" => 2048, "medium" => 8192, _ => 16384 }}),
+                    Some(level) => {
+                        json!({"includeThoughts": false, "thinkingBudget": match level.as_str() { "minimal" => 1024, "low" => 2048, "medium" => 8192, _ => 16384 }})
+                    }
                     None => json!({"thinkingBudget": 0}),
                 };
             }
@@ -221,7 +264,11 @@ pub fn build(req: &Request) -> Result<(String, Vec<(String, String)>, Value), Ll
                 "systemInstruction": {"parts": [{"text": req.system}]},
                 "generationConfig": config,
             });
-            Ok((format!("{base}/models/{}:streamGenerateContent?alt=sse", m.id), headers, body))
+            Ok((
+                format!("{base}/models/{}:streamGenerateContent?alt=sse", m.id),
+                headers,
+                body,
+            ))
         }
         other => Err(LlmError::Unsupported(other.to_string())),
     }
@@ -246,7 +293,9 @@ fn parse_event(api: &str, event: Option<&str>, data: &str, usage: &mut Usage) ->
     if data.trim() == "[DONE]" {
         return st;
     }
-    let Ok(v) = serde_json::from_str::<Value>(data) else { return st };
+    let Ok(v) = serde_json::from_str::<Value>(data) else {
+        return st;
+    };
     match api {
         "anthropic-messages" => match v.get("type").and_then(|t| t.as_str()).or(event) {
             Some("message_start") => {
@@ -323,11 +372,22 @@ fn parse_event(api: &str, event: Option<&str>, data: &str, usage: &mut Usage) ->
                 usage.cache_read = cached;
                 usage.output = u(us, "output_tokens");
                 st.usage = Some(usage.clone());
-                st.stop = Some(if v["type"] == "response.incomplete" { "length" } else { "stop" }.to_string());
+                st.stop = Some(
+                    if v["type"] == "response.incomplete" {
+                        "length"
+                    } else {
+                        "stop"
+                    }
+                    .to_string(),
+                );
             }
             Some("response.failed") | Some("error") => {
                 st.error = Some(
-                    v["response"]["error"]["message"].as_str().or(v["message"].as_str()).unwrap_or("response failed").to_string(),
+                    v["response"]["error"]["message"]
+                        .as_str()
+                        .or(v["message"].as_str())
+                        .unwrap_or("response failed")
+                        .to_string(),
                 )
             }
             _ => {}
@@ -336,15 +396,32 @@ fn parse_event(api: &str, event: Option<&str>, data: &str, usage: &mut Usage) ->
             if let Some(c) = v["candidates"].get(0) {
                 let text: String = c["content"]["parts"]
                     .as_array()
-                    .map(|ps| ps.iter().filter(|p| p["thought"] != true).filter_map(|p| p["text"].as_str()).collect())
+                    .map(|ps| {
+                        ps.iter()
+                            .filter(|p| p["thought"] != true)
+                            .filter_map(|p| p["text"].as_str())
+                            .collect()
+                    })
                     .unwrap_or_default();
                 if !text.is_empty() {
                     st.text = Some(text);
                 }
-                if c["content"]["parts"].as_array().is_some_and(|ps| ps.iter().any(|p| p.get("functionCall").is_some())) {
+                if c["content"]["parts"]
+                    .as_array()
+                    .is_some_and(|ps| ps.iter().any(|p| p.get("functionCall").is_some()))
+                {
                     st.tool_call = true;
                 }
-                st.stop = c["finishReason"].as_str().map(|r| if r == "STOP" { "stop" } else if r == "MAX_TOKENS" { "length" } else { "error" }.to_string());
+                st.stop = c["finishReason"].as_str().map(|r| {
+                    if r == "STOP" {
+                        "stop"
+                    } else if r == "MAX_TOKENS" {
+                        "length"
+                    } else {
+                        "error"
+                    }
+                    .to_string()
+                });
             }
             if v["usageMetadata"].is_object() {
                 let us = &v["usageMetadata"];
@@ -362,21 +439,29 @@ fn parse_event(api: &str, event: Option<&str>, data: &str, usage: &mut Usage) ->
 
 fn retry_after(h: &reqwest::header::HeaderMap) -> Option<Duration> {
     let v = h.get("retry-after")?.to_str().ok()?;
-    v.trim().parse::<f64>().ok().map(|s| Duration::from_millis((s * 1000.0) as u64))
+    v.trim()
+        .parse::<f64>()
+        .ok()
+        .map(|s| Duration::from_millis((s * 1000.0) as u64))
 }
 
 fn error_message(body: &str) -> String {
     serde_json::from_str::<Value>(body)
         .ok()
         .and_then(|v| {
-            v["error"]["message"].as_str().or(v["message"].as_str()).or(v["error"].as_str()).map(String::from)
+            v["error"]["message"]
+                .as_str()
+                .or(v["message"].as_str())
+                .or(v["error"].as_str())
+                .map(String::from)
         })
         .unwrap_or_else(|| body.chars().take(300).collect())
 }
 
 fn is_overflow(msg: &str) -> bool {
     let m = msg.to_lowercase();
-    (m.contains("context") && (m.contains("length") || m.contains("window") || m.contains("too long") || m.contains("exceed")))
+    (m.contains("context")
+        && (m.contains("length") || m.contains("window") || m.contains("too long") || m.contains("exceed")))
         || m.contains("prompt is too long")
         || m.contains("maximum context")
 }
@@ -387,7 +472,12 @@ enum Attempt {
     Fail(LlmError),
 }
 
-async fn attempt(client: &reqwest::Client, req: &Request, policy: &Policy, on_event: &mut (dyn FnMut(Event) + Send)) -> Attempt {
+async fn attempt(
+    client: &reqwest::Client,
+    req: &Request,
+    policy: &Policy,
+    on_event: &mut (dyn FnMut(Event) + Send),
+) -> Attempt {
     let (url, headers, body) = match build(req) {
         Ok(x) => x,
         Err(e) => return Attempt::Fail(e),
@@ -407,12 +497,22 @@ async fn attempt(client: &reqwest::Client, req: &Request, policy: &Policy, on_ev
         let body = resp.text().await.unwrap_or_default();
         let msg = error_message(&body);
         if status == 401 || status == 403 {
-            return Attempt::Fail(LlmError::Auth { status, source: req.key.source.clone(), message: msg });
+            return Attempt::Fail(LlmError::Auth {
+                status,
+                source: req.key.source.clone(),
+                message: msg,
+            });
         }
         if is_overflow(&msg) {
             return Attempt::Fail(LlmError::ContextOverflow(msg));
         }
-        if status == 429 || status == 529 || status >= 500 || status == 408 || status == 409 || msg.to_lowercase().contains("overloaded") {
+        if status == 429
+            || status == 529
+            || status >= 500
+            || status == 408
+            || status == 409
+            || msg.to_lowercase().contains("overloaded")
+        {
             return Attempt::Retry(ra.unwrap_or(Duration::ZERO), format!("{status}: {msg}"));
         }
         return Attempt::Fail(LlmError::Http { status, message: msg });
@@ -455,13 +555,20 @@ async fn attempt(client: &reqwest::Client, req: &Request, policy: &Policy, on_ev
     match stop.as_str() {
         "length" => Attempt::Fail(LlmError::Truncated),
         "toolUse" => Attempt::Fail(LlmError::ToolCall),
-        "error" => Attempt::Fail(LlmError::Http { status, message: "the provider ended the answer with an error".into() }),
+        "error" => Attempt::Fail(LlmError::Http {
+            status,
+            message: "the provider ended the answer with an error".into(),
+        }),
         _ => Attempt::Done(Reply { text, usage, stop }),
     }
 }
 
 /// One summary request, streamed, retried per `policy`.
-pub async fn complete(req: &Request, policy: Policy, mut on_event: impl FnMut(Event) + Send) -> Result<Reply, LlmError> {
+pub async fn complete(
+    req: &Request,
+    policy: Policy,
+    mut on_event: impl FnMut(Event) + Send,
+) -> Result<Reply, LlmError> {
     let client = reqwest::Client::builder()
         .connect_timeout(Duration::from_secs(30))
         .timeout(Duration::from_secs(600))
@@ -475,15 +582,24 @@ pub async fn complete(req: &Request, policy: Policy, mut on_event: impl FnMut(Ev
             Attempt::Retry(after, reason) => {
                 tries += 1;
                 if tries > policy.max_retries {
-                    return Err(if let Some(code) = reason.split(':').next().and_then(|c| c.parse::<u16>().ok()) {
-                        LlmError::Http { status: code, message: format!("{reason} (gave up after {} retries)", policy.max_retries) }
-                    } else {
-                        LlmError::Network(format!("{reason} (gave up after {} retries)", policy.max_retries))
-                    });
+                    return Err(
+                        if let Some(code) = reason.split(':').next().and_then(|c| c.parse::<u16>().ok()) {
+                            LlmError::Http {
+                                status: code,
+                                message: format!("{reason} (gave up after {} retries)", policy.max_retries),
+                            }
+                        } else {
+                            LlmError::Network(format!("{reason} (gave up after {} retries)", policy.max_retries))
+                        },
+                    );
                 }
                 let backoff = policy.base_delay * 2u32.pow(tries - 1);
                 let wait = after.max(backoff).min(policy.max_delay);
-                on_event(Event::Retry { attempt: tries, wait, reason });
+                on_event(Event::Retry {
+                    attempt: tries,
+                    wait,
+                    reason,
+                });
                 tokio::time::sleep(wait).await;
             }
         }

@@ -21,7 +21,9 @@ pub fn history(conversation: &str, previous: Option<&str>, focus: Option<&str>) 
                  move finished work to Done, and rewrite Next Steps for where the work stands now.\n\n",
             );
         }
-        None => p.push_str("Summarize the conversation above so that another model can take over the work from here.\n\n"),
+        None => {
+            p.push_str("Summarize the conversation above so that another model can take over the work from here.\n\n")
+        }
     }
     p.push_str(SECTIONS);
     if let Some(f) = focus.filter(|f| !f.trim().is_empty()) {

@@ -27,7 +27,10 @@ impl Parser {
             let line = String::from_utf8_lossy(&line).to_string();
             if line.is_empty() {
                 if !self.data.is_empty() || self.event.is_some() {
-                    out.push(SseEvent { event: self.event.take(), data: std::mem::take(&mut self.data).join("\n") });
+                    out.push(SseEvent {
+                        event: self.event.take(),
+                        data: std::mem::take(&mut self.data).join("\n"),
+                    });
                 }
                 continue;
             }
@@ -62,9 +65,18 @@ mod tests {
             assert_eq!(
                 ev,
                 vec![
-                    SseEvent { event: Some("a".into()), data: "{\"x\":1}".into() },
-                    SseEvent { event: None, data: "line1\nline2".into() },
-                    SseEvent { event: None, data: "[DONE]".into() },
+                    SseEvent {
+                        event: Some("a".into()),
+                        data: "{\"x\":1}".into()
+                    },
+                    SseEvent {
+                        event: None,
+                        data: "line1\nline2".into()
+                    },
+                    SseEvent {
+                        event: None,
+                        data: "[DONE]".into()
+                    },
                 ],
                 "split at {split}"
             );

@@ -2,7 +2,7 @@
 //! prefix, in parallel) and the branch summary, in Pi's format with Pi's request limits.
 
 use super::auth::{self, ApiKey};
-use super::{Event, LlmError, Policy, Request, Usage, complete, prompts};
+use super::{Event, LlmError, Policy, Request, complete, prompts};
 use crate::engine::actions::{Navigation, Summary};
 use crate::engine::compaction::{self, CompactionPlan};
 use crate::engine::models::{ModelInfo, Registry};
@@ -21,21 +21,38 @@ pub struct Summarizer {
 
 impl Summarizer {
     /// `--model provider/id`, else the session's current model (as Pi uses it).
-    pub fn resolve(registry: &Registry, agent_dir: &Path, wanted: Option<&str>, session_model: Option<(&str, &str)>) -> Result<Summarizer, String> {
+    pub fn resolve(
+        registry: &Registry,
+        agent_dir: &Path,
+        wanted: Option<&str>,
+        session_model: Option<(&str, &str)>,
+    ) -> Result<Summarizer, String> {
         let (p, id) = match wanted {
-            Some(w) => w.split_once('/').ok_or_else(|| format!("--model takes provider/id, got {w}"))?,
+            Some(w) => w
+                .split_once('/')
+                .ok_or_else(|| format!("--model takes provider/id, got {w}"))?,
             None => session_model.ok_or("the session has no model yet; pass --model provider/id")?,
         };
-        let model = registry
-            .find(p, id)
-            .cloned()
-            .ok_or_else(|| format!("unknown model {p}/{id}: not in Pi's built-in list or {}", agent_dir.join("models.json").display()))?;
+        let model = registry.find(p, id).cloned().ok_or_else(|| {
+            format!(
+                "unknown model {p}/{id}: not in Pi's built-in list or {}",
+                agent_dir.join("models.json").display()
+            )
+        })?;
         let key = auth::find_key(&model, agent_dir)?;
-        Ok(Summarizer { model, key, policy: Policy::default() })
+        Ok(Summarizer {
+            model,
+            key,
+            policy: Policy::default(),
+        })
     }
 
     fn cap(&self, n: u64) -> u64 {
-        if self.model.max_tokens > 0 { n.min(self.model.max_tokens) } else { n }
+        if self.model.max_tokens > 0 {
+            n.min(self.model.max_tokens)
+        } else {
+            n
+        }
     }
 
     fn request(&self, prompt: String, max_tokens: u64, reasoning: Option<String>) -> Request {
@@ -63,7 +80,11 @@ impl Summarizer {
         let reserve = plan.settings.reserve_tokens;
         let history_req = (!plan.messages_to_summarize.is_empty()).then(|| {
             let text = serialized_text(s, &plan.messages_to_summarize);
-            self.request(prompts::history(&text, previous.as_deref(), focus), self.cap(reserve * 8 / 10), reasoning.clone())
+            self.request(
+                prompts::history(&text, previous.as_deref(), focus),
+                self.cap(reserve * 8 / 10),
+                reasoning.clone(),
+            )
         });
         let prefix_req = (plan.is_split_turn && !plan.turn_prefix_messages.is_empty()).then(|| {
             let text = serialized_text(s, &plan.turn_prefix_messages);
@@ -90,23 +111,39 @@ impl Summarizer {
             Some(r) => r.text.clone(),
             None => previous.unwrap_or_else(|| "No prior history.".into()),
         };
-        let usage = h.as_ref().map(|r| r.usage.clone()).unwrap_or_default().add(&p.as_ref().map(|r| r.usage.clone()).unwrap_or_default());
+        let usage = h
+            .as_ref()
+            .map(|r| r.usage.clone())
+            .unwrap_or_default()
+            .add(&p.as_ref().map(|r| r.usage.clone()).unwrap_or_default());
         let text = summarize::compose_compaction_summary(&history, p.as_ref().map(|r| r.text.as_str()), &plan.file_ops);
-        Ok(Summary { text, usage: Some(usage.to_pi(&self.model)) })
+        Ok(Summary {
+            text,
+            usage: Some(usage.to_pi(&self.model)),
+        })
     }
 
     /// Pi's branch summary: no thinking, at most 4096 output tokens.
-    pub async fn branch(&self, s: &Session, nav: &Navigation, focus: Option<&str>, replace: bool, on_text: impl FnMut(Event) + Send) -> Result<Summary, LlmError> {
+    pub async fn branch(
+        &self,
+        s: &Session,
+        nav: &Navigation,
+        focus: Option<&str>,
+        replace: bool,
+        on_text: impl FnMut(Event) + Send,
+    ) -> Result<Summary, LlmError> {
         if nav.branch.messages.is_empty() {
-            return Ok(Summary { text: "No content to summarize".into(), usage: None });
+            return Ok(Summary {
+                text: "No content to summarize".into(),
+                usage: None,
+            });
         }
         let text = serialized_text(s, &nav.branch.messages);
         let req = self.request(prompts::branch(&text, focus, replace), self.cap(4096), None);
         let r = complete(&req, self.policy, on_text).await?;
-        Ok(Summary { text: summarize::compose_branch_summary(&r.text, &nav.branch.file_ops), usage: Some(r.usage.to_pi(&self.model)) })
+        Ok(Summary {
+            text: summarize::compose_branch_summary(&r.text, &nav.branch.file_ops),
+            usage: Some(r.usage.to_pi(&self.model)),
+        })
     }
-}
-
-pub fn usage_total(u: &Usage) -> u64 {
-    u.input + u.output + u.cache_read + u.cache_write
 }

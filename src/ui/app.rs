@@ -84,7 +84,12 @@ impl Gauge {
 
 /// Work the event loop runs off the draw thread; results come back through `App::apply`.
 pub enum Job {
-    ExactTokens { generation: u64, session: Arc<Session>, messages: Vec<CtxMessage>, encoding: Encoding },
+    ExactTokens {
+        generation: u64,
+        session: Arc<Session>,
+        messages: Vec<CtxMessage>,
+        encoding: Encoding,
+    },
     /// A summary written by a model, streamed back as `LlmChunk`s.
     Llm {
         id: u64,
@@ -118,15 +123,36 @@ pub struct SelectionInfo {
 }
 
 pub enum LlmKind {
-    Compaction { plan: Box<CompactionPlan>, focus: Option<String>, thinking: String },
-    Branch { nav: Box<crate::engine::actions::Navigation>, focus: Option<String>, replace: bool },
+    Compaction {
+        plan: Box<CompactionPlan>,
+        focus: Option<String>,
+        thinking: String,
+    },
+    Branch {
+        nav: Box<crate::engine::actions::Navigation>,
+        focus: Option<String>,
+        replace: bool,
+    },
 }
 
 pub enum JobResult {
-    ExactTokens { generation: u64, total: u64, per_message: Vec<u64> },
-    LlmChunk { id: u64, text: String },
-    LlmDone { id: u64, result: Result<crate::engine::actions::Summary, String> },
-    Selection { generation: u64, info: Box<SelectionInfo> },
+    ExactTokens {
+        generation: u64,
+        total: u64,
+        per_message: Vec<u64>,
+    },
+    LlmChunk {
+        id: u64,
+        text: String,
+    },
+    LlmDone {
+        id: u64,
+        result: Result<crate::engine::actions::Summary, String>,
+    },
+    Selection {
+        generation: u64,
+        info: Box<SelectionInfo>,
+    },
     Reloaded(Result<Session, String>),
 }
 
@@ -143,7 +169,10 @@ pub fn compute_selection(
     let msgs: Vec<&CtxMessage> = proj.messages().collect();
     let tokens = context::estimate_context_tokens(s, &msgs);
     let model = proj.model.clone().and_then(|(p, m)| Some((p?, m?)));
-    let window = model.as_ref().and_then(|(p, m)| registry.find(p, m)).map(|m| m.context_window);
+    let window = model
+        .as_ref()
+        .and_then(|(p, m)| registry.find(p, m))
+        .map(|m| m.context_window);
     let mref = model.as_ref().map(|(p, m)| (p.as_str(), m.as_str()));
     let reserve = settings.reserve_tokens(mref);
     let encoding = Encoding::for_model(mref.map(|m| m.0), mref.map(|m| m.1));
@@ -153,10 +182,14 @@ pub fn compute_selection(
         let plan = compaction::prepare_path(
             s,
             &proj.path,
-            CompactionSettings { reserve_tokens: reserve, keep_recent_tokens: keep_recent },
+            CompactionSettings {
+                reserve_tokens: reserve,
+                keep_recent_tokens: keep_recent,
+            },
         );
         if let Ok(p) = &plan {
-            let in_projection: std::collections::HashSet<usize> = p.projection.entries.iter().map(|e| e.source).collect();
+            let in_projection: std::collections::HashSet<usize> =
+                p.projection.entries.iter().map(|e| e.source).collect();
             for &i in &p.projection.path {
                 if !in_projection.contains(&i) {
                     classes.insert(i, CutClass::Compacted);
@@ -294,7 +327,9 @@ impl App {
             force_offline: false,
         };
         app.zones = app.settings.gauge_zones();
-        app.keep_recent = app.settings.keep_recent_tokens(app.model_ref().as_ref().map(|(p, m)| (p.as_str(), m.as_str())));
+        app.keep_recent = app
+            .settings
+            .keep_recent_tokens(app.model_ref().as_ref().map(|(p, m)| (p.as_str(), m.as_str())));
         app.on_selection_changed();
         app
     }
@@ -375,7 +410,11 @@ impl App {
 
     pub fn apply(&mut self, r: JobResult) {
         match r {
-            JobResult::ExactTokens { generation, total, per_message } => {
+            JobResult::ExactTokens {
+                generation,
+                total,
+                per_message,
+            } => {
                 if generation == self.generation {
                     if let Some(g) = &mut self.gauge {
                         g.exact = Some(total);
@@ -422,7 +461,12 @@ impl App {
         let selected_id = self.selected().map(|i| self.session.entries[i].id.clone());
         let was_at_leaf = self.selected() == self.session.leaf();
         let added = s.entries.len().saturating_sub(self.session.entries.len());
-        let folded_ids: Vec<Box<str>> = self.view.folded.iter().map(|&i| self.session.entries[i].id.clone()).collect();
+        let folded_ids: Vec<Box<str>> = self
+            .view
+            .folded
+            .iter()
+            .map(|&i| self.session.entries[i].id.clone())
+            .collect();
         let filter = self.view.filter;
         let search = self.view.search.clone();
         let show_times = self.view.show_label_times;
@@ -438,7 +482,11 @@ impl App {
         }
         self.view.search = search;
         self.view.apply_filter(&self.session);
-        let target = if was_at_leaf { self.session.leaf() } else { selected_id.and_then(|id| self.session.idx_of(&id)) };
+        let target = if was_at_leaf {
+            self.session.leaf()
+        } else {
+            selected_id.and_then(|id| self.session.idx_of(&id))
+        };
         if let Some(t) = target {
             self.view.select_entry(&self.session, t);
         }
@@ -503,7 +551,11 @@ impl App {
             KeyCode::Char('?') => self.overlay = Overlay::Help,
             KeyCode::Tab => {
                 if self.show_detail {
-                    self.focus = if self.focus == Focus::Tree { Focus::Detail } else { Focus::Tree };
+                    self.focus = if self.focus == Focus::Tree {
+                        Focus::Detail
+                    } else {
+                        Focus::Tree
+                    };
                 }
             }
             KeyCode::Char('d') if !ctrl => {
@@ -530,7 +582,11 @@ impl App {
                 self.context_scroll = 0;
             }
             KeyCode::Char('m') => {
-                self.context_mark = if self.context_mark == self.selected() { None } else { self.selected() };
+                self.context_mark = if self.context_mark == self.selected() {
+                    None
+                } else {
+                    self.selected()
+                };
                 self.status = Some(match self.context_mark {
                     Some(i) => format!("marked {} for the context comparison (v)", self.session.entries[i].id),
                     None => "mark cleared".into(),
@@ -704,7 +760,10 @@ impl App {
             ));
         }
         if other > 0 {
-            let first = d.iter().find(|x| x.kind != crate::engine::session::DiagnosticKind::MalformedLine).unwrap();
+            let first = d
+                .iter()
+                .find(|x| x.kind != crate::engine::session::DiagnosticKind::MalformedLine)
+                .unwrap();
             parts.push(format!("line {}: {}", first.line, first.message));
             if other > 1 {
                 parts.push(format!("{} more warnings", other - 1));
@@ -716,10 +775,22 @@ impl App {
 
 pub fn run_job(job: Job, cache: &TokenCache) -> JobResult {
     match job {
-        Job::Llm { id, session, summarizer, kind, cancel, chunks } => {
+        Job::Llm {
+            id,
+            session,
+            summarizer,
+            kind,
+            cancel,
+            chunks,
+        } => {
             let rt = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
                 Ok(rt) => rt,
-                Err(e) => return JobResult::LlmDone { id, result: Err(e.to_string()) },
+                Err(e) => {
+                    return JobResult::LlmDone {
+                        id,
+                        result: Err(e.to_string()),
+                    };
+                }
             };
             let on_text = move |e: crate::llm::Event| {
                 if let (crate::llm::Event::Text(t), Some(tx)) = (e, &chunks) {
@@ -730,10 +801,14 @@ pub fn run_job(job: Job, cache: &TokenCache) -> JobResult {
                 let work = async {
                     match &kind {
                         LlmKind::Compaction { plan, focus, thinking } => {
-                            summarizer.compaction(&session, plan, focus.as_deref(), Some(thinking), on_text).await
+                            summarizer
+                                .compaction(&session, plan, focus.as_deref(), Some(thinking), on_text)
+                                .await
                         }
                         LlmKind::Branch { nav, focus, replace } => {
-                            summarizer.branch(&session, nav, focus.as_deref(), *replace, on_text).await
+                            summarizer
+                                .branch(&session, nav, focus.as_deref(), *replace, on_text)
+                                .await
                         }
                     }
                 };
@@ -749,14 +824,34 @@ pub fn run_job(job: Job, cache: &TokenCache) -> JobResult {
             });
             JobResult::LlmDone { id, result }
         }
-        Job::Selection { generation, session, leaf, settings, registry, keep_recent, want_cut } => {
+        Job::Selection {
+            generation,
+            session,
+            leaf,
+            settings,
+            registry,
+            keep_recent,
+            want_cut,
+        } => {
             let info = compute_selection(&session, leaf, &settings, &registry, keep_recent, want_cut);
-            JobResult::Selection { generation, info: Box::new(info) }
+            JobResult::Selection {
+                generation,
+                info: Box::new(info),
+            }
         }
-        Job::ExactTokens { generation, session, messages, encoding } => {
+        Job::ExactTokens {
+            generation,
+            session,
+            messages,
+            encoding,
+        } => {
             let refs: Vec<&CtxMessage> = messages.iter().collect();
             let per_message = cache.count_all(&session, &refs, encoding);
-            JobResult::ExactTokens { generation, total: per_message.iter().sum(), per_message }
+            JobResult::ExactTokens {
+                generation,
+                total: per_message.iter().sum(),
+                per_message,
+            }
         }
     }
 }
@@ -772,7 +867,8 @@ mod tests {
     fn live_follow_keeps_selection_and_moves_with_the_leaf() {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("live.jsonl");
-        let src = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/fixtures/pi-0.87.1/split-turn.jsonl");
+        let src =
+            std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/fixtures/pi-0.87.1/split-turn.jsonl");
         std::fs::copy(&src, &p).unwrap();
         let mut a = app_for(&p);
         // Select an earlier row, then Pi appends two entries.
@@ -785,7 +881,9 @@ mod tests {
         writeln!(f, r#"{{"type":"message","id":"live0001","parentId":"{leaf_id}","timestamp":"2026-11-22T06:00:00.000Z","message":{{"role":"user","content":"one more thing","timestamp":1}}}}"#).unwrap();
         writeln!(f, r#"{{"type":"message","id":"live0002","parentId":"live0001","timestamp":"2026-11-22T06:00:01.000Z","message":{{"role":"assistant","content":[{{"type":"text","text":"sure"}}],"stopReason":"stop"}}}}"#).unwrap();
         drop(f);
-        a.apply(super::JobResult::Reloaded(Session::load_path(&p).map_err(|e| e.to_string())));
+        a.apply(super::JobResult::Reloaded(
+            Session::load_path(&p).map_err(|e| e.to_string()),
+        ));
         assert_eq!(a.session.entries.len(), 46);
         assert!(a.live);
         assert_eq!(a.session.entries[a.selected().unwrap()].id, chosen_id, "selection kept");
@@ -794,7 +892,9 @@ mod tests {
         let mut f = std::fs::OpenOptions::new().append(true).open(&p).unwrap();
         writeln!(f, r#"{{"type":"message","id":"live0003","parentId":"live0002","timestamp":"2026-11-22T06:00:02.000Z","message":{{"role":"user","content":"and another","timestamp":2}}}}"#).unwrap();
         drop(f);
-        a.apply(super::JobResult::Reloaded(Session::load_path(&p).map_err(|e| e.to_string())));
+        a.apply(super::JobResult::Reloaded(
+            Session::load_path(&p).map_err(|e| e.to_string()),
+        ));
         assert_eq!(&*a.session.entries[a.selected().unwrap()].id, "live0003");
     }
 }

@@ -25,15 +25,29 @@ fn key(m: &CtxMessage) -> Key {
     (m.source, p, m.replaced_by)
 }
 
-fn column(app: &App, proj: &Projection, other: Option<&HashSet<Key>>, exact: Option<&[u64]>, width: usize) -> Vec<Line<'static>> {
+fn column(
+    app: &App,
+    proj: &Projection,
+    other: Option<&HashSet<Key>>,
+    exact: Option<&[u64]>,
+    width: usize,
+) -> Vec<Line<'static>> {
     let s = &app.session;
     let mut out = Vec::new();
     for (k, m) in proj.messages().enumerate() {
         let only_here = other.is_some_and(|o| !o.contains(&key(m)));
         let marker = if only_here { "+" } else { " " };
         let text = tokens::message_text(&context::materialize(s, m));
-        let ex = exact.and_then(|e| e.get(k)).map(|n| format!("{n:>6}")).unwrap_or_else(|| "     ·".into());
-        let head = format!("{marker}{:<17}{:>6} {ex} {} ", m.role.as_str(), m.est_tokens, s.entries[m.source].id);
+        let ex = exact
+            .and_then(|e| e.get(k))
+            .map(|n| format!("{n:>6}"))
+            .unwrap_or_else(|| "     ·".into());
+        let head = format!(
+            "{marker}{:<17}{:>6} {ex} {} ",
+            m.role.as_str(),
+            m.est_tokens,
+            s.entries[m.source].id
+        );
         let room = width.saturating_sub(head.chars().count() + 1);
         let style = if only_here { fg(WARNING) } else { Style::default() };
         let mut spans = vec![Span::styled(head, style)];
@@ -63,10 +77,15 @@ pub fn draw(f: &mut Frame, area: Rect, app: &mut App) {
             msgs.iter().map(|m| m.est_tokens).sum::<u64>()
         )
     };
-    let header = Line::from(Span::styled(format!(" {:<17}{:>6} {:>6} {:<8} text", "role", "est", "exact", "entry"), fg(DIM)));
+    let header = Line::from(Span::styled(
+        format!(" {:<17}{:>6} {:>6} {:<8} text", "role", "est", "exact", "entry"),
+        fg(DIM),
+    ));
     let exact = app.exact_for_selection.clone();
     let areas: Vec<Rect> = if mark.is_some() {
-        Layout::horizontal([Constraint::Percentage(50), Constraint::Percentage(50)]).split(area).to_vec()
+        Layout::horizontal([Constraint::Percentage(50), Constraint::Percentage(50)])
+            .split(area)
+            .to_vec()
     } else {
         vec![area]
     };
@@ -88,7 +107,10 @@ pub fn draw(f: &mut Frame, area: Rect, app: &mut App) {
             let only = p.messages().filter(|m| !other.unwrap().contains(&key(m))).count();
             t.push_str(&format!("· {only} only here (+) "));
         }
-        let block = Block::default().borders(Borders::ALL).border_style(fg(ACCENT)).title(Span::styled(t, title_style()));
+        let block = Block::default()
+            .borders(Borders::ALL)
+            .border_style(fg(ACCENT))
+            .title(Span::styled(t, title_style()));
         f.render_widget(Paragraph::new(lines).block(block), *r);
     }
 }

@@ -12,10 +12,13 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Paragraph, Wrap};
 
 pub fn draw(f: &mut Frame, area: Rect, app: &App) {
-    let block = Block::default().borders(Borders::LEFT | Borders::TOP).border_style(fg(WARNING)).title(Span::styled(
-        format!(" cut preview · keepRecentTokens {} (+/-) ", app.keep_recent),
-        fg(WARNING),
-    ));
+    let block = Block::default()
+        .borders(Borders::LEFT | Borders::TOP)
+        .border_style(fg(WARNING))
+        .title(Span::styled(
+            format!(" cut preview · keepRecentTokens {} (+/-) ", app.keep_recent),
+            fg(WARNING),
+        ));
     let s = &app.session;
     let id = |i: usize| format!("{} (line {})", s.entries[i].id, s.entries[i].line);
     let mut lines: Vec<Line> = Vec::new();
@@ -24,12 +27,20 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) {
         Some(Err(e)) => lines.push(Line::from(Span::styled(e.reason().to_string(), fg(MUTED)))),
         Some(Ok(p)) => {
             let sum = |v: &[crate::engine::context::CtxMessage]| v.iter().map(|m| m.est_tokens).sum::<u64>();
-            let kept: u64 = p.projection.entries[p.first_kept..].iter().flat_map(|e| &e.messages).map(|m| m.est_tokens).sum();
+            let kept: u64 = p.projection.entries[p.first_kept..]
+                .iter()
+                .flat_map(|e| &e.messages)
+                .map(|m| m.est_tokens)
+                .sum();
             let budget = p.settings.reserve_tokens * 8 / 10;
             let sw = |c, t: String| Span::styled(t, Style::default().bg(c));
             lines.push(Line::from(vec![
                 sw(SUMMARIZED, " summarized ".into()),
-                Span::raw(format!(" {} messages, ~{} tokens", p.messages_to_summarize.len(), sum(&p.messages_to_summarize))),
+                Span::raw(format!(
+                    " {} messages, ~{} tokens",
+                    p.messages_to_summarize.len(),
+                    sum(&p.messages_to_summarize)
+                )),
             ]));
             if p.is_split_turn {
                 lines.push(Line::from(vec![
@@ -42,9 +53,15 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) {
                     )),
                 ]));
             }
-            lines.push(Line::from(vec![sw(KEPT, " kept ".into()), Span::raw(format!(" from {}, ~{kept} tokens", id(p.first_kept_entry)))]));
+            lines.push(Line::from(vec![
+                sw(KEPT, " kept ".into()),
+                Span::raw(format!(" from {}, ~{kept} tokens", id(p.first_kept_entry))),
+            ]));
             if let Some(b) = p.previous_compaction_entry() {
-                lines.push(Line::from(vec![sw(COMPACTED, " boundary ".into()), Span::raw(format!(" previous compaction {} (its summary is updated)", id(b)))]));
+                lines.push(Line::from(vec![
+                    sw(COMPACTED, " boundary ".into()),
+                    Span::raw(format!(" previous compaction {} (its summary is updated)", id(b))),
+                ]));
             }
             lines.push(Line::from(vec![
                 Span::styled("tokens before ", fg(MUTED)),
@@ -54,8 +71,14 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) {
                 Span::styled(format!(" (kept + summary budget {budget})"), fg(MUTED)),
             ]));
             let (r, m) = p.file_ops.lists();
-            lines.push(Line::from(vec![Span::styled("read ", fg(MUTED)), Span::raw(list_strings(&r).join(", "))]));
-            lines.push(Line::from(vec![Span::styled("modified ", fg(MUTED)), Span::raw(list_strings(&m).join(", "))]));
+            lines.push(Line::from(vec![
+                Span::styled("read ", fg(MUTED)),
+                Span::raw(list_strings(&r).join(", ")),
+            ]));
+            lines.push(Line::from(vec![
+                Span::styled("modified ", fg(MUTED)),
+                Span::raw(list_strings(&m).join(", ")),
+            ]));
         }
     }
     f.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }).block(block), area);

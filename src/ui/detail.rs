@@ -103,7 +103,11 @@ fn kv(k: &str, v: String) -> Line<'static> {
 fn image_label(b: &Value) -> String {
     let mime = b.get("mimeType").and_then(|m| m.as_str()).unwrap_or("image");
     let kind = mime.strip_prefix("image/").unwrap_or(mime);
-    let bytes = b.get("data").and_then(|d| d.as_str()).map(|d| d.len() * 3 / 4).unwrap_or(0);
+    let bytes = b
+        .get("data")
+        .and_then(|d| d.as_str())
+        .map(|d| d.len() * 3 / 4)
+        .unwrap_or(0);
     format!("[image {kind} {} KB]", bytes.div_ceil(1024))
 }
 
@@ -134,7 +138,9 @@ fn content_lines(c: Option<&Value>, width: usize, style: Style, out: &mut Vec<Li
         Some(Value::Array(a)) => {
             for b in a {
                 match b.get("type").and_then(|t| t.as_str()) {
-                    Some("text") => out.extend(wrap(b.get("text").and_then(|t| t.as_str()).unwrap_or(""), width, style)),
+                    Some("text") => {
+                        out.extend(wrap(b.get("text").and_then(|t| t.as_str()).unwrap_or(""), width, style))
+                    }
                     Some("image") => out.push(Line::from(Span::styled(image_label(b), fg(ACCENT)))),
                     _ => {}
                 }
@@ -164,10 +170,20 @@ pub fn build(s: &Session, entry: usize, width: u16, tool_call: Option<(String, V
         Span::styled(what, title()),
         Span::styled(format!("  {}  line {}", e.id, e.line), fg(MUTED)),
         Span::styled(
-            v.get("timestamp").and_then(|t| t.as_str()).map(|t| format!("  {t}")).unwrap_or_default(),
+            v.get("timestamp")
+                .and_then(|t| t.as_str())
+                .map(|t| format!("  {t}"))
+                .unwrap_or_default(),
             fg(DIM),
         ),
-        Span::styled(if est > 0 { format!("  ~{est} tokens") } else { String::new() }, fg(MUTED)),
+        Span::styled(
+            if est > 0 {
+                format!("  ~{est} tokens")
+            } else {
+                String::new()
+            },
+            fg(MUTED),
+        ),
     ]));
     if let Some(l) = s.label_of(&e.id) {
         lines.push(Line::from(Span::styled(format!("[{l}]"), fg(WARNING))));
@@ -186,7 +202,11 @@ pub fn build(s: &Session, entry: usize, width: u16, tool_call: Option<(String, V
                                 lines.push(Line::default());
                             }
                             Some("text") => {
-                                lines.extend(wrap(b.get("text").and_then(|t| t.as_str()).unwrap_or(""), w, Style::default()));
+                                lines.extend(wrap(
+                                    b.get("text").and_then(|t| t.as_str()).unwrap_or(""),
+                                    w,
+                                    Style::default(),
+                                ));
                                 lines.push(Line::default());
                             }
                             Some("toolCall") => {
@@ -241,18 +261,27 @@ pub fn build(s: &Session, entry: usize, width: u16, tool_call: Option<(String, V
                     Span::styled(if m.is_error { "  error" } else { "" }, fg(ERROR)),
                 ]));
                 lines.push(Line::default());
-                let path = tool_call
-                    .as_ref()
-                    .filter(|(n, _)| n == "read")
-                    .and_then(|(_, a)| a.get("path").or(a.get("file_path")).and_then(|p| p.as_str()).map(String::from));
+                let path = tool_call.as_ref().filter(|(n, _)| n == "read").and_then(|(_, a)| {
+                    a.get("path")
+                        .or(a.get("file_path"))
+                        .and_then(|p| p.as_str())
+                        .map(String::from)
+                });
                 let text = context::content_text(msg.get("content"), "\n");
                 // Images in the result.
                 if let Some(a) = msg.get("content").and_then(|c| c.as_array()) {
-                    for b in a.iter().filter(|b| b.get("type").and_then(|t| t.as_str()) == Some("image")) {
+                    for b in a
+                        .iter()
+                        .filter(|b| b.get("type").and_then(|t| t.as_str()) == Some("image"))
+                    {
                         lines.push(Line::from(Span::styled(image_label(b), fg(ACCENT))));
                     }
                 }
-                let hl = if highlight::ready() { path.as_deref().and_then(Highlighter::new) } else { None };
+                let hl = if highlight::ready() {
+                    path.as_deref().and_then(Highlighter::new)
+                } else {
+                    None
+                };
                 let text_lines: Vec<String> = text.split('\n').map(|l| l.replace('\t', "    ")).collect();
                 let at = lines.len();
                 code = Some((at, text_lines, hl));
@@ -288,7 +317,11 @@ pub fn build(s: &Session, entry: usize, width: u16, tool_call: Option<(String, V
                 }
                 for (key, label) in [("toolsAdded", "tools added"), ("toolsRemoved", "tools removed")] {
                     if let Some(Value::Array(t)) = msg.get(key) {
-                        let names: Vec<String> = t.iter().filter_map(|x| x.get("name").and_then(|n| n.as_str())).map(String::from).collect();
+                        let names: Vec<String> = t
+                            .iter()
+                            .filter_map(|x| x.get("name").and_then(|n| n.as_str()))
+                            .map(String::from)
+                            .collect();
                         lines.push(kv(label, names.join(", ")));
                     }
                 }
@@ -304,22 +337,38 @@ pub fn build(s: &Session, entry: usize, width: u16, tool_call: Option<(String, V
             }
         },
         Kind::Compaction(c) => {
-            lines.push(kv("tokens before", c.tokens_before.map(js::js_number).unwrap_or_else(|| "?".into())));
+            lines.push(kv(
+                "tokens before",
+                c.tokens_before.map(js::js_number).unwrap_or_else(|| "?".into()),
+            ));
             let fk = c.first_kept_entry_id.as_deref().unwrap_or("?");
             let retain_none = fk == &*e.id;
             lines.push(kv(
                 "first kept",
-                if retain_none { format!("{fk} (itself: nothing before it is kept)") } else { fk.to_string() },
+                if retain_none {
+                    format!("{fk} (itself: nothing before it is kept)")
+                } else {
+                    fk.to_string()
+                },
             ));
             if c.from_hook {
-                lines.push(Line::from(Span::styled("written by an extension (fromHook)", fg(WARNING))));
+                lines.push(Line::from(Span::styled(
+                    "written by an extension (fromHook)",
+                    fg(WARNING),
+                )));
             }
             lines.push(Line::default());
             lines.extend(markdown(v.get("summary").and_then(|x| x.as_str()).unwrap_or(""), w));
             if let Some(d) = &c.details {
                 lines.push(Line::default());
-                lines.push(kv("read files", crate::engine::serialize::list_strings(&d.read_files).join(", ")));
-                lines.push(kv("modified files", crate::engine::serialize::list_strings(&d.modified_files).join(", ")));
+                lines.push(kv(
+                    "read files",
+                    crate::engine::serialize::list_strings(&d.read_files).join(", "),
+                ));
+                lines.push(kv(
+                    "modified files",
+                    crate::engine::serialize::list_strings(&d.modified_files).join(", "),
+                ));
             }
         }
         Kind::BranchSummary(b) => {
@@ -328,30 +377,60 @@ pub fn build(s: &Session, entry: usize, width: u16, tool_call: Option<(String, V
             lines.extend(markdown(v.get("summary").and_then(|x| x.as_str()).unwrap_or(""), w));
             if let Some(d) = &b.details {
                 lines.push(Line::default());
-                lines.push(kv("read files", crate::engine::serialize::list_strings(&d.read_files).join(", ")));
-                lines.push(kv("modified files", crate::engine::serialize::list_strings(&d.modified_files).join(", ")));
+                lines.push(kv(
+                    "read files",
+                    crate::engine::serialize::list_strings(&d.read_files).join(", "),
+                ));
+                lines.push(kv(
+                    "modified files",
+                    crate::engine::serialize::list_strings(&d.modified_files).join(", "),
+                ));
             }
         }
         Kind::CustomMessage { custom_type, .. } => {
             lines.push(kv("customType", custom_type.as_deref().unwrap_or("?").to_string()));
-            lines.push(kv("display", v.get("display").map(js::js_to_string).unwrap_or_default()));
+            lines.push(kv(
+                "display",
+                v.get("display").map(js::js_to_string).unwrap_or_default(),
+            ));
             lines.push(Line::default());
             content_lines(v.get("content"), w, Style::default(), &mut lines);
         }
-        Kind::ContextEdit { target_id, replacement_null, .. } => {
+        Kind::ContextEdit {
+            target_id,
+            replacement_null,
+            ..
+        } => {
             lines.push(kv("target", target_id.as_deref().unwrap_or("?").to_string()));
             if *replacement_null {
-                lines.push(Line::from(Span::styled("omits the target from the model's context", fg(WARNING))));
+                lines.push(Line::from(Span::styled(
+                    "omits the target from the model's context",
+                    fg(WARNING),
+                )));
             } else {
-                lines.push(Line::from(Span::styled("replaces the target's content with:", fg(WARNING))));
-                content_lines(v.get("replacement").and_then(|r| r.get("content")), w, Style::default(), &mut lines);
+                lines.push(Line::from(Span::styled(
+                    "replaces the target's content with:",
+                    fg(WARNING),
+                )));
+                content_lines(
+                    v.get("replacement").and_then(|r| r.get("content")),
+                    w,
+                    Style::default(),
+                    &mut lines,
+                );
             }
         }
         Kind::ModelChange { provider, model_id } => lines.push(kv(
             "model",
-            format!("{}/{}", provider.as_deref().unwrap_or("?"), model_id.as_deref().unwrap_or("?")),
+            format!(
+                "{}/{}",
+                provider.as_deref().unwrap_or("?"),
+                model_id.as_deref().unwrap_or("?")
+            ),
         )),
-        Kind::ThinkingLevelChange { level } => lines.push(kv("thinking level", level.as_deref().unwrap_or("?").to_string())),
+        Kind::ThinkingLevelChange { level } => {
+            lines.push(kv("thinking level", level.as_deref().unwrap_or("?").to_string()))
+        }
         Kind::Label { target_id, label } => {
             lines.push(kv("target", target_id.as_deref().unwrap_or("?").to_string()));
             lines.push(kv("label", label.as_deref().unwrap_or("(cleared)").to_string()));
@@ -359,14 +438,22 @@ pub fn build(s: &Session, entry: usize, width: u16, tool_call: Option<(String, V
         Kind::SessionInfo { name } => lines.push(kv("name", name.as_deref().unwrap_or("(cleared)").to_string())),
         Kind::Custom { .. } | Kind::Usage | Kind::Unknown(_) => {
             if let Kind::Unknown(t) = &e.kind {
-                lines.push(Line::from(Span::styled(format!("unknown entry type `{t}`, kept as is"), fg(WARNING))));
+                lines.push(Line::from(Span::styled(
+                    format!("unknown entry type `{t}`, kept as is"),
+                    fg(WARNING),
+                )));
             }
             for l in pretty(&v).lines() {
                 lines.push(Line::raw(l.to_string()));
             }
         }
     }
-    Doc { entry, width, lines, code }
+    Doc {
+        entry,
+        width,
+        lines,
+        code,
+    }
 }
 
 pub fn draw(f: &mut Frame, area: Rect, doc: &mut Doc, scroll: &mut usize, focused: bool) {
@@ -383,7 +470,12 @@ pub fn draw(f: &mut Frame, area: Rect, doc: &mut Doc, scroll: &mut usize, focuse
     f.render_widget(Paragraph::new(lines), inner);
     if total > h {
         let pos = format!(" {}-{}/{} ", *scroll + 1, (*scroll + h).min(total), total);
-        let r = Rect { x: area.x + area.width.saturating_sub(pos.len() as u16 + 1), y: area.y, width: pos.len() as u16, height: 1 };
+        let r = Rect {
+            x: area.x + area.width.saturating_sub(pos.len() as u16 + 1),
+            y: area.y,
+            width: pos.len() as u16,
+            height: 1,
+        };
         f.render_widget(Paragraph::new(Span::styled(pos, fg(DIM))), r);
     }
 }
@@ -406,7 +498,8 @@ mod snapshots {
         let mut seen = std::collections::BTreeSet::new();
         for f in files {
             let mut a = app_for(&shared(f));
-            a.view.set_filter(&a.session.clone(), crate::engine::tree_view::FilterMode::All);
+            a.view
+                .set_filter(&a.session.clone(), crate::engine::tree_view::FilterMode::All);
             let n = a.session.entries.len();
             for i in 0..n {
                 let e = &a.session.entries[i];
@@ -415,7 +508,9 @@ mod snapshots {
                     k => k.type_name().to_string(),
                 };
                 let kind = match &e.kind {
-                    Kind::Message(m) if m.stop_reason.as_deref() == Some("aborted") => "message_assistant_aborted".to_string(),
+                    Kind::Message(m) if m.stop_reason.as_deref() == Some("aborted") => {
+                        "message_assistant_aborted".to_string()
+                    }
                     Kind::Message(m) if m.content.images > 0 => format!("{kind}_image"),
                     _ => kind,
                 };
@@ -454,6 +549,10 @@ mod snapshots {
         h.advance(&lines, 40);
         assert_eq!(h.done.len(), 40);
         h.advance(&lines, 25_000);
-        assert_eq!(h.done.len(), 40 + super::highlight::BUDGET_LINES, "one frame's budget at most");
+        assert_eq!(
+            h.done.len(),
+            40 + super::highlight::BUDGET_LINES,
+            "one frame's budget at most"
+        );
     }
 }

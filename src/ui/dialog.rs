@@ -27,8 +27,14 @@ pub enum InputPurpose {
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum Dialog {
-    Navigate { target: usize, choice: usize },
-    Input { purpose: InputPurpose, text: String },
+    Navigate {
+        target: usize,
+        choice: usize,
+    },
+    Input {
+        purpose: InputPurpose,
+        text: String,
+    },
     CompactPreview {
         leaf: usize,
         instructions: String,
@@ -40,7 +46,11 @@ pub enum Dialog {
         usage: Option<Value>,
     },
     /// A branch summary being written by a model before the navigation is appended.
-    Summarizing { target: usize, text: String, by: String },
+    Summarizing {
+        target: usize,
+        text: String,
+        by: String,
+    },
 }
 
 pub const NAV_CHOICES: [&str; 3] = ["No summary", "Summarize", "Summarize with custom prompt"];
@@ -124,27 +134,45 @@ impl App {
     pub fn open_compact(&mut self) {
         let Some(leaf) = self.selected() else { return };
         if self.writable() {
-            self.dialog = Some(Dialog::Input { purpose: InputPurpose::CompactInstructions { leaf }, text: String::new() });
+            self.dialog = Some(Dialog::Input {
+                purpose: InputPurpose::CompactInstructions { leaf },
+                text: String::new(),
+            });
         }
     }
 
     pub fn open_label(&mut self) {
         let Some(t) = self.selected() else { return };
         if self.writable() {
-            let text = self.session.label_of(&self.session.entries[t].id).unwrap_or("").to_string();
-            self.dialog = Some(Dialog::Input { purpose: InputPurpose::Label { target: t }, text });
+            let text = self
+                .session
+                .label_of(&self.session.entries[t].id)
+                .unwrap_or("")
+                .to_string();
+            self.dialog = Some(Dialog::Input {
+                purpose: InputPurpose::Label { target: t },
+                text,
+            });
         }
     }
 
     pub fn open_rename(&mut self) {
         if self.writable() {
             let text = self.session.session_name().unwrap_or("").to_string();
-            self.dialog = Some(Dialog::Input { purpose: InputPurpose::Rename, text });
+            self.dialog = Some(Dialog::Input {
+                purpose: InputPurpose::Rename,
+                text,
+            });
         }
     }
 
     fn budget(&self, s: &Session) -> i64 {
-        let w = self.gauge.as_ref().and_then(|g| g.window).filter(|w| *w > 0).unwrap_or(128000);
+        let w = self
+            .gauge
+            .as_ref()
+            .and_then(|g| g.window)
+            .filter(|w| *w > 0)
+            .unwrap_or(128000);
         let _ = s;
         w as i64 - self.settings.branch_reserve_tokens() as i64
     }
@@ -197,7 +225,11 @@ impl App {
             return;
         }
         match &mut self.dialog {
-            Some(Dialog::CompactPreview { summary, streaming: true, .. }) => summary.push_str(text),
+            Some(Dialog::CompactPreview {
+                summary,
+                streaming: true,
+                ..
+            }) => summary.push_str(text),
             Some(Dialog::Summarizing { text: t, .. }) => t.push_str(text),
             _ => {}
         }
@@ -209,7 +241,12 @@ impl App {
         }
         self.llm_job = None;
         match (self.dialog.take(), result) {
-            (Some(Dialog::CompactPreview { leaf, instructions, by, .. }), Ok(sm)) => {
+            (
+                Some(Dialog::CompactPreview {
+                    leaf, instructions, by, ..
+                }),
+                Ok(sm),
+            ) => {
                 self.dialog = Some(Dialog::CompactPreview {
                     leaf,
                     instructions,
@@ -234,13 +271,29 @@ impl App {
             let nav = actions::plan_navigation(&self.session, Some(old), target, self.budget(&self.session.clone()));
             if !nav.branch.entries.is_empty() {
                 let by = format!("{}/{}", sm.model.provider, sm.model.id);
-                self.start_llm(sm, super::app::LlmKind::Branch { nav: Box::new(nav), focus: instructions, replace: false });
-                self.dialog = Some(Dialog::Summarizing { target, text: String::new(), by });
+                self.start_llm(
+                    sm,
+                    super::app::LlmKind::Branch {
+                        nav: Box::new(nav),
+                        focus: instructions,
+                        replace: false,
+                    },
+                );
+                self.dialog = Some(Dialog::Summarizing {
+                    target,
+                    text: String::new(),
+                    by,
+                });
                 return;
             }
         }
         let summary = summarize.then(|| {
-            let nav = actions::plan_navigation(&self.session, self.session.leaf(), target, self.budget(&self.session.clone()));
+            let nav = actions::plan_navigation(
+                &self.session,
+                self.session.leaf(),
+                target,
+                self.budget(&self.session.clone()),
+            );
             actions::offline_branch_summary(&self.session, &nav, instructions.as_deref())
         });
         self.navigate_with(target, summary.filter(|_| summarize));
@@ -252,27 +305,41 @@ impl App {
         let old_leaf_id = self.session.leaf().map(|l| id(&self.session, l));
         let budget = self.budget(&self.session.clone());
         let mut editor_text = None;
-        let done = self.write_and_reload(if summarize { "a branch summary" } else { "a navigation marker" }, |s| {
-            let t = s.idx_of(&tid).ok_or("the target is gone")?;
-            let old = s.leaf();
-            if old.map(|l| id(s, l)) != old_leaf_id {
-                return Err("Pi appended to the session meanwhile; look at the new entries and navigate again".into());
-            }
-            let nav = actions::plan_navigation(s, old, t, budget);
-            editor_text = nav.editor_text.clone();
-            let mut ids = IdSource::new(s);
-            let now = actions::now_ms();
-            Ok(vec![if let (Some(sm), false) = (&summary, nav.branch.entries.is_empty()) {
-                actions::branch_summary_entry(s, &nav, sm, &ids.next(), now)
+        let done = self.write_and_reload(
+            if summarize {
+                "a branch summary"
             } else {
-                actions::navigation_marker(s, &nav, &ids.next(), now)
-            }])
-        });
+                "a navigation marker"
+            },
+            |s| {
+                let t = s.idx_of(&tid).ok_or("the target is gone")?;
+                let old = s.leaf();
+                if old.map(|l| id(s, l)) != old_leaf_id {
+                    return Err(
+                        "Pi appended to the session meanwhile; look at the new entries and navigate again".into(),
+                    );
+                }
+                let nav = actions::plan_navigation(s, old, t, budget);
+                editor_text = nav.editor_text.clone();
+                let mut ids = IdSource::new(s);
+                let now = actions::now_ms();
+                Ok(vec![
+                    if let (Some(sm), false) = (&summary, nav.branch.entries.is_empty()) {
+                        actions::branch_summary_entry(s, &nav, sm, &ids.next(), now)
+                    } else {
+                        actions::navigation_marker(s, &nav, &ids.next(), now)
+                    },
+                ])
+            },
+        );
         if done.is_some()
             && let Some(t) = editor_text.filter(|t| !t.is_empty())
         {
             self.clipboard = Some(t.clone());
-            self.status = Some(format!("navigated · the user message is on the clipboard: {}", crate::engine::tree_view::one_line(&t, 60)));
+            self.status = Some(format!(
+                "navigated · the user message is on the clipboard: {}",
+                crate::engine::tree_view::one_line(&t, 60)
+            ));
         }
     }
 
@@ -302,8 +369,18 @@ impl App {
             if Some(id(s, plan.first_kept_entry)) != expected {
                 return Err("the session changed and the cut moved; preview again".into());
             }
-            let sm = Summary { text: summary.clone(), usage: usage.clone() };
-            Ok(vec![actions::compaction_entry(s, l, &plan, &sm, &IdSource::new(s).next(), actions::now_ms())])
+            let sm = Summary {
+                text: summary.clone(),
+                usage: usage.clone(),
+            };
+            Ok(vec![actions::compaction_entry(
+                s,
+                l,
+                &plan,
+                &sm,
+                &IdSource::new(s).next(),
+                actions::now_ms(),
+            )])
         });
     }
 
@@ -314,26 +391,44 @@ impl App {
         match d {
             Dialog::Navigate { target, choice } => match key.code {
                 KeyCode::Esc => self.dialog = None,
-                KeyCode::Up => self.dialog = Some(Dialog::Navigate { target, choice: (choice + 2) % 3 }),
-                KeyCode::Down => self.dialog = Some(Dialog::Navigate { target, choice: (choice + 1) % 3 }),
+                KeyCode::Up => {
+                    self.dialog = Some(Dialog::Navigate {
+                        target,
+                        choice: (choice + 2) % 3,
+                    })
+                }
+                KeyCode::Down => {
+                    self.dialog = Some(Dialog::Navigate {
+                        target,
+                        choice: (choice + 1) % 3,
+                    })
+                }
                 KeyCode::Enter => {
                     self.dialog = None;
                     match choice {
                         0 => self.navigate(target, false, None),
                         1 => self.navigate(target, true, None),
                         _ => {
-                            self.dialog = Some(Dialog::Input { purpose: InputPurpose::NavigateInstructions { target }, text: String::new() })
+                            self.dialog = Some(Dialog::Input {
+                                purpose: InputPurpose::NavigateInstructions { target },
+                                text: String::new(),
+                            })
                         }
                     }
                 }
                 _ => {}
             },
             Dialog::Input { purpose, mut text } => {
-                let multiline = matches!(purpose, InputPurpose::NavigateInstructions { .. } | InputPurpose::CompactInstructions { .. });
+                let multiline = matches!(
+                    purpose,
+                    InputPurpose::NavigateInstructions { .. } | InputPurpose::CompactInstructions { .. }
+                );
                 match key.code {
                     KeyCode::Esc => {
                         self.dialog = match purpose {
-                            InputPurpose::NavigateInstructions { target } => Some(Dialog::Navigate { target, choice: 2 }),
+                            InputPurpose::NavigateInstructions { target } => {
+                                Some(Dialog::Navigate { target, choice: 2 })
+                            }
                             _ => None,
                         }
                     }
@@ -370,7 +465,15 @@ impl App {
                     self.cancel_llm();
                 }
             }
-            Dialog::CompactPreview { leaf, instructions, summary, scroll, by, streaming, usage } => match key.code {
+            Dialog::CompactPreview {
+                leaf,
+                instructions,
+                summary,
+                scroll,
+                by,
+                streaming,
+                usage,
+            } => match key.code {
                 KeyCode::Char('a') | KeyCode::Enter => {
                     self.dialog = None;
                     self.write_compaction(leaf, summary, usage);
@@ -381,17 +484,27 @@ impl App {
                     self.status = Some("compaction discarded; nothing written".into());
                 }
                 KeyCode::Down | KeyCode::Char('j') => {
-                    self.dialog = Some(Dialog::CompactPreview { leaf, instructions, summary, scroll: scroll + 1, by, streaming, usage })
+                    self.dialog = Some(Dialog::CompactPreview {
+                        leaf,
+                        instructions,
+                        summary,
+                        scroll: scroll + 1,
+                        by,
+                        streaming,
+                        usage,
+                    })
                 }
-                KeyCode::Up | KeyCode::Char('k') => self.dialog = Some(Dialog::CompactPreview {
-                    leaf,
-                    instructions,
-                    summary,
-                    scroll: scroll.saturating_sub(1),
-                    by,
-                    streaming,
-                    usage,
-                }),
+                KeyCode::Up | KeyCode::Char('k') => {
+                    self.dialog = Some(Dialog::CompactPreview {
+                        leaf,
+                        instructions,
+                        summary,
+                        scroll: scroll.saturating_sub(1),
+                        by,
+                        streaming,
+                        usage,
+                    })
+                }
                 _ => {}
             },
         }
@@ -412,7 +525,14 @@ impl App {
                 let label = text.trim().to_string();
                 self.write_and_reload(if label.is_empty() { "a label clear" } else { "a label" }, |s| {
                     let t = s.idx_of(&tid).ok_or("the entry is gone")?;
-                    Ok(vec![actions::label_entry(s, s.leaf(), t, Some(&label), &IdSource::new(s).next(), actions::now_ms())])
+                    Ok(vec![actions::label_entry(
+                        s,
+                        s.leaf(),
+                        t,
+                        Some(&label),
+                        &IdSource::new(s).next(),
+                        actions::now_ms(),
+                    )])
                 });
                 if let Some(t) = self.session.idx_of(&tid) {
                     self.view.select_entry(&self.session.clone(), t);
@@ -421,7 +541,13 @@ impl App {
             }
             InputPurpose::Rename => {
                 self.write_and_reload("the session name", |s| {
-                    Ok(vec![actions::session_info_entry(s, s.leaf(), &text, &IdSource::new(s).next(), actions::now_ms())])
+                    Ok(vec![actions::session_info_entry(
+                        s,
+                        s.leaf(),
+                        &text,
+                        &IdSource::new(s).next(),
+                        actions::now_ms(),
+                    )])
                 });
             }
             InputPurpose::NavigateInstructions { target } => self.navigate(target, true, Some(text)),
@@ -438,7 +564,14 @@ impl App {
                         let by = format!("{}/{}", sm.model.provider, sm.model.id);
                         let thinking = self.projection_for(leaf).thinking_level;
                         let focus = Some(text.clone()).filter(|t| !t.trim().is_empty());
-                        self.start_llm(sm, super::app::LlmKind::Compaction { plan: Box::new(plan), focus, thinking });
+                        self.start_llm(
+                            sm,
+                            super::app::LlmKind::Compaction {
+                                plan: Box::new(plan),
+                                focus,
+                                thinking,
+                            },
+                        );
                         self.dialog = Some(Dialog::CompactPreview {
                             leaf,
                             instructions: text,
@@ -489,11 +622,19 @@ impl App {
         let sid = actions::session_id(now);
         let abs = std::fs::canonicalize(&path).unwrap_or(path.clone());
         let cwd = s.header.cwd.clone().unwrap_or_default();
-        let lines = actions::branched_session(&s, cut, actions::session_header(&sid, &cwd, Some(&abs.to_string_lossy()), now));
+        let lines = actions::branched_session(
+            &s,
+            cut,
+            actions::session_header(&sid, &cwd, Some(&abs.to_string_lossy()), now),
+        );
         let out = store::new_session_path(abs.parent().unwrap_or(std::path::Path::new(".")), &sid, now);
         match store::write_new(&out, &lines) {
             Ok(()) => {
-                self.status = Some(format!("{} written: {} (o opens it)", if clone { "clone" } else { "fork" }, out.display()));
+                self.status = Some(format!(
+                    "{} written: {} (o opens it)",
+                    if clone { "clone" } else { "fork" },
+                    out.display()
+                ));
                 if !clone {
                     let v = s.entry_value(sel);
                     self.clipboard = Some(context::content_text(v["message"].get("content"), ""));
@@ -510,27 +651,38 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) {
     let (title, lines, h): (String, Vec<Line>, u16) = match d {
         Dialog::Navigate { target, choice } => {
             let mut lines = vec![
-                Line::from(Span::styled(format!(" go to {} · line {}", id(s, *target), s.entries[*target].line), fg(MUTED))),
+                Line::from(Span::styled(
+                    format!(" go to {} · line {}", id(s, *target), s.entries[*target].line),
+                    fg(MUTED),
+                )),
                 Line::default(),
             ];
             for (k, c) in NAV_CHOICES.iter().enumerate() {
                 let sel = k == *choice;
                 lines.push(Line::from(Span::styled(
                     format!(" {} {c}", if sel { "→" } else { " " }),
-                    if sel { fg(ACCENT).add_modifier(Modifier::BOLD) } else { Style::default() },
+                    if sel {
+                        fg(ACCENT).add_modifier(Modifier::BOLD)
+                    } else {
+                        Style::default()
+                    },
                 )));
             }
             lines.push(Line::default());
-            lines.push(Line::from(Span::styled(" ↑↓ choose  enter select  esc cancel", fg(DIM))));
+            lines.push(Line::from(Span::styled(
+                " ↑↓ choose  enter select  esc cancel",
+                fg(DIM),
+            )));
             (" Summarize branch? ".into(), lines, 9)
         }
         Dialog::Input { purpose, text } => {
             let (t, hint) = match purpose {
                 InputPurpose::Label { .. } => (" Label (empty to remove) ", " enter save  esc cancel"),
                 InputPurpose::Rename => (" Session name ", " enter save  esc cancel"),
-                InputPurpose::NavigateInstructions { .. } => {
-                    (" Custom summarization instructions ", " enter summarize  ctrl+j newline  esc back")
-                }
+                InputPurpose::NavigateInstructions { .. } => (
+                    " Custom summarization instructions ",
+                    " enter summarize  ctrl+j newline  esc back",
+                ),
                 InputPurpose::CompactInstructions { .. } => (
                     " Compact: custom instructions (optional) ",
                     " enter preview the summary (offline summarizer)  ctrl+j newline  esc cancel",
@@ -545,7 +697,13 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) {
             let h = (lines.len() as u16 + 2).max(5);
             (t.into(), lines, h)
         }
-        Dialog::CompactPreview { summary, scroll, by, streaming, .. } => {
+        Dialog::CompactPreview {
+            summary,
+            scroll,
+            by,
+            streaming,
+            ..
+        } => {
             let hint = if *streaming {
                 " streaming… esc cancels".to_string()
             } else {
@@ -553,21 +711,40 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) {
             };
             let mut lines = vec![Line::from(Span::styled(hint, fg(DIM)))];
             lines.extend(summary.lines().skip(*scroll).map(|l| {
-                if l.starts_with('#') { Line::from(Span::styled(l.to_string(), title_style())) } else { Line::raw(l.to_string()) }
+                if l.starts_with('#') {
+                    Line::from(Span::styled(l.to_string(), title_style()))
+                } else {
+                    Line::raw(l.to_string())
+                }
             }));
-            (format!(" Compaction summary ({by}) "), lines, area.height.saturating_sub(4))
+            (
+                format!(" Compaction summary ({by}) "),
+                lines,
+                area.height.saturating_sub(4),
+            )
         }
         Dialog::Summarizing { text, by, .. } => {
-            let mut lines = vec![Line::from(Span::styled(" Summarizing branch… (esc to cancel)", fg(DIM)))];
+            let mut lines = vec![Line::from(Span::styled(
+                " Summarizing branch… (esc to cancel)",
+                fg(DIM),
+            ))];
             lines.extend(text.lines().map(|l| Line::raw(l.to_string())));
             (format!(" Branch summary ({by}) "), lines, area.height.saturating_sub(4))
         }
     };
     let w = (area.width.saturating_sub(4)).min(100);
     let h = h.min(area.height);
-    let r = Rect { x: area.x + (area.width - w) / 2, y: area.y + (area.height - h) / 2, width: w, height: h };
+    let r = Rect {
+        x: area.x + (area.width - w) / 2,
+        y: area.y + (area.height - h) / 2,
+        width: w,
+        height: h,
+    };
     f.render_widget(Clear, r);
-    let block = Block::default().borders(Borders::ALL).border_style(fg(ACCENT)).title(Span::styled(title, title_style()));
+    let block = Block::default()
+        .borders(Borders::ALL)
+        .border_style(fg(ACCENT))
+        .title(Span::styled(title, title_style()));
     f.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }).block(block), r);
 }
 
@@ -634,7 +811,11 @@ mod tests {
         let mut a = app_for(&p);
         let s = a.session.clone();
         let first_user = (0..s.entries.len())
-            .find(|&i| s.entries[i].message().is_some_and(|m| m.role == crate::engine::session::Role::User))
+            .find(|&i| {
+                s.entries[i]
+                    .message()
+                    .is_some_and(|m| m.role == crate::engine::session::Role::User)
+            })
             .unwrap();
         a.view.select_entry(&s, first_user);
         a.on_selection_changed();
@@ -649,8 +830,16 @@ mod tests {
         insta::assert_snapshot!("dialog_navigate_custom", render(&mut a, 100, 30));
         a.on_key(key(KeyCode::Enter));
         let leaf = a.session.leaf().unwrap();
-        assert!(matches!(a.session.entries[leaf].kind, Kind::BranchSummary(_)), "{:?}", a.status);
-        assert_eq!(a.session.parent_of(leaf), s.parent_of(first_user), "a user target: the summary hangs under its parent");
+        assert!(
+            matches!(a.session.entries[leaf].kind, Kind::BranchSummary(_)),
+            "{:?}",
+            a.status
+        );
+        assert_eq!(
+            a.session.parent_of(leaf),
+            s.parent_of(first_user),
+            "a user target: the summary hangs under its parent"
+        );
         assert!(a.status.as_deref().unwrap_or("").contains("clipboard"));
     }
 

@@ -23,7 +23,10 @@ pub fn zone_color(z: Option<Zone>) -> Color {
 fn fmt(n: f64) -> String {
     let v = num(n).to_string();
     // thousands separators
-    let (int, frac) = v.split_once('.').map(|(a, b)| (a.to_string(), format!(".{b}"))).unwrap_or((v.clone(), String::new()));
+    let (int, frac) = v
+        .split_once('.')
+        .map(|(a, b)| (a.to_string(), format!(".{b}")))
+        .unwrap_or((v.clone(), String::new()));
     let mut out = String::new();
     for (i, c) in int.chars().rev().enumerate() {
         if i > 0 && i % 3 == 0 && c != '-' {
@@ -55,7 +58,14 @@ pub fn draw(f: &mut Frame, area: Rect, g: Option<&Gauge>, bounds: (f64, f64)) {
             let (ch, st) = if i == t && t < width {
                 ('│', fg(ERROR))
             } else if i < fill {
-                ('█', if i >= band_start { fg(color).bg(Color::Rgb(30, 30, 30)) } else { fg(color) })
+                (
+                    '█',
+                    if i >= band_start {
+                        fg(color).bg(Color::Rgb(30, 30, 30))
+                    } else {
+                        fg(color)
+                    },
+                )
             } else if i >= band_start.max(fill) && i < fill {
                 ('▒', fg(color))
             } else {
@@ -67,7 +77,11 @@ pub fn draw(f: &mut Frame, area: Rect, g: Option<&Gauge>, bounds: (f64, f64)) {
         // The kept band: the newest keepRecentTokens of the fill, drawn lighter.
         let chars: Vec<char> = cells.chars().collect();
         for (i, ch) in chars.iter().enumerate() {
-            let st = if i >= band_start && i < fill && *ch == '█' { fg(color).add_modifier(ratatui::style::Modifier::DIM) } else { styles[i] };
+            let st = if i >= band_start && i < fill && *ch == '█' {
+                fg(color).add_modifier(ratatui::style::Modifier::DIM)
+            } else {
+                styles[i]
+            };
             bar.push(Span::styled(ch.to_string(), st));
         }
     } else {
@@ -86,7 +100,11 @@ pub fn draw(f: &mut Frame, area: Rect, g: Option<&Gauge>, bounds: (f64, f64)) {
     ];
     if g.tokens.last_usage_index.is_some() {
         info.push(Span::styled(
-            format!(" (usage {} + est. {})", fmt(g.tokens.usage_tokens), fmt(g.tokens.trailing_tokens)),
+            format!(
+                " (usage {} + est. {})",
+                fmt(g.tokens.usage_tokens),
+                fmt(g.tokens.trailing_tokens)
+            ),
             fg(MUTED),
         ));
     } else {
@@ -105,7 +123,10 @@ pub fn draw(f: &mut Frame, area: Rect, g: Option<&Gauge>, bounds: (f64, f64)) {
     if let Some(t) = g.threshold() {
         info.push(Span::styled(format!(" · compacts at {}", fmt(t as f64)), fg(MUTED)));
     }
-    info.push(Span::styled(format!(" · keep {}", fmt(g.keep_recent as f64)), fg(MUTED)));
+    info.push(Span::styled(
+        format!(" · keep {}", fmt(g.keep_recent as f64)),
+        fg(MUTED),
+    ));
     if !zone_text.is_empty() {
         info.push(Span::styled(format!(" · {zone_text}"), Style::default().fg(color)));
     }
@@ -123,7 +144,12 @@ mod snapshots {
     fn gauge(tokens: f64) -> Gauge {
         Gauge {
             leaf: Some(0),
-            tokens: ContextTokens { tokens, usage_tokens: tokens - 500.0, trailing_tokens: 500.0, last_usage_index: Some(3) },
+            tokens: ContextTokens {
+                tokens,
+                usage_tokens: tokens - 500.0,
+                trailing_tokens: 500.0,
+                last_usage_index: Some(3),
+            },
             exact: Some((tokens * 1.1) as u64),
             window: Some(200_000),
             reserve: 16_384,
@@ -136,13 +162,24 @@ mod snapshots {
     #[test]
     fn gauge_in_each_zone() {
         // T = 200000 - 16384 = 183616: green < 70% T, yellow < 90% T, red < T, then compact.
-        for (name, tokens) in [("green", 60_000.0), ("yellow", 140_000.0), ("red", 170_000.0), ("compact", 190_000.0)] {
+        for (name, tokens) in [
+            ("green", 60_000.0),
+            ("yellow", 140_000.0),
+            ("red", 170_000.0),
+            ("compact", 190_000.0),
+        ] {
             let g = gauge(tokens);
             let mut t = Terminal::new(TestBackend::new(120, 2)).unwrap();
             t.draw(|f| super::draw(f, f.area(), Some(&g), (0.7, 0.9))).unwrap();
             let zone = g.zone((0.7, 0.9)).unwrap();
             let text: Vec<String> = (0..2)
-                .map(|y| (0..120).map(|x| t.backend().buffer()[(x, y)].symbol().to_string()).collect::<String>().trim_end().to_string())
+                .map(|y| {
+                    (0..120)
+                        .map(|x| t.backend().buffer()[(x, y)].symbol().to_string())
+                        .collect::<String>()
+                        .trim_end()
+                        .to_string()
+                })
                 .collect();
             insta::assert_snapshot!(format!("gauge_{name}"), format!("{zone:?}\n{}", text.join("\n")));
             let fill = t.backend().buffer()[(5, 0)].fg;

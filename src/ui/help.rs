@@ -40,9 +40,19 @@ pub fn draw(f: &mut Frame, area: Rect) {
     let half = KEYS.len().div_ceil(2);
     let w = 76.min(area.width);
     let h = (half as u16 + 4).min(area.height);
-    let r = Rect { x: area.x + (area.width - w) / 2, y: area.y + (area.height - h) / 2, width: w, height: h };
+    let r = Rect {
+        x: area.x + (area.width - w) / 2,
+        y: area.y + (area.height - h) / 2,
+        width: w,
+        height: h,
+    };
     f.render_widget(Clear, r);
-    let col = |(k, d): &(&str, &str)| vec![Span::styled(format!(" {k:<13}"), fg(ACCENT)), Span::raw(format!("{d:<24}"))];
+    let col = |(k, d): &(&str, &str)| {
+        vec![
+            Span::styled(format!(" {k:<13}"), fg(ACCENT)),
+            Span::raw(format!("{d:<24}")),
+        ]
+    };
     let mut lines = vec![Line::default()];
     for i in 0..half {
         let mut spans = col(&KEYS[i]);
@@ -51,8 +61,14 @@ pub fn draw(f: &mut Frame, area: Rect) {
         }
         lines.push(Line::from(spans));
     }
-    lines.push(Line::from(Span::styled(" any key closes · C- Ctrl, A- Alt, S- Shift", fg(DIM))));
-    let block = Block::default().borders(Borders::ALL).border_style(fg(ACCENT)).title(Span::styled(" keys ", title()));
+    lines.push(Line::from(Span::styled(
+        " any key closes · C- Ctrl, A- Alt, S- Shift",
+        fg(DIM),
+    )));
+    let block = Block::default()
+        .borders(Borders::ALL)
+        .border_style(fg(ACCENT))
+        .title(Span::styled(" keys ", title()));
     f.render_widget(Paragraph::new(lines).block(block), r);
 }
 

@@ -67,13 +67,19 @@ impl Highlighter {
         if syntax.name == "Plain Text" {
             return None;
         }
-        Some(Highlighter { syntax, state: None, done: vec![] })
+        Some(Highlighter {
+            syntax,
+            state: None,
+            done: vec![],
+        })
     }
 
     /// Highlight lines up to `upto` (exclusive), spending at most the frame budget.
     pub fn advance(&mut self, lines: &[String], upto: usize) {
         let a = assets();
-        let state = self.state.get_or_insert_with(|| HighlightLines::new(self.syntax, &a.theme));
+        let state = self
+            .state
+            .get_or_insert_with(|| HighlightLines::new(self.syntax, &a.theme));
         let end = upto.min(lines.len()).min(self.done.len() + BUDGET_LINES);
         while self.done.len() < end {
             let line = &lines[self.done.len()];
@@ -82,7 +88,8 @@ impl Highlighter {
                 Ok(regions) => regions
                     .into_iter()
                     .map(|(st, text)| {
-                        let mut style = Style::default().fg(Color::Rgb(st.foreground.r, st.foreground.g, st.foreground.b));
+                        let mut style =
+                            Style::default().fg(Color::Rgb(st.foreground.r, st.foreground.g, st.foreground.b));
                         if st.font_style.contains(syntect::highlighting::FontStyle::BOLD) {
                             style = style.add_modifier(Modifier::BOLD);
                         }

@@ -62,7 +62,9 @@ pub fn resolve_target(arg: Option<&Path>, cwd: &Path, settings: &Settings) -> Re
 /// The tool call a tool result answers (for its title and syntax highlighting).
 pub fn tool_call_for(app: &App, entry: usize) -> Option<(String, serde_json::Value)> {
     let s = &app.session;
-    let Kind::Message(m) = &s.entries[entry].kind else { return None };
+    let Kind::Message(m) = &s.entries[entry].kind else {
+        return None;
+    };
     if m.role != Role::ToolResult {
         return None;
     }
@@ -76,7 +78,10 @@ pub fn tool_call_for(app: &App, entry: usize) -> Option<(String, serde_json::Val
             && let Some(tc) = am.tool_calls.iter().find(|t| t.id.as_deref() == Some(id))
         {
             let v = s.entry_value(i);
-            let args = v["message"]["content"][tc.block as usize].get("arguments").cloned().unwrap_or_default();
+            let args = v["message"]["content"][tc.block as usize]
+                .get("arguments")
+                .cloned()
+                .unwrap_or_default();
             return Some((tc.name.to_string(), args));
         }
         hops += 1;
@@ -120,7 +125,11 @@ pub fn draw(f: &mut Frame, app: &mut App) {
     tree_pane::draw(f, tree_area, app);
     if let Some(side) = side_area {
         let detail_area = if app.cut_preview {
-            let c = Layout::vertical([Constraint::Length(side.height.saturating_sub(3).clamp(4, 9)), Constraint::Min(1)]).split(side);
+            let c = Layout::vertical([
+                Constraint::Length(side.height.saturating_sub(3).clamp(4, 9)),
+                Constraint::Min(1),
+            ])
+            .split(side);
             cut_panel::draw(f, c[0], app);
             c[1]
         } else {
@@ -129,7 +138,11 @@ pub fn draw(f: &mut Frame, app: &mut App) {
         draw_detail(f, detail_area, app);
     } else if app.cut_preview {
         let h = 8.min(tree_area.height / 2);
-        let r = Rect { y: tree_area.y + tree_area.height - h, height: h, ..tree_area };
+        let r = Rect {
+            y: tree_area.y + tree_area.height - h,
+            height: h,
+            ..tree_area
+        };
         cut_panel::draw(f, r, app);
     }
     gauge::draw(f, gauge_area, app.gauge.as_ref(), app.zones);
@@ -171,14 +184,22 @@ pub fn run(arg: Option<PathBuf>) -> Result<()> {
     let target = resolve_target(arg.as_deref(), &cwd, &settings)?;
     // Load the syntax definitions while the session loads.
     std::thread::spawn(highlight::warm_up);
-    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?;
     let mut terminal = ratatui::init();
     let r = rt.block_on(event_loop(&mut terminal, target, settings, registry));
     ratatui::restore();
     r
 }
 
-async fn event_loop(terminal: &mut ratatui::DefaultTerminal, target: Target, settings: Settings, registry: Registry) -> Result<()> {
+async fn event_loop(
+    terminal: &mut ratatui::DefaultTerminal,
+    target: Target,
+    settings: Settings,
+    registry: Registry,
+) -> Result<()> {
     use crossterm::event::{Event, EventStream, KeyCode, KeyEventKind, KeyModifiers};
     use futures_util::StreamExt;
     let mut events = EventStream::new();
@@ -188,7 +209,11 @@ async fn event_loop(terminal: &mut ratatui::DefaultTerminal, target: Target, set
             None,
             Some("No Pi sessions found: showing bonsai's bundled demo session (read-only).".to_string()),
         ),
-        Target::Picker => (Session::from_bytes(DEMO.to_vec()).map_err(|e| eyre!("{e}"))?, None, None),
+        Target::Picker => (
+            Session::from_bytes(DEMO.to_vec()).map_err(|e| eyre!("{e}"))?,
+            None,
+            None,
+        ),
         Target::File(p) => {
             // Load off the draw thread, with a progress frame; Ctrl+C or q aborts.
             let size = std::fs::metadata(&p).map(|m| m.len()).unwrap_or(0);
@@ -297,8 +322,16 @@ fn edit_in_editor(terminal: &mut ratatui::DefaultTerminal, text: &str) -> Option
     let file = dir.join("summary.md");
     std::fs::write(&file, text).ok()?;
     ratatui::restore();
-    let editor = std::env::var("VISUAL").or_else(|_| std::env::var("EDITOR")).unwrap_or_else(|_| "vi".into());
-    let ok = std::process::Command::new("sh").arg("-c").arg(format!("{editor} \"$1\"")).arg("sh").arg(&file).status().is_ok_and(|s| s.success());
+    let editor = std::env::var("VISUAL")
+        .or_else(|_| std::env::var("EDITOR"))
+        .unwrap_or_else(|_| "vi".into());
+    let ok = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!("{editor} \"$1\""))
+        .arg("sh")
+        .arg(&file)
+        .status()
+        .is_ok_and(|s| s.success());
     *terminal = ratatui::init();
     let _ = terminal.clear();
     let out = ok.then(|| std::fs::read_to_string(&file).ok()).flatten();
@@ -313,19 +346,31 @@ pub mod tests {
     use ratatui::backend::TestBackend;
 
     pub fn shared(rel: &str) -> PathBuf {
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/fixtures").join(rel)
+        PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("../shared/fixtures")
+            .join(rel)
     }
 
     pub fn app_for(path: &Path) -> App {
         let s = Session::load_path(path).unwrap();
-        let mut a = App::new(s, Some(path.to_path_buf()), Settings::default(), Registry::builtin_only());
+        let mut a = App::new(
+            s,
+            Some(path.to_path_buf()),
+            Settings::default(),
+            Registry::builtin_only(),
+        );
         a.force_offline = true;
         a.run_jobs_now();
         a
     }
 
     pub fn demo_app() -> App {
-        let mut a = App::new(Session::from_bytes(DEMO.to_vec()).unwrap(), None, Settings::default(), Registry::builtin_only());
+        let mut a = App::new(
+            Session::from_bytes(DEMO.to_vec()).unwrap(),
+            None,
+            Settings::default(),
+            Registry::builtin_only(),
+        );
         a.force_offline = true;
         a.run_jobs_now();
         a
@@ -348,4 +393,3 @@ pub mod tests {
         out
     }
 }
-

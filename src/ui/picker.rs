@@ -33,13 +33,31 @@ pub enum PickerAction {
 impl Picker {
     pub fn load(cwd: &Path, settings: &Settings, all: bool) -> Picker {
         let sessions = store::list_sessions(cwd, settings, all);
-        let mut p = Picker { all, sessions, rows: vec![], selected: 0, query: String::new(), error: None, current: None, cwd: cwd.to_path_buf() };
+        let mut p = Picker {
+            all,
+            sessions,
+            rows: vec![],
+            selected: 0,
+            query: String::new(),
+            error: None,
+            current: None,
+            cwd: cwd.to_path_buf(),
+        };
         p.rebuild();
         p
     }
 
     pub fn from_sessions(sessions: Vec<SessionInfo>) -> Picker {
-        let mut p = Picker { all: false, sessions, rows: vec![], selected: 0, query: String::new(), error: None, current: None, cwd: PathBuf::new() };
+        let mut p = Picker {
+            all: false,
+            sessions,
+            rows: vec![],
+            selected: 0,
+            query: String::new(),
+            error: None,
+            current: None,
+            cwd: PathBuf::new(),
+        };
         p.rebuild();
         p
     }
@@ -53,9 +71,19 @@ impl Picker {
                 || s.path.to_string_lossy().to_lowercase().contains(&q)
                 || s.cwd.to_lowercase().contains(&q)
         };
-        let by_path: std::collections::HashMap<String, usize> =
-            self.sessions.iter().enumerate().map(|(i, s)| (s.path.to_string_lossy().to_string(), i)).collect();
-        let parent_of = |i: usize| self.sessions[i].parent_session.as_ref().and_then(|p| by_path.get(p).copied()).filter(|&p| p != i);
+        let by_path: std::collections::HashMap<String, usize> = self
+            .sessions
+            .iter()
+            .enumerate()
+            .map(|(i, s)| (s.path.to_string_lossy().to_string(), i))
+            .collect();
+        let parent_of = |i: usize| {
+            self.sessions[i]
+                .parent_session
+                .as_ref()
+                .and_then(|p| by_path.get(p).copied())
+                .filter(|&p| p != i)
+        };
         let mut rows = Vec::new();
         let roots: Vec<usize> = (0..self.sessions.len()).filter(|&i| parent_of(i).is_none()).collect();
         let mut stack: Vec<(usize, usize)> = roots.into_iter().rev().map(|r| (r, 0)).collect();
@@ -86,7 +114,10 @@ impl Picker {
             }
             KeyCode::Tab => {
                 let q = std::mem::take(&mut self.query);
-                *self = Picker { current: self.current.take(), ..Picker::load(&self.cwd.clone(), settings, !self.all) };
+                *self = Picker {
+                    current: self.current.take(),
+                    ..Picker::load(&self.cwd.clone(), settings, !self.all)
+                };
                 self.query = q;
                 self.rebuild();
             }
@@ -113,10 +144,16 @@ impl Picker {
             if self.all { "this project" } else { "all projects" },
             self.rows.len()
         );
-        let block = Block::default().borders(Borders::ALL).border_style(fg(ACCENT)).title(Span::styled(title, super::theme::title()));
+        let block = Block::default()
+            .borders(Borders::ALL)
+            .border_style(fg(ACCENT))
+            .title(Span::styled(title, super::theme::title()));
         let inner = block.inner(area);
         f.render_widget(block, area);
-        let mut lines = vec![Line::from(vec![Span::styled(" search: ", fg(MUTED)), Span::styled(self.query.clone(), fg(ACCENT))])];
+        let mut lines = vec![Line::from(vec![
+            Span::styled(" search: ", fg(MUTED)),
+            Span::styled(self.query.clone(), fg(ACCENT)),
+        ])];
         if let Some(e) = &self.error {
             lines.push(Line::from(Span::styled(format!(" {e}"), fg(ERROR))));
         }
@@ -129,7 +166,11 @@ impl Picker {
             let s = &self.sessions[i];
             let sel = k == self.selected;
             let current = self.current.as_ref() == Some(&s.path);
-            let size = if s.bytes >= 1 << 20 { format!("{:.1} MB", s.bytes as f64 / 1048576.0) } else { format!("{} KB", s.bytes.div_ceil(1024)) };
+            let size = if s.bytes >= 1 << 20 {
+                format!("{:.1} MB", s.bytes as f64 / 1048576.0)
+            } else {
+                format!("{} KB", s.bytes.div_ceil(1024))
+            };
             let indent = "  ".repeat(depth) + if depth > 0 { "└ " } else { "" };
             let mut line = Line::from(vec![
                 Span::styled(if sel { "› " } else { "  " }, fg(ACCENT)),
@@ -138,7 +179,14 @@ impl Picker {
                 Span::styled(format!("{size:>8}  "), fg(DIM)),
                 Span::raw(indent),
                 Span::styled(s.title(), if current { fg(SUCCESS) } else { Style::default() }),
-                Span::styled(if self.all { format!("  {}", s.cwd) } else { String::new() }, fg(DIM)),
+                Span::styled(
+                    if self.all {
+                        format!("  {}", s.cwd)
+                    } else {
+                        String::new()
+                    },
+                    fg(DIM),
+                ),
             ]);
             if sel {
                 line = line.style(Style::default().bg(SELECTED_BG).add_modifier(Modifier::BOLD));
@@ -155,7 +203,15 @@ mod snapshots {
     use ratatui::Terminal;
     use ratatui::backend::TestBackend;
 
-    fn info(path: &str, parent: Option<&str>, name: Option<&str>, first: &str, entries: usize, bytes: u64, modified_ms: i64) -> SessionInfo {
+    fn info(
+        path: &str,
+        parent: Option<&str>,
+        name: Option<&str>,
+        first: &str,
+        entries: usize,
+        bytes: u64,
+        modified_ms: i64,
+    ) -> SessionInfo {
         SessionInfo {
             path: PathBuf::from(path),
             id: path.into(),
@@ -172,16 +228,46 @@ mod snapshots {
     #[test]
     fn picker_threads_forks_and_searches() {
         let sessions = vec![
-            info("/s/b.jsonl", Some("/s/a.jsonl"), None, "Fork: try pandas", 12, 9000, 1_795_400_000_000),
-            info("/s/a.jsonl", None, Some("CSV importer"), "The CSV importer drops rows", 45, 41_163, 1_795_300_000_000),
-            info("/s/c.jsonl", None, None, "Refactor the auth module", 3100, 5_400_000, 1_795_200_000_000),
+            info(
+                "/s/b.jsonl",
+                Some("/s/a.jsonl"),
+                None,
+                "Fork: try pandas",
+                12,
+                9000,
+                1_795_400_000_000,
+            ),
+            info(
+                "/s/a.jsonl",
+                None,
+                Some("CSV importer"),
+                "The CSV importer drops rows",
+                45,
+                41_163,
+                1_795_300_000_000,
+            ),
+            info(
+                "/s/c.jsonl",
+                None,
+                None,
+                "Refactor the auth module",
+                3100,
+                5_400_000,
+                1_795_200_000_000,
+            ),
         ];
         let mut p = Picker::from_sessions(sessions);
         let draw = |p: &Picker| {
             let mut t = Terminal::new(TestBackend::new(90, 10)).unwrap();
             t.draw(|f| p.draw(f, f.area())).unwrap();
             (0..10)
-                .map(|y| (0..90).map(|x| t.backend().buffer()[(x, y)].symbol().to_string()).collect::<String>().trim_end().to_string())
+                .map(|y| {
+                    (0..90)
+                        .map(|x| t.backend().buffer()[(x, y)].symbol().to_string())
+                        .collect::<String>()
+                        .trim_end()
+                        .to_string()
+                })
                 .collect::<Vec<_>>()
                 .join("\n")
         };
@@ -191,6 +277,8 @@ mod snapshots {
             p.on_key(KeyEvent::from(KeyCode::Char(c)), &s);
         }
         insta::assert_snapshot!("picker_search", draw(&p));
-        assert!(matches!(p.on_key(KeyEvent::from(KeyCode::Enter), &s), PickerAction::Open(x) if x == PathBuf::from("/s/c.jsonl")));
+        assert!(
+            matches!(p.on_key(KeyEvent::from(KeyCode::Enter), &s), PickerAction::Open(x) if x == PathBuf::from("/s/c.jsonl"))
+        );
     }
 }

@@ -12,7 +12,12 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) {
         .session
         .session_name()
         .map(String::from)
-        .or_else(|| app.path.as_ref().and_then(|p| p.file_name()).map(|n| n.to_string_lossy().to_string()))
+        .or_else(|| {
+            app.path
+                .as_ref()
+                .and_then(|p| p.file_name())
+                .map(|n| n.to_string_lossy().to_string())
+        })
         .unwrap_or_else(|| "(session)".into());
     let pos = if app.view.visible.is_empty() {
         "(0/0)".to_string()

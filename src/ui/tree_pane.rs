@@ -86,7 +86,11 @@ pub fn draw(f: &mut Frame, area: Rect, app: &mut App) {
     let height = area.height as usize;
     app.tree_rows = height;
     if app.view.visible.is_empty() {
-        let msg = if app.session.entries.is_empty() { "  (no entries)" } else { "  No entries found" };
+        let msg = if app.session.entries.is_empty() {
+            "  (no entries)"
+        } else {
+            "  No entries found"
+        };
         f.render_widget(Paragraph::new(Span::styled(msg, fg(MUTED))), area);
         return;
     }
@@ -99,7 +103,13 @@ pub fn draw(f: &mut Frame, area: Rect, app: &mut App) {
         rows.push(r);
     }
     // Token column: Pi's estimate for the entry, the exact count beside it when known.
-    let token_col = if area.width >= 90 { 13 } else if area.width >= 60 { 8 } else { 0 };
+    let token_col = if area.width >= 90 {
+        13
+    } else if area.width >= 60 {
+        8
+    } else {
+        0
+    };
     let body_width = (area.width as usize).saturating_sub(token_col);
     let scroll = pan_scroll(&rows, body_width);
     let mut lines = Vec::with_capacity(rows.len());
@@ -205,7 +215,12 @@ mod snapshots {
 
     #[test]
     fn tree_in_each_filter() {
-        for (key, name) in [('t', "no_tools"), ('u', "user_only"), ('l', "labeled_only"), ('a', "all")] {
+        for (key, name) in [
+            ('t', "no_tools"),
+            ('u', "user_only"),
+            ('l', "labeled_only"),
+            ('a', "all"),
+        ] {
             let mut a = app_for(&shared("pi-0.87.1/branching-small.jsonl"));
             a.show_detail = false;
             a.on_key(ctrl(key));
@@ -260,10 +275,11 @@ mod snapshots {
         let mut a = app_for(&shared("pi-0.87.1/split-turn.jsonl"));
         a.keep_recent = 2000;
         a.on_key(KeyEvent::from(KeyCode::Char('c')));
-        let classes: std::collections::BTreeMap<String, usize> = a.cut_classes.values().fold(Default::default(), |mut m, c| {
-            *m.entry(format!("{c:?}")).or_default() += 1;
-            m
-        });
+        let classes: std::collections::BTreeMap<String, usize> =
+            a.cut_classes.values().fold(Default::default(), |mut m, c| {
+                *m.entry(format!("{c:?}")).or_default() += 1;
+                m
+            });
         insta::assert_debug_snapshot!(classes);
     }
 }

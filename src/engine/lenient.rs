@@ -451,52 +451,86 @@ pub fn json_str_stats(raw: &str) -> Option<(usize, bool)> {
         return None;
     }
     let inner = &b[1..b.len() - 1];
-    let mut len = 0usize;
-    let mut visible = false;
+    // UTF-16 units of the raw text (escapes are ASCII), then each escape shrinks to one unit.
+    let mut len = utf16_units(inner);
     let mut i = 0usize;
-    while i < inner.len() {
-        // A run without escapes: count UTF-16 units in bulk.
-        let end = memchr::memchr(b'\\', &inner[i..]).map(|k| i + k).unwrap_or(inner.len());
-        let run = &inner[i..end];
-        if !visible {
-            visible = run_visible(run);
+    while let Some(k) = memchr::memchr(b'\\', &inner[i..]) {
+        let at = i + k;
+        if inner.get(at + 1) == Some(&b'u') {
+            len -= 5;
+            i = at + 6;
+        } else {
+            len -= 1;
+            i = at + 2;
         }
-        for &c in run {
-            len += ((c & 0xC0) != 0x80) as usize + (c >= 0xF0) as usize;
-        }
-        i = end;
         if i >= inner.len() {
             break;
         }
-        // An escape.
-        let e = inner.get(i + 1).copied().unwrap_or(b'"');
-        if e == b'u' {
-            let hex = std::str::from_utf8(inner.get(i + 2..i + 6).unwrap_or(b"0000")).unwrap_or("0000");
-            let unit = u32::from_str_radix(hex, 16).unwrap_or(0);
-            if !visible && !char::from_u32(unit).is_some_and(super::js::is_js_space) {
-                visible = true;
-            }
-            i += 6;
-        } else {
-            if !visible && !matches!(e, b'n' | b't' | b'r' | b'f') {
-                visible = true;
-            }
-            i += 2;
-        }
-        len += 1;
     }
-    Some((len, visible))
+    Some((len, starts_visible(inner)))
+}
+
+/// UTF-16 units of UTF-8 text: every byte that starts a char, plus one more for 4-byte chars.
+/// Summed in blocks so the compiler vectorizes it (this runs over every byte of a session).
+fn utf16_units(b: &[u8]) -> usize {
+    b.chunks(1 << 16)
+        .map(|block| {
+            block
+                .iter()
+                .map(|&c| ((c as i8) >= -64) as u32 + (c >= 0xF0) as u32)
+                .sum::<u32>() as usize
+        })
+        .sum()
+}
+
+/// Whether the decoded string has a non-whitespace character (usually its first one).
+fn starts_visible(inner: &[u8]) -> bool {
+    let mut i = 0usize;
+    while i < inner.len() {
+        let c = inner[i];
+        if c == b'\\' {
+            let e = inner.get(i + 1).copied().unwrap_or(b'"');
+            if e == b'u' {
+                let hex = std::str::from_utf8(inner.get(i + 2..i + 6).unwrap_or(b"0000")).unwrap_or("0000");
+                let unit = u32::from_str_radix(hex, 16).unwrap_or(0);
+                if !char::from_u32(unit).is_some_and(super::js::is_js_space) {
+                    return true;
+                }
+                i += 6;
+            } else {
+                if !matches!(e, b'n' | b't' | b'r' | b'f') {
+                    return true;
+                }
+                i += 2;
+            }
+            continue;
+        }
+        let end = memchr::memchr(b'\\', &inner[i..]).map(|k| i + k).unwrap_or(inner.len());
+        if run_visible(&inner[i..end]) {
+            return true;
+        }
+        i = end;
+    }
+    false
 }
 
 fn run_visible(run: &[u8]) -> bool {
-    if run.iter().all(|c| c.is_ascii()) {
-        return run
-            .iter()
-            .any(|c| !matches!(c, b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c));
+    // Stop at the first character that is not whitespace (almost always the first).
+    for (k, &c) in run.iter().enumerate() {
+        if c.is_ascii() {
+            if !matches!(c, b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c) {
+                return true;
+            }
+        } else if (c & 0xC0) != 0x80 {
+            let rest = &run[k..];
+            let ch = (1..=rest.len().min(4))
+                .find_map(|n| std::str::from_utf8(&rest[..n]).ok().and_then(|s| s.chars().next()));
+            if !ch.is_some_and(super::js::is_js_space) {
+                return true;
+            }
+        }
     }
-    std::str::from_utf8(run)
-        .map(|s| s.chars().any(|c| !super::js::is_js_space(c)))
-        .unwrap_or(true)
+    false
 }
 
 #[cfg(test)]
@@ -514,6 +548,11 @@ mod tests {
             r"é😀",
             r" \u00a0 ",
             r"\u2028x",
+            "  x",
+            "\u{a0}\u{a0}",
+            "\u{a0}y",
+            "\u{3000}\u{3000}z",
+            "\u{3000} \u{a0}",
         ] {
             let raw = format!("\"{s}\"");
             let decoded: String = serde_json::from_str(&raw).unwrap();

@@ -61,27 +61,32 @@ pub fn session_info(path: &Path) -> Option<SessionInfo> {
         name: Option<String>,
         message: Option<&'a serde_json::value::RawValue>,
     }
+    // Only lines that can matter are parsed: listing a directory of 100 MB sessions must
+    // not parse 100 MB each.
+    let info_finder = memchr::memmem::Finder::new(b"\"session_info\"");
+    let user_finder = memchr::memmem::Finder::new(b"\"user\"");
     let mut entries = 0;
     let mut name = None;
     let mut first_message = None;
     for l in lines {
-        let Ok(p) = serde_json::from_slice::<Peek>(l) else {
-            continue;
-        };
         entries += 1;
-        match p.kind.as_deref() {
-            Some("session_info") => name = p.name.map(|n| js::js_trim(&n).to_string()).filter(|n| !n.is_empty()),
-            Some("message") if first_message.is_none() => {
-                if let Some(m) = p.message.and_then(|m| serde_json::from_str::<Value>(m.get()).ok())
-                    && m.get("role").and_then(|r| r.as_str()) == Some("user")
-                {
-                    let t = crate::engine::context::content_text(m.get("content"), " ");
-                    if !t.is_empty() {
-                        first_message = Some(crate::engine::tree_view::one_line(&t, 80));
-                    }
-                }
+        if info_finder.find(l).is_some()
+            && let Ok(p) = serde_json::from_slice::<Peek>(l)
+            && p.kind.as_deref() == Some("session_info")
+        {
+            name = p.name.map(|n| js::js_trim(&n).to_string()).filter(|n| !n.is_empty());
+        }
+        if first_message.is_none()
+            && user_finder.find(l).is_some()
+            && let Ok(p) = serde_json::from_slice::<Peek>(l)
+            && p.kind.as_deref() == Some("message")
+            && let Some(m) = p.message.and_then(|m| serde_json::from_str::<Value>(m.get()).ok())
+            && m.get("role").and_then(|r| r.as_str()) == Some("user")
+        {
+            let t = crate::engine::context::content_text(m.get("content"), " ");
+            if !t.is_empty() {
+                first_message = Some(crate::engine::tree_view::one_line(&t, 80));
             }
-            _ => {}
         }
     }
     let modified_ms = meta

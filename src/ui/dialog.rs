@@ -866,6 +866,30 @@ mod tests {
     }
 
     #[test]
+    fn rename_and_streaming_dialogs() {
+        let (_d, p) = temp_copy("pi-0.87.1/split-turn.jsonl");
+        let mut a = app_for(&p);
+        a.on_key(KeyEvent::new(KeyCode::Char('R'), KeyModifiers::SHIFT));
+        for c in " Split turn demo".chars() {
+            a.on_key(key(KeyCode::Char(c)));
+        }
+        insta::assert_snapshot!("dialog_rename", render(&mut a, 80, 24));
+        a.on_key(key(KeyCode::Enter));
+        assert_eq!(a.session.session_name(), Some("Split turn demo"));
+        // A branch summary streaming from a model (state set directly: no network in tests).
+        a.dialog = Some(super::Dialog::Summarizing {
+            target: 3,
+            text: "## Goal\n- Audit the invtrack package".into(),
+            by: "anthropic/claude-haiku-4-5".into(),
+        });
+        insta::assert_snapshot!("dialog_branch_summary_streaming", render(&mut a, 80, 24));
+        a.llm_job = Some((99, std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false))));
+        a.on_key(key(KeyCode::Esc));
+        assert!(a.dialog.is_none());
+        assert!(a.status.as_deref().unwrap().contains("cancelled"));
+    }
+
+    #[test]
     fn demo_session_is_read_only() {
         let mut a = super::super::tests::demo_app();
         a.on_key(KeyEvent::new(KeyCode::Char('C'), KeyModifiers::SHIFT));

@@ -14,16 +14,29 @@ use serde_json::{Value, json};
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 
+#[derive(clap::Args, Debug)]
 pub struct CompactArgs {
     pub file: PathBuf,
+    #[arg(long)]
     pub instructions: Option<String>,
+    #[arg(long)]
     pub keep_recent_tokens: Option<u64>,
+    #[arg(long)]
     pub reserve_tokens: Option<u64>,
+    #[arg(long)]
     pub leaf: Option<String>,
+    /// offline (default without an API key) or llm.
+    #[arg(long, value_parser = ["offline", "llm"])]
     pub summarizer: Option<String>,
+    #[arg(long)]
     pub model: Option<String>,
+    /// Print the entry, write nothing.
+    #[arg(long)]
     pub dry_run: bool,
+    /// Write without asking.
+    #[arg(long)]
     pub yes: bool,
+    #[arg(long)]
     pub json: bool,
 }
 

@@ -102,30 +102,7 @@ pub enum Command {
         branch_context_window: u64,
     },
     /// Compact at the leaf: summarize what the cut leaves out and append Pi's compaction entry.
-    Compact {
-        file: PathBuf,
-        #[arg(long)]
-        instructions: Option<String>,
-        #[arg(long)]
-        keep_recent_tokens: Option<u64>,
-        #[arg(long)]
-        reserve_tokens: Option<u64>,
-        #[arg(long)]
-        leaf: Option<String>,
-        /// offline (default without an API key) or llm.
-        #[arg(long, value_parser = ["offline", "llm"])]
-        summarizer: Option<String>,
-        #[arg(long)]
-        model: Option<String>,
-        /// Print the entry, write nothing.
-        #[arg(long)]
-        dry_run: bool,
-        /// Write without asking.
-        #[arg(long)]
-        yes: bool,
-        #[arg(long)]
-        json: bool,
-    },
+    Compact(crate::actions_cli::CompactArgs),
     /// Move to TARGET like Pi's /tree: with a branch summary, or with an invisible marker so
     /// Pi resumes there.
     Navigate {
@@ -275,29 +252,7 @@ pub fn run(cli: Cli) -> Result<()> {
         } => cmd_tree(&file, filter, leaf.as_deref(), width, json),
         Command::Stats { file, leaf, top, json } => cmd_stats(&file, leaf.as_deref(), top, json),
         Command::List { all, json } => cmd_list(all, json),
-        Command::Compact {
-            file,
-            instructions,
-            keep_recent_tokens,
-            reserve_tokens,
-            leaf,
-            summarizer,
-            model,
-            dry_run,
-            yes,
-            json,
-        } => crate::actions_cli::compact(crate::actions_cli::CompactArgs {
-            file,
-            instructions,
-            keep_recent_tokens,
-            reserve_tokens,
-            leaf,
-            summarizer,
-            model,
-            dry_run,
-            yes,
-            json,
-        }),
+        Command::Compact(args) => crate::actions_cli::compact(args),
         Command::Navigate {
             file,
             target,

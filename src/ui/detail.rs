@@ -150,6 +150,16 @@ fn content_lines(c: Option<&Value>, width: usize, style: Style, out: &mut Vec<Li
     }
 }
 
+/// A summary's `details` file lists (what Pi carries into the next summary).
+fn file_lists(details: Option<&crate::engine::session::FileLists>, lines: &mut Vec<Line<'static>>) {
+    if let Some(d) = details {
+        let list = |v: &[Value]| crate::engine::serialize::list_strings(v).join(", ");
+        lines.push(Line::default());
+        lines.push(kv("read files", list(&d.read_files)));
+        lines.push(kv("modified files", list(&d.modified_files)));
+    }
+}
+
 fn pretty(v: &Value) -> String {
     serde_json::to_string_pretty(v).unwrap_or_default()
 }
@@ -359,33 +369,13 @@ pub fn build(s: &Session, entry: usize, width: u16, tool_call: Option<(String, V
             }
             lines.push(Line::default());
             lines.extend(markdown(v.get("summary").and_then(|x| x.as_str()).unwrap_or(""), w));
-            if let Some(d) = &c.details {
-                lines.push(Line::default());
-                lines.push(kv(
-                    "read files",
-                    crate::engine::serialize::list_strings(&d.read_files).join(", "),
-                ));
-                lines.push(kv(
-                    "modified files",
-                    crate::engine::serialize::list_strings(&d.modified_files).join(", "),
-                ));
-            }
+            file_lists(c.details.as_ref(), &mut lines);
         }
         Kind::BranchSummary(b) => {
             lines.push(kv("from", b.from_id.as_deref().unwrap_or("?").to_string()));
             lines.push(Line::default());
             lines.extend(markdown(v.get("summary").and_then(|x| x.as_str()).unwrap_or(""), w));
-            if let Some(d) = &b.details {
-                lines.push(Line::default());
-                lines.push(kv(
-                    "read files",
-                    crate::engine::serialize::list_strings(&d.read_files).join(", "),
-                ));
-                lines.push(kv(
-                    "modified files",
-                    crate::engine::serialize::list_strings(&d.modified_files).join(", "),
-                ));
-            }
+            file_lists(b.details.as_ref(), &mut lines);
         }
         Kind::CustomMessage { custom_type, .. } => {
             lines.push(kv("customType", custom_type.as_deref().unwrap_or("?").to_string()));

@@ -734,12 +734,7 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) {
     };
     let w = (area.width.saturating_sub(4)).min(100);
     let h = h.min(area.height);
-    let r = Rect {
-        x: area.x + (area.width - w) / 2,
-        y: area.y + (area.height - h) / 2,
-        width: w,
-        height: h,
-    };
+    let r = centered(area, w, h);
     f.render_widget(Clear, r);
     let block = Block::default()
         .borders(Borders::ALL)

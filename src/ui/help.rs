@@ -40,12 +40,7 @@ pub fn draw(f: &mut Frame, area: Rect) {
     let half = KEYS.len().div_ceil(2);
     let w = 76.min(area.width);
     let h = (half as u16 + 4).min(area.height);
-    let r = Rect {
-        x: area.x + (area.width - w) / 2,
-        y: area.y + (area.height - h) / 2,
-        width: w,
-        height: h,
-    };
+    let r = centered(area, w, h);
     f.render_widget(Clear, r);
     let col = |(k, d): &(&str, &str)| {
         vec![

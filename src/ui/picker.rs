@@ -32,18 +32,9 @@ pub enum PickerAction {
 
 impl Picker {
     pub fn load(cwd: &Path, settings: &Settings, all: bool) -> Picker {
-        let sessions = store::list_sessions(cwd, settings, all);
-        let mut p = Picker {
-            all,
-            sessions,
-            rows: vec![],
-            selected: 0,
-            query: String::new(),
-            error: None,
-            current: None,
-            cwd: cwd.to_path_buf(),
-        };
-        p.rebuild();
+        let mut p = Picker::from_sessions(store::list_sessions(cwd, settings, all));
+        p.all = all;
+        p.cwd = cwd.to_path_buf();
         p
     }
 

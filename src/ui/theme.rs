@@ -29,3 +29,14 @@ pub fn bold() -> Style {
 pub fn title() -> Style {
     Style::default().fg(ACCENT).add_modifier(Modifier::BOLD)
 }
+
+/// A `w`×`h` rectangle centred in `area` (overlays and dialogs).
+pub fn centered(area: ratatui::layout::Rect, w: u16, h: u16) -> ratatui::layout::Rect {
+    let (w, h) = (w.min(area.width), h.min(area.height));
+    ratatui::layout::Rect {
+        x: area.x + (area.width - w) / 2,
+        y: area.y + (area.height - h) / 2,
+        width: w,
+        height: h,
+    }
+}

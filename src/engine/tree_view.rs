@@ -1197,6 +1197,32 @@ pub fn pan_rows(rows: &[Row], width: usize) -> Vec<(&'static str, String)> {
         .collect()
 }
 
+/// Pi's `getEntryCopyText`: a bash command, a message's text (an empty assistant gives its
+/// error), a custom message's text, a summary; nothing for other entries or blank text.
+pub fn copy_text(s: &Session, i: usize) -> Option<String> {
+    let e = &s.entries[i];
+    let v = s.entry_value(i);
+    let text = match &e.kind {
+        Kind::Message(m) if m.role == Role::BashExecution => {
+            v["message"].get("command").and_then(|c| c.as_str()).map(String::from)
+        }
+        Kind::Message(m) => {
+            let msg = &v["message"];
+            let t = msg.get("content").map(|c| extract_full_content(Some(c)));
+            match t {
+                Some(t) if t.is_empty() && m.role == Role::Assistant => {
+                    msg.get("errorMessage").and_then(|x| x.as_str()).map(String::from)
+                }
+                other => other,
+            }
+        }
+        Kind::CustomMessage { .. } => Some(extract_full_content(v.get("content"))),
+        Kind::Compaction(_) | Kind::BranchSummary(_) => v.get("summary").and_then(|x| x.as_str()).map(String::from),
+        _ => None,
+    };
+    text.filter(|t| !js::js_trim(t).is_empty())
+}
+
 /// Pi's `getSearchableText` (label, role or type words, text).
 pub fn searchable_text(s: &Session, i: usize) -> String {
     let e = &s.entries[i];

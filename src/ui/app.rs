@@ -594,6 +594,7 @@ impl App {
             }
             KeyCode::Char('o') if !ctrl => self.open_picker(),
             KeyCode::Char('T') => self.view.show_label_times = !self.view.show_label_times,
+            KeyCode::Char('x') if ctrl => self.copy_selected(),
             KeyCode::Enter if self.focus == Focus::Tree => self.open_navigate(),
             KeyCode::Char('C') => self.open_compact(),
             KeyCode::Char('L') => self.open_label(),
@@ -632,6 +633,18 @@ impl App {
         }
         self.select_changed_from(before);
         true
+    }
+
+    /// Pi 0.87's Ctrl+X in /tree: the entry's text to the clipboard (OSC 52).
+    fn copy_selected(&mut self) {
+        let Some(i) = self.selected() else { return };
+        match crate::engine::tree_view::copy_text(&self.session, i) {
+            Some(t) => {
+                self.clipboard = Some(t);
+                self.status = Some("Copied selected message to clipboard".into());
+            }
+            None => self.status = Some("Selected entry has no text to copy".into()),
+        }
     }
 
     fn change_keep(&mut self, dir: i64) {

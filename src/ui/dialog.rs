@@ -885,6 +885,19 @@ mod tests {
     }
 
     #[test]
+    fn ctrl_x_copies_like_pi() {
+        let mut a = super::super::tests::demo_app();
+        a.on_key(KeyEvent::new(KeyCode::Char('x'), KeyModifiers::CONTROL));
+        assert_eq!(a.status.as_deref(), Some("Copied selected message to clipboard"));
+        assert!(
+            a.clipboard
+                .as_deref()
+                .unwrap()
+                .starts_with("Added `tests/test_skipped.py`")
+        );
+    }
+
+    #[test]
     fn demo_session_is_read_only() {
         let mut a = super::super::tests::demo_app();
         a.on_key(KeyEvent::new(KeyCode::Char('C'), KeyModifiers::SHIFT));

@@ -19,6 +19,7 @@ pub const KEYS: &[(&str, &str)] = &[
     ("C-o S-C-o", "cycle filters"),
     ("/", "search (Esc clears)"),
     ("T", "label timestamps"),
+    ("C-x", "copy the entry's text"),
     ("Tab", "focus tree / detail"),
     ("d", "detail pane on / off"),
     ("c", "cut preview here"),

@@ -304,3 +304,76 @@ pub fn migrate(path: &Path) -> Result<PathBuf, WriteError> {
     }
     Ok(bak)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write as _;
+
+    fn session_file(dir: &Path, text: &str) -> PathBuf {
+        let p = dir.join("s.jsonl");
+        std::fs::write(&p, text).unwrap();
+        p
+    }
+
+    const BASE: &str = concat!(
+        r#"{"type":"session","version":3,"id":"s1","timestamp":"2026-11-22T00:00:00.000Z","cwd":"/x"}"#,
+        "\n",
+        r#"{"type":"message","id":"u1","parentId":null,"timestamp":"2026-11-22T00:00:01.000Z","message":{"role":"user","content":"hi"}}"#,
+        "\n"
+    );
+
+    fn entry(id: &str, parent: &str) -> serde_json::Value {
+        serde_json::json!({"type":"label","id":id,"parentId":parent,"timestamp":"2026-11-22T00:00:02.000Z","targetId":"u1","label":"x"})
+    }
+
+    #[test]
+    fn a_concurrent_append_makes_bonsai_decide_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = session_file(dir.path(), BASE);
+        let mut calls = 0;
+        let (s, a) = append_with(&p, |s| {
+            calls += 1;
+            if calls == 1 {
+                // Pi appends between bonsai's read and its write.
+                let mut f = std::fs::OpenOptions::new().append(true).open(&p).unwrap();
+                writeln!(f, r#"{{"type":"message","id":"a1","parentId":"u1","timestamp":"2026-11-22T00:00:03.000Z","message":{{"role":"assistant","content":[]}}}}"#).unwrap();
+            }
+            let leaf = s.entries[s.leaf().unwrap()].id.to_string();
+            Ok(vec![entry("b0000001", &leaf)])
+        })
+        .unwrap();
+        assert_eq!(calls, 2, "decided again on the new file");
+        assert_eq!(s.entries.len(), 2, "the second decision saw Pi's entry");
+        assert_eq!(a.lines, 1);
+        let text = std::fs::read_to_string(&p).unwrap();
+        assert!(text.starts_with(BASE));
+        let last: serde_json::Value = serde_json::from_str(text.lines().last().unwrap()).unwrap();
+        assert_eq!(last["parentId"], "a1", "written under Pi's new leaf");
+    }
+
+    #[test]
+    fn a_missing_final_newline_is_added_first() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = session_file(dir.path(), BASE.trim_end());
+        let (_, a) = append_with(&p, |_| Ok(vec![entry("b0000002", "u1")])).unwrap();
+        assert!(a.added_newline);
+        let text = std::fs::read_to_string(&p).unwrap();
+        assert_eq!(text.lines().count(), 3);
+        assert!(text.ends_with("}\n"));
+        assert!(text.starts_with(BASE.trim_end()));
+    }
+
+    #[test]
+    fn old_versions_are_refused_until_migrated() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = session_file(dir.path(), &BASE.replace("\"version\":3", "\"version\":2"));
+        let before = std::fs::read(&p).unwrap();
+        let e = append_with(&p, |_| Ok(vec![entry("b0000003", "u1")])).unwrap_err();
+        assert!(e.to_string().contains("bonsai migrate"));
+        assert_eq!(std::fs::read(&p).unwrap(), before);
+        migrate(&p).unwrap();
+        assert_eq!(std::fs::read(p.with_extension("jsonl.bak")).unwrap(), before);
+        append_with(&p, |_| Ok(vec![entry("b0000003", "u1")])).unwrap();
+    }
+}

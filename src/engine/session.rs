@@ -913,7 +913,11 @@ pub fn read_file(path: &std::path::Path) -> std::io::Result<Vec<u8>> {
     let (ra, rb) = std::thread::scope(|sc| {
         let h = sc.spawn(|| read_all(b, mid as u64));
         let ra = read_all(a, 0);
-        (ra, h.join().unwrap_or_else(|_| Err(std::io::Error::other("read thread failed"))))
+        (
+            ra,
+            h.join()
+                .unwrap_or_else(|_| Err(std::io::Error::other("read thread failed"))),
+        )
     });
     let (na, nb) = (ra?, rb?);
     if na < mid {

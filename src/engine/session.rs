@@ -700,8 +700,10 @@ impl Session {
         let parent_idx = entries
             .iter()
             .map(|e| {
+                // A self-parent is a root (Pi's getTree); Pi's own path walk would loop on it.
                 e.parent_id
                     .as_deref()
+                    .filter(|p| *p != &*e.id)
                     .and_then(|p| by_id.get(p).copied())
                     .unwrap_or(u32::MAX)
             })

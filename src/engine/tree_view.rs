@@ -786,8 +786,9 @@ impl TreeView {
         let Some(mut cur) = self.selected_entry() else {
             return self.selected;
         };
+        // Bounded walks: a malformed file must never hang a key press.
         if down {
-            loop {
+            for _ in 0..=self.visible.len() {
                 let ch = self
                     .visible_children
                     .get(&Some(cur))
@@ -801,8 +802,9 @@ impl TreeView {
                 }
                 cur = ch[0];
             }
+            return self.selected;
         }
-        loop {
+        for _ in 0..=self.visible.len() {
             let parent = self.visible_parent.get(&cur).copied().flatten();
             let Some(p) = parent else {
                 return self.index_of_entry(cur).unwrap_or(self.selected);
@@ -816,6 +818,7 @@ impl TreeView {
             }
             cur = p;
         }
+        self.selected
     }
 
     // ---- keys (Pi's TreeList.handleInput semantics) ----

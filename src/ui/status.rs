@@ -78,3 +78,40 @@ mod snapshots {
         insta::assert_snapshot!(render(&mut a, 80, 24));
     }
 }
+
+#[cfg(test)]
+mod odd_files {
+    use super::super::tests::{app_for, render};
+    use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+    use std::path::PathBuf;
+
+    /// Every bad-corpus file Pi can open also opens in the UI, and every key is safe on it.
+    #[test]
+    fn the_ui_survives_the_bad_corpus() {
+        let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/bad");
+        for e in std::fs::read_dir(&dir).unwrap() {
+            let p = e.unwrap().path();
+            if p.extension().is_none_or(|x| x != "jsonl") || crate::engine::session::Session::load_path(&p).is_err() {
+                continue;
+            }
+            let mut a = app_for(&p);
+            a.notice = a.diagnostics_notice();
+            let keys = [
+                KeyEvent::from(KeyCode::Down),
+                KeyEvent::from(KeyCode::Up),
+                KeyEvent::new(KeyCode::Left, KeyModifiers::CONTROL),
+                KeyEvent::new(KeyCode::Right, KeyModifiers::CONTROL),
+                KeyEvent::new(KeyCode::Char('a'), KeyModifiers::CONTROL),
+                KeyEvent::from(KeyCode::Char('c')),
+                KeyEvent::from(KeyCode::Char('v')),
+                KeyEvent::from(KeyCode::Esc),
+                KeyEvent::from(KeyCode::Tab),
+                KeyEvent::from(KeyCode::PageDown),
+            ];
+            for k in keys {
+                a.on_key(k);
+                let _ = render(&mut a, 80, 24);
+            }
+        }
+    }
+}

@@ -456,11 +456,10 @@ fn cmd_cut(file: &Path, keep: Option<u64>, reserve: Option<u64>, leaf: Option<&s
             s.entries[p].line
         );
     }
-    let sum = |v: &[context::CtxMessage]| v.iter().map(|m| m.est_tokens).sum::<u64>();
     println!(
         "summarize:       {} messages, ~{} tokens",
         plan.messages_to_summarize.len(),
-        sum(&plan.messages_to_summarize)
+        plan.summarized_tokens()
     );
     if plan.is_split_turn {
         let ts = plan.turn_start_entry().unwrap();
@@ -469,16 +468,12 @@ fn cmd_cut(file: &Path, keep: Option<u64>, reserve: Option<u64>, leaf: Option<&s
             id(ts),
             s.entries[ts].line,
             plan.turn_prefix_messages.len(),
-            sum(&plan.turn_prefix_messages)
+            plan.turn_prefix_tokens()
         );
     } else {
         println!("split turn:      no");
     }
-    let kept: u64 = plan.projection.entries[plan.first_kept..]
-        .iter()
-        .flat_map(|e| &e.messages)
-        .map(|m| m.est_tokens)
-        .sum();
+    let kept = plan.kept_tokens();
     println!(
         "kept:            ~{kept} tokens; after compaction ≈ {} (summary budget {})",
         kept + cs.reserve_tokens * 8 / 10,

@@ -63,6 +63,20 @@ impl CompactionPlan {
     pub fn previous_compaction_entry(&self) -> Option<usize> {
         self.previous_compaction.map(|p| self.projection.entries[p].source)
     }
+    /// Pi's estimate of what stays verbatim: every projected message from the cut on.
+    pub fn kept_tokens(&self) -> u64 {
+        self.projection.entries[self.first_kept..]
+            .iter()
+            .flat_map(|e| &e.messages)
+            .map(|m| m.est_tokens)
+            .sum()
+    }
+    pub fn summarized_tokens(&self) -> u64 {
+        self.messages_to_summarize.iter().map(|m| m.est_tokens).sum()
+    }
+    pub fn turn_prefix_tokens(&self) -> u64 {
+        self.turn_prefix_messages.iter().map(|m| m.est_tokens).sum()
+    }
     pub fn turn_start_entry(&self) -> Option<usize> {
         self.turn_prefix_messages.first().map(|m| m.source)
     }

@@ -147,8 +147,8 @@ fn project_entry(s: &Session, idx: usize, edit: Option<usize>) -> Vec<CtxMessage
     msgs
 }
 
-/// Pi's `buildSessionProjection` for a root→leaf path.
-pub fn project(s: &Session, path: &[usize]) -> Projection {
+/// The thinking level and model Pi restores from a path (the latest of each on it).
+pub fn path_settings(s: &Session, path: &[usize]) -> (String, Option<(Option<String>, Option<String>)>) {
     let mut thinking_level = "off".to_string();
     let mut model = None;
     for &i in path {
@@ -171,6 +171,12 @@ pub fn project(s: &Session, path: &[usize]) -> Projection {
             _ => {}
         }
     }
+    (thinking_level, model)
+}
+
+/// Pi's `buildSessionProjection` for a root→leaf path.
+pub fn project(s: &Session, path: &[usize]) -> Projection {
+    let (thinking_level, model) = path_settings(s, path);
     let ctx = context_entries(s, path);
     let mut edits: HashMap<&str, usize> = HashMap::new();
     for &i in &ctx {

@@ -317,13 +317,9 @@ pub fn compaction_json(s: &Session, plan: &Result<CompactionPlan, NoCompaction>)
     o.insert("serialized".into(), text_digest(&ser));
     o.insert("turnPrefixSerialized".into(), text_digest(&ser_prefix));
     // bonsai's additions for the preview.
-    let kept_tokens: u64 = plan.projection.entries[plan.first_kept..]
-        .iter()
-        .flat_map(|e| &e.messages)
-        .map(|m| m.est_tokens)
-        .sum();
-    let summarized_tokens: u64 = plan.messages_to_summarize.iter().map(|m| m.est_tokens).sum();
-    let prefix_tokens: u64 = plan.turn_prefix_messages.iter().map(|m| m.est_tokens).sum();
+    let kept_tokens = plan.kept_tokens();
+    let summarized_tokens = plan.summarized_tokens();
+    let prefix_tokens = plan.turn_prefix_tokens();
     o.insert(
         "bonsai".into(),
         json!({

@@ -336,8 +336,8 @@ impl App {
 
     fn model_ref(&self) -> Option<(String, String)> {
         let leaf = self.session.leaf()?;
-        let proj = context::project(&self.session, &self.session.path_to(leaf));
-        proj.model.and_then(|(p, m)| Some((p?, m?)))
+        let (_, model) = context::path_settings(&self.session, &self.session.path_to(leaf));
+        model.and_then(|(p, m)| Some((p?, m?)))
     }
 
     pub fn selected(&self) -> Option<usize> {

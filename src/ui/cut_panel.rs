@@ -26,12 +26,7 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) {
         None => lines.push(Line::raw("no entry selected")),
         Some(Err(e)) => lines.push(Line::from(Span::styled(e.reason().to_string(), fg(MUTED)))),
         Some(Ok(p)) => {
-            let sum = |v: &[crate::engine::context::CtxMessage]| v.iter().map(|m| m.est_tokens).sum::<u64>();
-            let kept: u64 = p.projection.entries[p.first_kept..]
-                .iter()
-                .flat_map(|e| &e.messages)
-                .map(|m| m.est_tokens)
-                .sum();
+            let kept = p.kept_tokens();
             let budget = p.settings.reserve_tokens * 8 / 10;
             let sw = |c, t: String| Span::styled(t, Style::default().bg(c));
             lines.push(Line::from(vec![
@@ -39,7 +34,7 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) {
                 Span::raw(format!(
                     " {} messages, ~{} tokens",
                     p.messages_to_summarize.len(),
-                    sum(&p.messages_to_summarize)
+                    p.summarized_tokens()
                 )),
             ]));
             if p.is_split_turn {
@@ -48,7 +43,7 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) {
                     Span::raw(format!(
                         " {} messages, ~{} tokens, summarized on its own (split turn from {})",
                         p.turn_prefix_messages.len(),
-                        sum(&p.turn_prefix_messages),
+                        p.turn_prefix_tokens(),
                         p.turn_start_entry().map(id).unwrap_or_default()
                     )),
                 ]));

@@ -195,6 +195,7 @@ pub fn draw(f: &mut Frame, area: Rect, app: &mut App) {
 #[cfg(test)]
 mod snapshots {
     use super::super::tests::{app_for, render, shared};
+    use super::super::theme::{COMPACTED, KEPT, SUMMARIZED};
     use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
     fn ctrl(c: char) -> KeyEvent {
@@ -271,7 +272,7 @@ mod snapshots {
 
     #[test]
     fn cut_preview_colours_the_rows() {
-        // Cut classes are colours; check them on the buffer, not just text.
+        // How many entries fall in each class, then the tint on the drawn rows.
         let mut a = app_for(&shared("pi-0.87.1/split-turn.jsonl"));
         a.keep_recent = 2000;
         a.on_key(KeyEvent::from(KeyCode::Char('c')));
@@ -281,5 +282,15 @@ mod snapshots {
                 m
             });
         insta::assert_debug_snapshot!(classes);
+        // And the rows really carry the colours (selection aside).
+        a.show_detail = false;
+        a.view.selected = 0;
+        let mut t = ratatui::Terminal::new(ratatui::backend::TestBackend::new(100, 60)).unwrap();
+        t.draw(|f| super::super::draw(f, &mut a)).unwrap();
+        let buf = t.backend().buffer();
+        let rows_with = |c| (0..60).filter(|&y| buf[(5, y)].bg == c).count();
+        assert!(rows_with(SUMMARIZED) > 0, "summarized rows tinted");
+        assert!(rows_with(KEPT) > 0, "kept rows tinted");
+        assert!(rows_with(COMPACTED) > 0, "rows behind the boundary tinted");
     }
 }

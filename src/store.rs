@@ -308,7 +308,6 @@ pub fn migrate(path: &Path) -> Result<PathBuf, WriteError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::io::Write as _;
 
     fn session_file(dir: &Path, text: &str) -> PathBuf {
         let p = dir.join("s.jsonl");

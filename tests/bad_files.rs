@@ -195,10 +195,7 @@ fn a_50_mb_line_loads_and_estimates() {
     std::fs::write(&p, text).unwrap();
     let s = Session::load_path(&p).unwrap();
     assert_eq!(s.entries.len(), 2);
-    assert_eq!(
-        s.entries[1].message().unwrap().est_tokens,
-        (50 * 1024 * 1024 / 4) as u64
-    );
+    assert_eq!(s.body_of(1).unwrap().est_tokens, (50 * 1024 * 1024 / 4) as u64);
     let proj = context::project(&s, &s.path_to(1));
     assert_eq!(proj.message_count(), 2);
     // A tool result is never a cut point, so the cut falls back to the user message that

@@ -33,7 +33,7 @@ fn branch_message(s: &Session, idx: usize) -> Option<CtxMessage> {
     };
     match &s.entries[idx].kind {
         Kind::Message(m) if m.role == Role::ToolResult => None,
-        Kind::Message(m) => mk(Part::Main, m.role.clone(), m.est_tokens),
+        Kind::Message(m) => mk(Part::Main, m.role.clone(), s.body(m).est_tokens),
         Kind::CustomMessage { est_tokens, .. } => mk(Part::Main, Role::Custom, *est_tokens),
         Kind::BranchSummary(b) => mk(Part::Main, Role::BranchSummary, (b.summary_chars as u64).div_ceil(4)),
         Kind::Compaction(c) => mk(
@@ -100,10 +100,11 @@ pub fn prepare(s: &Session, from_leaf: Option<usize>, target: usize, token_budge
         }
     }
     let mut picked = Vec::new();
+    s.prefetch_bodies(plan.entries.iter().copied());
     for &i in plan.entries.iter().rev() {
         let Some(m) = branch_message(s, i) else { continue };
         if let Some(msg) = context::msg_of(s, &m) {
-            for tc in &msg.tool_calls {
+            for tc in &s.body(msg).tool_calls {
                 if let (Role::Assistant, Some(p)) = (&msg.role, &tc.path) {
                     plan.file_ops.add_tool_call(&tc.name, p);
                 }

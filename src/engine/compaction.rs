@@ -203,7 +203,7 @@ pub fn add_file_ops(s: &Session, m: &CtxMessage, ops: &mut FileOps) {
         return;
     }
     if let Some(msg) = context::msg_of(s, m) {
-        for tc in &msg.tool_calls {
+        for tc in &s.body(msg).tool_calls {
             if let Some(p) = &tc.path {
                 ops.add_tool_call(&tc.name, p);
             }

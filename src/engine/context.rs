@@ -63,7 +63,7 @@ pub fn intrinsic_messages(s: &Session, idx: usize) -> Vec<CtxMessage> {
         est_tokens: est,
     };
     match &e.kind {
-        Kind::Message(m) => vec![mk(Part::Main, m.role.clone(), m.est_tokens)],
+        Kind::Message(m) => vec![mk(Part::Main, m.role.clone(), s.body(m).est_tokens)],
         Kind::CustomMessage { est_tokens, .. } => vec![mk(Part::Main, Role::Custom, *est_tokens)],
         Kind::BranchSummary(b) if b.summary_nonempty => {
             vec![mk(
@@ -79,7 +79,10 @@ pub fn intrinsic_messages(s: &Session, idx: usize) -> Vec<CtxMessage> {
                 (c.summary_chars as u64).div_ceil(4),
             );
             match &c.system_message {
-                Some(sm) => vec![mk(Part::CompactionSystem, sm.role.clone(), sm.est_tokens), summary],
+                Some(sm) => vec![
+                    mk(Part::CompactionSystem, sm.role.clone(), s.body(sm).est_tokens),
+                    summary,
+                ],
                 None => vec![summary],
             }
         }
@@ -178,6 +181,7 @@ pub fn path_settings(s: &Session, path: &[usize]) -> (String, Option<(Option<Str
 pub fn project(s: &Session, path: &[usize]) -> Projection {
     let (thinking_level, model) = path_settings(s, path);
     let ctx = context_entries(s, path);
+    s.prefetch_bodies(ctx.iter().copied());
     let mut edits: HashMap<&str, usize> = HashMap::new();
     for &i in &ctx {
         if let Kind::ContextEdit { target_id: Some(t), .. } = &s.entries[i].kind {

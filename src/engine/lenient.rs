@@ -402,6 +402,128 @@ lenient_struct!(LEntry {
     parent_session: LStr<'a> = "parentSession",
 });
 
+lenient_struct!(LMessageHead {
+    role: LStr<'a> = "role",
+    content: LHeadContent = "content",
+    provider: LStr<'a> = "provider",
+    model: LStr<'a> = "model",
+    stop_reason: LStr<'a> = "stopReason",
+    error_message: LStr<'a> = "errorMessage",
+    usage: Option<LUsageOrOther<'a>> = "usage",
+    tool_name: LStr<'a> = "toolName",
+    tool_call_id: LStr<'a> = "toolCallId",
+    is_error: LAny = "isError",
+    exclude_from_context: LAny = "excludeFromContext",
+    custom_type: LStr<'a> = "customType",
+});
+
+// The quick pass of the loader: what every `message` line needs at load, with the content
+// only looked at for visible text and tool-call ids (everything else is measured later).
+lenient_struct!(LEntryHead {
+    kind: LStr<'a> = "type",
+    id: LStr<'a> = "id",
+    parent_id: Option<LStr<'a>> = "parentId",
+    timestamp: LStr<'a> = "timestamp",
+    message: Option<LMessageHead<'a>> = "message",
+});
+
+/// What the quick pass keeps of message content. Same rules as [`LContent`] and
+/// `ContentStats`: visible text from a string or from `text` blocks whose text is a string.
+#[derive(Debug, Default, Clone)]
+pub struct LHeadContent {
+    pub missing: bool,
+    pub visible_text: bool,
+    pub tool_call_ids: Vec<(Box<str>, u32)>,
+    /// The message measured in the same pass (only the scanner does; serde leaves it).
+    pub measured: Option<Measured>,
+}
+
+/// What the quick pass measured of a message, for every role but `system`.
+#[derive(Debug, Default, Clone)]
+pub struct Measured {
+    pub content: super::session::ContentStats,
+    pub tool_calls: Vec<super::session::ToolCall>,
+    /// UTF-16 length of `command` + `output` (bash executions).
+    pub bash_chars: usize,
+    /// UTF-16 length of `summary` (summary messages).
+    pub summary_chars: usize,
+}
+
+impl<'de> Deserialize<'de> for LHeadContent {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = LHeadContent;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("content")
+            }
+            fn visit_str<E>(self, v: &str) -> Result<Self::Value, E> {
+                Ok(LHeadContent {
+                    visible_text: !super::js::js_trim(v).is_empty(),
+                    ..Default::default()
+                })
+            }
+            fn visit_unit<E>(self) -> Result<Self::Value, E> {
+                Ok(LHeadContent {
+                    missing: true,
+                    ..Default::default()
+                })
+            }
+            fn visit_none<E>(self) -> Result<Self::Value, E> {
+                Ok(LHeadContent {
+                    missing: true,
+                    ..Default::default()
+                })
+            }
+            fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+                d.deserialize_any(V)
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
+                Ok(LHeadContent::default())
+            }
+            fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
+                Ok(LHeadContent::default())
+            }
+            fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
+                Ok(LHeadContent::default())
+            }
+            fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
+                Ok(LHeadContent::default())
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut s: A) -> Result<Self::Value, A::Error> {
+                let mut out = LHeadContent::default();
+                let mut bi = 0u32;
+                while let Some(b) = s.next_element::<LHeadBlock<'de>>()? {
+                    match b.kind.as_deref() {
+                        Some("text") => {
+                            out.visible_text |= b.text.get().and_then(json_str_stats_visible).unwrap_or(false);
+                        }
+                        Some("toolCall") => {
+                            if let Some(id) = b.id.as_deref() {
+                                out.tool_call_ids.push((id.into(), bi));
+                            }
+                        }
+                        _ => {}
+                    }
+                    bi += 1;
+                }
+                Ok(out)
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<Self::Value, A::Error> {
+                while m.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+                Ok(LHeadContent::default())
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+lenient_struct!(LHeadBlock {
+    kind: LStr<'a> = "type",
+    text: LRaw<'a> = "text",
+    id: LStr<'a> = "id",
+});
+
 /// `usage` of an assistant message: an object of numbers, or anything else.
 #[derive(Debug, Default)]
 pub struct LUsageOrOther<'a>(pub Option<LUsage<'a>>);
@@ -470,9 +592,23 @@ pub fn json_str_stats(raw: &str) -> Option<(usize, bool)> {
     Some((len, starts_visible(inner)))
 }
 
+/// The visibility half of [`json_str_stats`] without measuring the whole string.
+pub fn json_str_stats_visible(raw: &str) -> Option<bool> {
+    json_bytes_visible(raw.as_bytes())
+}
+
+/// [`json_str_stats_visible`] on bytes: only the characters up to the first visible one
+/// are decoded (bytes that are not UTF-8 count as visible, as U+FFFD would).
+pub fn json_bytes_visible(b: &[u8]) -> Option<bool> {
+    if b.len() < 2 || b[0] != b'"' || b[b.len() - 1] != b'"' {
+        return None;
+    }
+    Some(starts_visible(&b[1..b.len() - 1]))
+}
+
 /// UTF-16 units of UTF-8 text: every byte that starts a char, plus one more for 4-byte chars.
 /// Summed in blocks so the compiler vectorizes it (this runs over every byte of a session).
-fn utf16_units(b: &[u8]) -> usize {
+pub fn utf16_units(b: &[u8]) -> usize {
     b.chunks(1 << 16)
         .map(|block| {
             block
@@ -515,19 +651,31 @@ fn starts_visible(inner: &[u8]) -> bool {
 }
 
 fn run_visible(run: &[u8]) -> bool {
-    // Stop at the first character that is not whitespace (almost always the first).
-    for (k, &c) in run.iter().enumerate() {
+    // Stop at the first character that is not whitespace (almost always the first). Bytes
+    // that do not decode are visible: Node turns them into U+FFFD.
+    let mut k = 0usize;
+    while k < run.len() {
+        let c = run[k];
         if c.is_ascii() {
             if !matches!(c, b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c) {
                 return true;
             }
-        } else if (c & 0xC0) != 0x80 {
-            let rest = &run[k..];
-            let ch = (1..=rest.len().min(4))
-                .find_map(|n| std::str::from_utf8(&rest[..n]).ok().and_then(|s| s.chars().next()));
-            if !ch.is_some_and(super::js::is_js_space) {
-                return true;
-            }
+            k += 1;
+            continue;
+        }
+        let n = match c {
+            0xC2..=0xDF => 2,
+            0xE0..=0xEF => 3,
+            0xF0..=0xF4 => 4,
+            _ => return true,
+        };
+        match run
+            .get(k..k + n)
+            .and_then(|w| std::str::from_utf8(w).ok())
+            .and_then(|s| s.chars().next())
+        {
+            Some(ch) if super::js::is_js_space(ch) => k += n,
+            _ => return true,
         }
     }
     false
@@ -536,6 +684,19 @@ fn run_visible(run: &[u8]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::json_str_stats;
+
+    #[test]
+    fn bytes_that_do_not_decode_are_visible() {
+        for raw in [&b"\" \x80 \""[..], b"\"\xc2\"", b"\" \xe2\x80\"", b"\"\xff\""] {
+            let lossy = String::from_utf8_lossy(&raw[1..raw.len() - 1]).into_owned();
+            assert!(!crate::engine::js::js_trim(&lossy).is_empty());
+            assert_eq!(super::json_bytes_visible(raw), Some(true), "{raw:?}");
+        }
+        assert_eq!(
+            super::json_bytes_visible("\" \u{a0}\u{3000} \"".as_bytes()),
+            Some(false)
+        );
+    }
 
     #[test]
     fn raw_string_stats_match_decoded() {

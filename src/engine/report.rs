@@ -49,16 +49,16 @@ pub fn describe_message(s: &Session, m: &CtxMessage) -> Map<String, Value> {
         let st = stats_of_value(&v);
         let tc = match m.role {
             Role::System | Role::BashExecution | Role::BranchSummary | Role::CompactionSummary => {
-                msg.map(|x| x.text_chars).unwrap_or(0)
+                msg.map(|x| s.body(x).text_chars).unwrap_or(0)
             }
             _ => st.text_chars,
         };
         (Some(st), tc)
     } else {
         let tc = match (&s.entries[m.source].kind, m.part) {
-            (Kind::Message(x), Part::Main) => x.text_chars,
+            (Kind::Message(x), Part::Main) => s.body(x).text_chars,
             (Kind::Compaction(c), Part::CompactionSystem) => {
-                c.system_message.as_ref().map(|x| x.text_chars).unwrap_or(0)
+                c.system_message.as_ref().map(|x| s.body(x).text_chars).unwrap_or(0)
             }
             (Kind::Compaction(c), _) => c.summary_chars,
             (Kind::BranchSummary(b), _) => b.summary_chars,
@@ -67,7 +67,7 @@ pub fn describe_message(s: &Session, m: &CtxMessage) -> Map<String, Value> {
         };
         let st = match (&s.entries[m.source].kind, m.part) {
             (Kind::CustomMessage { content, .. }, _) => Some((**content).clone()),
-            _ => msg.map(|x| x.content.clone()),
+            _ => msg.map(|x| s.body(x).content.clone()),
         };
         (st, tc)
     };
@@ -140,7 +140,8 @@ pub fn describe_message(s: &Session, m: &CtxMessage) -> Map<String, Value> {
 fn stats_of_value(v: &Value) -> super::session::ContentStats {
     let raw = serde_json::to_string(v).unwrap_or_default();
     super::session::Msg::from_raw(&raw, false)
-        .map(|m| m.content)
+        .and_then(|m| m.into_body())
+        .map(|b| b.content)
         .unwrap_or_default()
 }
 

@@ -194,22 +194,28 @@ pub struct FileOps {
     pub read: Vec<Value>,
     pub written: Vec<Value>,
     pub edited: Vec<Value>,
+    /// String members of each list, so adding stays linear on long histories.
+    seen: [rustc_hash::FxHashSet<String>; 3],
 }
 
 impl FileOps {
-    fn add(set: &mut Vec<Value>, v: Value) {
-        if !set.contains(&v) {
+    fn add(set: &mut Vec<Value>, seen: &mut rustc_hash::FxHashSet<String>, v: Value) {
+        let new = match &v {
+            Value::String(s) => seen.insert(s.clone()),
+            other => !set.contains(other),
+        };
+        if new {
             set.push(v);
         }
     }
     pub fn add_read(&mut self, v: Value) {
-        Self::add(&mut self.read, v)
+        Self::add(&mut self.read, &mut self.seen[0], v)
     }
     pub fn add_written(&mut self, v: Value) {
-        Self::add(&mut self.written, v)
+        Self::add(&mut self.written, &mut self.seen[1], v)
     }
     pub fn add_edited(&mut self, v: Value) {
-        Self::add(&mut self.edited, v)
+        Self::add(&mut self.edited, &mut self.seen[2], v)
     }
     pub fn add_tool_call(&mut self, name: &str, path: &str) {
         let p = Value::String(path.to_string());
@@ -225,12 +231,25 @@ impl FileOps {
     /// JavaScript's default sort does (by UTF-16 code units of the string form).
     pub fn lists(&self) -> (Vec<Value>, Vec<Value>) {
         let mut modified: Vec<Value> = Vec::new();
+        let mut modified_strings: rustc_hash::FxHashSet<&str> = Default::default();
+        let in_modified = |modified: &Vec<Value>, strings: &rustc_hash::FxHashSet<&str>, v: &Value| match v {
+            Value::String(s) => strings.contains(s.as_str()),
+            other => modified.contains(other),
+        };
         for v in self.edited.iter().chain(self.written.iter()) {
-            if !modified.contains(v) {
+            if !in_modified(&modified, &modified_strings, v) {
+                if let Value::String(s) = v {
+                    modified_strings.insert(s);
+                }
                 modified.push(v.clone());
             }
         }
-        let mut read: Vec<Value> = self.read.iter().filter(|v| !modified.contains(v)).cloned().collect();
+        let mut read: Vec<Value> = self
+            .read
+            .iter()
+            .filter(|v| !in_modified(&modified, &modified_strings, v))
+            .cloned()
+            .collect();
         let key = |v: &Value| js::js_to_string(v);
         read.sort_by(|a, b| js::cmp_utf16(&key(a), &key(b)));
         modified.sort_by(|a, b| js::cmp_utf16(&key(a), &key(b)));

@@ -5,7 +5,8 @@
 //! Anything else is decoded on demand from the line (`Session::entry_value`).
 
 use super::js;
-use super::lenient::{LBlock, LContent, LEntry, LMessage, json_str_stats};
+use super::lenient::{LBlock, LContent, LEntry, LEntryHead, LMessage, json_str_stats};
+use super::mapped::FileBytes;
 use serde_json::Value;
 use std::collections::HashMap;
 use std::ops::Range;
@@ -205,16 +206,20 @@ impl Usage {
 }
 
 /// A message as stored in a `message` entry (or a compaction's `systemMessage`).
-#[derive(Debug, Clone)]
+///
+/// What the tree and the context walk need of every message is read at load; what needs a
+/// pass over the content (Pi's token estimate, character counts, tool-call arguments) is the
+/// lazily computed [`MsgBody`], so opening a session never measures content nobody asked for.
+#[derive(Debug)]
 pub struct Msg {
     pub role: Role,
-    pub content: ContentStats,
     /// The content was `null` or missing (Pi substitutes `[]` / `""`).
     pub content_missing: bool,
-    pub est_tokens: u64,
-    /// The oracle's `textChars` (role-specific, see `describe`).
-    pub text_chars: usize,
-    pub tool_calls: Vec<ToolCall>,
+    /// Some text (string content or a `text` block) has non-whitespace text; the tree hides
+    /// assistant replies without.
+    pub visible_text: bool,
+    /// String ids of tool calls and their block index (tool results point at them).
+    pub tool_call_ids: Box<[(Box<str>, u32)]>,
     pub provider: Option<Box<str>>,
     pub model: Option<Box<str>>,
     pub stop_reason: Option<Box<str>>,
@@ -225,6 +230,100 @@ pub struct Msg {
     pub is_error: bool,
     pub exclude_from_context: bool,
     pub custom_type: Option<Box<str>>,
+    /// Byte range of the line holding this message, for the lazy body.
+    line: Range<usize>,
+    body: std::sync::OnceLock<MsgBody>,
+}
+
+impl Clone for Msg {
+    fn clone(&self) -> Self {
+        Msg {
+            role: self.role.clone(),
+            content_missing: self.content_missing,
+            visible_text: self.visible_text,
+            tool_call_ids: self.tool_call_ids.clone(),
+            provider: self.provider.clone(),
+            model: self.model.clone(),
+            stop_reason: self.stop_reason.clone(),
+            has_error_message: self.has_error_message,
+            usage: self.usage,
+            tool_name: self.tool_name.clone(),
+            tool_call_id: self.tool_call_id.clone(),
+            is_error: self.is_error,
+            exclude_from_context: self.exclude_from_context,
+            custom_type: self.custom_type.clone(),
+            line: self.line.clone(),
+            body: self.body.clone(),
+        }
+    }
+}
+
+/// What Pi derives from a message's content: its token estimate and the measures behind it.
+#[derive(Debug, Clone, Default)]
+pub struct MsgBody {
+    pub content: ContentStats,
+    pub est_tokens: u64,
+    /// The oracle's `textChars` (role-specific, see `describe`).
+    pub text_chars: usize,
+    pub tool_calls: Vec<ToolCall>,
+}
+
+/// The fields every message has, whichever loader pass read them.
+struct MsgHead<'x, 'a> {
+    role: &'x super::lenient::LStr<'a>,
+    provider: &'x super::lenient::LStr<'a>,
+    model: &'x super::lenient::LStr<'a>,
+    stop_reason: &'x super::lenient::LStr<'a>,
+    error_message: &'x super::lenient::LStr<'a>,
+    usage: &'x Option<super::lenient::LUsageOrOther<'a>>,
+    tool_name: &'x super::lenient::LStr<'a>,
+    tool_call_id: &'x super::lenient::LStr<'a>,
+    is_error: super::lenient::LAny,
+    exclude_from_context: super::lenient::LAny,
+    custom_type: &'x super::lenient::LStr<'a>,
+}
+
+impl MsgHead<'_, '_> {
+    fn build(
+        &self,
+        v2_hook_rename: bool,
+        content_missing: bool,
+        visible_text: bool,
+        ids: Box<[(Box<str>, u32)]>,
+    ) -> Msg {
+        let mut role = Role::parse(self.role.as_deref().unwrap_or(""));
+        if v2_hook_rename && role == Role::Other("hookMessage".into()) {
+            role = Role::Custom;
+        }
+        let usage = self.usage.as_ref().and_then(|u| u.0.as_ref()).map(|u| {
+            let f = |a: &super::lenient::LAny| a.number.unwrap_or(f64::NAN);
+            Usage {
+                input: f(&u.input),
+                output: f(&u.output),
+                cache_read: f(&u.cache_read),
+                cache_write: f(&u.cache_write),
+                total_tokens: f(&u.total_tokens),
+            }
+        });
+        Msg {
+            role,
+            content_missing,
+            visible_text,
+            tool_call_ids: ids,
+            provider: self.provider.as_deref().map(Box::from),
+            model: self.model.as_deref().map(Box::from),
+            stop_reason: self.stop_reason.as_deref().map(Box::from),
+            has_error_message: self.error_message.as_deref().is_some_and(|s| !s.is_empty()),
+            usage,
+            tool_name: self.tool_name.as_deref().map(Box::from),
+            tool_call_id: self.tool_call_id.as_deref().map(Box::from),
+            is_error: self.is_error.truthy,
+            exclude_from_context: self.exclude_from_context.truthy,
+            custom_type: self.custom_type.as_deref().map(Box::from),
+            line: 0..0,
+            body: std::sync::OnceLock::new(),
+        }
+    }
 }
 
 impl Msg {
@@ -233,14 +332,101 @@ impl Msg {
         Some(Msg::from_lmessage(&m, v2_hook_rename))
     }
 
+    /// A message with its body measured now (the full loader pass).
     pub fn from_lmessage(m: &LMessage, v2_hook_rename: bool) -> Msg {
-        let mut role = Role::parse(m.role.as_deref().unwrap_or(""));
-        if v2_hook_rename && role == Role::Other("hookMessage".into()) {
-            role = Role::Custom;
-        }
-        let (content, tool_calls) = ContentStats::from_lcontent(&m.content);
+        let head = MsgHead {
+            role: &m.role,
+            provider: &m.provider,
+            model: &m.model,
+            stop_reason: &m.stop_reason,
+            error_message: &m.error_message,
+            usage: &m.usage,
+            tool_name: &m.tool_name,
+            tool_call_id: &m.tool_call_id,
+            is_error: m.is_error,
+            exclude_from_context: m.exclude_from_context,
+            custom_type: &m.custom_type,
+        };
         let content_missing = matches!(m.content, LContent::Missing | LContent::Null);
-        let (est_tokens, text_chars) = match &role {
+        let mut msg = head.build(v2_hook_rename, content_missing, false, Box::new([]));
+        let body = MsgBody::measure(m, &msg.role);
+        msg.visible_text = body.content.has_visible_text;
+        msg.tool_call_ids = body
+            .tool_calls
+            .iter()
+            .filter_map(|tc| tc.id.clone().map(|id| (id, tc.block)))
+            .collect();
+        let _ = msg.body.set(body);
+        msg
+    }
+
+    /// A message read by the quick loader pass; its body is measured on first use.
+    pub fn from_head(mut m: super::lenient::LMessageHead, v2_hook_rename: bool) -> Msg {
+        let head = MsgHead {
+            role: &m.role,
+            provider: &m.provider,
+            model: &m.model,
+            stop_reason: &m.stop_reason,
+            error_message: &m.error_message,
+            usage: &m.usage,
+            tool_name: &m.tool_name,
+            tool_call_id: &m.tool_call_id,
+            is_error: m.is_error,
+            exclude_from_context: m.exclude_from_context,
+            custom_type: &m.custom_type,
+        };
+        let c = std::mem::take(&mut m.content);
+        let msg = head.build(
+            v2_hook_rename,
+            c.missing,
+            c.visible_text,
+            c.tool_call_ids.into_boxed_slice(),
+        );
+        if let Some(ms) = c.measured {
+            let (est_tokens, text_chars) = match &msg.role {
+                // A checkpoint's sections and tools are measured by the full pass.
+                Role::System => return msg,
+                Role::BashExecution => (ceil4(ms.bash_chars), ms.bash_chars),
+                Role::BranchSummary | Role::CompactionSummary => (ceil4(ms.summary_chars), ms.summary_chars),
+                r => (ms.content.estimate(r), ms.content.text_chars),
+            };
+            let _ = msg.body.set(MsgBody {
+                content: ms.content,
+                est_tokens,
+                text_chars,
+                tool_calls: ms.tool_calls,
+            });
+        }
+        msg
+    }
+
+    /// The body when it was measured with the message (see [`Msg::from_lmessage`]).
+    pub fn into_body(self) -> Option<MsgBody> {
+        self.body.into_inner()
+    }
+
+    pub fn has_body(&self) -> bool {
+        self.body.get().is_some()
+    }
+
+    /// Pi's `getAssistantUsage`: usable for the context estimate.
+    pub fn valid_usage(&self) -> Option<Usage> {
+        if self.role != Role::Assistant {
+            return None;
+        }
+        let sr = self.stop_reason.as_deref();
+        if sr == Some("aborted") || sr == Some("error") {
+            return None;
+        }
+        let u = self.usage?;
+        (u.context_tokens() > 0.0).then_some(u)
+    }
+}
+
+impl MsgBody {
+    pub fn measure(m: &LMessage, role: &Role) -> MsgBody {
+        let (content, tool_calls) = ContentStats::from_lcontent(&m.content);
+        let (est_tokens, text_chars) = match role {
             Role::System => {
                 let mut chars = if content.is_string {
                     content.text_chars
@@ -263,10 +449,9 @@ impl Msg {
                     .tools_added
                     .value()
                     .and_then(|s| serde_json::from_str::<Value>(s).ok())
+                    && js::truthy(Some(&tools))
                 {
-                    if js::truthy(Some(&tools)) {
-                        chars += js::stringify_len(&tools);
-                    }
+                    chars += js::stringify_len(&tools);
                 }
                 (ceil4(chars), text)
             }
@@ -281,47 +466,12 @@ impl Msg {
             }
             r => (content.estimate(r), content.text_chars),
         };
-        let usage = m.usage.as_ref().and_then(|u| u.0.as_ref()).map(|u| {
-            let f = |a: &super::lenient::LAny| a.number.unwrap_or(f64::NAN);
-            Usage {
-                input: f(&u.input),
-                output: f(&u.output),
-                cache_read: f(&u.cache_read),
-                cache_write: f(&u.cache_write),
-                total_tokens: f(&u.total_tokens),
-            }
-        });
-        Msg {
-            role,
+        MsgBody {
             content,
-            content_missing,
             est_tokens,
             text_chars,
             tool_calls,
-            provider: m.provider.as_deref().map(Box::from),
-            model: m.model.as_deref().map(Box::from),
-            stop_reason: m.stop_reason.as_deref().map(Box::from),
-            has_error_message: m.error_message.as_deref().is_some_and(|s| !s.is_empty()),
-            usage,
-            tool_name: m.tool_name.as_deref().map(Box::from),
-            tool_call_id: m.tool_call_id.as_deref().map(Box::from),
-            is_error: m.is_error.truthy,
-            exclude_from_context: m.exclude_from_context.truthy,
-            custom_type: m.custom_type.as_deref().map(Box::from),
         }
-    }
-
-    /// Pi's `getAssistantUsage`: usable for the context estimate.
-    pub fn valid_usage(&self) -> Option<Usage> {
-        if self.role != Role::Assistant {
-            return None;
-        }
-        let sr = self.stop_reason.as_deref();
-        if sr == Some("aborted") || sr == Some("error") {
-            return None;
-        }
-        let u = self.usage?;
-        (u.context_tokens() > 0.0).then_some(u)
     }
 }
 
@@ -464,12 +614,12 @@ pub struct Header {
 /// A loaded session. Immutable; appends produce a new load.
 #[derive(Debug)]
 pub struct Session {
-    pub buf: Vec<u8>,
+    pub buf: FileBytes,
     pub header: Header,
     pub entries: Vec<Entry>,
     pub diagnostics: Vec<Diagnostic>,
     /// Pi's `byId`: the last entry with each id.
-    pub by_id: HashMap<Box<str>, u32>,
+    pub by_id: rustc_hash::FxHashMap<Box<str>, u32>,
     /// Parent entry index per entry (`u32::MAX`: none), resolved once through `by_id`.
     pub parent_idx: Vec<u32>,
     /// Resolved labels by target id: (label, timestamp of the label entry).
@@ -507,82 +657,121 @@ impl std::error::Error for LoadError {}
 
 impl Session {
     pub fn load_path(path: &std::path::Path) -> Result<Session, LoadError> {
-        let buf = read_file(path).map_err(LoadError::Io)?;
+        let buf = super::mapped::load(path).map_err(LoadError::Io)?;
         Session::from_bytes(buf)
     }
 
     /// Parse a whole file. Lines are split on `\n` like Pi; blank and malformed lines are
     /// skipped and reported with their line numbers.
-    pub fn from_bytes(buf: Vec<u8>) -> Result<Session, LoadError> {
-        let mut diagnostics = Vec::new();
-        let mut spans: Vec<(u32, Range<usize>)> = Vec::new();
-        let mut start = 0usize;
-        let mut line_no = 0u32;
-        for nl in memchr::memchr_iter(b'\n', &buf).chain(std::iter::once(buf.len())) {
-            if nl == buf.len() && start == buf.len() {
-                break;
-            }
-            line_no += 1;
-            spans.push((line_no, start..nl));
-            start = nl + 1;
-        }
-        let file_ends_with_newline = buf.last() == Some(&b'\n') || buf.is_empty();
+    pub fn from_bytes(buf: impl Into<FileBytes>) -> Result<Session, LoadError> {
+        Session::from_bytes_with(buf.into(), true)
+    }
 
-        // The header: first line that parses (Pi skips blank and malformed lines first).
+    /// `quick: false` reads every line with the full serde pass (tests compare the two).
+    #[doc(hidden)]
+    pub fn from_bytes_with(buf: FileBytes, quick: bool) -> Result<Session, LoadError> {
+        let mut diagnostics = Vec::new();
+        let file_ends_with_newline = buf.last() == Some(&b'\n') || buf.is_empty();
         let mut header: Option<Header> = None;
-        let mut body_from = spans.len();
         let mut skipped = 0usize;
-        for (i, (ln, sp)) in spans.iter().enumerate() {
-            let bytes = &buf[sp.clone()];
-            if is_blank(bytes) {
-                continue;
-            }
-            match serde_json::from_slice::<Value>(bytes).or_else(|e| {
-                if std::str::from_utf8(bytes).is_err() {
-                    serde_json::from_str::<Value>(&String::from_utf8_lossy(bytes))
-                } else {
-                    Err(e)
-                }
-            }) {
-                Ok(v) => {
-                    let ok = v.get("type").and_then(|t| t.as_str()) == Some("session")
-                        && v.get("id").is_some_and(|x| x.is_string());
-                    if !ok {
-                        let reason = if !v.is_object() {
-                            "it is not a JSON object".to_string()
-                        } else if v.get("type").and_then(|t| t.as_str()) != Some("session") {
-                            format!(
-                                "its type is {}",
-                                v.get("type").map(|t| t.to_string()).unwrap_or_else(|| "missing".into())
-                            )
-                        } else {
-                            "it has no string `id`".into()
-                        };
-                        return Err(LoadError::NotASession { line: *ln, reason });
+        let mut any_text = false;
+        let mut parsed: Vec<(u32, Result<Parsed, String>)> = Vec::new();
+        let mut lines_before = 0usize;
+        let mut pos = 0usize;
+        use rayon::prelude::*;
+        // A big file is read in blocks of whole lines; each block is split and parsed on all
+        // cores, then its pages are handed back (the entries keep byte ranges, and a line
+        // read later maps its page again), so a load never holds the whole file resident.
+        while pos < buf.len() {
+            let end = match memchr::memchr(b'\n', buf.get(pos + LOAD_BLOCK..).unwrap_or(&[])) {
+                Some(k) => pos + LOAD_BLOCK + k + 1,
+                None => buf.len(),
+            };
+            buf.prefetch(pos..end);
+            let spans = line_ranges(&buf[pos..end], pos);
+            let mut body_from = 0;
+            if header.is_none() {
+                // The header: first line that parses (Pi skips blank and malformed lines first).
+                body_from = spans.len();
+                for (i, sp) in spans.iter().enumerate() {
+                    let ln = &((lines_before + i) as u32 + 1);
+                    let bytes = &buf[sp.clone()];
+                    if is_blank(bytes) {
+                        continue;
                     }
-                    header = Some(Header {
-                        version: v.get("version").and_then(js::value_to_f64).unwrap_or(1.0),
-                        id: v["id"].as_str().unwrap_or_default().to_string(),
-                        cwd: v.get("cwd").and_then(|c| c.as_str()).map(String::from),
-                        parent_session: v.get("parentSession").and_then(|c| c.as_str()).map(String::from),
-                        raw: v,
-                        line: *ln,
-                    });
-                    body_from = i + 1;
-                    break;
-                }
-                Err(e) => {
-                    skipped += 1;
-                    diagnostics.push(Diagnostic {
-                        line: *ln,
-                        kind: DiagnosticKind::MalformedLine,
-                        message: describe_json_error(bytes, &e),
-                    });
+                    any_text = true;
+                    match parse_header(bytes) {
+                        Ok(v) => {
+                            let ok = v.get("type").and_then(|t| t.as_str()) == Some("session")
+                                && v.get("id").is_some_and(|x| x.is_string());
+                            if !ok {
+                                let reason = if !v.is_object() {
+                                    "it is not a JSON object".to_string()
+                                } else if v.get("type").and_then(|t| t.as_str()) != Some("session") {
+                                    format!(
+                                        "its type is {}",
+                                        v.get("type").map(|t| t.to_string()).unwrap_or_else(|| "missing".into())
+                                    )
+                                } else {
+                                    "it has no string `id`".into()
+                                };
+                                return Err(LoadError::NotASession { line: *ln, reason });
+                            }
+                            header = Some(Header {
+                                version: v.get("version").and_then(js::value_to_f64).unwrap_or(1.0),
+                                id: v["id"].as_str().unwrap_or_default().to_string(),
+                                cwd: v.get("cwd").and_then(|c| c.as_str()).map(String::from),
+                                parent_session: v.get("parentSession").and_then(|c| c.as_str()).map(String::from),
+                                raw: v,
+                                line: *ln,
+                            });
+                            body_from = i + 1;
+                            break;
+                        }
+                        Err(e) => {
+                            skipped += 1;
+                            diagnostics.push(Diagnostic {
+                                line: *ln,
+                                kind: DiagnosticKind::MalformedLine,
+                                message: describe_json_error(bytes, &e),
+                            });
+                        }
+                    }
                 }
             }
+            if let Some(h) = &header {
+                let v2_hook = h.version < 3.0;
+                let base = lines_before + body_from;
+                // Indexed all the way (blank lines become `Blank`), so rayon writes straight
+                // into the one list.
+                parsed.par_extend(
+                    spans[body_from..]
+                        .par_iter()
+                        .with_min_len(256)
+                        .enumerate()
+                        .map(|(k, sp)| {
+                            let ln = (base + k) as u32 + 1;
+                            if is_blank(&buf[sp.clone()]) {
+                                return (ln, Ok(Parsed::Blank));
+                            }
+                            let mut r = parse_entry(&buf[sp.clone()], v2_hook, quick);
+                            if let Ok(Parsed::Entry(e, _)) = &mut r {
+                                e.line = ln;
+                                e.span = sp.clone();
+                                if let Kind::Message(m) = &mut e.kind {
+                                    m.line = sp.clone();
+                                }
+                            }
+                            (ln, r)
+                        }),
+                );
+            }
+            lines_before += spans.len();
+            buf.release(pos..end);
+            pos = end;
         }
         let Some(header) = header else {
-            return Err(if spans.iter().all(|(_, sp)| is_blank(&buf[sp.clone()])) {
+            return Err(if !any_text {
                 LoadError::Empty
             } else {
                 LoadError::NotASession {
@@ -593,61 +782,56 @@ impl Session {
         };
         let version = header.version;
         let v1 = version < 2.0;
-        let v2_hook = version < 3.0;
 
-        let mut entries: Vec<Entry> = Vec::with_capacity(spans.len());
         // v1 compactions name their first kept entry by line position; resolved after ids exist.
         let mut v1_first_kept: Vec<(usize, usize)> = Vec::new();
-        // Lines parse independently: spread them over the cores, then assemble in order.
-        use rayon::prelude::*;
-        let parsed: Vec<(u32, Range<usize>, Result<Parsed, String>)> = spans[body_from..]
-            .par_iter()
-            .with_min_len(256)
-            .filter(|(_, sp)| !is_blank(&buf[sp.clone()]))
-            .map(|(ln, sp)| (*ln, sp.clone(), parse_entry(&buf[sp.clone()], v2_hook)))
-            .collect();
-        for (ln, sp, result) in parsed {
-            let ln = &ln;
-            let sp = &sp;
-            match result {
-                Ok(Parsed::Entry(mut e, fk_index)) => {
-                    e.line = *ln;
-                    e.span = sp.clone();
+        // Assembled in place: the parsed list's memory becomes the entry list (fresh pages
+        // are a real cost on a big load).
+        let mut kept = 0usize;
+        let entries: Vec<Entry> = parsed
+            .into_iter()
+            .filter_map(|(ln, result)| match result {
+                Ok(Parsed::Entry(e, fk_index)) => {
                     if v1 {
                         if let Some(n) = fk_index {
-                            v1_first_kept.push((entries.len(), n));
+                            v1_first_kept.push((kept, n));
                         }
                     } else if e.id.is_empty() {
                         skipped += 1;
                         diagnostics.push(Diagnostic {
-                            line: *ln,
+                            line: ln,
                             kind: DiagnosticKind::MalformedLine,
                             message: format!(
                                 "`{}` entry has no string `id`; Pi cannot link it into the tree",
                                 e.kind.type_name()
                             ),
                         });
-                        continue;
+                        return None;
                     }
-                    entries.push(e);
+                    kept += 1;
+                    Some(e)
                 }
+                Ok(Parsed::Blank) => None,
                 Ok(Parsed::ExtraHeader) => {
                     diagnostics.push(Diagnostic {
-                        line: *ln,
+                        line: ln,
                         kind: DiagnosticKind::Suspicious,
                         message: "a second `session` header; Pi ignores it".into(),
                     });
+                    None
                 }
                 Err(msg) => {
                     skipped += 1;
                     diagnostics.push(Diagnostic {
-                        line: *ln,
+                        line: ln,
                         kind: DiagnosticKind::MalformedLine,
                         message: msg,
                     });
+                    None
                 }
-            }
-        }
+            })
+            .collect();
+        let mut entries = entries;
 
         let mut ids_synthesized = false;
         if v1 {
@@ -671,7 +855,8 @@ impl Session {
             }
         }
 
-        let mut by_id: HashMap<Box<str>, u32> = HashMap::with_capacity(entries.len());
+        let mut by_id: rustc_hash::FxHashMap<Box<str>, u32> =
+            rustc_hash::FxHashMap::with_capacity_and_hasher(entries.len(), Default::default());
         let mut labels: HashMap<Box<str>, (Box<str>, u32)> = HashMap::new();
         for (i, e) in entries.iter().enumerate() {
             if by_id.insert(e.id.clone(), i as u32).is_some() {
@@ -698,7 +883,8 @@ impl Session {
         }
         diagnostics.sort_by_key(|d| d.line);
         let parent_idx = entries
-            .iter()
+            .par_iter()
+            .with_min_len(4096)
             .map(|e| {
                 // A self-parent is a root (Pi's getTree); Pi's own path walk would loop on it.
                 e.parent_id
@@ -739,46 +925,41 @@ impl Session {
     fn check_structure(&mut self) {
         let n = self.entries.len();
         let mut notes = Vec::new();
-        // state: 0 unknown, 1 on stack, 2 reaches a root
+        for (i, e) in self.entries.iter().enumerate() {
+            match e.parent_id.as_deref() {
+                Some(p) if p == &*e.id => notes.push((
+                    e.line,
+                    format!("entry {} is its own parent: Pi shows it as a root", e.id),
+                )),
+                Some(p) if self.parent_idx[i] == u32::MAX => notes.push((
+                    e.line,
+                    format!(
+                        "entry {} has a missing parent {}: Pi shows it as an extra root",
+                        e.id, p
+                    ),
+                )),
+                _ => {}
+            }
+        }
+        // Cycles through resolved parents. state: 0 unknown, 1 on the current walk, 2 done.
         let mut state = vec![0u8; n];
+        let mut stack = Vec::new();
         for i in 0..n {
             if state[i] != 0 {
                 continue;
             }
-            let mut stack = vec![i];
             let mut cur = i;
             loop {
                 state[cur] = 1;
-                let e = &self.entries[cur];
-                let next = match e.parent_id.as_deref() {
-                    None => None,
-                    Some(p) if p == &*e.id => {
-                        notes.push((
-                            e.line,
-                            format!("entry {} is its own parent: Pi shows it as a root", e.id),
-                        ));
-                        None
-                    }
-                    Some(p) => match self.by_id.get(p) {
-                        None => {
-                            notes.push((
-                                e.line,
-                                format!(
-                                    "entry {} has a missing parent {}: Pi shows it as an extra root",
-                                    e.id, p
-                                ),
-                            ));
-                            None
-                        }
-                        Some(&pi) => Some(pi as usize),
-                    },
-                };
-                match next {
-                    Some(p) if state[p] == 0 => {
-                        stack.push(p);
-                        cur = p;
-                    }
-                    Some(p) if state[p] == 1 => {
+                stack.push(cur);
+                let p = self.parent_idx[cur];
+                if p == u32::MAX {
+                    break;
+                }
+                let p = p as usize;
+                match state[p] {
+                    0 => cur = p,
+                    1 => {
                         notes.push((
                             self.entries[p].line,
                             format!(
@@ -791,7 +972,7 @@ impl Session {
                     _ => break,
                 }
             }
-            for j in stack {
+            for j in stack.drain(..) {
                 state[j] = 2;
             }
         }
@@ -842,6 +1023,47 @@ impl Session {
             }
         }
         v
+    }
+
+    /// The measured body of a message of this session, measured now if nobody has yet.
+    pub fn body<'a>(&'a self, m: &'a Msg) -> &'a MsgBody {
+        m.body.get_or_init(|| {
+            let bytes = &self.buf[m.line.clone()];
+            match parse_entry(bytes, self.header.version < 3.0, false) {
+                Ok(Parsed::Entry(
+                    Entry {
+                        kind: Kind::Message(full),
+                        ..
+                    },
+                    _,
+                )) => full.body.into_inner().unwrap_or_default(),
+                _ => MsgBody::default(),
+            }
+        })
+    }
+
+    /// The body of entry `idx` when it is a message.
+    pub fn body_of(&self, idx: usize) -> Option<&MsgBody> {
+        self.entries[idx].message().map(|m| self.body(m))
+    }
+
+    /// Measure the bodies of these entries on every core (before a walk that needs them all).
+    pub fn prefetch_bodies(&self, idxs: impl IntoIterator<Item = usize>) {
+        use rayon::prelude::*;
+        let todo: Vec<&Msg> = idxs
+            .into_iter()
+            .filter_map(|i| self.entries[i].message())
+            .filter(|m| !m.has_body())
+            .collect();
+        if todo.len() < 64 {
+            todo.iter().for_each(|m| {
+                self.body(m);
+            });
+        } else {
+            todo.par_iter().with_min_len(32).for_each(|m| {
+                self.body(m);
+            });
+        }
     }
 
     pub fn idx_of(&self, id: &str) -> Option<usize> {
@@ -930,12 +1152,59 @@ pub fn read_file(path: &std::path::Path) -> std::io::Result<Vec<u8>> {
     Ok(buf)
 }
 
+/// Bytes of a big file parsed per block before its pages are handed back.
+const LOAD_BLOCK: usize = 16 << 20;
+
+/// The header line as JSON (Node decodes bad UTF-8 to U+FFFD before parsing).
+fn parse_header(bytes: &[u8]) -> Result<Value, serde_json::Error> {
+    serde_json::from_slice::<Value>(bytes).or_else(|e| {
+        if std::str::from_utf8(bytes).is_err() {
+            serde_json::from_str::<Value>(&String::from_utf8_lossy(bytes))
+        } else {
+            Err(e)
+        }
+    })
+}
+
+/// Byte ranges of the lines, split on `\n` like Pi (a final newline ends the last line).
+/// Large files are split in two at a newline and scanned on two cores.
+fn line_ranges(buf: &[u8], base: usize) -> Vec<Range<usize>> {
+    fn scan(part: &[u8], base: usize) -> Vec<Range<usize>> {
+        let mut out = Vec::with_capacity(part.len() / 2048 + 16);
+        let mut start = 0usize;
+        for nl in memchr::memchr_iter(b'\n', part) {
+            out.push(base + start..base + nl);
+            start = nl + 1;
+        }
+        if start < part.len() {
+            out.push(base + start..base + part.len());
+        }
+        out
+    }
+    let split = if buf.len() >= (4 << 20) {
+        memchr::memchr(b'\n', &buf[buf.len() / 2..]).map(|k| buf.len() / 2 + k + 1)
+    } else {
+        None
+    };
+    match split {
+        Some(mid) if mid < buf.len() => {
+            let (a, b) = rayon::join(|| scan(&buf[..mid], base), || scan(&buf[mid..], base + mid));
+            let mut all = Vec::with_capacity(a.len() + b.len());
+            all.extend(a);
+            all.extend(b);
+            all
+        }
+        _ => scan(buf, base),
+    }
+}
+
 fn is_blank(b: &[u8]) -> bool {
     // `line.trim()` in JavaScript; non-ASCII whitespace lines are rare enough to decode.
-    if b.iter().all(|c| matches!(c, b' ' | b'\t' | b'\r' | 0x0b | 0x0c)) {
+    let Some(&first) = b.iter().find(|c| !matches!(c, b' ' | b'\t' | b'\r' | 0x0b | 0x0c)) else {
         return true;
-    }
-    if b.iter().any(|c| *c >= 0x80)
+    };
+    // Only a line whose first non-ASCII-blank byte starts a non-ASCII char can still be blank.
+    if first >= 0x80
         && let Ok(s) = std::str::from_utf8(b)
     {
         return js::js_trim(s).is_empty();
@@ -957,9 +1226,35 @@ fn describe_json_error(bytes: &[u8], e: &serde_json::Error) -> String {
 enum Parsed {
     Entry(Entry, Option<usize>),
     ExtraHeader,
+    Blank,
 }
 
-fn parse_entry(bytes: &[u8], v2_hook: bool) -> Result<Parsed, String> {
+/// One line. With `quick`, a `message` line is read by the quick pass (its body is measured
+/// later); anything the quick pass cannot read goes through the full pass, which decides.
+fn parse_entry(bytes: &[u8], v2_hook: bool, quick: bool) -> Result<Parsed, String> {
+    if quick
+        && let Some(mut h) =
+            super::scan::message_head(bytes).or_else(|| serde_json::from_slice::<LEntryHead>(bytes).ok())
+        && h.kind.as_deref() == Some("message")
+        && let Some(m) = h.message.take()
+    {
+        return Ok(Parsed::Entry(
+            Entry {
+                line: 0,
+                span: 0..0,
+                id: h.id.as_deref().map(Box::from).unwrap_or_default(),
+                parent_id: h
+                    .parent_id
+                    .as_ref()
+                    .and_then(|p| p.as_deref())
+                    .filter(|p| !p.is_empty())
+                    .map(Box::from),
+                ts: h.timestamp.as_deref().map(js::parse_iso_ms).unwrap_or(f64::NAN),
+                kind: Kind::Message(Box::new(Msg::from_head(m, v2_hook))),
+            },
+            None,
+        ));
+    }
     let r = parse_entry_text(bytes, v2_hook);
     if r.is_err() && std::str::from_utf8(bytes).is_err() {
         // Node decodes invalid UTF-8 to U+FFFD before JSON.parse, so such a line can still be

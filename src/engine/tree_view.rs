@@ -552,10 +552,8 @@ impl TreeView {
                 if let Kind::Message(m) = &s.entries[node].kind
                     && m.role == Role::Assistant
                 {
-                    for tc in &m.tool_calls {
-                        if let Some(id) = &tc.id {
-                            tool_calls.insert(id.clone(), (node, tc.block));
-                        }
+                    for (id, block) in m.tool_call_ids.iter() {
+                        tool_calls.insert(id.clone(), (node, *block));
                     }
                 }
                 flat.push(node);
@@ -593,7 +591,7 @@ impl TreeView {
                 .stop_reason
                 .as_deref()
                 .is_some_and(|r| !r.is_empty() && r != "stop" && r != "toolUse");
-            if !m.content.has_visible_text && !err_or_aborted {
+            if !m.visible_text && !err_or_aborted {
                 return false;
             }
         }

@@ -501,7 +501,7 @@ mod snapshots {
                     Kind::Message(m) if m.stop_reason.as_deref() == Some("aborted") => {
                         "message_assistant_aborted".to_string()
                     }
-                    Kind::Message(m) if m.content.images > 0 => format!("{kind}_image"),
+                    Kind::Message(m) if a.session.body(m).content.images > 0 => format!("{kind}_image"),
                     _ => kind,
                 };
                 if !seen.insert(kind.clone()) {

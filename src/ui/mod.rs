@@ -75,7 +75,7 @@ pub fn tool_call_for(app: &App, entry: usize) -> Option<(String, serde_json::Val
     while let Some(i) = cur {
         if let Kind::Message(am) = &s.entries[i].kind
             && am.role == Role::Assistant
-            && let Some(tc) = am.tool_calls.iter().find(|t| t.id.as_deref() == Some(id))
+            && let Some(tc) = s.body(am).tool_calls.iter().find(|t| t.id.as_deref() == Some(id))
         {
             let v = s.entry_value(i);
             let args = v["message"]["content"][tc.block as usize]
@@ -248,6 +248,7 @@ async fn event_loop(
     let mut tick = tokio::time::interval(Duration::from_millis(250));
     let mut dirty = true;
     let mut reloading = false;
+    let mut rewritten = false;
     loop {
         for mut job in std::mem::take(&mut app.jobs) {
             let tx = tx.clone();
@@ -294,12 +295,20 @@ async fn event_loop(
                 dirty = true;
             }
             _ = tick.tick() => {
+                // A mapped file that lost pages under us (see engine::mapped) reads as zeros
+                // there: say so and reload it.
+                if crate::engine::mapped::take_damaged() {
+                    rewritten = true;
+                    app.status = Some("the session file was truncated or rewritten by another program; reloading it".into());
+                    dirty = true;
+                }
                 // Live follow: Pi appends whole lines; reload when the file grew.
                 if let Some(p) = app.path.clone()
                     && !reloading
                     && let Ok(m) = std::fs::metadata(&p)
-                    && m.len() != app.file_len
+                    && (m.len() != app.file_len || rewritten)
                 {
+                    rewritten = false;
                     reloading = true;
                     let tx = tx.clone();
                     tokio::task::spawn_blocking(move || {

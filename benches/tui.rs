@@ -55,12 +55,14 @@ fn frame(app: &mut App) {
     t.draw(|f| bonsai::ui::draw(f, app)).unwrap();
 }
 
-/// Start to first frame: read, index, build the tree view, draw.
-#[divan::bench(args = sizes(), sample_count = 3, sample_size = 1)]
-fn first_frame(mb: usize) {
+/// Start to first frame: read, index, build the tree view, draw. The app is returned so
+/// freeing it is not timed (the user has the frame by then).
+#[divan::bench(args = sizes(), sample_count = 5, sample_size = 1)]
+fn first_frame(mb: usize) -> App {
     let s = Session::load_path(&session_file(mb)).unwrap();
     let mut app = App::new(s, None, Settings::default(), Registry::builtin_only());
     frame(&mut app);
+    app
 }
 
 /// One key press (Down, then Up, alternating) and the frame it causes.

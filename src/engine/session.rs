@@ -628,6 +628,8 @@ pub struct Session {
     pub ids_synthesized: bool,
     /// Non-blank lines that did not become entries (oracle's `skippedLines`).
     pub skipped_lines: usize,
+    /// Some id is used by more than one entry (then the later one owns it, as in Pi).
+    pub has_duplicate_ids: bool,
     pub file_ends_with_newline: bool,
     /// The latest `session_info` name (empty clears), resolved once at load.
     name: Option<Box<str>>,
@@ -858,8 +860,10 @@ impl Session {
         let mut by_id: rustc_hash::FxHashMap<Box<str>, u32> =
             rustc_hash::FxHashMap::with_capacity_and_hasher(entries.len(), Default::default());
         let mut labels: HashMap<Box<str>, (Box<str>, u32)> = HashMap::new();
+        let mut has_duplicate_ids = false;
         for (i, e) in entries.iter().enumerate() {
             if by_id.insert(e.id.clone(), i as u32).is_some() {
+                has_duplicate_ids = true;
                 diagnostics.push(Diagnostic {
                     line: e.line,
                     kind: DiagnosticKind::Suspicious,
@@ -915,6 +919,7 @@ impl Session {
             migrated: version < 3.0,
             ids_synthesized,
             skipped_lines: skipped,
+            has_duplicate_ids,
             file_ends_with_newline,
         };
         s.check_structure();

@@ -16,18 +16,23 @@ pub struct Tree {
 impl Tree {
     pub fn build(s: &Session) -> Tree {
         let n = s.entries.len();
-        let node = |i: usize| s.by_id.get(&s.entries[i].id).map(|&x| x as usize).unwrap_or(i);
+        // With duplicate ids every entry of an id stands for its owner (the later one).
+        let node = |i: usize| {
+            if s.has_duplicate_ids {
+                s.by_id.get(&s.entries[i].id).map(|&x| x as usize).unwrap_or(i)
+            } else {
+                i
+            }
+        };
         let mut roots = Vec::new();
         let mut children: Vec<Vec<usize>> = vec![Vec::new(); n];
-        for (i, e) in s.entries.iter().enumerate() {
+        for i in 0..n {
             let me = node(i);
-            match e.parent_id.as_deref() {
+            // `parent_idx` is none for no parent, a self-parent and a missing parent alike:
+            // each makes a root in Pi's getTree.
+            match s.parent_of(i) {
                 None => roots.push(me),
-                Some(p) if p == &*e.id => roots.push(me),
-                Some(p) => match s.by_id.get(p) {
-                    Some(&pi) => children[pi as usize].push(me),
-                    None => roots.push(me),
-                },
+                Some(pi) => children[pi].push(me),
             }
         }
         for ch in children.iter_mut() {

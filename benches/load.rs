@@ -1,0 +1,43 @@
+//! Opening a session: read, index, and the cut point, on synthetic sessions made at bench
+//! time by `../shared/tools/gen_session.py` (cached under target/bench-data). A binary of
+//! its own so that, as in a fresh `bonsai` process, no other session sits in memory.
+//!
+//!     cargo bench --bench load                       # 1, 10, 100, 500 MB
+//!     BONSAI_BENCH_SIZES=100 cargo bench --bench load
+
+use bonsai::engine::compaction::{self, CompactionSettings};
+use bonsai::engine::session::Session;
+
+#[path = "common.rs"]
+mod common;
+use common::session_file;
+
+fn main() {
+    // Make the files before timing, so no sample pays for generation.
+    for mb in sizes() {
+        session_file(mb);
+    }
+    divan::main();
+}
+
+fn sizes() -> Vec<usize> {
+    std::env::var("BONSAI_BENCH_SIZES")
+        .unwrap_or_else(|_| "1,10,100,500".into())
+        .split(',')
+        .filter_map(|s| s.trim().parse().ok())
+        .collect()
+}
+
+/// The session is returned so freeing it is not timed (the CLI exits without freeing it).
+#[divan::bench(args = sizes(), sample_count = 9, sample_size = 1)]
+fn load_and_index(mb: usize) -> Session {
+    Session::load_path(&session_file(mb)).unwrap()
+}
+
+#[divan::bench(args = sizes(), sample_count = 9, sample_size = 1)]
+fn load_index_and_cut(mb: usize) -> (Session, usize) {
+    let s = Session::load_path(&session_file(mb)).unwrap();
+    let plan = compaction::prepare(&s, s.leaf().unwrap(), CompactionSettings::default()).unwrap();
+    let first_kept = plan.first_kept_entry;
+    (s, first_kept)
+}

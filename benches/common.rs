@@ -31,3 +31,12 @@ pub fn session_file(mb: usize) -> PathBuf {
     }
     p
 }
+
+/// Sizes in MB from `BONSAI_BENCH_SIZES` (comma-separated), else `default`.
+pub fn sizes_or(default: &str) -> Vec<usize> {
+    std::env::var("BONSAI_BENCH_SIZES")
+        .unwrap_or_else(|_| default.into())
+        .split(',')
+        .filter_map(|s| s.trim().parse().ok())
+        .collect()
+}

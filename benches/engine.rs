@@ -25,11 +25,7 @@ fn main() {
 }
 
 fn sizes() -> Vec<usize> {
-    std::env::var("BONSAI_BENCH_SIZES")
-        .unwrap_or_else(|_| "1,10,100,500".into())
-        .split(',')
-        .filter_map(|s| s.trim().parse().ok())
-        .collect()
+    common::sizes_or("1,10,100,500")
 }
 
 fn loaded(mb: usize) -> &'static Session {

@@ -21,11 +21,7 @@ fn main() {
 }
 
 fn sizes() -> Vec<usize> {
-    std::env::var("BONSAI_BENCH_SIZES")
-        .unwrap_or_else(|_| "1,10,100,500".into())
-        .split(',')
-        .filter_map(|s| s.trim().parse().ok())
-        .collect()
+    common::sizes_or("1,10,100,500")
 }
 
 /// The session is returned so freeing it is not timed (the CLI exits without freeing it).

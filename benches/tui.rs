@@ -18,11 +18,7 @@ mod common;
 use common::session_file;
 
 fn sizes() -> Vec<usize> {
-    std::env::var("BONSAI_BENCH_SIZES")
-        .unwrap_or_else(|_| "10,100,500".into())
-        .split(',')
-        .filter_map(|s| s.trim().parse().ok())
-        .collect()
+    common::sizes_or("10,100,500")
 }
 
 static APPS: Mutex<Vec<(usize, &'static mut App)>> = Mutex::new(Vec::new());

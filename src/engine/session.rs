@@ -283,6 +283,25 @@ struct MsgHead<'x, 'a> {
     custom_type: &'x super::lenient::LStr<'a>,
 }
 
+/// The common fields of `LMessage` and `LMessageHead` (same names in both).
+macro_rules! msg_head {
+    ($m:expr) => {
+        MsgHead {
+            role: &$m.role,
+            provider: &$m.provider,
+            model: &$m.model,
+            stop_reason: &$m.stop_reason,
+            error_message: &$m.error_message,
+            usage: &$m.usage,
+            tool_name: &$m.tool_name,
+            tool_call_id: &$m.tool_call_id,
+            is_error: $m.is_error,
+            exclude_from_context: $m.exclude_from_context,
+            custom_type: &$m.custom_type,
+        }
+    };
+}
+
 impl MsgHead<'_, '_> {
     fn build(
         &self,
@@ -334,19 +353,7 @@ impl Msg {
 
     /// A message with its body measured now (the full loader pass).
     pub fn from_lmessage(m: &LMessage, v2_hook_rename: bool) -> Msg {
-        let head = MsgHead {
-            role: &m.role,
-            provider: &m.provider,
-            model: &m.model,
-            stop_reason: &m.stop_reason,
-            error_message: &m.error_message,
-            usage: &m.usage,
-            tool_name: &m.tool_name,
-            tool_call_id: &m.tool_call_id,
-            is_error: m.is_error,
-            exclude_from_context: m.exclude_from_context,
-            custom_type: &m.custom_type,
-        };
+        let head = msg_head!(m);
         let content_missing = matches!(m.content, LContent::Missing | LContent::Null);
         let mut msg = head.build(v2_hook_rename, content_missing, false, Box::new([]));
         let body = MsgBody::measure(m, &msg.role);
@@ -362,19 +369,7 @@ impl Msg {
 
     /// A message read by the quick loader pass; its body is measured on first use.
     pub fn from_head(mut m: super::lenient::LMessageHead, v2_hook_rename: bool) -> Msg {
-        let head = MsgHead {
-            role: &m.role,
-            provider: &m.provider,
-            model: &m.model,
-            stop_reason: &m.stop_reason,
-            error_message: &m.error_message,
-            usage: &m.usage,
-            tool_name: &m.tool_name,
-            tool_call_id: &m.tool_call_id,
-            is_error: m.is_error,
-            exclude_from_context: m.exclude_from_context,
-            custom_type: &m.custom_type,
-        };
+        let head = msg_head!(m);
         let c = std::mem::take(&mut m.content);
         let msg = head.build(
             v2_hook_rename,

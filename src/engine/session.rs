@@ -565,6 +565,28 @@ pub struct Entry {
 }
 
 impl Entry {
+    /// An entry from its envelope fields as either loader pass read them (line and span are
+    /// set by the loader).
+    fn read(
+        id: &super::lenient::LStr,
+        parent_id: &Option<super::lenient::LStr>,
+        timestamp: &super::lenient::LStr,
+        kind: Kind,
+    ) -> Entry {
+        Entry {
+            line: 0,
+            span: 0..0,
+            id: id.as_deref().map(Box::from).unwrap_or_default(),
+            parent_id: parent_id
+                .as_ref()
+                .and_then(|p| p.as_deref())
+                .filter(|p| !p.is_empty())
+                .map(Box::from),
+            ts: timestamp.as_deref().map(js::parse_iso_ms).unwrap_or(f64::NAN),
+            kind,
+        }
+    }
+
     pub fn message(&self) -> Option<&Msg> {
         match &self.kind {
             Kind::Message(m) => Some(m),
@@ -1238,20 +1260,9 @@ fn parse_entry(bytes: &[u8], v2_hook: bool, quick: bool) -> Result<Parsed, Strin
         && h.kind.as_deref() == Some("message")
         && let Some(m) = h.message.take()
     {
+        let kind = Kind::Message(Box::new(Msg::from_head(m, v2_hook)));
         return Ok(Parsed::Entry(
-            Entry {
-                line: 0,
-                span: 0..0,
-                id: h.id.as_deref().map(Box::from).unwrap_or_default(),
-                parent_id: h
-                    .parent_id
-                    .as_ref()
-                    .and_then(|p| p.as_deref())
-                    .filter(|p| !p.is_empty())
-                    .map(Box::from),
-                ts: h.timestamp.as_deref().map(js::parse_iso_ms).unwrap_or(f64::NAN),
-                kind: Kind::Message(Box::new(Msg::from_head(m, v2_hook))),
-            },
+            Entry::read(&h.id, &h.parent_id, &h.timestamp, kind),
             None,
         ));
     }
@@ -1392,19 +1403,7 @@ fn build_entry(le: &LEntry, v2_hook: bool) -> Result<Parsed, String> {
         .filter(|n| *n >= 0.0 && n.fract() == 0.0)
         .map(|n| n as usize);
     Ok(Parsed::Entry(
-        Entry {
-            line: 0,
-            span: 0..0,
-            id: le.id.as_deref().map(Box::from).unwrap_or_default(),
-            parent_id: le
-                .parent_id
-                .as_ref()
-                .and_then(|p| p.as_deref())
-                .filter(|p| !p.is_empty())
-                .map(Box::from),
-            ts: le.timestamp.as_deref().map(js::parse_iso_ms).unwrap_or(f64::NAN),
-            kind,
-        },
+        Entry::read(&le.id, &le.parent_id, &le.timestamp, kind),
         fk_index,
     ))
 }

@@ -154,6 +154,17 @@ fn tricky_lines_read_the_same_both_ways() {
         r#"{"role":"assistant","content":"plain string reply","stopReason":"error","errorMessage":"boom","usage":"n/a"}"#.into(),
         // Usage with odd values, an escaped id, numbers everywhere.
         r#"{"role":"assistant","content":[],"usage":{"input":"10","output":null,"totalTokens":1e2},"isError":1}"#.into(),
+        r#"{"role":"assistant","content":[],"usage":{"input":123456789012345,"output":1234567890123456,"cacheRead":-1,"cacheWrite":0.5,"totalTokens":7,"totalTokens":9,"cost":{"input":1.5}}}"#.into(),
+        r#"{"role":"assistant","content":[],"usage":{"input":3,"input":"x","output":0,"cost":[1,{"a":null}]}}"#.into(),
+        r#"{"role":"assistant","content":[],"usage":[1,2]}"#.into(),
+        r#"{"role":"assistant","content":[],"usage":null,"provider":"café","model":"mödel"}"#.into(),
+        // Non-ASCII text of 2-, 3- and 4-byte chars falling across 64-byte blocks, with escapes.
+        format!(
+            r#"{{"role":"user","content":[{{"type":"text","text":"{}"}},{{"type":"thinking","thinking":"{}"}}]}}"#,
+            "é→😀\n".repeat(50),
+            "ab😀".repeat(33)
+        ),
+        format!(r#"{{"role":"toolResult","toolCallId":"c","content":"{}x"}}"#, "a".repeat(61) + "😀"),
         // Deep nesting (over serde's limit) and trailing garbage.
         format!(r#"{{"role":"user","content":"deep","x":{}{}}}"#, "[".repeat(130), "]".repeat(130)),
     ];

@@ -11,8 +11,8 @@
 //! the fields kept are decoded by serde, which checks them.
 
 use super::lenient::{
-    LAny, LEntryHead, LHeadContent, LMessageHead, LStr, LUsageOrOther, Measured, json_bytes_visible, json_str_stats,
-    utf16_units,
+    LAny, LEntryHead, LHeadContent, LMessageHead, LStr, LUsage, LUsageOrOther, Measured, json_bytes_visible,
+    json_str_stats, utf16_units,
 };
 use super::session::{ContentStats, ToolCall};
 use std::borrow::Cow;
@@ -30,10 +30,8 @@ struct P<'a> {
     canon_ok: bool,
     /// Every string met during the canonical check was ASCII.
     canon_ascii: bool,
-    /// UTF-16 units the escapes of the last string save over its raw text, and whether it
-    /// was all ASCII.
-    last_shrink: usize,
-    last_ascii: bool,
+    /// The last string's decoded UTF-16 length and whether it was all ASCII.
+    last: Units16,
     /// Depth of the object whose `path` key is wanted, and that key's value.
     path_depth: u32,
     path: Option<&'a [u8]>,
@@ -76,8 +74,10 @@ impl<'a> P<'a> {
         self.eat(b'"')?;
         let info = string_body(&self.b[self.i..])?;
         self.i += info.len + 1;
-        self.last_shrink = info.shrink;
-        self.last_ascii = info.ascii;
+        self.last = Units16 {
+            units: info.units - info.shrink,
+            ascii: info.ascii,
+        };
         self.canon_ok &= info.canonical || !self.canon;
         self.canon_ascii &= info.ascii || !self.canon;
         Some(info.escaped)
@@ -273,35 +273,21 @@ struct Block {
     high: u64,
 }
 
-#[inline]
-fn block_masks(chunk: &[u8; 64]) -> Block {
-    #[cfg(target_arch = "x86_64")]
-    {
-        use std::arch::x86_64::*;
-        // SAFETY: SSE2 is part of x86_64; each load reads 16 bytes inside `chunk`.
-        unsafe {
-            let (mut quote, mut bslash, mut ctl, mut high) = (0u64, 0u64, 0u64, 0u64);
-            let c1f = _mm_set1_epi8(0x1f);
-            let cq = _mm_set1_epi8(b'"' as i8);
-            let cb = _mm_set1_epi8(b'\\' as i8);
-            for k in 0..4 {
-                let v = _mm_loadu_si128(chunk.as_ptr().add(16 * k) as *const __m128i);
-                let m = |x: __m128i| (_mm_movemask_epi8(x) as u32 as u64) << (16 * k);
-                quote |= m(_mm_cmpeq_epi8(v, cq));
-                bslash |= m(_mm_cmpeq_epi8(v, cb));
-                ctl |= m(_mm_cmpeq_epi8(_mm_max_epu8(v, c1f), c1f));
-                high |= m(v);
-            }
-            Block {
-                quote,
-                bslash,
-                ctl,
-                high,
-            }
-        }
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    {
+/// How a block of 64 bytes is classified: SSE2 (every x86_64) or AVX2 (checked at run time),
+/// else plain code. The same string scan is compiled once per kind.
+trait Lanes {
+    fn masks(chunk: &[u8; 64]) -> Block;
+    /// UTF-8 continuation bytes (0x80..=0xBF) and leads of 4-byte chars (0xF0 and up): a
+    /// char is one UTF-16 unit per lead byte plus one more for 4-byte chars.
+    fn utf8_masks(chunk: &[u8; 64]) -> (u64, u64);
+}
+
+#[cfg_attr(target_arch = "x86_64", allow(dead_code))]
+struct Plain;
+
+impl Lanes for Plain {
+    #[inline(always)]
+    fn masks(chunk: &[u8; 64]) -> Block {
         let mut b = Block {
             quote: 0,
             bslash: 0,
@@ -324,6 +310,138 @@ fn block_masks(chunk: &[u8; 64]) -> Block {
             }
         }
         b
+    }
+
+    #[inline(always)]
+    fn utf8_masks(chunk: &[u8; 64]) -> (u64, u64) {
+        let (mut cont, mut four) = (0u64, 0u64);
+        for (k, &c) in chunk.iter().enumerate() {
+            cont |= (((c as i8) < -64) as u64) << k;
+            four |= ((c >= 0xF0) as u64) << k;
+        }
+        (cont, four)
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+mod x86 {
+    use super::Block;
+    use std::arch::x86_64::*;
+
+    pub struct Sse2;
+
+    impl super::Lanes for Sse2 {
+        #[inline(always)]
+        fn masks(chunk: &[u8; 64]) -> Block {
+            // SAFETY: SSE2 is part of x86_64; each load reads 16 bytes inside `chunk`.
+            unsafe {
+                let (mut quote, mut bslash, mut ctl, mut high) = (0u64, 0u64, 0u64, 0u64);
+                let c1f = _mm_set1_epi8(0x1f);
+                let cq = _mm_set1_epi8(b'"' as i8);
+                let cb = _mm_set1_epi8(b'\\' as i8);
+                for k in 0..4 {
+                    let v = _mm_loadu_si128(chunk.as_ptr().add(16 * k) as *const __m128i);
+                    let m = |x: __m128i| (_mm_movemask_epi8(x) as u32 as u64) << (16 * k);
+                    quote |= m(_mm_cmpeq_epi8(v, cq));
+                    bslash |= m(_mm_cmpeq_epi8(v, cb));
+                    ctl |= m(_mm_cmpeq_epi8(_mm_max_epu8(v, c1f), c1f));
+                    high |= m(v);
+                }
+                Block {
+                    quote,
+                    bslash,
+                    ctl,
+                    high,
+                }
+            }
+        }
+
+        #[inline(always)]
+        fn utf8_masks(chunk: &[u8; 64]) -> (u64, u64) {
+            // SAFETY: as above.
+            unsafe {
+                let (mut cont, mut four) = (0u64, 0u64);
+                let c40 = _mm_set1_epi8(-64);
+                let cf0 = _mm_set1_epi8(0xF0u8 as i8);
+                for k in 0..4 {
+                    let v = _mm_loadu_si128(chunk.as_ptr().add(16 * k) as *const __m128i);
+                    let m = |x: __m128i| (_mm_movemask_epi8(x) as u32 as u64) << (16 * k);
+                    cont |= m(_mm_cmpgt_epi8(c40, v));
+                    four |= m(_mm_cmpeq_epi8(_mm_max_epu8(v, cf0), v));
+                }
+                (cont, four)
+            }
+        }
+    }
+
+    pub struct Avx2;
+
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    fn masks_avx2(chunk: &[u8; 64]) -> Block {
+        // SAFETY: each load reads 32 bytes inside `chunk`; AVX2 is enabled on this function.
+        let (lo, hi) = unsafe {
+            (
+                _mm256_loadu_si256(chunk.as_ptr() as *const __m256i),
+                _mm256_loadu_si256(chunk.as_ptr().add(32) as *const __m256i),
+            )
+        };
+        let m = |a: __m256i, b: __m256i| {
+            (_mm256_movemask_epi8(a) as u32 as u64) | ((_mm256_movemask_epi8(b) as u32 as u64) << 32)
+        };
+        let c1f = _mm256_set1_epi8(0x1f);
+        let cq = _mm256_set1_epi8(b'"' as i8);
+        let cb = _mm256_set1_epi8(b'\\' as i8);
+        let ctl = |v: __m256i| _mm256_cmpeq_epi8(_mm256_max_epu8(v, c1f), c1f);
+        Block {
+            quote: m(_mm256_cmpeq_epi8(lo, cq), _mm256_cmpeq_epi8(hi, cq)),
+            bslash: m(_mm256_cmpeq_epi8(lo, cb), _mm256_cmpeq_epi8(hi, cb)),
+            ctl: m(ctl(lo), ctl(hi)),
+            high: m(lo, hi),
+        }
+    }
+
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    fn utf8_masks_avx2(chunk: &[u8; 64]) -> (u64, u64) {
+        // SAFETY: as in `masks_avx2`.
+        let (lo, hi) = unsafe {
+            (
+                _mm256_loadu_si256(chunk.as_ptr() as *const __m256i),
+                _mm256_loadu_si256(chunk.as_ptr().add(32) as *const __m256i),
+            )
+        };
+        let m = |a: __m256i, b: __m256i| {
+            (_mm256_movemask_epi8(a) as u32 as u64) | ((_mm256_movemask_epi8(b) as u32 as u64) << 32)
+        };
+        let c40 = _mm256_set1_epi8(-64);
+        let cf0 = _mm256_set1_epi8(0xF0u8 as i8);
+        let four = |v: __m256i| _mm256_cmpeq_epi8(_mm256_max_epu8(v, cf0), v);
+        (
+            m(_mm256_cmpgt_epi8(c40, lo), _mm256_cmpgt_epi8(c40, hi)),
+            m(four(lo), four(hi)),
+        )
+    }
+
+    impl super::Lanes for Avx2 {
+        #[inline(always)]
+        fn masks(chunk: &[u8; 64]) -> Block {
+            // SAFETY: only reached through `string_body_blocks_avx2`, called after the
+            // run-time check for AVX2.
+            unsafe { masks_avx2(chunk) }
+        }
+
+        #[inline(always)]
+        fn utf8_masks(chunk: &[u8; 64]) -> (u64, u64) {
+            // SAFETY: as above.
+            unsafe { utf8_masks_avx2(chunk) }
+        }
+    }
+
+    /// The block scan with AVX2 code; the caller checked the CPU has it.
+    #[target_feature(enable = "avx2")]
+    pub fn string_body_blocks_avx2(s: &[u8]) -> super::R<super::StrInfo> {
+        super::string_body_blocks::<Avx2>(s)
     }
 }
 
@@ -393,11 +511,21 @@ fn string_body(s: &[u8]) -> R<StrInfo> {
             len: k,
             escaped: false,
             shrink: 0,
+            units: if ascii { k } else { utf16_units(&s[..k]) },
             canonical: true,
             ascii,
         });
     }
-    string_body_blocks(s)
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU has AVX2 (checked just above; the answer is cached).
+            return unsafe { x86::string_body_blocks_avx2(s) };
+        }
+        string_body_blocks::<x86::Sse2>(s)
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    string_body_blocks::<Plain>(s)
 }
 
 /// What [`string_body`] learns of a string on its way to the closing quote.
@@ -406,14 +534,27 @@ struct StrInfo {
     escaped: bool,
     /// UTF-16 units the escapes save over the raw text.
     shrink: usize,
+    /// UTF-16 units of the raw text, counted as if it is UTF-8 (it is checked where it matters).
+    units: usize,
     /// Every escape is one `JSON.stringify` would write.
     canonical: bool,
     /// No byte of 0x80 and up: the UTF-16 length is the byte length less `shrink`.
     ascii: bool,
 }
 
-fn string_body_blocks(s: &[u8]) -> R<StrInfo> {
+/// A string's decoded UTF-16 length (as if UTF-8) and whether it is plain ASCII.
+#[derive(Clone, Copy, Default)]
+struct Units16 {
+    units: usize,
+    ascii: bool,
+}
+
+#[inline(always)]
+fn string_body_blocks<L: Lanes>(s: &[u8]) -> R<StrInfo> {
     let mut at = 0usize;
+    // Continuation bytes less 4-byte leads seen: the raw text's UTF-16 units are its length
+    // less this.
+    let mut fewer_units = 0usize;
     let mut carry = 0u64;
     let mut escaped_any = false;
     let mut shrink = 0usize;
@@ -429,7 +570,7 @@ fn string_body_blocks(s: &[u8]) -> R<StrInfo> {
             &pad
         };
         let valid = if avail >= 64 { u64::MAX } else { (1u64 << avail) - 1 };
-        let m = block_masks(chunk);
+        let m = L::masks(chunk);
         let esc = escaped_chars(m.bslash & valid, &mut carry);
         let ends = m.quote & !esc & valid;
         // Bits strictly below the closing quote, or the whole block.
@@ -441,7 +582,12 @@ fn string_body_blocks(s: &[u8]) -> R<StrInfo> {
         if m.ctl & upto != 0 {
             return None;
         }
-        high |= m.high & upto;
+        if m.high & upto != 0 {
+            high |= m.high & upto;
+            let (cont, four) = L::utf8_masks(chunk);
+            fewer_units += (cont & upto).count_ones() as usize;
+            fewer_units -= (four & upto).count_ones() as usize;
+        }
         let mut e = esc & upto;
         // A backslash ending the block escapes the next block's first byte: checked there.
         while e != 0 {
@@ -473,10 +619,12 @@ fn string_body_blocks(s: &[u8]) -> R<StrInfo> {
             e &= e - 1;
         }
         if ends != 0 {
+            let len = at + ends.trailing_zeros() as usize;
             return Some(StrInfo {
-                len: at + ends.trailing_zeros() as usize,
+                len,
                 escaped: escaped_any,
                 shrink,
+                units: len - fewer_units,
                 canonical,
                 ascii: high == 0,
             });
@@ -507,6 +655,8 @@ struct MsgSpans<'a> {
     stop_reason: Option<&'a [u8]>,
     error_message: Option<&'a [u8]>,
     usage: Option<&'a [u8]>,
+    /// The usage numbers, when the scan could read them (plain integers).
+    usage_read: Option<LUsage<'a>>,
     tool_name: Option<&'a [u8]>,
     tool_call_id: Option<&'a [u8]>,
     is_error: Option<&'a [u8]>,
@@ -515,23 +665,20 @@ struct MsgSpans<'a> {
     command: Option<&'a [u8]>,
     output: Option<&'a [u8]>,
     summary: Option<&'a [u8]>,
-    content_shrink: (usize, bool),
+    content_units: Units16,
 }
 
-/// UTF-16 length and visibility of a JSON string value from its raw bytes and the units
-/// its escapes save; `None` for a non-string or text that is not UTF-8 (serde decides).
-fn string_stats(raw: &[u8], (shrink, ascii): (usize, bool)) -> R<(usize, bool)> {
+/// UTF-16 length and visibility of a JSON string value from its raw bytes and what the
+/// scan counted; `None` for a non-string or text that is not UTF-8 (serde decides).
+fn string_stats(raw: &[u8], counted: Units16) -> R<(usize, bool)> {
     if raw.first() != Some(&b'"') {
         return None;
     }
-    let inner = &raw[1..raw.len() - 1];
-    let units = if ascii {
-        inner.len()
-    } else {
-        simdutf8::basic::from_utf8(inner).ok()?;
-        utf16_units(inner)
-    };
-    Some((units - shrink, json_bytes_visible(raw)?))
+    if !counted.ascii {
+        // The scan counted units as if the bytes were UTF-8; they must be.
+        simdutf8::basic::from_utf8(&raw[1..raw.len() - 1]).ok()?;
+    }
+    Some((counted.units, json_bytes_visible(raw)?))
 }
 
 /// A tool call's `arguments` as the scan saw them.
@@ -558,19 +705,19 @@ fn content_blocks<'a>(p: &mut P<'a>) -> R<LHeadContent> {
             return None;
         }
         let (mut ty, mut text, mut thinking, mut name, mut id) = (None, None, None, None, None);
-        let (mut text_shrink, mut thinking_shrink) = ((0, false), (0, false));
+        let (mut text_units, mut thinking_units) = (Units16::default(), Units16::default());
         let mut args: Option<Args> = None;
         let mut dup = false;
         p.object(|p, key| match key {
             b"type" => set(&mut ty, p.value_span()?),
             b"text" => {
                 set(&mut text, p.value_span()?)?;
-                text_shrink = (p.last_shrink, p.last_ascii);
+                text_units = p.last;
                 Some(())
             }
             b"thinking" => {
                 set(&mut thinking, p.value_span()?)?;
-                thinking_shrink = (p.last_shrink, p.last_ascii);
+                thinking_units = p.last;
                 Some(())
             }
             b"name" => set(&mut name, p.value_span()?),
@@ -607,7 +754,7 @@ fn content_blocks<'a>(p: &mut P<'a>) -> R<LHeadContent> {
                 if let Some(t) = text {
                     out.visible_text |= json_bytes_visible(t).unwrap_or(false);
                     if t.first() == Some(&b'"') {
-                        match string_stats(t, text_shrink) {
+                        match string_stats(t, text_units) {
                             Some((n, visible)) => {
                                 st.text_chars += n;
                                 st.has_visible_text |= visible;
@@ -622,7 +769,7 @@ fn content_blocks<'a>(p: &mut P<'a>) -> R<LHeadContent> {
                 if let Some(t) = thinking
                     && t.first() == Some(&b'"')
                 {
-                    match string_stats(t, thinking_shrink) {
+                    match string_stats(t, thinking_units) {
                         Some((n, _)) => st.thinking_chars += n,
                         None => measured = false,
                     }
@@ -690,10 +837,37 @@ fn lstr(span: Option<&[u8]>) -> R<LStr<'_>> {
         return Some(LStr(None));
     }
     let inner = &b[1..b.len() - 1];
-    if !inner.contains(&b'\\') {
+    // One pass for both questions: any byte of 0x80 and up (bit 7), any backslash (bit 0).
+    let seen = inner.iter().fold(0u8, |a, &c| a | (c & 0x80) | (c == b'\\') as u8);
+    if seen == 0 {
+        // SAFETY: every byte is below 0x80, so the text is ASCII and thus UTF-8.
+        return Some(LStr(Some(Cow::Borrowed(unsafe {
+            std::str::from_utf8_unchecked(inner)
+        }))));
+    }
+    if seen & 1 == 0 {
         return Some(LStr(Some(Cow::Borrowed(std::str::from_utf8(inner).ok()?))));
     }
     serde_json::from_slice::<LStr>(b).ok()
+}
+
+/// A usage field that is a plain integer, read as serde reads it; anything else leaves
+/// the whole `usage` to serde.
+fn usage_number(p: &mut P, slot: &mut LAny, plain: &mut bool) -> R<()> {
+    let v = p.value_span()?;
+    // Up to 15 digits is exact in an f64 whichever way it is parsed.
+    if !v.is_empty() && v.len() <= 15 && v.iter().all(u8::is_ascii_digit) {
+        let n = v.iter().fold(0u64, |a, &d| a * 10 + (d - b'0') as u64) as f64;
+        *slot = LAny {
+            present: true,
+            is_null: false,
+            truthy: n != 0.0,
+            number: Some(n),
+        };
+    } else {
+        *plain = false;
+    }
+    Some(())
 }
 
 fn lany(span: Option<&[u8]>) -> R<LAny> {
@@ -721,8 +895,7 @@ pub fn message_head(line: &[u8]) -> R<LEntryHead<'_>> {
         canon: false,
         canon_ok: true,
         canon_ascii: true,
-        last_shrink: 0,
-        last_ascii: false,
+        last: Units16::default(),
         path_depth: 0,
         path: None,
     };
@@ -755,7 +928,7 @@ pub fn message_head(line: &[u8]) -> R<LEntryHead<'_>> {
                         b'[' => m.content_head = Some(content_blocks(p)?),
                         _ => {
                             p.value()?;
-                            m.content_shrink = (p.last_shrink, p.last_ascii);
+                            m.content_units = p.last;
                         }
                     }
                     m.content = Some(&p.b[start..p.i]);
@@ -765,7 +938,30 @@ pub fn message_head(line: &[u8]) -> R<LEntryHead<'_>> {
                 b"model" => set(&mut m.model, p.value_span()?),
                 b"stopReason" => set(&mut m.stop_reason, p.value_span()?),
                 b"errorMessage" => set(&mut m.error_message, p.value_span()?),
-                b"usage" => set(&mut m.usage, p.value_span()?),
+                b"usage" => {
+                    if m.usage.is_some() {
+                        return None;
+                    }
+                    p.ws();
+                    let start = p.i;
+                    if p.peek()? == b'{' {
+                        let mut u = LUsage::default();
+                        let mut plain = true;
+                        p.object(|p, key| match key {
+                            b"input" => usage_number(p, &mut u.input, &mut plain),
+                            b"output" => usage_number(p, &mut u.output, &mut plain),
+                            b"cacheRead" => usage_number(p, &mut u.cache_read, &mut plain),
+                            b"cacheWrite" => usage_number(p, &mut u.cache_write, &mut plain),
+                            b"totalTokens" => usage_number(p, &mut u.total_tokens, &mut plain),
+                            _ => p.value_ws(),
+                        })?;
+                        m.usage_read = plain.then_some(u);
+                    } else {
+                        p.value()?;
+                    }
+                    m.usage = Some(&p.b[start..p.i]);
+                    Some(())
+                }
                 b"toolName" => set(&mut m.tool_name, p.value_span()?),
                 b"toolCallId" => set(&mut m.tool_call_id, p.value_span()?),
                 b"isError" => set(&mut m.is_error, p.value_span()?),
@@ -805,7 +1001,7 @@ pub fn message_head(line: &[u8]) -> R<LEntryHead<'_>> {
         },
         (None, Some(b)) if b.first() == Some(&b'"') => LHeadContent {
             visible_text: json_bytes_visible(b)?,
-            measured: string_stats(b, m.content_shrink).map(|(n, visible)| Measured {
+            measured: string_stats(b, m.content_units).map(|(n, visible)| Measured {
                 content: ContentStats {
                     is_string: true,
                     text_chars: n,
@@ -837,10 +1033,10 @@ pub fn message_head(line: &[u8]) -> R<LEntryHead<'_>> {
             _ => content.measured = None,
         }
     }
-    let usage = match m.usage {
-        None => None,
-        Some(b"null") => None,
-        Some(b) => Some(serde_json::from_slice::<LUsageOrOther>(b).ok()?),
+    let usage = match (m.usage, m.usage_read) {
+        (None, _) | (Some(b"null"), _) => None,
+        (Some(_), Some(u)) => Some(LUsageOrOther(Some(u))),
+        (Some(b), None) => Some(serde_json::from_slice::<LUsageOrOther>(b).ok()?),
     };
     let parent_id = match parent_id {
         None | Some(b"null") => None,
@@ -868,4 +1064,53 @@ pub fn message_head(line: &[u8]) -> R<LEntryHead<'_>> {
         }),
         _p: std::marker::PhantomData,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every kind of lanes classifies every byte value the same way, at every position.
+    #[test]
+    fn lanes_agree_on_every_byte() {
+        let mut chunk = [0u8; 64];
+        for start in 0..=255usize {
+            for (k, c) in chunk.iter_mut().enumerate() {
+                *c = ((start + k * 37) % 256) as u8;
+            }
+            let want = Plain::masks(&chunk);
+            let want8 = Plain::utf8_masks(&chunk);
+            let check = |got: Block, got8: (u64, u64), kind: &str| {
+                assert_eq!(
+                    (got.quote, got.bslash, got.ctl, got.high, got8),
+                    (want.quote, want.bslash, want.ctl, want.high, want8),
+                    "{kind} at {start}"
+                );
+            };
+            #[cfg(target_arch = "x86_64")]
+            {
+                check(x86::Sse2::masks(&chunk), x86::Sse2::utf8_masks(&chunk), "sse2");
+                if std::is_x86_feature_detected!("avx2") {
+                    check(x86::Avx2::masks(&chunk), x86::Avx2::utf8_masks(&chunk), "avx2");
+                }
+            }
+            check(Plain::masks(&chunk), want8, "plain");
+        }
+    }
+
+    /// The block scan counts UTF-16 units as the slow count does, escapes aside.
+    #[test]
+    fn string_units_match_utf16_length() {
+        for text in [
+            "plain ascii that runs past sixteen bytes",
+            "é→😀 mixed 😀😀 text",
+            &"ab😀é".repeat(40),
+        ] {
+            let raw = format!("{text}\"");
+            let info = string_body(raw.as_bytes()).unwrap();
+            assert_eq!(info.units, text.encode_utf16().count(), "{text}");
+            assert_eq!(info.len, text.len());
+            assert_eq!(info.ascii, text.is_ascii());
+        }
+    }
 }

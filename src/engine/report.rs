@@ -385,7 +385,7 @@ pub fn tree_json(s: &Session, t: &super::tree::Tree) -> (Value, Value, usize) {
 pub fn labels_json(s: &Session) -> (Value, Value) {
     let mut items: Vec<(usize, &str, &str)> = Vec::new();
     for (i, e) in s.entries.iter().enumerate() {
-        if s.by_id.get(&e.id) == Some(&(i as u32))
+        if s.idx_of(&e.id) == Some(i)
             && let Some(l) = s.label_of(&e.id)
         {
             items.push((i, &e.id, l));

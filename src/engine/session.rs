@@ -635,8 +635,8 @@ pub struct Session {
     pub header: Header,
     pub entries: Vec<Entry>,
     pub diagnostics: Vec<Diagnostic>,
-    /// Pi's `byId`: the last entry with each id.
-    pub by_id: rustc_hash::FxHashMap<Box<str>, u32>,
+    /// Pi's `byId`: the last entry with each id, as indices hashed by id (see `idx_of`).
+    by_id: hashbrown::HashTable<u32>,
     /// Parent entry index per entry (`u32::MAX`: none), resolved once through `by_id`.
     pub parent_idx: Vec<u32>,
     /// Resolved labels by target id: (label, timestamp of the label entry).
@@ -696,18 +696,26 @@ impl Session {
         let mut any_text = false;
         let mut parsed: Vec<(u32, Result<Parsed, String>)> = Vec::new();
         let mut lines_before = 0usize;
-        let mut pos = 0usize;
         use rayon::prelude::*;
         // A big file is read in blocks of whole lines; each block is split and parsed on all
         // cores, then its pages are handed back (the entries keep byte ranges, and a line
         // read later maps its page again), so a load never holds the whole file resident.
-        while pos < buf.len() {
-            let end = match memchr::memchr(b'\n', buf.get(pos + LOAD_BLOCK..).unwrap_or(&[])) {
-                Some(k) => pos + LOAD_BLOCK + k + 1,
-                None => buf.len(),
-            };
-            buf.prefetch(pos..end);
-            let spans = line_ranges(&buf[pos..end], pos);
+        // Mapping the next block and handing back the last one run beside the parse, so no
+        // core waits on them.
+        let block_from = |pos: usize| -> Range<usize> {
+            match memchr::memchr(b'\n', buf.get(pos + LOAD_BLOCK..).unwrap_or(&[])) {
+                Some(k) => pos..pos + LOAD_BLOCK + k + 1,
+                None => pos..buf.len(),
+            }
+        };
+        let prepare = |r: Range<usize>| {
+            buf.prefetch(r.clone());
+            let spans = line_ranges(&buf[r.clone()], r.start);
+            (r, spans)
+        };
+        let mut next = (!buf.is_empty()).then(|| prepare(block_from(0)));
+        let mut parsed_block: Option<Range<usize>> = None;
+        while let Some((range, spans)) = next.take() {
             let mut body_from = 0;
             if header.is_none() {
                 // The header: first line that parses (Pi skips blank and malformed lines first).
@@ -758,36 +766,48 @@ impl Session {
                     }
                 }
             }
+            let following = (range.end < buf.len()).then(|| block_from(range.end));
+            let done = parsed_block.take();
+            let side = || {
+                if let Some(d) = done {
+                    buf.release(d);
+                }
+                following.map(prepare)
+            };
             if let Some(h) = &header {
                 let v2_hook = h.version < 3.0;
                 let base = lines_before + body_from;
                 // Indexed all the way (blank lines become `Blank`), so rayon writes straight
                 // into the one list.
-                parsed.par_extend(
-                    spans[body_from..]
-                        .par_iter()
-                        .with_min_len(256)
-                        .enumerate()
-                        .map(|(k, sp)| {
-                            let ln = (base + k) as u32 + 1;
-                            if is_blank(&buf[sp.clone()]) {
-                                return (ln, Ok(Parsed::Blank));
-                            }
-                            let mut r = parse_entry(&buf[sp.clone()], v2_hook, quick);
-                            if let Ok(Parsed::Entry(e, _)) = &mut r {
-                                e.line = ln;
-                                e.span = sp.clone();
-                                if let Kind::Message(m) = &mut e.kind {
-                                    m.line = sp.clone();
+                let (n, ()) =
+                    rayon::join(side, || {
+                        parsed.par_extend(spans[body_from..].par_iter().with_min_len(256).enumerate().map(
+                            |(k, sp)| {
+                                let ln = (base + k) as u32 + 1;
+                                if is_blank(&buf[sp.clone()]) {
+                                    return (ln, Ok(Parsed::Blank));
                                 }
-                            }
-                            (ln, r)
-                        }),
-                );
+                                let mut r = parse_entry(&buf[sp.clone()], v2_hook, quick);
+                                if let Ok(Parsed::Entry(e, _)) = &mut r {
+                                    e.line = ln;
+                                    e.span = sp.clone();
+                                    if let Kind::Message(m) = &mut e.kind {
+                                        m.line = sp.clone();
+                                    }
+                                }
+                                (ln, r)
+                            },
+                        ));
+                    });
+                next = n;
+            } else {
+                next = side();
             }
             lines_before += spans.len();
-            buf.release(pos..end);
-            pos = end;
+            parsed_block = Some(range);
+        }
+        if let Some(d) = parsed_block {
+            buf.release(d);
         }
         let Some(header) = header else {
             return Err(if !any_text {
@@ -874,12 +894,19 @@ impl Session {
             }
         }
 
-        let mut by_id: rustc_hash::FxHashMap<Box<str>, u32> =
-            rustc_hash::FxHashMap::with_capacity_and_hasher(entries.len(), Default::default());
+        // Indices hashed by their entry's id: no copy of any id.
+        let mut by_id: hashbrown::HashTable<u32> = hashbrown::HashTable::with_capacity(entries.len());
         let mut labels: HashMap<Box<str>, (Box<str>, u32)> = HashMap::new();
         let mut has_duplicate_ids = false;
         for (i, e) in entries.iter().enumerate() {
-            if by_id.insert(e.id.clone(), i as u32).is_some() {
+            let found = by_id.entry(
+                id_hash(&e.id),
+                |&j| entries[j as usize].id == e.id,
+                |&j| id_hash(&entries[j as usize].id),
+            );
+            let duplicate = matches!(found, hashbrown::hash_table::Entry::Occupied(_));
+            found.insert(i as u32);
+            if duplicate {
                 has_duplicate_ids = true;
                 diagnostics.push(Diagnostic {
                     line: e.line,
@@ -911,7 +938,7 @@ impl Session {
                 e.parent_id
                     .as_deref()
                     .filter(|p| *p != &*e.id)
-                    .and_then(|p| by_id.get(p).copied())
+                    .and_then(|p| by_id.find(id_hash(p), |&j| &*entries[j as usize].id == p).copied())
                     .unwrap_or(u32::MAX)
             })
             .collect();
@@ -1088,8 +1115,11 @@ impl Session {
         }
     }
 
+    /// Pi's `byId`: the last entry with this id.
     pub fn idx_of(&self, id: &str) -> Option<usize> {
-        self.by_id.get(id).map(|&i| i as usize)
+        self.by_id
+            .find(id_hash(id), |&j| &*self.entries[j as usize].id == id)
+            .map(|&i| i as usize)
     }
 
     pub fn leaf(&self) -> Option<usize> {
@@ -1172,6 +1202,11 @@ pub fn read_file(path: &std::path::Path) -> std::io::Result<Vec<u8>> {
     }
     buf.truncate(mid + nb);
     Ok(buf)
+}
+
+fn id_hash(id: &str) -> u64 {
+    use std::hash::BuildHasher;
+    rustc_hash::FxBuildHasher.hash_one(id)
 }
 
 /// Bytes of a big file parsed per block before its pages are handed back.

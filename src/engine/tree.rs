@@ -19,7 +19,7 @@ impl Tree {
         // With duplicate ids every entry of an id stands for its owner (the later one).
         let node = |i: usize| {
             if s.has_duplicate_ids {
-                s.by_id.get(&s.entries[i].id).map(|&x| x as usize).unwrap_or(i)
+                s.idx_of(&s.entries[i].id).unwrap_or(i)
             } else {
                 i
             }

@@ -6,7 +6,7 @@
 use super::js;
 use super::session::{Kind, Role, Session};
 use super::tree::Tree;
-use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
+use rustc_hash::FxHashSet as HashSet;
 use serde_json::Value;
 use unicode_segmentation::UnicodeSegmentation;
 use unicode_width::UnicodeWidthStr;
@@ -93,9 +93,10 @@ fn lay_out(
     multiple_roots: bool,
     n: usize,
     gutters: &mut Vec<Gutter>,
-    mut children_of: impl FnMut(usize) -> Vec<usize>,
+    mut children_of: impl FnMut(usize, &mut Vec<usize>),
     mut visit: impl FnMut(usize, Layout),
 ) {
+    let mut children = Vec::new();
     // (node, indent, justBranched, showConnector, isLast, gutters, isVirtualRootChild)
     let mut stack: Vec<(usize, u32, bool, bool, bool, Option<u32>, bool)> = Vec::new();
     let mr = multiple_roots;
@@ -118,7 +119,8 @@ fn lay_out(
                 is_virtual_root_child: vrc,
             },
         );
-        let children = children_of(node);
+        children.clear();
+        children_of(node, &mut children);
         let multi = children.len() > 1;
         let child_indent = if multi || (just && indent > 0) {
             indent + 1
@@ -210,15 +212,30 @@ impl Row {
     }
 }
 
+fn str_hash(id: &str) -> u64 {
+    use std::hash::BuildHasher;
+    rustc_hash::FxBuildHasher.hash_one(id)
+}
+
+/// The id of the `k`th tool call of entry `e`.
+fn call_id(s: &Session, e: u32, k: u32) -> Option<&str> {
+    Some(&s.entries[e as usize].message()?.tool_call_ids.get(k as usize)?.0)
+}
+
+/// "No entry" in the dense per-entry tables.
+const NONE: u32 = u32::MAX;
+
 pub struct TreeView {
     /// Pi's flattened order (pre-order, active branch first).
     pub flat: Vec<usize>,
     layout: Vec<Layout>,
     gutters: Vec<Gutter>,
     pub leaf: Option<usize>,
-    pub active_path: HashSet<usize>,
-    /// toolCallId → (assistant entry, block index), last one in flattened order wins.
-    tool_calls: HashMap<Box<str>, (usize, u32)>,
+    /// On the root→leaf path, by entry index.
+    active_path: Vec<bool>,
+    /// toolCallId → (assistant entry, its `tool_call_ids` index), last one in flattened order
+    /// wins; hashed by the id the session holds, so no id is copied.
+    tool_calls: hashbrown::HashTable<(u32, u32)>,
     pub filter: FilterMode,
     pub search: String,
     pub folded: HashSet<usize>,
@@ -228,8 +245,13 @@ pub struct TreeView {
     pub selected: usize,
     last_selected: Option<usize>,
     multiple_roots: bool,
-    visible_parent: HashMap<usize, Option<usize>>,
-    visible_children: HashMap<Option<usize>, Vec<usize>>,
+    /// Nearest visible ancestor of each visible entry (`NONE`: none), dense by entry index.
+    visible_parent: Vec<u32>,
+    /// Visible children of entry `i`: `visible_child_list[visible_child_at[i]..visible_child_at[i + 1]]`.
+    visible_child_at: Vec<u32>,
+    visible_child_list: Vec<u32>,
+    /// Row in `visible` of each visible entry (`NONE` otherwise).
+    row_of: Vec<u32>,
     /// Lower-cased searchable text per entry, filled on first search.
     search_text: Option<Vec<String>>,
     /// `$HOME` for shortening tool paths (`None`: no shortening).
@@ -467,8 +489,8 @@ impl TreeView {
             layout: vec![],
             gutters: vec![],
             leaf,
-            active_path: HashSet::default(),
-            tool_calls: HashMap::default(),
+            active_path: vec![false; s.entries.len()],
+            tool_calls: hashbrown::HashTable::new(),
             filter,
             search: String::new(),
             folded: HashSet::default(),
@@ -477,8 +499,10 @@ impl TreeView {
             selected: 0,
             last_selected: None,
             multiple_roots: tree.roots.len() > 1,
-            visible_parent: HashMap::default(),
-            visible_children: HashMap::default(),
+            visible_parent: vec![],
+            visible_child_at: vec![],
+            visible_child_list: vec![],
+            row_of: vec![],
             search_text: None,
             home: None,
             is_visible: vec![false; s.entries.len()],
@@ -490,7 +514,7 @@ impl TreeView {
         v.flatten(s, tree);
         if let Some(l) = leaf {
             for i in s.path_to(l) {
-                v.active_path.insert(i);
+                v.active_path[i] = true;
             }
         }
         v.apply_filter(s);
@@ -542,18 +566,22 @@ impl TreeView {
             multiple,
             n,
             &mut gutters,
-            |node| {
+            |node, ordered| {
                 let children = &tree.children[node];
-                let mut ordered: Vec<usize> = children.iter().copied().filter(|c| active[*c]).collect();
+                ordered.extend(children.iter().copied().filter(|c| active[*c]));
                 ordered.extend(children.iter().copied().filter(|c| !active[*c]));
-                ordered
             },
             |node, layout| {
                 if let Kind::Message(m) = &s.entries[node].kind
                     && m.role == Role::Assistant
                 {
-                    for (id, block) in m.tool_call_ids.iter() {
-                        tool_calls.insert(id.clone(), (node, *block));
+                    for (k, (id, _)) in m.tool_call_ids.iter().enumerate() {
+                        let found = tool_calls.entry(
+                            str_hash(id),
+                            |&(e, j)| call_id(s, e, j) == Some(&**id),
+                            |&(e, j)| str_hash(call_id(s, e, j).unwrap_or("")),
+                        );
+                        found.insert((node as u32, k as u32));
                     }
                 }
                 flat.push(node);
@@ -673,19 +701,26 @@ impl TreeView {
     }
 
     fn relayout(&mut self, s: &Session) {
-        for v in self.is_visible.iter_mut() {
-            *v = false;
-        }
+        let n = s.entries.len();
+        self.is_visible.clear();
+        self.is_visible.resize(n, false);
+        self.visible_parent.clear();
+        self.visible_parent.resize(n, NONE);
+        self.row_of.clear();
+        self.row_of.resize(n, NONE);
+        self.visible_child_at.clear();
+        self.visible_child_list.clear();
         if self.visible.is_empty() {
             return;
         }
-        for &fi in &self.visible {
+        for (k, &fi) in self.visible.iter().enumerate() {
             self.is_visible[self.flat[fi]] = true;
+            self.row_of[self.flat[fi]] = k as u32;
         }
-        let mut vparent: HashMap<usize, Option<usize>> =
-            HashMap::with_capacity_and_hasher(self.visible.len(), Default::default());
-        let mut vchildren: HashMap<Option<usize>, Vec<usize>> = HashMap::default();
-        vchildren.insert(None, vec![]);
+        // Nearest visible ancestors, then the children lists laid out flat (counts, offsets,
+        // fill in row order) so no entry needs a list of its own.
+        let mut roots = Vec::new();
+        let mut at = vec![0u32; n + 1];
         for &fi in &self.visible {
             let i = self.flat[fi];
             let mut cur = s.parent_of(i);
@@ -696,17 +731,34 @@ impl TreeView {
                     Some(p) if self.is_visible[p] => break Some(p),
                     Some(p) => {
                         guard += 1;
-                        if guard > s.entries.len() {
+                        if guard > n {
                             break None;
                         }
                         cur = s.parent_of(p);
                     }
                 }
             };
-            vparent.insert(i, anc);
-            vchildren.entry(anc).or_default().push(i);
+            match anc {
+                Some(p) => {
+                    self.visible_parent[i] = p as u32;
+                    at[p + 1] += 1;
+                }
+                None => roots.push(i),
+            }
         }
-        let roots = vchildren[&None].clone();
+        for k in 0..n {
+            at[k + 1] += at[k];
+        }
+        let mut list = vec![0u32; at[n] as usize];
+        let mut fill = at.clone();
+        for &fi in &self.visible {
+            let i = self.flat[fi];
+            let p = self.visible_parent[i];
+            if p != NONE {
+                list[fill[p as usize] as usize] = i as u32;
+                fill[p as usize] += 1;
+            }
+        }
         self.multiple_roots = roots.len() > 1;
         let mr = self.multiple_roots;
         self.gutters.clear();
@@ -715,15 +767,33 @@ impl TreeView {
         lay_out(
             &roots,
             mr,
-            s.entries.len(),
+            n,
             &mut gutters,
-            |node| vchildren.get(&Some(node)).cloned().unwrap_or_default(),
+            |node, out| {
+                out.extend(
+                    list[at[node] as usize..at[node + 1] as usize]
+                        .iter()
+                        .map(|&c| c as usize),
+                )
+            },
             |node, layout| layouts[node] = layout,
         );
         self.gutters = gutters;
         self.layout = layouts;
-        self.visible_parent = vparent;
-        self.visible_children = vchildren;
+        self.visible_child_at = at;
+        self.visible_child_list = list;
+    }
+
+    /// Visible children of a visible entry, in row order.
+    fn visible_children(&self, i: usize) -> &[u32] {
+        match (self.visible_child_at.get(i), self.visible_child_at.get(i + 1)) {
+            (Some(&a), Some(&b)) => &self.visible_child_list[a as usize..b as usize],
+            _ => &[],
+        }
+    }
+
+    fn visible_parent(&self, i: usize) -> Option<usize> {
+        self.visible_parent.get(i).filter(|&&p| p != NONE).map(|&p| p as usize)
     }
 
     /// Pi's `findNearestVisibleIndex`: the entry or its nearest visible ancestor, else the
@@ -732,16 +802,10 @@ impl TreeView {
         if self.visible.is_empty() {
             return 0;
         }
-        let pos: HashMap<usize, usize> = self
-            .visible
-            .iter()
-            .enumerate()
-            .map(|(k, &fi)| (self.flat[fi], k))
-            .collect();
         let mut cur = id;
         let mut guard = 0;
         while let Some(i) = cur {
-            if let Some(&k) = pos.get(&i) {
+            if let Some(k) = self.index_of_entry(i) {
                 return k;
             }
             guard += 1;
@@ -764,20 +828,17 @@ impl TreeView {
 
     /// Pi's `isFoldable`: a visible root or the first node of a branch, with children.
     pub fn is_foldable(&self, i: usize) -> bool {
-        let Some(ch) = self.visible_children.get(&Some(i)) else {
-            return false;
-        };
-        if ch.is_empty() {
+        if self.index_of_entry(i).is_none() || self.visible_children(i).is_empty() {
             return false;
         }
-        match self.visible_parent.get(&i).copied().flatten() {
+        match self.visible_parent(i) {
             None => true,
-            Some(p) => self.visible_children.get(&Some(p)).is_some_and(|s| s.len() > 1),
+            Some(p) => self.visible_children(p).len() > 1,
         }
     }
 
     fn index_of_entry(&self, i: usize) -> Option<usize> {
-        self.visible.iter().position(|&fi| self.flat[fi] == i)
+        self.row_of.get(i).filter(|&&k| k != NONE).map(|&k| k as usize)
     }
 
     /// Pi's `findBranchSegmentStart`.
@@ -788,27 +849,22 @@ impl TreeView {
         // Bounded walks: a malformed file must never hang a key press.
         if down {
             for _ in 0..=self.visible.len() {
-                let ch = self
-                    .visible_children
-                    .get(&Some(cur))
-                    .map(|v| v.as_slice())
-                    .unwrap_or(&[]);
+                let ch = self.visible_children(cur);
                 if ch.is_empty() {
                     return self.index_of_entry(cur).unwrap_or(self.selected);
                 }
                 if ch.len() > 1 {
-                    return self.index_of_entry(ch[0]).unwrap_or(self.selected);
+                    return self.index_of_entry(ch[0] as usize).unwrap_or(self.selected);
                 }
-                cur = ch[0];
+                cur = ch[0] as usize;
             }
             return self.selected;
         }
         for _ in 0..=self.visible.len() {
-            let parent = self.visible_parent.get(&cur).copied().flatten();
-            let Some(p) = parent else {
+            let Some(p) = self.visible_parent(cur) else {
                 return self.index_of_entry(cur).unwrap_or(self.selected);
             };
-            let ch = self.visible_children.get(&Some(p)).map(|v| v.len()).unwrap_or(0);
+            let ch = self.visible_children(p).len();
             if ch > 1
                 && let Some(k) = self.index_of_entry(cur)
                 && k < self.selected
@@ -965,7 +1021,7 @@ impl TreeView {
             selected: k == self.selected,
             prefix,
             fold_marker: if folded && !has_conn { "⊞ " } else { "" },
-            on_active_path: self.active_path.contains(&i),
+            on_active_path: self.active_path[i],
             label,
             label_time,
             text: self.display_text(s, i),
@@ -1020,8 +1076,14 @@ impl TreeView {
                         }
                     }
                     Role::ToolResult => {
-                        let call = m.tool_call_id.as_deref().and_then(|id| self.tool_calls.get(id));
-                        if let Some(&(ai, block)) = call {
+                        let call = m.tool_call_id.as_deref().and_then(|id| {
+                            let &(e, k) = self
+                                .tool_calls
+                                .find(str_hash(id), |&(e, j)| call_id(s, e, j) == Some(id))?;
+                            let block = s.entries[e as usize].message()?.tool_call_ids[k as usize].1;
+                            Some((e as usize, block))
+                        });
+                        if let Some((ai, block)) = call {
                             let av = s.entry_value(ai);
                             let b = &av["message"]["content"][block as usize];
                             let name = b

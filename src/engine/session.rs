@@ -714,6 +714,12 @@ impl Session {
             (r, spans)
         };
         let mut next = (!buf.is_empty()).then(|| prepare(block_from(0)));
+        // Room for every line at the first block's density, so the list is not copied as it
+        // grows (each copy also touches fresh pages).
+        if let Some((r, spans)) = &next {
+            let estimate = (spans.len() as f64 * buf.len() as f64 / r.len().max(1) as f64 * 1.05) as usize;
+            parsed.reserve(estimate.min(buf.len() / 8 + 16));
+        }
         let mut parsed_block: Option<Range<usize>> = None;
         while let Some((range, spans)) = next.take() {
             let mut body_from = 0;

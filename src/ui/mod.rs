@@ -177,7 +177,11 @@ fn draw_detail(f: &mut Frame, area: Rect, app: &mut App) {
 }
 
 /// Open the TUI.
+/// When `run` began (for `BONSAI_EXIT_AFTER_FIRST_FRAME`).
+static PROCESS_START: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
+
 pub fn run(arg: Option<PathBuf>) -> Result<()> {
+    PROCESS_START.get_or_init(std::time::Instant::now);
     let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
     let settings = Settings::load(&cwd);
     let registry = Registry::load(&settings::agent_dir());
@@ -249,6 +253,8 @@ async fn event_loop(
     let mut dirty = true;
     let mut reloading = false;
     let mut rewritten = false;
+    // For timing start to first session frame from outside (scripts/bench.sh).
+    let exit_after_first_frame = std::env::var_os("BONSAI_EXIT_AFTER_FIRST_FRAME").is_some();
     loop {
         for mut job in std::mem::take(&mut app.jobs) {
             let tx = tx.clone();
@@ -263,6 +269,15 @@ async fn event_loop(
         if dirty {
             terminal.draw(|f| draw(f, &mut app))?;
             dirty = false;
+        }
+        if exit_after_first_frame {
+            let ms = PROCESS_START
+                .get()
+                .map(|t| t.elapsed().as_secs_f64() * 1e3)
+                .unwrap_or(0.0);
+            ratatui::restore();
+            eprintln!("first session frame after {ms:.1} ms");
+            std::process::exit(0);
         }
         if app.quit {
             return Ok(());

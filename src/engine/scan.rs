@@ -585,8 +585,11 @@ fn string_body_blocks<L: Lanes>(s: &[u8]) -> R<StrInfo> {
         if m.high & upto != 0 {
             high |= m.high & upto;
             let (cont, four) = L::utf8_masks(chunk);
-            fewer_units += (cont & upto).count_ones() as usize;
-            fewer_units -= (four & upto).count_ones() as usize;
+            // A 4-byte lead can end a block whose continuations start the next one, so the
+            // running count dips below zero between blocks: wrapping keeps the final sum exact.
+            fewer_units = fewer_units
+                .wrapping_add((cont & upto).count_ones() as usize)
+                .wrapping_sub((four & upto).count_ones() as usize);
         }
         let mut e = esc & upto;
         // A backslash ending the block escapes the next block's first byte: checked there.
@@ -624,7 +627,7 @@ fn string_body_blocks<L: Lanes>(s: &[u8]) -> R<StrInfo> {
                 len,
                 escaped: escaped_any,
                 shrink,
-                units: len - fewer_units,
+                units: len.wrapping_sub(fewer_units),
                 canonical,
                 ascii: high == 0,
             });
@@ -1105,7 +1108,13 @@ mod tests {
             "plain ascii that runs past sixteen bytes",
             "é→😀 mixed 😀😀 text",
             &"ab😀é".repeat(40),
-        ] {
+        ]
+        .into_iter()
+        .map(str::to_owned)
+        // A string's first 4-byte character straddling the end of its first 64-byte block.
+        .chain((59..64).map(|k| format!("{}😀 tail", "x".repeat(k))))
+        {
+            let text = text.as_str();
             let raw = format!("{text}\"");
             let info = string_body(raw.as_bytes()).unwrap();
             assert_eq!(info.units, text.encode_utf16().count(), "{text}");

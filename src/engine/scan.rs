@@ -552,9 +552,11 @@ struct Units16 {
 #[inline(always)]
 fn string_body_blocks<L: Lanes>(s: &[u8]) -> R<StrInfo> {
     let mut at = 0usize;
-    // Continuation bytes less 4-byte leads seen: the raw text's UTF-16 units are its length
-    // less this.
-    let mut fewer_units = 0usize;
+    // The raw text's UTF-16 units are its length less its continuation bytes plus its 4-byte
+    // leads (each of those makes a surrogate pair). Kept apart because a lead can end one
+    // block and its continuations start the next.
+    let mut continuations = 0usize;
+    let mut four_byte_leads = 0usize;
     let mut carry = 0u64;
     let mut escaped_any = false;
     let mut shrink = 0usize;
@@ -585,11 +587,8 @@ fn string_body_blocks<L: Lanes>(s: &[u8]) -> R<StrInfo> {
         if m.high & upto != 0 {
             high |= m.high & upto;
             let (cont, four) = L::utf8_masks(chunk);
-            // A 4-byte lead can end a block whose continuations start the next one, so the
-            // running count dips below zero between blocks: wrapping keeps the final sum exact.
-            fewer_units = fewer_units
-                .wrapping_add((cont & upto).count_ones() as usize)
-                .wrapping_sub((four & upto).count_ones() as usize);
+            continuations += (cont & upto).count_ones() as usize;
+            four_byte_leads += (four & upto).count_ones() as usize;
         }
         let mut e = esc & upto;
         // A backslash ending the block escapes the next block's first byte: checked there.
@@ -627,7 +626,7 @@ fn string_body_blocks<L: Lanes>(s: &[u8]) -> R<StrInfo> {
                 len,
                 escaped: escaped_any,
                 shrink,
-                units: len.wrapping_sub(fewer_units),
+                units: len - continuations + four_byte_leads,
                 canonical,
                 ascii: high == 0,
             });

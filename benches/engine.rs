@@ -35,7 +35,7 @@ fn loaded(mb: usize) -> &'static Session {
     if let Some((_, s)) = c.iter().find(|(m, _)| *m == mb) {
         return s;
     }
-    let s: &'static Session = Box::leak(Box::new(Session::load_path(&session_file(mb)).unwrap()));
+    let s: &'static Session = Box::leak(Box::new(bonsai::store::load_session(&session_file(mb)).unwrap()));
     c.push((mb, s));
     s
 }
@@ -64,6 +64,6 @@ fn cut_point(mb: usize) -> usize {
 fn tree_and_view(mb: usize) -> usize {
     let s = loaded(mb);
     let t = tree::Tree::build(s);
-    let v = tree_view::TreeView::new(s, &t, s.leaf(), tree_view::FilterMode::Default);
+    let v = tree_view::TreeView::new(s, &t, s.leaf(), tree_view::FilterMode::Default, 0);
     v.visible.len()
 }

@@ -27,12 +27,12 @@ fn sizes() -> Vec<usize> {
 /// The session is returned so freeing it is not timed (the CLI exits without freeing it).
 #[divan::bench(args = sizes(), sample_count = 9, sample_size = 1)]
 fn load_and_index(mb: usize) -> Session {
-    Session::load_path(&session_file(mb)).unwrap()
+    bonsai::store::load_session(&session_file(mb)).unwrap()
 }
 
 #[divan::bench(args = sizes(), sample_count = 9, sample_size = 1)]
 fn load_index_and_cut(mb: usize) -> (Session, usize) {
-    let s = Session::load_path(&session_file(mb)).unwrap();
+    let s = bonsai::store::load_session(&session_file(mb)).unwrap();
     let plan = compaction::prepare(&s, s.leaf().unwrap(), CompactionSettings::default()).unwrap();
     let first_kept = plan.first_kept_entry;
     (s, first_kept)

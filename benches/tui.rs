@@ -26,7 +26,7 @@ static APPS: Mutex<Vec<(usize, &'static mut App)>> = Mutex::new(Vec::new());
 fn with_app<R>(mb: usize, f: impl FnOnce(&mut App) -> R) -> R {
     let mut apps = APPS.lock().unwrap();
     if !apps.iter().any(|(m, _)| *m == mb) {
-        let s = Session::load_path(&session_file(mb)).unwrap();
+        let s = bonsai::store::load_session(&session_file(mb)).unwrap();
         let app = Box::leak(Box::new(App::new(
             s,
             None,
@@ -57,7 +57,7 @@ fn frame(app: &mut App) {
 /// freeing it is not timed (the user has the frame by then).
 #[divan::bench(args = sizes(), sample_count = 5, sample_size = 1)]
 fn first_frame(mb: usize) -> App {
-    let s = Session::load_path(&session_file(mb)).unwrap();
+    let s = bonsai::store::load_session(&session_file(mb)).unwrap();
     let mut app = App::new(s, None, Settings::default(), Registry::builtin_only());
     frame(&mut app);
     app

@@ -7,7 +7,7 @@ use std::time::Instant;
 fn main() {
     let p = std::env::args().nth(1).expect("FILE");
     let t = Instant::now();
-    let buf = bonsai::engine::session::read_file(std::path::Path::new(&p)).unwrap();
+    let buf = bonsai::store::files::read_file(std::path::Path::new(&p)).unwrap();
     let read = t.elapsed();
     let t = Instant::now();
     let s = Session::from_bytes(buf).unwrap();

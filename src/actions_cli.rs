@@ -7,7 +7,6 @@ use crate::engine::compaction::CompactionSettings;
 use crate::engine::context;
 use crate::engine::models::Registry;
 use crate::engine::session::Session;
-use crate::engine::settings::{self, Settings};
 use crate::store::{self, Appended};
 use color_eyre::eyre::{Result, bail, eyre};
 use serde_json::{Value, json};
@@ -54,7 +53,8 @@ pub fn choose_summarizer(
     if summarizer == Some("offline") {
         return Ok(None);
     }
-    match crate::llm::summarize::Summarizer::resolve(registry, &settings::agent_dir(), model, session_model) {
+    match crate::llm::summarize::Summarizer::resolve(registry, &crate::store::config::agent_dir(), model, session_model)
+    {
         Ok(sm) => {
             eprintln!(
                 "bonsai: summarizer: {}/{} (key from {})",
@@ -122,8 +122,8 @@ fn not_written() {
 
 pub fn compact(a: CompactArgs) -> Result<()> {
     let s0 = load(&a.file)?;
-    let settings = Settings::load(&cwd());
-    let registry = Registry::load(&settings::agent_dir());
+    let settings = crate::store::config::load_settings(&cwd());
+    let registry = crate::store::config::load_registry(&crate::store::config::agent_dir());
     let plan_for = |s: &Session| -> std::result::Result<
         (
             usize,
@@ -181,8 +181,8 @@ pub fn compact(a: CompactArgs) -> Result<()> {
             leaf,
             &plan,
             &summary,
-            &IdSource::new(s).next(),
-            actions::now_ms(),
+            &IdSource::new(s, crate::store::clock::entropy()).next(),
+            crate::store::clock::now_ms(),
         ))
     };
     let entry = build(&s0).map_err(|e| eyre!(e))?;
@@ -256,8 +256,8 @@ pub fn navigate(
         bail!("--summary custom needs --instructions TEXT");
     }
     let s0 = load(file)?;
-    let settings = Settings::load(&cwd());
-    let registry = Registry::load(&settings::agent_dir());
+    let settings = crate::store::config::load_settings(&cwd());
+    let registry = crate::store::config::load_registry(&crate::store::config::agent_dir());
     let target_id = s0.entries[resolve_ref(&s0, target)?].id.to_string();
     let plan_for = |s: &Session| -> std::result::Result<actions::Navigation, String> {
         let old_leaf = resolve_leaf(s, leaf.as_deref()).map_err(|e| e.to_string())?;
@@ -313,8 +313,8 @@ pub fn navigate(
         if nav.old_leaf.map(|l| s.entries[l].id.to_string()) != old_leaf_id {
             return Err("the session changed (Pi appended); run the command again".into());
         }
-        let mut ids = IdSource::new(s);
-        let now = actions::now_ms();
+        let mut ids = IdSource::new(s, crate::store::clock::entropy());
+        let now = crate::store::clock::now_ms();
         let entry = match &summary_text {
             Some(sm) => actions::branch_summary_entry(s, &nav, sm, &ids.next(), now),
             None => actions::navigation_marker(s, &nav, &ids.next(), now),
@@ -379,8 +379,8 @@ pub fn label(file: &Path, target: &str, label: Option<&str>, yes: bool) -> Resul
             s.leaf(),
             t,
             label,
-            &IdSource::new(s).next(),
-            actions::now_ms(),
+            &IdSource::new(s, crate::store::clock::entropy()).next(),
+            crate::store::clock::now_ms(),
         ))
     })
 }
@@ -391,8 +391,8 @@ pub fn rename(file: &Path, name: &str, yes: bool) -> Result<()> {
             s,
             s.leaf(),
             name,
-            &IdSource::new(s).next(),
-            actions::now_ms(),
+            &IdSource::new(s, crate::store::clock::entropy()).next(),
+            crate::store::clock::now_ms(),
         ))
     })
 }
@@ -404,7 +404,7 @@ pub fn fork(file: &Path, target: Option<&str>, leaf: Option<&str>, yes: bool) ->
         Some(t) => {
             let i = resolve_ref(&s, t)?;
             let e = &s.entries[i];
-            if e.message().map(|m| &m.role) != Some(&crate::engine::session::Role::User) {
+            if e.message().map(|m| &m.role) != Some(&crate::engine::entry::Role::User) {
                 bail!(
                     "fork works at a user message (Pi's /fork); {} is a {}",
                     e.id,
@@ -419,8 +419,8 @@ pub fn fork(file: &Path, target: Option<&str>, leaf: Option<&str>, yes: bool) ->
         }
         None => (resolve_leaf(&s, leaf)?, None),
     };
-    let now = actions::now_ms();
-    let sid = actions::session_id(now);
+    let now = crate::store::clock::now_ms();
+    let sid = actions::session_id(now, crate::store::clock::entropy());
     let abs = std::fs::canonicalize(file).unwrap_or_else(|_| file.to_path_buf());
     let cwd = s
         .header
@@ -428,7 +428,7 @@ pub fn fork(file: &Path, target: Option<&str>, leaf: Option<&str>, yes: bool) ->
         .clone()
         .unwrap_or_else(|| cwd().to_string_lossy().to_string());
     let header = actions::session_header(&sid, &cwd, Some(&abs.to_string_lossy()), now);
-    let lines = actions::branched_session(&s, cut_at, header);
+    let lines = actions::branched_session(&s, cut_at, header, crate::store::clock::entropy());
     let dir = abs
         .parent()
         .map(Path::to_path_buf)

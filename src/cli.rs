@@ -1,10 +1,11 @@
 //! Command line: thin glue from clap to the engine. Every command has `--json`.
 
 use crate::engine::compaction::{self, CompactionSettings};
+use crate::engine::entry::{Kind, Role};
 use crate::engine::models::Registry;
 use crate::engine::report::{self, num};
-use crate::engine::session::{Kind, Role, Session};
-use crate::engine::settings::{self, Settings};
+use crate::engine::session::Session;
+use crate::engine::settings::{self};
 use crate::engine::tokens::{Encoding, TokenCache};
 use crate::engine::{branch, context, tree, tree_view};
 use clap::{Parser, Subcommand};
@@ -170,7 +171,7 @@ pub enum Command {
 /// A session for one CLI command. It is never dropped: the process ends right after the
 /// command, and freeing a big session entry by entry costs ~20 ms at 100 MB for nothing.
 pub fn load(path: &Path) -> Result<std::mem::ManuallyDrop<Session>> {
-    let s = Session::load_path(path).map_err(|e| eyre!("{}: {e}", path.display()))?;
+    let s = crate::store::load_session(path).map_err(|e| eyre!("{}: {e}", path.display()))?;
     for d in &s.diagnostics {
         eprintln!("bonsai: {}:{}: {}", path.display(), d.line, d.message);
     }
@@ -315,8 +316,8 @@ fn cmd_context(file: &Path, leaf: Option<&str>, json_out: bool, exact: bool) -> 
     let leaf = resolve_leaf(&s, leaf)?;
     let path = leaf.map(|l| s.path_to(l)).unwrap_or_default();
     let proj = context::project(&s, &path);
-    let msgs: Vec<&context::CtxMessage> = proj.messages().collect();
-    let reg = Registry::load(&settings::agent_dir());
+    let msgs: Vec<&context::ContextMessage> = proj.messages().collect();
+    let reg = crate::store::config::load_registry(&crate::store::config::agent_dir());
     let (model, window) = session_model(&s, &proj, &reg);
     let enc = Encoding::for_model(
         model.as_ref().map(|m| m.0.as_str()),
@@ -331,7 +332,7 @@ fn cmd_context(file: &Path, leaf: Option<&str>, json_out: bool, exact: bool) -> 
     });
     let ctx_tokens = context::estimate_context_tokens(&s, &msgs);
     let projected = context::estimate_projected_tokens(&s, &proj);
-    let settings = Settings::load(&cwd());
+    let settings = crate::store::config::load_settings(&cwd());
     let mref = model.as_ref().map(|(p, m)| (p.as_str(), m.as_str()));
     if json_out {
         let mut ctx = report::context_json(&s, &proj, exact_counts.as_deref());
@@ -408,10 +409,10 @@ fn cmd_context(file: &Path, leaf: Option<&str>, json_out: bool, exact: bool) -> 
 fn cmd_cut(file: &Path, keep: Option<u64>, reserve: Option<u64>, leaf: Option<&str>, json_out: bool) -> Result<()> {
     let s = load(file)?;
     let leaf = resolve_leaf(&s, leaf)?;
-    let settings = Settings::load(&cwd());
+    let settings = crate::store::config::load_settings(&cwd());
     let path = leaf.map(|l| s.path_to(l)).unwrap_or_default();
     let proj = context::project(&s, &path);
-    let reg = Registry::load(&settings::agent_dir());
+    let reg = crate::store::config::load_registry(&crate::store::config::agent_dir());
     let (model, _) = session_model(&s, &proj, &reg);
     let mref = model.as_ref().map(|(p, m)| (p.as_str(), m.as_str()));
     let cs = CompactionSettings {
@@ -507,16 +508,20 @@ fn cmd_branch(
     let s = load(file)?;
     let leaf = resolve_leaf(&s, leaf)?;
     let target = resolve_ref(&s, target)?;
-    let settings = Settings::load(&cwd());
+    let settings = crate::store::config::load_settings(&cwd());
     let window = match window {
         Some(w) => w,
         None => {
             let path = leaf.map(|l| s.path_to(l)).unwrap_or_default();
             let proj = context::project(&s, &path);
-            session_model(&s, &proj, &Registry::load(&settings::agent_dir()))
-                .1
-                .filter(|w| *w > 0)
-                .unwrap_or(128000)
+            session_model(
+                &s,
+                &proj,
+                &crate::store::config::load_registry(&crate::store::config::agent_dir()),
+            )
+            .1
+            .filter(|w| *w > 0)
+            .unwrap_or(128000)
         }
     };
     let budget = window as i64 - reserve.unwrap_or(settings.branch_reserve_tokens()) as i64;
@@ -551,11 +556,11 @@ fn cmd_branch(
 fn cmd_tree(file: &Path, filter: Option<String>, leaf: Option<&str>, width: usize, json_out: bool) -> Result<()> {
     let s = load(file)?;
     let leaf = resolve_leaf(&s, leaf)?;
-    let settings = Settings::load(&cwd());
+    let settings = crate::store::config::load_settings(&cwd());
     let filter = filter.unwrap_or_else(|| settings.tree_filter_mode().to_string());
     let t = tree::Tree::build(&s);
     let mode = tree_view::FilterMode::parse(&filter).unwrap_or_default();
-    let view = tree_view::TreeView::new(&s, &t, leaf, mode);
+    let view = tree_view::TreeView::new(&s, &t, leaf, mode, crate::store::clock::now_ms());
     let lines = view.render_plain(&s, width, None);
     if json_out {
         let (tj, tij, depth) = report::tree_json(&s, &t);
@@ -577,20 +582,20 @@ fn cmd_stats(file: &Path, leaf: Option<&str>, top: usize, json_out: bool) -> Res
     let mut by_role: std::collections::BTreeMap<String, (u64, u64)> = Default::default();
     let mut by_tool: std::collections::BTreeMap<String, (u64, u64)> = Default::default();
     let mut largest: Vec<(u64, usize)> = Vec::new();
-    s.prefetch_bodies(0..s.entries.len());
+    s.prefetch_measures(0..s.entries.len());
     for (i, e) in s.entries.iter().enumerate() {
         let est: u64 = context::intrinsic_messages(&s, i).iter().map(|m| m.est_tokens).sum();
         largest.push((est, i));
         if let Kind::Message(m) = &e.kind {
             let r = by_role.entry(m.role.as_str().to_string()).or_default();
             r.0 += 1;
-            r.1 += s.body(m).est_tokens;
+            r.1 += s.measures(m).est_tokens;
             if m.role == Role::ToolResult {
                 let t = by_tool
                     .entry(m.tool_name.as_deref().unwrap_or("?").to_string())
                     .or_default();
                 t.0 += 1;
-                t.1 += s.body(m).est_tokens;
+                t.1 += s.measures(m).est_tokens;
             }
         }
     }
@@ -600,9 +605,9 @@ fn cmd_stats(file: &Path, leaf: Option<&str>, top: usize, json_out: bool) -> Res
     let proj = context::project(&s, &path);
     let msgs: Vec<_> = proj.messages().collect();
     let ctx = context::estimate_context_tokens(&s, &msgs);
-    let reg = Registry::load(&settings::agent_dir());
+    let reg = crate::store::config::load_registry(&crate::store::config::agent_dir());
     let (model, window) = session_model(&s, &proj, &reg);
-    let settings = Settings::load(&cwd());
+    let settings = crate::store::config::load_settings(&cwd());
     let mref = model.as_ref().map(|(p, m)| (p.as_str(), m.as_str()));
     let reserve = settings.reserve_tokens(mref);
     let threshold = window.map(|w| w as i64 - reserve as i64);
@@ -686,7 +691,7 @@ fn cmd_stats(file: &Path, leaf: Option<&str>, top: usize, json_out: bool) -> Res
 
 fn cmd_list(all: bool, json_out: bool) -> Result<()> {
     let cwd = cwd();
-    let settings = Settings::load(&cwd);
+    let settings = crate::store::config::load_settings(&cwd);
     let infos = crate::store::list_sessions(&cwd, &settings, all);
     if json_out {
         print_json(&Value::Array(infos.iter().map(|i| i.to_json()).collect()));

@@ -2,7 +2,8 @@
 //! no panic, no hang.
 
 use bonsai::engine::compaction::{self, CompactionSettings};
-use bonsai::engine::session::{DiagnosticKind, Kind, LoadError, Role, Session};
+use bonsai::engine::entry::{DiagnosticKind, Kind, Role};
+use bonsai::engine::session::{LoadError, Session};
 use bonsai::engine::tree::Tree;
 use bonsai::engine::tree_view::{FilterMode, TreeView};
 use bonsai::engine::{context, report};
@@ -15,14 +16,14 @@ fn bad(name: &str) -> PathBuf {
 }
 
 fn load(name: &str) -> Session {
-    Session::load_path(&bad(name)).unwrap_or_else(|e| panic!("{name}: {e}"))
+    bonsai::store::load_session(&bad(name)).unwrap_or_else(|e| panic!("{name}: {e}"))
 }
 
 /// Everything a user can ask of a session works on it without panicking.
 fn exercise(s: &Session) {
     let t = Tree::build(s);
     for mode in FilterMode::CYCLE {
-        let v = TreeView::new(s, &t, s.leaf(), mode);
+        let v = TreeView::new(s, &t, s.leaf(), mode, 0);
         let _ = v.render_plain(s, 80, Some(20));
     }
     if let Some(l) = s.leaf() {
@@ -47,14 +48,22 @@ fn messages(s: &Session) -> Vec<String> {
 
 #[test]
 fn empty_file_is_a_clear_error() {
-    let e = Session::load_path(&bad("empty.jsonl")).unwrap_err();
-    assert!(matches!(e, LoadError::Empty));
+    let e = bonsai::store::load_session(&bad("empty.jsonl")).unwrap_err();
+    assert!(matches!(
+        e,
+        bonsai::store::OpenError::Invalid {
+            source: LoadError::Empty,
+            ..
+        }
+    ));
     assert!(e.to_string().contains("empty"), "{e}");
 }
 
 #[test]
 fn not_a_session_names_the_line() {
-    let e = Session::load_path(&bad("not-a-session.jsonl")).unwrap_err().to_string();
+    let e = bonsai::store::load_session(&bad("not-a-session.jsonl"))
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("line 1") && e.contains("\"message\""), "{e}");
 }
 
@@ -193,9 +202,9 @@ fn a_50_mb_line_loads_and_estimates() {
         )
     );
     std::fs::write(&p, text).unwrap();
-    let s = Session::load_path(&p).unwrap();
+    let s = bonsai::store::load_session(&p).unwrap();
     assert_eq!(s.entries.len(), 2);
-    assert_eq!(s.body_of(1).unwrap().est_tokens, (50 * 1024 * 1024 / 4) as u64);
+    assert_eq!(s.measures_of(1).unwrap().est_tokens, (50 * 1024 * 1024 / 4) as u64);
     let proj = context::project(&s, &s.path_to(1));
     assert_eq!(proj.message_count(), 2);
     // A tool result is never a cut point, so the cut falls back to the user message that

@@ -3,7 +3,8 @@
 
 use bonsai::engine::compaction::{self, CompactionSettings, NoCompaction};
 use bonsai::engine::context;
-use bonsai::engine::session::{Role, Session};
+use bonsai::engine::entry::Role;
+use bonsai::engine::session::Session;
 use bonsai::engine::tree::Tree;
 use serde_json::{Value, json};
 

@@ -103,13 +103,10 @@ fn compaction_written_by_bonsai_is_pis_compaction() {
 }
 
 fn first_user(f: &Path) -> usize {
-    let s = bonsai::engine::session::Session::load_path(f).unwrap();
+    let s = bonsai::store::load_session(f).unwrap();
     s.entries
         .iter()
-        .position(|e| {
-            e.message()
-                .is_some_and(|m| m.role == bonsai::engine::session::Role::User)
-        })
+        .position(|e| e.message().is_some_and(|m| m.role == bonsai::engine::entry::Role::User))
         .unwrap()
 }
 
@@ -159,13 +156,13 @@ fn navigation_without_summary_resumes_at_the_target() {
     for src in v3_fixtures() {
         let dir = tempfile::tempdir().unwrap();
         let f = copy(&src, dir.path());
-        let s = bonsai::engine::session::Session::load_path(&f).unwrap();
+        let s = bonsai::store::load_session(&f).unwrap();
         // An assistant message in the middle of the file.
         let mid = (s.entries.len() / 2..s.entries.len())
             .find(|&i| {
                 s.entries[i]
                     .message()
-                    .is_some_and(|m| m.role == bonsai::engine::session::Role::Assistant)
+                    .is_some_and(|m| m.role == bonsai::engine::entry::Role::Assistant)
             })
             .unwrap();
         let tid = s.entries[mid].id.to_string();
@@ -205,7 +202,7 @@ fn labels_names_forks_and_clones_load_in_pi() {
     assert!(bonsai(&["label", fs, &target, "first-ask", "--yes"]).0);
     assert!(bonsai(&["rename", fs, "Renamed\r\nby bonsai ", "--yes"]).0);
     let o = oracle.run(&f, &[]).unwrap();
-    let s = bonsai::engine::session::Session::load_path(&f).unwrap();
+    let s = bonsai::store::load_session(&f).unwrap();
     let tid = s.entries[first_user(&f)].id.to_string();
     assert_eq!(o["labels"][&tid], "first-ask");
     assert_eq!(o["sessionName"], "Renamed by bonsai");
@@ -239,12 +236,12 @@ fn labels_names_forks_and_clones_load_in_pi() {
     );
 
     // Fork before a user message: the path up to its parent.
-    let s = bonsai::engine::session::Session::load_path(&f).unwrap();
+    let s = bonsai::store::load_session(&f).unwrap();
     let users: Vec<usize> = (0..s.entries.len())
         .filter(|&i| {
             s.entries[i]
                 .message()
-                .is_some_and(|m| m.role == bonsai::engine::session::Role::User)
+                .is_some_and(|m| m.role == bonsai::engine::entry::Role::User)
         })
         .collect();
     let u = users[users.len() / 2];

@@ -480,7 +480,7 @@ fn tui_app(fixture: &str, server: &str) -> (tempfile::TempDir, std::path::PathBu
         &file,
     )
     .unwrap();
-    let s = bonsai::engine::session::Session::load_path(&file).unwrap();
+    let s = bonsai::store::load_session(&file).unwrap();
     let mut app = bonsai::ui::app::App::new(
         s,
         Some(file.clone()),

@@ -83,11 +83,11 @@ fn live_oracle_agrees_on_every_session() {
     for session in live_sessions() {
         let name = session.file_name().unwrap().to_string_lossy().to_string();
         // A branch target: the first user message, so the summary crosses the most.
-        let s = bonsai::engine::session::Session::load_path(&session).unwrap();
-        let target = s.entries.iter().position(|e| {
-            e.message()
-                .is_some_and(|m| m.role == bonsai::engine::session::Role::User)
-        });
+        let s = bonsai::store::load_session(&session).unwrap();
+        let target = s
+            .entries
+            .iter()
+            .position(|e| e.message().is_some_and(|m| m.role == bonsai::engine::entry::Role::User));
         for k in ["2000", "20000"] {
             let mut args = vec!["--keep-recent-tokens", k];
             let t;
@@ -119,7 +119,7 @@ fn live_oracle_agrees_at_every_leaf_of_a_branchy_session() {
         shared().join("fixtures/pi-0.87.1/branching-small.jsonl"),
         shared().join("fixtures/pi-0.87.1/context-edits.jsonl"),
     ] {
-        let s = bonsai::engine::session::Session::load_path(&session).unwrap();
+        let s = bonsai::store::load_session(&session).unwrap();
         let t = bonsai::engine::tree::Tree::build(&s);
         for (i, ch) in t.children.iter().enumerate() {
             if !ch.is_empty() {

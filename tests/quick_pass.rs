@@ -5,8 +5,9 @@
 
 mod common;
 
-use bonsai::engine::mapped::FileBytes;
-use bonsai::engine::session::{Kind, Session};
+use bonsai::engine::bytes::FileBytes;
+use bonsai::engine::entry::Kind;
+use bonsai::engine::session::Session;
 use std::path::PathBuf;
 
 fn describe(s: &Session) -> Vec<String> {
@@ -47,7 +48,7 @@ fn describe(s: &Session) -> Vec<String> {
                 m.exclude_from_context,
                 m.custom_type
             );
-            line += &format!(" body {:?}", s.body(m));
+            line += &format!(" body {:?}", s.measures(m));
         }
         out.push(line);
     }
@@ -64,7 +65,7 @@ fn same_both_ways(name: &str, bytes: &[u8]) -> usize {
                 .entries
                 .iter()
                 .filter_map(|e| e.message())
-                .filter(|m| m.has_body())
+                .filter(|m| m.is_measured())
                 .count();
             let (dq, df) = (describe(&q), describe(&f));
             for (a, b) in dq.iter().zip(df.iter()) {

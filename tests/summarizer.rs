@@ -5,7 +5,6 @@ mod common;
 use bonsai::engine::actions;
 use bonsai::engine::compaction::{self, CompactionSettings};
 use bonsai::engine::context;
-use bonsai::engine::session::Session;
 use common::*;
 use serde_json::Value;
 
@@ -23,7 +22,7 @@ fn offline_summaries_keep_requests_files_and_errors_in_a_tenth() {
     let mut checked = 0;
     for dir in shared_fixture_dirs() {
         for f in sessions_in(&dir) {
-            let s = Session::load_path(&f).unwrap();
+            let s = bonsai::store::load_session(&f).unwrap();
             let leaf = s.leaf().unwrap();
             for keep in [2000, 4000] {
                 let Ok(plan) = compaction::prepare(
@@ -96,7 +95,7 @@ fn offline_summaries_keep_requests_files_and_errors_in_a_tenth() {
 #[test]
 fn split_turns_get_a_turn_prefix_summary_and_updates_keep_the_previous_one() {
     let f = shared().join("fixtures/pi-0.87.1/context-edits.jsonl");
-    let s = Session::load_path(&f).unwrap();
+    let s = bonsai::store::load_session(&f).unwrap();
     let plan = compaction::prepare(
         &s,
         s.leaf().unwrap(),

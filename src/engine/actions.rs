@@ -4,49 +4,46 @@
 use super::branch;
 use super::compaction::{self, CompactionPlan, CompactionSettings, NoCompaction};
 use super::context;
+use super::entry::{Kind, Role};
 use super::js;
 use super::serialize;
-use super::session::{Kind, Role, Session};
+use super::session::Session;
 use super::summarize;
 use serde_json::{Map, Value, json};
 use std::collections::HashSet;
-use std::hash::{BuildHasher, Hasher};
 
-/// Ids of entries bonsai is about to write, unique against the file and each other.
+/// splitmix64: one step of a small, well-mixed sequence from a seed.
+fn mix(state: &mut u64) -> u64 {
+    *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    let mut z = *state;
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+/// Ids of entries bonsai is about to write, unique against the file and each other. The
+/// seed comes from the store's entropy (the engine reads no clock).
 pub struct IdSource {
     taken: HashSet<String>,
+    state: u64,
 }
 
 impl IdSource {
-    pub fn new(s: &Session) -> IdSource {
+    pub fn new(s: &Session, seed: u64) -> IdSource {
         IdSource {
             taken: s.entries.iter().map(|e| e.id.to_string()).collect(),
+            state: seed,
         }
     }
     /// 8 hex digits, like Pi's `randomUUID().slice(0, 8)`.
     pub fn next(&mut self) -> String {
         loop {
-            let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-            h.write_u128(
-                std::time::SystemTime::now()
-                    .duration_since(std::time::UNIX_EPOCH)
-                    .map(|d| d.as_nanos())
-                    .unwrap_or(0),
-            );
-            h.write_usize(self.taken.len());
-            let id = format!("{:08x}", h.finish() as u32);
+            let id = format!("{:08x}", mix(&mut self.state) as u32);
             if self.taken.insert(id.clone()) {
                 return id;
             }
         }
     }
-}
-
-pub fn now_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as i64)
-        .unwrap_or(0)
 }
 
 fn base(kind: &str, id: &str, parent: Option<&str>, ts_ms: i64) -> Map<String, Value> {
@@ -88,7 +85,7 @@ pub fn compaction_entry(
     if let Some(u) = &summary.usage {
         m.insert("usage".into(), u.clone());
     }
-    let msgs: Vec<&context::CtxMessage> = plan.projection.messages().collect();
+    let msgs: Vec<&context::ContextMessage> = plan.projection.messages().collect();
     if let Some(Value::Object(mut sys)) = context::current_system_message(s, &msgs) {
         sys.insert("timestamp".into(), Value::from(ts_ms));
         m.insert("systemMessage".into(), Value::Object(sys));
@@ -243,7 +240,7 @@ pub fn session_info_entry(s: &Session, leaf: Option<usize>, name: &str, id: &str
 
 /// Pi's `createBranchedSession(leaf)`: the root→leaf path without label entries, re-chained,
 /// compactions pointing past dropped labels, then the resolved labels of the path.
-pub fn branched_session(s: &Session, leaf: Option<usize>, header: Value) -> Vec<Value> {
+pub fn branched_session(s: &Session, leaf: Option<usize>, header: Value, seed: u64) -> Vec<Value> {
     let path = leaf.map(|l| s.path_to(l)).unwrap_or_default();
     let mut out = vec![header];
     let mut replacement: std::collections::HashMap<String, String> = Default::default();
@@ -295,7 +292,7 @@ pub fn branched_session(s: &Session, leaf: Option<usize>, header: Value) -> Vec<
             }
         }
     }
-    let mut ids = IdSource::new(s);
+    let mut ids = IdSource::new(s, seed);
     for t in order.into_iter().filter(|t| kept_ids.contains(t)) {
         let (label, li) = s.labels.get(t.as_str()).unwrap();
         let ts = s
@@ -334,11 +331,10 @@ pub fn session_header(id: &str, cwd: &str, parent_session: Option<&str>, ts_ms: 
     Value::Object(m)
 }
 
-/// A UUIDv7-shaped session id (time-ordered, as Pi's).
-pub fn session_id(ts_ms: i64) -> String {
-    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-    h.write_i64(ts_ms);
-    let r = h.finish();
+/// A UUIDv7-shaped session id (time-ordered, as Pi's); `seed` gives the random part.
+pub fn session_id(ts_ms: i64, seed: u64) -> String {
+    let mut state = seed ^ ts_ms as u64;
+    let r = mix(&mut state);
     let t = ts_ms as u64;
     format!(
         "{:08x}-{:04x}-7{:03x}-{:04x}-{:012x}",

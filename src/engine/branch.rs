@@ -1,9 +1,10 @@
 //! What a branch summary would cover when leaving the current leaf for another entry:
 //! Pi's `collectEntriesForBranchSummary` and `prepareBranchEntries`.
 
-use super::context::{self, CtxMessage, Part};
+use super::context::{self, ContextMessage, Part};
+use super::entry::{Kind, Role};
 use super::serialize::FileOps;
-use super::session::{Kind, Role, Session};
+use super::session::Session;
 
 #[derive(Debug, Clone)]
 pub struct BranchPlan {
@@ -14,16 +15,16 @@ pub struct BranchPlan {
     pub entries: Vec<usize>,
     pub token_budget: i64,
     /// Messages that fit the budget, oldest first (tool results are never included).
-    pub messages: Vec<CtxMessage>,
+    pub messages: Vec<ContextMessage>,
     pub total_tokens: u64,
     pub file_ops: FileOps,
 }
 
 /// Pi's `getMessageFromEntry` for branch summaries: the raw message (no edits, no
 /// projection), summaries as messages, tool results skipped.
-fn branch_message(s: &Session, idx: usize) -> Option<CtxMessage> {
+fn branch_message(s: &Session, idx: usize) -> Option<ContextMessage> {
     let mk = |part, role, est| {
-        Some(CtxMessage {
+        Some(ContextMessage {
             source: idx,
             part,
             role,
@@ -33,7 +34,7 @@ fn branch_message(s: &Session, idx: usize) -> Option<CtxMessage> {
     };
     match &s.entries[idx].kind {
         Kind::Message(m) if m.role == Role::ToolResult => None,
-        Kind::Message(m) => mk(Part::Main, m.role.clone(), s.body(m).est_tokens),
+        Kind::Message(m) => mk(Part::Main, m.role.clone(), s.measures(m).est_tokens),
         Kind::CustomMessage { est_tokens, .. } => mk(Part::Main, Role::Custom, *est_tokens),
         Kind::BranchSummary(b) => mk(Part::Main, Role::BranchSummary, (b.summary_chars as u64).div_ceil(4)),
         Kind::Compaction(c) => mk(
@@ -100,11 +101,11 @@ pub fn prepare(s: &Session, from_leaf: Option<usize>, target: usize, token_budge
         }
     }
     let mut picked = Vec::new();
-    s.prefetch_bodies(plan.entries.iter().copied());
+    s.prefetch_measures(plan.entries.iter().copied());
     for &i in plan.entries.iter().rev() {
         let Some(m) = branch_message(s, i) else { continue };
         if let Some(msg) = context::msg_of(s, &m) {
-            for tc in &s.body(msg).tool_calls {
+            for tc in &s.measures(msg).tool_calls {
                 if let (Role::Assistant, Some(p)) = (&msg.role, &tc.path) {
                     plan.file_ops.add_tool_call(&tc.name, p);
                 }

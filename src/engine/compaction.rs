@@ -1,9 +1,10 @@
 //! Where a compaction would cut: Pi 0.87.1's `prepareCompaction` and
 //! `findProjectedCutPoint`, on the projected path.
 
-use super::context::{self, CtxMessage, Projection};
+use super::context::{self, ContextMessage, Projection};
+use super::entry::{Kind, Role};
 use super::serialize::FileOps;
-use super::session::{Kind, Role, Session};
+use super::session::Session;
 use serde_json::Value;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -51,8 +52,8 @@ pub struct CompactionPlan {
     pub tokens_before: f64,
     /// Projected-entry range that is summarized as history.
     pub history: std::ops::Range<usize>,
-    pub messages_to_summarize: Vec<CtxMessage>,
-    pub turn_prefix_messages: Vec<CtxMessage>,
+    pub messages_to_summarize: Vec<ContextMessage>,
+    pub turn_prefix_messages: Vec<ContextMessage>,
     /// Projected index of the previous compaction (the boundary), if any.
     pub previous_compaction: Option<usize>,
     pub file_ops: FileOps,
@@ -184,7 +185,7 @@ fn find_projected_cut_point(
     }
 }
 
-fn messages_for_summary(s: &Session, entries: &[context::ProjectedEntry]) -> Vec<CtxMessage> {
+fn messages_for_summary(s: &Session, entries: &[context::ProjectedEntry]) -> Vec<ContextMessage> {
     entries
         .iter()
         .filter(|pe| !s.entries[pe.source].is_compaction())
@@ -193,7 +194,7 @@ fn messages_for_summary(s: &Session, entries: &[context::ProjectedEntry]) -> Vec
 }
 
 /// Pi's `extractFileOpsFromMessage` for a projected message (edits included).
-pub fn add_file_ops(s: &Session, m: &CtxMessage, ops: &mut FileOps) {
+pub fn add_file_ops(s: &Session, m: &ContextMessage, ops: &mut FileOps) {
     if m.role != Role::Assistant {
         return;
     }
@@ -203,7 +204,7 @@ pub fn add_file_ops(s: &Session, m: &CtxMessage, ops: &mut FileOps) {
         return;
     }
     if let Some(msg) = context::msg_of(s, m) {
-        for tc in &s.body(msg).tool_calls {
+        for tc in &s.measures(msg).tool_calls {
             if let Some(p) = &tc.path {
                 ops.add_tool_call(&tc.name, p);
             }

@@ -4,8 +4,9 @@
 //! The projection is a list of references (entry index + which part of it), never copies of
 //! content; `materialize` turns one into the JSON message Pi would hold when text is needed.
 
+use super::entry::{ContentStats, Kind, Role, StoredMessage, Usage};
 use super::js;
-use super::session::{ContentStats, Kind, Msg, Role, Session, Usage};
+use super::session::Session;
 use serde_json::{Map, Value};
 use std::collections::HashMap;
 
@@ -20,7 +21,7 @@ pub enum Part {
 }
 
 #[derive(Debug, Clone)]
-pub struct CtxMessage {
+pub struct ContextMessage {
     pub source: usize,
     pub part: Part,
     pub role: Role,
@@ -32,7 +33,7 @@ pub struct CtxMessage {
 #[derive(Debug, Clone)]
 pub struct ProjectedEntry {
     pub source: usize,
-    pub messages: Vec<CtxMessage>,
+    pub messages: Vec<ContextMessage>,
 }
 
 #[derive(Debug, Clone)]
@@ -44,7 +45,7 @@ pub struct Projection {
 }
 
 impl Projection {
-    pub fn messages(&self) -> impl Iterator<Item = &CtxMessage> {
+    pub fn messages(&self) -> impl Iterator<Item = &ContextMessage> {
         self.entries.iter().flat_map(|e| e.messages.iter())
     }
     pub fn message_count(&self) -> usize {
@@ -53,9 +54,9 @@ impl Projection {
 }
 
 /// Pi's `sessionEntryToContextMessages` in reference form (roles and estimates only).
-pub fn intrinsic_messages(s: &Session, idx: usize) -> Vec<CtxMessage> {
+pub fn intrinsic_messages(s: &Session, idx: usize) -> Vec<ContextMessage> {
     let e = &s.entries[idx];
-    let mk = |part, role, est| CtxMessage {
+    let mk = |part, role, est| ContextMessage {
         source: idx,
         part,
         role,
@@ -63,7 +64,7 @@ pub fn intrinsic_messages(s: &Session, idx: usize) -> Vec<CtxMessage> {
         est_tokens: est,
     };
     match &e.kind {
-        Kind::Message(m) => vec![mk(Part::Main, m.role.clone(), s.body(m).est_tokens)],
+        Kind::Message(m) => vec![mk(Part::Main, m.role.clone(), s.measures(m).est_tokens)],
         Kind::CustomMessage { est_tokens, .. } => vec![mk(Part::Main, Role::Custom, *est_tokens)],
         Kind::BranchSummary(b) if b.summary_nonempty => {
             vec![mk(
@@ -80,7 +81,7 @@ pub fn intrinsic_messages(s: &Session, idx: usize) -> Vec<CtxMessage> {
             );
             match &c.system_message {
                 Some(sm) => vec![
-                    mk(Part::CompactionSystem, sm.role.clone(), s.body(sm).est_tokens),
+                    mk(Part::CompactionSystem, sm.role.clone(), s.measures(sm).est_tokens),
                     summary,
                 ],
                 None => vec![summary],
@@ -115,7 +116,7 @@ pub fn context_entries(s: &Session, path: &[usize]) -> Vec<usize> {
 }
 
 /// Estimate for a message whose content a `context_edit` replaced.
-fn replaced_estimate(m: &Msg, rep: &ContentStats) -> u64 {
+fn replaced_estimate(m: &StoredMessage, rep: &ContentStats) -> u64 {
     let mut st = rep.clone();
     if st.is_string && matches!(m.role, Role::Assistant | Role::ToolResult) {
         // Pi stores a string replacement for these roles as one text block.
@@ -124,7 +125,7 @@ fn replaced_estimate(m: &Msg, rep: &ContentStats) -> u64 {
     st.estimate(&m.role)
 }
 
-fn project_entry(s: &Session, idx: usize, edit: Option<usize>) -> Vec<CtxMessage> {
+fn project_entry(s: &Session, idx: usize, edit: Option<usize>) -> Vec<ContextMessage> {
     let mut msgs = intrinsic_messages(s, idx);
     let Some(ei) = edit else { return msgs };
     let Kind::ContextEdit { replacement, .. } = &s.entries[ei].kind else {
@@ -181,7 +182,7 @@ pub fn path_settings(s: &Session, path: &[usize]) -> (String, Option<(Option<Str
 pub fn project(s: &Session, path: &[usize]) -> Projection {
     let (thinking_level, model) = path_settings(s, path);
     let ctx = context_entries(s, path);
-    s.prefetch_bodies(ctx.iter().copied());
+    s.prefetch_measures(ctx.iter().copied());
     let mut edits: HashMap<&str, usize> = HashMap::new();
     for &i in &ctx {
         if let Kind::ContextEdit { target_id: Some(t), .. } = &s.entries[i].kind {
@@ -209,8 +210,8 @@ pub fn project(s: &Session, path: &[usize]) -> Projection {
     }
 }
 
-/// The message's own `Msg` record (for assistants: usage, stop reason, tool calls).
-pub fn msg_of<'a>(s: &'a Session, m: &CtxMessage) -> Option<&'a Msg> {
+/// The message's own `StoredMessage` record (for assistants: usage, stop reason, tool calls).
+pub fn msg_of<'a>(s: &'a Session, m: &ContextMessage) -> Option<&'a StoredMessage> {
     match (&s.entries[m.source].kind, m.part) {
         (Kind::Message(msg), Part::Main) => Some(msg),
         (Kind::Compaction(c), Part::CompactionSystem) => c.system_message.as_ref(),
@@ -218,7 +219,7 @@ pub fn msg_of<'a>(s: &'a Session, m: &CtxMessage) -> Option<&'a Msg> {
     }
 }
 
-fn valid_usage(s: &Session, m: &CtxMessage) -> Option<Usage> {
+fn valid_usage(s: &Session, m: &ContextMessage) -> Option<Usage> {
     msg_of(s, m).and_then(|x| x.valid_usage())
 }
 
@@ -232,7 +233,7 @@ pub struct ContextTokens {
 }
 
 /// Pi's `estimateContextTokens`: the last valid assistant usage plus estimates after it.
-pub fn estimate_context_tokens(s: &Session, msgs: &[&CtxMessage]) -> ContextTokens {
+pub fn estimate_context_tokens(s: &Session, msgs: &[&ContextMessage]) -> ContextTokens {
     let last = msgs
         .iter()
         .enumerate()
@@ -264,7 +265,7 @@ pub fn estimate_context_tokens(s: &Session, msgs: &[&CtxMessage]) -> ContextToke
 /// Pi's `estimateProjectedContextTokens`: distrusts usage older than the newest edit or
 /// compaction on the branch and then estimates everything (system prompt replayed once).
 pub fn estimate_projected_tokens(s: &Session, proj: &Projection) -> ContextTokens {
-    let msgs: Vec<&CtxMessage> = proj.messages().collect();
+    let msgs: Vec<&ContextMessage> = proj.messages().collect();
     let est = estimate_context_tokens(s, &msgs);
     if let Some(li) = est.last_usage_index {
         let usage_source = msgs[li].source;
@@ -298,7 +299,7 @@ pub fn estimate_projected_tokens(s: &Session, proj: &Projection) -> ContextToken
 }
 
 /// Pi's `getCurrentSystemMessage` replay (prompt text, sections by name, tools by name).
-pub fn current_system_message(s: &Session, msgs: &[&CtxMessage]) -> Option<Value> {
+pub fn current_system_message(s: &Session, msgs: &[&ContextMessage]) -> Option<Value> {
     let mut content: Vec<String> = Vec::new();
     let mut sections: Map<String, Value> = Map::new();
     let mut tools: Map<String, Value> = Map::new();
@@ -357,7 +358,7 @@ pub fn current_system_message(s: &Session, msgs: &[&CtxMessage]) -> Option<Value
     Some(Value::Object(out))
 }
 
-fn current_system_estimate(s: &Session, msgs: &[&CtxMessage]) -> u64 {
+fn current_system_estimate(s: &Session, msgs: &[&ContextMessage]) -> u64 {
     current_system_message(s, msgs).map(|v| estimate_value(&v)).unwrap_or(0)
 }
 
@@ -385,7 +386,7 @@ fn content_chars_with_images(c: Option<&Value>) -> usize {
             .iter()
             .map(|b| match b.get("type").and_then(|t| t.as_str()) {
                 Some("text") => b.get("text").and_then(|t| t.as_str()).map(js::utf16_len).unwrap_or(0),
-                Some("image") => super::session::IMAGE_CHARS,
+                Some("image") => super::entry::IMAGE_CHARS,
                 _ => 0,
             })
             .sum(),
@@ -457,7 +458,7 @@ fn ts_ms_value(s: &Session, idx: usize) -> Value {
 }
 
 /// The JSON message Pi holds for a projected reference (with edits applied).
-pub fn materialize(s: &Session, m: &CtxMessage) -> Value {
+pub fn materialize(s: &Session, m: &ContextMessage) -> Value {
     let mut v = materialize_intrinsic(s, m.source, m.part);
     if let Some(ei) = m.replaced_by {
         let ev = s.entry_value(ei);

@@ -348,7 +348,7 @@ lenient_struct!(LUsage {
     total_tokens: LAny = "totalTokens",
 });
 
-lenient_struct!(LMessage {
+lenient_struct!(MessageJson {
     role: LStr<'a> = "role",
     content: LContent<'a> = "content",
     provider: LStr<'a> = "provider",
@@ -371,12 +371,12 @@ lenient_struct!(LMessage {
     timestamp: LAny = "timestamp",
 });
 
-lenient_struct!(LEntry {
+lenient_struct!(EntryJson {
     kind: LStr<'a> = "type",
     id: LStr<'a> = "id",
     parent_id: Option<LStr<'a>> = "parentId",
     timestamp: LStr<'a> = "timestamp",
-    message: Option<LMessage<'a>> = "message",
+    message: Option<MessageJson<'a>> = "message",
     provider: LStr<'a> = "provider",
     model_id: LStr<'a> = "modelId",
     thinking_level: LStr<'a> = "thinkingLevel",
@@ -402,7 +402,7 @@ lenient_struct!(LEntry {
     parent_session: LStr<'a> = "parentSession",
 });
 
-lenient_struct!(LMessageHead {
+lenient_struct!(MessageHeadJson {
     role: LStr<'a> = "role",
     content: LHeadContent = "content",
     provider: LStr<'a> = "provider",
@@ -419,12 +419,12 @@ lenient_struct!(LMessageHead {
 
 // The quick pass of the loader: what every `message` line needs at load, with the content
 // only looked at for visible text and tool-call ids (everything else is measured later).
-lenient_struct!(LEntryHead {
+lenient_struct!(EntryHeadJson {
     kind: LStr<'a> = "type",
     id: LStr<'a> = "id",
     parent_id: Option<LStr<'a>> = "parentId",
     timestamp: LStr<'a> = "timestamp",
-    message: Option<LMessageHead<'a>> = "message",
+    message: Option<MessageHeadJson<'a>> = "message",
 });
 
 /// What the quick pass keeps of message content. Same rules as [`LContent`] and
@@ -441,8 +441,8 @@ pub struct LHeadContent {
 /// What the quick pass measured of a message, for every role but `system`.
 #[derive(Debug, Default, Clone)]
 pub struct Measured {
-    pub content: super::session::ContentStats,
-    pub tool_calls: Vec<super::session::ToolCall>,
+    pub content: super::entry::ContentStats,
+    pub tool_calls: Vec<super::entry::ToolCall>,
     /// UTF-16 length of `command` + `output` (bash executions).
     pub bash_chars: usize,
     /// UTF-16 length of `summary` (summary messages).

@@ -1,12 +1,15 @@
-//! The session engine: pure and synchronous. No terminal, no network.
+//! The session engine: pure and synchronous. It takes bytes, settings and a clock as values
+//! (the store reads files, configuration and time); no terminal, network, files or
+//! environment here.
 
 pub mod actions;
 pub mod branch;
+pub mod bytes;
 pub mod compaction;
 pub mod context;
+pub mod entry;
 pub mod js;
 pub mod lenient;
-pub mod mapped;
 pub mod models;
 pub mod report;
 pub mod scan;

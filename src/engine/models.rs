@@ -3,7 +3,6 @@
 //! and overrides from `<agentDir>/models.json`, merged as Pi's model registry merges them.
 
 use serde_json::Value;
-use std::path::Path;
 
 const BUILTIN: &str = include_str!("../../assets/models.tsv");
 
@@ -143,16 +142,13 @@ impl Registry {
         }
     }
 
-    pub fn load(agent_dir: &Path) -> Registry {
+    /// The built-in models with the custom ones of a `models.json` text merged in (Pi strips
+    /// comments and trailing commas first). `source` names the file in a warning.
+    pub fn with_models_json(text: &str, source: &str) -> Registry {
         let mut r = Registry::builtin_only();
-        let path = agent_dir.join("models.json");
-        if let Ok(text) = std::fs::read_to_string(&path) {
-            match serde_json::from_str::<Value>(&strip_json_comments(&text)) {
-                Ok(v) => r.merge_custom(&v),
-                Err(e) => r
-                    .warnings
-                    .push(format!("{}: {e}; custom models ignored", path.display())),
-            }
+        match serde_json::from_str::<Value>(&strip_json_comments(text)) {
+            Ok(v) => r.merge_custom(&v),
+            Err(e) => r.warnings.push(format!("{source}: {e}; custom models ignored")),
         }
         r
     }

@@ -4,10 +4,11 @@
 
 use super::branch::BranchPlan;
 use super::compaction::{CompactionPlan, NoCompaction};
-use super::context::{self, CtxMessage, Part, Projection};
+use super::context::{self, ContextMessage, Part, Projection};
+use super::entry::{Kind, Role};
 use super::js;
 use super::serialize;
-use super::session::{Kind, Role, Session};
+use super::session::Session;
 use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
 
@@ -38,7 +39,7 @@ fn idx_val(i: Option<usize>) -> Value {
 }
 
 /// The oracle's per-message description, plus bonsai's `exactTokens` when given.
-pub fn describe_message(s: &Session, m: &CtxMessage) -> Map<String, Value> {
+pub fn describe_message(s: &Session, m: &ContextMessage) -> Map<String, Value> {
     let mut d = Map::new();
     d.insert("role".into(), Value::String(m.role.as_str().to_string()));
     let msg = context::msg_of(s, m);
@@ -49,16 +50,16 @@ pub fn describe_message(s: &Session, m: &CtxMessage) -> Map<String, Value> {
         let st = stats_of_value(&v);
         let tc = match m.role {
             Role::System | Role::BashExecution | Role::BranchSummary | Role::CompactionSummary => {
-                msg.map(|x| s.body(x).text_chars).unwrap_or(0)
+                msg.map(|x| s.measures(x).text_chars).unwrap_or(0)
             }
             _ => st.text_chars,
         };
         (Some(st), tc)
     } else {
         let tc = match (&s.entries[m.source].kind, m.part) {
-            (Kind::Message(x), Part::Main) => s.body(x).text_chars,
+            (Kind::Message(x), Part::Main) => s.measures(x).text_chars,
             (Kind::Compaction(c), Part::CompactionSystem) => {
-                c.system_message.as_ref().map(|x| s.body(x).text_chars).unwrap_or(0)
+                c.system_message.as_ref().map(|x| s.measures(x).text_chars).unwrap_or(0)
             }
             (Kind::Compaction(c), _) => c.summary_chars,
             (Kind::BranchSummary(b), _) => b.summary_chars,
@@ -67,7 +68,7 @@ pub fn describe_message(s: &Session, m: &CtxMessage) -> Map<String, Value> {
         };
         let st = match (&s.entries[m.source].kind, m.part) {
             (Kind::CustomMessage { content, .. }, _) => Some((**content).clone()),
-            _ => msg.map(|x| s.body(x).content.clone()),
+            _ => msg.map(|x| s.measures(x).content.clone()),
         };
         (st, tc)
     };
@@ -137,10 +138,9 @@ pub fn describe_message(s: &Session, m: &CtxMessage) -> Map<String, Value> {
     d
 }
 
-fn stats_of_value(v: &Value) -> super::session::ContentStats {
+fn stats_of_value(v: &Value) -> super::entry::ContentStats {
     let raw = serde_json::to_string(v).unwrap_or_default();
-    super::session::Msg::from_raw(&raw, false)
-        .and_then(|m| m.into_body())
+    super::session::measure_message_json(&raw)
         .map(|b| b.content)
         .unwrap_or_default()
 }
@@ -228,7 +228,7 @@ pub fn tokens_json(t: &context::ContextTokens) -> Value {
     })
 }
 
-fn msg_range(s: &Session, msgs: &[CtxMessage], path_pos: &dyn Fn(usize) -> Option<usize>) -> Map<String, Value> {
+fn msg_range(s: &Session, msgs: &[ContextMessage], path_pos: &dyn Fn(usize) -> Option<usize>) -> Map<String, Value> {
     let mut o = Map::new();
     o.insert("count".into(), Value::from(msgs.len()));
     o.insert(
@@ -247,7 +247,7 @@ fn msg_range(s: &Session, msgs: &[CtxMessage], path_pos: &dyn Fn(usize) -> Optio
 }
 
 /// Materialize, convert and serialize messages as Pi builds summary input.
-pub fn serialized_text(s: &Session, msgs: &[CtxMessage]) -> String {
+pub fn serialized_text(s: &Session, msgs: &[ContextMessage]) -> String {
     // One message at a time: the parts are joined by blank lines either way, and holding
     // every decoded message at once would double the memory of a large cut.
     let mut out = String::new();
@@ -435,7 +435,7 @@ pub fn inspect_json(s: &Session, o: &InspectOptions) -> Value {
     let leaf = o.leaf.or(s.leaf());
     let path = leaf.map(|l| s.path_to(l)).unwrap_or_default();
     let proj = context::project(s, &path);
-    let msgs: Vec<&CtxMessage> = proj.messages().collect();
+    let msgs: Vec<&ContextMessage> = proj.messages().collect();
     let (types, roles) = counts_json(s);
     let (labels, labels_idx) = labels_json(s);
     let t = super::tree::Tree::build(s);

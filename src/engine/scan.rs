@@ -10,11 +10,11 @@
 //! replaces them with U+FFFD before `JSON.parse`), so strings are not UTF-8-checked here;
 //! the fields kept are decoded by serde, which checks them.
 
+use super::entry::{ContentStats, ToolCall};
 use super::lenient::{
-    LAny, LEntryHead, LHeadContent, LMessageHead, LStr, LUsage, LUsageOrOther, Measured, json_bytes_visible,
+    EntryHeadJson, LAny, LHeadContent, LStr, LUsage, LUsageOrOther, Measured, MessageHeadJson, json_bytes_visible,
     json_str_stats, utf16_units,
 };
-use super::session::{ContentStats, ToolCall};
 use std::borrow::Cow;
 
 /// serde_json's nesting limit; deeper lines go to serde (and are refused there, as before).
@@ -889,7 +889,7 @@ fn lany(span: Option<&[u8]>) -> R<LAny> {
 }
 
 /// The quick pass: `Some` only for a valid `message` line read exactly as serde would.
-pub fn message_head(line: &[u8]) -> R<LEntryHead<'_>> {
+pub fn message_head(line: &[u8]) -> R<EntryHeadJson<'_>> {
     let mut p = P {
         b: line,
         i: 0,
@@ -1044,12 +1044,12 @@ pub fn message_head(line: &[u8]) -> R<LEntryHead<'_>> {
         None | Some(b"null") => None,
         Some(b) => Some(lstr(Some(b))?),
     };
-    Some(LEntryHead {
+    Some(EntryHeadJson {
         kind,
         id: lstr(id)?,
         parent_id,
         timestamp: lstr(timestamp)?,
-        message: Some(LMessageHead {
+        message: Some(MessageHeadJson {
             role: lstr(m.role)?,
             content,
             provider: lstr(m.provider)?,

@@ -1,57 +1,16 @@
 //! Pi's settings as Pi 0.87.1 reads them: `<agentDir>/settings.json` under
-//! `<cwd>/.pi/settings.json`, merged recursively (project wins), with Pi's defaults.
+//! `<cwd>/.pi/settings.json`, merged recursively (project wins), with Pi's defaults. The store
+//! reads the two files; this is the merge and the meaning of each key.
 
-use serde_json::{Map, Value};
-use std::path::{Path, PathBuf};
+use serde_json::Value;
 
 pub const TREE_FILTERS: [&str; 5] = ["default", "no-tools", "user-only", "labeled-only", "all"];
-
-fn expand_home(p: &str) -> PathBuf {
-    if p == "~" {
-        return home_dir();
-    }
-    if let Some(rest) = p.strip_prefix("~/") {
-        return home_dir().join(rest);
-    }
-    PathBuf::from(p)
-}
-
-pub fn home_dir() -> PathBuf {
-    std::env::var_os("HOME")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from("/"))
-}
-
-/// `$PI_CODING_AGENT_DIR` or `~/.pi/agent`.
-pub fn agent_dir() -> PathBuf {
-    match std::env::var("PI_CODING_AGENT_DIR") {
-        Ok(v) if !v.is_empty() => expand_home(&v),
-        _ => home_dir().join(".pi").join("agent"),
-    }
-}
 
 #[derive(Debug, Clone, Default)]
 pub struct Settings {
     pub merged: Value,
     /// Problems reading a settings file (Pi reports them and uses `{}` for that scope).
     pub warnings: Vec<String>,
-}
-
-fn read_json_object(path: &Path, warnings: &mut Vec<String>) -> Value {
-    match std::fs::read_to_string(path) {
-        Err(_) => Value::Object(Map::new()),
-        Ok(text) => match serde_json::from_str::<Value>(&text) {
-            Ok(v @ Value::Object(_)) => v,
-            Ok(_) => {
-                warnings.push(format!("{}: not a JSON object; ignored", path.display()));
-                Value::Object(Map::new())
-            }
-            Err(e) => {
-                warnings.push(format!("{}: {e}; ignored", path.display()));
-                Value::Object(Map::new())
-            }
-        },
-    }
 }
 
 fn deep_merge(base: &Value, over: &Value) -> Value {
@@ -72,19 +31,11 @@ fn deep_merge(base: &Value, over: &Value) -> Value {
 }
 
 impl Settings {
-    pub fn load(cwd: &Path) -> Settings {
-        Settings::load_from(
-            &agent_dir().join("settings.json"),
-            &cwd.join(".pi").join("settings.json"),
-        )
-    }
-
-    pub fn load_from(global: &Path, project: &Path) -> Settings {
-        let mut warnings = Vec::new();
-        let g = read_json_object(global, &mut warnings);
-        let p = read_json_object(project, &mut warnings);
+    /// Pi's two layers merged recursively (the project's wins). Each layer is the parsed
+    /// settings file, or `{}` when it is missing or unreadable (`warnings` says which).
+    pub fn from_layers(global: &Value, project: &Value, warnings: Vec<String>) -> Settings {
         Settings {
-            merged: deep_merge(&g, &p),
+            merged: deep_merge(global, project),
             warnings,
         }
     }
@@ -154,77 +105,10 @@ impl Settings {
             .map(String::from)
     }
 
-    pub fn session_dir(&self) -> Option<PathBuf> {
+    /// The `sessionDir` setting as written (`~` is expanded by the store).
+    pub fn session_dir(&self) -> Option<&str> {
         self.get(&["sessionDir"])
             .and_then(|v| v.as_str())
             .filter(|s| !s.is_empty())
-            .map(expand_home)
-    }
-}
-
-/// Pi's per-project session directory name: `--home-user-proj--` for `/home/user/proj`.
-pub fn encode_cwd(cwd: &Path) -> String {
-    let s = cwd.to_string_lossy();
-    let trimmed = s.strip_prefix('/').or_else(|| s.strip_prefix('\\')).unwrap_or(&s);
-    let enc: String = trimmed
-        .chars()
-        .map(|c| if matches!(c, '/' | '\\' | ':') { '-' } else { c })
-        .collect();
-    format!("--{enc}--")
-}
-
-/// Where Pi keeps this project's sessions, and whether the directory is a flat override.
-pub fn session_dir_for(cwd: &Path, settings: &Settings) -> (PathBuf, bool) {
-    if let Ok(v) = std::env::var("PI_CODING_AGENT_SESSION_DIR")
-        && !v.is_empty()
-    {
-        return (expand_home(&v), true);
-    }
-    if let Some(d) = settings.session_dir() {
-        let d = if d.is_relative() { cwd.join(d) } else { d };
-        return (d, true);
-    }
-    (agent_dir().join("sessions").join(encode_cwd(cwd)), false)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn merge_is_recursive_and_project_wins() {
-        let dir = tempfile::tempdir().unwrap();
-        let g = dir.path().join("g.json");
-        let p = dir.path().join("p.json");
-        std::fs::write(&g, r#"{"compaction":{"reserveTokens":1000,"keepRecentTokens":5000,"modelOverrides":{"a/b":{"keepRecentTokens":7}}},"treeFilterMode":"all"}"#).unwrap();
-        std::fs::write(
-            &p,
-            r#"{"compaction":{"keepRecentTokens":6000},"treeFilterMode":"bogus"}"#,
-        )
-        .unwrap();
-        let s = Settings::load_from(&g, &p);
-        assert_eq!(s.reserve_tokens(None), 1000);
-        assert_eq!(s.keep_recent_tokens(None), 6000);
-        assert_eq!(s.keep_recent_tokens(Some(("a", "b"))), 7);
-        assert_eq!(s.tree_filter_mode(), "default");
-        assert_eq!(s.branch_reserve_tokens(), 16384);
-        assert_eq!(s.gauge_zones(), (0.7, 0.9));
-        std::fs::write(&p, r#"{"bonsai":{"gaugeZones":[0.5,0.8]}}"#).unwrap();
-        assert_eq!(Settings::load_from(&g, &p).gauge_zones(), (0.5, 0.8));
-    }
-
-    #[test]
-    fn broken_settings_are_reported_not_fatal() {
-        let dir = tempfile::tempdir().unwrap();
-        let g = dir.path().join("g.json");
-        std::fs::write(&g, "{not json").unwrap();
-        let s = Settings::load_from(&g, &dir.path().join("missing.json"));
-        assert_eq!(s.keep_recent_tokens(None), 20000);
-        assert_eq!(s.warnings.len(), 1);
-    }
-
-    #[test]
-    fn cwd_encoding() {
-        assert_eq!(encode_cwd(Path::new("/home/user/proj")), "--home-user-proj--");
     }
 }

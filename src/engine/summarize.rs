@@ -2,7 +2,7 @@
 //! (`## Goal` … `## Critical Context`, then the file tags) from the entries themselves: every
 //! user request, every error's first line, the tool work and its files, the last state.
 
-use super::context::{self, CtxMessage};
+use super::context::{self, ContextMessage};
 use super::js;
 use super::serialize::{self, FileOps};
 use super::session::Session;
@@ -316,7 +316,7 @@ pub fn branch_summary_body(messages: &[Value], instructions: Option<&str>) -> St
 }
 
 /// Materialize projected messages as Pi's summarizer sees them.
-pub fn materialize_all(s: &Session, msgs: &[CtxMessage]) -> Vec<Value> {
+pub fn materialize_all(s: &Session, msgs: &[ContextMessage]) -> Vec<Value> {
     msgs.iter().map(|m| context::materialize(s, m)).collect()
 }
 

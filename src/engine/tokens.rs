@@ -2,7 +2,7 @@
 //! chars/4 estimate. Counting is slow (~19 MB/s), so callers run it off the hot path and keep
 //! the results in a `TokenCache`.
 
-use super::context::{self, CtxMessage, Part};
+use super::context::{self, ContextMessage, Part};
 use super::js;
 use super::session::Session;
 use serde_json::Value;
@@ -115,7 +115,7 @@ fn part_key(p: Part) -> u8 {
 }
 
 impl TokenCache {
-    pub fn get(&self, m: &CtxMessage, enc: Encoding) -> Option<u64> {
+    pub fn get(&self, m: &ContextMessage, enc: Encoding) -> Option<u64> {
         self.map
             .lock()
             .unwrap()
@@ -124,9 +124,9 @@ impl TokenCache {
     }
 
     /// Count every message not yet cached (in parallel) and return all counts in order.
-    pub fn count_all(&self, s: &Session, msgs: &[&CtxMessage], enc: Encoding) -> Vec<u64> {
+    pub fn count_all(&self, s: &Session, msgs: &[&ContextMessage], enc: Encoding) -> Vec<u64> {
         use rayon::prelude::*;
-        let missing: Vec<&CtxMessage> = msgs.iter().copied().filter(|m| self.get(m, enc).is_none()).collect();
+        let missing: Vec<&ContextMessage> = msgs.iter().copied().filter(|m| self.get(m, enc).is_none()).collect();
         let counted: Vec<((usize, u8, Option<usize>, Encoding), u64)> = missing
             .par_iter()
             .map(|m| {

@@ -3,8 +3,9 @@
 //! the row text. `render_plain` reproduces Pi 0.87.1's rows character for character; the
 //! TUI draws the same rows with colour.
 
+use super::entry::{Kind, Role};
 use super::js;
-use super::session::{Kind, Role, Session};
+use super::session::Session;
 use super::tree::Tree;
 use rustc_hash::FxHashSet as HashSet;
 use serde_json::Value;
@@ -483,7 +484,8 @@ fn slice_by_column(text: &str, start: usize, len: usize) -> String {
 }
 
 impl TreeView {
-    pub fn new(s: &Session, tree: &Tree, leaf: Option<usize>, filter: FilterMode) -> TreeView {
+    /// `now_ms` is "now" for label timestamps (Pi shows today's as HH:MM).
+    pub fn new(s: &Session, tree: &Tree, leaf: Option<usize>, filter: FilterMode, now_ms: i64) -> TreeView {
         let mut v = TreeView {
             flat: vec![],
             layout: vec![],
@@ -506,10 +508,7 @@ impl TreeView {
             search_text: None,
             home: None,
             is_visible: vec![false; s.entries.len()],
-            now_ms: std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map(|d| d.as_millis() as i64)
-                .unwrap_or(0),
+            now_ms,
         };
         v.flatten(s, tree);
         if let Some(l) = leaf {

@@ -75,7 +75,7 @@ pub fn find_key(model: &ModelInfo, agent_dir: &Path) -> Result<ApiKey, String> {
             }
             Some("oauth") => {
                 let expires = entry.get("expires").and_then(|e| e.as_f64()).unwrap_or(0.0);
-                let now = crate::engine::actions::now_ms() as f64;
+                let now = crate::store::clock::now_ms() as f64;
                 return match entry.get("access").and_then(|a| a.as_str()) {
                     Some(a) if now < expires => Ok(ApiKey {
                         key: a.to_string(),

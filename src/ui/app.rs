@@ -2,7 +2,7 @@
 //! state, the event loop feeds it keys and finished background work.
 
 use crate::engine::compaction::{self, CompactionPlan, CompactionSettings, NoCompaction};
-use crate::engine::context::{self, ContextTokens, CtxMessage, Projection};
+use crate::engine::context::{self, ContextMessage, ContextTokens, Projection};
 use crate::engine::models::Registry;
 use crate::engine::session::Session;
 use crate::engine::settings::Settings;
@@ -87,7 +87,7 @@ pub enum Job {
     ExactTokens {
         generation: u64,
         session: Arc<Session>,
-        messages: Vec<CtxMessage>,
+        messages: Vec<ContextMessage>,
         encoding: Encoding,
     },
     /// A summary written by a model, streamed back as `LlmChunk`s.
@@ -116,7 +116,7 @@ pub const LARGE_SESSION: usize = 20_000;
 pub struct SelectionInfo {
     pub leaf: usize,
     pub gauge: Gauge,
-    pub messages: Vec<CtxMessage>,
+    pub messages: Vec<ContextMessage>,
     pub encoding: Encoding,
     pub cut: Option<Result<CompactionPlan, NoCompaction>>,
     pub classes: HashMap<usize, CutClass>,
@@ -166,7 +166,7 @@ pub fn compute_selection(
     want_cut: bool,
 ) -> SelectionInfo {
     let proj = context::project(s, &s.path_to(leaf));
-    let msgs: Vec<&CtxMessage> = proj.messages().collect();
+    let msgs: Vec<&ContextMessage> = proj.messages().collect();
     let tokens = context::estimate_context_tokens(s, &msgs);
     let model = proj.model.clone().and_then(|(p, m)| Some((p?, m?)));
     let window = model
@@ -176,7 +176,7 @@ pub fn compute_selection(
     let mref = model.as_ref().map(|(p, m)| (p.as_str(), m.as_str()));
     let reserve = settings.reserve_tokens(mref);
     let encoding = Encoding::for_model(mref.map(|m| m.0), mref.map(|m| m.1));
-    let messages: Vec<CtxMessage> = msgs.iter().map(|m| (*m).clone()).collect();
+    let messages: Vec<ContextMessage> = msgs.iter().map(|m| (*m).clone()).collect();
     let mut classes = HashMap::new();
     let cut = want_cut.then(|| {
         let plan = compaction::prepare_path(
@@ -284,7 +284,7 @@ impl App {
         let session = Arc::new(session);
         let tree = Tree::build(&session);
         let filter = FilterMode::parse(settings.tree_filter_mode()).unwrap_or_default();
-        let view = TreeView::new(&session, &tree, session.leaf(), filter);
+        let view = TreeView::new(&session, &tree, session.leaf(), filter, crate::store::clock::now_ms());
         let file_len = session.buf.len() as u64;
         let mut app = App {
             session,
@@ -436,7 +436,7 @@ impl App {
 
     fn apply_selection(&mut self, info: SelectionInfo) {
         let mut gauge = info.gauge;
-        let refs: Vec<&CtxMessage> = info.messages.iter().collect();
+        let refs: Vec<&ContextMessage> = info.messages.iter().collect();
         let cached: Option<Vec<u64>> = refs.iter().map(|m| self.exact.get(m, info.encoding)).collect();
         gauge.exact = cached.as_ref().map(|v| v.iter().sum());
         if let Some(v) = cached {
@@ -473,7 +473,13 @@ impl App {
         self.file_len = s.buf.len() as u64;
         self.session = Arc::new(s);
         self.tree = Tree::build(&self.session);
-        self.view = TreeView::new(&self.session, &self.tree, self.session.leaf(), filter);
+        self.view = TreeView::new(
+            &self.session,
+            &self.tree,
+            self.session.leaf(),
+            filter,
+            crate::store::clock::now_ms(),
+        );
         self.view.show_label_times = show_times;
         for id in folded_ids {
             if let Some(i) = self.session.idx_of(&id) {
@@ -735,7 +741,7 @@ impl App {
                     self.quit = true;
                 }
             }
-            super::picker::PickerAction::Open(path) => match Session::load_path(&path) {
+            super::picker::PickerAction::Open(path) => match crate::store::load_session(&path) {
                 Ok(s) => {
                     let settings = std::mem::take(&mut self.settings);
                     let registry = (*self.registry).clone();
@@ -757,7 +763,7 @@ impl App {
         }
         let malformed: Vec<u32> = d
             .iter()
-            .filter(|x| x.kind == crate::engine::session::DiagnosticKind::MalformedLine)
+            .filter(|x| x.kind == crate::engine::entry::DiagnosticKind::MalformedLine)
             .map(|x| x.line)
             .collect();
         let other = d.len() - malformed.len();
@@ -775,7 +781,7 @@ impl App {
         if other > 0 {
             let first = d
                 .iter()
-                .find(|x| x.kind != crate::engine::session::DiagnosticKind::MalformedLine)
+                .find(|x| x.kind != crate::engine::entry::DiagnosticKind::MalformedLine)
                 .unwrap();
             parts.push(format!("line {}: {}", first.line, first.message));
             if other > 1 {
@@ -858,7 +864,7 @@ pub fn run_job(job: Job, cache: &TokenCache) -> JobResult {
             messages,
             encoding,
         } => {
-            let refs: Vec<&CtxMessage> = messages.iter().collect();
+            let refs: Vec<&ContextMessage> = messages.iter().collect();
             let per_message = cache.count_all(&session, &refs, encoding);
             JobResult::ExactTokens {
                 generation,
@@ -872,7 +878,7 @@ pub fn run_job(job: Job, cache: &TokenCache) -> JobResult {
 #[cfg(test)]
 mod tests {
     use super::super::tests::app_for;
-    use crate::engine::session::Session;
+
     use crossterm::event::{KeyCode, KeyEvent};
     use std::io::Write;
 
@@ -895,7 +901,7 @@ mod tests {
         writeln!(f, r#"{{"type":"message","id":"live0002","parentId":"live0001","timestamp":"2026-11-22T06:00:01.000Z","message":{{"role":"assistant","content":[{{"type":"text","text":"sure"}}],"stopReason":"stop"}}}}"#).unwrap();
         drop(f);
         a.apply(super::JobResult::Reloaded(
-            Session::load_path(&p).map_err(|e| e.to_string()),
+            crate::store::load_session(&p).map_err(|e| e.to_string()),
         ));
         assert_eq!(a.session.entries.len(), 46);
         assert!(a.live);
@@ -906,7 +912,7 @@ mod tests {
         writeln!(f, r#"{{"type":"message","id":"live0003","parentId":"live0002","timestamp":"2026-11-22T06:00:02.000Z","message":{{"role":"user","content":"and another","timestamp":2}}}}"#).unwrap();
         drop(f);
         a.apply(super::JobResult::Reloaded(
-            Session::load_path(&p).map_err(|e| e.to_string()),
+            crate::store::load_session(&p).map_err(|e| e.to_string()),
         ));
         assert_eq!(&*a.session.entries[a.selected().unwrap()].id, "live0003");
     }

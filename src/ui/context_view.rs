@@ -4,7 +4,7 @@
 
 use super::app::App;
 use super::theme::*;
-use crate::engine::context::{self, CtxMessage, Part, Projection};
+use crate::engine::context::{self, ContextMessage, Part, Projection};
 use crate::engine::tokens;
 use crate::engine::tree_view::one_line;
 use ratatui::Frame;
@@ -16,7 +16,7 @@ use std::collections::HashSet;
 
 type Key = (usize, u8, Option<usize>);
 
-fn key(m: &CtxMessage) -> Key {
+fn key(m: &ContextMessage) -> Key {
     let p = match m.part {
         Part::Main => 0,
         Part::CompactionSystem => 1,
@@ -67,7 +67,7 @@ pub fn draw(f: &mut Frame, area: Rect, app: &mut App) {
     let mark = app.context_mark.filter(|m| *m != sel);
     let s = app.session.clone();
     let title = |leaf: usize, p: &Projection| {
-        let msgs: Vec<&CtxMessage> = p.messages().collect();
+        let msgs: Vec<&ContextMessage> = p.messages().collect();
         let t = context::estimate_context_tokens(&s, &msgs);
         format!(
             " context at {} · {} messages · {} tokens (est. sum {}) ",

@@ -3,8 +3,9 @@
 use super::highlight::{self, Highlighter};
 use super::theme::*;
 use crate::engine::context;
+use crate::engine::entry::{Kind, Role};
 use crate::engine::js;
-use crate::engine::session::{Kind, Role, Session};
+use crate::engine::session::Session;
 use crate::engine::tree_view::{format_tool_call, visible_width};
 use ratatui::Frame;
 use ratatui::layout::Rect;
@@ -151,7 +152,7 @@ fn content_lines(c: Option<&Value>, width: usize, style: Style, out: &mut Vec<Li
 }
 
 /// A summary's `details` file lists (what Pi carries into the next summary).
-fn file_lists(details: Option<&crate::engine::session::FileLists>, lines: &mut Vec<Line<'static>>) {
+fn file_lists(details: Option<&crate::engine::entry::FileLists>, lines: &mut Vec<Line<'static>>) {
     if let Some(d) = details {
         let list = |v: &[Value]| crate::engine::serialize::list_strings(v).join(", ");
         lines.push(Line::default());
@@ -473,7 +474,7 @@ pub fn draw(f: &mut Frame, area: Rect, doc: &mut Doc, scroll: &mut usize, focuse
 #[cfg(test)]
 mod snapshots {
     use super::super::tests::{app_for, render, shared};
-    use crate::engine::session::Kind;
+    use crate::engine::entry::Kind;
 
     /// The first entry of each kind (messages by role) across the fixtures, drawn in the pane.
     #[test]
@@ -501,7 +502,7 @@ mod snapshots {
                     Kind::Message(m) if m.stop_reason.as_deref() == Some("aborted") => {
                         "message_assistant_aborted".to_string()
                     }
-                    Kind::Message(m) if a.session.body(m).content.images > 0 => format!("{kind}_image"),
+                    Kind::Message(m) if a.session.measures(m).content.images > 0 => format!("{kind}_image"),
                     _ => kind,
                 };
                 if !seen.insert(kind.clone()) {

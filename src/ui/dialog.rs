@@ -7,7 +7,8 @@ use super::theme::*;
 use crate::engine::actions::{self, IdSource, Summary};
 use crate::engine::compaction::CompactionSettings;
 use crate::engine::context;
-use crate::engine::session::{Role, Session};
+use crate::engine::entry::Role;
+use crate::engine::session::Session;
 use crate::store;
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::Frame;
@@ -90,7 +91,7 @@ impl App {
             Ok(v)
         }) {
             Ok((_, appended)) => {
-                match Session::load_path(&path) {
+                match crate::store::load_session(&path) {
                     Ok(s) => {
                         self.replace_session(s);
                         if let Some(leaf) = self.session.leaf() {
@@ -189,7 +190,7 @@ impl App {
         let model = proj.model.and_then(|(p, m)| Some((p?, m?)));
         crate::llm::summarize::Summarizer::resolve(
             &self.registry,
-            &crate::engine::settings::agent_dir(),
+            &crate::store::config::agent_dir(),
             None,
             model.as_ref().map(|(p, m)| (p.as_str(), m.as_str())),
         )
@@ -321,8 +322,8 @@ impl App {
                 }
                 let nav = actions::plan_navigation(s, old, t, budget);
                 editor_text = nav.editor_text.clone();
-                let mut ids = IdSource::new(s);
-                let now = actions::now_ms();
+                let mut ids = IdSource::new(s, crate::store::clock::entropy());
+                let now = crate::store::clock::now_ms();
                 Ok(vec![
                     if let (Some(sm), false) = (&summary, nav.branch.entries.is_empty()) {
                         actions::branch_summary_entry(s, &nav, sm, &ids.next(), now)
@@ -378,8 +379,8 @@ impl App {
                 l,
                 &plan,
                 &sm,
-                &IdSource::new(s).next(),
-                actions::now_ms(),
+                &IdSource::new(s, crate::store::clock::entropy()).next(),
+                crate::store::clock::now_ms(),
             )])
         });
     }
@@ -530,8 +531,8 @@ impl App {
                         s.leaf(),
                         t,
                         Some(&label),
-                        &IdSource::new(s).next(),
-                        actions::now_ms(),
+                        &IdSource::new(s, crate::store::clock::entropy()).next(),
+                        crate::store::clock::now_ms(),
                     )])
                 });
                 if let Some(t) = self.session.idx_of(&tid) {
@@ -545,8 +546,8 @@ impl App {
                         s,
                         s.leaf(),
                         &text,
-                        &IdSource::new(s).next(),
-                        actions::now_ms(),
+                        &IdSource::new(s, crate::store::clock::entropy()).next(),
+                        crate::store::clock::now_ms(),
                     )])
                 });
             }
@@ -618,14 +619,15 @@ impl App {
             }
             s.parent_of(sel)
         };
-        let now = actions::now_ms();
-        let sid = actions::session_id(now);
+        let now = crate::store::clock::now_ms();
+        let sid = actions::session_id(now, crate::store::clock::entropy());
         let abs = std::fs::canonicalize(&path).unwrap_or(path.clone());
         let cwd = s.header.cwd.clone().unwrap_or_default();
         let lines = actions::branched_session(
             &s,
             cut,
             actions::session_header(&sid, &cwd, Some(&abs.to_string_lossy()), now),
+            crate::store::clock::entropy(),
         );
         let out = store::new_session_path(abs.parent().unwrap_or(std::path::Path::new(".")), &sid, now);
         match store::write_new(&out, &lines) {
@@ -750,7 +752,7 @@ fn title_style() -> Style {
 #[cfg(test)]
 mod tests {
     use super::super::tests::{app_for, render, shared};
-    use crate::engine::session::Kind;
+    use crate::engine::entry::Kind;
     use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
     fn key(c: KeyCode) -> KeyEvent {
@@ -809,7 +811,7 @@ mod tests {
             .find(|&i| {
                 s.entries[i]
                     .message()
-                    .is_some_and(|m| m.role == crate::engine::session::Role::User)
+                    .is_some_and(|m| m.role == crate::engine::entry::Role::User)
             })
             .unwrap();
         a.view.select_entry(&s, first_user);

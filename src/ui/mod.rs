@@ -14,9 +14,10 @@ pub mod status;
 pub mod theme;
 pub mod tree_pane;
 
+use crate::engine::entry::{Kind, Role};
 use crate::engine::models::Registry;
-use crate::engine::session::{Kind, Role, Session};
-use crate::engine::settings::{self, Settings};
+use crate::engine::session::Session;
+use crate::engine::settings::Settings;
 use app::{App, JobResult, Overlay};
 use color_eyre::eyre::{Result, eyre};
 use ratatui::Frame;
@@ -75,7 +76,7 @@ pub fn tool_call_for(app: &App, entry: usize) -> Option<(String, serde_json::Val
     while let Some(i) = cur {
         if let Kind::Message(am) = &s.entries[i].kind
             && am.role == Role::Assistant
-            && let Some(tc) = s.body(am).tool_calls.iter().find(|t| t.id.as_deref() == Some(id))
+            && let Some(tc) = s.measures(am).tool_calls.iter().find(|t| t.id.as_deref() == Some(id))
         {
             let v = s.entry_value(i);
             let args = v["message"]["content"][tc.block as usize]
@@ -183,8 +184,8 @@ static PROCESS_START: std::sync::OnceLock<std::time::Instant> = std::sync::OnceL
 pub fn run(arg: Option<PathBuf>) -> Result<()> {
     PROCESS_START.get_or_init(std::time::Instant::now);
     let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
-    let settings = Settings::load(&cwd);
-    let registry = Registry::load(&settings::agent_dir());
+    let settings = crate::store::config::load_settings(&cwd);
+    let registry = crate::store::config::load_registry(&crate::store::config::agent_dir());
     let target = resolve_target(arg.as_deref(), &cwd, &settings)?;
     // Load the syntax definitions while the session loads.
     std::thread::spawn(highlight::warm_up);
@@ -227,7 +228,7 @@ async fn event_loop(
                 f.render_widget(ratatui::widgets::Paragraph::new(msg), f.area());
             })?;
             let pc = p.clone();
-            let mut load = tokio::task::spawn_blocking(move || Session::load_path(&pc));
+            let mut load = tokio::task::spawn_blocking(move || crate::store::load_session(&pc));
             let s = loop {
                 tokio::select! {
                     r = &mut load => break r?,
@@ -312,7 +313,7 @@ async fn event_loop(
             _ = tick.tick() => {
                 // A mapped file that lost pages under us (see engine::mapped) reads as zeros
                 // there: say so and reload it.
-                if crate::engine::mapped::take_damaged() {
+                if crate::store::mapped::take_damaged() {
                     rewritten = true;
                     app.status = Some("the session file was truncated or rewritten by another program; reloading it".into());
                     dirty = true;
@@ -327,7 +328,7 @@ async fn event_loop(
                     reloading = true;
                     let tx = tx.clone();
                     tokio::task::spawn_blocking(move || {
-                        let _ = tx.send(JobResult::Reloaded(Session::load_path(&p).map_err(|e| e.to_string())));
+                        let _ = tx.send(JobResult::Reloaded(crate::store::load_session(&p).map_err(|e| e.to_string())));
                     });
                 }
                 // Let the highlighter catch up on a long output.
@@ -376,7 +377,7 @@ pub mod tests {
     }
 
     pub fn app_for(path: &Path) -> App {
-        let s = Session::load_path(path).unwrap();
+        let s = crate::store::load_session(path).unwrap();
         let mut a = App::new(
             s,
             Some(path.to_path_buf()),

@@ -91,7 +91,7 @@ mod odd_files {
         let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/bad");
         for e in std::fs::read_dir(&dir).unwrap() {
             let p = e.unwrap().path();
-            if p.extension().is_none_or(|x| x != "jsonl") || crate::engine::session::Session::load_path(&p).is_err() {
+            if p.extension().is_none_or(|x| x != "jsonl") || crate::store::load_session(&p).is_err() {
                 continue;
             }
             let mut a = app_for(&p);

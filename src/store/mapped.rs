@@ -11,81 +11,12 @@
 //! flag (`take_damaged`), so bonsai reloads the file instead of dying. Pi itself only
 //! appends, which never affects the mapped part.
 
-use std::ops::Deref;
+use crate::engine::bytes::{ByteSource, FileBytes};
 use std::sync::Once;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 /// Files at least this large are mapped; smaller ones are read (no SIGBUS exposure).
 pub const MAP_THRESHOLD: usize = 4 << 20;
-
-pub enum FileBytes {
-    Owned(Vec<u8>),
-    Mapped(Mapping),
-}
-
-impl Deref for FileBytes {
-    type Target = [u8];
-    fn deref(&self) -> &[u8] {
-        match self {
-            FileBytes::Owned(v) => v,
-            FileBytes::Mapped(m) => m.as_slice(),
-        }
-    }
-}
-
-impl FileBytes {
-    /// Map the pages of `range` in one call before reading them (a mapping only; kernels
-    /// before 5.14 ignore it and the pages fault in as they are read).
-    pub fn prefetch(&self, range: std::ops::Range<usize>) {
-        if let FileBytes::Mapped(m) = self {
-            let page = PAGE.load(Ordering::Relaxed);
-            let start = (range.start / page) * page;
-            let end = range.end.min(m.len);
-            if end > start {
-                // SAFETY: inside our own read-only mapping; this only populates page tables.
-                unsafe {
-                    libc::madvise(
-                        m.ptr.add(start) as *mut libc::c_void,
-                        end - start,
-                        libc::MADV_POPULATE_READ,
-                    );
-                }
-            }
-        }
-    }
-
-    /// Hand back the pages of `range` (a mapping only): the bytes stay readable, a later
-    /// read maps them again from the page cache.
-    pub fn release(&self, range: std::ops::Range<usize>) {
-        if let FileBytes::Mapped(m) = self {
-            let page = PAGE.load(Ordering::Relaxed);
-            let start = range.start.div_ceil(page) * page;
-            let end = (range.end / page) * page;
-            if end > start {
-                // SAFETY: inside our own read-only private mapping; MADV_DONTNEED on such a
-                // mapping drops page-table entries only, the file's data is unchanged.
-                unsafe {
-                    libc::madvise(m.ptr.add(start) as *mut libc::c_void, end - start, libc::MADV_DONTNEED);
-                }
-            }
-        }
-    }
-}
-
-impl std::fmt::Debug for FileBytes {
-    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-        match self {
-            FileBytes::Owned(v) => write!(f, "Owned({} bytes)", v.len()),
-            FileBytes::Mapped(m) => write!(f, "Mapped({} bytes)", m.len),
-        }
-    }
-}
-
-impl From<Vec<u8>> for FileBytes {
-    fn from(v: Vec<u8>) -> Self {
-        FileBytes::Owned(v)
-    }
-}
 
 /// A read-only private mapping of a whole file, registered with the SIGBUS guard.
 pub struct Mapping {
@@ -98,11 +29,48 @@ pub struct Mapping {
 unsafe impl Send for Mapping {}
 unsafe impl Sync for Mapping {}
 
-impl Mapping {
-    pub fn as_slice(&self) -> &[u8] {
+impl ByteSource for Mapping {
+    fn bytes(&self) -> &[u8] {
         // SAFETY: ptr..ptr+len is a live PROT_READ mapping until drop; pages the file lost
         // are replaced with zero pages by the SIGBUS guard, never left unmapped.
         unsafe { std::slice::from_raw_parts(self.ptr, self.len) }
+    }
+
+    /// Map the pages of `range` in one call before reading them (kernels before 5.14 ignore
+    /// it and the pages fault in as they are read).
+    fn will_read(&self, range: std::ops::Range<usize>) {
+        let page = PAGE.load(Ordering::Relaxed);
+        let start = (range.start / page) * page;
+        let end = range.end.min(self.len);
+        if end > start {
+            // SAFETY: inside our own read-only mapping; this only populates page tables.
+            unsafe {
+                libc::madvise(
+                    self.ptr.add(start) as *mut libc::c_void,
+                    end - start,
+                    libc::MADV_POPULATE_READ,
+                );
+            }
+        }
+    }
+
+    /// Hand back the pages of `range`: the bytes stay readable, a later read maps them again
+    /// from the page cache.
+    fn done_with(&self, range: std::ops::Range<usize>) {
+        let page = PAGE.load(Ordering::Relaxed);
+        let start = range.start.div_ceil(page) * page;
+        let end = (range.end / page) * page;
+        if end > start {
+            // SAFETY: inside our own read-only private mapping; MADV_DONTNEED on such a
+            // mapping drops page-table entries only, the file's data is unchanged.
+            unsafe {
+                libc::madvise(
+                    self.ptr.add(start) as *mut libc::c_void,
+                    end - start,
+                    libc::MADV_DONTNEED,
+                );
+            }
+        }
     }
 }
 
@@ -230,9 +198,9 @@ pub fn load(path: &std::path::Path) -> std::io::Result<FileBytes> {
     if len >= MAP_THRESHOLD
         && let Some(m) = map(&f, len)
     {
-        return Ok(FileBytes::Mapped(m));
+        return Ok(FileBytes::Source(Box::new(m)));
     }
-    super::session::read_file(path).map(FileBytes::Owned)
+    super::files::read_file(path).map(FileBytes::Owned)
 }
 
 #[cfg(test)]
@@ -250,7 +218,7 @@ mod tests {
         f.sync_all().unwrap();
         drop(f);
         let bytes = load(&p).unwrap();
-        assert!(matches!(bytes, FileBytes::Mapped(_)));
+        assert!(matches!(bytes, FileBytes::Source(_)));
         assert_eq!(bytes[MAP_THRESHOLD], b'x');
         let _ = take_damaged();
         // Another program truncates the file under us.

@@ -1,0 +1,363 @@
+//! What a session is made of, in Pi's vocabulary: entries, their kinds, the messages they
+//! store, and the numbers Pi derives from content. A leaf module: the loader (`session`), the
+//! line parsers (`lenient`, `scan`) and every walk over a session build on these types.
+
+use serde_json::Value;
+use std::ops::Range;
+
+/// Message roles Pi knows; anything else is kept by name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Role {
+    System,
+    User,
+    Assistant,
+    ToolResult,
+    BashExecution,
+    Custom,
+    BranchSummary,
+    CompactionSummary,
+    Other(Box<str>),
+}
+
+impl Role {
+    pub fn parse(s: &str) -> Role {
+        match s {
+            "system" => Role::System,
+            "user" => Role::User,
+            "assistant" => Role::Assistant,
+            "toolResult" => Role::ToolResult,
+            "bashExecution" => Role::BashExecution,
+            "custom" => Role::Custom,
+            "branchSummary" => Role::BranchSummary,
+            "compactionSummary" => Role::CompactionSummary,
+            other => Role::Other(other.into()),
+        }
+    }
+    pub fn as_str(&self) -> &str {
+        match self {
+            Role::System => "system",
+            Role::User => "user",
+            Role::Assistant => "assistant",
+            Role::ToolResult => "toolResult",
+            Role::BashExecution => "bashExecution",
+            Role::Custom => "custom",
+            Role::BranchSummary => "branchSummary",
+            Role::CompactionSummary => "compactionSummary",
+            Role::Other(s) => s,
+        }
+    }
+    /// Pi's `isCutPointMessage`: a compaction may keep from here.
+    pub fn is_cut_point(&self) -> bool {
+        matches!(
+            self,
+            Role::User
+                | Role::Assistant
+                | Role::BashExecution
+                | Role::Custom
+                | Role::BranchSummary
+                | Role::CompactionSummary
+        )
+    }
+    /// Pi's `isTurnStartMessage`.
+    pub fn is_turn_start(&self) -> bool {
+        matches!(
+            self,
+            Role::User | Role::BashExecution | Role::Custom | Role::BranchSummary | Role::CompactionSummary
+        )
+    }
+}
+
+/// What Pi's token estimate and the oracle's message description need of some content.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ContentStats {
+    pub is_string: bool,
+    /// UTF-16 length of the string content, or the sum over `text` blocks.
+    pub text_chars: usize,
+    pub images: usize,
+    pub thinking_chars: usize,
+    /// Σ name.length + JSON.stringify(arguments).length over tool calls.
+    pub tool_call_chars: usize,
+    pub tool_calls: usize,
+    /// Some text block has non-whitespace text (the tree hides assistants without).
+    pub has_visible_text: bool,
+    pub has_text_block: bool,
+}
+
+pub const IMAGE_CHARS: usize = 4800;
+
+pub(crate) fn ceil4(n: usize) -> u64 {
+    n.div_ceil(4) as u64
+}
+
+impl ContentStats {
+    /// Pi's `estimateTokens` for content of a message with this role (not system).
+    pub fn estimate(&self, role: &Role) -> u64 {
+        match role {
+            Role::User | Role::Custom | Role::ToolResult => {
+                if self.is_string {
+                    ceil4(self.text_chars)
+                } else {
+                    ceil4(self.text_chars + IMAGE_CHARS * self.images)
+                }
+            }
+            Role::Assistant => {
+                if self.is_string {
+                    0
+                } else {
+                    ceil4(self.text_chars + self.thinking_chars + self.tool_call_chars)
+                }
+            }
+            _ => 0,
+        }
+    }
+}
+
+/// A tool call in an assistant message; `path` feeds Pi's file tracking (read/write/edit).
+#[derive(Debug, Clone)]
+pub struct ToolCall {
+    pub id: Option<Box<str>>,
+    pub name: Box<str>,
+    pub block: u32,
+    pub path: Option<Box<str>>,
+}
+
+/// Usage numbers as JavaScript sees them (NaN where a field is missing).
+#[derive(Debug, Clone, Copy)]
+pub struct Usage {
+    pub input: f64,
+    pub output: f64,
+    pub cache_read: f64,
+    pub cache_write: f64,
+    pub total_tokens: f64,
+}
+
+impl Usage {
+    /// Pi's `calculateContextTokens`: `totalTokens || input + output + cacheRead + cacheWrite`.
+    pub fn context_tokens(&self) -> f64 {
+        if self.total_tokens != 0.0 && !self.total_tokens.is_nan() {
+            self.total_tokens
+        } else {
+            self.input + self.output + self.cache_read + self.cache_write
+        }
+    }
+}
+
+/// A message as stored in a `message` entry (or a compaction's `systemMessage`).
+///
+/// What the tree and the context walk need of every message is read at load; what needs a
+/// pass over the content (Pi's token estimate, character counts, tool-call arguments) is the
+/// lazily computed [`MessageMeasures`], so opening a session never measures content nobody asked for.
+#[derive(Debug)]
+pub struct StoredMessage {
+    pub role: Role,
+    /// The content was `null` or missing (Pi substitutes `[]` / `""`).
+    pub content_missing: bool,
+    /// Some text (string content or a `text` block) has non-whitespace text; the tree hides
+    /// assistant replies without.
+    pub visible_text: bool,
+    /// String ids of tool calls and their block index (tool results point at them).
+    pub tool_call_ids: Box<[(Box<str>, u32)]>,
+    pub provider: Option<Box<str>>,
+    pub model: Option<Box<str>>,
+    pub stop_reason: Option<Box<str>>,
+    pub has_error_message: bool,
+    pub usage: Option<Usage>,
+    pub tool_name: Option<Box<str>>,
+    pub tool_call_id: Option<Box<str>>,
+    pub is_error: bool,
+    pub exclude_from_context: bool,
+    pub custom_type: Option<Box<str>>,
+    /// Byte range of the line holding this message, for measuring it later.
+    pub(crate) line: Range<usize>,
+    /// Measured on first use (`Session::measures`), or at load when the scanner could.
+    pub(crate) measures: std::sync::OnceLock<MessageMeasures>,
+}
+
+impl Clone for StoredMessage {
+    fn clone(&self) -> Self {
+        StoredMessage {
+            role: self.role.clone(),
+            content_missing: self.content_missing,
+            visible_text: self.visible_text,
+            tool_call_ids: self.tool_call_ids.clone(),
+            provider: self.provider.clone(),
+            model: self.model.clone(),
+            stop_reason: self.stop_reason.clone(),
+            has_error_message: self.has_error_message,
+            usage: self.usage,
+            tool_name: self.tool_name.clone(),
+            tool_call_id: self.tool_call_id.clone(),
+            is_error: self.is_error,
+            exclude_from_context: self.exclude_from_context,
+            custom_type: self.custom_type.clone(),
+            line: self.line.clone(),
+            measures: self.measures.clone(),
+        }
+    }
+}
+
+impl StoredMessage {
+    /// Pi's `getAssistantUsage`: usable for the context estimate.
+    pub fn valid_usage(&self) -> Option<Usage> {
+        if self.role != Role::Assistant {
+            return None;
+        }
+        let sr = self.stop_reason.as_deref();
+        if sr == Some("aborted") || sr == Some("error") {
+            return None;
+        }
+        let u = self.usage?;
+        (u.context_tokens() > 0.0).then_some(u)
+    }
+
+    /// Whether the content has been measured yet (see [`MessageMeasures`]).
+    pub fn is_measured(&self) -> bool {
+        self.measures.get().is_some()
+    }
+}
+
+/// What Pi derives from a message's content: its token estimate and the measures behind it.
+#[derive(Debug, Clone, Default)]
+pub struct MessageMeasures {
+    pub content: ContentStats,
+    pub est_tokens: u64,
+    /// The oracle's `textChars` (role-specific, see `describe`).
+    pub text_chars: usize,
+    pub tool_calls: Vec<ToolCall>,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct FileLists {
+    pub read_files: Vec<Value>,
+    pub modified_files: Vec<Value>,
+}
+
+#[derive(Debug, Clone)]
+pub struct Compaction {
+    pub summary_chars: usize,
+    pub summary_present: bool,
+    pub first_kept_entry_id: Option<Box<str>>,
+    pub tokens_before: Option<f64>,
+    pub from_hook: bool,
+    pub details: Option<FileLists>,
+    pub system_message: Option<StoredMessage>,
+}
+
+#[derive(Debug, Clone)]
+pub struct BranchSummary {
+    pub summary_chars: usize,
+    pub summary_nonempty: bool,
+    pub from_id: Option<Box<str>>,
+    pub from_hook: bool,
+    pub details: Option<FileLists>,
+}
+
+#[derive(Debug, Clone)]
+pub enum Kind {
+    Message(Box<StoredMessage>),
+    ModelChange {
+        provider: Option<Box<str>>,
+        model_id: Option<Box<str>>,
+    },
+    ThinkingLevelChange {
+        level: Option<Box<str>>,
+    },
+    Compaction(Box<Compaction>),
+    BranchSummary(Box<BranchSummary>),
+    Custom {
+        custom_type: Option<Box<str>>,
+    },
+    CustomMessage {
+        custom_type: Option<Box<str>>,
+        content: Box<ContentStats>,
+        est_tokens: u64,
+    },
+    ContextEdit {
+        target_id: Option<Box<str>>,
+        replacement: Option<Box<ContentStats>>,
+        replacement_null: bool,
+    },
+    Label {
+        target_id: Option<Box<str>>,
+        label: Option<Box<str>>,
+    },
+    SessionInfo {
+        name: Option<Box<str>>,
+    },
+    Usage,
+    Unknown(Box<str>),
+}
+
+impl Kind {
+    pub fn type_name(&self) -> &str {
+        match self {
+            Kind::Message(_) => "message",
+            Kind::ModelChange { .. } => "model_change",
+            Kind::ThinkingLevelChange { .. } => "thinking_level_change",
+            Kind::Compaction(_) => "compaction",
+            Kind::BranchSummary(_) => "branch_summary",
+            Kind::Custom { .. } => "custom",
+            Kind::CustomMessage { .. } => "custom_message",
+            Kind::ContextEdit { .. } => "context_edit",
+            Kind::Label { .. } => "label",
+            Kind::SessionInfo { .. } => "session_info",
+            Kind::Usage => "usage",
+            Kind::Unknown(t) => t,
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Entry {
+    /// 1-based line number in the file.
+    pub line: u32,
+    /// Byte range of the line (without the newline).
+    pub span: Range<usize>,
+    pub id: Box<str>,
+    pub parent_id: Option<Box<str>>,
+    /// `new Date(timestamp).getTime()`, NaN when unparseable.
+    pub ts: f64,
+    pub kind: Kind,
+}
+
+impl Entry {
+    pub fn message(&self) -> Option<&StoredMessage> {
+        match &self.kind {
+            Kind::Message(m) => Some(m),
+            _ => None,
+        }
+    }
+    pub fn is_compaction(&self) -> bool {
+        matches!(self.kind, Kind::Compaction(_))
+    }
+    pub fn is_system_message(&self) -> bool {
+        self.message().is_some_and(|m| m.role == Role::System)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Diagnostic {
+    pub line: u32,
+    pub kind: DiagnosticKind,
+    pub message: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum DiagnosticKind {
+    /// Skipped as Pi skips it.
+    MalformedLine,
+    /// Kept, but the file is not what Pi would write.
+    Suspicious,
+}
+
+#[derive(Debug, Clone)]
+pub struct Header {
+    pub raw: Value,
+    pub version: f64,
+    pub id: String,
+    pub cwd: Option<String>,
+    pub parent_session: Option<String>,
+    pub line: u32,
+}

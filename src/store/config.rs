@@ -1,0 +1,146 @@
+//! Pi's configuration on disk: the agent directory, the two settings files, `models.json`,
+//! and where Pi keeps each project's sessions. The engine gets the parsed values.
+
+use crate::engine::models::Registry;
+use crate::engine::settings::Settings;
+use serde_json::{Map, Value};
+use std::path::{Path, PathBuf};
+
+pub fn home_dir() -> PathBuf {
+    std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("/"))
+}
+
+fn expand_home(p: &str) -> PathBuf {
+    if p == "~" {
+        return home_dir();
+    }
+    if let Some(rest) = p.strip_prefix("~/") {
+        return home_dir().join(rest);
+    }
+    PathBuf::from(p)
+}
+
+/// `$PI_CODING_AGENT_DIR` or `~/.pi/agent`.
+pub fn agent_dir() -> PathBuf {
+    match std::env::var("PI_CODING_AGENT_DIR") {
+        Ok(v) if !v.is_empty() => expand_home(&v),
+        _ => home_dir().join(".pi").join("agent"),
+    }
+}
+
+/// The process's working directory (`.` when it is gone).
+pub fn cwd() -> PathBuf {
+    std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."))
+}
+
+/// A settings file as Pi reads it: a missing file is `{}`; a broken one is `{}` with a warning.
+fn read_json_object(path: &Path, warnings: &mut Vec<String>) -> Value {
+    match std::fs::read_to_string(path) {
+        Err(_) => Value::Object(Map::new()),
+        Ok(text) => match serde_json::from_str::<Value>(&text) {
+            Ok(v @ Value::Object(_)) => v,
+            Ok(_) => {
+                warnings.push(format!("{}: not a JSON object; ignored", path.display()));
+                Value::Object(Map::new())
+            }
+            Err(e) => {
+                warnings.push(format!("{}: {e}; ignored", path.display()));
+                Value::Object(Map::new())
+            }
+        },
+    }
+}
+
+/// Pi's settings for a project: `<agentDir>/settings.json` under `<cwd>/.pi/settings.json`.
+pub fn load_settings(cwd: &Path) -> Settings {
+    load_settings_from(
+        &agent_dir().join("settings.json"),
+        &cwd.join(".pi").join("settings.json"),
+    )
+}
+
+pub fn load_settings_from(global: &Path, project: &Path) -> Settings {
+    let mut warnings = Vec::new();
+    let g = read_json_object(global, &mut warnings);
+    let p = read_json_object(project, &mut warnings);
+    Settings::from_layers(&g, &p, warnings)
+}
+
+/// Pi's model table with the custom models of `<agentDir>/models.json`.
+pub fn load_registry(agent_dir: &Path) -> Registry {
+    let path = agent_dir.join("models.json");
+    match std::fs::read_to_string(&path) {
+        Ok(text) => Registry::with_models_json(&text, &path.display().to_string()),
+        Err(_) => Registry::builtin_only(),
+    }
+}
+
+/// Pi's per-project session directory name: `--home-user-proj--` for `/home/user/proj`.
+pub fn encode_cwd(cwd: &Path) -> String {
+    let s = cwd.to_string_lossy();
+    let trimmed = s.strip_prefix('/').or_else(|| s.strip_prefix('\\')).unwrap_or(&s);
+    let enc: String = trimmed
+        .chars()
+        .map(|c| if matches!(c, '/' | '\\' | ':') { '-' } else { c })
+        .collect();
+    format!("--{enc}--")
+}
+
+/// Where Pi keeps this project's sessions, and whether the directory is a flat override.
+pub fn session_dir_for(cwd: &Path, settings: &Settings) -> (PathBuf, bool) {
+    if let Ok(v) = std::env::var("PI_CODING_AGENT_SESSION_DIR")
+        && !v.is_empty()
+    {
+        return (expand_home(&v), true);
+    }
+    if let Some(d) = settings.session_dir() {
+        let d = expand_home(d);
+        let d = if d.is_relative() { cwd.join(d) } else { d };
+        return (d, true);
+    }
+    (agent_dir().join("sessions").join(encode_cwd(cwd)), false)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn merge_is_recursive_and_project_wins() {
+        let dir = tempfile::tempdir().unwrap();
+        let g = dir.path().join("g.json");
+        let p = dir.path().join("p.json");
+        std::fs::write(&g, r#"{"compaction":{"reserveTokens":1000,"keepRecentTokens":5000,"modelOverrides":{"a/b":{"keepRecentTokens":7}}},"treeFilterMode":"all"}"#).unwrap();
+        std::fs::write(
+            &p,
+            r#"{"compaction":{"keepRecentTokens":6000},"treeFilterMode":"bogus"}"#,
+        )
+        .unwrap();
+        let s = load_settings_from(&g, &p);
+        assert_eq!(s.reserve_tokens(None), 1000);
+        assert_eq!(s.keep_recent_tokens(None), 6000);
+        assert_eq!(s.keep_recent_tokens(Some(("a", "b"))), 7);
+        assert_eq!(s.tree_filter_mode(), "default");
+        assert_eq!(s.branch_reserve_tokens(), 16384);
+        assert_eq!(s.gauge_zones(), (0.7, 0.9));
+        std::fs::write(&p, r#"{"bonsai":{"gaugeZones":[0.5,0.8]}}"#).unwrap();
+        assert_eq!(load_settings_from(&g, &p).gauge_zones(), (0.5, 0.8));
+    }
+
+    #[test]
+    fn broken_settings_are_reported_not_fatal() {
+        let dir = tempfile::tempdir().unwrap();
+        let g = dir.path().join("g.json");
+        std::fs::write(&g, "{not json").unwrap();
+        let s = load_settings_from(&g, &dir.path().join("missing.json"));
+        assert_eq!(s.keep_recent_tokens(None), 20000);
+        assert_eq!(s.warnings.len(), 1);
+    }
+
+    #[test]
+    fn cwd_encoding() {
+        assert_eq!(encode_cwd(Path::new("/home/user/proj")), "--home-user-proj--");
+    }
+}

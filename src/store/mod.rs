@@ -1,0 +1,14 @@
+//! Everything bonsai reads from or writes to disk and the environment: session files (read,
+//! mapped, appended to, written new), Pi's configuration, the session directories, the clock.
+//! The engine gets values from here; the UI and the CLI call here for every file.
+
+pub mod clock;
+pub mod config;
+pub mod files;
+pub mod mapped;
+pub mod sessions;
+pub mod write;
+
+pub use files::{OpenError, load_session, reload};
+pub use sessions::{SessionInfo, list_sessions, newest_in_dir, session_info};
+pub use write::{Appended, WriteError, append_lines, append_with, migrate, new_session_path, write_new};

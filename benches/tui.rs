@@ -5,7 +5,6 @@
 //!     BONSAI_BENCH_SIZES=10,100 cargo bench --bench tui
 
 use bonsai::engine::models::Registry;
-use bonsai::engine::session::Session;
 use bonsai::engine::settings::Settings;
 use bonsai::ui::app::App;
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};

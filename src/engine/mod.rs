@@ -17,6 +17,7 @@ pub mod serialize;
 pub mod session;
 pub mod settings;
 pub mod summarize;
+pub mod text_width;
 pub mod tokens;
 pub mod tree;
 pub mod tree_view;

@@ -9,7 +9,8 @@
 use super::app::{App, CutClass};
 use super::theme::*;
 use crate::engine::context;
-use crate::engine::tree_view::{Row, RowStyle, char_width, pan_scroll, visible_width};
+use crate::engine::text_width::{char_width, visible_width};
+use crate::engine::tree_view::{Row, RowStyle, pan_scroll};
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::style::{Modifier, Style};

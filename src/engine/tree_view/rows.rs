@@ -1,0 +1,399 @@
+//! One visible row as Pi draws it (indent, guides, connector, fold marker, path marker,
+//! label, text), the window of rows around the selection, and the plain render.
+
+use super::TreeView;
+use super::layout::{Gutter, call_id, str_hash};
+use super::text::{extract_content, format_label_timestamp, format_tool_call, normalize};
+use crate::engine::entry::{Kind, Role};
+use crate::engine::js;
+use crate::engine::session::Session;
+use crate::engine::text_width::{slice_by_column, truncate_to_width, visible_width};
+use serde_json::Value;
+
+/// One visible row, ready to draw (no colour; the TUI styles the parts).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Row {
+    pub entry: usize,
+    pub selected: bool,
+    /// Tree drawing (indent, guides, connector with fold marker).
+    pub prefix: String,
+    /// `⊞ ` for a folded node without a connector.
+    pub fold_marker: &'static str,
+    pub on_active_path: bool,
+    pub label: Option<String>,
+    pub label_time: Option<String>,
+    pub text: RowText,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct RowText {
+    /// Coloured lead (`user: `, `[bash]: `…) and its style class.
+    pub lead: String,
+    pub body: String,
+    pub style: RowStyle,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RowStyle {
+    User,
+    Assistant,
+    AssistantMuted,
+    AssistantError,
+    Tool,
+    Dim,
+    CustomMessage,
+    Compaction,
+    BranchSummary,
+    Empty,
+}
+
+impl RowText {
+    pub fn plain(&self) -> String {
+        format!("{}{}", self.lead, self.body)
+    }
+}
+
+impl Row {
+    pub fn body_plain(&self) -> String {
+        let mut s = String::new();
+        s.push_str(&self.prefix);
+        s.push_str(self.fold_marker);
+        if self.on_active_path {
+            s.push_str("• ");
+        }
+        if let Some(l) = &self.label {
+            s.push('[');
+            s.push_str(l);
+            s.push_str("] ");
+        }
+        if let Some(t) = &self.label_time {
+            s.push_str(t);
+            s.push(' ');
+        }
+        s.push_str(&self.text.plain());
+        s
+    }
+    pub fn anchor_col(&self) -> usize {
+        visible_width(&self.prefix) + visible_width(self.fold_marker) + if self.on_active_path { 2 } else { 0 }
+    }
+}
+
+impl TreeView {
+    // ---- rows ----
+
+    fn gutter_list(&self, head: Option<u32>) -> Vec<Gutter> {
+        let mut v = Vec::new();
+        let mut cur = head;
+        while let Some(g) = cur {
+            let gg = self.gutters[g as usize];
+            v.push(gg);
+            cur = gg.prev;
+        }
+        v.reverse();
+        v
+    }
+
+    pub fn row(&self, s: &Session, k: usize) -> Row {
+        let i = self.flat[self.visible[k]];
+        let l = self.layout[i];
+        let display = if self.multiple_roots {
+            l.indent.saturating_sub(1)
+        } else {
+            l.indent
+        } as usize;
+        let has_conn = l.show_connector && !l.is_virtual_root_child;
+        let conn_pos: isize = if has_conn { display as isize - 1 } else { -1 };
+        let gutters = self.gutter_list(l.gutters);
+        // Pi takes the first gutter at each level; index them once (rows can be 300 levels deep).
+        let mut at_level: Vec<Option<bool>> = vec![None; display + 1];
+        for g in &gutters {
+            if let Some(slot) = at_level.get_mut(g.position as usize)
+                && slot.is_none()
+            {
+                *slot = Some(g.show);
+            }
+        }
+        let folded = self.folded.contains(&i);
+        let mut prefix = String::with_capacity(display * 3);
+        for c in 0..display * 3 {
+            let level = c / 3;
+            let pos = c % 3;
+            if let Some(show) = at_level[level] {
+                prefix.push(if pos == 0 && show { '│' } else { ' ' });
+            } else if has_conn && level as isize == conn_pos {
+                prefix.push(match pos {
+                    0 => {
+                        if l.is_last {
+                            '└'
+                        } else {
+                            '├'
+                        }
+                    }
+                    1 => {
+                        if folded {
+                            '⊞'
+                        } else if self.is_foldable(i) {
+                            '⊟'
+                        } else {
+                            '─'
+                        }
+                    }
+                    _ => ' ',
+                });
+            } else {
+                prefix.push(' ');
+            }
+        }
+        let e = &s.entries[i];
+        let label = s.label_of(&e.id).map(String::from);
+        let label_time = if self.show_label_times && label.is_some() {
+            s.labels
+                .get(&e.id)
+                .map(|(_, li)| format_label_timestamp(s.entries[*li as usize].ts, self.now_ms))
+        } else {
+            None
+        };
+        Row {
+            entry: i,
+            selected: k == self.selected,
+            prefix,
+            fold_marker: if folded && !has_conn { "⊞ " } else { "" },
+            on_active_path: self.active_path[i],
+            label,
+            label_time,
+            text: self.display_text(s, i),
+        }
+    }
+
+    /// Pi's `getEntryDisplayText`.
+    pub fn display_text(&self, s: &Session, i: usize) -> RowText {
+        let e = &s.entries[i];
+        let t = |lead: &str, body: String, style| RowText {
+            lead: lead.to_string(),
+            body,
+            style,
+        };
+        let needs_value = !matches!(
+            e.kind,
+            Kind::Compaction(_)
+                | Kind::ModelChange { .. }
+                | Kind::ThinkingLevelChange { .. }
+                | Kind::Custom { .. }
+                | Kind::Label { .. }
+                | Kind::SessionInfo { .. }
+                | Kind::Usage
+                | Kind::Unknown(_)
+        );
+        let v = if needs_value { s.entry_value(i) } else { Value::Null };
+        let st = |k: &str| v.get(k).map(js::js_to_string).unwrap_or_else(|| "undefined".into());
+        match &e.kind {
+            Kind::Message(m) => {
+                let msg = v.get("message").cloned().unwrap_or(Value::Null);
+                match &m.role {
+                    Role::User => t(
+                        "user: ",
+                        normalize(&extract_content(msg.get("content"))),
+                        RowStyle::User,
+                    ),
+                    Role::Assistant => {
+                        let text = normalize(&extract_content(msg.get("content")));
+                        if !text.is_empty() {
+                            t("assistant: ", text, RowStyle::Assistant)
+                        } else if m.stop_reason.as_deref() == Some("aborted") {
+                            t("assistant: ", "(aborted)".into(), RowStyle::AssistantMuted)
+                        } else if let Some(err) = msg.get("errorMessage").filter(|x| js::truthy(Some(x))) {
+                            let n = normalize(&js::js_to_string(err));
+                            t(
+                                "assistant: ",
+                                js::slice_utf16(&n, 80).into_owned(),
+                                RowStyle::AssistantError,
+                            )
+                        } else {
+                            t("assistant: ", "(no content)".into(), RowStyle::AssistantMuted)
+                        }
+                    }
+                    Role::ToolResult => {
+                        let call = m.tool_call_id.as_deref().and_then(|id| {
+                            let &(e, k) = self
+                                .tool_calls
+                                .find(str_hash(id), |&(e, j)| call_id(s, e, j) == Some(id))?;
+                            let block = s.entries[e as usize].message()?.tool_call_ids[k as usize].1;
+                            Some((e as usize, block))
+                        });
+                        if let Some((ai, block)) = call {
+                            let av = s.entry_value(ai);
+                            let b = &av["message"]["content"][block as usize];
+                            let name = b
+                                .get("name")
+                                .map(js::js_to_string)
+                                .unwrap_or_else(|| "undefined".into());
+                            let args = b.get("arguments").cloned().unwrap_or(Value::Null);
+                            t("", format_tool_call(&name, &args, self.home.as_deref()), RowStyle::Tool)
+                        } else {
+                            t(
+                                "",
+                                format!("[{}]", m.tool_name.as_deref().unwrap_or("tool")),
+                                RowStyle::Tool,
+                            )
+                        }
+                    }
+                    Role::BashExecution => {
+                        let cmd = msg
+                            .get("command")
+                            .filter(|c| !c.is_null())
+                            .map(js::js_to_string)
+                            .unwrap_or_default();
+                        t("[bash]: ", normalize(&cmd), RowStyle::Dim)
+                    }
+                    r => t("", format!("[{}]", r.as_str()), RowStyle::Dim),
+                }
+            }
+            Kind::CustomMessage { .. } => {
+                let content = match v.get("content") {
+                    Some(Value::String(x)) => x.clone(),
+                    Some(Value::Array(a)) => a
+                        .iter()
+                        .filter(|b| b.get("type").and_then(|t| t.as_str()) == Some("text"))
+                        .map(|b| {
+                            b.get("text")
+                                .filter(|x| !x.is_null())
+                                .map(js::js_to_string)
+                                .unwrap_or_default()
+                        })
+                        .collect(),
+                    _ => String::new(),
+                };
+                t(
+                    &format!("[{}]: ", st("customType")),
+                    normalize(&content),
+                    RowStyle::CustomMessage,
+                )
+            }
+            Kind::Compaction(c) => {
+                let k = c
+                    .tokens_before
+                    .map(|x| js::js_number((x / 1000.0 + 0.5).floor()))
+                    .unwrap_or_else(|| "NaN".into());
+                t("", format!("[compaction: {k}k tokens]"), RowStyle::Compaction)
+            }
+            Kind::BranchSummary(_) => t("[branch summary]: ", normalize(&st("summary")), RowStyle::BranchSummary),
+            Kind::ModelChange { model_id, .. } => t(
+                "",
+                format!("[model: {}]", model_id.as_deref().unwrap_or("undefined")),
+                RowStyle::Dim,
+            ),
+            Kind::ThinkingLevelChange { level } => t(
+                "",
+                format!("[thinking: {}]", level.as_deref().unwrap_or("undefined")),
+                RowStyle::Dim,
+            ),
+            Kind::Custom { custom_type } => t(
+                "",
+                format!("[custom: {}]", custom_type.as_deref().unwrap_or("undefined")),
+                RowStyle::Dim,
+            ),
+            Kind::ContextEdit {
+                target_id,
+                replacement_null,
+                ..
+            } => t(
+                "",
+                format!(
+                    "[context {}: {}]",
+                    if *replacement_null { "omit" } else { "replace" },
+                    target_id.as_deref().unwrap_or("undefined")
+                ),
+                RowStyle::Dim,
+            ),
+            Kind::Label { label, .. } => t(
+                "",
+                format!("[label: {}]", label.as_deref().unwrap_or("(cleared)")),
+                RowStyle::Dim,
+            ),
+            Kind::SessionInfo { name } => match name.as_deref().filter(|n| !n.is_empty()) {
+                Some(n) => t("", format!("[title: {n}]"), RowStyle::Dim),
+                None => t("", "[title: empty]".into(), RowStyle::Dim),
+            },
+            Kind::Usage | Kind::Unknown(_) => t("", String::new(), RowStyle::Empty),
+        }
+    }
+
+    /// The window of rows Pi draws around the selection (`maxVisibleLines` rows).
+    pub fn window(&self, max_rows: usize) -> std::ops::Range<usize> {
+        let n = self.visible.len();
+        let start = (self.selected as isize - (max_rows / 2) as isize)
+            .min(n as isize - max_rows as isize)
+            .max(0) as usize;
+        start..(start + max_rows).min(n)
+    }
+
+    pub fn status_line(&self) -> String {
+        let times = if self.show_label_times { " [+label time]" } else { "" };
+        if self.visible.is_empty() {
+            format!("  (0/0){}{}", self.filter.status_tag(), times)
+        } else {
+            format!(
+                "  ({}/{}){}{}",
+                self.selected + 1,
+                self.visible.len(),
+                self.filter.status_tag(),
+                times
+            )
+        }
+    }
+
+    /// The rows exactly as Pi's `TreeList.render(width)` prints them, escapes stripped.
+    /// `max_rows` None draws every visible row (as the oracle's golden renders do).
+    pub fn render_plain(&self, s: &Session, width: usize, max_rows: Option<usize>) -> Vec<String> {
+        if self.visible.is_empty() {
+            return vec![
+                truncate_to_width("  No entries found", width, "..."),
+                truncate_to_width(&self.status_line(), width, "..."),
+            ];
+        }
+        let range = self.window(max_rows.unwrap_or(self.visible.len()));
+        let rows: Vec<Row> = range.map(|k| self.row(s, k)).collect();
+        let mut out = pan_rows(&rows, width)
+            .into_iter()
+            .map(|(gutter, body)| truncate_to_width(&format!("{gutter}{body}"), width, ""))
+            .collect::<Vec<_>>();
+        out.push(truncate_to_width(&self.status_line(), width, "..."));
+        out
+    }
+}
+
+/// Pi's `renderHorizontalViewport` pan: how many columns the bodies shift left so the
+/// selected row's text does not start too far right (0 almost always).
+pub fn pan_scroll(rows: &[Row], width: usize) -> usize {
+    let vw = width.saturating_sub(2);
+    let max_body = rows.iter().map(|r| visible_width(&r.body_plain())).max().unwrap_or(0);
+    let max_scroll = max_body.saturating_sub(vw);
+    if let Some(sel) = rows.iter().find(|r| r.selected)
+        && max_scroll > 0
+    {
+        let need = (vw / 3).clamp(4, 20);
+        let anchor = sel.anchor_col();
+        if anchor as isize > vw as isize - need as isize {
+            let ctx = (vw / 4).clamp(2, 12);
+            return max_scroll.min(anchor.saturating_sub(ctx));
+        }
+    }
+    0
+}
+
+/// (gutter, body) per row after panning.
+pub fn pan_rows(rows: &[Row], width: usize) -> Vec<(&'static str, String)> {
+    let vw = width.saturating_sub(2);
+    let scroll = pan_scroll(rows, width);
+    rows.iter()
+        .map(|r| {
+            let g = if r.selected { "› " } else { "  " };
+            let b = r.body_plain();
+            if scroll > 0 {
+                (g, slice_by_column(&b, scroll, vw))
+            } else {
+                (g, b)
+            }
+        })
+        .collect()
+}

@@ -66,12 +66,12 @@ fn first_frame(mb: usize) -> App {
 #[divan::bench(args = sizes(), sample_count = 50)]
 fn key_move_to_frame(mb: usize) {
     with_app(mb, |app| {
-        app.on_key(KeyEvent::from(KeyCode::Down));
+        app.handle_key(KeyEvent::from(KeyCode::Down));
         frame(app);
-        app.jobs.clear();
-        app.on_key(KeyEvent::from(KeyCode::Up));
+        app.take_jobs();
+        app.handle_key(KeyEvent::from(KeyCode::Up));
         frame(app);
-        app.jobs.clear();
+        app.take_jobs();
     })
 }
 
@@ -79,8 +79,8 @@ fn key_move_to_frame(mb: usize) {
 #[divan::bench(args = sizes(), sample_count = 10)]
 fn key_filter_to_frame(mb: usize) {
     with_app(mb, |app| {
-        app.on_key(KeyEvent::new(KeyCode::Char('t'), KeyModifiers::CONTROL));
+        app.handle_key(KeyEvent::new(KeyCode::Char('t'), KeyModifiers::CONTROL));
         frame(app);
-        app.jobs.clear();
+        app.take_jobs();
     })
 }

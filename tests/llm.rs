@@ -510,27 +510,29 @@ fn tui_compaction_with_a_model_previews_and_writes_usage() {
     ]);
     let f = fake(vec![reply.clone(), reply]);
     let (_d, file, mut app) = tui_app("pi-0.87.1/compacted-long.jsonl", &f.url);
-    app.keep_recent = 2000;
-    app.on_key(KeyEvent::new(KeyCode::Char('C'), KeyModifiers::SHIFT));
-    app.on_key(KeyEvent::from(KeyCode::Enter));
+    app.selection.keep_recent = 2000;
+    app.handle_key(KeyEvent::new(KeyCode::Char('C'), KeyModifiers::SHIFT));
+    app.handle_key(KeyEvent::from(KeyCode::Enter));
     assert!(matches!(
         &app.dialog,
-        Some(bonsai::ui::dialog::Dialog::CompactPreview { streaming: true, .. })
+        Some(bonsai::ui::dialog::Dialog::Summary { streaming: true, .. })
     ));
     app.run_jobs_now();
     match &app.dialog {
-        Some(bonsai::ui::dialog::Dialog::CompactPreview {
-            summary,
+        Some(bonsai::ui::dialog::Dialog::Summary {
+            text,
             by,
             streaming: false,
             ..
         }) => {
-            assert!(summary.starts_with("## Goal\n- model summary"), "{summary}");
+            assert!(text.starts_with("## Goal\n- model summary"), "{text}");
             assert_eq!(by, "fake/fakecoder-large");
         }
         other => panic!("{other:?} / {:?}", app.status),
     }
-    app.on_key(KeyEvent::from(KeyCode::Char('a')));
+    // Writing takes the deliberate key.
+    app.handle_key(KeyEvent::new(KeyCode::Char('s'), KeyModifiers::CONTROL));
+    app.run_jobs_now();
     let text = std::fs::read_to_string(&file).unwrap();
     let last: serde_json::Value = serde_json::from_str(text.lines().last().unwrap()).unwrap();
     assert_eq!(last["type"], "compaction");
@@ -555,21 +557,31 @@ fn tui_summary_can_be_cancelled() {
     let f = fake(vec![slow]);
     let (_d, file, mut app) = tui_app("pi-0.87.1/compacted-long.jsonl", &f.url);
     let before = std::fs::read(&file).unwrap();
-    app.keep_recent = 2000;
+    app.selection.keep_recent = 2000;
     use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-    app.on_key(KeyEvent::new(KeyCode::Char('C'), KeyModifiers::SHIFT));
-    app.on_key(KeyEvent::from(KeyCode::Enter));
-    let job = app.jobs.pop().unwrap();
-    let cancel = app.llm_job.as_ref().unwrap().1.clone();
+    app.handle_key(KeyEvent::new(KeyCode::Char('C'), KeyModifiers::SHIFT));
+    app.handle_key(KeyEvent::from(KeyCode::Enter));
+    let job = app
+        .take_jobs()
+        .into_iter()
+        .find(|j| matches!(j, bonsai::ui::jobs::Job::Summary { .. }))
+        .unwrap();
+    let cancel = app.pending.summary.as_ref().unwrap().1.clone();
     std::thread::spawn(move || {
         std::thread::sleep(Duration::from_millis(250));
         cancel.store(true, std::sync::atomic::Ordering::Relaxed);
     });
     let start = std::time::Instant::now();
-    let r = bonsai::ui::app::run_job(job, &bonsai::engine::tokens::TokenCache::default());
+    let r = bonsai::ui::jobs::run_now(job);
     assert!(start.elapsed() < Duration::from_secs(2), "cancel is prompt");
-    assert!(matches!(&r, bonsai::ui::app::JobResult::LlmDone { result: Err(e), .. } if e == "cancelled"));
-    app.on_key(KeyEvent::from(KeyCode::Esc));
+    assert!(matches!(
+        r.last(),
+        Some(bonsai::ui::jobs::JobResult::SummaryDone {
+            result: Err(bonsai::ui::jobs::SummaryError::Cancelled),
+            ..
+        })
+    ));
+    app.handle_key(KeyEvent::from(KeyCode::Esc));
     assert!(app.dialog.is_none());
     assert_eq!(std::fs::read(&file).unwrap(), before);
 }

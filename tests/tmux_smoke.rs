@@ -182,7 +182,7 @@ fn compact_with_instructions_offline_accept_and_see_it_in_the_tree() {
     t.send(&["Enter"]);
     let screen = t.wait_for("Compaction summary (offline)");
     assert!(screen.contains("## Goal"), "{screen}");
-    t.send(&["a"]);
+    t.send(&["C-s"]);
     let screen = t.wait_for("wrote a compaction");
     assert!(screen.contains("[compaction: "), "{screen}");
     assert!(

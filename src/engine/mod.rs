@@ -21,3 +21,4 @@ pub mod text_width;
 pub mod tokens;
 pub mod tree;
 pub mod tree_view;
+pub mod write_plan;

@@ -97,6 +97,12 @@ impl Settings {
         }
     }
 
+    /// Mouse capture in the TUI (`bonsai.mouse`, default on). Off keeps the terminal's own
+    /// selection and copy working.
+    pub fn mouse_capture(&self) -> bool {
+        self.get(&["bonsai", "mouse"]).and_then(|v| v.as_bool()).unwrap_or(true)
+    }
+
     /// The model for LLM summaries (`bonsai.summaryModel: "provider/id"`); default: the
     /// session's current model, as Pi uses.
     pub fn summary_model(&self) -> Option<String> {

@@ -18,6 +18,8 @@ struct Facts {
     errors: Vec<String>,
     done: Vec<String>,
     decisions: Vec<String>,
+    /// Critical context carried from summaries inside the range.
+    critical: Vec<String>,
     last_assistant: Option<String>,
     commands: usize,
     reads: Vec<String>,
@@ -143,6 +145,31 @@ fn gather(messages: &[Value]) -> Facts {
                     push_unique(&mut f.errors, first_line(err));
                 }
             }
+            // An earlier summary inside the range (a branch left before, or a compaction's
+            // checkpoint): its items are facts of the range too, not nothing.
+            "branchSummary" | "compactionSummary" => {
+                let text = m.get("summary").and_then(|t| t.as_str()).unwrap_or("");
+                let prev = sections_of(text);
+                for r in carried(&prev, "Goal") {
+                    push_unique(&mut f.requests, r);
+                }
+                for c in carried(&prev, "Constraints & Preferences") {
+                    push_unique(&mut f.constraints, c);
+                }
+                for d in carried(&prev, "Progress") {
+                    push_unique(&mut f.done, d);
+                }
+                for d in carried(&prev, "Key Decisions") {
+                    push_unique(&mut f.decisions, d);
+                }
+                for c in carried(&prev, "Critical Context") {
+                    push_unique(&mut f.critical, c);
+                }
+                for c in carried(&prev, "Original Request") {
+                    push_unique(&mut f.requests, c);
+                }
+                f.last_role_user = false;
+            }
             "toolResult" => {
                 if js::truthy(m.get("isError")) {
                     let tool = m.get("toolName").and_then(|t| t.as_str()).unwrap_or("tool");
@@ -200,7 +227,20 @@ fn tool_work(f: &Facts) -> Option<String> {
 /// Sections of a previous summary (`## Name` → bullet lines), for an update that keeps them.
 fn sections_of(previous: &str) -> Vec<(String, Vec<String>)> {
     let mut out: Vec<(String, Vec<String>)> = Vec::new();
+    let mut in_file_list = false;
     for line in previous.lines() {
+        // The file lists are rebuilt from the details, never carried as items.
+        if line.starts_with("<read-files>") || line.starts_with("<modified-files>") {
+            in_file_list = true;
+            continue;
+        }
+        if line.starts_with("</read-files>") || line.starts_with("</modified-files>") {
+            in_file_list = false;
+            continue;
+        }
+        if in_file_list {
+            continue;
+        }
         if let Some(h) = line.strip_prefix("## ") {
             out.push((h.trim().to_string(), vec![]));
         } else if line.starts_with('<') || line.starts_with("---") || line.starts_with("**Turn Context") {
@@ -263,7 +303,7 @@ pub fn history_summary(messages: &[Value], previous: Option<&str>, instructions:
         (None, Some(_)) => "1. Continue with the user's next request".to_string(),
         (None, None) => "1. Continue with the user's next request".to_string(),
     };
-    let mut critical = carried(&prev, "Critical Context");
+    let mut critical = merge(carried(&prev, "Critical Context"), f.critical.clone());
     if let Some(i) = instructions.map(js::js_trim).filter(|i| !i.is_empty()) {
         critical.insert(0, format!("Focus requested: {}", cut(i, QUOTE)));
     }
@@ -305,14 +345,15 @@ pub fn turn_prefix_summary(messages: &[Value]) -> String {
     )
 }
 
-/// A branch summary body (Goal … Next Steps), as Pi's branch summaries are laid out.
+/// A branch summary body (Goal … Next Steps), as Pi's branch summaries are laid out. The
+/// user's instructions and context carried from earlier summaries stay in a Critical Context
+/// section after Next Steps (without either, the body ends at Next Steps).
 pub fn branch_summary_body(messages: &[Value], instructions: Option<&str>) -> String {
     let full = history_summary(messages, None, instructions);
-    // Branch summaries end at Next Steps; keep Critical Context only for a focus line.
-    full.split("\n\n## Critical Context")
-        .next()
-        .unwrap_or(&full)
-        .to_string()
+    match full.split_once("\n\n## Critical Context") {
+        Some((body, critical)) if critical.trim() == "- (none)" => body.to_string(),
+        _ => full,
+    }
 }
 
 /// Materialize projected messages as Pi's summarizer sees them.
@@ -343,4 +384,49 @@ pub fn compose_branch_summary(body: &str, ops: &FileOps) -> String {
         "{BRANCH_PREAMBLE}{body}{}",
         serialize::format_file_operations(&serialize::list_strings(&read), &serialize::list_strings(&modified))
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_branch_summary_keeps_the_instructions() {
+        let msgs = vec![
+            json!({"role": "user", "content": "Try a SQLite store"}),
+            json!({"role": "assistant", "content": [{"type": "text", "text": "Sketched SqliteStore."}], "stopReason": "stop"}),
+        ];
+        let body = branch_summary_body(&msgs, Some("list what was tried"));
+        assert!(
+            body.contains("## Critical Context\n- Focus requested: list what was tried"),
+            "{body}"
+        );
+        // Without instructions the body ends at Next Steps, as Pi lays branch summaries out.
+        let plain = branch_summary_body(&msgs, None);
+        assert!(!plain.contains("## Critical Context"), "{plain}");
+        assert!(plain.contains("## Next Steps"));
+    }
+
+    #[test]
+    fn a_branch_holding_only_an_earlier_summary_carries_it() {
+        let earlier = format!(
+            "{BRANCH_PREAMBLE}## Goal\n- Add CSV export\n\n## Constraints & Preferences\n- Keep the stdlib only\n\n## Progress\n### Done\n- [x] Wrote exporter.py\n\n### In Progress\n- (none)\n\n### Blocked\n- (none)\n\n## Key Decisions\n- Use the csv module\n\n## Next Steps\n1. Wire the CLI\n\n<read-files>\nacme/cli.py\n</read-files>"
+        );
+        let msgs = vec![json!({"role": "branchSummary", "summary": earlier})];
+        let body = branch_summary_body(&msgs, None);
+        for fact in [
+            "Add CSV export",
+            "Keep the stdlib only",
+            "Wrote exporter.py",
+            "Use the csv module",
+        ] {
+            assert!(body.contains(fact), "{fact} missing:\n{body}");
+        }
+        assert!(!body.contains("## Goal\n- (none)"), "{body}");
+        assert!(
+            !body.contains("acme/cli.py"),
+            "file lists are rebuilt, not carried as items:\n{body}"
+        );
+    }
 }

@@ -4,41 +4,27 @@
 
 use crate::engine::js;
 use crate::engine::session::Session;
+use crate::engine::write_plan::{Prepared, Refusal, WriteRequest};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
 pub enum WriteError {
-    Io(std::io::Error),
+    #[error("write failed: {0}")]
+    Io(#[from] std::io::Error),
     /// v1/v2 files must be migrated first (Pi would rewrite them on open).
-    NeedsMigration {
-        version: f64,
-    },
+    #[error(
+        "this is a version {version} session file; bonsai appends only to version 3 files. Run `bonsai migrate FILE` first (it keeps a .bak)"
+    )]
+    NeedsMigration { version: f64 },
     /// The file changed since it was loaded; the caller reloads and re-checks.
+    #[error("the file changed while bonsai was preparing the write")]
     Changed,
-    Load(String),
-}
-
-impl std::fmt::Display for WriteError {
-    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-        match self {
-            WriteError::Io(e) => write!(f, "write failed: {e}"),
-            WriteError::NeedsMigration { version } => write!(
-                f,
-                "this is a version {version} session file; bonsai appends only to version 3 files. Run `bonsai migrate FILE` first (it keeps a .bak)"
-            ),
-            WriteError::Changed => write!(f, "the file changed while bonsai was preparing the write"),
-            WriteError::Load(e) => write!(f, "{e}"),
-        }
-    }
-}
-
-impl std::error::Error for WriteError {}
-
-impl From<std::io::Error> for WriteError {
-    fn from(e: std::io::Error) -> Self {
-        WriteError::Io(e)
-    }
+    #[error(transparent)]
+    Open(#[from] super::OpenError),
+    /// The write, decided again on the file as it is now, is refused.
+    #[error(transparent)]
+    Refused(#[from] Refusal),
 }
 
 /// What happened on an append.
@@ -57,16 +43,16 @@ pub struct Appended {
 /// them, unless the file changed in between (then load again and re-decide, up to 3 times).
 pub fn append_with<F>(path: &Path, mut build: F) -> Result<(Session, Appended), WriteError>
 where
-    F: FnMut(&Session) -> Result<Vec<serde_json::Value>, String>,
+    F: FnMut(&Session) -> Result<Vec<serde_json::Value>, Refusal>,
 {
     for _ in 0..3 {
-        let s = crate::store::load_session(path).map_err(|e| WriteError::Load(e.to_string()))?;
+        let s = super::load_session(path)?;
         if s.header.version < 3.0 {
             return Err(WriteError::NeedsMigration {
                 version: s.header.version,
             });
         }
-        let entries = build(&s).map_err(WriteError::Load)?;
+        let entries = build(&s)?;
         match append_lines(path, s.buf.len() as u64, &entries) {
             Ok(a) => return Ok((s, a)),
             Err(WriteError::Changed) => continue,
@@ -74,6 +60,37 @@ where
         }
     }
     Err(WriteError::Changed)
+}
+
+/// A write request applied to the file: decided on the state right before the append, then
+/// the session after it (only the new lines parsed) and what was written.
+pub fn apply(path: &Path, req: &WriteRequest) -> Result<Applied, WriteError> {
+    let mut prepared = None;
+    let (before, appended) = append_with(path, |s| {
+        let p = req.prepare(s, super::clock::entropy(), super::clock::now_ms())?;
+        let entries = p.entries.clone();
+        prepared = Some(p);
+        Ok(entries)
+    })?;
+    let session = super::reload(before, path)?;
+    Ok(Applied {
+        session,
+        appended,
+        prepared: prepared.unwrap_or(Prepared {
+            entries: vec![],
+            editor_text: None,
+            branch_summary: false,
+        }),
+    })
+}
+
+/// The result of [`apply`].
+#[derive(Debug)]
+pub struct Applied {
+    /// The session with the appended entries (and anything Pi appended right after them).
+    pub session: Session,
+    pub appended: Appended,
+    pub prepared: Prepared,
 }
 
 /// Append `entries` as JSON lines if the file is still `expected_len` bytes long.
@@ -135,7 +152,7 @@ pub fn new_session_path(dir: &Path, session_id: &str, ts_ms: i64) -> PathBuf {
 /// Migrate a v1/v2 file to v3 in place: a `.bak` copy first, then the migrated text
 /// through a temporary file, fsync, rename.
 pub fn migrate(path: &Path) -> Result<PathBuf, WriteError> {
-    let s = crate::store::load_session(path).map_err(|e| WriteError::Load(e.to_string()))?;
+    let s = super::load_session(path)?;
     let bak = path.with_extension("jsonl.bak");
     if !bak.exists() {
         std::fs::copy(path, &bak)?;

@@ -1,122 +1,395 @@
 //! "What the model sees": the message list at the selected entry (after compaction, context
-//! edits and branch summaries), with tokens and source entry; with a marked second entry,
-//! both side by side and what differs.
+//! edits and branch summaries) with Pi's estimate, the exact count and the source entry, and a
+//! cursor (Enter goes to the entry). Messages a context edit omits are shown struck through.
+//! With a marked second entry, the two lists are aligned as a diff: `−` only at the mark,
+//! `+` only at the selection, and the token difference in the title.
+//!
+//! `build` runs as a job (it projects and counts); `draw` only reads what it made.
 
 use super::app::App;
 use super::theme::*;
-use crate::engine::context::{self, ContextMessage, Part, Projection};
-use crate::engine::tokens;
+use crate::engine::context::{self, ContextMessage, ContextTokens, Part};
+use crate::engine::entry::Kind;
+use crate::engine::report::num;
+use crate::engine::session::Session;
+use crate::engine::tokens::{self, Encoding, TokenCache};
 use crate::engine::tree_view::one_line;
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
-use ratatui::style::Style;
+use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph};
-use std::collections::HashSet;
+use std::collections::HashMap;
 
-type Key = (usize, u8, Option<usize>);
+/// One message at a leaf.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MessageRow {
+    pub role: String,
+    pub est: u64,
+    pub exact: Option<u64>,
+    pub source: usize,
+    pub source_id: String,
+    /// The first characters of its text, on one line.
+    pub text: String,
+    pub edited: bool,
+    /// The `context_edit` that omits it (then it is not in the context).
+    pub omitted_by: Option<String>,
+    key: (usize, u8, Option<usize>, bool),
+}
 
-fn key(m: &ContextMessage) -> Key {
-    let p = match m.part {
+/// The messages at one leaf.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Pane {
+    pub leaf: usize,
+    pub leaf_id: String,
+    pub rows: Vec<MessageRow>,
+    pub tokens: ContextTokens,
+    pub est_sum: u64,
+    pub exact_sum: u64,
+}
+
+/// The view's data: the selection's messages, and with a mark both aligned.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ContextData {
+    pub generation: u64,
+    pub selected: Pane,
+    pub marked: Option<Pane>,
+    /// Aligned rows: (row in `marked`, row in `selected`); one side `None` where they differ.
+    pub aligned: Vec<(Option<usize>, Option<usize>)>,
+}
+
+impl ContextData {
+    /// The entry a row of the view stands for (the selection's side first).
+    pub fn source_at(&self, k: usize) -> Option<usize> {
+        let (l, r) = *self.aligned.get(k)?;
+        r.map(|r| self.selected.rows[r].source)
+            .or_else(|| Some(self.marked.as_ref()?.rows[l?].source))
+    }
+}
+
+fn part_key(p: Part) -> u8 {
+    match p {
         Part::Main => 0,
         Part::CompactionSystem => 1,
         Part::CompactionSummary => 2,
-    };
-    (m.source, p, m.replaced_by)
+    }
 }
 
-fn column(
-    app: &App,
-    proj: &Projection,
-    other: Option<&HashSet<Key>>,
-    exact: Option<&[u64]>,
-    width: usize,
-) -> Vec<Line<'static>> {
-    let s = &app.session;
-    let mut out = Vec::new();
-    for (k, m) in proj.messages().enumerate() {
-        let only_here = other.is_some_and(|o| !o.contains(&key(m)));
-        let marker = if only_here { "+" } else { " " };
-        let text = tokens::message_text(&context::materialize(s, m));
-        let ex = exact
-            .and_then(|e| e.get(k))
-            .map(|n| format!("{n:>6}"))
-            .unwrap_or_else(|| "     ·".into());
-        let head = format!(
-            "{marker}{:<17}{:>6} {ex} {} ",
-            m.role.as_str(),
-            m.est_tokens,
-            s.entries[m.source].id
-        );
-        let room = width.saturating_sub(head.chars().count() + 1);
-        let style = if only_here { fg(WARNING) } else { Style::default() };
-        let mut spans = vec![Span::styled(head, style)];
-        if m.replaced_by.is_some() {
-            spans.push(Span::styled("(edited) ", fg(BORDER_ACCENT)));
+fn pane(s: &Session, leaf: usize, encoding: Encoding, cache: &TokenCache) -> Pane {
+    let proj = context::project(s, &s.path_to(leaf));
+    let msgs: Vec<&ContextMessage> = proj.messages().collect();
+    let exact = cache.count_all(s, &msgs, encoding);
+    let tokens = context::estimate_context_tokens(s, &msgs);
+    // Which edit omits which entry (the last edit of a target wins, as in Pi).
+    let mut edits: HashMap<&str, usize> = HashMap::new();
+    for pe in &proj.entries {
+        if let Kind::ContextEdit { target_id: Some(t), .. } = &s.entries[pe.source].kind {
+            edits.insert(t, pe.source);
         }
-        spans.push(Span::styled(one_line(&text, room.max(8)), fg(MUTED)));
-        out.push(Line::from(spans));
+    }
+    let row = |m: &ContextMessage, exact: Option<u64>, omitted_by: Option<usize>| MessageRow {
+        role: m.role.as_str().to_string(),
+        est: m.est_tokens,
+        exact,
+        source: m.source,
+        source_id: s.entries[m.source].id.to_string(),
+        text: one_line(&tokens::message_text(&context::materialize(s, m)), 200),
+        edited: m.replaced_by.is_some(),
+        omitted_by: omitted_by.map(|e| s.entries[e].id.to_string()),
+        key: (m.source, part_key(m.part), m.replaced_by, omitted_by.is_some()),
+    };
+    let mut rows = Vec::new();
+    let mut k = 0;
+    for pe in &proj.entries {
+        let e = &s.entries[pe.source];
+        if pe.messages.is_empty() && !e.is_compaction() {
+            let omitted_by = edits.get(&*e.id).copied();
+            if omitted_by.is_some() {
+                for m in context::intrinsic_messages(s, pe.source) {
+                    rows.push(row(&m, None, omitted_by));
+                }
+            }
+        }
+        for m in &pe.messages {
+            rows.push(row(m, exact.get(k).copied(), None));
+            k += 1;
+        }
+    }
+    Pane {
+        leaf,
+        leaf_id: s.entries[leaf].id.to_string(),
+        rows,
+        tokens,
+        est_sum: msgs.iter().map(|m| m.est_tokens).sum(),
+        exact_sum: exact.iter().sum(),
+    }
+}
+
+/// Align two message lists on their common messages. Keys are unique within a list, so the
+/// longest common subsequence is the longest increasing run of positions (O(n log n)).
+fn align(a: &[MessageRow], b: &[MessageRow]) -> Vec<(Option<usize>, Option<usize>)> {
+    let pos_b: HashMap<_, usize> = b.iter().enumerate().map(|(j, r)| (r.key, j)).collect();
+    let pairs: Vec<(usize, usize)> = a
+        .iter()
+        .enumerate()
+        .filter_map(|(i, r)| pos_b.get(&r.key).map(|&j| (i, j)))
+        .collect();
+    // Longest increasing subsequence of j (patience with back links).
+    let mut tails: Vec<usize> = Vec::new();
+    let mut back: Vec<Option<usize>> = vec![None; pairs.len()];
+    for (p, &(_, j)) in pairs.iter().enumerate() {
+        let at = tails.partition_point(|&t| pairs[t].1 < j);
+        back[p] = at.checked_sub(1).map(|x| tails[x]);
+        if at == tails.len() {
+            tails.push(p);
+        } else {
+            tails[at] = p;
+        }
+    }
+    let mut chain = Vec::new();
+    let mut cur = tails.last().copied();
+    while let Some(p) = cur {
+        chain.push(pairs[p]);
+        cur = back[p];
+    }
+    chain.reverse();
+    let mut out = Vec::with_capacity(a.len().max(b.len()));
+    let (mut i, mut j) = (0, 0);
+    for (mi, mj) in chain.into_iter().chain(std::iter::once((a.len(), b.len()))) {
+        while i < mi {
+            out.push((Some(i), None));
+            i += 1;
+        }
+        while j < mj {
+            out.push((None, Some(j)));
+            j += 1;
+        }
+        if mi < a.len() && mj < b.len() {
+            out.push((Some(mi), Some(mj)));
+            i += 1;
+            j += 1;
+        }
     }
     out
 }
 
-pub fn draw(f: &mut Frame, area: Rect, app: &mut App) {
-    f.render_widget(Clear, area);
-    let Some(sel) = app.selected() else { return };
-    let proj = app.projection_for(sel);
-    let mark = app.context_mark.filter(|m| *m != sel);
-    let s = app.session.clone();
-    let title = |leaf: usize, p: &Projection| {
-        let msgs: Vec<&ContextMessage> = p.messages().collect();
-        let t = context::estimate_context_tokens(&s, &msgs);
-        format!(
-            " context at {} · {} messages · {} tokens (est. sum {}) ",
-            s.entries[leaf].id,
-            msgs.len(),
-            crate::engine::report::num(t.tokens),
-            msgs.iter().map(|m| m.est_tokens).sum::<u64>()
-        )
+/// The view's data for the selection at `leaf` and the mark (a job: it projects and counts).
+pub fn build(
+    s: &Session,
+    generation: u64,
+    leaf: usize,
+    mark: Option<usize>,
+    encoding: Encoding,
+    cache: &TokenCache,
+) -> ContextData {
+    let selected = pane(s, leaf, encoding, cache);
+    let marked = mark.filter(|m| *m != leaf).map(|m| pane(s, m, encoding, cache));
+    let aligned = match &marked {
+        Some(m) => align(&m.rows, &selected.rows),
+        None => (0..selected.rows.len()).map(|r| (None, Some(r))).collect(),
     };
+    ContextData {
+        generation,
+        selected,
+        marked,
+        aligned,
+    }
+}
+
+fn signed(d: i64) -> String {
+    if d > 0 {
+        format!("+{}", super::gauge::fmt(d as f64))
+    } else if d < 0 {
+        format!("−{}", super::gauge::fmt(-d as f64))
+    } else {
+        "±0".into()
+    }
+}
+
+fn cell(r: Option<&MessageRow>, sign: &str, width: usize, cursor: bool) -> Line<'static> {
+    let gutter = Span::styled(if cursor { "›" } else { " " }, fg(ACCENT));
+    let Some(r) = r else {
+        let mut line = Line::from(vec![gutter, Span::styled(sign.to_string(), fg(DIM))]);
+        if cursor {
+            line = line.style(Style::default().bg(SELECTED_BG));
+        }
+        return line;
+    };
+    let ex = r.exact.map(|n| format!("{n:>6}")).unwrap_or_else(|| "     ·".into());
+    let head = format!("{sign}{:<17}{:>6} {ex} {:<8} ", r.role, r.est, r.source_id);
+    let room = width.saturating_sub(head.chars().count() + 2);
+    let mut style = match sign {
+        "+" => fg(SUCCESS),
+        "−" => fg(ERROR),
+        _ => Style::default(),
+    };
+    if r.omitted_by.is_some() {
+        style = style.add_modifier(Modifier::CROSSED_OUT).fg(DIM);
+    }
+    let mut spans = vec![gutter, Span::styled(head, style)];
+    if let Some(e) = &r.omitted_by {
+        spans.push(Span::styled(format!("(omitted by {e}) "), fg(BORDER_ACCENT)));
+    } else if r.edited {
+        spans.push(Span::styled("(edited) ", fg(BORDER_ACCENT)));
+    }
+    let text_style = if r.omitted_by.is_some() {
+        fg(DIM).add_modifier(Modifier::CROSSED_OUT)
+    } else {
+        fg(MUTED)
+    };
+    spans.push(Span::styled(one_line(&r.text, room.max(8)), text_style));
+    let mut line = Line::from(spans);
+    if cursor {
+        line = line.style(Style::default().bg(SELECTED_BG).add_modifier(Modifier::BOLD));
+    }
+    line
+}
+
+/// What a pane's title says: the difference first on the selection's side of a comparison
+/// (it is what a comparison is for), then the totals.
+enum Side {
+    Alone,
+    Mark { only: usize },
+    Selection { only: usize, d_est: i64, d_exact: i64 },
+}
+
+fn title(p: &Pane, side: Side) -> String {
+    let n = p.rows.iter().filter(|r| r.omitted_by.is_none()).count();
+    let totals = format!(
+        "{n} messages · {} tokens (est. sum {}, exact {})",
+        num(p.tokens.tokens),
+        p.est_sum,
+        p.exact_sum
+    );
+    match side {
+        Side::Alone => format!(" context at {} · {totals} ", p.leaf_id),
+        Side::Mark { only } => format!(" mark {}: {only} only here · {totals} ", p.leaf_id),
+        Side::Selection { only, d_est, d_exact } => format!(
+            " {}: {only} only here · {} est. / {} exact vs. the mark · {totals} ",
+            p.leaf_id,
+            signed(d_est),
+            signed(d_exact)
+        ),
+    }
+}
+
+pub fn draw(f: &mut Frame, area: Rect, app: &App) {
+    f.render_widget(Clear, area);
+    let Some(data) = app.context_data() else {
+        let block = Block::default().borders(Borders::ALL).border_style(fg(ACCENT));
+        f.render_widget(
+            Paragraph::new(Span::styled(" counting what the model sees…", fg(MUTED))).block(block),
+            area,
+        );
+        return;
+    };
+    let (cursor, scroll) = app.context_cursor();
     let header = Line::from(Span::styled(
-        format!(" {:<17}{:>6} {:>6} {:<8} text", "role", "est", "exact", "entry"),
+        format!("  {:<17}{:>6} {:>6} {:<8} text", "role", "est", "exact", "entry"),
         fg(DIM),
     ));
-    let exact = app.exact_for_selection.clone();
-    let areas: Vec<Rect> = if mark.is_some() {
-        Layout::horizontal([Constraint::Percentage(50), Constraint::Percentage(50)])
-            .split(area)
-            .to_vec()
-    } else {
-        vec![area]
-    };
-    let mut panes: Vec<(usize, Projection)> = vec![(sel, proj)];
-    if let Some(m) = mark {
-        panes.insert(0, (m, app.projection_for(m)));
-    }
-    let keysets: Vec<HashSet<Key>> = panes.iter().map(|(_, p)| p.messages().map(key).collect()).collect();
-    for (i, ((leaf, p), r)) in panes.iter().zip(areas.iter()).enumerate() {
-        let other = if panes.len() > 1 { Some(&keysets[1 - i]) } else { None };
-        let ex = if *leaf == sel { exact.as_deref() } else { None };
-        let mut lines = vec![header.clone()];
-        let body = column(app, p, other, ex, r.width as usize);
-        let h = r.height.saturating_sub(3) as usize;
-        app.context_scroll = app.context_scroll.min(body.len().saturating_sub(h));
-        lines.extend(body.into_iter().skip(app.context_scroll).take(h));
-        let mut t = title(*leaf, p);
-        if panes.len() > 1 {
-            let only = p.messages().filter(|m| !other.unwrap().contains(&key(m))).count();
-            t.push_str(&format!("· {only} only here (+) "));
-        }
-        let block = Block::default()
+    let block = |t: String| {
+        Block::default()
             .borders(Borders::ALL)
             .border_style(fg(ACCENT))
-            .title(Span::styled(t, title_style()));
-        f.render_widget(Paragraph::new(lines).block(block), *r);
+            .title(Span::styled(t, title_style()))
+    };
+    let h = area.height.saturating_sub(3) as usize;
+    let rows = data.aligned.iter().enumerate().skip(scroll).take(h);
+    match &data.marked {
+        None => {
+            let w = area.width as usize;
+            let mut lines = vec![header];
+            for (k, &(_, r)) in rows {
+                lines.push(cell(r.map(|r| &data.selected.rows[r]), " ", w, k == cursor));
+            }
+            f.render_widget(
+                Paragraph::new(lines).block(block(title(&data.selected, Side::Alone))),
+                area,
+            );
+        }
+        Some(m) => {
+            let halves = Layout::horizontal([Constraint::Percentage(50), Constraint::Percentage(50)]).split(area);
+            let (mut left, mut right) = (vec![header.clone()], vec![header]);
+            for (k, &(l, r)) in rows {
+                let sign = |mine: Option<usize>, other: Option<usize>, s: &'static str| {
+                    if mine.is_some() && other.is_none() { s } else { " " }
+                };
+                left.push(cell(
+                    l.map(|l| &m.rows[l]),
+                    sign(l, r, "−"),
+                    halves[0].width as usize,
+                    k == cursor,
+                ));
+                right.push(cell(
+                    r.map(|r| &data.selected.rows[r]),
+                    sign(r, l, "+"),
+                    halves[1].width as usize,
+                    k == cursor,
+                ));
+            }
+            let only =
+                |mine: fn(&(Option<usize>, Option<usize>)) -> bool| data.aligned.iter().filter(|x| mine(x)).count();
+            let only_left = only(|x| x.0.is_some() && x.1.is_none());
+            let only_right = only(|x| x.1.is_some() && x.0.is_none());
+            let d_est = data.selected.est_sum as i64 - m.est_sum as i64;
+            let d_exact = data.selected.exact_sum as i64 - m.exact_sum as i64;
+            f.render_widget(
+                Paragraph::new(left).block(block(title(m, Side::Mark { only: only_left }))),
+                halves[0],
+            );
+            let side = Side::Selection {
+                only: only_right,
+                d_est,
+                d_exact,
+            };
+            f.render_widget(
+                Paragraph::new(right).block(block(title(&data.selected, side))),
+                halves[1],
+            );
+        }
     }
 }
 
 fn title_style() -> Style {
     super::theme::title()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(key: usize) -> MessageRow {
+        MessageRow {
+            role: "user".into(),
+            est: 1,
+            exact: None,
+            source: key,
+            source_id: key.to_string(),
+            text: String::new(),
+            edited: false,
+            omitted_by: None,
+            key: (key, 0, None, false),
+        }
+    }
+
+    #[test]
+    fn alignment_keeps_common_rows_side_by_side() {
+        let a: Vec<_> = [1, 2, 3, 5, 6].into_iter().map(row).collect();
+        let b: Vec<_> = [1, 2, 4, 5, 6, 7].into_iter().map(row).collect();
+        let al = align(&a, &b);
+        let show: Vec<String> = al
+            .iter()
+            .map(|(l, r)| {
+                format!(
+                    "{}|{}",
+                    l.map(|i| a[i].source.to_string()).unwrap_or_default(),
+                    r.map(|j| b[j].source.to_string()).unwrap_or_default()
+                )
+            })
+            .collect();
+        assert_eq!(show, ["1|1", "2|2", "3|", "|4", "5|5", "6|6", "|7"]);
+    }
 }
 
 #[cfg(test)]
@@ -127,23 +400,24 @@ mod snapshots {
     #[test]
     fn context_view_120x40() {
         let mut a = app_for(&shared("pi-0.87.1/context-edits.jsonl"));
-        a.on_key(KeyEvent::from(KeyCode::Char('v')));
+        a.handle_key(KeyEvent::from(KeyCode::Char('v')));
         insta::assert_snapshot!(render(&mut a, 120, 40));
     }
 
     #[test]
     fn context_diff_of_two_leaves() {
-        // The side branch (line 27) before the edits, against the final leaf.
+        // The side branch (line 27) before the edits, against the final leaf: nothing in
+        // common (the final leaf is past a compaction), so all − on the left, all + on the right.
         let mut a = app_for(&shared("pi-0.87.1/context-edits.jsonl"));
-        let s = a.session.clone();
+        let s = a.doc.session.clone();
         a.view.set_filter(&s, crate::engine::tree_view::FilterMode::All);
         a.view.select_entry(&s, 25);
-        a.on_selection_changed();
-        a.on_key(KeyEvent::from(KeyCode::Char('m')));
+        a.selection_changed();
+        a.handle_key(KeyEvent::from(KeyCode::Char('m')));
         a.view.select_entry(&s, s.leaf().unwrap());
-        a.on_selection_changed();
+        a.selection_changed();
         a.run_jobs_now();
-        a.on_key(KeyEvent::from(KeyCode::Char('v')));
+        a.handle_key(KeyEvent::from(KeyCode::Char('v')));
         insta::assert_snapshot!(render(&mut a, 160, 40));
     }
 }

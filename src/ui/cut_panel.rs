@@ -16,19 +16,33 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) {
         .borders(Borders::LEFT | Borders::TOP)
         .border_style(fg(WARNING))
         .title(Span::styled(
-            format!(" cut preview · keepRecentTokens {} (+/-) ", app.keep_recent),
+            format!(
+                " cut preview · keepRecentTokens {} (+/- 500 · # type · 0 setting) ",
+                app.selection.keep_recent
+            ),
             fg(WARNING),
         ));
-    let s = &app.session;
+    let s = &app.doc.session;
     let id = |i: usize| format!("{} (line {})", s.entries[i].id, s.entries[i].line);
     let mut lines: Vec<Line> = Vec::new();
-    match &app.cut {
-        None => lines.push(Line::raw("no entry selected")),
+    match &app.selection.cut {
+        None => lines.push(Line::raw("computing the cut…")),
         Some(Err(e)) => lines.push(Line::from(Span::styled(e.reason().to_string(), fg(MUTED)))),
         Some(Ok(p)) => {
             let kept = p.kept_tokens();
             let budget = p.settings.reserve_tokens * 8 / 10;
-            let sw = |c, t: String| Span::styled(t, Style::default().bg(c));
+            // Without colour (NO_COLOR) each swatch names the symbol the tree rows carry.
+            let no_color = app.screen.no_color;
+            let sw = |c, t: String| {
+                let t = match (no_color, t.trim()) {
+                    (true, "summarized") => " S summarized ".to_string(),
+                    (true, "turn prefix") => " P turn prefix ".to_string(),
+                    (true, "kept") => " K kept ".to_string(),
+                    (true, "boundary") => " B boundary (· behind it) ".to_string(),
+                    _ => t,
+                };
+                Span::styled(t, Style::default().bg(c))
+            };
             lines.push(Line::from(vec![
                 sw(SUMMARIZED, " summarized ".into()),
                 Span::raw(format!(
@@ -61,9 +75,9 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) {
             lines.push(Line::from(vec![
                 Span::styled("tokens before ", fg(MUTED)),
                 Span::raw(num(p.tokens_before).to_string()),
-                Span::styled("  after ≈ ", fg(MUTED)),
+                Span::styled("  after ≤ ", fg(MUTED)),
                 Span::raw(format!("{}", kept + budget)),
-                Span::styled(format!(" (kept + summary budget {budget})"), fg(MUTED)),
+                Span::styled(format!(" (kept + the summary's budget {budget}: a ceiling)"), fg(MUTED)),
             ]));
             let (r, m) = p.file_ops.lists();
             lines.push(Line::from(vec![
@@ -87,8 +101,8 @@ mod snapshots {
     #[test]
     fn cut_preview_without_split_turn() {
         let mut a = app_for(&shared("pi-0.87.1/split-turn.jsonl"));
-        a.keep_recent = 2000;
-        a.on_key(KeyEvent::from(KeyCode::Char('c')));
+        a.selection.keep_recent = 2000;
+        a.handle_key(KeyEvent::from(KeyCode::Char('c')));
         insta::assert_snapshot!(render(&mut a, 120, 40));
     }
 
@@ -96,9 +110,9 @@ mod snapshots {
     fn cut_preview_with_split_turn_80x24() {
         // context-edits at keepRecentTokens 2000 cuts inside the design.md turn (oracle).
         let mut a = app_for(&shared("pi-0.87.1/context-edits.jsonl"));
-        a.keep_recent = 2000;
-        a.on_key(KeyEvent::from(KeyCode::Char('c')));
-        let plan = a.cut.as_ref().unwrap().as_ref().unwrap();
+        a.selection.keep_recent = 2000;
+        a.handle_key(KeyEvent::from(KeyCode::Char('c')));
+        let plan = a.selection.cut.as_ref().unwrap().as_ref().unwrap();
         assert!(plan.is_split_turn);
         insta::assert_snapshot!(render(&mut a, 80, 24));
     }
@@ -106,14 +120,14 @@ mod snapshots {
     #[test]
     fn plus_and_minus_move_the_cut_live() {
         let mut a = app_for(&shared("pi-0.87.1/compacted-long.jsonl"));
-        a.keep_recent = 2000;
-        a.on_key(KeyEvent::from(KeyCode::Char('c')));
-        let first = a.cut.as_ref().unwrap().as_ref().unwrap().first_kept_entry;
+        a.selection.keep_recent = 2000;
+        a.handle_key(KeyEvent::from(KeyCode::Char('c')));
+        let first = a.selection.cut.as_ref().unwrap().as_ref().unwrap().first_kept_entry;
         for _ in 0..6 {
-            a.on_key(KeyEvent::from(KeyCode::Char('+')));
+            a.handle_key(KeyEvent::from(KeyCode::Char('+')));
         }
-        let later = a.cut.as_ref().unwrap().as_ref().unwrap().first_kept_entry;
+        let later = a.selection.cut.as_ref().unwrap().as_ref().unwrap().first_kept_entry;
         assert!(later < first, "keeping more moves the cut earlier: {first} -> {later}");
-        assert_eq!(a.keep_recent, 2000 + 6 * 500);
+        assert_eq!(a.selection.keep_recent, 2000 + 6 * 500);
     }
 }

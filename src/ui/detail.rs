@@ -29,20 +29,32 @@ impl Doc {
         self.lines.len() + self.code.as_ref().map(|c| c.1.len()).unwrap_or(0)
     }
 
-    /// Lines [from, from + n), highlighting code only as far as needed.
-    pub fn window(&mut self, from: usize, n: usize) -> Vec<Line<'static>> {
-        let mut out = Vec::with_capacity(n);
-        let (at, code_len) = self.code.as_ref().map(|c| (c.0, c.1.len())).unwrap_or((usize::MAX, 0));
-        if let Some((_, lines, Some(h))) = &mut self.code {
-            let need = (from + n).saturating_sub(at).min(lines.len());
+    /// Whether highlighting has not yet reached line `upto` of the document.
+    pub fn highlight_pending(&self, upto: usize) -> bool {
+        match &self.code {
+            Some((at, lines, Some(h))) => h.done.len() < upto.saturating_sub(*at).min(lines.len()),
+            _ => false,
+        }
+    }
+
+    /// Highlight code up to document line `upto` (a frame's budget at most; see highlight).
+    pub fn highlight_to(&mut self, upto: usize) {
+        if let Some((at, lines, Some(h))) = &mut self.code {
+            let need = upto.saturating_sub(*at).min(lines.len());
             h.advance(lines, need);
         }
+    }
+
+    /// Lines [from, from + n): highlighted code where it has been highlighted, plain after.
+    pub fn window(&self, from: usize, n: usize) -> Vec<Line<'static>> {
+        let mut out = Vec::with_capacity(n);
+        let (at, code_len) = self.code.as_ref().map(|c| (c.0, c.1.len())).unwrap_or((usize::MAX, 0));
         for k in from..(from + n).min(self.total_lines()) {
             if k < at {
                 out.push(self.lines[k].clone());
             } else if k < at.saturating_add(code_len) {
-                let (_, lines, h) = self.code.as_ref().unwrap();
                 let ci = k - at;
+                let Some((_, lines, h)) = &self.code else { break };
                 match h.as_ref().and_then(|h| h.done.get(ci)) {
                     Some(spans) => out.push(Line::from(spans.clone())),
                     None => out.push(Line::from(Span::raw(lines[ci].clone()))),
@@ -50,6 +62,18 @@ impl Doc {
             } else {
                 out.push(self.lines[k - code_len].clone());
             }
+        }
+        out
+    }
+
+    /// The whole document as plain text (for `$PAGER`).
+    pub fn plain_text(&self) -> String {
+        let mut out = String::new();
+        for l in self.window(0, self.total_lines()) {
+            for sp in &l.spans {
+                out.push_str(&sp.content);
+            }
+            out.push('\n');
         }
         out
     }
@@ -448,7 +472,7 @@ pub fn build(s: &Session, entry: usize, width: u16, tool_call: Option<(String, V
     }
 }
 
-pub fn draw(f: &mut Frame, area: Rect, doc: &mut Doc, scroll: &mut usize, focused: bool) {
+pub fn draw(f: &mut Frame, area: Rect, doc: &Doc, scroll: usize, focused: bool) {
     let block = Block::default()
         .borders(Borders::LEFT)
         .border_style(if focused { fg(ACCENT) } else { fg(DIM) })
@@ -457,11 +481,11 @@ pub fn draw(f: &mut Frame, area: Rect, doc: &mut Doc, scroll: &mut usize, focuse
     f.render_widget(block, area);
     let h = inner.height as usize;
     let total = doc.total_lines();
-    *scroll = (*scroll).min(total.saturating_sub(h));
-    let lines = doc.window(*scroll, h);
+    let scroll = scroll.min(total.saturating_sub(h));
+    let lines = doc.window(scroll, h);
     f.render_widget(Paragraph::new(lines), inner);
     if total > h {
-        let pos = format!(" {}-{}/{} ", *scroll + 1, (*scroll + h).min(total), total);
+        let pos = format!(" {}-{}/{} ", scroll + 1, (scroll + h).min(total), total);
         let r = Rect {
             x: area.x + area.width.saturating_sub(pos.len() as u16 + 1),
             y: area.y,
@@ -491,10 +515,10 @@ mod snapshots {
         for f in files {
             let mut a = app_for(&shared(f));
             a.view
-                .set_filter(&a.session.clone(), crate::engine::tree_view::FilterMode::All);
-            let n = a.session.entries.len();
+                .set_filter(&a.doc.session.clone(), crate::engine::tree_view::FilterMode::All);
+            let n = a.doc.session.entries.len();
             for i in 0..n {
-                let e = &a.session.entries[i];
+                let e = &a.doc.session.entries[i];
                 let kind = match &e.kind {
                     Kind::Message(m) => format!("message_{}", m.role.as_str()),
                     k => k.type_name().to_string(),
@@ -503,20 +527,21 @@ mod snapshots {
                     Kind::Message(m) if m.stop_reason.as_deref() == Some("aborted") => {
                         "message_assistant_aborted".to_string()
                     }
-                    Kind::Message(m) if a.session.measures(m).content.images > 0 => format!("{kind}_image"),
+                    Kind::Message(m) if a.doc.session.measures(m).content.images > 0 => format!("{kind}_image"),
                     _ => kind,
                 };
                 if !seen.insert(kind.clone()) {
                     continue;
                 }
-                let s = a.session.clone();
+                let s = a.doc.session.clone();
                 a.view.select_entry(&s, i);
                 if a.selected() != Some(i) {
                     // Hidden in every filter (usage): select via the detail document directly.
                     a.view.set_filter(&s, crate::engine::tree_view::FilterMode::All);
                 }
-                a.on_selection_changed();
-                let mut doc = super::build(&s, i, 78, super::super::tool_call_for(&a, i));
+                a.selection_changed();
+                let mut doc = super::build(&s, i, 78, super::super::tool_call_for(&s, i));
+                doc.highlight_to(30);
                 let text: Vec<String> = doc.window(0, 30).iter().map(|l| l.to_string()).collect();
                 insta::assert_snapshot!(format!("detail_{kind}"), text.join("\n"));
             }
@@ -524,11 +549,11 @@ mod snapshots {
         assert!(seen.len() >= 14, "{seen:?}");
         // And one whole screen with the pane focused and scrolled.
         let mut a = app_for(&shared("pi-0.87.1/split-turn.jsonl"));
-        let s = a.session.clone();
+        let s = a.doc.session.clone();
         a.view.select_entry(&s, 3);
-        a.on_selection_changed();
-        a.on_key(crossterm::event::KeyEvent::from(crossterm::event::KeyCode::Tab));
-        a.on_key(crossterm::event::KeyEvent::from(crossterm::event::KeyCode::Down));
+        a.selection_changed();
+        a.handle_key(crossterm::event::KeyEvent::from(crossterm::event::KeyCode::Tab));
+        a.handle_key(crossterm::event::KeyEvent::from(crossterm::event::KeyCode::Down));
         insta::assert_snapshot!("detail_focused_scrolled_120x40", render(&mut a, 120, 40));
     }
 

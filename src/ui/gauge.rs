@@ -2,7 +2,7 @@
 //! plus estimates after it, and the exact count), against the window, with the zones tied to
 //! T = window − reserveTokens (where Pi auto-compacts) and the keepRecentTokens band.
 
-use super::app::{Gauge, Zone};
+use super::selection::{Gauge, Zone};
 use super::theme::*;
 use crate::engine::report::num;
 use ratatui::Frame;
@@ -20,7 +20,8 @@ pub fn zone_color(z: Option<Zone>) -> Color {
     }
 }
 
-fn fmt(n: f64) -> String {
+/// A number with thousands separators (`12,345`).
+pub fn fmt(n: f64) -> String {
     let v = num(n).to_string();
     // thousands separators
     let (int, frac) = v
@@ -38,6 +39,10 @@ fn fmt(n: f64) -> String {
 }
 
 /// Two lines: the bar, and the numbers.
+///
+/// The bar: the fill in the zone's colour, the newest keepRecentTokens of it (what a
+/// compaction keeps) as `▓`, ticks `┊` where the zones change (bounds × T) and `│` at T. The
+/// numbers lead with what matters at any width: tokens, the zone, then the rest.
 pub fn draw(f: &mut Frame, area: Rect, g: Option<&Gauge>, bounds: (f64, f64)) {
     let Some(g) = g else {
         f.render_widget(Paragraph::new(Span::styled(" no entry selected", fg(MUTED))), area);
@@ -50,37 +55,23 @@ pub fn draw(f: &mut Frame, area: Rect, g: Option<&Gauge>, bounds: (f64, f64)) {
     if let Some(win) = g.window.filter(|w| *w > 0) {
         let col = |x: f64| ((x / win as f64) * width as f64).round().clamp(0.0, width as f64) as usize;
         let fill = col(g.tokens.tokens);
-        let t = g.threshold().map(|t| col(t as f64)).unwrap_or(width);
+        let threshold = g.threshold().map(|t| t as f64);
+        let t = threshold.map(col).unwrap_or(width);
+        let ticks: Vec<usize> = threshold
+            .map(|t| vec![col(bounds.0 * t), col(bounds.1 * t)])
+            .unwrap_or_default();
         let band_start = col((g.tokens.tokens - g.keep_recent as f64).max(0.0));
-        let mut cells = String::new();
-        let mut styles = Vec::new();
         for i in 0..width {
             let (ch, st) = if i == t && t < width {
                 ('│', fg(ERROR))
+            } else if i < fill && i >= band_start {
+                ('▓', fg(color))
             } else if i < fill {
-                (
-                    '█',
-                    if i >= band_start {
-                        fg(color).bg(Color::Rgb(30, 30, 30))
-                    } else {
-                        fg(color)
-                    },
-                )
-            } else if i >= band_start.max(fill) && i < fill {
-                ('▒', fg(color))
+                ('█', fg(color))
+            } else if ticks.contains(&i) {
+                ('┊', fg(MUTED))
             } else {
                 ('░', fg(DIM))
-            };
-            cells.push(ch);
-            styles.push(st);
-        }
-        // The kept band: the newest keepRecentTokens of the fill, drawn lighter.
-        let chars: Vec<char> = cells.chars().collect();
-        for (i, ch) in chars.iter().enumerate() {
-            let st = if i >= band_start && i < fill && *ch == '█' {
-                fg(color).add_modifier(ratatui::style::Modifier::DIM)
-            } else {
-                styles[i]
             };
             bar.push(Span::styled(ch.to_string(), st));
         }
@@ -98,17 +89,8 @@ pub fn draw(f: &mut Frame, area: Rect, g: Option<&Gauge>, bounds: (f64, f64)) {
         Span::raw(if g.stale { "…" } else { " " }),
         Span::styled(format!("{} tokens", fmt(g.tokens.tokens)), Style::default().fg(color)),
     ];
-    if g.tokens.last_usage_index.is_some() {
-        info.push(Span::styled(
-            format!(
-                " (usage {} + est. {})",
-                fmt(g.tokens.usage_tokens),
-                fmt(g.tokens.trailing_tokens)
-            ),
-            fg(MUTED),
-        ));
-    } else {
-        info.push(Span::styled(" (estimated)", fg(MUTED)));
+    if !zone_text.is_empty() {
+        info.push(Span::styled(format!(" · {zone_text}"), Style::default().fg(color)));
     }
     info.push(Span::styled(
         match g.exact {
@@ -124,11 +106,20 @@ pub fn draw(f: &mut Frame, area: Rect, g: Option<&Gauge>, bounds: (f64, f64)) {
         info.push(Span::styled(format!(" · compacts at {}", fmt(t as f64)), fg(MUTED)));
     }
     info.push(Span::styled(
-        format!(" · keep {}", fmt(g.keep_recent as f64)),
+        format!(" · ▓ keep {}", fmt(g.keep_recent as f64)),
         fg(MUTED),
     ));
-    if !zone_text.is_empty() {
-        info.push(Span::styled(format!(" · {zone_text}"), Style::default().fg(color)));
+    if g.tokens.last_usage_index.is_some() {
+        info.push(Span::styled(
+            format!(
+                " · usage {} + est. {}",
+                fmt(g.tokens.usage_tokens),
+                fmt(g.tokens.trailing_tokens)
+            ),
+            fg(MUTED),
+        ));
+    } else {
+        info.push(Span::styled(" · estimated", fg(MUTED)));
     }
     let lines = vec![Line::from(bar), Line::from(info)];
     f.render_widget(Paragraph::new(lines), area);
@@ -136,7 +127,7 @@ pub fn draw(f: &mut Frame, area: Rect, g: Option<&Gauge>, bounds: (f64, f64)) {
 
 #[cfg(test)]
 mod snapshots {
-    use super::super::app::Gauge;
+    use super::super::selection::Gauge;
     use crate::engine::context::ContextTokens;
     use ratatui::Terminal;
     use ratatui::backend::TestBackend;

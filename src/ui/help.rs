@@ -1,70 +1,68 @@
-//! The help overlay: every key.
+//! The help overlay: every key of the mode under it, from the key table.
 
+use super::keymap::{self, Mode};
 use super::theme::*;
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph};
 
-pub const KEYS: &[(&str, &str)] = &[
-    ("↑↓ j k", "move (wraps, as in Pi)"),
-    ("←→ PgUp PgDn", "page up / down"),
-    ("C-← C-→", "fold / jump up · down"),
-    ("A-← A-→", "same as Ctrl"),
-    ("g G", "first / last row"),
-    ("l", "go to the session leaf"),
-    ("C-d", "filter: default"),
-    ("C-t C-u", "no tools / user only"),
-    ("C-l C-a", "labeled only / all"),
-    ("C-o S-C-o", "cycle filters"),
-    ("/", "search (Esc clears)"),
-    ("T", "label timestamps"),
-    ("C-x", "copy the entry's text"),
-    ("Tab", "focus tree / detail"),
-    ("d", "detail pane on / off"),
-    ("c", "cut preview here"),
-    ("+ -", "keepRecentTokens ±"),
-    ("v", "what the model sees"),
-    ("m", "mark to compare in v"),
-    ("o", "session picker"),
-    ("Enter", "navigate here"),
-    ("C", "compact here"),
-    ("L", "label the entry"),
-    ("R", "rename the session"),
-    ("F", "fork at a user message"),
-    ("K", "clone the branch"),
-    ("Esc", "clear / close / back"),
-    ("q C-c", "quit"),
-];
+/// (keys, what they do) for `mode`, in table order.
+pub fn entries(mode: Mode) -> Vec<(String, &'static str)> {
+    keymap::for_mode(mode)
+        .map(|b| (keymap::keys_text(b), b.label))
+        .collect()
+}
 
-pub fn draw(f: &mut Frame, area: Rect) {
-    let half = KEYS.len().div_ceil(2);
-    let w = 76.min(area.width);
-    let h = (half as u16 + 4).min(area.height);
-    let r = centered(area, w, h);
+/// Rows the help needs for `mode` at `width` (its columns side by side).
+pub fn layout(mode: Mode, width: u16) -> (usize, usize, usize, usize) {
+    let items = entries(mode);
+    let key_w = items.iter().map(|(k, _)| k.chars().count()).max().unwrap_or(0).min(18) + 2;
+    let label_w = items.iter().map(|(_, l)| l.chars().count()).max().unwrap_or(0).min(30) + 1;
+    let cols = ((width.saturating_sub(2) as usize) / (key_w + label_w)).clamp(1, 3);
+    let rows = items.len().div_ceil(cols);
+    (key_w, label_w, cols, rows)
+}
+
+pub fn draw(f: &mut Frame, area: Rect, mode: Mode, scroll: usize) {
+    let items = entries(mode);
+    let (key_w, label_w, cols, rows) = layout(mode, area.width);
+    let w = ((key_w + label_w) * cols + 2) as u16;
+    let room = area.height.saturating_sub(3) as usize;
+    let h = (rows.min(room) + 3) as u16;
+    let r = centered(area, w.min(area.width), h.min(area.height));
     f.render_widget(Clear, r);
-    let col = |(k, d): &(&str, &str)| {
+    let cell = |(k, d): &(String, &str)| {
+        let k: String = k.chars().take(key_w - 1).collect();
         vec![
-            Span::styled(format!(" {k:<13}"), fg(ACCENT)),
-            Span::raw(format!("{d:<24}")),
+            Span::styled(format!(" {k:<kw$}", kw = key_w - 1), fg(ACCENT)),
+            Span::raw(format!("{d:<label_w$}")),
         ]
     };
-    let mut lines = vec![Line::default()];
-    for i in 0..half {
-        let mut spans = col(&KEYS[i]);
-        if let Some(right) = KEYS.get(i + half) {
-            spans.extend(col(right));
+    let scroll = scroll.min(rows.saturating_sub(room));
+    let mut lines = Vec::new();
+    for row in (0..rows).skip(scroll).take(room) {
+        let mut spans = Vec::new();
+        for c in 0..cols {
+            if let Some(item) = items.get(c * rows + row) {
+                spans.extend(cell(item));
+            }
         }
         lines.push(Line::from(spans));
     }
+    let more = rows > room;
     lines.push(Line::from(Span::styled(
-        " any key closes · C- Ctrl, A- Alt, S- Shift",
+        if more {
+            " ↑/↓ scroll · any other key closes"
+        } else {
+            " any key closes"
+        },
         fg(DIM),
     )));
     let block = Block::default()
         .borders(Borders::ALL)
         .border_style(fg(ACCENT))
-        .title(Span::styled(" keys ", title()));
+        .title(Span::styled(format!(" keys · {} ", mode.name()), title()));
     f.render_widget(Paragraph::new(lines).block(block), r);
 }
 
@@ -76,9 +74,12 @@ mod snapshots {
     #[test]
     fn help_overlay_80x24() {
         let mut a = demo_app();
-        a.on_key(KeyEvent::from(KeyCode::Char('?')));
+        a.handle_key(KeyEvent::from(KeyCode::Char('?')));
         insta::assert_snapshot!(render(&mut a, 80, 24));
-        a.on_key(KeyEvent::from(KeyCode::Char('x')));
-        assert_eq!(a.overlay, super::super::app::Overlay::None);
+        // The rest of the list is a scroll away.
+        a.handle_key(KeyEvent::from(KeyCode::PageDown));
+        insta::assert_snapshot!("help_overlay_80x24_scrolled", render(&mut a, 80, 24));
+        a.handle_key(KeyEvent::from(KeyCode::Char('x')));
+        assert_eq!(a.screen.overlay, super::super::app::Overlay::None);
     }
 }

@@ -1,6 +1,9 @@
-//! The terminal UI. `draw` renders an `App`; `run` owns the terminal and the event loop
-//! (keys, finished background jobs, the live-follow tick). Slow work never runs in `draw`.
+//! The terminal UI. `draw` renders an `App` (it only reads); `run` owns the terminal and the
+//! event loop, which turns keys (through the key table), the mouse, pastes, resizes, the
+//! clock and finished jobs into `Action`s for `App::update`, starts the jobs the app queued,
+//! and carries out its effects (clipboard, `$EDITOR`, `$PAGER`).
 
+pub mod action;
 pub mod app;
 pub mod context_view;
 pub mod cut_panel;
@@ -9,7 +12,12 @@ pub mod dialog;
 pub mod gauge;
 pub mod help;
 pub mod highlight;
+pub mod input;
+pub mod jobs;
+pub mod keymap;
+pub mod layout;
 pub mod picker;
+pub mod selection;
 pub mod status;
 pub mod theme;
 pub mod tree_pane;
@@ -18,11 +26,12 @@ use crate::engine::entry::{Kind, Role};
 use crate::engine::models::Registry;
 use crate::engine::session::Session;
 use crate::engine::settings::Settings;
-use app::{App, JobResult, Overlay};
+use action::Action;
+use app::{App, Effect, Overlay};
 use color_eyre::eyre::{Result, eyre};
 use ratatui::Frame;
-use ratatui::layout::{Constraint, Layout, Rect};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 
 /// The demo session shown when Pi has no sessions at all.
@@ -61,8 +70,7 @@ pub fn resolve_target(arg: Option<&Path>, cwd: &Path, settings: &Settings) -> Re
 }
 
 /// The tool call a tool result answers (for its title and syntax highlighting).
-pub fn tool_call_for(app: &App, entry: usize) -> Option<(String, serde_json::Value)> {
-    let s = &app.session;
+pub fn tool_call_for(s: &Session, entry: usize) -> Option<(String, serde_json::Value)> {
     let Kind::Message(m) = &s.entries[entry].kind else {
         return None;
     };
@@ -94,96 +102,61 @@ pub fn tool_call_for(app: &App, entry: usize) -> Option<(String, serde_json::Val
     None
 }
 
-pub fn draw(f: &mut Frame, app: &mut App) {
-    let area = f.area();
-    let banner = app.notice.clone();
-    let mut constraints = vec![];
-    if banner.is_some() {
-        constraints.push(Constraint::Length(1));
+/// Paint the app. Reads only: everything it shows was made by `App::update`.
+pub fn draw(f: &mut Frame, app: &App) {
+    let a = app.areas();
+    if let (Some(r), Some(b)) = (a.banner, &app.notice) {
+        status::draw_banner(f, r, b);
     }
-    constraints.extend([Constraint::Min(3), Constraint::Length(2), Constraint::Length(1)]);
-    let rows = Layout::vertical(constraints).split(area);
-    let mut k = 0;
-    if let Some(b) = &banner {
-        status::draw_banner(f, rows[0], b);
-        k = 1;
-    }
-    let main = rows[k];
-    let gauge_area = rows[k + 1];
-    let status_area = rows[k + 2];
-
-    let (tree_area, side_area) = if app.show_detail {
-        if main.width >= 100 {
-            let c = Layout::horizontal([Constraint::Percentage(55), Constraint::Percentage(45)]).split(main);
-            (c[0], Some(c[1]))
-        } else {
-            let c = Layout::vertical([Constraint::Percentage(55), Constraint::Percentage(45)]).split(main);
-            (c[0], Some(c[1]))
-        }
-    } else {
-        (main, None)
-    };
-    tree_pane::draw(f, tree_area, app);
-    if let Some(side) = side_area {
-        let detail_area = if app.cut_preview {
-            let c = Layout::vertical([
-                Constraint::Length(side.height.saturating_sub(3).clamp(4, 9)),
-                Constraint::Min(1),
-            ])
-            .split(side);
-            cut_panel::draw(f, c[0], app);
-            c[1]
-        } else {
-            side
-        };
-        draw_detail(f, detail_area, app);
-    } else if app.cut_preview {
-        let h = 8.min(tree_area.height / 2);
-        let r = Rect {
-            y: tree_area.y + tree_area.height - h,
-            height: h,
-            ..tree_area
-        };
+    tree_pane::draw(f, a.tree, app);
+    if let Some(r) = a.cut_panel {
         cut_panel::draw(f, r, app);
     }
-    gauge::draw(f, gauge_area, app.gauge.as_ref(), app.zones);
-    status::draw(f, status_area, app);
-    match app.overlay {
-        Overlay::Help => help::draw(f, main),
-        Overlay::Context => context_view::draw(f, main, app),
+    if let (Some(r), Some(doc)) = (a.detail, &app.detail.doc) {
+        let focused = app.screen.focus == app::Focus::Detail;
+        detail::draw(f, r, doc, app.detail.scroll, focused);
+    }
+    gauge::draw(f, a.gauge, app.selection.gauge.as_ref(), app.screen.zones);
+    status::draw(f, a.status, app);
+    status::draw_hints(f, a.hints, app);
+    match app.screen.overlay {
+        Overlay::Help(mode) => help::draw(f, a.main, mode, app.screen.help_scroll),
+        Overlay::Context => context_view::draw(f, a.main, app),
         Overlay::Picker => {
             if let Some(p) = &app.picker {
-                p.draw(f, main);
+                p.draw(f, a.main);
             }
         }
         Overlay::None => {}
     }
-    dialog::draw(f, main, app);
+    if let Some(d) = &app.dialog {
+        dialog::draw(f, a.main, d, &app.doc.session);
+    }
+    if app.screen.no_color {
+        strip_colour(f);
+    }
 }
 
-fn draw_detail(f: &mut Frame, area: Rect, app: &mut App) {
-    let Some(entry) = app.selected() else { return };
-    let width = area.width.saturating_sub(1);
-    let rebuild = !matches!(&app.doc, Some(d) if d.entry == entry && d.width == width);
-    if rebuild {
-        let tc = tool_call_for(app, entry);
-        app.doc = Some(detail::build(&app.session, entry, width, tc));
+/// NO_COLOR: every colour off, the modifiers (bold, reversed, crossed out) kept.
+fn strip_colour(f: &mut Frame) {
+    let area = f.area();
+    let buf = f.buffer_mut();
+    for y in area.top()..area.bottom() {
+        for x in area.left()..area.right() {
+            let c = &mut buf[(x, y)];
+            c.fg = ratatui::style::Color::Reset;
+            c.bg = ratatui::style::Color::Reset;
+        }
     }
-    let focused = app.focus == app::Focus::Detail;
-    let mut scroll = app.detail_scroll;
-    if let Some(doc) = &mut app.doc {
-        detail::draw(f, area, doc, &mut scroll, focused);
-    }
-    app.detail_scroll = scroll;
 }
 
-/// Open the TUI.
 /// When `run` began (for `BONSAI_EXIT_AFTER_FIRST_FRAME`).
 static PROCESS_START: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
 
+/// Open the TUI.
 pub fn run(arg: Option<PathBuf>) -> Result<()> {
     PROCESS_START.get_or_init(std::time::Instant::now);
-    let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
+    let cwd = crate::store::config::cwd();
     let settings = crate::store::config::load_settings(&cwd);
     let registry = crate::store::config::load_registry(&crate::store::config::agent_dir());
     let target = resolve_target(arg.as_deref(), &cwd, &settings)?;
@@ -193,10 +166,66 @@ pub fn run(arg: Option<PathBuf>) -> Result<()> {
         .worker_threads(2)
         .enable_all()
         .build()?;
+    let mouse = settings.mouse_capture();
     let mut terminal = ratatui::init();
-    let r = rt.block_on(event_loop(&mut terminal, target, settings, registry));
+    let _ = enter_extras(mouse);
+    let r = rt.block_on(event_loop(
+        &mut terminal,
+        target,
+        settings,
+        registry,
+        rt.handle().clone(),
+    ));
+    leave_extras(mouse);
     ratatui::restore();
     r
+}
+
+/// Bracketed paste (a pasted text arrives whole) and, unless `bonsai.mouse` is false, the mouse.
+fn enter_extras(mouse: bool) -> std::io::Result<()> {
+    crossterm::execute!(std::io::stdout(), crossterm::event::EnableBracketedPaste)?;
+    if mouse {
+        crossterm::execute!(std::io::stdout(), crossterm::event::EnableMouseCapture)?;
+    }
+    Ok(())
+}
+
+fn leave_extras(mouse: bool) {
+    if mouse {
+        let _ = crossterm::execute!(std::io::stdout(), crossterm::event::DisableMouseCapture);
+    }
+    let _ = crossterm::execute!(std::io::stdout(), crossterm::event::DisableBracketedPaste);
+}
+
+/// What a terminal event means for the app.
+fn action_for_event(app: &App, ev: crossterm::event::Event) -> Option<Action> {
+    use crossterm::event::{Event, KeyEventKind, MouseButton, MouseEventKind};
+    match ev {
+        Event::Key(k) if k.kind != KeyEventKind::Release => {
+            let mode = app.mode();
+            match keymap::action_for(mode, &k) {
+                Some(a) => Some(a),
+                None if mode.takes_text() => Some(Action::Edit(k)),
+                None if mode == keymap::Mode::Help => Some(Action::Close),
+                None => None,
+            }
+        }
+        Event::Paste(t) => Some(Action::Paste(t)),
+        Event::Resize(width, height) => Some(Action::Resize { width, height }),
+        Event::Mouse(m) => match m.kind {
+            MouseEventKind::Down(MouseButton::Left) => Some(Action::Click {
+                col: m.column,
+                row: m.row,
+            }),
+            MouseEventKind::ScrollDown | MouseEventKind::ScrollUp => Some(Action::Wheel {
+                down: m.kind == MouseEventKind::ScrollDown,
+                col: m.column,
+                row: m.row,
+            }),
+            _ => None,
+        },
+        _ => None,
+    }
 }
 
 async fn event_loop(
@@ -204,8 +233,9 @@ async fn event_loop(
     target: Target,
     settings: Settings,
     registry: Registry,
+    handle: tokio::runtime::Handle,
 ) -> Result<()> {
-    use crossterm::event::{Event, EventStream, KeyCode, KeyEventKind, KeyModifiers};
+    use crossterm::event::{Event, EventStream, KeyCode, KeyModifiers};
     use futures_util::StreamExt;
     let mut events = EventStream::new();
     let (session, path, notice) = match target {
@@ -239,36 +269,56 @@ async fn event_loop(
                     }
                 }
             };
-            let s = s.map_err(|e| eyre!("{}: {e}", p.display()))?;
-            (s, Some(p), None)
+            (s?, Some(p), None)
         }
     };
     let is_picker = path.is_none() && notice.is_none();
     let mut app = App::new(session, path, settings, registry);
+    app.screen.no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
     app.notice = notice.or_else(|| app.diagnostics_notice());
+    let size = terminal.size()?;
+    app.update(Action::Resize {
+        width: size.width,
+        height: size.height,
+    });
     if is_picker {
-        app.open_picker();
+        app.update(Action::OpenPicker);
+        if let Some(p) = &mut app.picker {
+            p.launched_without_session = true;
+        }
     }
-    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<JobResult>();
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<jobs::JobResult>();
     let mut tick = tokio::time::interval(Duration::from_millis(250));
     let mut dirty = true;
-    let mut reloading = false;
-    let mut rewritten = false;
     // For timing start to first session frame from outside (scripts/bench.sh).
     let exit_after_first_frame = std::env::var_os("BONSAI_EXIT_AFTER_FIRST_FRAME").is_some();
     loop {
-        for mut job in std::mem::take(&mut app.jobs) {
-            let tx = tx.clone();
-            if let app::Job::Llm { chunks, .. } = &mut job {
-                *chunks = Some(tx.clone());
+        for job in app.take_jobs() {
+            jobs::spawn(job, &handle, tx.clone());
+        }
+        for effect in app.take_effects() {
+            match effect {
+                Effect::Clipboard(text) => {
+                    use std::io::Write;
+                    let _ = crossterm::execute!(
+                        std::io::stdout(),
+                        crossterm::clipboard::CopyToClipboard::to_clipboard_from(text)
+                    );
+                    let _ = std::io::stdout().flush();
+                }
+                Effect::EditSummary(text) => {
+                    let edited = suspended(terminal, app.screen.size, || edit_in_editor(&text));
+                    app.update(Action::EditorClosed(edited));
+                    dirty = true;
+                }
+                Effect::Pager(text) => {
+                    suspended(terminal, app.screen.size, || show_in_pager(&text));
+                    dirty = true;
+                }
             }
-            let cache = app.exact.clone();
-            tokio::task::spawn_blocking(move || {
-                let _ = tx.send(app::run_job(job, &cache));
-            });
         }
         if dirty {
-            terminal.draw(|f| draw(f, &mut app))?;
+            terminal.draw(|f| draw(f, &app))?;
             dirty = false;
         }
         if exit_after_first_frame {
@@ -285,68 +335,39 @@ async fn event_loop(
         }
         tokio::select! {
             ev = events.next() => match ev {
-                Some(Ok(Event::Key(k))) if k.kind != KeyEventKind::Release => {
-                    dirty |= app.on_key(k);
-                    if let Some(dialog::External::EditSummary(text)) = app.external.take() {
-                        let edited = edit_in_editor(terminal, &text);
-                        app.edited_summary(edited.unwrap_or(text));
-                        dirty = true;
-                    }
-                    if let Some(text) = app.clipboard.take() {
-                        use std::io::Write;
-                        let _ = crossterm::execute!(std::io::stdout(), crossterm::clipboard::CopyToClipboard::to_clipboard_from(text));
-                        let _ = std::io::stdout().flush();
+                Some(Ok(ev)) => {
+                    if let Some(a) = action_for_event(&app, ev) {
+                        dirty |= app.update(a);
                     }
                 }
-                Some(Ok(Event::Resize(_, _))) => dirty = true,
-                Some(Ok(_)) => {}
                 Some(Err(e)) => return Err(e.into()),
                 None => return Ok(()),
             },
             Some(r) = rx.recv() => {
-                if matches!(r, JobResult::Reloaded(_)) {
-                    reloading = false;
-                }
-                app.apply(r);
-                dirty = true;
+                dirty |= app.update(Action::Job(Arc::new(r)));
             }
             _ = tick.tick() => {
-                // A mapped file that lost pages under us (see engine::mapped) reads as zeros
-                // there: say so and reload it.
-                if crate::store::mapped::take_damaged() {
-                    rewritten = true;
-                    app.status = Some("the session file was truncated or rewritten by another program; reloading it".into());
-                    dirty = true;
-                }
-                // Live follow: Pi appends whole lines; reload when the file grew.
-                if let Some(p) = app.path.clone()
-                    && !reloading
-                    && let Ok(m) = std::fs::metadata(&p)
-                    && (m.len() != app.file_len || rewritten)
-                {
-                    rewritten = false;
-                    reloading = true;
-                    let tx = tx.clone();
-                    tokio::task::spawn_blocking(move || {
-                        let _ = tx.send(JobResult::Reloaded(crate::store::load_session(&p).map_err(|e| e.to_string())));
-                    });
-                }
-                // Let the highlighter catch up on a long output.
-                if app.show_detail && app.doc.as_ref().is_some_and(|d| d.code.as_ref().is_some_and(|c| c.2.as_ref().is_some_and(|h| h.done.len() < c.1.len()))) {
-                    dirty = true;
-                }
+                dirty |= app.update(Action::Tick);
             }
         }
     }
 }
 
-/// Suspend the UI, edit `text` in $EDITOR (or vi), resume. None if the editor failed.
-fn edit_in_editor(terminal: &mut ratatui::DefaultTerminal, text: &str) -> Option<String> {
+/// Leave the UI for a program that needs the terminal, then come back.
+fn suspended<T>(terminal: &mut ratatui::DefaultTerminal, _size: ratatui::layout::Rect, run: impl FnOnce() -> T) -> T {
+    ratatui::restore();
+    let out = run();
+    *terminal = ratatui::init();
+    let _ = terminal.clear();
+    out
+}
+
+/// Edit `text` in $VISUAL / $EDITOR (or vi). None if the editor failed.
+fn edit_in_editor(text: &str) -> Option<String> {
     let dir = std::env::temp_dir().join(format!("bonsai-{}", std::process::id()));
     let _ = std::fs::create_dir_all(&dir);
     let file = dir.join("summary.md");
     std::fs::write(&file, text).ok()?;
-    ratatui::restore();
     let editor = std::env::var("VISUAL")
         .or_else(|_| std::env::var("EDITOR"))
         .unwrap_or_else(|_| "vi".into());
@@ -357,11 +378,26 @@ fn edit_in_editor(terminal: &mut ratatui::DefaultTerminal, text: &str) -> Option
         .arg(&file)
         .status()
         .is_ok_and(|s| s.success());
-    *terminal = ratatui::init();
-    let _ = terminal.clear();
     let out = ok.then(|| std::fs::read_to_string(&file).ok()).flatten();
     let _ = std::fs::remove_dir_all(&dir);
     out
+}
+
+/// Show `text` in $PAGER (or less).
+fn show_in_pager(text: &str) {
+    use std::io::Write;
+    let pager = std::env::var("PAGER").unwrap_or_else(|_| "less".into());
+    if let Ok(mut child) = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(&pager)
+        .stdin(std::process::Stdio::piped())
+        .spawn()
+    {
+        if let Some(mut stdin) = child.stdin.take() {
+            let _ = stdin.write_all(text.as_bytes());
+        }
+        let _ = child.wait();
+    }
 }
 
 #[cfg(test)]
@@ -402,6 +438,7 @@ pub mod tests {
     }
 
     pub fn render(app: &mut App, w: u16, h: u16) -> String {
+        app.update(Action::Resize { width: w, height: h });
         app.run_jobs_now();
         let mut t = Terminal::new(TestBackend::new(w, h)).unwrap();
         t.draw(|f| draw(f, app)).unwrap();

@@ -1,16 +1,17 @@
 //! The session picker: this project's sessions or all (Tab), threaded by `parentSession`,
-//! with name or first message, modified time, entries and size; type to search.
+//! with name or first message, modified time, entries and size; typing filters it. Listing
+//! and opening run as jobs; the picker only holds what they reported.
 
+use super::input::LineEditor;
 use super::theme::*;
-use crate::engine::settings::Settings;
-use crate::store::{self, SessionInfo};
-use crossterm::event::{KeyCode, KeyEvent};
+use crate::store::SessionInfo;
+use crossterm::event::KeyEvent;
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 pub struct Picker {
     pub all: bool,
@@ -18,44 +19,51 @@ pub struct Picker {
     /// (index into sessions, depth) in display order.
     pub rows: Vec<(usize, usize)>,
     pub selected: usize,
-    pub query: String,
+    pub query: LineEditor,
     pub error: Option<String>,
+    /// The open session (shown in green).
     pub current: Option<PathBuf>,
-    cwd: PathBuf,
-}
-
-pub enum PickerAction {
-    None,
-    Close,
-    Open(PathBuf),
+    /// A listing is being read.
+    pub loading: bool,
+    /// A session is being opened.
+    pub opening: Option<PathBuf>,
+    /// bonsai started in the picker: closing it quits.
+    pub launched_without_session: bool,
 }
 
 impl Picker {
-    pub fn load(cwd: &Path, settings: &Settings, all: bool) -> Picker {
-        let mut p = Picker::from_sessions(store::list_sessions(cwd, settings, all));
-        p.all = all;
-        p.cwd = cwd.to_path_buf();
-        p
+    pub fn new(current: Option<PathBuf>) -> Picker {
+        Picker {
+            all: false,
+            sessions: vec![],
+            rows: vec![],
+            selected: 0,
+            query: LineEditor::new("", false),
+            error: None,
+            current,
+            loading: false,
+            opening: None,
+            launched_without_session: false,
+        }
     }
 
     pub fn from_sessions(sessions: Vec<SessionInfo>) -> Picker {
-        let mut p = Picker {
-            all: false,
-            sessions,
-            rows: vec![],
-            selected: 0,
-            query: String::new(),
-            error: None,
-            current: None,
-            cwd: PathBuf::new(),
-        };
-        p.rebuild();
+        let mut p = Picker::new(None);
+        p.set_sessions(false, sessions);
         p
+    }
+
+    /// A listing arrived (this project's, or every project's when `all`).
+    pub fn set_sessions(&mut self, all: bool, sessions: Vec<SessionInfo>) {
+        self.all = all;
+        self.sessions = sessions;
+        self.loading = false;
+        self.rebuild();
     }
 
     /// Children (forks) under their parent session, newest first at each level.
     fn rebuild(&mut self) {
-        let q = self.query.to_lowercase();
+        let q = self.query.text().to_lowercase();
         let matches = |s: &SessionInfo| {
             q.is_empty()
                 || s.title().to_lowercase().contains(&q)
@@ -75,8 +83,15 @@ impl Picker {
                 .and_then(|p| by_path.get(p).copied())
                 .filter(|&p| p != i)
         };
+        let mut children: Vec<Vec<usize>> = vec![vec![]; self.sessions.len()];
+        let mut roots = vec![];
+        for i in 0..self.sessions.len() {
+            match parent_of(i) {
+                Some(p) => children[p].push(i),
+                None => roots.push(i),
+            }
+        }
         let mut rows = Vec::new();
-        let roots: Vec<usize> = (0..self.sessions.len()).filter(|&i| parent_of(i).is_none()).collect();
         let mut stack: Vec<(usize, usize)> = roots.into_iter().rev().map(|r| (r, 0)).collect();
         let mut seen = vec![false; self.sessions.len()];
         while let Some((i, d)) = stack.pop() {
@@ -86,8 +101,7 @@ impl Picker {
             if matches(&self.sessions[i]) {
                 rows.push((i, d));
             }
-            let kids: Vec<usize> = (0..self.sessions.len()).filter(|&c| parent_of(c) == Some(i)).collect();
-            for c in kids.into_iter().rev() {
+            for &c in children[i].iter().rev() {
                 stack.push((c, d + 1));
             }
         }
@@ -95,36 +109,47 @@ impl Picker {
         self.selected = self.selected.min(self.rows.len().saturating_sub(1));
     }
 
-    pub fn on_key(&mut self, key: KeyEvent, settings: &Settings) -> PickerAction {
-        match key.code {
-            KeyCode::Esc => return PickerAction::Close,
-            KeyCode::Enter => {
-                if let Some(&(i, _)) = self.rows.get(self.selected) {
-                    return PickerAction::Open(self.sessions[i].path.clone());
-                }
-            }
-            KeyCode::Tab => {
-                let q = std::mem::take(&mut self.query);
-                *self = Picker {
-                    current: self.current.take(),
-                    ..Picker::load(&self.cwd.clone(), settings, !self.all)
-                };
-                self.query = q;
-                self.rebuild();
-            }
-            KeyCode::Up => self.selected = self.selected.saturating_sub(1),
-            KeyCode::Down => self.selected = (self.selected + 1).min(self.rows.len().saturating_sub(1)),
-            KeyCode::Backspace => {
-                self.query.pop();
-                self.rebuild();
-            }
-            KeyCode::Char(c) => {
-                self.query.push(c);
-                self.rebuild();
-            }
-            _ => {}
+    pub fn move_by(&mut self, d: isize) {
+        let last = self.rows.len().saturating_sub(1) as isize;
+        self.selected = (self.selected as isize + d).clamp(0, last.max(0)) as usize;
+    }
+
+    pub fn edit(&mut self, key: KeyEvent) {
+        if self.query.input(key) {
+            self.rebuild();
         }
-        PickerAction::None
+    }
+
+    pub fn paste(&mut self, text: &str) {
+        self.query.paste(text);
+        self.rebuild();
+    }
+
+    pub fn selected_path(&self) -> Option<PathBuf> {
+        self.rows
+            .get(self.selected)
+            .map(|&(i, _)| self.sessions[i].path.clone())
+    }
+
+    /// First list row inside the picker drawn in `area`.
+    fn list_top(&self, area: Rect) -> u16 {
+        area.y + 2 + u16::from(self.error.is_some())
+    }
+
+    /// A click on a row selects it (a click on the selected row opens nothing: Enter does).
+    pub fn click(&mut self, area: Rect, _col: u16, row: u16) -> bool {
+        let top = self.list_top(area);
+        if row < top {
+            return false;
+        }
+        let h = area.height.saturating_sub(2).saturating_sub(top - area.y - 1) as usize;
+        let start = self.selected.saturating_sub(h.saturating_sub(1));
+        let k = start + (row - top) as usize;
+        if k < self.rows.len() {
+            self.selected = k;
+            return true;
+        }
+        false
     }
 
     pub fn draw(&self, f: &mut Frame, area: Rect) {
@@ -141,15 +166,34 @@ impl Picker {
             .title(Span::styled(title, super::theme::title()));
         let inner = block.inner(area);
         f.render_widget(block, area);
-        let mut lines = vec![Line::from(vec![
-            Span::styled(" search: ", fg(MUTED)),
-            Span::styled(self.query.clone(), fg(ACCENT)),
-        ])];
+        let mut search = vec![Span::styled(" search: ", fg(MUTED))];
+        search.extend(self.query.line_spans(0, fg(ACCENT)));
+        let mut lines = vec![Line::from(search)];
         if let Some(e) = &self.error {
             lines.push(Line::from(Span::styled(format!(" {e}"), fg(ERROR))));
         }
-        if self.rows.is_empty() {
-            lines.push(Line::from(Span::styled(" no Pi sessions found", fg(MUTED))));
+        if let Some(p) = &self.opening {
+            lines.push(Line::from(Span::styled(
+                format!(" opening {}…", p.display()),
+                fg(MUTED),
+            )));
+        } else if self.loading {
+            lines.push(Line::from(Span::styled(" reading the session folders…", fg(MUTED))));
+        } else if self.rows.is_empty() {
+            let q = self.query.text();
+            let msg = if self.sessions.is_empty() {
+                if self.all {
+                    " no Pi sessions found".to_string()
+                } else {
+                    " no Pi sessions found for this project (Tab: all projects)".to_string()
+                }
+            } else {
+                format!(
+                    " no session matches \"{q}\" ({} in this list; Backspace to widen)",
+                    self.sessions.len()
+                )
+            };
+            lines.push(Line::from(Span::styled(msg, fg(MUTED))));
         }
         let h = inner.height.saturating_sub(lines.len() as u16) as usize;
         let start = self.selected.saturating_sub(h.saturating_sub(1));
@@ -163,9 +207,13 @@ impl Picker {
                 format!("{} KB", s.bytes.div_ceil(1024))
             };
             let indent = "  ".repeat(depth) + if depth > 0 { "└ " } else { "" };
+            let modified = s.modified_iso();
             let mut line = Line::from(vec![
                 Span::styled(if sel { "› " } else { "  " }, fg(ACCENT)),
-                Span::styled(format!("{} ", &s.modified_iso()[..16].replace('T', " ")), fg(MUTED)),
+                Span::styled(
+                    format!("{} ", modified.get(..16).unwrap_or(&modified).replace('T', " ")),
+                    fg(MUTED),
+                ),
                 Span::styled(format!("{:>6} ", s.entries), fg(DIM)),
                 Span::styled(format!("{size:>8}  "), fg(DIM)),
                 Span::raw(indent),
@@ -191,6 +239,7 @@ impl Picker {
 #[cfg(test)]
 mod snapshots {
     use super::*;
+    use crossterm::event::KeyCode;
     use ratatui::Terminal;
     use ratatui::backend::TestBackend;
 
@@ -214,6 +263,21 @@ mod snapshots {
             bytes,
             modified_ms,
         }
+    }
+
+    fn draw(p: &Picker) -> String {
+        let mut t = Terminal::new(TestBackend::new(90, 10)).unwrap();
+        t.draw(|f| p.draw(f, f.area())).unwrap();
+        (0..10)
+            .map(|y| {
+                (0..90)
+                    .map(|x| t.backend().buffer()[(x, y)].symbol().to_string())
+                    .collect::<String>()
+                    .trim_end()
+                    .to_string()
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
     }
 
     #[test]
@@ -248,28 +312,21 @@ mod snapshots {
             ),
         ];
         let mut p = Picker::from_sessions(sessions);
-        let draw = |p: &Picker| {
-            let mut t = Terminal::new(TestBackend::new(90, 10)).unwrap();
-            t.draw(|f| p.draw(f, f.area())).unwrap();
-            (0..10)
-                .map(|y| {
-                    (0..90)
-                        .map(|x| t.backend().buffer()[(x, y)].symbol().to_string())
-                        .collect::<String>()
-                        .trim_end()
-                        .to_string()
-                })
-                .collect::<Vec<_>>()
-                .join("\n")
-        };
         insta::assert_snapshot!("picker", draw(&p));
-        let s = Settings::default();
         for c in "auth".chars() {
-            p.on_key(KeyEvent::from(KeyCode::Char(c)), &s);
+            p.edit(KeyEvent::from(KeyCode::Char(c)));
         }
         insta::assert_snapshot!("picker_search", draw(&p));
+        assert_eq!(p.selected_path(), Some(PathBuf::from("/s/c.jsonl")));
+        // A filter that matches nothing says so (it used to say "no Pi sessions found").
+        for c in "zzz".chars() {
+            p.edit(KeyEvent::from(KeyCode::Char(c)));
+        }
+        let screen = draw(&p);
         assert!(
-            matches!(p.on_key(KeyEvent::from(KeyCode::Enter), &s), PickerAction::Open(x) if x == PathBuf::from("/s/c.jsonl"))
+            screen.contains("no session matches \"authzzz\" (3 in this list"),
+            "{screen}"
         );
+        assert!(!screen.contains("no Pi sessions found"), "{screen}");
     }
 }

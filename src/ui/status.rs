@@ -1,7 +1,10 @@
-//! The status line: file, filter, search, position, live state, key hints.
+//! The status line (file, filter, search, position, live state, the last message) and the
+//! hint bar under it (the mode's keys, from the key table).
 
 use super::app::App;
+use super::keymap;
 use super::theme::*;
+use crate::engine::text_width::visible_width;
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
@@ -9,11 +12,13 @@ use ratatui::widgets::Paragraph;
 
 pub fn draw(f: &mut Frame, area: Rect, app: &App) {
     let name = app
+        .doc
         .session
         .session_name()
         .map(String::from)
         .or_else(|| {
-            app.path
+            app.doc
+                .path
                 .as_ref()
                 .and_then(|p| p.file_name())
                 .map(|n| n.to_string_lossy().to_string())
@@ -31,17 +36,20 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) {
     if app.view.show_label_times {
         spans.push(Span::styled(" [+label time]", fg(MUTED)));
     }
-    if app.searching || !app.view.search.is_empty() {
+    if let Some(ed) = &app.search {
+        spans.push(Span::styled("  search: ", fg(ACCENT)));
+        spans.extend(ed.line_spans(0, fg(ACCENT)));
+    } else if !app.view.search.is_empty() {
         spans.push(Span::styled(format!("  search: {}", app.view.search), fg(ACCENT)));
-        if app.searching {
-            spans.push(Span::styled("▏", fg(ACCENT)));
-        }
     }
-    if app.cut_preview {
+    if app.screen.cut_preview {
         spans.push(Span::styled("  cut preview", fg(WARNING)));
     }
-    if let Some(m) = app.context_mark {
-        spans.push(Span::styled(format!("  mark {}", app.session.entries[m].id), fg(MUTED)));
+    if let Some(m) = app.context.mark {
+        spans.push(Span::styled(
+            format!("  mark {}", app.doc.session.entries[m].id),
+            fg(MUTED),
+        ));
     }
     if app.live {
         spans.push(Span::styled("  ● live", fg(SUCCESS)));
@@ -49,8 +57,20 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) {
     if let Some(s) = &app.status {
         spans.push(Span::styled(format!("  {s}"), fg(WARNING)));
     }
-    spans.push(Span::styled("  ? help  q quit", fg(DIM)));
     f.render_widget(Paragraph::new(Line::from(spans)), area);
+}
+
+/// The hint bar: the keys of the current mode, as many as fit.
+pub fn draw_hints(f: &mut Frame, area: Rect, app: &App) {
+    let mut text = String::new();
+    for (k, l) in keymap::hints(app.mode()) {
+        let item = format!(" {k} {l} ");
+        if visible_width(&text) + visible_width(&item) > area.width as usize {
+            break;
+        }
+        text.push_str(&item);
+    }
+    f.render_widget(Paragraph::new(Span::styled(text, fg(DIM))), area);
 }
 
 /// The one-line banner (demo notice, malformed lines), if any.
@@ -107,9 +127,13 @@ mod odd_files {
                 KeyEvent::from(KeyCode::Esc),
                 KeyEvent::from(KeyCode::Tab),
                 KeyEvent::from(KeyCode::PageDown),
+                KeyEvent::from(KeyCode::Char('f')),
+                KeyEvent::from(KeyCode::Char('t')),
+                KeyEvent::from(KeyCode::Char('}')),
+                KeyEvent::from(KeyCode::Char('{')),
             ];
             for k in keys {
-                a.on_key(k);
+                a.handle_key(k);
                 let _ = render(&mut a, 80, 24);
             }
         }

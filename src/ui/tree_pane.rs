@@ -6,11 +6,11 @@
 //! guides, the `•` path marker, the extra indent after a branch), and nesting each entry
 //! under its parent makes it quadratic on long chains.
 
-use super::app::{App, CutClass};
+use super::app::App;
+use super::selection::CutClass;
 use super::theme::*;
-use crate::engine::context;
 use crate::engine::text_width::{char_width, visible_width};
-use crate::engine::tree_view::{Row, RowStyle, pan_scroll};
+use crate::engine::tree_view::RowStyle;
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::style::{Modifier, Style};
@@ -32,16 +32,14 @@ fn text_style(s: RowStyle) -> (Style, Style) {
     }
 }
 
-/// Compact token counts: 950, 12.3k, 1.2M.
-pub fn short_tokens(n: u64) -> String {
-    if n < 1000 {
-        n.to_string()
-    } else if n < 100_000 {
-        format!("{:.1}k", n as f64 / 1000.0)
-    } else if n < 1_000_000 {
-        format!("{}k", n / 1000)
+/// Width of the token column at this pane width (0: no room).
+pub fn token_column(width: u16) -> usize {
+    if width >= 90 {
+        13
+    } else if width >= 60 {
+        8
     } else {
-        format!("{:.1}M", n as f64 / 1e6)
+        0
     }
 }
 
@@ -83,11 +81,9 @@ fn skip_columns(spans: Vec<Span<'static>>, mut n: usize) -> Vec<Span<'static>> {
     out
 }
 
-pub fn draw(f: &mut Frame, area: Rect, app: &mut App) {
-    let height = area.height as usize;
-    app.tree_rows = height;
+pub fn draw(f: &mut Frame, area: Rect, app: &App) {
     if app.view.visible.is_empty() {
-        let msg = if app.session.entries.is_empty() {
+        let msg = if app.doc.session.entries.is_empty() {
             "  (no entries)"
         } else {
             "  No entries found"
@@ -95,27 +91,15 @@ pub fn draw(f: &mut Frame, area: Rect, app: &mut App) {
         f.render_widget(Paragraph::new(Span::styled(msg, fg(MUTED))), area);
         return;
     }
-    let range = app.view.window(height);
-    let session = app.session.clone();
-    let mut rows: Vec<Row> = Vec::with_capacity(range.len());
-    for k in range.clone() {
-        let mut r = app.view.row(&session, k);
-        r.text = app.row_text(r.entry);
-        rows.push(r);
-    }
-    // Token column: Pi's estimate for the entry, the exact count beside it when known.
-    let token_col = if area.width >= 90 {
-        13
-    } else if area.width >= 60 {
-        8
-    } else {
-        0
-    };
-    let body_width = (area.width as usize).saturating_sub(token_col);
-    let scroll = pan_scroll(&rows, body_width);
-    let mut lines = Vec::with_capacity(rows.len());
-    for r in &rows {
-        let selected = r.selected;
+    // Without colour (NO_COLOR) the cut preview's classes are a symbol column.
+    let symbols = app.screen.cut_preview && app.screen.no_color;
+    let sym_col = if symbols { 2 } else { 0 };
+    let token_col = token_column(area.width);
+    let body_width = (area.width as usize).saturating_sub(token_col + sym_col);
+    let scroll = app.frame.pan;
+    let mut lines = Vec::with_capacity(app.frame.rows.len());
+    for fr in &app.frame.rows {
+        let r = &fr.row;
         let (lead_style, body_style) = text_style(r.text.style);
         let mut spans: Vec<Span<'static>> = vec![Span::styled(r.prefix.clone(), fg(DIM))];
         if !r.fold_marker.is_empty() {
@@ -135,62 +119,74 @@ pub fn draw(f: &mut Frame, area: Rect, app: &mut App) {
         if scroll > 0 {
             spans = skip_columns(spans, scroll);
         }
-        let mut line_spans = vec![Span::styled(if r.selected { "› " } else { "  " }, fg(ACCENT))];
+        let class = app
+            .selection
+            .cut_classes
+            .get(&r.entry)
+            .copied()
+            .filter(|_| app.screen.cut_preview);
+        let mut line_spans = vec![];
+        if symbols {
+            line_spans.push(Span::raw(format!("{} ", class.map(|c| c.symbol()).unwrap_or(' '))));
+        }
+        line_spans.push(Span::styled(if r.selected { "› " } else { "  " }, fg(ACCENT)));
         line_spans.extend(spans);
-        // Pad, then the right-aligned token column.
-        let used: usize = line_spans.iter().map(|s| visible_width(&s.content)).sum();
+        // Pad (or clip) the body to its width, then the right-aligned token column.
         if token_col > 0 {
-            let msgs = context::intrinsic_messages(&session, r.entry);
-            let est: u64 = msgs.iter().map(|m| m.est_tokens).sum();
-            let enc = crate::engine::tokens::Encoding::O200k;
-            let exact: Option<u64> = msgs.iter().map(|m| app.exact.get(m, enc)).sum();
-            let col = match (est, exact) {
-                (0, _) => String::new(),
-                (e, Some(x)) if token_col >= 12 => format!("{} {}", short_tokens(e), short_tokens(x)),
-                (e, _) => short_tokens(e),
-            };
-            if used < body_width {
-                line_spans.push(Span::raw(" ".repeat(body_width - used)));
-            } else {
-                // Clip the body at the column.
-                let mut acc = 0;
-                let mut clipped = Vec::new();
-                for sp in line_spans {
-                    let w = visible_width(&sp.content);
-                    if acc + w <= body_width {
-                        acc += w;
-                        clipped.push(sp);
-                    } else {
-                        let mut s = String::new();
-                        for c in sp.content.chars() {
-                            let cw = char_width(c);
-                            if acc + cw > body_width {
-                                break;
-                            }
-                            acc += cw;
-                            s.push(c);
-                        }
-                        clipped.push(Span::styled(s, sp.style));
-                        break;
-                    }
-                }
-                if acc < body_width {
-                    clipped.push(Span::raw(" ".repeat(body_width - acc)));
-                }
-                line_spans = clipped;
-            }
-            line_spans.push(Span::styled(format!("{col:>width$}", width = token_col), fg(DIM)));
+            line_spans = fit(line_spans, body_width + sym_col);
+            line_spans.push(Span::styled(
+                format!("{:>width$}", fr.tokens, width = token_col),
+                fg(DIM),
+            ));
         }
         let mut line = Line::from(line_spans);
-        if let Some(bg) = cut_bg(app.cut_classes.get(&r.entry).copied()).filter(|_| app.cut_preview) {
+        if let Some(bg) = cut_bg(class) {
             line = line.style(Style::default().bg(bg));
         }
-        if selected {
+        if r.selected {
             line = line.style(Style::default().bg(SELECTED_BG).add_modifier(Modifier::BOLD));
+            if app.screen.no_color {
+                line = line.style(Style::default().add_modifier(Modifier::REVERSED));
+            }
         }
         lines.push(line);
     }
     f.render_widget(Paragraph::new(lines), area);
+}
+
+/// Spans padded with spaces or clipped to exactly `width` columns.
+fn fit(spans: Vec<Span<'static>>, width: usize) -> Vec<Span<'static>> {
+    let used: usize = spans.iter().map(|s| visible_width(&s.content)).sum();
+    if used <= width {
+        let mut out = spans;
+        out.push(Span::raw(" ".repeat(width - used)));
+        return out;
+    }
+    let mut acc = 0;
+    let mut clipped = Vec::new();
+    for sp in spans {
+        let w = visible_width(&sp.content);
+        if acc + w <= width {
+            acc += w;
+            clipped.push(sp);
+        } else {
+            let mut s = String::new();
+            for c in sp.content.chars() {
+                let cw = char_width(c);
+                if acc + cw > width {
+                    break;
+                }
+                acc += cw;
+                s.push(c);
+            }
+            clipped.push(Span::styled(s, sp.style));
+            break;
+        }
+    }
+    if acc < width {
+        clipped.push(Span::raw(" ".repeat(width - acc)));
+    }
+    clipped
 }
 
 #[cfg(test)]
@@ -224,8 +220,8 @@ mod snapshots {
             ('a', "all"),
         ] {
             let mut a = app_for(&shared("pi-0.87.1/branching-small.jsonl"));
-            a.show_detail = false;
-            a.on_key(ctrl(key));
+            a.screen.show_detail = false;
+            a.handle_key(ctrl(key));
             insta::assert_snapshot!(format!("tree_filter_{name}"), render(&mut a, 100, 40));
         }
     }
@@ -233,23 +229,23 @@ mod snapshots {
     #[test]
     fn folded_segments() {
         let mut a = app_for(&shared("pi-0.87.1/branching-small.jsonl"));
-        a.show_detail = false;
+        a.screen.show_detail = false;
         // Jump up to the active branch's segment start, fold it, jump to the root, fold that
         // branch's sibling too: Pi's Ctrl+← sequence.
-        a.on_key(KeyEvent::new(KeyCode::Left, KeyModifiers::CONTROL));
-        a.on_key(KeyEvent::new(KeyCode::Left, KeyModifiers::CONTROL));
-        a.on_key(KeyEvent::new(KeyCode::Down, KeyModifiers::NONE));
-        a.on_key(KeyEvent::new(KeyCode::Left, KeyModifiers::CONTROL));
+        a.handle_key(KeyEvent::new(KeyCode::Left, KeyModifiers::CONTROL));
+        a.handle_key(KeyEvent::new(KeyCode::Left, KeyModifiers::CONTROL));
+        a.handle_key(KeyEvent::new(KeyCode::Down, KeyModifiers::NONE));
+        a.handle_key(KeyEvent::new(KeyCode::Left, KeyModifiers::CONTROL));
         insta::assert_snapshot!(render(&mut a, 100, 30));
     }
 
     #[test]
     fn search() {
         let mut a = app_for(&shared("pi-0.87.1/branching-small.jsonl"));
-        a.show_detail = false;
-        a.on_key(KeyEvent::from(KeyCode::Char('/')));
+        a.screen.show_detail = false;
+        a.handle_key(KeyEvent::from(KeyCode::Char('/')));
         for c in "csv".chars() {
-            a.on_key(KeyEvent::from(KeyCode::Char(c)));
+            a.handle_key(KeyEvent::from(KeyCode::Char(c)));
         }
         insta::assert_snapshot!(render(&mut a, 100, 24));
     }
@@ -257,17 +253,17 @@ mod snapshots {
     #[test]
     fn labels_and_timestamps() {
         let mut a = app_for(&shared("pi-0.87.1/branching-small.jsonl"));
-        a.show_detail = false;
+        a.screen.show_detail = false;
         a.view.now_ms = 1_900_000_000_000; // a fixed "now" in 2030: dates show as YY/M/D
-        a.on_key(ctrl('l'));
-        a.on_key(KeyEvent::from(KeyCode::Char('T')));
+        a.handle_key(ctrl('l'));
+        a.handle_key(KeyEvent::from(KeyCode::Char('T')));
         insta::assert_snapshot!(render(&mut a, 100, 12));
     }
 
     #[test]
     fn multiple_roots() {
         let mut a = app_for(&shared("pi-0.73.1/forked.jsonl"));
-        a.show_detail = false;
+        a.screen.show_detail = false;
         insta::assert_snapshot!(render(&mut a, 100, 30));
     }
 
@@ -275,16 +271,16 @@ mod snapshots {
     fn cut_preview_colours_the_rows() {
         // How many entries fall in each class, then the tint on the drawn rows.
         let mut a = app_for(&shared("pi-0.87.1/split-turn.jsonl"));
-        a.keep_recent = 2000;
-        a.on_key(KeyEvent::from(KeyCode::Char('c')));
+        a.selection.keep_recent = 2000;
+        a.handle_key(KeyEvent::from(KeyCode::Char('c')));
         let classes: std::collections::BTreeMap<String, usize> =
-            a.cut_classes.values().fold(Default::default(), |mut m, c| {
+            a.selection.cut_classes.values().fold(Default::default(), |mut m, c| {
                 *m.entry(format!("{c:?}")).or_default() += 1;
                 m
             });
         insta::assert_debug_snapshot!(classes);
         // And the rows really carry the colours (selection aside).
-        a.show_detail = false;
+        a.screen.show_detail = false;
         a.view.selected = 0;
         let mut t = ratatui::Terminal::new(ratatui::backend::TestBackend::new(100, 60)).unwrap();
         t.draw(|f| super::super::draw(f, &mut a)).unwrap();

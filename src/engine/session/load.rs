@@ -454,19 +454,53 @@ impl Session {
     /// had no newline yet, which may have grown). A v1 file, or bytes that do not continue
     /// this session's, are parsed whole.
     pub fn extend(self, buf: FileBytes) -> Result<Session, LoadError> {
-        let continues =
-            buf.len() >= self.buf.len() && (self.settled_len == 0 || buf.get(self.settled_len - 1) == Some(&b'\n'));
-        if self.ids_synthesized || !continues || self.settled_lines < self.header.line {
+        if !self.continues_into(&buf) {
             return Session::from_bytes(buf);
         }
         let Session {
             header,
-            mut entries,
-            mut line_diagnostics,
+            entries,
+            line_diagnostics,
             settled_len,
             settled_lines,
             ..
         } = self;
+        Session::extend_parts(buf, header, entries, line_diagnostics, settled_len, settled_lines)
+    }
+
+    /// [`Session::extend`] keeping this session (its entries are copied): a background reload
+    /// while the UI still shows this one.
+    pub fn extended(&self, buf: FileBytes) -> Result<Session, LoadError> {
+        if !self.continues_into(&buf) {
+            return Session::from_bytes(buf);
+        }
+        Session::extend_parts(
+            buf,
+            self.header.clone(),
+            self.entries.clone(),
+            self.line_diagnostics.clone(),
+            self.settled_len,
+            self.settled_lines,
+        )
+    }
+
+    /// Whether `buf` is this session's bytes with lines appended, as far as can be told
+    /// without reading them all: as long at least, and a newline where the settled part ends.
+    fn continues_into(&self, buf: &[u8]) -> bool {
+        !self.ids_synthesized
+            && buf.len() >= self.buf.len()
+            && self.settled_lines >= self.header.line
+            && (self.settled_len == 0 || buf.get(self.settled_len - 1) == Some(&b'\n'))
+    }
+
+    fn extend_parts(
+        buf: FileBytes,
+        header: Header,
+        mut entries: Vec<Entry>,
+        mut line_diagnostics: Vec<Diagnostic>,
+        settled_len: usize,
+        settled_lines: u32,
+    ) -> Result<Session, LoadError> {
         // The unsettled last line is read again with what followed it.
         entries.retain(|e| e.line <= settled_lines);
         line_diagnostics.retain(|d| d.line <= settled_lines);

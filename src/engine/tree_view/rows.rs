@@ -94,6 +94,11 @@ impl TreeView {
     }
 
     pub fn row(&self, s: &Session, k: usize) -> Row {
+        self.row_with(s, k, |i| self.display_text(s, i))
+    }
+
+    /// Visible row `k` with its text from `text` (a caller that caches row texts).
+    pub fn row_with(&self, s: &Session, k: usize, text: impl FnOnce(usize) -> RowText) -> Row {
         let i = self.flat[self.visible[k]];
         let l = self.layout[i];
         let display = if self.multiple_roots {
@@ -161,7 +166,7 @@ impl TreeView {
             on_active_path: self.active_path[i],
             label,
             label_time,
-            text: self.display_text(s, i),
+            text: text(i),
         }
     }
 

@@ -1,324 +1,25 @@
-//! Command line: thin glue from clap to the engine. Every command has `--json`.
+//! The commands that only read: context, cut, branch, tree, stats, inspect, list.
 
+use super::common::{load, print_json, resolve_leaf, resolve_ref, session_model, short_list};
+use super::{BranchArgs, ContextArgs, CutArgs, InspectArgs, ListArgs, StatsArgs, TreeArgs};
 use crate::engine::compaction::{self, CompactionSettings};
 use crate::engine::entry::{Kind, Role};
-use crate::engine::models::Registry;
 use crate::engine::report::{self, num};
-use crate::engine::session::Session;
-use crate::engine::settings::{self};
 use crate::engine::tokens::{Encoding, TokenCache};
 use crate::engine::{branch, context, tree, tree_view};
-use clap::{Parser, Subcommand};
-use color_eyre::eyre::{Result, bail, eyre};
+use crate::store::config::{agent_dir, cwd, load_registry, load_settings};
+use color_eyre::eyre::Result;
 use serde_json::{Value, json};
-use std::path::{Path, PathBuf};
 
-#[derive(Parser, Debug)]
-#[command(
-    name = "bonsai",
-    version,
-    about = "Browse, prune and compact Pi coding-agent session trees"
-)]
-pub struct Cli {
-    #[command(subcommand)]
-    pub command: Option<Command>,
-    /// A session file, or a directory whose newest session to open (default: this project's).
-    pub path: Option<PathBuf>,
-}
-
-#[derive(Subcommand, Debug)]
-pub enum Command {
-    /// The messages the model would see at the leaf, with estimated and exact tokens.
-    Context {
-        file: PathBuf,
-        #[arg(long)]
-        leaf: Option<String>,
-        #[arg(long)]
-        json: bool,
-        /// Skip exact (tiktoken) counts.
-        #[arg(long)]
-        no_exact: bool,
-    },
-    /// Where a compaction would cut now: summarized, kept, split turn.
-    Cut {
-        file: PathBuf,
-        #[arg(long)]
-        keep_recent_tokens: Option<u64>,
-        #[arg(long)]
-        reserve_tokens: Option<u64>,
-        #[arg(long)]
-        leaf: Option<String>,
-        #[arg(long)]
-        json: bool,
-    },
-    /// What a branch summary would cover when navigating from the leaf to TARGET.
-    Branch {
-        file: PathBuf,
-        #[arg(long)]
-        target: String,
-        #[arg(long)]
-        leaf: Option<String>,
-        /// Context window for the budget (default: the session model's, else 128000).
-        #[arg(long)]
-        context_window: Option<u64>,
-        #[arg(long)]
-        reserve_tokens: Option<u64>,
-        #[arg(long)]
-        json: bool,
-    },
-    /// The tree as plain text in Pi's /tree layout.
-    Tree {
-        file: PathBuf,
-        #[arg(long, value_parser = settings::TREE_FILTERS)]
-        filter: Option<String>,
-        #[arg(long)]
-        leaf: Option<String>,
-        #[arg(long, default_value_t = 100)]
-        width: usize,
-        #[arg(long)]
-        json: bool,
-    },
-    /// Entries by type, tokens by role and tool, largest entries, context against the window.
-    Stats {
-        file: PathBuf,
-        #[arg(long)]
-        leaf: Option<String>,
-        #[arg(long, default_value_t = 10)]
-        top: usize,
-        #[arg(long)]
-        json: bool,
-    },
-    /// Everything at once, under the oracle's field names (tree, context, cut, branch).
-    Inspect {
-        file: PathBuf,
-        #[arg(long)]
-        leaf: Option<String>,
-        #[arg(long, default_value_t = 20000)]
-        keep_recent_tokens: u64,
-        #[arg(long, default_value_t = 16384)]
-        reserve_tokens: u64,
-        #[arg(long)]
-        branch_target: Option<String>,
-        #[arg(long, default_value_t = 128000)]
-        branch_context_window: u64,
-    },
-    /// Compact at the leaf: summarize what the cut leaves out and append Pi's compaction entry.
-    Compact(crate::actions_cli::CompactArgs),
-    /// Move to TARGET like Pi's /tree: with a branch summary, or with an invisible marker so
-    /// Pi resumes there.
-    Navigate {
-        file: PathBuf,
-        target: String,
-        #[arg(long, value_parser = ["none", "default", "custom"], default_value = "none")]
-        summary: String,
-        #[arg(long)]
-        instructions: Option<String>,
-        #[arg(long)]
-        replace_instructions: bool,
-        /// offline (default without an API key) or llm.
-        #[arg(long, value_parser = ["offline", "llm"])]
-        summarizer: Option<String>,
-        #[arg(long)]
-        leaf: Option<String>,
-        #[arg(long)]
-        dry_run: bool,
-        #[arg(long)]
-        yes: bool,
-        #[arg(long)]
-        json: bool,
-    },
-    /// Set (or with no LABEL, clear) the label of an entry.
-    Label {
-        file: PathBuf,
-        target: String,
-        label: Option<String>,
-        #[arg(long)]
-        yes: bool,
-    },
-    /// Name the session (Pi's session_info).
-    Rename {
-        file: PathBuf,
-        name: String,
-        #[arg(long)]
-        yes: bool,
-    },
-    /// A new session up to a user message (Pi's /fork); prints the new file and the message.
-    Fork {
-        file: PathBuf,
-        target: String,
-        #[arg(long)]
-        yes: bool,
-    },
-    /// The active branch as a new session file (Pi's /clone).
-    Clone {
-        file: PathBuf,
-        #[arg(long)]
-        leaf: Option<String>,
-        #[arg(long)]
-        yes: bool,
-    },
-    /// Rewrite a v1/v2 session as v3 (keeps FILE.jsonl.bak), so bonsai can append to it.
-    Migrate { file: PathBuf },
-    /// Sessions of the current project (or of all projects), newest first.
-    List {
-        #[arg(long)]
-        all: bool,
-        #[arg(long)]
-        json: bool,
-    },
-}
-
-/// A session for one CLI command. It is never dropped: the process ends right after the
-/// command, and freeing a big session entry by entry costs ~20 ms at 100 MB for nothing.
-pub fn load(path: &Path) -> Result<std::mem::ManuallyDrop<Session>> {
-    let s = crate::store::load_session(path).map_err(|e| eyre!("{}: {e}", path.display()))?;
-    for d in &s.diagnostics {
-        eprintln!("bonsai: {}:{}: {}", path.display(), d.line, d.message);
-    }
-    Ok(std::mem::ManuallyDrop::new(s))
-}
-
-/// `--leaf ID` or `--leaf idx:N`; default Pi's leaf (the last entry).
-pub fn resolve_leaf(s: &Session, leaf: Option<&str>) -> Result<Option<usize>> {
-    match leaf {
-        None => Ok(s.leaf()),
-        Some(r) => resolve_ref(s, r).map(Some),
-    }
-}
-
-pub fn resolve_ref(s: &Session, r: &str) -> Result<usize> {
-    if let Some(n) = r.strip_prefix("idx:") {
-        let n: usize = n.parse().map_err(|_| eyre!("bad entry reference {r}"))?;
-        if n < s.entries.len() {
-            return Ok(n);
-        }
-        bail!(
-            "entry idx {n} is out of range (the session has {} entries)",
-            s.entries.len()
-        );
-    }
-    s.idx_of(r).ok_or_else(|| eyre!("entry {r} not found in the session"))
-}
-
-fn cwd() -> PathBuf {
-    std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."))
-}
-
-/// The session's current model (as Pi restores it) and what the registry knows of it.
-pub fn session_model(
-    s: &Session,
-    proj: &context::Projection,
-    reg: &Registry,
-) -> (Option<(String, String)>, Option<u64>) {
-    let _ = s;
-    let pm = proj.model.as_ref().and_then(|(p, m)| Some((p.clone()?, m.clone()?)));
-    let window = pm.as_ref().and_then(|(p, m)| reg.find(p, m)).map(|m| m.context_window);
-    (pm, window)
-}
-
-fn print_json(v: &Value) {
-    println!("{}", serde_json::to_string_pretty(v).unwrap());
-}
-
-pub fn run(cli: Cli) -> Result<()> {
-    let Some(cmd) = cli.command else {
-        return crate::ui::run(cli.path);
-    };
-    match cmd {
-        Command::Context {
-            file,
-            leaf,
-            json,
-            no_exact,
-        } => cmd_context(&file, leaf.as_deref(), json, !no_exact),
-        Command::Cut {
-            file,
-            keep_recent_tokens,
-            reserve_tokens,
-            leaf,
-            json,
-        } => cmd_cut(&file, keep_recent_tokens, reserve_tokens, leaf.as_deref(), json),
-        Command::Branch {
-            file,
-            target,
-            leaf,
-            context_window,
-            reserve_tokens,
-            json,
-        } => cmd_branch(&file, &target, leaf.as_deref(), context_window, reserve_tokens, json),
-        Command::Tree {
-            file,
-            filter,
-            leaf,
-            width,
-            json,
-        } => cmd_tree(&file, filter, leaf.as_deref(), width, json),
-        Command::Stats { file, leaf, top, json } => cmd_stats(&file, leaf.as_deref(), top, json),
-        Command::List { all, json } => cmd_list(all, json),
-        Command::Compact(args) => crate::actions_cli::compact(args),
-        Command::Navigate {
-            file,
-            target,
-            summary,
-            instructions,
-            replace_instructions,
-            summarizer,
-            leaf,
-            dry_run,
-            yes,
-            json,
-        } => crate::actions_cli::navigate(
-            &file,
-            &target,
-            &summary,
-            instructions,
-            replace_instructions,
-            summarizer.as_deref(),
-            leaf,
-            dry_run,
-            yes,
-            json,
-        ),
-        Command::Label {
-            file,
-            target,
-            label,
-            yes,
-        } => crate::actions_cli::label(&file, &target, label.as_deref(), yes),
-        Command::Rename { file, name, yes } => crate::actions_cli::rename(&file, &name, yes),
-        Command::Fork { file, target, yes } => crate::actions_cli::fork(&file, Some(&target), None, yes),
-        Command::Clone { file, leaf, yes } => crate::actions_cli::fork(&file, None, leaf.as_deref(), yes),
-        Command::Migrate { file } => crate::actions_cli::migrate(&file),
-        Command::Inspect {
-            file,
-            leaf,
-            keep_recent_tokens,
-            reserve_tokens,
-            branch_target,
-            branch_context_window,
-        } => {
-            let s = load(&file)?;
-            let o = report::InspectOptions {
-                leaf: resolve_leaf(&s, leaf.as_deref())?,
-                keep_recent_tokens,
-                reserve_tokens,
-                branch_target: branch_target.as_deref().map(|t| resolve_ref(&s, t)).transpose()?,
-                branch_context_window,
-            };
-            print_json(&report::inspect_json(&s, &o));
-            Ok(())
-        }
-    }
-}
-
-fn cmd_context(file: &Path, leaf: Option<&str>, json_out: bool, exact: bool) -> Result<()> {
+pub fn context(a: ContextArgs) -> Result<()> {
+    let (file, json_out, exact) = (a.file.as_path(), a.json, !a.no_exact);
     let s = load(file)?;
-    let leaf = resolve_leaf(&s, leaf)?;
+    let leaf = resolve_leaf(&s, a.leaf.as_deref())?;
     let path = leaf.map(|l| s.path_to(l)).unwrap_or_default();
     let proj = context::project(&s, &path);
     let msgs: Vec<&context::ContextMessage> = proj.messages().collect();
-    let reg = crate::store::config::load_registry(&crate::store::config::agent_dir());
-    let (model, window) = session_model(&s, &proj, &reg);
+    let reg = load_registry(&agent_dir());
+    let (model, window) = session_model(&proj, &reg);
     let enc = Encoding::for_model(
         model.as_ref().map(|m| m.0.as_str()),
         model.as_ref().map(|m| m.1.as_str()),
@@ -332,7 +33,7 @@ fn cmd_context(file: &Path, leaf: Option<&str>, json_out: bool, exact: bool) -> 
     });
     let ctx_tokens = context::estimate_context_tokens(&s, &msgs);
     let projected = context::estimate_projected_tokens(&s, &proj);
-    let settings = crate::store::config::load_settings(&cwd());
+    let settings = load_settings(&cwd());
     let mref = model.as_ref().map(|(p, m)| (p.as_str(), m.as_str()));
     if json_out {
         let mut ctx = report::context_json(&s, &proj, exact_counts.as_deref());
@@ -406,14 +107,15 @@ fn cmd_context(file: &Path, leaf: Option<&str>, json_out: bool, exact: bool) -> 
     Ok(())
 }
 
-fn cmd_cut(file: &Path, keep: Option<u64>, reserve: Option<u64>, leaf: Option<&str>, json_out: bool) -> Result<()> {
-    let s = load(file)?;
-    let leaf = resolve_leaf(&s, leaf)?;
-    let settings = crate::store::config::load_settings(&cwd());
+pub fn cut(a: CutArgs) -> Result<()> {
+    let (keep, reserve, json_out) = (a.keep_recent_tokens, a.reserve_tokens, a.json);
+    let s = load(&a.file)?;
+    let leaf = resolve_leaf(&s, a.leaf.as_deref())?;
+    let settings = load_settings(&cwd());
     let path = leaf.map(|l| s.path_to(l)).unwrap_or_default();
     let proj = context::project(&s, &path);
-    let reg = crate::store::config::load_registry(&crate::store::config::agent_dir());
-    let (model, _) = session_model(&s, &proj, &reg);
+    let reg = load_registry(&agent_dir());
+    let (model, _) = session_model(&proj, &reg);
     let mref = model.as_ref().map(|(p, m)| (p.as_str(), m.as_str()));
     let cs = CompactionSettings {
         reserve_tokens: reserve.unwrap_or(settings.reserve_tokens(mref)),
@@ -488,40 +190,21 @@ fn cmd_cut(file: &Path, keep: Option<u64>, reserve: Option<u64>, leaf: Option<&s
     Ok(())
 }
 
-/// A file list for a terminal: the first ten, then how many more.
-fn short_list(v: &[Value]) -> String {
-    let s = crate::engine::serialize::list_strings(v);
-    if s.len() <= 10 {
-        return s.join(", ");
-    }
-    format!("{}, … and {} more", s[..10].join(", "), s.len() - 10)
-}
-
-fn cmd_branch(
-    file: &Path,
-    target: &str,
-    leaf: Option<&str>,
-    window: Option<u64>,
-    reserve: Option<u64>,
-    json_out: bool,
-) -> Result<()> {
-    let s = load(file)?;
-    let leaf = resolve_leaf(&s, leaf)?;
-    let target = resolve_ref(&s, target)?;
-    let settings = crate::store::config::load_settings(&cwd());
+pub fn branch(a: BranchArgs) -> Result<()> {
+    let (window, reserve, json_out) = (a.context_window, a.reserve_tokens, a.json);
+    let s = load(&a.file)?;
+    let leaf = resolve_leaf(&s, a.leaf.as_deref())?;
+    let target = resolve_ref(&s, &a.target)?;
+    let settings = load_settings(&cwd());
     let window = match window {
         Some(w) => w,
         None => {
             let path = leaf.map(|l| s.path_to(l)).unwrap_or_default();
             let proj = context::project(&s, &path);
-            session_model(
-                &s,
-                &proj,
-                &crate::store::config::load_registry(&crate::store::config::agent_dir()),
-            )
-            .1
-            .filter(|w| *w > 0)
-            .unwrap_or(128000)
+            session_model(&proj, &load_registry(&agent_dir()))
+                .1
+                .filter(|w| *w > 0)
+                .unwrap_or(128000)
         }
     };
     let budget = window as i64 - reserve.unwrap_or(settings.branch_reserve_tokens()) as i64;
@@ -553,10 +236,11 @@ fn cmd_branch(
     Ok(())
 }
 
-fn cmd_tree(file: &Path, filter: Option<String>, leaf: Option<&str>, width: usize, json_out: bool) -> Result<()> {
-    let s = load(file)?;
-    let leaf = resolve_leaf(&s, leaf)?;
-    let settings = crate::store::config::load_settings(&cwd());
+pub fn tree(a: TreeArgs) -> Result<()> {
+    let (filter, width, json_out) = (a.filter, a.width, a.json);
+    let s = load(&a.file)?;
+    let leaf = resolve_leaf(&s, a.leaf.as_deref())?;
+    let settings = load_settings(&cwd());
     let filter = filter.unwrap_or_else(|| settings.tree_filter_mode().to_string());
     let t = tree::Tree::build(&s);
     let mode = tree_view::FilterMode::parse(&filter).unwrap_or_default();
@@ -575,9 +259,10 @@ fn cmd_tree(file: &Path, filter: Option<String>, leaf: Option<&str>, width: usiz
     Ok(())
 }
 
-fn cmd_stats(file: &Path, leaf: Option<&str>, top: usize, json_out: bool) -> Result<()> {
+pub fn stats(a: StatsArgs) -> Result<()> {
+    let (file, top, json_out) = (a.file.as_path(), a.top, a.json);
     let s = load(file)?;
-    let leaf = resolve_leaf(&s, leaf)?;
+    let leaf = resolve_leaf(&s, a.leaf.as_deref())?;
     let (types, roles) = report::counts_json(&s);
     let mut by_role: std::collections::BTreeMap<String, (u64, u64)> = Default::default();
     let mut by_tool: std::collections::BTreeMap<String, (u64, u64)> = Default::default();
@@ -605,9 +290,9 @@ fn cmd_stats(file: &Path, leaf: Option<&str>, top: usize, json_out: bool) -> Res
     let proj = context::project(&s, &path);
     let msgs: Vec<_> = proj.messages().collect();
     let ctx = context::estimate_context_tokens(&s, &msgs);
-    let reg = crate::store::config::load_registry(&crate::store::config::agent_dir());
-    let (model, window) = session_model(&s, &proj, &reg);
-    let settings = crate::store::config::load_settings(&cwd());
+    let reg = load_registry(&agent_dir());
+    let (model, window) = session_model(&proj, &reg);
+    let settings = load_settings(&cwd());
     let mref = model.as_ref().map(|(p, m)| (p.as_str(), m.as_str()));
     let reserve = settings.reserve_tokens(mref);
     let threshold = window.map(|w| w as i64 - reserve as i64);
@@ -689,10 +374,11 @@ fn cmd_stats(file: &Path, leaf: Option<&str>, top: usize, json_out: bool) -> Res
     Ok(())
 }
 
-fn cmd_list(all: bool, json_out: bool) -> Result<()> {
+pub fn list(a: ListArgs) -> Result<()> {
+    let json_out = a.json;
     let cwd = cwd();
-    let settings = crate::store::config::load_settings(&cwd);
-    let infos = crate::store::list_sessions(&cwd, &settings, all);
+    let settings = load_settings(&cwd);
+    let infos = crate::store::list_sessions(&cwd, &settings, a.all);
     if json_out {
         print_json(&Value::Array(infos.iter().map(|i| i.to_json()).collect()));
         return Ok(());
@@ -710,5 +396,18 @@ fn cmd_list(all: bool, json_out: bool) -> Result<()> {
             i.path.display()
         );
     }
+    Ok(())
+}
+
+pub fn inspect(a: InspectArgs) -> Result<()> {
+    let s = load(&a.file)?;
+    let o = report::InspectOptions {
+        leaf: resolve_leaf(&s, a.leaf.as_deref())?,
+        keep_recent_tokens: a.keep_recent_tokens,
+        reserve_tokens: a.reserve_tokens,
+        branch_target: a.branch_target.as_deref().map(|t| resolve_ref(&s, t)).transpose()?,
+        branch_context_window: a.branch_context_window,
+    };
+    print_json(&report::inspect_json(&s, &o));
     Ok(())
 }

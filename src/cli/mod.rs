@@ -1,0 +1,255 @@
+//! Command line: the clap tree and the dispatch, thin glue over the engine and the store.
+//! `read` holds the commands that only read, `write` the ones that append or write files,
+//! `common` what they share. Every command has `--json`.
+
+mod common;
+mod read;
+mod write;
+
+use clap::{Args, Parser, Subcommand};
+use color_eyre::eyre::Result;
+use std::path::PathBuf;
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "bonsai",
+    version,
+    about = "Browse, prune and compact Pi coding-agent session trees"
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Option<Command>,
+    /// A session file, or a directory whose newest session to open (default: this project's).
+    pub path: Option<PathBuf>,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// The messages the model would see at the leaf, with estimated and exact tokens.
+    Context(ContextArgs),
+    /// Where a compaction would cut now: summarized, kept, split turn.
+    Cut(CutArgs),
+    /// What a branch summary would cover when navigating from the leaf to TARGET.
+    Branch(BranchArgs),
+    /// The tree as plain text in Pi's /tree layout.
+    Tree(TreeArgs),
+    /// Entries by type, tokens by role and tool, largest entries, context against the window.
+    Stats(StatsArgs),
+    /// Everything at once, under the oracle's field names (tree, context, cut, branch).
+    Inspect(InspectArgs),
+    /// Compact at the leaf: summarize what the cut leaves out and append Pi's compaction entry.
+    Compact(CompactArgs),
+    /// Move to TARGET like Pi's /tree: with a branch summary, or with an invisible marker so
+    /// Pi resumes there.
+    Navigate(NavigateArgs),
+    /// Set (or with no LABEL, clear) the label of an entry.
+    Label(LabelArgs),
+    /// Name the session (Pi's session_info).
+    Rename(RenameArgs),
+    /// A new session up to a user message (Pi's /fork); prints the new file and the message.
+    Fork(ForkArgs),
+    /// The active branch as a new session file (Pi's /clone).
+    Clone(CloneArgs),
+    /// Rewrite a v1/v2 session as v3 (keeps FILE.jsonl.bak), so bonsai can append to it.
+    Migrate(MigrateArgs),
+    /// Sessions of the current project (or of all projects), newest first.
+    List(ListArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct ContextArgs {
+    pub file: PathBuf,
+    #[arg(long)]
+    pub leaf: Option<String>,
+    #[arg(long)]
+    pub json: bool,
+    /// Skip exact (tiktoken) counts.
+    #[arg(long)]
+    pub no_exact: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct CutArgs {
+    pub file: PathBuf,
+    #[arg(long)]
+    pub keep_recent_tokens: Option<u64>,
+    #[arg(long)]
+    pub reserve_tokens: Option<u64>,
+    #[arg(long)]
+    pub leaf: Option<String>,
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct BranchArgs {
+    pub file: PathBuf,
+    #[arg(long)]
+    pub target: String,
+    #[arg(long)]
+    pub leaf: Option<String>,
+    /// Context window for the budget (default: the session model's, else 128000).
+    #[arg(long)]
+    pub context_window: Option<u64>,
+    #[arg(long)]
+    pub reserve_tokens: Option<u64>,
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct TreeArgs {
+    pub file: PathBuf,
+    #[arg(long, value_parser = crate::engine::settings::TREE_FILTERS)]
+    pub filter: Option<String>,
+    #[arg(long)]
+    pub leaf: Option<String>,
+    #[arg(long, default_value_t = 100)]
+    pub width: usize,
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct StatsArgs {
+    pub file: PathBuf,
+    #[arg(long)]
+    pub leaf: Option<String>,
+    #[arg(long, default_value_t = 10)]
+    pub top: usize,
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct InspectArgs {
+    pub file: PathBuf,
+    #[arg(long)]
+    pub leaf: Option<String>,
+    #[arg(long, default_value_t = 20000)]
+    pub keep_recent_tokens: u64,
+    #[arg(long, default_value_t = 16384)]
+    pub reserve_tokens: u64,
+    #[arg(long)]
+    pub branch_target: Option<String>,
+    #[arg(long, default_value_t = 128000)]
+    pub branch_context_window: u64,
+}
+
+#[derive(Args, Debug)]
+pub struct CompactArgs {
+    pub file: PathBuf,
+    #[arg(long)]
+    pub instructions: Option<String>,
+    #[arg(long)]
+    pub keep_recent_tokens: Option<u64>,
+    #[arg(long)]
+    pub reserve_tokens: Option<u64>,
+    #[arg(long)]
+    pub leaf: Option<String>,
+    /// offline (default without an API key) or llm.
+    #[arg(long, value_parser = ["offline", "llm"])]
+    pub summarizer: Option<String>,
+    #[arg(long)]
+    pub model: Option<String>,
+    /// Print the entry, write nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Write without asking.
+    #[arg(long)]
+    pub yes: bool,
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct NavigateArgs {
+    pub file: PathBuf,
+    pub target: String,
+    #[arg(long, value_parser = ["none", "default", "custom"], default_value = "none")]
+    pub summary: String,
+    #[arg(long)]
+    pub instructions: Option<String>,
+    #[arg(long)]
+    pub replace_instructions: bool,
+    /// offline (default without an API key) or llm.
+    #[arg(long, value_parser = ["offline", "llm"])]
+    pub summarizer: Option<String>,
+    #[arg(long)]
+    pub leaf: Option<String>,
+    #[arg(long)]
+    pub dry_run: bool,
+    #[arg(long)]
+    pub yes: bool,
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct LabelArgs {
+    pub file: PathBuf,
+    pub target: String,
+    pub label: Option<String>,
+    #[arg(long)]
+    pub yes: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct RenameArgs {
+    pub file: PathBuf,
+    pub name: String,
+    #[arg(long)]
+    pub yes: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct ForkArgs {
+    pub file: PathBuf,
+    pub target: String,
+    #[arg(long)]
+    pub yes: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct CloneArgs {
+    pub file: PathBuf,
+    #[arg(long)]
+    pub leaf: Option<String>,
+    #[arg(long)]
+    pub yes: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct MigrateArgs {
+    pub file: PathBuf,
+}
+
+#[derive(Args, Debug)]
+pub struct ListArgs {
+    #[arg(long)]
+    pub all: bool,
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn run(cli: Cli) -> Result<()> {
+    let Some(cmd) = cli.command else {
+        return crate::ui::run(cli.path);
+    };
+    match cmd {
+        Command::Context(a) => read::context(a),
+        Command::Cut(a) => read::cut(a),
+        Command::Branch(a) => read::branch(a),
+        Command::Tree(a) => read::tree(a),
+        Command::Stats(a) => read::stats(a),
+        Command::Inspect(a) => read::inspect(a),
+        Command::List(a) => read::list(a),
+        Command::Compact(a) => write::compact(a),
+        Command::Navigate(a) => write::navigate(a),
+        Command::Label(a) => write::label(a),
+        Command::Rename(a) => write::rename(a),
+        Command::Fork(a) => write::fork(&a.file, Some(&a.target), None, a.yes),
+        Command::Clone(a) => write::fork(&a.file, None, a.leaf.as_deref(), a.yes),
+        Command::Migrate(a) => write::migrate(a),
+    }
+}

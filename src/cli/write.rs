@@ -1,0 +1,349 @@
+//! The commands that write: compact, navigate, label, rename, fork, clone, migrate. Nothing is
+//! written without `--yes`; `--dry-run` prints the entries instead. Every append is a
+//! `WriteRequest` decided again on the file right before writing (`store::write::apply`).
+
+use super::common::{copy_to_clipboard, load, resolve_leaf, resolve_ref, session_model};
+use super::{CompactArgs, LabelArgs, MigrateArgs, NavigateArgs, RenameArgs};
+use crate::engine::actions::{self, Summary};
+use crate::engine::compaction::CompactionSettings;
+use crate::engine::context;
+use crate::engine::entry::Role;
+use crate::engine::models::Registry;
+use crate::engine::session::Session;
+use crate::engine::write_plan::{self, Write, WriteRequest};
+use crate::llm::summarize::Summarizer;
+use crate::store::config::{agent_dir, cwd, load_registry, load_settings};
+use crate::store::{self, Appended};
+use color_eyre::eyre::{Result, bail, eyre};
+use serde_json::{Value, json};
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+
+/// The summarizer that runs: the offline one when asked or when no API key is configured.
+pub fn choose_summarizer(
+    summarizer: Option<&str>,
+    model: Option<&str>,
+    registry: &Registry,
+    session_model: Option<(&str, &str)>,
+) -> Result<Option<Summarizer>> {
+    if summarizer == Some("offline") {
+        return Ok(None);
+    }
+    match Summarizer::resolve(registry, &agent_dir(), model, session_model) {
+        Ok(sm) => {
+            eprintln!(
+                "bonsai: summarizer: {}/{} (key from {})",
+                sm.model.provider, sm.model.id, sm.key.source
+            );
+            Ok(Some(sm))
+        }
+        Err(e) if summarizer == Some("llm") || model.is_some() => Err(eyre!(e)),
+        Err(e) => {
+            eprintln!("bonsai: summarizer: offline ({e})");
+            Ok(None)
+        }
+    }
+}
+
+fn runtime() -> Result<tokio::runtime::Runtime> {
+    Ok(tokio::runtime::Builder::new_current_thread().enable_all().build()?)
+}
+
+/// Stream the model's text to stderr when it is a terminal.
+fn progress(e: crate::llm::Event) {
+    match e {
+        crate::llm::Event::Text(t) if std::io::stderr().is_terminal() => eprint!("{t}"),
+        crate::llm::Event::Retry { attempt, wait, reason } => {
+            eprintln!("bonsai: {reason}; retry {attempt} in {:.1}s", wait.as_secs_f64())
+        }
+        _ => {}
+    }
+}
+
+fn report_write(path: &Path, a: &Appended, what: &str) {
+    eprintln!(
+        "bonsai: appended {what} to {} ({} line(s), {} bytes, fsynced)",
+        path.display(),
+        a.lines,
+        a.bytes
+    );
+    if a.added_newline {
+        eprintln!("bonsai: the file did not end with a newline; one was written first (Pi does the same on open)");
+    }
+    if a.recently_written {
+        eprintln!(
+            "bonsai: warning: the file was written in the last seconds; if Pi is running this session it sees the new entry only after it reopens the session"
+        );
+    }
+}
+
+fn show(entries: &[Value], json_out: bool, written: bool, extra: Value) {
+    if json_out {
+        let mut o = json!({"written": written, "entries": entries});
+        if let (Value::Object(o), Value::Object(e)) = (&mut o, extra) {
+            o.extend(e);
+        }
+        println!("{}", serde_json::to_string_pretty(&o).unwrap_or_default());
+    } else {
+        for e in entries {
+            println!("{}", actions::to_line(e));
+        }
+    }
+}
+
+fn not_written() {
+    eprintln!("bonsai: nothing written (pass --yes to append, or --dry-run to only print)");
+}
+
+/// Say it when a write under `parent` starts a branch (Pi resumes at the file's last line).
+fn warn_new_branch(s: &Session, parent: usize, what: &str) {
+    if let Some(nb) = write_plan::new_branch(s, parent) {
+        eprintln!(
+            "bonsai: note: {what} hangs under {}, not under the session's last entry {}: it starts a new branch, and the {} entr{} after the fork point leave Pi's context",
+            s.entries[nb.parent].id,
+            s.entries[nb.last].id,
+            nb.abandoned.len(),
+            if nb.abandoned.len() == 1 { "y" } else { "ies" }
+        );
+    }
+}
+
+/// Append a prepared request (decided again on the file as it is now) and report it.
+fn apply(file: &Path, req: &WriteRequest, what: &str) -> Result<store::write::Applied> {
+    let applied = store::write::apply(file, req)?;
+    report_write(file, &applied.appended, what);
+    Ok(applied)
+}
+
+pub fn compact(a: CompactArgs) -> Result<()> {
+    let s0 = load(&a.file)?;
+    let settings = load_settings(&cwd());
+    let registry = load_registry(&agent_dir());
+    let leaf = resolve_leaf(&s0, a.leaf.as_deref())?.ok_or_else(|| eyre!("the session has no entries"))?;
+    let proj = context::project(&s0, &s0.path_to(leaf));
+    let (model, _) = session_model(&proj, &registry);
+    let mref = model.as_ref().map(|(p, m)| (p.as_str(), m.as_str()));
+    let cs = CompactionSettings {
+        reserve_tokens: a.reserve_tokens.unwrap_or(settings.reserve_tokens(mref)),
+        keep_recent_tokens: a.keep_recent_tokens.unwrap_or(settings.keep_recent_tokens(mref)),
+    };
+    let plan = actions::plan_compaction(&s0, leaf, cs).map_err(|e| eyre!("cannot compact: {}", e.reason()))?;
+    let wanted = a.model.clone().or(settings.summary_model());
+    let sm = choose_summarizer(a.summarizer.as_deref(), wanted.as_deref(), &registry, mref)?;
+    let summary = match &sm {
+        None => actions::offline_compaction_summary(&s0, &plan, a.instructions.as_deref()),
+        Some(sm) => {
+            let r = runtime()?.block_on(sm.compaction(
+                &s0,
+                &plan,
+                a.instructions.as_deref(),
+                Some(&proj.thinking_level),
+                progress,
+            ));
+            if std::io::stderr().is_terminal() {
+                eprintln!();
+            }
+            r.map_err(|e| eyre!("summarization failed: {e}; nothing written"))?
+        }
+    };
+    let summarizer_name = sm
+        .as_ref()
+        .map(|m| format!("{}/{}", m.model.provider, m.model.id))
+        .unwrap_or_else(|| "offline".into());
+    let req = WriteRequest {
+        write: Write::Compaction {
+            leaf: s0.entries[leaf].id.to_string(),
+            first_kept: s0.entries[plan.first_kept_entry].id.to_string(),
+            summary,
+            settings: cs,
+        },
+        // The summary was written for this state: if Pi appends meanwhile, refuse.
+        seen: Some((s0.buf.len(), s0.entries.len())),
+    };
+    let entry = req
+        .prepare(&s0, store::clock::entropy(), store::clock::now_ms())?
+        .entries;
+    let extra = json!({"summarizer": summarizer_name});
+    warn_new_branch(&s0, leaf, "the compaction");
+    if a.dry_run || !a.yes {
+        show(&entry, a.json, false, extra);
+        if !a.dry_run {
+            not_written();
+        }
+        return Ok(());
+    }
+    let applied = apply(&a.file, &req, "a compaction")?;
+    show(&applied.prepared.entries, a.json, true, extra);
+    Ok(())
+}
+
+pub fn navigate(a: NavigateArgs) -> Result<()> {
+    if a.summary == "custom" && a.instructions.is_none() {
+        bail!("--summary custom needs --instructions TEXT");
+    }
+    let s0 = load(&a.file)?;
+    let settings = load_settings(&cwd());
+    let registry = load_registry(&agent_dir());
+    let target = resolve_ref(&s0, &a.target)?;
+    let old_leaf = resolve_leaf(&s0, a.leaf.as_deref())?;
+    if Some(target) == old_leaf {
+        bail!("{}", write_plan::Refusal::AlreadyThere);
+    }
+    let old_proj = old_leaf.map(|l| context::project(&s0, &s0.path_to(l)));
+    let window = old_proj
+        .as_ref()
+        .and_then(|p| session_model(p, &registry).1)
+        .filter(|w| *w > 0)
+        .unwrap_or(128000);
+    let budget = window as i64 - settings.branch_reserve_tokens() as i64;
+    let nav0 = actions::plan_navigation(&s0, old_leaf, target, budget);
+    let wants = a.summary != "none" && !nav0.branch.entries.is_empty();
+    let focus = a.instructions.as_deref();
+    let summary: Option<Summary> = if wants {
+        let model = old_proj.and_then(|p| p.model.and_then(|(p, m)| Some((p?, m?))));
+        let mref = model.as_ref().map(|(p, m)| (p.as_str(), m.as_str()));
+        let wanted = settings
+            .summary_model()
+            .filter(|_| a.summarizer.as_deref() != Some("offline"));
+        match choose_summarizer(a.summarizer.as_deref(), wanted.as_deref(), &registry, mref)? {
+            None => Some(actions::offline_branch_summary(&s0, &nav0, focus)),
+            Some(sm) => Some(
+                runtime()?
+                    .block_on(sm.branch(&s0, &nav0, focus, a.replace_instructions, progress))
+                    .map_err(|e| eyre!("branch summarization failed: {e}; nothing written"))?,
+            ),
+        }
+    } else {
+        None
+    };
+    let req = WriteRequest {
+        write: Write::Navigation {
+            from: old_leaf.map(|l| s0.entries[l].id.to_string()),
+            target: s0.entries[target].id.to_string(),
+            summary,
+            budget,
+        },
+        seen: Some((s0.buf.len(), s0.entries.len())),
+    };
+    let p0 = req.prepare(&s0, store::clock::entropy(), store::clock::now_ms())?;
+    if a.dry_run || !a.yes {
+        show(
+            &p0.entries,
+            a.json,
+            false,
+            json!({"editorText": p0.editor_text, "branchSummary": p0.branch_summary}),
+        );
+        if !a.dry_run {
+            not_written();
+        }
+        return Ok(());
+    }
+    let what = if p0.branch_summary {
+        "a branch summary"
+    } else {
+        "a navigation marker"
+    };
+    let p = apply(&a.file, &req, what)?.prepared;
+    show(
+        &p.entries,
+        a.json,
+        true,
+        json!({"editorText": p.editor_text, "branchSummary": p.branch_summary}),
+    );
+    if let Some(t) = p.editor_text.filter(|t| !t.is_empty()) {
+        if !a.json {
+            eprintln!("bonsai: the selected user message (for the editor):\n{t}");
+        }
+        copy_to_clipboard(&t);
+    }
+    Ok(())
+}
+
+/// A label or a name: decided again on the file as it is when written (never branches).
+fn append_simple(file: &Path, yes: bool, what: &str, write: Write) -> Result<()> {
+    let s0 = load(file)?;
+    let req = WriteRequest { write, seen: None };
+    let p = req.prepare(&s0, store::clock::entropy(), store::clock::now_ms())?;
+    if !yes {
+        show(&p.entries, false, false, json!({}));
+        not_written();
+        return Ok(());
+    }
+    apply(file, &req, what)?;
+    Ok(())
+}
+
+pub fn label(a: LabelArgs) -> Result<()> {
+    let s = load(&a.file)?;
+    let target = s.entries[resolve_ref(&s, &a.target)?].id.to_string();
+    append_simple(&a.file, a.yes, "a label", Write::Label { target, label: a.label })
+}
+
+pub fn rename(a: RenameArgs) -> Result<()> {
+    append_simple(&a.file, a.yes, "a session name", Write::SessionName { name: a.name })
+}
+
+/// Fork (before a user message, like Pi's /fork) or clone (at the leaf, like /clone).
+pub fn fork(file: &Path, target: Option<&str>, leaf: Option<&str>, yes: bool) -> Result<()> {
+    let s = load(file)?;
+    let (cut_at, text) = match target {
+        Some(t) => {
+            let i = resolve_ref(&s, t)?;
+            let e = &s.entries[i];
+            if e.message().map(|m| &m.role) != Some(&Role::User) {
+                bail!(
+                    "fork works at a user message (Pi's /fork); {} is a {}",
+                    e.id,
+                    e.kind.type_name()
+                );
+            }
+            let v = s.entry_value(i);
+            (
+                s.parent_of(i),
+                Some(context::content_text(v["message"].get("content"), "")),
+            )
+        }
+        None => (resolve_leaf(&s, leaf)?, None),
+    };
+    let now = store::clock::now_ms();
+    let sid = actions::session_id(now, store::clock::entropy());
+    let abs = std::fs::canonicalize(file).unwrap_or_else(|_| file.to_path_buf());
+    let cwd = s
+        .header
+        .cwd
+        .clone()
+        .unwrap_or_else(|| cwd().to_string_lossy().to_string());
+    let header = actions::session_header(&sid, &cwd, Some(&abs.to_string_lossy()), now);
+    let lines = actions::branched_session(&s, cut_at, header, store::clock::entropy());
+    let dir = abs
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| PathBuf::from("."));
+    let out = store::new_session_path(&dir, &sid, now);
+    if !yes {
+        eprintln!(
+            "bonsai: would write {} ({} entries); pass --yes",
+            out.display(),
+            lines.len() - 1
+        );
+        return Ok(());
+    }
+    store::write_new(&out, &lines)?;
+    println!("{}", out.display());
+    if let Some(t) = text {
+        eprintln!("bonsai: forked before the user message:\n{t}");
+        copy_to_clipboard(&t);
+    }
+    Ok(())
+}
+
+pub fn migrate(a: MigrateArgs) -> Result<()> {
+    let s = load(&a.file)?;
+    if s.header.version >= 3.0 {
+        println!("{} is already version 3; nothing to do", a.file.display());
+        return Ok(());
+    }
+    let bak = store::migrate(&a.file)?;
+    println!("migrated {} to version 3 (backup: {})", a.file.display(), bak.display());
+    Ok(())
+}

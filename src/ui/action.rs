@@ -1,0 +1,100 @@
+//! Everything that can change the app's state, as one type: what a key means (through the
+//! key table in `keymap`), mouse clicks and the wheel, text edits, the terminal's size, the
+//! clock, and background jobs reporting back. `App::update` is the only consumer.
+
+use super::jobs::JobResult;
+use crate::engine::tree_view::FilterMode;
+use crossterm::event::KeyEvent;
+use std::sync::Arc;
+
+#[derive(Debug, Clone)]
+pub enum Action {
+    // Moving: tree rows, detail lines, context rows, picker rows, dialog choices, previews.
+    Up,
+    Down,
+    PageUp,
+    PageDown,
+    Home,
+    End,
+    /// Pi's Ctrl+←: fold the branch, or jump to the segment start above.
+    FoldOrUp,
+    /// Pi's Ctrl+→: unfold, or jump to the next segment start.
+    UnfoldOrDown,
+    GoToLeaf,
+    JumpCompaction {
+        next: bool,
+    },
+    JumpFirstKept,
+    JumpTurnStart,
+    JumpMark,
+
+    // The tree view.
+    SetFilter(FilterMode),
+    ToggleFilter(FilterMode),
+    CycleFilter {
+        back: bool,
+    },
+    StartSearch,
+    ToggleLabelTimes,
+    ToggleFocus,
+    ToggleDetail,
+    ToggleCutPreview,
+    KeepRecentStep(i8),
+    KeepRecentEdit,
+    KeepRecentReset,
+    OpenContext,
+    ToggleMark,
+    ClearMark,
+    OpenPicker,
+    OpenHelp,
+    ToggleAllProjects,
+    CopyText,
+    CopyId,
+    OpenPager,
+
+    // Actions that write (each opens its dialog first).
+    Navigate,
+    Compact,
+    Label,
+    Rename,
+    Fork,
+    Clone,
+
+    // Generic answers.
+    /// Enter: open, submit, jump, choose.
+    Select,
+    /// Esc: back out of whatever is open.
+    Close,
+    Quit,
+    Newline,
+    /// The deliberate key that writes a previewed summary.
+    AcceptWrite,
+    EditInEditor,
+    Discard,
+    Yes,
+    No,
+
+    // Not from the key table.
+    /// A key for the focused text input.
+    Edit(KeyEvent),
+    Paste(String),
+    Click {
+        col: u16,
+        row: u16,
+    },
+    Wheel {
+        down: bool,
+        col: u16,
+        row: u16,
+    },
+    Resize {
+        width: u16,
+        height: u16,
+    },
+    /// The live-follow and highlighting tick.
+    Tick,
+    /// A background job finished or reported progress.
+    Job(Arc<JobResult>),
+    /// `$EDITOR` returned (the text, or `None` when it failed).
+    EditorClosed(Option<String>),
+}

@@ -1,0 +1,526 @@
+//! Reading the session: the tree's keys (Pi's `/tree`), the detail pane, typing a search,
+//! "what the model sees", the session picker, and the mouse.
+
+use super::{App, Effect, Focus, Overlay};
+use crate::engine::entry::Kind;
+use crate::engine::tree_view::FilterMode;
+use crate::ui::action::Action;
+use crate::ui::input::LineEditor;
+use crate::ui::jobs::Job;
+use crate::ui::keymap::Mode;
+use crate::ui::layout::contains;
+use crate::ui::picker::Picker;
+
+/// keepRecentTokens moves by this much per `+`/`-`: a constant step, so `+` then `-` always
+/// comes back to the same value.
+pub const KEEP_STEP: u64 = 500;
+
+impl App {
+    /// Keys of the tree, the cut preview and the detail pane.
+    pub(super) fn on_browse(&mut self, action: Action) -> bool {
+        let s = self.doc.session.clone();
+        let detail = self.mode() == Mode::Detail;
+        match action {
+            // Moves: the detail pane scrolls when it has the focus.
+            Action::Up if detail => self.detail.scroll = self.detail.scroll.saturating_sub(1),
+            Action::Down if detail => self.detail.scroll += 1,
+            Action::PageUp if detail => self.detail.scroll = self.detail.scroll.saturating_sub(self.page()),
+            Action::PageDown if detail => self.detail.scroll += self.page(),
+            Action::Home if detail => self.detail.scroll = 0,
+            Action::End if detail => self.detail.scroll = usize::MAX / 2,
+            Action::Up => self.view.move_up(),
+            Action::Down => self.view.move_down(),
+            Action::PageUp => self.view.page_up(self.page()),
+            Action::PageDown => self.view.page_down(self.page()),
+            Action::Home => self.view.selected = 0,
+            Action::End => self.view.selected = self.view.visible.len().saturating_sub(1),
+            Action::FoldOrUp => self.view.fold_or_up(&s),
+            Action::UnfoldOrDown => self.view.unfold_or_down(&s),
+            Action::GoToLeaf => {
+                if let Some(leaf) = s.leaf() {
+                    self.view.select_entry(&s, leaf);
+                }
+            }
+            Action::JumpCompaction { next } => self.jump_compaction(next),
+            Action::JumpFirstKept | Action::JumpTurnStart => {
+                let first_kept = matches!(action, Action::JumpFirstKept);
+                match &self.selection.cut {
+                    None => self.status = Some("the cut is still being computed; try again in a moment".into()),
+                    Some(Err(e)) => self.status = Some(format!("no cut here: {}", e.reason())),
+                    Some(Ok(p)) => {
+                        let to = if first_kept {
+                            Some(p.first_kept_entry)
+                        } else {
+                            p.turn_start_entry()
+                        };
+                        match to {
+                            Some(e) => self.reveal(e),
+                            None => self.status = Some("the cut here does not split a turn".into()),
+                        }
+                    }
+                }
+            }
+            Action::JumpMark => match self.context.mark {
+                Some(m) => self.reveal(m),
+                None => self.status = Some("no marked entry (m marks one)".into()),
+            },
+            Action::SetFilter(f) => self.view.set_filter(&s, f),
+            Action::ToggleFilter(f) => self.view.toggle_filter(&s, f),
+            Action::CycleFilter { back } => {
+                let f = if back {
+                    self.view.filter.prev()
+                } else {
+                    self.view.filter.next()
+                };
+                self.view.set_filter(&s, f)
+            }
+            Action::StartSearch => self.search = Some(LineEditor::new(&self.view.search, false)),
+            Action::ToggleLabelTimes => self.view.show_label_times = !self.view.show_label_times,
+            Action::CopyText => self.copy_selected(),
+            Action::CopyId => {
+                if let Some(i) = self.selected() {
+                    let id = s.entries[i].id.to_string();
+                    self.status = Some(format!("copied the entry id {id}"));
+                    self.effects.push(Effect::Clipboard(id));
+                }
+            }
+            Action::OpenPager => match &self.detail.doc {
+                Some(d) => self.effects.push(Effect::Pager(d.plain_text())),
+                None => self.status = Some("no entry selected".into()),
+            },
+            Action::ToggleFocus => {
+                if self.screen.show_detail {
+                    self.screen.focus = match self.screen.focus {
+                        Focus::Tree => Focus::Detail,
+                        Focus::Detail => Focus::Tree,
+                    };
+                }
+            }
+            Action::ToggleDetail => {
+                self.screen.show_detail = !self.screen.show_detail;
+                if !self.screen.show_detail {
+                    self.screen.focus = Focus::Tree;
+                }
+            }
+            Action::ToggleCutPreview => {
+                self.screen.cut_preview = !self.screen.cut_preview;
+                if self.screen.cut_preview {
+                    self.selection_changed();
+                } else {
+                    self.selection.cut_classes.clear();
+                }
+            }
+            Action::KeepRecentStep(d) => {
+                let k = self.selection.keep_recent as i64 + d as i64 * KEEP_STEP as i64;
+                self.set_keep_recent(k.max(0) as u64);
+            }
+            Action::KeepRecentEdit => self.open_keep_recent(),
+            Action::KeepRecentReset => {
+                let k = self.keep_recent_setting();
+                self.set_keep_recent(k);
+                self.status = Some(format!("keepRecentTokens {k} (from the settings)"));
+            }
+            Action::OpenContext => {
+                self.screen.overlay = Overlay::Context;
+                self.context.cursor = 0;
+                self.context.scroll = 0;
+                self.context.data = None;
+                self.request_context();
+            }
+            Action::ToggleMark => {
+                self.context.mark = if self.context.mark == self.selected() {
+                    None
+                } else {
+                    self.selected()
+                };
+                self.status = Some(match self.context.mark {
+                    Some(i) => format!("marked {} for the context comparison (v)", s.entries[i].id),
+                    None => "mark cleared".into(),
+                });
+            }
+            Action::OpenPicker => self.open_picker(),
+            Action::OpenHelp => {
+                self.screen.help_scroll = 0;
+                self.screen.overlay = Overlay::Help(self.mode());
+            }
+            Action::Navigate => self.open_navigate(),
+            Action::Compact => self.open_compact(),
+            Action::Label => self.open_label(),
+            Action::Rename => self.open_rename(),
+            Action::Fork => self.fork_or_clone(false),
+            Action::Clone => self.fork_or_clone(true),
+            Action::Close => {
+                if detail {
+                    self.screen.focus = Focus::Tree;
+                } else if self.screen.cut_preview {
+                    self.screen.cut_preview = false;
+                    self.selection.cut_classes.clear();
+                } else if !self.view.search.is_empty() {
+                    self.view.set_search(&s, String::new());
+                } else {
+                    return false;
+                }
+            }
+            Action::Quit => self.quit = true,
+            _ => return false,
+        }
+        true
+    }
+
+    fn set_keep_recent(&mut self, k: u64) {
+        self.selection.keep_recent = k;
+        if let Some(g) = &mut self.selection.gauge {
+            g.keep_recent = k;
+        }
+        self.status = Some(format!("keepRecentTokens {k}"));
+        self.selection_changed();
+    }
+
+    /// Select `entry`, making it visible first: unfold its ancestors, clear a search that hides
+    /// it, and show every entry when only the filter hides it (the status line says so). An
+    /// entry Pi never shows (an assistant reply with only tool calls) leaves the selection on
+    /// the nearest entry above it.
+    pub(super) fn reveal(&mut self, entry: usize) {
+        let s = self.doc.session.clone();
+        for a in s.path_to(entry) {
+            self.view.folded.remove(&a);
+        }
+        self.view.apply_filter(&s);
+        self.view.select_entry(&s, entry);
+        if self.selected() != Some(entry) && !self.view.search.is_empty() {
+            self.view.set_search(&s, String::new());
+            self.view.select_entry(&s, entry);
+        }
+        let filter = self.view.filter;
+        if self.selected() != Some(entry) && filter != FilterMode::All {
+            self.view.set_filter(&s, FilterMode::All);
+            self.view.select_entry(&s, entry);
+            if self.selected() == Some(entry) {
+                self.status = Some("filter: all (the entry is hidden in the other filters)".into());
+                return;
+            }
+            self.view.set_filter(&s, filter);
+            self.view.select_entry(&s, entry);
+        }
+        if self.selected() != Some(entry) {
+            self.status = Some(format!(
+                "{} is not a row of the tree (Pi hides it); the nearest entry above it is selected",
+                s.entries[entry].id
+            ));
+        }
+    }
+
+    fn jump_compaction(&mut self, next: bool) {
+        let s = self.doc.session.clone();
+        let rows = &self.view.visible;
+        let is_compaction = |k: usize| matches!(s.entries[self.view.flat[rows[k]]].kind, Kind::Compaction(_));
+        let cur = self.view.selected;
+        let found = if next {
+            (cur + 1..rows.len()).find(|&k| is_compaction(k))
+        } else {
+            (0..cur).rev().find(|&k| is_compaction(k))
+        };
+        match found {
+            Some(k) => self.view.selected = k,
+            None => {
+                self.status = Some(format!(
+                    "no compaction {} this row",
+                    if next { "below" } else { "above" }
+                ))
+            }
+        }
+    }
+
+    /// Pi 0.87's Ctrl+X in /tree: the entry's text to the clipboard (OSC 52).
+    fn copy_selected(&mut self) {
+        let Some(i) = self.selected() else { return };
+        match crate::engine::tree_view::copy_text(&self.doc.session, i) {
+            Some(t) => {
+                self.effects.push(Effect::Clipboard(t));
+                self.status = Some("Copied selected message to clipboard".into());
+            }
+            None => self.status = Some("Selected entry has no text to copy".into()),
+        }
+    }
+
+    /// The help: ↑/↓ scroll a long list; any other key closes it.
+    pub(super) fn on_help(&mut self, action: Action) -> bool {
+        let Overlay::Help(mode) = self.screen.overlay else {
+            return false;
+        };
+        let area = self.areas().main;
+        let (_, _, _, rows) = crate::ui::help::layout(mode, area.width);
+        let max = rows.saturating_sub(area.height.saturating_sub(3) as usize);
+        let page = area.height.saturating_sub(3) as usize;
+        let sc = &mut self.screen.help_scroll;
+        match action {
+            Action::Up => *sc = sc.saturating_sub(1),
+            Action::Down => *sc = (*sc + 1).min(max),
+            Action::PageUp => *sc = sc.saturating_sub(page),
+            Action::PageDown => *sc = (*sc + page).min(max),
+            _ => self.screen.overlay = Overlay::None,
+        }
+        true
+    }
+
+    /// Typing a search: the filter follows every key.
+    pub(super) fn on_search(&mut self, action: Action) -> bool {
+        let s = self.doc.session.clone();
+        match action {
+            Action::Select => self.search = None,
+            Action::Close => {
+                self.search = None;
+                self.view.set_search(&s, String::new());
+            }
+            Action::Up => self.view.move_up(),
+            Action::Down => self.view.move_down(),
+            Action::Edit(key) => {
+                let Some(ed) = &mut self.search else { return false };
+                if !ed.input(key) {
+                    return false;
+                }
+                let q = ed.text();
+                self.view.set_search(&s, q);
+            }
+            Action::Paste(text) => {
+                let Some(ed) = &mut self.search else { return false };
+                ed.paste(&text);
+                let q = ed.text();
+                self.view.set_search(&s, q);
+            }
+            _ => return false,
+        }
+        true
+    }
+
+    /// "What the model sees": a cursor over the messages; Enter goes to the entry.
+    pub(super) fn on_context(&mut self, action: Action) -> bool {
+        let n = self.context.data.as_ref().map(|d| d.aligned.len()).unwrap_or(0);
+        let page = self.page();
+        let c = &mut self.context.cursor;
+        match action {
+            Action::Up => *c = c.saturating_sub(1),
+            Action::Down => *c = (*c + 1).min(n.saturating_sub(1)),
+            Action::PageUp => *c = c.saturating_sub(page),
+            Action::PageDown => *c = (*c + page).min(n.saturating_sub(1)),
+            Action::Home => *c = 0,
+            Action::End => *c = n.saturating_sub(1),
+            Action::Select => {
+                let Some(e) = self
+                    .context
+                    .data
+                    .as_ref()
+                    .and_then(|d| d.source_at(self.context.cursor))
+                else {
+                    return false;
+                };
+                self.screen.overlay = Overlay::None;
+                self.reveal(e);
+                return true;
+            }
+            Action::ClearMark => {
+                self.context.mark = None;
+                self.request_context();
+            }
+            Action::Close => self.screen.overlay = Overlay::None,
+            Action::OpenHelp => {
+                self.screen.help_scroll = 0;
+                self.screen.overlay = Overlay::Help(Mode::Context);
+            }
+            _ => return false,
+        }
+        self.keep_context_cursor_visible();
+        true
+    }
+
+    pub(super) fn keep_context_cursor_visible(&mut self) {
+        let h = (self.areas().main.height as usize).saturating_sub(3).max(1);
+        let c = self.context.cursor;
+        if c < self.context.scroll {
+            self.context.scroll = c;
+        } else if c >= self.context.scroll + h {
+            self.context.scroll = c + 1 - h;
+        }
+    }
+
+    pub(super) fn open_picker(&mut self) {
+        let mut p = Picker::new(self.doc.path.clone());
+        p.loading = true;
+        self.picker = Some(p);
+        self.screen.overlay = Overlay::Picker;
+        self.pending.queue.push(Job::List {
+            cwd: crate::store::config::cwd(),
+            settings: self.settings.clone(),
+            all: false,
+        });
+    }
+
+    pub(super) fn on_picker(&mut self, action: Action) -> bool {
+        let page = self.page();
+        let Some(p) = &mut self.picker else {
+            self.screen.overlay = Overlay::None;
+            return true;
+        };
+        match action {
+            Action::Up => p.move_by(-1),
+            Action::Down => p.move_by(1),
+            Action::PageUp => p.move_by(-(page as isize)),
+            Action::PageDown => p.move_by(page as isize),
+            Action::Edit(key) => p.edit(key),
+            Action::Paste(text) => p.paste(&text),
+            Action::ToggleAllProjects => {
+                let all = !p.all;
+                p.loading = true;
+                self.pending.queue.push(Job::List {
+                    cwd: crate::store::config::cwd(),
+                    settings: self.settings.clone(),
+                    all,
+                });
+            }
+            Action::Select => match p.selected_path() {
+                Some(path) => {
+                    p.error = None;
+                    p.opening = Some(path.clone());
+                    self.pending.queue.push(Job::Open { path });
+                }
+                None => return false,
+            },
+            Action::Close => {
+                if p.launched_without_session {
+                    self.quit = true;
+                } else {
+                    self.screen.overlay = Overlay::None;
+                }
+            }
+            _ => return false,
+        }
+        true
+    }
+
+    /// A click: select a tree row (on its fold marker: fold or unfold), focus the detail
+    /// pane, put the context view's cursor or the picker's selection on a row.
+    pub(super) fn on_click(&mut self, col: u16, row: u16) -> bool {
+        if self.dialog.is_some() {
+            return false;
+        }
+        let a = self.areas();
+        match self.screen.overlay {
+            Overlay::Help(_) => {
+                self.screen.overlay = Overlay::None;
+                return true;
+            }
+            Overlay::Context => {
+                if !contains(a.main, col, row) || row < a.main.y + 2 {
+                    return false;
+                }
+                let k = self.context.scroll + (row - a.main.y - 2) as usize;
+                let n = self.context.data.as_ref().map(|d| d.aligned.len()).unwrap_or(0);
+                if k < n {
+                    self.context.cursor = k;
+                    return true;
+                }
+                return false;
+            }
+            Overlay::Picker => {
+                let Some(p) = &mut self.picker else { return false };
+                return p.click(a.main, col, row);
+            }
+            Overlay::None => {}
+        }
+        if let Some(d) = a.detail
+            && contains(d, col, row)
+        {
+            self.screen.focus = Focus::Detail;
+            return true;
+        }
+        if !contains(a.tree, col, row) {
+            return false;
+        }
+        let k = (row - a.tree.y) as usize;
+        let Some(fr) = self.frame.rows.get(k) else {
+            return false;
+        };
+        let entry = fr.row.entry;
+        let before = self.selected();
+        self.screen.focus = Focus::Tree;
+        self.view.selected = self.frame.start + k;
+        // The fold marker: `⊟`/`⊞` in the connector, or `⊞ ` after the prefix. The body is
+        // drawn after the 2-column selection gutter and shifted left by the pan.
+        let x = (col - a.tree.x) as usize + self.frame.pan;
+        let marker = fr
+            .row
+            .prefix
+            .chars()
+            .position(|c| c == '⊟' || c == '⊞')
+            .or((!fr.row.fold_marker.is_empty()).then(|| fr.row.prefix.chars().count()));
+        if marker.is_some_and(|m| x == m + 2) {
+            let s = self.doc.session.clone();
+            if self.view.folded.contains(&entry) {
+                self.view.unfold_or_down(&s);
+            } else if self.view.is_foldable(entry) {
+                self.view.fold_or_up(&s);
+            }
+            self.view.select_entry(&s, entry);
+        }
+        if self.selected() != before {
+            self.selection_changed();
+        }
+        true
+    }
+
+    /// The wheel scrolls what is under the pointer: the tree, the detail pane, the context
+    /// view, the picker, a summary preview.
+    pub(super) fn on_wheel(&mut self, down: bool, col: u16, row: u16) -> bool {
+        const STEP: usize = 3;
+        let a = self.areas();
+        if let Some(crate::ui::dialog::Dialog::Summary { .. }) = &self.dialog {
+            for _ in 0..STEP {
+                self.update(if down { Action::Down } else { Action::Up });
+            }
+            return true;
+        }
+        if self.dialog.is_some() {
+            return false;
+        }
+        match self.screen.overlay {
+            Overlay::Context => {
+                for _ in 0..STEP {
+                    self.on_context(if down { Action::Down } else { Action::Up });
+                }
+                return true;
+            }
+            Overlay::Picker => {
+                if let Some(p) = &mut self.picker {
+                    p.move_by(if down { STEP as isize } else { -(STEP as isize) });
+                }
+                return true;
+            }
+            Overlay::Help(_) => return false,
+            Overlay::None => {}
+        }
+        if let Some(d) = a.detail
+            && contains(d, col, row)
+        {
+            self.detail.scroll = if down {
+                self.detail.scroll + STEP
+            } else {
+                self.detail.scroll.saturating_sub(STEP)
+            };
+            return true;
+        }
+        let before = self.selected();
+        for _ in 0..STEP {
+            if down {
+                if self.view.selected + 1 < self.view.visible.len() {
+                    self.view.selected += 1;
+                }
+            } else {
+                self.view.selected = self.view.selected.saturating_sub(1);
+            }
+        }
+        if self.selected() != before {
+            self.selection_changed();
+        }
+        true
+    }
+}

@@ -1,0 +1,245 @@
+//! What arrives without a key: jobs reporting back, the tick (live follow, highlighting), and
+//! a new version of the session (Pi appended, bonsai wrote, another session opened).
+
+use super::{App, Doc, Effect, Overlay, plural};
+use crate::engine::session::Session;
+use crate::engine::tree::Tree;
+use crate::engine::tree_view::TreeView;
+use crate::ui::jobs::{Job, JobResult};
+use std::sync::Arc;
+
+impl App {
+    pub(super) fn on_job(&mut self, r: JobResult) {
+        match r {
+            JobResult::Selection { generation, info } => {
+                if generation != self.selection.generation {
+                    return;
+                }
+                let info = *info;
+                let mut gauge = info.gauge;
+                let refs: Vec<_> = info.messages.iter().collect();
+                let cached: Option<Vec<u64>> = refs.iter().map(|m| self.exact.get(m, info.encoding)).collect();
+                gauge.exact = cached.as_ref().map(|v| v.iter().sum());
+                match cached {
+                    Some(v) => self.selection.exact = Some(v),
+                    None => self.pending.queue.push(Job::ExactTokens {
+                        generation,
+                        session: self.doc.session.clone(),
+                        messages: info.messages,
+                        encoding: info.encoding,
+                        cache: self.exact.clone(),
+                    }),
+                }
+                self.selection.gauge = Some(gauge);
+                self.selection.cut = Some(info.cut);
+                if let Some(c) = info.classes {
+                    self.selection.cut_classes = c;
+                }
+            }
+            JobResult::ExactTokens {
+                generation,
+                total,
+                per_message,
+            } => {
+                if generation == self.selection.generation {
+                    if let Some(g) = &mut self.selection.gauge {
+                        g.exact = Some(total);
+                    }
+                    self.selection.exact = Some(per_message);
+                }
+            }
+            JobResult::ContextView(data) => {
+                if data.generation == self.context.generation {
+                    let n = data.aligned.len();
+                    self.context.data = Some(data);
+                    self.context.cursor = self.context.cursor.min(n.saturating_sub(1));
+                    self.keep_context_cursor_visible();
+                }
+            }
+            JobResult::Reloaded(r) => {
+                self.pending.reload = false;
+                match r {
+                    Ok(s) => self.replace_session(s, false),
+                    Err(e) => self.status = Some(format!("reload failed: {e}")),
+                }
+            }
+            JobResult::Opened { path, result } => match result {
+                Ok(s) => self.open_session(s, path),
+                Err(e) => match &mut self.picker {
+                    Some(p) => {
+                        p.opening = None;
+                        p.error = Some(e.to_string());
+                    }
+                    None => self.status = Some(e.to_string()),
+                },
+            },
+            JobResult::Listed { all, sessions } => {
+                if let Some(p) = &mut self.picker {
+                    p.set_sessions(all, sessions);
+                }
+            }
+            JobResult::Written(r) => {
+                self.pending.writes = self.pending.writes.saturating_sub(1);
+                match r {
+                    Ok(w) => {
+                        self.replace_session(w.session, true);
+                        let s = self.doc.session.clone();
+                        let select = w.select.as_deref().and_then(|id| s.idx_of(id)).or(s.leaf());
+                        if let Some(i) = select {
+                            self.view.select_entry(&s, i);
+                            self.selection_changed();
+                        }
+                        let mut msg = format!("wrote {}", w.what);
+                        if w.applied.recently_written {
+                            msg.push_str(" · Pi seems to be running: it sees this after reopening the session");
+                        }
+                        if let Some(t) = w.prepared.editor_text.filter(|t| !t.is_empty()) {
+                            msg = format!(
+                                "navigated · the user message is on the clipboard: {}",
+                                crate::engine::tree_view::one_line(&t, 60)
+                            );
+                            self.effects.push(Effect::Clipboard(t));
+                        }
+                        self.status = Some(msg);
+                        self.live = false;
+                    }
+                    Err(e) => self.status = Some(e.to_string()),
+                }
+            }
+            JobResult::Branched {
+                what,
+                result,
+                editor_text,
+            } => match result {
+                Ok(path) => {
+                    let name = path
+                        .file_name()
+                        .map(|n| n.to_string_lossy().to_string())
+                        .unwrap_or_default();
+                    self.status = Some(format!("{what} written beside this session: {name} (o opens it)"));
+                    if let Some(t) = editor_text {
+                        self.effects.push(Effect::Clipboard(t));
+                    }
+                }
+                Err(e) => self.status = Some(format!("{what} not written: {e}")),
+            },
+            JobResult::SummaryChunk { id, text } => self.on_summary_chunk(id, &text),
+            JobResult::SummaryDone { id, result } => self.on_summary_done(id, result),
+        }
+    }
+
+    /// The clock: follow the file (Pi appends whole lines), notice a truncated mapping, and
+    /// let the highlighter catch up on a long output.
+    pub(super) fn on_tick(&mut self) -> bool {
+        let mut redraw = false;
+        // A mapped file that lost pages under us (see store::mapped) reads as zeros there:
+        // say so and read it whole again.
+        if crate::store::mapped::take_damaged()
+            && let Some(p) = self.doc.path.clone()
+        {
+            self.status = Some("the session file was truncated or rewritten by another program; reloading it".into());
+            self.pending.queue.push(Job::Open { path: p });
+            redraw = true;
+        }
+        if let Some(p) = &self.doc.path
+            && !self.pending.reload
+            && self.pending.writes == 0
+            && let Ok(m) = std::fs::metadata(p)
+            && m.len() != self.doc.session.buf.len() as u64
+        {
+            self.pending.reload = true;
+            self.pending.queue.push(Job::Reload {
+                session: self.doc.session.clone(),
+                path: p.clone(),
+            });
+        }
+        let upto = self.areas().detail.map(|a| self.detail.scroll + a.height as usize);
+        if let (Some(doc), Some(upto)) = (&mut self.detail.doc, upto)
+            && doc.highlight_pending(upto)
+        {
+            doc.highlight_to(upto);
+            redraw = true;
+        }
+        redraw
+    }
+
+    /// Another session from the picker: a fresh view of it, the settings kept.
+    fn open_session(&mut self, s: Arc<Session>, path: std::path::PathBuf) {
+        let settings = std::mem::take(&mut self.settings);
+        let registry = (*self.registry).clone();
+        let size = self.screen.size;
+        let no_color = self.screen.no_color;
+        let mut fresh = App::with_session(s, Some(path), settings, registry);
+        fresh.screen.size = size;
+        fresh.screen.no_color = no_color;
+        fresh.summarizer_override = self.summarizer_override.take();
+        fresh.force_offline = self.force_offline;
+        fresh.notice = fresh.diagnostics_notice();
+        *self = fresh;
+    }
+
+    /// A newer version of the file (Pi appended, or bonsai wrote): keep the selection, filter,
+    /// folds and scroll; follow the leaf when it was selected. `own` is bonsai's own write.
+    pub(super) fn replace_session(&mut self, s: Arc<Session>, own: bool) {
+        let old = self.doc.session.clone();
+        // An append keeps every old entry where it was; anything else rebuilt the positions.
+        let rebuilt = old
+            .entries
+            .last()
+            .is_some_and(|e| s.entries.get(old.entries.len() - 1).is_none_or(|n| n.id != e.id));
+        let selected_id = self.selected().map(|i| old.entries[i].id.clone());
+        let was_at_leaf = self.selected() == old.leaf();
+        let added = s.entries.len().saturating_sub(old.entries.len());
+        let folded_ids: Vec<Box<str>> = self.view.folded.iter().map(|&i| old.entries[i].id.clone()).collect();
+        let filter = self.view.filter;
+        let search = self.view.search.clone();
+        let show_times = self.view.show_label_times;
+        let mark_id = self.context.mark.map(|m| old.entries[m].id.clone());
+        self.doc = Doc {
+            tree: Tree::build(&s),
+            session: s,
+            path: self.doc.path.take(),
+            read_only: self.doc.read_only,
+        };
+        let s = self.doc.session.clone();
+        self.view = TreeView::new(&s, &self.doc.tree, s.leaf(), filter, crate::store::clock::now_ms());
+        self.view.show_label_times = show_times;
+        for id in folded_ids {
+            if let Some(i) = s.idx_of(&id) {
+                self.view.folded.insert(i);
+            }
+        }
+        self.view.search = search;
+        self.view.apply_filter(&s);
+        let target = if was_at_leaf {
+            s.leaf()
+        } else {
+            selected_id.and_then(|id| s.idx_of(&id))
+        };
+        if let Some(t) = target {
+            self.view.select_entry(&s, t);
+        }
+        self.context.mark = mark_id.and_then(|id| s.idx_of(&id));
+        self.row_cache.clear();
+        self.detail.doc = None;
+        self.exact = Arc::new(crate::engine::tokens::TokenCache::default());
+        if rebuilt && self.dialog.is_some() {
+            // Entry positions changed under the dialog: it cannot be trusted any more.
+            self.dialog = None;
+            self.status = Some("the session file was rewritten by another program; the dialog was closed".into());
+        } else if !own {
+            self.live = true;
+            self.status = Some(if added > 0 {
+                format!("live: {} from Pi", plural(added, "new entry", "new entries"))
+            } else {
+                "live: the file grew by a partial line (waiting for the rest)".into()
+            });
+        }
+        let keep = self.detail.scroll;
+        self.selection_changed();
+        self.detail.scroll = keep;
+        if self.screen.overlay == Overlay::Context {
+            self.request_context();
+        }
+    }
+}

@@ -1,0 +1,561 @@
+//! The TUI's state and its one update function. No terminal here: `draw` (ui/mod.rs) renders
+//! this state, and the event loop turns keys (through the key table), mouse, time and finished
+//! jobs into [`Action`]s for [`App::update`], the only place the state changes.
+//!
+//! `update` dispatches by mode to the handlers in the child modules: `browse` (the tree, the
+//! detail pane, search, the context view, the picker, mouse), `writes` (the dialogs before a
+//! write, summaries, the writes themselves) and `events` (jobs reporting back, the tick, a new
+//! version of the session). What draw needs is made here too (`frame`, the detail document),
+//! so drawing only reads.
+
+mod browse;
+mod events;
+mod writes;
+
+use super::action::Action;
+use super::context_view::ContextData;
+use super::detail;
+use super::dialog::Dialog;
+use super::input::LineEditor;
+use super::jobs::Job;
+use super::keymap::{self, Mode};
+use super::layout::{self, Areas, Shown};
+use super::picker::Picker;
+use super::selection::{CutClass, Gauge};
+use crate::engine::compaction::{CompactionPlan, NoCompaction};
+use crate::engine::models::Registry;
+use crate::engine::session::Session;
+use crate::engine::settings::Settings;
+use crate::engine::tokens::TokenCache;
+use crate::engine::tree::Tree;
+use crate::engine::tree_view::{FilterMode, Row, RowText, TreeView};
+use crossterm::event::KeyEvent;
+use ratatui::layout::Rect;
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+
+/// The open session and what is built from it once per load.
+pub struct Doc {
+    pub session: Arc<Session>,
+    pub path: Option<PathBuf>,
+    pub tree: Tree,
+    /// Why nothing may be written (the bundled demo), if so.
+    pub read_only: Option<&'static str>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Focus {
+    Tree,
+    Detail,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Overlay {
+    None,
+    /// The help, listing the keys of the mode under it.
+    Help(Mode),
+    Context,
+    Picker,
+}
+
+/// Screen state that is not the session's.
+pub struct Screen {
+    pub size: Rect,
+    pub focus: Focus,
+    pub show_detail: bool,
+    pub cut_preview: bool,
+    pub overlay: Overlay,
+    /// NO_COLOR: no colour at all; the cut preview gets a symbol column.
+    pub no_color: bool,
+    pub zones: (f64, f64),
+    /// Rows the help overlay is scrolled.
+    pub help_scroll: usize,
+}
+
+/// What depends on the selected entry taken as a leaf.
+#[derive(Default)]
+pub struct SelectionState {
+    pub generation: u64,
+    pub gauge: Option<Gauge>,
+    pub cut: Option<Result<CompactionPlan, NoCompaction>>,
+    pub cut_classes: HashMap<usize, CutClass>,
+    /// Exact counts of the selection's context messages, once counted.
+    pub exact: Option<Vec<u64>>,
+    /// keepRecentTokens for the cut preview (the setting until changed here).
+    pub keep_recent: u64,
+}
+
+/// The tree rows on screen, made in `update` for `draw`.
+#[derive(Default)]
+pub struct Frame {
+    /// First visible row's index in the view.
+    pub start: usize,
+    pub rows: Vec<FrameRow>,
+    /// Columns the row bodies are shifted left (Pi's horizontal pan of deep trees).
+    pub pan: usize,
+}
+
+pub struct FrameRow {
+    pub row: Row,
+    /// The token column: Pi's estimate, and the exact count once known.
+    pub tokens: String,
+}
+
+#[derive(Default)]
+pub struct DetailState {
+    pub doc: Option<detail::Doc>,
+    pub scroll: usize,
+}
+
+#[derive(Default)]
+pub struct ContextState {
+    pub mark: Option<usize>,
+    pub cursor: usize,
+    pub scroll: usize,
+    pub data: Option<Box<ContextData>>,
+    /// The generation the shown data is for (a newer one is being counted when behind).
+    pub generation: u64,
+}
+
+/// What the event loop does with the terminal on the app's behalf.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Effect {
+    /// Text to the clipboard (OSC 52).
+    Clipboard(String),
+    /// Edit this summary in `$EDITOR`; the result comes back as `Action::EditorClosed`.
+    EditSummary(String),
+    /// Show this text in `$PAGER`.
+    Pager(String),
+}
+
+/// Background work in flight.
+#[derive(Default)]
+pub struct Pending {
+    pub queue: Vec<Job>,
+    pub reload: bool,
+    /// The summary being written: its job id and cancel flag.
+    pub summary: Option<(u64, Arc<AtomicBool>)>,
+    /// Writes not yet reported back.
+    pub writes: usize,
+}
+
+pub struct App {
+    pub doc: Doc,
+    pub view: TreeView,
+    pub settings: Settings,
+    pub registry: Arc<Registry>,
+    pub screen: Screen,
+    pub selection: SelectionState,
+    pub frame: Frame,
+    pub detail: DetailState,
+    pub context: ContextState,
+    pub picker: Option<Picker>,
+    /// A tree search being typed.
+    pub search: Option<LineEditor>,
+    pub dialog: Option<Dialog>,
+    /// The one-line banner (demo notice, malformed lines).
+    pub notice: Option<String>,
+    pub status: Option<String>,
+    /// Pi appended while bonsai was open.
+    pub live: bool,
+    pub quit: bool,
+    pub pending: Pending,
+    pub effects: Vec<Effect>,
+    pub exact: Arc<TokenCache>,
+    row_cache: HashMap<usize, RowText>,
+    next_id: u64,
+    /// Tests put a summarizer here; otherwise it is resolved from Pi's keys when needed.
+    pub summarizer_override: Option<crate::llm::summarize::Summarizer>,
+    /// Never call a model (tests: no test may touch the network).
+    pub force_offline: bool,
+}
+
+/// Sessions above this many entries compute the selection's gauge and cut off the key path.
+pub const LARGE_SESSION: usize = 20_000;
+
+impl App {
+    pub fn new(session: Session, path: Option<PathBuf>, settings: Settings, registry: Registry) -> App {
+        App::with_session(Arc::new(session), path, settings, registry)
+    }
+
+    pub fn with_session(session: Arc<Session>, path: Option<PathBuf>, settings: Settings, registry: Registry) -> App {
+        let tree = Tree::build(&session);
+        let filter = FilterMode::parse(settings.tree_filter_mode()).unwrap_or_default();
+        let view = TreeView::new(&session, &tree, session.leaf(), filter, crate::store::clock::now_ms());
+        let zones = settings.gauge_zones();
+        let mut app = App {
+            doc: Doc {
+                session,
+                read_only: path
+                    .is_none()
+                    .then_some("the demo session is read-only; open a Pi session to write"),
+                path,
+                tree,
+            },
+            view,
+            settings,
+            registry: Arc::new(registry),
+            screen: Screen {
+                size: Rect::new(0, 0, 120, 40),
+                focus: Focus::Tree,
+                show_detail: true,
+                cut_preview: false,
+                overlay: Overlay::None,
+                no_color: false,
+                zones,
+                help_scroll: 0,
+            },
+            selection: SelectionState::default(),
+            frame: Frame::default(),
+            detail: DetailState::default(),
+            context: ContextState::default(),
+            picker: None,
+            search: None,
+            dialog: None,
+            notice: None,
+            status: None,
+            live: false,
+            quit: false,
+            pending: Pending::default(),
+            effects: vec![],
+            exact: Arc::new(TokenCache::default()),
+            row_cache: HashMap::new(),
+            next_id: 0,
+            summarizer_override: None,
+            force_offline: false,
+        };
+        app.selection.keep_recent = app.keep_recent_setting();
+        app.selection_changed();
+        app.refresh();
+        app
+    }
+
+    pub fn session(&self) -> &Arc<Session> {
+        &self.doc.session
+    }
+
+    pub fn selected(&self) -> Option<usize> {
+        self.view.selected_entry()
+    }
+
+    /// What has the keyboard.
+    pub fn mode(&self) -> Mode {
+        if let Some(d) = &self.dialog {
+            return d.mode();
+        }
+        match self.screen.overlay {
+            Overlay::Help(_) => return Mode::Help,
+            Overlay::Picker => return Mode::Picker,
+            Overlay::Context => return Mode::Context,
+            Overlay::None => {}
+        }
+        if self.search.is_some() {
+            Mode::Search
+        } else if self.screen.focus == Focus::Detail && self.screen.show_detail {
+            Mode::Detail
+        } else if self.screen.cut_preview {
+            Mode::CutPreview
+        } else {
+            Mode::Tree
+        }
+    }
+
+    /// Where things are on screen now.
+    pub fn areas(&self) -> Areas {
+        layout::areas(
+            self.screen.size,
+            Shown {
+                banner: self.notice.is_some(),
+                detail: self.screen.show_detail,
+                cut_preview: self.screen.cut_preview,
+            },
+        )
+    }
+
+    /// Rows a page moves (Pi's maxVisibleLines: what the tree pane shows).
+    pub fn page(&self) -> usize {
+        (self.areas().tree.height as usize).max(5)
+    }
+
+    /// A key, through the key table. Returns whether the screen needs a redraw.
+    pub fn handle_key(&mut self, key: KeyEvent) -> bool {
+        let mode = self.mode();
+        let action = match keymap::action_for(mode, &key) {
+            Some(a) => a,
+            None if mode.takes_text() => Action::Edit(key),
+            None if mode == Mode::Help => Action::Close,
+            None => return false,
+        };
+        self.update(action)
+    }
+
+    /// The one place the state changes. Returns whether the screen needs a redraw.
+    pub fn update(&mut self, action: Action) -> bool {
+        match action {
+            Action::Resize { width, height } => {
+                self.screen.size = Rect::new(0, 0, width, height);
+                self.refresh();
+                true
+            }
+            Action::Tick => self.on_tick(),
+            Action::Job(r) => {
+                match Arc::try_unwrap(r) {
+                    Ok(r) => self.on_job(r),
+                    Err(r) => self.status = Some(format!("a job reported twice: {r:?}")),
+                }
+                self.refresh();
+                true
+            }
+            Action::EditorClosed(text) => {
+                self.on_editor_closed(text);
+                true
+            }
+            Action::Click { col, row } => {
+                let r = self.on_click(col, row);
+                self.refresh();
+                r
+            }
+            Action::Wheel { down, col, row } => {
+                let r = self.on_wheel(down, col, row);
+                self.refresh();
+                r
+            }
+            action => {
+                self.status = None;
+                let before = self.selected();
+                let handled = match self.mode() {
+                    Mode::Tree | Mode::CutPreview | Mode::Detail => self.on_browse(action),
+                    Mode::Search => self.on_search(action),
+                    Mode::Context => self.on_context(action),
+                    Mode::Help => self.on_help(action),
+                    Mode::Picker => self.on_picker(action),
+                    _ => self.on_dialog(action),
+                };
+                if self.selected() != before {
+                    self.selection_changed();
+                }
+                self.refresh();
+                handled
+            }
+        }
+    }
+
+    /// Run queued jobs here until none is left (tests; small sessions need no event loop).
+    pub fn run_jobs_now(&mut self) {
+        while !self.pending.queue.is_empty() {
+            for job in std::mem::take(&mut self.pending.queue) {
+                for r in super::jobs::run_now(job) {
+                    self.update(Action::Job(Arc::new(r)));
+                }
+            }
+        }
+    }
+
+    /// The jobs to start (the event loop takes them).
+    pub fn take_jobs(&mut self) -> Vec<Job> {
+        std::mem::take(&mut self.pending.queue)
+    }
+
+    pub fn take_effects(&mut self) -> Vec<Effect> {
+        std::mem::take(&mut self.effects)
+    }
+
+    fn next_job_id(&mut self) -> u64 {
+        self.next_id += 1;
+        self.next_id
+    }
+
+    fn model_ref(&self) -> Option<(String, String)> {
+        let s = &self.doc.session;
+        let leaf = s.leaf()?;
+        let (_, model) = crate::engine::context::path_settings(s, &s.path_to(leaf));
+        model.and_then(|(p, m)| Some((p?, m?)))
+    }
+
+    /// keepRecentTokens as Pi's settings give it for the session's model.
+    fn keep_recent_setting(&self) -> u64 {
+        self.settings
+            .keep_recent_tokens(self.model_ref().as_ref().map(|(p, m)| (p.as_str(), m.as_str())))
+    }
+
+    /// Recompute what depends on the selected entry (as a leaf): gauge, cut. On large sessions
+    /// this walks a long path, so it runs as a job and the frame for the key press draws at
+    /// once (the gauge follows when the job reports).
+    pub fn selection_changed(&mut self) {
+        self.detail.scroll = 0;
+        self.selection.generation += 1;
+        self.selection.exact = None;
+        let Some(leaf) = self.selected() else {
+            self.selection.gauge = None;
+            self.selection.cut = None;
+            self.selection.cut_classes.clear();
+            return;
+        };
+        let job = Job::Selection {
+            generation: self.selection.generation,
+            session: self.doc.session.clone(),
+            leaf,
+            settings: self.settings.clone(),
+            registry: self.registry.clone(),
+            keep_recent: self.selection.keep_recent,
+            want_classes: self.screen.cut_preview,
+        };
+        if let Some(g) = &mut self.selection.gauge {
+            g.stale = true;
+        }
+        if self.doc.session.entries.len() > LARGE_SESSION {
+            self.pending.queue.push(job);
+        } else {
+            for r in super::jobs::run_now(job) {
+                self.on_job(r);
+            }
+        }
+        if self.screen.overlay == Overlay::Context {
+            self.request_context();
+        }
+    }
+
+    /// Count "what the model sees" for the selection (and the mark) in a job.
+    fn request_context(&mut self) {
+        let Some(leaf) = self.selected() else { return };
+        self.context.generation += 1;
+        let encoding = self
+            .selection
+            .gauge
+            .as_ref()
+            .and_then(|g| g.model.as_deref())
+            .and_then(|m| m.split_once('/'))
+            .map(|(p, m)| crate::engine::tokens::Encoding::for_model(Some(p), Some(m)))
+            .unwrap_or(crate::engine::tokens::Encoding::O200k);
+        self.pending.queue.push(Job::ContextView {
+            generation: self.context.generation,
+            session: self.doc.session.clone(),
+            leaf,
+            mark: self.context.mark,
+            encoding,
+            cache: self.exact.clone(),
+        });
+    }
+
+    pub fn context_data(&self) -> Option<&ContextData> {
+        self.context.data.as_deref()
+    }
+
+    pub fn context_cursor(&self) -> (usize, usize) {
+        (self.context.cursor, self.context.scroll)
+    }
+
+    /// Make what `draw` reads: the tree rows on screen and the detail document.
+    fn refresh(&mut self) {
+        self.refresh_frame();
+        self.refresh_detail();
+    }
+
+    fn refresh_frame(&mut self) {
+        let area = self.areas().tree;
+        let range = self.view.window(area.height as usize);
+        let token_col = super::tree_pane::token_column(area.width);
+        let s = self.doc.session.clone();
+        let mut rows = Vec::with_capacity(range.len());
+        for k in range.clone() {
+            // A row's text decodes its line: once per entry, not once per frame.
+            let (view, cache) = (&self.view, &mut self.row_cache);
+            let row = view.row_with(&s, k, |i| {
+                cache.entry(i).or_insert_with(|| view.display_text(&s, i)).clone()
+            });
+            let msgs = crate::engine::context::intrinsic_messages(&s, row.entry);
+            let est: u64 = msgs.iter().map(|m| m.est_tokens).sum();
+            let enc = crate::engine::tokens::Encoding::O200k;
+            let exact: Option<u64> = msgs.iter().map(|m| self.exact.get(m, enc)).sum();
+            let tokens = match (est, exact) {
+                (0, _) => String::new(),
+                (e, Some(x)) if token_col >= 12 => format!("{} {}", short_tokens(e), short_tokens(x)),
+                (e, _) => short_tokens(e),
+            };
+            rows.push(FrameRow { row, tokens });
+        }
+        let body_width = (area.width as usize).saturating_sub(token_col);
+        let plain: Vec<Row> = rows.iter().map(|r| r.row.clone()).collect();
+        self.frame = Frame {
+            start: range.start,
+            pan: crate::engine::tree_view::pan_scroll(&plain, body_width),
+            rows,
+        };
+    }
+
+    fn refresh_detail(&mut self) {
+        let Some(area) = self.areas().detail else { return };
+        let Some(entry) = self.selected() else {
+            self.detail.doc = None;
+            return;
+        };
+        let width = area.width.saturating_sub(1);
+        let stale = !matches!(&self.detail.doc, Some(d) if d.entry == entry && d.width == width);
+        if stale {
+            let s = self.doc.session.clone();
+            let tc = super::tool_call_for(&s, entry);
+            self.detail.doc = Some(detail::build(&s, entry, width, tc));
+        }
+        let h = area.height as usize;
+        if let Some(doc) = &mut self.detail.doc {
+            self.detail.scroll = self.detail.scroll.min(doc.total_lines().saturating_sub(h));
+            doc.highlight_to(self.detail.scroll + h);
+        }
+    }
+
+    /// One line about skipped or suspicious lines, if any.
+    pub fn diagnostics_notice(&self) -> Option<String> {
+        use crate::engine::entry::DiagnosticKind;
+        let d = &self.doc.session.diagnostics;
+        if d.is_empty() {
+            return None;
+        }
+        let malformed: Vec<u32> = d
+            .iter()
+            .filter(|x| x.kind == DiagnosticKind::MalformedLine)
+            .map(|x| x.line)
+            .collect();
+        let mut parts = Vec::new();
+        if !malformed.is_empty() {
+            let list: Vec<String> = malformed.iter().take(5).map(|l| l.to_string()).collect();
+            parts.push(format!(
+                "{} malformed line{} skipped as Pi skips them (line {}{})",
+                malformed.len(),
+                if malformed.len() == 1 { "" } else { "s" },
+                list.join(", "),
+                if malformed.len() > 5 { ", …" } else { "" }
+            ));
+        }
+        let others: Vec<_> = d.iter().filter(|x| x.kind != DiagnosticKind::MalformedLine).collect();
+        if let Some(first) = others.first() {
+            parts.push(format!("line {}: {}", first.line, first.message));
+            if others.len() > 1 {
+                parts.push(format!("{} more warnings", others.len() - 1));
+            }
+        }
+        Some(parts.join(" · "))
+    }
+}
+
+/// Compact token counts: 950, 12.3k, 1.2M.
+pub fn short_tokens(n: u64) -> String {
+    if n < 1000 {
+        n.to_string()
+    } else if n < 100_000 {
+        format!("{:.1}k", n as f64 / 1000.0)
+    } else if n < 1_000_000 {
+        format!("{}k", n / 1000)
+    } else {
+        format!("{:.1}M", n as f64 / 1e6)
+    }
+}
+
+/// `n thing` / `n things`.
+pub fn plural(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,835 @@
+//! The app driven by keys, clicks and the clock on copies of Pi's sessions: every listed key
+//! works in its mode, and the interaction bugs found by using it stay fixed.
+
+use super::{App, Effect, Overlay};
+use crate::engine::entry::{Kind, Role};
+use crate::ui::action::Action;
+use crate::ui::dialog::Dialog;
+use crate::ui::keymap::{self, Mode};
+use crate::ui::tests::{app_for, render, shared};
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+fn key(c: KeyCode) -> KeyEvent {
+    KeyEvent::from(c)
+}
+fn ch(c: char) -> KeyEvent {
+    KeyEvent::from(KeyCode::Char(c))
+}
+fn shift(c: char) -> KeyEvent {
+    KeyEvent::new(KeyCode::Char(c), KeyModifiers::SHIFT)
+}
+fn ctrl(c: char) -> KeyEvent {
+    KeyEvent::new(KeyCode::Char(c), KeyModifiers::CONTROL)
+}
+fn typed(a: &mut App, text: &str) {
+    for c in text.chars() {
+        a.handle_key(ch(c));
+    }
+}
+
+fn temp_copy(name: &str) -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join(name.rsplit('/').next().unwrap());
+    std::fs::copy(shared(name), &p).unwrap();
+    (dir, p)
+}
+
+/// Pi appends a user message under its leaf (what Pi does while bonsai is open).
+fn pi_appends(p: &Path, a: &App, id: &str) {
+    let s = &a.doc.session;
+    let leaf = &s.entries[s.leaf().unwrap()].id;
+    let mut f = std::fs::OpenOptions::new().append(true).open(p).unwrap();
+    writeln!(
+        f,
+        r#"{{"type":"message","id":"{id}","parentId":"{leaf}","timestamp":"2026-11-23T06:00:00.000Z","message":{{"role":"user","content":"Pi keeps going","timestamp":1}}}}"#
+    )
+    .unwrap();
+}
+
+/// An entry in the middle of the active path (not the leaf).
+fn middle_of_path(a: &App) -> usize {
+    let s = &a.doc.session;
+    let path = s.path_to(s.leaf().unwrap());
+    path[path.len() * 2 / 3]
+}
+
+fn select(a: &mut App, entry: usize) {
+    let s = a.doc.session.clone();
+    a.view.select_entry(&s, entry);
+    a.selection_changed();
+    a.run_jobs_now();
+}
+
+// ---- Every key the help lists does something in its mode ----------------------------------
+
+/// Everything a key can change that a user sees or gets.
+fn fingerprint(a: &mut App) -> String {
+    let effects = a.take_effects();
+    let queued = a.pending.queue.len();
+    let state = format!("{:?}|{:?}|{}|{:?}|{}", a.mode(), a.status, a.quit, effects, queued);
+    let (w, h) = (a.screen.size.width, a.screen.size.height);
+    format!("{state}\n{}", render(a, w, h))
+}
+
+/// Apps in each mode, set up so that each of the mode's keys has something to act on (a
+/// selection in the middle, a scrolled pane, a search to clear, a mark to go to…).
+fn apps_in(mode: Mode, p: &Path) -> Vec<App> {
+    let base = || {
+        let mut a = app_for(p);
+        a.update(Action::Resize { width: 100, height: 30 });
+        let m = middle_of_path(&a);
+        select(&mut a, m);
+        a
+    };
+    let mut out = vec![];
+    match mode {
+        Mode::Tree => {
+            out.push(base());
+            let mut a = base();
+            a.handle_key(ch('/'));
+            typed(&mut a, "the");
+            a.handle_key(key(KeyCode::Enter));
+            out.push(a);
+            let mut a = base();
+            a.handle_key(ctrl('a'));
+            out.push(a);
+        }
+        Mode::CutPreview => {
+            let mut a = base();
+            a.handle_key(ch('c'));
+            out.push(a);
+            let mut a = base();
+            a.handle_key(ctrl('a'));
+            a.handle_key(ch('c'));
+            out.push(a);
+        }
+        Mode::Detail => {
+            let mut a = base();
+            // A long entry: the biggest tool result.
+            let s = a.doc.session.clone();
+            let big = (0..s.entries.len())
+                .filter(|&i| s.entries[i].message().is_some_and(|m| m.role == Role::ToolResult))
+                .max_by_key(|&i| s.measures_of(i).map(|m| m.est_tokens).unwrap_or(0))
+                .unwrap();
+            select(&mut a, big);
+            a.handle_key(key(KeyCode::Tab));
+            for _ in 0..3 {
+                a.handle_key(key(KeyCode::Down));
+            }
+            out.push(a);
+        }
+        Mode::Search => {
+            let mut a = base();
+            a.handle_key(ch('/'));
+            typed(&mut a, "e");
+            out.push(a);
+        }
+        Mode::Context => {
+            let mut a = base();
+            a.handle_key(ch('m'));
+            a.handle_key(ch('l'));
+            a.handle_key(ch('v'));
+            a.run_jobs_now();
+            for _ in 0..3 {
+                a.handle_key(key(KeyCode::Down));
+            }
+            out.push(a);
+        }
+        Mode::Help => {
+            let mut a = base();
+            a.update(Action::Resize { width: 80, height: 24 });
+            a.handle_key(ch('?'));
+            a.handle_key(key(KeyCode::Down));
+            out.push(a);
+        }
+        Mode::Picker => {
+            let mut a = base();
+            a.handle_key(ch('o'));
+            a.run_jobs_now();
+            let info = |n: &str| crate::store::SessionInfo {
+                path: p.with_file_name(n),
+                id: n.into(),
+                cwd: "/x".into(),
+                parent_session: None,
+                name: Some(n.into()),
+                first_message: None,
+                entries: 1,
+                bytes: 1,
+                modified_ms: 0,
+            };
+            if let Some(pk) = &mut a.picker {
+                pk.set_sessions(false, vec![info("a.jsonl"), info("b.jsonl"), info("c.jsonl")]);
+                pk.move_by(1);
+            }
+            out.push(a);
+        }
+        Mode::NavigateDialog => {
+            let mut a = base();
+            a.handle_key(key(KeyCode::Enter));
+            out.push(a);
+        }
+        Mode::LineInput => {
+            let mut a = base();
+            a.handle_key(shift('L'));
+            typed(&mut a, "x");
+            out.push(a);
+        }
+        Mode::Instructions => {
+            let mut a = base();
+            a.handle_key(shift('C'));
+            out.push(a);
+        }
+        Mode::SummaryPreview | Mode::Confirm => {
+            let mut a = base();
+            a.selection.keep_recent = 2000;
+            a.handle_key(shift('C'));
+            a.handle_key(key(KeyCode::Enter));
+            a.run_jobs_now();
+            for _ in 0..2 {
+                a.handle_key(key(KeyCode::Down));
+            }
+            if mode == Mode::Confirm {
+                // Compacting in the middle of the path starts a branch: bonsai asks.
+                a.handle_key(ctrl('s'));
+            }
+            out.push(a);
+        }
+        Mode::Streaming => {
+            let mut a = base();
+            a.dialog = Some(Dialog::Summary {
+                purpose: crate::ui::dialog::SummaryFor::Branch { target: 3, budget: 1 },
+                seen: crate::ui::dialog::Seen::of(&a.doc.session),
+                text: (0..200).map(|i| format!("line {i}\n")).collect(),
+                by: "test/model".into(),
+                usage: None,
+                streaming: true,
+                scroll: 2,
+                job: 7,
+            });
+            a.pending.summary = Some((7, std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false))));
+            out.push(a);
+        }
+    }
+    for a in &out {
+        assert_eq!(a.mode(), mode, "setup for {mode:?}");
+    }
+    out
+}
+
+/// A key event for a table key (letters as terminals send them).
+fn event(k: &keymap::Key) -> KeyEvent {
+    KeyEvent::new(k.code, k.mods)
+}
+
+#[test]
+fn every_listed_key_does_something_in_its_mode() {
+    let (_d, p) = temp_copy("pi-0.87.1/compacted-long.jsonl");
+    let mut dead = vec![];
+    let mut hinted_ok = 0;
+    for mode in Mode::ALL {
+        let listed = crate::ui::help::entries(mode);
+        let bindings: Vec<&keymap::Binding> = keymap::for_mode(mode).collect();
+        assert_eq!(listed.len(), bindings.len(), "the help lists the table ({mode:?})");
+        for b in bindings {
+            for k in b.keys {
+                let mut worked = false;
+                for mut a in apps_in(mode, &p) {
+                    let before = fingerprint(&mut a);
+                    a.handle_key(event(k));
+                    if fingerprint(&mut a) != before {
+                        worked = true;
+                        break;
+                    }
+                }
+                if !worked {
+                    dead.push(format!("{mode:?}: {} ({})", k.name(), b.label));
+                } else if b.hint {
+                    hinted_ok += 1;
+                }
+            }
+        }
+        // The bar lists only keys that work: each hint is a binding of this mode (tested above).
+        for (keys, label) in keymap::hints(mode) {
+            assert!(
+                keymap::for_mode(mode).any(|b| b.hint && b.label == label && keys.starts_with(&b.keys[0].name())),
+                "{mode:?}: hint {keys} {label} has no binding"
+            );
+        }
+    }
+    assert!(
+        dead.is_empty(),
+        "keys that do nothing in their mode:\n{}",
+        dead.join("\n")
+    );
+    assert!(hinted_ok > 40, "{hinted_ok}");
+}
+
+#[test]
+fn the_bar_never_offers_quit_where_q_does_not_quit() {
+    for mode in Mode::ALL {
+        let quits = keymap::action_for(mode, &ch('q')).is_some_and(|a| matches!(a, Action::Quit));
+        let offers = keymap::hints(mode).iter().any(|(_, l)| *l == "quit");
+        assert_eq!(quits, offers, "{mode:?}");
+    }
+}
+#[test]
+fn live_follow_keeps_selection_and_moves_with_the_leaf() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("live.jsonl");
+    std::fs::copy(shared("pi-0.87.1/split-turn.jsonl"), &p).unwrap();
+    let mut a = app_for(&p);
+    // Select an earlier row, then Pi appends two entries.
+    a.handle_key(KeyEvent::from(KeyCode::Up));
+    a.handle_key(KeyEvent::from(KeyCode::Up));
+    let chosen = a.selected().unwrap();
+    let chosen_id = a.doc.session.entries[chosen].id.clone();
+    let leaf_id = a.doc.session.entries[a.doc.session.leaf().unwrap()].id.clone();
+    let mut f = std::fs::OpenOptions::new().append(true).open(&p).unwrap();
+    writeln!(f, r#"{{"type":"message","id":"live0001","parentId":"{leaf_id}","timestamp":"2026-11-22T06:00:00.000Z","message":{{"role":"user","content":"one more thing","timestamp":1}}}}"#).unwrap();
+    writeln!(f, r#"{{"type":"message","id":"live0002","parentId":"live0001","timestamp":"2026-11-22T06:00:01.000Z","message":{{"role":"assistant","content":[{{"type":"text","text":"sure"}}],"stopReason":"stop"}}}}"#).unwrap();
+    drop(f);
+    a.update(Action::Tick);
+    a.run_jobs_now();
+    assert_eq!(a.doc.session.entries.len(), 46);
+    assert!(a.live);
+    assert_eq!(a.status.as_deref(), Some("live: 2 new entries from Pi"));
+    assert_eq!(
+        a.doc.session.entries[a.selected().unwrap()].id,
+        chosen_id,
+        "selection kept"
+    );
+    // At the leaf, the selection follows the new leaf.
+    a.handle_key(KeyEvent::from(KeyCode::Char('l')));
+    let mut f = std::fs::OpenOptions::new().append(true).open(&p).unwrap();
+    writeln!(f, r#"{{"type":"message","id":"live0003","parentId":"live0002","timestamp":"2026-11-22T06:00:02.000Z","message":{{"role":"user","content":"and another","timestamp":2}}}}"#).unwrap();
+    drop(f);
+    a.update(Action::Tick);
+    a.run_jobs_now();
+    assert_eq!(&*a.doc.session.entries[a.selected().unwrap()].id, "live0003");
+    assert_eq!(a.status.as_deref(), Some("live: 1 new entry from Pi"));
+    // A partial line (Pi half-way through a write) is said as such, not as "0 new entries".
+    let mut f = std::fs::OpenOptions::new().append(true).open(&p).unwrap();
+    write!(f, r#"{{"type":"message","id":"live0004","par"#).unwrap();
+    drop(f);
+    a.update(Action::Tick);
+    a.run_jobs_now();
+    assert_eq!(
+        a.status.as_deref(),
+        Some("live: the file grew by a partial line (waiting for the rest)")
+    );
+}
+
+// ---- 1. A write never lands on a state nobody looked at -----------------------------------
+
+fn preview_compaction(a: &mut App) {
+    a.selection.keep_recent = 2000;
+    a.handle_key(shift('C'));
+    a.handle_key(key(KeyCode::Enter));
+    a.run_jobs_now();
+    assert!(
+        matches!(a.dialog, Some(Dialog::Summary { streaming: false, .. })),
+        "{:?}",
+        a.status
+    );
+}
+
+#[test]
+fn a_compaction_accepted_after_pi_appended_is_refused_whether_or_not_the_app_noticed() {
+    for noticed in [true, false] {
+        let (_d, p) = temp_copy("pi-0.87.1/compacted-long.jsonl");
+        let mut a = app_for(&p);
+        preview_compaction(&mut a);
+        pi_appends(&p, &a, "pi000001");
+        let with_pi = std::fs::read(&p).unwrap();
+        let entries = a.doc.session.entries.len();
+        if noticed {
+            // Live follow reloads the session under the open preview.
+            a.update(Action::Tick);
+            a.run_jobs_now();
+            assert_eq!(a.doc.session.entries.len(), entries + 1, "Pi's entry is in");
+            assert!(matches!(a.dialog, Some(Dialog::Summary { .. })));
+        }
+        a.handle_key(ctrl('s'));
+        a.run_jobs_now();
+        assert_eq!(
+            std::fs::read(&p).unwrap(),
+            with_pi,
+            "nothing written (noticed: {noticed})"
+        );
+        let st = a.status.clone().unwrap_or_default();
+        assert!(st.contains("Pi appended 1 entry"), "{st}");
+        assert!(a.dialog.is_none());
+    }
+}
+
+#[test]
+fn a_compaction_that_starts_a_branch_says_what_it_leaves_and_asks() {
+    let (_d, p) = temp_copy("pi-0.87.1/compacted-long.jsonl");
+    let before = std::fs::read(&p).unwrap();
+    let mut a = app_for(&p);
+    let m = middle_of_path(&a);
+    select(&mut a, m);
+    preview_compaction(&mut a);
+    a.handle_key(ctrl('s'));
+    let Some(Dialog::Confirm { lines, .. }) = &a.dialog else {
+        panic!("{:?}", a.dialog)
+    };
+    let text = lines.join("\n");
+    assert!(text.contains("starts a new branch"), "{text}");
+    assert!(text.contains("entries after the fork point"), "{text}");
+    let screen = render(&mut a, 100, 30);
+    assert!(screen.contains("y yes, write it"), "{screen}");
+    a.handle_key(ch('n'));
+    a.run_jobs_now();
+    assert_eq!(std::fs::read(&p).unwrap(), before, "no: nothing written");
+    preview_compaction(&mut a);
+    a.handle_key(ctrl('s'));
+    a.handle_key(ch('y'));
+    a.run_jobs_now();
+    let s = a.doc.session.clone();
+    let leaf = s.leaf().unwrap();
+    assert!(matches!(s.entries[leaf].kind, Kind::Compaction(_)));
+    assert_eq!(s.parent_of(leaf), Some(m), "written under the selected entry");
+    assert!(std::fs::read(&p).unwrap().starts_with(&before), "append only");
+}
+
+// ---- 2. Branch summaries keep the instructions and earlier summaries ----------------------
+
+#[test]
+fn custom_instructions_reach_the_branch_summary() {
+    let (_d, p) = temp_copy("pi-0.87.1/branching-small.jsonl");
+    let mut a = app_for(&p);
+    let s = a.doc.session.clone();
+    let first_user = (0..s.entries.len())
+        .find(|&i| s.entries[i].message().is_some_and(|m| m.role == Role::User))
+        .unwrap();
+    select(&mut a, first_user);
+    a.handle_key(key(KeyCode::Enter));
+    a.handle_key(key(KeyCode::Down));
+    a.handle_key(key(KeyCode::Down));
+    a.handle_key(key(KeyCode::Enter));
+    typed(&mut a, "list what was tried");
+    a.handle_key(key(KeyCode::Enter));
+    a.run_jobs_now();
+    let s = a.doc.session.clone();
+    let v = s.entry_value(s.leaf().unwrap());
+    assert_eq!(v["type"], "branch_summary");
+    let summary = v["summary"].as_str().unwrap();
+    assert!(summary.contains("Focus requested: list what was tried"), "{summary}");
+}
+
+#[test]
+fn the_navigate_dialog_says_when_there_is_nothing_to_summarize() {
+    let (_d, p) = temp_copy("pi-0.87.1/branching-small.jsonl");
+    let mut a = app_for(&p);
+    // The leaf's parent: leaving the leaf alone leaves one entry, and no message when the
+    // leaf is not a message the summary would take.
+    let s = a.doc.session.clone();
+    let leaf = s.leaf().unwrap();
+    let parent = s.parent_of(leaf).unwrap();
+    select(&mut a, parent);
+    a.handle_key(key(KeyCode::Enter));
+    let screen = render(&mut a, 120, 30);
+    assert!(
+        screen.contains("leaves 3 entries with no message to summarize"),
+        "the dialog says so before anything is chosen:\n{screen}"
+    );
+}
+
+// ---- 3. The context comparison is an aligned −/+ diff with counts on both sides -----------
+
+#[test]
+fn the_context_diff_is_aligned_with_exact_counts_on_both_sides() {
+    let mut a = app_for(&shared("pi-0.87.1/context-edits.jsonl"));
+    let s = a.doc.session.clone();
+    a.view.set_filter(&s, crate::engine::tree_view::FilterMode::All);
+    // Four entries back on the same path: most messages are shared, the newest are not.
+    let path = s.path_to(s.leaf().unwrap());
+    select(&mut a, path[path.len() - 5]);
+    a.handle_key(ch('m'));
+    select(&mut a, s.leaf().unwrap());
+    a.handle_key(ch('v'));
+    a.run_jobs_now();
+    let d = a.context_data().unwrap();
+    let m = d.marked.as_ref().unwrap();
+    assert!(
+        m.rows
+            .iter()
+            .filter(|r| r.omitted_by.is_none())
+            .all(|r| r.exact.is_some()),
+        "marked side counted"
+    );
+    assert!(
+        d.selected
+            .rows
+            .iter()
+            .filter(|r| r.omitted_by.is_none())
+            .all(|r| r.exact.is_some())
+    );
+    // Aligned: a row is either on both sides or on one; both sides keep their order.
+    let lefts: Vec<usize> = d.aligned.iter().filter_map(|x| x.0).collect();
+    let rights: Vec<usize> = d.aligned.iter().filter_map(|x| x.1).collect();
+    assert_eq!(lefts, (0..m.rows.len()).collect::<Vec<_>>());
+    assert_eq!(rights, (0..d.selected.rows.len()).collect::<Vec<_>>());
+    assert!(
+        d.aligned.iter().any(|x| x.0.is_some() && x.1.is_some()),
+        "common rows side by side"
+    );
+    let screen = render(&mut a, 160, 40);
+    assert!(screen.contains("vs. the mark"), "{screen}");
+    assert!(
+        screen.contains("+user") || screen.contains("+assistant") || screen.contains("+toolResult"),
+        "{screen}"
+    );
+    assert!(!screen.contains("     ·"), "every count shown:\n{screen}");
+}
+
+// ---- 4. Inputs are line editors --------------------------------------------------------
+
+#[test]
+fn inputs_edit_like_a_line_editor() {
+    let (_d, p) = temp_copy("pi-0.87.1/split-turn.jsonl");
+    let mut a = app_for(&p);
+    let target = a.selected().unwrap();
+    a.handle_key(shift('L'));
+    typed(&mut a, "alpha beta");
+    a.handle_key(ctrl('w'));
+    a.update(Action::Paste("gamma\nend".into()));
+    a.handle_key(key(KeyCode::Home));
+    typed(&mut a, "x-");
+    a.handle_key(ctrl('e'));
+    a.handle_key(key(KeyCode::Left));
+    a.handle_key(key(KeyCode::Left));
+    a.handle_key(key(KeyCode::Left));
+    a.handle_key(key(KeyCode::Backspace));
+    a.handle_key(key(KeyCode::Enter));
+    a.run_jobs_now();
+    let id = a.doc.session.entries[target].id.clone();
+    assert_eq!(a.doc.session.label_of(&id), Some("x-alpha gammaend"));
+}
+
+#[test]
+fn the_tree_search_is_a_line_editor_too() {
+    let mut a = app_for(&shared("pi-0.87.1/branching-small.jsonl"));
+    a.handle_key(ch('/'));
+    typed(&mut a, "validation csv");
+    a.handle_key(ctrl('w'));
+    assert_eq!(a.view.search, "validation ");
+    a.handle_key(ctrl('u'));
+    assert_eq!(a.view.search, "");
+}
+
+// ---- 5. Only a deliberate key writes a previewed summary --------------------------------
+
+#[test]
+fn stray_keys_in_the_summary_preview_write_nothing() {
+    let (_d, p) = temp_copy("pi-0.87.1/compacted-long.jsonl");
+    let before = std::fs::read(&p).unwrap();
+    let mut a = app_for(&p);
+    preview_compaction(&mut a);
+    let bar = render(&mut a, 120, 30);
+    let hint_line = bar.lines().last().unwrap().to_string();
+    assert!(hint_line.contains("ctrl+s write it"), "{hint_line}");
+    assert!(!hint_line.contains("quit"), "{hint_line}");
+    for k in [
+        ch('a'),
+        key(KeyCode::Enter),
+        ch('y'),
+        ch('q'),
+        ch(' '),
+        ch('w'),
+        key(KeyCode::Tab),
+    ] {
+        a.handle_key(k);
+        a.run_jobs_now();
+        assert!(!a.quit, "{k:?} does not quit from the preview");
+        assert!(
+            matches!(a.dialog, Some(Dialog::Summary { .. })),
+            "{k:?} keeps the preview"
+        );
+    }
+    assert_eq!(std::fs::read(&p).unwrap(), before);
+    a.handle_key(ctrl('s'));
+    a.run_jobs_now();
+    assert_ne!(std::fs::read(&p).unwrap(), before, "ctrl+s writes");
+}
+
+// ---- 6. keepRecentTokens: reversible steps, a typed value, the setting back ---------------
+
+#[test]
+fn keep_recent_steps_are_reversible_and_can_be_typed_or_reset() {
+    let mut a = app_for(&shared("pi-0.87.1/compacted-long.jsonl"));
+    a.handle_key(ch('c'));
+    a.handle_key(ch('#'));
+    for _ in 0..10 {
+        a.handle_key(key(KeyCode::Backspace));
+    }
+    typed(&mut a, "5,365");
+    a.handle_key(key(KeyCode::Enter));
+    assert_eq!(a.selection.keep_recent, 5365);
+    a.handle_key(ch('+'));
+    assert_eq!(a.selection.keep_recent, 5865);
+    a.handle_key(ch('-'));
+    assert_eq!(a.selection.keep_recent, 5365, "+ then - comes back");
+    a.handle_key(ch('-'));
+    a.handle_key(ch('+'));
+    assert_eq!(a.selection.keep_recent, 5365, "- then + comes back");
+    a.handle_key(ch('#'));
+    typed(&mut a, "x");
+    a.handle_key(key(KeyCode::Enter));
+    assert!(a.status.as_deref().unwrap().contains("whole number"), "{:?}", a.status);
+    a.handle_key(key(KeyCode::Esc));
+    a.handle_key(ch('0'));
+    assert_eq!(a.selection.keep_recent, 20000, "the setting (Pi's default)");
+}
+
+// ---- 7. The context view has a cursor; Enter goes to the entry; omitted rows struck -------
+
+#[test]
+fn the_context_view_cursor_goes_to_the_entry_and_shows_omitted_messages() {
+    let mut a = app_for(&shared("pi-0.87.1/context-edits.jsonl"));
+    // Entry idx 41: three messages omitted by context edits (the oracle's before-compaction-2).
+    let s = a.doc.session.clone();
+    a.view.set_filter(&s, crate::engine::tree_view::FilterMode::All);
+    select(&mut a, 41);
+    a.handle_key(ch('v'));
+    a.run_jobs_now();
+    let screen = render(&mut a, 120, 40);
+    assert_eq!(screen.matches("(omitted by ").count(), 3, "{screen}");
+    let d = a.context_data().unwrap().clone();
+    let omitted = d.selected.rows.iter().find(|r| r.omitted_by.is_some()).unwrap();
+    // The struck row really is crossed out.
+    let mut t = ratatui::Terminal::new(ratatui::backend::TestBackend::new(120, 40)).unwrap();
+    t.draw(|f| crate::ui::draw(f, &a)).unwrap();
+    let buf = t.backend().buffer();
+    let crossed =
+        (0..40).any(|y| (0..120).any(|x| buf[(x, y)].modifier.contains(ratatui::style::Modifier::CROSSED_OUT)));
+    assert!(crossed, "omitted rows are struck through");
+    // Move to a row and Enter: the tree selects its entry.
+    for _ in 0..4 {
+        a.handle_key(key(KeyCode::Down));
+    }
+    let want = d.source_at(4).unwrap();
+    a.handle_key(key(KeyCode::Enter));
+    assert_eq!(a.screen.overlay, Overlay::None);
+    assert_eq!(a.selected(), Some(want));
+    assert!(omitted.source < a.doc.session.entries.len());
+}
+
+// ---- 8. The mouse -------------------------------------------------------------------------
+
+#[test]
+fn click_selects_clicking_a_fold_marker_folds_and_the_wheel_scrolls() {
+    let mut a = app_for(&shared("pi-0.87.1/branching-small.jsonl"));
+    a.update(Action::Resize { width: 120, height: 40 });
+    let tree = a.areas().tree;
+    let k = 3usize;
+    let want = a.frame.rows[k].row.entry;
+    a.update(Action::Click {
+        col: tree.x + 10,
+        row: tree.y + k as u16,
+    });
+    assert_eq!(a.selected(), Some(want));
+    // A row with a fold marker: clicking the marker folds the branch.
+    let (k, col) = a
+        .frame
+        .rows
+        .iter()
+        .enumerate()
+        .find_map(|(k, r)| r.row.prefix.chars().position(|c| c == '⊟').map(|c| (k, c)))
+        .unwrap();
+    let entry = a.frame.rows[k].row.entry;
+    let visible = a.view.visible.len();
+    a.update(Action::Click {
+        col: tree.x + 2 + col as u16,
+        row: tree.y + k as u16,
+    });
+    assert!(a.view.folded.contains(&entry), "folded");
+    assert!(a.view.visible.len() < visible);
+    let k2 = a.frame.rows.iter().position(|r| r.row.entry == entry).unwrap();
+    a.update(Action::Click {
+        col: tree.x + 2 + col as u16,
+        row: tree.y + k2 as u16,
+    });
+    assert!(!a.view.folded.contains(&entry), "unfolded");
+    // The wheel moves the selection three rows.
+    a.view.selected = 0;
+    a.update(Action::Wheel {
+        down: true,
+        col: tree.x + 1,
+        row: tree.y + 1,
+    });
+    assert_eq!(a.view.selected, 3);
+    // Over the detail pane it scrolls the detail.
+    let d = a.areas().detail.unwrap();
+    a.update(Action::Wheel {
+        down: true,
+        col: d.x + 2,
+        row: d.y + 2,
+    });
+    assert_eq!(a.view.selected, 3);
+    // Mouse capture can be turned off in Pi's settings.
+    let s = crate::engine::settings::Settings::from_layers(
+        &serde_json::json!({"bonsai": {"mouse": false}}),
+        &serde_json::json!({}),
+        vec![],
+    );
+    assert!(!s.mouse_capture());
+    assert!(crate::engine::settings::Settings::default().mouse_capture());
+}
+
+// ---- 9. Jumps and copies ------------------------------------------------------------------
+
+#[test]
+fn jumps_to_compactions_the_cut_and_the_mark_and_copies() {
+    let mut a = app_for(&shared("pi-0.87.1/compacted-long.jsonl"));
+    let s = a.doc.session.clone();
+    a.handle_key(ch('g'));
+    a.handle_key(ch('}'));
+    let c1 = a.selected().unwrap();
+    assert!(matches!(s.entries[c1].kind, Kind::Compaction(_)));
+    a.handle_key(ch('}'));
+    let c2 = a.selected().unwrap();
+    assert!(matches!(s.entries[c2].kind, Kind::Compaction(_)) && c2 != c1);
+    a.handle_key(ch('{'));
+    assert_eq!(a.selected(), Some(c1));
+    a.handle_key(ch('m'));
+    a.handle_key(ch('l'));
+    a.handle_key(ch('\''));
+    assert_eq!(a.selected(), Some(c1), "back to the mark");
+    a.handle_key(ch('l'));
+    a.run_jobs_now();
+    let plan = a.selection.cut.clone().unwrap().unwrap();
+    a.handle_key(ch('f'));
+    // The first kept entry, or the nearest row above it when Pi does not show it as a row.
+    let at = a.selected().unwrap();
+    assert!(s.path_to(plan.first_kept_entry).contains(&at), "{at}");
+    if at != plan.first_kept_entry {
+        assert!(a.status.as_deref().unwrap().contains("not a row of the tree"));
+    }
+    a.handle_key(ch('y'));
+    let id = s.entries[at].id.to_string();
+    assert_eq!(a.take_effects(), vec![Effect::Clipboard(id.clone())]);
+    a.handle_key(ch('|'));
+    match a.take_effects().as_slice() {
+        [Effect::Pager(t)] => assert!(t.contains(&id)),
+        other => panic!("{other:?}"),
+    }
+    // A split turn: `t` goes to where the turn starts.
+    let mut b = app_for(&shared("pi-0.87.1/context-edits.jsonl"));
+    b.handle_key(ch('c'));
+    b.handle_key(ch('#'));
+    for _ in 0..6 {
+        b.handle_key(key(KeyCode::Backspace));
+    }
+    typed(&mut b, "2000");
+    b.handle_key(key(KeyCode::Enter));
+    b.run_jobs_now();
+    let plan = b.selection.cut.clone().unwrap().unwrap();
+    assert!(plan.is_split_turn);
+    b.handle_key(ch('t'));
+    assert_eq!(b.selected(), plan.turn_start_entry());
+}
+
+// ---- 10. The gauge explains itself; NO_COLOR ------------------------------------------------
+
+#[test]
+fn at_80_columns_the_zone_word_stays_on_screen() {
+    // The fixtures' model, declared in models.json as a user would.
+    let registry = crate::engine::models::Registry::with_models_json(
+        r#"{"providers":{"fakellm":{"baseUrl":"http://127.0.0.1:9","api":"openai-completions",
+            "models":[{"id":"fakecoder-64k","contextWindow":65536,"maxTokens":8192}]}}}"#,
+        "models.json",
+    );
+    let p = shared("pi-0.87.1/compacted-long.jsonl");
+    let mut a = App::new(
+        crate::store::load_session(&p).unwrap(),
+        Some(p.clone()),
+        crate::engine::settings::Settings::default(),
+        registry,
+    );
+    a.force_offline = true;
+    let screen = render(&mut a, 80, 24);
+    let lines: Vec<&str> = screen.lines().collect();
+    let n = lines.iter().position(|l| l.contains(" tokens · ")).unwrap();
+    let gauge_numbers = lines[n];
+    assert!(gauge_numbers.contains("tokens · ok"), "{gauge_numbers}");
+    let bar = lines[n - 1];
+    assert_eq!(bar.matches('┊').count(), 2, "ticks at the zone bounds: {bar}");
+    assert!(gauge_numbers.contains("▓ keep"), "the band's legend: {gauge_numbers}");
+}
+
+#[test]
+fn without_colour_the_cut_classes_are_a_symbol_column() {
+    let mut a = app_for(&shared("pi-0.87.1/split-turn.jsonl"));
+    a.screen.no_color = true;
+    a.selection.keep_recent = 2000;
+    a.handle_key(ch('c'));
+    let screen = render(&mut a, 100, 40);
+    insta::assert_snapshot!("no_color_cut_preview", screen);
+    let mut t = ratatui::Terminal::new(ratatui::backend::TestBackend::new(100, 40)).unwrap();
+    t.draw(|f| crate::ui::draw(f, &a)).unwrap();
+    let buf = t.backend().buffer();
+    for y in 0..40 {
+        for x in 0..100 {
+            let c = &buf[(x, y)];
+            assert_eq!(
+                (c.fg, c.bg),
+                (ratatui::style::Color::Reset, ratatui::style::Color::Reset)
+            );
+        }
+    }
+}
+
+// ---- 11. Small ones -------------------------------------------------------------------------
+
+#[test]
+fn previews_stop_scrolling_at_their_end() {
+    let (_d, p) = temp_copy("pi-0.87.1/compacted-long.jsonl");
+    let mut a = app_for(&p);
+    a.update(Action::Resize { width: 100, height: 30 });
+    preview_compaction(&mut a);
+    for _ in 0..500 {
+        a.handle_key(key(KeyCode::Down));
+    }
+    let Some(Dialog::Summary { scroll, text, .. }) = &a.dialog else {
+        panic!()
+    };
+    let r = a.dialog.as_ref().unwrap().rect(a.areas().main);
+    assert_eq!(*scroll, crate::ui::dialog::max_scroll(text, r));
+    let screen = render(&mut a, 100, 30);
+    assert!(
+        screen.contains("</modified-files>") || screen.contains("</read-files>"),
+        "the end shows:\n{screen}"
+    );
+}
+
+#[test]
+fn ctrl_c_in_a_dialog_cancels_it_and_does_not_quit() {
+    let (_d, p) = temp_copy("pi-0.87.1/split-turn.jsonl");
+    let mut a = app_for(&p);
+    for open in [shift('L'), shift('R'), shift('C')] {
+        a.handle_key(open);
+        assert!(a.dialog.is_some());
+        a.handle_key(ctrl('c'));
+        assert!(a.dialog.is_none(), "{open:?}");
+        assert!(!a.quit);
+    }
+    a.handle_key(ctrl('c'));
+    assert!(a.quit, "outside a dialog it quits");
+}
+
+#[test]
+fn fork_and_clone_name_the_new_file_in_a_status_that_fits() {
+    let (d, p) = temp_copy("pi-0.87.1/split-turn.jsonl");
+    let mut a = app_for(&p);
+    a.handle_key(shift('K'));
+    a.run_jobs_now();
+    let st = a.status.clone().unwrap();
+    assert!(st.starts_with("clone written beside this session: "), "{st}");
+    assert!(!st.contains(&*d.path().to_string_lossy()), "no long path: {st}");
+    let name = st.split(": ").nth(1).unwrap().split(' ').next().unwrap();
+    assert!(d.path().join(name).exists(), "{name}");
+}

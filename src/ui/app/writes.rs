@@ -1,0 +1,658 @@
+//! Everything before and after a write: the dialogs (navigate, compact, label, rename,
+//! keepRecentTokens, confirm), summaries (offline or a model's, as jobs), the write itself
+//! (a job that re-reads the file and decides again), and fork/clone.
+//!
+//! A write is decided on what the user saw when its dialog opened (`Seen`): if Pi appended
+//! since, it is refused, never written on a stale leaf. A write under an entry that is not the
+//! file's last one starts a branch: the user is told what it leaves behind and asked.
+
+use super::{App, Effect, plural};
+use crate::engine::actions::{self, Summary};
+use crate::engine::compaction::CompactionSettings;
+use crate::engine::context;
+use crate::engine::entry::Role;
+use crate::engine::write_plan::{self, Refusal, Write, WriteRequest};
+use crate::ui::action::Action;
+use crate::ui::dialog::{self, Dialog, InputPurpose, NavInfo, PendingWrite, Seen, SummaryFor};
+use crate::ui::input::LineEditor;
+use crate::ui::jobs::{Job, SummaryKind};
+
+impl App {
+    fn writable(&mut self) -> bool {
+        if let Some(why) = self.doc.read_only {
+            self.status = Some(why.into());
+            return false;
+        }
+        true
+    }
+
+    /// The refusal when the file grew (or changed) since `seen`.
+    fn changed_since(&self, seen: Seen) -> Option<Refusal> {
+        let s = &self.doc.session;
+        if s.buf.len() == seen.len {
+            return None;
+        }
+        Some(if s.buf.len() > seen.len {
+            Refusal::FileGrew {
+                added: s.entries.len().saturating_sub(seen.entries),
+            }
+        } else {
+            Refusal::FileChanged
+        })
+    }
+
+    fn budget(&self) -> i64 {
+        let w = self
+            .selection
+            .gauge
+            .as_ref()
+            .and_then(|g| g.window)
+            .filter(|w| *w > 0)
+            .unwrap_or(128000);
+        w as i64 - self.settings.branch_reserve_tokens() as i64
+    }
+
+    fn compaction_settings(&self) -> CompactionSettings {
+        CompactionSettings {
+            reserve_tokens: self.selection.gauge.as_ref().map(|g| g.reserve).unwrap_or(16384),
+            keep_recent_tokens: self.selection.keep_recent,
+        }
+    }
+
+    fn id_of(&self, i: usize) -> String {
+        self.doc.session.entries[i].id.to_string()
+    }
+
+    /// What a write under `parent` leaves behind, when it starts a branch.
+    fn branch_note(&self, parent: usize) -> Option<(String, Vec<String>)> {
+        let s = &self.doc.session;
+        let nb = write_plan::new_branch(s, parent)?;
+        let first = nb
+            .abandoned
+            .first()
+            .map(|&i| format!("{} (line {})", s.entries[i].id, s.entries[i].line));
+        let tokens: u64 = nb
+            .abandoned
+            .iter()
+            .flat_map(|&i| context::intrinsic_messages(s, i))
+            .map(|m| m.est_tokens)
+            .sum();
+        let short = format!(
+            "{} is not the session's last entry: writing here starts a new branch",
+            s.entries[parent].id
+        );
+        let lines = vec![
+            format!(
+                "It is written under {} (line {}), not under the session's last entry {} (line {}).",
+                s.entries[parent].id, s.entries[parent].line, s.entries[nb.last].id, s.entries[nb.last].line
+            ),
+            "Pi resumes at the file's last line, so this starts a new branch there.".to_string(),
+            format!(
+                "The current branch keeps its {} after the fork point{} (~{tokens} tokens), but they leave Pi's context.",
+                plural(nb.abandoned.len(), "entry", "entries"),
+                first.map(|f| format!(", from {f}")).unwrap_or_default()
+            ),
+            "Write it?".to_string(),
+        ];
+        Some((short, lines))
+    }
+
+    pub(super) fn open_navigate(&mut self) {
+        let Some(t) = self.selected() else { return };
+        let s = self.doc.session.clone();
+        if Some(t) == s.leaf() {
+            self.status = Some("Already at this point".into());
+            return;
+        }
+        if !self.writable() {
+            return;
+        }
+        let seen = Seen::of(&s);
+        if self.settings.branch_skip_prompt() {
+            self.write_navigation(t, None, seen);
+            return;
+        }
+        self.open_navigate_dialog(t, 0, seen);
+    }
+
+    /// Pi's three choices, with what leaving the branch for `target` covers.
+    fn open_navigate_dialog(&mut self, target: usize, choice: usize, seen: Seen) {
+        let s = self.doc.session.clone();
+        let nav = actions::plan_navigation(&s, s.leaf(), target, self.budget());
+        let info = NavInfo {
+            entries: nav.branch.entries.len(),
+            messages: nav.branch.messages.len(),
+            tokens: nav.branch.total_tokens,
+            to_user_message: nav.editor_text.is_some(),
+        };
+        self.dialog = Some(Dialog::Navigate {
+            target,
+            choice,
+            seen,
+            info,
+        });
+    }
+
+    pub(super) fn open_compact(&mut self) {
+        let Some(leaf) = self.selected() else { return };
+        if !self.writable() {
+            return;
+        }
+        let note = self.branch_note(leaf).map(|(short, _)| short);
+        self.dialog = Some(Dialog::Input {
+            purpose: InputPurpose::CompactInstructions { leaf },
+            editor: LineEditor::new("", true),
+            seen: Seen::of(&self.doc.session),
+            note,
+        });
+    }
+
+    pub(super) fn open_label(&mut self) {
+        let Some(t) = self.selected() else { return };
+        if self.writable() {
+            let s = &self.doc.session;
+            let text = s.label_of(&s.entries[t].id).unwrap_or("").to_string();
+            self.dialog = Some(Dialog::Input {
+                purpose: InputPurpose::Label { target: t },
+                editor: LineEditor::new(&text, false),
+                seen: Seen::of(s),
+                note: None,
+            });
+        }
+    }
+
+    pub(super) fn open_rename(&mut self) {
+        if self.writable() {
+            let s = &self.doc.session;
+            let text = s.session_name().unwrap_or("").to_string();
+            self.dialog = Some(Dialog::Input {
+                purpose: InputPurpose::Rename,
+                editor: LineEditor::new(&text, false),
+                seen: Seen::of(s),
+                note: None,
+            });
+        }
+    }
+
+    pub(super) fn open_keep_recent(&mut self) {
+        self.dialog = Some(Dialog::Input {
+            purpose: InputPurpose::KeepRecent,
+            editor: LineEditor::new(&self.selection.keep_recent.to_string(), false),
+            seen: Seen::of(&self.doc.session),
+            note: Some(format!(
+                "the setting says {}; 0 resets to it in the preview",
+                self.keep_recent_setting()
+            )),
+        });
+    }
+
+    /// The model summarizer for the session at `leaf`, if a key is configured.
+    fn summarizer(&self, leaf: usize) -> Option<crate::llm::summarize::Summarizer> {
+        if let Some(s) = &self.summarizer_override {
+            return Some(s.clone());
+        }
+        if self.force_offline {
+            return None;
+        }
+        let s = &self.doc.session;
+        let (_, model) = context::path_settings(s, &s.path_to(leaf));
+        let model = model.and_then(|(p, m)| Some((p?, m?)));
+        let wanted = self.settings.summary_model();
+        crate::llm::summarize::Summarizer::resolve(
+            &self.registry,
+            &crate::store::config::agent_dir(),
+            wanted.as_deref(),
+            model.as_ref().map(|(p, m)| (p.as_str(), m.as_str())),
+        )
+        .ok()
+    }
+
+    /// Start a summary (a model's when a key is configured, else the offline one) and show it
+    /// streaming in its dialog.
+    fn start_summary(&mut self, leaf: usize, kind: SummaryKind, purpose: SummaryFor, seen: Seen) {
+        let id = self.next_job_id();
+        let cancel = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let summarizer = self.summarizer(leaf);
+        let by = summarizer
+            .as_ref()
+            .map(|m| format!("{}/{}", m.model.provider, m.model.id))
+            .unwrap_or_else(|| "offline".into());
+        let offline = summarizer.is_none();
+        self.pending.summary = Some((id, cancel.clone()));
+        let job = Job::Summary {
+            id,
+            session: self.doc.session.clone(),
+            summarizer: summarizer.map(Box::new),
+            kind,
+            cancel,
+        };
+        self.dialog = Some(Dialog::Summary {
+            purpose,
+            seen,
+            text: String::new(),
+            by,
+            usage: None,
+            streaming: true,
+            scroll: 0,
+            job: id,
+        });
+        // The offline summary of a small session is instant: show it at once.
+        if offline && self.doc.session.entries.len() <= super::LARGE_SESSION {
+            for r in crate::ui::jobs::run_now(job) {
+                self.on_job(r);
+            }
+        } else {
+            self.pending.queue.push(job);
+        }
+    }
+
+    fn start_write(&mut self, request: WriteRequest, what: &str, select: Option<String>) {
+        let Some(path) = self.doc.path.clone() else {
+            self.status = Some("the demo session is read-only".into());
+            return;
+        };
+        self.dialog = None;
+        self.pending.writes += 1;
+        self.status = Some(format!("writing {what}…"));
+        self.pending.queue.push(Job::Write {
+            path,
+            request,
+            what: what.to_string(),
+            select,
+        });
+    }
+
+    /// Navigation with an optional branch summary, decided on what the user saw.
+    fn write_navigation(&mut self, target: usize, summary: Option<Summary>, seen: Seen) {
+        if let Some(r) = self.changed_since(seen) {
+            self.dialog = None;
+            self.status = Some(r.to_string());
+            return;
+        }
+        let s = self.doc.session.clone();
+        let what = if summary.is_some() {
+            "a branch summary"
+        } else {
+            "a navigation marker"
+        };
+        let request = WriteRequest {
+            write: Write::Navigation {
+                from: s.leaf().map(|l| self.id_of(l)),
+                target: self.id_of(target),
+                summary,
+                budget: self.budget(),
+            },
+            seen: Some((seen.len, seen.entries)),
+        };
+        self.start_write(request, what, None);
+    }
+
+    /// Summarize the branch left for `target` (with the user's instructions), then navigate.
+    fn summarize_branch(&mut self, target: usize, focus: Option<String>, seen: Seen) {
+        let s = self.doc.session.clone();
+        let Some(old) = s.leaf() else { return };
+        let budget = self.budget();
+        let nav = actions::plan_navigation(&s, Some(old), target, budget);
+        if nav.branch.entries.is_empty() {
+            // Nothing is left behind: Pi writes no summary either.
+            self.write_navigation(target, None, seen);
+            return;
+        }
+        self.start_summary(
+            old,
+            SummaryKind::Branch {
+                nav: Box::new(nav),
+                focus,
+                replace: false,
+            },
+            SummaryFor::Branch { target, budget },
+            seen,
+        );
+    }
+
+    fn compact(&mut self, leaf: usize, instructions: String, seen: Seen) {
+        if let Some(r) = self.changed_since(seen) {
+            self.status = Some(r.to_string());
+            return;
+        }
+        let settings = self.compaction_settings();
+        let plan = match actions::plan_compaction(&self.doc.session, leaf, settings) {
+            Ok(p) => p,
+            Err(e) => {
+                self.status = Some(format!("cannot compact: {}", e.reason()));
+                return;
+            }
+        };
+        let first_kept = self.id_of(plan.first_kept_entry);
+        let thinking = context::path_settings(&self.doc.session, &self.doc.session.path_to(leaf)).0;
+        let focus = Some(instructions).filter(|t| !t.trim().is_empty());
+        self.start_summary(
+            leaf,
+            SummaryKind::Compaction {
+                plan: Box::new(plan),
+                focus,
+                thinking,
+            },
+            SummaryFor::Compaction {
+                leaf,
+                first_kept,
+                settings,
+            },
+            seen,
+        );
+    }
+
+    /// Write the previewed compaction: refused if Pi appended since the dialog opened; asked
+    /// first if it starts a branch.
+    fn accept_compaction(&mut self) {
+        let Some(Dialog::Summary {
+            purpose:
+                SummaryFor::Compaction {
+                    leaf,
+                    first_kept,
+                    settings,
+                },
+            seen,
+            text,
+            usage,
+            ..
+        }) = &self.dialog
+        else {
+            return;
+        };
+        let (leaf, seen) = (*leaf, *seen);
+        let request = WriteRequest {
+            write: Write::Compaction {
+                leaf: self.id_of(leaf),
+                first_kept: first_kept.clone(),
+                summary: Summary {
+                    text: text.clone(),
+                    usage: usage.clone(),
+                },
+                settings: *settings,
+            },
+            seen: Some((seen.len, seen.entries)),
+        };
+        if let Some(r) = self.changed_since(seen) {
+            self.dialog = None;
+            self.status = Some(format!("{r} (the compaction was planned on the old leaf)"));
+            return;
+        }
+        match self.branch_note(leaf) {
+            Some((_, lines)) => {
+                self.dialog = Some(Dialog::Confirm {
+                    title: "This compaction starts a new branch".into(),
+                    lines,
+                    then: Box::new(PendingWrite {
+                        request,
+                        what: "a compaction".into(),
+                    }),
+                })
+            }
+            None => self.start_write(request, "a compaction", None),
+        }
+    }
+
+    /// Keys while a dialog is open.
+    pub(super) fn on_dialog(&mut self, action: Action) -> bool {
+        let area = self.areas().main;
+        let Some(d) = &mut self.dialog else { return false };
+        match d {
+            Dialog::Navigate {
+                target, choice, seen, ..
+            } => {
+                let (target, seen) = (*target, *seen);
+                match action {
+                    Action::Up => *choice = (*choice + 2) % 3,
+                    Action::Down => *choice = (*choice + 1) % 3,
+                    Action::Close => self.dialog = None,
+                    Action::Select => match *choice {
+                        0 => self.write_navigation(target, None, seen),
+                        1 => self.summarize_branch(target, None, seen),
+                        _ => {
+                            self.dialog = Some(Dialog::Input {
+                                purpose: InputPurpose::NavigateInstructions { target },
+                                editor: LineEditor::new("", true),
+                                seen,
+                                note: None,
+                            })
+                        }
+                    },
+                    _ => return false,
+                }
+            }
+            Dialog::Input {
+                purpose, editor, seen, ..
+            } => match action {
+                Action::Edit(key) => return editor.input(key),
+                Action::Paste(t) => editor.paste(&t),
+                Action::Newline => editor.newline(),
+                Action::Close => {
+                    // Esc in the custom instructions goes back to Pi's three choices.
+                    let back = match purpose {
+                        InputPurpose::NavigateInstructions { target } => Some((*target, *seen)),
+                        _ => None,
+                    };
+                    self.dialog = None;
+                    if let Some((target, seen)) = back {
+                        self.open_navigate_dialog(target, 2, seen);
+                    }
+                }
+                Action::Select => {
+                    let (purpose, text, seen) = (purpose.clone(), editor.text(), *seen);
+                    self.submit_input(purpose, text, seen);
+                }
+                _ => return false,
+            },
+            Dialog::Summary {
+                streaming: true,
+                scroll,
+                text,
+                ..
+            } => match action {
+                Action::Close => {
+                    if let Some((_, c)) = self.pending.summary.take() {
+                        c.store(true, std::sync::atomic::Ordering::Relaxed);
+                    }
+                    self.dialog = None;
+                    self.status = Some("summary cancelled; nothing written".into());
+                }
+                Action::Up => *scroll = scroll.saturating_sub(1),
+                Action::Down | Action::PageDown | Action::PageUp => {
+                    let r = d_rect(area, text);
+                    let max = dialog::max_scroll(text, r);
+                    *scroll = match action {
+                        Action::Down => (*scroll + 1).min(max),
+                        Action::PageDown => (*scroll + r.height as usize).min(max),
+                        _ => scroll.saturating_sub(r.height as usize),
+                    };
+                }
+                _ => return false,
+            },
+            Dialog::Summary { scroll, text, .. } => match action {
+                Action::AcceptWrite => self.accept_compaction(),
+                Action::EditInEditor => self.effects.push(Effect::EditSummary(text.clone())),
+                Action::Discard => {
+                    self.dialog = None;
+                    self.status = Some("compaction discarded; nothing written".into());
+                }
+                Action::Up => *scroll = scroll.saturating_sub(1),
+                Action::Down | Action::PageDown | Action::PageUp => {
+                    let r = d_rect(area, text);
+                    let max = dialog::max_scroll(text, r);
+                    *scroll = match action {
+                        Action::Down => (*scroll + 1).min(max),
+                        Action::PageDown => (*scroll + r.height as usize).min(max),
+                        _ => scroll.saturating_sub(r.height as usize),
+                    };
+                }
+                _ => return false,
+            },
+            Dialog::Confirm { then, .. } => match action {
+                Action::Yes => {
+                    let p = (**then).clone();
+                    self.start_write(p.request, &p.what, None);
+                }
+                Action::No => {
+                    self.dialog = None;
+                    self.status = Some("nothing written".into());
+                }
+                _ => return false,
+            },
+        }
+        true
+    }
+
+    fn submit_input(&mut self, purpose: InputPurpose, text: String, seen: Seen) {
+        match purpose {
+            InputPurpose::Label { target } => {
+                self.dialog = None;
+                let label = text.trim().to_string();
+                let what = if label.is_empty() { "a label clear" } else { "a label" };
+                let target = self.id_of(target);
+                self.start_write(
+                    WriteRequest {
+                        write: Write::Label {
+                            target: target.clone(),
+                            label: Some(label).filter(|l| !l.is_empty()),
+                        },
+                        seen: None,
+                    },
+                    what,
+                    Some(target),
+                );
+            }
+            InputPurpose::Rename => {
+                self.dialog = None;
+                let keep = self.selected().map(|i| self.id_of(i));
+                self.start_write(
+                    WriteRequest {
+                        write: Write::SessionName { name: text },
+                        seen: None,
+                    },
+                    "the session name",
+                    keep,
+                );
+            }
+            InputPurpose::KeepRecent => match text.trim().replace([',', '_'], "").parse::<u64>() {
+                Ok(k) => {
+                    self.dialog = None;
+                    self.set_keep_recent_value(k);
+                }
+                Err(_) => {
+                    self.status = Some(format!(
+                        "keepRecentTokens takes a whole number of tokens, not \"{text}\""
+                    ))
+                }
+            },
+            InputPurpose::NavigateInstructions { target } => {
+                self.dialog = None;
+                self.summarize_branch(target, Some(text), seen)
+            }
+            InputPurpose::CompactInstructions { leaf } => {
+                self.dialog = None;
+                self.compact(leaf, text, seen)
+            }
+        }
+    }
+
+    fn set_keep_recent_value(&mut self, k: u64) {
+        self.selection.keep_recent = k;
+        if let Some(g) = &mut self.selection.gauge {
+            g.keep_recent = k;
+        }
+        self.status = Some(format!("keepRecentTokens {k}"));
+        self.selection_changed();
+    }
+
+    /// A summary job finished: a compaction goes to its preview, a branch summary is written.
+    pub(super) fn on_summary_done(&mut self, id: u64, result: Result<Summary, crate::ui::jobs::SummaryError>) {
+        if self.pending.summary.as_ref().map(|j| j.0) != Some(id) {
+            return;
+        }
+        self.pending.summary = None;
+        let Some(Dialog::Summary { purpose, seen, by, .. }) = self.dialog.take() else {
+            return;
+        };
+        match (purpose, result) {
+            (SummaryFor::Compaction { .. }, Ok(sm)) if sm.text.is_empty() => {
+                self.status = Some("the summary came back empty; nothing written".into())
+            }
+            (p @ SummaryFor::Compaction { .. }, Ok(sm)) => {
+                self.dialog = Some(Dialog::Summary {
+                    purpose: p,
+                    seen,
+                    text: sm.text,
+                    by,
+                    usage: sm.usage,
+                    streaming: false,
+                    scroll: 0,
+                    job: id,
+                })
+            }
+            (SummaryFor::Branch { target, .. }, Ok(sm)) => self.write_navigation(target, Some(sm), seen),
+            (_, Err(e)) => self.status = Some(format!("summary failed: {e}; nothing written")),
+        }
+    }
+
+    pub(super) fn on_summary_chunk(&mut self, id: u64, chunk: &str) {
+        if self.pending.summary.as_ref().map(|j| j.0) != Some(id) {
+            return;
+        }
+        if let Some(Dialog::Summary {
+            text, streaming: true, ..
+        }) = &mut self.dialog
+        {
+            text.push_str(chunk);
+        }
+    }
+
+    /// The edited summary comes back from $EDITOR.
+    pub(super) fn on_editor_closed(&mut self, edited: Option<String>) {
+        match (&mut self.dialog, edited) {
+            (Some(Dialog::Summary { text, scroll, .. }), Some(t)) => {
+                *text = t;
+                *scroll = 0;
+            }
+            (_, None) => self.status = Some("the editor did not finish; the summary is unchanged".into()),
+            _ => {}
+        }
+    }
+
+    /// Fork before the selected user message, or clone the branch at the selection.
+    pub(super) fn fork_or_clone(&mut self, clone: bool) {
+        let Some(sel) = self.selected() else { return };
+        if !self.writable() {
+            return;
+        }
+        let Some(path) = self.doc.path.clone() else { return };
+        let s = self.doc.session.clone();
+        let (cut, editor_text) = if clone {
+            (Some(sel), None)
+        } else {
+            if s.entries[sel].message().map(|m| &m.role) != Some(&Role::User) {
+                self.status = Some("fork works at a user message (like Pi's /fork)".into());
+                return;
+            }
+            let v = s.entry_value(sel);
+            (
+                s.parent_of(sel),
+                Some(context::content_text(v["message"].get("content"), "")),
+            )
+        };
+        self.status = Some(format!("writing the {}…", if clone { "clone" } else { "fork" }));
+        self.pending.queue.push(Job::Branched {
+            session: s,
+            cut,
+            source: path,
+            what: if clone { "clone" } else { "fork" },
+            editor_text,
+        });
+    }
+}
+
+/// Where a summary dialog is, for scrolling it.
+fn d_rect(area: ratatui::layout::Rect, _text: &str) -> ratatui::layout::Rect {
+    let w = area.width.saturating_sub(4).min(100);
+    crate::ui::theme::centered(area, w, area.height.saturating_sub(4).max(5).min(area.height))
+}

@@ -1,0 +1,393 @@
+//! Slow work, off the key path: each job runs on a worker (disk and CPU on tokio's blocking
+//! pool, model calls as tasks on the one runtime) and reports back through the event loop as
+//! an `Action::Job`. Tests run them in place (`run_now`).
+
+use super::context_view::{self, ContextData};
+use super::selection::{self, SelectionInfo};
+use crate::engine::context::ContextMessage;
+use crate::engine::models::Registry;
+use crate::engine::session::Session;
+use crate::engine::settings::Settings;
+use crate::engine::tokens::{Encoding, TokenCache};
+use crate::engine::write_plan::WriteRequest;
+use crate::llm::summarize::Summarizer;
+use crate::store::{self, SessionInfo};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// What a model summary is for.
+#[derive(Clone)]
+pub enum SummaryKind {
+    Compaction {
+        plan: Box<crate::engine::compaction::CompactionPlan>,
+        focus: Option<String>,
+        thinking: String,
+    },
+    Branch {
+        nav: Box<crate::engine::actions::Navigation>,
+        focus: Option<String>,
+        replace: bool,
+    },
+}
+
+pub enum Job {
+    /// Gauge and cut for the selected entry (see `selection`).
+    Selection {
+        generation: u64,
+        session: Arc<Session>,
+        leaf: usize,
+        settings: Settings,
+        registry: Arc<Registry>,
+        keep_recent: u64,
+        want_classes: bool,
+    },
+    /// Exact token counts of the messages at the selection.
+    ExactTokens {
+        generation: u64,
+        session: Arc<Session>,
+        messages: Vec<ContextMessage>,
+        encoding: Encoding,
+        cache: Arc<TokenCache>,
+    },
+    /// "What the model sees" at the selection (and the marked entry).
+    ContextView {
+        generation: u64,
+        session: Arc<Session>,
+        leaf: usize,
+        mark: Option<usize>,
+        encoding: Encoding,
+        cache: Arc<TokenCache>,
+    },
+    /// The file grew (Pi appended): the session with the new lines.
+    Reload { session: Arc<Session>, path: PathBuf },
+    /// Open another session (the picker).
+    Open { path: PathBuf },
+    /// List sessions (the picker; `all`: every project).
+    List {
+        cwd: PathBuf,
+        settings: Settings,
+        all: bool,
+    },
+    /// Append, decided again on the file as it is (see `engine::write_plan`).
+    Write {
+        path: PathBuf,
+        request: WriteRequest,
+        what: String,
+        /// The entry to select afterwards (by id; `None`: the new leaf).
+        select: Option<String>,
+    },
+    /// A new session file with the path up to `cut` (Pi's `/fork` and `/clone`), beside
+    /// `source`.
+    Branched {
+        session: Arc<Session>,
+        cut: Option<usize>,
+        source: PathBuf,
+        what: &'static str,
+        /// The text a fork hands back (the user message it forked before).
+        editor_text: Option<String>,
+    },
+    /// A summary: a model's (streamed back as `SummaryChunk`s) or, without a summarizer,
+    /// the offline one.
+    Summary {
+        id: u64,
+        session: Arc<Session>,
+        summarizer: Option<Box<Summarizer>>,
+        kind: SummaryKind,
+        cancel: Arc<AtomicBool>,
+    },
+}
+
+/// A finished write: the session after it and what was appended.
+#[derive(Debug)]
+pub struct Written {
+    pub session: Arc<Session>,
+    pub applied: store::Appended,
+    pub prepared: crate::engine::write_plan::Prepared,
+    pub what: String,
+    pub select: Option<String>,
+}
+
+#[derive(Debug)]
+pub enum JobResult {
+    Selection {
+        generation: u64,
+        info: Box<SelectionInfo>,
+    },
+    ExactTokens {
+        generation: u64,
+        total: u64,
+        per_message: Vec<u64>,
+    },
+    ContextView(Box<ContextData>),
+    Reloaded(Result<Arc<Session>, store::OpenError>),
+    Opened {
+        path: PathBuf,
+        result: Result<Arc<Session>, store::OpenError>,
+    },
+    Listed {
+        all: bool,
+        sessions: Vec<SessionInfo>,
+    },
+    Written(Result<Written, store::WriteError>),
+    Branched {
+        what: &'static str,
+        result: Result<PathBuf, store::WriteError>,
+        editor_text: Option<String>,
+    },
+    SummaryChunk {
+        id: u64,
+        text: String,
+    },
+    SummaryDone {
+        id: u64,
+        result: Result<crate::engine::actions::Summary, SummaryError>,
+    },
+}
+
+impl std::fmt::Debug for SelectionInfo {
+    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        write!(f, "SelectionInfo(leaf {})", self.leaf)
+    }
+}
+
+/// Why a model summary did not come.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum SummaryError {
+    #[error("cancelled")]
+    Cancelled,
+    #[error(transparent)]
+    Llm(#[from] crate::llm::LlmError),
+    #[error("could not start the request: {0}")]
+    Runtime(String),
+}
+
+impl Job {
+    /// Model calls are tasks on the runtime; everything else blocks a worker.
+    pub fn is_async(&self) -> bool {
+        matches!(
+            self,
+            Job::Summary {
+                summarizer: Some(_),
+                ..
+            }
+        )
+    }
+
+    /// Run a blocking job to its result.
+    pub fn run_blocking(self) -> JobResult {
+        match self {
+            Job::Selection {
+                generation,
+                session,
+                leaf,
+                settings,
+                registry,
+                keep_recent,
+                want_classes,
+            } => JobResult::Selection {
+                generation,
+                info: Box::new(selection::compute(
+                    &session,
+                    leaf,
+                    &settings,
+                    &registry,
+                    keep_recent,
+                    want_classes,
+                )),
+            },
+            Job::ExactTokens {
+                generation,
+                session,
+                messages,
+                encoding,
+                cache,
+            } => {
+                let refs: Vec<&ContextMessage> = messages.iter().collect();
+                let per_message = cache.count_all(&session, &refs, encoding);
+                JobResult::ExactTokens {
+                    generation,
+                    total: per_message.iter().sum(),
+                    per_message,
+                }
+            }
+            Job::ContextView {
+                generation,
+                session,
+                leaf,
+                mark,
+                encoding,
+                cache,
+            } => JobResult::ContextView(Box::new(context_view::build(
+                &session, generation, leaf, mark, encoding, &cache,
+            ))),
+            Job::Reload { session, path } => JobResult::Reloaded(
+                store::files::session_bytes(&path)
+                    .and_then(|buf| {
+                        session.extended(buf).map_err(|source| store::OpenError::Invalid {
+                            path: path.clone(),
+                            source,
+                        })
+                    })
+                    .map(Arc::new),
+            ),
+            Job::Open { path } => JobResult::Opened {
+                result: store::load_session(&path).map(Arc::new),
+                path,
+            },
+            Job::List { cwd, settings, all } => JobResult::Listed {
+                all,
+                sessions: store::list_sessions(&cwd, &settings, all),
+            },
+            Job::Write {
+                path,
+                request,
+                what,
+                select,
+            } => JobResult::Written(store::write::apply(&path, &request).map(|a| Written {
+                session: Arc::new(a.session),
+                applied: a.appended,
+                prepared: a.prepared,
+                what,
+                select,
+            })),
+            Job::Branched {
+                session,
+                cut,
+                source,
+                what,
+                editor_text,
+            } => JobResult::Branched {
+                what,
+                result: write_branched(&session, cut, &source),
+                editor_text,
+            },
+            Job::Summary {
+                id,
+                session,
+                summarizer: None,
+                kind,
+                ..
+            } => JobResult::SummaryDone {
+                id,
+                result: Ok(offline_summary(&session, &kind)),
+            },
+            Job::Summary { id, .. } => JobResult::SummaryDone {
+                id,
+                result: Err(SummaryError::Runtime("a model call needs the runtime".into())),
+            },
+        }
+    }
+
+    /// Run a model summary, reporting streamed text through `report`. Ends early (with
+    /// `Cancelled`) when the cancel flag is set.
+    pub async fn run_async(self, report: impl Fn(JobResult) + Send + Sync + 'static) -> JobResult {
+        let Job::Summary {
+            id,
+            session,
+            summarizer: Some(summarizer),
+            kind,
+            cancel,
+        } = self
+        else {
+            return self.run_blocking();
+        };
+        let on_text = move |e: crate::llm::Event| {
+            if let crate::llm::Event::Text(text) = e {
+                report(JobResult::SummaryChunk { id, text });
+            }
+        };
+        let work = async {
+            match &kind {
+                SummaryKind::Compaction { plan, focus, thinking } => {
+                    summarizer
+                        .compaction(&session, plan, focus.as_deref(), Some(thinking), on_text)
+                        .await
+                }
+                SummaryKind::Branch { nav, focus, replace } => {
+                    summarizer
+                        .branch(&session, nav, focus.as_deref(), *replace, on_text)
+                        .await
+                }
+            }
+        };
+        let watch = async {
+            while !cancel.load(Ordering::Relaxed) {
+                tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+            }
+        };
+        let result = tokio::select! {
+            r = work => r.map_err(SummaryError::from),
+            _ = watch => Err(SummaryError::Cancelled),
+        };
+        JobResult::SummaryDone { id, result }
+    }
+}
+
+/// The offline summary (deterministic and instant next to a model's).
+fn offline_summary(s: &Session, kind: &SummaryKind) -> crate::engine::actions::Summary {
+    match kind {
+        SummaryKind::Compaction { plan, focus, .. } => {
+            crate::engine::actions::offline_compaction_summary(s, plan, focus.as_deref())
+        }
+        SummaryKind::Branch { nav, focus, .. } => {
+            crate::engine::actions::offline_branch_summary(s, nav, focus.as_deref())
+        }
+    }
+}
+
+/// Pi's `/fork` or `/clone` file: the path to `cut`, written new (exclusive create, fsync)
+/// beside `source` under Pi's file name.
+fn write_branched(s: &Session, cut: Option<usize>, source: &std::path::Path) -> Result<PathBuf, store::WriteError> {
+    let now = store::clock::now_ms();
+    let sid = crate::engine::actions::session_id(now, store::clock::entropy());
+    let abs = std::fs::canonicalize(source).unwrap_or_else(|_| source.to_path_buf());
+    let cwd = s.header.cwd.clone().unwrap_or_default();
+    let header = crate::engine::actions::session_header(&sid, &cwd, Some(&abs.to_string_lossy()), now);
+    let lines = crate::engine::actions::branched_session(s, cut, header, store::clock::entropy());
+    let out = store::new_session_path(abs.parent().unwrap_or(std::path::Path::new(".")), &sid, now);
+    store::write_new(&out, &lines)?;
+    Ok(out)
+}
+
+/// Start `job` on the runtime; its results arrive on `tx`.
+pub fn spawn(job: Job, handle: &tokio::runtime::Handle, tx: tokio::sync::mpsc::UnboundedSender<JobResult>) {
+    if job.is_async() {
+        let progress = tx.clone();
+        handle.spawn(async move {
+            let r = job
+                .run_async(move |r| {
+                    let _ = progress.send(r);
+                })
+                .await;
+            let _ = tx.send(r);
+        });
+    } else {
+        handle.spawn_blocking(move || {
+            let _ = tx.send(job.run_blocking());
+        });
+    }
+}
+
+/// Run `job` here and now, with its progress (tests; no terminal, no event loop).
+pub fn run_now(job: Job) -> Vec<JobResult> {
+    if !job.is_async() {
+        return vec![job.run_blocking()];
+    }
+    let progress = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let sink = progress.clone();
+    let done = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+        Ok(rt) => rt.block_on(job.run_async(move |r| {
+            if let Ok(mut v) = sink.lock() {
+                v.push(r);
+            }
+        })),
+        Err(e) => JobResult::SummaryDone {
+            id: 0,
+            result: Err(SummaryError::Runtime(e.to_string())),
+        },
+    };
+    let mut out = progress.lock().map(|mut v| std::mem::take(&mut *v)).unwrap_or_default();
+    out.push(done);
+    out
+}

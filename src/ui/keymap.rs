@@ -1,0 +1,525 @@
+//! The one key table: for each mode, which keys mean which [`Action`]. The help overlay and
+//! the hint bar are generated from it, so what they list is what the keys do.
+//!
+//! Keys follow Pi's `/tree` where Pi has them (moves, pages, Ctrl+←/→ folds, Ctrl+D/T/U/L/A
+//! filters, Ctrl+O cycles, Shift+T label times, Ctrl+X copies); bonsai's own keys fill the
+//! rest. In a text input, keys without a binding edit the text.
+
+use super::action::Action;
+use crate::engine::tree_view::FilterMode;
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+
+/// What has the keyboard: the topmost thing on screen.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Mode {
+    Tree,
+    /// The tree with the cut preview on (its keys add to the tree's).
+    CutPreview,
+    /// The detail pane focused.
+    Detail,
+    /// Typing a tree search.
+    Search,
+    /// "What the model sees".
+    Context,
+    Help,
+    /// The session picker (typing filters it).
+    Picker,
+    /// Pi's three navigation choices.
+    NavigateDialog,
+    /// A one-line input (label, name, keepRecentTokens).
+    LineInput,
+    /// Instructions for a summary (several lines).
+    Instructions,
+    /// A finished summary, to write, edit or discard.
+    SummaryPreview,
+    /// A summary being written by a model.
+    Streaming,
+    /// A yes/no question before a write.
+    Confirm,
+}
+
+impl Mode {
+    pub const ALL: [Mode; 13] = [
+        Mode::Tree,
+        Mode::CutPreview,
+        Mode::Detail,
+        Mode::Search,
+        Mode::Context,
+        Mode::Help,
+        Mode::Picker,
+        Mode::NavigateDialog,
+        Mode::LineInput,
+        Mode::Instructions,
+        Mode::SummaryPreview,
+        Mode::Streaming,
+        Mode::Confirm,
+    ];
+
+    /// Keys without a binding are text for an input.
+    pub fn takes_text(self) -> bool {
+        matches!(self, Mode::Search | Mode::Picker | Mode::LineInput | Mode::Instructions)
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Mode::Tree => "tree",
+            Mode::CutPreview => "cut preview",
+            Mode::Detail => "detail",
+            Mode::Search => "search",
+            Mode::Context => "what the model sees",
+            Mode::Help => "help",
+            Mode::Picker => "sessions",
+            Mode::NavigateDialog => "navigate",
+            Mode::LineInput => "input",
+            Mode::Instructions => "instructions",
+            Mode::SummaryPreview => "summary preview",
+            Mode::Streaming => "summary being written",
+            Mode::Confirm => "confirm",
+        }
+    }
+}
+
+/// A key as the table writes it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Key {
+    pub code: KeyCode,
+    pub mods: KeyModifiers,
+}
+
+const NONE: KeyModifiers = KeyModifiers::NONE;
+const CTRL: KeyModifiers = KeyModifiers::CONTROL;
+const ALT: KeyModifiers = KeyModifiers::ALT;
+const SHIFT: KeyModifiers = KeyModifiers::SHIFT;
+
+const fn ch(c: char) -> Key {
+    Key {
+        code: KeyCode::Char(c),
+        mods: NONE,
+    }
+}
+const fn ctrl(c: char) -> Key {
+    Key {
+        code: KeyCode::Char(c),
+        mods: CTRL,
+    }
+}
+const fn code(c: KeyCode) -> Key {
+    Key { code: c, mods: NONE }
+}
+const fn with(c: KeyCode, mods: KeyModifiers) -> Key {
+    Key { code: c, mods }
+}
+
+impl Key {
+    /// Whether a key event is this key. Letters carry their shift in their case (terminals
+    /// differ in whether they also report SHIFT); Ctrl+letter compares the letter's lower
+    /// case and takes SHIFT from either.
+    pub fn matches(&self, ev: &KeyEvent) -> bool {
+        let mods = ev.modifiers & (CTRL | ALT | SHIFT);
+        match (self.code, ev.code) {
+            (KeyCode::Char(want), KeyCode::Char(got)) => {
+                if self.mods.contains(CTRL) {
+                    let shifted = mods.contains(SHIFT) || got.is_ascii_uppercase();
+                    got.to_ascii_lowercase() == want
+                        && mods.contains(CTRL)
+                        && mods.contains(ALT) == self.mods.contains(ALT)
+                        && shifted == self.mods.contains(SHIFT)
+                } else {
+                    got == want && (mods - SHIFT) == (self.mods - SHIFT)
+                }
+            }
+            (a, b) => a == b && mods == self.mods,
+        }
+    }
+
+    /// How the help and the hint bar write it (Pi's style: `ctrl+x`, `↑`, `pgup`).
+    pub fn name(&self) -> String {
+        let base = match self.code {
+            KeyCode::Up => "↑".to_string(),
+            KeyCode::Down => "↓".to_string(),
+            KeyCode::Left => "←".to_string(),
+            KeyCode::Right => "→".to_string(),
+            KeyCode::PageUp => "pgup".to_string(),
+            KeyCode::PageDown => "pgdn".to_string(),
+            KeyCode::Home => "home".to_string(),
+            KeyCode::End => "end".to_string(),
+            KeyCode::Enter => "enter".to_string(),
+            KeyCode::Esc => "esc".to_string(),
+            KeyCode::Tab => "tab".to_string(),
+            KeyCode::Char(' ') => "space".to_string(),
+            KeyCode::Char(c) => c.to_string(),
+            other => format!("{other:?}").to_lowercase(),
+        };
+        let mut s = String::new();
+        if self.mods.contains(SHIFT) {
+            s.push_str("shift+");
+        }
+        if self.mods.contains(CTRL) {
+            s.push_str("ctrl+");
+        }
+        if self.mods.contains(ALT) {
+            s.push_str("alt+");
+        }
+        s + &base
+    }
+}
+
+/// One row of the table.
+pub struct Binding {
+    pub modes: &'static [Mode],
+    pub keys: &'static [Key],
+    pub action: Action,
+    /// What it does, as the help and the hint bar say it.
+    pub label: &'static str,
+    /// Shown in the hint bar (the help shows every binding).
+    pub hint: bool,
+}
+
+use Mode::*;
+
+const TREE: &[Mode] = &[Tree, CutPreview];
+const BROWSE: &[Mode] = &[Tree, CutPreview, Detail];
+const PREVIEW: &[Mode] = &[CutPreview];
+const DETAIL: &[Mode] = &[Detail];
+const SCROLLS: &[Mode] = &[Context, Picker, SummaryPreview, Streaming];
+
+macro_rules! b {
+    ($modes:expr, [$($k:expr),+], $action:expr, $label:literal) => {
+        Binding { modes: $modes, keys: &const { [$($k),+] }, action: $action, label: $label, hint: false }
+    };
+    ($modes:expr, [$($k:expr),+], $action:expr, $label:literal, hint) => {
+        Binding { modes: $modes, keys: &const { [$($k),+] }, action: $action, label: $label, hint: true }
+    };
+}
+
+/// The table. Order is the order of the help and of the hint bar.
+pub fn bindings() -> &'static [Binding] {
+    static TABLE: std::sync::LazyLock<Vec<Binding>> = std::sync::LazyLock::new(|| {
+        vec![
+            // The tree (Pi's /tree keys first).
+            b!(TREE, [code(KeyCode::Up), ch('k')], Action::Up, "move", hint),
+            b!(TREE, [code(KeyCode::Down), ch('j')], Action::Down, "move", hint),
+            b!(
+                TREE,
+                [code(KeyCode::Left), code(KeyCode::PageUp), ctrl('b')],
+                Action::PageUp,
+                "page up"
+            ),
+            b!(
+                TREE,
+                [code(KeyCode::Right), code(KeyCode::PageDown), ctrl('f')],
+                Action::PageDown,
+                "page down"
+            ),
+            b!(
+                TREE,
+                [with(KeyCode::Left, CTRL), with(KeyCode::Left, ALT)],
+                Action::FoldOrUp,
+                "fold / branch up"
+            ),
+            b!(
+                TREE,
+                [with(KeyCode::Right, CTRL), with(KeyCode::Right, ALT)],
+                Action::UnfoldOrDown,
+                "unfold / branch down"
+            ),
+            b!(TREE, [ch('g'), code(KeyCode::Home)], Action::Home, "first row"),
+            b!(TREE, [ch('G'), code(KeyCode::End)], Action::End, "last row"),
+            b!(TREE, [ch('l')], Action::GoToLeaf, "go to the leaf"),
+            b!(
+                TREE,
+                [ch('}')],
+                Action::JumpCompaction { next: true },
+                "next compaction"
+            ),
+            b!(
+                TREE,
+                [ch('{')],
+                Action::JumpCompaction { next: false },
+                "previous compaction"
+            ),
+            b!(TREE, [ch('f')], Action::JumpFirstKept, "the cut's first kept entry"),
+            b!(TREE, [ch('t')], Action::JumpTurnStart, "the cut's turn start"),
+            b!(TREE, [ch('\'')], Action::JumpMark, "the marked entry"),
+            b!(
+                TREE,
+                [ctrl('d')],
+                Action::SetFilter(FilterMode::Default),
+                "filter: default"
+            ),
+            b!(
+                TREE,
+                [ctrl('t')],
+                Action::ToggleFilter(FilterMode::NoTools),
+                "filter: no tools"
+            ),
+            b!(
+                TREE,
+                [ctrl('u')],
+                Action::ToggleFilter(FilterMode::UserOnly),
+                "filter: user only"
+            ),
+            b!(
+                TREE,
+                [ctrl('l')],
+                Action::ToggleFilter(FilterMode::LabeledOnly),
+                "filter: labeled only"
+            ),
+            b!(TREE, [ctrl('a')], Action::ToggleFilter(FilterMode::All), "filter: all"),
+            b!(TREE, [ctrl('o')], Action::CycleFilter { back: false }, "cycle filters"),
+            b!(
+                TREE,
+                [Key {
+                    code: KeyCode::Char('o'),
+                    mods: CTRL.union(SHIFT)
+                }],
+                Action::CycleFilter { back: true },
+                "cycle filters back"
+            ),
+            b!(TREE, [ch('/')], Action::StartSearch, "search", hint),
+            b!(TREE, [ch('T')], Action::ToggleLabelTimes, "label times"),
+            b!(BROWSE, [ctrl('x')], Action::CopyText, "copy the text"),
+            b!(BROWSE, [ch('y')], Action::CopyId, "copy the entry id"),
+            b!(BROWSE, [ch('|')], Action::OpenPager, "the text in $PAGER"),
+            b!(TREE, [code(KeyCode::Enter)], Action::Navigate, "navigate here", hint),
+            b!(BROWSE, [ch('C')], Action::Compact, "compact here", hint),
+            b!(BROWSE, [ch('L')], Action::Label, "label"),
+            b!(BROWSE, [ch('R')], Action::Rename, "rename the session"),
+            b!(BROWSE, [ch('F')], Action::Fork, "fork at a user message"),
+            b!(BROWSE, [ch('K')], Action::Clone, "clone the branch"),
+            b!(TREE, [ch('c')], Action::ToggleCutPreview, "cut preview", hint),
+            b!(
+                PREVIEW,
+                [ch('+'), ch('=')],
+                Action::KeepRecentStep(1),
+                "keep +500",
+                hint
+            ),
+            b!(PREVIEW, [ch('-')], Action::KeepRecentStep(-1), "keep −500", hint),
+            b!(PREVIEW, [ch('#')], Action::KeepRecentEdit, "type keep", hint),
+            b!(
+                PREVIEW,
+                [ch('0')],
+                Action::KeepRecentReset,
+                "keep from the settings",
+                hint
+            ),
+            b!(BROWSE, [ch('v')], Action::OpenContext, "what the model sees", hint),
+            b!(TREE, [ch('m')], Action::ToggleMark, "mark to compare in v"),
+            b!(BROWSE, [ch('o')], Action::OpenPicker, "sessions"),
+            b!(BROWSE, [code(KeyCode::Tab)], Action::ToggleFocus, "focus tree / detail"),
+            b!(BROWSE, [ch('d')], Action::ToggleDetail, "detail pane on / off"),
+            // The detail pane.
+            b!(DETAIL, [code(KeyCode::Up), ch('k')], Action::Up, "scroll", hint),
+            b!(DETAIL, [code(KeyCode::Down), ch('j')], Action::Down, "scroll", hint),
+            b!(
+                DETAIL,
+                [code(KeyCode::PageUp), code(KeyCode::Left)],
+                Action::PageUp,
+                "page up"
+            ),
+            b!(
+                DETAIL,
+                [code(KeyCode::PageDown), code(KeyCode::Right), ch(' ')],
+                Action::PageDown,
+                "page down"
+            ),
+            b!(DETAIL, [ch('g'), code(KeyCode::Home)], Action::Home, "top"),
+            b!(DETAIL, [ch('G'), code(KeyCode::End)], Action::End, "bottom"),
+            b!(DETAIL, [code(KeyCode::Esc)], Action::Close, "back to the tree", hint),
+            b!(PREVIEW, [code(KeyCode::Esc)], Action::Close, "close the preview", hint),
+            b!(&[Tree], [code(KeyCode::Esc)], Action::Close, "clear the search"),
+            // Typing a search.
+            b!(
+                &[Search],
+                [code(KeyCode::Enter)],
+                Action::Select,
+                "keep the filter",
+                hint
+            ),
+            b!(&[Search], [code(KeyCode::Esc), ctrl('c')], Action::Close, "clear", hint),
+            b!(&[Search], [code(KeyCode::Up)], Action::Up, "move", hint),
+            b!(&[Search], [code(KeyCode::Down)], Action::Down, "move", hint),
+            // What the model sees.
+            b!(&[Context], [code(KeyCode::Up), ch('k')], Action::Up, "move", hint),
+            b!(&[Context], [code(KeyCode::Down), ch('j')], Action::Down, "move", hint),
+            b!(SCROLLS, [code(KeyCode::PageUp)], Action::PageUp, "page up"),
+            b!(SCROLLS, [code(KeyCode::PageDown)], Action::PageDown, "page down"),
+            b!(&[Context], [code(KeyCode::Home), ch('g')], Action::Home, "first"),
+            b!(&[Context], [code(KeyCode::End), ch('G')], Action::End, "last"),
+            b!(
+                &[Context],
+                [code(KeyCode::Enter)],
+                Action::Select,
+                "go to the entry",
+                hint
+            ),
+            b!(&[Context], [ch('m')], Action::ClearMark, "clear the mark"),
+            b!(
+                &[Context],
+                [code(KeyCode::Esc), ch('v'), ch('q')],
+                Action::Close,
+                "close",
+                hint
+            ),
+            // The session picker.
+            b!(&[Picker], [code(KeyCode::Up)], Action::Up, "move", hint),
+            b!(&[Picker], [code(KeyCode::Down)], Action::Down, "move", hint),
+            b!(&[Picker], [code(KeyCode::Enter)], Action::Select, "open", hint),
+            b!(
+                &[Picker],
+                [code(KeyCode::Tab)],
+                Action::ToggleAllProjects,
+                "this project / all",
+                hint
+            ),
+            b!(&[Picker], [code(KeyCode::Esc), ctrl('c')], Action::Close, "close", hint),
+            // Help: any key closes it.
+            b!(&[Help], [code(KeyCode::Up), ch('k')], Action::Up, "scroll", hint),
+            b!(&[Help], [code(KeyCode::Down), ch('j')], Action::Down, "scroll", hint),
+            b!(&[Help], [code(KeyCode::PageUp)], Action::PageUp, "page up"),
+            b!(
+                &[Help],
+                [code(KeyCode::PageDown), ch(' ')],
+                Action::PageDown,
+                "page down"
+            ),
+            b!(
+                &[Help],
+                [code(KeyCode::Esc), ch('?'), ch('q')],
+                Action::Close,
+                "close",
+                hint
+            ),
+            // Dialogs.
+            b!(
+                &[NavigateDialog],
+                [code(KeyCode::Up), ch('k')],
+                Action::Up,
+                "choose",
+                hint
+            ),
+            b!(
+                &[NavigateDialog],
+                [code(KeyCode::Down), ch('j')],
+                Action::Down,
+                "choose",
+                hint
+            ),
+            b!(
+                &[NavigateDialog],
+                [code(KeyCode::Enter)],
+                Action::Select,
+                "select",
+                hint
+            ),
+            b!(&[LineInput], [code(KeyCode::Enter)], Action::Select, "save", hint),
+            b!(
+                &[Instructions],
+                [code(KeyCode::Enter)],
+                Action::Select,
+                "continue",
+                hint
+            ),
+            b!(
+                &[Instructions],
+                [ctrl('j'), with(KeyCode::Enter, SHIFT)],
+                Action::Newline,
+                "new line",
+                hint
+            ),
+            b!(
+                &[NavigateDialog, LineInput, Instructions, Streaming],
+                [code(KeyCode::Esc), ctrl('c')],
+                Action::Close,
+                "cancel",
+                hint
+            ),
+            b!(&[SummaryPreview], [ctrl('s')], Action::AcceptWrite, "write it", hint),
+            b!(
+                &[SummaryPreview],
+                [ch('e')],
+                Action::EditInEditor,
+                "edit in $EDITOR",
+                hint
+            ),
+            b!(
+                &[SummaryPreview],
+                [ch('d'), code(KeyCode::Esc), ctrl('c')],
+                Action::Discard,
+                "discard",
+                hint
+            ),
+            b!(
+                &[SummaryPreview, Streaming],
+                [code(KeyCode::Up), ch('k')],
+                Action::Up,
+                "scroll",
+                hint
+            ),
+            b!(
+                &[SummaryPreview, Streaming],
+                [code(KeyCode::Down), ch('j')],
+                Action::Down,
+                "scroll",
+                hint
+            ),
+            b!(&[Confirm], [ch('y')], Action::Yes, "yes, write it", hint),
+            b!(
+                &[Confirm],
+                [ch('n'), code(KeyCode::Esc), ctrl('c')],
+                Action::No,
+                "no",
+                hint
+            ),
+            // Everywhere outside inputs and dialogs.
+            b!(
+                &[Tree, CutPreview, Detail, Context],
+                [ch('?')],
+                Action::OpenHelp,
+                "keys",
+                hint
+            ),
+            b!(BROWSE, [ch('q'), ctrl('c')], Action::Quit, "quit", hint),
+        ]
+    });
+    &TABLE
+}
+
+/// The action a key has in a mode, if any.
+pub fn action_for(mode: Mode, key: &KeyEvent) -> Option<Action> {
+    bindings()
+        .iter()
+        .find(|b| b.modes.contains(&mode) && b.keys.iter().any(|k| k.matches(key)))
+        .map(|b| b.action.clone())
+}
+
+/// The bindings of a mode, in table order.
+pub fn for_mode(mode: Mode) -> impl Iterator<Item = &'static Binding> {
+    bindings().iter().filter(move |b| b.modes.contains(&mode))
+}
+
+/// `↑/k` style: the keys of a binding joined with `/`.
+pub fn keys_text(b: &Binding) -> String {
+    b.keys.iter().map(Key::name).collect::<Vec<_>>().join("/")
+}
+
+/// The hint bar's items for a mode: `keys label`, with bindings of the same label merged
+/// (`↑/k/↓/j move`).
+pub fn hints(mode: Mode) -> Vec<(String, &'static str)> {
+    // The mode's own keys first (bindings shared by fewer modes), then the common ones.
+    let mut own: Vec<&Binding> = for_mode(mode).filter(|b| b.hint).collect();
+    own.sort_by_key(|b| b.modes.len());
+    let mut out: Vec<(String, &'static str)> = Vec::new();
+    for b in own {
+        let first = b.keys[0].name();
+        match out.iter_mut().find(|(_, l)| *l == b.label) {
+            Some((k, _)) => {
+                k.push('/');
+                k.push_str(&first);
+            }
+            None => out.push((first, b.label)),
+        }
+    }
+    out
+}

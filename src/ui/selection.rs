@@ -1,0 +1,164 @@
+//! What the gauge and the cut preview show for the selected entry taken as a leaf: Pi's context
+//! estimate against the window, and where the next compaction would cut. Computed off the key
+//! path for large sessions (a job), on it for small ones.
+
+use crate::engine::compaction::{self, CompactionPlan, CompactionSettings, NoCompaction};
+use crate::engine::context::{self, ContextMessage, ContextTokens};
+use crate::engine::models::Registry;
+use crate::engine::session::Session;
+use crate::engine::settings::Settings;
+use crate::engine::tokens::Encoding;
+use std::collections::HashMap;
+
+/// Where an entry falls in the cut preview.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CutClass {
+    /// Already behind the previous compaction's boundary.
+    Compacted,
+    Summarized,
+    TurnPrefix,
+    Kept,
+    /// The previous compaction (its summary is updated).
+    Boundary,
+}
+
+impl CutClass {
+    /// The symbol column used instead of colour (NO_COLOR).
+    pub fn symbol(self) -> char {
+        match self {
+            CutClass::Compacted => '·',
+            CutClass::Summarized => 'S',
+            CutClass::TurnPrefix => 'P',
+            CutClass::Kept => 'K',
+            CutClass::Boundary => 'B',
+        }
+    }
+}
+
+/// Zone of the context gauge, relative to T = window − reserveTokens.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Zone {
+    Green,
+    Yellow,
+    Red,
+    Compact,
+}
+
+#[derive(Debug, Clone)]
+pub struct Gauge {
+    pub leaf: Option<usize>,
+    pub tokens: ContextTokens,
+    pub exact: Option<u64>,
+    pub window: Option<u64>,
+    pub reserve: u64,
+    pub keep_recent: u64,
+    pub model: Option<String>,
+    /// The selection moved and the new numbers are still being computed.
+    pub stale: bool,
+}
+
+impl Gauge {
+    /// Pi auto-compacts above this.
+    pub fn threshold(&self) -> Option<u64> {
+        self.window.map(|w| w.saturating_sub(self.reserve))
+    }
+    pub fn zone(&self, bounds: (f64, f64)) -> Option<Zone> {
+        let t = self.threshold()? as f64;
+        let x = self.tokens.tokens;
+        Some(if x >= t {
+            Zone::Compact
+        } else if x >= bounds.1 * t {
+            Zone::Red
+        } else if x >= bounds.0 * t {
+            Zone::Yellow
+        } else {
+            Zone::Green
+        })
+    }
+}
+
+pub struct SelectionInfo {
+    pub leaf: usize,
+    pub gauge: Gauge,
+    pub messages: Vec<ContextMessage>,
+    pub encoding: Encoding,
+    pub cut: Result<CompactionPlan, NoCompaction>,
+    /// The cut preview's classes (only when the preview is on: it touches every path entry).
+    pub classes: Option<HashMap<usize, CutClass>>,
+}
+
+/// Everything the gauge and the cut preview show for `leaf` (pure; runs on any thread).
+pub fn compute(
+    s: &Session,
+    leaf: usize,
+    settings: &Settings,
+    registry: &Registry,
+    keep_recent: u64,
+    want_classes: bool,
+) -> SelectionInfo {
+    let proj = context::project(s, &s.path_to(leaf));
+    let msgs: Vec<&ContextMessage> = proj.messages().collect();
+    let tokens = context::estimate_context_tokens(s, &msgs);
+    let model = proj.model.clone().and_then(|(p, m)| Some((p?, m?)));
+    let window = model
+        .as_ref()
+        .and_then(|(p, m)| registry.find(p, m))
+        .map(|m| m.context_window);
+    let mref = model.as_ref().map(|(p, m)| (p.as_str(), m.as_str()));
+    let reserve = settings.reserve_tokens(mref);
+    let encoding = Encoding::for_model(mref.map(|m| m.0), mref.map(|m| m.1));
+    let messages: Vec<ContextMessage> = msgs.iter().map(|m| (*m).clone()).collect();
+    let cut = compaction::prepare_path(
+        s,
+        &proj.path,
+        CompactionSettings {
+            reserve_tokens: reserve,
+            keep_recent_tokens: keep_recent,
+        },
+    );
+    let classes = want_classes.then(|| cut_classes(&cut));
+    SelectionInfo {
+        leaf,
+        gauge: Gauge {
+            leaf: Some(leaf),
+            tokens,
+            exact: None,
+            window,
+            reserve,
+            keep_recent,
+            model: model.map(|(p, m)| format!("{p}/{m}")),
+            stale: false,
+        },
+        messages,
+        encoding,
+        cut,
+        classes,
+    }
+}
+
+/// Each path entry's place in the cut.
+fn cut_classes(plan: &Result<CompactionPlan, NoCompaction>) -> HashMap<usize, CutClass> {
+    let mut classes = HashMap::new();
+    let Ok(p) = plan else { return classes };
+    let in_projection: std::collections::HashSet<usize> = p.projection.entries.iter().map(|e| e.source).collect();
+    for &i in &p.projection.path {
+        if !in_projection.contains(&i) {
+            classes.insert(i, CutClass::Compacted);
+        }
+    }
+    for (k, pe) in p.projection.entries.iter().enumerate() {
+        let class = if Some(k) == p.previous_compaction {
+            CutClass::Boundary
+        } else if k < p.history.start {
+            CutClass::Compacted
+        } else if k < p.history.end {
+            CutClass::Summarized
+        } else if k < p.first_kept {
+            CutClass::TurnPrefix
+        } else {
+            CutClass::Kept
+        };
+        classes.insert(pe.source, class);
+    }
+    classes
+}

@@ -1,4 +1,10 @@
 //! pi-bonsai: browse, prune and compact Pi coding-agent session trees.
+//!
+//! Layers, one way: `engine` (pure) ← `store` (files, Pi's config, the clock) and `llm` (the
+//! only HTTP) ← `ui` and `cli` (thin glue).
+
+// A panic is a bug report; outside tests every fallible step says what went wrong instead.
+#![cfg_attr(not(test), deny(clippy::unwrap_used))]
 
 pub mod cli;
 pub mod engine;

@@ -166,8 +166,7 @@ pub fn cut(a: CutArgs) -> Result<()> {
         plan.messages_to_summarize.len(),
         plan.summarized_tokens()
     );
-    if plan.is_split_turn {
-        let ts = plan.turn_start_entry().unwrap();
+    if let Some(ts) = plan.turn_start_entry().filter(|_| plan.is_split_turn) {
         println!(
             "split turn:      turn starts at {} (line {}); prefix {} messages, ~{} tokens summarized separately",
             id(ts),
@@ -343,8 +342,8 @@ pub fn stats(a: StatsArgs) -> Result<()> {
         "entries by type: {}",
         types
             .as_object()
-            .unwrap()
-            .iter()
+            .into_iter()
+            .flatten()
             .map(|(k, v)| format!("{k} {v}"))
             .collect::<Vec<_>>()
             .join(", ")

@@ -36,7 +36,7 @@ impl IdSource {
         }
     }
     /// 8 hex digits, like Pi's `randomUUID().slice(0, 8)`.
-    pub fn next(&mut self) -> String {
+    pub fn fresh(&mut self) -> String {
         loop {
             let id = format!("{:08x}", mix(&mut self.state) as u32);
             if self.taken.insert(id.clone()) {
@@ -294,13 +294,15 @@ pub fn branched_session(s: &Session, leaf: Option<usize>, header: Value, seed: u
     }
     let mut ids = IdSource::new(s, seed);
     for t in order.into_iter().filter(|t| kept_ids.contains(t)) {
-        let (label, li) = s.labels.get(t.as_str()).unwrap();
+        let Some((label, li)) = s.labels.get(t.as_str()) else {
+            continue;
+        };
         let ts = s
             .entry_value(*li as usize)
             .get("timestamp")
             .cloned()
             .unwrap_or(Value::Null);
-        let id = ids.next();
+        let id = ids.fresh();
         let mut m = Map::new();
         m.insert("type".into(), "label".into());
         m.insert("id".into(), id.clone().into());

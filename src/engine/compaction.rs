@@ -127,7 +127,8 @@ fn find_projected_cut_point(
                 .iter()
                 .copied()
                 .find(|&c| c >= i)
-                .unwrap_or(*cut_points.last().unwrap());
+                .or(cut_points.last().copied())
+                .unwrap_or(cut);
             break;
         }
     }
@@ -254,16 +255,13 @@ pub fn prepare_path(s: &Session, path: &[usize], settings: CompactionSettings) -
     if cut.first_kept >= end {
         return Err(NoCompaction::NothingToCompact);
     }
-    let history_end = if cut.split {
-        cut.turn_start.unwrap()
-    } else {
-        cut.first_kept
-    };
+    // A split turn's history ends where the turn starts; the turn's prefix is summarized apart.
+    let turn_start = cut.turn_start.filter(|_| cut.split);
+    let history_end = turn_start.unwrap_or(cut.first_kept);
     let messages_to_summarize = messages_for_summary(s, &entries[start..history_end]);
-    let turn_prefix_messages = if cut.split {
-        messages_for_summary(s, &entries[cut.turn_start.unwrap()..cut.first_kept])
-    } else {
-        vec![]
+    let turn_prefix_messages = match turn_start {
+        Some(ts) => messages_for_summary(s, &entries[ts..cut.first_kept]),
+        None => vec![],
     };
     if messages_to_summarize.is_empty() && turn_prefix_messages.is_empty() {
         return Err(NoCompaction::NothingToCompact);

@@ -83,8 +83,8 @@ pub fn js_number(x: f64) -> String {
     }
     // Rust's `{:e}` gives the shortest round-trip digits, as ECMAScript requires.
     let sci = format!("{:e}", x.abs());
-    let (mant, exp) = sci.split_once('e').unwrap();
-    let exp: i32 = exp.parse().unwrap();
+    let (mant, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
+    let exp: i32 = exp.parse().unwrap_or(0);
     let digits: String = mant.chars().filter(|c| *c != '.').collect();
     let k = digits.len() as i32;
     let n = exp + 1; // position of the decimal point

@@ -303,10 +303,8 @@ pub fn compaction_json(s: &Session, plan: &Result<CompactionPlan, NoCompaction>)
         match &prev_summary {
             None => json!({"present": false}),
             Some(t) => {
-                let mut d = text_digest(t);
-                d.as_object_mut().unwrap().insert("present".into(), Value::Bool(true));
-                let m = d.as_object().unwrap();
-                json!({"present": true, "chars": m["chars"], "bytes": m["bytes"], "sha256": m["sha256"]})
+                let d = text_digest(t);
+                json!({"present": true, "chars": d["chars"], "bytes": d["bytes"], "sha256": d["sha256"]})
             }
         },
     );

@@ -566,7 +566,7 @@ fn string_body_blocks<L: Lanes>(s: &[u8]) -> R<StrInfo> {
         let avail = s.len().saturating_sub(at);
         let mut pad = [b' '; 64];
         let chunk: &[u8; 64] = if avail >= 64 {
-            s[at..at + 64].try_into().unwrap()
+            s[at..at + 64].try_into().expect("a 64-byte block")
         } else {
             pad[..avail].copy_from_slice(&s[at..]);
             &pad

@@ -118,7 +118,7 @@ impl TokenCache {
     pub fn get(&self, m: &ContextMessage, enc: Encoding) -> Option<u64> {
         self.map
             .lock()
-            .unwrap()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
             .get(&(m.source, part_key(m.part), m.replaced_by, enc))
             .copied()
     }
@@ -137,10 +137,14 @@ impl TokenCache {
                 )
             })
             .collect();
-        let mut map = self.map.lock().unwrap();
+        let mut map = self.map.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         map.extend(counted);
         msgs.iter()
-            .map(|m| map[&(m.source, part_key(m.part), m.replaced_by, enc)])
+            .map(|m| {
+                map.get(&(m.source, part_key(m.part), m.replaced_by, enc))
+                    .copied()
+                    .unwrap_or(0)
+            })
             .collect()
     }
 }

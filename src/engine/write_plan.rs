@@ -111,7 +111,7 @@ impl WriteRequest {
                         now: now.to_string(),
                     });
                 }
-                one(actions::compaction_entry(s, l, &plan, summary, &ids.next(), now_ms))
+                one(actions::compaction_entry(s, l, &plan, summary, &ids.fresh(), now_ms))
             }
             Write::Navigation {
                 from,
@@ -127,9 +127,9 @@ impl WriteRequest {
                 let nav = actions::plan_navigation(s, old, t, *budget);
                 let (entry, branch_summary) = match summary {
                     Some(sm) if !nav.branch.entries.is_empty() => {
-                        (actions::branch_summary_entry(s, &nav, sm, &ids.next(), now_ms), true)
+                        (actions::branch_summary_entry(s, &nav, sm, &ids.fresh(), now_ms), true)
                     }
-                    _ => (actions::navigation_marker(s, &nav, &ids.next(), now_ms), false),
+                    _ => (actions::navigation_marker(s, &nav, &ids.fresh(), now_ms), false),
                 };
                 Prepared {
                     entries: vec![entry],
@@ -144,11 +144,11 @@ impl WriteRequest {
                     s.leaf(),
                     t,
                     label.as_deref(),
-                    &ids.next(),
+                    &ids.fresh(),
                     now_ms,
                 ))
             }
-            Write::SessionName { name } => one(actions::session_info_entry(s, s.leaf(), name, &ids.next(), now_ms)),
+            Write::SessionName { name } => one(actions::session_info_entry(s, s.leaf(), name, &ids.fresh(), now_ms)),
         })
     }
 }

@@ -56,7 +56,29 @@ pub fn resolve_config_value(v: &str) -> Option<String> {
     }
 }
 
-pub fn find_key(model: &ModelInfo, agent_dir: &Path) -> Result<ApiKey, String> {
+/// Why no key could be found for a provider (the messages say where bonsai looked).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum KeyError {
+    #[error(
+        "the OAuth token for {provider} in {} has expired; run `pi` and log in again (/login), or set an API key",
+        auth_json.display()
+    )]
+    OAuthExpired {
+        provider: String,
+        auth_json: std::path::PathBuf,
+    },
+    #[error(
+        "no API key for {provider}: set {hint} or add it to {} (the offline summarizer needs none)",
+        auth_json.display()
+    )]
+    Missing {
+        provider: String,
+        hint: String,
+        auth_json: std::path::PathBuf,
+    },
+}
+
+pub fn find_key(model: &ModelInfo, agent_dir: &Path) -> Result<ApiKey, KeyError> {
     let p = &model.provider;
     let auth_path = agent_dir.join("auth.json");
     if let Ok(text) = std::fs::read_to_string(&auth_path)
@@ -82,10 +104,10 @@ pub fn find_key(model: &ModelInfo, agent_dir: &Path) -> Result<ApiKey, String> {
                         source: format!("{} ({p}, OAuth)", auth_path.display()),
                         oauth: true,
                     }),
-                    _ => Err(format!(
-                        "the OAuth token for {p} in {} has expired; run `pi` and log in again (/login), or set an API key",
-                        auth_path.display()
-                    )),
+                    _ => Err(KeyError::OAuthExpired {
+                        provider: p.clone(),
+                        auth_json: auth_path,
+                    }),
                 };
             }
             _ => {}
@@ -109,14 +131,14 @@ pub fn find_key(model: &ModelInfo, agent_dir: &Path) -> Result<ApiKey, String> {
             oauth: false,
         });
     }
-    Err(format!(
-        "no API key for {p}: set {} or add it to {} (the offline summarizer needs none)",
-        env_vars(p)
+    Err(KeyError::Missing {
+        provider: p.clone(),
+        hint: env_vars(p)
             .first()
             .map(|v| format!("${v}"))
             .unwrap_or_else(|| "an API key".into()),
-        auth_path.display()
-    ))
+        auth_json: auth_path,
+    })
 }
 
 #[cfg(test)]
@@ -163,7 +185,9 @@ mod tests {
             r#"{"bonsai-test-provider":{"type":"oauth","access":"ACCESS-SECRET","refresh":"r","expires":1}}"#,
         )
         .unwrap();
-        let e = find_key(&model("bonsai-test-provider", None), dir.path()).unwrap_err();
+        let e = find_key(&model("bonsai-test-provider", None), dir.path())
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("expired") && !e.contains("ACCESS-SECRET"), "{e}");
     }
 }

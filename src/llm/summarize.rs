@@ -11,6 +11,23 @@ use crate::engine::session::Session;
 use crate::engine::summarize;
 use std::path::Path;
 
+/// Why no model summarizer could be set up.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ResolveError {
+    #[error("--model takes provider/id, got {0}")]
+    BadModel(String),
+    #[error("the session has no model yet; pass --model provider/id")]
+    NoModel,
+    #[error("unknown model {provider}/{id}: not in Pi's built-in list or {}", models_json.display())]
+    UnknownModel {
+        provider: String,
+        id: String,
+        models_json: std::path::PathBuf,
+    },
+    #[error(transparent)]
+    Key(#[from] auth::KeyError),
+}
+
 /// The model and key a summary is written with.
 #[derive(Debug, Clone)]
 pub struct Summarizer {
@@ -26,19 +43,19 @@ impl Summarizer {
         agent_dir: &Path,
         wanted: Option<&str>,
         session_model: Option<(&str, &str)>,
-    ) -> Result<Summarizer, String> {
+    ) -> Result<Summarizer, ResolveError> {
         let (p, id) = match wanted {
-            Some(w) => w
-                .split_once('/')
-                .ok_or_else(|| format!("--model takes provider/id, got {w}"))?,
-            None => session_model.ok_or("the session has no model yet; pass --model provider/id")?,
+            Some(w) => w.split_once('/').ok_or_else(|| ResolveError::BadModel(w.to_string()))?,
+            None => session_model.ok_or(ResolveError::NoModel)?,
         };
-        let model = registry.find(p, id).cloned().ok_or_else(|| {
-            format!(
-                "unknown model {p}/{id}: not in Pi's built-in list or {}",
-                agent_dir.join("models.json").display()
-            )
-        })?;
+        let model = registry
+            .find(p, id)
+            .cloned()
+            .ok_or_else(|| ResolveError::UnknownModel {
+                provider: p.to_string(),
+                id: id.to_string(),
+                models_json: agent_dir.join("models.json"),
+            })?;
         let key = auth::find_key(&model, agent_dir)?;
         Ok(Summarizer {
             model,
@@ -91,7 +108,7 @@ impl Summarizer {
             self.request(prompts::turn_prefix(&text), self.cap(reserve / 2), reasoning.clone())
         });
         let on_text = std::sync::Mutex::new(on_text);
-        let emit = |e: Event| (on_text.lock().unwrap())(e);
+        let emit = |e: Event| (on_text.lock().unwrap_or_else(std::sync::PoisonError::into_inner))(e);
         let (h, p) = tokio::join!(
             async {
                 match &history_req {

@@ -41,7 +41,8 @@ impl SessionInfo {
 /// Read a session's header and summary fields without building the whole model.
 pub fn session_info(path: &Path) -> Option<SessionInfo> {
     let meta = std::fs::metadata(path).ok()?;
-    let buf = std::fs::read(path).ok()?;
+    // Mapped when large: listing a folder of 100 MB sessions copies none of them.
+    let buf = super::mapped::load(path).ok()?;
     let mut lines = buf
         .split(|b| *b == b'\n')
         .filter(|l| !l.iter().all(|c| c.is_ascii_whitespace()));

@@ -283,7 +283,7 @@ mod snapshots {
         a.screen.show_detail = false;
         a.view.selected = 0;
         let mut t = ratatui::Terminal::new(ratatui::backend::TestBackend::new(100, 60)).unwrap();
-        t.draw(|f| super::super::draw(f, &mut a)).unwrap();
+        t.draw(|f| super::super::draw(f, &a)).unwrap();
         let buf = t.backend().buffer();
         let rows_with = |c| (0..60).filter(|&y| buf[(5, y)].bg == c).count();
         assert!(rows_with(SUMMARIZED) > 0, "summarized rows tinted");

@@ -218,6 +218,12 @@ fn line_ranges(buf: &[u8], base: usize) -> Vec<Range<usize>> {
     }
 }
 
+/// What Pi derives from a message given as JSON text (one that is not an entry's own, such as
+/// a replacement's content wrapped as a message).
+pub fn measure_message_json(raw: &str) -> Option<MessageMeasures> {
+    line::message_from_raw(raw, false).and_then(|m| m.measures.into_inner())
+}
+
 #[cfg(test)]
 mod size_tests {
     #[test]
@@ -235,10 +241,4 @@ mod size_tests {
             std::mem::size_of::<super::ContentStats>()
         );
     }
-}
-
-/// What Pi derives from a message given as JSON text (one that is not an entry's own, such as
-/// a replacement's content wrapped as a message).
-pub fn measure_message_json(raw: &str) -> Option<MessageMeasures> {
-    line::message_from_raw(raw, false).and_then(|m| m.measures.into_inner())
 }

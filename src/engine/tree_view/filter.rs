@@ -54,11 +54,11 @@ impl FilterMode {
         }
     }
     pub fn next(self) -> FilterMode {
-        let i = FilterMode::CYCLE.iter().position(|m| *m == self).unwrap();
+        let i = FilterMode::CYCLE.iter().position(|m| *m == self).unwrap_or(0);
         FilterMode::CYCLE[(i + 1) % 5]
     }
     pub fn prev(self) -> FilterMode {
-        let i = FilterMode::CYCLE.iter().position(|m| *m == self).unwrap();
+        let i = FilterMode::CYCLE.iter().position(|m| *m == self).unwrap_or(0);
         FilterMode::CYCLE[(i + 4) % 5]
     }
 }
@@ -131,15 +131,15 @@ impl TreeView {
             self.ensure_search_text(s);
         }
         let mut visible = Vec::with_capacity(self.flat.len());
+        let texts = self.search_text.as_deref().filter(|_| !tokens.is_empty());
         for (fi, &i) in self.flat.iter().enumerate() {
             if !self.passes(s, i) {
                 continue;
             }
-            if !tokens.is_empty() {
-                let t = &self.search_text.as_ref().unwrap()[i];
-                if !tokens.iter().all(|k| t.contains(k.as_str())) {
-                    continue;
-                }
+            if let Some(texts) = texts
+                && !tokens.iter().all(|k| texts[i].contains(k.as_str()))
+            {
+                continue;
             }
             visible.push(fi);
         }

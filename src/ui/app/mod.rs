@@ -142,34 +142,34 @@ pub struct Pending {
 }
 
 pub struct App {
-    pub doc: Doc,
-    pub view: TreeView,
-    pub settings: Settings,
-    pub registry: Arc<Registry>,
-    pub screen: Screen,
+    pub(crate) doc: Doc,
+    pub(crate) view: TreeView,
+    pub(crate) settings: Settings,
+    pub(crate) registry: Arc<Registry>,
+    pub(crate) screen: Screen,
     pub selection: SelectionState,
-    pub frame: Frame,
-    pub detail: DetailState,
-    pub context: ContextState,
-    pub picker: Option<Picker>,
+    pub(crate) frame: Frame,
+    pub(crate) detail: DetailState,
+    pub(crate) context: ContextState,
+    pub(crate) picker: Option<Picker>,
     /// A tree search being typed.
-    pub search: Option<LineEditor>,
+    pub(crate) search: Option<LineEditor>,
     pub dialog: Option<Dialog>,
     /// The one-line banner (demo notice, malformed lines).
-    pub notice: Option<String>,
+    pub(crate) notice: Option<String>,
     pub status: Option<String>,
     /// Pi appended while bonsai was open.
-    pub live: bool,
-    pub quit: bool,
+    pub(crate) live: bool,
+    pub(crate) quit: bool,
     pub pending: Pending,
-    pub effects: Vec<Effect>,
-    pub exact: Arc<TokenCache>,
+    pub(crate) effects: Vec<Effect>,
+    pub(crate) exact: Arc<TokenCache>,
     row_cache: HashMap<usize, RowText>,
     next_id: u64,
     /// Tests put a summarizer here; otherwise it is resolved from Pi's keys when needed.
     pub summarizer_override: Option<crate::llm::summarize::Summarizer>,
     /// Never call a model (tests: no test may touch the network).
-    pub force_offline: bool,
+    pub(crate) force_offline: bool,
 }
 
 /// Sessions above this many entries compute the selection's gauge and cut off the key path.

@@ -37,3 +37,17 @@ fn load_index_and_cut(mb: usize) -> (Session, usize) {
     let first_kept = plan.first_kept_entry;
     (s, first_kept)
 }
+
+/// Live follow: Pi appended two lines to a session on screen. The reload parses only them
+/// (and rebuilds the indexes), keeping the session shown meanwhile (`Session::extended`).
+#[divan::bench(args = sizes(), sample_count = 9, sample_size = 1)]
+fn reload_after_two_appended_lines(bencher: divan::Bencher, mb: usize) {
+    let bytes = std::fs::read(session_file(mb)).unwrap();
+    let mut ends: Vec<usize> = memchr::memchr_iter(b'\n', &bytes).map(|k| k + 1).collect();
+    ends.pop();
+    let cut = ends[ends.len() - 2];
+    let shown = Session::from_bytes(bytes[..cut].to_vec()).unwrap();
+    bencher
+        .with_inputs(|| bytes.clone())
+        .bench_local_values(|all| shown.extended(all.into()).unwrap());
+}

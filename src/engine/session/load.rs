@@ -26,6 +26,8 @@ struct ParsedLines {
     lines: Vec<(u32, Result<Parsed, String>)>,
     diagnostics: Vec<Diagnostic>,
     any_text: bool,
+    /// Lines of the whole buffer up to its end (a last line without a newline counts).
+    line_count: u32,
 }
 
 /// The header line, checked as Pi checks it: a JSON object of type `session` with a string id.
@@ -74,6 +76,7 @@ fn parse_lines(
         lines: Vec::new(),
         diagnostics: Vec::new(),
         any_text: false,
+        line_count: 0,
     };
     let block_from = |pos: usize| -> Range<usize> {
         match memchr::memchr(b'\n', buf.get(pos + LOAD_BLOCK..).unwrap_or(&[])) {
@@ -169,6 +172,7 @@ fn parse_lines(
     if let Some(d) = parsed_block {
         buf.done_with(d);
     }
+    out.line_count = lines_before as u32;
     Ok(out)
 }
 
@@ -400,11 +404,15 @@ fn check_structure(entries: &[Entry], parent_idx: &[u32], diagnostics: &mut Vec<
     }
 }
 
-/// Where the settled part of `buf` ends: just past its last newline. A last line without one
-/// may still be growing (Pi writes a line in one append, but a reader can see half of it).
-fn settled(buf: &[u8]) -> (usize, u32) {
+/// Where the settled part of `buf` ends (just past its last newline) and its line count, from
+/// the count of all its lines. A last line without a newline may still be growing (Pi writes
+/// a line in one append, but a reader can see half of it). Only the tail is searched.
+fn settled(buf: &[u8], line_count: u32) -> (usize, u32) {
+    if buf.last() == Some(&b'\n') || buf.is_empty() {
+        return (buf.len(), line_count);
+    }
     let len = memchr::memrchr(b'\n', buf).map(|k| k + 1).unwrap_or(0);
-    (len, memchr::memchr_iter(b'\n', &buf[..len]).count() as u32)
+    (len, line_count.saturating_sub(1))
 }
 
 impl Session {
@@ -418,6 +426,7 @@ impl Session {
     #[doc(hidden)]
     pub fn from_bytes_with(buf: FileBytes, quick: bool) -> Result<Session, LoadError> {
         let parsed = parse_lines(&buf, 0, 1, None, quick)?;
+        let (settled_len, settled_lines) = settled(&buf, parsed.line_count);
         let any_text = parsed.any_text;
         let mut line_diagnostics = parsed.diagnostics;
         let Some(header) = parsed.header else {
@@ -438,7 +447,6 @@ impl Session {
         if v1 {
             migrate_v1(&mut entries, v1_first_kept);
         }
-        let (settled_len, settled_lines) = settled(&buf);
         Ok(Session::index(
             buf,
             header,
@@ -505,10 +513,10 @@ impl Session {
         entries.retain(|e| e.line <= settled_lines);
         line_diagnostics.retain(|d| d.line <= settled_lines);
         let parsed = parse_lines(&buf, settled_len, settled_lines + 1, Some(&header), true)?;
+        let (settled_len, settled_lines) = settled(&buf, parsed.line_count);
         line_diagnostics.extend(parsed.diagnostics);
         let kept = entries.len();
         entries.extend(assemble(parsed.lines, false, kept, &mut line_diagnostics).entries);
-        let (settled_len, settled_lines) = settled(&buf);
         Ok(Session::index(
             buf,
             header,

@@ -136,6 +136,19 @@ pub struct InspectArgs {
     pub branch_context_window: u64,
 }
 
+/// What every appending command takes.
+#[derive(Args, Debug)]
+pub struct WriteFlags {
+    /// Print the entry, write nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Write without asking.
+    #[arg(long)]
+    pub yes: bool,
+    #[arg(long)]
+    pub json: bool,
+}
+
 #[derive(Args, Debug)]
 pub struct CompactArgs {
     pub file: PathBuf,
@@ -152,14 +165,8 @@ pub struct CompactArgs {
     pub summarizer: Option<String>,
     #[arg(long)]
     pub model: Option<String>,
-    /// Print the entry, write nothing.
-    #[arg(long)]
-    pub dry_run: bool,
-    /// Write without asking.
-    #[arg(long)]
-    pub yes: bool,
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub write: WriteFlags,
 }
 
 #[derive(Args, Debug)]
@@ -177,12 +184,8 @@ pub struct NavigateArgs {
     pub summarizer: Option<String>,
     #[arg(long)]
     pub leaf: Option<String>,
-    #[arg(long)]
-    pub dry_run: bool,
-    #[arg(long)]
-    pub yes: bool,
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub write: WriteFlags,
 }
 
 #[derive(Args, Debug)]

@@ -165,15 +165,15 @@ pub fn compact(a: CompactArgs) -> Result<()> {
         .entries;
     let extra = json!({"summarizer": summarizer_name});
     warn_new_branch(&s0, leaf, "the compaction");
-    if a.dry_run || !a.yes {
-        show(&entry, a.json, false, extra);
-        if !a.dry_run {
+    if a.write.dry_run || !a.write.yes {
+        show(&entry, a.write.json, false, extra);
+        if !a.write.dry_run {
             not_written();
         }
         return Ok(());
     }
     let applied = apply(&a.file, &req, "a compaction")?;
-    show(&applied.prepared.entries, a.json, true, extra);
+    show(&applied.prepared.entries, a.write.json, true, extra);
     Ok(())
 }
 
@@ -226,14 +226,14 @@ pub fn navigate(a: NavigateArgs) -> Result<()> {
         seen: Some((s0.buf.len(), s0.entries.len())),
     };
     let p0 = req.prepare(&s0, store::clock::entropy(), store::clock::now_ms())?;
-    if a.dry_run || !a.yes {
+    if a.write.dry_run || !a.write.yes {
         show(
             &p0.entries,
-            a.json,
+            a.write.json,
             false,
             json!({"editorText": p0.editor_text, "branchSummary": p0.branch_summary}),
         );
-        if !a.dry_run {
+        if !a.write.dry_run {
             not_written();
         }
         return Ok(());
@@ -246,12 +246,12 @@ pub fn navigate(a: NavigateArgs) -> Result<()> {
     let p = apply(&a.file, &req, what)?.prepared;
     show(
         &p.entries,
-        a.json,
+        a.write.json,
         true,
         json!({"editorText": p.editor_text, "branchSummary": p.branch_summary}),
     );
     if let Some(t) = p.editor_text.filter(|t| !t.is_empty()) {
-        if !a.json {
+        if !a.write.json {
             eprintln!("bonsai: the selected user message (for the editor):\n{t}");
         }
         copy_to_clipboard(&t);

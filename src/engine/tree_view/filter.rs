@@ -112,8 +112,8 @@ impl TreeView {
         }
     }
 
-    /// Pi's `applyFilter`: filter, search, folds, re-layout, keep the selection.
-    pub fn apply_filter(&mut self, s: &Session) {
+    /// The selected entry, kept across a change of the visible rows.
+    fn remember_selection(&mut self) {
         if !self.visible.is_empty() {
             self.last_selected = self
                 .visible
@@ -121,6 +121,11 @@ impl TreeView {
                 .map(|&f| self.flat[f])
                 .or(self.last_selected);
         }
+    }
+
+    /// Pi's `applyFilter`: filter, search, folds, re-layout, keep the selection.
+    pub fn apply_filter(&mut self, s: &Session) {
+        self.remember_selection();
         let tokens: Vec<String> = self
             .search
             .to_lowercase()
@@ -161,12 +166,6 @@ impl TreeView {
         } else if self.selected >= self.visible.len() {
             self.selected = self.visible.len().saturating_sub(1);
         }
-        if !self.visible.is_empty() {
-            self.last_selected = self
-                .visible
-                .get(self.selected)
-                .map(|&f| self.flat[f])
-                .or(self.last_selected);
-        }
+        self.remember_selection();
     }
 }

@@ -396,6 +396,7 @@ impl App {
     /// Keys while a dialog is open.
     pub(super) fn on_dialog(&mut self, action: Action) -> bool {
         let area = self.areas().main;
+        let rect = self.dialog.as_ref().map(|d| d.rect(area)).unwrap_or(area);
         let Some(d) = &mut self.dialog else { return false };
         match d {
             Dialog::Navigate {
@@ -457,15 +458,8 @@ impl App {
                     self.dialog = None;
                     self.status = Some("summary cancelled; nothing written".into());
                 }
-                Action::Up => *scroll = scroll.saturating_sub(1),
-                Action::Down | Action::PageDown | Action::PageUp => {
-                    let r = d_rect(area, text);
-                    let max = dialog::max_scroll(text, r);
-                    *scroll = match action {
-                        Action::Down => (*scroll + 1).min(max),
-                        Action::PageDown => (*scroll + r.height as usize).min(max),
-                        _ => scroll.saturating_sub(r.height as usize),
-                    };
+                a @ (Action::Up | Action::Down | Action::PageUp | Action::PageDown) => {
+                    return scroll_preview(scroll, text, rect, &a);
                 }
                 _ => return false,
             },
@@ -476,15 +470,8 @@ impl App {
                     self.dialog = None;
                     self.status = Some("compaction discarded; nothing written".into());
                 }
-                Action::Up => *scroll = scroll.saturating_sub(1),
-                Action::Down | Action::PageDown | Action::PageUp => {
-                    let r = d_rect(area, text);
-                    let max = dialog::max_scroll(text, r);
-                    *scroll = match action {
-                        Action::Down => (*scroll + 1).min(max),
-                        Action::PageDown => (*scroll + r.height as usize).min(max),
-                        _ => scroll.saturating_sub(r.height as usize),
-                    };
+                a @ (Action::Up | Action::Down | Action::PageUp | Action::PageDown) => {
+                    return scroll_preview(scroll, text, rect, &a);
                 }
                 _ => return false,
             },
@@ -651,8 +638,18 @@ impl App {
     }
 }
 
-/// Where a summary dialog is, for scrolling it.
-fn d_rect(area: ratatui::layout::Rect, _text: &str) -> ratatui::layout::Rect {
-    let w = area.width.saturating_sub(4).min(100);
-    crate::ui::theme::centered(area, w, area.height.saturating_sub(4).max(5).min(area.height))
+/// Scroll a summary preview drawn in `rect`, never past its end.
+fn scroll_preview(scroll: &mut usize, text: &str, rect: ratatui::layout::Rect, action: &Action) -> bool {
+    let max = dialog::max_scroll(text, rect);
+    let page = rect.height.saturating_sub(3) as usize;
+    let to = match action {
+        Action::Up => scroll.saturating_sub(1),
+        Action::Down => *scroll + 1,
+        Action::PageUp => scroll.saturating_sub(page),
+        _ => *scroll + page,
+    }
+    .min(max);
+    let moved = to != *scroll;
+    *scroll = to;
+    moved
 }

@@ -203,3 +203,46 @@ fn compact_with_instructions_offline_accept_and_see_it_in_the_tree() {
             .contains("Focus requested: keep the latency numbers")
     );
 }
+
+#[test]
+fn a_compaction_previewed_before_pi_appended_is_refused() {
+    use std::io::Write;
+    let Some(t) = Tmux::start(120, 40) else { return };
+    let bin = env!("CARGO_BIN_EXE_bonsai");
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("long.jsonl");
+    std::fs::copy(
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/fixtures/pi-0.87.1/compacted-long.jsonl"),
+        &f,
+    )
+    .unwrap();
+    let home = tempfile::tempdir().unwrap();
+    t.send(&[
+        &format!("HOME={} {bin} {}; echo EXITED:$?", home.path().display(), f.display()),
+        "Enter",
+    ]);
+    t.wait_for("(212/212)");
+    t.send(&["C"]);
+    t.wait_for("Compact: custom instructions");
+    t.send(&["Enter"]);
+    t.wait_for("ctrl+s write it");
+    // Pi appends a message while the preview is open.
+    let text = std::fs::read_to_string(&f).unwrap();
+    let last: serde_json::Value = serde_json::from_str(text.lines().last().unwrap()).unwrap();
+    let mut w = std::fs::OpenOptions::new().append(true).open(&f).unwrap();
+    writeln!(
+        w,
+        r#"{{"type":"message","id":"pi000042","parentId":"{}","timestamp":"2026-11-23T06:00:00.000Z","message":{{"role":"user","content":"Pi keeps going","timestamp":1}}}}"#,
+        last["id"].as_str().unwrap()
+    )
+    .unwrap();
+    drop(w);
+    let with_pi = std::fs::read(&f).unwrap();
+    t.wait_for("live: 1 new entry from Pi");
+    t.send(&["C-s"]);
+    let screen = t.wait_for("Pi appended 1 entry");
+    assert!(screen.contains("nothing written"), "{screen}");
+    t.send(&["q"]);
+    t.wait_for("EXITED:0");
+    assert_eq!(std::fs::read(&f).unwrap(), with_pi, "only Pi's line was added");
+}

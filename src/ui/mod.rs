@@ -201,15 +201,7 @@ fn leave_extras(mouse: bool) {
 fn action_for_event(app: &App, ev: crossterm::event::Event) -> Option<Action> {
     use crossterm::event::{Event, KeyEventKind, MouseButton, MouseEventKind};
     match ev {
-        Event::Key(k) if k.kind != KeyEventKind::Release => {
-            let mode = app.mode();
-            match keymap::action_for(mode, &k) {
-                Some(a) => Some(a),
-                None if mode.takes_text() => Some(Action::Edit(k)),
-                None if mode == keymap::Mode::Help => Some(Action::Close),
-                None => None,
-            }
-        }
+        Event::Key(k) if k.kind != KeyEventKind::Release => app.action_for_key(&k),
         Event::Paste(t) => Some(Action::Paste(t)),
         Event::Resize(width, height) => Some(Action::Resize { width, height }),
         Event::Mouse(m) => match m.kind {
@@ -238,6 +230,7 @@ async fn event_loop(
     use crossterm::event::{Event, EventStream, KeyCode, KeyModifiers};
     use futures_util::StreamExt;
     let mut events = EventStream::new();
+    let mouse = settings.mouse_capture();
     let (session, path, notice) = match target {
         Target::Demo => (
             Session::from_bytes(DEMO.to_vec()).map_err(|e| eyre!("demo session: {e}"))?,
@@ -307,12 +300,12 @@ async fn event_loop(
                     let _ = std::io::stdout().flush();
                 }
                 Effect::EditSummary(text) => {
-                    let edited = suspended(terminal, app.screen.size, || edit_in_editor(&text));
+                    let edited = suspended(terminal, mouse, || edit_in_editor(&text));
                     app.update(Action::EditorClosed(edited));
                     dirty = true;
                 }
                 Effect::Pager(text) => {
-                    suspended(terminal, app.screen.size, || show_in_pager(&text));
+                    suspended(terminal, mouse, || show_in_pager(&text));
                     dirty = true;
                 }
             }
@@ -353,11 +346,14 @@ async fn event_loop(
     }
 }
 
-/// Leave the UI for a program that needs the terminal, then come back.
-fn suspended<T>(terminal: &mut ratatui::DefaultTerminal, _size: ratatui::layout::Rect, run: impl FnOnce() -> T) -> T {
+/// Leave the UI for a program that needs the terminal (mouse and paste modes off), then come
+/// back.
+fn suspended<T>(terminal: &mut ratatui::DefaultTerminal, mouse: bool, run: impl FnOnce() -> T) -> T {
+    leave_extras(mouse);
     ratatui::restore();
     let out = run();
     *terminal = ratatui::init();
+    let _ = enter_extras(mouse);
     let _ = terminal.clear();
     out
 }

@@ -279,16 +279,26 @@ impl App {
         (self.areas().tree.height as usize).max(5)
     }
 
+    /// What a key means now: the open dialog's reading of it, else the key table's for the
+    /// mode (in a text input, an unbound key edits the text; in the help, any key closes it).
+    pub fn action_for_key(&self, key: &KeyEvent) -> Option<Action> {
+        if let Some(d) = &self.dialog {
+            return d.on_key(key);
+        }
+        let mode = self.mode();
+        keymap::action_for(mode, key).or(match mode {
+            m if m.takes_text() => Some(Action::Edit(*key)),
+            Mode::Help => Some(Action::Close),
+            _ => None,
+        })
+    }
+
     /// A key, through the key table. Returns whether the screen needs a redraw.
     pub fn handle_key(&mut self, key: KeyEvent) -> bool {
-        let mode = self.mode();
-        let action = match keymap::action_for(mode, &key) {
-            Some(a) => a,
-            None if mode.takes_text() => Action::Edit(key),
-            None if mode == Mode::Help => Action::Close,
-            None => return false,
-        };
-        self.update(action)
+        match self.action_for_key(&key) {
+            Some(a) => self.update(a),
+            None => false,
+        }
     }
 
     /// The one place the state changes. Returns whether the screen needs a redraw.

@@ -128,6 +128,13 @@ impl Dialog {
         }
     }
 
+    /// What a key means in this dialog: its binding in the key table, or, in a text input,
+    /// an edit of the text.
+    pub fn on_key(&self, key: &crossterm::event::KeyEvent) -> Option<super::action::Action> {
+        let mode = self.mode();
+        keymap::action_for(mode, key).or_else(|| mode.takes_text().then_some(super::action::Action::Edit(*key)))
+    }
+
     /// Where the dialog is drawn inside `area` (the main area).
     pub fn rect(&self, area: Rect) -> Rect {
         let w = area.width.saturating_sub(4).min(100);

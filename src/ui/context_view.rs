@@ -6,7 +6,6 @@
 //!
 //! `build` runs as a job (it projects and counts); `draw` only reads what it made.
 
-use super::app::App;
 use super::theme::*;
 use crate::engine::context::{self, ContextMessage, ContextTokens, Part};
 use crate::engine::entry::Kind;
@@ -273,9 +272,11 @@ fn title(p: &Pane, side: Side) -> String {
     }
 }
 
-pub fn draw(f: &mut Frame, area: Rect, app: &App) {
+/// Draw the view: `data` as the last job made it (`None`: still counting), the cursor row and
+/// the first row shown.
+pub fn draw(f: &mut Frame, area: Rect, data: Option<&ContextData>, cursor: usize, scroll: usize) {
     f.render_widget(Clear, area);
-    let Some(data) = app.context_data() else {
+    let Some(data) = data else {
         let block = Block::default().borders(Borders::ALL).border_style(fg(ACCENT));
         f.render_widget(
             Paragraph::new(Span::styled(" counting what the model sees…", fg(MUTED))).block(block),
@@ -283,7 +284,6 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) {
         );
         return;
     };
-    let (cursor, scroll) = app.context_cursor();
     let header = Line::from(Span::styled(
         format!("  {:<17}{:>6} {:>6} {:<8} text", "role", "est", "exact", "entry"),
         fg(DIM),

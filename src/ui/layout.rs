@@ -83,6 +83,17 @@ pub fn areas(size: Rect, shown: Shown) -> Areas {
     a
 }
 
+/// Width of the token column at this pane width (0: no room).
+pub fn token_column(width: u16) -> usize {
+    if width >= 90 {
+        13
+    } else if width >= 60 {
+        8
+    } else {
+        0
+    }
+}
+
 pub fn contains(r: Rect, col: u16, row: u16) -> bool {
     col >= r.x && col < r.x + r.width && row >= r.y && row < r.y + r.height
 }

@@ -121,7 +121,10 @@ pub fn draw(f: &mut Frame, app: &App) {
     status::draw_hints(f, a.hints, app);
     match app.screen.overlay {
         Overlay::Help(mode) => help::draw(f, a.main, mode, app.screen.help_scroll),
-        Overlay::Context => context_view::draw(f, a.main, app),
+        Overlay::Context => {
+            let (cursor, scroll) = app.context_cursor();
+            context_view::draw(f, a.main, app.context_data(), cursor, scroll)
+        }
         Overlay::Picker => {
             if let Some(p) = &app.picker {
                 p.draw(f, a.main);

@@ -32,17 +32,6 @@ fn text_style(s: RowStyle) -> (Style, Style) {
     }
 }
 
-/// Width of the token column at this pane width (0: no room).
-pub fn token_column(width: u16) -> usize {
-    if width >= 90 {
-        13
-    } else if width >= 60 {
-        8
-    } else {
-        0
-    }
-}
-
 fn cut_bg(c: Option<CutClass>) -> Option<ratatui::style::Color> {
     match c? {
         CutClass::Summarized => Some(SUMMARIZED),
@@ -94,7 +83,7 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) {
     // Without colour (NO_COLOR) the cut preview's classes are a symbol column.
     let symbols = app.screen.cut_preview && app.screen.no_color;
     let sym_col = if symbols { 2 } else { 0 };
-    let token_col = token_column(area.width);
+    let token_col = super::layout::token_column(area.width);
     let body_width = (area.width as usize).saturating_sub(token_col + sym_col);
     let scroll = app.frame.pan;
     let mut lines = Vec::with_capacity(app.frame.rows.len());

@@ -466,7 +466,7 @@ impl App {
     fn refresh_frame(&mut self) {
         let area = self.areas().tree;
         let range = self.view.window(area.height as usize);
-        let token_col = super::tree_pane::token_column(area.width);
+        let token_col = super::layout::token_column(area.width);
         let s = self.doc.session.clone();
         let mut rows = Vec::with_capacity(range.len());
         for k in range.clone() {

@@ -120,7 +120,11 @@ pub enum JobResult {
         per_message: Vec<u64>,
     },
     ContextView(Box<ContextData>),
-    Reloaded(Result<Arc<Session>, store::OpenError>),
+    Reloaded {
+        result: Result<Arc<Session>, store::OpenError>,
+        /// The file was not the shown session plus appended lines (rewritten, truncated).
+        rewritten: bool,
+    },
     Opened {
         path: PathBuf,
         result: Result<Arc<Session>, store::OpenError>,
@@ -221,16 +225,19 @@ impl Job {
             } => JobResult::ContextView(Box::new(context_view::build(
                 &session, generation, leaf, mark, encoding, &cache,
             ))),
-            Job::Reload { session, path } => JobResult::Reloaded(
-                store::files::session_bytes(&path)
+            Job::Reload { session, path } => {
+                let mut rewritten = false;
+                let result = store::files::session_bytes(&path)
                     .and_then(|buf| {
+                        rewritten = !session.continues_into(&buf);
                         session.extended(buf).map_err(|source| store::OpenError::Invalid {
                             path: path.clone(),
                             source,
                         })
                     })
-                    .map(Arc::new),
-            ),
+                    .map(Arc::new);
+                JobResult::Reloaded { result, rewritten }
+            }
             Job::Open { path } => JobResult::Opened {
                 result: store::load_session(&path).map(Arc::new),
                 path,

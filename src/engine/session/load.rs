@@ -494,7 +494,7 @@ impl Session {
 
     /// Whether `buf` is this session's bytes with lines appended, as far as can be told
     /// without reading them all: as long at least, and a newline where the settled part ends.
-    fn continues_into(&self, buf: &[u8]) -> bool {
+    pub fn continues_into(&self, buf: &[u8]) -> bool {
         !self.ids_synthesized
             && buf.len() >= self.buf.len()
             && self.settled_lines >= self.header.line

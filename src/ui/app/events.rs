@@ -56,9 +56,12 @@ impl App {
                     self.keep_context_cursor_visible();
                 }
             }
-            JobResult::Reloaded(r) => {
+            JobResult::Reloaded { result, rewritten } => {
                 self.pending.reload = false;
-                match r {
+                match result {
+                    // A reload read before a newer version was shown (bonsai's own write came
+                    // back first) is stale: the file only grows unless it was rewritten.
+                    Ok(s) if !rewritten && s.buf.len() < self.doc.session.buf.len() => {}
                     Ok(s) => self.replace_session(s, false),
                     Err(e) => self.status = Some(format!("reload failed: {e}")),
                 }
@@ -82,7 +85,11 @@ impl App {
                 self.pending.writes = self.pending.writes.saturating_sub(1);
                 match r {
                     Ok(w) => {
-                        self.replace_session(w.session, true);
+                        // A reload that already showed what Pi appended after this write is
+                        // newer than the write's own read: keep it.
+                        if w.session.buf.len() >= self.doc.session.buf.len() {
+                            self.replace_session(w.session, true);
+                        }
                         let s = self.doc.session.clone();
                         let select = w.select.as_deref().and_then(|id| s.idx_of(id)).or(s.leaf());
                         if let Some(i) = select {

@@ -833,3 +833,25 @@ fn fork_and_clone_name_the_new_file_in_a_status_that_fits() {
     let name = st.split(": ").nth(1).unwrap().split(' ').next().unwrap();
     assert!(d.path().join(name).exists(), "{name}");
 }
+
+#[test]
+fn a_reload_read_before_bonsai_wrote_does_not_roll_the_session_back() {
+    let (_d, p) = temp_copy("pi-0.87.1/split-turn.jsonl");
+    let mut a = app_for(&p);
+    pi_appends(&p, &a, "pi000007");
+    // The tick starts a reload; it reads the file now but reports later.
+    a.update(Action::Tick);
+    let reload: Vec<_> = a.take_jobs();
+    let late: Vec<_> = reload.into_iter().flat_map(crate::ui::jobs::run_now).collect();
+    // Meanwhile bonsai writes a label (its job reads the file again after appending).
+    a.handle_key(shift('L'));
+    typed(&mut a, "mine");
+    a.handle_key(key(KeyCode::Enter));
+    a.run_jobs_now();
+    let entries = a.doc.session.entries.len();
+    for r in late {
+        a.update(Action::Job(std::sync::Arc::new(r)));
+    }
+    assert_eq!(a.doc.session.entries.len(), entries, "the stale reload is ignored");
+    assert!(matches!(a.doc.session.entries.last().unwrap().kind, Kind::Label { .. }));
+}

@@ -153,6 +153,21 @@ fn cycles_are_detected_without_hanging() {
 }
 
 #[test]
+fn a_duplicated_id_closing_a_cycle_draws_every_row() {
+    // `bonsai tree` panicked here (a row whose layout was never made): every filter draws.
+    let s = load("duplicate-id-cycle.jsonl");
+    assert!(messages(&s).iter().any(|m| m.contains("parent cycle")));
+    assert!(messages(&s).iter().any(|m| m.contains("duplicate id")));
+    let t = Tree::build(&s);
+    for mode in FilterMode::CYCLE {
+        let v = TreeView::new(&s, &t, s.leaf(), mode, 0);
+        let rows = v.render_plain(&s, 100, None);
+        assert_eq!(rows.len(), v.visible.len().max(1) + 1, "{mode:?}");
+    }
+    exercise(&s);
+}
+
+#[test]
 fn v2_hook_messages_become_custom() {
     let s = load("v2-hookmessage.jsonl");
     assert!(s.migrated);

@@ -11,41 +11,142 @@ use std::path::{Path, PathBuf};
 pub enum OpenError {
     #[error("{}: cannot read the session file: {source}", path.display())]
     Io { path: PathBuf, source: std::io::Error },
+    #[error("{}: {what}, not a session file; bonsai reads regular files only (a link is followed to its file)", path.display())]
+    NotAFile { path: PathBuf, what: &'static str },
     #[error("{}: {source}", path.display())]
     Invalid { path: PathBuf, source: LoadError },
 }
 
+/// What a file that is not a regular file is.
+fn kind_of(meta: &std::fs::Metadata) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    let t = meta.file_type();
+    if t.is_dir() {
+        "a directory"
+    } else if t.is_fifo() {
+        "a FIFO (named pipe)"
+    } else if t.is_char_device() {
+        "a character device"
+    } else if t.is_block_device() {
+        "a block device"
+    } else if t.is_socket() {
+        "a socket"
+    } else {
+        "not a regular file"
+    }
+}
+
+/// The error for a path that is not a regular file.
+pub fn not_a_file(path: &Path, meta: &std::fs::Metadata) -> std::io::Error {
+    std::io::Error::other(OpenError::NotAFile {
+        path: path.to_path_buf(),
+        what: kind_of(meta),
+    })
+}
+
+/// Open `path` for reading, refusing anything but a regular file (a FIFO is opened without
+/// waiting for a writer, then refused; `/dev/zero` is refused before it is read).
+pub fn open_regular(path: &Path) -> Result<std::fs::File, OpenError> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let io = |source| OpenError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+        .map_err(io)?;
+    let meta = f.metadata().map_err(io)?;
+    if !meta.file_type().is_file() {
+        return Err(OpenError::NotAFile {
+            path: path.to_path_buf(),
+            what: kind_of(&meta),
+        });
+    }
+    Ok(f)
+}
+
+/// The whole of a regular file.
+pub fn read_regular(path: &Path) -> Result<Vec<u8>, OpenError> {
+    let f = open_regular(path)?;
+    read_open(&f).map_err(|source| OpenError::Io {
+        path: path.to_path_buf(),
+        source,
+    })
+}
+
 /// The bytes of a session file (see `mapped` for when they are mapped).
 pub fn session_bytes(path: &Path) -> Result<FileBytes, OpenError> {
-    mapped::load(path).map_err(|source| OpenError::Io {
+    let f = open_regular(path)?;
+    mapped::load_file(f, path).map_err(|source| OpenError::Io {
         path: path.to_path_buf(),
         source,
     })
 }
 
 pub fn load_session(path: &Path) -> Result<Session, OpenError> {
-    Session::from_bytes(session_bytes(path)?).map_err(|source| OpenError::Invalid {
+    let mut s = Session::from_bytes(session_bytes(path)?).map_err(|source| OpenError::Invalid {
         path: path.to_path_buf(),
         source,
-    })
+    })?;
+    explain_fragment(&mut s, path);
+    Ok(s)
+}
+
+/// A last line cut short by a kill while bonsai was appending is named as such (the note
+/// beside the file says which bytes bonsai was writing).
+fn explain_fragment(s: &mut Session, path: &Path) {
+    if s.file_ends_with_newline {
+        return;
+    }
+    if let Some(r) = super::journal::read(path).and_then(|n| super::journal::fragment(&s.buf, &n)) {
+        s.explain_unfinished_last_line(format!(
+            "the unfinished end of an entry bonsai was writing when it was stopped ({} bytes); Pi skips it; `bonsai repair {}` removes it (keeping a backup)",
+            r.len(),
+            path.display()
+        ));
+    }
 }
 
 /// `s` as its file is now: only what was appended since `s` was read is parsed.
 pub fn reload(s: Session, path: &Path) -> Result<Session, OpenError> {
-    s.extend(session_bytes(path)?).map_err(|source| OpenError::Invalid {
+    let mut s = s.extend(session_bytes(path)?).map_err(|source| OpenError::Invalid {
         path: path.to_path_buf(),
         source,
-    })
+    })?;
+    explain_fragment(&mut s, path);
+    Ok(s)
 }
 
-/// Read a whole file; large files in two halves at once (the copy out of the page cache is
-/// a third of opening a big session on a 2-core machine).
-pub fn read_file(path: &std::path::Path) -> std::io::Result<Vec<u8>> {
+/// [`reload`] keeping `s` (it is still shown), and whether the file was rewritten rather than
+/// appended to (then it was read whole).
+pub fn reload_shown(s: &Session, path: &Path) -> Result<(Session, bool), OpenError> {
+    let buf = session_bytes(path)?;
+    let rewritten = !s.continues_into(&buf);
+    let mut s = s.extended(buf).map_err(|source| OpenError::Invalid {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    explain_fragment(&mut s, path);
+    Ok((s, rewritten))
+}
+
+/// Read a whole open file; large files in two halves at once (the copy out of the page cache
+/// is a third of opening a big session on a 2-core machine). The file is read through this one
+/// descriptor (a FIFO or a device never gets here: see `open_regular`).
+pub fn read_open(f: &std::fs::File) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
     use std::os::unix::fs::FileExt;
-    let f = std::fs::File::open(path)?;
     let len = f.metadata()?.len() as usize;
+    let plain = |f: &std::fs::File| {
+        let mut out = Vec::with_capacity(len);
+        let mut r = f;
+        r.read_to_end(&mut out)?;
+        Ok(out)
+    };
     if len < (8 << 20) {
-        return std::fs::read(path);
+        return plain(f);
     }
     let mut buf = vec![0u8; len];
     let mid = len / 2;
@@ -73,9 +174,18 @@ pub fn read_file(path: &std::path::Path) -> std::io::Result<Vec<u8>> {
     });
     let (na, nb) = (ra?, rb?);
     if na < mid {
-        // The file shrank while reading: fall back to a plain read.
-        return std::fs::read(path);
+        // The file shrank while reading: read it again from the start.
+        use std::io::Seek;
+        let mut r = f;
+        r.seek(std::io::SeekFrom::Start(0))?;
+        return plain(f);
     }
     buf.truncate(mid + nb);
     Ok(buf)
+}
+
+/// Read a whole regular file (see `read_open`).
+pub fn read_file(path: &std::path::Path) -> std::io::Result<Vec<u8>> {
+    let f = open_regular(path).map_err(std::io::Error::other)?;
+    read_open(&f)
 }

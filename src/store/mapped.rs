@@ -193,14 +193,19 @@ fn map(file: &std::fs::File, len: usize) -> Option<Mapping> {
 
 /// The whole file: mapped when large (see the module note), else read.
 pub fn load(path: &std::path::Path) -> std::io::Result<FileBytes> {
-    let f = std::fs::File::open(path)?;
+    let f = super::files::open_regular(path).map_err(std::io::Error::other)?;
+    load_file(f, path)
+}
+
+/// The bytes of an open regular file (`path` only names it).
+pub fn load_file(f: std::fs::File, _path: &std::path::Path) -> std::io::Result<FileBytes> {
     let len = f.metadata()?.len() as usize;
     if len >= MAP_THRESHOLD
         && let Some(m) = map(&f, len)
     {
         return Ok(FileBytes::Source(Box::new(m)));
     }
-    super::files::read_file(path).map(FileBytes::Owned)
+    super::files::read_open(&f).map(FileBytes::Owned)
 }
 
 #[cfg(test)]

@@ -4,11 +4,13 @@
 
 pub mod clock;
 pub mod config;
+pub mod faults;
 pub mod files;
+pub mod journal;
 pub mod mapped;
 pub mod sessions;
 pub mod write;
 
 pub use files::{OpenError, load_session, reload};
 pub use sessions::{SessionInfo, list_sessions, newest_in_dir, session_info};
-pub use write::{Appended, WriteError, append_lines, append_with, migrate, new_session_path, write_new};
+pub use write::{Appended, WriteError, append_lines, append_with, migrate, new_session_path, repair, write_new};

@@ -1,16 +1,41 @@
-//! Writing. bonsai never rewrites a session in place: it appends whole lines (one write,
-//! fsync) to v3 files, writes new files for forks and clones, and migrates old files into a
-//! new file beside a backup, renamed into place atomically.
+//! Writing. bonsai never rewrites a session in place (but for `repair`, which says so): it
+//! appends whole lines to v3 files in one write and fsyncs; new files (forks, clones, backups,
+//! a migrated file) are written to a hidden temporary file, fsynced, and then appear whole under
+//! their name. A write that fails leaves the session byte-identical to before: bonsai removes
+//! exactly the bytes it wrote. A kill cannot be cleaned up after, so each append is noted
+//! beside the session first (`journal`): the fragment a kill leaves is named as bonsai's, and
+//! `repair` removes it.
+//!
+//! Every file operation here goes through `faults`, so the fault suite can fail any of them.
 
+use super::faults::{self, is_crash};
+use super::journal::{self, Note};
 use crate::engine::js;
 use crate::engine::session::Session;
 use crate::engine::write_plan::{Prepared, Refusal, WriteRequest};
-use std::io::Write;
+use std::fs::{File, OpenOptions};
 use std::path::{Path, PathBuf};
 
 #[derive(Debug, thiserror::Error)]
 pub enum WriteError {
-    #[error("write failed: {0}")]
+    /// The write failed and bonsai took back what it had written: the session is as before.
+    #[error("could not write to {}: {source}; nothing was changed", path.display())]
+    Failed { path: PathBuf, source: std::io::Error },
+    /// The write failed and what bonsai had written could not be taken back.
+    #[error(
+        "could not write to {}: {source}; bonsai could not remove the partial entry it wrote ({cleanup}): run `bonsai repair {}`",
+        path.display(),
+        path.display()
+    )]
+    Partial {
+        path: PathBuf,
+        source: std::io::Error,
+        cleanup: String,
+    },
+    /// A file that could not be written whole was not written at all.
+    #[error("could not write {}: {source}; no file was left behind", path.display())]
+    NewFile { path: PathBuf, source: std::io::Error },
+    #[error(transparent)]
     Io(#[from] std::io::Error),
     /// v1/v2 files must be migrated first (Pi would rewrite them on open).
     #[error(
@@ -20,15 +45,21 @@ pub enum WriteError {
     /// The file changed since it was loaded; the caller reloads and re-checks.
     #[error("the file changed while bonsai was preparing the write")]
     Changed,
+    /// The file ends with a line that is not whole: Pi may be writing it, or a write was
+    /// killed halfway.
+    #[error("{}: {reason}", path.display())]
+    Unfinished { path: PathBuf, reason: String },
     #[error(transparent)]
     Open(#[from] super::OpenError),
     /// The write, decided again on the file as it is now, is refused.
     #[error(transparent)]
     Refused(#[from] Refusal),
+    #[error("{0}")]
+    Repair(String),
 }
 
 /// What happened on an append.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub struct Appended {
     pub lines: usize,
     pub bytes: usize,
@@ -52,6 +83,12 @@ where
                 version: s.header.version,
             });
         }
+        if let Some(reason) = unfinished_end(path, &s) {
+            return Err(WriteError::Unfinished {
+                path: path.to_path_buf(),
+                reason,
+            });
+        }
         let entries = build(&s)?;
         match append_lines(path, s.buf.len() as u64, &entries) {
             Ok(a) => return Ok((s, a)),
@@ -60,6 +97,29 @@ where
         }
     }
     Err(WriteError::Changed)
+}
+
+/// Why bonsai must not append to `s` as it ends now: its last line is not whole. Appending
+/// after it would turn Pi's line being written, or a killed write, into a broken line for good.
+fn unfinished_end(path: &Path, s: &Session) -> Option<String> {
+    if s.file_ends_with_newline {
+        return None;
+    }
+    let last = &s.buf[memchr::memrchr(b'\n', &s.buf).map(|k| k + 1).unwrap_or(0)..];
+    if serde_json::from_slice::<serde_json::Value>(last).is_ok() {
+        return None;
+    }
+    Some(match journal::read(path).and_then(|n| journal::fragment(&s.buf, &n)) {
+        Some(r) => format!(
+            "the file ends with {} bytes of an entry bonsai was writing when it was stopped; `bonsai repair {}` removes them (keeping a backup)",
+            r.len(),
+            path.display()
+        ),
+        None => format!(
+            "the file ends with an unfinished line: Pi may be writing it, so bonsai will not append now; try again in a moment (if Pi is not running and it stays, `bonsai repair --force {}` removes it, keeping a backup)",
+            path.display()
+        ),
+    })
 }
 
 /// A write request applied to the file: decided on the state right before the append, then
@@ -93,10 +153,29 @@ pub struct Applied {
     pub prepared: Prepared,
 }
 
-/// Append `entries` as JSON lines if the file is still `expected_len` bytes long.
+fn lines_text(entries: &[serde_json::Value]) -> String {
+    let mut data = String::new();
+    for e in entries {
+        data.push_str(&crate::engine::actions::to_line(e));
+        data.push('\n');
+    }
+    data
+}
+
+/// Append `entries` as JSON lines if the file is still `expected_len` bytes long. On failure
+/// the bytes written are taken back (when nothing was appended after them).
 pub fn append_lines(path: &Path, expected_len: u64, entries: &[serde_json::Value]) -> Result<Appended, WriteError> {
-    let mut f = std::fs::OpenOptions::new().read(true).append(true).open(path)?;
+    let mut f = faults::op("open", || {
+        OpenOptions::new()
+            .read(true)
+            .append(true)
+            .custom_flags_nonblock()
+            .open(path)
+    })?;
     let meta = f.metadata()?;
+    if !meta.file_type().is_file() {
+        return Err(super::files::not_a_file(path, &meta).into());
+    }
     if meta.len() != expected_len {
         return Err(WriteError::Changed);
     }
@@ -116,31 +195,192 @@ pub fn append_lines(path: &Path, expected_len: u64, entries: &[serde_json::Value
             added_newline = true;
         }
     }
-    for e in entries {
-        data.push_str(&crate::engine::actions::to_line(e));
-        data.push('\n');
+    data.push_str(&lines_text(entries));
+    journal::write(
+        path,
+        &Note {
+            offset: expected_len,
+            data: data.clone(),
+        },
+    )
+    .map_err(|source| WriteError::Failed {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let mut written = 0;
+    let r = faults::write_all("write", &mut f, data.as_bytes(), &mut written)
+        .and_then(|()| faults::op("sync", || f.sync_data()));
+    match r {
+        Ok(()) => {
+            // The bytes are on disk; a note left by a failure here describes nothing missing.
+            let _ = journal::remove(path);
+            Ok(Appended {
+                lines: entries.len(),
+                bytes: data.len(),
+                added_newline,
+                recently_written,
+            })
+        }
+        Err(e) if is_crash(&e) => Err(e.into()),
+        Err(source) => match take_back(&mut f, expected_len, written as u64) {
+            Ok(()) => {
+                let _ = journal::remove(path);
+                Err(WriteError::Failed {
+                    path: path.to_path_buf(),
+                    source,
+                })
+            }
+            Err(cleanup) => Err(WriteError::Partial {
+                path: path.to_path_buf(),
+                source,
+                cleanup,
+            }),
+        },
     }
-    f.write_all(data.as_bytes())?;
-    f.sync_data()?;
-    Ok(Appended {
-        lines: entries.len(),
-        bytes: data.len(),
-        added_newline,
-        recently_written,
-    })
 }
 
-/// Write a new session file (fork, clone): exclusive create, one write, fsync.
-pub fn write_new(path: &Path, lines: &[serde_json::Value]) -> Result<(), WriteError> {
-    let mut data = String::new();
-    for l in lines {
-        data.push_str(&crate::engine::actions::to_line(l));
-        data.push('\n');
+/// Remove the `written` bytes bonsai appended after `before`, if nothing came after them.
+fn take_back(f: &mut File, before: u64, written: u64) -> Result<(), String> {
+    if written == 0 {
+        return Ok(());
     }
-    let mut f = std::fs::OpenOptions::new().write(true).create_new(true).open(path)?;
-    f.write_all(data.as_bytes())?;
-    f.sync_all()?;
+    let now = f.metadata().map_err(|e| e.to_string())?.len();
+    if now != before + written {
+        return Err(format!(
+            "another program appended after them ({} bytes in the file, {} expected)",
+            now,
+            before + written
+        ));
+    }
+    faults::op("truncate", || f.set_len(before)).map_err(|e| e.to_string())?;
+    faults::op("sync", || f.sync_all()).map_err(|e| e.to_string())
+}
+
+/// A hidden temporary name beside `path` (never a `.jsonl`: nothing lists it as a session).
+fn temp_beside(path: &Path) -> PathBuf {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().to_string())
+        .unwrap_or_default();
+    path.with_file_name(format!(
+        ".{name}.bonsai-tmp-{}-{:x}",
+        std::process::id(),
+        super::clock::entropy() & 0xffff_ffff
+    ))
+}
+
+fn sync_dir(path: &Path) {
+    if let Some(dir) = path.parent() {
+        let dir = if dir.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            dir
+        };
+        let _ = faults::op("sync-dir", || File::open(dir).and_then(|d| d.sync_all()));
+    }
+}
+
+/// Remove temporary files a killed bonsai left beside `path` (their process is gone).
+fn clear_stale_temps(path: &Path) {
+    let (Some(dir), Some(name)) = (path.parent(), path.file_name()) else {
+        return;
+    };
+    let prefix = format!(".{}.bonsai-tmp-", name.to_string_lossy());
+    let Ok(rd) = std::fs::read_dir(if dir.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        dir
+    }) else {
+        return;
+    };
+    for e in rd.flatten() {
+        let n = e.file_name().to_string_lossy().to_string();
+        let Some(pid) = n
+            .strip_prefix(&prefix)
+            .and_then(|r| r.split('-').next())
+            .and_then(|p| p.parse::<i32>().ok())
+        else {
+            continue;
+        };
+        // SAFETY: kill with signal 0 only asks whether the process exists.
+        let alive = pid == std::process::id() as i32 || unsafe { libc::kill(pid, 0) } == 0;
+        if !alive {
+            let _ = std::fs::remove_file(e.path());
+        }
+    }
+}
+
+/// Write `data` to a temporary file beside `path` and fsync it. On failure the temporary file
+/// is removed (unless the process was "killed": then nothing runs).
+fn write_temp(path: &Path, data: &[u8]) -> std::io::Result<PathBuf> {
+    clear_stale_temps(path);
+    let tmp = temp_beside(path);
+    let r = (|| {
+        let mut f = faults::op("create-temp", || {
+            OpenOptions::new().write(true).create_new(true).open(&tmp)
+        })?;
+        let mut written = 0;
+        faults::write_all("write-temp", &mut f, data, &mut written)?;
+        faults::op("sync-temp", || f.sync_all())
+    })();
+    match r {
+        Ok(()) => Ok(tmp),
+        Err(e) => {
+            if !is_crash(&e) {
+                let _ = std::fs::remove_file(&tmp);
+            }
+            Err(e)
+        }
+    }
+}
+
+/// A new file at `path` with `data`, all or nothing, never replacing an existing file.
+pub fn write_file_new(path: &Path, data: &[u8]) -> Result<(), WriteError> {
+    let fail = |source| WriteError::NewFile {
+        path: path.to_path_buf(),
+        source,
+    };
+    let tmp = write_temp(path, data).map_err(fail)?;
+    // A hard link appears whole and fails if the name is taken (rename would replace it).
+    match faults::op("link", || std::fs::hard_link(&tmp, path)) {
+        Err(e) if is_crash(&e) => return Err(fail(e)),
+        Err(e) => {
+            let _ = std::fs::remove_file(&tmp);
+            return Err(fail(e));
+        }
+        Ok(()) => {}
+    }
+    // Past this point the file is complete under its name; a leftover temporary name is
+    // hidden and harmless.
+    if let Err(e) = faults::op("unlink-temp", || std::fs::remove_file(&tmp))
+        && is_crash(&e)
+    {
+        return Ok(());
+    }
+    sync_dir(path);
     Ok(())
+}
+
+/// Replace `path` with `data` (temporary file, fsync, rename, fsync of the folder).
+fn write_file_replacing(path: &Path, data: &[u8]) -> Result<(), WriteError> {
+    let fail = |source| WriteError::Failed {
+        path: path.to_path_buf(),
+        source,
+    };
+    let tmp = write_temp(path, data).map_err(fail)?;
+    if let Err(e) = faults::op("rename", || std::fs::rename(&tmp, path)) {
+        if !is_crash(&e) {
+            let _ = std::fs::remove_file(&tmp);
+        }
+        return Err(fail(e));
+    }
+    sync_dir(path);
+    Ok(())
+}
+
+/// Write a new session file (fork, clone): it appears whole or not at all.
+pub fn write_new(path: &Path, lines: &[serde_json::Value]) -> Result<(), WriteError> {
+    write_file_new(path, lines_text(lines).as_bytes())
 }
 
 /// Pi's session file name: `<ISO timestamp with : and . as ->_<session id>.jsonl`.
@@ -149,29 +389,121 @@ pub fn new_session_path(dir: &Path, session_id: &str, ts_ms: i64) -> PathBuf {
     dir.join(format!("{ts}_{session_id}.jsonl"))
 }
 
-/// Migrate a v1/v2 file to v3 in place: a `.bak` copy first, then the migrated text
-/// through a temporary file, fsync, rename.
+/// A complete copy of `bytes` (the file at `path` now) as its backup: `FILE.bak` when that
+/// is free or already holds exactly these bytes, else `FILE.bak-<time>` (an existing backup
+/// is never overwritten, nor trusted without comparing it).
+pub fn backup(path: &Path, bytes: &[u8], kind: &str) -> Result<PathBuf, WriteError> {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().to_string())
+        .unwrap_or_default();
+    let bak = path.with_file_name(format!("{name}.{kind}"));
+    match std::fs::read(&bak) {
+        Ok(existing) if existing == bytes => return Ok(bak),
+        Ok(_) => {
+            let stamped = path.with_file_name(format!(
+                "{name}.{kind}-{}",
+                js::iso_from_ms(super::clock::now_ms()).replace([':', '.'], "-")
+            ));
+            write_file_new(&stamped, bytes)?;
+            Ok(stamped)
+        }
+        Err(_) => {
+            write_file_new(&bak, bytes)?;
+            Ok(bak)
+        }
+    }
+}
+
+/// Migrate a v1/v2 file to v3 in place (through a link, the file it points at): a complete
+/// backup first, then the migrated text through a temporary file, fsync, rename.
 pub fn migrate(path: &Path) -> Result<PathBuf, WriteError> {
-    let s = super::load_session(path)?;
-    let bak = path.with_extension("jsonl.bak");
-    if !bak.exists() {
-        std::fs::copy(path, &bak)?;
-        std::fs::File::open(&bak)?.sync_all()?;
-    }
+    let target = std::fs::canonicalize(path)?;
+    let bytes = super::files::read_regular(&target)?;
+    let s = Session::from_bytes(bytes.clone()).map_err(|source| super::OpenError::Invalid {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let bak = backup(&target, &bytes, "bak")?;
     let lines = crate::engine::actions::migrated_lines(&s);
-    let tmp = path.with_extension("jsonl.bonsai-tmp");
-    let _ = std::fs::remove_file(&tmp);
-    write_new(&tmp, &lines)?;
-    std::fs::rename(&tmp, path)?;
-    if let Some(dir) = path.parent() {
-        let _ = std::fs::File::open(dir).and_then(|d| d.sync_all());
-    }
+    write_file_replacing(&target, lines_text(&lines).as_bytes())?;
     Ok(bak)
+}
+
+/// What `repair` did.
+#[derive(Debug)]
+pub struct Repaired {
+    pub removed: std::ops::Range<usize>,
+    pub backup: PathBuf,
+    /// The bytes were bonsai's own unfinished write (else a line removed with `--force`).
+    pub ours: bool,
+}
+
+/// Remove the unfinished end of a session: the bytes of a write bonsai was killed in (it
+/// noted them), or with `force` any last line that is not whole. The file is rewritten in
+/// place after a complete backup; anything after the fragment refuses the repair.
+pub fn repair(path: &Path, force: bool) -> Result<Repaired, WriteError> {
+    let target = std::fs::canonicalize(path)?;
+    let bytes = super::files::read_regular(&target)?;
+    if bytes.last().is_none_or(|b| *b == b'\n') {
+        return Err(WriteError::Repair(format!(
+            "{}: nothing to repair: the file ends with a whole line",
+            path.display()
+        )));
+    }
+    let last_start = memchr::memrchr(b'\n', &bytes).map(|k| k + 1).unwrap_or(0);
+    if serde_json::from_slice::<serde_json::Value>(&bytes[last_start..]).is_ok() {
+        return Err(WriteError::Repair(format!(
+            "{}: nothing to repair: the last line is whole JSON (only its newline is missing, which Pi and bonsai add themselves)",
+            path.display()
+        )));
+    }
+    let ours = journal::read(&target).and_then(|n| journal::fragment(&bytes, &n));
+    let removed = match (ours.clone(), force) {
+        (Some(r), _) => r,
+        (None, true) => last_start..bytes.len(),
+        (None, false) => {
+            return Err(WriteError::Repair(format!(
+                "{}: the last line is unfinished, but bonsai did not write it (Pi may be writing it now). If Pi is not running, `bonsai repair --force {}` removes it, keeping a backup",
+                path.display(),
+                path.display()
+            )));
+        }
+    };
+    let backup = backup(&target, &bytes, "bak-repair")?;
+    let f = faults::op("open", || OpenOptions::new().write(true).open(&target))?;
+    if f.metadata()?.len() != bytes.len() as u64 {
+        return Err(WriteError::Repair(format!(
+            "{}: the file changed while bonsai was repairing it (something was appended after the fragment); nothing removed",
+            path.display()
+        )));
+    }
+    faults::op("truncate", || f.set_len(removed.start as u64))?;
+    faults::op("sync", || f.sync_all())?;
+    let _ = journal::remove(&target);
+    Ok(Repaired {
+        removed,
+        backup,
+        ours: ours.is_some(),
+    })
+}
+
+/// `O_NONBLOCK` on open: opening a FIFO must not wait for a writer (it is then refused).
+trait NonBlocking {
+    fn custom_flags_nonblock(&mut self) -> &mut Self;
+}
+
+impl NonBlocking for OpenOptions {
+    fn custom_flags_nonblock(&mut self) -> &mut Self {
+        use std::os::unix::fs::OpenOptionsExt;
+        self.custom_flags(libc::O_NONBLOCK)
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::io::Write;
 
     fn session_file(dir: &Path, text: &str) -> PathBuf {
         let p = dir.join("s.jsonl");

@@ -226,17 +226,12 @@ impl Job {
                 &session, generation, leaf, mark, encoding, &cache,
             ))),
             Job::Reload { session, path } => {
-                let mut rewritten = false;
-                let result = store::files::session_bytes(&path)
-                    .and_then(|buf| {
-                        rewritten = !session.continues_into(&buf);
-                        session.extended(buf).map_err(|source| store::OpenError::Invalid {
-                            path: path.clone(),
-                            source,
-                        })
-                    })
-                    .map(Arc::new);
-                JobResult::Reloaded { result, rewritten }
+                let r = store::files::reload_shown(&session, &path);
+                let rewritten = r.as_ref().is_ok_and(|(_, w)| *w);
+                JobResult::Reloaded {
+                    result: r.map(|(s, _)| Arc::new(s)),
+                    rewritten,
+                }
             }
             Job::Open { path } => JobResult::Opened {
                 result: store::load_session(&path).map(Arc::new),

@@ -176,6 +176,20 @@ impl Session {
         self.name.as_deref()
     }
 
+    /// Say more about the last line when it is unfinished and malformed (the store knows
+    /// when it is bonsai's own killed write). Kept when the session is extended.
+    pub fn explain_unfinished_last_line(&mut self, message: String) {
+        if self.file_ends_with_newline {
+            return;
+        }
+        let line = self.settled_lines + 1;
+        for d in self.line_diagnostics.iter_mut().chain(self.diagnostics.iter_mut()) {
+            if d.line == line && d.kind == DiagnosticKind::MalformedLine {
+                d.message = message.clone();
+            }
+        }
+    }
+
     pub fn label_of(&self, id: &str) -> Option<&str> {
         self.labels.get(id).map(|(l, _)| &**l)
     }

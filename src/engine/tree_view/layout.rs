@@ -223,6 +223,28 @@ impl TreeView {
                 fill[p as usize] += 1;
             }
         }
+        // Entries whose visible ancestors loop (a duplicated id can close a parent cycle) are
+        // reached from no root: the first of each such group is drawn as a root of its own,
+        // so every visible row has a layout.
+        let mut reached = vec![false; n];
+        let mut stack: Vec<usize> = roots.clone();
+        let mark = |stack: &mut Vec<usize>, reached: &mut Vec<bool>| {
+            while let Some(i) = stack.pop() {
+                if std::mem::replace(&mut reached[i], true) {
+                    continue;
+                }
+                stack.extend(list[at[i] as usize..at[i + 1] as usize].iter().map(|&c| c as usize));
+            }
+        };
+        mark(&mut stack, &mut reached);
+        for &fi in &self.visible {
+            let i = self.flat[fi];
+            if !reached[i] {
+                roots.push(i);
+                stack.push(i);
+                mark(&mut stack, &mut reached);
+            }
+        }
         self.multiple_roots = roots.len() > 1;
         let mr = self.multiple_roots;
         self.gutters.clear();

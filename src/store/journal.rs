@@ -1,0 +1,63 @@
+//! A note beside a session while bonsai appends to it: which bytes it is writing and where.
+//! A kill mid-write leaves some of those bytes at the end of the file; the note tells them
+//! apart from anyone else's, so loading names them as bonsai's unfinished write and
+//! `bonsai repair` removes exactly them. The note is removed once the bytes are on disk; a
+//! note left by a kill after the bytes were complete describes nothing missing and is ignored.
+
+use super::faults;
+use serde::{Deserialize, Serialize};
+use std::io::Write;
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+
+/// What bonsai is about to append to a session.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Note {
+    /// The file's length before the append.
+    pub offset: u64,
+    /// The bytes appended, as text (whole JSON lines, maybe after a newline).
+    pub data: String,
+}
+
+/// `.NAME.bonsai-write` beside the session: hidden, not a `.jsonl`, so Pi and listings
+/// ignore it.
+pub fn path_for(session: &Path) -> PathBuf {
+    let name = session
+        .file_name()
+        .map(|n| n.to_string_lossy().to_string())
+        .unwrap_or_default();
+    session.with_file_name(format!(".{name}.bonsai-write"))
+}
+
+/// Record the write on disk before it starts.
+pub fn write(session: &Path, note: &Note) -> std::io::Result<()> {
+    let p = path_for(session);
+    let text = serde_json::to_vec(note).map_err(std::io::Error::other)?;
+    let mut f = faults::op("journal-create", || std::fs::File::create(&p))?;
+    let mut written = 0;
+    faults::write_all("journal-write", &mut f, &text, &mut written)?;
+    faults::op("journal-sync", || f.sync_data())?;
+    f.flush()
+}
+
+pub fn remove(session: &Path) -> std::io::Result<()> {
+    let p = path_for(session);
+    match faults::op("journal-remove", || std::fs::remove_file(&p)) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        r => r,
+    }
+}
+
+pub fn read(session: &Path) -> Option<Note> {
+    let text = std::fs::read(path_for(session)).ok()?;
+    serde_json::from_slice(&text).ok()
+}
+
+/// The bytes at the end of `buf` that are the start of the noted write (not all of it: a
+/// whole write is not a fragment), if they are exactly that.
+pub fn fragment(buf: &[u8], note: &Note) -> Option<Range<usize>> {
+    let start = usize::try_from(note.offset).ok()?;
+    let tail = buf.get(start..)?;
+    let data = note.data.as_bytes();
+    (!tail.is_empty() && tail.len() < data.len() && data.starts_with(tail)).then(|| start..buf.len())
+}

@@ -227,3 +227,197 @@ fn a_50_mb_line_loads_and_estimates() {
     let plan = compaction::prepare(&s, 1, CompactionSettings::default());
     assert_eq!(plan.unwrap_err(), compaction::NoCompaction::NothingToCompact);
 }
+
+/// Run the binary, killing it if it has not finished in `secs` (a hang fails the test).
+fn bonsai_within(secs: u64, args: &[&str]) -> std::process::Output {
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_bonsai"))
+        .args(args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = std::time::Instant::now();
+    loop {
+        if child.try_wait().unwrap().is_some() {
+            return child.wait_with_output().unwrap();
+        }
+        if start.elapsed() > std::time::Duration::from_secs(secs) {
+            let _ = child.kill();
+            panic!("bonsai {args:?} did not finish in {secs} s");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn special_files_are_refused_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("pipe.jsonl");
+    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
+    for (path, what) in [
+        (fifo.to_str().unwrap(), "a FIFO"),
+        ("/dev/zero", "a character device"),
+        (dir.path().to_str().unwrap(), "a directory"),
+    ] {
+        for cmd in ["stats", "context", "tree", "migrate"] {
+            let out = bonsai_within(10, &[cmd, path]);
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert!(!out.status.success(), "{cmd} {path}");
+            if cmd != "tree" || path != dir.path().to_str().unwrap() {
+                assert!(
+                    err.contains(what) && err.contains("not a session file"),
+                    "{cmd} {path}: {err}"
+                );
+            }
+        }
+    }
+    // Appending refuses too (opening a FIFO to write would wait for a reader).
+    let out = bonsai_within(10, &["label", fifo.to_str().unwrap(), "idx:0", "x", "--yes"]);
+    assert!(!out.status.success());
+}
+
+#[test]
+fn migrate_through_a_link_migrates_the_file_and_keeps_the_link() {
+    let dir = tempfile::tempdir().unwrap();
+    let real = dir.path().join("real.jsonl");
+    std::fs::copy(bad("v2-hookmessage.jsonl"), &real).unwrap();
+    let before = std::fs::read(&real).unwrap();
+    let link = dir.path().join("link.jsonl");
+    std::os::unix::fs::symlink(&real, &link).unwrap();
+    let out = bonsai_within(20, &["migrate", link.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink(),
+        "still a link"
+    );
+    let s = bonsai::store::load_session(&real).unwrap();
+    assert_eq!(s.header.version, 3.0, "the file it points at is migrated");
+    assert_eq!(std::fs::read(dir.path().join("real.jsonl.bak")).unwrap(), before);
+}
+
+#[test]
+fn a_byte_order_mark_is_named_as_such() {
+    // Pi's loader keeps the BOM in line 1, JSON.parse refuses it, and SessionManager.open
+    // says the file is not a valid session. So does bonsai, naming the three bytes.
+    let e = bonsai::store::load_session(&bad("bom.jsonl")).unwrap_err();
+    assert!(
+        matches!(
+            &e,
+            bonsai::store::OpenError::Invalid {
+                source: LoadError::ByteOrderMark,
+                ..
+            }
+        ),
+        "{e}"
+    );
+    let text = e.to_string();
+    assert!(
+        text.contains("bom.jsonl") && text.contains("byte order mark") && text.contains("EF BB BF"),
+        "{text}"
+    );
+    assert!(!text.contains("line 2"), "{text}");
+}
+
+#[test]
+fn typeless_entries_are_kept_and_named() {
+    let s = load("odd-shapes.jsonl");
+    exercise(&s);
+    // Pi keeps all five: the two typeless entries and the message that is a string.
+    assert_eq!(s.entries.len(), 5);
+    let m = messages(&s);
+    assert!(
+        m.iter().any(|d| d.starts_with("3: ") && d.contains("an empty `type`")),
+        "{m:?}"
+    );
+    assert!(
+        m.iter().any(|d| d.starts_with("4: ") && d.contains("no `type`")),
+        "{m:?}"
+    );
+    let t = Tree::build(&s);
+    let leaf = s.entries.iter().position(|e| &*e.id == "e0000003");
+    let v = TreeView::new(&s, &t, leaf, FilterMode::Default, 0);
+    let text = v.render_plain(&s, 80, Some(20)).join("\n");
+    assert!(text.contains("• [undefined]"), "{text}");
+}
+
+#[test]
+fn messages_name_no_rust_types_and_give_columns_not_line_1() {
+    // Lines whose shape the typed reader refuses: what it says is about JSON, not Rust.
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("s.jsonl");
+    let header = std::fs::read_to_string(bad("odd-shapes.jsonl"))
+        .unwrap()
+        .lines()
+        .next()
+        .unwrap()
+        .to_string();
+    let lines = [
+        header.as_str(),
+        r#"{"type":"message","id":"b1","parentId":null,"timestamp":"2026-11-20T10:00:01.000Z","message":{"role":"user","content":"x","usage":[1]}}"#,
+        r#"{"type":"message","id":"b2","parentId":"b1","timestamp":"2026-11-20T10:00:02.000Z","message":{"role":"user","content":"#,
+        r#"{"type":"message","id":"b3","parentId":"b1" "timestamp":1}"#,
+    ];
+    std::fs::write(&f, lines.join("\n") + "\n").unwrap();
+    let s = bonsai::store::load_session(&f).unwrap();
+    for d in &s.diagnostics {
+        for rust in [
+            "LMessage",
+            "LEntry",
+            "MessageJson",
+            "EntryJson",
+            "LUsage",
+            "LHeadBlock",
+            "line 1 column",
+        ] {
+            assert!(!d.message.contains(rust), "{rust} in {:?}", d.message);
+        }
+    }
+    let m = messages(&s);
+    assert!(
+        m.iter()
+            .any(|d| d.starts_with("3: truncated JSON") && d.contains("at column")),
+        "{m:?}"
+    );
+    assert!(
+        m.iter()
+            .any(|d| d.starts_with("4: malformed JSON") && d.contains("at column 45")),
+        "{m:?}"
+    );
+}
+
+#[test]
+fn an_error_exit_is_one_fast_line_even_with_rust_backtrace() {
+    let start = std::time::Instant::now();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_bonsai"))
+        .args(["stats", bad("bom.jsonl").to_str().unwrap()])
+        .env("RUST_BACKTRACE", "1")
+        .env_remove("RUST_LIB_BACKTRACE")
+        .output()
+        .unwrap();
+    let took = start.elapsed();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(
+        err.starts_with("bonsai: ") && !err.contains("BACKTRACE") && !err.contains('\x1b'),
+        "{err}"
+    );
+    // A generous bound for a loaded CI machine; it takes a few milliseconds.
+    assert!(took < std::time::Duration::from_secs(2), "{took:?}");
+}
+
+#[test]
+fn a_panic_says_it_is_a_bug_and_where_to_report_it() {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_bonsai"))
+        .args(["stats", bad("odd-shapes.jsonl").to_str().unwrap()])
+        .env("BONSAI_CRASH_FOR_TEST", "1")
+        .env("RUST_BACKTRACE", "0")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(101));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("bug in bonsai") && err.contains("report it"), "{err}");
+    assert!(err.contains("bonsai repair"), "{err}");
+    assert!(!err.contains('\x1b'), "piped stderr gets no colour: {err}");
+}

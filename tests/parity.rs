@@ -69,6 +69,7 @@ fn live_sessions() -> Vec<PathBuf> {
         "unknown-types",
         "crlf-blank-lines",
         "no-final-newline",
+        "odd-shapes",
     ] {
         v.push(repo().join(format!("fixtures/bad/{name}.jsonl")));
     }
@@ -118,6 +119,8 @@ fn live_oracle_agrees_at_every_leaf_of_a_branchy_session() {
     for session in [
         shared().join("fixtures/pi-0.87.1/branching-small.jsonl"),
         shared().join("fixtures/pi-0.87.1/context-edits.jsonl"),
+        // Entries without a type and a message that is a string, kept by Pi as blank rows.
+        repo().join("fixtures/bad/odd-shapes.jsonl"),
     ] {
         let s = bonsai::store::load_session(&session).unwrap();
         let t = bonsai::engine::tree::Tree::build(&s);

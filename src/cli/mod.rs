@@ -52,6 +52,8 @@ pub enum Command {
     Clone(CloneArgs),
     /// Rewrite a v1/v2 session as v3 (keeps FILE.jsonl.bak), so bonsai can append to it.
     Migrate(MigrateArgs),
+    /// Remove the unfinished end a killed write left in a session (keeps a complete backup).
+    Repair(RepairArgs),
     /// Sessions of the current project (or of all projects), newest first.
     List(ListArgs),
 }
@@ -228,6 +230,18 @@ pub struct MigrateArgs {
 }
 
 #[derive(Args, Debug)]
+pub struct RepairArgs {
+    pub file: PathBuf,
+    /// Also remove an unfinished last line bonsai did not write (only when Pi is not running:
+    /// Pi may be writing that line).
+    #[arg(long)]
+    pub force: bool,
+    /// Say what would be removed, change nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+}
+
+#[derive(Args, Debug)]
 pub struct ListArgs {
     #[arg(long)]
     pub all: bool,
@@ -254,5 +268,6 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Fork(a) => write::fork(&a.file, Some(&a.target), None, a.yes),
         Command::Clone(a) => write::fork(&a.file, None, a.leaf.as_deref(), a.yes),
         Command::Migrate(a) => write::migrate(a),
+        Command::Repair(a) => write::repair(a),
     }
 }

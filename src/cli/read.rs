@@ -138,7 +138,7 @@ pub fn cut(a: CutArgs) -> Result<()> {
     }
     let plan = match plan {
         Err(e) => {
-            println!("no compaction possible: {}", e.reason());
+            println!("no compaction possible: {}; {}", e.reason(), e.next_step());
             return Ok(());
         }
         Ok(p) => p,
@@ -344,7 +344,11 @@ pub fn stats(a: StatsArgs) -> Result<()> {
             .as_object()
             .into_iter()
             .flatten()
-            .map(|(k, v)| format!("{k} {v}"))
+            .map(|(k, v)| match k.as_str() {
+                "" => format!("(empty type) {v}"),
+                "undefined" => format!("(no type) {v}"),
+                _ => format!("{k} {v}"),
+            })
             .collect::<Vec<_>>()
             .join(", ")
     );

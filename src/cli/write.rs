@@ -3,7 +3,7 @@
 //! `WriteRequest` decided again on the file right before writing (`store::write::apply`).
 
 use super::common::{copy_to_clipboard, load, resolve_leaf, resolve_ref, session_model};
-use super::{CompactArgs, LabelArgs, MigrateArgs, NavigateArgs, RenameArgs};
+use super::{CompactArgs, LabelArgs, MigrateArgs, NavigateArgs, RenameArgs, RepairArgs};
 use crate::engine::actions::{self, Summary};
 use crate::engine::compaction::CompactionSettings;
 use crate::engine::context;
@@ -127,7 +127,8 @@ pub fn compact(a: CompactArgs) -> Result<()> {
         reserve_tokens: a.reserve_tokens.unwrap_or(settings.reserve_tokens(mref)),
         keep_recent_tokens: a.keep_recent_tokens.unwrap_or(settings.keep_recent_tokens(mref)),
     };
-    let plan = actions::plan_compaction(&s0, leaf, cs).map_err(|e| eyre!("cannot compact: {}", e.reason()))?;
+    let plan = actions::plan_compaction(&s0, leaf, cs)
+        .map_err(|e| eyre!("cannot compact: {}; {}", e.reason(), e.next_step()))?;
     let wanted = a.model.clone().or(settings.summary_model());
     let sm = choose_summarizer(a.summarizer.as_deref(), wanted.as_deref(), &registry, mref)?;
     let summary = match &sm {
@@ -345,5 +346,37 @@ pub fn migrate(a: MigrateArgs) -> Result<()> {
     }
     let bak = store::migrate(&a.file)?;
     println!("migrated {} to version 3 (backup: {})", a.file.display(), bak.display());
+    Ok(())
+}
+
+pub fn repair(a: RepairArgs) -> Result<()> {
+    if a.dry_run {
+        let bytes = store::files::read_regular(&a.file)?;
+        let note = store::journal::read(&std::fs::canonicalize(&a.file)?);
+        match note.and_then(|n| store::journal::fragment(&bytes, &n)) {
+            Some(r) => println!(
+                "would remove the last {} bytes of {} (an entry bonsai was writing when it was stopped), keeping a backup",
+                r.len(),
+                a.file.display()
+            ),
+            None => println!(
+                "{}: no unfinished write of bonsai's at the end (with --force an unfinished last line of anyone's would be removed)",
+                a.file.display()
+            ),
+        }
+        return Ok(());
+    }
+    let r = store::repair(&a.file, a.force)?;
+    println!(
+        "removed {} bytes ({}) from the end of {}; the file as it was is in {}",
+        r.removed.len(),
+        if r.ours {
+            "the unfinished entry bonsai was writing when it was stopped"
+        } else {
+            "an unfinished last line"
+        },
+        a.file.display(),
+        r.backup.display()
+    );
     Ok(())
 }

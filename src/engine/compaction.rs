@@ -37,6 +37,16 @@ impl NoCompaction {
             NoCompaction::NothingToCompact => "nothing to summarize (Pi: \"Nothing to compact\")",
         }
     }
+
+    /// What the user can do about it (the reason itself is Pi's wording, compared with the oracle).
+    pub fn next_step(&self) -> &'static str {
+        match self {
+            NoCompaction::AlreadyCompacted => "continue the session in Pi first, or compact from another leaf",
+            NoCompaction::NothingToCompact => {
+                "keep fewer recent tokens (`--keep-recent-tokens`, or `-` in the preview) so the cut point moves later"
+            }
+        }
+    }
 }
 
 /// The cut-point preview: everything Pi's `prepareCompaction` decides, by reference.

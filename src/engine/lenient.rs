@@ -306,6 +306,17 @@ impl<'de: 'a, 'a> Deserialize<'de> for LBlock<'a> {
     }
 }
 
+/// What an object is, in a message about a line that does not read (no Rust type names).
+fn object_kind(type_name: &str) -> &'static str {
+    match type_name {
+        "LUsage" => "a usage object of numbers",
+        "MessageJson" | "MessageHeadJson" => "a message object",
+        "EntryJson" | "EntryHeadJson" => "an entry object",
+        "LHeadBlock" => "a content block object",
+        _ => "a JSON object",
+    }
+}
+
 /// Generates a map visitor that keeps the last value of each known key, as `JSON.parse`
 /// does with duplicate keys, and skips unknown keys.
 macro_rules! lenient_struct {
@@ -321,7 +332,7 @@ macro_rules! lenient_struct {
                 impl<'de> Visitor<'de> for V {
                     type Value = $name<'de>;
                     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                        f.write_str(concat!("a JSON object (", stringify!($name), ")"))
+                        f.write_str(object_kind(stringify!($name)))
                     }
                     fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<Self::Value, A::Error> {
                         let mut out = $name::default();

@@ -34,16 +34,80 @@ impl Encoding {
             Encoding::Cl100k => "cl100k_base",
         }
     }
+    /// The exact count, in linear time: long text goes to the tokenizer in bounded pieces (see
+    /// [`PIECE`]).
     pub fn count(&self, text: &str) -> usize {
-        if text.is_empty() {
-            return 0;
+        let mut total = 0;
+        let mut start = 0;
+        while start < text.len() {
+            let (end, natural) = cut_point(text, start, PIECE);
+            if natural {
+                total += self.count_piece(&text[start..end]);
+            } else {
+                // No natural cut in the whole window: one enormous "word", counted in small
+                // pieces (merging is superlinear in a piece's length; each cut can move the
+                // count by a token).
+                let mut a = start;
+                while a < end {
+                    let mut b = (a + HARD_PIECE).min(end);
+                    while !text.is_char_boundary(b) {
+                        b += 1;
+                    }
+                    total += self.count_piece(&text[a..b]);
+                    a = b;
+                }
+            }
+            start = end;
         }
+        total
+    }
+
+    fn count_piece(&self, text: &str) -> usize {
         match self {
             Encoding::O200k => tiktoken_rs::o200k_base_singleton().encode_ordinary(text).len(),
             Encoding::Cl100k => tiktoken_rs::cl100k_base_singleton().encode_ordinary(text).len(),
         }
     }
 }
+
+/// Text at most this long goes to the tokenizer whole. Byte-pair merging inside one of the
+/// tokenizer's pre-tokens is quadratic in its length (a 20 MB run of one character took 40 s
+/// and 1.1 GB), so longer text is cut where the tokenizer's own pre-tokenizer cuts anyway —
+/// the start of a line that begins with a non-space after a newline, or a single space between
+/// a non-space and a letter — which keeps the count exact. Only a stretch with neither in
+/// `PIECE` bytes (one enormous "word") is cut into small pieces at character boundaries; each
+/// such cut can move the count by a token.
+pub const PIECE: usize = 4 * 1024;
+
+/// Where the piece starting at `start` ends, and whether it ends at a natural cut (else the
+/// window has none and is cut by the caller).
+fn cut_point(text: &str, start: usize, max: usize) -> (usize, bool) {
+    if text.len() - start <= max {
+        return (text.len(), true);
+    }
+    let mut end = start + max;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    let b = text.as_bytes();
+    let window = &b[start..end];
+    // A line start after a newline, the line beginning with a non-space.
+    for k in (1..window.len()).rev() {
+        if window[k - 1] == b'\n' && !window[k].is_ascii_whitespace() && window[k] < 0x80 {
+            return (start + k, true);
+        }
+    }
+    // A single space between a non-space and a letter (the space begins the next word).
+    for k in (1..window.len().saturating_sub(1)).rev() {
+        if window[k] == b' ' && !window[k - 1].is_ascii_whitespace() && window[k + 1].is_ascii_alphabetic() {
+            return (start + k, true);
+        }
+    }
+    (end, false)
+}
+
+/// Where a stretch without a natural cut is cut.
+const HARD_PIECE: usize = 256;
 
 /// The text a message puts in front of the model, in the parts Pi's estimate counts:
 /// text, thinking, tool-call names and arguments, summaries, system prompt sections and tool
@@ -166,5 +230,32 @@ mod tests {
             Encoding::for_model(Some("anthropic"), Some("claude-sonnet-4-5")),
             Encoding::O200k
         );
+    }
+
+    /// Cutting long text where the pre-tokenizer cuts anyway keeps the count exact.
+    #[test]
+    fn long_text_counts_the_same_in_pieces() {
+        let para = "fn main() {\n    let total = items.iter().map(|x| x.price * x.qty).sum::<u64>();\n    println!(\"{total}\");\n}\n\nThe importer splits each line on commas, so a quoted \"a,b\" field becomes two columns. ";
+        let text: String = (0..400).map(|i| format!("{i}: {para}")).collect();
+        assert!(text.len() > 4 * PIECE);
+        let one_line = text.replace('\n', " ");
+        for t in [&text, &one_line] {
+            for enc in [Encoding::O200k, Encoding::Cl100k] {
+                assert_eq!(enc.count(t), enc.count_piece(t), "{enc:?}");
+            }
+        }
+    }
+
+    /// One enormous run: linear, and off by at most a token per cut.
+    #[test]
+    fn a_huge_run_of_one_character_counts_in_linear_time() {
+        let run = "a".repeat(1_000_000);
+        let t = std::time::Instant::now();
+        let n = Encoding::O200k.count(&run);
+        let cuts = run.len() / HARD_PIECE;
+        let per_piece = Encoding::O200k.count_piece(&run[..HARD_PIECE]);
+        assert!(n >= per_piece * cuts && n <= per_piece * (cuts + 1) + cuts, "{n}");
+        // A generous bound for a debug build on a shared machine (whole, it took seconds).
+        assert!(t.elapsed() < std::time::Duration::from_secs(20), "{:?}", t.elapsed());
     }
 }

@@ -62,15 +62,19 @@ pub enum Refusal {
         if *added == 1 { "entry" } else { "entries" }
     )]
     FileGrew { added: usize },
-    #[error("the file changed under bonsai (it is not the session that was read): nothing written")]
+    #[error(
+        "the file changed under bonsai (it is not the session that was read; was it replaced or rewritten?): nothing written; open it again and repeat the change"
+    )]
     FileChanged,
-    #[error("entry {0} is not in the session")]
+    #[error("entry {0} is not in the session: `bonsai tree FILE` lists the entries with their ids")]
     EntryGone(String),
-    #[error("cannot compact: {}", .0.reason())]
+    #[error("cannot compact: {}; {}", .0.reason(), .0.next_step())]
     NoCompaction(NoCompaction),
-    #[error("the cut moved from {was} to {now} since the preview: nothing written; preview again")]
+    #[error(
+        "the cut moved from {was} to {now} since the preview (Pi appended entries): nothing written; preview the compaction again and confirm it"
+    )]
     CutMoved { was: String, now: String },
-    #[error("already at this point: the target is the leaf")]
+    #[error("already at this point: the target is the leaf, so there is nothing to write; pick another entry")]
     AlreadyThere,
 }
 

@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 #[derive(Debug, thiserror::Error)]
 pub enum WriteError {
     /// The write failed and bonsai took back what it had written: the session is as before.
-    #[error("could not write to {}: {source}; nothing was changed", path.display())]
+    #[error("could not write to {}: {source}; nothing was changed. Fix that (e.g. free disk space) and run the command again", path.display())]
     Failed { path: PathBuf, source: std::io::Error },
     /// The write failed and what bonsai had written could not be taken back.
     #[error(
@@ -33,7 +33,7 @@ pub enum WriteError {
         cleanup: String,
     },
     /// A file that could not be written whole was not written at all.
-    #[error("could not write {}: {source}; no file was left behind", path.display())]
+    #[error("could not write {}: {source}; no file was left behind. Fix that (e.g. free disk space) and run the command again", path.display())]
     NewFile { path: PathBuf, source: std::io::Error },
     #[error(transparent)]
     Io(#[from] std::io::Error),
@@ -43,7 +43,9 @@ pub enum WriteError {
     )]
     NeedsMigration { version: f64 },
     /// The file changed since it was loaded; the caller reloads and re-checks.
-    #[error("the file changed while bonsai was preparing the write")]
+    #[error(
+        "the file changed while bonsai was preparing the write (it was replaced or rewritten): nothing written; run the command again"
+    )]
     Changed,
     /// The file ends with a line that is not whole: Pi may be writing it, or a write was
     /// killed halfway.
@@ -474,7 +476,7 @@ pub fn repair(path: &Path, force: bool) -> Result<Repaired, WriteError> {
     let f = faults::op("open", || OpenOptions::new().write(true).open(&target))?;
     if f.metadata()?.len() != bytes.len() as u64 {
         return Err(WriteError::Repair(format!(
-            "{}: the file changed while bonsai was repairing it (something was appended after the fragment); nothing removed",
+            "{}: the file changed while bonsai was repairing it (something was appended after the fragment); nothing removed. Run `bonsai repair` again to see what the file ends with now",
             path.display()
         )));
     }

@@ -51,7 +51,8 @@ impl MessageFields<'_, '_> {
         visible_text: bool,
         ids: Box<[(Box<str>, u32)]>,
     ) -> StoredMessage {
-        let mut role = Role::parse(self.role.as_deref().unwrap_or(""));
+        // A missing role is JavaScript's `undefined`, which Pi prints and counts as "undefined".
+        let mut role = Role::parse(self.role.as_deref().unwrap_or("undefined"));
         if v2_hook_rename && role == Role::Other("hookMessage".into()) {
             role = Role::Custom;
         }
@@ -292,10 +293,21 @@ pub(super) fn describe_json_error(bytes: &[u8], e: &serde_json::Error) -> String
     if std::str::from_utf8(bytes).is_err() {
         return "invalid UTF-8; Pi skips the line".into();
     }
+    let what = json_error_text(e);
     if e.is_eof() {
-        format!("truncated JSON ({e}); Pi skips the line")
+        format!("truncated JSON ({what}); Pi skips the line")
     } else {
-        format!("malformed JSON ({e}); Pi skips the line")
+        format!("malformed JSON ({what}); Pi skips the line")
+    }
+}
+
+/// serde's message with its position as a column only: the diagnostic already names the file
+/// line, and every line is parsed on its own, so serde's "line 1" would mislead.
+pub(super) fn json_error_text(e: &serde_json::Error) -> String {
+    let text = e.to_string();
+    match text.strip_suffix(&format!(" at line {} column {}", e.line(), e.column())) {
+        Some(message) => format!("{message} at column {}", e.column()),
+        None => text,
     }
 }
 
@@ -338,10 +350,16 @@ fn parse_entry_text(bytes: &[u8], v2_hook: bool) -> Result<Parsed, String> {
             // not map): decide with a full parse so we skip exactly what Pi skips.
             match serde_json::from_slice::<Value>(bytes) {
                 Err(_) => Err(describe_json_error(bytes, &e)),
-                Ok(v @ Value::Object(_)) => {
+                Ok(Value::Object(mut m)) => {
+                    // JSON.parse keeps a `message` that is not an object (a string, a number):
+                    // Pi holds the entry, with no role or content. An empty object reads the same.
+                    if m.get("message").is_some_and(|x| !x.is_object() && !x.is_null()) {
+                        m.insert("message".into(), Value::Object(Default::default()));
+                    }
                     // Re-serialize (duplicate keys collapse as in JSON.parse) and retry.
-                    let text = serde_json::to_string(&v).map_err(|e| e.to_string())?;
-                    let le: EntryJson = serde_json::from_str(&text).map_err(|e| format!("unreadable entry: {e}"))?;
+                    let text = serde_json::to_string(&m).map_err(|e| e.to_string())?;
+                    let le: EntryJson = serde_json::from_str(&text)
+                        .map_err(|e| format!("unreadable entry: {}", json_error_text(&e)))?;
                     build_entry(&le, v2_hook)
                 }
                 Ok(other) => Err(format!(
@@ -374,7 +392,8 @@ fn bx(s: &LStr) -> Option<Box<str>> {
 }
 
 fn build_entry(le: &EntryJson, v2_hook: bool) -> Result<Parsed, String> {
-    let ty = le.kind.as_deref().unwrap_or("");
+    // A missing type is `undefined` to Pi, counted under that name (an empty one stays "").
+    let ty = le.kind.as_deref().unwrap_or("undefined");
     if ty == "session" {
         return Ok(Parsed::ExtraHeader);
     }

@@ -16,6 +16,9 @@ use rayon::prelude::*;
 use std::collections::HashMap;
 use std::ops::Range;
 
+/// UTF-8's byte order mark, which some editors put before the first line.
+const BOM: &[u8] = b"\xEF\xBB\xBF";
+
 /// Bytes of a big file parsed per block before its pages are handed back.
 const LOAD_BLOCK: usize = 16 << 20;
 
@@ -113,7 +116,8 @@ fn parse_lines(
                 out.any_text = true;
                 match parse_header(bytes) {
                     Ok(v) => {
-                        let h = read_header(v, ln)?;
+                        let bom_first = out.diagnostics.first().is_some_and(|d| d.line == 1) && buf.starts_with(BOM);
+                        let h = read_header(v, ln).map_err(|e| if bom_first { LoadError::ByteOrderMark } else { e })?;
                         v2_hook = Some(h.version < 3.0);
                         out.header = Some(h);
                         body_from = i + 1;
@@ -365,6 +369,19 @@ fn check_structure(entries: &[Entry], parent_idx: &[u32], diagnostics: &mut Vec<
             }),
             _ => {}
         }
+        if let Kind::Unknown(t) = &e.kind
+            && (t.is_empty() || &**t == "undefined")
+        {
+            let what = if t.is_empty() { "an empty `type`" } else { "no `type`" };
+            diagnostics.push(Diagnostic {
+                line: e.line,
+                kind: DiagnosticKind::Suspicious,
+                message: format!(
+                    "entry {} has {what}: Pi keeps it in the tree as a blank row and leaves it out of the context",
+                    e.id
+                ),
+            });
+        }
     }
     // Cycles through resolved parents. state: 0 unknown, 1 on the current walk, 2 done.
     let mut state = vec![0u8; n];
@@ -432,6 +449,8 @@ impl Session {
         let Some(header) = parsed.header else {
             return Err(if !any_text {
                 LoadError::Empty
+            } else if buf.starts_with(BOM) {
+                LoadError::ByteOrderMark
             } else {
                 LoadError::NotASession {
                     line: 1,

@@ -51,6 +51,14 @@ pub enum LoadError {
     Empty,
     #[error("not a Pi session: line {line} should be the `session` header ({reason})")]
     NotASession { line: u32, reason: String },
+    /// JSON.parse refuses a byte order mark, so Pi skips line 1 and finds no header. Named,
+    /// because "line 2 should be the header" points at the wrong line.
+    #[error(
+        "not a Pi session as it stands: line 1 starts with a byte order mark (bytes EF BB BF), which Pi \
+         cannot read, so it finds no `session` header (some editors add one). Remove those 3 bytes \
+         (e.g. `sed -i '1s/^\\xEF\\xBB\\xBF//' FILE`) and the session loads"
+    )]
+    ByteOrderMark,
 }
 
 impl Session {

@@ -319,7 +319,7 @@ impl App {
         let plan = match actions::plan_compaction(&self.doc.session, leaf, settings) {
             Ok(p) => p,
             Err(e) => {
-                self.status = Some(format!("cannot compact: {}", e.reason()));
+                self.status = Some(format!("cannot compact: {}; {}", e.reason(), e.next_step()));
                 return;
             }
         };

@@ -192,8 +192,162 @@ impl Counts {
     }
 }
 
-fn check_append(c: &mut Counts, what: &str, p: &Path, old: &[u8], r: &Result<(), String>, crashed: bool) {
+/// What Pi must load from a file a fault left behind.
+enum PiExpect {
+    /// Exactly what it loaded before the write (a failed write, or a fragment Pi skips).
+    Unchanged { before: PathBuf },
+    /// What it loaded before plus the entries bonsai wrote, and the context bonsai computes.
+    Written {
+        before: PathBuf,
+        new_ids: Vec<String>,
+        context: Vec<String>,
+    },
+    /// A session as bonsai computes it (a new fork or clone).
+    AsBonsai { context: Vec<String> },
+    /// The same entries and context size as before (a migrated v1 file gets fresh ids).
+    SameShape { before: PathBuf },
+}
+
+/// Files kept for the one batched check against Pi at the end (node starts once per batch,
+/// not once per fault); identical files are kept once.
+struct PiChecks {
+    dir: tempfile::TempDir,
+    kept: std::collections::HashMap<Vec<u8>, PathBuf>,
+    checks: Vec<(String, PathBuf, PiExpect)>,
+}
+
+impl PiChecks {
+    fn new() -> PiChecks {
+        PiChecks {
+            dir: tempfile::tempdir().unwrap(),
+            kept: Default::default(),
+            checks: vec![],
+        }
+    }
+
+    /// A copy of `bytes` that lives until the check.
+    fn keep(&mut self, bytes: &[u8]) -> PathBuf {
+        let n = self.kept.len();
+        let dir = self.dir.path().to_path_buf();
+        self.kept
+            .entry(bytes.to_vec())
+            .or_insert_with(|| {
+                let p = dir.join(format!("{n}.jsonl"));
+                std::fs::write(&p, bytes).unwrap();
+                p
+            })
+            .clone()
+    }
+
+    fn expect(&mut self, what: &str, now: &[u8], e: PiExpect) {
+        let p = self.keep(now);
+        self.checks.push((what.to_string(), p, e));
+    }
+
+    /// Run Pi on every kept file and compare; returns the failures.
+    fn run(self, pi: &common::PiSession) -> (usize, Vec<String>) {
+        let mut files: Vec<PathBuf> = self.kept.values().cloned().collect();
+        files.sort();
+        let loaded: std::collections::HashMap<PathBuf, serde_json::Value> =
+            files.iter().cloned().zip(pi.load(&files)).collect();
+        let ids = |v: &serde_json::Value, k: &str| -> Vec<String> {
+            v[k].as_array()
+                .map(|a| a.iter().map(|x| x.as_str().unwrap_or("").to_string()).collect())
+                .unwrap_or_default()
+        };
+        let mut failures = vec![];
+        for (what, p, e) in &self.checks {
+            let now = &loaded[p];
+            if now["ok"] != true {
+                failures.push(format!("{what}: Pi does not load the file: {}", now["error"]));
+                continue;
+            }
+            let bad = match e {
+                PiExpect::Unchanged { before } => {
+                    let b = &loaded[before];
+                    (ids(now, "ids") != ids(b, "ids")
+                        || now["leafId"] != b["leafId"]
+                        || ids(now, "contextIds") != ids(b, "contextIds"))
+                    .then(|| "Pi loads something else than before".to_string())
+                }
+                PiExpect::Written {
+                    before,
+                    new_ids,
+                    context,
+                } => {
+                    let mut want = ids(&loaded[before], "ids");
+                    want.extend(new_ids.iter().cloned());
+                    if ids(now, "ids") != want {
+                        Some(format!("Pi's entries are not the old ones plus {new_ids:?}"))
+                    } else if &ids(now, "contextIds") != context {
+                        Some("Pi's context differs from bonsai's".to_string())
+                    } else {
+                        None
+                    }
+                }
+                PiExpect::AsBonsai { context } => (&ids(now, "contextIds") != context)
+                    .then(|| "Pi's context of the new session differs from bonsai's".to_string()),
+                PiExpect::SameShape { before } => {
+                    let b = &loaded[before];
+                    (now["entries"] != b["entries"] || now["messages"] != b["messages"])
+                        .then(|| "Pi loads a different session after migrate".to_string())
+                }
+            };
+            if let Some(b) = bad {
+                failures.push(format!("{what}: {b}"));
+            }
+        }
+        (self.checks.len(), failures)
+    }
+}
+
+/// The entries bonsai computes the context from, as ids.
+fn bonsai_context(p: &Path) -> Vec<String> {
+    let s = store::load_session(p).unwrap();
+    let Some(leaf) = s.leaf() else { return vec![] };
+    bonsai::engine::context::context_entries(&s, &s.path_to(leaf))
+        .into_iter()
+        .map(|i| s.entries[i].id.to_string())
+        .collect()
+}
+
+/// The ids of whole entry lines in `bytes`.
+fn line_ids(bytes: &[u8]) -> Vec<String> {
+    String::from_utf8_lossy(bytes)
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter_map(|v| v["id"].as_str().map(String::from))
+        .collect()
+}
+
+#[allow(clippy::too_many_arguments)]
+fn check_append(
+    c: &mut Counts,
+    pi: &mut PiChecks,
+    before: &Path,
+    what: &str,
+    p: &Path,
+    old: &[u8],
+    r: &Result<(), String>,
+    crashed: bool,
+) {
     let now = std::fs::read(p).unwrap();
+    if now.starts_with(old) {
+        let before = before.to_path_buf();
+        let added = &now[old.len()..];
+        // A write that was killed after its last byte is as good as written.
+        let whole = !added.is_empty() && added.ends_with(b"\n") && whole_lines_but_last(added);
+        let expect = if r.is_ok() || whole {
+            PiExpect::Written {
+                before,
+                new_ids: line_ids(&now[old.len()..]),
+                context: bonsai_context(p),
+            }
+        } else {
+            PiExpect::Unchanged { before }
+        };
+        pi.expect(what, &now, expect);
+    }
     if !now.starts_with(old) {
         return c.fail(format!("{what}: the old bytes changed"));
     }
@@ -244,6 +398,8 @@ fn check_append(c: &mut Counts, what: &str, p: &Path, old: &[u8], r: &Result<(),
 #[test]
 fn every_operation_of_every_write_path_fails_safely() {
     let mut c = Counts::default();
+    let pi_session = common::pi_session("every_operation_of_every_write_path_fails_safely");
+    let mut pi = PiChecks::new();
     let mut plans = vec![];
     for src in v3_sessions() {
         for cmd in APPENDS.into_iter().chain([Cmd::Fork, Cmd::Clone, Cmd::Repair]) {
@@ -256,12 +412,10 @@ fn every_operation_of_every_write_path_fails_safely() {
     for (src, cmd) in plans {
         // How many operations this command makes on a good day.
         let dir = tempfile::tempdir().unwrap();
-        let (p, old) = if cmd == Cmd::Repair {
-            with_bonsai_fragment(dir.path(), &src)
+        let p = if cmd == Cmd::Repair {
+            with_bonsai_fragment(dir.path(), &src).0
         } else {
-            let p = copy_to(dir.path(), &src);
-            let old = std::fs::read(&p).unwrap();
-            (p, old)
+            copy_to(dir.path(), &src)
         };
         let req = request(cmd, &p);
         if APPENDS.contains(&cmd) && req.is_none() {
@@ -286,12 +440,13 @@ fn every_operation_of_every_write_path_fails_safely() {
                     (p, old)
                 };
                 let req = request(cmd, &p);
+                let before = pi.keep(&old);
                 let (r, _) = with_plan(Some((k, fault)), || run(cmd, &p, req.as_ref()));
                 c.faults += 1;
                 *c.by_kind.entry(format!("{fault:?}")).or_default() += 1;
                 let crashed = fault == Fault::Crash && r.is_err();
                 match cmd {
-                    c2 if APPENDS.contains(&c2) => check_append(&mut c, &what, &p, &old, &r, crashed),
+                    c2 if APPENDS.contains(&c2) => check_append(&mut c, &mut pi, &before, &what, &p, &old, &r, crashed),
                     Cmd::Fork | Cmd::Clone => {
                         // The original is untouched; a new session is whole or absent.
                         if std::fs::read(&p).unwrap() != old {
@@ -302,6 +457,9 @@ fn every_operation_of_every_write_path_fails_safely() {
                             let s = store::load_session(&f);
                             if !bytes.ends_with(b"\n") || s.is_err() || !s.unwrap().diagnostics.is_empty() {
                                 c.fail(format!("{what}: a partial new session {}", f.display()));
+                            } else {
+                                let context = bonsai_context(&f);
+                                pi.expect(&what, &bytes, PiExpect::AsBonsai { context });
                             }
                         }
                         if r.is_ok() && sessions_of(dir.path()).len() != 2 {
@@ -311,6 +469,7 @@ fn every_operation_of_every_write_path_fails_safely() {
                     Cmd::Migrate => {
                         let now = std::fs::read(&p).unwrap();
                         let migrated = store::load_session(&p).is_ok_and(|s| s.header.version >= 3.0);
+                        pi.expect(&what, &now, PiExpect::SameShape { before: before.clone() });
                         if now != old && !migrated {
                             c.fail(format!("{what}: neither the original nor migrated"));
                         }
@@ -340,6 +499,8 @@ fn every_operation_of_every_write_path_fails_safely() {
                         if now != old && !now.starts_with(&old) {
                             c.fail(format!("{what}: the old bytes changed"));
                         }
+                        // Repaired or not, Pi loads what it loaded before the killed write.
+                        pi.expect(&what, &now, PiExpect::Unchanged { before: before.clone() });
                         let _ = fragment_end;
                         for e in std::fs::read_dir(dir.path()).unwrap() {
                             let f = e.unwrap().path();
@@ -364,8 +525,14 @@ fn every_operation_of_every_write_path_fails_safely() {
             }
         }
     }
+    let mut pi_checked = 0;
+    if let Some(pi_session) = pi_session {
+        let (n, failures) = pi.run(&pi_session);
+        pi_checked = n;
+        c.failures.extend(failures);
+    }
     println!(
-        "RELIABILITY faults injected: {} ({:?}), failures: {}",
+        "RELIABILITY faults injected: {} ({:?}), checked by Pi: {pi_checked}, failures: {}",
         c.faults,
         c.by_kind,
         c.failures.len()
@@ -379,4 +546,83 @@ fn every_operation_of_every_write_path_fails_safely() {
     };
     assert!(c.faults >= want, "{} faults", c.faults);
     let _ = faults::is_crash;
+}
+
+/// After a kill, Pi opening the session ends the cut-short line with a newline (its loader
+/// does). The fragment is still bonsai's: named, appends refuse, repair removes it and the
+/// newline. Once Pi has written after it, it stays where it is, named, and harmless.
+#[test]
+fn a_killed_write_then_pi_opening_and_writing() {
+    let pi = common::pi_session("a_killed_write_then_pi_opening_and_writing");
+    let dir = tempfile::tempdir().unwrap();
+    let (p, old) = with_bonsai_fragment(dir.path(), &common::repo().join("fixtures/demo.jsonl"));
+    match &pi {
+        Some(pi) => pi.open(&p),
+        // Without Pi, do what its loader does.
+        None => {
+            use std::io::Write;
+            std::fs::OpenOptions::new()
+                .append(true)
+                .open(&p)
+                .unwrap()
+                .write_all(b"\n")
+                .unwrap();
+        }
+    }
+    let now = std::fs::read(&p).unwrap();
+    assert!(
+        now.ends_with(b"\n") && now.len() > old.len() + 1,
+        "Pi ended the fragment"
+    );
+    let s = store::load_session(&p).unwrap();
+    assert!(
+        s.diagnostics
+            .iter()
+            .any(|d| d.message.contains("bonsai was writing") && d.message.contains("bonsai repair")),
+        "{:?}",
+        s.diagnostics
+    );
+    // An append now would bury the fragment: refused, naming the repair.
+    let req = request(Cmd::Label, &p).unwrap();
+    let e = store::write::apply(&p, &req).unwrap_err().to_string();
+    assert!(e.contains("bonsai repair"), "{e}");
+    assert_eq!(std::fs::read(&p).unwrap(), now);
+    // Repair removes the fragment and Pi's newline: the file as it was before the write.
+    let plan = store::write::repair_plan(&p, false).unwrap();
+    assert!(plan.ours && plan.removed == (old.len()..now.len()));
+    store::repair(&p, false).unwrap();
+    assert_eq!(std::fs::read(&p).unwrap(), old);
+
+    // Again, and this time Pi writes after it.
+    let dir = tempfile::tempdir().unwrap();
+    let (p, old) = with_bonsai_fragment(dir.path(), &common::repo().join("fixtures/demo.jsonl"));
+    match &pi {
+        Some(pi) => {
+            let o = pi.command().arg("append").arg(&p).arg("2").output().unwrap();
+            assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        }
+        None => {
+            use std::io::Write;
+            let line = r#"{"type":"message","id":"p1000001","parentId":null,"timestamp":"2026-11-23T00:00:00.000Z","message":{"role":"user","content":"after"}}"#;
+            let mut f = std::fs::OpenOptions::new().append(true).open(&p).unwrap();
+            f.write_all(format!("\n{line}\n").as_bytes()).unwrap();
+        }
+    }
+    let now = std::fs::read(&p).unwrap();
+    assert!(now.starts_with(&old));
+    let s = store::load_session(&p).unwrap();
+    assert!(
+        s.diagnostics
+            .iter()
+            .any(|d| d.message.contains("bonsai was writing") && d.message.contains("harmless")),
+        "{:?}",
+        s.diagnostics
+    );
+    let e = store::repair(&p, false).unwrap_err().to_string();
+    assert!(e.contains("followed by") && e.contains("nothing is removed"), "{e}");
+    assert_eq!(std::fs::read(&p).unwrap(), now);
+    // bonsai writes again (after Pi's lines), and Pi's lines are intact.
+    let req = request(Cmd::Label, &p).unwrap();
+    store::write::apply(&p, &req).unwrap();
+    assert!(std::fs::read(&p).unwrap().starts_with(&now));
 }

@@ -350,31 +350,28 @@ pub fn migrate(a: MigrateArgs) -> Result<()> {
 }
 
 pub fn repair(a: RepairArgs) -> Result<()> {
-    if a.dry_run {
-        let bytes = store::files::read_regular(&a.file)?;
-        let note = store::journal::read(&std::fs::canonicalize(&a.file)?);
-        match note.and_then(|n| store::journal::fragment(&bytes, &n)) {
-            Some(r) => println!(
-                "would remove the last {} bytes of {} (an entry bonsai was writing when it was stopped), keeping a backup",
-                r.len(),
-                a.file.display()
-            ),
-            None => println!(
-                "{}: no unfinished write of bonsai's at the end (with --force an unfinished last line of anyone's would be removed)",
-                a.file.display()
-            ),
+    let what = |ours: bool| {
+        if ours {
+            "the unfinished entry bonsai was writing when it was stopped"
+        } else {
+            "an unfinished last line"
         }
+    };
+    if a.dry_run {
+        let plan = store::write::repair_plan(&a.file, a.force)?;
+        println!(
+            "would remove the last {} bytes of {} ({}), keeping a backup",
+            plan.removed.len(),
+            a.file.display(),
+            what(plan.ours)
+        );
         return Ok(());
     }
     let r = store::repair(&a.file, a.force)?;
     println!(
         "removed {} bytes ({}) from the end of {}; the file as it was is in {}",
         r.removed.len(),
-        if r.ours {
-            "the unfinished entry bonsai was writing when it was stopped"
-        } else {
-            "an unfinished last line"
-        },
+        what(r.ours),
         a.file.display(),
         r.backup.display()
     );

@@ -94,18 +94,30 @@ pub fn load_session(path: &Path) -> Result<Session, OpenError> {
     Ok(s)
 }
 
-/// A last line cut short by a kill while bonsai was appending is named as such (the note
-/// beside the file says which bytes bonsai was writing).
+/// A line cut short by a kill while bonsai was appending is named as such (the note beside
+/// the file says which bytes bonsai was writing): at the end, where `bonsai repair` removes
+/// it, or followed by lines written since, where it stays as a line Pi skips.
 fn explain_fragment(s: &mut Session, path: &Path) {
-    if s.file_ends_with_newline {
+    let Some(note) = super::journal::read(path) else {
         return;
-    }
-    if let Some(r) = super::journal::read(path).and_then(|n| super::journal::fragment(&s.buf, &n)) {
-        s.explain_unfinished_last_line(format!(
-            "the unfinished end of an entry bonsai was writing when it was stopped ({} bytes); Pi skips it; `bonsai repair {}` removes it (keeping a backup)",
-            r.len(),
-            path.display()
-        ));
+    };
+    if let Some(r) = super::journal::fragment(&s.buf, &note) {
+        s.explain_malformed_in(
+            r.clone(),
+            format!(
+                "the unfinished end of an entry bonsai was writing when it was stopped ({} bytes); Pi skips it; `bonsai repair {}` removes it (keeping a backup)",
+                r.len(),
+                path.display()
+            ),
+        );
+    } else if let Some(r) = super::journal::stranded(&s.buf, &note) {
+        s.explain_malformed_in(
+            r.clone(),
+            format!(
+                "the start of an entry bonsai was writing when it was stopped ({} bytes), ended by a newline and followed by lines written since; Pi skips it, and it is harmless where it is",
+                r.len() - 1
+            ),
+        );
     }
 }
 

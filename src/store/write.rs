@@ -43,10 +43,12 @@ pub enum WriteError {
     )]
     NeedsMigration { version: f64 },
     /// The file changed since it was loaded; the caller reloads and re-checks.
-    #[error(
-        "the file changed while bonsai was preparing the write (it was replaced or rewritten): nothing written; run the command again"
-    )]
-    Changed,
+    #[error("{}", if *grew {
+        "the session kept growing while bonsai prepared the write (Pi, or another program, is writing to it): nothing written; try again when it is idle"
+    } else {
+        "the session was replaced or rewritten while bonsai prepared the write: nothing written; run the command again"
+    })]
+    Changed { grew: bool },
     /// The file ends with a line that is not whole: Pi may be writing it, or a write was
     /// killed halfway.
     #[error("{}: {reason}", path.display())]
@@ -70,16 +72,43 @@ pub struct Appended {
     /// The file was written in the last seconds: Pi may be running and will see the new
     /// entries only after it reopens the session.
     pub recently_written: bool,
+    /// Another writer (Pi) appended this many bytes in the instant between bonsai's last
+    /// check and its write: bonsai's lines follow them, so their first entry branches from
+    /// the entry before them. Nothing is lost; the user is told.
+    pub raced_after: Option<usize>,
+    /// The append held a write lease: no one could append between the load and the write.
+    pub leased: bool,
 }
 
 /// Load the current file, let `build` decide the entries on that exact state, and append
-/// them, unless the file changed in between (then load again and re-decide, up to 3 times).
+/// them, unless the file changed in between (then load again and re-decide, a few times).
+///
+/// Where the kernel allows it, the file is held under a write lease from the load to the
+/// end of the append: Pi opens the session for each line it appends, and that open waits
+/// until bonsai's lines are in, so they follow exactly the line they were decided on.
+/// Without a lease (another program, or bonsai's own view, has the file open; a file system
+/// without leases) the length is checked right before the write and the bytes read back
+/// after it ([`Appended::raced_after`]).
 pub fn append_with<F>(path: &Path, mut build: F) -> Result<(Session, Appended), WriteError>
 where
     F: FnMut(&Session) -> Result<Vec<serde_json::Value>, Refusal>,
 {
-    for _ in 0..3 {
-        let s = super::load_session(path)?;
+    // Pi appends a line every few milliseconds while it streams; each try takes about that
+    // long, so a few more tries (and a short pause) usually find a quiet moment.
+    let mut last = WriteError::Changed { grew: true };
+    for attempt in 0..8u64 {
+        if attempt > 0 {
+            std::thread::sleep(std::time::Duration::from_millis(2 * attempt));
+        }
+        let mut f = open_for_append(path)?;
+        let lease = Lease::take(&f);
+        // Under a lease the file is read through the same open file (another open of it
+        // would wait for the lease, which is this process's own).
+        let s = if lease.is_some() {
+            super::files::load_session_from(f.try_clone()?, path)?
+        } else {
+            super::load_session(path)?
+        };
         if s.header.version < 3.0 {
             return Err(WriteError::NeedsMigration {
                 version: s.header.version,
@@ -92,13 +121,62 @@ where
             });
         }
         let entries = build(&s)?;
-        match append_lines(path, s.buf.len() as u64, &entries) {
+        let r = append_lines_to(&mut f, path, s.buf.len() as u64, &entries, lease.is_some());
+        drop(lease);
+        match r {
             Ok(a) => return Ok((s, a)),
-            Err(WriteError::Changed) => continue,
+            Err(e @ WriteError::Changed { .. }) => last = e,
             Err(e) => return Err(e),
         }
     }
-    Err(WriteError::Changed)
+    Err(last)
+}
+
+/// A write lease on a session (`F_SETLEASE`), released on drop. While it is held, anyone
+/// else's open of the file waits (up to the kernel's lease-break time, 45 s by default;
+/// bonsai holds it for the load and the append, milliseconds to a tenth of a second).
+/// (The descriptor, not a borrow: the append writes through the same `File`, which outlives
+/// the lease in [`append_with`].)
+struct Lease(std::os::fd::RawFd);
+
+impl Lease {
+    fn take(f: &File) -> Option<Lease> {
+        use std::os::fd::AsRawFd;
+        // When another open waits, the kernel signals the holder with SIGIO, whose default
+        // action ends the process; bonsai lets the open wait until its lines are written.
+        // SAFETY: setting a signal's disposition to ignore has no other effect.
+        unsafe {
+            libc::signal(libc::SIGIO, libc::SIG_IGN);
+        }
+        // SAFETY: fcntl on a descriptor this File owns.
+        let r = unsafe { libc::fcntl(f.as_raw_fd(), libc::F_SETLEASE, libc::F_WRLCK) };
+        (r == 0).then_some(Lease(f.as_raw_fd()))
+    }
+}
+
+impl Drop for Lease {
+    fn drop(&mut self) {
+        // SAFETY: the descriptor is still open (see above).
+        unsafe {
+            libc::fcntl(self.0, libc::F_SETLEASE, libc::F_UNLCK);
+        }
+    }
+}
+
+/// The session opened to append (and read back), as a regular file only.
+fn open_for_append(path: &Path) -> Result<File, WriteError> {
+    let f = faults::op("open", || {
+        OpenOptions::new()
+            .read(true)
+            .append(true)
+            .custom_flags_nonblock()
+            .open(path)
+    })?;
+    let meta = f.metadata()?;
+    if !meta.file_type().is_file() {
+        return Err(super::files::not_a_file(path, &meta).into());
+    }
+    Ok(f)
 }
 
 /// Why bonsai must not append to `s` as it ends now: its last line is not whole. Appending
@@ -169,19 +247,23 @@ fn lines_text(entries: &[serde_json::Value]) -> String {
 /// Append `entries` as JSON lines if the file is still `expected_len` bytes long. On failure
 /// the bytes written are taken back (when nothing was appended after them).
 pub fn append_lines(path: &Path, expected_len: u64, entries: &[serde_json::Value]) -> Result<Appended, WriteError> {
-    let mut f = faults::op("open", || {
-        OpenOptions::new()
-            .read(true)
-            .append(true)
-            .custom_flags_nonblock()
-            .open(path)
-    })?;
+    let mut f = open_for_append(path)?;
+    append_lines_to(&mut f, path, expected_len, entries, false)
+}
+
+/// [`append_lines`] on the open session `f`; `leased`: no one else can append meanwhile.
+fn append_lines_to(
+    f: &mut File,
+    path: &Path,
+    expected_len: u64,
+    entries: &[serde_json::Value],
+    leased: bool,
+) -> Result<Appended, WriteError> {
     let meta = f.metadata()?;
-    if !meta.file_type().is_file() {
-        return Err(super::files::not_a_file(path, &meta).into());
-    }
     if meta.len() != expected_len {
-        return Err(WriteError::Changed);
+        return Err(WriteError::Changed {
+            grew: meta.len() > expected_len,
+        });
     }
     let recently_written = meta
         .modified()
@@ -211,8 +293,18 @@ pub fn append_lines(path: &Path, expected_len: u64, entries: &[serde_json::Value
         path: path.to_path_buf(),
         source,
     })?;
+    // Checked again right before the write: the note's fsync takes milliseconds, in which Pi
+    // may append. What is left is the instant between this check and the write (POSIX has
+    // no append-if-length); the bytes are read back after to see whether Pi took it.
+    let len = f.metadata()?.len();
+    if len != expected_len {
+        let _ = journal::remove(path);
+        return Err(WriteError::Changed {
+            grew: len > expected_len,
+        });
+    }
     let mut written = 0;
-    let r = faults::write_all("write", &mut f, data.as_bytes(), &mut written)
+    let r = faults::write_all("write", f, data.as_bytes(), &mut written)
         .and_then(|()| faults::op("sync", || f.sync_data()));
     match r {
         Ok(()) => {
@@ -223,10 +315,16 @@ pub fn append_lines(path: &Path, expected_len: u64, entries: &[serde_json::Value
                 bytes: data.len(),
                 added_newline,
                 recently_written,
+                leased,
+                raced_after: if leased {
+                    None
+                } else {
+                    raced_after(f, expected_len, data.as_bytes())
+                },
             })
         }
         Err(e) if is_crash(&e) => Err(e.into()),
-        Err(source) => match take_back(&mut f, expected_len, written as u64) {
+        Err(source) => match take_back(f, expected_len, written as u64) {
             Ok(()) => {
                 let _ = journal::remove(path);
                 Err(WriteError::Failed {
@@ -241,6 +339,20 @@ pub fn append_lines(path: &Path, expected_len: u64, entries: &[serde_json::Value
             }),
         },
     }
+}
+
+/// Where bonsai's appended `data` landed, counted from `offset`, when not at `offset`: another
+/// writer's append came between the length check and the write.
+fn raced_after(f: &File, offset: u64, data: &[u8]) -> Option<usize> {
+    use std::os::unix::fs::FileExt;
+    let mut here = vec![0u8; data.len()];
+    if f.read_exact_at(&mut here, offset).is_ok() && here == data {
+        return None;
+    }
+    let len = f.metadata().ok()?.len();
+    let mut tail = vec![0u8; usize::try_from(len.saturating_sub(offset)).ok()?];
+    f.read_exact_at(&mut tail, offset).ok()?;
+    memchr::memmem::find(&tail, data)
 }
 
 /// Remove the `written` bytes bonsai appended after `before`, if nothing came after them.
@@ -516,6 +628,8 @@ pub fn repair(path: &Path, force: bool) -> Result<Repaired, WriteError> {
     } = repair_plan(path, force)?;
     let backup = backup(&target, &bytes, "bak-repair")?;
     let f = faults::op("open", || OpenOptions::new().write(true).open(&target))?;
+    // Under a lease no one can append between the check and the cut (see `append_with`).
+    let _lease = Lease::take(&f);
     if f.metadata()?.len() != bytes.len() as u64 {
         return Err(WriteError::Repair(format!(
             "{}: the file changed while bonsai was repairing it (something was appended after the fragment); nothing removed. Run `bonsai repair` again to see what the file ends with now",
@@ -562,17 +676,49 @@ mod tests {
         serde_json::json!({"type":"label","id":id,"parentId":parent,"timestamp":"2026-11-22T00:00:02.000Z","targetId":"u1","label":"x"})
     }
 
+    /// Whether this file system gives write leases to the file's owner (tmpfs, ext4, xfs and
+    /// btrfs do; NFS does not).
+    fn leases_work(p: &Path) -> bool {
+        let f = OpenOptions::new().read(true).append(true).open(p).unwrap();
+        Lease::take(&f).is_some()
+    }
+
+    #[test]
+    fn an_append_holds_a_lease_unless_the_file_is_open_elsewhere() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = session_file(dir.path(), BASE);
+        if !leases_work(&p) {
+            eprintln!("note: an_append_holds_a_lease…: no write leases here; the unleased path is tested below");
+        } else {
+            let (_, a) = append_with(&p, |_| Ok(vec![entry("b0000001", "u1")])).unwrap();
+            assert!(a.leased && a.raced_after.is_none());
+        }
+        // Someone (a viewer, an editor) has it open: no lease, the append still goes ahead,
+        // checked right before the write and read back after.
+        let other = std::fs::File::open(&p).unwrap();
+        let (_, a) = append_with(&p, |s| {
+            let last = s.entries.last().unwrap().id.to_string();
+            Ok(vec![entry("b0000002", &last)])
+        })
+        .unwrap();
+        assert!(!a.leased && a.raced_after.is_none());
+        drop(other);
+        let text = std::fs::read_to_string(&p).unwrap();
+        assert!(text.ends_with("\"b0000002\",\"parentId\":\"b0000001\",\"timestamp\":\"2026-11-22T00:00:02.000Z\",\"targetId\":\"u1\",\"label\":\"x\"}\n") || !leases_work(&p));
+    }
+
     #[test]
     fn a_concurrent_append_makes_bonsai_decide_again() {
         let dir = tempfile::tempdir().unwrap();
         let p = session_file(dir.path(), BASE);
+        // Pi holds the file open (so there is no lease) and appends between bonsai's read
+        // and its write.
+        let mut pi = std::fs::OpenOptions::new().append(true).open(&p).unwrap();
         let mut calls = 0;
         let (s, a) = append_with(&p, |s| {
             calls += 1;
             if calls == 1 {
-                // Pi appends between bonsai's read and its write.
-                let mut f = std::fs::OpenOptions::new().append(true).open(&p).unwrap();
-                writeln!(f, r#"{{"type":"message","id":"a1","parentId":"u1","timestamp":"2026-11-22T00:00:03.000Z","message":{{"role":"assistant","content":[]}}}}"#).unwrap();
+                writeln!(pi, r#"{{"type":"message","id":"a1","parentId":"u1","timestamp":"2026-11-22T00:00:03.000Z","message":{{"role":"assistant","content":[]}}}}"#).unwrap();
             }
             let leaf = s.entries[s.leaf().unwrap()].id.to_string();
             Ok(vec![entry("b0000001", &leaf)])
@@ -585,6 +731,42 @@ mod tests {
         assert!(text.starts_with(BASE));
         let last: serde_json::Value = serde_json::from_str(text.lines().last().unwrap()).unwrap();
         assert_eq!(last["parentId"], "a1", "written under Pi's new leaf");
+    }
+
+    #[test]
+    fn under_a_lease_pi_opening_the_file_waits_for_bonsai_lines() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = session_file(dir.path(), BASE);
+        if !leases_work(&p) {
+            eprintln!("note: under_a_lease…: no write leases here; skipped");
+            return;
+        }
+        let (go, wait) = std::sync::mpsc::channel::<()>();
+        let pi_path = p.clone();
+        // Pi: open the file for its next line (as appendFileSync does) once bonsai has read it.
+        let pi = std::thread::spawn(move || {
+            wait.recv().unwrap();
+            let mut f = std::fs::OpenOptions::new().append(true).open(&pi_path).unwrap();
+            writeln!(f, r#"{{"type":"message","id":"a1","parentId":"u1","timestamp":"2026-11-22T00:00:03.000Z","message":{{"role":"assistant","content":[]}}}}"#).unwrap();
+        });
+        let (_, a) = append_with(&p, |s| {
+            go.send(()).unwrap();
+            // Pi is now waiting in open(); give it every chance to get in first.
+            std::thread::sleep(std::time::Duration::from_millis(100));
+            let leaf = s.entries[s.leaf().unwrap()].id.to_string();
+            Ok(vec![entry("b0000001", &leaf)])
+        })
+        .unwrap();
+        pi.join().unwrap();
+        assert!(a.leased);
+        let text = std::fs::read_to_string(&p).unwrap();
+        let lines: Vec<serde_json::Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+        assert_eq!(
+            lines[2]["id"], "b0000001",
+            "bonsai's line right after the line it was decided on"
+        );
+        assert_eq!(lines[2]["parentId"], "u1");
+        assert_eq!(lines[3]["id"], "a1", "Pi's line after it, whole");
     }
 
     #[test]

@@ -97,7 +97,9 @@ impl App {
                             self.selection_changed();
                         }
                         let mut msg = format!("wrote {}", w.what);
-                        if w.applied.recently_written {
+                        if w.applied.raced_after.is_some() {
+                            msg.push_str(" · Pi appended at the same instant: it branches from before Pi's line");
+                        } else if w.applied.recently_written {
                             msg.push_str(" · Pi seems to be running: it sees this after reopening the session");
                         }
                         if let Some(t) = w.prepared.editor_text.filter(|t| !t.is_empty()) {

@@ -405,11 +405,14 @@ fn every_operation_of_every_write_path_fails_safely() {
         pi_checked = n;
         c.failures.extend(failures);
     }
-    println!(
-        "RELIABILITY faults injected: {} ({:?}), checked by Pi: {pi_checked}, failures: {}",
-        c.faults,
-        c.by_kind,
-        c.failures.len()
+    common::report_reliability(
+        "faults",
+        &format!(
+            "faults injected: {} ({:?}), checked by Pi: {pi_checked}, failures: {}",
+            c.faults,
+            c.by_kind,
+            c.failures.len()
+        ),
     );
     assert!(c.failures.is_empty(), "{}", c.failures.join("\n"));
     // ≥ 1,000 with Pi's fixtures (CI); the repo's own sessions alone make fewer.

@@ -45,7 +45,7 @@ struct Case {
 }
 
 fn bonsai(args: &[String], file: &Path, home: &Path) -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_bonsai"));
+    let mut c = Command::new(common::bonsai_bin());
     let file = file.to_string_lossy();
     c.args(args.iter().map(|a| a.replace("{}", &file)))
         // No API keys, no Pi settings: the offline summarizer, deterministic and local.
@@ -469,11 +469,14 @@ fn sigkill_at_random_and_as_the_file_grows() {
         pi_checked = n;
         o.failures.extend(f);
     }
-    println!(
-        "RELIABILITY kills: {kills} (still running when killed: {killed_running}; written whole: {}, fragments named and repaired: {}), checked by Pi: {pi_checked}, failures: {}",
-        o.written,
-        o.fragments,
-        o.failures.len()
+    common::report_reliability(
+        "kills",
+        &format!(
+            "kills: {kills} (still running when killed: {killed_running}; written whole: {}, fragments named and repaired: {}), checked by Pi: {pi_checked}, failures: {}",
+            o.written,
+            o.fragments,
+            o.failures.len()
+        ),
     );
     assert!(o.failures.is_empty(), "{}", o.failures.join("\n"));
     assert!(kills >= 200, "{kills} kills");

@@ -139,10 +139,6 @@ fn short(v: &Value) -> String {
     if s.len() > 160 { format!("{}…", &s[..160]) } else { s }
 }
 
-pub fn bonsai_bin() -> PathBuf {
-    PathBuf::from(env!("CARGO_BIN_EXE_bonsai"))
-}
-
 /// `bonsai inspect` with the oracle's options, parsed.
 pub fn bonsai_inspect(session: &Path, args: &[String]) -> Value {
     let out = Command::new(bonsai_bin())
@@ -253,4 +249,21 @@ impl PiSession {
             String::from_utf8_lossy(&o.stderr)
         );
     }
+}
+
+/// The binary the real-process tests drive: this build's, or `$BONSAI_BIN` (to show a test
+/// failing on an older build).
+pub fn bonsai_bin() -> PathBuf {
+    std::env::var_os("BONSAI_BIN")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_bonsai")))
+}
+
+/// A reliability count: printed, and kept in `target/tmp/reliability/NAME.txt`, from which
+/// `scripts/reliability.sh` writes RELIABILITY.md.
+pub fn report_reliability(name: &str, line: &str) {
+    println!("RELIABILITY {line}");
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("reliability");
+    let _ = std::fs::create_dir_all(&dir);
+    let _ = std::fs::write(dir.join(format!("{name}.txt")), format!("{line}\n"));
 }

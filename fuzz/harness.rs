@@ -1,0 +1,145 @@
+//! What the fuzz targets run on each input, shared with `tests/fuzz_regressions.rs`, which
+//! replays every input the fuzzer ever crashed on (`fuzz/regressions/`).
+//!
+//! `load`: the bytes as a session file, then everything a user can ask of it (the `/tree`
+//! view in every filter at several widths, moves and folds, the context, a cut point, the
+//! oracle-shaped report), and one property: loading a prefix and extending it with the rest
+//! gives the session loading the whole gives.
+//!
+//! `tree`: the bytes as a recipe for a session whose tree is odd on purpose (reused ids,
+//! parents that point forward, at themselves or nowhere, compactions and labels pointing
+//! anywhere, branch summaries, context edits), then the same questions. Random bytes rarely
+//! make valid JSON lines; this reaches the tree code with every shape.
+
+#![allow(dead_code)]
+
+use bonsai::engine::bytes::FileBytes;
+use bonsai::engine::compaction::{self, CompactionSettings};
+use bonsai::engine::session::Session;
+use bonsai::engine::tree::Tree;
+use bonsai::engine::tree_view::{FilterMode, TreeView};
+use bonsai::engine::{context, report};
+
+pub fn load(data: &[u8]) {
+    let Ok(s) = Session::from_bytes(data.to_vec()) else {
+        return;
+    };
+    exercise(&s);
+    // Extending a prefix (cut at a line end, as a growing file is seen) gives the same session.
+    if let Some(cut) = data[..data.len() / 2].iter().rposition(|&b| b == b'\n')
+        && let Ok(prefix) = Session::from_bytes(data[..=cut].to_vec())
+    {
+        let extended = prefix
+            .extend(FileBytes::Owned(data.to_vec()))
+            .expect("a valid prefix extends");
+        assert_eq!(extended.entries.len(), s.entries.len(), "extend: entry count");
+        for (a, b) in extended.entries.iter().zip(&s.entries) {
+            assert_eq!(a.id, b.id, "extend: ids");
+            assert_eq!(a.parent_id, b.parent_id, "extend: parents");
+        }
+        assert_eq!(extended.leaf(), s.leaf(), "extend: leaf");
+        assert_eq!(extended.skipped_lines, s.skipped_lines, "extend: skipped lines");
+    }
+}
+
+pub fn tree(data: &[u8]) {
+    let text = recipe(data);
+    if let Ok(s) = Session::from_bytes(text.into_bytes()) {
+        exercise(&s);
+    }
+}
+
+/// A session from a byte recipe: two bytes per entry (what it is, where its parent points).
+pub fn recipe(data: &[u8]) -> String {
+    let mut out =
+        String::from(r#"{"type":"session","version":3,"id":"fuzz","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/f"}"#);
+    out.push('\n');
+    let n = data.len() / 2;
+    let id = |k: usize| format!("e{:03}", k % 64);
+    for k in 0..n {
+        let (what, link) = (data[2 * k], data[2 * k + 1] as usize);
+        // The id: usually fresh, sometimes a reused one (Pi keeps the later entry).
+        let me = if what & 0x80 != 0 { id(link) } else { id(k) };
+        let parent = match link % 8 {
+            0 => "null".to_string(),
+            1 => format!(r#""{}""#, me),
+            2 => r#""nowhere""#.to_string(),
+            _ if k == 0 => "null".to_string(),
+            _ => format!(
+                r#""{}""#,
+                id(if link % 8 == 3 {
+                    k + 1 + link / 8
+                } else {
+                    k - 1 - (link / 8) % k
+                })
+            ),
+        };
+        let target = format!(r#""{}""#, id(link / 4));
+        let ts = format!("2026-01-01T00:{:02}:{:02}.000Z", (k / 60) % 60, k % 60);
+        let body = match what & 0x0f {
+            0..=3 => format!(r#""type":"message","message":{{"role":"user","content":"ask {k}","timestamp":1}}"#),
+            4 | 5 => format!(
+                r#""type":"message","message":{{"role":"assistant","content":[{{"type":"text","text":"answer {k}"}},{{"type":"toolCall","id":"t{k}","name":"bash","arguments":{{}}}}],"usage":{{"input":{k},"output":3,"cacheRead":0,"cacheWrite":0,"totalTokens":{}}},"stopReason":"toolUse","timestamp":2}}"#,
+                k + 3
+            ),
+            6 => format!(
+                r#""type":"message","message":{{"role":"toolResult","toolCallId":"t{}","toolName":"bash","content":[{{"type":"text","text":"out"}}],"isError":false,"timestamp":3}}"#,
+                k.saturating_sub(1)
+            ),
+            7 => format!(r#""type":"compaction","summary":"s{k}","firstKeptEntryId":{target},"tokensBefore":{k}"#),
+            8 => format!(r#""type":"branch_summary","summary":"b{k}","fromId":{target}"#),
+            9 => format!(r#""type":"label","targetId":{target},"label":"l{k}""#),
+            10 => format!(r#""type":"context_edit","targetId":{target},"replacement":null"#),
+            11 => format!(r#""type":"context_edit","targetId":{target},"replacement":{{"content":"short"}}"#),
+            12 => format!(r#""type":"custom_message","customType":"x","content":"c{k}","display":true"#),
+            13 => r#""type":"model_change","provider":"p","modelId":"m""#.to_string(),
+            14 => format!(r#""type":"session_info","name":"n{k}""#),
+            _ => r#""type":"","note":"odd""#.to_string(),
+        };
+        out.push_str(&format!(
+            r#"{{"id":"{me}","parentId":{parent},"timestamp":"{ts}",{body}}}"#
+        ));
+        out.push('\n');
+    }
+    out
+}
+
+/// Everything a user can ask of a session; none of it may panic or hang.
+fn exercise(s: &Session) {
+    let t = Tree::build(s);
+    let leaf = s.leaf();
+    for (k, mode) in FilterMode::CYCLE.into_iter().enumerate() {
+        let mut v = TreeView::new(s, &t, leaf, mode, 0);
+        let _ = v.render_plain(s, [80, 24, 7][k % 3], Some(40));
+        v.move_down();
+        v.fold_or_up(s);
+        v.fold_or_up(s);
+        v.unfold_or_down(s);
+        v.page_up(5);
+        v.page_down(7);
+        if k == 0 {
+            v.set_search(s, "ask".into());
+            let _ = v.render_plain(s, 60, Some(20));
+        }
+    }
+    if let Some(l) = leaf {
+        let path = s.path_to(l);
+        let _ = context::project(s, &path);
+        let _ = compaction::prepare(
+            s,
+            l,
+            CompactionSettings {
+                reserve_tokens: 16384,
+                keep_recent_tokens: 20,
+            },
+        );
+        let o = report::InspectOptions {
+            leaf: Some(l),
+            keep_recent_tokens: 20,
+            reserve_tokens: 16384,
+            branch_target: Some(0),
+            branch_context_window: 128000,
+        };
+        let _ = report::inspect_json(s, &o);
+    }
+}

@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# Coverage-guided fuzzing (libFuzzer through libfuzzer-sys) of the loader and the /tree view.
+#   scripts/fuzz.sh [SECONDS_PER_TARGET] [TARGET...]      default: 60 s, targets load and tree
+# Builds fuzz/ with SanitizerCoverage on stable Rust (no nightly: -C passes/llvm-args only),
+# seeds the corpus from the repo's sessions (and ../shared's when present), runs each target
+# for the time given, and prints one RELIABILITY line per target. A crash stops the run and
+# leaves its input in fuzz/artifacts/TARGET/: move it to fuzz/regressions/TARGET/ (replayed by
+# tests/fuzz_regressions.rs) once it is fixed.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+secs=${1:-60}
+shift || true
+targets=("$@")
+[ ${#targets[@]} -gt 0 ] || targets=(load tree)
+triple=$(rustc -vV | sed -n 's/^host: //p')
+export RUSTFLAGS="-Cpasses=sancov-module -Cllvm-args=-sanitizer-coverage-level=4 \
+-Cllvm-args=-sanitizer-coverage-inline-8bit-counters -Cllvm-args=-sanitizer-coverage-pc-table \
+-Cllvm-args=-sanitizer-coverage-trace-compares --cfg fuzzing -Cdebug-assertions -Coverflow-checks"
+# --target keeps the instrumentation off build scripts and proc macros.
+cargo build --release --locked --quiet --manifest-path fuzz/Cargo.toml --target-dir target/fuzz --target "$triple" --bins
+seeds=target/fuzz/seeds
+rm -rf "$seeds" && mkdir -p "$seeds/load" "$seeds/tree"
+for f in fixtures/*.jsonl fixtures/bad/*.jsonl fuzz/regressions/load/*; do
+  [ -f "$f" ] && cp "$f" "$seeds/load/$(echo "$f" | tr / _)"
+done
+if [ -d ../shared/fixtures ]; then
+  find ../shared/fixtures -name '*.jsonl' -size -256k | while read -r f; do cp "$f" "$seeds/load/shared_$(basename "$f")"; done
+fi
+for f in fuzz/regressions/tree/*; do [ -f "$f" ] && cp "$f" "$seeds/tree/"; done
+head -c 512 /dev/urandom > "$seeds/tree/random" 2>/dev/null || true
+status=0
+for t in "${targets[@]}"; do
+  corpus=target/fuzz/corpus/$t
+  mkdir -p "$corpus" "fuzz/artifacts/$t"
+  log=target/fuzz/$t.log
+  set +e
+  # A tree recipe is two bytes per entry: 1 KiB is a 512-entry tree, plenty for its shapes.
+  max_len=65536
+  [ "$t" = tree ] && max_len=1024
+  "target/fuzz/$triple/release/$t" "$corpus" "$seeds/$t" -max_total_time="$secs" -max_len=$max_len \
+    -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="fuzz/artifacts/$t/" >"$log" 2>&1
+  rc=$?
+  set -e
+  execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
+  cov=$(grep -oE 'cov: [0-9]+ ft: [0-9]+' "$log" | tail -1)
+  corpus_n=$(ls "$corpus" | wc -l)
+  if [ $rc -ne 0 ]; then
+    status=1
+    echo "fuzz $t: FAILED (exit $rc); the input is in fuzz/artifacts/$t/; the end of the log:" >&2
+    tail -40 "$log" >&2
+  fi
+  line="fuzz $t: ${execs:-0} executions in ${secs} s, ${cov:-cov: ?}, corpus $corpus_n inputs, crashes: $([ $rc -eq 0 ] && echo 0 || echo 1)"
+  echo "RELIABILITY $line"
+  mkdir -p target/tmp/reliability && echo "$line" > "target/tmp/reliability/fuzz-$t.txt"
+done
+exit $status

@@ -154,11 +154,8 @@ fn sessions_of(dir: &Path) -> Vec<PathBuf> {
 fn whole_lines_but_last(bytes: &[u8]) -> bool {
     let text = String::from_utf8_lossy(bytes);
     let mut lines: Vec<&str> = text.split('\n').collect();
-    if text.ends_with('\n') {
-        lines.pop();
-    } else {
-        lines.pop();
-    }
+    // After a final newline the last piece is empty; without one it is the fragment.
+    lines.pop();
     lines
         .iter()
         .filter(|l| !l.trim().is_empty())

@@ -180,15 +180,10 @@ struct Outcome {
 }
 
 /// Check a session bonsai appended to when it was killed.
-fn check_append(
-    what: &str,
-    p: &Path,
-    old: &[u8],
-    home: &Path,
-    pi: Option<&mut PiChecks>,
-    before: Option<&Path>,
-    o: &mut Outcome,
-) {
+/// Where Pi's checks go, with the kept copy of the session before the kill.
+type PiCheck<'a> = Option<(&'a mut PiChecks, &'a Path)>;
+
+fn check_append(what: &str, p: &Path, old: &[u8], home: &Path, pi: PiCheck, o: &mut Outcome) {
     let now = std::fs::read(p).unwrap();
     if !now.starts_with(old) {
         o.failures.push(format!("{what}: the old bytes changed"));
@@ -204,7 +199,7 @@ fn check_append(
         if !added.is_empty() {
             o.written += 1;
         }
-        if let (Some(pi), Some(before)) = (pi, before) {
+        if let Some((pi, before)) = pi {
             let e = if added.is_empty() {
                 PiExpect::Unchanged {
                     before: before.to_path_buf(),
@@ -227,7 +222,7 @@ fn check_append(
         o.failures
             .push(format!("{what}: a fragment not named as bonsai's: {:?}", s.diagnostics));
     }
-    if let (Some(pi), Some(before)) = (pi, before) {
+    if let Some((pi, before)) = pi {
         // Pi skips the fragment: it loads what it loaded before.
         pi.expect(
             what,
@@ -290,16 +285,7 @@ fn check_new_files(what: &str, dir: &Path, src: &Path, old: &[u8], pi: Option<&m
 }
 
 /// The file is the original or migrated whole; every backup is complete; a later migrate works.
-fn check_migrate(
-    what: &str,
-    dir: &Path,
-    p: &Path,
-    old: &[u8],
-    home: &Path,
-    pi: Option<&mut PiChecks>,
-    before: Option<&Path>,
-    o: &mut Outcome,
-) {
+fn check_migrate(what: &str, dir: &Path, p: &Path, old: &[u8], home: &Path, pi: PiCheck, o: &mut Outcome) {
     let now = std::fs::read(p).unwrap();
     let migrated = bonsai::store::load_session(p).is_ok_and(|s| s.header.version >= 3.0 && s.diagnostics.is_empty());
     if now != old && !migrated {
@@ -314,7 +300,7 @@ fn check_migrate(
             o.failures.push(format!("{what}: an incomplete backup {name}"));
         }
     }
-    if let (Some(pi), Some(before)) = (pi, before) {
+    if let Some((pi, before)) = pi {
         pi.expect(
             what,
             &now,
@@ -449,11 +435,11 @@ fn sigkill_at_random_and_as_the_file_grows() {
                 killed_running += 1;
             }
             kills += 1;
-            let pi_now = if case.pi { Some(&mut pi) } else { None };
+            let pi_now = before.as_deref().map(|b| (&mut pi, b));
             match case.kind {
-                Kind::Append => check_append(&what, &p, &old, &home, pi_now, before.as_deref(), &mut o),
-                Kind::NewFile => check_new_files(&what, &dir, &p, &old, pi_now, &mut o),
-                Kind::Migrate => check_migrate(&what, &dir, &p, &old, &home, pi_now, before.as_deref(), &mut o),
+                Kind::Append => check_append(&what, &p, &old, &home, pi_now, &mut o),
+                Kind::NewFile => check_new_files(&what, &dir, &p, &old, pi_now.map(|(pi, _)| pi), &mut o),
+                Kind::Migrate => check_migrate(&what, &dir, &p, &old, &home, pi_now, &mut o),
             }
         }
         eprintln!(

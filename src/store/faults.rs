@@ -75,9 +75,7 @@ pub fn with_plan<R>(plan: Option<(usize, Fault)>, f: impl FnOnce() -> R) -> (R, 
 
 /// Count an operation and say which fault (if any) hits it.
 fn next(name: &'static str) -> Option<Fault> {
-    let Some((at, fault)) = PLAN.with(|p| p.get()) else {
-        return None;
-    };
+    let (at, fault) = PLAN.with(|p| p.get())?;
     let k = STEPS.with(|s| {
         let k = s.get();
         s.set(k + 1);

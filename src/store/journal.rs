@@ -65,7 +65,7 @@ pub fn fragment(buf: &[u8], note: &Note) -> Option<Range<usize>> {
         || tail
             .strip_suffix(b"\n")
             .is_some_and(|t| cut_short(t) && data[t.len()] != b'\n');
-    ours.then(|| start..buf.len())
+    ours.then_some(start..buf.len())
 }
 
 /// The noted write cut short and then followed by other lines (Pi ended it with a newline

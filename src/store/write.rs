@@ -515,7 +515,7 @@ pub fn backup(path: &Path, bytes: &[u8], kind: &str) -> Result<PathBuf, WriteErr
         .unwrap_or_default();
     let bak = path.with_file_name(format!("{name}.{kind}"));
     match std::fs::read(&bak) {
-        Ok(existing) if existing == bytes => return Ok(bak),
+        Ok(existing) if existing == bytes => Ok(bak),
         Ok(_) => {
             let stamped = path.with_file_name(format!(
                 "{name}.{kind}-{}",

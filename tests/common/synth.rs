@@ -88,7 +88,7 @@ impl Synth {
         };
         while out.len() < self.bytes {
             turn += 1;
-            if turn % self.branch_every == 0 && users.len() > 2 {
+            if turn.is_multiple_of(self.branch_every) && users.len() > 2 {
                 // Go back to an earlier user message's parent and ask again there.
                 let k = users.len() - 1 - r.below(users.len().min(20));
                 parent = Some(users[k].clone());

@@ -10,18 +10,10 @@ mod common;
 
 use serde_json::Value;
 use std::io::{BufRead, BufReader};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 
 fn bonsai(args: &[&str], home: &std::path::Path) -> std::process::Output {
-    Command::new(common::bonsai_bin())
-        .args(args)
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("HOME", home)
-        .env("NO_COLOR", "1")
-        .stdin(Stdio::null())
-        .output()
-        .unwrap()
+    common::bonsai_isolated(home).args(args).output().unwrap()
 }
 
 /// How many lines bonsai says it appended ("appended … (N line(s), …").

@@ -52,15 +52,7 @@ fn fill_leaving(filler: &Path, free: u64) {
 }
 
 fn bonsai(args: &[String], home: &Path) -> std::process::Output {
-    Command::new(common::bonsai_bin())
-        .args(args)
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("HOME", home)
-        .env("NO_COLOR", "1")
-        .stdin(Stdio::null())
-        .output()
-        .unwrap()
+    common::bonsai_isolated(home).args(args).output().unwrap()
 }
 
 #[test]

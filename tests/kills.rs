@@ -45,16 +45,9 @@ struct Case {
 }
 
 fn bonsai(args: &[String], file: &Path, home: &Path) -> Command {
-    let mut c = Command::new(common::bonsai_bin());
+    let mut c = common::bonsai_isolated(home);
     let file = file.to_string_lossy();
     c.args(args.iter().map(|a| a.replace("{}", &file)))
-        // No API keys, no Pi settings: the offline summarizer, deterministic and local.
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("HOME", home)
-        .env("PI_CODING_AGENT_DIR", home.join("agent"))
-        .env("NO_COLOR", "1")
-        .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped());
     c

@@ -405,6 +405,31 @@ pub mod tests {
     use ratatui::Terminal;
     use ratatui::backend::TestBackend;
 
+    use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+
+    pub fn key(c: KeyCode) -> KeyEvent {
+        KeyEvent::from(c)
+    }
+
+    pub fn ch(c: char) -> KeyEvent {
+        KeyEvent::from(KeyCode::Char(c))
+    }
+
+    pub fn shift(c: char) -> KeyEvent {
+        KeyEvent::new(KeyCode::Char(c), KeyModifiers::SHIFT)
+    }
+
+    pub fn ctrl(c: char) -> KeyEvent {
+        KeyEvent::new(KeyCode::Char(c), KeyModifiers::CONTROL)
+    }
+
+    /// Each character of `text` as a key press.
+    pub fn typed(a: &mut App, text: &str) {
+        for c in text.chars() {
+            a.handle_key(ch(c));
+        }
+    }
+
     pub fn shared(rel: &str) -> PathBuf {
         PathBuf::from(env!("CARGO_MANIFEST_DIR"))
             .join("../shared/fixtures")

@@ -267,3 +267,15 @@ pub fn report_reliability(name: &str, line: &str) {
     let _ = std::fs::create_dir_all(&dir);
     let _ = std::fs::write(dir.join(format!("{name}.txt")), format!("{line}\n"));
 }
+
+/// The real binary with nothing of this machine's: no API keys (the offline summarizer), no
+/// Pi settings (HOME is `home`), no colour, no terminal.
+pub fn bonsai_isolated(home: &Path) -> Command {
+    let mut c = Command::new(bonsai_bin());
+    c.env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", home)
+        .env("NO_COLOR", "1")
+        .stdin(std::process::Stdio::null());
+    c
+}

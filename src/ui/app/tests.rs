@@ -6,28 +6,10 @@ use crate::engine::entry::{Kind, Role};
 use crate::ui::action::Action;
 use crate::ui::dialog::Dialog;
 use crate::ui::keymap::{self, Mode};
-use crate::ui::tests::{app_for, render, shared};
-use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use crate::ui::tests::{app_for, ch, ctrl, key, render, shared, shift, typed};
+use crossterm::event::{KeyCode, KeyEvent};
 use std::io::Write;
 use std::path::{Path, PathBuf};
-
-fn key(c: KeyCode) -> KeyEvent {
-    KeyEvent::from(c)
-}
-fn ch(c: char) -> KeyEvent {
-    KeyEvent::from(KeyCode::Char(c))
-}
-fn shift(c: char) -> KeyEvent {
-    KeyEvent::new(KeyCode::Char(c), KeyModifiers::SHIFT)
-}
-fn ctrl(c: char) -> KeyEvent {
-    KeyEvent::new(KeyCode::Char(c), KeyModifiers::CONTROL)
-}
-fn typed(a: &mut App, text: &str) {
-    for c in text.chars() {
-        a.handle_key(ch(c));
-    }
-}
 
 fn temp_copy(name: &str) -> (tempfile::TempDir, PathBuf) {
     let dir = tempfile::tempdir().unwrap();

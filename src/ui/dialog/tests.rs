@@ -2,27 +2,9 @@
 //! they write, and that nothing is written without the deliberate key.
 
 use crate::engine::entry::{Kind, Role};
-use crate::ui::app::{App, Effect};
-use crate::ui::tests::{app_for, render, shared};
-use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-
-fn key(c: KeyCode) -> KeyEvent {
-    KeyEvent::from(c)
-}
-
-fn shift(c: char) -> KeyEvent {
-    KeyEvent::new(KeyCode::Char(c), KeyModifiers::SHIFT)
-}
-
-fn ctrl(c: char) -> KeyEvent {
-    KeyEvent::new(KeyCode::Char(c), KeyModifiers::CONTROL)
-}
-
-fn typed(a: &mut App, text: &str) {
-    for c in text.chars() {
-        a.handle_key(key(KeyCode::Char(c)));
-    }
-}
+use crate::ui::app::Effect;
+use crate::ui::tests::{app_for, ctrl, key, render, shared, shift, typed};
+use crossterm::event::KeyCode;
 
 pub fn temp_copy(name: &str) -> (tempfile::TempDir, std::path::PathBuf) {
     let dir = tempfile::tempdir().unwrap();

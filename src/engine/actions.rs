@@ -368,3 +368,42 @@ pub fn file_lists_text(ops: &serialize::FileOps) -> (Vec<String>, Vec<String>) {
     let (r, m) = ops.lists();
     (serialize::list_strings(&r), serialize::list_strings(&m))
 }
+
+/// Pi's `appendContextEdit` for each `(target id, replacement)`, chained from `leaf`, then the
+/// record of the action (a `custom` entry, as Pi's extensions keep their state) naming the
+/// edits, so undo finds them from the file alone.
+pub fn context_edit_entries(
+    s: &Session,
+    leaf: usize,
+    edits: &[(String, Value)],
+    mut record: Value,
+    ids: &mut IdSource,
+    ts_ms: i64,
+) -> Vec<Value> {
+    let mut out = Vec::with_capacity(edits.len() + 1);
+    let mut parent = s.entries[leaf].id.to_string();
+    let mut written = Vec::new();
+    for (target, replacement) in edits {
+        let id = ids.fresh();
+        let mut m = base("context_edit", &id, Some(&parent), ts_ms);
+        m.insert("targetId".into(), target.clone().into());
+        m.insert("replacement".into(), replacement.clone());
+        out.push(Value::Object(m));
+        written.push(Value::String(id.clone()));
+        parent = id;
+    }
+    if let Value::Object(r) = &mut record {
+        r.insert("edits".into(), Value::Array(written));
+    }
+    let mut m = Map::new();
+    m.insert("type".into(), "custom".into());
+    m.insert("customType".into(), super::prune::RECORD_TYPE.into());
+    m.insert("data".into(), record);
+    for (k, v) in base("custom", &ids.fresh(), Some(&parent), ts_ms) {
+        if k != "type" {
+            m.insert(k, v);
+        }
+    }
+    out.push(Value::Object(m));
+    out
+}

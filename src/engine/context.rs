@@ -358,7 +358,7 @@ pub fn current_system_message(s: &Session, msgs: &[&ContextMessage]) -> Option<V
     Some(Value::Object(out))
 }
 
-fn current_system_estimate(s: &Session, msgs: &[&ContextMessage]) -> u64 {
+pub(crate) fn current_system_estimate(s: &Session, msgs: &[&ContextMessage]) -> u64 {
     current_system_message(s, msgs).map(|v| estimate_value(&v)).unwrap_or(0)
 }
 

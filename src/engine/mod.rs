@@ -11,6 +11,7 @@ pub mod entry;
 pub mod js;
 pub mod lenient;
 pub mod models;
+pub mod prune;
 pub mod report;
 pub mod scan;
 pub mod serialize;

@@ -514,3 +514,167 @@ mod tests {
         assert_eq!(slice_utf16("ab😀c", 4), "ab😀");
     }
 }
+
+/// `Array.prototype.sort(comparefn)` as V8 runs it (TimSort), for comparators that may be
+/// inconsistent: a `NaN` result counts as 0, as in V8, so a comparator over invalid dates is
+/// not a total order and the result depends on the algorithm's exact steps. Rust's own sort
+/// may panic on such a comparator (and orders differently); Pi's tree order is V8's.
+///
+/// Runs of fewer than 64 elements (every realistic list of siblings) follow V8 step for step:
+/// the first run (ascending, or strictly descending and reversed) extended by binary
+/// insertion. Longer lists merge their runs stably without V8's galloping, which gives V8's
+/// order whenever the comparator is consistent.
+pub fn v8_sort_by<T>(v: &mut [T], mut compare: impl FnMut(&T, &T) -> f64) {
+    let n = v.len();
+    if n < 2 {
+        return;
+    }
+    let mut order = |a: &T, b: &T| {
+        let r = compare(a, b);
+        if r.is_nan() { 0.0 } else { r }
+    };
+    let min_run = {
+        let (mut m, mut r) = (n, 0);
+        while m >= 64 {
+            r |= m & 1;
+            m >>= 1;
+        }
+        m + r
+    };
+    let mut runs = Vec::new();
+    let (mut low, mut remaining) = (0, n);
+    while remaining != 0 {
+        let mut run = count_and_make_run(v, low, low + remaining, &mut order);
+        if run < min_run {
+            let forced = min_run.min(remaining);
+            binary_insertion_sort(v, low, low + run, low + forced, &mut order);
+            run = forced;
+        }
+        runs.push(low..low + run);
+        low += run;
+        remaining -= run;
+    }
+    // Merge neighbouring runs until one is left (stable: the left element wins ties).
+    while runs.len() > 1 {
+        let mut next = Vec::with_capacity(runs.len().div_ceil(2));
+        for pair in runs.chunks(2) {
+            if let [a, b] = pair {
+                merge(v, a.start, a.end, b.end, &mut order);
+                next.push(a.start..b.end);
+            } else {
+                next.push(pair[0].clone());
+            }
+        }
+        runs = next;
+    }
+}
+
+fn count_and_make_run<T>(v: &mut [T], low: usize, high: usize, order: &mut impl FnMut(&T, &T) -> f64) -> usize {
+    let next = low + 1;
+    if next == high {
+        return 1;
+    }
+    let descending = order(&v[next], &v[low]) < 0.0;
+    let mut run = 2;
+    let mut prev = next;
+    for i in next + 1..high {
+        let o = order(&v[i], &v[prev]);
+        if (descending && o >= 0.0) || (!descending && o < 0.0) {
+            break;
+        }
+        prev = i;
+        run += 1;
+    }
+    if descending {
+        v[low..low + run].reverse();
+    }
+    run
+}
+
+fn binary_insertion_sort<T>(v: &mut [T], low: usize, start: usize, high: usize, order: &mut impl FnMut(&T, &T) -> f64) {
+    let mut start = if low == start { start + 1 } else { start };
+    while start < high {
+        let (mut left, mut right) = (low, start);
+        while left < right {
+            let mid = left + ((right - left) >> 1);
+            if order(&v[start], &v[mid]) < 0.0 {
+                right = mid;
+            } else {
+                left = mid + 1;
+            }
+        }
+        v[left..=start].rotate_right(1);
+        start += 1;
+    }
+}
+
+/// Merge the sorted `v[a..m]` and `v[m..b]`; a right element goes first only when it orders
+/// strictly before the left one.
+fn merge<T>(v: &mut [T], a: usize, m: usize, b: usize, order: &mut impl FnMut(&T, &T) -> f64) {
+    let (mut i, mut j) = (a, m);
+    while i < j && j < b {
+        if order(&v[j], &v[i]) < 0.0 {
+            v[i..=j].rotate_right(1);
+            j += 1;
+        }
+        i += 1;
+    }
+}
+
+#[cfg(test)]
+mod v8_sort_tests {
+    use super::v8_sort_by;
+
+    /// Indices of `values` sorted by `a - b` (NaN for `None`), as V8 sorts them; the expected
+    /// orders were printed by Node 24 (`idx.sort((a, b) => c[a] - c[b])`).
+    fn sorted(values: &[Option<f64>]) -> Vec<usize> {
+        let mut idx: Vec<usize> = (0..values.len()).collect();
+        v8_sort_by(&mut idx, |&a, &b| {
+            values[a].unwrap_or(f64::NAN) - values[b].unwrap_or(f64::NAN)
+        });
+        idx
+    }
+
+    #[test]
+    fn invalid_dates_sort_as_in_v8() {
+        let n = None;
+        let s = Some;
+        assert_eq!(
+            sorted(&[s(3.), n, s(1.), n, s(2.), s(0.), n, s(5.), s(4.)]),
+            [0, 1, 5, 2, 3, 4, 6, 8, 7]
+        );
+        assert_eq!(sorted(&[n, s(2.), n, s(1.)]), [0, 1, 2, 3]);
+        assert_eq!(
+            sorted(&[s(5.), s(4.), s(3.), n, s(2.), s(1.), s(0.)]),
+            [6, 5, 4, 2, 1, 0, 3]
+        );
+        let forty: Vec<Option<f64>> = (0..40u64)
+            .map(|i| {
+                if (i * 7919) % 13 == 0 {
+                    None
+                } else {
+                    Some(((i * 37) % 50) as f64)
+                }
+            })
+            .collect();
+        assert_eq!(
+            sorted(&forty),
+            [
+                0, 23, 19, 15, 38, 11, 34, 7, 30, 3, 22, 18, 14, 37, 10, 33, 6, 29, 2, 25, 21, 17, 36, 9, 32, 5, 28, 1,
+                24, 20, 16, 12, 35, 8, 31, 4, 13, 26, 27, 39
+            ]
+        );
+    }
+
+    #[test]
+    fn a_consistent_comparator_gives_a_stable_sort_at_any_length() {
+        for n in [0usize, 1, 2, 63, 64, 65, 200, 1000] {
+            let keys: Vec<u64> = (0..n as u64).map(|i| (i * 2_654_435_761) % 17).collect();
+            let mut idx: Vec<usize> = (0..n).collect();
+            v8_sort_by(&mut idx, |&a, &b| keys[a] as f64 - keys[b] as f64);
+            let mut want: Vec<usize> = (0..n).collect();
+            want.sort_by_key(|&i| keys[i]);
+            assert_eq!(idx, want, "n = {n}");
+        }
+    }
+}

@@ -2,7 +2,6 @@
 //! self-parents as roots. Duplicate ids resolve as Pi's maps do: the later entry owns the id.
 
 use super::session::Session;
-use std::cmp::Ordering;
 
 #[derive(Debug, Clone)]
 pub struct Tree {
@@ -37,8 +36,9 @@ impl Tree {
         }
         for ch in children.iter_mut() {
             if ch.len() > 1 {
-                // JavaScript's comparator returns NaN for invalid dates, which counts as equal.
-                ch.sort_by(|&a, &b| s.entries[a].ts.partial_cmp(&s.entries[b].ts).unwrap_or(Ordering::Equal));
+                // Pi sorts with `a.ts - b.ts`: NaN for an invalid date, which V8 counts as equal
+                // (not a total order, so the order is V8's algorithm's; Rust's sort may panic).
+                crate::engine::js::v8_sort_by(ch, |&a, &b| s.entries[a].ts - s.entries[b].ts);
             }
         }
         let mut in_tree = vec![false; n];

@@ -2,7 +2,9 @@
 // reliability suite: what Pi reads from a session file, and Pi writing to one while bonsai
 // does. Pi is found through PI_HOME (an install root with node_modules/).
 //
-//   node pi-session.mjs load FILE...          one JSON line per file: what Pi loads from it
+//   node pi-session.mjs load FILE...          one JSON line per file: what Pi loads from it (entries,
+//                                             leaf, context entries, each context message's source,
+//                                             role, estimate and content hash, Pi's context estimate)
 //   node pi-session.mjs open FILE             open it as Pi does (Pi ends an unfinished last line)
 //   node pi-session.mjs append FILE COUNT [--pause-ms N] [--seed S]
 //                                             open it and append COUNT messages, printing each
@@ -11,6 +13,7 @@
 // `load` never changes FILE: Pi's reader ends an unfinished last line with a newline, so it
 // reads a private copy.
 
+import { createHash } from "node:crypto";
 import { copyFileSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -24,6 +27,9 @@ if (!home) {
 const pkg = join(home, "node_modules", "@earendil-works", "pi-coding-agent");
 const sessions = await import(pathToFileURL(join(pkg, "dist/core/session-manager.js")).href);
 const { SessionManager, loadEntriesFromFile, buildSessionProjection } = sessions;
+const compaction = await import(pathToFileURL(join(pkg, "dist/core/compaction/compaction.js")).href);
+const { estimateTokens, estimateProjectedContextTokens } = compaction;
+const sha = (v) => createHash("sha256").update(JSON.stringify(v ?? null)).digest("hex").slice(0, 16);
 
 /** What Pi holds after loading `file`: its entries, leaf and the entries its context is made of. */
 function load(file) {
@@ -38,6 +44,14 @@ function load(file) {
 		const all = sm.getEntries();
 		const leafId = sm.getLeafId();
 		const projection = buildSessionProjection(all, leafId);
+		// Each message the model gets: where it comes from, Pi's estimate, and its content's hash.
+		const messages = [];
+		for (const e of projection.entries) {
+			for (const m of e.messages) {
+				messages.push({ source: e.sourceEntry.id, role: m.role ?? null, tokens: estimateTokens(m), content: sha(m.content ?? m.summary) });
+			}
+		}
+		const estimate = estimateProjectedContextTokens(projection, sm.getBranch()).tokens;
 		return {
 			file,
 			ok: true,
@@ -46,6 +60,8 @@ function load(file) {
 			leafId: leafId ?? null,
 			contextIds: projection.entries.map((p) => p.sourceEntry.id),
 			messages: projection.messages.length,
+			estimate,
+			detail: messages,
 		};
 	} catch (e) {
 		return { file, ok: false, error: String(e && e.message ? e.message : e) };

@@ -3,6 +3,7 @@
 //! `common` what they share. Every command has `--json`.
 
 mod common;
+mod prune;
 mod read;
 mod write;
 
@@ -54,6 +55,11 @@ pub enum Command {
     Migrate(MigrateArgs),
     /// Remove the unfinished end a killed write left in a session (keeps a complete backup).
     Repair(RepairArgs),
+    /// Preview pruning of the live context (old tool output), write it as Pi's own context
+    /// edits with --apply, or undo the last pruning or edit with --undo.
+    Prune(PruneArgs),
+    /// Hide, replace or restore one entry in the model's future context (a context edit).
+    Edit(EditArgs),
     /// Sessions of the current project (or of all projects), newest first.
     List(ListArgs),
 }
@@ -242,6 +248,78 @@ pub struct RepairArgs {
 }
 
 #[derive(Args, Debug)]
+pub struct PruneArgs {
+    pub file: PathBuf,
+    /// output: old tool output past a budget (OpenCode's prune); zones: keep, distill and
+    /// prune by how full the context is.
+    #[arg(long, value_parser = ["output", "zones"], default_value = "output")]
+    pub policy: String,
+    /// For --policy zones: the gauge's zone (auto) or a forced one.
+    #[arg(long, value_parser = ["auto", "green", "yellow", "red"], default_value = "auto")]
+    pub zone: String,
+    /// Prune even when the candidates do not exceed the minimum.
+    #[arg(long)]
+    pub force: bool,
+    /// Reproduce an extension's own rules (pi-context-pruning).
+    #[arg(long, value_parser = ["pi-context-pruning"])]
+    pub compat: Option<String>,
+    /// Tokens the candidates must exceed (settings: contextPruning.minimum, default 20000).
+    #[arg(long)]
+    pub minimum: Option<u64>,
+    /// Newest tool output kept, in tokens (contextPruning.protect, default 40000).
+    #[arg(long)]
+    pub protect: Option<u64>,
+    /// Newest turns never touched (contextPruning.protectedTurns, default 2).
+    #[arg(long)]
+    pub protected_turns: Option<usize>,
+    /// Tools whose output is never pruned, comma-separated (contextPruning.protectedTools).
+    #[arg(long, value_delimiter = ',')]
+    pub protected_tools: Option<Vec<String>>,
+    /// Tools whose output may be pruned, comma-separated; empty for every tool
+    /// (contextPruning.prunableTools, default read,bash,grep,find,ls,edit,write,apply_patch).
+    #[arg(long, value_delimiter = ',')]
+    pub prunable_tools: Option<Vec<String>>,
+    /// The leaf whose context is pruned: an entry id or idx:N (default: the last entry).
+    #[arg(long)]
+    pub leaf: Option<String>,
+    /// Also count exact tokens (o200k/cl100k) before and after.
+    #[arg(long)]
+    pub exact: bool,
+    /// Write the plan as context edits (with --yes).
+    #[arg(long)]
+    pub apply: bool,
+    /// Undo the last pruning or edit on this branch (with --yes).
+    #[arg(long, conflicts_with = "apply")]
+    pub undo: bool,
+    #[command(flatten)]
+    pub write: WriteFlags,
+}
+
+#[derive(Args, Debug)]
+#[command(group(clap::ArgGroup::new("change").required(true).args(["hide", "replace", "replace_file", "restore"])))]
+pub struct EditArgs {
+    pub file: PathBuf,
+    /// The entry: an id or idx:N.
+    pub target: String,
+    /// Leave it out of the model's context (user, custom and assistant messages without tool calls).
+    #[arg(long)]
+    pub hide: bool,
+    /// Replace its text (an assistant keeps its tool calls).
+    #[arg(long)]
+    pub replace: Option<String>,
+    /// Replace its text with a file's.
+    #[arg(long)]
+    pub replace_file: Option<PathBuf>,
+    /// Back to the original content.
+    #[arg(long)]
+    pub restore: bool,
+    #[arg(long)]
+    pub leaf: Option<String>,
+    #[command(flatten)]
+    pub write: WriteFlags,
+}
+
+#[derive(Args, Debug)]
 pub struct ListArgs {
     #[arg(long)]
     pub all: bool,
@@ -269,5 +347,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Clone(a) => write::fork(&a.file, None, a.leaf.as_deref(), a.yes),
         Command::Migrate(a) => write::migrate(a),
         Command::Repair(a) => write::repair(a),
+        Command::Prune(a) => prune::prune(a),
+        Command::Edit(a) => prune::edit(a),
     }
 }

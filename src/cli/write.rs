@@ -82,7 +82,7 @@ fn report_write(path: &Path, a: &Appended, what: &str) {
     }
 }
 
-fn show(entries: &[Value], json_out: bool, written: bool, extra: Value) {
+pub(super) fn show(entries: &[Value], json_out: bool, written: bool, extra: Value) {
     if json_out {
         let mut o = json!({"written": written, "entries": entries});
         if let (Value::Object(o), Value::Object(e)) = (&mut o, extra) {
@@ -96,12 +96,12 @@ fn show(entries: &[Value], json_out: bool, written: bool, extra: Value) {
     }
 }
 
-fn not_written() {
+pub(super) fn not_written() {
     eprintln!("bonsai: nothing written (pass --yes to append, or --dry-run to only print)");
 }
 
 /// Say it when a write under `parent` starts a branch (Pi resumes at the file's last line).
-fn warn_new_branch(s: &Session, parent: usize, what: &str) {
+pub(super) fn warn_new_branch(s: &Session, parent: usize, what: &str) {
     if let Some(nb) = write_plan::new_branch(s, parent) {
         eprintln!(
             "bonsai: note: {what} hangs under {}, not under the session's last entry {}: it starts a new branch, and the {} entr{} after the fork point leave Pi's context",
@@ -114,7 +114,7 @@ fn warn_new_branch(s: &Session, parent: usize, what: &str) {
 }
 
 /// Append a prepared request (decided again on the file as it is now) and report it.
-fn apply(file: &Path, req: &WriteRequest, what: &str) -> Result<store::write::Applied> {
+pub(super) fn apply(file: &Path, req: &WriteRequest, what: &str) -> Result<store::write::Applied> {
     let applied = store::write::apply(file, req)?;
     report_write(file, &applied.appended, what);
     Ok(applied)

@@ -463,6 +463,7 @@ fn finish(live: &Live, what: String, zone: Option<Zone>, mut items: Vec<PlanItem
         .filter(|i| i.change.writes())
         .map(|i| i.tokens_after as i64 - i.tokens_before as i64)
         .sum();
+    let writes = items.iter().any(|i| i.change.writes());
     Plan {
         what,
         leaf: *live.proj.path.last().unwrap_or(&0),
@@ -470,7 +471,12 @@ fn finish(live: &Live, what: String, zone: Option<Zone>, mut items: Vec<PlanItem
         items,
         compact_from: None,
         tokens_now: live.tokens_now(),
-        tokens_after: (live.pure_estimate() as i64 + delta).max(0) as u64,
+        // Nothing written: Pi's figure stays what it is now.
+        tokens_after: if writes {
+            (live.pure_estimate() as i64 + delta).max(0) as u64
+        } else {
+            live.tokens_now().round() as u64
+        },
         note,
     }
 }
@@ -542,22 +548,35 @@ fn output_on(live: &Live, settings: &PruneSettings, force: bool) -> Plan {
     let prune = enough && !candidates.is_empty();
     let mut items: Vec<PlanItem> = kept
         .iter()
-        .map(|(m, turn, info)| protected_item(m, *turn, info))
+        .map(|(m, turn, info)| protected_item(live, m, *turn, info))
         .collect();
     for (m, turn, info) in &candidates {
-        items.push(if prune {
+        let item = if prune {
             pruned_item(live, m, *turn, info)
         } else {
-            protected_item(m, *turn, info)
+            protected_item(live, m, *turn, info)
+        };
+        // An output shorter than its marker stays: the edit would add tokens, not save them.
+        items.push(if item.tokens_after >= item.tokens_before {
+            protected_item(live, m, *turn, info)
+        } else {
+            item
         });
     }
+    let pruned: Vec<&PlanItem> = items.iter().filter(|i| i.change == Change::Pruned).collect();
     let note = if prune {
         format!(
-            "{} tool outputs older than the newest {} turns and {} tokens of output: {} tokens pruned",
+            "{} tool outputs older than the newest {} turns and the newest {} tokens of output: {} pruned ({} tokens of output){}",
             candidates.len(),
             settings.protected_turns,
             thousands(settings.protect),
-            thousands(candidates.iter().map(|(m, ..)| m.est_tokens).sum())
+            pruned.len(),
+            thousands(pruned.iter().map(|i| i.tokens_before).sum()),
+            if pruned.len() < candidates.len() {
+                ", the rest kept (shorter than their marker)"
+            } else {
+                ""
+            }
         )
     } else if candidates.is_empty() {
         format!(
@@ -580,12 +599,12 @@ fn output_on(live: &Live, settings: &PruneSettings, force: bool) -> Plan {
     finish(live, what, None, items, note)
 }
 
-fn protected_item(m: &ContextMessage, turn: usize, info: &ToolResultInfo) -> PlanItem {
+fn protected_item(live: &Live, m: &ContextMessage, turn: usize, info: &ToolResultInfo) -> PlanItem {
     PlanItem {
         entry: m.source,
         role: Role::ToolResult,
         tool: Some(info.tool.clone()),
-        key_arg: None,
+        key_arg: live.key_arg(info.call_id.as_deref()),
         change: Change::Protected,
         tokens_before: m.est_tokens,
         tokens_after: m.est_tokens,
@@ -954,14 +973,32 @@ pub fn undo(s: &Session, leaf: usize) -> Result<(Plan, Action), EditRefusal> {
     Ok((finish(&live, "undo".into(), None, items, note), action))
 }
 
-/// The record appended after an action's edits (its `data`): what it was and which edits
-/// it wrote (their ids are filled in when the entries are made).
+/// The record appended after an action's edits (its `data`): what it was, what it saved,
+/// and which edits it wrote (their ids are filled in when the entries are made).
 pub fn record_data(plan: &Plan, undoes: Option<&str>) -> Value {
-    let mut d = json!({ "action": if undoes.is_some() { "undo" } else { plan.what.as_str() } });
+    let mut d = json!({
+        "action": if undoes.is_some() { "undo" } else { plan.what.as_str() },
+        "tokensBefore": plan.tokens_now.round() as u64,
+        "tokensAfter": plan.tokens_after,
+    });
     if let Some(u) = undoes {
         d["undoes"] = json!(u);
     }
     d
+}
+
+impl Plan {
+    /// The write that makes this plan Pi's: one edit per changed entry, then the record.
+    pub fn to_write(&self, s: &Session, undoes: Option<&str>) -> super::write_plan::Write {
+        super::write_plan::Write::ContextEdits {
+            leaf: s.entries[self.leaf].id.to_string(),
+            edits: self
+                .edits()
+                .map(|i| (s.entries[i.entry].id.to_string(), i.replacement.clone()))
+                .collect(),
+            record: record_data(self, undoes),
+        }
+    }
 }
 
 #[cfg(test)]

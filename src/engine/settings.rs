@@ -111,6 +111,45 @@ impl Settings {
             .map(String::from)
     }
 
+    /// The pi-context-pruning extension's own switch (`contextPruning.enabled`, default on):
+    /// off means Pi prunes nothing itself; bonsai still previews and writes edits.
+    pub fn context_pruning_enabled(&self) -> bool {
+        self.get(&["contextPruning", "enabled"])
+            .and_then(|v| v.as_bool())
+            .unwrap_or(true)
+    }
+
+    /// The pruning numbers under `contextPruning` (`minimum`, `protect`, `protectedTurns`,
+    /// `protectedTools`, `prunableTools`), over the defaults.
+    pub fn prune_settings(&self) -> crate::engine::prune::PruneSettings {
+        let mut p = crate::engine::prune::PruneSettings::default();
+        let num = |k: &str| self.get(&["contextPruning", k]).and_then(|v| v.as_u64());
+        let list = |k: &str| {
+            self.get(&["contextPruning", k]).and_then(|v| v.as_array()).map(|a| {
+                a.iter()
+                    .filter_map(|x| x.as_str())
+                    .map(String::from)
+                    .collect::<Vec<_>>()
+            })
+        };
+        if let Some(n) = num("minimum") {
+            p.minimum = n;
+        }
+        if let Some(n) = num("protect") {
+            p.protect = n;
+        }
+        if let Some(n) = num("protectedTurns") {
+            p.protected_turns = n as usize;
+        }
+        if let Some(l) = list("protectedTools") {
+            p.protected_tools = l;
+        }
+        if let Some(l) = list("prunableTools") {
+            p.prunable_tools = l;
+        }
+        p
+    }
+
     /// The `sessionDir` setting as written (`~` is expanded by the store).
     pub fn session_dir(&self) -> Option<&str> {
         self.get(&["sessionDir"])

@@ -32,6 +32,13 @@ pub enum Write {
     SessionName {
         name: String,
     },
+    /// Pi's `context_edit` entries chained from `leaf`, then the record of the action
+    /// (`prune::RECORD_TYPE`) that names them for undo.
+    ContextEdits {
+        leaf: String,
+        edits: Vec<(String, Value)>,
+        record: Value,
+    },
 }
 
 /// A write and what the user saw when deciding it.
@@ -153,6 +160,17 @@ impl WriteRequest {
                 ))
             }
             Write::SessionName { name } => one(actions::session_info_entry(s, s.leaf(), name, &ids.fresh(), now_ms)),
+            Write::ContextEdits { leaf, edits, record } => {
+                let l = find(leaf)?;
+                for (t, _) in edits {
+                    find(t)?;
+                }
+                Prepared {
+                    entries: actions::context_edit_entries(s, l, edits, record.clone(), &mut ids, now_ms),
+                    editor_text: None,
+                    branch_summary: false,
+                }
+            }
         })
     }
 }

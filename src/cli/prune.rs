@@ -1,0 +1,298 @@
+//! `bonsai prune` and `bonsai edit`: a plan over the live context as a table (or JSON), and
+//! with `--apply --yes` (or an edit with `--yes`) the plan written as Pi's `context_edit`
+//! entries; `--undo` writes the edits back.
+
+use super::common::{load, print_json, resolve_leaf, resolve_ref, session_model};
+use super::write::{apply, not_written, show, warn_new_branch};
+use super::{EditArgs, PruneArgs};
+use crate::engine::context;
+use crate::engine::prune::{self, Change, Edit, Plan, Policy, Zone};
+use crate::engine::session::Session;
+use crate::engine::tokens::{self, Encoding};
+use crate::engine::write_plan::WriteRequest;
+use crate::store;
+use crate::store::config::{agent_dir, cwd, load_registry, load_settings};
+use color_eyre::eyre::{Result, eyre};
+use serde_json::{Value, json};
+use std::path::Path;
+
+/// Said once with every write: older Pi reads the entries but does not apply them.
+const OLD_PI: &str = "context edits take effect in Pi 0.87 and newer; older Pi keeps them in the file and ignores them";
+
+/// The gauge's zone at the leaf (Pi's estimate against window − reserve), if the window is known.
+fn gauge_zone(s: &Session, leaf: usize) -> (Option<Zone>, Encoding) {
+    let settings = load_settings(&cwd());
+    let registry = load_registry(&agent_dir());
+    let proj = context::project(s, &s.path_to(leaf));
+    let (model, window) = session_model(&proj, &registry);
+    let mref = model.as_ref().map(|(p, m)| (p.as_str(), m.as_str()));
+    let encoding = Encoding::for_model(mref.map(|m| m.0), mref.map(|m| m.1));
+    let reserve = settings.reserve_tokens(mref);
+    let tokens = context::estimate_projected_tokens(s, &proj).tokens;
+    let zone = window.map(|w| prune::zone_of(tokens, w.saturating_sub(reserve), settings.gauge_zones()));
+    (zone, encoding)
+}
+
+/// Exact counts of each item's message now and after (the replacement's text).
+fn exact_counts(s: &Session, plan: &Plan, enc: Encoding) -> Vec<(u64, u64)> {
+    let proj = context::project(s, &s.path_to(plan.leaf));
+    plan.items
+        .iter()
+        .map(|i| {
+            let now = proj
+                .messages()
+                .find(|m| m.source == i.entry && m.part == context::Part::Main)
+                .map(|m| enc.count(&tokens::message_text(&context::materialize(s, m))) as u64)
+                .unwrap_or(0);
+            let after = match (&i.change, &i.replacement) {
+                (Change::Protected, _) => now,
+                (_, Value::Null) => 0,
+                (_, r) => {
+                    let m =
+                        json!({"role": i.role.as_str(), "content": r.get("content").cloned().unwrap_or(Value::Null)});
+                    enc.count(&tokens::message_text(&m)) as u64
+                }
+            };
+            (now, after)
+        })
+        .collect()
+}
+
+fn plan_json(s: &Session, plan: &Plan, exact: Option<&[(u64, u64)]>) -> Value {
+    let items: Vec<Value> = plan
+        .items
+        .iter()
+        .enumerate()
+        .map(|(k, i)| {
+            let mut o = json!({
+                "entryId": s.entries[i.entry].id.to_string(),
+                "entryIdx": i.entry,
+                "turn": i.turn,
+                "role": i.role.as_str(),
+                "tool": i.tool,
+                "keyArg": i.key_arg.as_ref().map(|(k, v)| json!({"name": k, "value": v})),
+                "change": i.change.name(),
+                "tokensBefore": i.tokens_before,
+                "tokensAfter": i.tokens_after,
+            });
+            if let Some(e) = exact {
+                o["exactBefore"] = json!(e[k].0);
+                o["exactAfter"] = json!(e[k].1);
+            }
+            if i.change.writes() {
+                o["replacement"] = i.replacement.clone();
+            }
+            o
+        })
+        .collect();
+    json!({
+        "policy": plan.what,
+        "zone": plan.zone.map(|z| z.name()),
+        "leafId": s.entries[plan.leaf].id.to_string(),
+        "tokensNow": plan.tokens_now,
+        "tokensAfter": plan.tokens_after,
+        "saved": plan.saved(),
+        "edits": plan.edits().count(),
+        "compactFrom": plan.compact_from.map(|i| s.entries[i].id.to_string()),
+        "note": plan.note,
+        "items": items,
+    })
+}
+
+fn print_table(s: &Session, plan: &Plan, exact: Option<&[(u64, u64)]>) {
+    let t = prune::thousands;
+    println!(
+        "{} · leaf {} · context {} → {} tokens (Pi's estimate){}",
+        plan.what,
+        s.entries[plan.leaf].id,
+        t(plan.tokens_now.round() as u64),
+        t(plan.tokens_after),
+        match exact {
+            Some(e) => {
+                let (b, a): (u64, u64) = plan
+                    .items
+                    .iter()
+                    .zip(e)
+                    .filter(|(i, _)| i.change.writes())
+                    .fold((0, 0), |(b, a), (_, x)| (b + x.0, a + x.1));
+                format!(" · exact on the edited: {} → {}", t(b), t(a))
+            }
+            None => String::new(),
+        }
+    );
+    if !plan.items.is_empty() {
+        println!(
+            "  {:<10} {:>4}  {:<10} {:<36} {:<10} {:>20}{}",
+            "entry",
+            "turn",
+            "tool",
+            "key",
+            "change",
+            "tokens (est)",
+            if exact.is_some() { "   exact" } else { "" }
+        );
+    }
+    for (k, i) in plan.items.iter().enumerate() {
+        let key = i
+            .key_arg
+            .as_ref()
+            .map(|(k, v)| {
+                let v: String = v
+                    .chars()
+                    .map(|c| if c.is_control() { ' ' } else { c })
+                    .take(28)
+                    .collect();
+                format!("{k}={v}")
+            })
+            .unwrap_or_default();
+        let tokens = format!("{} → {}", t(i.tokens_before), t(i.tokens_after));
+        let ex = exact
+            .map(|e| format!("   {} → {}", t(e[k].0), t(e[k].1)))
+            .unwrap_or_default();
+        println!(
+            "  {:<10} {:>4}  {:<10} {:<36} {:<10} {:>20}{ex}",
+            s.entries[i.entry].id.to_string(),
+            i.turn,
+            i.tool.as_deref().unwrap_or(i.role.as_str()),
+            key,
+            i.change.name(),
+            tokens,
+        );
+    }
+    let count = |c: &str| plan.items.iter().filter(|i| i.change.name() == c).count();
+    let parts: Vec<String> = ["pruned", "distilled", "hidden", "replaced", "restored", "protected"]
+        .iter()
+        .filter(|c| count(c) > 0)
+        .map(|c| format!("{} {c}", count(c)))
+        .collect();
+    if !parts.is_empty() {
+        println!("{}: {} tokens saved", parts.join(", "), t(plan.saved()));
+    }
+    if let Some(c) = plan.compact_from {
+        println!(
+            "proposed: compact, keeping from {} (`bonsai compact {{FILE}} --keep-recent-tokens …`, or c in the TUI there)",
+            s.entries[c].id
+        );
+    }
+    println!("{}", plan.note);
+}
+
+/// Show the plan; with `apply` (and --yes) write it.
+fn finish(
+    file: &Path,
+    s: &Session,
+    plan: &Plan,
+    apply_it: bool,
+    undoes: Option<&str>,
+    a: &super::WriteFlags,
+    exact: bool,
+) -> Result<()> {
+    let enc = gauge_zone(s, plan.leaf).1;
+    let counts = exact.then(|| exact_counts(s, plan, enc));
+    if a.json && !apply_it {
+        print_json(&plan_json(s, plan, counts.as_deref()));
+        return Ok(());
+    }
+    if !a.json {
+        print_table(s, plan, counts.as_deref());
+    }
+    if !apply_it {
+        return Ok(());
+    }
+    if plan.is_empty() {
+        eprintln!("bonsai: nothing to write");
+        return Ok(());
+    }
+    let req = WriteRequest {
+        write: plan.to_write(s, undoes),
+        // Decided on this state: if Pi appends meanwhile, refuse (look again).
+        seen: Some((s.buf.len(), s.entries.len())),
+    };
+    let entries = req.prepare(s, store::clock::entropy(), store::clock::now_ms())?.entries;
+    warn_new_branch(s, plan.leaf, "the context edits");
+    let extra = json!({ "plan": plan_json(s, plan, counts.as_deref()) });
+    if a.dry_run || !a.yes {
+        if a.json {
+            show(&entries, true, false, extra);
+        }
+        if !a.dry_run {
+            not_written();
+        }
+        return Ok(());
+    }
+    let applied = apply(file, &req, &format!("{} context edit(s)", plan.edits().count()))?;
+    eprintln!("bonsai: note: {OLD_PI}");
+    if a.json {
+        show(&applied.prepared.entries, true, true, extra);
+    }
+    Ok(())
+}
+
+pub fn prune(a: PruneArgs) -> Result<()> {
+    let s = load(&a.file)?;
+    let leaf = resolve_leaf(&s, a.leaf.as_deref())?.ok_or_else(|| eyre!("the session has no entries"))?;
+    let settings = load_settings(&cwd());
+    if a.undo {
+        let (plan, action) = prune::undo(&s, leaf).map_err(|e| eyre!("{e}"))?;
+        let record = s.entries[action.record].id.to_string();
+        return finish(&a.file, &s, &plan, true, Some(&record), &a.write, a.exact);
+    }
+    let mut ps = settings.prune_settings();
+    if let Some(n) = a.minimum {
+        ps.minimum = n;
+    }
+    if let Some(n) = a.protect {
+        ps.protect = n;
+    }
+    if let Some(n) = a.protected_turns {
+        ps.protected_turns = n;
+    }
+    if let Some(l) = &a.protected_tools {
+        ps.protected_tools = l.clone();
+    }
+    if let Some(l) = &a.prunable_tools {
+        ps.prunable_tools = l.iter().filter(|t| !t.is_empty()).cloned().collect();
+    }
+    ps.compat = a.compat.is_some();
+    let (gauge, _) = gauge_zone(&s, leaf);
+    let forced = match a.zone.as_str() {
+        "green" => Some(Zone::Green),
+        "yellow" => Some(Zone::Yellow),
+        "red" => Some(Zone::Red),
+        _ => None,
+    };
+    let policy = if a.policy == "zones" {
+        Policy::Zones(forced)
+    } else {
+        Policy::Output
+    };
+    if a.policy == "zones" && forced.is_none() && gauge.is_none() {
+        eprintln!("bonsai: the model's context window is unknown, so the zone is taken as green (--zone chooses one)");
+    }
+    let plan = prune::plan(&s, leaf, policy, &ps, a.force, gauge.unwrap_or(Zone::Green));
+    if !settings.context_pruning_enabled() {
+        eprintln!(
+            "bonsai: note: contextPruning.enabled is false: Pi's pruning extension is off; bonsai's edits still apply"
+        );
+    }
+    finish(&a.file, &s, &plan, a.apply, None, &a.write, a.exact)
+}
+
+pub fn edit(a: EditArgs) -> Result<()> {
+    let s = load(&a.file)?;
+    let leaf = resolve_leaf(&s, a.leaf.as_deref())?.ok_or_else(|| eyre!("the session has no entries"))?;
+    let target = resolve_ref(&s, &a.target)?;
+    let change = if a.hide {
+        Edit::Hide
+    } else if a.restore {
+        Edit::Restore
+    } else if let Some(t) = &a.replace {
+        Edit::Replace(t.clone())
+    } else if let Some(f) = &a.replace_file {
+        Edit::Replace(std::fs::read_to_string(f).map_err(|e| eyre!("{}: {e}", f.display()))?)
+    } else {
+        unreachable!("clap requires one change")
+    };
+    let plan = prune::edit(&s, leaf, target, &change).map_err(|e| eyre!("{e}"))?;
+    finish(&a.file, &s, &plan, true, None, &a.write, false)
+}

@@ -865,6 +865,34 @@ fn tool_of(s: &Session, idx: usize) -> Option<String> {
     }
 }
 
+/// The context edit in effect for each entry at `leaf` (target → edit), as Pi applies them:
+/// among the entries the context is built from, the latest edit of a target wins.
+pub fn edits_in_effect(s: &Session, leaf: usize) -> HashMap<usize, usize> {
+    let ctx = context::context_entries(s, &s.path_to(leaf));
+    let taking_part: HashSet<usize> = ctx.iter().copied().collect();
+    let mut out = HashMap::new();
+    for &i in &ctx {
+        if let Kind::ContextEdit { target_id: Some(t), .. } = &s.entries[i].kind
+            && let Some(target) = s.idx_of(t)
+            && taking_part.contains(&target)
+        {
+            out.insert(target, i);
+        }
+    }
+    out
+}
+
+/// [`edits_in_effect`] without the edits that give a target its original content back
+/// (what undo and restore write): the entries whose context really differs.
+pub fn edits_changing(s: &Session, leaf: usize) -> HashMap<usize, usize> {
+    let mut out = edits_in_effect(s, leaf);
+    out.retain(|&target, &mut edit| match s.entry_value(edit).get("replacement") {
+        Some(Value::Object(r)) => r.get("content") != Some(&original_content(s, target)),
+        _ => true,
+    });
+    out
+}
+
 /// An action of bonsai's on the leaf's branch: its record entry and the edits it wrote.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Action {

@@ -52,6 +52,17 @@ pub enum Action {
     CopyId,
     OpenPager,
 
+    // Pruning and context edits (previewed; each write is confirmed first).
+    TogglePrune,
+    CyclePolicy,
+    TogglePruneForce,
+    ApplyPrune,
+    UndoEdits,
+    HideEntry,
+    ReplaceEntry,
+    RestoreEntry,
+    OpenFills,
+
     // Actions that write (each opens its dialog first).
     Navigate,
     Compact,

@@ -19,6 +19,8 @@ use serde_json::Value;
 pub struct Doc {
     pub entry: usize,
     pub width: u16,
+    /// The context edit shown for it (a new edit rebuilds the document).
+    pub edit: Option<usize>,
     pub lines: Vec<Line<'static>>,
     /// Index in `lines` where the code block is spliced in, its lines, its highlighter.
     pub code: Option<(usize, Vec<String>, Option<Highlighter>)>,
@@ -190,8 +192,9 @@ fn pretty(v: &Value) -> String {
     serde_json::to_string_pretty(v).unwrap_or_default()
 }
 
-/// Build the document for one entry.
-pub fn build(s: &Session, entry: usize, width: u16, tool_call: Option<(String, Value)>) -> Doc {
+/// Build the document for one entry. `edit`: the context edit in effect for it at Pi's leaf
+/// (what the model gets is shown first, then the original).
+pub fn build(s: &Session, entry: usize, width: u16, tool_call: Option<(String, Value)>, edit: Option<usize>) -> Doc {
     let w = width as usize;
     let e = &s.entries[entry];
     let v = s.entry_value(entry);
@@ -223,6 +226,26 @@ pub fn build(s: &Session, entry: usize, width: u16, tool_call: Option<(String, V
     ]));
     if let Some(l) = s.label_of(&e.id) {
         lines.push(Line::from(Span::styled(format!("[{l}]"), fg(WARNING))));
+    }
+    if let Some(ei) = edit {
+        let ev = s.entry_value(ei);
+        let head = format!("context edit {} (line {}): ", s.entries[ei].id, s.entries[ei].line);
+        match ev.get("replacement") {
+            Some(Value::Null) | None => lines.extend(wrap(
+                &format!("{head}hidden from the model's context (X restores it, u undoes the last edits)"),
+                w,
+                fg(WARNING),
+            )),
+            Some(r) => {
+                lines.extend(wrap(
+                    &format!("{head}the model gets this instead (X restores the original below):"),
+                    w,
+                    fg(WARNING),
+                ));
+                content_lines(r.get("content"), w, fg(WARNING), &mut lines);
+            }
+        }
+        lines.push(Line::from(Span::styled("── original ──", fg(MUTED))));
     }
     lines.push(Line::default());
     let msg = v.get("message").cloned().unwrap_or(Value::Null);
@@ -465,6 +488,7 @@ pub fn build(s: &Session, entry: usize, width: u16, tool_call: Option<(String, V
         }
     }
     Doc {
+        edit,
         entry,
         width,
         lines,
@@ -540,7 +564,7 @@ mod snapshots {
                     a.view.set_filter(&s, crate::engine::tree_view::FilterMode::All);
                 }
                 a.selection_changed();
-                let mut doc = super::build(&s, i, 78, super::super::tool_call_for(&s, i));
+                let mut doc = super::build(&s, i, 78, super::super::tool_call_for(&s, i), None);
                 doc.highlight_to(30);
                 let text: Vec<String> = doc.window(0, 30).iter().map(|l| l.to_string()).collect();
                 insta::assert_snapshot!(format!("detail_{kind}"), text.join("\n"));

@@ -43,7 +43,8 @@ pub fn fmt(n: f64) -> String {
 /// The bar: the fill in the zone's colour, the newest keepRecentTokens of it (what a
 /// compaction keeps) as `▓`, ticks `┊` where the zones change (bounds × T) and `│` at T. The
 /// numbers lead with what matters at any width: tokens, the zone, then the rest.
-pub fn draw(f: &mut Frame, area: Rect, g: Option<&Gauge>, bounds: (f64, f64)) {
+/// `after`: the context after a previewed pruning (a `◆` on the bar and a figure in the line).
+pub fn draw(f: &mut Frame, area: Rect, g: Option<&Gauge>, bounds: (f64, f64), after: Option<u64>) {
     let Some(g) = g else {
         f.render_widget(Paragraph::new(Span::styled(" no entry selected", fg(MUTED))), area);
         return;
@@ -61,8 +62,11 @@ pub fn draw(f: &mut Frame, area: Rect, g: Option<&Gauge>, bounds: (f64, f64)) {
             .map(|t| vec![col(bounds.0 * t), col(bounds.1 * t)])
             .unwrap_or_default();
         let band_start = col((g.tokens.tokens - g.keep_recent as f64).max(0.0));
+        let after_col = after.map(|a| col(a as f64).min(width.saturating_sub(1)));
         for i in 0..width {
-            let (ch, st) = if i == t && t < width {
+            let (ch, st) = if Some(i) == after_col {
+                ('◆', fg(SUCCESS))
+            } else if i == t && t < width {
                 ('│', fg(ERROR))
             } else if i < fill && i >= band_start {
                 ('▓', fg(color))
@@ -91,6 +95,12 @@ pub fn draw(f: &mut Frame, area: Rect, g: Option<&Gauge>, bounds: (f64, f64)) {
     ];
     if !zone_text.is_empty() {
         info.push(Span::styled(format!(" · {zone_text}"), Style::default().fg(color)));
+    }
+    if let Some(a) = after {
+        info.push(Span::styled(
+            format!(" · ◆ {} after pruning", fmt(a as f64)),
+            fg(SUCCESS),
+        ));
     }
     info.push(Span::styled(
         match g.exact {
@@ -161,7 +171,8 @@ mod snapshots {
         ] {
             let g = gauge(tokens);
             let mut t = Terminal::new(TestBackend::new(120, 2)).unwrap();
-            t.draw(|f| super::draw(f, f.area(), Some(&g), (0.7, 0.9))).unwrap();
+            t.draw(|f| super::draw(f, f.area(), Some(&g), (0.7, 0.9), None))
+                .unwrap();
             let zone = g.zone((0.7, 0.9)).unwrap();
             let text: Vec<String> = (0..2)
                 .map(|y| {

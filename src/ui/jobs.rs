@@ -59,6 +59,25 @@ pub enum Job {
         encoding: Encoding,
         cache: Arc<TokenCache>,
     },
+    /// A pruning plan for the selection (see `engine::prune`).
+    Prune {
+        generation: u64,
+        session: Arc<Session>,
+        leaf: usize,
+        policy: crate::engine::prune::Policy,
+        settings: crate::engine::prune::PruneSettings,
+        force: bool,
+        /// The gauge's zone (the zones policy follows it unless one is chosen).
+        zone: crate::engine::prune::Zone,
+    },
+    /// What fills the context at the selection.
+    Fills {
+        generation: u64,
+        session: Arc<Session>,
+        leaf: usize,
+        encoding: Encoding,
+        cache: Arc<TokenCache>,
+    },
     /// The file grew (Pi appended): the session with the new lines.
     Reload { session: Arc<Session>, path: PathBuf },
     /// Open another session (the picker).
@@ -120,6 +139,11 @@ pub enum JobResult {
         per_message: Vec<u64>,
     },
     ContextView(Box<ContextData>),
+    Prune {
+        generation: u64,
+        plan: Box<crate::engine::prune::Plan>,
+    },
+    Fills(Box<super::fills::FillsData>),
     Reloaded {
         result: Result<Arc<Session>, store::OpenError>,
         /// The file was not the shown session plus appended lines (rewritten, truncated).
@@ -224,6 +248,29 @@ impl Job {
                 cache,
             } => JobResult::ContextView(Box::new(context_view::build(
                 &session, generation, leaf, mark, encoding, &cache,
+            ))),
+            Job::Prune {
+                generation,
+                session,
+                leaf,
+                policy,
+                settings,
+                force,
+                zone,
+            } => JobResult::Prune {
+                generation,
+                plan: Box::new(crate::engine::prune::plan(
+                    &session, leaf, policy, &settings, force, zone,
+                )),
+            },
+            Job::Fills {
+                generation,
+                session,
+                leaf,
+                encoding,
+                cache,
+            } => JobResult::Fills(Box::new(super::fills::build(
+                &session, generation, leaf, encoding, &cache,
             ))),
             Job::Reload { session, path } => {
                 let r = store::files::reload_shown(&session, &path);

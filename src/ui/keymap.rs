@@ -15,12 +15,16 @@ pub enum Mode {
     Tree,
     /// The tree with the cut preview on (its keys add to the tree's).
     CutPreview,
+    /// The tree with the pruning preview on (its keys add to the tree's).
+    Prune,
     /// The detail pane focused.
     Detail,
     /// Typing a tree search.
     Search,
     /// "What the model sees".
     Context,
+    /// What fills the context: tokens by role, tool and file, the largest entries.
+    Fills,
     Help,
     /// The session picker (typing filters it).
     Picker,
@@ -39,12 +43,14 @@ pub enum Mode {
 }
 
 impl Mode {
-    pub const ALL: [Mode; 13] = [
+    pub const ALL: [Mode; 15] = [
         Mode::Tree,
         Mode::CutPreview,
+        Mode::Prune,
         Mode::Detail,
         Mode::Search,
         Mode::Context,
+        Mode::Fills,
         Mode::Help,
         Mode::Picker,
         Mode::NavigateDialog,
@@ -64,6 +70,8 @@ impl Mode {
         match self {
             Mode::Tree => "tree",
             Mode::CutPreview => "cut preview",
+            Mode::Prune => "prune preview",
+            Mode::Fills => "what fills the context",
             Mode::Detail => "detail",
             Mode::Search => "search",
             Mode::Context => "what the model sees",
@@ -177,11 +185,13 @@ pub struct Binding {
 
 use Mode::*;
 
-const TREE: &[Mode] = &[Tree, CutPreview];
-const BROWSE: &[Mode] = &[Tree, CutPreview, Detail];
+const TREE: &[Mode] = &[Tree, CutPreview, Prune];
+const BROWSE: &[Mode] = &[Tree, CutPreview, Prune, Detail];
 const PREVIEW: &[Mode] = &[CutPreview];
+const PRUNE: &[Mode] = &[Prune];
 const DETAIL: &[Mode] = &[Detail];
-const SCROLLS: &[Mode] = &[Context, Picker, SummaryPreview, Streaming];
+const SCROLLS: &[Mode] = &[Context, Fills, Picker, SummaryPreview, Streaming];
+const LISTS: &[Mode] = &[Context, Fills];
 
 macro_rules! b {
     ($modes:expr, [$($k:expr),+], $action:expr, $label:literal) => {
@@ -307,6 +317,23 @@ pub fn bindings() -> &'static [Binding] {
             b!(BROWSE, [ch('v')], Action::OpenContext, "what the model sees", hint),
             b!(TREE, [ch('m')], Action::ToggleMark, "mark to compare in v"),
             b!(BROWSE, [ch('o')], Action::OpenPicker, "sessions"),
+            // Pruning: the preview's keys come before the tree's (Tab is its own there).
+            b!(TREE, [ch('p')], Action::TogglePrune, "prune preview"),
+            b!(PRUNE, [code(KeyCode::Tab)], Action::CyclePolicy, "next policy", hint),
+            b!(PRUNE, [ch('!')], Action::TogglePruneForce, "force (no minimum)", hint),
+            b!(PRUNE, [ch('a')], Action::ApplyPrune, "apply as context edits", hint),
+            b!(PRUNE, [ch('u')], Action::UndoEdits, "undo the last edits", hint),
+            b!(PRUNE, [code(KeyCode::Esc)], Action::Close, "close the preview", hint),
+            b!(BROWSE, [ch('u')], Action::UndoEdits, "undo the last context edits"),
+            b!(BROWSE, [ch('x')], Action::HideEntry, "hide it from the model's context"),
+            b!(
+                BROWSE,
+                [ch('e')],
+                Action::ReplaceEntry,
+                "replace its text for the model ($EDITOR)"
+            ),
+            b!(BROWSE, [ch('X')], Action::RestoreEntry, "restore its original content"),
+            b!(BROWSE, [ch('w')], Action::OpenFills, "what fills the context"),
             b!(BROWSE, [code(KeyCode::Tab)], Action::ToggleFocus, "focus tree / detail"),
             b!(BROWSE, [ch('d')], Action::ToggleDetail, "detail pane on / off"),
             // The detail pane.
@@ -340,28 +367,18 @@ pub fn bindings() -> &'static [Binding] {
             b!(&[Search], [code(KeyCode::Esc), ctrl('c')], Action::Close, "clear", hint),
             b!(&[Search], [code(KeyCode::Up)], Action::Up, "move", hint),
             b!(&[Search], [code(KeyCode::Down)], Action::Down, "move", hint),
-            // What the model sees.
-            b!(&[Context], [code(KeyCode::Up), ch('k')], Action::Up, "move", hint),
-            b!(&[Context], [code(KeyCode::Down), ch('j')], Action::Down, "move", hint),
+            // What the model sees; what fills the context.
+            b!(LISTS, [code(KeyCode::Up), ch('k')], Action::Up, "move", hint),
+            b!(LISTS, [code(KeyCode::Down), ch('j')], Action::Down, "move", hint),
             b!(SCROLLS, [code(KeyCode::PageUp)], Action::PageUp, "page up"),
             b!(SCROLLS, [code(KeyCode::PageDown)], Action::PageDown, "page down"),
-            b!(&[Context], [code(KeyCode::Home), ch('g')], Action::Home, "first"),
-            b!(&[Context], [code(KeyCode::End), ch('G')], Action::End, "last"),
-            b!(
-                &[Context],
-                [code(KeyCode::Enter)],
-                Action::Select,
-                "go to the entry",
-                hint
-            ),
+            b!(LISTS, [code(KeyCode::Home), ch('g')], Action::Home, "first"),
+            b!(LISTS, [code(KeyCode::End), ch('G')], Action::End, "last"),
+            b!(LISTS, [code(KeyCode::Enter)], Action::Select, "go to the entry", hint),
+            b!(&[Fills], [ch('w')], Action::Close, "close"),
             b!(&[Context], [ch('m')], Action::ClearMark, "clear the mark"),
-            b!(
-                &[Context],
-                [code(KeyCode::Esc), ch('v'), ch('q')],
-                Action::Close,
-                "close",
-                hint
-            ),
+            b!(LISTS, [code(KeyCode::Esc), ch('q')], Action::Close, "close", hint),
+            b!(&[Context], [ch('v')], Action::Close, "close"),
             // The session picker.
             b!(&[Picker], [code(KeyCode::Up)], Action::Up, "move", hint),
             b!(&[Picker], [code(KeyCode::Down)], Action::Down, "move", hint),
@@ -474,7 +491,7 @@ pub fn bindings() -> &'static [Binding] {
             ),
             // Everywhere outside inputs and dialogs.
             b!(
-                &[Tree, CutPreview, Detail, Context],
+                &[Tree, CutPreview, Prune, Detail, Context, Fills],
                 [ch('?')],
                 Action::OpenHelp,
                 "keys",

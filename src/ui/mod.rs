@@ -9,6 +9,7 @@ pub mod context_view;
 pub mod cut_panel;
 pub mod detail;
 pub mod dialog;
+pub mod fills;
 pub mod gauge;
 pub mod help;
 pub mod highlight;
@@ -17,6 +18,7 @@ pub mod jobs;
 pub mod keymap;
 pub mod layout;
 pub mod picker;
+pub mod prune_panel;
 pub mod selection;
 pub mod status;
 pub mod theme;
@@ -110,13 +112,23 @@ pub fn draw(f: &mut Frame, app: &App) {
     }
     tree_pane::draw(f, a.tree, app);
     if let Some(r) = a.cut_panel {
-        cut_panel::draw(f, r, app);
+        if app.screen.prune_preview {
+            prune_panel::draw(f, r, app);
+        } else {
+            cut_panel::draw(f, r, app);
+        }
     }
     if let (Some(r), Some(doc)) = (a.detail, &app.detail.doc) {
         let focused = app.screen.focus == app::Focus::Detail;
         detail::draw(f, r, doc, app.detail.scroll, focused);
     }
-    gauge::draw(f, a.gauge, app.selection.gauge.as_ref(), app.screen.zones);
+    let after = app
+        .prune
+        .plan
+        .as_ref()
+        .filter(|p| app.screen.prune_preview && !p.is_empty())
+        .map(|p| p.tokens_after);
+    gauge::draw(f, a.gauge, app.selection.gauge.as_ref(), app.screen.zones, after);
     status::draw(f, a.status, app);
     status::draw_hints(f, a.hints, app);
     match app.screen.overlay {
@@ -130,6 +142,14 @@ pub fn draw(f: &mut Frame, app: &App) {
                 p.draw(f, a.main);
             }
         }
+        Overlay::Fills => fills::draw(
+            f,
+            a.main,
+            &app.doc.session,
+            app.fills_data(),
+            app.fills.cursor,
+            app.fills.scroll,
+        ),
         Overlay::None => {}
     }
     if let Some(d) = &app.dialog {

@@ -45,6 +45,12 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) {
     if app.screen.cut_preview {
         spans.push(Span::styled("  cut preview", fg(WARNING)));
     }
+    if app.screen.prune_preview {
+        spans.push(Span::styled(
+            format!("  prune preview: {}", app.prune.policy_name()),
+            fg(WARNING),
+        ));
+    }
     if let Some(m) = app.context.mark {
         spans.push(Span::styled(
             format!("  mark {}", app.doc.session.entries[m].id),

@@ -80,8 +80,8 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) {
         f.render_widget(Paragraph::new(Span::styled(msg, fg(MUTED))), area);
         return;
     }
-    // Without colour (NO_COLOR) the cut preview's classes are a symbol column.
-    let symbols = app.screen.cut_preview && app.screen.no_color;
+    // Without colour (NO_COLOR) the previews' classes are a symbol column.
+    let symbols = (app.screen.cut_preview || app.screen.prune_preview) && app.screen.no_color;
     let sym_col = if symbols { 2 } else { 0 };
     let token_col = super::layout::token_column(area.width);
     let body_width = (area.width as usize).saturating_sub(token_col + sym_col);
@@ -103,6 +103,12 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) {
         if let Some(t) = &r.label_time {
             spans.push(Span::styled(format!("{t} "), fg(MUTED)));
         }
+        // A context edit in effect: the model gets other text (✎), or nothing (⊘).
+        match fr.edited {
+            Some(true) => spans.push(Span::styled("⊘ ", fg(WARNING))),
+            Some(false) => spans.push(Span::styled("✎ ", fg(WARNING))),
+            None => {}
+        }
         spans.push(Span::styled(r.text.lead.clone(), lead_style));
         spans.push(Span::styled(r.text.body.clone(), body_style));
         if scroll > 0 {
@@ -114,9 +120,11 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) {
             .get(&r.entry)
             .copied()
             .filter(|_| app.screen.cut_preview);
+        let change = fr.change.as_ref().map(super::prune_panel::change_style);
         let mut line_spans = vec![];
         if symbols {
-            line_spans.push(Span::raw(format!("{} ", class.map(|c| c.symbol()).unwrap_or(' '))));
+            let sym = change.map(|c| c.1).or(class.map(|c| c.symbol())).unwrap_or(' ');
+            line_spans.push(Span::raw(format!("{sym} ")));
         }
         line_spans.push(Span::styled(if r.selected { "› " } else { "  " }, fg(ACCENT)));
         line_spans.extend(spans);
@@ -130,6 +138,9 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) {
         }
         let mut line = Line::from(line_spans);
         if let Some(bg) = cut_bg(class) {
+            line = line.style(Style::default().bg(bg));
+        }
+        if let Some((bg, _)) = change {
             line = line.style(Style::default().bg(bg));
         }
         if r.selected {

@@ -102,7 +102,28 @@ impl App {
                     self.screen.focus = Focus::Tree;
                 }
             }
+            Action::TogglePrune => self.toggle_prune(),
+            Action::CyclePolicy => {
+                self.prune.policy = (self.prune.policy + 1) % super::POLICIES.len();
+                self.request_plan();
+            }
+            Action::TogglePruneForce => {
+                self.prune.force = !self.prune.force;
+                self.status = Some(if self.prune.force {
+                    "forced: the minimum is ignored".into()
+                } else {
+                    "the minimum applies".into()
+                });
+                self.request_plan();
+            }
+            Action::ApplyPrune => self.apply_prune(),
+            Action::UndoEdits => self.undo_edits(),
+            a @ (Action::HideEntry | Action::ReplaceEntry | Action::RestoreEntry) => self.edit_selected(&a),
+            Action::OpenFills => self.open_fills(),
             Action::ToggleCutPreview => {
+                self.screen.prune_preview = false;
+                self.prune.plan = None;
+                self.prune.marks.clear();
                 self.screen.cut_preview = !self.screen.cut_preview;
                 if self.screen.cut_preview {
                     self.selection_changed();
@@ -152,6 +173,8 @@ impl App {
             Action::Close => {
                 if detail {
                     self.screen.focus = Focus::Tree;
+                } else if self.screen.prune_preview {
+                    self.toggle_prune();
                 } else if self.screen.cut_preview {
                     self.screen.cut_preview = false;
                     self.selection.cut_classes.clear();
@@ -425,6 +448,7 @@ impl App {
                 let Some(p) = &mut self.picker else { return false };
                 return p.click(a.main, col, row);
             }
+            Overlay::Fills => return false,
             Overlay::None => {}
         }
         if let Some(d) = a.detail
@@ -492,6 +516,12 @@ impl App {
             Overlay::Picker => {
                 if let Some(p) = &mut self.picker {
                     p.move_by(if down { STEP as isize } else { -(STEP as isize) });
+                }
+                return true;
+            }
+            Overlay::Fills => {
+                for _ in 0..STEP {
+                    self.on_fills(if down { Action::Down } else { Action::Up });
                 }
                 return true;
             }

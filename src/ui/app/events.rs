@@ -3,7 +3,6 @@
 
 use super::{App, Doc, Effect, Overlay, plural};
 use crate::engine::session::Session;
-use crate::engine::tree::Tree;
 use crate::engine::tree_view::TreeView;
 use crate::ui::jobs::{Job, JobResult};
 use std::sync::Arc;
@@ -35,6 +34,15 @@ impl App {
                 if let Some(c) = info.classes {
                     self.selection.cut_classes = c;
                 }
+                // The zones policy follows the gauge: plan again once it is known (large
+                // sessions compute it in a job).
+                let follows_gauge = matches!(
+                    super::POLICIES[self.prune.policy % super::POLICIES.len()].1,
+                    crate::engine::prune::Policy::Zones(None)
+                );
+                if self.screen.prune_preview && follows_gauge && self.doc.session.entries.len() > super::LARGE_SESSION {
+                    self.request_plan();
+                }
             }
             JobResult::ExactTokens {
                 generation,
@@ -46,6 +54,12 @@ impl App {
                         g.exact = Some(total);
                     }
                     self.selection.exact = Some(per_message);
+                }
+            }
+            JobResult::Prune { generation, plan } => self.on_plan(generation, *plan),
+            JobResult::Fills(data) => {
+                if data.generation == self.fills.generation {
+                    self.fills.data = Some(data);
                 }
             }
             JobResult::ContextView(data) => {
@@ -204,12 +218,7 @@ impl App {
         let search = self.view.search.clone();
         let show_times = self.view.show_label_times;
         let mark_id = self.context.mark.map(|m| old.entries[m].id.clone());
-        self.doc = Doc {
-            tree: Tree::build(&s),
-            session: s,
-            path: self.doc.path.take(),
-            read_only: self.doc.read_only,
-        };
+        self.doc = Doc::new(s, self.doc.path.take(), self.doc.read_only);
         let s = self.doc.session.clone();
         self.view = TreeView::new(&s, &self.doc.tree, s.leaf(), filter, crate::store::clock::now_ms());
         self.view.show_label_times = show_times;

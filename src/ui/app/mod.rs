@@ -10,6 +10,7 @@
 
 mod browse;
 mod events;
+mod prune;
 mod writes;
 
 use super::action::Action;
@@ -43,6 +44,24 @@ pub struct Doc {
     pub tree: Tree,
     /// Why nothing may be written (the bundled demo), if so.
     pub read_only: Option<&'static str>,
+    /// The context edits in effect at Pi's leaf (target → edit entry), marked in the tree.
+    pub edits: HashMap<usize, usize>,
+}
+
+impl Doc {
+    pub fn new(session: Arc<Session>, path: Option<PathBuf>, read_only: Option<&'static str>) -> Doc {
+        let edits = session
+            .leaf()
+            .map(|l| crate::engine::prune::edits_changing(&session, l))
+            .unwrap_or_default();
+        Doc {
+            tree: Tree::build(&session),
+            session,
+            path,
+            read_only,
+            edits,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -57,6 +76,8 @@ pub enum Overlay {
     /// The help, listing the keys of the mode under it.
     Help(Mode),
     Context,
+    /// What fills the context.
+    Fills,
     Picker,
 }
 
@@ -66,6 +87,7 @@ pub struct Screen {
     pub focus: Focus,
     pub show_detail: bool,
     pub cut_preview: bool,
+    pub prune_preview: bool,
     pub overlay: Overlay,
     /// NO_COLOR: no colour at all; the cut preview gets a symbol column.
     pub no_color: bool,
@@ -99,8 +121,13 @@ pub struct Frame {
 
 pub struct FrameRow {
     pub row: Row,
-    /// The token column: Pi's estimate, and the exact count once known.
+    /// The token column: Pi's estimate, and the exact count once known (in the pruning
+    /// preview, what the row's edit saves).
     pub tokens: String,
+    /// A context edit is in effect for it at Pi's leaf: hidden (`true`) or replaced.
+    pub edited: Option<bool>,
+    /// The pruning preview's change for it.
+    pub change: Option<crate::engine::prune::Change>,
 }
 
 #[derive(Default)]
@@ -117,6 +144,58 @@ pub struct ContextState {
     pub data: Option<Box<ContextData>>,
     /// The generation the shown data is for (a newer one is being counted when behind).
     pub generation: u64,
+}
+
+/// The pruning policies Tab cycles through: name, policy, the extension's own rules.
+pub const POLICIES: [(&str, crate::engine::prune::Policy, bool); 5] = {
+    use crate::engine::prune::{Policy, Zone};
+    [
+        ("output", Policy::Output, false),
+        ("output · pi-context-pruning", Policy::Output, true),
+        ("zones · the gauge's", Policy::Zones(None), false),
+        ("zones · yellow", Policy::Zones(Some(Zone::Yellow)), false),
+        ("zones · red", Policy::Zones(Some(Zone::Red)), false),
+    ]
+};
+
+/// The pruning preview.
+#[derive(Default)]
+pub struct PruneState {
+    /// Index into [`POLICIES`].
+    pub policy: usize,
+    pub force: bool,
+    pub generation: u64,
+    pub plan: Option<Arc<crate::engine::prune::Plan>>,
+    /// Entry → its item in the plan (for the tree rows).
+    pub marks: HashMap<usize, usize>,
+    /// `contextPruning.enabled` (Pi's extension's own switch).
+    pub pruning_enabled: bool,
+    /// The note that Pi older than 0.87 ignores context edits was shown.
+    pub told_old_pi: bool,
+}
+
+impl PruneState {
+    pub fn policy_name(&self) -> &'static str {
+        POLICIES[self.policy % POLICIES.len()].0
+    }
+}
+
+#[derive(Default)]
+pub struct FillsState {
+    pub data: Option<Box<super::fills::FillsData>>,
+    pub cursor: usize,
+    pub scroll: usize,
+    pub generation: u64,
+}
+
+/// What `$EDITOR` is editing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EditorFor {
+    Summary,
+    /// The text an entry gets in the model's context.
+    Replacement {
+        target: usize,
+    },
 }
 
 /// What the event loop does with the terminal on the app's behalf.
@@ -151,6 +230,9 @@ pub struct App {
     pub(crate) frame: Frame,
     pub(crate) detail: DetailState,
     pub(crate) context: ContextState,
+    pub(crate) prune: PruneState,
+    pub(crate) fills: FillsState,
+    pub(crate) editor_for: EditorFor,
     pub(crate) picker: Option<Picker>,
     /// A tree search being typed.
     pub(crate) search: Option<LineEditor>,
@@ -181,19 +263,22 @@ impl App {
     }
 
     pub fn with_session(session: Arc<Session>, path: Option<PathBuf>, settings: Settings, registry: Registry) -> App {
-        let tree = Tree::build(&session);
         let filter = FilterMode::parse(settings.tree_filter_mode()).unwrap_or_default();
-        let view = TreeView::new(&session, &tree, session.leaf(), filter, crate::store::clock::now_ms());
         let zones = settings.gauge_zones();
+        let read_only = path
+            .is_none()
+            .then_some("the demo session is read-only; open a Pi session to write");
+        let pruning_enabled = settings.context_pruning_enabled();
+        let doc = Doc::new(session, path, read_only);
+        let view = TreeView::new(
+            &doc.session,
+            &doc.tree,
+            doc.session.leaf(),
+            filter,
+            crate::store::clock::now_ms(),
+        );
         let mut app = App {
-            doc: Doc {
-                session,
-                read_only: path
-                    .is_none()
-                    .then_some("the demo session is read-only; open a Pi session to write"),
-                path,
-                tree,
-            },
+            doc,
             view,
             settings,
             registry: Arc::new(registry),
@@ -202,6 +287,7 @@ impl App {
                 focus: Focus::Tree,
                 show_detail: true,
                 cut_preview: false,
+                prune_preview: false,
                 overlay: Overlay::None,
                 no_color: false,
                 zones,
@@ -211,6 +297,12 @@ impl App {
             frame: Frame::default(),
             detail: DetailState::default(),
             context: ContextState::default(),
+            prune: PruneState {
+                pruning_enabled,
+                ..Default::default()
+            },
+            fills: FillsState::default(),
+            editor_for: EditorFor::Summary,
             picker: None,
             search: None,
             dialog: None,
@@ -249,12 +341,15 @@ impl App {
             Overlay::Help(_) => return Mode::Help,
             Overlay::Picker => return Mode::Picker,
             Overlay::Context => return Mode::Context,
+            Overlay::Fills => return Mode::Fills,
             Overlay::None => {}
         }
         if self.search.is_some() {
             Mode::Search
         } else if self.screen.focus == Focus::Detail && self.screen.show_detail {
             Mode::Detail
+        } else if self.screen.prune_preview {
+            Mode::Prune
         } else if self.screen.cut_preview {
             Mode::CutPreview
         } else {
@@ -269,7 +364,7 @@ impl App {
             Shown {
                 banner: self.notice.is_some(),
                 detail: self.screen.show_detail,
-                cut_preview: self.screen.cut_preview,
+                cut_preview: self.screen.cut_preview || self.screen.prune_preview,
             },
         )
     }
@@ -336,9 +431,10 @@ impl App {
                 self.status = None;
                 let before = self.selected();
                 let handled = match self.mode() {
-                    Mode::Tree | Mode::CutPreview | Mode::Detail => self.on_browse(action),
+                    Mode::Tree | Mode::CutPreview | Mode::Prune | Mode::Detail => self.on_browse(action),
                     Mode::Search => self.on_search(action),
                     Mode::Context => self.on_context(action),
+                    Mode::Fills => self.on_fills(action),
                     Mode::Help => self.on_help(action),
                     Mode::Picker => self.on_picker(action),
                     _ => self.on_dialog(action),
@@ -425,6 +521,9 @@ impl App {
         if self.screen.overlay == Overlay::Context {
             self.request_context();
         }
+        if self.screen.prune_preview {
+            self.request_plan();
+        }
     }
 
     /// Count "what the model sees" for the selection (and the mark) in a job.
@@ -479,12 +578,36 @@ impl App {
             let est: u64 = msgs.iter().map(|m| m.est_tokens).sum();
             let enc = crate::engine::tokens::Encoding::O200k;
             let exact: Option<u64> = msgs.iter().map(|m| self.exact.get(m, enc)).sum();
-            let tokens = match (est, exact) {
+            let mut tokens = match (est, exact) {
                 (0, _) => String::new(),
                 (e, Some(x)) if token_col >= 12 => format!("{} {}", short_tokens(e), short_tokens(x)),
                 (e, _) => short_tokens(e),
             };
-            rows.push(FrameRow { row, tokens });
+            let edited = self.doc.edits.get(&row.entry).map(|&e| {
+                matches!(
+                    s.entries[e].kind,
+                    crate::engine::entry::Kind::ContextEdit {
+                        replacement_null: true,
+                        ..
+                    }
+                )
+            });
+            let item = self
+                .prune
+                .plan
+                .as_ref()
+                .filter(|_| self.screen.prune_preview)
+                .and_then(|p| self.prune.marks.get(&row.entry).map(|&k| &p.items[k]));
+            if let Some(i) = item.filter(|i| i.change.writes()) {
+                tokens = format!("−{}", short_tokens(i.saved()));
+            }
+            let change = item.map(|i| i.change.clone());
+            rows.push(FrameRow {
+                row,
+                tokens,
+                edited,
+                change,
+            });
         }
         let body_width = (area.width as usize).saturating_sub(token_col);
         let plain: Vec<Row> = rows.iter().map(|r| r.row.clone()).collect();
@@ -502,11 +625,12 @@ impl App {
             return;
         };
         let width = area.width.saturating_sub(1);
-        let stale = !matches!(&self.detail.doc, Some(d) if d.entry == entry && d.width == width);
+        let edit = self.doc.edits.get(&entry).copied();
+        let stale = !matches!(&self.detail.doc, Some(d) if d.entry == entry && d.width == width && d.edit == edit);
         if stale {
             let s = self.doc.session.clone();
             let tc = super::tool_call_for(&s, entry);
-            self.detail.doc = Some(detail::build(&s, entry, width, tc));
+            self.detail.doc = Some(detail::build(&s, entry, width, tc, edit));
         }
         let h = area.height as usize;
         if let Some(doc) = &mut self.detail.doc {

@@ -87,6 +87,24 @@ fn apps_in(mode: Mode, p: &Path) -> Vec<App> {
             a.handle_key(ch('c'));
             out.push(a);
         }
+        Mode::Prune => {
+            let mut a = base();
+            a.handle_key(ch('p'));
+            out.push(a);
+            // A plan with edits to apply (a small budget; forced).
+            let mut a = base();
+            a.handle_key(ch('l'));
+            a.handle_key(ch('p'));
+            a.handle_key(ch('!'));
+            out.push(a);
+        }
+        Mode::Fills => {
+            let mut a = base();
+            a.handle_key(ch('w'));
+            a.run_jobs_now();
+            a.handle_key(key(KeyCode::Down));
+            out.push(a);
+        }
         Mode::Detail => {
             let mut a = base();
             // A long entry: the biggest tool result.
@@ -836,4 +854,150 @@ fn a_reload_read_before_bonsai_wrote_does_not_roll_the_session_back() {
     }
     assert_eq!(a.doc.session.entries.len(), entries, "the stale reload is ignored");
     assert!(matches!(a.doc.session.entries.last().unwrap().kind, Kind::Label { .. }));
+}
+
+// ---- Pruning: the preview, apply, undo, and edits of one entry -----------------------------
+
+/// The context edits in the file, as (target, replacement is null).
+fn edits_in_file(p: &Path) -> Vec<(String, bool)> {
+    std::fs::read_to_string(p)
+        .unwrap()
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter(|v| v["type"] == "context_edit")
+        .map(|v| (v["targetId"].as_str().unwrap().to_string(), v["replacement"].is_null()))
+        .collect()
+}
+
+#[test]
+fn the_prune_preview_applies_after_a_yes_and_undo_takes_it_back() {
+    let (_d, p) = temp_copy("pi-0.87.1/compacted-long.jsonl");
+    let mut a = app_for(&p);
+    a.handle_key(ch('p'));
+    assert_eq!(a.mode(), Mode::Prune);
+    // Tab to the yellow zone: older tool output is pruned.
+    for _ in 0..3 {
+        a.handle_key(key(KeyCode::Tab));
+    }
+    assert_eq!(a.prune.policy_name(), "zones · yellow");
+    let plan = a.prune.plan.clone().unwrap();
+    assert!(plan.edits().count() > 5, "{}", plan.note);
+    let before = std::fs::read(&p).unwrap();
+    a.handle_key(ch('a'));
+    assert_eq!(a.mode(), Mode::Confirm);
+    // No: nothing written.
+    a.handle_key(ch('n'));
+    assert_eq!(std::fs::read(&p).unwrap(), before);
+    a.handle_key(ch('a'));
+    a.handle_key(ch('y'));
+    a.run_jobs_now();
+    let written = edits_in_file(&p);
+    assert_eq!(written.len(), plan.edits().count());
+    assert!(std::fs::read(&p).unwrap().starts_with(&before));
+    // The tree marks the entries whose context changed, and the panel plans again on the
+    // new leaf: the pruned outputs are not pruned twice.
+    assert_eq!(a.doc.edits.len(), written.len());
+    let marked = a.frame.rows.iter().filter(|r| r.edited == Some(false)).count();
+    assert!(marked > 0 || a.frame.rows.len() < 10);
+    // Undo: each edit written back, nothing in effect any more.
+    a.handle_key(ch('u'));
+    assert_eq!(a.mode(), Mode::Confirm);
+    a.handle_key(ch('y'));
+    a.run_jobs_now();
+    assert_eq!(edits_in_file(&p).len(), 2 * written.len());
+    assert!(a.doc.edits.is_empty(), "undone: no entry's context differs");
+    a.handle_key(ch('u'));
+    assert_eq!(
+        a.status.as_deref(),
+        Some("no action of bonsai's to undo on this branch")
+    );
+}
+
+#[test]
+fn hide_replace_and_restore_the_selected_entry() {
+    let (_d, p) = temp_copy("pi-0.87.1/compacted-long.jsonl");
+    let mut a = app_for(&p);
+    let s = a.doc.session.clone();
+    let path = s.path_to(s.leaf().unwrap());
+    let user = *path
+        .iter()
+        .rev()
+        .find(|&&i| s.entries[i].message().is_some_and(|m| m.role == Role::User))
+        .unwrap();
+    let result = *path
+        .iter()
+        .rev()
+        .find(|&&i| s.entries[i].message().is_some_and(|m| m.role == Role::ToolResult))
+        .unwrap();
+    // A tool result cannot be hidden: the reason, nothing written.
+    select(&mut a, result);
+    a.handle_key(ch('x'));
+    assert!(
+        a.status.as_deref().unwrap().contains("No result provided"),
+        "{:?}",
+        a.status
+    );
+    // Hide the user message, after a yes.
+    select(&mut a, user);
+    a.handle_key(ch('x'));
+    a.handle_key(ch('y'));
+    a.run_jobs_now();
+    assert_eq!(edits_in_file(&p), vec![(s.entries[user].id.to_string(), true)]);
+    assert_eq!(a.doc.edits.len(), 1);
+    // The detail says what the model gets.
+    select(&mut a, user);
+    let screen = render(&mut a, 120, 40);
+    assert!(
+        screen.contains("hidden from the") && screen.contains("⊘ user:"),
+        "{screen}"
+    );
+    // Replace it through $EDITOR: the editor opens on its text, the new text is confirmed.
+    a.handle_key(ch('X'));
+    a.handle_key(ch('y'));
+    a.run_jobs_now();
+    assert!(a.doc.edits.is_empty(), "restored");
+    assert_eq!(a.selected(), Some(user), "the selection stays on the edited entry");
+    a.handle_key(ch('e'));
+    let effects = a.take_effects();
+    assert!(
+        matches!(&effects[..], [Effect::EditSummary(t)] if !t.is_empty()),
+        "{effects:?}"
+    );
+    a.update(Action::EditorClosed(Some("a shorter question".into())));
+    assert_eq!(a.mode(), Mode::Confirm);
+    a.handle_key(ch('y'));
+    a.run_jobs_now();
+    let last = std::fs::read_to_string(&p).unwrap();
+    let edit: serde_json::Value =
+        serde_json::from_str(last.lines().rev().find(|l| l.contains("\"context_edit\"")).unwrap()).unwrap();
+    assert_eq!(edit["replacement"]["content"][0]["text"], "a shorter question");
+    select(&mut a, user);
+    let screen = render(&mut a, 120, 40);
+    assert!(screen.contains("a shorter question"), "{screen}");
+}
+
+#[test]
+fn pruning_snapshots_in_each_policy_and_the_confirm() {
+    let (_d, p) = temp_copy("pi-0.87.1/compacted-long.jsonl");
+    let mut a = app_for(&p);
+    a.handle_key(ch('p'));
+    insta::assert_snapshot!("prune_output", render(&mut a, 120, 40));
+    a.handle_key(ch('!'));
+    insta::assert_snapshot!("prune_output_forced", render(&mut a, 120, 40));
+    a.handle_key(ch('!'));
+    for name in [
+        "prune_compat",
+        "prune_zones_gauge",
+        "prune_zones_yellow",
+        "prune_zones_red",
+    ] {
+        a.handle_key(key(KeyCode::Tab));
+        insta::assert_snapshot!(name, render(&mut a, 120, 40));
+    }
+    // Back to yellow, and the confirm before writing.
+    for _ in 0..4 {
+        a.handle_key(key(KeyCode::Tab));
+    }
+    a.handle_key(ch('a'));
+    insta::assert_snapshot!("prune_confirm", render(&mut a, 120, 40));
 }

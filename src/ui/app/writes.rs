@@ -18,7 +18,7 @@ use crate::ui::input::LineEditor;
 use crate::ui::jobs::{Job, SummaryKind};
 
 impl App {
-    fn writable(&mut self) -> bool {
+    pub(super) fn writable(&mut self) -> bool {
         if let Some(why) = self.doc.read_only {
             self.status = Some(why.into());
             return false;
@@ -64,7 +64,7 @@ impl App {
     }
 
     /// What a write under `parent` leaves behind, when it starts a branch.
-    fn branch_note(&self, parent: usize) -> Option<(String, Vec<String>)> {
+    pub(super) fn branch_note(&self, parent: usize) -> Option<(String, Vec<String>)> {
         let s = &self.doc.session;
         let nb = write_plan::new_branch(s, parent)?;
         let first = nb
@@ -386,6 +386,7 @@ impl App {
                     then: Box::new(PendingWrite {
                         request,
                         what: "a compaction".into(),
+                        select: None,
                     }),
                 })
             }
@@ -478,7 +479,7 @@ impl App {
             Dialog::Confirm { then, .. } => match action {
                 Action::Yes => {
                     let p = (**then).clone();
-                    self.start_write(p.request, &p.what, None);
+                    self.start_write(p.request, &p.what, p.select);
                 }
                 Action::No => {
                     self.dialog = None;
@@ -596,6 +597,9 @@ impl App {
 
     /// The edited summary comes back from $EDITOR.
     pub(super) fn on_editor_closed(&mut self, edited: Option<String>) {
+        if let super::EditorFor::Replacement { target } = self.editor_for {
+            return self.on_replacement_edited(target, edited);
+        }
         match (&mut self.dialog, edited) {
             (Some(Dialog::Summary { text, scroll, .. }), Some(t)) => {
                 *text = t;

@@ -77,6 +77,8 @@ pub enum SummaryFor {
 pub struct PendingWrite {
     pub request: WriteRequest,
     pub what: String,
+    /// The entry to select afterwards (by id; `None`: the new leaf).
+    pub select: Option<String>,
 }
 
 #[derive(Debug)]
@@ -142,7 +144,7 @@ impl Dialog {
             Dialog::Navigate { .. } => 11,
             Dialog::Input { editor, note, .. } => editor.lines().len() as u16 + 4 + u16::from(note.is_some()),
             Dialog::Summary { .. } => area.height.saturating_sub(4),
-            Dialog::Confirm { lines, .. } => lines.len() as u16 + 4,
+            Dialog::Confirm { lines, .. } => confirm_lines(lines, w).len() as u16 + 4,
         };
         centered(area, w, h.max(5).min(area.height))
     }
@@ -158,6 +160,13 @@ pub fn summary_lines(text: &str, width: u16) -> Vec<Line<'static>> {
         }
     }
     out
+}
+
+/// A question's lines, word-wrapped inside a dialog `width` wide (borders and margin off).
+fn confirm_lines(text: &[String], width: u16) -> Vec<String> {
+    text.iter()
+        .flat_map(|l| wrap(l, width.saturating_sub(3) as usize))
+        .collect()
 }
 
 /// Word wrap (a word longer than the width is cut).
@@ -316,7 +325,10 @@ pub fn draw(f: &mut Frame, area: Rect, d: &Dialog, s: &Session) {
         Dialog::Confirm {
             title: t, lines: text, ..
         } => {
-            let mut lines: Vec<Line> = text.iter().map(|l| Line::from(Span::raw(format!(" {l}")))).collect();
+            let mut lines: Vec<Line> = confirm_lines(text, r.width)
+                .into_iter()
+                .map(|l| Line::from(Span::raw(format!(" {l}"))))
+                .collect();
             lines.push(Line::default());
             lines.push(hint_line(mode));
             (format!(" {t} "), lines)

@@ -1,0 +1,274 @@
+//! Pruning in the TUI: the preview (a plan for the selection taken as a leaf, as a job on big
+//! sessions), Tab through the policies, `!` to ignore the minimum, `a` to write the plan as
+//! context edits after a confirm, `u` to undo; hide, replace and restore the selected entry;
+//! "what fills the context". Every write goes through the confirm dialog and the write job.
+
+use super::{App, EditorFor, Effect, Overlay, POLICIES};
+use crate::engine::context;
+use crate::engine::prune::{self, Edit, Plan, thousands};
+use crate::engine::tokens::Encoding;
+use crate::engine::write_plan::WriteRequest;
+use crate::ui::action::Action;
+use crate::ui::dialog::{Dialog, PendingWrite, Seen};
+use crate::ui::jobs::Job;
+use std::sync::Arc;
+
+/// Said once per run, in the first confirm of an edit.
+const OLD_PI: &str = "Pi 0.87 and newer apply context edits; older Pi keeps them in the file and ignores them.";
+
+impl App {
+    pub(super) fn toggle_prune(&mut self) {
+        self.screen.prune_preview = !self.screen.prune_preview;
+        if self.screen.prune_preview {
+            self.screen.cut_preview = false;
+            self.selection.cut_classes.clear();
+            self.request_plan();
+        } else {
+            self.prune.plan = None;
+            self.prune.marks.clear();
+        }
+    }
+
+    /// The gauge's zone at the selection (green when the window is unknown).
+    fn gauge_zone(&self) -> prune::Zone {
+        let Some(g) = &self.selection.gauge else {
+            return prune::Zone::Green;
+        };
+        match g.threshold() {
+            Some(t) => prune::zone_of(g.tokens.tokens, t, self.screen.zones),
+            None => prune::Zone::Green,
+        }
+    }
+
+    /// Plan for the selection with the current policy (a job on large sessions).
+    pub(super) fn request_plan(&mut self) {
+        let Some(leaf) = self.selected() else {
+            self.prune.plan = None;
+            return;
+        };
+        self.prune.generation += 1;
+        let (_, policy, compat) = POLICIES[self.prune.policy % POLICIES.len()];
+        let mut settings = self.settings.prune_settings();
+        settings.compat = compat;
+        let job = Job::Prune {
+            generation: self.prune.generation,
+            session: self.doc.session.clone(),
+            leaf,
+            policy,
+            settings,
+            force: self.prune.force,
+            zone: self.gauge_zone(),
+        };
+        if self.doc.session.entries.len() > super::LARGE_SESSION {
+            self.pending.queue.push(job);
+        } else {
+            for r in crate::ui::jobs::run_now(job) {
+                self.on_job(r);
+            }
+        }
+    }
+
+    pub(super) fn on_plan(&mut self, generation: u64, plan: Plan) {
+        if generation != self.prune.generation || !self.screen.prune_preview {
+            return;
+        }
+        self.prune.marks = plan.items.iter().enumerate().map(|(k, i)| (i.entry, k)).collect();
+        self.prune.plan = Some(Arc::new(plan));
+    }
+
+    /// The confirm before writing a plan (or an undo): what it writes and saves.
+    fn confirm_plan(&mut self, plan: &Plan, undoes: Option<String>, title: &str) {
+        if !self.writable() {
+            return;
+        }
+        if plan.is_empty() {
+            self.status = Some(format!("nothing to write: {}", plan.note));
+            return;
+        }
+        let s = self.doc.session.clone();
+        let n = plan.edits().count();
+        let mut lines = vec![format!(
+            "{n} context edit{} at {}: {}.",
+            if n == 1 { "" } else { "s" },
+            s.entries[plan.leaf].id,
+            plan.note
+        )];
+        lines.push(format!(
+            "Pi's context {} → {} tokens ({} saved).",
+            thousands(plan.tokens_now.round() as u64),
+            thousands(plan.tokens_after),
+            thousands(plan.saved())
+        ));
+        lines.push("History stays as it is: the edits change what the model gets from now on; u undoes them.".into());
+        if let Some((short, _)) = self.branch_note(plan.leaf) {
+            lines.push(format!("{short}."));
+        }
+        if !self.prune.told_old_pi {
+            lines.push(OLD_PI.into());
+            self.prune.told_old_pi = true;
+        }
+        lines.push("Write them?".into());
+        let seen = Seen::of(&s);
+        self.dialog = Some(Dialog::Confirm {
+            title: title.into(),
+            lines,
+            then: Box::new(PendingWrite {
+                request: WriteRequest {
+                    write: plan.to_write(&s, undoes.as_deref()),
+                    seen: Some((seen.len, seen.entries)),
+                },
+                what: format!("{n} context edit{}", if n == 1 { "" } else { "s" }),
+                // An edit changes no row: the selection stays where it is.
+                select: self.selected().map(|i| s.entries[i].id.to_string()),
+            }),
+        });
+    }
+
+    pub(super) fn apply_prune(&mut self) {
+        match self.prune.plan.clone() {
+            Some(p) => self.confirm_plan(&p, None, "Write the pruning as context edits"),
+            None => self.status = Some("the plan is still being made; try again in a moment".into()),
+        }
+    }
+
+    /// Undo bonsai's last context edits on Pi's branch.
+    pub(super) fn undo_edits(&mut self) {
+        let s = self.doc.session.clone();
+        let Some(leaf) = s.leaf() else { return };
+        match prune::undo(&s, leaf) {
+            Ok((plan, action)) => {
+                let record = s.entries[action.record].id.to_string();
+                self.confirm_plan(&plan, Some(record), &format!("Undo the last edits ({})", action.what));
+            }
+            Err(e) => self.status = Some(e.to_string()),
+        }
+    }
+
+    /// Hide, restore, or (through `$EDITOR`) replace the selected entry in Pi's context.
+    pub(super) fn edit_selected(&mut self, action: &Action) {
+        let Some(target) = self.selected() else { return };
+        let s = self.doc.session.clone();
+        let Some(leaf) = s.leaf() else { return };
+        let edit = match action {
+            Action::HideEntry => Edit::Hide,
+            Action::RestoreEntry => Edit::Restore,
+            _ => {
+                // Check it can be edited before opening the editor on its current text.
+                if let Err(e) = prune::edit(&s, leaf, target, &Edit::Replace(String::new())) {
+                    self.status = Some(e.to_string());
+                    return;
+                }
+                if !self.writable() {
+                    return;
+                }
+                let text = self.model_text(target);
+                self.editor_for = EditorFor::Replacement { target };
+                self.effects.push(Effect::EditSummary(text));
+                return;
+            }
+        };
+        match prune::edit(&s, leaf, target, &edit) {
+            Ok(plan) => {
+                let title = match edit {
+                    Edit::Hide => "Hide this entry from the model's context",
+                    _ => "Restore this entry's original content",
+                };
+                self.confirm_plan(&plan, None, title)
+            }
+            Err(e) => self.status = Some(e.to_string()),
+        }
+    }
+
+    /// The text the model gets from an entry now (its edit applied), to edit.
+    fn model_text(&self, target: usize) -> String {
+        let s = &self.doc.session;
+        let Some(leaf) = s.leaf() else { return String::new() };
+        let proj = context::project(s, &s.path_to(leaf));
+        proj.messages()
+            .find(|m| m.source == target && m.part == context::Part::Main)
+            .map(|m| {
+                let v = context::materialize(s, m);
+                context::content_text(v.get("content"), "\n")
+            })
+            .unwrap_or_default()
+    }
+
+    /// `$EDITOR` came back with the replacement text for `target`.
+    pub(super) fn on_replacement_edited(&mut self, target: usize, text: Option<String>) {
+        self.editor_for = EditorFor::Summary;
+        let Some(text) = text else {
+            self.status = Some("the editor did not finish; nothing written".into());
+            return;
+        };
+        if text == self.model_text(target) {
+            self.status = Some("unchanged; nothing written".into());
+            return;
+        }
+        let s = self.doc.session.clone();
+        let Some(leaf) = s.leaf() else { return };
+        match prune::edit(&s, leaf, target, &Edit::Replace(text)) {
+            Ok(plan) => self.confirm_plan(&plan, None, "Replace this entry's text in the model's context"),
+            Err(e) => self.status = Some(e.to_string()),
+        }
+    }
+
+    pub(super) fn open_fills(&mut self) {
+        let Some(leaf) = self.selected() else { return };
+        self.screen.overlay = Overlay::Fills;
+        self.fills.cursor = 0;
+        self.fills.scroll = 0;
+        self.fills.data = None;
+        self.fills.generation += 1;
+        let encoding = self
+            .selection
+            .gauge
+            .as_ref()
+            .and_then(|g| g.model.as_deref())
+            .and_then(|m| m.split_once('/'))
+            .map(|(p, m)| Encoding::for_model(Some(p), Some(m)))
+            .unwrap_or(Encoding::O200k);
+        self.pending.queue.push(Job::Fills {
+            generation: self.fills.generation,
+            session: self.doc.session.clone(),
+            leaf,
+            encoding,
+            cache: self.exact.clone(),
+        });
+    }
+
+    pub fn fills_data(&self) -> Option<&crate::ui::fills::FillsData> {
+        self.fills.data.as_deref()
+    }
+
+    /// What fills the context: a cursor over the largest messages; Enter goes to one.
+    pub(super) fn on_fills(&mut self, action: Action) -> bool {
+        let n = self.fills.data.as_ref().map(|d| d.largest.len()).unwrap_or(0);
+        let c = &mut self.fills.cursor;
+        match action {
+            Action::Up => *c = c.saturating_sub(1),
+            Action::Down => *c = (*c + 1).min(n.saturating_sub(1)),
+            Action::PageUp | Action::Home => *c = 0,
+            Action::PageDown | Action::End => *c = n.saturating_sub(1),
+            Action::Select => {
+                let Some(e) = self
+                    .fills
+                    .data
+                    .as_ref()
+                    .and_then(|d| d.largest.get(self.fills.cursor))
+                    .map(|l| l.entry)
+                else {
+                    return false;
+                };
+                self.screen.overlay = Overlay::None;
+                self.reveal(e);
+            }
+            Action::Close => self.screen.overlay = Overlay::None,
+            Action::OpenHelp => {
+                self.screen.help_scroll = 0;
+                self.screen.overlay = Overlay::Help(crate::ui::keymap::Mode::Fills);
+            }
+            _ => return false,
+        }
+        true
+    }
+}

@@ -1,0 +1,101 @@
+//! The pruning preview's panel: the policy and zone, what the plan prunes, distills, keeps
+//! and hides with the tokens it saves, the context now and after, and why.
+
+use super::app::App;
+use super::theme::*;
+use crate::engine::prune::{Change, thousands};
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::style::{Color, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Paragraph, Wrap};
+
+/// A change's colour in the tree and the panel, and its symbol without colour (NO_COLOR).
+pub fn change_style(c: &Change) -> (Color, char) {
+    match c {
+        Change::Pruned => (SUMMARIZED, 'P'),
+        Change::Distilled { .. } => (TURN_PREFIX, 'D'),
+        Change::Hidden => (SUMMARIZED, 'H'),
+        Change::Replaced | Change::Restored => (TURN_PREFIX, 'R'),
+        Change::Protected => (KEPT, 'K'),
+    }
+}
+
+pub fn draw(f: &mut Frame, area: Rect, app: &App) {
+    let p = &app.prune;
+    let block = Block::default()
+        .borders(Borders::LEFT | Borders::TOP)
+        .border_style(fg(WARNING))
+        .title(Span::styled(
+            format!(
+                " prune preview · {}{} (tab policy · ! force · a apply · u undo) ",
+                p.policy_name(),
+                if p.force { " · forced" } else { "" }
+            ),
+            fg(WARNING),
+        ));
+    let mut lines: Vec<Line> = Vec::new();
+    match &p.plan {
+        None => lines.push(Line::raw("planning…")),
+        Some(plan) => {
+            let no_color = app.screen.no_color;
+            let count = |name: &str| plan.items.iter().filter(|i| i.change.name() == name).count();
+            let mut kinds: Vec<Span> = Vec::new();
+            for (c, label) in [
+                (Change::Pruned, "pruned"),
+                (Change::Distilled { elided: 0 }, "distilled"),
+                (Change::Protected, "kept"),
+            ] {
+                let n = count(c.name());
+                let (bg, sym) = change_style(&c);
+                let text = if no_color {
+                    format!(" {sym} {label} ")
+                } else {
+                    format!(" {label} ")
+                };
+                kinds.push(Span::styled(text, Style::default().bg(bg)));
+                kinds.push(Span::raw(format!(" {n}  ")));
+            }
+            lines.push(Line::from(kinds));
+            if let Some(z) = plan.zone {
+                lines.push(Line::from(vec![
+                    Span::styled("zone ", fg(MUTED)),
+                    Span::raw(z.name().to_string()),
+                ]));
+            }
+            lines.push(Line::from(vec![
+                Span::styled("context ", fg(MUTED)),
+                Span::raw(thousands(plan.tokens_now.round() as u64)),
+                Span::styled("  after ", fg(MUTED)),
+                Span::raw(thousands(plan.tokens_after)),
+                Span::styled(
+                    format!(
+                        "  saves {} in {} edit{}",
+                        thousands(plan.saved()),
+                        plan.edits().count(),
+                        if plan.edits().count() == 1 { "" } else { "s" }
+                    ),
+                    fg(MUTED),
+                ),
+            ]));
+            if let Some(c) = plan.compact_from {
+                let s = &app.doc.session;
+                lines.push(Line::from(Span::styled(
+                    format!(
+                        "compact too, keeping from {} (line {}): select it and press C",
+                        s.entries[c].id, s.entries[c].line
+                    ),
+                    fg(WARNING),
+                )));
+            }
+            lines.push(Line::from(Span::styled(plan.note.clone(), fg(MUTED))));
+            if !p.pruning_enabled {
+                lines.push(Line::from(Span::styled(
+                    "contextPruning.enabled is false: Pi's pruning extension is off (bonsai's edits still apply)",
+                    fg(MUTED),
+                )));
+            }
+        }
+    }
+    f.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }).block(block), area);
+}

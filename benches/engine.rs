@@ -67,3 +67,26 @@ fn tree_and_view(mb: usize) -> usize {
     let v = tree_view::TreeView::new(s, &t, s.leaf(), tree_view::FilterMode::Default, 0);
     v.visible.len()
 }
+
+/// The pruning preview's plan at the leaf (issue target: ≤ 50 ms at 100 MB). Output policy
+/// with a small budget, so it walks and decides on every tool result of the context.
+#[divan::bench(args = sizes(), sample_count = 10)]
+fn prune_plan_output(mb: usize) -> usize {
+    let s = loaded(mb);
+    let settings = bonsai::engine::prune::PruneSettings {
+        protect: 2_000,
+        ..Default::default()
+    };
+    bonsai::engine::prune::output(s, s.leaf().unwrap(), &settings, false)
+        .items
+        .len()
+}
+
+#[divan::bench(args = sizes(), sample_count = 10)]
+fn prune_plan_zones_yellow(mb: usize) -> usize {
+    let s = loaded(mb);
+    let settings = bonsai::engine::prune::PruneSettings::default();
+    bonsai::engine::prune::zones(s, s.leaf().unwrap(), bonsai::engine::prune::Zone::Yellow, &settings)
+        .items
+        .len()
+}

@@ -84,3 +84,17 @@ fn key_filter_to_frame(mb: usize) {
         app.take_jobs();
     })
 }
+
+/// The pruning preview on and off (`p`) and the frame each causes; on large sessions the plan
+/// itself is a job (timed in `benches/engine.rs`), so the key press must stay within a frame.
+#[divan::bench(args = sizes(), sample_count = 10)]
+fn key_prune_preview_to_frame(mb: usize) {
+    with_app(mb, |app| {
+        app.handle_key(KeyEvent::from(KeyCode::Char('p')));
+        frame(app);
+        app.take_jobs();
+        app.handle_key(KeyEvent::from(KeyCode::Char('p')));
+        frame(app);
+        app.take_jobs();
+    })
+}

@@ -1,6 +1,8 @@
 //! End-to-end: the real binary in a real terminal (tmux send-keys / capture-pane). Open a
 //! fixture, move, filter, toggle the cut preview, quit, and check the terminal is restored.
 
+mod common;
+
 use std::path::PathBuf;
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -245,4 +247,47 @@ fn a_compaction_previewed_before_pi_appended_is_refused() {
     t.send(&["q"]);
     t.wait_for("EXITED:0");
     assert_eq!(std::fs::read(&f).unwrap(), with_pi, "only Pi's line was added");
+}
+
+#[test]
+fn prune_apply_and_undo_in_the_terminal() {
+    let Some(t) = Tmux::start(120, 40) else { return };
+    let bin = env!("CARGO_BIN_EXE_bonsai");
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("made.jsonl");
+    let mut synth = common::synth::Synth::new(400_000);
+    synth.tool_output = 6_000;
+    std::fs::write(&f, synth.make()).unwrap();
+    let before = std::fs::read(&f).unwrap();
+    let home = tempfile::tempdir().unwrap();
+    t.send(&[
+        &format!("HOME={} {bin} {}; echo EXITED:$?", home.path().display(), f.display()),
+        "Enter",
+    ]);
+    t.wait_for("made.jsonl (");
+    t.send(&["p"]);
+    t.wait_for("prune preview · output");
+    // Tab to the yellow zone, apply after the question.
+    t.send(&["Tab", "Tab", "Tab"]);
+    t.wait_for("prune preview · zones · yellow");
+    t.send(&["a"]);
+    t.wait_for("Write them?");
+    t.send(&["y"]);
+    t.wait_for("wrote ");
+    let after = std::fs::read(&f).unwrap();
+    assert!(after.starts_with(&before), "append only");
+    let edits = |b: &[u8]| String::from_utf8_lossy(b).matches(r#""type":"context_edit""#).count();
+    let written = edits(&after);
+    assert!(written > 3, "{written} edits");
+    // Undo: each edit written back.
+    t.send(&["u"]);
+    t.wait_for("Undo the last edits");
+    t.send(&["y"]);
+    t.wait_for(&format!("wrote {written} context edits"));
+    // (Esc and q apart: together a terminal reads them as Alt+q.)
+    t.send(&["Escape"]);
+    std::thread::sleep(Duration::from_millis(300));
+    t.send(&["q"]);
+    t.wait_for("EXITED:0");
+    assert_eq!(edits(&std::fs::read(&f).unwrap()), 2 * written);
 }

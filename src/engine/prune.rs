@@ -270,19 +270,46 @@ impl<'a> Live<'a> {
     /// The first of `path`, `command`, `pattern`, `query` that is a string argument of the
     /// tool call a result answers.
     fn key_arg(&self, call_id: Option<&str>) -> Option<(String, String)> {
+        // Read only the tool calls' ids and arguments from the assistant's line: a plan on a
+        // big session looks up thousands, and a full decode of each line (thinking, text)
+        // would be most of its time.
+        #[derive(serde::Deserialize)]
+        struct Line<'a> {
+            #[serde(borrow)]
+            message: Msg<'a>,
+        }
+        #[derive(serde::Deserialize)]
+        struct Msg<'a> {
+            #[serde(borrow, default)]
+            content: Vec<Block<'a>>,
+        }
+        #[derive(serde::Deserialize)]
+        struct Block<'a> {
+            #[serde(borrow, default)]
+            id: Option<std::borrow::Cow<'a, str>>,
+            #[serde(borrow, default)]
+            arguments: Option<&'a serde_json::value::RawValue>,
+        }
         let call_id = call_id?;
         let at = *self.calls.get(call_id)?;
-        let v = self.s.entry_value(at);
-        let blocks = v["message"]["content"].as_array()?;
-        let call = blocks
+        let line: Line = serde_json::from_slice(self.s.line_bytes(at)).ok()?;
+        let args = line
+            .message
+            .content
             .iter()
-            .find(|b| b["type"] == "toolCall" && b["id"].as_str() == Some(call_id))?;
+            .find(|b| b.id.as_deref() == Some(call_id))?
+            .arguments?;
+        let args: serde_json::Map<String, Value> = serde_json::from_str(args.get()).ok()?;
         ["path", "command", "pattern", "query"].iter().find_map(|k| {
-            call["arguments"]
-                .get(*k)
+            args.get(*k)
                 .and_then(|a| a.as_str())
                 .map(|a| (k.to_string(), a.to_string()))
         })
+    }
+
+    /// Whether a message shows a pruned output now (only an edit can have made it one).
+    fn is_pruned(&self, m: &ContextMessage) -> bool {
+        m.replaced_by.is_some() && is_pruned(&self.content(m))
     }
 }
 
@@ -434,10 +461,11 @@ fn pruned_item(live: &Live, m: &ContextMessage, turn: usize, info: &ToolResultIn
 }
 
 fn distilled_item(live: &Live, m: &ContextMessage, turn: usize, info: &ToolResultInfo) -> Option<PlanItem> {
-    let content = live.content(m);
-    if is_pruned(&content) {
+    // Only long text is distilled: skip the decode for what cannot be.
+    if m.est_tokens < (DISTILL_OVER / 4) as u64 || live.is_pruned(m) {
         return None;
     }
+    let content = live.content(m);
     let (text, images) = text_and_images(&content);
     let (short, elided) = distill(&text, &info.tool)?;
     let mut blocks = vec![json!({"type": "text", "text": short})];
@@ -528,7 +556,7 @@ fn output_on(live: &Live, settings: &PruneSettings, force: bool) -> Plan {
                 kept.push((m, *turn, info));
             }
         } else {
-            if info.is_error || is_pruned(&live.content(m)) {
+            if info.is_error || live.is_pruned(m) {
                 continue;
             }
             total += m.est_tokens;
@@ -644,7 +672,7 @@ pub fn zones(s: &Session, leaf: usize, zone: Zone, settings: &PruneSettings) -> 
                 distilled += 1;
                 items.push(item);
             }
-        } else if zone == Zone::Yellow && !is_pruned(&live.content(m)) {
+        } else if zone == Zone::Yellow && !live.is_pruned(m) {
             pruned += 1;
             items.push(pruned_item(&live, m, *turn, &info));
         }

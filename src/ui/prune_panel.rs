@@ -63,17 +63,19 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) {
                     Span::raw(z.name().to_string()),
                 ]));
             }
+            // Now is Pi's figure (usually the last reply's usage); after is Pi's estimate once
+            // the edits are written (they are newer than that usage).
             lines.push(Line::from(vec![
-                Span::styled("context ", fg(MUTED)),
+                Span::styled("context now ", fg(MUTED)),
                 Span::raw(thousands(plan.tokens_now.round() as u64)),
-                Span::styled("  after ", fg(MUTED)),
+                Span::styled(" · after ", fg(MUTED)),
                 Span::raw(thousands(plan.tokens_after)),
                 Span::styled(
                     format!(
-                        "  saves {} in {} edit{}",
-                        thousands(plan.saved()),
+                        " · {} edit{} save ~{}",
                         plan.edits().count(),
-                        if plan.edits().count() == 1 { "" } else { "s" }
+                        if plan.edits().count() == 1 { "" } else { "s" },
+                        thousands(plan.saved())
                     ),
                     fg(MUTED),
                 ),

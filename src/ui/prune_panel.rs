@@ -84,8 +84,10 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) {
                 let s = &app.doc.session;
                 lines.push(Line::from(Span::styled(
                     format!(
-                        "compact too, keeping from {} (line {}): select it and press C",
-                        s.entries[c].id, s.entries[c].line
+                        "compact too, keeping from {} (line {}): a {}opens the compaction with that cut",
+                        s.entries[c].id,
+                        s.entries[c].line,
+                        if plan.is_empty() { "" } else { "writes the edits, then " }
                     ),
                     fg(WARNING),
                 )));

@@ -125,8 +125,14 @@ impl App {
                         }
                         self.status = Some(msg);
                         self.live = false;
+                        if let Some(id) = self.prune.compact_after.take() {
+                            self.open_compact_keeping(&id);
+                        }
                     }
-                    Err(e) => self.status = Some(e.to_string()),
+                    Err(e) => {
+                        self.prune.compact_after = None;
+                        self.status = Some(e.to_string())
+                    }
                 }
             }
             JobResult::Branched {

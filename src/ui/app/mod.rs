@@ -172,6 +172,9 @@ pub struct PruneState {
     pub pruning_enabled: bool,
     /// The note that Pi older than 0.87 ignores context edits was shown.
     pub told_old_pi: bool,
+    /// The red zone's compaction, to open once the plan's edits are written: keep from this
+    /// entry (by id).
+    pub compact_after: Option<String>,
 }
 
 impl PruneState {
@@ -330,6 +333,29 @@ impl App {
 
     pub fn selected(&self) -> Option<usize> {
         self.view.selected_entry()
+    }
+
+    /// The selection taken as a leaf: the selected entry, or, when only entries without
+    /// messages follow it on the way to the file's last entry (labels, context edits, bonsai's
+    /// records and markers, which the tree hides), that last entry, so what they do counts
+    /// (the gauge and a plan see the edits; a compaction goes under them, not beside them).
+    pub fn selected_leaf(&self) -> Option<usize> {
+        let sel = self.selected()?;
+        let s = &self.doc.session;
+        let Some(last) = s.leaf() else { return Some(sel) };
+        let mut cur = Some(last);
+        // Bounded: a parent cycle in a damaged file must not hang the key press.
+        for _ in 0..s.entries.len() {
+            let Some(i) = cur else { break };
+            if i == sel {
+                return Some(last);
+            }
+            if !crate::engine::context::intrinsic_messages(s, i).is_empty() {
+                return Some(sel);
+            }
+            cur = s.parent_of(i);
+        }
+        Some(sel)
     }
 
     /// What has the keyboard.
@@ -493,7 +519,7 @@ impl App {
         self.detail.scroll = 0;
         self.selection.generation += 1;
         self.selection.exact = None;
-        let Some(leaf) = self.selected() else {
+        let Some(leaf) = self.selected_leaf() else {
             self.selection.gauge = None;
             self.selection.cut = None;
             self.selection.cut_classes.clear();
@@ -528,7 +554,7 @@ impl App {
 
     /// Count "what the model sees" for the selection (and the mark) in a job.
     fn request_context(&mut self) {
-        let Some(leaf) = self.selected() else { return };
+        let Some(leaf) = self.selected_leaf() else { return };
         self.context.generation += 1;
         let encoding = self
             .selection

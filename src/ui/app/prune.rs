@@ -42,7 +42,7 @@ impl App {
 
     /// Plan for the selection with the current policy (a job on large sessions).
     pub(super) fn request_plan(&mut self) {
-        let Some(leaf) = self.selected() else {
+        let Some(leaf) = self.selected_leaf() else {
             self.prune.plan = None;
             return;
         };
@@ -125,10 +125,55 @@ impl App {
     }
 
     pub(super) fn apply_prune(&mut self) {
-        match self.prune.plan.clone() {
-            Some(p) => self.confirm_plan(&p, None, "Write the pruning as context edits"),
-            None => self.status = Some("the plan is still being made; try again in a moment".into()),
+        let Some(p) = self.prune.plan.clone() else {
+            self.status = Some("the plan is still being made; try again in a moment".into());
+            return;
+        };
+        // Red: the edits (if any), then the compaction dialog keeping from the proposed entry.
+        if let Some(from) = p.compact_from {
+            let id = self.doc.session.entries[from].id.to_string();
+            if p.is_empty() {
+                return self.open_compact_keeping(&id);
+            }
+            self.prune.compact_after = Some(id);
         }
+        self.confirm_plan(&p, None, "Write the pruning as context edits");
+        if let (Some(Dialog::Confirm { lines, then, .. }), Some(id)) = (&mut self.dialog, &self.prune.compact_after) {
+            lines.insert(
+                lines.len() - 1,
+                format!("Then the compaction dialog opens, keeping from {id}."),
+            );
+            // The compaction goes under the edits: select the new leaf after writing them.
+            then.select = None;
+        }
+    }
+
+    /// Open the compaction dialog at the selection with keepRecentTokens set so that Pi's cut
+    /// keeps from `id` (the tokens from it to the leaf, which puts the cut on it).
+    pub(super) fn open_compact_keeping(&mut self, id: &str) {
+        let s = self.doc.session.clone();
+        let (Some(leaf), Some(from)) = (self.selected_leaf(), s.idx_of(id)) else {
+            return;
+        };
+        let path = s.path_to(leaf);
+        let Some(at) = path.iter().position(|&i| i == from) else {
+            self.status = Some(format!("{id} is not on this branch any more"));
+            return;
+        };
+        let after: std::collections::HashSet<usize> = path[at..].iter().copied().collect();
+        let proj = context::project(&s, &path);
+        let keep: u64 = proj
+            .messages()
+            .filter(|m| after.contains(&m.source))
+            .map(|m| m.est_tokens)
+            .sum();
+        self.screen.prune_preview = false;
+        self.prune.plan = None;
+        self.prune.marks.clear();
+        self.selection.keep_recent = keep;
+        self.selection_changed();
+        self.status = Some(format!("keepRecentTokens {keep}: the cut keeps from {id}"));
+        self.open_compact();
     }
 
     /// Undo bonsai's last context edits on Pi's branch.
@@ -213,7 +258,7 @@ impl App {
     }
 
     pub(super) fn open_fills(&mut self) {
-        let Some(leaf) = self.selected() else { return };
+        let Some(leaf) = self.selected_leaf() else { return };
         self.screen.overlay = Overlay::Fills;
         self.fills.cursor = 0;
         self.fills.scroll = 0;

@@ -899,6 +899,9 @@ fn the_prune_preview_applies_after_a_yes_and_undo_takes_it_back() {
     assert_eq!(a.doc.edits.len(), written.len());
     let marked = a.frame.rows.iter().filter(|r| r.edited == Some(false)).count();
     assert!(marked > 0 || a.frame.rows.len() < 10);
+    // The plan at the last row now sees the edits under it: nothing new to prune.
+    let again = a.prune.plan.clone().unwrap();
+    assert!(again.is_empty(), "{}", again.note);
     // Undo: each edit written back, nothing in effect any more.
     a.handle_key(ch('u'));
     assert_eq!(a.mode(), Mode::Confirm);
@@ -1000,4 +1003,40 @@ fn pruning_snapshots_in_each_policy_and_the_confirm() {
     }
     a.handle_key(ch('a'));
     insta::assert_snapshot!("prune_confirm", render(&mut a, 120, 40));
+}
+
+#[test]
+fn red_zone_writes_the_edits_then_opens_the_compaction_keeping_from_the_proposed_entry() {
+    let (_d, p) = temp_copy("pi-0.87.1/compacted-long.jsonl");
+    let mut a = app_for(&p);
+    a.handle_key(ch('p'));
+    for _ in 0..4 {
+        a.handle_key(key(KeyCode::Tab));
+    }
+    assert_eq!(a.prune.policy_name(), "zones · red");
+    let plan = a.prune.plan.clone().unwrap();
+    let from = plan.compact_from.expect("red proposes a compaction");
+    let from_id = a.doc.session.entries[from].id.to_string();
+    if plan.is_empty() {
+        // Nothing to prune first: straight to the compaction.
+        a.handle_key(ch('a'));
+    } else {
+        a.handle_key(ch('a'));
+        assert_eq!(a.mode(), Mode::Confirm);
+        let screen = render(&mut a, 120, 40);
+        assert!(screen.contains("Then the compaction dialog opens"), "{screen}");
+        a.handle_key(ch('y'));
+        a.run_jobs_now();
+    }
+    assert_eq!(edits_in_file(&p).len(), plan.edits().count());
+    // The compaction's instructions are asked for next, with the cut on the proposed entry.
+    assert_eq!(a.mode(), Mode::Instructions);
+    assert!(!a.screen.prune_preview);
+    let cut = a.selection.cut.as_ref().unwrap().as_ref().unwrap();
+    assert_eq!(a.doc.session.entries[cut.first_kept_entry].id.as_ref(), from_id);
+    assert!(a.status.as_deref().unwrap().contains(&from_id), "{:?}", a.status);
+    // Esc leaves it: nothing more is written.
+    let written = std::fs::read(&p).unwrap();
+    a.handle_key(key(KeyCode::Esc));
+    assert_eq!(std::fs::read(&p).unwrap(), written);
 }

@@ -134,7 +134,7 @@ impl App {
     }
 
     pub(super) fn open_compact(&mut self) {
-        let Some(leaf) = self.selected() else { return };
+        let Some(leaf) = self.selected_leaf() else { return };
         if !self.writable() {
             return;
         }
@@ -483,6 +483,7 @@ impl App {
                 }
                 Action::No => {
                     self.dialog = None;
+                    self.prune.compact_after = None;
                     self.status = Some("nothing written".into());
                 }
                 _ => return false,

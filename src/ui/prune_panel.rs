@@ -84,10 +84,10 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) {
                 let s = &app.doc.session;
                 lines.push(Line::from(Span::styled(
                     format!(
-                        "compact too, keeping from {} (line {}): a {}opens the compaction with that cut",
+                        "compact too, keeping from {} (line {}): press a to {}open the compaction there",
                         s.entries[c].id,
                         s.entries[c].line,
-                        if plan.is_empty() { "" } else { "writes the edits, then " }
+                        if plan.is_empty() { "" } else { "write the edits, then " }
                     ),
                     fg(WARNING),
                 )));

@@ -5,6 +5,12 @@
 //   node pi-session.mjs load FILE...          one JSON line per file: what Pi loads from it (entries,
 //                                             leaf, context entries, each context message's source,
 //                                             role, estimate and content hash, Pi's context estimate)
+//   node pi-session.mjs inspect FILE [--leaf ID|idx:N] [--keep-recent-tokens N] [--reserve-tokens N]
+//                                             [--branch-target ID|idx:N] [--branch-context-window N]
+//                                             what Pi computes for FILE at the leaf, under the field
+//                                             names of `bonsai inspect` (entries, path, labels, tree,
+//                                             context, token estimates, the compaction's cut, the
+//                                             branch summary's input): the repository's own oracle
 //   node pi-session.mjs open FILE             open it as Pi does (Pi ends an unfinished last line)
 //   node pi-session.mjs append FILE COUNT [--pause-ms N] [--seed S]
 //                                             open it and append COUNT messages, printing each
@@ -14,7 +20,7 @@
 // reads a private copy.
 
 import { createHash } from "node:crypto";
-import { copyFileSync, mkdtempSync, rmSync } from "node:fs";
+import { copyFileSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
@@ -28,7 +34,12 @@ const pkg = join(home, "node_modules", "@earendil-works", "pi-coding-agent");
 const sessions = await import(pathToFileURL(join(pkg, "dist/core/session-manager.js")).href);
 const { SessionManager, loadEntriesFromFile, buildSessionProjection } = sessions;
 const compaction = await import(pathToFileURL(join(pkg, "dist/core/compaction/compaction.js")).href);
-const { estimateTokens, estimateProjectedContextTokens } = compaction;
+const { estimateTokens, estimateProjectedContextTokens, estimateContextTokens, prepareCompaction } = compaction;
+const { computeFileLists, serializeConversation } = await import(pathToFileURL(join(pkg, "dist/core/compaction/utils.js")).href);
+const { collectEntriesForBranchSummary, prepareBranchEntries } = await import(
+	pathToFileURL(join(pkg, "dist/core/compaction/branch-summarization.js")).href
+);
+const { convertToLlm } = await import(pathToFileURL(join(pkg, "dist/core/messages.js")).href);
 const sha = (v) => createHash("sha256").update(JSON.stringify(v ?? null)).digest("hex").slice(0, 16);
 
 /** What Pi holds after loading `file`: its entries, leaf and the entries its context is made of. */
@@ -65,6 +76,142 @@ function load(file) {
 		};
 	} catch (e) {
 		return { file, ok: false, error: String(e && e.message ? e.message : e) };
+	} finally {
+		rmSync(dir, { recursive: true, force: true });
+	}
+}
+
+/** Length and SHA-256 of a text as UTF-8 (how `bonsai inspect` reports long texts). */
+function digest(text) {
+	const bytes = Buffer.from(text, "utf8");
+	return { chars: text.length, bytes: bytes.length, sha256: createHash("sha256").update(bytes).digest("hex") };
+}
+
+/** Pi's answers for `file` at a leaf, named as `bonsai inspect` names them. */
+function inspect(file, opts) {
+	const dir = mkdtempSync(join(tmpdir(), "pi-inspect-"));
+	try {
+		const copy = join(dir, "session.jsonl");
+		copyFileSync(file, copy);
+		const entries = loadEntriesFromFile(copy);
+		if (entries.length === 0) throw new Error("not a valid session");
+		const sm = SessionManager.inMemory(entries[0].cwd || process.cwd(), undefined, entries);
+		const all = sm.getEntries();
+		const idxOf = new Map(all.map((e, i) => [e.id, i]));
+		const ref = (r) => {
+			if (r.startsWith("idx:")) return all[Number(r.slice(4))].id;
+			if (!idxOf.has(r)) throw new Error(`entry ${r} not found`);
+			return r;
+		};
+		if (opts.leaf) sm.branch(ref(opts.leaf));
+		const leafId = sm.getLeafId();
+		const path = sm.getBranch();
+		const count = (xs, key) => xs.reduce((o, x) => ((o[key(x)] = (o[key(x)] ?? 0) + 1), o), {});
+		const labels = {};
+		for (const e of all) {
+			const l = sm.getLabel(e.id);
+			if (l !== undefined) labels[e.id] = l;
+		}
+		// getTree() children in Pi's order, listed for the entries that have any, in file order.
+		const childrenOf = new Map();
+		const roots = [];
+		const walk = (node) => {
+			if (node.children.length) childrenOf.set(node.entry.id, node.children.map((c) => c.entry.id));
+			for (const c of node.children) walk(c);
+		};
+		for (const r of sm.getTree()) {
+			roots.push(r.entry.id);
+			walk(r);
+		}
+		const children = all.filter((e) => childrenOf.has(e.id)).map((e) => [e.id, childrenOf.get(e.id)]);
+		const projection = buildSessionProjection(all, leafId);
+		const messages = [];
+		for (const p of projection.entries) {
+			for (const m of p.messages) {
+				messages.push({ role: m.role, estTokens: estimateTokens(m), sourceEntryId: p.sourceEntry.id, sourceIdx: idxOf.get(p.sourceEntry.id) });
+			}
+		}
+		const tokens = (t) => ({ tokens: t.tokens, usageTokens: t.usageTokens, trailingTokens: t.trailingTokens, lastUsageIndex: t.lastUsageIndex ?? null });
+		const header = entries[0];
+		const text = readFileSync(file, "utf8");
+		let skipped = 0;
+		for (const line of text.split("\n")) {
+			if (!line.trim()) continue;
+			try {
+				JSON.parse(line);
+			} catch {
+				skipped++;
+			}
+		}
+		const out = {
+			header,
+			headerVersion: header.version ?? 1,
+			migrated: (header.version ?? 1) < 3,
+			skippedLines: skipped,
+			entries: all.length,
+			entryTypeCounts: count(all, (e) => e.type),
+			messageRoleCounts: count(all.filter((e) => e.type === "message"), (e) => e.message.role),
+			sessionName: sm.getSessionName() ?? null,
+			leafId: leafId ?? null,
+			leafIdx: leafId ? idxOf.get(leafId) : null,
+			pathIds: path.map((e) => e.id),
+			pathIdx: path.map((e) => idxOf.get(e.id)),
+			labels,
+			tree: { roots, children },
+			context: {
+				thinkingLevel: projection.thinkingLevel,
+				messageCount: projection.messages.length,
+				llmMessageCount: convertToLlm(projection.messages).length,
+				estTokensSum: projection.messages.reduce((n, m) => n + estimateTokens(m), 0),
+				entryIds: projection.entries.map((p) => p.sourceEntry.id),
+				entryIdx: projection.entries.map((p) => idxOf.get(p.sourceEntry.id)),
+				messages,
+			},
+			contextTokens: tokens(estimateContextTokens(projection.messages)),
+			projectedContextTokens: tokens(estimateProjectedContextTokens(projection, path)),
+		};
+		const settings = { enabled: true, reserveTokens: opts.reserve, keepRecentTokens: opts.keep };
+		const prep = prepareCompaction(path, settings);
+		if (prep) {
+			const files = computeFileLists(prep.fileOps);
+			out.compaction = {
+				firstKeptEntryId: prep.firstKeptEntryId,
+				firstKeptEntryIdx: idxOf.get(prep.firstKeptEntryId),
+				isSplitTurn: prep.isSplitTurn,
+				tokensBefore: prep.tokensBefore,
+				messagesToSummarize: { count: prep.messagesToSummarize.length, roles: prep.messagesToSummarize.map((m) => m.role) },
+				turnPrefixMessages: { count: prep.turnPrefixMessages.length, roles: prep.turnPrefixMessages.map((m) => m.role) },
+				previousSummary: { present: prep.previousSummary !== undefined, ...(prep.previousSummary !== undefined ? digest(prep.previousSummary) : {}) },
+				readFiles: files.readFiles,
+				modifiedFiles: files.modifiedFiles,
+				serialized: digest(serializeConversation(convertToLlm(prep.messagesToSummarize))),
+			};
+			if (prep.isSplitTurn) out.compaction.turnPrefixSerialized = digest(serializeConversation(convertToLlm(prep.turnPrefixMessages)));
+		} else {
+			out.compaction = null;
+		}
+		if (opts.branchTarget) {
+			const target = ref(opts.branchTarget);
+			const { entries: covered, commonAncestorId } = collectEntriesForBranchSummary(sm, leafId, target);
+			const budget = opts.window - opts.reserve;
+			const prepared = prepareBranchEntries(covered, budget);
+			const files = computeFileLists(prepared.fileOps);
+			out.branch = {
+				fromLeafId: leafId,
+				targetId: target,
+				commonAncestorId: commonAncestorId ?? null,
+				entryIds: covered.map((e) => e.id),
+				entryIdx: covered.map((e) => idxOf.get(e.id)),
+				tokenBudget: budget,
+				messageCount: prepared.messages.length,
+				messageRoles: prepared.messages.map((m) => m.role),
+				totalTokens: prepared.totalTokens,
+				readFiles: files.readFiles,
+				modifiedFiles: files.modifiedFiles,
+				serialized: digest(serializeConversation(convertToLlm(prepared.messages))),
+			};
+		}
+		return out;
 	} finally {
 		rmSync(dir, { recursive: true, force: true });
 	}
@@ -116,6 +263,25 @@ function append(file, count, pauseMs, seed) {
 const [cmd, ...args] = process.argv.slice(2);
 if (cmd === "load") {
 	for (const f of args) process.stdout.write(`${JSON.stringify(load(f))}\n`);
+} else if (cmd === "inspect") {
+	const opt = (name) => {
+		const k = args.indexOf(name);
+		return k >= 0 ? args[k + 1] : undefined;
+	};
+	const num = (name, dflt) => (opt(name) === undefined ? dflt : Number(opt(name)));
+	try {
+		const out = inspect(args[0], {
+			leaf: opt("--leaf"),
+			keep: num("--keep-recent-tokens", 20000),
+			reserve: num("--reserve-tokens", 16384),
+			branchTarget: opt("--branch-target"),
+			window: num("--branch-context-window", 128000),
+		});
+		process.stdout.write(`${JSON.stringify(out)}\n`);
+	} catch (e) {
+		console.error(`pi-session.mjs: ${e && e.message ? e.message : e}`);
+		process.exit(1);
+	}
 } else if (cmd === "open") {
 	const sm = SessionManager.open(args[0]);
 	process.stdout.write(`${JSON.stringify({ leafId: sm.getLeafId() })}\n`);
@@ -126,6 +292,6 @@ if (cmd === "load") {
 	};
 	append(args[0], Number(args[1]), opt("--pause-ms", 2), opt("--seed", 1));
 } else {
-	console.error("usage: pi-session.mjs load FILE... | open FILE | append FILE COUNT [--pause-ms N] [--seed S]");
+	console.error("usage: pi-session.mjs load FILE... | inspect FILE [options] | open FILE | append FILE COUNT [--pause-ms N] [--seed S]");
 	process.exit(2);
 }

@@ -33,7 +33,12 @@ fn main() -> std::process::ExitCode {
     if std::env::var_os("BONSAI_CRASH_FOR_TEST").is_some() {
         panic!("crash requested by BONSAI_CRASH_FOR_TEST");
     }
-    let cli = bonsai::cli::Cli::parse();
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    if let Some(msg) = bonsai::cli::mistyped_command(&args) {
+        eprintln!("bonsai: {msg}");
+        return std::process::ExitCode::from(2);
+    }
+    let cli = bonsai::cli::Cli::parse_from(args);
     match bonsai::cli::run(cli) {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(e) => {

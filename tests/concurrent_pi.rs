@@ -115,6 +115,8 @@ fn pi_appends_while_bonsai_writes() {
     let mut next = ours.iter();
     for (c, o) in &runs {
         let err = String::from_utf8_lossy(&o.stderr);
+        // What was written is said on stdout; warnings and refusals on stderr.
+        let said = format!("{}{err}", String::from_utf8_lossy(&o.stdout));
         if !o.status.success() {
             refused += 1;
             // A refusal names its reason in one line and writes nothing.
@@ -135,7 +137,7 @@ fn pi_appends_while_bonsai_writes() {
             *reasons.entry(key).or_default() += 1;
             continue;
         }
-        let Some(n) = lines_appended(&err) else {
+        let Some(n) = lines_appended(&said) else {
             failures.push(format!(
                 "{:?}: success without saying what it appended: {err}",
                 commands[*c]

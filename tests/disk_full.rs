@@ -124,7 +124,7 @@ fn writes_on_a_full_disk_fail_whole_and_work_once_there_is_room() {
             vec!["fork".into(), "{}".into(), user.clone(), "--yes".into()],
         ),
         ("clone", &demo, vec!["clone".into(), "{}".into(), "--yes".into()]),
-        ("migrate", &v2, vec!["migrate".into(), "{}".into()]),
+        ("migrate", &v2, vec!["migrate".into(), "{}".into(), "--yes".into()]),
     ];
     let mut failures = vec![];
     let (mut runs, mut full, mut fine) = (0, 0, 0);

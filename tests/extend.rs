@@ -54,6 +54,7 @@ fn summary(s: &Session) -> serde_json::Value {
 fn files() -> Vec<PathBuf> {
     let mut v = vec![common::repo().join("fixtures/demo.jsonl")];
     v.extend(common::sessions_in(&common::repo().join("fixtures/bad")));
+    v.extend(common::sessions_in(&common::repo().join("fixtures/pi-0.87.1")));
     for d in common::shared_fixture_dirs() {
         v.extend(common::sessions_in(&d));
     }

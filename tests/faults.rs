@@ -44,6 +44,8 @@ fn v3_sessions() -> Vec<PathBuf> {
         // No final newline: bonsai writes one first, and takes it back with its entry.
         common::repo().join("fixtures/bad/no-final-newline.jsonl"),
         common::repo().join("fixtures/bad/duplicate-ids.jsonl"),
+        common::repo().join("fixtures/pi-0.87.1/tour.jsonl"),
+        common::repo().join("fixtures/pi-0.87.1/split-turn.jsonl"),
     ];
     let d = common::shared().join("fixtures/pi-0.87.1");
     for n in ["split-turn.jsonl", "context-edits.jsonl", "compacted-long.jsonl"] {

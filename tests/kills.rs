@@ -144,7 +144,7 @@ fn cases(dir: &Path) -> Vec<Case> {
             name: format!("migrate ({tag})"),
             kind: Kind::Migrate,
             master,
-            args: vec!["migrate".into(), "{}".into()],
+            args: vec!["migrate".into(), "{}".into(), "--yes".into()],
             kills,
             pi,
         });
@@ -225,7 +225,9 @@ fn check_append(what: &str, p: &Path, old: &[u8], home: &Path, pi: PiCheck, o: &
             },
         );
     }
-    let r = bonsai(&["repair".into(), "{}".into()], p, home).output().unwrap();
+    let r = bonsai(&["repair".into(), "{}".into(), "--yes".into()], p, home)
+        .output()
+        .unwrap();
     if !r.status.success() || std::fs::read(p).unwrap() != old {
         o.failures.push(format!(
             "{what}: bonsai repair did not restore the file: {}",
@@ -303,7 +305,9 @@ fn check_migrate(what: &str, dir: &Path, p: &Path, old: &[u8], home: &Path, pi: 
         );
     }
     if !migrated {
-        let r = bonsai(&["migrate".into(), "{}".into()], p, home).output().unwrap();
+        let r = bonsai(&["migrate".into(), "{}".into(), "--yes".into()], p, home)
+            .output()
+            .unwrap();
         let backups: Vec<PathBuf> = std::fs::read_dir(dir)
             .unwrap()
             .flatten()

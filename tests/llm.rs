@@ -10,6 +10,9 @@ use std::net::TcpListener;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+mod common;
+use common::no_shared;
+
 /// One scripted reply: status, extra headers, body chunks with a pause before each.
 #[derive(Clone)]
 struct Reply {
@@ -397,6 +400,9 @@ fn cancelling_drops_the_request() {
 
 #[test]
 fn cli_compacts_with_an_openai_compatible_server_from_models_json() {
+    if no_shared("tests::llm::cli_compacts_with_an_openai_compatible_server_from_models_json") {
+        return;
+    }
     let f = fake(vec![
         sse(&[
             r###"data: {"choices":[{"delta":{"content":"## Goal\n- from the fake model"},"finish_reason":"stop"}]}"###,
@@ -501,6 +507,9 @@ fn tui_app(fixture: &str, server: &str) -> (tempfile::TempDir, std::path::PathBu
 
 #[test]
 fn tui_compaction_with_a_model_previews_and_writes_usage() {
+    if no_shared("tests::llm::tui_compaction_with_a_model_previews_and_writes_usage") {
+        return;
+    }
     use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
     // A split turn: the history and the turn prefix are two requests.
     let reply = sse(&[
@@ -542,6 +551,9 @@ fn tui_compaction_with_a_model_previews_and_writes_usage() {
 
 #[test]
 fn tui_summary_can_be_cancelled() {
+    if no_shared("tests::llm::tui_summary_can_be_cancelled") {
+        return;
+    }
     let slow = Reply {
         status: 200,
         headers: vec![("content-type".into(), "text/event-stream".into())],

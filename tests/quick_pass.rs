@@ -88,6 +88,7 @@ fn all_sessions() -> Vec<PathBuf> {
         files.extend(common::sessions_in(&d));
     }
     files.push(common::repo().join("fixtures/demo.jsonl"));
+    files.extend(common::sessions_in(&common::repo().join("fixtures/pi-0.87.1")));
     files.extend(common::sessions_in(&common::repo().join("fixtures/bad")));
     files
 }

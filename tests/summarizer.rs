@@ -20,7 +20,9 @@ fn first_line(s: &str) -> String {
 #[test]
 fn offline_summaries_keep_requests_files_and_errors_in_a_tenth() {
     let mut checked = 0;
-    for dir in shared_fixture_dirs() {
+    let mut dirs = shared_fixture_dirs();
+    dirs.push(repo().join("fixtures/pi-0.87.1"));
+    for dir in dirs {
         for f in sessions_in(&dir) {
             let s = bonsai::store::load_session(&f).unwrap();
             let leaf = s.leaf().unwrap();
@@ -94,6 +96,9 @@ fn offline_summaries_keep_requests_files_and_errors_in_a_tenth() {
 
 #[test]
 fn split_turns_get_a_turn_prefix_summary_and_updates_keep_the_previous_one() {
+    if no_shared("tests::summarizer::split_turns_get_a_turn_prefix_summary_and_updates_keep_the_previous_one") {
+        return;
+    }
     let f = shared().join("fixtures/pi-0.87.1/context-edits.jsonl");
     let s = bonsai::store::load_session(&f).unwrap();
     let plan = compaction::prepare(

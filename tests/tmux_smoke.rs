@@ -2,6 +2,7 @@
 //! fixture, move, filter, toggle the cut preview, quit, and check the terminal is restored.
 
 mod common;
+use common::no_shared;
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -83,6 +84,9 @@ impl Drop for Tmux {
 
 #[test]
 fn open_move_filter_preview_quit_restores_terminal() {
+    if no_shared("tests::tmux_smoke::open_move_filter_preview_quit_restores_terminal") {
+        return;
+    }
     let Some(t) = Tmux::start(120, 40) else { return };
     let bin = env!("CARGO_BIN_EXE_bonsai");
     let fixture = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/fixtures/pi-0.87.1/branching-small.jsonl");
@@ -161,6 +165,9 @@ fn demo_opens_when_pi_has_no_sessions() {
 
 #[test]
 fn compact_with_instructions_offline_accept_and_see_it_in_the_tree() {
+    if no_shared("tests::tmux_smoke::compact_with_instructions_offline_accept_and_see_it_in_the_tree") {
+        return;
+    }
     let Some(t) = Tmux::start(120, 40) else { return };
     let bin = env!("CARGO_BIN_EXE_bonsai");
     let dir = tempfile::tempdir().unwrap();
@@ -208,6 +215,9 @@ fn compact_with_instructions_offline_accept_and_see_it_in_the_tree() {
 
 #[test]
 fn a_compaction_previewed_before_pi_appended_is_refused() {
+    if no_shared("tests::tmux_smoke::a_compaction_previewed_before_pi_appended_is_refused") {
+        return;
+    }
     use std::io::Write;
     let Some(t) = Tmux::start(120, 40) else { return };
     let bin = env!("CARGO_BIN_EXE_bonsai");
@@ -290,4 +300,50 @@ fn prune_apply_and_undo_in_the_terminal() {
     t.send(&["q"]);
     t.wait_for("EXITED:0");
     assert_eq!(edits(&std::fs::read(&f).unwrap()), 2 * written);
+}
+
+/// A new user's first minute, on the repository alone: no Pi sessions → the demo with its
+/// banner; the picker and back keep the banner; a mistyped command names the right one; a write
+/// without --yes asks in the terminal, and "n" writes nothing.
+#[test]
+fn a_new_users_first_minute() {
+    let Some(t) = Tmux::start(110, 30) else { return };
+    let bin = env!("CARGO_BIN_EXE_bonsai");
+    let home = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let copy = work.path().join("demo.jsonl");
+    std::fs::copy(common::repo().join("fixtures/demo.jsonl"), &copy).unwrap();
+    let before = std::fs::read(&copy).unwrap();
+    let env = format!("cd {} && export HOME={}", work.path().display(), home.path().display());
+    t.send(&[&format!("{env} && {bin}; echo EXITED:$?"), "Enter"]);
+    t.wait_for("bundled demo session");
+    t.send(&["o"]);
+    let screen = t.wait_for("no Pi sessions found in any project");
+    assert!(screen.contains("sessions · this project"), "{screen}");
+    t.send(&["Escape"]);
+    std::thread::sleep(Duration::from_millis(300));
+    let screen = t.wait_for("CSV importer");
+    assert!(screen.contains("bundled demo session"), "the banner stays:\n{screen}");
+    t.send(&["q"]);
+    t.wait_for("EXITED:0");
+    t.send(&["clear", "Enter"]);
+    t.send(&[&format!("{bin} stat demo.jsonl; echo EXITED:$?"), "Enter"]);
+    let screen = t.wait_for("EXITED:2");
+    assert!(screen.contains("did you mean `bonsai stats`"), "{screen}");
+    t.send(&["clear", "Enter"]);
+    t.send(&[&format!("{bin} rename demo.jsonl 'first try'"), "Enter"]);
+    let screen = t.wait_for("[y/N]");
+    assert!(
+        screen.contains("\"session_info\""),
+        "shows what it would write:\n{screen}"
+    );
+    t.send(&["n", "Enter"]);
+    t.wait_for("nothing written");
+    assert_eq!(std::fs::read(&copy).unwrap(), before);
+    t.send(&[&format!("{bin} rename demo.jsonl 'first try'"), "Enter"]);
+    t.wait_for("[y/N]");
+    t.send(&["y", "Enter"]);
+    let screen = t.wait_for("appended a session name to");
+    assert!(screen.contains("demo.jsonl (1 line,"), "{screen}");
+    assert!(std::fs::read(&copy).unwrap().len() > before.len());
 }

@@ -6,7 +6,7 @@ use crate::engine::models::Registry;
 use crate::engine::session::Session;
 use color_eyre::eyre::{Result, bail, eyre};
 use serde_json::Value;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// A session for one CLI command. It is never dropped: the process ends right after the
 /// command, and freeing a big session entry by entry costs ~20 ms at 100 MB for nothing.
@@ -16,6 +16,35 @@ pub fn load(path: &Path) -> Result<std::mem::ManuallyDrop<Session>> {
         eprintln!("bonsai: {}:{}: {}", path.display(), d.line, d.message);
     }
     Ok(std::mem::ManuallyDrop::new(s))
+}
+
+/// FILE as every command takes it: a session file, or a directory (its newest session, as
+/// `bonsai DIR` opens).
+pub fn session_file(p: &Path) -> Result<PathBuf> {
+    if p.is_dir() {
+        let f = crate::store::newest_in_dir(p)
+            .ok_or_else(|| eyre!("no Pi session (*.jsonl with a session header) in {}", p.display()))?;
+        eprintln!("bonsai: {}: the newest session there is {}", p.display(), f.display());
+        return Ok(f);
+    }
+    Ok(p.to_path_buf())
+}
+
+/// FILE for a command that writes to it: never the bundled demo, which is a tracked file of
+/// the repository (the TUI shows it read-only too).
+pub fn writable_file(p: &Path) -> Result<PathBuf> {
+    let f = session_file(p)?;
+    let demo = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/demo.jsonl");
+    if let (Ok(a), Ok(b)) = (std::fs::canonicalize(&f), std::fs::canonicalize(&demo))
+        && a == b
+    {
+        bail!(
+            "{} is bonsai's bundled demo session and stays read-only; write to a copy: cp {} /tmp/demo.jsonl, then use /tmp/demo.jsonl (--dry-run shows a write without one)",
+            f.display(),
+            f.display()
+        );
+    }
+    Ok(f)
 }
 
 /// `--leaf ID` or `--leaf idx:N`; default Pi's leaf (the last entry).

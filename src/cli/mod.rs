@@ -66,80 +66,114 @@ pub enum Command {
 
 #[derive(Args, Debug)]
 pub struct ContextArgs {
+    /// A session file, or a directory (its newest session, as `bonsai DIR` opens).
     pub file: PathBuf,
+    /// The leaf to work at: an entry id, or idx:N for the N-th entry (0-based, the header not
+    /// counted). Default: the file's last entry, where Pi resumes.
     #[arg(long)]
     pub leaf: Option<String>,
+    /// Print JSON instead of text.
     #[arg(long)]
     pub json: bool,
-    /// Skip exact (tiktoken) counts.
+    /// Skip exact (tiktoken) counts (faster on large sessions).
     #[arg(long)]
     pub no_exact: bool,
 }
 
 #[derive(Args, Debug)]
 pub struct CutArgs {
+    /// A session file, or a directory (its newest session, as `bonsai DIR` opens).
     pub file: PathBuf,
+    /// keepRecentTokens: how many recent tokens the cut keeps (default: Pi's settings, 20000).
     #[arg(long)]
     pub keep_recent_tokens: Option<u64>,
+    /// reserveTokens: tokens kept free for the reply (default: Pi's settings, 16384).
     #[arg(long)]
     pub reserve_tokens: Option<u64>,
+    /// The leaf to work at: an entry id, or idx:N for the N-th entry (0-based, the header not
+    /// counted). Default: the file's last entry, where Pi resumes.
     #[arg(long)]
     pub leaf: Option<String>,
+    /// Print JSON instead of text.
     #[arg(long)]
     pub json: bool,
 }
 
 #[derive(Args, Debug)]
 pub struct BranchArgs {
+    /// A session file, or a directory (its newest session, as `bonsai DIR` opens).
     pub file: PathBuf,
+    /// The entry navigated to: an id, or idx:N for the N-th entry (0-based).
     #[arg(long)]
     pub target: String,
+    /// The leaf to work at: an entry id, or idx:N for the N-th entry (0-based, the header not
+    /// counted). Default: the file's last entry, where Pi resumes.
     #[arg(long)]
     pub leaf: Option<String>,
     /// Context window for the budget (default: the session model's, else 128000).
     #[arg(long)]
     pub context_window: Option<u64>,
+    /// reserveTokens: tokens kept free for the reply (default: Pi's settings, 16384).
     #[arg(long)]
     pub reserve_tokens: Option<u64>,
+    /// Print JSON instead of text.
     #[arg(long)]
     pub json: bool,
 }
 
 #[derive(Args, Debug)]
 pub struct TreeArgs {
+    /// A session file, or a directory (its newest session, as `bonsai DIR` opens).
     pub file: PathBuf,
+    /// Pi's /tree filter (default: treeFilterMode from Pi's settings, else default).
     #[arg(long, value_parser = crate::engine::settings::TREE_FILTERS)]
     pub filter: Option<String>,
+    /// The leaf to work at: an entry id, or idx:N for the N-th entry (0-based, the header not
+    /// counted). Default: the file's last entry, where Pi resumes.
     #[arg(long)]
     pub leaf: Option<String>,
+    /// Columns to lay the tree out in (Pi's /tree truncates rows to the terminal width).
     #[arg(long, default_value_t = 100)]
     pub width: usize,
+    /// Print JSON instead of text.
     #[arg(long)]
     pub json: bool,
 }
 
 #[derive(Args, Debug)]
 pub struct StatsArgs {
+    /// A session file, or a directory (its newest session, as `bonsai DIR` opens).
     pub file: PathBuf,
+    /// The leaf to work at: an entry id, or idx:N for the N-th entry (0-based, the header not
+    /// counted). Default: the file's last entry, where Pi resumes.
     #[arg(long)]
     pub leaf: Option<String>,
+    /// How many of the largest entries to list.
     #[arg(long, default_value_t = 10)]
     pub top: usize,
+    /// Print JSON instead of text.
     #[arg(long)]
     pub json: bool,
 }
 
 #[derive(Args, Debug)]
 pub struct InspectArgs {
+    /// A session file, or a directory (its newest session, as `bonsai DIR` opens).
     pub file: PathBuf,
+    /// The leaf to work at: an entry id, or idx:N for the N-th entry (0-based, the header not
+    /// counted). Default: the file's last entry, where Pi resumes.
     #[arg(long)]
     pub leaf: Option<String>,
+    /// keepRecentTokens for the cut (as the oracle's --keep-recent-tokens).
     #[arg(long, default_value_t = 20000)]
     pub keep_recent_tokens: u64,
+    /// reserveTokens for the cut and the branch summary's budget.
     #[arg(long, default_value_t = 16384)]
     pub reserve_tokens: u64,
+    /// Also the branch-summary input for navigating to this entry (an id or idx:N).
     #[arg(long)]
     pub branch_target: Option<String>,
+    /// Context window for the branch summary's budget.
     #[arg(long, default_value_t = 128000)]
     pub branch_context_window: u64,
 }
@@ -147,30 +181,40 @@ pub struct InspectArgs {
 /// What every appending command takes.
 #[derive(Args, Debug)]
 pub struct WriteFlags {
-    /// Print the entry, write nothing.
+    /// Print what would be written and write nothing.
     #[arg(long)]
     pub dry_run: bool,
-    /// Write without asking.
+    /// Write without asking. Without it bonsai shows what it would write and asks (y/N) on a
+    /// terminal; without a terminal it writes nothing and exits with an error.
     #[arg(long)]
     pub yes: bool,
+    /// Print JSON (what was written, or would be) instead of one line of text.
     #[arg(long)]
     pub json: bool,
 }
 
 #[derive(Args, Debug)]
 pub struct CompactArgs {
+    /// A session file, or a directory (its newest session, as `bonsai DIR` opens).
     pub file: PathBuf,
+    /// What the summary should focus on (as after Pi's /compact).
     #[arg(long)]
     pub instructions: Option<String>,
+    /// keepRecentTokens: how many recent tokens the cut keeps (default: Pi's settings, 20000).
     #[arg(long)]
     pub keep_recent_tokens: Option<u64>,
+    /// reserveTokens: tokens kept free for the reply (default: Pi's settings, 16384).
     #[arg(long)]
     pub reserve_tokens: Option<u64>,
+    /// The leaf to work at: an entry id, or idx:N for the N-th entry (0-based, the header not
+    /// counted). Default: the file's last entry, where Pi resumes.
     #[arg(long)]
     pub leaf: Option<String>,
     /// offline (default without an API key) or llm.
     #[arg(long, value_parser = ["offline", "llm"])]
     pub summarizer: Option<String>,
+    /// The summary's model as provider/id (default: compaction.model in Pi's settings, else
+    /// the session's model). Needs its API key in Pi's auth.json or the environment.
     #[arg(long)]
     pub model: Option<String>,
     #[command(flatten)]
@@ -179,17 +223,25 @@ pub struct CompactArgs {
 
 #[derive(Args, Debug)]
 pub struct NavigateArgs {
+    /// A session file, or a directory (its newest session, as `bonsai DIR` opens).
     pub file: PathBuf,
+    /// The entry to move to: an id, or idx:N for the N-th entry (0-based).
     pub target: String,
+    /// Pi's three choices: none (a marker entry, no summary), default (a branch summary of
+    /// the branch left), custom (one with --instructions).
     #[arg(long, value_parser = ["none", "default", "custom"], default_value = "none")]
     pub summary: String,
+    /// Focus for the custom summary.
     #[arg(long)]
     pub instructions: Option<String>,
+    /// The instructions replace the summary prompt's own instead of adding to it.
     #[arg(long)]
     pub replace_instructions: bool,
     /// offline (default without an API key) or llm.
     #[arg(long, value_parser = ["offline", "llm"])]
     pub summarizer: Option<String>,
+    /// The leaf to work at: an entry id, or idx:N for the N-th entry (0-based, the header not
+    /// counted). Default: the file's last entry, where Pi resumes.
     #[arg(long)]
     pub leaf: Option<String>,
     #[command(flatten)]
@@ -198,57 +250,71 @@ pub struct NavigateArgs {
 
 #[derive(Args, Debug)]
 pub struct LabelArgs {
+    /// A session file, or a directory (its newest session, as `bonsai DIR` opens).
     pub file: PathBuf,
+    /// The entry to label: an id, or idx:N for the N-th entry (0-based).
     pub target: String,
+    /// The label; without it the entry's label is cleared.
     pub label: Option<String>,
-    #[arg(long)]
-    pub yes: bool,
+    #[command(flatten)]
+    pub write: WriteFlags,
 }
 
 #[derive(Args, Debug)]
 pub struct RenameArgs {
+    /// A session file, or a directory (its newest session, as `bonsai DIR` opens).
     pub file: PathBuf,
+    /// The session's new name (shown by Pi's /resume and bonsai's picker).
     pub name: String,
-    #[arg(long)]
-    pub yes: bool,
+    #[command(flatten)]
+    pub write: WriteFlags,
 }
 
 #[derive(Args, Debug)]
 pub struct ForkArgs {
+    /// A session file, or a directory (its newest session, as `bonsai DIR` opens).
     pub file: PathBuf,
+    /// The user message to fork before: an id, or idx:N for the N-th entry (0-based).
     pub target: String,
-    #[arg(long)]
-    pub yes: bool,
+    #[command(flatten)]
+    pub write: WriteFlags,
 }
 
 #[derive(Args, Debug)]
 pub struct CloneArgs {
+    /// A session file, or a directory (its newest session, as `bonsai DIR` opens).
     pub file: PathBuf,
+    /// The leaf to work at: an entry id, or idx:N for the N-th entry (0-based, the header not
+    /// counted). Default: the file's last entry, where Pi resumes.
     #[arg(long)]
     pub leaf: Option<String>,
-    #[arg(long)]
-    pub yes: bool,
+    #[command(flatten)]
+    pub write: WriteFlags,
 }
 
 #[derive(Args, Debug)]
 pub struct MigrateArgs {
+    /// A session file, or a directory (its newest session, as `bonsai DIR` opens).
     pub file: PathBuf,
+    #[command(flatten)]
+    pub write: WriteFlags,
 }
 
 #[derive(Args, Debug)]
 pub struct RepairArgs {
+    /// A session file, or a directory (its newest session, as `bonsai DIR` opens).
     pub file: PathBuf,
     /// Also remove an unfinished last line bonsai did not write (only when Pi is not running:
     /// Pi may be writing that line).
     #[arg(long)]
     pub force: bool,
-    /// Say what would be removed, change nothing.
-    #[arg(long)]
-    pub dry_run: bool,
+    #[command(flatten)]
+    pub write: WriteFlags,
 }
 
 #[derive(Args, Debug)]
 pub struct PruneArgs {
+    /// A session file, or a directory (its newest session, as `bonsai DIR` opens).
     pub file: PathBuf,
     /// output: old tool output past a budget (OpenCode's prune); zones: keep, distill and
     /// prune by how full the context is.
@@ -279,7 +345,8 @@ pub struct PruneArgs {
     /// (contextPruning.prunableTools, default read,bash,grep,find,ls,edit,write,apply_patch).
     #[arg(long, value_delimiter = ',')]
     pub prunable_tools: Option<Vec<String>>,
-    /// The leaf whose context is pruned: an entry id or idx:N (default: the last entry).
+    /// The leaf to work at: an entry id, or idx:N for the N-th entry (0-based, the header not
+    /// counted). Default: the file's last entry, where Pi resumes.
     #[arg(long)]
     pub leaf: Option<String>,
     /// Also count exact tokens (o200k/cl100k) before and after.
@@ -298,6 +365,7 @@ pub struct PruneArgs {
 #[derive(Args, Debug)]
 #[command(group(clap::ArgGroup::new("change").required(true).args(["hide", "replace", "replace_file", "restore"])))]
 pub struct EditArgs {
+    /// A session file, or a directory (its newest session, as `bonsai DIR` opens).
     pub file: PathBuf,
     /// The entry: an id or idx:N.
     pub target: String,
@@ -313,6 +381,8 @@ pub struct EditArgs {
     /// Back to the original content.
     #[arg(long)]
     pub restore: bool,
+    /// The leaf to work at: an entry id, or idx:N for the N-th entry (0-based, the header not
+    /// counted). Default: the file's last entry, where Pi resumes.
     #[arg(long)]
     pub leaf: Option<String>,
     #[command(flatten)]
@@ -321,16 +391,26 @@ pub struct EditArgs {
 
 #[derive(Args, Debug)]
 pub struct ListArgs {
+    /// Every project's sessions, not only this directory's.
     #[arg(long)]
     pub all: bool,
+    /// Print JSON instead of text.
     #[arg(long)]
     pub json: bool,
 }
 
 pub fn run(cli: Cli) -> Result<()> {
-    let Some(cmd) = cli.command else {
+    let Some(mut cmd) = cli.command else {
         return crate::ui::run(cli.path);
     };
+    // FILE may be a directory (its newest session); a write never goes to the bundled demo.
+    if let Some((file, writes)) = cmd.file_mut() {
+        *file = if writes {
+            common::writable_file(file)?
+        } else {
+            common::session_file(file)?
+        };
+    }
     match cmd {
         Command::Context(a) => read::context(a),
         Command::Cut(a) => read::cut(a),
@@ -343,11 +423,70 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Navigate(a) => write::navigate(a),
         Command::Label(a) => write::label(a),
         Command::Rename(a) => write::rename(a),
-        Command::Fork(a) => write::fork(&a.file, Some(&a.target), None, a.yes),
-        Command::Clone(a) => write::fork(&a.file, None, a.leaf.as_deref(), a.yes),
+        Command::Fork(a) => write::fork(&a.file, Some(&a.target), None, &a.write),
+        Command::Clone(a) => write::fork(&a.file, None, a.leaf.as_deref(), &a.write),
         Command::Migrate(a) => write::migrate(a),
         Command::Repair(a) => write::repair(a),
         Command::Prune(a) => prune::prune(a),
         Command::Edit(a) => prune::edit(a),
     }
+}
+
+impl Command {
+    /// The command's FILE, and whether the command may write to it (prune only with
+    /// --apply or --undo).
+    fn file_mut(&mut self) -> Option<(&mut PathBuf, bool)> {
+        Some(match self {
+            Command::Context(a) => (&mut a.file, false),
+            Command::Cut(a) => (&mut a.file, false),
+            Command::Branch(a) => (&mut a.file, false),
+            Command::Tree(a) => (&mut a.file, false),
+            Command::Stats(a) => (&mut a.file, false),
+            Command::Inspect(a) => (&mut a.file, false),
+            Command::List(_) => return None,
+            Command::Compact(a) => (&mut a.file, !a.write.dry_run),
+            Command::Navigate(a) => (&mut a.file, !a.write.dry_run),
+            Command::Label(a) => (&mut a.file, !a.write.dry_run),
+            Command::Rename(a) => (&mut a.file, !a.write.dry_run),
+            // A fork or clone writes a new file beside the one it reads.
+            Command::Fork(a) => (&mut a.file, false),
+            Command::Clone(a) => (&mut a.file, false),
+            Command::Migrate(a) => (&mut a.file, !a.write.dry_run),
+            Command::Repair(a) => (&mut a.file, !a.write.dry_run),
+            Command::Prune(a) => (&mut a.file, (a.apply || a.undo) && !a.write.dry_run),
+            Command::Edit(a) => (&mut a.file, !a.write.dry_run),
+        })
+    }
+}
+
+/// The subcommands' names, for a mistyped one.
+pub fn command_names() -> Vec<String> {
+    use clap::CommandFactory;
+    Cli::command()
+        .get_subcommands()
+        .map(|c| c.get_name().to_string())
+        .collect()
+}
+
+/// `bonsai stat FILE`: clap would take `stat` for a session path. A first word that is neither
+/// a command nor an existing path, but close to a command, is a typo: say which command.
+pub fn mistyped_command(args: &[std::ffi::OsString]) -> Option<String> {
+    let first = args.get(1)?.to_str()?;
+    if first.starts_with('-') || first.contains('/') || first.contains('.') || std::path::Path::new(first).exists() {
+        return None;
+    }
+    let names = command_names();
+    if names.iter().any(|n| n == first) || first == "help" {
+        return None;
+    }
+    let best = names.iter().map(|n| (strsim::damerau_levenshtein(first, n), n)).min()?;
+    let near = best.0 <= 2 || best.1.starts_with(first) || first.starts_with(best.1.as_str());
+    Some(if near {
+        format!(
+            "'{first}' is not a bonsai command or a file; did you mean `bonsai {}`? (bonsai --help lists the commands)",
+            best.1
+        )
+    } else {
+        format!("'{first}' is not a bonsai command or a file (bonsai --help lists the commands)")
+    })
 }

@@ -3,7 +3,7 @@
 //! entries; `--undo` writes the edits back.
 
 use super::common::{load, print_json, resolve_leaf, resolve_ref, session_model};
-use super::write::{apply, not_written, show, warn_new_branch};
+use super::write::{apply, confirm, show, warn_new_branch};
 use super::{EditArgs, PruneArgs};
 use crate::engine::context;
 use crate::engine::prune::{self, Change, Edit, Plan, Policy, Zone};
@@ -211,16 +211,15 @@ fn finish(
     let entries = req.prepare(s, store::clock::entropy(), store::clock::now_ms())?.entries;
     warn_new_branch(s, plan.leaf, "the context edits");
     let extra = json!({ "plan": plan_json(s, plan, counts.as_deref()) });
-    if a.dry_run || !a.yes {
-        if a.json {
-            show(&entries, true, false, extra);
-        }
-        if !a.dry_run {
-            not_written();
-        }
+    let n = plan.edits().count();
+    let what = format!("{n} context edit{}", if n == 1 { "" } else { "s" });
+    if !a.yes && a.json {
+        show(&entries, true, false, extra.clone());
+    }
+    if !confirm(a, &what, file)? {
         return Ok(());
     }
-    let applied = apply(file, &req, &format!("{} context edit(s)", plan.edits().count()))?;
+    let applied = apply(file, &req, &what, a.json)?;
     eprintln!("bonsai: note: {OLD_PI}");
     if a.json {
         show(&applied.prepared.entries, true, true, extra);

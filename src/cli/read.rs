@@ -387,7 +387,15 @@ pub fn list(a: ListArgs) -> Result<()> {
         return Ok(());
     }
     if infos.is_empty() {
-        println!("no Pi sessions found");
+        let n = crate::store::count_all_sessions(&cwd, &settings);
+        if a.all || n == 0 {
+            println!("no Pi sessions found in any project (Pi writes them under ~/.pi/agent/sessions)");
+        } else {
+            println!(
+                "no Pi sessions for {}; {n} in other projects (bonsai list --all lists them, Tab in the picker too)",
+                cwd.display()
+            );
+        }
     }
     for i in &infos {
         println!(

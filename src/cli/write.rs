@@ -1,9 +1,10 @@
-//! The commands that write: compact, navigate, label, rename, fork, clone, migrate. Nothing is
-//! written without `--yes`; `--dry-run` prints the entries instead. Every append is a
-//! `WriteRequest` decided again on the file right before writing (`store::write::apply`).
+//! The commands that write: compact, navigate, label, rename, fork, clone, migrate, repair.
+//! Each shows what it would write, then writes with `--yes`, asks on a terminal, and refuses
+//! without one; `--dry-run` only shows. Every append is a `WriteRequest` decided again on the
+//! file right before writing (`store::write::apply`).
 
-use super::common::{copy_to_clipboard, load, resolve_leaf, resolve_ref, session_model};
-use super::{CompactArgs, LabelArgs, MigrateArgs, NavigateArgs, RenameArgs, RepairArgs};
+use super::common::{copy_to_clipboard, load, print_json, resolve_leaf, resolve_ref, session_model};
+use super::{CompactArgs, LabelArgs, MigrateArgs, NavigateArgs, RenameArgs, RepairArgs, WriteFlags};
 use crate::engine::actions::{self, Summary};
 use crate::engine::compaction::CompactionSettings;
 use crate::engine::context;
@@ -45,6 +46,16 @@ pub fn choose_summarizer(
     }
 }
 
+/// A dry run writes nothing, but the summary it shows is the model's: say so before the call.
+fn dry_run_calls(sm: Option<&Summarizer>) {
+    if let Some(sm) = sm {
+        eprintln!(
+            "bonsai: --dry-run still calls {}/{} to write the summary it shows (a billed request); --summarizer offline makes no call",
+            sm.model.provider, sm.model.id
+        );
+    }
+}
+
 fn runtime() -> Result<tokio::runtime::Runtime> {
     Ok(tokio::runtime::Builder::new_current_thread().enable_all().build()?)
 }
@@ -60,13 +71,20 @@ fn progress(e: crate::llm::Event) {
     }
 }
 
-fn report_write(path: &Path, a: &Appended, what: &str) {
-    eprintln!(
-        "bonsai: appended {what} to {} ({} line(s), {} bytes, fsynced)",
+/// One line saying what was written where: on stdout, or on stderr when stdout is JSON.
+fn report_write(path: &Path, a: &Appended, what: &str, json_out: bool) {
+    let line = format!(
+        "appended {what} to {} ({} line{}, {} bytes, fsynced)",
         path.display(),
         a.lines,
+        if a.lines == 1 { "" } else { "s" },
         a.bytes
     );
+    if json_out {
+        eprintln!("bonsai: {line}");
+    } else {
+        println!("{line}");
+    }
     if a.added_newline {
         eprintln!("bonsai: the file did not end with a newline; one was written first (Pi does the same on open)");
     }
@@ -96,8 +114,36 @@ pub(super) fn show(entries: &[Value], json_out: bool, written: bool, extra: Valu
     }
 }
 
-pub(super) fn not_written() {
-    eprintln!("bonsai: nothing written (pass --yes to append, or --dry-run to only print)");
+/// Whether to write what was just shown: `--dry-run` never, `--yes` always; otherwise ask
+/// on a terminal (y/N), and without one refuse with the way out.
+pub(super) fn confirm(w: &WriteFlags, what: &str, file: &Path) -> Result<bool> {
+    use std::io::Write as _;
+    if w.dry_run {
+        eprintln!("bonsai: dry run: nothing written");
+        return Ok(false);
+    }
+    if w.yes {
+        return Ok(true);
+    }
+    if std::io::stdin().is_terminal() && std::io::stderr().is_terminal() {
+        eprint!("bonsai: write {what} to {}? [y/N] ", file.display());
+        let _ = std::io::stderr().flush();
+        let mut answer = String::new();
+        std::io::stdin().read_line(&mut answer)?;
+        if matches!(answer.trim().to_ascii_lowercase().as_str(), "y" | "yes") {
+            return Ok(true);
+        }
+        eprintln!("bonsai: nothing written");
+        return Ok(false);
+    }
+    bail!(
+        "nothing written: bonsai asks before writing and there is no terminal to ask on; pass --yes to write without asking, or --dry-run to only show what would be written"
+    )
+}
+
+/// Print what would be written: the entries as JSON lines (or one JSON document).
+pub(super) fn preview(entries: &[Value], json_out: bool, extra: Value) {
+    show(entries, json_out, false, extra)
 }
 
 /// Say it when a write under `parent` starts a branch (Pi resumes at the file's last line).
@@ -114,9 +160,9 @@ pub(super) fn warn_new_branch(s: &Session, parent: usize, what: &str) {
 }
 
 /// Append a prepared request (decided again on the file as it is now) and report it.
-pub(super) fn apply(file: &Path, req: &WriteRequest, what: &str) -> Result<store::write::Applied> {
+pub(super) fn apply(file: &Path, req: &WriteRequest, what: &str, json_out: bool) -> Result<store::write::Applied> {
     let applied = store::write::apply(file, req)?;
-    report_write(file, &applied.appended, what);
+    report_write(file, &applied.appended, what, json_out);
     Ok(applied)
 }
 
@@ -136,6 +182,9 @@ pub fn compact(a: CompactArgs) -> Result<()> {
         .map_err(|e| eyre!("cannot compact: {}; {}", e.reason(), e.next_step()))?;
     let wanted = a.model.clone().or(settings.summary_model());
     let sm = choose_summarizer(a.summarizer.as_deref(), wanted.as_deref(), &registry, mref)?;
+    if a.write.dry_run {
+        dry_run_calls(sm.as_ref());
+    }
     let summary = match &sm {
         None => actions::offline_compaction_summary(&s0, &plan, a.instructions.as_deref()),
         Some(sm) => {
@@ -171,15 +220,16 @@ pub fn compact(a: CompactArgs) -> Result<()> {
         .entries;
     let extra = json!({"summarizer": summarizer_name});
     warn_new_branch(&s0, leaf, "the compaction");
-    if a.write.dry_run || !a.write.yes {
-        show(&entry, a.write.json, false, extra);
-        if !a.write.dry_run {
-            not_written();
-        }
+    if !a.write.yes {
+        preview(&entry, a.write.json, extra.clone());
+    }
+    if !confirm(&a.write, "this compaction", &a.file)? {
         return Ok(());
     }
-    let applied = apply(&a.file, &req, "a compaction")?;
-    show(&applied.prepared.entries, a.write.json, true, extra);
+    let applied = apply(&a.file, &req, "a compaction", a.write.json)?;
+    if a.write.json {
+        show(&applied.prepared.entries, true, true, extra);
+    }
     Ok(())
 }
 
@@ -211,7 +261,11 @@ pub fn navigate(a: NavigateArgs) -> Result<()> {
         let wanted = settings
             .summary_model()
             .filter(|_| a.summarizer.as_deref() != Some("offline"));
-        match choose_summarizer(a.summarizer.as_deref(), wanted.as_deref(), &registry, mref)? {
+        let sm = choose_summarizer(a.summarizer.as_deref(), wanted.as_deref(), &registry, mref)?;
+        if a.write.dry_run {
+            dry_run_calls(sm.as_ref());
+        }
+        match sm {
             None => Some(actions::offline_branch_summary(&s0, &nav0, focus)),
             Some(sm) => Some(
                 runtime()?
@@ -232,30 +286,30 @@ pub fn navigate(a: NavigateArgs) -> Result<()> {
         seen: Some((s0.buf.len(), s0.entries.len())),
     };
     let p0 = req.prepare(&s0, store::clock::entropy(), store::clock::now_ms())?;
-    if a.write.dry_run || !a.write.yes {
-        show(
-            &p0.entries,
-            a.write.json,
-            false,
-            json!({"editorText": p0.editor_text, "branchSummary": p0.branch_summary}),
-        );
-        if !a.write.dry_run {
-            not_written();
-        }
-        return Ok(());
-    }
     let what = if p0.branch_summary {
         "a branch summary"
     } else {
         "a navigation marker"
     };
-    let p = apply(&a.file, &req, what)?.prepared;
-    show(
-        &p.entries,
-        a.write.json,
-        true,
-        json!({"editorText": p.editor_text, "branchSummary": p.branch_summary}),
-    );
+    if !a.write.yes {
+        preview(
+            &p0.entries,
+            a.write.json,
+            json!({"editorText": p0.editor_text, "branchSummary": p0.branch_summary}),
+        );
+    }
+    if !confirm(&a.write, what, &a.file)? {
+        return Ok(());
+    }
+    let p = apply(&a.file, &req, what, a.write.json)?.prepared;
+    if a.write.json {
+        show(
+            &p.entries,
+            true,
+            true,
+            json!({"editorText": p.editor_text, "branchSummary": p.branch_summary}),
+        );
+    }
     if let Some(t) = p.editor_text.filter(|t| !t.is_empty()) {
         if !a.write.json {
             eprintln!("bonsai: the selected user message (for the editor):\n{t}");
@@ -266,31 +320,40 @@ pub fn navigate(a: NavigateArgs) -> Result<()> {
 }
 
 /// A label or a name: decided again on the file as it is when written (never branches).
-fn append_simple(file: &Path, yes: bool, what: &str, write: Write) -> Result<()> {
+fn append_simple(file: &Path, w: &WriteFlags, what: &str, write: Write) -> Result<()> {
     let s0 = load(file)?;
     let req = WriteRequest { write, seen: None };
     let p = req.prepare(&s0, store::clock::entropy(), store::clock::now_ms())?;
-    if !yes {
-        show(&p.entries, false, false, json!({}));
-        not_written();
+    if !w.yes {
+        preview(&p.entries, w.json, json!({}));
+    }
+    if !confirm(w, what, file)? {
         return Ok(());
     }
-    apply(file, &req, what)?;
+    let applied = apply(file, &req, what, w.json)?;
+    if w.json {
+        show(&applied.prepared.entries, true, true, json!({}));
+    }
     Ok(())
 }
 
 pub fn label(a: LabelArgs) -> Result<()> {
     let s = load(&a.file)?;
     let target = s.entries[resolve_ref(&s, &a.target)?].id.to_string();
-    append_simple(&a.file, a.yes, "a label", Write::Label { target, label: a.label })
+    let what = if a.label.is_some() {
+        "a label"
+    } else {
+        "a label change (cleared)"
+    };
+    append_simple(&a.file, &a.write, what, Write::Label { target, label: a.label })
 }
 
 pub fn rename(a: RenameArgs) -> Result<()> {
-    append_simple(&a.file, a.yes, "a session name", Write::SessionName { name: a.name })
+    append_simple(&a.file, &a.write, "a session name", Write::SessionName { name: a.name })
 }
 
 /// Fork (before a user message, like Pi's /fork) or clone (at the leaf, like /clone).
-pub fn fork(file: &Path, target: Option<&str>, leaf: Option<&str>, yes: bool) -> Result<()> {
+pub fn fork(file: &Path, target: Option<&str>, leaf: Option<&str>, w: &WriteFlags) -> Result<()> {
     let s = load(file)?;
     let (cut_at, text) = match target {
         Some(t) => {
@@ -326,16 +389,32 @@ pub fn fork(file: &Path, target: Option<&str>, leaf: Option<&str>, yes: bool) ->
         .map(Path::to_path_buf)
         .unwrap_or_else(|| PathBuf::from("."));
     let out = store::new_session_path(&dir, &sid, now);
-    if !yes {
-        eprintln!(
-            "bonsai: would write {} ({} entries); pass --yes",
-            out.display(),
-            lines.len() - 1
-        );
+    let what = format!(
+        "a new session ({} entr{}{})",
+        lines.len() - 1,
+        if lines.len() == 2 { "y" } else { "ies" },
+        if target.is_some() {
+            ", forked before the user message"
+        } else {
+            ", the active branch"
+        }
+    );
+    if !w.yes {
+        if w.json {
+            print_json(&json!({"written": false, "file": out, "entries": lines.len() - 1}));
+        } else {
+            println!("would write {what} to {}", out.display());
+        }
+    }
+    if !confirm(w, &what, &out)? {
         return Ok(());
     }
     store::write_new(&out, &lines)?;
-    println!("{}", out.display());
+    if w.json {
+        print_json(&json!({"written": true, "file": out, "entries": lines.len() - 1}));
+    } else {
+        println!("wrote {what} to {}", out.display());
+    }
     if let Some(t) = text {
         eprintln!("bonsai: forked before the user message:\n{t}");
         copy_to_clipboard(&t);
@@ -349,8 +428,22 @@ pub fn migrate(a: MigrateArgs) -> Result<()> {
         println!("{} is already version 3; nothing to do", a.file.display());
         return Ok(());
     }
+    let what = format!(
+        "version 3 in place of version {} (the file as it is kept beside it as a backup)",
+        s.header.version
+    );
+    if !a.write.yes {
+        println!("would rewrite {} as {what}", a.file.display());
+    }
+    if !confirm(&a.write, "the migrated session", &a.file)? {
+        return Ok(());
+    }
     let bak = store::migrate(&a.file)?;
-    println!("migrated {} to version 3 (backup: {})", a.file.display(), bak.display());
+    if a.write.json {
+        print_json(&json!({"written": true, "file": a.file, "backup": bak}));
+    } else {
+        println!("migrated {} to version 3 (backup: {})", a.file.display(), bak.display());
+    }
     Ok(())
 }
 
@@ -362,7 +455,7 @@ pub fn repair(a: RepairArgs) -> Result<()> {
             "an unfinished last line"
         }
     };
-    if a.dry_run {
+    if !a.write.yes {
         let plan = store::write::repair_plan(&a.file, a.force)?;
         println!(
             "would remove the last {} bytes of {} ({}), keeping a backup",
@@ -370,6 +463,8 @@ pub fn repair(a: RepairArgs) -> Result<()> {
             a.file.display(),
             what(plan.ours)
         );
+    }
+    if !confirm(&a.write, "the repaired session", &a.file)? {
         return Ok(());
     }
     let r = store::repair(&a.file, a.force)?;

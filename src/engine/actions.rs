@@ -264,7 +264,7 @@ pub fn branched_session(s: &Session, leaf: Option<usize>, header: Value, seed: u
             );
             if let Kind::Compaction(c) = &e.kind
                 && let Some(fk) = &c.first_kept_entry_id
-                && &**fk != &*e.id
+                && **fk != *e.id
                 && let Some(r) = replacement.get(&**fk)
             {
                 m.insert("firstKeptEntryId".into(), r.clone().into());

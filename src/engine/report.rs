@@ -115,10 +115,8 @@ pub fn describe_message(s: &Session, m: &ContextMessage) -> Map<String, Value> {
                 d.insert("stopReason".into(), Value::String(sr.to_string()));
             }
         }
-        Role::BashExecution => {
-            if msg.is_some_and(|x| x.exclude_from_context) {
-                d.insert("excludeFromContext".into(), Value::Bool(true));
-            }
+        Role::BashExecution if msg.is_some_and(|x| x.exclude_from_context) => {
+            d.insert("excludeFromContext".into(), Value::Bool(true));
         }
         _ => {}
     }

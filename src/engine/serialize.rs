@@ -14,7 +14,7 @@ const BRANCH_SUFFIX: &str = "</summary>";
 /// Pi truncates tool results to this many UTF-16 units inside summary input.
 pub const TOOL_RESULT_MAX_CHARS: usize = 2000;
 
-fn str_field<'a>(v: &'a Value, k: &str) -> String {
+fn str_field(v: &Value, k: &str) -> String {
     match v.get(k) {
         None | Some(Value::Null) => "undefined".into(),
         Some(x) => js::js_to_string(x),

@@ -170,12 +170,10 @@ fn gather(messages: &[Value]) -> Facts {
                 }
                 f.last_role_user = false;
             }
-            "toolResult" => {
-                if js::truthy(m.get("isError")) {
-                    let tool = m.get("toolName").and_then(|t| t.as_str()).unwrap_or("tool");
-                    let t = context::content_text(m.get("content"), "\n");
-                    push_unique(&mut f.errors, format!("{tool}: {}", first_line(&t)));
-                }
+            "toolResult" if js::truthy(m.get("isError")) => {
+                let tool = m.get("toolName").and_then(|t| t.as_str()).unwrap_or("tool");
+                let t = context::content_text(m.get("content"), "\n");
+                push_unique(&mut f.errors, format!("{tool}: {}", first_line(&t)));
             }
             _ => {}
         }

@@ -306,15 +306,11 @@ fn parse_event(api: &str, event: Option<&str>, data: &str, usage: &mut Usage) ->
                 usage.output = u(us, "output_tokens");
                 st.usage = Some(usage.clone());
             }
-            Some("content_block_start") => {
-                if v["content_block"]["type"] == "tool_use" {
-                    st.tool_call = true;
-                }
+            Some("content_block_start") if v["content_block"]["type"] == "tool_use" => {
+                st.tool_call = true;
             }
-            Some("content_block_delta") => {
-                if v["delta"]["type"] == "text_delta" {
-                    st.text = v["delta"]["text"].as_str().map(String::from);
-                }
+            Some("content_block_delta") if v["delta"]["type"] == "text_delta" => {
+                st.text = v["delta"]["text"].as_str().map(String::from);
             }
             Some("message_delta") => {
                 if v["usage"]["output_tokens"].is_u64() {

@@ -12,5 +12,5 @@ pub mod sessions;
 pub mod write;
 
 pub use files::{OpenError, load_session, reload};
-pub use sessions::{SessionInfo, list_sessions, newest_in_dir, session_info};
+pub use sessions::{SessionInfo, count_all_sessions, list_sessions, newest_in_dir, session_info};
 pub use write::{Appended, WriteError, append_lines, append_with, migrate, new_session_path, repair, write_new};

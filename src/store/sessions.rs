@@ -142,6 +142,19 @@ pub fn list_sessions(cwd: &Path, settings: &Settings, all: bool) -> Vec<SessionI
     infos
 }
 
+/// How many session files Pi has in every project (the `*.jsonl` files of its session
+/// folders, not opened): what "none here" is measured against.
+pub fn count_all_sessions(cwd: &Path, settings: &Settings) -> usize {
+    let (dir, flat) = config::session_dir_for(cwd, settings);
+    if flat {
+        return jsonl_files(&dir).len();
+    }
+    let root = config::agent_dir().join("sessions");
+    std::fs::read_dir(&root)
+        .map(|rd| rd.filter_map(|e| e.ok()).map(|e| jsonl_files(&e.path()).len()).sum())
+        .unwrap_or(0)
+}
+
 /// The newest session file in a directory (by modification time), as Pi's `--continue`.
 pub fn newest_in_dir(dir: &Path) -> Option<PathBuf> {
     let mut files: Vec<(std::time::SystemTime, PathBuf)> = jsonl_files(dir)

@@ -522,12 +522,15 @@ pub fn draw(f: &mut Frame, area: Rect, doc: &Doc, scroll: usize, focused: bool) 
 
 #[cfg(test)]
 mod snapshots {
-    use super::super::tests::{app_for, render, shared};
+    use super::super::tests::{app_for, no_shared, render, shared};
     use crate::engine::entry::Kind;
 
     /// The first entry of each kind (messages by role) across the fixtures, drawn in the pane.
     #[test]
     fn detail_for_every_entry_type() {
+        if no_shared("ui::detail::detail_for_every_entry_type") {
+            return;
+        }
         super::highlight::warm_up();
         let files = [
             "pi-0.87.1/context-edits.jsonl",

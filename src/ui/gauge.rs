@@ -93,6 +93,13 @@ pub fn draw(f: &mut Frame, area: Rect, g: Option<&Gauge>, bounds: (f64, f64), af
         Span::raw(if g.stale { "…" } else { " " }),
         Span::styled(format!("{} tokens", fmt(g.tokens.tokens)), Style::default().fg(color)),
     ];
+    if g.usage_before_compaction {
+        // Pi reports this figure, so it is shown, with why it is high.
+        info.push(Span::styled(
+            " (from before the compaction, until the next reply)",
+            fg(WARNING),
+        ));
+    }
     if !zone_text.is_empty() {
         info.push(Span::styled(format!(" · {zone_text}"), Style::default().fg(color)));
     }
@@ -131,6 +138,18 @@ pub fn draw(f: &mut Frame, area: Rect, g: Option<&Gauge>, bounds: (f64, f64), af
     } else {
         info.push(Span::styled(" · estimated", fg(MUTED)));
     }
+    // Far apart: the provider counts its own way (and what the messages do not hold); last on
+    // the line, where a narrow terminal cuts it first.
+    if let Some(e) = g.exact
+        && !g.usage_before_compaction
+        && g.tokens.last_usage_index.is_some()
+        && (e as f64 - g.tokens.tokens).abs() > 0.25 * g.tokens.tokens.max(1.0)
+    {
+        info.push(Span::styled(
+            " (exact is tiktoken on the messages; Pi's figure is the provider's count)",
+            fg(DIM),
+        ));
+    }
     let lines = vec![Line::from(bar), Line::from(info)];
     f.render_widget(Paragraph::new(lines), area);
 }
@@ -157,6 +176,7 @@ mod snapshots {
             keep_recent: 20_000,
             model: Some("anthropic/claude-haiku-4-5".into()),
             stale: false,
+            usage_before_compaction: false,
         }
     }
 
@@ -187,5 +207,37 @@ mod snapshots {
             let fill = t.backend().buffer()[(5, 0)].fg;
             assert_eq!(fill, super::zone_color(Some(zone)), "{name}");
         }
+    }
+
+    #[test]
+    fn usage_from_before_a_compaction_says_until_the_next_reply() {
+        // Pi keeps counting the reply before the compaction until the model answers again.
+        let mut g = gauge(150_000.0);
+        g.usage_before_compaction = true;
+        g.exact = Some(30_000);
+        let mut t = Terminal::new(TestBackend::new(160, 2)).unwrap();
+        t.draw(|f| super::draw(f, f.area(), Some(&g), (0.7, 0.9), None))
+            .unwrap();
+        let line: String = (0..160)
+            .map(|x| t.backend().buffer()[(x, 1)].symbol().to_string())
+            .collect();
+        assert!(
+            line.contains("150,000 tokens (from before the compaction, until the next reply)"),
+            "{line}"
+        );
+        assert!(!line.contains("tiktoken"), "{line}");
+        // Fresh usage far from the exact count: one clause says why, last on the line.
+        g.usage_before_compaction = false;
+        t.draw(|f| super::draw(f, f.area(), Some(&g), (0.7, 0.9), None))
+            .unwrap();
+        let line: String = (0..160)
+            .map(|x| t.backend().buffer()[(x, 1)].symbol().to_string())
+            .collect();
+        assert!(
+            line.trim_end()
+                .ends_with("(exact is tiktoken on the messages; Pi's figure is the provider's count)")
+                || line.contains("(exact is tiktoken"),
+            "{line}"
+        );
     }
 }

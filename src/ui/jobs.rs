@@ -156,6 +156,8 @@ pub enum JobResult {
     Listed {
         all: bool,
         sessions: Vec<SessionInfo>,
+        /// Pi's sessions in every project, counted when this project has none.
+        everywhere: Option<usize>,
     },
     Written(Result<Written, store::WriteError>),
     Branched {
@@ -284,10 +286,16 @@ impl Job {
                 result: store::load_session(&path).map(Arc::new),
                 path,
             },
-            Job::List { cwd, settings, all } => JobResult::Listed {
-                all,
-                sessions: store::list_sessions(&cwd, &settings, all),
-            },
+            Job::List { cwd, settings, all } => {
+                let sessions = store::list_sessions(&cwd, &settings, all);
+                // None here: say how many there are elsewhere (counted, not opened).
+                let everywhere = (sessions.is_empty() && !all).then(|| store::count_all_sessions(&cwd, &settings));
+                JobResult::Listed {
+                    all,
+                    sessions,
+                    everywhere,
+                }
+            }
             Job::Write {
                 path,
                 request,

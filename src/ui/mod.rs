@@ -450,9 +450,30 @@ pub mod tests {
         }
     }
 
+    /// True (and the skip said by name, past libtest's capture) when ../shared is absent: a
+    /// clone of the repository alone skips the snapshots made on its fixtures.
+    /// `BONSAI_REQUIRE_SHARED=1` makes the absence a failure.
+    pub fn no_shared(test: &str) -> bool {
+        use std::io::Write;
+        if shared("").is_dir() {
+            return false;
+        }
+        if std::env::var("BONSAI_REQUIRE_SHARED").as_deref() == Ok("1") {
+            panic!("{test}: ../shared is required (BONSAI_REQUIRE_SHARED=1) but absent");
+        }
+        let _ = writeln!(
+            std::io::stderr(),
+            "SKIPPED {test}: it is made on ../shared's fixtures, absent here"
+        );
+        true
+    }
+
+    /// A file of ../shared/fixtures (or of `$BONSAI_SHARED/fixtures`).
     pub fn shared(rel: &str) -> PathBuf {
-        PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-            .join("../shared/fixtures")
+        std::env::var_os("BONSAI_SHARED")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared"))
+            .join("fixtures")
             .join(rel)
     }
 

@@ -29,6 +29,8 @@ pub struct Picker {
     pub opening: Option<PathBuf>,
     /// bonsai started in the picker: closing it quits.
     pub launched_without_session: bool,
+    /// When this project has none: how many sessions Pi has in all projects.
+    pub everywhere: Option<usize>,
 }
 
 impl Picker {
@@ -44,6 +46,7 @@ impl Picker {
             loading: false,
             opening: None,
             launched_without_session: false,
+            everywhere: None,
         }
     }
 
@@ -133,7 +136,8 @@ impl Picker {
 
     /// First list row inside the picker drawn in `area`.
     fn list_top(&self, area: Rect) -> u16 {
-        area.y + 2 + u16::from(self.error.is_some())
+        // Border, search line, error, column headings.
+        area.y + 2 + u16::from(self.error.is_some()) + u16::from(!self.rows.is_empty())
     }
 
     /// A click on a row selects it (a click on the selected row opens nothing: Enter does).
@@ -182,10 +186,14 @@ impl Picker {
         } else if self.rows.is_empty() {
             let q = self.query.text();
             let msg = if self.sessions.is_empty() {
-                if self.all {
-                    " no Pi sessions found".to_string()
-                } else {
-                    " no Pi sessions found for this project (Tab: all projects)".to_string()
+                match (self.all, self.everywhere) {
+                    (true, _) | (false, Some(0)) => {
+                        " no Pi sessions found in any project (Pi writes them under ~/.pi/agent/sessions)".to_string()
+                    }
+                    (false, Some(n)) => format!(
+                        " no Pi sessions for this directory; {n} in other projects: Tab lists them (or bonsai list --all)"
+                    ),
+                    (false, None) => " no Pi sessions found for this project (Tab: all projects)".to_string(),
                 }
             } else {
                 format!(
@@ -194,6 +202,18 @@ impl Picker {
                 )
             };
             lines.push(Line::from(Span::styled(msg, fg(MUTED))));
+        }
+        if !self.rows.is_empty() {
+            lines.push(Line::from(Span::styled(
+                format!(
+                    "  {:<16}{:>7} {:>8}  session{}",
+                    "modified",
+                    "entries",
+                    "size",
+                    if self.all { "  (project)" } else { "" }
+                ),
+                fg(DIM).add_modifier(Modifier::UNDERLINED),
+            )));
         }
         let h = inner.height.saturating_sub(lines.len() as u16) as usize;
         let start = self.selected.saturating_sub(h.saturating_sub(1));

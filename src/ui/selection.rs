@@ -55,6 +55,9 @@ pub struct Gauge {
     pub model: Option<String>,
     /// The selection moved and the new numbers are still being computed.
     pub stale: bool,
+    /// Pi's figure rests on a reply from before the latest compaction: it still counts the
+    /// context as it was, until the model's next reply reports a new usage.
+    pub usage_before_compaction: bool,
 }
 
 impl Gauge {
@@ -99,6 +102,15 @@ pub fn compute(
     let proj = context::project(s, &s.path_to(leaf));
     let msgs: Vec<&ContextMessage> = proj.messages().collect();
     let tokens = context::estimate_context_tokens(s, &msgs);
+    let at = |entry: usize| proj.path.iter().position(|&i| i == entry);
+    let latest_compaction = proj
+        .path
+        .iter()
+        .rposition(|&i| matches!(s.entries[i].kind, crate::engine::entry::Kind::Compaction(_)));
+    let usage_before_compaction = match (tokens.last_usage_index, latest_compaction) {
+        (Some(u), Some(c)) => at(msgs[u].source).is_some_and(|p| p < c),
+        _ => false,
+    };
     let model = proj.model.clone().and_then(|(p, m)| Some((p?, m?)));
     let window = model
         .as_ref()
@@ -128,6 +140,7 @@ pub fn compute(
             keep_recent,
             model: model.map(|(p, m)| format!("{p}/{m}")),
             stale: false,
+            usage_before_compaction,
         },
         messages,
         encoding,
@@ -161,4 +174,30 @@ fn cut_classes(plan: &Result<CompactionPlan, NoCompaction>) -> HashMap<usize, Cu
         classes.insert(pe.source, class);
     }
     classes
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::engine::entry::Kind;
+    use crate::engine::models::Registry;
+    use crate::engine::session::Session;
+    use crate::engine::settings::Settings;
+
+    #[test]
+    fn just_after_a_compaction_pis_figure_is_marked_as_from_before_it() {
+        let s = Session::from_bytes(crate::ui::DEMO.to_vec()).unwrap();
+        let c = (0..s.entries.len())
+            .rfind(|&i| matches!(s.entries[i].kind, Kind::Compaction(_)))
+            .expect("the demo has a compaction");
+        let at = |leaf| super::compute(&s, leaf, &Settings::default(), &Registry::builtin_only(), 20_000, false);
+        let g = at(c).gauge;
+        assert!(g.tokens.last_usage_index.is_some());
+        assert!(
+            g.usage_before_compaction,
+            "the kept reply's usage predates the compaction"
+        );
+        // At the file's last entry the model has replied since: the figure is fresh.
+        let last = s.entries.len() - 1;
+        assert!(!at(last).gauge.usage_before_compaction);
+    }
 }

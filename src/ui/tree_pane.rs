@@ -191,7 +191,7 @@ fn fit(spans: Vec<Span<'static>>, width: usize) -> Vec<Span<'static>> {
 
 #[cfg(test)]
 mod snapshots {
-    use super::super::tests::{app_for, render, shared};
+    use super::super::tests::{app_for, no_shared, render, shared};
     use super::super::theme::{COMPACTED, KEPT, SUMMARIZED};
     use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
@@ -201,18 +201,27 @@ mod snapshots {
 
     #[test]
     fn tree_default_120x40() {
+        if no_shared("ui::tree_pane::tree_default_120x40") {
+            return;
+        }
         let mut a = app_for(&shared("pi-0.87.1/branching-small.jsonl"));
         insta::assert_snapshot!(render(&mut a, 120, 40));
     }
 
     #[test]
     fn tree_default_80x24() {
+        if no_shared("ui::tree_pane::tree_default_80x24") {
+            return;
+        }
         let mut a = app_for(&shared("pi-0.87.1/branching-small.jsonl"));
         insta::assert_snapshot!(render(&mut a, 80, 24));
     }
 
     #[test]
     fn tree_in_each_filter() {
+        if no_shared("ui::tree_pane::tree_in_each_filter") {
+            return;
+        }
         for (key, name) in [
             ('t', "no_tools"),
             ('u', "user_only"),
@@ -228,6 +237,9 @@ mod snapshots {
 
     #[test]
     fn folded_segments() {
+        if no_shared("ui::tree_pane::folded_segments") {
+            return;
+        }
         let mut a = app_for(&shared("pi-0.87.1/branching-small.jsonl"));
         a.screen.show_detail = false;
         // Jump up to the active branch's segment start, fold it, jump to the root, fold that
@@ -241,6 +253,9 @@ mod snapshots {
 
     #[test]
     fn search() {
+        if no_shared("ui::tree_pane::search") {
+            return;
+        }
         let mut a = app_for(&shared("pi-0.87.1/branching-small.jsonl"));
         a.screen.show_detail = false;
         a.handle_key(KeyEvent::from(KeyCode::Char('/')));
@@ -252,6 +267,9 @@ mod snapshots {
 
     #[test]
     fn labels_and_timestamps() {
+        if no_shared("ui::tree_pane::labels_and_timestamps") {
+            return;
+        }
         let mut a = app_for(&shared("pi-0.87.1/branching-small.jsonl"));
         a.screen.show_detail = false;
         a.view.now_ms = 1_900_000_000_000; // a fixed "now" in 2030: dates show as YY/M/D
@@ -262,6 +280,9 @@ mod snapshots {
 
     #[test]
     fn multiple_roots() {
+        if no_shared("ui::tree_pane::multiple_roots") {
+            return;
+        }
         let mut a = app_for(&shared("pi-0.73.1/forked.jsonl"));
         a.screen.show_detail = false;
         insta::assert_snapshot!(render(&mut a, 100, 30));
@@ -269,6 +290,9 @@ mod snapshots {
 
     #[test]
     fn cut_preview_colours_the_rows() {
+        if no_shared("ui::tree_pane::cut_preview_colours_the_rows") {
+            return;
+        }
         // How many entries fall in each class, then the tint on the drawn rows.
         let mut a = app_for(&shared("pi-0.87.1/split-turn.jsonl"));
         a.selection.keep_recent = 2000;

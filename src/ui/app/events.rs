@@ -90,9 +90,14 @@ impl App {
                     None => self.status = Some(e.to_string()),
                 },
             },
-            JobResult::Listed { all, sessions } => {
+            JobResult::Listed {
+                all,
+                sessions,
+                everywhere,
+            } => {
                 if let Some(p) = &mut self.picker {
                     p.set_sessions(all, sessions);
+                    p.everywhere = everywhere;
                 }
             }
             JobResult::Written(r) => {

@@ -6,7 +6,7 @@ use crate::engine::entry::{Kind, Role};
 use crate::ui::action::Action;
 use crate::ui::dialog::Dialog;
 use crate::ui::keymap::{self, Mode};
-use crate::ui::tests::{app_for, ch, ctrl, key, render, shared, shift, typed};
+use crate::ui::tests::{app_for, ch, ctrl, key, no_shared, render, shared, shift, typed};
 use crossterm::event::{KeyCode, KeyEvent};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -225,6 +225,9 @@ fn event(k: &keymap::Key) -> KeyEvent {
 
 #[test]
 fn every_listed_key_does_something_in_its_mode() {
+    if no_shared("ui::app::tests::every_listed_key_does_something_in_its_mode") {
+        return;
+    }
     let (_d, p) = temp_copy("pi-0.87.1/compacted-long.jsonl");
     let mut dead = vec![];
     let mut hinted_ok = 0;
@@ -276,6 +279,9 @@ fn the_bar_never_offers_quit_where_q_does_not_quit() {
 }
 #[test]
 fn live_follow_keeps_selection_and_moves_with_the_leaf() {
+    if no_shared("ui::app::tests::live_follow_keeps_selection_and_moves_with_the_leaf") {
+        return;
+    }
     let dir = tempfile::tempdir().unwrap();
     let p = dir.path().join("live.jsonl");
     std::fs::copy(shared("pi-0.87.1/split-turn.jsonl"), &p).unwrap();
@@ -337,6 +343,9 @@ fn preview_compaction(a: &mut App) {
 
 #[test]
 fn a_compaction_accepted_after_pi_appended_is_refused_whether_or_not_the_app_noticed() {
+    if no_shared("ui::app::tests::a_compaction_accepted_after_pi_appended_is_refused_whether_or_not_the_app_noticed") {
+        return;
+    }
     for noticed in [true, false] {
         let (_d, p) = temp_copy("pi-0.87.1/compacted-long.jsonl");
         let mut a = app_for(&p);
@@ -366,6 +375,9 @@ fn a_compaction_accepted_after_pi_appended_is_refused_whether_or_not_the_app_not
 
 #[test]
 fn a_compaction_that_starts_a_branch_says_what_it_leaves_and_asks() {
+    if no_shared("ui::app::tests::a_compaction_that_starts_a_branch_says_what_it_leaves_and_asks") {
+        return;
+    }
     let (_d, p) = temp_copy("pi-0.87.1/compacted-long.jsonl");
     let before = std::fs::read(&p).unwrap();
     let mut a = app_for(&p);
@@ -399,6 +411,9 @@ fn a_compaction_that_starts_a_branch_says_what_it_leaves_and_asks() {
 
 #[test]
 fn custom_instructions_reach_the_branch_summary() {
+    if no_shared("ui::app::tests::custom_instructions_reach_the_branch_summary") {
+        return;
+    }
     let (_d, p) = temp_copy("pi-0.87.1/branching-small.jsonl");
     let mut a = app_for(&p);
     let s = a.doc.session.clone();
@@ -422,6 +437,9 @@ fn custom_instructions_reach_the_branch_summary() {
 
 #[test]
 fn the_navigate_dialog_says_when_there_is_nothing_to_summarize() {
+    if no_shared("ui::app::tests::the_navigate_dialog_says_when_there_is_nothing_to_summarize") {
+        return;
+    }
     let (_d, p) = temp_copy("pi-0.87.1/branching-small.jsonl");
     let mut a = app_for(&p);
     // The leaf's parent: leaving the leaf alone leaves one entry, and no message when the
@@ -442,6 +460,9 @@ fn the_navigate_dialog_says_when_there_is_nothing_to_summarize() {
 
 #[test]
 fn the_context_diff_is_aligned_with_exact_counts_on_both_sides() {
+    if no_shared("ui::app::tests::the_context_diff_is_aligned_with_exact_counts_on_both_sides") {
+        return;
+    }
     let mut a = app_for(&shared("pi-0.87.1/context-edits.jsonl"));
     let s = a.doc.session.clone();
     a.view.set_filter(&s, crate::engine::tree_view::FilterMode::All);
@@ -490,6 +511,9 @@ fn the_context_diff_is_aligned_with_exact_counts_on_both_sides() {
 
 #[test]
 fn inputs_edit_like_a_line_editor() {
+    if no_shared("ui::app::tests::inputs_edit_like_a_line_editor") {
+        return;
+    }
     let (_d, p) = temp_copy("pi-0.87.1/split-turn.jsonl");
     let mut a = app_for(&p);
     let target = a.selected().unwrap();
@@ -512,6 +536,9 @@ fn inputs_edit_like_a_line_editor() {
 
 #[test]
 fn the_tree_search_is_a_line_editor_too() {
+    if no_shared("ui::app::tests::the_tree_search_is_a_line_editor_too") {
+        return;
+    }
     let mut a = app_for(&shared("pi-0.87.1/branching-small.jsonl"));
     a.handle_key(ch('/'));
     typed(&mut a, "validation csv");
@@ -525,6 +552,9 @@ fn the_tree_search_is_a_line_editor_too() {
 
 #[test]
 fn stray_keys_in_the_summary_preview_write_nothing() {
+    if no_shared("ui::app::tests::stray_keys_in_the_summary_preview_write_nothing") {
+        return;
+    }
     let (_d, p) = temp_copy("pi-0.87.1/compacted-long.jsonl");
     let before = std::fs::read(&p).unwrap();
     let mut a = app_for(&p);
@@ -560,6 +590,9 @@ fn stray_keys_in_the_summary_preview_write_nothing() {
 
 #[test]
 fn keep_recent_steps_are_reversible_and_can_be_typed_or_reset() {
+    if no_shared("ui::app::tests::keep_recent_steps_are_reversible_and_can_be_typed_or_reset") {
+        return;
+    }
     let mut a = app_for(&shared("pi-0.87.1/compacted-long.jsonl"));
     a.handle_key(ch('c'));
     a.handle_key(ch('#'));
@@ -589,6 +622,9 @@ fn keep_recent_steps_are_reversible_and_can_be_typed_or_reset() {
 
 #[test]
 fn the_context_view_cursor_goes_to_the_entry_and_shows_omitted_messages() {
+    if no_shared("ui::app::tests::the_context_view_cursor_goes_to_the_entry_and_shows_omitted_messages") {
+        return;
+    }
     let mut a = app_for(&shared("pi-0.87.1/context-edits.jsonl"));
     // Entry idx 41: three messages omitted by context edits (the oracle's before-compaction-2).
     let s = a.doc.session.clone();
@@ -622,6 +658,9 @@ fn the_context_view_cursor_goes_to_the_entry_and_shows_omitted_messages() {
 
 #[test]
 fn click_selects_clicking_a_fold_marker_folds_and_the_wheel_scrolls() {
+    if no_shared("ui::app::tests::click_selects_clicking_a_fold_marker_folds_and_the_wheel_scrolls") {
+        return;
+    }
     let mut a = app_for(&shared("pi-0.87.1/branching-small.jsonl"));
     a.update(Action::Resize { width: 120, height: 40 });
     let tree = a.areas().tree;
@@ -684,6 +723,9 @@ fn click_selects_clicking_a_fold_marker_folds_and_the_wheel_scrolls() {
 
 #[test]
 fn jumps_to_compactions_the_cut_and_the_mark_and_copies() {
+    if no_shared("ui::app::tests::jumps_to_compactions_the_cut_and_the_mark_and_copies") {
+        return;
+    }
     let mut a = app_for(&shared("pi-0.87.1/compacted-long.jsonl"));
     let s = a.doc.session.clone();
     a.handle_key(ch('g'));
@@ -737,6 +779,9 @@ fn jumps_to_compactions_the_cut_and_the_mark_and_copies() {
 
 #[test]
 fn at_80_columns_the_zone_word_stays_on_screen() {
+    if no_shared("ui::app::tests::at_80_columns_the_zone_word_stays_on_screen") {
+        return;
+    }
     // The fixtures' model, declared in models.json as a user would.
     let registry = crate::engine::models::Registry::with_models_json(
         r#"{"providers":{"fakellm":{"baseUrl":"http://127.0.0.1:9","api":"openai-completions",
@@ -763,6 +808,9 @@ fn at_80_columns_the_zone_word_stays_on_screen() {
 
 #[test]
 fn without_colour_the_cut_classes_are_a_symbol_column() {
+    if no_shared("ui::app::tests::without_colour_the_cut_classes_are_a_symbol_column") {
+        return;
+    }
     let mut a = app_for(&shared("pi-0.87.1/split-turn.jsonl"));
     a.screen.no_color = true;
     a.selection.keep_recent = 2000;
@@ -787,6 +835,9 @@ fn without_colour_the_cut_classes_are_a_symbol_column() {
 
 #[test]
 fn previews_stop_scrolling_at_their_end() {
+    if no_shared("ui::app::tests::previews_stop_scrolling_at_their_end") {
+        return;
+    }
     let (_d, p) = temp_copy("pi-0.87.1/compacted-long.jsonl");
     let mut a = app_for(&p);
     a.update(Action::Resize { width: 100, height: 30 });
@@ -808,6 +859,9 @@ fn previews_stop_scrolling_at_their_end() {
 
 #[test]
 fn ctrl_c_in_a_dialog_cancels_it_and_does_not_quit() {
+    if no_shared("ui::app::tests::ctrl_c_in_a_dialog_cancels_it_and_does_not_quit") {
+        return;
+    }
     let (_d, p) = temp_copy("pi-0.87.1/split-turn.jsonl");
     let mut a = app_for(&p);
     for open in [shift('L'), shift('R'), shift('C')] {
@@ -823,6 +877,9 @@ fn ctrl_c_in_a_dialog_cancels_it_and_does_not_quit() {
 
 #[test]
 fn fork_and_clone_name_the_new_file_in_a_status_that_fits() {
+    if no_shared("ui::app::tests::fork_and_clone_name_the_new_file_in_a_status_that_fits") {
+        return;
+    }
     let (d, p) = temp_copy("pi-0.87.1/split-turn.jsonl");
     let mut a = app_for(&p);
     a.handle_key(shift('K'));
@@ -836,6 +893,9 @@ fn fork_and_clone_name_the_new_file_in_a_status_that_fits() {
 
 #[test]
 fn a_reload_read_before_bonsai_wrote_does_not_roll_the_session_back() {
+    if no_shared("ui::app::tests::a_reload_read_before_bonsai_wrote_does_not_roll_the_session_back") {
+        return;
+    }
     let (_d, p) = temp_copy("pi-0.87.1/split-turn.jsonl");
     let mut a = app_for(&p);
     pi_appends(&p, &a, "pi000007");
@@ -871,6 +931,9 @@ fn edits_in_file(p: &Path) -> Vec<(String, bool)> {
 
 #[test]
 fn the_prune_preview_applies_after_a_yes_and_undo_takes_it_back() {
+    if no_shared("ui::app::tests::the_prune_preview_applies_after_a_yes_and_undo_takes_it_back") {
+        return;
+    }
     let (_d, p) = temp_copy("pi-0.87.1/compacted-long.jsonl");
     let mut a = app_for(&p);
     a.handle_key(ch('p'));
@@ -918,6 +981,9 @@ fn the_prune_preview_applies_after_a_yes_and_undo_takes_it_back() {
 
 #[test]
 fn hide_replace_and_restore_the_selected_entry() {
+    if no_shared("ui::app::tests::hide_replace_and_restore_the_selected_entry") {
+        return;
+    }
     let (_d, p) = temp_copy("pi-0.87.1/compacted-long.jsonl");
     let mut a = app_for(&p);
     let s = a.doc.session.clone();
@@ -981,6 +1047,9 @@ fn hide_replace_and_restore_the_selected_entry() {
 
 #[test]
 fn pruning_snapshots_in_each_policy_and_the_confirm() {
+    if no_shared("ui::app::tests::pruning_snapshots_in_each_policy_and_the_confirm") {
+        return;
+    }
     let (_d, p) = temp_copy("pi-0.87.1/compacted-long.jsonl");
     let mut a = app_for(&p);
     a.handle_key(ch('p'));
@@ -1007,6 +1076,10 @@ fn pruning_snapshots_in_each_policy_and_the_confirm() {
 
 #[test]
 fn red_zone_writes_the_edits_then_opens_the_compaction_keeping_from_the_proposed_entry() {
+    if no_shared("ui::app::tests::red_zone_writes_the_edits_then_opens_the_compaction_keeping_from_the_proposed_entry")
+    {
+        return;
+    }
     let (_d, p) = temp_copy("pi-0.87.1/compacted-long.jsonl");
     let mut a = app_for(&p);
     a.handle_key(ch('p'));

@@ -3,7 +3,7 @@
 
 use crate::engine::entry::{Kind, Role};
 use crate::ui::app::Effect;
-use crate::ui::tests::{app_for, ctrl, key, render, shared, shift, typed};
+use crate::ui::tests::{app_for, ctrl, key, no_shared, render, shared, shift, typed};
 use crossterm::event::KeyCode;
 
 pub fn temp_copy(name: &str) -> (tempfile::TempDir, std::path::PathBuf) {
@@ -15,6 +15,9 @@ pub fn temp_copy(name: &str) -> (tempfile::TempDir, std::path::PathBuf) {
 
 #[test]
 fn compact_dialog_preview_accept_writes_a_compaction() {
+    if no_shared("ui::dialog::tests::compact_dialog_preview_accept_writes_a_compaction") {
+        return;
+    }
     let (_d, p) = temp_copy("pi-0.87.1/compacted-long.jsonl");
     let before = std::fs::read(&p).unwrap();
     let mut a = app_for(&p);
@@ -38,6 +41,9 @@ fn compact_dialog_preview_accept_writes_a_compaction() {
 
 #[test]
 fn compact_dialog_discard_writes_nothing() {
+    if no_shared("ui::dialog::tests::compact_dialog_discard_writes_nothing") {
+        return;
+    }
     let (_d, p) = temp_copy("pi-0.87.1/compacted-long.jsonl");
     let before = std::fs::read(&p).unwrap();
     let mut a = app_for(&p);
@@ -53,6 +59,9 @@ fn compact_dialog_discard_writes_nothing() {
 
 #[test]
 fn navigate_dialog_offers_pis_three_choices() {
+    if no_shared("ui::dialog::tests::navigate_dialog_offers_pis_three_choices") {
+        return;
+    }
     let (_d, p) = temp_copy("pi-0.87.1/branching-small.jsonl");
     let mut a = app_for(&p);
     let s = a.doc.session.clone();
@@ -87,6 +96,9 @@ fn navigate_dialog_offers_pis_three_choices() {
 
 #[test]
 fn label_dialog_sets_and_clears() {
+    if no_shared("ui::dialog::tests::label_dialog_sets_and_clears") {
+        return;
+    }
     let (_d, p) = temp_copy("pi-0.87.1/split-turn.jsonl");
     let mut a = app_for(&p);
     let target = a.selected().unwrap();
@@ -113,6 +125,9 @@ fn label_dialog_sets_and_clears() {
 
 #[test]
 fn rename_and_streaming_dialogs() {
+    if no_shared("ui::dialog::tests::rename_and_streaming_dialogs") {
+        return;
+    }
     let (_d, p) = temp_copy("pi-0.87.1/split-turn.jsonl");
     let mut a = app_for(&p);
     a.handle_key(shift('R'));

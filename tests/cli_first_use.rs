@@ -1,0 +1,266 @@
+//! The first commands of a new user: a mistyped command, a directory for FILE, a write without
+//! --yes and without a terminal, --dry-run everywhere, one line saying what was written, the
+//! bundled demo left alone, and every option described in --help. On the repository's own
+//! sessions: nothing here needs ../shared.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+fn run(args: &[&str], home: &Path) -> Output {
+    common::bonsai_isolated(home)
+        .args(args)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap()
+}
+
+fn text(o: &Output) -> (String, String) {
+    (
+        String::from_utf8_lossy(&o.stdout).to_string(),
+        String::from_utf8_lossy(&o.stderr).to_string(),
+    )
+}
+
+fn demo() -> PathBuf {
+    common::repo().join("fixtures/demo.jsonl")
+}
+
+/// A copy of the demo in a fresh directory.
+fn copy_of_demo() -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("2026-01-01T00-00-00-000Z_demo.jsonl");
+    std::fs::copy(demo(), &p).unwrap();
+    (dir, p)
+}
+
+#[test]
+fn a_mistyped_command_names_the_nearest_one() {
+    let home = tempfile::tempdir().unwrap();
+    let o = run(&["stat", demo().to_str().unwrap()], home.path());
+    let (_, err) = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("did you mean `bonsai stats`"), "{err}");
+    let o = run(&["compcat", "x"], home.path());
+    assert!(text(&o).1.contains("`bonsai compact`"));
+    // A word far from every command is still not taken for a file.
+    let o = run(&["zzzzzzzz"], home.path());
+    let (_, err) = text(&o);
+    assert!(err.contains("not a bonsai command or a file"), "{err}");
+}
+
+#[test]
+fn a_directory_stands_for_its_newest_session() {
+    let home = tempfile::tempdir().unwrap();
+    let (dir, p) = copy_of_demo();
+    let o = run(&["stats", dir.path().to_str().unwrap()], home.path());
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(err.contains(&p.display().to_string()), "says which file: {err}");
+    let direct = text(&run(&["stats", p.to_str().unwrap()], home.path())).0;
+    assert_eq!(out, direct);
+}
+
+#[test]
+fn a_write_without_yes_and_without_a_terminal_shows_it_and_fails_with_the_way_out() {
+    let home = tempfile::tempdir().unwrap();
+    let (_dir, p) = copy_of_demo();
+    let before = std::fs::read(&p).unwrap();
+    let f = p.to_str().unwrap();
+    let s = bonsai::store::load_session(&p).unwrap();
+    // The newest user message: inside the live context, so Pi would apply an edit to it.
+    let user = (0..s.entries.len())
+        .rfind(|&i| {
+            s.entries[i]
+                .message()
+                .is_some_and(|m| m.role == bonsai::engine::entry::Role::User)
+        })
+        .unwrap();
+    let user = format!("idx:{user}");
+    for args in [
+        vec!["label", f, "idx:1", "checked"],
+        vec!["rename", f, "a name"],
+        vec!["compact", f, "--keep-recent-tokens", "500", "--summarizer", "offline"],
+        vec!["navigate", f, "idx:1"],
+        vec!["edit", f, &user, "--hide"],
+        vec!["clone", f],
+    ] {
+        let o = run(&args, home.path());
+        let (out, err) = text(&o);
+        assert!(!o.status.success(), "{args:?}: {out}{err}");
+        assert!(err.contains("--yes") && err.contains("--dry-run"), "{args:?}: {err}");
+        assert!(!out.is_empty(), "{args:?}: shows what it would write");
+        assert_eq!(std::fs::read(&p).unwrap(), before, "{args:?}: nothing written");
+        // --dry-run: the same, and success.
+        let mut dry = args.clone();
+        dry.push("--dry-run");
+        let o = run(&dry, home.path());
+        assert!(o.status.success(), "{dry:?}: {}", text(&o).1);
+        assert_eq!(std::fs::read(&p).unwrap(), before, "{dry:?}: nothing written");
+    }
+    assert_eq!(
+        std::fs::read_dir(p.parent().unwrap()).unwrap().count(),
+        1,
+        "no clone file"
+    );
+}
+
+#[test]
+fn a_write_says_in_one_line_what_it_appended_where() {
+    let home = tempfile::tempdir().unwrap();
+    let (_dir, p) = copy_of_demo();
+    let f = p.to_str().unwrap();
+    let o = run(&["label", f, "idx:1", "checked", "--yes"], home.path());
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    assert_eq!(out.lines().count(), 1, "{out}");
+    assert!(out.starts_with(&format!("appended a label to {f} (1 line, ")), "{out}");
+    let o = run(&["rename", f, "renamed", "--yes", "--json"], home.path());
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["written"], true);
+    assert_eq!(v["entries"][0]["type"], "session_info");
+}
+
+#[test]
+fn the_bundled_demo_is_read_only_for_the_cli_too() {
+    let home = tempfile::tempdir().unwrap();
+    let before = std::fs::read(demo()).unwrap();
+    let f = demo();
+    let f = f.to_str().unwrap();
+    for args in [
+        vec![
+            "compact",
+            f,
+            "--summarizer",
+            "offline",
+            "--keep-recent-tokens",
+            "500",
+            "--yes",
+        ],
+        vec!["label", f, "idx:1", "x", "--yes"],
+        vec!["migrate", f, "--yes"],
+        vec!["prune", f, "--apply", "--yes", "--force"],
+    ] {
+        let o = run(&args, home.path());
+        let (_, err) = text(&o);
+        assert!(!o.status.success(), "{args:?}");
+        assert!(err.contains("bundled demo") && err.contains("cp "), "{args:?}: {err}");
+    }
+    assert_eq!(std::fs::read(demo()).unwrap(), before);
+    // Reading it, and a dry run, still work.
+    assert!(run(&["stats", f], home.path()).status.success());
+    assert!(
+        run(&["label", f, "idx:1", "x", "--dry-run"], home.path())
+            .status
+            .success()
+    );
+}
+
+#[test]
+fn list_says_where_the_sessions_are_when_this_directory_has_none() {
+    let home = tempfile::tempdir().unwrap();
+    let o = run(&["list"], home.path());
+    assert!(
+        text(&o).0.contains("no Pi sessions found in any project"),
+        "{}",
+        text(&o).0
+    );
+    let other = home.path().join(".pi/agent/sessions/--elsewhere--");
+    std::fs::create_dir_all(&other).unwrap();
+    std::fs::copy(demo(), other.join("2026-01-01T00-00-00-000Z_x.jsonl")).unwrap();
+    let o = run(&["list"], home.path());
+    let (out, _) = text(&o);
+    assert!(
+        out.contains("1 in other projects") && out.contains("bonsai list --all"),
+        "{out}"
+    );
+}
+
+#[test]
+fn every_option_of_every_command_is_described() {
+    let home = tempfile::tempdir().unwrap();
+    let names: Vec<String> = bonsai::cli::command_names();
+    assert!(names.len() >= 17, "{names:?}");
+    let mut bare = vec![];
+    for name in &names {
+        let o = run(&[name, "--help"], home.path());
+        let (out, _) = text(&o);
+        // Every argument and option has words after it, or on the lines below it (clap moves
+        // the help under the flag when it is long).
+        let lines: Vec<&str> = out.lines().collect();
+        let mut section = "";
+        for (k, line) in lines.iter().enumerate() {
+            if line.ends_with(':') && !line.starts_with(' ') {
+                section = line;
+                continue;
+            }
+            let flag_line = line.starts_with("  ") && !line.starts_with("   ");
+            if (section == "Arguments:" || section == "Options:") && flag_line {
+                let t = line.trim_start();
+                let beside = t.split("  ").filter(|p| !p.trim().is_empty()).count() >= 2;
+                let below = lines
+                    .get(k + 1)
+                    .is_some_and(|n| n.starts_with("          ") && !n.trim().is_empty());
+                if !beside && !below {
+                    bare.push(format!("{name}: {t}"));
+                }
+            }
+        }
+        let takes_id = out.contains("<TARGET>") || out.contains("--leaf");
+        if takes_id && !out.contains("idx:N") {
+            bare.push(format!("{name}: an id argument without the idx:N form"));
+        }
+    }
+    assert!(bare.is_empty(), "undescribed:\n{}", bare.join("\n"));
+}
+
+#[test]
+fn compact_dry_run_says_before_calling_a_model() {
+    // A configured key: the dry run still asks the model for the summary, and says so first.
+    let home = tempfile::tempdir().unwrap();
+    let agent = home.path().join(".pi/agent");
+    std::fs::create_dir_all(&agent).unwrap();
+    std::fs::write(
+        agent.join("models.json"),
+        r#"{ "providers": { "fakellm": { "baseUrl": "http://127.0.0.1:9/v1", "api": "openai-completions", "apiKey": "FAKE_DRY_KEY",
+             "models": [{ "id": "fakecoder", "contextWindow": 200000, "maxTokens": 32000 }] } } }"#,
+    )
+    .unwrap();
+    let (_dir, p) = copy_of_demo();
+    let o = common::bonsai_isolated(home.path())
+        .args([
+            "compact",
+            p.to_str().unwrap(),
+            "--keep-recent-tokens",
+            "500",
+            "--model",
+            "fakellm/fakecoder",
+            "--dry-run",
+        ])
+        .env("FAKE_DRY_KEY", "sk-test")
+        .env("PI_CODING_AGENT_DIR", &agent)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let (_, err) = text(&o);
+    assert!(
+        err.contains("--dry-run still calls fakellm/fakecoder"),
+        "said before calling: {err}"
+    );
+    // --summarizer offline never calls.
+    let o = run(
+        &[
+            "compact",
+            p.to_str().unwrap(),
+            "--keep-recent-tokens",
+            "500",
+            "--summarizer",
+            "offline",
+            "--dry-run",
+        ],
+        home.path(),
+    );
+    assert!(o.status.success(), "{}", text(&o).1);
+    assert!(!text(&o).1.contains("still calls"));
+}

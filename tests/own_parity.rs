@@ -1,0 +1,156 @@
+//! Parity on the repository's own sessions (fixtures/pi-0.87.1, made by scripts/make-fixtures.mjs
+//! with Pi 0.87.1): Pi's answers from the repository's own oracle (`pi-session.mjs inspect`)
+//! against `bonsai inspect`, field by field, at the file's leaf and at every leaf of the branchy
+//! session, with the cut at two keepRecentTokens and the branch-summary input to every user
+//! message. Runs from a plain clone; ../shared is not needed.
+
+mod common;
+
+use common::*;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn own_sessions() -> Vec<PathBuf> {
+    let mut v = sessions_in(&repo().join("fixtures/pi-0.87.1"));
+    v.push(repo().join("fixtures/demo.jsonl"));
+    v
+}
+
+fn bonsai_inspect(file: &Path, args: &[&str]) -> Value {
+    let out = Command::new(bonsai_bin())
+        .arg("inspect")
+        .arg(file)
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+#[test]
+fn the_repositorys_sessions_cover_every_entry_type_and_are_reproducible() {
+    let summary: Value =
+        serde_json::from_str(&std::fs::read_to_string(repo().join("fixtures/pi-0.87.1/generated.json")).unwrap())
+            .unwrap();
+    let mut types = std::collections::BTreeSet::new();
+    for (_, s) in summary["sessions"].as_object().unwrap() {
+        types.extend(s["types"].as_object().unwrap().keys().cloned());
+    }
+    for t in [
+        "model_change",
+        "thinking_level_change",
+        "message/system",
+        "message/user",
+        "message/assistant",
+        "message/toolResult",
+        "message/bashExecution",
+        "label",
+        "session_info",
+        "custom",
+        "custom_message",
+        "branch_summary",
+        "context_edit",
+        "usage",
+        "compaction",
+    ] {
+        assert!(types.contains(t), "no {t} in the repository's sessions: {types:?}");
+    }
+    assert_eq!(summary["sessions"]["tour.jsonl"]["notes"]["split"], true);
+    let forked = std::fs::read_to_string(repo().join("fixtures/pi-0.87.1/forked.jsonl")).unwrap();
+    assert!(forked.lines().next().unwrap().contains("\"parentSession\""));
+    // Regenerating gives the same bytes (Pi's ids and clock are seeded by the script).
+    let Some(pi) =
+        pi_session("tests::own_parity::the_repositorys_sessions_cover_every_entry_type_and_are_reproducible")
+    else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let o = Command::new(&pi.node)
+        .arg(repo().join("scripts/make-fixtures.mjs"))
+        .arg(dir.path())
+        .env("PI_HOME", &pi.pi_home)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    for f in sessions_in(&repo().join("fixtures/pi-0.87.1")) {
+        let again = dir.path().join(f.file_name().unwrap());
+        assert!(
+            std::fs::read(&f).unwrap() == std::fs::read(&again).unwrap(),
+            "{} is not what scripts/make-fixtures.mjs makes now",
+            f.display()
+        );
+    }
+}
+
+#[test]
+fn pi_and_bonsai_agree_on_the_repositorys_sessions() {
+    let Some(pi) = pi_session("tests::own_parity::pi_and_bonsai_agree_on_the_repositorys_sessions") else {
+        return;
+    };
+    let mut failures = Vec::new();
+    let mut checked = 0;
+    let mut check = |file: &Path, args: &[&str]| {
+        let name = format!("{} {}", file.file_name().unwrap().to_string_lossy(), args.join(" "));
+        let ours = bonsai_inspect(file, args);
+        match pi.inspect(file, args) {
+            Err(e) => failures.push(format!("{name}: Pi failed: {e}")),
+            Ok(theirs) => {
+                let d = diff(&theirs, &ours);
+                if !d.is_empty() {
+                    failures.push(format!(
+                        "{name}:\n  {}",
+                        d.into_iter().take(8).collect::<Vec<_>>().join("\n  ")
+                    ));
+                }
+            }
+        }
+        checked += 1;
+    };
+    for f in own_sessions() {
+        for k in ["2000", "20000"] {
+            check(&f, &["--keep-recent-tokens", k]);
+        }
+    }
+    // The branchy session: every leaf, and the branch summary's input from the last entry to
+    // every user message.
+    let tour = repo().join("fixtures/pi-0.87.1/tour.jsonl");
+    let s = bonsai::store::load_session(&tour).unwrap();
+    let has_child: std::collections::HashSet<usize> = (0..s.entries.len()).filter_map(|i| s.parent_of(i)).collect();
+    let leaves: Vec<usize> = (0..s.entries.len()).filter(|i| !has_child.contains(i)).collect();
+    assert!(leaves.len() >= 3, "the tour has branches");
+    for l in leaves {
+        check(&tour, &["--leaf", &format!("idx:{l}"), "--keep-recent-tokens", "600"]);
+    }
+    for i in 0..s.entries.len() {
+        if s.entries[i]
+            .message()
+            .is_some_and(|m| m.role == bonsai::engine::entry::Role::User)
+        {
+            check(&tour, &["--branch-target", &format!("idx:{i}")]);
+        }
+    }
+    // The split turn: just before its compaction, with the keepRecentTokens it was made with.
+    let split = repo().join("fixtures/pi-0.87.1/split-turn.jsonl");
+    let s = bonsai::store::load_session(&split).unwrap();
+    let c = (0..s.entries.len())
+        .find(|&i| s.entries[i].kind.type_name() == "compaction")
+        .unwrap();
+    let before = s.parent_of(c).unwrap();
+    check(
+        &split,
+        &["--leaf", &format!("idx:{before}"), "--keep-recent-tokens", "3000"],
+    );
+    let at_split = bonsai_inspect(
+        &split,
+        &["--leaf", &format!("idx:{before}"), "--keep-recent-tokens", "3000"],
+    );
+    assert_eq!(at_split["compaction"]["isSplitTurn"], true);
+    assert!(
+        failures.is_empty(),
+        "{} of {checked} differ:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+    assert!(checked >= 20, "{checked}");
+}

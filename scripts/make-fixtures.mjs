@@ -190,7 +190,7 @@ class Chat {
 				role: "toolResult",
 				toolCallId: c.id,
 				toolName: c.name,
-				content: [{ type: "text", text: t.output }],
+				content: [{ type: "text", text: t.output }, ...(t.image ? [{ type: "image", data: t.image, mimeType: "image/png" }] : [])],
 				isError: Boolean(t.error),
 				timestamp: Date.now(),
 			});
@@ -274,6 +274,9 @@ async function tour() {
 	c.sm.appendLabelChange(fixed, "tests green");
 	c.user("What does this screenshot of the report show?", [{ type: "image", data: png, mimeType: "image/png" }]);
 	c.assistant({ text: "It is the monthly report: November's total is highlighted in red, which means it is negative." });
+	c.user("Open docs/report.png too.");
+	c.assistant({ tools: [{ name: "read", args: { path: "docs/report.png" }, output: "Read image file [image/png]", image: png }] });
+	c.assistant({ text: "The same report, with the legend.", stop: "aborted" });
 	wait(30);
 	c.sm.appendMessage({ role: "bashExecution", command: "git status --short", output: " M src/ledger.py\n", exitCode: 0, cancelled: false, truncated: false, timestamp: Date.now() });
 	c.sm.appendMessage({ role: "bashExecution", command: "git diff --stat", output: " src/ledger.py | 2 +-\n", exitCode: 0, cancelled: false, truncated: false, timestamp: Date.now(), excludeFromContext: true });
@@ -305,7 +308,9 @@ async function tour() {
 	c.sm.appendUsage("cache_warm", "fakellm", "fakecoder-large", usage(0, 1, 9000), "fixture");
 	const { prep } = await c.compact(600);
 	c.user("Summarize where we are.");
-	c.assistant({ text: "Rounding fixed, tests green, the GBP rows are the open question." });
+	const last = c.assistant({ text: "Rounding fixed, tests green, the GBP rows are the open question." }).id;
+	// The leaf is a label: navigating away from it leaves no message to summarize.
+	c.sm.appendLabelChange(last, "where we are");
 	made.push({ name: "tour.jsonl", notes: { flag, big, split: prep.isSplitTurn } });
 }
 

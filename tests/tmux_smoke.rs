@@ -165,15 +165,12 @@ fn demo_opens_when_pi_has_no_sessions() {
 
 #[test]
 fn compact_with_instructions_offline_accept_and_see_it_in_the_tree() {
-    if no_shared("tests::tmux_smoke::compact_with_instructions_offline_accept_and_see_it_in_the_tree") {
-        return;
-    }
     let Some(t) = Tmux::start(120, 40) else { return };
     let bin = env!("CARGO_BIN_EXE_bonsai");
     let dir = tempfile::tempdir().unwrap();
     let f = dir.path().join("long.jsonl");
     std::fs::copy(
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/fixtures/pi-0.87.1/compacted-long.jsonl"),
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/pi-0.87.1/long.jsonl"),
         &f,
     )
     .unwrap();
@@ -183,7 +180,7 @@ fn compact_with_instructions_offline_accept_and_see_it_in_the_tree() {
         &format!("HOME={} {bin} {}; echo EXITED:$?", home.path().display(), f.display()),
         "Enter",
     ]);
-    t.wait_for("(212/212)");
+    t.wait_for("(185/185)");
     t.send(&["C"]);
     t.wait_for("Compact: custom instructions");
     t.send(&["-l", "keep the latency numbers"]);
@@ -195,7 +192,7 @@ fn compact_with_instructions_offline_accept_and_see_it_in_the_tree() {
     let screen = t.wait_for("wrote a compaction");
     assert!(screen.contains("[compaction: "), "{screen}");
     assert!(
-        screen.contains("(213/213)"),
+        screen.contains("(186/186)"),
         "the new compaction is the selected leaf:\n{screen}"
     );
     t.send(&["q"]);
@@ -215,16 +212,13 @@ fn compact_with_instructions_offline_accept_and_see_it_in_the_tree() {
 
 #[test]
 fn a_compaction_previewed_before_pi_appended_is_refused() {
-    if no_shared("tests::tmux_smoke::a_compaction_previewed_before_pi_appended_is_refused") {
-        return;
-    }
     use std::io::Write;
     let Some(t) = Tmux::start(120, 40) else { return };
     let bin = env!("CARGO_BIN_EXE_bonsai");
     let dir = tempfile::tempdir().unwrap();
     let f = dir.path().join("long.jsonl");
     std::fs::copy(
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/fixtures/pi-0.87.1/compacted-long.jsonl"),
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/pi-0.87.1/long.jsonl"),
         &f,
     )
     .unwrap();
@@ -233,7 +227,7 @@ fn a_compaction_previewed_before_pi_appended_is_refused() {
         &format!("HOME={} {bin} {}; echo EXITED:$?", home.path().display(), f.display()),
         "Enter",
     ]);
-    t.wait_for("(212/212)");
+    t.wait_for("(185/185)");
     t.send(&["C"]);
     t.wait_for("Compact: custom instructions");
     t.send(&["Enter"]);

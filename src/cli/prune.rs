@@ -101,6 +101,12 @@ fn plan_json(s: &Session, plan: &Plan, exact: Option<&[(u64, u64)]>) -> Value {
 
 fn print_table(s: &Session, plan: &Plan, exact: Option<&[(u64, u64)]>) {
     let t = prune::thousands;
+    if let Some(gap) = plan.usage_gap() {
+        println!(
+            "note: {} of the drop is Pi's count changing, not the edits: after an edit Pi estimates the messages instead of using the last reply's usage",
+            t(gap.unsigned_abs())
+        );
+    }
     println!(
         "{} · leaf {} · context {} → {} tokens (Pi's estimate){}",
         plan.what,

@@ -185,6 +185,17 @@ impl Plan {
     pub fn saved(&self) -> u64 {
         self.edits().map(|i| i.saved()).sum()
     }
+    /// Tokens by which "after" drops more (or less) than the edits save, when that is over 5 %
+    /// of "now": Pi's "now" rests on the last reply's usage, and once an edit follows that
+    /// reply Pi counts estimates only.
+    pub fn usage_gap(&self) -> Option<i64> {
+        if self.is_empty() {
+            return None;
+        }
+        let now = self.tokens_now.round() as i64;
+        let gap = now - self.tokens_after as i64 - self.saved() as i64;
+        (gap.abs() > now / 20).then_some(gap)
+    }
     pub fn is_empty(&self) -> bool {
         self.edits().next().is_none()
     }

@@ -394,27 +394,21 @@ mod tests {
 
 #[cfg(test)]
 mod snapshots {
-    use super::super::tests::{app_for, no_shared, render, shared};
+    use super::super::tests::{app_for, own, render};
     use crossterm::event::{KeyCode, KeyEvent};
 
     #[test]
     fn context_view_120x40() {
-        if no_shared("ui::context_view::context_view_120x40") {
-            return;
-        }
-        let mut a = app_for(&shared("pi-0.87.1/context-edits.jsonl"));
+        let mut a = app_for(&own("tour.jsonl"));
         a.handle_key(KeyEvent::from(KeyCode::Char('v')));
         insta::assert_snapshot!(render(&mut a, 120, 40));
     }
 
     #[test]
     fn context_diff_of_two_leaves() {
-        if no_shared("ui::context_view::context_diff_of_two_leaves") {
-            return;
-        }
         // The side branch (line 27) before the edits, against the final leaf: nothing in
         // common (the final leaf is past a compaction), so all − on the left, all + on the right.
-        let mut a = app_for(&shared("pi-0.87.1/context-edits.jsonl"));
+        let mut a = app_for(&own("tour.jsonl"));
         let s = a.doc.session.clone();
         a.view.set_filter(&s, crate::engine::tree_view::FilterMode::All);
         a.view.select_entry(&s, 25);

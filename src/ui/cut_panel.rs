@@ -95,15 +95,12 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) {
 
 #[cfg(test)]
 mod snapshots {
-    use super::super::tests::{app_for, no_shared, render, shared};
+    use super::super::tests::{app_for, own, render};
     use crossterm::event::{KeyCode, KeyEvent};
 
     #[test]
     fn cut_preview_without_split_turn() {
-        if no_shared("ui::cut_panel::cut_preview_without_split_turn") {
-            return;
-        }
-        let mut a = app_for(&shared("pi-0.87.1/split-turn.jsonl"));
+        let mut a = app_for(&own("split-turn.jsonl"));
         a.selection.keep_recent = 2000;
         a.handle_key(KeyEvent::from(KeyCode::Char('c')));
         insta::assert_snapshot!(render(&mut a, 120, 40));
@@ -111,11 +108,8 @@ mod snapshots {
 
     #[test]
     fn cut_preview_with_split_turn_80x24() {
-        if no_shared("ui::cut_panel::cut_preview_with_split_turn_80x24") {
-            return;
-        }
-        // context-edits at keepRecentTokens 2000 cuts inside the design.md turn (oracle).
-        let mut a = app_for(&shared("pi-0.87.1/context-edits.jsonl"));
+        // long.jsonl at keepRecentTokens 2000 cuts inside its last turn (Pi's prepareCompaction).
+        let mut a = app_for(&own("long.jsonl"));
         a.selection.keep_recent = 2000;
         a.handle_key(KeyEvent::from(KeyCode::Char('c')));
         let plan = a.selection.cut.as_ref().unwrap().as_ref().unwrap();
@@ -125,10 +119,7 @@ mod snapshots {
 
     #[test]
     fn plus_and_minus_move_the_cut_live() {
-        if no_shared("ui::cut_panel::plus_and_minus_move_the_cut_live") {
-            return;
-        }
-        let mut a = app_for(&shared("pi-0.87.1/compacted-long.jsonl"));
+        let mut a = app_for(&own("long.jsonl"));
         a.selection.keep_recent = 2000;
         a.handle_key(KeyEvent::from(KeyCode::Char('c')));
         let first = a.selection.cut.as_ref().unwrap().as_ref().unwrap().first_kept_entry;

@@ -522,25 +522,17 @@ pub fn draw(f: &mut Frame, area: Rect, doc: &Doc, scroll: usize, focused: bool) 
 
 #[cfg(test)]
 mod snapshots {
-    use super::super::tests::{app_for, no_shared, render, shared};
+    use super::super::tests::{app_for, own, render};
     use crate::engine::entry::Kind;
 
     /// The first entry of each kind (messages by role) across the fixtures, drawn in the pane.
     #[test]
     fn detail_for_every_entry_type() {
-        if no_shared("ui::detail::detail_for_every_entry_type") {
-            return;
-        }
         super::highlight::warm_up();
-        let files = [
-            "pi-0.87.1/context-edits.jsonl",
-            "pi-0.87.1/edge-cases.jsonl",
-            "pi-0.87.1/branching-small.jsonl",
-            "pi-0.87.1/split-turn.jsonl",
-        ];
+        let files = ["tour.jsonl", "split-turn.jsonl"];
         let mut seen = std::collections::BTreeSet::new();
         for f in files {
-            let mut a = app_for(&shared(f));
+            let mut a = app_for(&own(f));
             a.view
                 .set_filter(&a.doc.session.clone(), crate::engine::tree_view::FilterMode::All);
             let n = a.doc.session.entries.len();
@@ -575,7 +567,7 @@ mod snapshots {
         }
         assert!(seen.len() >= 14, "{seen:?}");
         // And one whole screen with the pane focused and scrolled.
-        let mut a = app_for(&shared("pi-0.87.1/split-turn.jsonl"));
+        let mut a = app_for(&own("split-turn.jsonl"));
         let s = a.doc.session.clone();
         a.view.select_entry(&s, 3);
         a.selection_changed();

@@ -218,15 +218,12 @@ pub fn draw(f: &mut Frame, area: Rect, s: &Session, data: Option<&FillsData>, cu
 
 #[cfg(test)]
 mod snapshots {
-    use super::super::tests::{app_for, ch, key, no_shared, render, shared};
+    use super::super::tests::{app_for, ch, key, own, render};
     use crossterm::event::KeyCode;
 
     #[test]
     fn what_fills_the_context_120x40() {
-        if no_shared("ui::fills::what_fills_the_context_120x40") {
-            return;
-        }
-        let mut a = app_for(&shared("pi-0.87.1/compacted-long.jsonl"));
+        let mut a = app_for(&own("long.jsonl"));
         a.handle_key(ch('w'));
         a.run_jobs_now();
         insta::assert_snapshot!(render(&mut a, 120, 40));

@@ -468,6 +468,14 @@ pub mod tests {
         true
     }
 
+    /// One of the repository's own Pi 0.87.1 sessions (fixtures/pi-0.87.1, made by
+    /// scripts/make-fixtures.mjs).
+    pub fn own(name: &str) -> PathBuf {
+        PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("fixtures/pi-0.87.1")
+            .join(name)
+    }
+
     /// A file of ../shared/fixtures (or of `$BONSAI_SHARED/fixtures`).
     pub fn shared(rel: &str) -> PathBuf {
         std::env::var_os("BONSAI_SHARED")

@@ -80,6 +80,15 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) {
                     fg(MUTED),
                 ),
             ]));
+            if let Some(gap) = plan.usage_gap() {
+                lines.push(Line::from(Span::styled(
+                    format!(
+                        "(the other ~{}: Pi estimates once an edit follows the last reply's usage)",
+                        thousands(gap.unsigned_abs())
+                    ),
+                    fg(DIM),
+                )));
+            }
             if let Some(c) = plan.compact_from {
                 let s = &app.doc.session;
                 lines.push(Line::from(Span::styled(

@@ -191,9 +191,10 @@ fn fit(spans: Vec<Span<'static>>, width: usize) -> Vec<Span<'static>> {
 
 #[cfg(test)]
 mod snapshots {
-    use super::super::tests::{app_for, no_shared, render, shared};
+    use super::super::tests::{app_for, own, render};
     use super::super::theme::{COMPACTED, KEPT, SUMMARIZED};
     use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+    use std::path::PathBuf;
 
     fn ctrl(c: char) -> KeyEvent {
         KeyEvent::new(KeyCode::Char(c), KeyModifiers::CONTROL)
@@ -201,34 +202,25 @@ mod snapshots {
 
     #[test]
     fn tree_default_120x40() {
-        if no_shared("ui::tree_pane::tree_default_120x40") {
-            return;
-        }
-        let mut a = app_for(&shared("pi-0.87.1/branching-small.jsonl"));
+        let mut a = app_for(&own("tour.jsonl"));
         insta::assert_snapshot!(render(&mut a, 120, 40));
     }
 
     #[test]
     fn tree_default_80x24() {
-        if no_shared("ui::tree_pane::tree_default_80x24") {
-            return;
-        }
-        let mut a = app_for(&shared("pi-0.87.1/branching-small.jsonl"));
+        let mut a = app_for(&own("tour.jsonl"));
         insta::assert_snapshot!(render(&mut a, 80, 24));
     }
 
     #[test]
     fn tree_in_each_filter() {
-        if no_shared("ui::tree_pane::tree_in_each_filter") {
-            return;
-        }
         for (key, name) in [
             ('t', "no_tools"),
             ('u', "user_only"),
             ('l', "labeled_only"),
             ('a', "all"),
         ] {
-            let mut a = app_for(&shared("pi-0.87.1/branching-small.jsonl"));
+            let mut a = app_for(&own("tour.jsonl"));
             a.screen.show_detail = false;
             a.handle_key(ctrl(key));
             insta::assert_snapshot!(format!("tree_filter_{name}"), render(&mut a, 100, 40));
@@ -237,10 +229,7 @@ mod snapshots {
 
     #[test]
     fn folded_segments() {
-        if no_shared("ui::tree_pane::folded_segments") {
-            return;
-        }
-        let mut a = app_for(&shared("pi-0.87.1/branching-small.jsonl"));
+        let mut a = app_for(&own("tour.jsonl"));
         a.screen.show_detail = false;
         // Jump up to the active branch's segment start, fold it, jump to the root, fold that
         // branch's sibling too: Pi's Ctrl+← sequence.
@@ -253,10 +242,7 @@ mod snapshots {
 
     #[test]
     fn search() {
-        if no_shared("ui::tree_pane::search") {
-            return;
-        }
-        let mut a = app_for(&shared("pi-0.87.1/branching-small.jsonl"));
+        let mut a = app_for(&own("tour.jsonl"));
         a.screen.show_detail = false;
         a.handle_key(KeyEvent::from(KeyCode::Char('/')));
         for c in "csv".chars() {
@@ -267,10 +253,7 @@ mod snapshots {
 
     #[test]
     fn labels_and_timestamps() {
-        if no_shared("ui::tree_pane::labels_and_timestamps") {
-            return;
-        }
-        let mut a = app_for(&shared("pi-0.87.1/branching-small.jsonl"));
+        let mut a = app_for(&own("tour.jsonl"));
         a.screen.show_detail = false;
         a.view.now_ms = 1_900_000_000_000; // a fixed "now" in 2030: dates show as YY/M/D
         a.handle_key(ctrl('l'));
@@ -280,21 +263,16 @@ mod snapshots {
 
     #[test]
     fn multiple_roots() {
-        if no_shared("ui::tree_pane::multiple_roots") {
-            return;
-        }
-        let mut a = app_for(&shared("pi-0.73.1/forked.jsonl"));
+        // Entries whose parent is missing are roots of their own (Pi 0.73's forks had two).
+        let mut a = app_for(&PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/bad/missing-parents.jsonl"));
         a.screen.show_detail = false;
         insta::assert_snapshot!(render(&mut a, 100, 30));
     }
 
     #[test]
     fn cut_preview_colours_the_rows() {
-        if no_shared("ui::tree_pane::cut_preview_colours_the_rows") {
-            return;
-        }
         // How many entries fall in each class, then the tint on the drawn rows.
-        let mut a = app_for(&shared("pi-0.87.1/split-turn.jsonl"));
+        let mut a = app_for(&own("split-turn.jsonl"));
         a.selection.keep_recent = 2000;
         a.handle_key(KeyEvent::from(KeyCode::Char('c')));
         let classes: std::collections::BTreeMap<String, usize> =

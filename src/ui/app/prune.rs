@@ -16,6 +16,16 @@ use std::sync::Arc;
 /// Said once per run, in the first confirm of an edit.
 const OLD_PI: &str = "Pi 0.87 and newer apply context edits; older Pi keeps them in the file and ignores them.";
 
+/// Why "after" differs from "now" less what the edits save (see `Plan::usage_gap`).
+pub fn usage_gap_line(plan: &Plan) -> Option<String> {
+    plan.usage_gap().map(|gap| {
+        format!(
+            "The other {} tokens are Pi's count changing: after an edit Pi estimates the messages instead of using the last reply's usage.",
+            thousands(gap.unsigned_abs())
+        )
+    })
+}
+
 impl App {
     pub(super) fn toggle_prune(&mut self) {
         self.screen.prune_preview = !self.screen.prune_preview;
@@ -94,11 +104,14 @@ impl App {
             plan.note
         )];
         lines.push(format!(
-            "Pi's context {} → {} tokens ({} saved).",
+            "Pi's context {} → {} tokens ({} saved by the edits).",
             thousands(plan.tokens_now.round() as u64),
             thousands(plan.tokens_after),
             thousands(plan.saved())
         ));
+        if let Some(gap) = usage_gap_line(&plan) {
+            lines.push(gap);
+        }
         lines.push("History stays as it is: the edits change what the model gets from now on; u undoes them.".into());
         if let Some((short, _)) = self.branch_note(plan.leaf) {
             lines.push(format!("{short}."));

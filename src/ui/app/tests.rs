@@ -6,7 +6,7 @@ use crate::engine::entry::{Kind, Role};
 use crate::ui::action::Action;
 use crate::ui::dialog::Dialog;
 use crate::ui::keymap::{self, Mode};
-use crate::ui::tests::{app_for, ch, ctrl, key, no_shared, render, shared, shift, typed};
+use crate::ui::tests::{app_for, ch, ctrl, key, own, render, shift, typed};
 use crossterm::event::{KeyCode, KeyEvent};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 fn temp_copy(name: &str) -> (tempfile::TempDir, PathBuf) {
     let dir = tempfile::tempdir().unwrap();
     let p = dir.path().join(name.rsplit('/').next().unwrap());
-    std::fs::copy(shared(name), &p).unwrap();
+    std::fs::copy(own(name), &p).unwrap();
     (dir, p)
 }
 
@@ -31,10 +31,15 @@ fn pi_appends(p: &Path, a: &App, id: &str) {
 }
 
 /// An entry in the middle of the active path (not the leaf).
+/// A user message two thirds down Pi's path.
 fn middle_of_path(a: &App) -> usize {
     let s = &a.doc.session;
     let path = s.path_to(s.leaf().unwrap());
-    path[path.len() * 2 / 3]
+    *path[..path.len() * 2 / 3]
+        .iter()
+        .rev()
+        .find(|&&i| s.entries[i].message().is_some_and(|m| m.role == Role::User))
+        .unwrap()
 }
 
 fn select(a: &mut App, entry: usize) {
@@ -225,10 +230,7 @@ fn event(k: &keymap::Key) -> KeyEvent {
 
 #[test]
 fn every_listed_key_does_something_in_its_mode() {
-    if no_shared("ui::app::tests::every_listed_key_does_something_in_its_mode") {
-        return;
-    }
-    let (_d, p) = temp_copy("pi-0.87.1/compacted-long.jsonl");
+    let (_d, p) = temp_copy("long.jsonl");
     let mut dead = vec![];
     let mut hinted_ok = 0;
     for mode in Mode::ALL {
@@ -279,18 +281,16 @@ fn the_bar_never_offers_quit_where_q_does_not_quit() {
 }
 #[test]
 fn live_follow_keeps_selection_and_moves_with_the_leaf() {
-    if no_shared("ui::app::tests::live_follow_keeps_selection_and_moves_with_the_leaf") {
-        return;
-    }
     let dir = tempfile::tempdir().unwrap();
     let p = dir.path().join("live.jsonl");
-    std::fs::copy(shared("pi-0.87.1/split-turn.jsonl"), &p).unwrap();
+    std::fs::copy(own("split-turn.jsonl"), &p).unwrap();
     let mut a = app_for(&p);
     // Select an earlier row, then Pi appends two entries.
     a.handle_key(KeyEvent::from(KeyCode::Up));
     a.handle_key(KeyEvent::from(KeyCode::Up));
     let chosen = a.selected().unwrap();
     let chosen_id = a.doc.session.entries[chosen].id.clone();
+    let entries_before = a.doc.session.entries.len();
     let leaf_id = a.doc.session.entries[a.doc.session.leaf().unwrap()].id.clone();
     let mut f = std::fs::OpenOptions::new().append(true).open(&p).unwrap();
     writeln!(f, r#"{{"type":"message","id":"live0001","parentId":"{leaf_id}","timestamp":"2026-11-22T06:00:00.000Z","message":{{"role":"user","content":"one more thing","timestamp":1}}}}"#).unwrap();
@@ -298,7 +298,7 @@ fn live_follow_keeps_selection_and_moves_with_the_leaf() {
     drop(f);
     a.update(Action::Tick);
     a.run_jobs_now();
-    assert_eq!(a.doc.session.entries.len(), 46);
+    assert_eq!(a.doc.session.entries.len(), entries_before + 2);
     assert!(a.live);
     assert_eq!(a.status.as_deref(), Some("live: 2 new entries from Pi"));
     assert_eq!(
@@ -343,11 +343,8 @@ fn preview_compaction(a: &mut App) {
 
 #[test]
 fn a_compaction_accepted_after_pi_appended_is_refused_whether_or_not_the_app_noticed() {
-    if no_shared("ui::app::tests::a_compaction_accepted_after_pi_appended_is_refused_whether_or_not_the_app_noticed") {
-        return;
-    }
     for noticed in [true, false] {
-        let (_d, p) = temp_copy("pi-0.87.1/compacted-long.jsonl");
+        let (_d, p) = temp_copy("long.jsonl");
         let mut a = app_for(&p);
         preview_compaction(&mut a);
         pi_appends(&p, &a, "pi000001");
@@ -375,10 +372,7 @@ fn a_compaction_accepted_after_pi_appended_is_refused_whether_or_not_the_app_not
 
 #[test]
 fn a_compaction_that_starts_a_branch_says_what_it_leaves_and_asks() {
-    if no_shared("ui::app::tests::a_compaction_that_starts_a_branch_says_what_it_leaves_and_asks") {
-        return;
-    }
-    let (_d, p) = temp_copy("pi-0.87.1/compacted-long.jsonl");
+    let (_d, p) = temp_copy("long.jsonl");
     let before = std::fs::read(&p).unwrap();
     let mut a = app_for(&p);
     let m = middle_of_path(&a);
@@ -411,10 +405,7 @@ fn a_compaction_that_starts_a_branch_says_what_it_leaves_and_asks() {
 
 #[test]
 fn custom_instructions_reach_the_branch_summary() {
-    if no_shared("ui::app::tests::custom_instructions_reach_the_branch_summary") {
-        return;
-    }
-    let (_d, p) = temp_copy("pi-0.87.1/branching-small.jsonl");
+    let (_d, p) = temp_copy("tour.jsonl");
     let mut a = app_for(&p);
     let s = a.doc.session.clone();
     let first_user = (0..s.entries.len())
@@ -437,10 +428,7 @@ fn custom_instructions_reach_the_branch_summary() {
 
 #[test]
 fn the_navigate_dialog_says_when_there_is_nothing_to_summarize() {
-    if no_shared("ui::app::tests::the_navigate_dialog_says_when_there_is_nothing_to_summarize") {
-        return;
-    }
-    let (_d, p) = temp_copy("pi-0.87.1/branching-small.jsonl");
+    let (_d, p) = temp_copy("tour.jsonl");
     let mut a = app_for(&p);
     // The leaf's parent: leaving the leaf alone leaves one entry, and no message when the
     // leaf is not a message the summary would take.
@@ -451,7 +439,7 @@ fn the_navigate_dialog_says_when_there_is_nothing_to_summarize() {
     a.handle_key(key(KeyCode::Enter));
     let screen = render(&mut a, 120, 30);
     assert!(
-        screen.contains("leaves 3 entries with no message to summarize"),
+        screen.contains("leaves 1 entry with no message to summarize"),
         "the dialog says so before anything is chosen:\n{screen}"
     );
 }
@@ -460,10 +448,7 @@ fn the_navigate_dialog_says_when_there_is_nothing_to_summarize() {
 
 #[test]
 fn the_context_diff_is_aligned_with_exact_counts_on_both_sides() {
-    if no_shared("ui::app::tests::the_context_diff_is_aligned_with_exact_counts_on_both_sides") {
-        return;
-    }
-    let mut a = app_for(&shared("pi-0.87.1/context-edits.jsonl"));
+    let mut a = app_for(&own("tour.jsonl"));
     let s = a.doc.session.clone();
     a.view.set_filter(&s, crate::engine::tree_view::FilterMode::All);
     // Four entries back on the same path: most messages are shared, the newest are not.
@@ -504,17 +489,21 @@ fn the_context_diff_is_aligned_with_exact_counts_on_both_sides() {
         screen.contains("+user") || screen.contains("+assistant") || screen.contains("+toolResult"),
         "{screen}"
     );
-    assert!(!screen.contains("     ·"), "every count shown:\n{screen}");
+    // Every count shown, but for a message a context edit leaves out (it costs nothing).
+    assert!(
+        screen
+            .lines()
+            .filter(|l| l.contains("     · "))
+            .all(|l| l.contains("(omitted by")),
+        "every count shown:\n{screen}"
+    );
 }
 
 // ---- 4. Inputs are line editors --------------------------------------------------------
 
 #[test]
 fn inputs_edit_like_a_line_editor() {
-    if no_shared("ui::app::tests::inputs_edit_like_a_line_editor") {
-        return;
-    }
-    let (_d, p) = temp_copy("pi-0.87.1/split-turn.jsonl");
+    let (_d, p) = temp_copy("split-turn.jsonl");
     let mut a = app_for(&p);
     let target = a.selected().unwrap();
     a.handle_key(shift('L'));
@@ -536,10 +525,7 @@ fn inputs_edit_like_a_line_editor() {
 
 #[test]
 fn the_tree_search_is_a_line_editor_too() {
-    if no_shared("ui::app::tests::the_tree_search_is_a_line_editor_too") {
-        return;
-    }
-    let mut a = app_for(&shared("pi-0.87.1/branching-small.jsonl"));
+    let mut a = app_for(&own("tour.jsonl"));
     a.handle_key(ch('/'));
     typed(&mut a, "validation csv");
     a.handle_key(ctrl('w'));
@@ -552,10 +538,7 @@ fn the_tree_search_is_a_line_editor_too() {
 
 #[test]
 fn stray_keys_in_the_summary_preview_write_nothing() {
-    if no_shared("ui::app::tests::stray_keys_in_the_summary_preview_write_nothing") {
-        return;
-    }
-    let (_d, p) = temp_copy("pi-0.87.1/compacted-long.jsonl");
+    let (_d, p) = temp_copy("long.jsonl");
     let before = std::fs::read(&p).unwrap();
     let mut a = app_for(&p);
     preview_compaction(&mut a);
@@ -590,10 +573,7 @@ fn stray_keys_in_the_summary_preview_write_nothing() {
 
 #[test]
 fn keep_recent_steps_are_reversible_and_can_be_typed_or_reset() {
-    if no_shared("ui::app::tests::keep_recent_steps_are_reversible_and_can_be_typed_or_reset") {
-        return;
-    }
-    let mut a = app_for(&shared("pi-0.87.1/compacted-long.jsonl"));
+    let mut a = app_for(&own("long.jsonl"));
     a.handle_key(ch('c'));
     a.handle_key(ch('#'));
     for _ in 0..10 {
@@ -622,18 +602,18 @@ fn keep_recent_steps_are_reversible_and_can_be_typed_or_reset() {
 
 #[test]
 fn the_context_view_cursor_goes_to_the_entry_and_shows_omitted_messages() {
-    if no_shared("ui::app::tests::the_context_view_cursor_goes_to_the_entry_and_shows_omitted_messages") {
-        return;
-    }
-    let mut a = app_for(&shared("pi-0.87.1/context-edits.jsonl"));
-    // Entry idx 41: three messages omitted by context edits (the oracle's before-compaction-2).
+    let mut a = app_for(&own("tour.jsonl"));
+    // Just before the compaction: the user message a context edit hides is omitted.
     let s = a.doc.session.clone();
     a.view.set_filter(&s, crate::engine::tree_view::FilterMode::All);
-    select(&mut a, 41);
+    let c = (0..s.entries.len())
+        .rfind(|&i| matches!(s.entries[i].kind, Kind::Compaction(_)))
+        .unwrap();
+    select(&mut a, s.parent_of(c).unwrap());
     a.handle_key(ch('v'));
     a.run_jobs_now();
     let screen = render(&mut a, 120, 40);
-    assert_eq!(screen.matches("(omitted by ").count(), 3, "{screen}");
+    assert_eq!(screen.matches("(omitted by ").count(), 1, "{screen}");
     let d = a.context_data().unwrap().clone();
     let omitted = d.selected.rows.iter().find(|r| r.omitted_by.is_some()).unwrap();
     // The struck row really is crossed out.
@@ -658,10 +638,7 @@ fn the_context_view_cursor_goes_to_the_entry_and_shows_omitted_messages() {
 
 #[test]
 fn click_selects_clicking_a_fold_marker_folds_and_the_wheel_scrolls() {
-    if no_shared("ui::app::tests::click_selects_clicking_a_fold_marker_folds_and_the_wheel_scrolls") {
-        return;
-    }
-    let mut a = app_for(&shared("pi-0.87.1/branching-small.jsonl"));
+    let mut a = app_for(&own("tour.jsonl"));
     a.update(Action::Resize { width: 120, height: 40 });
     let tree = a.areas().tree;
     let k = 3usize;
@@ -723,10 +700,7 @@ fn click_selects_clicking_a_fold_marker_folds_and_the_wheel_scrolls() {
 
 #[test]
 fn jumps_to_compactions_the_cut_and_the_mark_and_copies() {
-    if no_shared("ui::app::tests::jumps_to_compactions_the_cut_and_the_mark_and_copies") {
-        return;
-    }
-    let mut a = app_for(&shared("pi-0.87.1/compacted-long.jsonl"));
+    let mut a = app_for(&own("long.jsonl"));
     let s = a.doc.session.clone();
     a.handle_key(ch('g'));
     a.handle_key(ch('}'));
@@ -760,7 +734,7 @@ fn jumps_to_compactions_the_cut_and_the_mark_and_copies() {
         other => panic!("{other:?}"),
     }
     // A split turn: `t` goes to where the turn starts.
-    let mut b = app_for(&shared("pi-0.87.1/context-edits.jsonl"));
+    let mut b = app_for(&own("long.jsonl"));
     b.handle_key(ch('c'));
     b.handle_key(ch('#'));
     for _ in 0..6 {
@@ -779,16 +753,13 @@ fn jumps_to_compactions_the_cut_and_the_mark_and_copies() {
 
 #[test]
 fn at_80_columns_the_zone_word_stays_on_screen() {
-    if no_shared("ui::app::tests::at_80_columns_the_zone_word_stays_on_screen") {
-        return;
-    }
     // The fixtures' model, declared in models.json as a user would.
     let registry = crate::engine::models::Registry::with_models_json(
         r#"{"providers":{"fakellm":{"baseUrl":"http://127.0.0.1:9","api":"openai-completions",
-            "models":[{"id":"fakecoder-64k","contextWindow":65536,"maxTokens":8192}]}}}"#,
+            "models":[{"id":"fakecoder-large","contextWindow":200000,"maxTokens":8192}]}}}"#,
         "models.json",
     );
-    let p = shared("pi-0.87.1/compacted-long.jsonl");
+    let p = own("long.jsonl");
     let mut a = App::new(
         crate::store::load_session(&p).unwrap(),
         Some(p.clone()),
@@ -808,10 +779,7 @@ fn at_80_columns_the_zone_word_stays_on_screen() {
 
 #[test]
 fn without_colour_the_cut_classes_are_a_symbol_column() {
-    if no_shared("ui::app::tests::without_colour_the_cut_classes_are_a_symbol_column") {
-        return;
-    }
-    let mut a = app_for(&shared("pi-0.87.1/split-turn.jsonl"));
+    let mut a = app_for(&own("split-turn.jsonl"));
     a.screen.no_color = true;
     a.selection.keep_recent = 2000;
     a.handle_key(ch('c'));
@@ -835,10 +803,7 @@ fn without_colour_the_cut_classes_are_a_symbol_column() {
 
 #[test]
 fn previews_stop_scrolling_at_their_end() {
-    if no_shared("ui::app::tests::previews_stop_scrolling_at_their_end") {
-        return;
-    }
-    let (_d, p) = temp_copy("pi-0.87.1/compacted-long.jsonl");
+    let (_d, p) = temp_copy("long.jsonl");
     let mut a = app_for(&p);
     a.update(Action::Resize { width: 100, height: 30 });
     preview_compaction(&mut a);
@@ -859,10 +824,7 @@ fn previews_stop_scrolling_at_their_end() {
 
 #[test]
 fn ctrl_c_in_a_dialog_cancels_it_and_does_not_quit() {
-    if no_shared("ui::app::tests::ctrl_c_in_a_dialog_cancels_it_and_does_not_quit") {
-        return;
-    }
-    let (_d, p) = temp_copy("pi-0.87.1/split-turn.jsonl");
+    let (_d, p) = temp_copy("split-turn.jsonl");
     let mut a = app_for(&p);
     for open in [shift('L'), shift('R'), shift('C')] {
         a.handle_key(open);
@@ -877,10 +839,7 @@ fn ctrl_c_in_a_dialog_cancels_it_and_does_not_quit() {
 
 #[test]
 fn fork_and_clone_name_the_new_file_in_a_status_that_fits() {
-    if no_shared("ui::app::tests::fork_and_clone_name_the_new_file_in_a_status_that_fits") {
-        return;
-    }
-    let (d, p) = temp_copy("pi-0.87.1/split-turn.jsonl");
+    let (d, p) = temp_copy("split-turn.jsonl");
     let mut a = app_for(&p);
     a.handle_key(shift('K'));
     a.run_jobs_now();
@@ -893,10 +852,7 @@ fn fork_and_clone_name_the_new_file_in_a_status_that_fits() {
 
 #[test]
 fn a_reload_read_before_bonsai_wrote_does_not_roll_the_session_back() {
-    if no_shared("ui::app::tests::a_reload_read_before_bonsai_wrote_does_not_roll_the_session_back") {
-        return;
-    }
-    let (_d, p) = temp_copy("pi-0.87.1/split-turn.jsonl");
+    let (_d, p) = temp_copy("split-turn.jsonl");
     let mut a = app_for(&p);
     pi_appends(&p, &a, "pi000007");
     // The tick starts a reload; it reads the file now but reports later.
@@ -931,10 +887,7 @@ fn edits_in_file(p: &Path) -> Vec<(String, bool)> {
 
 #[test]
 fn the_prune_preview_applies_after_a_yes_and_undo_takes_it_back() {
-    if no_shared("ui::app::tests::the_prune_preview_applies_after_a_yes_and_undo_takes_it_back") {
-        return;
-    }
-    let (_d, p) = temp_copy("pi-0.87.1/compacted-long.jsonl");
+    let (_d, p) = temp_copy("long.jsonl");
     let mut a = app_for(&p);
     a.handle_key(ch('p'));
     assert_eq!(a.mode(), Mode::Prune);
@@ -981,10 +934,7 @@ fn the_prune_preview_applies_after_a_yes_and_undo_takes_it_back() {
 
 #[test]
 fn hide_replace_and_restore_the_selected_entry() {
-    if no_shared("ui::app::tests::hide_replace_and_restore_the_selected_entry") {
-        return;
-    }
-    let (_d, p) = temp_copy("pi-0.87.1/compacted-long.jsonl");
+    let (_d, p) = temp_copy("long.jsonl");
     let mut a = app_for(&p);
     let s = a.doc.session.clone();
     let path = s.path_to(s.leaf().unwrap());
@@ -1047,10 +997,7 @@ fn hide_replace_and_restore_the_selected_entry() {
 
 #[test]
 fn pruning_snapshots_in_each_policy_and_the_confirm() {
-    if no_shared("ui::app::tests::pruning_snapshots_in_each_policy_and_the_confirm") {
-        return;
-    }
-    let (_d, p) = temp_copy("pi-0.87.1/compacted-long.jsonl");
+    let (_d, p) = temp_copy("long.jsonl");
     let mut a = app_for(&p);
     a.handle_key(ch('p'));
     insta::assert_snapshot!("prune_output", render(&mut a, 120, 40));
@@ -1076,11 +1023,7 @@ fn pruning_snapshots_in_each_policy_and_the_confirm() {
 
 #[test]
 fn red_zone_writes_the_edits_then_opens_the_compaction_keeping_from_the_proposed_entry() {
-    if no_shared("ui::app::tests::red_zone_writes_the_edits_then_opens_the_compaction_keeping_from_the_proposed_entry")
-    {
-        return;
-    }
-    let (_d, p) = temp_copy("pi-0.87.1/compacted-long.jsonl");
+    let (_d, p) = temp_copy("long.jsonl");
     let mut a = app_for(&p);
     a.handle_key(ch('p'));
     for _ in 0..4 {

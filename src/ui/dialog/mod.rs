@@ -202,7 +202,8 @@ fn wrap(line: &str, width: usize) -> Vec<String> {
 
 /// The most a summary preview can scroll in `rect` (so it never scrolls past its end).
 pub fn max_scroll(text: &str, rect: Rect) -> usize {
-    let inner_h = rect.height.saturating_sub(3) as usize;
+    // Two borders and two head lines (the line count and the keys) are not the body.
+    let inner_h = rect.height.saturating_sub(4) as usize;
     summary_lines(text, rect.width.saturating_sub(2))
         .len()
         .saturating_sub(inner_h)

@@ -3,22 +3,19 @@
 
 use crate::engine::entry::{Kind, Role};
 use crate::ui::app::Effect;
-use crate::ui::tests::{app_for, ctrl, key, no_shared, render, shared, shift, typed};
+use crate::ui::tests::{app_for, ctrl, key, own, render, shift, typed};
 use crossterm::event::KeyCode;
 
 pub fn temp_copy(name: &str) -> (tempfile::TempDir, std::path::PathBuf) {
     let dir = tempfile::tempdir().unwrap();
     let p = dir.path().join(name.rsplit('/').next().unwrap());
-    std::fs::copy(shared(name), &p).unwrap();
+    std::fs::copy(own(name), &p).unwrap();
     (dir, p)
 }
 
 #[test]
 fn compact_dialog_preview_accept_writes_a_compaction() {
-    if no_shared("ui::dialog::tests::compact_dialog_preview_accept_writes_a_compaction") {
-        return;
-    }
-    let (_d, p) = temp_copy("pi-0.87.1/compacted-long.jsonl");
+    let (_d, p) = temp_copy("long.jsonl");
     let before = std::fs::read(&p).unwrap();
     let mut a = app_for(&p);
     a.selection.keep_recent = 2000;
@@ -41,10 +38,7 @@ fn compact_dialog_preview_accept_writes_a_compaction() {
 
 #[test]
 fn compact_dialog_discard_writes_nothing() {
-    if no_shared("ui::dialog::tests::compact_dialog_discard_writes_nothing") {
-        return;
-    }
-    let (_d, p) = temp_copy("pi-0.87.1/compacted-long.jsonl");
+    let (_d, p) = temp_copy("long.jsonl");
     let before = std::fs::read(&p).unwrap();
     let mut a = app_for(&p);
     a.selection.keep_recent = 2000;
@@ -59,10 +53,7 @@ fn compact_dialog_discard_writes_nothing() {
 
 #[test]
 fn navigate_dialog_offers_pis_three_choices() {
-    if no_shared("ui::dialog::tests::navigate_dialog_offers_pis_three_choices") {
-        return;
-    }
-    let (_d, p) = temp_copy("pi-0.87.1/branching-small.jsonl");
+    let (_d, p) = temp_copy("tour.jsonl");
     let mut a = app_for(&p);
     let s = a.doc.session.clone();
     let first_user = (0..s.entries.len())
@@ -96,10 +87,7 @@ fn navigate_dialog_offers_pis_three_choices() {
 
 #[test]
 fn label_dialog_sets_and_clears() {
-    if no_shared("ui::dialog::tests::label_dialog_sets_and_clears") {
-        return;
-    }
-    let (_d, p) = temp_copy("pi-0.87.1/split-turn.jsonl");
+    let (_d, p) = temp_copy("split-turn.jsonl");
     let mut a = app_for(&p);
     let target = a.selected().unwrap();
     let id = a.doc.session.entries[target].id.clone();
@@ -125,10 +113,7 @@ fn label_dialog_sets_and_clears() {
 
 #[test]
 fn rename_and_streaming_dialogs() {
-    if no_shared("ui::dialog::tests::rename_and_streaming_dialogs") {
-        return;
-    }
-    let (_d, p) = temp_copy("pi-0.87.1/split-turn.jsonl");
+    let (_d, p) = temp_copy("split-turn.jsonl");
     let mut a = app_for(&p);
     a.handle_key(shift('R'));
     typed(&mut a, " Split turn demo");

@@ -10,9 +10,6 @@ use std::net::TcpListener;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-mod common;
-use common::no_shared;
-
 /// One scripted reply: status, extra headers, body chunks with a pause before each.
 #[derive(Clone)]
 struct Reply {
@@ -400,9 +397,6 @@ fn cancelling_drops_the_request() {
 
 #[test]
 fn cli_compacts_with_an_openai_compatible_server_from_models_json() {
-    if no_shared("tests::llm::cli_compacts_with_an_openai_compatible_server_from_models_json") {
-        return;
-    }
     let f = fake(vec![
         sse(&[
             r###"data: {"choices":[{"delta":{"content":"## Goal\n- from the fake model"},"finish_reason":"stop"}]}"###,
@@ -427,7 +421,7 @@ fn cli_compacts_with_an_openai_compatible_server_from_models_json() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("s.jsonl");
     std::fs::copy(
-        std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/fixtures/pi-0.87.1/context-edits.jsonl"),
+        std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/pi-0.87.1/long.jsonl"),
         &file,
     )
     .unwrap();
@@ -481,7 +475,7 @@ fn tui_app(fixture: &str, server: &str) -> (tempfile::TempDir, std::path::PathBu
     let file = dir.path().join("s.jsonl");
     std::fs::copy(
         std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-            .join("../shared/fixtures")
+            .join("fixtures/pi-0.87.1")
             .join(fixture),
         &file,
     )
@@ -507,9 +501,6 @@ fn tui_app(fixture: &str, server: &str) -> (tempfile::TempDir, std::path::PathBu
 
 #[test]
 fn tui_compaction_with_a_model_previews_and_writes_usage() {
-    if no_shared("tests::llm::tui_compaction_with_a_model_previews_and_writes_usage") {
-        return;
-    }
     use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
     // A split turn: the history and the turn prefix are two requests.
     let reply = sse(&[
@@ -518,7 +509,7 @@ fn tui_compaction_with_a_model_previews_and_writes_usage() {
         "data: [DONE]",
     ]);
     let f = fake(vec![reply.clone(), reply]);
-    let (_d, file, mut app) = tui_app("pi-0.87.1/compacted-long.jsonl", &f.url);
+    let (_d, file, mut app) = tui_app("long.jsonl", &f.url);
     app.selection.keep_recent = 2000;
     app.handle_key(KeyEvent::new(KeyCode::Char('C'), KeyModifiers::SHIFT));
     app.handle_key(KeyEvent::from(KeyCode::Enter));
@@ -551,9 +542,6 @@ fn tui_compaction_with_a_model_previews_and_writes_usage() {
 
 #[test]
 fn tui_summary_can_be_cancelled() {
-    if no_shared("tests::llm::tui_summary_can_be_cancelled") {
-        return;
-    }
     let slow = Reply {
         status: 200,
         headers: vec![("content-type".into(), "text/event-stream".into())],
@@ -567,7 +555,7 @@ fn tui_summary_can_be_cancelled() {
             .collect(),
     };
     let f = fake(vec![slow]);
-    let (_d, file, mut app) = tui_app("pi-0.87.1/compacted-long.jsonl", &f.url);
+    let (_d, file, mut app) = tui_app("long.jsonl", &f.url);
     let before = std::fs::read(&file).unwrap();
     app.selection.keep_recent = 2000;
     use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};

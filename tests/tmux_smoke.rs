@@ -84,12 +84,10 @@ impl Drop for Tmux {
 
 #[test]
 fn open_move_filter_preview_quit_restores_terminal() {
-    if no_shared("tests::tmux_smoke::open_move_filter_preview_quit_restores_terminal") {
-        return;
-    }
     let Some(t) = Tmux::start(120, 40) else { return };
     let bin = env!("CARGO_BIN_EXE_bonsai");
-    let fixture = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/fixtures/pi-0.87.1/branching-small.jsonl");
+    let fixture = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/pi-0.87.1/tour.jsonl");
+    let rows = bonsai::store::load_session(&fixture).unwrap();
     // An empty HOME: no Pi settings or sessions of the developer's leak into the test.
     let home = tempfile::tempdir().unwrap();
     t.send(&[
@@ -100,19 +98,30 @@ fn open_move_filter_preview_quit_restores_terminal() {
         ),
         "Enter",
     ]);
-    let screen = t.wait_for("Inventory validation: storage approach (16/28)");
-    assert!(screen.contains("• [branch summary]:"), "{screen}");
+    let screen = t.wait_for("ledger: fix rounding (");
+    assert!(screen.contains("[branch summary]:"), "{screen}");
+    // The status line's "(row/rows)": the leaf is selected, and Up moves one row.
+    let at = |screen: &str| -> (usize, usize) {
+        let s = &screen[screen.find("ledger: fix rounding (").unwrap() + 22..];
+        let (a, b) = s[..s.find(')').unwrap()].split_once('/').unwrap();
+        (a.parse().unwrap(), b.parse().unwrap())
+    };
+    let (row, total) = at(&screen);
+    assert!(total > 20 && total <= rows.entries.len(), "{screen}");
     t.send(&["Up"]);
-    t.wait_for("(15/28)");
+    t.wait_for(&format!("({}/{total})", row - 1));
     t.send(&["C-u"]);
     let screen = t.wait_for("[user]");
+    assert!(screen.contains("user: Read src/ledger.py"), "{screen}");
     assert!(
-        screen.contains("[storage-tests] user: OK, going with the storage"),
-        "{screen}"
+        !screen.contains("assistant: Reading the main module"),
+        "user-only:\n{screen}"
     );
     t.send(&["C-d"]);
     // Pi keeps the user message selected when going back to the default filter.
-    t.wait_for("(13/28)");
+    let screen = t.wait_for("assistant: Reading the main module");
+    let (row_back, _) = at(&screen);
+    assert!(row_back < row, "{screen}");
     t.send(&["c"]);
     t.wait_for("cut preview ·");
     t.send(&["?"]);
@@ -124,7 +133,7 @@ fn open_move_filter_preview_quit_restores_terminal() {
     let screen = t.wait_for("EXITED:0");
     // Back on the main screen: the tree is gone, the shell line is there.
     assert!(
-        !screen.contains("• [branch summary]:"),
+        !screen.contains("[branch summary]:"),
         "alternate screen not left:\n{screen}"
     );
     // Raw mode is off again: the terminal echoes and reads lines.

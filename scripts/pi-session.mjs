@@ -11,6 +11,10 @@
 //                                             names of `bonsai inspect` (entries, path, labels, tree,
 //                                             context, token estimates, the compaction's cut, the
 //                                             branch summary's input): the repository's own oracle
+//   node pi-session.mjs tree FILE WIDTH:FILTER...
+//                                             Pi's /tree list for FILE as its TreeSelectorComponent
+//                                             draws it (every row, cursor on the leaf, colours
+//                                             stripped): one JSON line per WIDTH:FILTER, its rows
 //   node pi-session.mjs open FILE             open it as Pi does (Pi ends an unfinished last line)
 //   node pi-session.mjs append FILE COUNT [--pause-ms N] [--seed S]
 //                                             open it and append COUNT messages, printing each
@@ -217,6 +221,34 @@ function inspect(file, opts) {
 	}
 }
 
+/** Pi's /tree list: the selector built as Pi's interactive mode builds it, tall enough that
+ *  nothing scrolls, rendered at `width` with the escapes stripped. HOME is emptied while it
+ *  draws, so no path is shortened to ~ (bonsai's renders do not know the user's home). */
+async function tree(file, width, filter) {
+	const { TreeSelectorComponent, initTheme } = await import(pathToFileURL(join(pkg, "dist/index.js")).href);
+	const { stripVTControlCharacters } = await import("node:util");
+	initTheme("dark");
+	const dir = mkdtempSync(join(tmpdir(), "pi-tree-"));
+	const home = process.env.HOME;
+	try {
+		const copy = join(dir, "session.jsonl");
+		copyFileSync(file, copy);
+		const entries = loadEntriesFromFile(copy);
+		const sm = SessionManager.inMemory(entries[0].cwd || process.cwd(), undefined, entries);
+		process.env.HOME = "";
+		const noop = () => {};
+		const height = 2 * (sm.getEntries().length + 1);
+		const selector = new TreeSelectorComponent(sm.getTree(), sm.getLeafId(), height, noop, noop, noop, undefined, filter);
+		return selector
+			.getTreeList()
+			.render(width)
+			.map((l) => stripVTControlCharacters(l));
+	} finally {
+		process.env.HOME = home;
+		rmSync(dir, { recursive: true, force: true });
+	}
+}
+
 /** A small deterministic generator, so a run can be repeated. */
 function rng(seed) {
 	let s = seed >>> 0 || 1;
@@ -281,6 +313,12 @@ if (cmd === "load") {
 	} catch (e) {
 		console.error(`pi-session.mjs: ${e && e.message ? e.message : e}`);
 		process.exit(1);
+	}
+} else if (cmd === "tree") {
+	for (const spec of args.slice(1)) {
+		const [width, filter] = spec.split(":");
+		const lines = await tree(args[0], Number(width), filter ?? "default");
+		process.stdout.write(`${JSON.stringify({ spec, lines })}\n`);
 	}
 } else if (cmd === "open") {
 	const sm = SessionManager.open(args[0]);

@@ -154,3 +154,54 @@ fn pi_and_bonsai_agree_on_the_repositorys_sessions() {
     );
     assert!(checked >= 20, "{checked}");
 }
+
+#[test]
+fn bonsai_tree_draws_pis_tree_byte_for_byte_on_the_repositorys_sessions() {
+    let Some(pi) =
+        pi_session("tests::own_parity::bonsai_tree_draws_pis_tree_byte_for_byte_on_the_repositorys_sessions")
+    else {
+        return;
+    };
+    let filters = ["default", "no-tools", "user-only", "labeled-only", "all"];
+    let mut specs = vec![];
+    for w in ["100", "72", "44"] {
+        for f in filters {
+            specs.push(format!("{w}:{f}"));
+        }
+    }
+    let (mut n, mut failures) = (0, vec![]);
+    for file in own_sessions() {
+        let o = pi.command().arg("tree").arg(&file).args(&specs).output().unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        for line in String::from_utf8_lossy(&o.stdout).lines() {
+            let v: Value = serde_json::from_str(line).unwrap();
+            let (w, f) = v["spec"].as_str().unwrap().split_once(':').unwrap();
+            let want: String = v["lines"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|l| format!("{}\n", l.as_str().unwrap()))
+                .collect();
+            let out = Command::new(bonsai_bin())
+                .args(["tree", "--width", w, "--filter", f])
+                .arg(&file)
+                .output()
+                .unwrap();
+            n += 1;
+            if out.stdout != want.as_bytes() {
+                failures.push(format!(
+                    "{} {w} {f}:\n--- pi\n{want}--- bonsai\n{}",
+                    file.display(),
+                    String::from_utf8_lossy(&out.stdout)
+                ));
+            }
+        }
+    }
+    assert_eq!(n, own_sessions().len() * specs.len());
+    assert!(
+        failures.is_empty(),
+        "{} of {n} renders differ:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}

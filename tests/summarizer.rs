@@ -109,10 +109,8 @@ fn offline_summaries_keep_requests_files_and_errors_in_a_tenth() {
 
 #[test]
 fn split_turns_get_a_turn_prefix_summary_and_updates_keep_the_previous_one() {
-    if no_shared("tests::summarizer::split_turns_get_a_turn_prefix_summary_and_updates_keep_the_previous_one") {
-        return;
-    }
-    let f = shared().join("fixtures/pi-0.87.1/context-edits.jsonl");
+    // The long session at keepRecentTokens 2000 cuts inside its last turn, after two compactions.
+    let f = repo().join("fixtures/pi-0.87.1/long.jsonl");
     let s = bonsai::store::load_session(&f).unwrap();
     let plan = compaction::prepare(
         &s,

@@ -43,21 +43,20 @@ pub fn no_shared(test: &str) -> bool {
     true
 }
 
+/// The running test binary's name (`parity` for target/debug/deps/parity-1a2b…), for skips.
+fn test_binary() -> String {
+    let exe = std::env::args().next().unwrap_or_default();
+    let file = exe.rsplit('/').next().unwrap_or_default();
+    file.split('-').next().unwrap_or_default().to_string()
+}
+
 /// Pi's fixture folders in ../shared (none when it is absent: then the test binary says once
 /// that it checks the repository's own sessions only).
 pub fn shared_fixture_dirs() -> Vec<PathBuf> {
     if !shared().join("fixtures").is_dir() {
         static SAID: std::sync::Once = std::sync::Once::new();
         SAID.call_once(|| {
-            let bin = std::env::args().next().unwrap_or_default();
-            let bin = bin
-                .rsplit('/')
-                .next()
-                .unwrap_or_default()
-                .split('-')
-                .next()
-                .unwrap_or_default()
-                .to_string();
+            let bin = test_binary();
             say(&format!(
                 "SKIPPED (part) tests::{bin}: ../shared is absent; only the repository's own sessions are checked"
             ));
@@ -102,15 +101,7 @@ pub fn oracle() -> Option<Oracle> {
         && pi_home
             .join("node_modules/@earendil-works/pi-coding-agent/package.json")
             .exists();
-    let bin = std::env::args().next().unwrap_or_default();
-    let bin = bin
-        .rsplit('/')
-        .next()
-        .unwrap_or_default()
-        .split('-')
-        .next()
-        .unwrap_or_default()
-        .to_string();
+    let bin = test_binary();
     if !installed {
         if std::env::var("BONSAI_REQUIRE_ORACLE").as_deref() == Ok("1") {
             panic!(

@@ -264,3 +264,33 @@ fn compact_dry_run_says_before_calling_a_model() {
     assert!(o.status.success(), "{}", text(&o).1);
     assert!(!text(&o).1.contains("still calls"));
 }
+
+#[test]
+fn export_writes_markdown_or_json_to_a_new_file_and_never_over_one() {
+    let home = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let tour = common::repo().join("fixtures/pi-0.87.1/tour.jsonl");
+    let t = tour.to_str().unwrap();
+    let out = dir.path().join("tour.md");
+    let o = run(&["export", t, "-o", out.to_str().unwrap()], home.path());
+    assert!(o.status.success(), "{}", text(&o).1);
+    let md = std::fs::read_to_string(&out).unwrap();
+    assert!(md.starts_with("# ledger: fix rounding\n"), "{md}");
+    assert!(md.contains("<details><summary>Thinking</summary>"));
+    // An existing file is not replaced without --force.
+    let o = run(&["export", t, "--tree", "-o", out.to_str().unwrap()], home.path());
+    assert!(!o.status.success());
+    assert!(text(&o).1.contains("exists; nothing written"), "{}", text(&o).1);
+    assert_eq!(std::fs::read_to_string(&out).unwrap(), md);
+    let o = run(
+        &["export", t, "--tree", "-o", out.to_str().unwrap(), "--force"],
+        home.path(),
+    );
+    assert!(o.status.success());
+    assert!(std::fs::read_to_string(&out).unwrap().contains("## Branch from"));
+    // JSON on standard output: the entries of the path as the file has them.
+    let o = run(&["export", t, "--format", "json", "--leaf", "idx:3"], home.path());
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["entries"].as_array().unwrap().len(), 4);
+    assert_eq!(v["header"]["type"], "session");
+}

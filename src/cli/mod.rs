@@ -62,6 +62,8 @@ pub enum Command {
     Edit(EditArgs),
     /// Sessions of the current project (or of all projects), newest first.
     List(ListArgs),
+    /// The session as a document: the path to the leaf (or the whole tree) as Markdown or JSON.
+    Export(ExportArgs),
 }
 
 #[derive(Args, Debug)]
@@ -390,6 +392,30 @@ pub struct EditArgs {
 }
 
 #[derive(Args, Debug)]
+pub struct ExportArgs {
+    /// A session file, or a directory (its newest session, as `bonsai DIR` opens).
+    pub file: PathBuf,
+    /// Export the path to this entry (an id, or idx:N for the N-th entry, 0-based) instead of
+    /// the file's last entry.
+    #[arg(long, conflicts_with = "tree")]
+    pub leaf: Option<String>,
+    /// Every entry, branch by branch, instead of one path.
+    #[arg(long)]
+    pub tree: bool,
+    /// md: Markdown (thinking and long tool output folded in <details>); json: the entries as
+    /// the file has them, with the header.
+    #[arg(long, value_parser = ["md", "json"], default_value = "md")]
+    pub format: String,
+    /// Write to this file (a new one; an existing file is refused without --force) instead of
+    /// standard output.
+    #[arg(short, long)]
+    pub output: Option<PathBuf>,
+    /// Replace OUTPUT if it exists.
+    #[arg(long, requires = "output")]
+    pub force: bool,
+}
+
+#[derive(Args, Debug)]
 pub struct ListArgs {
     /// Every project's sessions, not only this directory's.
     #[arg(long)]
@@ -419,6 +445,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Stats(a) => read::stats(a),
         Command::Inspect(a) => read::inspect(a),
         Command::List(a) => read::list(a),
+        Command::Export(a) => read::export(a),
         Command::Compact(a) => write::compact(a),
         Command::Navigate(a) => write::navigate(a),
         Command::Label(a) => write::label(a),
@@ -444,6 +471,7 @@ impl Command {
             Command::Stats(a) => (&mut a.file, false),
             Command::Inspect(a) => (&mut a.file, false),
             Command::List(_) => return None,
+            Command::Export(a) => (&mut a.file, false),
             Command::Compact(a) => (&mut a.file, !a.write.dry_run),
             Command::Navigate(a) => (&mut a.file, !a.write.dry_run),
             Command::Label(a) => (&mut a.file, !a.write.dry_run),

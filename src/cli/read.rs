@@ -8,7 +8,7 @@ use crate::engine::report::{self, num};
 use crate::engine::tokens::{Encoding, TokenCache};
 use crate::engine::{branch, context, tree, tree_view};
 use crate::store::config::{agent_dir, cwd, load_registry, load_settings};
-use color_eyre::eyre::Result;
+use color_eyre::eyre::{Result, eyre};
 use serde_json::{Value, json};
 
 pub fn context(a: ContextArgs) -> Result<()> {
@@ -420,5 +420,36 @@ pub fn inspect(a: InspectArgs) -> Result<()> {
         branch_context_window: a.branch_context_window,
     };
     print_json(&report::inspect_json(&s, &o));
+    Ok(())
+}
+
+pub fn export(a: super::ExportArgs) -> Result<()> {
+    use crate::engine::export::{self, Scope};
+    let s = load(&a.file)?;
+    let scope = if a.tree {
+        Scope::Tree
+    } else {
+        Scope::Path(resolve_leaf(&s, a.leaf.as_deref())?.ok_or_else(|| eyre!("the session has no entries"))?)
+    };
+    let text = match a.format.as_str() {
+        "json" => format!("{}\n", serde_json::to_string_pretty(&export::json(&s, scope))?),
+        _ => export::markdown(&s, scope),
+    };
+    match &a.output {
+        None => {
+            use std::io::Write;
+            std::io::stdout().write_all(text.as_bytes())?;
+        }
+        Some(out) => {
+            if out.exists() && !a.force {
+                return Err(eyre!(
+                    "{} exists; nothing written (--force replaces it, or choose another name)",
+                    out.display()
+                ));
+            }
+            crate::store::write_document(out, text.as_bytes(), a.force)?;
+            eprintln!("bonsai: wrote {} ({} bytes)", out.display(), text.len());
+        }
+    }
     Ok(())
 }

@@ -8,6 +8,7 @@ pub mod bytes;
 pub mod compaction;
 pub mod context;
 pub mod entry;
+pub mod export;
 pub mod js;
 pub mod lenient;
 pub mod models;

@@ -13,4 +13,6 @@ pub mod write;
 
 pub use files::{OpenError, load_session, reload};
 pub use sessions::{SessionInfo, count_all_sessions, list_sessions, newest_in_dir, session_info};
-pub use write::{Appended, WriteError, append_lines, append_with, migrate, new_session_path, repair, write_new};
+pub use write::{
+    Appended, WriteError, append_lines, append_with, migrate, new_session_path, repair, write_document, write_new,
+};

@@ -477,6 +477,15 @@ pub fn write_file_new(path: &Path, data: &[u8]) -> Result<(), WriteError> {
     Ok(())
 }
 
+/// An exported document: a new file appearing whole, or with `overwrite` a replaced one.
+pub fn write_document(path: &Path, data: &[u8], overwrite: bool) -> Result<(), WriteError> {
+    if overwrite && path.exists() {
+        write_file_replacing(path, data)
+    } else {
+        write_file_new(path, data)
+    }
+}
+
 /// Replace `path` with `data` (temporary file, fsync, rename, fsync of the folder).
 fn write_file_replacing(path: &Path, data: &[u8]) -> Result<(), WriteError> {
     let fail = |source| WriteError::Failed {

@@ -1,0 +1,479 @@
+//! A session as a document to read or share: the path to a leaf (what the conversation was) or
+//! the whole tree (every branch), as Markdown or JSON. Pure: it reads the loaded session and
+//! returns text; where it goes is the caller's business.
+//!
+//! Markdown keeps the reading flow: user and assistant text as paragraphs, thinking and long
+//! tool output folded in `<details>` blocks (GitHub, GitLab and most viewers open them on click),
+//! tool calls with their arguments, compactions and branch summaries marked as such, labels on
+//! their entry, and per turn Pi's token estimate and the reply's reported usage.
+
+use super::context::{self, content_text};
+use super::entry::Kind;
+use super::session::Session;
+use super::tree::Tree;
+use serde_json::{Value, json};
+
+/// Lines of a tool result shown before the fold.
+const PREVIEW_LINES: usize = 6;
+
+/// What to export.
+#[derive(Debug, Clone, Copy)]
+pub enum Scope {
+    /// Root to this leaf, in order.
+    Path(usize),
+    /// Every entry, branch by branch (Pi's tree order), the leaf marked.
+    Tree,
+}
+
+/// The entries to export, each with its depth in branches (0 on the path / the first branch).
+fn entries(s: &Session, scope: Scope) -> Vec<(usize, usize)> {
+    match scope {
+        Scope::Path(leaf) => s.path_to(leaf).into_iter().map(|i| (i, 0)).collect(),
+        Scope::Tree => {
+            let t = Tree::build(s);
+            let mut out = Vec::with_capacity(s.entries.len());
+            // Depth-first; a child after the first of several starts a deeper branch.
+            let mut stack: Vec<(usize, usize)> = t.roots.iter().rev().map(|&r| (r, 0)).collect();
+            while let Some((i, depth)) = stack.pop() {
+                out.push((i, depth));
+                let kids = &t.children[i];
+                for (k, &c) in kids.iter().enumerate().rev() {
+                    stack.push((c, if k == 0 { depth } else { depth + 1 }));
+                }
+            }
+            out
+        }
+    }
+}
+
+fn title(s: &Session) -> String {
+    if let Some(n) = s.session_name() {
+        return n.to_string();
+    }
+    for i in 0..s.entries.len() {
+        if let Kind::Message(m) = &s.entries[i].kind
+            && m.role.as_str() == "user"
+        {
+            let t = content_text(s.entry_value(i)["message"].get("content"), " ");
+            let t: String = t.split_whitespace().collect::<Vec<_>>().join(" ");
+            return if t.chars().count() > 72 {
+                format!("{}…", t.chars().take(71).collect::<String>())
+            } else {
+                t
+            };
+        }
+    }
+    "Pi session".into()
+}
+
+/// A fence that the text itself does not close.
+fn fence(text: &str) -> String {
+    let mut f = "```".to_string();
+    while text.contains(&f) {
+        f.push('`');
+    }
+    f
+}
+
+fn code_block(text: &str, lang: &str) -> String {
+    let f = fence(text);
+    format!("{f}{lang}\n{}\n{f}\n", text.trim_end_matches('\n'))
+}
+
+/// `<details>` with a summary line; the body is Markdown.
+fn details(summary: &str, body: &str) -> String {
+    format!(
+        "<details><summary>{}</summary>\n\n{}\n</details>\n",
+        html_escape(summary),
+        body.trim_end()
+    )
+}
+
+fn html_escape(t: &str) -> String {
+    t.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;")
+}
+
+fn images(content: Option<&Value>) -> Vec<String> {
+    content
+        .and_then(|c| c.as_array())
+        .map(|a| {
+            a.iter()
+                .filter(|b| b["type"] == "image")
+                .map(|b| {
+                    let kind = b["mimeType"].as_str().unwrap_or("image").trim_start_matches("image/");
+                    let bytes = b["data"].as_str().map(|d| d.len() * 3 / 4).unwrap_or(0);
+                    format!("*[image {kind}, {} KB]*", bytes.div_ceil(1024))
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The tool call's name and arguments for a tool result, from the assistant message above it.
+fn call_of(s: &Session, result: usize, call_id: &str) -> Option<(String, Value)> {
+    let mut cur = s.parent_of(result);
+    for _ in 0..64 {
+        let i = cur?;
+        let v = s.entry_value(i);
+        if v["type"] == "message" && v["message"]["role"] == "assistant" {
+            let blocks = v["message"]["content"].as_array()?;
+            if let Some(b) = blocks.iter().find(|b| b["type"] == "toolCall" && b["id"] == call_id) {
+                return Some((b["name"].as_str().unwrap_or("tool").to_string(), b["arguments"].clone()));
+            }
+        }
+        cur = s.parent_of(i);
+    }
+    None
+}
+
+/// `read src/app.rs`, `bash git status`: the call in one line.
+fn call_line(name: &str, args: &Value) -> String {
+    let key = ["path", "command", "pattern", "query", "file_path"]
+        .iter()
+        .find_map(|k| args.get(*k).and_then(|v| v.as_str()));
+    match key {
+        Some(k) => {
+            let k = k.lines().next().unwrap_or("");
+            format!("{name} {k}")
+        }
+        None => name.to_string(),
+    }
+}
+
+/// The Markdown of a session.
+pub fn markdown(s: &Session, scope: Scope) -> String {
+    let mut out = String::new();
+    let leaf = match scope {
+        Scope::Path(l) => Some(l),
+        Scope::Tree => s.leaf(),
+    };
+    out.push_str(&format!("# {}\n\n", title(s)));
+    let h = &s.header;
+    let mut meta = vec![format!("session `{}`", h.id)];
+    if let Some(cwd) = &h.cwd {
+        meta.push(format!("in `{cwd}`"));
+    }
+    let list = entries(s, scope);
+    meta.push(match scope {
+        Scope::Path(l) => format!("{} entries on the path to `{}`", list.len(), s.entries[l].id),
+        Scope::Tree => format!("all {} entries, every branch", list.len()),
+    });
+    out.push_str(&format!("*{}*\n\n", meta.join(" · ")));
+    if let Some(l) = leaf {
+        let proj = context::project(s, &s.path_to(l));
+        let msgs: Vec<_> = proj.messages().collect();
+        let t = context::estimate_context_tokens(s, &msgs);
+        out.push_str(&format!(
+            "*context at the leaf: {} messages, {} tokens as Pi counts them*\n\n",
+            msgs.len(),
+            t.tokens.round() as u64
+        ));
+    }
+    let mut depth_now = 0;
+    let mut turn_tokens: u64 = 0;
+    let mut in_turn = false;
+    let flush_turn = |out: &mut String, tokens: u64, usage: Option<&Value>| {
+        let mut t = format!("*turn: ~{tokens} tokens (Pi's estimate)");
+        if let Some(u) = usage {
+            t.push_str(&format!(
+                "; the reply reported {} in, {} out",
+                u["input"].as_u64().unwrap_or(0) + u["cacheRead"].as_u64().unwrap_or(0),
+                u["output"].as_u64().unwrap_or(0)
+            ));
+        }
+        t.push_str("*\n\n");
+        out.push_str(&t);
+    };
+    let mut last_usage: Option<Value> = None;
+    for (k, &(i, depth)) in list.iter().enumerate() {
+        if matches!(scope, Scope::Tree) && (depth != depth_now || (k > 0 && s.parent_of(i) != Some(list[k - 1].0))) {
+            if in_turn {
+                flush_turn(&mut out, turn_tokens, last_usage.as_ref());
+                in_turn = false;
+            }
+            let from = s
+                .parent_of(i)
+                .map(|p| format!(" from `{}`", s.entries[p].id))
+                .unwrap_or_default();
+            out.push_str(&format!("---\n\n## Branch{from}\n\n"));
+            depth_now = depth;
+        }
+        let e = &s.entries[i];
+        let v = s.entry_value(i);
+        let id = &e.id;
+        let label = s.label_of(id).map(|l| format!(" · label **{l}**")).unwrap_or_default();
+        let here = if leaf == Some(i) { " · **leaf**" } else { "" };
+        let est: u64 = context::intrinsic_messages(s, i).iter().map(|m| m.est_tokens).sum();
+        match &e.kind {
+            Kind::Message(m) => {
+                let msg = &v["message"];
+                match m.role.as_str() {
+                    "user" => {
+                        if in_turn {
+                            flush_turn(&mut out, turn_tokens, last_usage.as_ref());
+                        }
+                        in_turn = true;
+                        turn_tokens = 0;
+                        last_usage = None;
+                        out.push_str(&format!("## User{label}{here}\n\n"));
+                        out.push_str(&format!("{}\n\n", content_text(msg.get("content"), "\n").trim()));
+                        for im in images(msg.get("content")) {
+                            out.push_str(&format!("{im}\n\n"));
+                        }
+                    }
+                    "assistant" => {
+                        let model = msg["model"].as_str().unwrap_or("");
+                        let stop = match msg["stopReason"].as_str() {
+                            Some("aborted") => " · aborted",
+                            Some("error") => " · error",
+                            Some("length") => " · cut at the length limit",
+                            _ => "",
+                        };
+                        out.push_str(&format!(
+                            "### Assistant{}{stop}{label}{here}\n\n",
+                            if model.is_empty() {
+                                String::new()
+                            } else {
+                                format!(" ({model})")
+                            }
+                        ));
+                        for b in msg["content"].as_array().into_iter().flatten() {
+                            match b["type"].as_str() {
+                                Some("thinking") => {
+                                    let t = b["thinking"].as_str().unwrap_or("").trim();
+                                    if !t.is_empty() {
+                                        out.push_str(&details("Thinking", t));
+                                        out.push('\n');
+                                    }
+                                }
+                                Some("text") => {
+                                    out.push_str(&format!("{}\n\n", b["text"].as_str().unwrap_or("").trim()));
+                                }
+                                Some("toolCall") => {
+                                    let name = b["name"].as_str().unwrap_or("tool");
+                                    out.push_str(&format!("**tool call** `{}`\n\n", call_line(name, &b["arguments"])));
+                                    let args = serde_json::to_string_pretty(&b["arguments"]).unwrap_or_default();
+                                    out.push_str(&code_block(&args, "json"));
+                                    out.push('\n');
+                                }
+                                _ => {}
+                            }
+                        }
+                        if let Some(err) = msg["errorMessage"].as_str() {
+                            out.push_str(&format!("> error: {err}\n\n"));
+                        }
+                        if msg.get("usage").is_some_and(|u| u.is_object()) {
+                            last_usage = Some(msg["usage"].clone());
+                        }
+                    }
+                    "toolResult" => {
+                        let call_id = msg["toolCallId"].as_str().unwrap_or("");
+                        let (name, args) = call_of(s, i, call_id)
+                            .unwrap_or_else(|| (msg["toolName"].as_str().unwrap_or("tool").to_string(), Value::Null));
+                        let text = content_text(msg.get("content"), "\n");
+                        let lines: Vec<&str> = text.lines().collect();
+                        // A file read is highlighted by viewers as its language.
+                        let lang = (name == "read")
+                            .then(|| args.get("path").and_then(|p| p.as_str()))
+                            .flatten()
+                            .and_then(|p| p.rsplit_once('.'))
+                            .map(|(_, ext)| ext)
+                            .filter(|e| e.len() <= 10 && e.chars().all(|c| c.is_ascii_alphanumeric()))
+                            .unwrap_or("");
+                        let err = if msg["isError"] == true { " · **error**" } else { "" };
+                        out.push_str(&format!(
+                            "**result** `{}` · {} line{} · ~{est} tokens{err}{label}{here}\n\n",
+                            call_line(&name, &args),
+                            lines.len(),
+                            if lines.len() == 1 { "" } else { "s" }
+                        ));
+                        for im in images(msg.get("content")) {
+                            out.push_str(&format!("{im}\n\n"));
+                        }
+                        if lines.len() <= PREVIEW_LINES {
+                            if !text.trim().is_empty() {
+                                out.push_str(&code_block(&text, lang));
+                                out.push('\n');
+                            }
+                        } else {
+                            out.push_str(&code_block(&lines[..PREVIEW_LINES].join("\n"), lang));
+                            out.push('\n');
+                            out.push_str(&details(
+                                &format!("all {} lines", lines.len()),
+                                &code_block(&text, lang),
+                            ));
+                            out.push('\n');
+                        }
+                    }
+                    "bashExecution" => {
+                        let excluded = if msg["excludeFromContext"] == true {
+                            " (not sent to the model)"
+                        } else {
+                            ""
+                        };
+                        out.push_str(&format!(
+                            "**`!` {}**{excluded}{label}{here}\n\n",
+                            msg["command"].as_str().unwrap_or("")
+                        ));
+                        let o = msg["output"].as_str().unwrap_or("");
+                        if !o.trim().is_empty() {
+                            out.push_str(&code_block(o, ""));
+                            out.push('\n');
+                        }
+                    }
+                    "system" => {
+                        out.push_str(&format!("*system prompt: ~{est} tokens{label}{here}*\n\n"));
+                    }
+                    other => {
+                        out.push_str(&format!(
+                            "**{other}**{label}{here}\n\n{}\n\n",
+                            content_text(msg.get("content"), "\n").trim()
+                        ));
+                    }
+                }
+                turn_tokens += est;
+            }
+            Kind::Compaction(_) => {
+                if in_turn {
+                    flush_turn(&mut out, turn_tokens, last_usage.as_ref());
+                    in_turn = false;
+                }
+                let before = v["tokensBefore"].as_u64().unwrap_or(0);
+                out.push_str(&format!(
+                    "## Compaction · {before} tokens before, kept from `{}`{label}{here}\n\n",
+                    v["firstKeptEntryId"].as_str().unwrap_or("")
+                ));
+                out.push_str(&details("Summary", v["summary"].as_str().unwrap_or("")));
+                out.push('\n');
+            }
+            Kind::BranchSummary(_) => {
+                if in_turn {
+                    flush_turn(&mut out, turn_tokens, last_usage.as_ref());
+                    in_turn = false;
+                }
+                out.push_str(&format!("## Branch summary{label}{here}\n\n"));
+                out.push_str(&details(
+                    "Summary of the branch left",
+                    v["summary"].as_str().unwrap_or(""),
+                ));
+                out.push('\n');
+            }
+            Kind::CustomMessage { .. } => {
+                let ct = v["customType"].as_str().unwrap_or("custom");
+                out.push_str(&format!(
+                    "**{ct}**{label}{here}\n\n{}\n\n",
+                    content_text(v.get("content"), "\n").trim()
+                ));
+                turn_tokens += est;
+            }
+            _ => {
+                // Entries the model does not see: one quiet line each.
+                let what = match e.kind.type_name() {
+                    "model_change" => format!(
+                        "model: {}/{}",
+                        v["provider"].as_str().unwrap_or("?"),
+                        v["modelId"].as_str().unwrap_or("?")
+                    ),
+                    "thinking_level_change" => format!("thinking: {}", v["thinkingLevel"].as_str().unwrap_or("?")),
+                    "session_info" => format!("named: {}", v["name"].as_str().unwrap_or("")),
+                    "context_edit" => format!(
+                        "context edit: `{}` {}",
+                        v["targetId"].as_str().unwrap_or(""),
+                        if v["replacement"].is_null() {
+                            "hidden from the model"
+                        } else {
+                            "replaced for the model"
+                        }
+                    ),
+                    "label" | "custom" | "usage" => continue,
+                    other => other.to_string(),
+                };
+                out.push_str(&format!("*{what}{here}*\n\n"));
+            }
+        }
+    }
+    if in_turn {
+        flush_turn(&mut out, turn_tokens, last_usage.as_ref());
+    }
+    out
+}
+
+/// The session as JSON: the header, the scope, and each entry as the file has it (with its
+/// depth in branches for a tree).
+pub fn json(s: &Session, scope: Scope) -> Value {
+    let list = entries(s, scope);
+    json!({
+        "title": title(s),
+        "header": s.header.raw.clone(),
+        "scope": match scope {
+            Scope::Path(l) => json!({"path": true, "leafId": s.entries[l].id.to_string()}),
+            Scope::Tree => json!({"tree": true, "leafId": s.leaf().map(|l| s.entries[l].id.to_string())}),
+        },
+        "entries": list.iter().map(|&(i, depth)| {
+            let mut v = s.entry_value(i);
+            if let (Scope::Tree, Value::Object(o)) = (scope, &mut v) {
+                o.insert("depth".into(), json!(depth));
+            }
+            if let (Some(l), Value::Object(o)) = (s.label_of(&s.entries[i].id), &mut v) {
+                o.insert("label".into(), json!(l));
+            }
+            v
+        }).collect::<Vec<_>>(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn own(name: &str) -> Session {
+        let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("fixtures/pi-0.87.1")
+            .join(name);
+        Session::from_bytes(std::fs::read(p).unwrap()).unwrap()
+    }
+
+    #[test]
+    fn markdown_of_the_tour_path() {
+        let s = own("tour.jsonl");
+        insta::assert_snapshot!(markdown(&s, Scope::Path(s.leaf().unwrap())));
+    }
+
+    #[test]
+    fn markdown_of_the_whole_tour_tree() {
+        let s = own("tour.jsonl");
+        let md = markdown(&s, Scope::Tree);
+        // Every user message is in it, once (a summary may quote one: count the headings).
+        let users = (0..s.entries.len())
+            .filter(|&i| matches!(&s.entries[i].kind, Kind::Message(m) if m.role.as_str() == "user"))
+            .count();
+        assert_eq!(md.matches("\n## User").count(), users);
+        assert_eq!(md.matches("## Branch from").count(), 2, "three branches");
+        insta::assert_snapshot!(md);
+    }
+
+    #[test]
+    fn markdown_of_the_split_turn_session() {
+        let s = own("split-turn.jsonl");
+        insta::assert_snapshot!(markdown(&s, Scope::Path(s.leaf().unwrap())));
+    }
+
+    #[test]
+    fn a_fence_is_never_closed_by_the_text_inside() {
+        let t = "a ``` b ```` c";
+        let b = code_block(t, "");
+        assert!(b.starts_with("`````\n") && b.ends_with("\n`````\n"), "{b}");
+    }
+
+    #[test]
+    fn json_keeps_entries_as_the_file_has_them() {
+        let s = own("tour.jsonl");
+        let v = json(&s, Scope::Tree);
+        assert_eq!(v["entries"].as_array().unwrap().len(), s.entries.len());
+        let leaf = s.leaf().unwrap();
+        let v = json(&s, Scope::Path(leaf));
+        let path = s.path_to(leaf);
+        assert_eq!(v["entries"].as_array().unwrap().len(), path.len());
+        assert_eq!(v["entries"][0]["id"], s.entries[path[0]].id.as_ref());
+    }
+}

@@ -2,7 +2,6 @@
 //! fixture, move, filter, toggle the cut preview, quit, and check the terminal is restored.
 
 mod common;
-use common::no_shared;
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -74,6 +73,14 @@ impl Tmux {
             std::thread::sleep(Duration::from_millis(50));
         }
     }
+}
+
+/// A copy of one of the repository's sessions in a new directory.
+fn copy_of(name: &str) -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join(name);
+    std::fs::copy(common::repo().join("fixtures/pi-0.87.1").join(name), &f).unwrap();
+    (dir, f)
 }
 
 impl Drop for Tmux {
@@ -176,13 +183,7 @@ fn demo_opens_when_pi_has_no_sessions() {
 fn compact_with_instructions_offline_accept_and_see_it_in_the_tree() {
     let Some(t) = Tmux::start(120, 40) else { return };
     let bin = env!("CARGO_BIN_EXE_bonsai");
-    let dir = tempfile::tempdir().unwrap();
-    let f = dir.path().join("long.jsonl");
-    std::fs::copy(
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/pi-0.87.1/long.jsonl"),
-        &f,
-    )
-    .unwrap();
+    let (_dir, f) = copy_of("long.jsonl");
     let before = std::fs::read(&f).unwrap();
     let home = tempfile::tempdir().unwrap();
     t.send(&[
@@ -224,13 +225,7 @@ fn a_compaction_previewed_before_pi_appended_is_refused() {
     use std::io::Write;
     let Some(t) = Tmux::start(120, 40) else { return };
     let bin = env!("CARGO_BIN_EXE_bonsai");
-    let dir = tempfile::tempdir().unwrap();
-    let f = dir.path().join("long.jsonl");
-    std::fs::copy(
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/pi-0.87.1/long.jsonl"),
-        &f,
-    )
-    .unwrap();
+    let (_dir, f) = copy_of("long.jsonl");
     let home = tempfile::tempdir().unwrap();
     t.send(&[
         &format!("HOME={} {bin} {}; echo EXITED:$?", home.path().display(), f.display()),

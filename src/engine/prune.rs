@@ -155,6 +155,20 @@ pub struct PlanItem {
 }
 
 impl PlanItem {
+    /// `target` back to `replacement` (its original, or an earlier edit's text).
+    fn restored(s: &Session, target: usize, role: Role, now: u64, after: u64, replacement: Value) -> PlanItem {
+        PlanItem {
+            entry: target,
+            role,
+            tool: tool_of(s, target),
+            key_arg: None,
+            change: Change::Restored,
+            tokens_before: now,
+            tokens_after: after,
+            replacement,
+            turn: 0,
+        }
+    }
     pub fn saved(&self) -> u64 {
         self.tokens_before.saturating_sub(self.tokens_after)
     }
@@ -213,6 +227,15 @@ struct Live<'a> {
 }
 
 impl<'a> Live<'a> {
+    /// Pi's estimate of `target`'s message in the live context now (0 when it has none).
+    fn tokens_of(&self, target: usize) -> u64 {
+        self.msgs
+            .iter()
+            .find(|(m, _)| m.source == target && m.part == Part::Main)
+            .map(|(m, _)| m.est_tokens)
+            .unwrap_or(0)
+    }
+
     fn new(s: &'a Session, leaf: usize) -> Live<'a> {
         let proj = context::project(s, &s.path_to(leaf));
         let mut msgs = Vec::new();
@@ -823,27 +846,18 @@ pub fn edit(s: &Session, leaf: usize, target: usize, e: &Edit) -> Result<Plan, E
                 return Err(EditRefusal::NothingToRestore(id));
             }
             let content = original_content(s, target);
-            let now = live
-                .msgs
-                .iter()
-                .find(|(m, _)| m.source == target && m.part == Part::Main)
-                .map(|(m, _)| m.est_tokens)
-                .unwrap_or(0);
             let after = context::intrinsic_messages(s, target)
                 .first()
                 .map(|m| m.est_tokens)
                 .unwrap_or(0);
-            PlanItem {
-                entry: target,
+            PlanItem::restored(
+                s,
+                target,
                 role,
-                tool: tool_of(s, target),
-                key_arg: None,
-                change: Change::Restored,
-                tokens_before: now,
-                tokens_after: after,
-                replacement: json!({ "content": content }),
-                turn: 0,
-            }
+                live.tokens_of(target),
+                after,
+                json!({ "content": content }),
+            )
         }
         Edit::Hide => {
             let (m, turn) = editable(&live, target)?;
@@ -995,12 +1009,7 @@ pub fn undo(s: &Session, leaf: usize) -> Result<(Plan, Action), EditRefusal> {
             Some(b) => s.entry_value(b).get("replacement").cloned().unwrap_or(Value::Null),
             None => json!({ "content": original_content(s, target) }),
         };
-        let now = live
-            .msgs
-            .iter()
-            .find(|(m, _)| m.source == target && m.part == Part::Main)
-            .map(|(m, _)| m.est_tokens)
-            .unwrap_or(0);
+        let now = live.tokens_of(target);
         let role = match &s.entries[target].kind {
             Kind::Message(m) => m.role.clone(),
             _ => Role::Custom,
@@ -1024,17 +1033,7 @@ pub fn undo(s: &Session, leaf: usize) -> Result<(Plan, Action), EditRefusal> {
                 _ => 0,
             },
         };
-        items.push(PlanItem {
-            entry: target,
-            role,
-            tool: tool_of(s, target),
-            key_arg: None,
-            change: Change::Restored,
-            tokens_before: now,
-            tokens_after: after,
-            replacement,
-            turn: 0,
-        });
+        items.push(PlanItem::restored(s, target, role, now, after, replacement));
     }
     let note = format!("undo {} ({} edits)", action.what, items.len());
     Ok((finish(&live, "undo".into(), None, items, note), action))

@@ -552,18 +552,22 @@ impl App {
         }
     }
 
-    /// Count "what the model sees" for the selection (and the mark) in a job.
-    fn request_context(&mut self) {
-        let Some(leaf) = self.selected_leaf() else { return };
-        self.context.generation += 1;
-        let encoding = self
-            .selection
+    /// The tokenizer for exact counts: the selection's model's, o200k when unknown.
+    pub(super) fn selection_encoding(&self) -> crate::engine::tokens::Encoding {
+        self.selection
             .gauge
             .as_ref()
             .and_then(|g| g.model.as_deref())
             .and_then(|m| m.split_once('/'))
             .map(|(p, m)| crate::engine::tokens::Encoding::for_model(Some(p), Some(m)))
-            .unwrap_or(crate::engine::tokens::Encoding::O200k);
+            .unwrap_or(crate::engine::tokens::Encoding::O200k)
+    }
+
+    /// Count "what the model sees" for the selection (and the mark) in a job.
+    fn request_context(&mut self) {
+        let Some(leaf) = self.selected_leaf() else { return };
+        self.context.generation += 1;
+        let encoding = self.selection_encoding();
         self.pending.queue.push(Job::ContextView {
             generation: self.context.generation,
             session: self.doc.session.clone(),

@@ -6,7 +6,6 @@
 use super::{App, EditorFor, Effect, Overlay, POLICIES};
 use crate::engine::context;
 use crate::engine::prune::{self, Edit, Plan, thousands};
-use crate::engine::tokens::Encoding;
 use crate::engine::write_plan::WriteRequest;
 use crate::ui::action::Action;
 use crate::ui::dialog::{Dialog, PendingWrite, Seen};
@@ -277,14 +276,7 @@ impl App {
         self.fills.scroll = 0;
         self.fills.data = None;
         self.fills.generation += 1;
-        let encoding = self
-            .selection
-            .gauge
-            .as_ref()
-            .and_then(|g| g.model.as_deref())
-            .and_then(|m| m.split_once('/'))
-            .map(|(p, m)| Encoding::for_model(Some(p), Some(m)))
-            .unwrap_or(Encoding::O200k);
+        let encoding = self.selection_encoding();
         self.pending.queue.push(Job::Fills {
             generation: self.fills.generation,
             session: self.doc.session.clone(),

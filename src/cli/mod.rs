@@ -60,6 +60,9 @@ pub enum Command {
     Prune(PruneArgs),
     /// Hide, replace or restore one entry in the model's future context (a context edit).
     Edit(EditArgs),
+    /// Undo bonsai's last action on the session (compaction, navigation, label, name, context
+    /// edits): appends what puts it back; repeat to undo further. Refused once Pi has written.
+    Undo(UndoArgs),
     /// Sessions of the current project (or of all projects), newest first.
     List(ListArgs),
     /// The session as a document: the path to the leaf (or the whole tree) as Markdown or JSON.
@@ -416,6 +419,14 @@ pub struct ExportArgs {
 }
 
 #[derive(Args, Debug)]
+pub struct UndoArgs {
+    /// A session file, or a directory (its newest session, as `bonsai DIR` opens).
+    pub file: PathBuf,
+    #[command(flatten)]
+    pub write: WriteFlags,
+}
+
+#[derive(Args, Debug)]
 pub struct ListArgs {
     /// Every project's sessions, not only this directory's.
     #[arg(long)]
@@ -446,6 +457,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Inspect(a) => read::inspect(a),
         Command::List(a) => read::list(a),
         Command::Export(a) => read::export(a),
+        Command::Undo(a) => write::undo(a),
         Command::Compact(a) => write::compact(a),
         Command::Navigate(a) => write::navigate(a),
         Command::Label(a) => write::label(a),
@@ -472,6 +484,7 @@ impl Command {
             Command::Inspect(a) => (&mut a.file, false),
             Command::List(_) => return None,
             Command::Export(a) => (&mut a.file, false),
+            Command::Undo(a) => (&mut a.file, !a.write.dry_run),
             Command::Compact(a) => (&mut a.file, !a.write.dry_run),
             Command::Navigate(a) => (&mut a.file, !a.write.dry_run),
             Command::Label(a) => (&mut a.file, !a.write.dry_run),

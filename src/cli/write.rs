@@ -4,7 +4,7 @@
 //! file right before writing (`store::write::apply`).
 
 use super::common::{copy_to_clipboard, load, print_json, resolve_leaf, resolve_ref, session_model};
-use super::{CompactArgs, LabelArgs, MigrateArgs, NavigateArgs, RenameArgs, RepairArgs, WriteFlags};
+use super::{CompactArgs, LabelArgs, MigrateArgs, NavigateArgs, RenameArgs, RepairArgs, UndoArgs, WriteFlags};
 use crate::engine::actions::{self, Summary};
 use crate::engine::compaction::CompactionSettings;
 use crate::engine::context;
@@ -475,5 +475,40 @@ pub fn repair(a: RepairArgs) -> Result<()> {
         a.file.display(),
         r.backup.display()
     );
+    Ok(())
+}
+
+pub fn undo(a: UndoArgs) -> Result<()> {
+    let s = load(&a.file)?;
+    let u = crate::engine::undo::plan(&s).map_err(|e| eyre!("nothing undone: {e}"))?;
+    let req = WriteRequest {
+        write: u.write.clone(),
+        // Decided on this state: if Pi appends meanwhile, refuse (look again).
+        seen: Some((s.buf.len(), s.entries.len())),
+    };
+    let p = req.prepare(&s, store::clock::entropy(), store::clock::now_ms())?;
+    eprintln!("bonsai: undo {}: {}", u.what, u.how);
+    if let Write::Undo { write, .. } = &u.write
+        && let Write::Resume { at, .. } = &**write
+        && let Some(at) = s.idx_of(at)
+    {
+        warn_new_branch(&s, at, "the undo");
+    }
+    if !a.write.yes {
+        preview(&p.entries, a.write.json, json!({}));
+    }
+    let what = format!("the undo of {}", u.what);
+    if !confirm(&a.write, &what, &a.file)? {
+        return Ok(());
+    }
+    let applied = apply(&a.file, &req, &what, a.write.json)?;
+    if a.write.json {
+        show(
+            &applied.prepared.entries,
+            true,
+            true,
+            json!({"undid": u.what, "how": u.how}),
+        );
+    }
     Ok(())
 }

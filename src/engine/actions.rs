@@ -191,9 +191,29 @@ pub fn navigation_marker(s: &Session, nav: &Navigation, id: &str, ts_ms: i64) ->
     let mut m = Map::new();
     m.insert("type".into(), "custom".into());
     m.insert("customType".into(), "bonsai.navigate".into());
-    m.insert("data".into(), json!({"target": s.entries[nav.target].id.to_string()}));
+    m.insert(
+        "data".into(),
+        json!({"target": s.entries[nav.target].id.to_string(), "from": nav.old_leaf.map(|l| s.entries[l].id.to_string())}),
+    );
     let b = base("custom", id, nav.new_leaf.map(|l| &*s.entries[l].id), ts_ms);
     for (k, v) in b {
+        if k != "type" {
+            m.insert(k, v);
+        }
+    }
+    Value::Object(m)
+}
+
+/// A `bonsai.navigate` marker under `at` (Pi resumes there), saying where it came from.
+pub fn resume_marker(s: &Session, at: usize, from: Option<&str>, id: &str, ts_ms: i64) -> Value {
+    let mut m = Map::new();
+    m.insert("type".into(), "custom".into());
+    m.insert("customType".into(), "bonsai.navigate".into());
+    m.insert(
+        "data".into(),
+        json!({"target": s.entries[at].id.to_string(), "from": from}),
+    );
+    for (k, v) in base("custom", id, Some(&s.entries[at].id), ts_ms) {
         if k != "type" {
             m.insert(k, v);
         }

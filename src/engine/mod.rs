@@ -23,4 +23,5 @@ pub mod text_width;
 pub mod tokens;
 pub mod tree;
 pub mod tree_view;
+pub mod undo;
 pub mod write_plan;

@@ -39,6 +39,32 @@ pub enum Write {
         edits: Vec<(String, Value)>,
         record: Value,
     },
+    /// Make Pi resume at `at` (an invisible `bonsai.navigate` marker under it): how a
+    /// compaction or a navigation is undone.
+    Resume {
+        at: String,
+        from: Option<String>,
+    },
+    /// `write`, undoing bonsai's action whose head entry is `undoes`.
+    Undo {
+        undoes: String,
+        write: Box<Write>,
+    },
+}
+
+impl Write {
+    /// What bonsai's entries of this write say they are (`"bonsai": {"action": …}` on each):
+    /// how `bonsai undo` finds bonsai's last action from the file alone.
+    fn action(&self) -> &'static str {
+        match self {
+            Write::Compaction { .. } => "compact",
+            Write::Navigation { .. } | Write::Resume { .. } => "navigate",
+            Write::Label { .. } => "label",
+            Write::SessionName { .. } => "rename",
+            Write::ContextEdits { .. } => "context-edits",
+            Write::Undo { .. } => "undo",
+        }
+    }
 }
 
 /// A write and what the user saw when deciding it.
@@ -86,8 +112,30 @@ pub enum Refusal {
 }
 
 impl WriteRequest {
-    /// The entries for this write on `s` (the file as it is now).
+    /// The entries for this write on `s` (the file as it is now), each marked as bonsai's.
     pub fn prepare(&self, s: &Session, seed: u64, now_ms: i64) -> Result<Prepared, Refusal> {
+        let mut p = self.prepare_unmarked(&self.write, s, seed, now_ms)?;
+        let n = p.entries.len();
+        for (k, e) in p.entries.iter_mut().enumerate() {
+            let mut mark = serde_json::Map::new();
+            // A context-edits action is its edits and, last, the record that names them.
+            let action = match (&self.write, k + 1 == n) {
+                (Write::ContextEdits { .. }, false) => "context-edit",
+                (Write::Undo { write, .. }, false) if matches!(**write, Write::ContextEdits { .. }) => "context-edit",
+                (w, _) => w.action(),
+            };
+            mark.insert("action".into(), action.into());
+            if let (Write::Undo { undoes, .. }, "undo") = (&self.write, action) {
+                mark.insert("undoes".into(), undoes.clone().into());
+            }
+            if let Value::Object(o) = e {
+                o.insert("bonsai".into(), Value::Object(mark));
+            }
+        }
+        Ok(p)
+    }
+
+    fn prepare_unmarked(&self, write: &Write, s: &Session, seed: u64, now_ms: i64) -> Result<Prepared, Refusal> {
         if let Some((len, entries)) = self.seen
             && s.buf.len() != len
         {
@@ -106,7 +154,12 @@ impl WriteRequest {
             editor_text: None,
             branch_summary: false,
         };
-        Ok(match &self.write {
+        Ok(match write {
+            Write::Undo { write, .. } => return self.prepare_unmarked(write, s, seed, now_ms),
+            Write::Resume { at, from } => {
+                let a = find(at)?;
+                one(actions::resume_marker(s, a, from.as_deref(), &ids.fresh(), now_ms))
+            }
             Write::Compaction {
                 leaf,
                 first_kept,

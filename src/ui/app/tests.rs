@@ -926,10 +926,8 @@ fn the_prune_preview_applies_after_a_yes_and_undo_takes_it_back() {
     assert_eq!(edits_in_file(&p).len(), 2 * written.len());
     assert!(a.doc.edits.is_empty(), "undone: no entry's context differs");
     a.handle_key(ch('u'));
-    assert_eq!(
-        a.status.as_deref(),
-        Some("no action of bonsai's to undo on this branch")
-    );
+    let st = a.status.as_deref().unwrap_or("");
+    assert!(st.contains("nothing of bonsai's left to undo"), "{st}");
 }
 
 #[test]
@@ -1055,4 +1053,40 @@ fn red_zone_writes_the_edits_then_opens_the_compaction_keeping_from_the_proposed
     let written = std::fs::read(&p).unwrap();
     a.handle_key(key(KeyCode::Esc));
     assert_eq!(std::fs::read(&p).unwrap(), written);
+}
+
+#[test]
+fn u_undoes_bonsais_last_action_a_compaction_then_says_nothing_is_left() {
+    let (_d, p) = temp_copy("long.jsonl");
+    let mut a = app_for(&p);
+    let context = |s: &crate::engine::session::Session| {
+        let leaf = s.leaf().unwrap();
+        crate::engine::context::project(s, &s.path_to(leaf))
+            .messages()
+            .map(|m| (m.source, m.est_tokens))
+            .collect::<Vec<_>>()
+    };
+    let before = context(&a.doc.session);
+    preview_compaction(&mut a);
+    a.handle_key(ctrl('s'));
+    a.run_jobs_now();
+    let s = a.doc.session.clone();
+    assert!(matches!(s.entries[s.leaf().unwrap()].kind, Kind::Compaction(_)));
+    assert_ne!(context(&s), before);
+    // u: a confirm that says what it undoes; y appends the undo.
+    a.handle_key(ch('u'));
+    assert_eq!(a.mode(), Mode::Confirm);
+    let screen = render(&mut a, 120, 40);
+    assert!(screen.contains("Undo the compaction"), "{screen}");
+    a.handle_key(ch('y'));
+    a.run_jobs_now();
+    let s = a.doc.session.clone();
+    let v = s.entry_value(s.leaf().unwrap());
+    assert_eq!(v["customType"], "bonsai.navigate");
+    assert_eq!(v["bonsai"]["action"], "undo");
+    assert_eq!(context(&s), before, "Pi's context is what it was");
+    // Again: only Pi's entries are left before bonsai's.
+    a.handle_key(ch('u'));
+    let st = a.status.clone().unwrap_or_default();
+    assert!(st.contains("nothing of bonsai's left to undo"), "{st}");
 }

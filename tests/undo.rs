@@ -1,0 +1,162 @@
+//! `bonsai undo` on copies of the repository's sessions, checked by Pi 0.87.1 itself
+//! (`pi-session.mjs inspect`): after an action and its undo Pi's leaf context, labels and
+//! session name are what they were before the action; undo repeats back through bonsai's
+//! actions and stops at Pi's; once Pi writes, undo refuses.
+
+mod common;
+
+use common::*;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+fn run(args: &[&str]) -> Output {
+    std::process::Command::new(bonsai_bin())
+        .args(args)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap()
+}
+
+fn ok(args: &[&str]) -> String {
+    let o = run(args);
+    assert!(o.status.success(), "{args:?}: {}", String::from_utf8_lossy(&o.stderr));
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+fn copy(name: &str, dir: &Path) -> PathBuf {
+    let f = dir.join(name);
+    std::fs::copy(repo().join("fixtures/pi-0.87.1").join(name), &f).unwrap();
+    f
+}
+
+/// What a user of Pi gets from the session: the model's messages at the leaf (role, source,
+/// estimate), the labels and the name.
+fn state(pi: &PiSession, f: &Path) -> Value {
+    let v = pi.inspect(f, &[]).unwrap();
+    serde_json::json!({
+        "messages": v["context"]["messages"],
+        "labels": v["labels"],
+        "sessionName": v["sessionName"],
+    })
+}
+
+#[test]
+fn each_action_and_its_undo_leave_pi_where_it_was() {
+    let Some(pi) = pi_session("tests::undo::each_action_and_its_undo_leave_pi_where_it_was") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let f = copy("long.jsonl", dir.path());
+    let fs = f.to_str().unwrap();
+    let s = bonsai::store::load_session(&f).unwrap();
+    let user = (0..s.entries.len())
+        .rfind(|&i| {
+            s.entries[i]
+                .message()
+                .is_some_and(|m| m.role == bonsai::engine::entry::Role::User)
+        })
+        .unwrap();
+    let original = state(&pi, &f);
+    let actions: Vec<Vec<String>> = vec![
+        vec![
+            "compact".into(),
+            fs.into(),
+            "--keep-recent-tokens".into(),
+            "2000".into(),
+            "--summarizer".into(),
+            "offline".into(),
+        ],
+        vec!["label".into(), fs.into(), format!("idx:{user}"), "checked".into()],
+        vec!["rename".into(), fs.into(), "renamed by bonsai".into()],
+        vec![
+            "navigate".into(),
+            fs.into(),
+            "idx:20".into(),
+            "--summary".into(),
+            "default".into(),
+        ],
+        vec![
+            "prune".into(),
+            fs.into(),
+            "--policy".into(),
+            "zones".into(),
+            "--zone".into(),
+            "yellow".into(),
+            "--apply".into(),
+        ],
+    ];
+    for a in &actions {
+        let before = state(&pi, &f);
+        let bytes = std::fs::read(&f).unwrap();
+        let mut args: Vec<&str> = a.iter().map(String::as_str).collect();
+        args.push("--yes");
+        ok(&args);
+        assert_ne!(state(&pi, &f), before, "{a:?} changed nothing Pi sees");
+        let said = ok(&["undo", fs, "--yes"]);
+        assert!(said.contains("appended the undo of"), "{said}");
+        assert_eq!(state(&pi, &f), before, "{a:?} undone: Pi is back where it was");
+        assert!(std::fs::read(&f).unwrap().starts_with(&bytes), "append only");
+    }
+    assert_eq!(state(&pi, &f), original);
+}
+
+#[test]
+fn undo_repeats_back_through_bonsais_actions_and_stops_at_pis() {
+    let Some(pi) = pi_session("tests::undo::undo_repeats_back_through_bonsais_actions_and_stops_at_pis") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let f = copy("tour.jsonl", dir.path());
+    let fs = f.to_str().unwrap();
+    let original = state(&pi, &f);
+    ok(&["rename", fs, "first", "--yes"]);
+    let after_first = state(&pi, &f);
+    ok(&["rename", fs, "second", "--yes"]);
+    ok(&["label", fs, "idx:3", "x", "--yes"]);
+    // Three undos: the label, the second name, the first name.
+    let said = ok(&["undo", fs, "--yes"]);
+    assert!(said.contains("the label"), "{said}");
+    let said = ok(&["undo", fs, "--yes"]);
+    assert!(said.contains("named \"first\" again"), "{said}");
+    assert_eq!(state(&pi, &f), after_first);
+    ok(&["undo", fs, "--yes"]);
+    assert_eq!(state(&pi, &f), original);
+    // Nothing of bonsai's is left: the entry before is Pi's.
+    let o = run(&["undo", fs, "--yes"]);
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("nothing of bonsai's left to undo"), "{err}");
+    // Pi writes: undo refuses to fight it, and writes nothing.
+    ok(&["rename", fs, "third", "--yes"]);
+    pi.open(&f);
+    let o = pi.command().args(["append", fs, "1"]).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let bytes = std::fs::read(&f).unwrap();
+    let o = run(&["undo", fs, "--yes"]);
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("is Pi's") && err.contains("would fight Pi"), "{err}");
+    assert_eq!(std::fs::read(&f).unwrap(), bytes);
+}
+
+#[test]
+fn an_undo_without_yes_and_without_a_terminal_says_what_it_would_do() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = copy("tour.jsonl", dir.path());
+    let fs = f.to_str().unwrap();
+    ok(&["label", fs, "idx:3", "x", "--yes"]);
+    let bytes = std::fs::read(&f).unwrap();
+    let o = run(&["undo", fs]);
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("undo the label") && err.contains("--yes"), "{err}");
+    assert_eq!(std::fs::read(&f).unwrap(), bytes);
+    let o = run(&["undo", fs, "--dry-run"]);
+    assert!(o.status.success());
+    assert_eq!(std::fs::read(&f).unwrap(), bytes);
+}

@@ -27,7 +27,18 @@ import { createHash } from "node:crypto";
 import { copyFileSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { createRequire, syncBuiltinESMExports } from "node:module";
 import { pathToFileURL } from "node:url";
+
+// Reading a v1 file, Pi gives its entries random ids (randomUUID) as it migrates them; for
+// reading, the n-th gets `n` as 8 hex digits instead, as bonsai numbers them, so the two can be
+// compared id for id. Writing (`append`) keeps Pi's random ids.
+let migrationIds = 0;
+if (["inspect", "tree", "load"].includes(process.argv[2])) {
+	const crypto = createRequire(import.meta.url)("node:crypto");
+	crypto.randomUUID = () => `${(++migrationIds).toString(16).padStart(8, "0")}-0000-4000-8000-000000000000`;
+	syncBuiltinESMExports();
+}
 
 const home = process.env.PI_HOME;
 if (!home) {
@@ -52,6 +63,7 @@ function load(file) {
 	try {
 		const copy = join(dir, "session.jsonl");
 		copyFileSync(file, copy);
+		migrationIds = 0;
 		const entries = loadEntriesFromFile(copy);
 		if (entries.length === 0) return { file, ok: false, error: "not a valid session" };
 		const header = entries[0];
@@ -97,6 +109,7 @@ function inspect(file, opts) {
 	try {
 		const copy = join(dir, "session.jsonl");
 		copyFileSync(file, copy);
+		migrationIds = 0;
 		const entries = loadEntriesFromFile(copy);
 		if (entries.length === 0) throw new Error("not a valid session");
 		const sm = SessionManager.inMemory(entries[0].cwd || process.cwd(), undefined, entries);
@@ -136,8 +149,9 @@ function inspect(file, opts) {
 			}
 		}
 		const tokens = (t) => ({ tokens: t.tokens, usageTokens: t.usageTokens, trailingTokens: t.trailingTokens, lastUsageIndex: t.lastUsageIndex ?? null });
-		const header = entries[0];
+		// The header as the file has it (Pi's loader migrates the one it returns).
 		const text = readFileSync(file, "utf8");
+		const header = JSON.parse(text.slice(0, text.indexOf("\n") >= 0 ? text.indexOf("\n") : undefined));
 		let skipped = 0;
 		for (const line of text.split("\n")) {
 			if (!line.trim()) continue;
@@ -233,6 +247,7 @@ async function tree(file, width, filter) {
 	try {
 		const copy = join(dir, "session.jsonl");
 		copyFileSync(file, copy);
+		migrationIds = 0;
 		const entries = loadEntriesFromFile(copy);
 		const sm = SessionManager.inMemory(entries[0].cwd || process.cwd(), undefined, entries);
 		process.env.HOME = "";

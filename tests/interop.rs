@@ -283,12 +283,12 @@ fn labels_names_forks_and_clones_load_in_pi() {
 
 #[test]
 fn v1_files_need_migrate_then_work() {
-    if no_shared("tests::interop::v1_files_need_migrate_then_work") {
+    // A v1 file written by Pi 0.27.9 (scripts/make-v1-fixture.mjs). Pi migrates v1 ids at
+    // random; pi-session.mjs makes them a counter for reading, as bonsai numbers them.
+    let Some(oracle) = pi_session("tests::interop::v1_files_need_migrate_then_work") else {
         return;
-    }
-    // Pi migrates v1 ids at random: the reference oracle in ../shared makes them a counter.
-    let Some(oracle) = oracle() else { return };
-    let src = shared().join("fixtures/pi-v1/before-compaction.jsonl");
+    };
+    let src = repo().join("fixtures/pi-0.27.9/v1.jsonl");
     let dir = tempfile::tempdir().unwrap();
     let f = copy(&src, dir.path());
     let fs = f.to_str().unwrap();
@@ -305,11 +305,11 @@ fn v1_files_need_migrate_then_work() {
         .unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert_eq!(
-        std::fs::read(dir.path().join("before-compaction.jsonl.bak")).unwrap(),
+        std::fs::read(dir.path().join("v1.jsonl.bak")).unwrap(),
         std::fs::read(&src).unwrap()
     );
-    let before = oracle.run(&src, &[]).unwrap();
-    let after = oracle.run(&f, &[]).unwrap();
+    let before = oracle.inspect(&src, &[]).unwrap();
+    let after = oracle.inspect(&f, &[]).unwrap();
     assert_eq!(after["headerVersion"], 3);
     for k in ["entries", "pathIds", "context", "compaction", "entryTypeCounts"] {
         assert_eq!(
@@ -319,5 +319,5 @@ fn v1_files_need_migrate_then_work() {
         );
     }
     assert!(bonsai(&["rename", fs, "migrated", "--yes"]).0);
-    assert_eq!(oracle.run(&f, &[]).unwrap()["sessionName"], "migrated");
+    assert_eq!(oracle.inspect(&f, &[]).unwrap()["sessionName"], "migrated");
 }

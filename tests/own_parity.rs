@@ -13,6 +13,8 @@ use std::process::Command;
 
 fn own_sessions() -> Vec<PathBuf> {
     let mut v = sessions_in(&repo().join("fixtures/pi-0.87.1"));
+    // Pi's first format (no ids), written by Pi 0.27.9: Pi 0.87.1 migrates it as it reads.
+    v.push(repo().join("fixtures/pi-0.27.9/v1.jsonl"));
     v.push(repo().join("fixtures/demo.jsonl"));
     v
 }

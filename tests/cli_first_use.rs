@@ -68,16 +68,7 @@ fn a_write_without_yes_and_without_a_terminal_shows_it_and_fails_with_the_way_ou
     let (_dir, p) = copy_of_demo();
     let before = std::fs::read(&p).unwrap();
     let f = p.to_str().unwrap();
-    let s = bonsai::store::load_session(&p).unwrap();
-    // The newest user message: inside the live context, so Pi would apply an edit to it.
-    let user = (0..s.entries.len())
-        .rfind(|&i| {
-            s.entries[i]
-                .message()
-                .is_some_and(|m| m.role == bonsai::engine::entry::Role::User)
-        })
-        .unwrap();
-    let user = format!("idx:{user}");
+    let user = format!("idx:{}", common::last_user_message(&p));
     for args in [
         vec!["label", f, "idx:1", "checked"],
         vec!["rename", f, "a name"],

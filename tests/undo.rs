@@ -53,14 +53,7 @@ fn each_action_and_its_undo_leave_pi_where_it_was() {
     let dir = tempfile::tempdir().unwrap();
     let f = copy("long.jsonl", dir.path());
     let fs = f.to_str().unwrap();
-    let s = bonsai::store::load_session(&f).unwrap();
-    let user = (0..s.entries.len())
-        .rfind(|&i| {
-            s.entries[i]
-                .message()
-                .is_some_and(|m| m.role == bonsai::engine::entry::Role::User)
-        })
-        .unwrap();
+    let user = last_user_message(&f);
     let original = state(&pi, &f);
     let actions: Vec<Vec<String>> = vec![
         vec![

@@ -124,21 +124,29 @@ pub fn plan(s: &Session) -> Result<Undo, UndoRefusal> {
             how,
             undoes: i,
         };
-        let here = Some(id.clone());
+        // A compaction or a navigation: Pi resumes where it was before it.
+        let resume = |at: usize, what: String, how: &str| {
+            undo(
+                Write::Resume {
+                    at: s.entries[at].id.to_string(),
+                    from: Some(id.clone()),
+                },
+                what,
+                format!("Pi resumes at {}, {how}", at_line(at)),
+            )
+        };
+        let no_origin = || UndoRefusal::NoOrigin {
+            what: what.clone(),
+            id: id.clone(),
+            line,
+        };
         return match action {
             "compact" => {
-                let parent = s.parent_of(i).ok_or(UndoRefusal::NoOrigin {
-                    what: what.clone(),
-                    id: id.clone(),
-                    line,
-                })?;
-                Ok(undo(
-                    Write::Resume {
-                        at: s.entries[parent].id.to_string(),
-                        from: here,
-                    },
+                let parent = s.parent_of(i).ok_or_else(no_origin)?;
+                Ok(resume(
+                    parent,
                     format!("the compaction {}", at_line(i)),
-                    format!("Pi resumes at {}, where it was before the compaction", at_line(parent)),
+                    "where it was before the compaction",
                 ))
             }
             "navigate" => {
@@ -147,18 +155,11 @@ pub fn plan(s: &Session) -> Result<Undo, UndoRefusal> {
                     Some("branch_summary") => v["fromId"].as_str().filter(|f| *f != "root"),
                     _ => v["data"]["from"].as_str(),
                 };
-                let from = from.and_then(|f| s.idx_of(f)).ok_or(UndoRefusal::NoOrigin {
-                    what: what.clone(),
-                    id: id.clone(),
-                    line,
-                })?;
-                Ok(undo(
-                    Write::Resume {
-                        at: s.entries[from].id.to_string(),
-                        from: here,
-                    },
+                let from = from.and_then(|f| s.idx_of(f)).ok_or_else(no_origin)?;
+                Ok(resume(
+                    from,
                     format!("the navigation {}", at_line(i)),
-                    format!("Pi resumes at {}, the leaf it left", at_line(from)),
+                    "the leaf it left",
                 ))
             }
             "label" => {

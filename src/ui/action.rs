@@ -57,7 +57,7 @@ pub enum Action {
     CyclePolicy,
     TogglePruneForce,
     ApplyPrune,
-    UndoEdits,
+    UndoLast,
     HideEntry,
     ReplaceEntry,
     RestoreEntry,

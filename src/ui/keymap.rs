@@ -322,9 +322,9 @@ pub fn bindings() -> &'static [Binding] {
             b!(PRUNE, [code(KeyCode::Tab)], Action::CyclePolicy, "next policy", hint),
             b!(PRUNE, [ch('!')], Action::TogglePruneForce, "force (no minimum)", hint),
             b!(PRUNE, [ch('a')], Action::ApplyPrune, "apply as context edits", hint),
-            b!(PRUNE, [ch('u')], Action::UndoEdits, "undo bonsai's last action", hint),
+            b!(PRUNE, [ch('u')], Action::UndoLast, "undo bonsai's last action", hint),
             b!(PRUNE, [code(KeyCode::Esc)], Action::Close, "close the preview", hint),
-            b!(BROWSE, [ch('u')], Action::UndoEdits, "undo bonsai's last action"),
+            b!(BROWSE, [ch('u')], Action::UndoLast, "undo bonsai's last action"),
             b!(BROWSE, [ch('x')], Action::HideEntry, "hide it from the model's context"),
             b!(
                 BROWSE,

@@ -43,6 +43,18 @@ pub fn no_shared(test: &str) -> bool {
     true
 }
 
+/// The newest user message of a session file (inside its live context: an edit applies there).
+pub fn last_user_message(f: &Path) -> usize {
+    let s = bonsai::store::load_session(f).unwrap();
+    (0..s.entries.len())
+        .rfind(|&i| {
+            s.entries[i]
+                .message()
+                .is_some_and(|m| m.role == bonsai::engine::entry::Role::User)
+        })
+        .unwrap()
+}
+
 /// The running test binary's name (`parity` for target/debug/deps/parity-1a2b…), for skips.
 fn test_binary() -> String {
     let exe = std::env::args().next().unwrap_or_default();

@@ -117,7 +117,7 @@ impl App {
                 self.request_plan();
             }
             Action::ApplyPrune => self.apply_prune(),
-            Action::UndoEdits => self.undo_edits(),
+            Action::UndoLast => self.undo_last_action(),
             a @ (Action::HideEntry | Action::ReplaceEntry | Action::RestoreEntry) => self.edit_selected(&a),
             Action::OpenFills => self.open_fills(),
             Action::ToggleCutPreview => {

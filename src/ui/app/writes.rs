@@ -133,6 +133,45 @@ impl App {
         });
     }
 
+    /// Undo bonsai's last action on the file (a compaction, a navigation, a label, a name or
+    /// context edits), after a confirm that says what it undoes and how.
+    pub(super) fn undo_last_action(&mut self) {
+        if !self.writable() {
+            return;
+        }
+        let s = self.doc.session.clone();
+        let u = match crate::engine::undo::plan(&s) {
+            Ok(u) => u,
+            Err(e) => {
+                self.status = Some(e.to_string());
+                return;
+            }
+        };
+        let mut lines = vec![format!("Undo {}: {}.", u.what, u.how)];
+        if let crate::engine::write_plan::Write::Undo { write, .. } = &u.write
+            && let crate::engine::write_plan::Write::Resume { at, .. } = &**write
+            && let Some(at) = s.idx_of(at)
+            && let Some((short, _)) = self.branch_note(at)
+        {
+            lines.push(format!("{short}."));
+        }
+        lines.push("Nothing is removed: the undo is appended, and u again undoes the action before.".into());
+        lines.push("Write it?".into());
+        let seen = Seen::of(&s);
+        self.dialog = Some(Dialog::Confirm {
+            title: "Undo bonsai's last action".into(),
+            lines,
+            then: Box::new(PendingWrite {
+                request: WriteRequest {
+                    write: u.write,
+                    seen: Some((seen.len, seen.entries)),
+                },
+                what: format!("the undo of {}", u.what),
+                select: None,
+            }),
+        });
+    }
+
     pub(super) fn open_compact(&mut self) {
         let Some(leaf) = self.selected_leaf() else { return };
         if !self.writable() {

@@ -272,6 +272,8 @@ fn prune_apply_and_undo_in_the_terminal() {
         &format!("HOME={} {bin} {}; echo EXITED:$?", home.path().display(), f.display()),
         "Enter",
     ]);
+    // The loading frame names the file too: a key typed while it loads is kept for the session
+    // (CI once lost this "p" that way).
     t.wait_for("made.jsonl (");
     t.send(&["p"]);
     t.wait_for("prune preview · output");
@@ -344,4 +346,28 @@ fn a_new_users_first_minute() {
     let screen = t.wait_for("appended a session name to");
     assert!(screen.contains("demo.jsonl (1 line,"), "{screen}");
     assert!(std::fs::read(&copy).unwrap().len() > before.len());
+}
+
+/// A key typed while a large file loads is not lost: it acts on the session once it is open
+/// (the loading frame takes only q and Ctrl+C itself).
+#[test]
+fn a_key_typed_while_loading_acts_once_the_session_is_open() {
+    let Some(t) = Tmux::start(120, 40) else { return };
+    let bin = env!("CARGO_BIN_EXE_bonsai");
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("big.jsonl");
+    std::fs::write(&f, common::synth::Synth::new(120_000_000).make()).unwrap();
+    let home = tempfile::tempdir().unwrap();
+    t.send(&[
+        &format!("HOME={} {bin} {}; echo EXITED:$?", home.path().display(), f.display()),
+        "Enter",
+    ]);
+    t.wait_for("Loading ");
+    t.send(&["?"]);
+    let screen = t.wait_for(" keys · tree ");
+    assert!(screen.contains("big.jsonl ("), "{screen}");
+    t.send(&["Escape"]);
+    std::thread::sleep(Duration::from_millis(300));
+    t.send(&["q"]);
+    t.wait_for("EXITED:0");
 }

@@ -253,6 +253,7 @@ async fn event_loop(
     use crossterm::event::{Event, EventStream, KeyCode, KeyModifiers};
     use futures_util::StreamExt;
     let mut events = EventStream::new();
+    let mut typed_ahead = Vec::new();
     let mouse = settings.mouse_capture();
     let (session, path, notice) = match target {
         Target::Demo => (
@@ -278,10 +279,14 @@ async fn event_loop(
             let s = loop {
                 tokio::select! {
                     r = &mut load => break r?,
-                    Some(Ok(Event::Key(k))) = events.next() => {
-                        if k.code == KeyCode::Char('q') || (k.code == KeyCode::Char('c') && k.modifiers.contains(KeyModifiers::CONTROL)) {
-                            return Ok(());
+                    Some(Ok(ev)) = events.next() => {
+                        if let Event::Key(k) = &ev {
+                            if k.code == KeyCode::Char('q') || (k.code == KeyCode::Char('c') && k.modifiers.contains(KeyModifiers::CONTROL)) {
+                                return Ok(());
+                            }
                         }
+                        // Typed ahead while loading: kept for the session, not lost.
+                        typed_ahead.push(ev);
                     }
                 }
             };
@@ -301,6 +306,11 @@ async fn event_loop(
         app.update(Action::OpenPicker);
         if let Some(p) = &mut app.picker {
             p.launched_without_session = true;
+        }
+    }
+    for ev in typed_ahead {
+        if let Some(a) = action_for_event(&app, ev) {
+            app.update(a);
         }
     }
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<jobs::JobResult>();

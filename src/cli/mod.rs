@@ -2,6 +2,7 @@
 //! `read` holds the commands that only read, `write` the ones that append or write files,
 //! `common` what they share. Every command has `--json`.
 
+mod branches;
 mod common;
 mod prune;
 mod read;
@@ -63,6 +64,17 @@ pub enum Command {
     /// Undo bonsai's last action on the session (compaction, navigation, label, name, context
     /// edits): appends what puts it back; repeat to undo further. Refused once Pi has written.
     Undo(UndoArgs),
+    /// Hide the branch at TARGET in bonsai's tree (one `bonsai.archive` entry; Pi's leaf and
+    /// context do not change). Refused for the branch that holds the leaf.
+    Archive(ArchiveArgs),
+    /// Show an archived branch in bonsai's tree again.
+    Unarchive(ArchiveArgs),
+    /// Remove the branch at TARGET from the file (the one rewrite: the original stays as
+    /// FILE.bak, the removed lines in FILE.deleted-TIME.jsonl). Refused for the leaf's branch,
+    /// a branch other entries refer to, and a file written in the last 10 s.
+    DeleteBranch(DeleteBranchArgs),
+    /// Undo the last delete-branch: the backup back, with any lines appended since after it.
+    Restore(RestoreArgs),
     /// Sessions of the current project (or of all projects), newest first.
     List(ListArgs),
     /// The session as a document: the path to the leaf (or the whole tree) as Markdown or JSON.
@@ -140,6 +152,9 @@ pub struct TreeArgs {
     /// Columns to lay the tree out in (Pi's /tree truncates rows to the terminal width).
     #[arg(long, default_value_t = 100)]
     pub width: usize,
+    /// Also the branches archived with `bonsai archive` (hidden by default).
+    #[arg(long)]
+    pub archived: bool,
     /// Print JSON instead of text.
     #[arg(long)]
     pub json: bool,
@@ -427,6 +442,34 @@ pub struct UndoArgs {
 }
 
 #[derive(Args, Debug)]
+pub struct ArchiveArgs {
+    /// A session file, or a directory (its newest session, as `bonsai DIR` opens).
+    pub file: PathBuf,
+    /// The branch's first entry: an id, or idx:N for the N-th entry (0-based).
+    pub target: String,
+    #[command(flatten)]
+    pub write: WriteFlags,
+}
+
+#[derive(Args, Debug)]
+pub struct DeleteBranchArgs {
+    /// A session file, or a directory (its newest session, as `bonsai DIR` opens).
+    pub file: PathBuf,
+    /// The branch's first entry: an id, or idx:N for the N-th entry (0-based).
+    pub target: String,
+    #[command(flatten)]
+    pub write: WriteFlags,
+}
+
+#[derive(Args, Debug)]
+pub struct RestoreArgs {
+    /// A session file, or a directory (its newest session, as `bonsai DIR` opens).
+    pub file: PathBuf,
+    #[command(flatten)]
+    pub write: WriteFlags,
+}
+
+#[derive(Args, Debug)]
 pub struct ListArgs {
     /// Every project's sessions, not only this directory's.
     #[arg(long)]
@@ -458,6 +501,10 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::List(a) => read::list(a),
         Command::Export(a) => read::export(a),
         Command::Undo(a) => write::undo(a),
+        Command::Archive(a) => branches::archive(a, true),
+        Command::Unarchive(a) => branches::archive(a, false),
+        Command::DeleteBranch(a) => branches::delete_branch(a),
+        Command::Restore(a) => branches::restore(a),
         Command::Compact(a) => write::compact(a),
         Command::Navigate(a) => write::navigate(a),
         Command::Label(a) => write::label(a),
@@ -485,6 +532,9 @@ impl Command {
             Command::List(_) => return None,
             Command::Export(a) => (&mut a.file, false),
             Command::Undo(a) => (&mut a.file, !a.write.dry_run),
+            Command::Archive(a) | Command::Unarchive(a) => (&mut a.file, !a.write.dry_run),
+            Command::DeleteBranch(a) => (&mut a.file, !a.write.dry_run),
+            Command::Restore(a) => (&mut a.file, !a.write.dry_run),
             Command::Compact(a) => (&mut a.file, !a.write.dry_run),
             Command::Navigate(a) => (&mut a.file, !a.write.dry_run),
             Command::Label(a) => (&mut a.file, !a.write.dry_run),

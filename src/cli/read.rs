@@ -243,16 +243,31 @@ pub fn tree(a: TreeArgs) -> Result<()> {
     let filter = filter.unwrap_or_else(|| settings.tree_filter_mode().to_string());
     let t = tree::Tree::build(&s);
     let mode = tree_view::FilterMode::parse(&filter).unwrap_or_default();
-    let view = tree_view::TreeView::new(&s, &t, leaf, mode, crate::store::clock::now_ms());
+    let mut view = tree_view::TreeView::new(&s, &t, leaf, mode, crate::store::clock::now_ms());
+    if a.archived && view.archived_branches > 0 {
+        view.set_show_archived(&s, true);
+    }
     let lines = view.render_plain(&s, width, None);
+    // Hidden archived branches are bonsai's own view: said, so the tree is never silently
+    // different from Pi's /tree.
+    let hidden = if view.show_archived { 0 } else { view.archived_branches };
     if json_out {
         let (tj, tij, depth) = report::tree_json(&s, &t);
-        print_json(
-            &json!({"filter": filter, "width": width, "lines": lines, "tree": tj, "treeIdx": tij, "maxBranchDepth": depth}),
-        );
+        let mut o = json!({"filter": filter, "width": width, "lines": lines, "tree": tj, "treeIdx": tij, "maxBranchDepth": depth});
+        if hidden > 0 {
+            o["archivedBranchesHidden"] = hidden.into();
+        }
+        print_json(&o);
     } else {
         for l in lines {
             println!("{l}");
+        }
+        if hidden > 0 {
+            println!(
+                "  ({hidden} archived branch{} hidden; --archived shows {})",
+                if hidden == 1 { "" } else { "es" },
+                if hidden == 1 { "it" } else { "them" }
+            );
         }
     }
     Ok(())

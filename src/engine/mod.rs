@@ -3,10 +3,12 @@
 //! environment here.
 
 pub mod actions;
+pub mod archive;
 pub mod branch;
 pub mod bytes;
 pub mod compaction;
 pub mod context;
+pub mod delete;
 pub mod entry;
 pub mod export;
 pub mod js;

@@ -5,6 +5,7 @@
 //! - a compaction or a navigation: Pi resumes where it was before (a `bonsai.navigate` marker
 //!   under that entry; the compaction or summary stays on its own branch);
 //! - a label or a session name: the previous one (or none) again;
+//! - archiving a branch: unarchiving it (and the other way round);
 //! - context edits: each edit back to the state before it (`prune::undo`).
 //!
 //! Only bonsai's entries may stand between the file's end and the action: once Pi has written,
@@ -188,6 +189,30 @@ pub fn plan(s: &Session) -> Result<Undo, UndoRefusal> {
                 Ok(undo(
                     Write::SessionName { name },
                     format!("the session name {}", at_line(i)),
+                    how,
+                ))
+            }
+            "archive" => {
+                let target = v["data"]["targetId"].as_str().unwrap_or("").to_string();
+                let archived = v["data"]["archived"].as_bool() != Some(false);
+                if s.idx_of(&target).is_none() {
+                    return Err(no_origin());
+                }
+                let how = if archived {
+                    format!("the branch at {target} shows in the tree again")
+                } else {
+                    format!("the branch at {target} is archived again")
+                };
+                Ok(undo(
+                    Write::Archive {
+                        target,
+                        archived: !archived,
+                    },
+                    format!(
+                        "the {} {}",
+                        if archived { "archiving" } else { "unarchiving" },
+                        at_line(i)
+                    ),
                     how,
                 ))
             }

@@ -45,6 +45,12 @@ pub enum Write {
         at: String,
         from: Option<String>,
     },
+    /// Hide (`archived`) or show again the branch at `target` in bonsai's tree: one
+    /// `bonsai.archive` entry under the leaf.
+    Archive {
+        target: String,
+        archived: bool,
+    },
     /// `write`, undoing bonsai's action whose head entry is `undoes`.
     Undo {
         undoes: String,
@@ -62,6 +68,7 @@ impl Write {
             Write::Label { .. } => "label",
             Write::SessionName { .. } => "rename",
             Write::ContextEdits { .. } => "context-edits",
+            Write::Archive { .. } => "archive",
             Write::Undo { .. } => "undo",
         }
     }
@@ -107,6 +114,8 @@ pub enum Refusal {
         "the cut moved from {was} to {now} since the preview (Pi appended entries): nothing written; preview the compaction again and confirm it"
     )]
     CutMoved { was: String, now: String },
+    #[error("{0}")]
+    Archive(super::archive::ArchiveRefusal),
     #[error("already at this point: the target is the leaf, so there is nothing to write; pick another entry")]
     AlreadyThere,
 }
@@ -211,6 +220,11 @@ impl WriteRequest {
                     &ids.fresh(),
                     now_ms,
                 ))
+            }
+            Write::Archive { target, archived } => {
+                let t = find(target)?;
+                super::archive::check(s, t, *archived).map_err(Refusal::Archive)?;
+                one(super::archive::entry(s, t, *archived, &ids.fresh(), now_ms))
             }
             Write::SessionName { name } => one(actions::session_info_entry(s, s.leaf(), name, &ids.fresh(), now_ms)),
             Write::ContextEdits { leaf, edits, record } => {

@@ -4,6 +4,7 @@
 
 pub mod clock;
 pub mod config;
+pub mod delete;
 pub mod faults;
 pub mod files;
 pub mod journal;

@@ -113,7 +113,12 @@ fn jsonl_files(dir: &Path) -> Vec<PathBuf> {
     let Ok(rd) = std::fs::read_dir(dir) else { return vec![] };
     rd.filter_map(|e| e.ok())
         .map(|e| e.path())
+        // A delete's removed lines (`FILE.deleted-TIME.jsonl`) are not a session.
         .filter(|p| p.extension().is_some_and(|x| x == "jsonl") && p.is_file())
+        .filter(|p| {
+            !p.file_name()
+                .is_some_and(|n| n.to_string_lossy().contains(".jsonl.deleted-"))
+        })
         .collect()
 }
 

@@ -137,10 +137,10 @@ where
 /// bonsai holds it for the load and the append, milliseconds to a tenth of a second).
 /// (The descriptor, not a borrow: the append writes through the same `File`, which outlives
 /// the lease in [`append_with`].)
-struct Lease(std::os::fd::RawFd);
+pub(super) struct Lease(std::os::fd::RawFd);
 
 impl Lease {
-    fn take(f: &File) -> Option<Lease> {
+    pub(super) fn take(f: &File) -> Option<Lease> {
         use std::os::fd::AsRawFd;
         // When another open waits, the kernel signals the holder with SIGIO, whose default
         // action ends the process; bonsai lets the open wait until its lines are written.
@@ -385,7 +385,7 @@ fn temp_beside(path: &Path) -> PathBuf {
     ))
 }
 
-fn sync_dir(path: &Path) {
+pub(super) fn sync_dir(path: &Path) {
     if let Some(dir) = path.parent() {
         let dir = if dir.as_os_str().is_empty() {
             Path::new(".")
@@ -428,7 +428,7 @@ fn clear_stale_temps(path: &Path) {
 
 /// Write `data` to a temporary file beside `path` and fsync it. On failure the temporary file
 /// is removed (unless the process was "killed": then nothing runs).
-fn write_temp(path: &Path, data: &[u8]) -> std::io::Result<PathBuf> {
+pub(super) fn write_temp(path: &Path, data: &[u8]) -> std::io::Result<PathBuf> {
     clear_stale_temps(path);
     let tmp = temp_beside(path);
     let r = (|| {

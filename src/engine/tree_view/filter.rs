@@ -138,7 +138,7 @@ impl TreeView {
         let mut visible = Vec::with_capacity(self.flat.len());
         let texts = self.search_text.as_deref().filter(|_| !tokens.is_empty());
         for (fi, &i) in self.flat.iter().enumerate() {
-            if !self.passes(s, i) {
+            if !self.passes(s, i) || (!self.show_archived && self.is_archived(i)) {
                 continue;
             }
             if let Some(texts) = texts

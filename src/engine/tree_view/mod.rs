@@ -63,6 +63,12 @@ pub struct TreeView {
     is_visible: Vec<bool>,
     /// "Now" for label timestamps (Pi shows today's as HH:MM); fixed in tests.
     pub now_ms: i64,
+    /// Per entry: inside a branch bonsai archived (`archive::hidden`); empty when none is.
+    pub archived: Vec<bool>,
+    /// How many archived branches there are (hidden unless `show_archived`).
+    pub archived_branches: usize,
+    /// Archived branches shown (dimmed) instead of hidden.
+    pub show_archived: bool,
 }
 
 impl TreeView {
@@ -91,7 +97,16 @@ impl TreeView {
             home: None,
             is_visible: vec![false; s.entries.len()],
             now_ms,
+            archived: vec![],
+            archived_branches: 0,
+            show_archived: false,
         };
+        let roots = super::archive::archived_roots(s);
+        if !roots.is_empty() {
+            v.archived = super::archive::hidden(s, tree, leaf);
+            let on_path: Vec<usize> = leaf.map(|l| s.path_to(l)).unwrap_or_default();
+            v.archived_branches = roots.iter().filter(|r| !on_path.contains(r)).count();
+        }
         v.flatten(s, tree);
         if let Some(l) = leaf {
             for i in s.path_to(l) {
@@ -194,6 +209,17 @@ impl TreeView {
         let next = if self.filter == f { FilterMode::Default } else { f };
         self.set_filter(s, next);
     }
+    /// Show archived branches (dimmed) or hide them.
+    pub fn set_show_archived(&mut self, s: &Session, show: bool) {
+        self.show_archived = show;
+        self.apply_filter(s);
+    }
+
+    /// Entry `i` is in an archived branch.
+    pub fn is_archived(&self, i: usize) -> bool {
+        self.archived.get(i).copied().unwrap_or(false)
+    }
+
     pub fn set_search(&mut self, s: &Session, q: String) {
         self.search = q;
         self.folded.clear();

@@ -23,6 +23,8 @@ pub struct Row {
     pub label: Option<String>,
     pub label_time: Option<String>,
     pub text: RowText,
+    /// In an archived branch (shown only when archived branches are; drawn dimmed).
+    pub archived: bool,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -167,6 +169,7 @@ impl TreeView {
             label,
             label_time,
             text: text(i),
+            archived: self.is_archived(i),
         }
     }
 

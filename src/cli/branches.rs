@@ -1,0 +1,196 @@
+//! The branch chores: archive and unarchive (one appended entry each), delete-branch and
+//! restore (the one rewrite of a session, with its backups).
+
+use super::common::{load, print_json, resolve_ref};
+use super::write::{apply, confirm, preview, show};
+use super::{ArchiveArgs, DeleteBranchArgs, RestoreArgs};
+use crate::engine::archive;
+use crate::engine::tree::Tree;
+use crate::engine::write_plan::{Write, WriteRequest};
+use crate::store;
+use color_eyre::eyre::{Result, eyre};
+use serde_json::json;
+
+/// `bonsai archive` (`archived`) and `bonsai unarchive`.
+pub fn archive(a: ArchiveArgs, archived: bool) -> Result<()> {
+    let s = load(&a.file)?;
+    let t = resolve_ref(&s, &a.target)?;
+    let tree = Tree::build(&s);
+    let what_branch = archive::describe(&s, &tree, t);
+    archive::check(&s, t, archived).map_err(|e| eyre!("nothing written: {e}"))?;
+    let req = WriteRequest {
+        write: Write::Archive {
+            target: s.entries[t].id.to_string(),
+            archived,
+        },
+        seen: None,
+    };
+    let p = req.prepare(&s, store::clock::entropy(), store::clock::now_ms())?;
+    eprintln!(
+        "bonsai: {} {what_branch}: {} (Pi's leaf and context do not change; `bonsai undo` reverses it)",
+        if archived { "archive" } else { "unarchive" },
+        if archived {
+            "hidden in bonsai's tree, shown dimmed with the archived toggle"
+        } else {
+            "shown in bonsai's tree again"
+        }
+    );
+    if !a.write.yes {
+        preview(&p.entries, a.write.json, json!({}));
+    }
+    let what = if archived {
+        "an archive entry"
+    } else {
+        "an unarchive entry"
+    };
+    if !confirm(&a.write, what, &a.file)? {
+        return Ok(());
+    }
+    let applied = apply(&a.file, &req, what, a.write.json)?;
+    if a.write.json {
+        show(&applied.prepared.entries, true, true, json!({}));
+    }
+    Ok(())
+}
+
+fn si(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+pub fn delete_branch(a: DeleteBranchArgs) -> Result<()> {
+    let s = load(&a.file)?;
+    let t = resolve_ref(&s, &a.target)?;
+    let tree = Tree::build(&s);
+    let plan = crate::engine::delete::plan(&s, &tree, t).map_err(|e| eyre!("nothing deleted: {e}"))?;
+    let summary = format!(
+        "delete the branch at {}: {}, {} bytes, ~{} tokens",
+        s.entries[t].id,
+        si(plan.removed.len(), "entry", "entries"),
+        plan.bytes,
+        plan.tokens
+    );
+    let notes: Vec<String> = plan
+        .notes
+        .iter()
+        .map(|r| {
+            format!(
+                "the {} {} (line {}) names the removed {}: it stays, naming an entry that is gone (Pi only records it)",
+                r.what, s.entries[r.from].id, s.entries[r.from].line, s.entries[r.to].id
+            )
+        })
+        .collect();
+    if a.write.json {
+        let removed: Vec<_> = plan
+            .removed
+            .iter()
+            .map(
+                |&i| json!({"id": &*s.entries[i].id, "line": s.entries[i].line, "type": s.entries[i].kind.type_name()}),
+            )
+            .collect();
+        print_json(&json!({
+            "written": false,
+            "target": &*s.entries[t].id,
+            "removed": removed,
+            "bytes": plan.bytes,
+            "tokens": plan.tokens,
+            "notes": notes,
+        }));
+    } else {
+        println!("{summary}");
+        for &i in &plan.removed {
+            let e = &s.entries[i];
+            println!("  line {:>6}  {}  {}", e.line, e.id, e.kind.type_name());
+        }
+    }
+    for n in &notes {
+        eprintln!("bonsai: note: {n}");
+    }
+    // Said before asking: no point confirming a write that will be refused.
+    if !a.write.dry_run {
+        store::delete::check_quiet(&a.file)?;
+    }
+    let what = format!(
+        "a copy without the branch at {} (the original kept as .bak, the removed lines in .deleted-*.jsonl)",
+        s.entries[t].id
+    );
+    if !confirm(&a.write, &what, &a.file)? {
+        return Ok(());
+    }
+    let d = store::delete::delete_branch(&a.file, &s.buf, &s.entries[t].id)?;
+    let line = format!(
+        "deleted {} ({} bytes) from {}; removed lines in {}, original in {} (`bonsai restore {}` puts it back)",
+        si(d.plan.removed.len(), "entry", "entries"),
+        d.plan.bytes,
+        a.file.display(),
+        d.removed_file.display(),
+        d.backup.display(),
+        a.file.display()
+    );
+    if a.write.json {
+        eprintln!("bonsai: {line}");
+        print_json(&json!({
+            "written": true,
+            "removed": d.plan.removed.len(),
+            "bytes": d.plan.bytes,
+            "removedFile": d.removed_file,
+            "backup": d.backup,
+            "carried": d.carried,
+        }));
+    } else {
+        println!("{line}");
+    }
+    if d.carried > 0 {
+        eprintln!(
+            "bonsai: warning: Pi appended {} bytes at the instant of the rewrite; they were moved to the new file after it",
+            d.carried
+        );
+    }
+    Ok(())
+}
+
+pub fn restore(a: RestoreArgs) -> Result<()> {
+    let p = store::delete::restore_plan(&a.file)?;
+    let line = format!(
+        "restore {} from {} ({} put back{})",
+        a.file.display(),
+        p.backup.display(),
+        si(p.removed_lines, "removed line", "removed lines"),
+        if p.appended > 0 {
+            format!(
+                ", and the {} appended since the delete kept after them",
+                si(p.appended, "line", "lines")
+            )
+        } else {
+            String::new()
+        }
+    );
+    if a.write.json {
+        print_json(
+            &json!({"written": false, "backup": p.backup, "removedFile": p.removed_file, "appended": p.appended}),
+        );
+    } else {
+        println!("{line}");
+    }
+    if !a.write.dry_run {
+        store::delete::check_quiet(&a.file)?;
+    }
+    if !confirm(&a.write, "the restored session", &a.file)? {
+        return Ok(());
+    }
+    let r = store::delete::restore(&a.file)?;
+    let done = format!(
+        "restored {} from {} (the removed lines' file is now {})",
+        a.file.display(),
+        r.backup.display(),
+        r.removed_file.display()
+    );
+    if a.write.json {
+        eprintln!("bonsai: {done}");
+        print_json(
+            &json!({"written": true, "backup": r.backup, "removedFile": r.removed_file, "appended": r.appended}),
+        );
+    } else {
+        println!("{done}");
+    }
+    Ok(())
+}

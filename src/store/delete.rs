@@ -1,0 +1,290 @@
+//! Deleting a branch and restoring it: the one place bonsai rewrites a session. The removed
+//! lines go to `FILE.deleted-TIMESTAMP.jsonl` and the whole original to `FILE.bak` first
+//! (both fsynced), then the new text goes through a temporary file, fsync and rename. It is
+//! refused when the file is not the one the user saw, or was written in the last seconds (Pi
+//! may be running: it appends by reopening the path, and an append landing on the old file
+//! in the instant of the rename would end up in the backup; bonsai checks for that and
+//! carries such lines over).
+
+use super::faults;
+use super::write::{WriteError, backup, sync_dir, write_file_new, write_temp};
+use crate::engine::delete::{self, DeletePlan, DeleteRefusal};
+use crate::engine::session::Session;
+use crate::engine::tree::Tree;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// How recently a session may have been written and still be rewritten.
+pub const QUIET: Duration = Duration::from_secs(10);
+
+#[derive(Debug, thiserror::Error)]
+pub enum DeleteError {
+    #[error(transparent)]
+    Refused(#[from] DeleteRefusal),
+    #[error("entry {0} is not in the session: `bonsai tree FILE` lists the entries with their ids")]
+    NoSuchEntry(String),
+    #[error(
+        "the file changed since bonsai read it (Pi or another program wrote to it): nothing deleted; look at it again and repeat"
+    )]
+    Changed,
+    #[error(
+        "the file was written {0:.1} s ago: Pi may be running this session, and rewriting it now could lose what Pi writes next. Nothing changed; close Pi's session (or wait until it has been idle for 10 s) and run the command again"
+    )]
+    RecentlyWritten(f64),
+    #[error(
+        "this is a version {0} session file; bonsai deletes branches only in version 3 files. Run `bonsai migrate FILE` first (it keeps a .bak)"
+    )]
+    NeedsMigration(f64),
+    #[error("{0}")]
+    NoBackup(String),
+    #[error(transparent)]
+    Write(#[from] WriteError),
+    #[error(transparent)]
+    Open(#[from] super::OpenError),
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
+}
+
+/// What a delete did.
+#[derive(Debug, Clone)]
+pub struct Deleted {
+    pub plan: DeletePlan,
+    pub removed_file: PathBuf,
+    pub backup: PathBuf,
+    /// Bytes another writer appended to the old file in the instant of the rename, appended
+    /// to the new file after it (0 almost always).
+    pub carried: usize,
+}
+
+/// Seconds since the file was last written (`None` when the clock or the file cannot say).
+fn age(meta: &std::fs::Metadata) -> Option<f64> {
+    let m = meta.modified().ok()?;
+    Some(
+        std::time::SystemTime::now()
+            .duration_since(m)
+            .unwrap_or_default()
+            .as_secs_f64(),
+    )
+}
+
+fn quiet_enough(meta: &std::fs::Metadata) -> Result<(), DeleteError> {
+    match age(meta) {
+        Some(a) if a < QUIET.as_secs_f64() => Err(DeleteError::RecentlyWritten(a)),
+        _ => Ok(()),
+    }
+}
+
+/// Whether the file may be rewritten now, as the preview says before asking.
+pub fn check_quiet(path: &Path) -> Result<(), DeleteError> {
+    quiet_enough(&std::fs::metadata(path)?)
+}
+
+fn sibling(path: &Path, suffix: &str) -> PathBuf {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().to_string())
+        .unwrap_or_default();
+    path.with_file_name(format!("{name}{suffix}"))
+}
+
+fn stamp() -> String {
+    crate::engine::js::iso_from_ms(super::clock::now_ms()).replace([':', '.'], "-")
+}
+
+/// Replace `target` (still exactly `expected`) with `data`, which is already in `tmp`:
+/// the rename happens only if the file has not changed; whatever lands on the old file in
+/// the instant after is carried over. Returns the carried bytes.
+fn swap_in(target: &Path, tmp: &Path, expected: &[u8]) -> Result<usize, DeleteError> {
+    use std::io::{Read, Seek, SeekFrom, Write};
+    let mut old = std::fs::File::open(target)?;
+    let lease = super::write::Lease::take(&old);
+    let meta = old.metadata()?;
+    // Read through the leased descriptor: a second open would wait on the lease itself.
+    let same = meta.len() == expected.len() as u64 && {
+        let mut now = Vec::with_capacity(expected.len());
+        old.read_to_end(&mut now)?;
+        now == expected
+    };
+    if !same {
+        let _ = std::fs::remove_file(tmp);
+        return Err(DeleteError::Changed);
+    }
+    if let Err(e) = faults::op("rename", || std::fs::rename(tmp, target)) {
+        if !faults::is_crash(&e) {
+            let _ = std::fs::remove_file(tmp);
+        }
+        return Err(e.into());
+    }
+    sync_dir(target);
+    drop(lease);
+    // Pi opens the path for each append; an open that was already under way reached the old
+    // file. Give it the moment it needs, then move what it wrote (whole lines only) over.
+    std::thread::sleep(Duration::from_millis(50));
+    let len = old.metadata()?.len() as usize;
+    if len <= expected.len() {
+        return Ok(0);
+    }
+    let mut extra = Vec::new();
+    old.seek(SeekFrom::Start(expected.len() as u64))?;
+    old.read_to_end(&mut extra)?;
+    let whole = extra.iter().rposition(|b| *b == b'\n').map(|k| k + 1).unwrap_or(0);
+    if whole == 0 {
+        return Ok(0);
+    }
+    let mut f = std::fs::OpenOptions::new().append(true).open(target)?;
+    f.write_all(&extra[..whole])?;
+    f.sync_all()?;
+    Ok(whole)
+}
+
+/// Delete the branch at `target_id` from the session at `path`, which must still be exactly
+/// `seen` (the bytes the user's preview was made from).
+pub fn delete_branch(path: &Path, seen: &[u8], target_id: &str) -> Result<Deleted, DeleteError> {
+    let target = std::fs::canonicalize(path)?;
+    let meta = std::fs::metadata(&target)?;
+    let bytes = super::files::read_regular(&target)?;
+    if bytes != seen {
+        return Err(DeleteError::Changed);
+    }
+    quiet_enough(&meta)?;
+    let s = Session::from_bytes(bytes.clone()).map_err(|source| super::OpenError::Invalid {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    if s.header.version < 3.0 {
+        return Err(DeleteError::NeedsMigration(s.header.version));
+    }
+    let t = s
+        .idx_of(target_id)
+        .ok_or_else(|| DeleteError::NoSuchEntry(target_id.to_string()))?;
+    let plan = delete::plan(&s, &Tree::build(&s), t)?;
+    let (kept, gone) = delete::rewrite(&s, &plan);
+    let removed_file = sibling(&target, &format!(".deleted-{}.jsonl", stamp()));
+    write_file_new(&removed_file, &gone)?;
+    let bak = backup(&target, &bytes, "bak")?;
+    let tmp = write_temp(&target, &kept).map_err(|source| WriteError::Failed {
+        path: target.clone(),
+        source,
+    })?;
+    let carried = match swap_in(&target, &tmp, &bytes) {
+        Ok(c) => c,
+        Err(e) => {
+            // Nothing was deleted: the removed lines' copy would only mislead a restore.
+            let _ = std::fs::remove_file(&removed_file);
+            return Err(e);
+        }
+    };
+    Ok(Deleted {
+        plan,
+        removed_file,
+        backup: bak,
+        carried,
+    })
+}
+
+/// What a restore did.
+#[derive(Debug, Clone)]
+pub struct Restored {
+    pub backup: PathBuf,
+    /// The removed lines' file, renamed with `.restored` (kept, but no longer a candidate).
+    pub removed_file: PathBuf,
+    /// Lines appended since the delete, kept after the restored ones.
+    pub appended: usize,
+}
+
+/// Files beside `target` whose names start with `prefix`, newest name last.
+fn siblings_with(target: &Path, prefix: &str) -> Vec<PathBuf> {
+    let dir = target.parent().unwrap_or(Path::new("."));
+    let name = target
+        .file_name()
+        .map(|n| n.to_string_lossy().to_string())
+        .unwrap_or_default();
+    let full = format!("{name}{prefix}");
+    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map(|rd| {
+            rd.flatten()
+                .filter(|e| e.file_name().to_string_lossy().starts_with(&full))
+                .map(|e| e.path())
+                .collect()
+        })
+        .unwrap_or_default();
+    v.sort();
+    v
+}
+
+/// The restore the last delete allows.
+pub struct RestorePlan {
+    pub backup: PathBuf,
+    pub removed_file: PathBuf,
+    pub removed_lines: usize,
+    /// The file after the restore.
+    pub bytes: Vec<u8>,
+    /// Lines appended since the delete (they stay, after the restored ones).
+    pub appended: usize,
+    /// The file as it is now.
+    now: Vec<u8>,
+}
+
+/// The restore the last delete allows.
+pub fn restore_plan(path: &Path) -> Result<RestorePlan, DeleteError> {
+    let target = std::fs::canonicalize(path)?;
+    let now = super::files::read_regular(&target)?;
+    let removed = siblings_with(&target, ".deleted-")
+        .into_iter()
+        .rfind(|p| p.extension().is_some_and(|x| x == "jsonl"))
+        .ok_or_else(|| {
+            DeleteError::NoBackup(format!(
+                "nothing to restore: no {}.deleted-*.jsonl beside it (bonsai delete-branch writes one)",
+                target
+                    .file_name()
+                    .map(|n| n.to_string_lossy().to_string())
+                    .unwrap_or_default()
+            ))
+        })?;
+    let gone = std::fs::read(&removed)?;
+    let mut backups = siblings_with(&target, ".bak");
+    backups.retain(|p| {
+        let n = p.to_string_lossy();
+        !n.contains(".bak-repair")
+    });
+    // The plain FILE.bak first, then stamped ones newest first.
+    backups.sort_by_key(|p| (p.to_string_lossy().contains(".bak-"), std::cmp::Reverse(p.clone())));
+    for b in backups {
+        let Ok(original) = std::fs::read(&b) else { continue };
+        if let Some((bytes, appended)) = delete::restored(&original, &gone, &now) {
+            return Ok(RestorePlan {
+                backup: b,
+                removed_file: removed,
+                removed_lines: gone.split(|c| *c == b'\n').filter(|l| !l.is_empty()).count(),
+                bytes,
+                appended,
+                now,
+            });
+        }
+    }
+    Err(DeleteError::NoBackup(format!(
+        "nothing restored: the file is not what the last delete left (followed only by appended lines), so {} cannot be put back safely. Was it restored already, or changed since?",
+        removed.display()
+    )))
+}
+
+/// Put back the branch the last `delete-branch` removed: the backup, then whatever was
+/// appended since the delete.
+pub fn restore(path: &Path) -> Result<Restored, DeleteError> {
+    let target = std::fs::canonicalize(path)?;
+    quiet_enough(&std::fs::metadata(&target)?)?;
+    let p = restore_plan(&target)?;
+    let tmp = write_temp(&target, &p.bytes).map_err(|source| WriteError::Failed {
+        path: target.clone(),
+        source,
+    })?;
+    swap_in(&target, &tmp, &p.now)?;
+    let done = sibling(&p.removed_file, ".restored");
+    std::fs::rename(&p.removed_file, &done)?;
+    sync_dir(&done);
+    Ok(Restored {
+        backup: p.backup,
+        removed_file: done,
+        appended: p.appended,
+    })
+}

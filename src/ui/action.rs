@@ -71,6 +71,16 @@ pub enum Action {
     Fork,
     Clone,
 
+    // Branch chores and export.
+    /// Archive the selection's branch (or unarchive the archived one it is in).
+    ArchiveBranch,
+    /// Show archived branches dimmed, or hide them.
+    ToggleArchived,
+    /// Delete the selection's branch from the file (confirmed; the one rewrite).
+    DeleteBranch,
+    /// Export the path to the selection (Markdown, HTML or JSON, by the name typed).
+    Export,
+
     // Generic answers.
     /// Enter: open, submit, jump, choose.
     Select,

@@ -106,6 +106,19 @@ pub enum Job {
         /// The text a fork hands back (the user message it forked before).
         editor_text: Option<String>,
     },
+    /// Delete the branch at `target` from the file `session` was read from (refused if the
+    /// file is no longer exactly those bytes), then read the new file.
+    DeleteBranch {
+        path: PathBuf,
+        session: Arc<Session>,
+        target: String,
+    },
+    /// The path to `leaf` as a document at `out` (a new file; the format from its extension).
+    Export {
+        session: Arc<Session>,
+        leaf: usize,
+        out: PathBuf,
+    },
     /// A summary: a model's (streamed back as `SummaryChunk`s) or, without a summarizer,
     /// the offline one.
     Summary {
@@ -165,6 +178,8 @@ pub enum JobResult {
         result: Result<PathBuf, store::WriteError>,
         editor_text: Option<String>,
     },
+    Deleted(Result<(store::delete::Deleted, Arc<Session>), String>),
+    Exported(Result<(PathBuf, usize), String>),
     SummaryChunk {
         id: u64,
         text: String,
@@ -319,6 +334,16 @@ impl Job {
                 result: write_branched(&session, cut, &source),
                 editor_text,
             },
+            Job::DeleteBranch { path, session, target } => JobResult::Deleted(
+                store::delete::delete_branch(&path, &session.buf, &target)
+                    .map_err(|e| e.to_string())
+                    .and_then(|d| {
+                        let s = store::load_session(&path)
+                            .map_err(|e| format!("deleted, but reading the file again failed: {e}"))?;
+                        Ok((d, Arc::new(s)))
+                    }),
+            ),
+            Job::Export { session, leaf, out } => JobResult::Exported(export_document(&session, leaf, &out)),
             Job::Summary {
                 id,
                 session,
@@ -391,6 +416,24 @@ fn offline_summary(s: &Session, kind: &SummaryKind) -> crate::engine::actions::S
             crate::engine::actions::offline_branch_summary(s, nav, focus.as_deref())
         }
     }
+}
+
+fn export_document(s: &Session, leaf: usize, out: &std::path::Path) -> Result<(PathBuf, usize), String> {
+    use crate::engine::export::{self, Scope};
+    let scope = Scope::Path(leaf);
+    let text = match export::format_for(out).unwrap_or("md") {
+        "html" => export::html(s, scope),
+        "json" => format!(
+            "{}\n",
+            serde_json::to_string_pretty(&export::json(s, scope)).map_err(|e| e.to_string())?
+        ),
+        _ => export::markdown(s, scope),
+    };
+    if out.exists() {
+        return Err(format!("{} exists: nothing written (type another name)", out.display()));
+    }
+    store::write_document(out, text.as_bytes(), false).map_err(|e| e.to_string())?;
+    Ok((out.to_path_buf(), text.len()))
 }
 
 /// Pi's `/fork` or `/clone` file: the path to `cut`, written new (exclusive create, fsync)

@@ -297,6 +297,20 @@ pub fn bindings() -> &'static [Binding] {
             b!(BROWSE, [ch('R')], Action::Rename, "rename the session"),
             b!(BROWSE, [ch('F')], Action::Fork, "fork at a user message"),
             b!(BROWSE, [ch('K')], Action::Clone, "clone the branch"),
+            b!(BROWSE, [ch('e')], Action::Export, "export the path to a file"),
+            b!(
+                BROWSE,
+                [ch('A')],
+                Action::ArchiveBranch,
+                "archive / unarchive the branch"
+            ),
+            b!(TREE, [ch('H')], Action::ToggleArchived, "show / hide archived branches"),
+            b!(
+                BROWSE,
+                [ch('D')],
+                Action::DeleteBranch,
+                "delete the branch from the file"
+            ),
             b!(TREE, [ch('c')], Action::ToggleCutPreview, "cut preview", hint),
             b!(
                 PREVIEW,
@@ -328,7 +342,7 @@ pub fn bindings() -> &'static [Binding] {
             b!(BROWSE, [ch('x')], Action::HideEntry, "hide it from the model's context"),
             b!(
                 BROWSE,
-                [ch('e')],
+                [ch('E')],
                 Action::ReplaceEntry,
                 "replace its text for the model ($EDITOR)"
             ),

@@ -36,6 +36,17 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) {
     if app.view.show_label_times {
         spans.push(Span::styled(" [+label time]", fg(MUTED)));
     }
+    if app.view.archived_branches > 0 {
+        let n = app.view.archived_branches;
+        spans.push(Span::styled(
+            if app.view.show_archived {
+                format!("  {n} archived shown (H)")
+            } else {
+                format!("  {n} archived hidden (H)")
+            },
+            fg(MUTED),
+        ));
+    }
     if let Some(ed) = &app.search {
         spans.push(Span::styled("  search: ", fg(ACCENT)));
         spans.extend(ed.line_spans(0, fg(ACCENT)));

@@ -109,6 +109,20 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) {
             Some(false) => spans.push(Span::styled("✎ ", fg(WARNING))),
             None => {}
         }
+        // An archived branch, shown: dimmed, its first row tagged.
+        let (lead_style, body_style) = if r.archived {
+            let first = app
+                .doc
+                .session
+                .parent_of(r.entry)
+                .is_none_or(|p| !app.view.is_archived(p));
+            if first {
+                spans.push(Span::styled("[archived] ", fg(DIM).add_modifier(Modifier::ITALIC)));
+            }
+            (fg(DIM), fg(DIM))
+        } else {
+            (lead_style, body_style)
+        };
         spans.push(Span::styled(r.text.lead.clone(), lead_style));
         spans.push(Span::styled(r.text.body.clone(), body_style));
         if scroll > 0 {

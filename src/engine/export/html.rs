@@ -12,9 +12,10 @@ use pulldown_cmark::{CodeBlockKind, CowStr, Event, Options, Parser, Tag, TagEnd}
 use syntect::html::{ClassStyle, ClassedHTMLGenerator, css_for_theme_with_class_style};
 use syntect::util::LinesWithEndings;
 
-/// syntect runs at about half a megabyte a second: past this much code in one page the rest
-/// is shown plain (the page says so), so a 100 MB session still exports in seconds.
-pub const HIGHLIGHT_BUDGET: usize = 2 * 1024 * 1024;
+/// syntect highlights a grammar like TypeScript at ~0.15 MB/s (plus ~2 s to compile the
+/// grammars a page first needs): past this much code in one page the rest is shown plain
+/// (the page says so), so a 100 MB session still exports in seconds (BENCHMARKS.md).
+pub const HIGHLIGHT_BUDGET: usize = 256 * 1024;
 /// A single block longer than this is shown plain.
 const HIGHLIGHT_BLOCK_MAX: usize = 256 * 1024;
 const CLASS_STYLE: ClassStyle = ClassStyle::SpacedPrefixed { prefix: "hl-" };
@@ -125,44 +126,46 @@ pub fn html(s: &Session, scope: Scope) -> String {
         budget_left: HIGHLIGHT_BUDGET,
         plain_blocks: 0,
     };
-    let mut events: Vec<Event> = Vec::new();
     let mut code: Option<(String, String)> = None;
-    for ev in Parser::new_ext(&md, Options::empty()) {
+    // One pass, streamed into the writer: the events of a 100 MB session are never all held.
+    let events = Parser::new_ext(&md, Options::empty()).filter_map(|ev| {
         if let Some((lang, text)) = &mut code {
             match ev {
                 Event::Text(t) => text.push_str(&t),
                 Event::End(TagEnd::CodeBlock) => {
-                    events.push(Event::Html(CowStr::from(hl.block(lang, text))));
+                    let html = hl.block(lang, text);
                     code = None;
+                    return Some(Event::Html(CowStr::from(html)));
                 }
                 _ => {}
             }
-            continue;
+            return None;
         }
-        match ev {
+        Some(match ev {
             Event::Start(Tag::CodeBlock(kind)) => {
                 let lang = match kind {
                     CodeBlockKind::Fenced(info) => info.split_whitespace().next().unwrap_or("").to_string(),
                     CodeBlockKind::Indented => String::new(),
                 };
                 code = Some((lang, String::new()));
+                return None;
             }
-            Event::Html(h) | Event::InlineHtml(h) if is_own_fold(&h) => events.push(Event::Html(h)),
+            Event::Html(h) | Event::InlineHtml(h) if is_own_fold(&h) => Event::Html(h),
             // Any other HTML is the session's text: shown, never run.
-            Event::Html(h) | Event::InlineHtml(h) => events.push(Event::Text(h)),
+            Event::Html(h) | Event::InlineHtml(h) => Event::Text(h),
             // An image would be fetched when the page opens: a link instead.
             Event::Start(Tag::Image {
                 link_type,
                 dest_url,
                 title,
                 id,
-            }) => events.push(Event::Start(Tag::Link {
+            }) => Event::Start(Tag::Link {
                 link_type,
                 dest_url,
                 title,
                 id,
-            })),
-            Event::End(TagEnd::Image) => events.push(Event::End(TagEnd::Link)),
+            }),
+            Event::End(TagEnd::Image) => Event::End(TagEnd::Link),
             Event::Start(Tag::Link {
                 link_type,
                 dest_url,
@@ -172,23 +175,23 @@ pub fn html(s: &Session, scope: Scope) -> String {
                 let lower = dest_url.trim().to_ascii_lowercase();
                 let safe =
                     !(lower.starts_with("javascript:") || lower.starts_with("vbscript:") || lower.starts_with("data:"));
-                events.push(Event::Start(Tag::Link {
+                Event::Start(Tag::Link {
                     link_type,
                     dest_url: if safe { dest_url } else { CowStr::from("#") },
                     title,
                     id,
-                }));
+                })
             }
-            e => events.push(e),
-        }
-    }
+            e => e,
+        })
+    });
     let mut body = String::with_capacity(md.len() + md.len() / 4);
-    pulldown_cmark::html::push_html(&mut body, events.into_iter());
+    pulldown_cmark::html::push_html(&mut body, events);
     let mut footer = String::from("Exported by bonsai from a Pi session file.");
     if hl.plain_blocks > 0 {
         footer.push_str(&format!(
-            " Syntax highlighting stopped after {} MB of code: {} later block{} shown plain.",
-            HIGHLIGHT_BUDGET / (1024 * 1024),
+            " Syntax highlighting stopped after {} KB of code: {} later block{} shown plain.",
+            HIGHLIGHT_BUDGET / 1024,
             hl.plain_blocks,
             if hl.plain_blocks == 1 { " is" } else { "s are" }
         ));

@@ -170,6 +170,10 @@ impl App {
             Action::Rename => self.open_rename(),
             Action::Fork => self.fork_or_clone(false),
             Action::Clone => self.fork_or_clone(true),
+            Action::ArchiveBranch => self.archive_selected_branch(),
+            Action::ToggleArchived => self.toggle_archived(),
+            Action::DeleteBranch => self.delete_selected_branch(),
+            Action::Export => self.open_export(),
             Action::Close => {
                 if detail {
                     self.screen.focus = Focus::Tree;

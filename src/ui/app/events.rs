@@ -157,6 +157,7 @@ impl App {
                 }
                 Err(e) => self.status = Some(format!("{what} not written: {e}")),
             },
+            r @ (JobResult::Deleted(_) | JobResult::Exported(_)) => self.on_chore_done(&r),
             JobResult::SummaryChunk { id, text } => self.on_summary_chunk(id, &text),
             JobResult::SummaryDone { id, result } => self.on_summary_done(id, result),
         }
@@ -228,11 +229,13 @@ impl App {
         let filter = self.view.filter;
         let search = self.view.search.clone();
         let show_times = self.view.show_label_times;
+        let show_archived = self.view.show_archived;
         let mark_id = self.context.mark.map(|m| old.entries[m].id.clone());
         self.doc = Doc::new(s, self.doc.path.take(), self.doc.read_only);
         let s = self.doc.session.clone();
         self.view = TreeView::new(&s, &self.doc.tree, s.leaf(), filter, crate::store::clock::now_ms());
         self.view.show_label_times = show_times;
+        self.view.show_archived = show_archived;
         for id in folded_ids {
             if let Some(i) = s.idx_of(&id) {
                 self.view.folded.insert(i);

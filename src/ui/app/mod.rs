@@ -8,6 +8,7 @@
 //! version of the session). What draw needs is made here too (`frame`, the detail document),
 //! so drawing only reads.
 
+mod branches;
 mod browse;
 mod events;
 mod prune;

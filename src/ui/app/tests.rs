@@ -974,7 +974,7 @@ fn hide_replace_and_restore_the_selected_entry() {
     a.run_jobs_now();
     assert!(a.doc.edits.is_empty(), "restored");
     assert_eq!(a.selected(), Some(user), "the selection stays on the edited entry");
-    a.handle_key(ch('e'));
+    a.handle_key(ch('E'));
     let effects = a.take_effects();
     assert!(
         matches!(&effects[..], [Effect::EditSummary(t)] if !t.is_empty()),

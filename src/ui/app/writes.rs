@@ -515,6 +515,17 @@ impl App {
                 }
                 _ => return false,
             },
+            Dialog::ConfirmRewrite { target, .. } => match action {
+                Action::Yes => {
+                    let t = target.clone();
+                    self.start_delete(t);
+                }
+                Action::No => {
+                    self.dialog = None;
+                    self.status = Some("nothing deleted".into());
+                }
+                _ => return false,
+            },
             Dialog::Confirm { then, .. } => match action {
                 Action::Yes => {
                     let p = (**then).clone();
@@ -533,6 +544,7 @@ impl App {
 
     fn submit_input(&mut self, purpose: InputPurpose, text: String, seen: Seen) {
         match purpose {
+            InputPurpose::Export { leaf } => self.start_export(leaf, &text),
             InputPurpose::Label { target } => {
                 self.dialog = None;
                 let label = text.trim().to_string();

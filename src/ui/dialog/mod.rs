@@ -51,11 +51,21 @@ pub struct NavInfo {
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum InputPurpose {
-    Label { target: usize },
+    Label {
+        target: usize,
+    },
     Rename,
     KeepRecent,
-    CompactInstructions { leaf: usize },
-    NavigateInstructions { target: usize },
+    CompactInstructions {
+        leaf: usize,
+    },
+    NavigateInstructions {
+        target: usize,
+    },
+    /// The file name to export the path to `leaf` to.
+    Export {
+        leaf: usize,
+    },
 }
 
 /// What a summary is for, with what the write will need.
@@ -112,6 +122,12 @@ pub enum Dialog {
         lines: Vec<String>,
         then: Box<PendingWrite>,
     },
+    /// A yes/no before deleting the branch at `target` (a rewrite, not an append).
+    ConfirmRewrite {
+        title: String,
+        lines: Vec<String>,
+        target: String,
+    },
 }
 
 impl Dialog {
@@ -126,7 +142,7 @@ impl Dialog {
             },
             Dialog::Summary { streaming: true, .. } => Mode::Streaming,
             Dialog::Summary { .. } => Mode::SummaryPreview,
-            Dialog::Confirm { .. } => Mode::Confirm,
+            Dialog::Confirm { .. } | Dialog::ConfirmRewrite { .. } => Mode::Confirm,
         }
     }
 
@@ -144,7 +160,9 @@ impl Dialog {
             Dialog::Navigate { .. } => 11,
             Dialog::Input { editor, note, .. } => editor.lines().len() as u16 + 4 + u16::from(note.is_some()),
             Dialog::Summary { .. } => area.height.saturating_sub(4),
-            Dialog::Confirm { lines, .. } => confirm_lines(lines, w).len() as u16 + 4,
+            Dialog::Confirm { lines, .. } | Dialog::ConfirmRewrite { lines, .. } => {
+                confirm_lines(lines, w).len() as u16 + 4
+            }
         };
         centered(area, w, h.max(5).min(area.height))
     }
@@ -287,6 +305,7 @@ pub fn draw(f: &mut Frame, area: Rect, d: &Dialog, s: &Session) {
                 InputPurpose::KeepRecent => " keepRecentTokens for the cut preview ",
                 InputPurpose::NavigateInstructions { .. } => " Custom summarization instructions ",
                 InputPurpose::CompactInstructions { .. } => " Compact: custom instructions (optional) ",
+                InputPurpose::Export { .. } => " Export the path to the selection ",
             };
             let mut lines = Vec::new();
             if let Some(n) = note {
@@ -324,6 +343,9 @@ pub fn draw(f: &mut Frame, area: Rect, d: &Dialog, s: &Session) {
             (t, lines)
         }
         Dialog::Confirm {
+            title: t, lines: text, ..
+        }
+        | Dialog::ConfirmRewrite {
             title: t, lines: text, ..
         } => {
             let mut lines: Vec<Line> = confirm_lines(text, r.width)

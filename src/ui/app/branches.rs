@@ -1,0 +1,448 @@
+//! The branch chores and export from the tree: archive or unarchive the selection's branch
+//! (one appended entry, confirmed), show archived branches, delete a branch from the file
+//! (the one rewrite: confirmed with what it frees, run as a job), and export the path to the
+//! selection as a document.
+
+use super::App;
+use crate::engine::archive;
+use crate::engine::write_plan::{Write, WriteRequest};
+use crate::ui::dialog::{Dialog, InputPurpose, PendingWrite, Seen};
+use crate::ui::input::LineEditor;
+use crate::ui::jobs::{Job, JobResult};
+
+fn plural(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+/// Bytes in words: 812 B, 14.2 KB, 3.1 MB.
+fn size(b: usize) -> String {
+    match b {
+        b if b < 1024 => format!("{b} B"),
+        b if b < 1024 * 1024 => format!("{:.1} KB", b as f64 / 1024.0),
+        b => format!("{:.1} MB", b as f64 / 1048576.0),
+    }
+}
+
+impl App {
+    /// The branch the selection is in: an archived branch it is inside (shown dimmed), else the
+    /// first entry of the side branch it is on (the child of the nearest fork above it).
+    fn branch_at_selection(&self) -> Result<(usize, bool), String> {
+        let s = &self.doc.session;
+        let sel = self.selected().ok_or("no entry selected")?;
+        let roots = archive::archived_roots(s);
+        if let Some(r) = s.path_to(sel).into_iter().rev().find(|i| roots.contains(i)) {
+            return Ok((r, true));
+        }
+        let mut cur = sel;
+        while let Some(p) = s.parent_of(cur) {
+            if self.doc.tree.children[p].len() > 1 {
+                return Ok((cur, false));
+            }
+            cur = p;
+        }
+        Err("the selection is not on a side branch: there is no fork above it".into())
+    }
+
+    /// The first row's text of the branch at `i` (what the user recognises it by).
+    fn branch_text(&self, i: usize) -> String {
+        let t = self.view.display_text(&self.doc.session, i).plain();
+        crate::engine::tree_view::one_line(&t, 60)
+    }
+
+    /// A: archive the selection's branch, or unarchive the archived branch it is in.
+    pub(super) fn archive_selected_branch(&mut self) {
+        if !self.writable() {
+            return;
+        }
+        let (target, archived_now) = match self.branch_at_selection() {
+            Ok(b) => b,
+            Err(e) => {
+                self.status = Some(format!("nothing to archive: {e}"));
+                return;
+            }
+        };
+        let s = self.doc.session.clone();
+        if let Err(e) = archive::check(&s, target, !archived_now) {
+            self.status = Some(e.to_string());
+            return;
+        }
+        let id = s.entries[target].id.to_string();
+        let n = archive::subtree(&self.doc.tree, target).len();
+        let text = self.branch_text(target);
+        let mut lines = vec![format!(
+            "{} the branch at {id} ({}): {text}",
+            if archived_now { "Unarchive" } else { "Archive" },
+            plural(n, "entry", "entries")
+        )];
+        lines.push(if archived_now {
+            "It shows in bonsai's tree again. One entry is appended; u undoes it.".into()
+        } else {
+            "bonsai's tree hides it (H shows archived branches, dimmed). One entry is appended under the leaf: Pi's leaf and context do not change, and u undoes it.".into()
+        });
+        lines.push("Write it?".into());
+        let seen = Seen::of(&s);
+        self.dialog = Some(Dialog::Confirm {
+            title: if archived_now {
+                "Unarchive a branch"
+            } else {
+                "Archive a branch"
+            }
+            .into(),
+            lines,
+            then: Box::new(PendingWrite {
+                request: WriteRequest {
+                    write: Write::Archive {
+                        target: id.clone(),
+                        archived: !archived_now,
+                    },
+                    seen: Some((seen.len, seen.entries)),
+                },
+                what: if archived_now {
+                    "an unarchive entry".into()
+                } else {
+                    "an archive entry".into()
+                },
+                select: Some(id),
+            }),
+        });
+    }
+
+    /// H: archived branches shown dimmed, or hidden.
+    pub(super) fn toggle_archived(&mut self) {
+        let s = self.doc.session.clone();
+        let show = !self.view.show_archived;
+        self.view.set_show_archived(&s, show);
+        let n = self.view.archived_branches;
+        // The status bar's "N archived shown / hidden (H)" says the rest.
+        self.status =
+            (n == 0).then(|| "no archived branches in this session (A archives the selection's branch)".into());
+        self.selection_changed();
+    }
+
+    /// D: delete the selection's branch from the file, after a confirm that says what it frees.
+    pub(super) fn delete_selected_branch(&mut self) {
+        if !self.writable() {
+            return;
+        }
+        let (target, _) = match self.branch_at_selection() {
+            Ok(b) => b,
+            Err(e) => {
+                self.status = Some(format!("nothing to delete: {e}"));
+                return;
+            }
+        };
+        let s = self.doc.session.clone();
+        let plan = match crate::engine::delete::plan(&s, &self.doc.tree, target) {
+            Ok(p) => p,
+            Err(e) => {
+                self.status = Some(format!("not deleted: {e}"));
+                return;
+            }
+        };
+        let id = s.entries[target].id.to_string();
+        let name = self
+            .doc
+            .path
+            .as_ref()
+            .and_then(|p| p.file_name())
+            .map(|n| n.to_string_lossy().to_string())
+            .unwrap_or_default();
+        let mut lines = vec![
+            format!(
+                "Delete the branch at {id}: {}, {}, ~{} tokens. {}",
+                plural(plan.removed.len(), "entry", "entries"),
+                size(plan.bytes),
+                plan.tokens,
+                self.branch_text(target)
+            ),
+            format!(
+                "This rewrites the session file: every other line stays byte for byte. The original is kept as {name}.bak and the removed lines as {name}.deleted-….jsonl; `bonsai restore` puts them back (u does not)."
+            ),
+        ];
+        for r in &plan.notes {
+            lines.push(if r.what == "archive entry" {
+                "bonsai's archive entry for it stays, naming an entry that is gone (harmless).".to_string()
+            } else {
+                format!(
+                    "The {} {} names {}: it stays, naming an entry that is gone (Pi only records it).",
+                    r.what, s.entries[r.from].id, s.entries[r.to].id
+                )
+            });
+        }
+        lines.push("Refused if the file was written in the last 10 s (Pi may be running).".into());
+        lines.push("Delete it?".into());
+        self.dialog = Some(Dialog::ConfirmRewrite {
+            title: "Delete a branch".into(),
+            lines,
+            target: id,
+        });
+    }
+
+    /// Yes in the delete confirm: the rewrite runs as a job.
+    pub(super) fn start_delete(&mut self, target: String) {
+        let Some(path) = self.doc.path.clone() else { return };
+        self.dialog = None;
+        self.pending.writes += 1;
+        self.status = Some(format!("deleting the branch at {target}…"));
+        self.pending.queue.push(Job::DeleteBranch {
+            path,
+            session: self.doc.session.clone(),
+            target,
+        });
+    }
+
+    /// e: the path to the selection as a document; the name typed decides the format.
+    pub(super) fn open_export(&mut self) {
+        let Some(leaf) = self.selected() else { return };
+        let s = &self.doc.session;
+        let stem = export_stem(s.session_name(), self.doc.path.as_deref());
+        let n = s.path_to(leaf).len();
+        self.dialog = Some(Dialog::Input {
+            purpose: InputPurpose::Export { leaf },
+            editor: LineEditor::new(&format!("{stem}.md"), false),
+            seen: Seen::of(s),
+            note: Some(format!(
+                "the path to {} ({}) · .md Markdown, .html one page, .json entries · in {}",
+                s.entries[leaf].id,
+                plural(n, "entry", "entries"),
+                crate::store::config::cwd().display()
+            )),
+        });
+    }
+
+    pub(super) fn start_export(&mut self, leaf: usize, name: &str) {
+        self.dialog = None;
+        let name = name.trim();
+        if name.is_empty() {
+            self.status = Some("nothing exported: no file name".into());
+            return;
+        }
+        let out = crate::store::config::cwd().join(name);
+        self.status = Some(format!("exporting to {}…", out.display()));
+        self.pending.queue.push(Job::Export {
+            session: self.doc.session.clone(),
+            leaf,
+            out,
+        });
+    }
+
+    /// The answers of the delete and export jobs.
+    pub(super) fn on_chore_done(&mut self, r: &JobResult) {
+        match r {
+            JobResult::Deleted(Ok((d, s))) => {
+                self.pending.writes = self.pending.writes.saturating_sub(1);
+                self.replace_session(s.clone(), true);
+                self.status = Some(format!(
+                    "deleted {} ({}) · original in {}, removed lines in {} (bonsai restore puts them back){}",
+                    plural(d.plan.removed.len(), "entry", "entries"),
+                    size(d.plan.bytes),
+                    d.backup
+                        .file_name()
+                        .map(|n| n.to_string_lossy().to_string())
+                        .unwrap_or_default(),
+                    d.removed_file
+                        .file_name()
+                        .map(|n| n.to_string_lossy().to_string())
+                        .unwrap_or_default(),
+                    if d.carried > 0 {
+                        " · Pi appended at the same instant: its lines were moved over"
+                    } else {
+                        ""
+                    }
+                ));
+            }
+            JobResult::Deleted(Err(e)) => {
+                self.pending.writes = self.pending.writes.saturating_sub(1);
+                self.status = Some(format!("not deleted: {e}"));
+            }
+            JobResult::Exported(Ok((p, bytes))) => {
+                self.status = Some(format!("exported to {} ({})", p.display(), size(*bytes)));
+            }
+            JobResult::Exported(Err(e)) => self.status = Some(format!("not exported: {e}")),
+            _ => {}
+        }
+    }
+}
+
+/// A file name from the session's name (or its file's), safe in any shell.
+fn export_stem(name: Option<&str>, path: Option<&std::path::Path>) -> String {
+    let from = name.map(str::to_string).unwrap_or_else(|| {
+        path.and_then(|p| p.file_stem())
+            .map(|n| n.to_string_lossy().to_string())
+            .unwrap_or_else(|| "session".into())
+    });
+    let mut out = String::new();
+    for c in from.chars() {
+        if c.is_alphanumeric() || c == '.' || c == '_' {
+            out.extend(c.to_lowercase());
+        } else if !out.ends_with('-') {
+            out.push('-');
+        }
+    }
+    let out: String = out.trim_matches('-').chars().take(60).collect();
+    if out.is_empty() { "session".into() } else { out }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::ui::dialog::Dialog;
+    use crate::ui::tests::{app_for, ch, ctrl, key, own, render, typed};
+    use crossterm::event::KeyCode;
+
+    fn copy_of(name: &str) -> (tempfile::TempDir, std::path::PathBuf) {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join(name);
+        std::fs::copy(own(name), &p).unwrap();
+        (dir, p)
+    }
+
+    /// Last written a minute ago: Pi is not running it.
+    fn quiet(p: &std::path::Path) {
+        let t = std::time::SystemTime::now() - std::time::Duration::from_secs(60);
+        std::fs::File::options()
+            .write(true)
+            .open(p)
+            .unwrap()
+            .set_modified(t)
+            .unwrap();
+    }
+
+    fn select_id(a: &mut super::App, id: &str) {
+        let s = a.doc.session.clone();
+        a.view.select_entry(&s, s.idx_of(id).unwrap());
+        a.selection_changed();
+        a.run_jobs_now();
+    }
+
+    /// The tour's dead branch (a branch summary, then "Instead of fixing tests…": 5 entries;
+    /// the selection is inside it, A and D act on the whole side branch): A asks, y hides it,
+    /// H shows it dimmed and tagged, u brings it back; D asks with what it frees, refuses a
+    /// file written just now, and deletes once the file is quiet.
+    #[test]
+    fn archive_toggle_and_delete_confirm() {
+        let (_d, p) = copy_of("tour.jsonl");
+        let mut a = app_for(&p);
+        select_id(&mut a, "2e33ee61");
+        a.handle_key(ch('A'));
+        insta::assert_snapshot!("archive_confirm", render(&mut a, 100, 30));
+        a.handle_key(ch('y'));
+        a.run_jobs_now();
+        let text = std::fs::read_to_string(&p).unwrap();
+        assert!(text.contains(r#""customType":"bonsai.archive""#));
+        let screen = render(&mut a, 100, 30);
+        assert!(!screen.contains("Instead of fixing tests"), "{screen}");
+        insta::assert_snapshot!("archived_hidden", screen);
+        a.handle_key(ch('H'));
+        let screen = render(&mut a, 100, 46);
+        assert!(screen.contains("[archived] [branch summary]"), "{screen}");
+        assert!(screen.contains("Instead of fixing tests"), "{screen}");
+        insta::assert_snapshot!("archived_shown", screen);
+        // On the archived branch, D asks with the entry count, bytes and tokens.
+        select_id(&mut a, "2e33ee61");
+        a.handle_key(ch('D'));
+        let Some(Dialog::ConfirmRewrite { lines, .. }) = &a.dialog else {
+            panic!("no delete confirm: {:?}", a.status)
+        };
+        assert!(
+            lines[0].starts_with("Delete the branch at 73b50f69: 5 entries, "),
+            "{lines:?}"
+        );
+        insta::assert_snapshot!("delete_confirm", render(&mut a, 100, 30));
+        // Just written (the archive entry): refused, nothing changed.
+        let before = std::fs::read(&p).unwrap();
+        a.handle_key(ch('y'));
+        a.run_jobs_now();
+        assert!(
+            a.status.as_deref().unwrap_or("").contains("Pi may be running"),
+            "{:?}",
+            a.status
+        );
+        assert_eq!(std::fs::read(&p).unwrap(), before);
+        // Quiet: deleted, the session reloaded without the branch.
+        quiet(&p);
+        a.handle_key(ch('D'));
+        a.handle_key(ch('y'));
+        a.run_jobs_now();
+        let status = a.status.clone().unwrap_or_default();
+        assert!(status.starts_with("deleted 5 entries ("), "{status}");
+        assert!(a.doc.session.idx_of("2e33ee61").is_none());
+        assert!(a.doc.session.idx_of("73b50f69").is_none());
+        assert_eq!(a.view.archived_branches, 0, "the archived branch is gone");
+        assert!(p.with_file_name("tour.jsonl.bak").exists());
+        assert_eq!(std::fs::read(p.with_file_name("tour.jsonl.bak")).unwrap(), before);
+        // The leaf's own branch: refused with the reason.
+        select_id(&mut a, "7d7709f7");
+        a.handle_key(ch('A'));
+        assert!(a.dialog.is_none());
+        assert!(
+            a.status.as_deref().unwrap_or("").contains("holds the leaf"),
+            "{:?}",
+            a.status
+        );
+    }
+
+    #[test]
+    fn undo_unarchives() {
+        let (_d, p) = copy_of("tour.jsonl");
+        let mut a = app_for(&p);
+        let rows = a.view.visible.len();
+        select_id(&mut a, "2e33ee61");
+        a.handle_key(ch('A'));
+        a.handle_key(ch('y'));
+        a.run_jobs_now();
+        assert_eq!(a.view.archived_branches, 1);
+        assert_eq!(a.view.visible.len(), rows - 5);
+        a.handle_key(ch('u'));
+        a.handle_key(ch('y'));
+        a.run_jobs_now();
+        assert_eq!(a.view.archived_branches, 0);
+        assert_eq!(a.view.visible.len(), rows, "every row is back");
+    }
+
+    #[test]
+    fn e_exports_the_path_to_the_selection_by_the_name_typed() {
+        let (d, p) = copy_of("tour.jsonl");
+        let mut a = app_for(&p);
+        select_id(&mut a, "2e33ee61");
+        a.handle_key(ch('e'));
+        let Some(Dialog::Input { editor, .. }) = &a.dialog else {
+            panic!("no export dialog")
+        };
+        assert_eq!(editor.text(), "ledger-fix-rounding.md");
+        // An absolute name goes where it says; .html makes the page.
+        a.handle_key(ctrl('u'));
+        let out = d.path().join("path.html");
+        typed(&mut a, out.to_str().unwrap());
+        a.handle_key(key(KeyCode::Enter));
+        a.run_jobs_now();
+        let status = a.status.clone().unwrap_or_default();
+        assert!(status.starts_with("exported to "), "{status}");
+        let html = std::fs::read_to_string(&out).unwrap();
+        assert!(html.starts_with("<!doctype html>"));
+        assert!(html.contains("Instead of fixing tests"));
+        assert!(
+            !html.contains("Also list the largest postings"),
+            "only the path to the selection"
+        );
+        // The same name again: not replaced.
+        a.handle_key(ch('e'));
+        a.handle_key(ctrl('u'));
+        typed(&mut a, out.to_str().unwrap());
+        a.handle_key(key(KeyCode::Enter));
+        a.run_jobs_now();
+        assert!(a.status.as_deref().unwrap_or("").contains("exists"), "{:?}", a.status);
+    }
+
+    #[test]
+    fn export_names_are_safe() {
+        assert_eq!(
+            super::export_stem(Some("ledger: fix rounding"), None),
+            "ledger-fix-rounding"
+        );
+        assert_eq!(
+            super::export_stem(None, Some(std::path::Path::new("/x/2026-11-20_abc.jsonl"))),
+            "2026-11-20_abc"
+        );
+        assert_eq!(super::export_stem(Some("///"), None), "session");
+    }
+}

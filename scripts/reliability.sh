@@ -36,6 +36,7 @@ row() { # name file
   echo "| suite | counts |"
   echo "|---|---|"
   row "Injected faults (tests/faults.rs): short write, EINTR, ENOSPC, EIO, failed fsync, crash at every step of every write path" faults
+  row "Injected faults in the one rewrite (tests/faults.rs): delete-branch and restore, every step, every fault" faults-delete
   row "Real kills (tests/kills.rs): SIGKILL of the real binary at random and as the file grows, small and 50 MB sessions" kills
   row "A real concurrent writer (tests/concurrent_pi.rs): Pi's SessionManager appending while bonsai writes" concurrent
   row "Disk full for real (tests/disk_full.rs): a nearly full tmpfs" disk-full

@@ -1,6 +1,6 @@
 //! Disk full for real: a small tmpfs (mounted here when the machine allows it, as root) is
 //! filled to within a few pages, and the real binary writes to a session on it (compact,
-//! navigate with a summary, label, fork, clone, migrate). Every write fails or succeeds
+//! navigate with a summary, label, fork, clone, migrate, delete-branch). Every write fails or succeeds
 //! whole: the session is byte-identical after a failure, no partial new session appears,
 //! backups are complete, and once space is freed the same command works. Where no tmpfs can
 //! be mounted the test says so and passes: the injected ENOSPC cases of tests/faults.rs stand.
@@ -70,6 +70,7 @@ fn writes_on_a_full_disk_fail_whole_and_work_once_there_is_room() {
     std::fs::create_dir_all(&home).unwrap();
     let demo = common::repo().join("fixtures/demo.jsonl");
     let v2 = common::repo().join("fixtures/bad/v2-hookmessage.jsonl");
+    let tour = common::repo().join("fixtures/pi-0.87.1/tour.jsonl");
     let s = bonsai::store::load_session(&demo).unwrap();
     let path = s.path_to(s.leaf().unwrap());
     let middle = s.entries[path[path.len() / 2]].id.to_string();
@@ -125,6 +126,12 @@ fn writes_on_a_full_disk_fail_whole_and_work_once_there_is_room() {
         ),
         ("clone", &demo, vec!["clone".into(), "{}".into(), "--yes".into()]),
         ("migrate", &v2, vec!["migrate".into(), "{}".into(), "--yes".into()]),
+        // The one rewrite: removed lines, backup and new file all need room.
+        (
+            "delete-branch",
+            &tour,
+            vec!["delete-branch".into(), "{}".into(), "2e33ee61".into(), "--yes".into()],
+        ),
     ];
     let mut failures = vec![];
     let (mut runs, mut full, mut fine) = (0, 0, 0);
@@ -138,6 +145,16 @@ fn writes_on_a_full_disk_fail_whole_and_work_once_there_is_room() {
             std::fs::create_dir_all(&dir).unwrap();
             let p = dir.join(src.file_name().unwrap());
             std::fs::copy(src, &p).unwrap();
+            if *name == "delete-branch" {
+                // Not written in the last 10 s (else refused: Pi may be running).
+                let t = std::time::SystemTime::now() - std::time::Duration::from_secs(60);
+                std::fs::File::options()
+                    .write(true)
+                    .open(&p)
+                    .unwrap()
+                    .set_modified(t)
+                    .unwrap();
+            }
             let old = std::fs::read(&p).unwrap();
             fill_leaving(&filler, free);
             let args: Vec<String> = args.iter().map(|a| a.replace("{}", p.to_str().unwrap())).collect();
@@ -176,7 +193,11 @@ fn writes_on_a_full_disk_fail_whole_and_work_once_there_is_room() {
                     continue;
                 }
                 let b = std::fs::read(e.path()).unwrap();
-                if n.contains(".bak") {
+                if n.contains(".deleted-") {
+                    if !out.status.success() {
+                        failures.push(format!("{what}: a failed delete left its removed-lines file {n}"));
+                    }
+                } else if n.contains(".bak") {
                     if b != old {
                         failures.push(format!("{what}: an incomplete backup {n}"));
                     }

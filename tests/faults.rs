@@ -502,3 +502,146 @@ fn a_killed_write_then_pi_opening_and_writing() {
     store::write::apply(&p, &req).unwrap();
     assert!(std::fs::read(&p).unwrap().starts_with(&now));
 }
+
+/// Last written a minute ago (delete-branch refuses fresher files: Pi may be running).
+fn quiet(p: &Path) {
+    let t = std::time::SystemTime::now() - std::time::Duration::from_secs(60);
+    std::fs::File::options()
+        .write(true)
+        .open(p)
+        .unwrap()
+        .set_modified(t)
+        .unwrap();
+}
+
+/// The first branch bonsai would delete in `p` (by id), if any.
+fn deletable_branch(p: &Path) -> Option<String> {
+    use bonsai::engine::{delete, tree::Tree};
+    let s = store::load_session(p).ok()?;
+    let tree = Tree::build(&s);
+    (0..s.entries.len())
+        .filter(|&i| s.parent_of(i).is_some_and(|q| tree.children[q].len() > 1))
+        .find(|&i| delete::plan(&s, &tree, i).is_ok())
+        .map(|i| s.entries[i].id.to_string())
+}
+
+/// delete-branch and restore, the one rewrite, with every operation failing in turn: the
+/// session is always either the original or the complete new file (never a mix, never
+/// partial); a backup that exists is complete; a failed delete leaves no removed-lines file
+/// behind (a killed one may, and a restore then refuses); a restore that fails leaves the
+/// deleted file as it was, and the next restore gives back the original bytes.
+#[test]
+fn every_operation_of_delete_and_restore_fails_safely() {
+    let mut c = Counts::default();
+    let mut sources: Vec<(PathBuf, String)> = vec![];
+    for src in v3_sessions() {
+        if let Some(id) = deletable_branch(&src) {
+            sources.push((src, id));
+        }
+    }
+    assert!(!sources.is_empty(), "no session with a deletable branch");
+    for (src, id) in &sources {
+        let name = src.file_name().unwrap().to_string_lossy().to_string();
+        // The delete's operations on a good day, and the file it leaves.
+        let dir = tempfile::tempdir().unwrap();
+        let p = copy_to(dir.path(), src);
+        let old = std::fs::read(&p).unwrap();
+        quiet(&p);
+        let (ok, steps) = with_plan(None, || store::delete::delete_branch(&p, &old, id).map(|_| ()));
+        assert!(ok.is_ok(), "delete on {name}: {ok:?}");
+        let new = std::fs::read(&p).unwrap();
+        quiet(&p);
+        let (ok, restore_steps) = with_plan(None, || store::delete::restore(&p).map(|_| ()));
+        assert!(ok.is_ok(), "restore on {name}: {ok:?}");
+        assert_eq!(std::fs::read(&p).unwrap(), old);
+        drop(dir);
+        for k in 0..steps.len() {
+            for fault in Fault::ALL {
+                let what = format!("delete-branch on {name} at operation {k} ({}) with {fault:?}", steps[k]);
+                let dir = tempfile::tempdir().unwrap();
+                let p = copy_to(dir.path(), src);
+                quiet(&p);
+                let (r, _) = with_plan(Some((k, fault)), || {
+                    store::delete::delete_branch(&p, &old, id).map(|_| ())
+                });
+                c.faults += 1;
+                *c.by_kind.entry(format!("{fault:?}")).or_default() += 1;
+                let now = std::fs::read(&p).unwrap();
+                if now != old && now != new {
+                    c.fail(format!("{what}: the session is neither the original nor the new file"));
+                }
+                if r.is_ok() && now != new {
+                    c.fail(format!("{what}: reported deleted but the file is not the new one"));
+                }
+                let names: Vec<String> = std::fs::read_dir(dir.path())
+                    .unwrap()
+                    .map(|e| e.unwrap().file_name().to_string_lossy().to_string())
+                    .collect();
+                for n in &names {
+                    let bytes = std::fs::read(dir.path().join(n)).unwrap();
+                    if n.contains(".bak") && !n.starts_with('.') && bytes != old {
+                        c.fail(format!("{what}: an incomplete backup {n}"));
+                    }
+                }
+                let removed_file = names.iter().any(|n| n.contains(".deleted-"));
+                let crashed = fault == Fault::Crash && r.is_err();
+                if r.is_err() && now == old && removed_file && !crashed {
+                    c.fail(format!("{what}: a failed delete left its removed-lines file"));
+                }
+                // What the user does next works: a restore refuses on the original and gives
+                // the original back on the new file; a delete again succeeds.
+                quiet(&p);
+                let again = store::delete::restore(&p);
+                if now == old && again.is_ok() {
+                    c.fail(format!("{what}: a restore of a file that was never changed went ahead"));
+                }
+                if now == new && (again.is_err() || std::fs::read(&p).unwrap() != old) {
+                    c.fail(format!("{what}: the restore after it: {again:?}"));
+                }
+            }
+        }
+        for k in 0..restore_steps.len() {
+            for fault in Fault::ALL {
+                let what = format!(
+                    "restore on {name} at operation {k} ({}) with {fault:?}",
+                    restore_steps[k]
+                );
+                let dir = tempfile::tempdir().unwrap();
+                let p = copy_to(dir.path(), src);
+                quiet(&p);
+                store::delete::delete_branch(&p, &old, id).unwrap();
+                quiet(&p);
+                let (r, _) = with_plan(Some((k, fault)), || store::delete::restore(&p).map(|_| ()));
+                c.faults += 1;
+                *c.by_kind.entry(format!("{fault:?}")).or_default() += 1;
+                let now = std::fs::read(&p).unwrap();
+                if now != old && now != new {
+                    c.fail(format!(
+                        "{what}: the session is neither the deleted file nor the original"
+                    ));
+                }
+                if r.is_ok() && now != old {
+                    c.fail(format!("{what}: reported restored but it is not the original"));
+                }
+                if now == new {
+                    quiet(&p);
+                    match store::delete::restore(&p) {
+                        Ok(_) if std::fs::read(&p).unwrap() == old => {}
+                        other => c.fail(format!("{what}: the next restore: {other:?}")),
+                    }
+                }
+            }
+        }
+    }
+    common::report_reliability(
+        "faults-delete",
+        &format!(
+            "faults injected: {} ({:?}) in {} sessions, failures: {}",
+            c.faults,
+            c.by_kind,
+            sources.len(),
+            c.failures.len()
+        ),
+    );
+    assert!(c.failures.is_empty(), "{}", c.failures.join("\n"));
+}

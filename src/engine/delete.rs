@@ -276,6 +276,11 @@ pub fn restored(backup: &[u8], deleted: &[u8], now: &[u8]) -> Option<(Vec<u8>, u
         }
     }
     let tail = now.strip_prefix(expected.as_slice())?;
+    // A removed line already in the file: the delete never happened (or was restored); putting
+    // the lines back would write them twice.
+    if tail.split(|b| *b == b'\n').any(|l| !l.is_empty() && gone.contains(l)) {
+        return None;
+    }
     let mut out = backup.to_vec();
     if !tail.is_empty() && out.last().is_some_and(|b| *b != b'\n') {
         out.push(b'\n');
@@ -352,6 +357,8 @@ mod tests {
         );
         // Already restored: the file is not the delete's output.
         assert!(restored(t.as_bytes(), &gone, t.as_bytes()).is_none());
+        // Removed lines after the delete's output are already there: not put back twice.
+        assert!(restored(b"a\nb\nc\n", b"c\n", b"a\nb\nc\n").is_none());
     }
 
     #[test]

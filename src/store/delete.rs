@@ -137,6 +137,18 @@ fn swap_in(target: &Path, tmp: &Path, expected: &[u8]) -> Result<usize, DeleteEr
     Ok(whole)
 }
 
+/// The fault suite's simulated kill (nothing may run after it).
+fn crashed(e: &DeleteError) -> bool {
+    match e {
+        DeleteError::Io(io) => faults::is_crash(io),
+        DeleteError::Write(WriteError::Failed { source, .. } | WriteError::NewFile { source, .. }) => {
+            faults::is_crash(source)
+        }
+        DeleteError::Write(WriteError::Io(io)) => faults::is_crash(io),
+        _ => false,
+    }
+}
+
 /// Delete the branch at `target_id` from the session at `path`, which must still be exactly
 /// `seen` (the bytes the user's preview was made from).
 pub fn delete_branch(path: &Path, seen: &[u8], target_id: &str) -> Result<Deleted, DeleteError> {
@@ -161,16 +173,22 @@ pub fn delete_branch(path: &Path, seen: &[u8], target_id: &str) -> Result<Delete
     let (kept, gone) = delete::rewrite(&s, &plan);
     let removed_file = sibling(&target, &format!(".deleted-{}.jsonl", stamp()));
     write_file_new(&removed_file, &gone)?;
-    let bak = backup(&target, &bytes, "bak")?;
-    let tmp = write_temp(&target, &kept).map_err(|source| WriteError::Failed {
-        path: target.clone(),
-        source,
-    })?;
-    let carried = match swap_in(&target, &tmp, &bytes) {
-        Ok(c) => c,
+    let rest = (|| {
+        let bak = backup(&target, &bytes, "bak")?;
+        let tmp = write_temp(&target, &kept).map_err(|source| WriteError::Failed {
+            path: target.clone(),
+            source,
+        })?;
+        Ok::<_, DeleteError>((bak, swap_in(&target, &tmp, &bytes)?))
+    })();
+    let (bak, carried) = match rest {
+        Ok(r) => r,
         Err(e) => {
-            // Nothing was deleted: the removed lines' copy would only mislead a restore.
-            let _ = std::fs::remove_file(&removed_file);
+            // Nothing was deleted: the removed lines' copy would only mislead a restore (a
+            // killed process leaves it; a restore then refuses, the file being the original).
+            if !crashed(&e) {
+                let _ = std::fs::remove_file(&removed_file);
+            }
             return Err(e);
         }
     };

@@ -371,3 +371,63 @@ fn a_key_typed_while_loading_acts_once_the_session_is_open() {
     t.send(&["q"]);
     t.wait_for("EXITED:0");
 }
+
+/// Compact in the terminal, then undo it with `u`: the tree shows the same path as before (the
+/// same rows, the leaf selected), the compaction stays in the file as a branch off the old
+/// leaf, and Pi resumes where it was (its context is checked against Pi in tests/undo.rs).
+#[test]
+fn compact_then_undo_and_the_tree_is_back_as_it_was() {
+    let Some(t) = Tmux::start(120, 40) else { return };
+    let bin = env!("CARGO_BIN_EXE_bonsai");
+    let (_dir, f) = copy_of("long.jsonl");
+    let home = tempfile::tempdir().unwrap();
+    t.send(&[
+        &format!("HOME={} {bin} {}; echo EXITED:$?", home.path().display(), f.display()),
+        "Enter",
+    ]);
+    let before = t.wait_for("(185/185)");
+    // The tree pane's rows (left of the detail pane), the hint and status lines aside.
+    let tree_rows = |screen: &str| -> Vec<String> {
+        screen
+            .lines()
+            .map(|l| l.split('│').next().unwrap_or("").trim_end().to_string())
+            .collect()
+    };
+    t.send(&["C"]);
+    t.wait_for("Compact: custom instructions");
+    t.send(&["Enter"]);
+    t.wait_for("Compaction summary (offline)");
+    t.send(&["C-s"]);
+    let compacted = t.wait_for("wrote a compaction");
+    assert!(compacted.contains("(186/186)"), "{compacted}");
+    t.send(&["u"]);
+    let dialog = t.wait_for("Undo bonsai's last action");
+    assert!(dialog.contains("the compaction"), "{dialog}");
+    t.send(&["y"]);
+    let after = t.wait_for("wrote the undo of");
+    // The same path, selected at the same leaf (the window scrolls one row: the compaction now
+    // hangs off the leaf, off Pi's path).
+    assert!(after.contains("(185/186)"), "{after}");
+    let upto_selected = |screen: &str| -> Vec<String> {
+        let rows = tree_rows(screen);
+        let k = rows.iter().position(|r| r.starts_with('›')).expect("a selected row");
+        rows[..=k].to_vec()
+    };
+    let (b, a) = (upto_selected(&before), upto_selected(&after));
+    let n = b.len().min(a.len());
+    assert!(n >= 25, "{before}\n{after}");
+    assert_eq!(
+        b[b.len() - n..],
+        a[a.len() - n..],
+        "the path up to the leaf changed:\nbefore:\n{before}\nafter:\n{after}"
+    );
+    let below = tree_rows(&after);
+    let k = below.iter().position(|r| r.starts_with('›')).unwrap();
+    let next = &below[k + 1];
+    assert!(next.contains("[compaction: ") && !next.contains('•'), "{after}");
+    t.send(&["q"]);
+    t.wait_for("EXITED:0");
+    let text = std::fs::read_to_string(&f).unwrap();
+    let last: serde_json::Value = serde_json::from_str(text.lines().last().unwrap()).unwrap();
+    assert_eq!(last["customType"], "bonsai.navigate", "Pi resumes at the old leaf");
+}

@@ -448,14 +448,14 @@ pub fn export(a: super::ExportArgs) -> Result<()> {
     };
     let by_extension = a.output.as_deref().and_then(export::format_for);
     let text = match a.format.as_deref().or(by_extension).unwrap_or("md") {
-        "json" => format!("{}\n", serde_json::to_string_pretty(&export::json(&s, scope))?),
-        "html" => export::html(&s, scope),
-        _ => export::markdown(&s, scope),
+        "json" => export::json(&s, scope),
+        "html" => export::html(&s, scope).into_bytes(),
+        _ => export::markdown(&s, scope).into_bytes(),
     };
     match &a.output {
         None => {
             use std::io::Write;
-            std::io::stdout().write_all(text.as_bytes())?;
+            std::io::stdout().write_all(&text)?;
         }
         Some(out) => {
             if out.exists() && !a.force {
@@ -464,7 +464,7 @@ pub fn export(a: super::ExportArgs) -> Result<()> {
                     out.display()
                 ));
             }
-            crate::store::write_document(out, text.as_bytes(), a.force)?;
+            crate::store::write_document(out, &text, a.force)?;
             eprintln!("bonsai: wrote {} ({} bytes)", out.display(), text.len());
         }
     }

@@ -159,10 +159,11 @@ pub fn delete_branch(path: &Path, seen: &[u8], target_id: &str) -> Result<Delete
         return Err(DeleteError::Changed);
     }
     quiet_enough(&meta)?;
-    let s = Session::from_bytes(bytes.clone()).map_err(|source| super::OpenError::Invalid {
+    let s = Session::from_bytes(bytes).map_err(|source| super::OpenError::Invalid {
         path: path.to_path_buf(),
         source,
     })?;
+    let bytes = &s.buf[..];
     if s.header.version < 3.0 {
         return Err(DeleteError::NeedsMigration(s.header.version));
     }
@@ -174,12 +175,12 @@ pub fn delete_branch(path: &Path, seen: &[u8], target_id: &str) -> Result<Delete
     let removed_file = sibling(&target, &format!(".deleted-{}.jsonl", stamp()));
     write_file_new(&removed_file, &gone)?;
     let rest = (|| {
-        let bak = backup(&target, &bytes, "bak")?;
+        let bak = backup(&target, bytes, "bak")?;
         let tmp = write_temp(&target, &kept).map_err(|source| WriteError::Failed {
             path: target.clone(),
             source,
         })?;
-        Ok::<_, DeleteError>((bak, swap_in(&target, &tmp, &bytes)?))
+        Ok::<_, DeleteError>((bak, swap_in(&target, &tmp, bytes)?))
     })();
     let (bak, carried) = match rest {
         Ok(r) => r,

@@ -422,17 +422,14 @@ fn export_document(s: &Session, leaf: usize, out: &std::path::Path) -> Result<(P
     use crate::engine::export::{self, Scope};
     let scope = Scope::Path(leaf);
     let text = match export::format_for(out).unwrap_or("md") {
-        "html" => export::html(s, scope),
-        "json" => format!(
-            "{}\n",
-            serde_json::to_string_pretty(&export::json(s, scope)).map_err(|e| e.to_string())?
-        ),
-        _ => export::markdown(s, scope),
+        "html" => export::html(s, scope).into_bytes(),
+        "json" => export::json(s, scope),
+        _ => export::markdown(s, scope).into_bytes(),
     };
     if out.exists() {
         return Err(format!("{} exists: nothing written (type another name)", out.display()));
     }
-    store::write_document(out, text.as_bytes(), false).map_err(|e| e.to_string())?;
+    store::write_document(out, &text, false).map_err(|e| e.to_string())?;
     Ok((out.to_path_buf(), text.len()))
 }
 

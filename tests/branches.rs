@@ -387,3 +387,82 @@ fn every_deletable_branch_of_every_session() {
         assert_eq!(now, kept, "every other entry stays, in order ({})", b["file"]);
     }
 }
+
+/// Every branch of every version-3 session that bonsai will archive: archived, then the archive
+/// undone, Pi 0.87.1 loads the file with the same context each time (sources, estimates,
+/// content hashes); its leaf is the archive entry (a `custom` entry under the old leaf) or the
+/// undo's, whose path is the old leaf's plus that entry.
+#[test]
+fn every_archivable_branch_leaves_pis_context_alone() {
+    use bonsai::engine::write_plan::{Write, WriteRequest};
+    use bonsai::engine::{archive, session::Session, tree::Tree, undo};
+    let pi = pi_session("tests::branches::every_archivable_branch_leaves_pis_context_alone");
+    let mut files = sessions_in(&repo().join("fixtures/pi-0.87.1"));
+    if let Some(d) = shared_fixture_dirs().first() {
+        files.extend(sessions_in(d));
+    }
+    let work = tempfile::tempdir().unwrap();
+    let (mut originals, mut archived, mut undone) = (vec![], vec![], vec![]);
+    for f in &files {
+        let bytes = std::fs::read(f).unwrap();
+        let Ok(s) = Session::from_bytes(bytes.clone()) else {
+            continue;
+        };
+        if s.header.version < 3.0 {
+            continue;
+        }
+        let tree = Tree::build(&s);
+        for i in 0..s.entries.len() {
+            if !s.parent_of(i).is_some_and(|p| tree.children[p].len() > 1) || archive::check(&s, i, true).is_err() {
+                continue;
+            }
+            let n = archived.len();
+            let a = work.path().join(format!("a{n}.jsonl"));
+            std::fs::write(&a, &bytes).unwrap();
+            let req = WriteRequest {
+                write: Write::Archive {
+                    target: s.entries[i].id.to_string(),
+                    archived: true,
+                },
+                seen: None,
+            };
+            bonsai::store::write::apply(&a, &req).unwrap();
+            let u = work.path().join(format!("u{n}.jsonl"));
+            std::fs::copy(&a, &u).unwrap();
+            let su = bonsai::store::load_session(&u).unwrap();
+            let plan = undo::plan(&su).unwrap();
+            assert!(plan.how.contains("shows in the tree again"), "{}", plan.how);
+            bonsai::store::write::apply(
+                &u,
+                &WriteRequest {
+                    write: plan.write,
+                    seen: None,
+                },
+            )
+            .unwrap();
+            assert!(archive::archived_roots(&bonsai::store::load_session(&u).unwrap()).is_empty());
+            originals.push(f.clone());
+            archived.push(a);
+            undone.push(u);
+        }
+    }
+    assert!(archived.len() >= 3, "{}", archived.len());
+    say(&format!(
+        "tests::branches: {} branches archived and unarchived in {} sessions",
+        archived.len(),
+        files.len()
+    ));
+    let Some(pi) = pi else { return };
+    let before = pi.load(&originals);
+    for after in [pi.load(&archived), pi.load(&undone)] {
+        for (b, a) in before.iter().zip(&after) {
+            assert_eq!(a["ok"], true, "{a}");
+            for k in ["messages", "estimate", "detail"] {
+                assert_eq!(a[k], b[k], "{k} of {}", b["file"]);
+            }
+            // The path's entries are the old ones, then bonsai's custom entries (no messages).
+            let (bi, ai) = (b["contextIds"].as_array().unwrap(), a["contextIds"].as_array().unwrap());
+            assert!(ai.starts_with(bi) && ai.len() > bi.len(), "{}", b["file"]);
+        }
+    }
+}

@@ -45,3 +45,26 @@ for mb in ${sizes//,/ }; do
   sorted=$(printf '%s\n' "${ms[@]}" | sort -n)
   echo "| ${mb} MB | $(echo "$sorted" | median) ms | $(echo "$sorted" | head -1) ms |"
 done
+
+# Search across sessions: 1 GB made of the 500, 100, 10 and 1 MB files (hard links: one
+# 500 MB, four 100 MB, eight 10 MB, twenty 1 MB), warm, median of 5, a rare and a common query.
+if [ -f target/bench-data/s500mb.jsonl ]; then
+  d=target/bench-data/search1g
+  mkdir -p "$d"
+  ln -f target/bench-data/s500mb.jsonl "$d/a500.jsonl"
+  for i in 1 2 3 4; do ln -f target/bench-data/s100mb.jsonl "$d/b100-$i.jsonl"; done
+  for i in $(seq 8); do ln -f target/bench-data/s10mb.jsonl "$d/c10-$i.jsonl"; done
+  for i in $(seq 20); do ln -f target/bench-data/s1mb.jsonl "$d/d1-$i.jsonl"; done
+  cat "$d"/*.jsonl >/dev/null
+  echo
+  echo "| search 1 GB (33 files, warm) | hits | wall (median of 5) | peak RSS |"
+  echo "|---|---|---|---|"
+  for q in nodeBufferChunk "ensure map first" cursor; do
+    times=(); rss=0; n=0
+    for i in 1 2 3 4 5; do
+      out=$( { /usr/bin/time -f "%e %M" ./target/release/bonsai search --json "$q" "$d" | wc -l >target/search-hits.txt; } 2>&1 | tail -1)
+      times+=("${out% *}"); r=${out#* }; [ "$r" -gt "$rss" ] && rss=$r
+    done
+    echo "| \`$q\` | $(cat target/search-hits.txt) | $(printf '%s\n' "${times[@]}" | median) s | $((rss/1024)) MB |"
+  done
+fi

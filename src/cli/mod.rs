@@ -77,6 +77,9 @@ pub enum Command {
     Restore(RestoreArgs),
     /// Sessions of the current project (or of all projects), newest first.
     List(ListArgs),
+    /// Find text inside sessions (the messages' decoded text, not the JSON around it): each hit
+    /// with its session, entry id, role, time and the text around it.
+    Search(SearchArgs),
     /// The session as a document: the path to the leaf (or the whole tree) as Markdown or JSON.
     Export(ExportArgs),
 }
@@ -471,6 +474,28 @@ pub struct RestoreArgs {
 }
 
 #[derive(Args, Debug)]
+pub struct SearchArgs {
+    /// What to find: plain text (a newline or a quote matches as the message has it), or a
+    /// regular expression with --regex. Case-insensitive unless it has a capital letter.
+    pub query: String,
+    /// Session files or folders to search (default: this project's sessions).
+    pub paths: Vec<PathBuf>,
+    /// Every project's sessions.
+    #[arg(long, conflicts_with = "paths")]
+    pub all: bool,
+    /// QUERY is a regular expression (Rust regex syntax).
+    #[arg(long)]
+    pub regex: bool,
+    /// Only entries by this role (tool: tool results and `!` commands).
+    #[arg(long, value_parser = ["user", "assistant", "tool"])]
+    pub role: Option<String>,
+    /// One JSON object per hit and line: session, entryId, role, timestamp, snippet, match
+    /// (byte range in the snippet), matches, line.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Args, Debug)]
 pub struct ListArgs {
     /// Every project's sessions, not only this directory's.
     #[arg(long)]
@@ -500,6 +525,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Stats(a) => read::stats(a),
         Command::Inspect(a) => read::inspect(a),
         Command::List(a) => read::list(a),
+        Command::Search(a) => read::search(a),
         Command::Export(a) => read::export(a),
         Command::Undo(a) => write::undo(a),
         Command::Archive(a) => branches::archive(a, true),
@@ -530,7 +556,7 @@ impl Command {
             Command::Tree(a) => (&mut a.file, false),
             Command::Stats(a) => (&mut a.file, false),
             Command::Inspect(a) => (&mut a.file, false),
-            Command::List(_) => return None,
+            Command::List(_) | Command::Search(_) => return None,
             Command::Export(a) => (&mut a.file, false),
             Command::Undo(a) => (&mut a.file, !a.write.dry_run),
             Command::Archive(a) | Command::Unarchive(a) => (&mut a.file, !a.write.dry_run),

@@ -470,3 +470,114 @@ pub fn export(a: super::ExportArgs) -> Result<()> {
     }
     Ok(())
 }
+
+pub fn search(a: super::SearchArgs) -> Result<()> {
+    use crate::engine::search::{Query, RoleFilter};
+    use std::io::{IsTerminal, Write};
+    let role = a.role.as_deref().and_then(RoleFilter::parse);
+    let q = Query::new(&a.query, a.regex, role).map_err(|e| eyre!("{e}"))?;
+    let roots: Vec<std::path::PathBuf> = if !a.paths.is_empty() {
+        for p in &a.paths {
+            if !p.exists() {
+                return Err(eyre!("{}: no such file or folder", p.display()));
+            }
+        }
+        a.paths.clone()
+    } else {
+        let settings = load_settings(&cwd());
+        let (dir, flat) = crate::store::config::session_dir_for(&cwd(), &settings);
+        if a.all && !flat {
+            vec![crate::store::config::agent_dir().join("sessions")]
+        } else {
+            vec![dir]
+        }
+    };
+    let files = crate::store::search::session_files(&roots);
+    if files.is_empty() {
+        return Err(eyre!(
+            "no session files in {} (give files or folders, or --all)",
+            roots
+                .iter()
+                .map(|r| r.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
+    let colour = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
+    let started = std::time::Instant::now();
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    let out = std::sync::Mutex::new((std::io::stdout(), 0usize, 0usize, Vec::<String>::new()));
+    crate::store::search::search(&files, &q, &stop, |path, r| {
+        let Ok(mut o) = out.lock() else { return };
+        let hits = match r {
+            Ok(h) => h,
+            Err(e) => {
+                o.3.push(format!("{}: {e}", path.display()));
+                return;
+            }
+        };
+        if hits.is_empty() {
+            return;
+        }
+        o.1 += hits.len();
+        o.2 += 1;
+        let mut text = String::new();
+        if a.json {
+            for h in &hits {
+                text.push_str(
+                    &json!({
+                        "session": path, "entryId": h.entry_id, "role": h.role, "timestamp": h.timestamp,
+                        "snippet": h.snippet, "match": [h.at.start, h.at.end], "matches": h.matches, "line": h.line,
+                    })
+                    .to_string(),
+                );
+                text.push('\n');
+            }
+        } else {
+            text.push_str(&format!("{}\n", path.display()));
+            for h in &hits {
+                let (pre, m, post) = (
+                    &h.snippet[..h.at.start],
+                    &h.snippet[h.at.clone()],
+                    &h.snippet[h.at.end..],
+                );
+                let m = if colour {
+                    format!("\x1b[1;33m{m}\x1b[0m")
+                } else {
+                    format!("[{m}]")
+                };
+                let time = h.timestamp.get(..16).unwrap_or(&h.timestamp).replace('T', " ");
+                text.push_str(&format!("  {}  {:<13} {time}  {pre}{m}{post}\n", h.entry_id, h.role));
+            }
+        }
+        // A closed pipe (`| head`) ends the search.
+        if o.0.write_all(text.as_bytes()).is_err() {
+            stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        }
+    });
+    let (_, hits, sessions, errors) = out.into_inner().unwrap_or_else(|e| e.into_inner());
+    for e in &errors {
+        eprintln!("bonsai: could not search {e}");
+    }
+    let bytes: u64 = files
+        .iter()
+        .filter_map(|f| std::fs::metadata(f).ok())
+        .map(|m| m.len())
+        .sum();
+    let summary = format!(
+        "{hits} hit{} in {sessions} session{} ({} file{} searched, {:.1} MB, {:.2} s)",
+        if hits == 1 { "" } else { "s" },
+        if sessions == 1 { "" } else { "s" },
+        files.len(),
+        if files.len() == 1 { "" } else { "s" },
+        bytes as f64 / 1048576.0,
+        started.elapsed().as_secs_f64()
+    );
+    if hits == 0 {
+        return Err(eyre!("no match for {:?}: {summary}", a.query));
+    }
+    if !a.json {
+        eprintln!("bonsai: {summary}");
+    }
+    Ok(())
+}

@@ -17,6 +17,7 @@ pub mod models;
 pub mod prune;
 pub mod report;
 pub mod scan;
+pub mod search;
 pub mod serialize;
 pub mod session;
 pub mod settings;

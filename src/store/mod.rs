@@ -9,6 +9,7 @@ pub mod faults;
 pub mod files;
 pub mod journal;
 pub mod mapped;
+pub mod search;
 pub mod sessions;
 pub mod write;
 

@@ -495,10 +495,14 @@ mod tests {
     #[test]
     fn json_keeps_entries_as_the_file_has_them() {
         let s = own("tour.jsonl");
-        let v = json(&s, Scope::Tree);
+        let parse = |b: Vec<u8>| serde_json::from_slice::<Value>(&b).unwrap();
+        let v = parse(json(&s, Scope::Tree));
         assert_eq!(v["entries"].as_array().unwrap().len(), s.entries.len());
+        // Each entry's keys in the file's order, the label added.
+        let first = serde_json::to_string(&v["entries"][0]).unwrap();
+        assert!(first.starts_with(r#"{"type":"model_change","id":"#), "{first}");
         let leaf = s.leaf().unwrap();
-        let v = json(&s, Scope::Path(leaf));
+        let v = parse(json(&s, Scope::Path(leaf)));
         let path = s.path_to(leaf);
         assert_eq!(v["entries"].as_array().unwrap().len(), path.len());
         assert_eq!(v["entries"][0]["id"], s.entries[path[0]].id.as_ref());

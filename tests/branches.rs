@@ -363,7 +363,9 @@ fn every_deletable_branch_of_every_session() {
             removed_ids.push(plan.removed.iter().map(|&r| s.entries[r].id.to_string()).collect());
         }
     }
-    assert!(deleted.len() >= 3, "too few deletable branches: {}", deleted.len());
+    // The repository's sessions hold one deletable branch; ../shared's add more.
+    let want = if shared_fixture_dirs().is_empty() { 1 } else { 3 };
+    assert!(deleted.len() >= want, "too few deletable branches: {}", deleted.len());
     say(&format!(
         "tests::branches: {} branches deleted and restored in {} sessions; refused: {refused:?}",
         deleted.len(),
@@ -446,7 +448,12 @@ fn every_archivable_branch_leaves_pis_context_alone() {
             undone.push(u);
         }
     }
-    assert!(archived.len() >= 3, "{}", archived.len());
+    let want = if shared_fixture_dirs().is_empty() { 2 } else { 5 };
+    assert!(
+        archived.len() >= want,
+        "too few archivable branches: {}",
+        archived.len()
+    );
     say(&format!(
         "tests::branches: {} branches archived and unarchived in {} sessions",
         archived.len(),

@@ -100,10 +100,18 @@ pub fn offline_compaction_summary(s: &Session, plan: &CompactionPlan, instructio
     let history = if plan.is_split_turn && history_msgs.is_empty() {
         previous.clone().unwrap_or_else(|| "No prior history.".into())
     } else {
-        summarize::history_summary(&history_msgs, previous.as_deref(), instructions)
+        // Pi's budget for an LLM summary of the history: 0.8 × reserveTokens.
+        let budget = (0.8 * plan.settings.reserve_tokens as f64).floor() as u64;
+        summarize::history_summary(&history_msgs, previous.as_deref(), instructions, Some(budget))
     };
-    let prefix = (plan.is_split_turn && !plan.turn_prefix_messages.is_empty())
-        .then(|| summarize::turn_prefix_summary(&summarize::materialize_all(s, &plan.turn_prefix_messages)));
+    // And of a split turn's prefix: 0.5 × reserveTokens.
+    let prefix_budget = (0.5 * plan.settings.reserve_tokens as f64).floor() as u64;
+    let prefix = (plan.is_split_turn && !plan.turn_prefix_messages.is_empty()).then(|| {
+        summarize::turn_prefix_summary(
+            &summarize::materialize_all(s, &plan.turn_prefix_messages),
+            Some(prefix_budget),
+        )
+    });
     Summary {
         text: summarize::compose_compaction_summary(&history, prefix.as_deref(), &plan.file_ops),
         usage: None,

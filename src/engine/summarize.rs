@@ -191,11 +191,20 @@ fn bullets(items: &[String], empty: &str) -> String {
 
 fn tool_work(f: &Facts) -> Option<String> {
     let mut parts = Vec::new();
+    // The newest few by name (every one is in the summary's <modified-files> list).
+    let names = |v: &[String]| {
+        const SHOWN: usize = 12;
+        if v.len() <= SHOWN {
+            v.join(", ")
+        } else {
+            format!("{} and {} more", v[v.len() - SHOWN..].join(", "), v.len() - SHOWN)
+        }
+    };
     if !f.edits.is_empty() {
-        parts.push(format!("edited {}", f.edits.join(", ")));
+        parts.push(format!("edited {}", names(&f.edits)));
     }
     if !f.writes.is_empty() {
-        parts.push(format!("wrote {}", f.writes.join(", ")));
+        parts.push(format!("wrote {}", names(&f.writes)));
     }
     if !f.reads.is_empty() {
         parts.push(format!(
@@ -276,8 +285,14 @@ fn merge(mut old: Vec<String>, new: Vec<String>) -> Vec<String> {
     old
 }
 
-/// A history summary in Pi's compaction format (without the file tags).
-pub fn history_summary(messages: &[Value], previous: Option<&str>, instructions: Option<&str>) -> String {
+/// A history summary in Pi's compaction format (without the file tags), within `budget`
+/// tokens when one is given (Pi's own for an LLM summary: 0.8 × reserveTokens).
+pub fn history_summary(
+    messages: &[Value],
+    previous: Option<&str>,
+    instructions: Option<&str>,
+    budget: Option<u64>,
+) -> String {
     let f = gather(messages);
     let prev = previous.map(sections_of).unwrap_or_default();
     let goal = merge(carried(&prev, "Goal"), f.requests.clone());
@@ -305,12 +320,29 @@ pub fn history_summary(messages: &[Value], previous: Option<&str>, instructions:
     if let Some(i) = instructions.map(js::js_trim).filter(|i| !i.is_empty()) {
         critical.insert(0, format!("Focus requested: {}", cut(i, QUOTE)));
     }
+    let mut goal = goal;
+    let mut constraints = constraints;
+    let mut decisions = decisions;
+    let mut errors = f.errors.clone();
+    if let Some(b) = budget {
+        // What the fixed parts cost; the lists share the rest.
+        let fixed = 260 + next.len() + in_progress.as_ref().map_or(0, |r| r.len());
+        let lists = [
+            &mut decisions,
+            &mut done,
+            &mut errors,
+            &mut critical,
+            &mut goal,
+            &mut constraints,
+        ];
+        fit(lists, (b as usize * 4).saturating_sub(fixed));
+    }
     let done_text = if done.is_empty() {
         "- (none)".to_string()
     } else {
         done.iter().map(|d| format!("- [x] {d}")).collect::<Vec<_>>().join("\n")
     };
-    let blocked = bullets(&f.errors, "(none)");
+    let blocked = bullets(&errors, "(none)");
     format!(
         "## Goal\n{}\n\n## Constraints & Preferences\n{}\n\n## Progress\n### Done\n{}\n\n### In Progress\n{}\n\n### Blocked\n{}\n\n## Key Decisions\n{}\n\n## Next Steps\n{}\n\n## Critical Context\n{}",
         bullets(&goal, "(none)"),
@@ -326,9 +358,91 @@ pub fn history_summary(messages: &[Value], previous: Option<&str>, instructions:
     )
 }
 
-/// The summary of a split turn's prefix (Pi's turn-prefix format).
-pub fn turn_prefix_summary(messages: &[Value]) -> String {
-    let f = gather(messages);
+/// Trim `lists` (lowest value first: the assistant's decisions and answers, then errors,
+/// carried context, requests, constraints) until their bullets fit `chars`, oldest items
+/// first. The first request (the session's goal) and the newest item of each list stay; each
+/// trimmed list says how many earlier items it leaves out. Deterministic: the same lists give
+/// the same result.
+fn fit(mut lists: [&mut Vec<String>; 6], chars: usize) {
+    let size = |v: &Vec<String>| v.iter().map(|i| i.len() + 7).sum::<usize>();
+    let mut total: usize = lists.iter().map(|v| size(v)).sum();
+    if total <= chars {
+        return;
+    }
+    let mut dropped = [0usize; 6];
+    // Rounds: first trim each list to its newest half, then to its newest few, then to one.
+    for keep_at_least in [usize::MAX, 8, 3, 1] {
+        for (k, v) in lists.iter_mut().enumerate() {
+            // The goal list keeps its first item (the original request) in front.
+            let pinned = usize::from(k == 4 && !v.is_empty());
+            let floor = if keep_at_least == usize::MAX {
+                (v.len() / 2).max(1)
+            } else {
+                keep_at_least
+            };
+            while total > chars && v.len() > floor + pinned {
+                let gone = v.remove(pinned);
+                total -= gone.len() + 7;
+                dropped[k] += 1;
+            }
+        }
+        if total <= chars {
+            break;
+        }
+    }
+    // Still too long (a few huge items): cut each item.
+    if total > chars {
+        let per = (chars / lists.iter().map(|v| v.len().max(1)).sum::<usize>().max(1)).max(40);
+        for v in lists.iter_mut() {
+            for item in v.iter_mut() {
+                if item.len() > per {
+                    *item = cut(item, per.saturating_sub(8).max(20));
+                }
+            }
+        }
+    }
+    const WHAT: [&str; 6] = [
+        "earlier decisions",
+        "earlier answers",
+        "earlier errors",
+        "earlier notes",
+        "earlier requests",
+        "earlier constraints",
+    ];
+    for (k, v) in lists.iter_mut().enumerate() {
+        if dropped[k] > 0 {
+            let at = usize::from(k == 4 && !v.is_empty());
+            v.insert(at, format!("({} {} not listed)", dropped[k], WHAT[k]));
+        }
+    }
+}
+
+/// The summary of a split turn's prefix (Pi's turn-prefix format), within `budget` tokens
+/// when one is given (Pi's: 0.5 × reserveTokens).
+pub fn turn_prefix_summary(messages: &[Value], budget: Option<u64>) -> String {
+    let mut f = gather(messages);
+    if let Some(b) = budget {
+        let mut none_a = vec![];
+        let mut none_b = vec![];
+        let mut none_c = vec![];
+        let mut done = std::mem::take(&mut f.done);
+        let mut errors = std::mem::take(&mut f.errors);
+        let mut requests = std::mem::take(&mut f.requests);
+        fit(
+            [
+                &mut none_a,
+                &mut done,
+                &mut errors,
+                &mut none_b,
+                &mut requests,
+                &mut none_c,
+            ],
+            (b as usize * 4).saturating_sub(300),
+        );
+        f.done = done;
+        f.errors = errors;
+        f.requests = requests;
+    }
     format!(
         "## Original Request\n{}\n\n## Progress So Far\n{}\n\n## Context Needed to Continue\n{}",
         bullets(&f.requests, "(not in this part of the turn)"),
@@ -347,7 +461,7 @@ pub fn turn_prefix_summary(messages: &[Value]) -> String {
 /// user's instructions and context carried from earlier summaries stay in a Critical Context
 /// section after Next Steps (without either, the body ends at Next Steps).
 pub fn branch_summary_body(messages: &[Value], instructions: Option<&str>) -> String {
-    let full = history_summary(messages, None, instructions);
+    let full = history_summary(messages, None, instructions, None);
     match full.split_once("\n\n## Critical Context") {
         Some((body, critical)) if critical.trim() == "- (none)" => body.to_string(),
         _ => full,
@@ -388,6 +502,50 @@ pub fn compose_branch_summary(body: &str, ops: &FileOps) -> String {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn a_long_history_fits_pis_budget_keeping_the_goal_the_newest_work_and_errors() {
+        let mut msgs = vec![];
+        for k in 0..3000 {
+            msgs.push(serde_json::json!({"role": "user", "content": format!("Request {k}: please look at module_{k}.rs and fix the failing check number {k} without touching the public API")}));
+            msgs.push(serde_json::json!({"role": "assistant", "stopReason": "stop", "content": [
+                {"type": "text", "text": format!("Fixed module_{k}.rs: the check now passes and the API is unchanged. Decided to keep the old name instead of renaming.")},
+                {"type": "toolCall", "id": format!("c{k}"), "name": "edit", "arguments": {"path": format!("src/module_{k}.rs")}}]}));
+            if k % 10 == 0 {
+                msgs.push(serde_json::json!({"role": "toolResult", "toolName": "bash", "isError": true, "content": format!("error[E0{k}]: mismatched types in module_{k}")}));
+            }
+        }
+        let unbounded = history_summary(&msgs, None, None, None);
+        let budget = 13107;
+        let text = history_summary(&msgs, None, None, Some(budget));
+        assert!(unbounded.len() / 4 > 10 * budget as usize, "{}", unbounded.len());
+        assert!(text.len().div_ceil(4) <= budget as usize, "{} tokens", text.len() / 4);
+        assert!(text.contains("Request 0: please look"), "the original request stays");
+        assert!(text.contains("Request 2999:"), "the newest request stays");
+        assert!(text.contains("error[E02990]"), "the newest error stays");
+        assert!(text.contains("earlier requests not listed)"), "{text}");
+        assert!(text.contains("and 2988 more"), "the tool work names the newest edits");
+        for section in [
+            "## Goal",
+            "## Constraints & Preferences",
+            "## Progress",
+            "### Done",
+            "### Blocked",
+            "## Key Decisions",
+            "## Next Steps",
+            "## Critical Context",
+        ] {
+            assert!(text.contains(section), "{section}");
+        }
+        // Deterministic.
+        assert_eq!(text, history_summary(&msgs, None, None, Some(budget)));
+        // A small history is not touched by the budget.
+        let small = &msgs[..6];
+        assert_eq!(
+            history_summary(small, None, None, Some(budget)),
+            history_summary(small, None, None, None)
+        );
+    }
 
     #[test]
     fn a_branch_summary_keeps_the_instructions() {

@@ -9,47 +9,11 @@ mod common;
 use common::*;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-use std::process::Output;
-
-fn run(args: &[&str]) -> Output {
-    std::process::Command::new(bonsai_bin())
-        .args(args)
-        .stdin(std::process::Stdio::null())
-        .output()
-        .unwrap()
-}
-
-fn ok(args: &[&str]) -> String {
-    let o = run(args);
-    assert!(o.status.success(), "{args:?}: {}", String::from_utf8_lossy(&o.stderr));
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
 
 fn refused(args: &[&str]) -> String {
-    let o = run(args);
+    let o = bonsai_run(args);
     assert!(!o.status.success(), "{args:?} should be refused");
     String::from_utf8_lossy(&o.stderr).to_string()
-}
-
-fn copy(name: &str, dir: &Path) -> PathBuf {
-    let f = dir.join(name);
-    std::fs::copy(repo().join("fixtures/pi-0.87.1").join(name), &f).unwrap();
-    f
-}
-
-/// A session last written a minute ago: Pi is not running it (delete refuses fresher files).
-fn quiet(f: &Path) {
-    let t = std::time::SystemTime::now() - std::time::Duration::from_secs(60);
-    std::fs::File::options()
-        .write(true)
-        .open(f)
-        .unwrap()
-        .set_modified(t)
-        .unwrap();
 }
 
 /// Pi's context at the leaf (by entry id: a delete moves line numbers), labels and name.
@@ -84,19 +48,19 @@ fn lines(b: &[u8]) -> Vec<&[u8]> {
 #[test]
 fn archiving_and_its_undo_leave_pi_where_it_was_and_hide_the_branch() {
     let dir = tempfile::tempdir().unwrap();
-    let f = copy("tour.jsonl", dir.path());
+    let f = own_copy("tour.jsonl", dir.path());
     let fs = f.to_str().unwrap();
     let pi = pi_session("tests::branches::archiving_and_its_undo_leave_pi_where_it_was");
     let before = pi.as_ref().map(|pi| state(pi, &f));
     let dead = id_of(&f, "Instead of fixing tests");
-    let tree_before = ok(&["tree", fs, "--width", "100"]);
+    let tree_before = bonsai_ok(&["tree", fs, "--width", "100"]);
     assert!(tree_before.contains("Instead of fixing tests"));
-    let said = ok(&["archive", fs, &dead, "--yes"]);
+    let said = bonsai_ok(&["archive", fs, &dead, "--yes"]);
     assert!(said.contains("appended an archive entry"), "{said}");
-    let tree = ok(&["tree", fs, "--width", "100"]);
+    let tree = bonsai_ok(&["tree", fs, "--width", "100"]);
     assert!(!tree.contains("Instead of fixing tests"), "hidden:\n{tree}");
     assert!(tree.contains("1 archived branch hidden"), "{tree}");
-    let shown = ok(&["tree", fs, "--width", "100", "--archived"]);
+    let shown = bonsai_ok(&["tree", fs, "--width", "100", "--archived"]);
     assert!(shown.contains("Instead of fixing tests"), "{shown}");
     if let (Some(pi), Some(before)) = (&pi, &before) {
         assert_eq!(&state(pi, &f), before, "Pi's context, labels and name after archiving");
@@ -111,12 +75,12 @@ fn archiving_and_its_undo_leave_pi_where_it_was_and_hide_the_branch() {
     assert!(refused(&["archive", fs, "nosuchid", "--yes"]).contains("nosuchid"));
     assert_eq!(std::fs::metadata(&f).unwrap().len(), len);
     // Undo shows it again; unarchive after a second archive does the same.
-    let said = ok(&["undo", fs, "--yes"]);
+    let said = bonsai_ok(&["undo", fs, "--yes"]);
     assert!(said.contains("shows in the tree again"), "{said}");
-    assert!(ok(&["tree", fs, "--width", "100"]).contains("Instead of fixing tests"));
-    ok(&["archive", fs, &dead, "--yes"]);
-    ok(&["unarchive", fs, &dead, "--yes"]);
-    assert!(ok(&["tree", fs, "--width", "100"]).contains("Instead of fixing tests"));
+    assert!(bonsai_ok(&["tree", fs, "--width", "100"]).contains("Instead of fixing tests"));
+    bonsai_ok(&["archive", fs, &dead, "--yes"]);
+    bonsai_ok(&["unarchive", fs, &dead, "--yes"]);
+    assert!(bonsai_ok(&["tree", fs, "--width", "100"]).contains("Instead of fixing tests"));
     if let (Some(pi), Some(before)) = (&pi, &before) {
         assert_eq!(&state(pi, &f), before, "Pi's context, labels and name after the undo");
     }
@@ -125,7 +89,7 @@ fn archiving_and_its_undo_leave_pi_where_it_was_and_hide_the_branch() {
 #[test]
 fn deleting_a_dead_branch_keeps_every_other_line_and_pis_context_and_restore_gives_it_back() {
     let dir = tempfile::tempdir().unwrap();
-    let f = copy("tour.jsonl", dir.path());
+    let f = own_copy("tour.jsonl", dir.path());
     let fs = f.to_str().unwrap();
     let original = std::fs::read(&f).unwrap();
     let pi = pi_session("tests::branches::deleting_a_dead_branch_keeps_every_other_line");
@@ -138,10 +102,10 @@ fn deleting_a_dead_branch_keeps_every_other_line_and_pis_context_and_restore_giv
     assert_eq!(std::fs::read(&f).unwrap(), original);
 
     quiet(&f);
-    let dry = ok(&["delete-branch", fs, &dead, "--dry-run"]);
+    let dry = bonsai_ok(&["delete-branch", fs, &dead, "--dry-run"]);
     assert!(dry.contains("4 entries"), "{dry}");
     assert_eq!(std::fs::read(&f).unwrap(), original);
-    let said = ok(&["delete-branch", fs, &dead, "--yes"]);
+    let said = bonsai_ok(&["delete-branch", fs, &dead, "--yes"]);
     assert!(said.contains("deleted 4 entries"), "{said}");
 
     let now = std::fs::read(&f).unwrap();
@@ -175,7 +139,7 @@ fn deleting_a_dead_branch_keeps_every_other_line_and_pis_context_and_restore_giv
         assert_eq!(t["entries"].as_u64().unwrap() as usize, kept.len() - 1);
     }
     // A removed file is not a session: bonsai's listing of the folder skips it.
-    let listed = ok(&["tree", dir.path().to_str().unwrap(), "--width", "60"]);
+    let listed = bonsai_ok(&["tree", dir.path().to_str().unwrap(), "--width", "60"]);
     assert!(!listed.is_empty());
 
     // Pi appends after the delete; restore puts the branch back and keeps Pi's line after it.
@@ -197,7 +161,7 @@ fn deleting_a_dead_branch_keeps_every_other_line_and_pis_context_and_restore_giv
         .write_all(pis_line.as_bytes())
         .unwrap();
     quiet(&f);
-    let said = ok(&["restore", fs, "--yes"]);
+    let said = bonsai_ok(&["restore", fs, "--yes"]);
     assert!(said.contains("restored"), "{said}");
     let mut expected = original.clone();
     expected.extend_from_slice(pis_line.as_bytes());
@@ -215,22 +179,22 @@ fn deleting_a_dead_branch_keeps_every_other_line_and_pis_context_and_restore_giv
 #[test]
 fn a_plain_delete_and_restore_is_byte_for_byte_the_original() {
     let dir = tempfile::tempdir().unwrap();
-    let f = copy("tour.jsonl", dir.path());
+    let f = own_copy("tour.jsonl", dir.path());
     let fs = f.to_str().unwrap();
     let original = std::fs::read(&f).unwrap();
     let dead = id_of(&f, "Instead of fixing tests");
     quiet(&f);
-    ok(&["delete-branch", fs, &dead, "--yes"]);
+    bonsai_ok(&["delete-branch", fs, &dead, "--yes"]);
     assert_ne!(std::fs::read(&f).unwrap(), original);
     quiet(&f);
-    ok(&["restore", fs, "--yes"]);
+    bonsai_ok(&["restore", fs, "--yes"]);
     assert_eq!(std::fs::read(&f).unwrap(), original);
 }
 
 #[test]
 fn deletes_that_would_change_the_rest_are_refused_with_the_reason() {
     let dir = tempfile::tempdir().unwrap();
-    let f = copy("tour.jsonl", dir.path());
+    let f = own_copy("tour.jsonl", dir.path());
     let fs = f.to_str().unwrap();
     quiet(&f);
     let original = std::fs::read(&f).unwrap();
@@ -244,7 +208,7 @@ fn deletes_that_would_change_the_rest_are_refused_with_the_reason() {
     // A kept label naming an entry of the branch.
     let dead = id_of(&f, "Instead of fixing tests");
     quiet(&f);
-    ok(&["label", fs, &dead, "keep me", "--yes"]);
+    bonsai_ok(&["label", fs, &dead, "keep me", "--yes"]);
     quiet(&f);
     let labelled = std::fs::read(&f).unwrap();
     let e = refused(&["delete-branch", fs, &dead, "--yes"]);
@@ -262,7 +226,7 @@ fn deletes_that_would_change_the_rest_are_refused_with_the_reason() {
 #[test]
 fn the_store_refuses_a_file_that_changed_since_it_was_read() {
     let dir = tempfile::tempdir().unwrap();
-    let f = copy("tour.jsonl", dir.path());
+    let f = own_copy("tour.jsonl", dir.path());
     let seen = std::fs::read(&f).unwrap();
     let dead = id_of(&f, "Instead of fixing tests");
     std::fs::OpenOptions::new()

@@ -503,17 +503,6 @@ fn a_killed_write_then_pi_opening_and_writing() {
     assert!(std::fs::read(&p).unwrap().starts_with(&now));
 }
 
-/// Last written a minute ago (delete-branch refuses fresher files: Pi may be running).
-fn quiet(p: &Path) {
-    let t = std::time::SystemTime::now() - std::time::Duration::from_secs(60);
-    std::fs::File::options()
-        .write(true)
-        .open(p)
-        .unwrap()
-        .set_modified(t)
-        .unwrap();
-}
-
 /// The first branch bonsai would delete in `p` (by id), if any.
 fn deletable_branch(p: &Path) -> Option<String> {
     use bonsai::engine::{delete, tree::Tree};
@@ -546,11 +535,11 @@ fn every_operation_of_delete_and_restore_fails_safely() {
         let dir = tempfile::tempdir().unwrap();
         let p = copy_to(dir.path(), src);
         let old = std::fs::read(&p).unwrap();
-        quiet(&p);
+        common::quiet(&p);
         let (ok, steps) = with_plan(None, || store::delete::delete_branch(&p, &old, id).map(|_| ()));
         assert!(ok.is_ok(), "delete on {name}: {ok:?}");
         let new = std::fs::read(&p).unwrap();
-        quiet(&p);
+        common::quiet(&p);
         let (ok, restore_steps) = with_plan(None, || store::delete::restore(&p).map(|_| ()));
         assert!(ok.is_ok(), "restore on {name}: {ok:?}");
         assert_eq!(std::fs::read(&p).unwrap(), old);
@@ -560,7 +549,7 @@ fn every_operation_of_delete_and_restore_fails_safely() {
                 let what = format!("delete-branch on {name} at operation {k} ({}) with {fault:?}", steps[k]);
                 let dir = tempfile::tempdir().unwrap();
                 let p = copy_to(dir.path(), src);
-                quiet(&p);
+                common::quiet(&p);
                 let (r, _) = with_plan(Some((k, fault)), || {
                     store::delete::delete_branch(&p, &old, id).map(|_| ())
                 });
@@ -590,7 +579,7 @@ fn every_operation_of_delete_and_restore_fails_safely() {
                 }
                 // What the user does next works: a restore refuses on the original and gives
                 // the original back on the new file; a delete again succeeds.
-                quiet(&p);
+                common::quiet(&p);
                 let again = store::delete::restore(&p);
                 if now == old && again.is_ok() {
                     c.fail(format!("{what}: a restore of a file that was never changed went ahead"));
@@ -608,9 +597,9 @@ fn every_operation_of_delete_and_restore_fails_safely() {
                 );
                 let dir = tempfile::tempdir().unwrap();
                 let p = copy_to(dir.path(), src);
-                quiet(&p);
+                common::quiet(&p);
                 store::delete::delete_branch(&p, &old, id).unwrap();
-                quiet(&p);
+                common::quiet(&p);
                 let (r, _) = with_plan(Some((k, fault)), || store::delete::restore(&p).map(|_| ()));
                 c.faults += 1;
                 *c.by_kind.entry(format!("{fault:?}")).or_default() += 1;
@@ -624,7 +613,7 @@ fn every_operation_of_delete_and_restore_fails_safely() {
                     c.fail(format!("{what}: reported restored but it is not the original"));
                 }
                 if now == new {
-                    quiet(&p);
+                    common::quiet(&p);
                     match store::delete::restore(&p) {
                         Ok(_) if std::fs::read(&p).unwrap() == old => {}
                         other => c.fail(format!("{what}: the next restore: {other:?}")),

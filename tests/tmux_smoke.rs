@@ -3,7 +3,7 @@
 
 mod common;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
@@ -46,6 +46,15 @@ impl Tmux {
             .success();
         assert!(ok, "tmux new-session failed");
         Some(Tmux { name })
+    }
+    /// Start this build's bonsai on `file` with `home` as HOME; the shell prints EXITED:<code>
+    /// when it ends.
+    fn open_bonsai(&self, home: &Path, file: &Path) {
+        let bin = env!("CARGO_BIN_EXE_bonsai");
+        self.send(&[
+            &format!("HOME={} {bin} {}; echo EXITED:$?", home.display(), file.display()),
+            "Enter",
+        ]);
     }
     fn send(&self, keys: &[&str]) {
         let mut c = Command::new("tmux");
@@ -182,14 +191,10 @@ fn demo_opens_when_pi_has_no_sessions() {
 #[test]
 fn compact_with_instructions_offline_accept_and_see_it_in_the_tree() {
     let Some(t) = Tmux::start(120, 40) else { return };
-    let bin = env!("CARGO_BIN_EXE_bonsai");
     let (_dir, f) = copy_of("long.jsonl");
     let before = std::fs::read(&f).unwrap();
     let home = tempfile::tempdir().unwrap();
-    t.send(&[
-        &format!("HOME={} {bin} {}; echo EXITED:$?", home.path().display(), f.display()),
-        "Enter",
-    ]);
+    t.open_bonsai(home.path(), &f);
     t.wait_for("(185/185)");
     t.send(&["C"]);
     t.wait_for("Compact: custom instructions");
@@ -224,13 +229,9 @@ fn compact_with_instructions_offline_accept_and_see_it_in_the_tree() {
 fn a_compaction_previewed_before_pi_appended_is_refused() {
     use std::io::Write;
     let Some(t) = Tmux::start(120, 40) else { return };
-    let bin = env!("CARGO_BIN_EXE_bonsai");
     let (_dir, f) = copy_of("long.jsonl");
     let home = tempfile::tempdir().unwrap();
-    t.send(&[
-        &format!("HOME={} {bin} {}; echo EXITED:$?", home.path().display(), f.display()),
-        "Enter",
-    ]);
+    t.open_bonsai(home.path(), &f);
     t.wait_for("(185/185)");
     t.send(&["C"]);
     t.wait_for("Compact: custom instructions");
@@ -260,7 +261,6 @@ fn a_compaction_previewed_before_pi_appended_is_refused() {
 #[test]
 fn prune_apply_and_undo_in_the_terminal() {
     let Some(t) = Tmux::start(120, 40) else { return };
-    let bin = env!("CARGO_BIN_EXE_bonsai");
     let dir = tempfile::tempdir().unwrap();
     let f = dir.path().join("made.jsonl");
     let mut synth = common::synth::Synth::new(400_000);
@@ -268,10 +268,7 @@ fn prune_apply_and_undo_in_the_terminal() {
     std::fs::write(&f, synth.make()).unwrap();
     let before = std::fs::read(&f).unwrap();
     let home = tempfile::tempdir().unwrap();
-    t.send(&[
-        &format!("HOME={} {bin} {}; echo EXITED:$?", home.path().display(), f.display()),
-        "Enter",
-    ]);
+    t.open_bonsai(home.path(), &f);
     // The loading frame names the file too: a key typed while it loads is kept for the session
     // (CI once lost this "p" that way).
     t.wait_for("made.jsonl (");
@@ -353,15 +350,11 @@ fn a_new_users_first_minute() {
 #[test]
 fn a_key_typed_while_loading_acts_once_the_session_is_open() {
     let Some(t) = Tmux::start(120, 40) else { return };
-    let bin = env!("CARGO_BIN_EXE_bonsai");
     let dir = tempfile::tempdir().unwrap();
     let f = dir.path().join("big.jsonl");
     std::fs::write(&f, common::synth::Synth::new(120_000_000).make()).unwrap();
     let home = tempfile::tempdir().unwrap();
-    t.send(&[
-        &format!("HOME={} {bin} {}; echo EXITED:$?", home.path().display(), f.display()),
-        "Enter",
-    ]);
+    t.open_bonsai(home.path(), &f);
     t.wait_for("Loading ");
     t.send(&["?"]);
     let screen = t.wait_for(" keys · tree ");
@@ -378,13 +371,9 @@ fn a_key_typed_while_loading_acts_once_the_session_is_open() {
 #[test]
 fn compact_then_undo_and_the_tree_is_back_as_it_was() {
     let Some(t) = Tmux::start(120, 40) else { return };
-    let bin = env!("CARGO_BIN_EXE_bonsai");
     let (_dir, f) = copy_of("long.jsonl");
     let home = tempfile::tempdir().unwrap();
-    t.send(&[
-        &format!("HOME={} {bin} {}; echo EXITED:$?", home.path().display(), f.display()),
-        "Enter",
-    ]);
+    t.open_bonsai(home.path(), &f);
     let before = t.wait_for("(185/185)");
     // The tree pane's rows (left of the detail pane), the hint and status lines aside.
     let tree_rows = |screen: &str| -> Vec<String> {

@@ -7,32 +7,7 @@ mod common;
 
 use common::*;
 use serde_json::Value;
-use std::path::{Path, PathBuf};
-use std::process::Output;
-
-fn run(args: &[&str]) -> Output {
-    std::process::Command::new(bonsai_bin())
-        .args(args)
-        .stdin(std::process::Stdio::null())
-        .output()
-        .unwrap()
-}
-
-fn ok(args: &[&str]) -> String {
-    let o = run(args);
-    assert!(o.status.success(), "{args:?}: {}", String::from_utf8_lossy(&o.stderr));
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
-
-fn copy(name: &str, dir: &Path) -> PathBuf {
-    let f = dir.join(name);
-    std::fs::copy(repo().join("fixtures/pi-0.87.1").join(name), &f).unwrap();
-    f
-}
+use std::path::Path;
 
 /// What a user of Pi gets from the session: the model's messages at the leaf (role, source,
 /// estimate), the labels and the name.
@@ -51,7 +26,7 @@ fn each_action_and_its_undo_leave_pi_where_it_was() {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
-    let f = copy("long.jsonl", dir.path());
+    let f = own_copy("long.jsonl", dir.path());
     let fs = f.to_str().unwrap();
     let user = last_user_message(&f);
     let original = state(&pi, &f);
@@ -88,9 +63,9 @@ fn each_action_and_its_undo_leave_pi_where_it_was() {
         let bytes = std::fs::read(&f).unwrap();
         let mut args: Vec<&str> = a.iter().map(String::as_str).collect();
         args.push("--yes");
-        ok(&args);
+        bonsai_ok(&args);
         assert_ne!(state(&pi, &f), before, "{a:?} changed nothing Pi sees");
-        let said = ok(&["undo", fs, "--yes"]);
+        let said = bonsai_ok(&["undo", fs, "--yes"]);
         assert!(said.contains("appended the undo of"), "{said}");
         assert_eq!(state(&pi, &f), before, "{a:?} undone: Pi is back where it was");
         assert!(std::fs::read(&f).unwrap().starts_with(&bytes), "append only");
@@ -104,33 +79,33 @@ fn undo_repeats_back_through_bonsais_actions_and_stops_at_pis() {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
-    let f = copy("tour.jsonl", dir.path());
+    let f = own_copy("tour.jsonl", dir.path());
     let fs = f.to_str().unwrap();
     let original = state(&pi, &f);
-    ok(&["rename", fs, "first", "--yes"]);
+    bonsai_ok(&["rename", fs, "first", "--yes"]);
     let after_first = state(&pi, &f);
-    ok(&["rename", fs, "second", "--yes"]);
-    ok(&["label", fs, "idx:3", "x", "--yes"]);
+    bonsai_ok(&["rename", fs, "second", "--yes"]);
+    bonsai_ok(&["label", fs, "idx:3", "x", "--yes"]);
     // Three undos: the label, the second name, the first name.
-    let said = ok(&["undo", fs, "--yes"]);
+    let said = bonsai_ok(&["undo", fs, "--yes"]);
     assert!(said.contains("the label"), "{said}");
-    let said = ok(&["undo", fs, "--yes"]);
+    let said = bonsai_ok(&["undo", fs, "--yes"]);
     assert!(said.contains("named \"first\" again"), "{said}");
     assert_eq!(state(&pi, &f), after_first);
-    ok(&["undo", fs, "--yes"]);
+    bonsai_ok(&["undo", fs, "--yes"]);
     assert_eq!(state(&pi, &f), original);
     // Nothing of bonsai's is left: the entry before is Pi's.
-    let o = run(&["undo", fs, "--yes"]);
+    let o = bonsai_run(&["undo", fs, "--yes"]);
     assert!(!o.status.success());
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("nothing of bonsai's left to undo"), "{err}");
     // Pi writes: undo refuses to fight it, and writes nothing.
-    ok(&["rename", fs, "third", "--yes"]);
+    bonsai_ok(&["rename", fs, "third", "--yes"]);
     pi.open(&f);
     let o = pi.command().args(["append", fs, "1"]).output().unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let bytes = std::fs::read(&f).unwrap();
-    let o = run(&["undo", fs, "--yes"]);
+    let o = bonsai_run(&["undo", fs, "--yes"]);
     assert!(!o.status.success());
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("is Pi's") && err.contains("would fight Pi"), "{err}");
@@ -140,16 +115,16 @@ fn undo_repeats_back_through_bonsais_actions_and_stops_at_pis() {
 #[test]
 fn an_undo_without_yes_and_without_a_terminal_says_what_it_would_do() {
     let dir = tempfile::tempdir().unwrap();
-    let f = copy("tour.jsonl", dir.path());
+    let f = own_copy("tour.jsonl", dir.path());
     let fs = f.to_str().unwrap();
-    ok(&["label", fs, "idx:3", "x", "--yes"]);
+    bonsai_ok(&["label", fs, "idx:3", "x", "--yes"]);
     let bytes = std::fs::read(&f).unwrap();
-    let o = run(&["undo", fs]);
+    let o = bonsai_run(&["undo", fs]);
     assert!(!o.status.success());
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("undo the label") && err.contains("--yes"), "{err}");
     assert_eq!(std::fs::read(&f).unwrap(), bytes);
-    let o = run(&["undo", fs, "--dry-run"]);
+    let o = bonsai_run(&["undo", fs, "--dry-run"]);
     assert!(o.status.success());
     assert_eq!(std::fs::read(&f).unwrap(), bytes);
 }

@@ -365,3 +365,42 @@ pub fn bonsai_isolated(home: &Path) -> Command {
         .stdin(std::process::Stdio::null());
     c
 }
+
+/// The real binary with `args`, no stdin (so it never asks).
+pub fn bonsai_run(args: &[&str]) -> std::process::Output {
+    Command::new(bonsai_bin())
+        .args(args)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap()
+}
+
+/// [`bonsai_run`] that must succeed: its stdout and stderr.
+pub fn bonsai_ok(args: &[&str]) -> String {
+    let o = bonsai_run(args);
+    assert!(o.status.success(), "{args:?}: {}", String::from_utf8_lossy(&o.stderr));
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+/// A copy of one of the repository's Pi 0.87.1 sessions in `dir`.
+pub fn own_copy(name: &str, dir: &Path) -> PathBuf {
+    let f = dir.join(name);
+    std::fs::copy(repo().join("fixtures/pi-0.87.1").join(name), &f).unwrap();
+    f
+}
+
+/// Last written a minute ago: Pi is not running it (delete-branch and restore refuse files
+/// written in the last 10 s).
+pub fn quiet(p: &Path) {
+    let t = std::time::SystemTime::now() - std::time::Duration::from_secs(60);
+    std::fs::File::options()
+        .write(true)
+        .open(p)
+        .unwrap()
+        .set_modified(t)
+        .unwrap();
+}

@@ -37,6 +37,24 @@ pub fn visible_width(s: &str) -> usize {
     s.graphemes(true).map(grapheme_width).sum()
 }
 
+/// [`visible_width`], but it stops counting past `cap` (then it returns something > `cap`):
+/// a row is cut to the terminal's width, and measuring a whole long message grapheme by
+/// grapheme only to learn that it is wider cost most of `bonsai tree` on a large session.
+pub fn visible_width_upto(s: &str, cap: usize) -> usize {
+    // The fast paths of `visible_width` are linear scans already; only clusters are slow.
+    if !s.chars().any(may_join) {
+        return visible_width(s);
+    }
+    let mut w = 0;
+    for g in s.graphemes(true) {
+        w += grapheme_width(g);
+        if w > cap {
+            return w;
+        }
+    }
+    w
+}
+
 /// Characters that can merge with a neighbour into one grapheme cluster.
 fn may_join(c: char) -> bool {
     let u = c as u32;
@@ -81,7 +99,7 @@ pub fn truncate_to_width(text: &str, width: usize, ellipsis: &str) -> String {
     if width == 0 {
         return String::new();
     }
-    if visible_width(text) <= width {
+    if visible_width_upto(text, width) <= width {
         return text.to_string();
     }
     let ew = visible_width(ellipsis);
@@ -107,6 +125,21 @@ pub fn truncate_to_width(text: &str, width: usize, ellipsis: &str) -> String {
 pub fn slice_by_column(text: &str, start: usize, len: usize) -> String {
     let mut out = String::new();
     let mut col = 0;
+    // Without characters that join (see `visible_width`), every char is its own cluster:
+    // walking chars gives the same cut, and a deep row's long tree prefix costs far less.
+    if !text.chars().any(may_join) {
+        for c in text.chars() {
+            let cw = char_width(c);
+            if col >= start && col + cw <= start + len {
+                out.push(c);
+            }
+            col += cw;
+            if col >= start + len {
+                break;
+            }
+        }
+        return out;
+    }
     for g in text.graphemes(true) {
         let gw = grapheme_width(g);
         if col >= start && col + gw <= start + len {
@@ -118,4 +151,53 @@ pub fn slice_by_column(text: &str, start: usize, len: usize) -> String {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The cluster-by-cluster cut every fast path must agree with.
+    fn slice_by_graphemes(text: &str, start: usize, len: usize) -> String {
+        let mut out = String::new();
+        let mut col = 0;
+        for g in text.graphemes(true) {
+            let gw = grapheme_width(g);
+            if col >= start && col + gw <= start + len {
+                out.push_str(g);
+            }
+            col += gw;
+            if col >= start + len {
+                break;
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn the_fast_paths_cut_and_measure_as_the_clusters_do() {
+        let texts = [
+            "│  │  ├─ • user: plain ascii text that runs on and on",
+            "  └⊟ [branch summary]: wide 漢字 and → arrows, ü, é, tabs\there",
+            "日本語のテキスト mixed with ascii and ‹quotes›",
+            "e\u{301} combining, 👍🏽 emoji, 🇫🇷 flags, \r\n endings",
+        ];
+        for t in texts {
+            let full = t.graphemes(true).map(grapheme_width).sum::<usize>();
+            assert_eq!(visible_width(t), full, "{t}");
+            for cap in [0, 5, 20, full, full + 3] {
+                let w = visible_width_upto(t, cap);
+                assert!(if full > cap { w > cap } else { w == full }, "{t} {cap}");
+            }
+            for start in [0, 1, 3, 7, 12, 30] {
+                for len in [0, 1, 4, 10, 40, 200] {
+                    assert_eq!(
+                        slice_by_column(t, start, len),
+                        slice_by_graphemes(t, start, len),
+                        "{t} {start} {len}"
+                    );
+                }
+            }
+        }
+    }
 }

@@ -181,17 +181,21 @@ impl TreeView {
             body,
             style,
         };
-        let needs_value = !matches!(
-            e.kind,
-            Kind::Compaction(_)
-                | Kind::ModelChange { .. }
-                | Kind::ThinkingLevelChange { .. }
-                | Kind::Custom { .. }
-                | Kind::Label { .. }
-                | Kind::SessionInfo { .. }
-                | Kind::Usage
-                | Kind::Unknown(_)
-        );
+        // A tool result's row comes from its call (in the assistant's line): its own line,
+        // often the longest, is not decoded.
+        let own_result = matches!(&e.kind, Kind::Message(m) if m.role == Role::ToolResult);
+        let needs_value = !own_result
+            && !matches!(
+                e.kind,
+                Kind::Compaction(_)
+                    | Kind::ModelChange { .. }
+                    | Kind::ThinkingLevelChange { .. }
+                    | Kind::Custom { .. }
+                    | Kind::Label { .. }
+                    | Kind::SessionInfo { .. }
+                    | Kind::Usage
+                    | Kind::Unknown(_)
+            );
         let v = if needs_value { s.entry_value(i) } else { Value::Null };
         let st = |k: &str| v.get(k).map(js::js_to_string).unwrap_or_else(|| "undefined".into());
         match &e.kind {
@@ -229,8 +233,8 @@ impl TreeView {
                             Some((e as usize, block))
                         });
                         if let Some((ai, block)) = call {
-                            let av = s.entry_value(ai);
-                            let b = &av["message"]["content"][block as usize];
+                            let b = tool_call_block(s, ai, block as usize);
+                            let b = &b;
                             let name = b
                                 .get("name")
                                 .map(js::js_to_string)
@@ -360,7 +364,13 @@ impl TreeView {
             ];
         }
         let range = self.window(max_rows.unwrap_or(self.visible.len()));
-        let rows: Vec<Row> = range.map(|k| self.row(s, k)).collect();
+        // Each row decodes its entry: a whole tree (`bonsai tree`) is made on every core.
+        let rows: Vec<Row> = if range.len() > 2048 {
+            use rayon::prelude::*;
+            range.into_par_iter().map(|k| self.row(s, k)).collect()
+        } else {
+            range.map(|k| self.row(s, k)).collect()
+        };
         let mut out = pan_rows(&rows, width)
             .into_iter()
             .map(|(gutter, body)| truncate_to_width(&format!("{gutter}{body}"), width, ""))
@@ -370,15 +380,50 @@ impl TreeView {
     }
 }
 
+/// Block `k` of an assistant message's content, decoded alone: the rest of the line (its
+/// thinking and text, often most of it) is only skipped over, not built into values.
+fn tool_call_block(s: &Session, entry: usize, k: usize) -> Value {
+    #[derive(serde::Deserialize)]
+    struct Line<'a> {
+        #[serde(borrow)]
+        message: Message<'a>,
+    }
+    #[derive(serde::Deserialize)]
+    struct Message<'a> {
+        #[serde(borrow)]
+        content: Vec<&'a serde_json::value::RawValue>,
+    }
+    if !s.migrated
+        && let Ok(line) = std::str::from_utf8(s.line_bytes(entry))
+        && let Ok(l) = serde_json::from_str::<Line>(line)
+    {
+        return l
+            .message
+            .content
+            .get(k)
+            .and_then(|b| serde_json::from_str(b.get()).ok())
+            .unwrap_or(Value::Null);
+    }
+    // A migrated session, or a line serde cannot borrow from: the whole entry as it reads.
+    s.entry_value(entry)["message"]["content"][k].clone()
+}
+
 /// Pi's `renderHorizontalViewport` pan: how many columns the bodies shift left so the
 /// selected row's text does not start too far right (0 almost always).
 pub fn pan_scroll(rows: &[Row], width: usize) -> usize {
     let vw = width.saturating_sub(2);
-    let max_body = rows.iter().map(|r| visible_width(&r.body_plain())).max().unwrap_or(0);
+    let Some(sel) = rows.iter().find(|r| r.selected) else {
+        return 0;
+    };
+    // The scroll is at most the selected row's anchor: bodies need measuring only that far.
+    let cap = vw + sel.anchor_col();
+    let max_body = rows
+        .iter()
+        .map(|r| crate::engine::text_width::visible_width_upto(&r.body_plain(), cap))
+        .max()
+        .unwrap_or(0);
     let max_scroll = max_body.saturating_sub(vw);
-    if let Some(sel) = rows.iter().find(|r| r.selected)
-        && max_scroll > 0
-    {
+    if max_scroll > 0 {
         let need = (vw / 3).clamp(4, 20);
         let anchor = sel.anchor_col();
         if anchor as isize > vw as isize - need as isize {

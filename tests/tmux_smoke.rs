@@ -420,3 +420,38 @@ fn compact_then_undo_and_the_tree_is_back_as_it_was() {
     let last: serde_json::Value = serde_json::from_str(text.lines().last().unwrap()).unwrap();
     assert_eq!(last["customType"], "bonsai.navigate", "Pi resumes at the old leaf");
 }
+
+/// A search hit opened in the terminal: `bonsai search --json` names the session and the entry,
+/// `bonsai FILE --at ID` opens it with that entry selected and shown in the detail pane.
+#[test]
+fn a_search_hit_opens_at_its_entry() {
+    let Some(t) = Tmux::start(120, 40) else { return };
+    let (_dir, f) = copy_of("tour.jsonl");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_bonsai"))
+        .args(["search", "--json", "Look at the failed import"])
+        .arg(&f)
+        .output()
+        .unwrap();
+    let hit: serde_json::Value = serde_json::from_slice(out.stdout.split(|b| *b == b'\n').next().unwrap()).unwrap();
+    let id = hit["entryId"].as_str().unwrap().to_string();
+    assert_eq!(hit["session"], f.to_str().unwrap());
+    let home = tempfile::tempdir().unwrap();
+    let bin = env!("CARGO_BIN_EXE_bonsai");
+    t.send(&[
+        &format!(
+            "HOME={} {bin} {} --at {id}; echo EXITED:$?",
+            home.path().display(),
+            f.display()
+        ),
+        "Enter",
+    ]);
+    let screen = t.wait_for(&format!("at {id} (line"));
+    let selected = screen.lines().find(|l| l.starts_with('›')).unwrap_or("");
+    assert!(selected.contains("user: Look at the failed import"), "{screen}");
+    assert!(
+        screen.contains(&format!("user  {id}")),
+        "the detail pane shows it:\n{screen}"
+    );
+    t.send(&["q"]);
+    t.wait_for("EXITED:0");
+}

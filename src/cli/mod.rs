@@ -23,6 +23,9 @@ pub struct Cli {
     pub command: Option<Command>,
     /// A session file, or a directory whose newest session to open (default: this project's).
     pub path: Option<PathBuf>,
+    /// Open with this entry selected (an id, as `bonsai search` prints it, or idx:N).
+    #[arg(long, value_name = "ID", requires = "path")]
+    pub at: Option<String>,
 }
 
 #[derive(Subcommand, Debug)]
@@ -507,7 +510,7 @@ pub struct ListArgs {
 
 pub fn run(cli: Cli) -> Result<()> {
     let Some(mut cmd) = cli.command else {
-        return crate::ui::run(cli.path);
+        return crate::ui::run(cli.path, cli.at);
     };
     // FILE may be a directory (its newest session); a write never goes to the bundled demo.
     if let Some((file, writes)) = cmd.file_mut() {

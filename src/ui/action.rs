@@ -80,6 +80,9 @@ pub enum Action {
     DeleteBranch,
     /// Export the path to the selection (Markdown, HTML or JSON, by the name typed).
     Export,
+    /// Select this entry (an id or idx:N), unfolding and clearing filters as needed: how
+    /// `bonsai FILE --at ID` opens a search hit.
+    SelectEntry(String),
 
     // Generic answers.
     /// Enter: open, submit, jump, choose.

@@ -177,7 +177,7 @@ fn strip_colour(f: &mut Frame) {
 static PROCESS_START: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
 
 /// Open the TUI.
-pub fn run(arg: Option<PathBuf>) -> Result<()> {
+pub fn run(arg: Option<PathBuf>, at: Option<String>) -> Result<()> {
     PROCESS_START.get_or_init(std::time::Instant::now);
     let cwd = crate::store::config::cwd();
     let settings = crate::store::config::load_settings(&cwd);
@@ -198,6 +198,7 @@ pub fn run(arg: Option<PathBuf>) -> Result<()> {
         settings,
         registry,
         rt.handle().clone(),
+        at,
     ));
     leave_extras(mouse);
     ratatui::restore();
@@ -249,6 +250,7 @@ async fn event_loop(
     settings: Settings,
     registry: Registry,
     handle: tokio::runtime::Handle,
+    at: Option<String>,
 ) -> Result<()> {
     use crossterm::event::{Event, EventStream, KeyCode, KeyModifiers};
     use futures_util::StreamExt;
@@ -307,6 +309,9 @@ async fn event_loop(
         if let Some(p) = &mut app.picker {
             p.launched_without_session = true;
         }
+    }
+    if let Some(at) = at {
+        app.update(Action::SelectEntry(at));
     }
     for ev in typed_ahead {
         if let Some(a) = action_for_event(&app, ev) {

@@ -226,6 +226,31 @@ impl App {
         });
     }
 
+    /// Select the entry `r` names (an id or idx:N), showing it if the filter or an archive
+    /// hides it: `bonsai FILE --at ID` opens a search hit there.
+    pub(super) fn select_entry_ref(&mut self, r: &str) {
+        let s = self.doc.session.clone();
+        let found = match r.strip_prefix("idx:") {
+            Some(n) => n.parse::<usize>().ok().filter(|&i| i < s.entries.len()),
+            None => s.idx_of(r),
+        };
+        let Some(i) = found else {
+            self.status = Some(format!("entry {r} is not in this session"));
+            return;
+        };
+        if self.view.is_archived(i) && !self.view.show_archived {
+            self.view.set_show_archived(&s, true);
+        }
+        self.view.select_entry(&s, i);
+        if self.view.selected_entry() != Some(i) {
+            // The filter hides it (a label, a model change…): show every entry.
+            self.view.set_filter(&s, crate::engine::tree_view::FilterMode::All);
+            self.view.select_entry(&s, i);
+        }
+        self.selection_changed();
+        self.status = Some(format!("at {} (line {})", s.entries[i].id, s.entries[i].line));
+    }
+
     /// The answers of the delete and export jobs.
     pub(super) fn on_chore_done(&mut self, r: &JobResult) {
         match r {
@@ -431,6 +456,22 @@ mod tests {
         a.handle_key(key(KeyCode::Enter));
         a.run_jobs_now();
         assert!(a.status.as_deref().unwrap_or("").contains("exists"), "{:?}", a.status);
+    }
+
+    #[test]
+    fn at_selects_an_entry_even_one_the_filter_hides() {
+        let (_d, p) = copy_of("tour.jsonl");
+        let mut a = app_for(&p);
+        a.update(crate::ui::action::Action::SelectEntry("cf39b9f8".into()));
+        assert_eq!(a.selected(), a.doc.session.idx_of("cf39b9f8"));
+        assert_eq!(a.view.filter, crate::engine::tree_view::FilterMode::Default);
+        // A label entry: hidden by the default filter, so every entry is shown.
+        a.update(crate::ui::action::Action::SelectEntry("925fc4b0".into()));
+        assert_eq!(a.selected(), a.doc.session.idx_of("925fc4b0"));
+        assert_eq!(a.view.filter, crate::engine::tree_view::FilterMode::All);
+        a.update(crate::ui::action::Action::SelectEntry("nosuch".into()));
+        assert_eq!(a.status.as_deref(), Some("entry nosuch is not in this session"));
+        assert_eq!(a.selected(), a.doc.session.idx_of("925fc4b0"), "the selection stays");
     }
 
     #[test]

@@ -444,6 +444,11 @@ impl App {
                 self.on_editor_closed(text);
                 true
             }
+            Action::SelectEntry(r) => {
+                self.select_entry_ref(&r);
+                self.refresh();
+                true
+            }
             Action::Click { col, row } => {
                 let r = self.on_click(col, row);
                 self.refresh();

@@ -379,7 +379,7 @@ fn every_archivable_branch_leaves_pis_context_alone() {
         }
         let tree = Tree::build(&s);
         for i in 0..s.entries.len() {
-            if !s.parent_of(i).is_some_and(|p| tree.children[p].len() > 1) || archive::check(&s, i, true).is_err() {
+            if s.parent_of(i).is_none_or(|p| tree.children[p].len() <= 1) || archive::check(&s, i, true).is_err() {
                 continue;
             }
             let n = archived.len();

@@ -282,10 +282,11 @@ async fn event_loop(
                 tokio::select! {
                     r = &mut load => break r?,
                     Some(Ok(ev)) = events.next() => {
-                        if let Event::Key(k) = &ev {
-                            if k.code == KeyCode::Char('q') || (k.code == KeyCode::Char('c') && k.modifiers.contains(KeyModifiers::CONTROL)) {
-                                return Ok(());
-                            }
+                        if let Event::Key(k) = &ev
+                            && (k.code == KeyCode::Char('q')
+                                || (k.code == KeyCode::Char('c') && k.modifiers.contains(KeyModifiers::CONTROL)))
+                        {
+                            return Ok(());
                         }
                         // Typed ahead while loading: kept for the session, not lost.
                         typed_ahead.push(ev);

@@ -43,12 +43,13 @@ pub fn subtree(tree: &Tree, entry: usize) -> Vec<usize> {
     out
 }
 
-/// Per entry: inside a branch that is archived now. A branch that holds `leaf` is never
-/// hidden (Pi works there: it was navigated back into after archiving).
-pub fn hidden(s: &Session, tree: &Tree, leaf: Option<usize>) -> Vec<bool> {
+/// Per entry: inside one of the archived branches `roots` ([`archived_roots`]). A branch
+/// that holds `leaf` is never hidden (Pi works there: it was navigated back into after
+/// archiving).
+pub fn hidden(s: &Session, tree: &Tree, roots: &[usize], leaf: Option<usize>) -> Vec<bool> {
     let mut out = vec![false; s.entries.len()];
     let on_path: Vec<usize> = leaf.map(|l| s.path_to(l)).unwrap_or_default();
-    for r in archived_roots(s) {
+    for &r in roots {
         if on_path.contains(&r) {
             continue;
         }
@@ -181,7 +182,7 @@ mod tests {
         assert_eq!(archived_roots(&s), vec![2]);
         let tree = Tree::build(&s);
         assert_eq!(
-            hidden(&s, &tree, s.leaf()),
+            hidden(&s, &tree, &archived_roots(&s), s.leaf()),
             vec![false, false, true, false, false, false]
         );
         assert!(matches!(check(&s, 2, true), Err(ArchiveRefusal::AlreadyArchived(_))));

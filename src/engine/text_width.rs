@@ -140,6 +140,13 @@ pub fn slice_by_column(text: &str, start: usize, len: usize) -> String {
         }
         return out;
     }
+    slice_by_graphemes(text, start, len)
+}
+
+/// [`slice_by_column`] cluster by cluster: what every fast path must agree with.
+fn slice_by_graphemes(text: &str, start: usize, len: usize) -> String {
+    let mut out = String::new();
+    let mut col = 0;
     for g in text.graphemes(true) {
         let gw = grapheme_width(g);
         if col >= start && col + gw <= start + len {
@@ -156,23 +163,6 @@ pub fn slice_by_column(text: &str, start: usize, len: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// The cluster-by-cluster cut every fast path must agree with.
-    fn slice_by_graphemes(text: &str, start: usize, len: usize) -> String {
-        let mut out = String::new();
-        let mut col = 0;
-        for g in text.graphemes(true) {
-            let gw = grapheme_width(g);
-            if col >= start && col + gw <= start + len {
-                out.push_str(g);
-            }
-            col += gw;
-            if col >= start + len {
-                break;
-            }
-        }
-        out
-    }
 
     #[test]
     fn the_fast_paths_cut_and_measure_as_the_clusters_do() {

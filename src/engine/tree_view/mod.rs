@@ -103,7 +103,7 @@ impl TreeView {
         };
         let roots = super::archive::archived_roots(s);
         if !roots.is_empty() {
-            v.archived = super::archive::hidden(s, tree, leaf);
+            v.archived = super::archive::hidden(s, tree, &roots, leaf);
             let on_path: Vec<usize> = leaf.map(|l| s.path_to(l)).unwrap_or_default();
             v.archived_branches = roots.iter().filter(|r| !on_path.contains(r)).count();
         }

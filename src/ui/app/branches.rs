@@ -43,6 +43,21 @@ impl App {
         Err("the selection is not on a side branch: there is no fork above it".into())
     }
 
+    /// [`Self::branch_at_selection`] for a write: `None` (and the reason in the status) when
+    /// the session is read-only or the selection is on no side branch.
+    fn branch_to_write(&mut self, verb: &str) -> Option<(usize, bool)> {
+        if !self.writable() {
+            return None;
+        }
+        match self.branch_at_selection() {
+            Ok(b) => Some(b),
+            Err(e) => {
+                self.status = Some(format!("nothing to {verb}: {e}"));
+                None
+            }
+        }
+    }
+
     /// The first row's text of the branch at `i` (what the user recognises it by).
     fn branch_text(&self, i: usize) -> String {
         let t = self.view.display_text(&self.doc.session, i).plain();
@@ -51,15 +66,8 @@ impl App {
 
     /// A: archive the selection's branch, or unarchive the archived branch it is in.
     pub(super) fn archive_selected_branch(&mut self) {
-        if !self.writable() {
+        let Some((target, archived_now)) = self.branch_to_write("archive") else {
             return;
-        }
-        let (target, archived_now) = match self.branch_at_selection() {
-            Ok(b) => b,
-            Err(e) => {
-                self.status = Some(format!("nothing to archive: {e}"));
-                return;
-            }
         };
         let s = self.doc.session.clone();
         if let Err(e) = archive::check(&s, target, !archived_now) {
@@ -121,15 +129,8 @@ impl App {
 
     /// D: delete the selection's branch from the file, after a confirm that says what it frees.
     pub(super) fn delete_selected_branch(&mut self) {
-        if !self.writable() {
+        let Some((target, _)) = self.branch_to_write("delete") else {
             return;
-        }
-        let (target, _) = match self.branch_at_selection() {
-            Ok(b) => b,
-            Err(e) => {
-                self.status = Some(format!("nothing to delete: {e}"));
-                return;
-            }
         };
         let s = self.doc.session.clone();
         let plan = match crate::engine::delete::plan(&s, &self.doc.tree, target) {

@@ -4,6 +4,7 @@
 
 mod branches;
 mod common;
+mod compare;
 mod prune;
 mod read;
 mod write;
@@ -44,6 +45,9 @@ pub enum Command {
     Inspect(InspectArgs),
     /// Compact at the leaf: summarize what the cut leaves out and append Pi's compaction entry.
     Compact(CompactArgs),
+    /// Run summary strategies side by side on the compaction at the leaf: calls, tokens, cost,
+    /// time, size and the recall score of each; --write STRATEGY writes one as the compaction.
+    Compare(CompareArgs),
     /// Move to TARGET like Pi's /tree: with a branch summary, or with an invisible marker so
     /// Pi resumes there.
     Navigate(NavigateArgs),
@@ -245,6 +249,68 @@ pub struct CompactArgs {
     pub model: Option<String>,
     #[command(flatten)]
     pub write: WriteFlags,
+}
+
+#[derive(Args, Debug)]
+pub struct CompareArgs {
+    /// A session file, or a directory (its newest session, as `bonsai DIR` opens).
+    pub file: PathBuf,
+    /// Strategies to run, comma-separated, or `all`: single-shot, parallel-stitch,
+    /// sequential-accumulated, sequential-rolling, anchored-iterative, offline (default: all
+    /// with a model, else offline).
+    #[arg(long)]
+    pub strategies: Option<String>,
+    /// The model as provider/id (default: compaction.model in Pi's settings, else the
+    /// session's model). Needs its API key in Pi's auth.json or the environment.
+    #[arg(long)]
+    pub model: Option<String>,
+    /// The leaf to work at: an entry id, or idx:N for the N-th entry (0-based, the header not
+    /// counted). Default: the file's last entry, where Pi resumes.
+    #[arg(long)]
+    pub leaf: Option<String>,
+    /// keepRecentTokens: how many recent tokens the cut keeps (default: Pi's settings, 20000).
+    #[arg(long)]
+    pub keep_recent_tokens: Option<u64>,
+    /// reserveTokens: tokens kept free for the reply (default: Pi's settings, 16384).
+    #[arg(long)]
+    pub reserve_tokens: Option<u64>,
+    /// The published comparison's parameters: slices of 10,000 tokens, slice budget 2,000,
+    /// final budget 4,000, no overlap, no boost, no ratio.
+    #[arg(long)]
+    pub harness: bool,
+    /// Tokens per slice (default 20,000; the harness 10,000).
+    #[arg(long)]
+    pub slice_tokens: Option<u64>,
+    /// Tokens of the previous slice shown again before each slice (default 2,000).
+    #[arg(long)]
+    pub overlap_tokens: Option<u64>,
+    /// A slice's budget as a share of its tokens (default 0.1).
+    #[arg(long)]
+    pub compression_ratio: Option<f64>,
+    /// Factor on the last two slices' budgets (default 2.0).
+    #[arg(long)]
+    pub recent_boost: Option<f64>,
+    /// Slice calls at once in parallel-stitch (default 4).
+    #[arg(long)]
+    pub concurrency: Option<usize>,
+    /// The model reasons in an <analysis> block before each summary (kept out of the result).
+    #[arg(long)]
+    pub analysis: bool,
+    /// What the summaries should focus on (as after Pi's /compact).
+    #[arg(long)]
+    pub instructions: Option<String>,
+    /// Also print each strategy's summary after the table.
+    #[arg(long)]
+    pub show: bool,
+    /// Write this strategy's summary as the compaction (asks first; --yes writes).
+    #[arg(long, value_name = "STRATEGY")]
+    pub write: Option<String>,
+    /// Write without asking (with --write).
+    #[arg(long)]
+    pub yes: bool,
+    /// Print JSON instead of the table.
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Args, Debug)]
@@ -536,6 +602,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::DeleteBranch(a) => branches::delete_branch(a),
         Command::Restore(a) => branches::restore(a),
         Command::Compact(a) => write::compact(a),
+        Command::Compare(a) => compare::compare(a),
         Command::Navigate(a) => write::navigate(a),
         Command::Label(a) => write::label(a),
         Command::Rename(a) => write::rename(a),
@@ -566,6 +633,7 @@ impl Command {
             Command::DeleteBranch(a) => (&mut a.file, !a.write.dry_run),
             Command::Restore(a) => (&mut a.file, !a.write.dry_run),
             Command::Compact(a) => (&mut a.file, !a.write.dry_run),
+            Command::Compare(a) => (&mut a.file, a.write.is_some()),
             Command::Navigate(a) => (&mut a.file, !a.write.dry_run),
             Command::Label(a) => (&mut a.file, !a.write.dry_run),
             Command::Rename(a) => (&mut a.file, !a.write.dry_run),

@@ -93,25 +93,32 @@ pub fn compaction_entry(
     Value::Object(m)
 }
 
-/// The offline compaction summary for a plan (history, split-turn prefix, file tags).
+/// The offline compaction summary for a plan (history, split-turn prefix, file tags), within
+/// Pi's budgets for an LLM summary (0.8 × reserveTokens for the history, 0.5 × for a turn
+/// prefix) and within a tenth of what it replaces (see `summarize::offline_budget`).
 pub fn offline_compaction_summary(s: &Session, plan: &CompactionPlan, instructions: Option<&str>) -> Summary {
     let previous = compaction::previous_summary(s, plan);
+    let replaced = super::recall::replaced_tokens(s, plan);
+    let (read, modified) = plan.file_ops.lists();
+    let tags = super::recall::estimate_text(&serialize::format_file_operations(
+        &serialize::list_strings(&read),
+        &serialize::list_strings(&modified),
+    ));
+    let reserve = plan.settings.reserve_tokens;
+    let prefix = (plan.is_split_turn && !plan.turn_prefix_messages.is_empty()).then(|| {
+        summarize::turn_prefix_summary(
+            &summarize::materialize_all(s, &plan.turn_prefix_messages),
+            Some(summarize::offline_budget(reserve / 2, replaced, tags, 64)),
+        )
+    });
     let history_msgs = summarize::materialize_all(s, &plan.messages_to_summarize);
     let history = if plan.is_split_turn && history_msgs.is_empty() {
         previous.clone().unwrap_or_else(|| "No prior history.".into())
     } else {
-        // Pi's budget for an LLM summary of the history: 0.8 × reserveTokens.
-        let budget = (0.8 * plan.settings.reserve_tokens as f64).floor() as u64;
+        let rest = tags + prefix.as_deref().map_or(0, |p| super::recall::estimate_text(p) + 12);
+        let budget = summarize::offline_budget(reserve * 8 / 10, replaced, rest, 128);
         summarize::history_summary(&history_msgs, previous.as_deref(), instructions, Some(budget))
     };
-    // And of a split turn's prefix: 0.5 × reserveTokens.
-    let prefix_budget = (0.5 * plan.settings.reserve_tokens as f64).floor() as u64;
-    let prefix = (plan.is_split_turn && !plan.turn_prefix_messages.is_empty()).then(|| {
-        summarize::turn_prefix_summary(
-            &summarize::materialize_all(s, &plan.turn_prefix_messages),
-            Some(prefix_budget),
-        )
-    });
     Summary {
         text: summarize::compose_compaction_summary(&history, prefix.as_deref(), &plan.file_ops),
         usage: None,

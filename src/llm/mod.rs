@@ -5,6 +5,7 @@
 pub mod auth;
 pub mod prompts;
 pub mod sse;
+pub mod strategies;
 pub mod summarize;
 
 use crate::engine::models::ModelInfo;

@@ -64,7 +64,8 @@ impl Summarizer {
         })
     }
 
-    fn cap(&self, n: u64) -> u64 {
+    /// `n` output tokens, at most the model's own limit.
+    pub fn cap(&self, n: u64) -> u64 {
         if self.model.max_tokens > 0 {
             n.min(self.model.max_tokens)
         } else {
@@ -72,7 +73,7 @@ impl Summarizer {
         }
     }
 
-    fn request(&self, prompt: String, max_tokens: u64, reasoning: Option<String>) -> Request {
+    pub fn request(&self, prompt: String, max_tokens: u64, reasoning: Option<String>) -> Request {
         Request {
             model: self.model.clone(),
             key: self.key.clone(),

@@ -114,7 +114,7 @@ impl Synth {
                 &mut out,
                 &mut parent,
                 format!(
-                    r#"{{"role":"assistant","content":[{{"type":"thinking","thinking":{think},"signature":""}},{{"type":"toolCall","id":"{call}","name":"bash","arguments":{{"command":"grep -n order src/app.py"}}}}],"api":"anthropic-messages","provider":"anthropic","model":"claude-haiku-4-5","usage":{usage},"stopReason":"toolUse","timestamp":{ms}}}"#
+                    r#"{{"role":"assistant","content":[{{"type":"thinking","thinking":{think},"signature":""}},{{"type":"toolCall","id":"{call}","name":"bash","arguments":{{"command":"grep -n order src/app.py"}}}}],"api":"anthropic-messages","provider":"anthropic","model":"claude-haiku-4-5","usage":{usage},"stopReason":"toolUse","timestamp":@TS@}}"#
                 ),
                 &mut ms,
             );
@@ -162,4 +162,158 @@ fn iso(ms: u64) -> String {
         rem % 60,
         ms % 1000
     )
+}
+
+/// A coding session with the facts a summary must keep: requests naming files, backticked
+/// functions, identifiers and numbers; reads, edits and writes of files; bash commands on
+/// paths; failing tests and compiler errors. Linear, `turns` user turns, deterministic for a
+/// seed (for the summarizers, on sessions no fixture has).
+pub fn coding_session(seed: u64, turns: usize) -> Vec<u8> {
+    let mut r = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
+    const DIRS: [&str; 6] = ["src/orders", "src/money", "tests", "scripts", "src/api/v2", "config"];
+    const STEMS: [&str; 8] = [
+        "import_csv",
+        "parse_row",
+        "cents",
+        "retry",
+        "ledger",
+        "invoice",
+        "schema",
+        "client",
+    ];
+    const EXTS: [&str; 4] = ["py", "rs", "ts", "toml"];
+    const IDENTS: [&str; 10] = [
+        "parse_row",
+        "OrderImporter",
+        "to_cents",
+        "retryCount",
+        "MAX_ROWS",
+        "LedgerEntry",
+        "fetch_v2",
+        "InvoiceSchema",
+        "apply_discount",
+        "rowIndex",
+    ];
+    const VERBS: [&str; 5] = ["Fix", "Refactor", "Speed up", "Add tests for", "Rename"];
+    let file = |r: &mut Rng| {
+        format!(
+            "{}/{}_{}.{}",
+            DIRS[r.below(DIRS.len())],
+            STEMS[r.below(STEMS.len())],
+            r.below(30),
+            EXTS[r.below(EXTS.len())]
+        )
+    };
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        r#"{{"type":"session","version":3,"id":"01a3bd00-0000-7000-8000-{seed:012x}","timestamp":"2026-11-20T10:00:00.000Z","cwd":"/home/dev/shop"}}"#
+    );
+    let (mut n, mut ms, mut parent) = (0u64, 1_795_000_000_000u64, "null".to_string());
+    // One entry; `@TS@` in the body is the message's timestamp.
+    let mut push = |out: &mut String, body: String| {
+        n += 1;
+        ms += 1000 + (n * 7919) % 5000;
+        let id = format!("{:08x}", (n.wrapping_mul(0x9E37_79B1) ^ seed) as u32);
+        let body = body.replace("@TS@", &ms.to_string());
+        let _ = writeln!(
+            out,
+            r#"{{"type":"message","id":"{id}","parentId":{parent},"timestamp":"{}","message":{body}}}"#,
+            iso(ms)
+        );
+        parent = format!("\"{id}\"");
+    };
+    let q = |s: &str| serde_json::to_string(s).unwrap();
+    let usage = r#"{"input":40,"output":120,"cacheRead":9000,"cacheWrite":0,"totalTokens":9160,"cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0}}"#;
+    for turn in 0..turns {
+        let (f1, f2) = (file(&mut r), file(&mut r));
+        let (i1, i2) = (IDENTS[r.below(IDENTS.len())], IDENTS[r.below(IDENTS.len())]);
+        let mut ask = format!(
+            "{} `{i1}` in {f1} so that {i2} handles {} rows; don't touch {f2}.",
+            VERBS[r.below(VERBS.len())],
+            100 + r.below(9900)
+        );
+        if r.below(4) == 0 {
+            ask.push_str(&format!(
+                "\n\nIt fails like this:\n```\nTraceback (most recent call last):\n  File \"{f1}\", line {}, in {i1}\nValueError: bad amount {}\n```",
+                r.below(400),
+                r.below(1000)
+            ));
+        }
+        push(
+            &mut out,
+            format!(
+                r#"{{"role":"user","content":[{{"type":"text","text":{}}}],"timestamp":@TS@}}"#,
+                q(&ask)
+            ),
+        );
+        // Read, then edit or write, then run the tests.
+        let calls: [(&str, String); 3] = [
+            ("read", format!(r#"{{"path":{}}}"#, q(&f1))),
+            if r.below(3) == 0 {
+                (
+                    "write",
+                    format!(r#"{{"path":{},"content":"x = 1\n"}}"#, q(&file(&mut r))),
+                )
+            } else {
+                (
+                    "edit",
+                    format!(r#"{{"path":{},"edits":[{{"oldText":"a","newText":"b"}}]}}"#, q(&f1)),
+                )
+            },
+            (
+                "bash",
+                format!(
+                    r#"{{"command":{}}}"#,
+                    q(&format!(
+                        "pytest tests/test_{}.py -q && ls {}",
+                        STEMS[r.below(STEMS.len())],
+                        DIRS[r.below(DIRS.len())]
+                    ))
+                ),
+            ),
+        ];
+        for (k, (name, args)) in calls.iter().enumerate() {
+            let id = format!("toolu_{turn:04}_{k}");
+            push(
+                &mut out,
+                format!(
+                    r#"{{"role":"assistant","content":[{{"type":"toolCall","id":"{id}","name":"{name}","arguments":{args}}}],"api":"anthropic-messages","provider":"anthropic","model":"claude-sonnet-4-5","usage":{usage},"stopReason":"toolUse","timestamp":@TS@}}"#
+                ),
+            );
+            let failed = *name == "bash" && r.below(3) == 0;
+            let text = if failed {
+                format!(
+                    "FAILED tests/test_{}.py::test_{} - AssertionError: {} != {}\n1 failed, {} passed",
+                    STEMS[r.below(STEMS.len())],
+                    i2.to_lowercase(),
+                    r.below(100),
+                    r.below(100),
+                    r.below(50)
+                )
+            } else {
+                text(&mut r, 200, 800)
+            };
+            push(
+                &mut out,
+                format!(
+                    r#"{{"role":"toolResult","toolCallId":"{id}","toolName":"{name}","content":[{{"type":"text","text":{}}}],"isError":{failed},"timestamp":@TS@}}"#,
+                    q(&text)
+                ),
+            );
+        }
+        let answer = format!(
+            "Updated `{i1}` in {f1}; {}. {}",
+            text(&mut r, 20, 60).trim(),
+            text(&mut r, 40, 300).trim()
+        );
+        push(
+            &mut out,
+            format!(
+                r#"{{"role":"assistant","content":[{{"type":"text","text":{}}}],"api":"anthropic-messages","provider":"anthropic","model":"claude-sonnet-4-5","usage":{usage},"stopReason":"stop","timestamp":@TS@}}"#,
+                q(&answer)
+            ),
+        );
+    }
+    out.into_bytes()
 }

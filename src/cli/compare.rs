@@ -1,0 +1,387 @@
+//! `bonsai compare`: the summary strategies side by side on the compaction at the leaf, each
+//! with its calls, tokens (cache reads and writes apart), cost, time, size and recall score;
+//! `--write STRATEGY` writes the chosen one as Pi's compaction entry.
+
+use super::CompareArgs;
+use super::common::{load, resolve_leaf, session_model};
+use super::write::{apply, confirm, preview, show, warn_new_branch};
+use crate::engine::actions::Summary;
+use crate::engine::compaction::{CompactionPlan, CompactionSettings};
+use crate::engine::recall::{self, Category, Score};
+use crate::engine::session::Session;
+use crate::engine::slices::SliceParams;
+use crate::engine::strategy::{self, Strategy, SummaryInput};
+use crate::engine::write_plan::{Write, WriteRequest};
+use crate::engine::{actions, context};
+use crate::llm::strategies::{self, Outcome, Progress};
+use crate::llm::summarize::Summarizer;
+use crate::store;
+use crate::store::config::{agent_dir, cwd, load_registry, load_settings};
+use color_eyre::eyre::{Result, bail, eyre};
+use serde_json::{Value, json};
+use std::io::IsTerminal;
+
+/// One strategy's run: its outcome (or why it failed) and its score.
+pub struct Row {
+    pub strategy: Strategy,
+    pub result: Result<(Outcome, Score), String>,
+}
+
+/// The slice parameters from the flags (the harness preset first, then each flag over it).
+fn params(a: &CompareArgs) -> Result<SliceParams> {
+    let mut p = if a.harness {
+        SliceParams::harness()
+    } else {
+        SliceParams::default()
+    };
+    if let Some(v) = a.slice_tokens {
+        if v == 0 {
+            bail!("--slice-tokens must be above 0");
+        }
+        p.slice_tokens = v;
+    }
+    if let Some(v) = a.overlap_tokens {
+        p.overlap_tokens = v;
+    }
+    if let Some(v) = a.compression_ratio {
+        if !(v > 0.0 && v <= 1.0) {
+            bail!("--compression-ratio must be in (0, 1], got {v}");
+        }
+        p.compression_ratio = Some(v);
+    }
+    if let Some(v) = a.recent_boost {
+        if !(v > 0.0) {
+            bail!("--recent-boost must be above 0, got {v}");
+        }
+        p.recent_boost = v;
+    }
+    if let Some(v) = a.concurrency {
+        p.concurrency = v.max(1);
+    }
+    p.analysis = a.analysis;
+    Ok(p)
+}
+
+/// Run `strategies` on `plan` at once (model calls concurrently on one runtime), each scored.
+#[allow(clippy::too_many_arguments)]
+pub fn run_all(
+    s: &Session,
+    plan: &CompactionPlan,
+    input: &SummaryInput,
+    sm: Option<&Summarizer>,
+    strategies: &[Strategy],
+    p: &SliceParams,
+    focus: Option<&str>,
+    thinking: Option<&str>,
+) -> Result<Vec<Row>> {
+    let range = recall::Range::of_plan(s, plan);
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?;
+    let tell = std::io::stderr().is_terminal();
+    let futures = strategies.iter().map(|&st| {
+        let on = move |e: Progress| match e {
+            Progress::Calls { done, total, running } if tell && total > 0 => {
+                eprintln!("bonsai: {}: {done} of {total} calls done, {running} running", st.name())
+            }
+            Progress::Retry { attempt, wait, reason } => {
+                eprintln!(
+                    "bonsai: {}: {reason}; retry {attempt} in {:.1}s",
+                    st.name(),
+                    wait.as_secs_f64()
+                )
+            }
+            _ => {}
+        };
+        let range = &range;
+        async move {
+            let r = strategies::run(sm, st, s, plan, input, p, focus, thinking, &on).await;
+            Row {
+                strategy: st,
+                result: r
+                    .map(|o| {
+                        let score = range.score(&o.text);
+                        (o, score)
+                    })
+                    .map_err(|e| e.to_string()),
+            }
+        }
+    });
+    Ok(rt.block_on(futures_util::future::join_all(futures)))
+}
+
+fn cost(sm: Option<&Summarizer>, o: &Outcome) -> f64 {
+    match sm {
+        Some(sm) if o.calls > 0 => o.usage.to_pi(&sm.model)["cost"]["total"].as_f64().unwrap_or(0.0),
+        _ => 0.0,
+    }
+}
+
+pub fn compare(a: CompareArgs) -> Result<()> {
+    let s0 = load(&a.file)?;
+    let settings = load_settings(&cwd());
+    let registry = load_registry(&agent_dir());
+    let leaf = resolve_leaf(&s0, a.leaf.as_deref())?.ok_or_else(|| eyre!("the session has no entries"))?;
+    let proj = context::project(&s0, &s0.path_to(leaf));
+    let (model, _) = session_model(&proj, &registry);
+    let mref = model.as_ref().map(|(p, m)| (p.as_str(), m.as_str()));
+    let cs = CompactionSettings {
+        reserve_tokens: a.reserve_tokens.unwrap_or(settings.reserve_tokens(mref)),
+        keep_recent_tokens: a.keep_recent_tokens.unwrap_or(settings.keep_recent_tokens(mref)),
+    };
+    let plan = actions::plan_compaction(&s0, leaf, cs)
+        .map_err(|e| eyre!("cannot compact: {}; {}", e.reason(), e.next_step()))?;
+    let p = params(&a)?;
+    let wanted = a.model.clone().or(settings.summary_model());
+    let sm = Summarizer::resolve(&registry, &agent_dir(), wanted.as_deref(), mref);
+    let strategies = match &a.strategies {
+        Some(list) => strategy::parse_list(list).map_err(|e| eyre!(e))?,
+        None if sm.is_ok() => Strategy::ALL.to_vec(),
+        None => {
+            if let Err(e) = &sm {
+                eprintln!("bonsai: only the offline strategy runs: no model ({e}); --model provider/id picks one");
+            }
+            vec![Strategy::Offline]
+        }
+    };
+    let write = match &a.write {
+        Some(w) => Some(Strategy::parse(w).ok_or_else(|| eyre!("--write: unknown strategy `{w}`"))?),
+        None => None,
+    };
+    if let Some(w) = write
+        && !strategies.contains(&w)
+    {
+        bail!("--write {} names a strategy that is not run (--strategies)", w.name());
+    }
+    let sm = match sm {
+        Ok(sm) => {
+            if strategies.iter().any(|s| s.is_llm()) {
+                eprintln!(
+                    "bonsai: model: {}/{} (key from {})",
+                    sm.model.provider, sm.model.id, sm.key.source
+                );
+            }
+            Some(sm)
+        }
+        Err(e) if strategies.iter().any(|s| s.is_llm()) => {
+            bail!("{e}: the model strategies need a model; --strategies offline runs without one")
+        }
+        Err(_) => None,
+    };
+    let input = SummaryInput::of_plan(&s0, &plan);
+    let rows = run_all(
+        &s0,
+        &plan,
+        &input,
+        sm.as_ref(),
+        &strategies,
+        &p,
+        a.instructions.as_deref(),
+        Some(&proj.thinking_level),
+    )?;
+    let slices = input.slices(&p);
+    if a.json {
+        let out = json!({
+            "file": a.file,
+            "leafId": s0.entries[leaf].id.to_string(),
+            "firstKeptEntryId": s0.entries[plan.first_kept_entry].id.to_string(),
+            "isSplitTurn": plan.is_split_turn,
+            "model": sm.as_ref().map(|m| format!("{}/{}", m.model.provider, m.model.id)),
+            "params": {
+                "sliceTokens": p.slice_tokens, "overlapTokens": p.overlap_tokens,
+                "compressionRatio": p.compression_ratio, "recentBoost": p.recent_boost,
+                "budgetFloor": p.budget_floor, "finalBudget": p.final_budget,
+                "concurrency": p.concurrency, "analysis": p.analysis, "harness": a.harness,
+            },
+            "range": {
+                "historyMessages": input.history.len(),
+                "historyTokens": input.history_tokens(),
+                "turnPrefixTokens": input.turn_prefix.as_deref().map(recall::estimate_text),
+                "slices": strategy::slices_json(&slices),
+                "facts": Category::ALL.iter().map(|c| (c.key().to_string(), json!(recall::Range::of_plan(&s0, &plan).facts.of(*c).len()))).collect::<serde_json::Map<_, _>>(),
+            },
+            "strategies": rows.iter().map(|r| row_json(r, sm.as_ref())).collect::<Vec<_>>(),
+        });
+        println!("{}", serde_json::to_string_pretty(&out).unwrap_or_default());
+    } else {
+        print_table(&s0, &plan, &input, &slices, &p, &rows, sm.as_ref(), a.show);
+    }
+    let Some(w) = write else { return Ok(()) };
+    let Some(Row {
+        result: Ok((outcome, _)),
+        ..
+    }) = rows.iter().find(|r| r.strategy == w)
+    else {
+        bail!("{} failed: nothing written", w.name());
+    };
+    let req = WriteRequest {
+        write: Write::Compaction {
+            leaf: s0.entries[leaf].id.to_string(),
+            first_kept: s0.entries[plan.first_kept_entry].id.to_string(),
+            summary: Summary {
+                text: outcome.text.clone(),
+                usage: match (&sm, outcome.calls) {
+                    (Some(sm), n) if n > 0 => Some(outcome.usage.to_pi(&sm.model)),
+                    _ => None,
+                },
+            },
+            settings: cs,
+        },
+        seen: Some((s0.buf.len(), s0.entries.len())),
+    };
+    let entries = req
+        .prepare(&s0, store::clock::entropy(), store::clock::now_ms())?
+        .entries;
+    warn_new_branch(&s0, leaf, "the compaction");
+    let flags = super::WriteFlags {
+        dry_run: false,
+        yes: a.yes,
+        json: a.json,
+    };
+    if !a.yes && !a.json {
+        preview(&entries, false, Value::Null);
+    }
+    if !confirm(&flags, &format!("the {} compaction", w.name()), &a.file)? {
+        return Ok(());
+    }
+    let applied = apply(&a.file, &req, &format!("the {} compaction", w.name()), a.json)?;
+    if a.json {
+        show(&applied.prepared.entries, true, true, json!({"strategy": w.name()}));
+    }
+    Ok(())
+}
+
+fn row_json(r: &Row, sm: Option<&Summarizer>) -> Value {
+    match &r.result {
+        Ok((o, score)) => json!({
+            "strategy": r.strategy.name(),
+            "ok": true,
+            "calls": o.calls,
+            "usage": {"input": o.usage.input, "output": o.usage.output, "cacheRead": o.usage.cache_read, "cacheWrite": o.usage.cache_write},
+            "costUsd": cost(sm, o),
+            "wallMs": o.wall.as_millis() as u64,
+            "summaryChars": o.text.chars().count(),
+            "summaryTokens": score.summary_tokens,
+            "recall": score.to_json(),
+            "text": o.text,
+        }),
+        Err(e) => json!({"strategy": r.strategy.name(), "ok": false, "error": e}),
+    }
+}
+
+fn thousands(n: u64) -> String {
+    let s = n.to_string();
+    let mut out = String::new();
+    for (k, c) in s.chars().enumerate() {
+        if k > 0 && (s.len() - k) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+fn pct(x: f64) -> String {
+    format!("{:.1}%", x * 100.0)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn print_table(
+    s: &Session,
+    plan: &CompactionPlan,
+    input: &SummaryInput,
+    slices: &[crate::engine::slices::Slice],
+    p: &SliceParams,
+    rows: &[Row],
+    sm: Option<&Summarizer>,
+    show_text: bool,
+) {
+    println!(
+        "compaction at {} keeping from {}: history {} messages, ~{} tokens in {} slice{} ({} tokens each, overlap {}){}{}",
+        plan.projection
+            .path
+            .last()
+            .map(|&l| s.entries[l].id.to_string())
+            .unwrap_or_default(),
+        s.entries[plan.first_kept_entry].id,
+        input.history.len(),
+        thousands(input.history_tokens()),
+        slices.len(),
+        if slices.len() == 1 { "" } else { "s" },
+        thousands(p.slice_tokens),
+        thousands(p.overlap_tokens),
+        match &input.turn_prefix {
+            Some(t) => format!("; split turn, prefix ~{} tokens", thousands(recall::estimate_text(t))),
+            None => String::new(),
+        },
+        if input.previous.is_some() {
+            "; updates the previous summary"
+        } else {
+            ""
+        },
+    );
+    println!(
+        "{:<24}{:>6}{:>11}{:>10}{:>10}{:>9}{:>10}{:>9}{:>10}{:>8}{:>9}{:>8}",
+        "strategy",
+        "calls",
+        "input",
+        "cache r",
+        "cache w",
+        "output",
+        "cost $",
+        "time",
+        "summary",
+        "recall",
+        "invented",
+        "ratio"
+    );
+    for r in rows {
+        match &r.result {
+            Ok((o, sc)) => println!(
+                "{:<24}{:>6}{:>11}{:>10}{:>10}{:>9}{:>10.4}{:>8.2}s{:>10}{:>8}{:>9}{:>8}",
+                r.strategy.name(),
+                o.calls,
+                thousands(o.usage.input),
+                thousands(o.usage.cache_read),
+                thousands(o.usage.cache_write),
+                thousands(o.usage.output),
+                cost(sm, o),
+                o.wall.as_secs_f64(),
+                thousands(sc.summary_tokens),
+                pct(sc.overall),
+                pct(sc.invented_share()),
+                pct(sc.ratio()),
+            ),
+            Err(e) => println!("{:<24}failed: {e}", r.strategy.name()),
+        }
+    }
+    println!();
+    println!(
+        "recall by category (found/total): {}",
+        Category::ALL.map(|c| c.name()).join(" · ")
+    );
+    for r in rows {
+        if let Ok((_, sc)) = &r.result {
+            let cats: Vec<String> = sc
+                .categories
+                .iter()
+                .map(|c| format!("{}/{}", c.found, c.total))
+                .collect();
+            println!("  {:<22}{}", r.strategy.name(), cats.join(" · "));
+        }
+    }
+    println!(
+        "summary tokens and ratio are Pi's estimate (chars/4); the ratio is over the {} tokens the summary replaces",
+        rows.iter()
+            .find_map(|r| r.result.as_ref().ok().map(|(_, sc)| thousands(sc.replaced_tokens)))
+            .unwrap_or_default()
+    );
+    if show_text {
+        for r in rows {
+            if let Ok((o, _)) = &r.result {
+                println!("\n===== {} =====\n{}", r.strategy.name(), o.text);
+            }
+        }
+    }
+}

@@ -12,6 +12,7 @@ use crate::engine::session::Session;
 use crate::engine::slices::SliceParams;
 use crate::engine::strategy::{self, Strategy, SummaryInput};
 use crate::engine::write_plan::{Write, WriteRequest};
+use crate::engine::prune::thousands;
 use crate::engine::{actions, context};
 use crate::llm::strategies::{self, Outcome, Progress};
 use crate::llm::summarize::Summarizer;
@@ -50,7 +51,7 @@ fn params(a: &CompareArgs) -> Result<SliceParams> {
         p.compression_ratio = Some(v);
     }
     if let Some(v) = a.recent_boost {
-        if !(v > 0.0) {
+        if v.is_nan() || v <= 0.0 {
             bail!("--recent-boost must be above 0, got {v}");
         }
         p.recent_boost = v;
@@ -80,35 +81,37 @@ pub fn run_all(
         .enable_all()
         .build()?;
     let tell = std::io::stderr().is_terminal();
-    let futures = strategies.iter().map(|&st| {
-        let on = move |e: Progress| match e {
+    let on = |k: usize, e: Progress| {
+        let name = strategies[k].name();
+        match e {
             Progress::Calls { done, total, running } if tell && total > 0 => {
-                eprintln!("bonsai: {}: {done} of {total} calls done, {running} running", st.name())
+                eprintln!("bonsai: {name}: {done} of {total} calls done, {running} running")
             }
             Progress::Retry { attempt, wait, reason } => {
                 eprintln!(
-                    "bonsai: {}: {reason}; retry {attempt} in {:.1}s",
-                    st.name(),
+                    "bonsai: {name}: {reason}; retry {attempt} in {:.1}s",
                     wait.as_secs_f64()
                 )
             }
             _ => {}
-        };
-        let range = &range;
-        async move {
-            let r = strategies::run(sm, st, s, plan, input, p, focus, thinking, &on).await;
-            Row {
-                strategy: st,
-                result: r
-                    .map(|o| {
-                        let score = range.score(&o.text);
-                        (o, score)
-                    })
-                    .map_err(|e| e.to_string()),
-            }
         }
-    });
-    Ok(rt.block_on(futures_util::future::join_all(futures)))
+    };
+    let results = rt.block_on(strategies::run_group(
+        sm, strategies, s, plan, input, p, focus, thinking, &on,
+    ));
+    Ok(strategies
+        .iter()
+        .zip(results)
+        .map(|(&st, r)| Row {
+            strategy: st,
+            result: r
+                .map(|o| {
+                    let score = range.score(&o.text);
+                    (o, score)
+                })
+                .map_err(|e| e.to_string()),
+        })
+        .collect())
 }
 
 fn cost(sm: Option<&Summarizer>, o: &Outcome) -> f64 {
@@ -268,18 +271,6 @@ fn row_json(r: &Row, sm: Option<&Summarizer>) -> Value {
         }),
         Err(e) => json!({"strategy": r.strategy.name(), "ok": false, "error": e}),
     }
-}
-
-fn thousands(n: u64) -> String {
-    let s = n.to_string();
-    let mut out = String::new();
-    for (k, c) in s.chars().enumerate() {
-        if k > 0 && (s.len() - k) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
 }
 
 fn pct(x: f64) -> String {

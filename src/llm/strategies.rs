@@ -315,3 +315,25 @@ async fn history(
         }
     }
 }
+
+/// Run `strategies` at once on the same compaction (the TUI's tabs, `bonsai compare`): each
+/// reports its progress with its index, each ends with its own result; one failing does not
+/// stop the others. Dropping the future cancels every call of every strategy.
+#[allow(clippy::too_many_arguments)]
+pub async fn run_group(
+    sum: Option<&Summarizer>,
+    strategies: &[Strategy],
+    s: &Session,
+    plan: &CompactionPlan,
+    input: &SummaryInput,
+    params: &SliceParams,
+    focus: Option<&str>,
+    thinking: Option<&str>,
+    on: &(dyn Fn(usize, Progress) + Send + Sync),
+) -> Vec<Result<Outcome, LlmError>> {
+    let runs = strategies.iter().enumerate().map(|(k, &st)| async move {
+        let report = move |p: Progress| on(k, p);
+        run(sum, st, s, plan, input, params, focus, thinking, &report).await
+    });
+    futures_util::future::join_all(runs).await
+}

@@ -1,6 +1,7 @@
 //! Shared test helpers: where ../shared is, how to run Pi's oracle, JSON field diffs.
 #![allow(dead_code)]
 
+pub mod fake_model;
 pub mod pi_checks;
 pub mod synth;
 

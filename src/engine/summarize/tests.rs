@@ -186,3 +186,58 @@ fn the_budget_is_pis_and_a_tenth_of_what_is_replaced() {
     assert_eq!(offline_budget(13107, 20_000, 500, 256), 1500);
     assert_eq!(offline_budget(13107, 2_000, 500, 256), 256, "the floor");
 }
+
+mod properties {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// A message of a small vocabulary, at one of a few timestamps (many ties).
+    fn message() -> impl Strategy<Value = Value> {
+        let words = prop::sample::select(vec![
+            "fix",
+            "src/a.rs",
+            "`parse_row`",
+            "OrderImporter",
+            "42",
+            "don't",
+            "keep ",
+            "tests/b.py",
+            "error",
+            "instead of",
+        ]);
+        (0..4u8, 0..5i64, prop::collection::vec(words, 1..6)).prop_map(|(kind, ts, w)| {
+            let text = w.join(" ");
+            match kind {
+                0 => json!({"role": "user", "timestamp": ts, "content": text}),
+                1 => json!({"role": "assistant", "stopReason": "stop", "timestamp": ts, "content": [{"type": "text", "text": text}]}),
+                2 => json!({"role": "assistant", "stopReason": "toolUse", "timestamp": ts, "content": [
+                    {"type": "toolCall", "id": "x", "name": "bash", "arguments": {"command": format!("ls {text}")}}]}),
+                _ => json!({"role": "toolResult", "toolName": "bash", "isError": true, "timestamp": ts, "content": text}),
+            }
+        })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 200, ..ProptestConfig::default() })]
+        /// Shuffled messages (ties included) and a previous summary merge to the same text,
+        /// with and without a budget.
+        #[test]
+        fn shuffling_the_messages_changes_nothing(
+            msgs in prop::collection::vec(message(), 1..30),
+            seed in any::<u64>(),
+            budget in prop::option::of(60u64..400),
+        ) {
+            let previous = "## Goal\n- fix src/a.rs\n\n## Key Decisions\n- keep 42\n\n## Critical Context\n- Paths used in commands: tests/b.py";
+            let want = history_summary(&msgs, Some(previous), None, budget);
+            let mut shuffled = msgs.clone();
+            let mut rng = seed | 1;
+            for i in (1..shuffled.len()).rev() {
+                rng ^= rng << 13;
+                rng ^= rng >> 7;
+                rng ^= rng << 17;
+                shuffled.swap(i, (rng % (i as u64 + 1)) as usize);
+            }
+            prop_assert_eq!(history_summary(&shuffled, Some(previous), None, budget), want);
+        }
+    }
+}

@@ -123,7 +123,7 @@ fn each_strategy_makes_its_calls_in_order_at_its_budgets() {
         let input = SummaryInput::of_plan(&s, &plan);
         let slices = input.slices(&p);
         let n = slices.len();
-        let range = Range::of_plan(&s, &plan);
+        let range = Range::of_input(&s, &plan, &input);
         // Slice boundaries: each starts where a compaction could keep from (never a tool
         // result), its overlap is whole messages within the overlap budget starting at one.
         for (k, sl) in slices.iter().enumerate() {
@@ -325,7 +325,7 @@ fn each_strategy_makes_its_calls_in_order_at_its_budgets() {
                 sc.overall * 100.0
             ));
         }
-        let offline = bonsai::engine::strategy::offline(&s, &plan, None);
+        let offline = bonsai::engine::strategy::offline(&s, &plan, &input, None);
         let sc = range.score(&offline);
         table.push(format!(
             "{name} | offline | 0 calls | {n} slices of {} history tokens | {} tokens | recall {:.1} % | ratio {:.2} %",

@@ -7,12 +7,12 @@ use super::common::{load, resolve_leaf, session_model};
 use super::write::{apply, confirm, preview, show, warn_new_branch};
 use crate::engine::actions::Summary;
 use crate::engine::compaction::{CompactionPlan, CompactionSettings};
+use crate::engine::prune::thousands;
 use crate::engine::recall::{self, Category, Score};
 use crate::engine::session::Session;
 use crate::engine::slices::SliceParams;
 use crate::engine::strategy::{self, Strategy, SummaryInput};
 use crate::engine::write_plan::{Write, WriteRequest};
-use crate::engine::prune::thousands;
 use crate::engine::{actions, context};
 use crate::llm::strategies::{self, Outcome, Progress};
 use crate::llm::summarize::Summarizer;
@@ -75,7 +75,7 @@ pub fn run_all(
     focus: Option<&str>,
     thinking: Option<&str>,
 ) -> Result<Vec<Row>> {
-    let range = recall::Range::of_plan(s, plan);
+    let range = recall::Range::of_input(s, plan, input);
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -185,6 +185,11 @@ pub fn compare(a: CompareArgs) -> Result<()> {
     )?;
     let slices = input.slices(&p);
     if a.json {
+        let range = recall::Range::of_input(&s0, &plan, &input);
+        let facts: serde_json::Map<String, Value> = Category::ALL
+            .iter()
+            .map(|c| (c.key().to_string(), json!(range.facts.of(*c).len())))
+            .collect();
         let out = json!({
             "file": a.file,
             "leafId": s0.entries[leaf].id.to_string(),
@@ -202,7 +207,7 @@ pub fn compare(a: CompareArgs) -> Result<()> {
                 "historyTokens": input.history_tokens(),
                 "turnPrefixTokens": input.turn_prefix.as_deref().map(recall::estimate_text),
                 "slices": strategy::slices_json(&slices),
-                "facts": Category::ALL.iter().map(|c| (c.key().to_string(), json!(recall::Range::of_plan(&s0, &plan).facts.of(*c).len()))).collect::<serde_json::Map<_, _>>(),
+                "facts": facts,
             },
             "strategies": rows.iter().map(|r| row_json(r, sm.as_ref())).collect::<Vec<_>>(),
         });

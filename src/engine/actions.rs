@@ -97,6 +97,20 @@ pub fn compaction_entry(
 /// Pi's budgets for an LLM summary (0.8 × reserveTokens for the history, 0.5 × for a turn
 /// prefix) and within a tenth of what it replaces (see `summarize::offline_budget`).
 pub fn offline_compaction_summary(s: &Session, plan: &CompactionPlan, instructions: Option<&str>) -> Summary {
+    let history = summarize::materialize_all(s, &plan.messages_to_summarize);
+    let prefix = summarize::materialize_all(s, &plan.turn_prefix_messages);
+    offline_summary_of(s, plan, &history, &prefix, instructions)
+}
+
+/// [`offline_compaction_summary`] on the plan's messages already materialized
+/// (`summarize::materialize_all`): the history's and the turn prefix's.
+pub fn offline_summary_of(
+    s: &Session,
+    plan: &CompactionPlan,
+    history_msgs: &[Value],
+    prefix_msgs: &[Value],
+    instructions: Option<&str>,
+) -> Summary {
     let previous = compaction::previous_summary(s, plan);
     let replaced = super::recall::replaced_tokens(s, plan);
     let (read, modified) = plan.file_ops.lists();
@@ -105,19 +119,18 @@ pub fn offline_compaction_summary(s: &Session, plan: &CompactionPlan, instructio
         &serialize::list_strings(&modified),
     ));
     let reserve = plan.settings.reserve_tokens;
-    let prefix = (plan.is_split_turn && !plan.turn_prefix_messages.is_empty()).then(|| {
+    let prefix = (plan.is_split_turn && !prefix_msgs.is_empty()).then(|| {
         summarize::turn_prefix_summary(
-            &summarize::materialize_all(s, &plan.turn_prefix_messages),
+            prefix_msgs,
             Some(summarize::offline_budget(reserve / 2, replaced, tags, 64)),
         )
     });
-    let history_msgs = summarize::materialize_all(s, &plan.messages_to_summarize);
     let history = if plan.is_split_turn && history_msgs.is_empty() {
         previous.clone().unwrap_or_else(|| "No prior history.".into())
     } else {
         let rest = tags + prefix.as_deref().map_or(0, |p| super::recall::estimate_text(p) + 12);
         let budget = summarize::offline_budget(reserve * 8 / 10, replaced, rest, 128);
-        summarize::history_summary(&history_msgs, previous.as_deref(), instructions, Some(budget))
+        summarize::history_summary(history_msgs, previous.as_deref(), instructions, Some(budget))
     };
     Summary {
         text: summarize::compose_compaction_summary(&history, prefix.as_deref(), &plan.file_ops),

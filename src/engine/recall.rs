@@ -17,7 +17,7 @@
 //! three or more characters do. Invented paths are paths the summary names that appear nowhere
 //! in what was summarized (the range, the previous summary, the carried file lists).
 
-use super::context::{self, ContextMessage};
+use super::context;
 use super::js;
 use super::serialize;
 use super::session::Session;
@@ -285,34 +285,36 @@ impl Range {
 
     /// The range a compaction `plan` summarizes in session `s`.
     pub fn of_plan(s: &Session, plan: &super::compaction::CompactionPlan) -> Range {
-        let msgs: Vec<&ContextMessage> = plan
-            .messages_to_summarize
-            .iter()
-            .chain(plan.turn_prefix_messages.iter())
-            .collect();
-        let values: Vec<Value> = msgs.iter().map(|m| context::materialize(s, m)).collect();
-        let mut known = String::new();
-        for v in &values {
-            known.push_str(&serialize::serialize_conversation(&serialize::convert_to_llm(
-                std::slice::from_ref(v),
-            )));
+        Range::of_input(s, plan, &super::strategy::SummaryInput::of_plan(s, plan))
+    }
+
+    /// The same, from its summary input (already materialized and serialized).
+    pub fn of_input(
+        s: &Session,
+        plan: &super::compaction::CompactionPlan,
+        input: &super::strategy::SummaryInput,
+    ) -> Range {
+        let mut known = input.text(0..input.history.len());
+        for part in input.turn_prefix.iter().chain(&input.previous) {
             known.push('\n');
-        }
-        if let Some(prev) = super::compaction::previous_summary(s, plan) {
-            known.push_str(&prev);
-            known.push('\n');
+            known.push_str(part);
         }
         let (read, modified) = plan.file_ops.lists();
         for p in serialize::list_strings(&read)
             .iter()
             .chain(&serialize::list_strings(&modified))
         {
-            known.push_str(p);
             known.push('\n');
+            known.push_str(p);
         }
-        let range_tokens = msgs.iter().map(|m| m.est_tokens).sum();
+        let range_tokens = plan
+            .messages_to_summarize
+            .iter()
+            .chain(&plan.turn_prefix_messages)
+            .map(|m| m.est_tokens)
+            .sum();
         let cwd = s.header.cwd.clone().unwrap_or_default();
-        Range::new(&values, &known, &cwd, range_tokens, replaced_tokens(s, plan))
+        Range::new(&input.values, &known, &cwd, range_tokens, replaced_tokens(s, plan))
     }
 
     fn path_named(&self, summary: &str, path: &str) -> bool {

@@ -3,7 +3,6 @@
 //! (the input, the slices, the composition), shared by the CLI, the TUI and the tests.
 
 use super::compaction::{self, CompactionPlan};
-use super::context;
 use super::recall;
 use super::serialize;
 use super::session::Session;
@@ -115,28 +114,47 @@ pub struct SummaryInput {
     /// Pi's limit for the history summary (0.8 × reserveTokens) and the turn prefix's (0.5 ×).
     pub history_limit: u64,
     pub prefix_limit: u64,
+    /// The messages as JSON, each with its timestamp (`summarize::materialize_all`): the
+    /// history's, then the turn prefix's. The offline summary and the recall score read these.
+    pub values: Vec<Value>,
+    /// How many of `values` are the history's.
+    pub history_values: usize,
 }
 
 impl SummaryInput {
     /// The input of the compaction `plan`. Messages are materialized and serialized on both
     /// cores.
     pub fn of_plan(s: &Session, plan: &CompactionPlan) -> SummaryInput {
-        let history: Vec<String> = plan
+        let all: Vec<&super::context::ContextMessage> = plan
             .messages_to_summarize
-            .par_iter()
-            .map(|m| serialize::serialize_conversation(&serialize::convert_to_llm(&[context::materialize(s, m)])))
+            .iter()
+            .chain(&plan.turn_prefix_messages)
             .collect();
+        let values: Vec<Value> = all.par_iter().map(|m| summarize::materialize_one(s, m)).collect();
+        let serialized: Vec<String> = values
+            .par_iter()
+            .map(|v| serialize::serialize_conversation(&serialize::convert_to_llm(std::slice::from_ref(v))))
+            .collect();
+        let n = plan.messages_to_summarize.len();
         let units = plan
             .messages_to_summarize
             .iter()
-            .zip(&history)
+            .zip(&serialized)
             .map(|(m, text)| Unit {
                 tokens: recall::estimate_text(text),
                 cut_point: m.role.is_cut_point(),
             })
             .collect();
-        let turn_prefix = (plan.is_split_turn && !plan.turn_prefix_messages.is_empty())
-            .then(|| super::report::serialized_text(s, &plan.turn_prefix_messages));
+        let mut history = serialized;
+        let prefix_parts = history.split_off(n);
+        let turn_prefix = (plan.is_split_turn && !plan.turn_prefix_messages.is_empty()).then(|| {
+            prefix_parts
+                .iter()
+                .filter(|p| !p.is_empty())
+                .cloned()
+                .collect::<Vec<_>>()
+                .join("\n\n")
+        });
         SummaryInput {
             history,
             units,
@@ -144,6 +162,8 @@ impl SummaryInput {
             previous: compaction::previous_summary(s, plan),
             history_limit: plan.settings.reserve_tokens * 8 / 10,
             prefix_limit: plan.settings.reserve_tokens / 2,
+            values,
+            history_values: n,
         }
     }
 
@@ -217,8 +237,9 @@ pub fn compose(plan: &CompactionPlan, history: &str, prefix: Option<&str>) -> St
 }
 
 /// The offline strategy on `plan`: the deterministic summary.
-pub fn offline(s: &Session, plan: &CompactionPlan, focus: Option<&str>) -> String {
-    super::actions::offline_compaction_summary(s, plan, focus).text
+pub fn offline(s: &Session, plan: &CompactionPlan, input: &SummaryInput, focus: Option<&str>) -> String {
+    let (history, prefix) = input.values.split_at(input.history_values);
+    super::actions::offline_summary_of(s, plan, history, prefix, focus).text
 }
 
 /// Pi's history text when there is nothing before a split turn: the previous summary, or

@@ -928,18 +928,19 @@ pub fn branch_summary_body(messages: &[Value], instructions: Option<&str>) -> St
 /// Materialize projected messages as Pi's summarizer sees them, each with its timestamp (the
 /// entry's when the message has none), so the summary can order them.
 pub fn materialize_all(s: &Session, msgs: &[ContextMessage]) -> Vec<Value> {
-    msgs.iter()
-        .map(|m| {
-            let mut v = context::materialize(s, m);
-            if let Value::Object(o) = &mut v
-                && !matches!(o.get("timestamp"), Some(Value::Number(_)) | Some(Value::String(_)))
-                && let Some(ts) = s.entries.get(m.source).map(|e| e.ts).filter(|t| t.is_finite())
-            {
-                o.insert("timestamp".into(), Value::from(ts));
-            }
-            v
-        })
-        .collect()
+    msgs.iter().map(|m| materialize_one(s, m)).collect()
+}
+
+/// One message of [`materialize_all`].
+pub fn materialize_one(s: &Session, m: &ContextMessage) -> Value {
+    let mut v = context::materialize(s, m);
+    if let Value::Object(o) = &mut v
+        && !matches!(o.get("timestamp"), Some(Value::Number(_)) | Some(Value::String(_)))
+        && let Some(ts) = s.entries.get(m.source).map(|e| e.ts).filter(|t| t.is_finite())
+    {
+        o.insert("timestamp".into(), Value::from(ts));
+    }
+    v
 }
 
 /// The offline summary's budget for the history part: Pi's for an LLM summary

@@ -157,7 +157,7 @@ pub async fn run(
     let started = Instant::now();
     let sum = match (strategy, sum) {
         (Strategy::Offline, _) => {
-            let text = strategy::offline(s, plan, focus);
+            let text = strategy::offline(s, plan, input, focus);
             on(Progress::Reset(text.clone()));
             return Ok(Outcome {
                 text,

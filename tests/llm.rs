@@ -513,19 +513,18 @@ fn tui_compaction_with_a_model_previews_and_writes_usage() {
     app.selection.keep_recent = 2000;
     app.handle_key(KeyEvent::new(KeyCode::Char('C'), KeyModifiers::SHIFT));
     app.handle_key(KeyEvent::from(KeyCode::Enter));
-    assert!(matches!(
-        &app.dialog,
-        Some(bonsai::ui::dialog::Dialog::Summary { streaming: true, .. })
-    ));
+    // With a model, the strategies to run side by side (single-shot checked): Enter runs it.
+    assert_eq!(app.mode(), bonsai::ui::keymap::Mode::Strategies);
+    app.handle_key(KeyEvent::from(KeyCode::Enter));
+    assert_eq!(app.mode(), bonsai::ui::keymap::Mode::Streaming);
     app.run_jobs_now();
     match &app.dialog {
-        Some(bonsai::ui::dialog::Dialog::Summary {
-            text,
-            by,
-            streaming: false,
-            ..
-        }) => {
-            assert!(text.starts_with("## Goal\n- model summary"), "{text}");
+        Some(bonsai::ui::dialog::Dialog::Summary { tabs, by, .. }) => {
+            assert_eq!(tabs.len(), 1);
+            assert_eq!(tabs[0].name, "single-shot");
+            assert_eq!(tabs[0].state, bonsai::ui::dialog::TabState::Done);
+            assert!(tabs[0].text.starts_with("## Goal\n- model summary"), "{}", tabs[0].text);
+            assert_eq!(tabs[0].calls.0, 2, "the history and the turn prefix");
             assert_eq!(by, "fake/fakecoder-large");
         }
         other => panic!("{other:?} / {:?}", app.status),
@@ -561,6 +560,7 @@ fn tui_summary_can_be_cancelled() {
     use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
     app.handle_key(KeyEvent::new(KeyCode::Char('C'), KeyModifiers::SHIFT));
     app.handle_key(KeyEvent::from(KeyCode::Enter));
+    app.handle_key(KeyEvent::from(KeyCode::Enter));
     let job = app
         .take_jobs()
         .into_iter()
@@ -576,11 +576,13 @@ fn tui_summary_can_be_cancelled() {
     assert!(start.elapsed() < Duration::from_secs(2), "cancel is prompt");
     assert!(matches!(
         r.last(),
-        Some(bonsai::ui::jobs::JobResult::SummaryDone {
-            result: Err(bonsai::ui::jobs::SummaryError::Cancelled),
-            ..
-        })
+        Some(bonsai::ui::jobs::JobResult::StrategiesDone { .. })
     ));
+    assert!(
+        !r.iter()
+            .any(|x| matches!(x, bonsai::ui::jobs::JobResult::StrategyDone { .. })),
+        "no strategy finished: the group was cancelled"
+    );
     app.handle_key(KeyEvent::from(KeyCode::Esc));
     assert!(app.dialog.is_none());
     assert_eq!(std::fs::read(&file).unwrap(), before);

@@ -389,7 +389,18 @@ fn cancelling_the_group_stops_every_call() {
         .build()
         .unwrap();
     let on = |_: usize, _: Progress| {};
-    let group = strategies::run_group(Some(&sm), &LLM, &s, &plan, &input, &p, None, Some("off"), &on);
+    let group = strategies::run_group(
+        Some(&sm),
+        &LLM,
+        &s,
+        &plan,
+        &input,
+        &p,
+        None,
+        Some("off"),
+        &on,
+        &|_, _| {},
+    );
     let r = rt.block_on(async { tokio::time::timeout(Duration::from_millis(600), group).await });
     assert!(r.is_err(), "the group was still running when cancelled");
     let started = server.calls.lock().unwrap().len() + server.in_flight.load(std::sync::atomic::Ordering::SeqCst);
@@ -478,6 +489,7 @@ fn a_429_in_one_slice_is_retried_and_an_error_fails_only_its_strategy() {
         None,
         Some("off"),
         &on,
+        &|_, _| {},
     ));
     let err = results[0].as_ref().unwrap_err().to_string();
     assert!(

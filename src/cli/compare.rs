@@ -97,7 +97,16 @@ pub fn run_all(
         }
     };
     let results = rt.block_on(strategies::run_group(
-        sm, strategies, s, plan, input, p, focus, thinking, &on,
+        sm,
+        strategies,
+        s,
+        plan,
+        input,
+        p,
+        focus,
+        thinking,
+        &on,
+        &|_, _| {},
     ));
     Ok(strategies
         .iter()

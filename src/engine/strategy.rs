@@ -50,6 +50,18 @@ impl Strategy {
         }
     }
 
+    /// A short name, where the full ones do not fit side by side (the TUI's tabs).
+    pub fn short(self) -> &'static str {
+        match self {
+            Strategy::SingleShot => "single",
+            Strategy::ParallelStitch => "stitch",
+            Strategy::SequentialAccumulated => "accumulated",
+            Strategy::SequentialRolling => "rolling",
+            Strategy::AnchoredIterative => "anchored",
+            Strategy::Offline => "offline",
+        }
+    }
+
     /// One line on what it does (help, the TUI's chooser).
     pub fn about(self) -> &'static str {
         match self {

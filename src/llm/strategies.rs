@@ -232,7 +232,11 @@ async fn history(
     let overlap = |s: &Slice| Some(input.text(s.overlap.clone())).filter(|t| !t.is_empty());
     match strategy {
         Strategy::ParallelStitch => {
-            let parts: Vec<String> = futures_util::stream::iter(slices.iter().enumerate())
+            // The prompts are made first, so each call owns its prompt (a future borrowing the
+            // slice list from a closure argument cannot be proven Send for a task).
+            let calls: Vec<(String, u64)> = slices
+                .iter()
+                .enumerate()
                 .map(|(k, sl)| {
                     let prompt = prompts::slice(
                         &input.text(sl.messages.clone()),
@@ -243,8 +247,11 @@ async fn history(
                         focus,
                         analysis,
                     );
-                    run.call(prompt, sl.budget, None)
+                    (prompt, sl.budget)
                 })
+                .collect();
+            let parts: Vec<String> = futures_util::stream::iter(calls)
+                .map(|(prompt, budget)| run.call(prompt, budget, None))
                 .buffered(p.concurrency.max(1))
                 .try_collect()
                 .await?;
@@ -317,8 +324,9 @@ async fn history(
 }
 
 /// Run `strategies` at once on the same compaction (the TUI's tabs, `bonsai compare`): each
-/// reports its progress with its index, each ends with its own result; one failing does not
-/// stop the others. Dropping the future cancels every call of every strategy.
+/// reports its progress with its index, and `done` as soon as it ends (the others may still
+/// run); one failing does not stop the others. Dropping the future cancels every call of
+/// every strategy.
 #[allow(clippy::too_many_arguments)]
 pub async fn run_group(
     sum: Option<&Summarizer>,
@@ -330,10 +338,13 @@ pub async fn run_group(
     focus: Option<&str>,
     thinking: Option<&str>,
     on: &(dyn Fn(usize, Progress) + Send + Sync),
+    done: &(dyn Fn(usize, &Result<Outcome, LlmError>) + Send + Sync),
 ) -> Vec<Result<Outcome, LlmError>> {
     let runs = strategies.iter().enumerate().map(|(k, &st)| async move {
         let report = move |p: Progress| on(k, p);
-        run(sum, st, s, plan, input, params, focus, thinking, &report).await
+        let r = run(sum, st, s, plan, input, params, focus, thinking, &report).await;
+        done(k, &r);
+        r
     });
     futures_util::future::join_all(runs).await
 }

@@ -84,6 +84,15 @@ pub enum Action {
     /// `bonsai FILE --at ID` opens a search hit.
     SelectEntry(String),
 
+    // Choosing and comparing summary strategies.
+    /// Check or uncheck the strategy under the cursor.
+    Toggle,
+    /// Check every strategy, or only the one under the cursor when all are.
+    ToggleAll,
+    /// The next (previous) strategy's tab.
+    NextTab,
+    PrevTab,
+
     // Generic answers.
     /// Enter: open, submit, jump, choose.
     Select,

@@ -16,13 +16,16 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-/// What a model summary is for.
+/// What a summary is for.
 #[derive(Clone)]
 pub enum SummaryKind {
+    /// A compaction, written by each of `strategies` side by side (one tab each).
     Compaction {
         plan: Box<crate::engine::compaction::CompactionPlan>,
         focus: Option<String>,
         thinking: String,
+        strategies: Vec<crate::engine::strategy::Strategy>,
+        params: crate::engine::slices::SliceParams,
     },
     Branch {
         nav: Box<crate::engine::actions::Navigation>,
@@ -119,8 +122,9 @@ pub enum Job {
         leaf: usize,
         out: PathBuf,
     },
-    /// A summary: a model's (streamed back as `SummaryChunk`s) or, without a summarizer,
-    /// the offline one.
+    /// A summary: a compaction's strategies (each reporting as `Strategy*` results), or a
+    /// branch's, a model's (streamed back as `SummaryChunk`s) or, without a summarizer, the
+    /// offline one.
     Summary {
         id: u64,
         session: Arc<Session>,
@@ -188,6 +192,35 @@ pub enum JobResult {
         id: u64,
         result: Result<crate::engine::actions::Summary, SummaryError>,
     },
+    /// A compaction strategy's progress (tab `tab` of summary job `id`).
+    StrategyProgress {
+        id: u64,
+        tab: usize,
+        progress: crate::llm::strategies::Progress,
+    },
+    /// A compaction strategy finished (the others may still run).
+    StrategyDone {
+        id: u64,
+        tab: usize,
+        result: Result<Box<StrategyResult>, String>,
+    },
+    /// Every strategy of summary job `id` finished; `finished` holds the tabs that had not
+    /// reported yet (the offline group runs in one piece).
+    StrategiesDone {
+        id: u64,
+        finished: Vec<(usize, Result<Box<StrategyResult>, String>)>,
+    },
+}
+
+/// What a finished strategy gives its tab.
+#[derive(Debug)]
+pub struct StrategyResult {
+    pub summary: crate::engine::actions::Summary,
+    pub calls: usize,
+    pub usage: crate::llm::Usage,
+    pub cost: f64,
+    pub wall_ms: u64,
+    pub score: crate::engine::recall::Score,
 }
 
 impl std::fmt::Debug for SelectionInfo {
@@ -208,7 +241,8 @@ pub enum SummaryError {
 }
 
 impl Job {
-    /// Model calls are tasks on the runtime; everything else blocks a worker.
+    /// Model calls are tasks on the runtime; everything else (the offline summaries too)
+    /// blocks a worker.
     pub fn is_async(&self) -> bool {
         matches!(
             self,
@@ -348,6 +382,22 @@ impl Job {
                 id,
                 session,
                 summarizer: None,
+                kind:
+                    SummaryKind::Compaction {
+                        plan,
+                        focus,
+                        strategies,
+                        ..
+                    },
+                ..
+            } => JobResult::StrategiesDone {
+                id,
+                finished: offline_strategies(&session, &plan, focus.as_deref(), &strategies),
+            },
+            Job::Summary {
+                id,
+                session,
+                summarizer: None,
                 kind,
                 ..
             } => JobResult::SummaryDone {
@@ -364,6 +414,38 @@ impl Job {
     /// Run a model summary, reporting streamed text through `report`. Ends early (with
     /// `Cancelled`) when the cancel flag is set.
     pub async fn run_async(self, report: impl Fn(JobResult) + Send + Sync + 'static) -> JobResult {
+        if let Job::Summary {
+            id,
+            session,
+            summarizer,
+            kind:
+                SummaryKind::Compaction {
+                    plan,
+                    focus,
+                    thinking,
+                    strategies,
+                    params,
+                },
+            cancel,
+        } = self
+        {
+            let work = run_strategies(
+                id,
+                session,
+                summarizer.map(Arc::from),
+                Arc::from(plan),
+                focus,
+                thinking,
+                strategies,
+                params,
+                Arc::new(report),
+            );
+            tokio::select! {
+                () = work => {}
+                () = cancelled(&cancel) => {}
+            }
+            return JobResult::StrategiesDone { id, finished: vec![] };
+        }
         let Job::Summary {
             id,
             session,
@@ -381,29 +463,133 @@ impl Job {
         };
         let work = async {
             match &kind {
-                SummaryKind::Compaction { plan, focus, thinking } => {
-                    summarizer
-                        .compaction(&session, plan, focus.as_deref(), Some(thinking), on_text)
-                        .await
-                }
                 SummaryKind::Branch { nav, focus, replace } => {
                     summarizer
                         .branch(&session, nav, focus.as_deref(), *replace, on_text)
                         .await
                 }
-            }
-        };
-        let watch = async {
-            while !cancel.load(Ordering::Relaxed) {
-                tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+                // Run above.
+                SummaryKind::Compaction { .. } => Err(crate::llm::LlmError::Unsupported("compaction".into())),
             }
         };
         let result = tokio::select! {
             r = work => r.map_err(SummaryError::from),
-            _ = watch => Err(SummaryError::Cancelled),
+            () = cancelled(&cancel) => Err(SummaryError::Cancelled),
         };
         JobResult::SummaryDone { id, result }
     }
+}
+
+/// Resolves once `cancel` is set.
+async fn cancelled(cancel: &AtomicBool) {
+    while !cancel.load(Ordering::Relaxed) {
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+}
+
+/// A compaction's strategies side by side, each a task of its own: each reports its progress
+/// and its end as its tab's results, scored against the range (`engine::recall`). Dropping
+/// the future aborts every task (and with them their calls).
+#[allow(clippy::too_many_arguments)]
+async fn run_strategies(
+    id: u64,
+    s: Arc<Session>,
+    summarizer: Option<Arc<Summarizer>>,
+    plan: Arc<crate::engine::compaction::CompactionPlan>,
+    focus: Option<String>,
+    thinking: String,
+    strategies: Vec<crate::engine::strategy::Strategy>,
+    params: crate::engine::slices::SliceParams,
+    report: Arc<dyn Fn(JobResult) + Send + Sync>,
+) {
+    let input = Arc::new(crate::engine::strategy::SummaryInput::of_plan(&s, &plan));
+    let range = Arc::new(crate::engine::recall::Range::of_input(&s, &plan, &input));
+    let mut set = tokio::task::JoinSet::new();
+    for (tab, st) in strategies.into_iter().enumerate() {
+        let (s, summarizer, plan, focus, thinking, report, input, range) = (
+            s.clone(),
+            summarizer.clone(),
+            plan.clone(),
+            focus.clone(),
+            thinking.clone(),
+            report.clone(),
+            input.clone(),
+            range.clone(),
+        );
+        set.spawn(async move {
+            let on =
+                |progress: crate::llm::strategies::Progress| report(JobResult::StrategyProgress { id, tab, progress });
+            let r = crate::llm::strategies::run(
+                summarizer.as_deref(),
+                st,
+                &s,
+                &plan,
+                &input,
+                &params,
+                focus.as_deref(),
+                Some(&thinking),
+                &on,
+            )
+            .await;
+            let result = match r {
+                Ok(o) => {
+                    let usage = summarizer
+                        .as_deref()
+                        .filter(|_| o.calls > 0)
+                        .map(|sm| o.usage.to_pi(&sm.model));
+                    let cost = usage.as_ref().and_then(|u| u["cost"]["total"].as_f64()).unwrap_or(0.0);
+                    let score = range.score(&o.text);
+                    Ok(Box::new(StrategyResult {
+                        summary: crate::engine::actions::Summary { text: o.text, usage },
+                        calls: o.calls,
+                        usage: o.usage,
+                        cost,
+                        wall_ms: o.wall.as_millis() as u64,
+                        score,
+                    }))
+                }
+                Err(e) => Err(e.to_string()),
+            };
+            report(JobResult::StrategyDone { id, tab, result });
+        });
+    }
+    while set.join_next().await.is_some() {}
+}
+
+/// Strategies without a model, in one piece: the offline one is summarized and scored; a
+/// model's says it has none.
+fn offline_strategies(
+    s: &Session,
+    plan: &crate::engine::compaction::CompactionPlan,
+    focus: Option<&str>,
+    strategies: &[crate::engine::strategy::Strategy],
+) -> Vec<(usize, Result<Box<StrategyResult>, String>)> {
+    let started = std::time::Instant::now();
+    let input = crate::engine::strategy::SummaryInput::of_plan(s, plan);
+    let range = crate::engine::recall::Range::of_input(s, plan, &input);
+    strategies
+        .iter()
+        .enumerate()
+        .map(|(tab, st)| {
+            if st.is_llm() {
+                return (
+                    tab,
+                    Err("no model is configured (an API key in Pi's auth.json or the environment)".into()),
+                );
+            }
+            let text = crate::engine::strategy::offline(s, plan, &input, focus);
+            let score = range.score(&text);
+            let r = StrategyResult {
+                summary: crate::engine::actions::Summary { text, usage: None },
+                calls: 0,
+                usage: crate::llm::Usage::default(),
+                cost: 0.0,
+                wall_ms: started.elapsed().as_millis() as u64,
+                score,
+            };
+            (tab, Ok(Box::new(r)))
+        })
+        .collect()
 }
 
 /// The offline summary (deterministic and instant next to a model's).

@@ -34,6 +34,8 @@ pub enum Mode {
     LineInput,
     /// Instructions for a summary (several lines).
     Instructions,
+    /// The summary strategies a compaction runs side by side.
+    Strategies,
     /// A finished summary, to write, edit or discard.
     SummaryPreview,
     /// A summary being written by a model.
@@ -43,7 +45,7 @@ pub enum Mode {
 }
 
 impl Mode {
-    pub const ALL: [Mode; 15] = [
+    pub const ALL: [Mode; 16] = [
         Mode::Tree,
         Mode::CutPreview,
         Mode::Prune,
@@ -56,6 +58,7 @@ impl Mode {
         Mode::NavigateDialog,
         Mode::LineInput,
         Mode::Instructions,
+        Mode::Strategies,
         Mode::SummaryPreview,
         Mode::Streaming,
         Mode::Confirm,
@@ -80,6 +83,7 @@ impl Mode {
             Mode::NavigateDialog => "navigate",
             Mode::LineInput => "input",
             Mode::Instructions => "instructions",
+            Mode::Strategies => "summary strategies",
             Mode::SummaryPreview => "summary preview",
             Mode::Streaming => "summary being written",
             Mode::Confirm => "confirm",
@@ -459,11 +463,36 @@ pub fn bindings() -> &'static [Binding] {
                 "new line",
                 hint
             ),
+            b!(&[Strategies], [code(KeyCode::Up), ch('k')], Action::Up, "move", hint),
             b!(
-                &[NavigateDialog, LineInput, Instructions, Streaming],
+                &[Strategies],
+                [code(KeyCode::Down), ch('j')],
+                Action::Down,
+                "move",
+                hint
+            ),
+            b!(&[Strategies], [ch(' '), ch('x')], Action::Toggle, "run it or not", hint),
+            b!(&[Strategies], [ch('a')], Action::ToggleAll, "all or one", hint),
+            b!(&[Strategies], [code(KeyCode::Enter)], Action::Select, "run", hint),
+            b!(
+                &[NavigateDialog, LineInput, Instructions, Strategies, Streaming],
                 [code(KeyCode::Esc), ctrl('c')],
                 Action::Close,
                 "cancel",
+                hint
+            ),
+            b!(
+                &[SummaryPreview, Streaming],
+                [code(KeyCode::Right), code(KeyCode::Tab), ch('l')],
+                Action::NextTab,
+                "next strategy",
+                hint
+            ),
+            b!(
+                &[SummaryPreview, Streaming],
+                [code(KeyCode::Left), with(KeyCode::BackTab, SHIFT), ch('h')],
+                Action::PrevTab,
+                "previous strategy",
                 hint
             ),
             b!(&[SummaryPreview], [ctrl('s')], Action::AcceptWrite, "write it", hint),

@@ -2,7 +2,6 @@
 //! hint bar under it (the mode's keys, from the key table).
 
 use super::app::App;
-use super::keymap;
 use super::theme::*;
 use crate::engine::text_width::visible_width;
 use ratatui::Frame;
@@ -80,7 +79,7 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) {
 /// The hint bar: the keys of the current mode, as many as fit.
 pub fn draw_hints(f: &mut Frame, area: Rect, app: &App) {
     let mut text = String::new();
-    for (k, l) in keymap::hints(app.mode()) {
+    for (k, l) in app.hints() {
         let item = format!(" {k} {l} ");
         if visible_width(&text) + visible_width(&item) > area.width as usize {
             break;

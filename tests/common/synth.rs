@@ -114,7 +114,7 @@ impl Synth {
                 &mut out,
                 &mut parent,
                 format!(
-                    r#"{{"role":"assistant","content":[{{"type":"thinking","thinking":{think},"signature":""}},{{"type":"toolCall","id":"{call}","name":"bash","arguments":{{"command":"grep -n order src/app.py"}}}}],"api":"anthropic-messages","provider":"anthropic","model":"claude-haiku-4-5","usage":{usage},"stopReason":"toolUse","timestamp":@TS@}}"#
+                    r#"{{"role":"assistant","content":[{{"type":"thinking","thinking":{think},"signature":""}},{{"type":"toolCall","id":"{call}","name":"bash","arguments":{{"command":"grep -n order src/app.py"}}}}],"api":"anthropic-messages","provider":"anthropic","model":"claude-haiku-4-5","usage":{usage},"stopReason":"toolUse","timestamp":{ms}}}"#
                 ),
                 &mut ms,
             );

@@ -160,13 +160,21 @@ impl App {
             r @ (JobResult::Deleted(_) | JobResult::Exported(_)) => self.on_chore_done(&r),
             JobResult::SummaryChunk { id, text } => self.on_summary_chunk(id, &text),
             JobResult::SummaryDone { id, result } => self.on_summary_done(id, result),
+            JobResult::StrategyProgress { id, tab, progress } => self.on_strategy_progress(id, tab, progress),
+            JobResult::StrategyDone { id, tab, result } => self.on_strategy_done(id, tab, result),
+            JobResult::StrategiesDone { id, finished } => {
+                for (tab, r) in finished {
+                    self.on_strategy_done(id, tab, r);
+                }
+                self.on_strategies_done(id)
+            }
         }
     }
 
     /// The clock: follow the file (Pi appends whole lines), notice a truncated mapping, and
     /// let the highlighter catch up on a long output.
     pub(super) fn on_tick(&mut self) -> bool {
-        let mut redraw = false;
+        let mut redraw = self.tick_summaries();
         // A mapped file that lost pages under us (see store::mapped) reads as zeros there:
         // say so and read it whole again.
         if crate::store::mapped::take_damaged()
@@ -209,6 +217,7 @@ impl App {
         fresh.screen.no_color = no_color;
         fresh.summarizer_override = self.summarizer_override.take();
         fresh.force_offline = self.force_offline;
+        fresh.strategy_choice = std::mem::take(&mut self.strategy_choice);
         fresh.notice = fresh.diagnostics_notice();
         *self = fresh;
     }

@@ -256,6 +256,8 @@ pub struct App {
     pub summarizer_override: Option<crate::llm::summarize::Summarizer>,
     /// Never call a model (tests: no test may touch the network).
     pub(crate) force_offline: bool,
+    /// The summary strategies chosen last (the chooser starts from them).
+    pub(crate) strategy_choice: Vec<crate::engine::strategy::Strategy>,
 }
 
 /// Sessions above this many entries compute the selection's gauge and cut off the key path.
@@ -321,6 +323,7 @@ impl App {
             next_id: 0,
             summarizer_override: None,
             force_offline: false,
+            strategy_choice: vec![crate::engine::strategy::Strategy::SingleShot],
         };
         app.selection.keep_recent = app.keep_recent_setting();
         app.selection_changed();
@@ -381,6 +384,14 @@ impl App {
             Mode::CutPreview
         } else {
             Mode::Tree
+        }
+    }
+
+    /// The keys the hint bar offers now (the mode's; a dialog may leave some out).
+    pub fn hints(&self) -> Vec<(String, &'static str)> {
+        match &self.dialog {
+            Some(d) => d.hints(),
+            None => keymap::hints(self.mode()),
         }
     }
 
@@ -728,4 +739,4 @@ pub fn plural(n: usize, one: &str, many: &str) -> String {
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

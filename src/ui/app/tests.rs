@@ -198,19 +198,47 @@ fn apps_in(mode: Mode, p: &Path) -> Vec<App> {
             if mode == Mode::Confirm {
                 // Compacting in the middle of the path starts a branch: bonsai asks.
                 a.handle_key(ctrl('s'));
+            } else {
+                // Strategies side by side: a second tab to move to.
+                let mut b = base();
+                b.selection.keep_recent = 2000;
+                b.handle_key(shift('C'));
+                b.handle_key(key(KeyCode::Enter));
+                b.run_jobs_now();
+                if let Some(Dialog::Summary { tabs, .. }) = &mut b.dialog {
+                    let mut second = tabs[0].clone();
+                    second.name = "single-shot".into();
+                    tabs.push(second);
+                }
+                out.push(b);
             }
+            out.push(a);
+        }
+        Mode::Strategies => {
+            let mut a = base();
+            a.summarizer_override = Some(unreachable_model());
+            a.selection.keep_recent = 2000;
+            a.handle_key(shift('C'));
+            a.handle_key(key(KeyCode::Enter));
             out.push(a);
         }
         Mode::Streaming => {
             let mut a = base();
+            let text: String = (0..200).map(|i| format!("line {i}\n")).collect();
+            let mut tab =
+                crate::ui::dialog::SummaryTab::with_text("test/model", &text, crate::ui::dialog::TabState::Running);
+            tab.scroll = 2;
+            let second = crate::ui::dialog::SummaryTab::with_text(
+                "parallel-stitch",
+                &text,
+                crate::ui::dialog::TabState::Running,
+            );
             a.dialog = Some(Dialog::Summary {
                 purpose: crate::ui::dialog::SummaryFor::Branch { target: 3, budget: 1 },
                 seen: crate::ui::dialog::Seen::of(&a.doc.session),
-                text: (0..200).map(|i| format!("line {i}\n")).collect(),
                 by: "test/model".into(),
-                usage: None,
-                streaming: true,
-                scroll: 2,
+                tabs: vec![tab, second],
+                active: 0,
                 job: 7,
             });
             a.pending.summary = Some((7, std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false))));
@@ -221,6 +249,32 @@ fn apps_in(mode: Mode, p: &Path) -> Vec<App> {
         assert_eq!(a.mode(), mode, "setup for {mode:?}");
     }
     out
+}
+
+/// A model on a loopback port nothing listens on: the strategies' chooser opens for it, and
+/// no test here lets it be called.
+pub(crate) fn unreachable_model() -> crate::llm::summarize::Summarizer {
+    crate::llm::summarize::Summarizer {
+        model: crate::engine::models::ModelInfo {
+            provider: "fake".into(),
+            id: "fake-sonnet".into(),
+            api: "anthropic-messages".into(),
+            base_url: "http://127.0.0.1:9".into(),
+            context_window: 200_000,
+            max_tokens: 64_000,
+            reasoning: false,
+            custom: true,
+            api_key: None,
+            headers: vec![],
+            cost: [3.0, 15.0, 0.3, 3.75],
+        },
+        key: crate::llm::auth::ApiKey {
+            key: "sk-test".into(),
+            source: "test".into(),
+            oauth: false,
+        },
+        policy: crate::llm::Policy::default(),
+    }
 }
 
 /// A key event for a table key (letters as terminals send them).
@@ -335,7 +389,7 @@ fn preview_compaction(a: &mut App) {
     a.handle_key(key(KeyCode::Enter));
     a.run_jobs_now();
     assert!(
-        matches!(a.dialog, Some(Dialog::Summary { streaming: false, .. })),
+        matches!(&a.dialog, Some(Dialog::Summary { tabs, .. }) if tabs.iter().all(|t| t.state == crate::ui::dialog::TabState::Done)),
         "{:?}",
         a.status
     );
@@ -810,11 +864,14 @@ fn previews_stop_scrolling_at_their_end() {
     for _ in 0..500 {
         a.handle_key(key(KeyCode::Down));
     }
-    let Some(Dialog::Summary { scroll, text, .. }) = &a.dialog else {
+    let Some(Dialog::Summary { tabs, active, .. }) = &a.dialog else {
         panic!()
     };
     let r = a.dialog.as_ref().unwrap().rect(a.areas().main);
-    assert_eq!(*scroll, crate::ui::dialog::max_scroll(text, r));
+    assert_eq!(
+        tabs[*active].scroll,
+        crate::ui::dialog::max_scroll(&tabs[*active].text, r)
+    );
     let screen = render(&mut a, 100, 30);
     assert!(
         screen.contains("</modified-files>") || screen.contains("</read-files>"),

@@ -11,9 +11,13 @@ use crate::engine::actions::{self, Summary};
 use crate::engine::compaction::CompactionSettings;
 use crate::engine::context;
 use crate::engine::entry::Role;
+use crate::engine::slices::SliceParams;
+use crate::engine::strategy::Strategy;
 use crate::engine::write_plan::{self, Refusal, Write, WriteRequest};
 use crate::ui::action::Action;
-use crate::ui::dialog::{self, Dialog, InputPurpose, NavInfo, PendingWrite, Seen, SummaryFor};
+use crate::ui::dialog::{
+    self, Dialog, InputPurpose, NavInfo, PendingWrite, Seen, SummaryFor, SummaryTab, TabFigures, TabState,
+};
 use crate::ui::input::LineEditor;
 use crate::ui::jobs::{Job, SummaryKind};
 
@@ -246,8 +250,8 @@ impl App {
         .ok()
     }
 
-    /// Start a summary (a model's when a key is configured, else the offline one) and show it
-    /// streaming in its dialog.
+    /// Start a branch summary (a model's when a key is configured, else the offline one) and
+    /// show it streaming in its dialog (one tab).
     fn start_summary(&mut self, leaf: usize, kind: SummaryKind, purpose: SummaryFor, seen: Seen) {
         let id = self.next_job_id();
         let cancel = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
@@ -268,14 +272,17 @@ impl App {
         self.dialog = Some(Dialog::Summary {
             purpose,
             seen,
-            text: String::new(),
+            tabs: vec![SummaryTab::new(&by)],
             by,
-            usage: None,
-            streaming: true,
-            scroll: 0,
+            active: 0,
             job: id,
         });
-        // The offline summary of a small session is instant: show it at once.
+        self.run_or_queue(job, offline);
+    }
+
+    /// The offline summary of a small session is instant: show it at once; anything else is
+    /// a job.
+    fn run_or_queue(&mut self, job: Job, offline: bool) {
         if offline && self.doc.session.entries.len() <= super::LARGE_SESSION {
             for r in crate::ui::jobs::run_now(job) {
                 self.on_job(r);
@@ -283,6 +290,63 @@ impl App {
         } else {
             self.pending.queue.push(job);
         }
+    }
+
+    /// The compaction at `leaf` written by each of `strategies` side by side, one tab each.
+    fn start_compaction(&mut self, leaf: usize, focus: Option<String>, strategies: Vec<Strategy>, seen: Seen) {
+        if let Some(r) = self.changed_since(seen) {
+            self.status = Some(r.to_string());
+            return;
+        }
+        let settings = self.compaction_settings();
+        let plan = match actions::plan_compaction(&self.doc.session, leaf, settings) {
+            Ok(p) => p,
+            Err(e) => {
+                self.status = Some(format!("cannot compact: {}; {}", e.reason(), e.next_step()));
+                return;
+            }
+        };
+        let first_kept = self.id_of(plan.first_kept_entry);
+        let thinking = context::path_settings(&self.doc.session, &self.doc.session.path_to(leaf)).0;
+        let summarizer = strategies
+            .iter()
+            .any(|s| s.is_llm())
+            .then(|| self.summarizer(leaf))
+            .flatten();
+        let by = summarizer
+            .as_ref()
+            .map(|m| format!("{}/{}", m.model.provider, m.model.id))
+            .unwrap_or_else(|| "offline".into());
+        let offline = summarizer.is_none();
+        let id = self.next_job_id();
+        let cancel = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        self.pending.summary = Some((id, cancel.clone()));
+        self.dialog = Some(Dialog::Summary {
+            purpose: SummaryFor::Compaction {
+                leaf,
+                first_kept,
+                settings,
+            },
+            seen,
+            tabs: strategies.iter().map(|s| SummaryTab::new(s.name())).collect(),
+            by,
+            active: 0,
+            job: id,
+        });
+        let job = Job::Summary {
+            id,
+            session: self.doc.session.clone(),
+            summarizer: summarizer.map(Box::new),
+            kind: SummaryKind::Compaction {
+                plan: Box::new(plan),
+                focus,
+                thinking,
+                strategies,
+                params: SliceParams::default(),
+            },
+            cancel,
+        };
+        self.run_or_queue(job, offline);
     }
 
     fn start_write(&mut self, request: WriteRequest, what: &str, select: Option<String>) {
@@ -349,36 +413,24 @@ impl App {
         );
     }
 
+    /// After the instructions: with a model, choose the strategies to run side by side;
+    /// without one, the offline summary.
     fn compact(&mut self, leaf: usize, instructions: String, seen: Seen) {
-        if let Some(r) = self.changed_since(seen) {
-            self.status = Some(r.to_string());
-            return;
-        }
-        let settings = self.compaction_settings();
-        let plan = match actions::plan_compaction(&self.doc.session, leaf, settings) {
-            Ok(p) => p,
-            Err(e) => {
-                self.status = Some(format!("cannot compact: {}; {}", e.reason(), e.next_step()));
-                return;
-            }
-        };
-        let first_kept = self.id_of(plan.first_kept_entry);
-        let thinking = context::path_settings(&self.doc.session, &self.doc.session.path_to(leaf)).0;
         let focus = Some(instructions).filter(|t| !t.trim().is_empty());
-        self.start_summary(
-            leaf,
-            SummaryKind::Compaction {
-                plan: Box::new(plan),
-                focus,
-                thinking,
-            },
-            SummaryFor::Compaction {
-                leaf,
-                first_kept,
-                settings,
-            },
-            seen,
-        );
+        match self.summarizer(leaf) {
+            Some(m) => {
+                let checked = Strategy::ALL.iter().map(|s| self.strategy_choice.contains(s)).collect();
+                self.dialog = Some(Dialog::Strategies {
+                    leaf,
+                    focus,
+                    seen,
+                    cursor: 0,
+                    checked,
+                    by: format!("{}/{}", m.model.provider, m.model.id),
+                });
+            }
+            None => self.start_compaction(leaf, focus, vec![Strategy::Offline], seen),
+        }
     }
 
     /// Write the previewed compaction: refused if Pi appended since the dialog opened; asked
@@ -392,13 +444,23 @@ impl App {
                     settings,
                 },
             seen,
-            text,
-            usage,
+            tabs,
+            active,
             ..
         }) = &self.dialog
         else {
             return;
         };
+        let Some(tab) = tabs.get(*active) else { return };
+        if let TabState::Failed(e) = &tab.state {
+            self.status = Some(format!("{} failed ({e}): pick another tab, or d to discard", tab.name));
+            return;
+        }
+        if tab.text.trim().is_empty() {
+            self.status = Some(format!("{}'s summary is empty: nothing to write", tab.name));
+            return;
+        }
+        let (text, usage) = (&tab.text, &tab.usage);
         let (leaf, seen) = (*leaf, *seen);
         let request = WriteRequest {
             write: Write::Compaction {
@@ -485,36 +547,89 @@ impl App {
                 }
                 _ => return false,
             },
-            Dialog::Summary {
-                streaming: true,
-                scroll,
-                text,
+            Dialog::Strategies {
+                leaf,
+                focus,
+                seen,
+                cursor,
+                checked,
                 ..
-            } => match action {
-                Action::Close => {
-                    if let Some((_, c)) = self.pending.summary.take() {
-                        c.store(true, std::sync::atomic::Ordering::Relaxed);
+            } => {
+                let n = checked.len();
+                match action {
+                    Action::Up => *cursor = (*cursor + n - 1) % n,
+                    Action::Down => *cursor = (*cursor + 1) % n,
+                    Action::Toggle => checked[*cursor] = !checked[*cursor],
+                    Action::ToggleAll => {
+                        let all = checked.iter().all(|c| *c);
+                        for (k, c) in checked.iter_mut().enumerate() {
+                            *c = !all || k == *cursor;
+                        }
                     }
-                    self.dialog = None;
-                    self.status = Some("summary cancelled; nothing written".into());
+                    Action::Close => {
+                        self.dialog = None;
+                        self.status = Some("compaction cancelled; nothing written".into());
+                    }
+                    Action::Select => {
+                        let chosen: Vec<Strategy> = Strategy::ALL
+                            .iter()
+                            .zip(checked.iter())
+                            .filter(|(_, c)| **c)
+                            .map(|(s, _)| *s)
+                            .collect();
+                        if chosen.is_empty() {
+                            self.status = Some("check at least one strategy (space)".into());
+                            return true;
+                        }
+                        let (leaf, focus, seen) = (*leaf, focus.clone(), *seen);
+                        self.strategy_choice = chosen.clone();
+                        self.start_compaction(leaf, focus, chosen, seen);
+                    }
+                    _ => return false,
                 }
-                a @ (Action::Up | Action::Down | Action::PageUp | Action::PageDown) => {
-                    return scroll_preview(scroll, text, rect, &a);
+            }
+            Dialog::Summary { tabs, active, .. } => {
+                let running = tabs.iter().any(|t| t.state == TabState::Running);
+                let n = tabs.len();
+                match action {
+                    Action::NextTab | Action::PrevTab if n > 1 => {
+                        *active = if matches!(action, Action::NextTab) {
+                            (*active + 1) % n
+                        } else {
+                            (*active + n - 1) % n
+                        };
+                    }
+                    Action::NextTab | Action::PrevTab => return false,
+                    a @ (Action::Up | Action::Down | Action::PageUp | Action::PageDown) => {
+                        let t = &mut tabs[*active];
+                        return scroll_preview(&mut t.scroll, &t.text, rect, &a);
+                    }
+                    Action::Close if running => {
+                        if let Some((_, c)) = self.pending.summary.take() {
+                            c.store(true, std::sync::atomic::Ordering::Relaxed);
+                        }
+                        self.dialog = None;
+                        self.status = Some(
+                            if n > 1 {
+                                "summaries cancelled (every strategy); nothing written"
+                            } else {
+                                "summary cancelled; nothing written"
+                            }
+                            .into(),
+                        );
+                    }
+                    Action::AcceptWrite if !running => self.accept_compaction(),
+                    Action::EditInEditor if !running => {
+                        let t = tabs[*active].text.clone();
+                        self.effects.push(Effect::EditSummary(t));
+                    }
+                    Action::Discard if !running => {
+                        self.dialog = None;
+                        self.status = Some("compaction discarded; nothing written".into());
+                    }
+                    _ => return false,
                 }
-                _ => return false,
-            },
-            Dialog::Summary { scroll, text, .. } => match action {
-                Action::AcceptWrite => self.accept_compaction(),
-                Action::EditInEditor => self.effects.push(Effect::EditSummary(text.clone())),
-                Action::Discard => {
-                    self.dialog = None;
-                    self.status = Some("compaction discarded; nothing written".into());
-                }
-                a @ (Action::Up | Action::Down | Action::PageUp | Action::PageDown) => {
-                    return scroll_preview(scroll, text, rect, &a);
-                }
-                _ => return false,
-            },
+            }
             Dialog::ConfirmRewrite { target, .. } => match action {
                 Action::Yes => {
                     let t = target.clone();
@@ -605,46 +720,118 @@ impl App {
         self.selection_changed();
     }
 
-    /// A summary job finished: a compaction goes to its preview, a branch summary is written.
+    /// A branch summary job finished: the branch summary is written (a compaction's
+    /// strategies report through `on_strategy_*`).
     pub(super) fn on_summary_done(&mut self, id: u64, result: Result<Summary, crate::ui::jobs::SummaryError>) {
         if self.pending.summary.as_ref().map(|j| j.0) != Some(id) {
             return;
         }
         self.pending.summary = None;
-        let Some(Dialog::Summary { purpose, seen, by, .. }) = self.dialog.take() else {
+        let Some(Dialog::Summary { purpose, seen, .. }) = self.dialog.take() else {
             return;
         };
         match (purpose, result) {
-            (SummaryFor::Compaction { .. }, Ok(sm)) if sm.text.is_empty() => {
-                self.status = Some("the summary came back empty; nothing written".into())
-            }
-            (p @ SummaryFor::Compaction { .. }, Ok(sm)) => {
-                self.dialog = Some(Dialog::Summary {
-                    purpose: p,
-                    seen,
-                    text: sm.text,
-                    by,
-                    usage: sm.usage,
-                    streaming: false,
-                    scroll: 0,
-                    job: id,
-                })
-            }
             (SummaryFor::Branch { target, .. }, Ok(sm)) => self.write_navigation(target, Some(sm), seen),
+            (SummaryFor::Compaction { .. }, Ok(_)) => {}
             (_, Err(e)) => self.status = Some(format!("summary failed: {e}; nothing written")),
         }
     }
 
+    /// The summary dialog's tab `tab` of job `id`, while that job is the one shown.
+    fn tab_of(&mut self, id: u64, tab: usize) -> Option<&mut SummaryTab> {
+        if self.pending.summary.as_ref().map(|j| j.0) != Some(id) {
+            return None;
+        }
+        match &mut self.dialog {
+            Some(Dialog::Summary { tabs, job, .. }) if *job == id => tabs.get_mut(tab),
+            _ => None,
+        }
+    }
+
     pub(super) fn on_summary_chunk(&mut self, id: u64, chunk: &str) {
+        if let Some(t) = self.tab_of(id, 0) {
+            t.text.push_str(chunk);
+        }
+    }
+
+    pub(super) fn on_strategy_progress(&mut self, id: u64, tab: usize, p: crate::llm::strategies::Progress) {
+        use crate::llm::strategies::Progress;
+        let Some(t) = self.tab_of(id, tab) else { return };
+        match p {
+            Progress::Calls { done, total, running } => t.calls = (done, total, running),
+            Progress::Reset(text) => t.text = text,
+            Progress::Text(more) => t.text.push_str(&more),
+            Progress::Retry { attempt, wait, reason } => {
+                t.note = Some(format!("retry {attempt} in {:.1} s: {reason}", wait.as_secs_f64()))
+            }
+        }
+    }
+
+    pub(super) fn on_strategy_done(
+        &mut self,
+        id: u64,
+        tab: usize,
+        result: Result<Box<crate::ui::jobs::StrategyResult>, String>,
+    ) {
+        let Some(t) = self.tab_of(id, tab) else { return };
+        t.elapsed_ms = t.started.elapsed().as_millis() as u64;
+        match result {
+            Ok(r) if r.summary.text.trim().is_empty() => {
+                t.state = TabState::Failed("the summary came back empty".into())
+            }
+            Ok(r) => {
+                let r = *r;
+                t.state = TabState::Done;
+                t.text = r.summary.text;
+                t.usage = r.summary.usage;
+                t.calls = (r.calls, t.calls.1.max(r.calls), 0);
+                t.elapsed_ms = r.wall_ms;
+                t.figures = TabFigures {
+                    input: r.usage.input,
+                    output: r.usage.output,
+                    cache_read: r.usage.cache_read,
+                    cache_write: r.usage.cache_write,
+                    cost: r.cost,
+                    recall: Some(r.score.overall),
+                    invented: r.score.invented_share(),
+                    tokens: r.score.summary_tokens,
+                    ratio: r.score.ratio(),
+                };
+            }
+            Err(e) => t.state = TabState::Failed(e),
+        }
+    }
+
+    /// Every strategy of job `id` ended: what is left is the preview.
+    pub(super) fn on_strategies_done(&mut self, id: u64) {
         if self.pending.summary.as_ref().map(|j| j.0) != Some(id) {
             return;
         }
-        if let Some(Dialog::Summary {
-            text, streaming: true, ..
-        }) = &mut self.dialog
-        {
-            text.push_str(chunk);
+        self.pending.summary = None;
+        if let Some(Dialog::Summary { tabs, active, .. }) = &mut self.dialog {
+            for t in tabs.iter_mut().filter(|t| t.state == TabState::Running) {
+                t.state = TabState::Failed("stopped".into());
+            }
+            if tabs.iter().all(|t| matches!(t.state, TabState::Failed(_))) {
+                self.status = Some("every summary failed (see its tab); nothing written — d closes".into());
+            } else if matches!(tabs[*active].state, TabState::Failed(_)) {
+                // Show one that worked.
+                *active = tabs.iter().position(|t| t.state == TabState::Done).unwrap_or(*active);
+            }
         }
+    }
+
+    /// The tick: running tabs show how long they have run.
+    pub(super) fn tick_summaries(&mut self) -> bool {
+        let Some(Dialog::Summary { tabs, .. }) = &mut self.dialog else {
+            return false;
+        };
+        let mut any = false;
+        for t in tabs.iter_mut().filter(|t| t.state == TabState::Running) {
+            t.elapsed_ms = t.started.elapsed().as_millis() as u64;
+            any = true;
+        }
+        any
     }
 
     /// The edited summary comes back from $EDITOR.
@@ -653,9 +840,11 @@ impl App {
             return self.on_replacement_edited(target, edited);
         }
         match (&mut self.dialog, edited) {
-            (Some(Dialog::Summary { text, scroll, .. }), Some(t)) => {
-                *text = t;
-                *scroll = 0;
+            (Some(Dialog::Summary { tabs, active, .. }), Some(t)) => {
+                if let Some(tab) = tabs.get_mut(*active) {
+                    tab.text = t;
+                    tab.scroll = 0;
+                }
             }
             (_, None) => self.status = Some("the editor did not finish; the summary is unchanged".into()),
             _ => {}

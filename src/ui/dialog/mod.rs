@@ -1,8 +1,9 @@
 //! The dialogs in front of every write: navigate (Pi's three choices), a one-line input
-//! (label, name, keepRecentTokens), summary instructions, the summary preview (write, edit or
-//! discard; streaming while a model writes it) and a yes/no question (a write that starts a
-//! branch). Each is state plus `draw`; what its keys mean is in the key table (`keymap`), and
-//! `App::update` acts on them.
+//! (label, name, keepRecentTokens), summary instructions, the summary strategies to run, the
+//! summary preview (one tab per strategy, streaming while a model writes; write, edit or
+//! discard the chosen one) and a yes/no question (a write that starts a branch). Each is state
+//! plus `draw`; what its keys mean is in the key table (`keymap`), and `App::update` acts on
+//! them.
 
 use super::input::LineEditor;
 use super::keymap::{self, Mode};
@@ -82,6 +83,76 @@ pub enum SummaryFor {
     },
 }
 
+/// Where a summary tab stands.
+#[derive(Debug, Clone, PartialEq)]
+pub enum TabState {
+    Running,
+    Done,
+    Failed(String),
+}
+
+/// What a finished strategy cost and how well it kept the facts.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct TabFigures {
+    pub input: u64,
+    pub output: u64,
+    pub cache_read: u64,
+    pub cache_write: u64,
+    /// US dollars, from the model's prices.
+    pub cost: f64,
+    /// Overall recall (0–1), the share of named paths found nowhere in the range, the summary's
+    /// tokens and their share of what it replaces (see `engine::recall`).
+    pub recall: Option<f64>,
+    pub invented: f64,
+    pub tokens: u64,
+    pub ratio: f64,
+}
+
+/// One summary being written (or written): a strategy's, or the one summary of a branch.
+#[derive(Debug, Clone)]
+pub struct SummaryTab {
+    pub name: String,
+    pub text: String,
+    pub state: TabState,
+    /// Pi's usage object for the entry (a model's summary).
+    pub usage: Option<Value>,
+    /// Calls done, planned, in flight.
+    pub calls: (usize, usize, usize),
+    pub figures: TabFigures,
+    /// When it started, and how long it has run (kept by the tick, final when done).
+    pub started: std::time::Instant,
+    pub elapsed_ms: u64,
+    /// The last retry, said in the tab.
+    pub note: Option<String>,
+    pub scroll: usize,
+}
+
+impl SummaryTab {
+    /// A tab with `text` already in it (tests and the offline summary).
+    pub fn with_text(name: &str, text: &str, state: TabState) -> SummaryTab {
+        SummaryTab {
+            text: text.into(),
+            state,
+            ..SummaryTab::new(name)
+        }
+    }
+
+    pub fn new(name: &str) -> SummaryTab {
+        SummaryTab {
+            name: name.into(),
+            text: String::new(),
+            state: TabState::Running,
+            usage: None,
+            calls: (0, 0, 0),
+            figures: TabFigures::default(),
+            started: std::time::Instant::now(),
+            elapsed_ms: 0,
+            note: None,
+            scroll: 0,
+        }
+    }
+}
+
 /// A write waiting for a yes.
 #[derive(Debug, Clone)]
 pub struct PendingWrite {
@@ -106,15 +177,24 @@ pub enum Dialog {
         /// A line above the input (what the write will do).
         note: Option<String>,
     },
+    /// Which strategies the compaction runs side by side (a model is configured).
+    Strategies {
+        leaf: usize,
+        focus: Option<String>,
+        seen: Seen,
+        cursor: usize,
+        /// Per `Strategy::ALL`.
+        checked: Vec<bool>,
+        /// provider/model.
+        by: String,
+    },
     Summary {
         purpose: SummaryFor,
         seen: Seen,
-        text: String,
-        /// Which summarizer wrote it (`offline` or provider/model).
+        /// Which summarizer writes them (`offline` or provider/model).
         by: String,
-        usage: Option<Value>,
-        streaming: bool,
-        scroll: usize,
+        tabs: Vec<SummaryTab>,
+        active: usize,
         job: u64,
     },
     Confirm {
@@ -130,7 +210,80 @@ pub enum Dialog {
     },
 }
 
+/// The summary's tabs in one line `width` wide: full names when they fit, else short ones,
+/// else a window around the active tab (`‹`/`›` say more are off either side). The active
+/// tab is bracketed as well as highlighted, so it shows without colour.
+fn tab_bar(tabs: &[SummaryTab], active: usize, width: usize) -> Line<'static> {
+    let label = |t: &SummaryTab, short: bool| {
+        let name = if short {
+            crate::engine::strategy::Strategy::parse(&t.name).map_or(t.name.as_str(), |s| s.short())
+        } else {
+            t.name.as_str()
+        };
+        let mark = match &t.state {
+            TabState::Running if t.calls.1 > 0 => format!(" {}/{}", t.calls.0, t.calls.1),
+            TabState::Running => " …".into(),
+            TabState::Done => " ✓".into(),
+            TabState::Failed(_) => " ✗".into(),
+        };
+        format!("{name}{mark}")
+    };
+    let cells = |short: bool| -> Vec<String> { tabs.iter().map(|t| label(t, short)).collect() };
+    let total = |c: &[String]| c.iter().map(|l| visible_width(l) + 3).sum::<usize>() + 1;
+    let mut labels = cells(false);
+    if total(&labels) > width {
+        labels = cells(true);
+    }
+    // The window: grow around the active tab while it fits.
+    let (mut from, mut to) = (active, active + 1);
+    let fits = |a: usize, b: usize| total(&labels[a..b]) + 4 <= width;
+    loop {
+        let grew_right = to < labels.len() && fits(from, to + 1);
+        if grew_right {
+            to += 1;
+        }
+        let grew_left = from > 0 && fits(from - 1, to);
+        if grew_left {
+            from -= 1;
+        }
+        if !grew_right && !grew_left {
+            break;
+        }
+    }
+    let mut bar = vec![Span::styled(if from > 0 { "‹" } else { " " }, fg(DIM))];
+    for k in from..to {
+        let style = if k == active {
+            fg(ACCENT).add_modifier(Modifier::BOLD | Modifier::REVERSED)
+        } else if matches!(tabs[k].state, TabState::Failed(_)) {
+            fg(ERROR)
+        } else {
+            fg(MUTED)
+        };
+        let (open, close) = if k == active { ("[", "]") } else { (" ", " ") };
+        bar.push(Span::styled(format!("{open}{}{close}", labels[k]), style));
+        bar.push(Span::raw(" "));
+    }
+    if to < labels.len() {
+        bar.push(Span::styled("›", fg(DIM)));
+    }
+    Line::from(bar)
+}
+
+/// Labels of the keys that move between a summary's tabs (not offered with one tab).
+pub const TAB_KEYS: [&str; 2] = ["next strategy", "previous strategy"];
+
 impl Dialog {
+    /// The keys worth offering now: the mode's, less the tab keys when there is one tab.
+    pub fn hints(&self) -> Vec<(String, &'static str)> {
+        let mut h = keymap::hints(self.mode());
+        if let Dialog::Summary { tabs, .. } = self
+            && tabs.len() < 2
+        {
+            h.retain(|(_, l)| !TAB_KEYS.contains(l));
+        }
+        h
+    }
+
     pub fn mode(&self) -> Mode {
         match self {
             Dialog::Navigate { .. } => Mode::NavigateDialog,
@@ -140,7 +293,8 @@ impl Dialog {
                 }
                 _ => Mode::LineInput,
             },
-            Dialog::Summary { streaming: true, .. } => Mode::Streaming,
+            Dialog::Strategies { .. } => Mode::Strategies,
+            Dialog::Summary { tabs, .. } if tabs.iter().any(|t| t.state == TabState::Running) => Mode::Streaming,
             Dialog::Summary { .. } => Mode::SummaryPreview,
             Dialog::Confirm { .. } | Dialog::ConfirmRewrite { .. } => Mode::Confirm,
         }
@@ -159,6 +313,7 @@ impl Dialog {
         let h = match self {
             Dialog::Navigate { .. } => 11,
             Dialog::Input { editor, note, .. } => editor.lines().len() as u16 + 4 + u16::from(note.is_some()),
+            Dialog::Strategies { .. } => crate::engine::strategy::Strategy::ALL.len() as u16 + 6,
             Dialog::Summary { .. } => area.height.saturating_sub(4),
             Dialog::Confirm { lines, .. } | Dialog::ConfirmRewrite { lines, .. } => {
                 confirm_lines(lines, w).len() as u16 + 4
@@ -218,18 +373,78 @@ fn wrap(line: &str, width: usize) -> Vec<String> {
     out
 }
 
+/// Lines above a summary's body: the tabs, two of figures, the keys.
+pub const SUMMARY_HEAD: u16 = 4;
+
 /// The most a summary preview can scroll in `rect` (so it never scrolls past its end).
 pub fn max_scroll(text: &str, rect: Rect) -> usize {
-    // Two borders and two head lines (the line count and the keys) are not the body.
-    let inner_h = rect.height.saturating_sub(4) as usize;
+    // Two borders and the head lines are not the body.
+    let inner_h = rect.height.saturating_sub(2 + SUMMARY_HEAD) as usize;
     summary_lines(text, rect.width.saturating_sub(2))
         .len()
         .saturating_sub(inner_h)
 }
 
+/// "12,345" for the figures.
+fn num(n: u64) -> String {
+    crate::engine::prune::thousands(n)
+}
+
+/// A tab's figures in two lines: calls, tokens, cost and time; then, once done, the recall
+/// score (or, while running, the last retry).
+pub fn figures_lines(t: &SummaryTab) -> [String; 2] {
+    let f = &t.figures;
+    let secs = t.elapsed_ms as f64 / 1000.0;
+    let mut parts = vec![];
+    match &t.state {
+        TabState::Running if t.calls.1 > 0 => parts.push(format!(
+            "{} of {} calls done, {} running",
+            t.calls.0, t.calls.1, t.calls.2
+        )),
+        TabState::Running => parts.push("writing…".into()),
+        TabState::Failed(e) => parts.push(format!("failed: {e}")),
+        TabState::Done if t.calls.1 > 0 => parts.push(format!("{} calls", t.calls.0)),
+        TabState::Done => parts.push("no calls".into()),
+    }
+    if f.input + f.output > 0 {
+        let cache = if f.cache_read + f.cache_write > 0 {
+            format!(" (cache {} read, {} written)", num(f.cache_read), num(f.cache_write))
+        } else {
+            String::new()
+        };
+        parts.push(format!(
+            "{} in{cache} · {} out · ${:.4}",
+            num(f.input),
+            num(f.output),
+            f.cost
+        ));
+    }
+    parts.push(format!("{secs:.1} s"));
+    let second = match (f.recall, &t.note) {
+        (Some(r), _) => format!(
+            "recall {:.1} % of the range's facts · {} tokens, {:.1} % of what it replaces{}",
+            r * 100.0,
+            num(f.tokens),
+            f.ratio * 100.0,
+            if f.invented > 0.0 {
+                format!(" · {:.1} % of its paths invented", f.invented * 100.0)
+            } else {
+                String::new()
+            }
+        ),
+        (None, Some(n)) if t.state == TabState::Running => n.clone(),
+        _ => String::new(),
+    };
+    [parts.join(" · "), second]
+}
+
 /// The dialog's keys, from the key table.
 fn hint_line(mode: Mode) -> Line<'static> {
-    let text = keymap::hints(mode)
+    hint_line_of(keymap::hints(mode))
+}
+
+fn hint_line_of(hints: Vec<(String, &'static str)>) -> Line<'static> {
+    let text = hints
         .into_iter()
         .map(|(k, l)| format!("{k} {l}"))
         .collect::<Vec<_>>()
@@ -320,27 +535,60 @@ pub fn draw(f: &mut Frame, area: Rect, d: &Dialog, s: &Session) {
             lines.push(hint_line(mode));
             (t.into(), lines)
         }
+        Dialog::Strategies {
+            cursor, checked, by, ..
+        } => {
+            let mut lines = vec![Line::from(Span::styled(
+                format!(" run side by side with {by}, each in its own tab; the one you pick is written"),
+                fg(MUTED),
+            ))];
+            lines.push(Line::default());
+            for (k, st) in crate::engine::strategy::Strategy::ALL.iter().enumerate() {
+                let sel = k == *cursor;
+                let mark = if checked.get(k).copied().unwrap_or(false) {
+                    "[x]"
+                } else {
+                    "[ ]"
+                };
+                lines.push(Line::from(vec![
+                    Span::styled(
+                        format!(" {} {mark} {:<24}", if sel { "→" } else { " " }, st.name()),
+                        if sel {
+                            fg(ACCENT).add_modifier(Modifier::BOLD)
+                        } else {
+                            Style::default()
+                        },
+                    ),
+                    Span::styled(st.about(), fg(DIM)),
+                ]));
+            }
+            lines.push(Line::default());
+            lines.push(hint_line(mode));
+            (" Compact: summary strategies ".into(), lines)
+        }
         Dialog::Summary {
-            text,
+            tabs,
+            active,
             by,
-            streaming,
-            scroll,
             purpose,
             ..
         } => {
-            let head = match (streaming, by.as_str()) {
-                (true, "offline") => " writing the offline summary… (esc cancels; nothing is written)".to_string(),
-                (true, _) => " a model is writing the summary… (esc cancels; nothing is written)".to_string(),
-                (false, _) => format!(" {} lines", text.lines().count()),
-            };
-            let mut lines = vec![Line::from(Span::styled(head, fg(MUTED))), hint_line(mode)];
-            let body = summary_lines(text, r.width.saturating_sub(2));
-            lines.extend(body.into_iter().skip(*scroll));
-            let t = match purpose {
+            let t = &tabs[(*active).min(tabs.len().saturating_sub(1))];
+            let bar = tab_bar(tabs, *active, r.width.saturating_sub(2) as usize);
+            let figures = figures_lines(t);
+            let mut lines = vec![
+                bar,
+                Line::from(Span::styled(format!(" {}", figures[0]), fg(MUTED))),
+                Line::from(Span::styled(format!(" {}", figures[1]), fg(DIM))),
+                hint_line_of(d.hints()),
+            ];
+            let body = summary_lines(&t.text, r.width.saturating_sub(2));
+            lines.extend(body.into_iter().skip(t.scroll));
+            let title = match purpose {
                 SummaryFor::Compaction { .. } => format!(" Compaction summary ({by}) "),
                 SummaryFor::Branch { .. } => format!(" Branch summary ({by}) "),
             };
-            (t, lines)
+            (title, lines)
         }
         Dialog::Confirm {
             title: t, lines: text, ..

@@ -83,49 +83,51 @@ impl Row {
 impl TreeView {
     // ---- rows ----
 
-    fn gutter_list(&self, head: Option<u32>) -> Vec<Gutter> {
-        let mut v = Vec::new();
-        let mut cur = head;
-        while let Some(g) = cur {
-            let gg = self.gutters[g as usize];
-            v.push(gg);
-            cur = gg.prev;
-        }
-        v.reverse();
-        v
-    }
-
-    pub fn row(&self, s: &Session, k: usize) -> Row {
-        self.row_with(s, k, |i| self.display_text(s, i))
-    }
-
-    /// Visible row `k` with its text from `text` (a caller that caches row texts).
-    pub fn row_with(&self, s: &Session, k: usize, text: impl FnOnce(usize) -> RowText) -> Row {
-        let i = self.flat[self.visible[k]];
-        let l = self.layout[i];
+    /// Columns of visible row `k`'s tree drawing (indent, guides, connector).
+    fn prefix_cols(&self, k: usize) -> usize {
+        let l = self.layout[self.flat[self.visible[k]]];
         let display = if self.multiple_roots {
             l.indent.saturating_sub(1)
         } else {
             l.indent
         } as usize;
+        display * 3
+    }
+
+    /// Columns `from..to` of visible row `k`'s tree drawing. A row can be thousands of levels
+    /// deep: only the guides in the range are looked up (the row's guides run from its own
+    /// level back to the root, levels never rising, so the walk stops left of the range).
+    fn prefix_range(&self, k: usize, from: usize, to: usize) -> String {
+        let i = self.flat[self.visible[k]];
+        let l = self.layout[i];
+        let to = to.min(self.prefix_cols(k));
+        if from >= to {
+            return String::new();
+        }
+        let display = self.prefix_cols(k) / 3;
         let has_conn = l.show_connector && !l.is_virtual_root_child;
         let conn_pos: isize = if has_conn { display as isize - 1 } else { -1 };
-        let gutters = self.gutter_list(l.gutters);
-        // Pi takes the first gutter at each level; index them once (rows can be 300 levels deep).
-        let mut at_level: Vec<Option<bool>> = vec![None; display + 1];
-        for g in &gutters {
-            if let Some(slot) = at_level.get_mut(g.position as usize)
-                && slot.is_none()
-            {
-                *slot = Some(g.show);
+        let (lo, hi) = (from / 3, (to - 1) / 3);
+        // Pi takes the first guide at each level (root first): walking from the row back to
+        // the root, the last one seen at a level is that one.
+        let mut at_level: Vec<Option<bool>> = vec![None; hi - lo + 1];
+        let mut cur: Option<Gutter> = l.gutters.map(|g| self.gutters[g as usize]);
+        while let Some(g) = cur {
+            let p = g.position as usize;
+            if p < lo {
+                break;
             }
+            if p <= hi {
+                at_level[p - lo] = Some(g.show);
+            }
+            cur = g.prev.map(|g| self.gutters[g as usize]);
         }
         let folded = self.folded.contains(&i);
-        let mut prefix = String::with_capacity(display * 3);
-        for c in 0..display * 3 {
+        let mut prefix = String::with_capacity((to - from) * 3);
+        for c in from..to {
             let level = c / 3;
             let pos = c % 3;
-            if let Some(show) = at_level[level] {
+            if let Some(show) = at_level[level - lo] {
                 prefix.push(if pos == 0 && show { '│' } else { ' ' });
             } else if has_conn && level as isize == conn_pos {
                 prefix.push(match pos {
@@ -151,6 +153,31 @@ impl TreeView {
                 prefix.push(' ');
             }
         }
+        prefix
+    }
+
+    pub fn row(&self, s: &Session, k: usize) -> Row {
+        self.row_with(s, k, |i| self.display_text(s, i))
+    }
+
+    /// Visible row `k` with its text from `text` (a caller that caches row texts).
+    pub fn row_with(&self, s: &Session, k: usize, text: impl FnOnce(usize) -> RowText) -> Row {
+        self.row_with_prefix(s, k, text, 0..usize::MAX)
+    }
+
+    /// Visible row `k` with only columns `cols` of its tree drawing.
+    fn row_with_prefix(
+        &self,
+        s: &Session,
+        k: usize,
+        text: impl FnOnce(usize) -> RowText,
+        cols: std::ops::Range<usize>,
+    ) -> Row {
+        let i = self.flat[self.visible[k]];
+        let l = self.layout[i];
+        let has_conn = l.show_connector && !l.is_virtual_root_child;
+        let folded = self.folded.contains(&i);
+        let prefix = self.prefix_range(k, cols.start, cols.end);
         let e = &s.entries[i];
         let label = s.label_of(&e.id).map(String::from);
         let label_time = if self.show_label_times && label.is_some() {
@@ -364,17 +391,56 @@ impl TreeView {
             ];
         }
         let range = self.window(max_rows.unwrap_or(self.visible.len()));
-        // Each row decodes its entry: a whole tree (`bonsai tree`) is made on every core.
-        let rows: Vec<Row> = if range.len() > 2048 {
-            use rayon::prelude::*;
-            range.into_par_iter().map(|k| self.row(s, k)).collect()
-        } else {
-            range.map(|k| self.row(s, k)).collect()
+        let vw = width.saturating_sub(2);
+        // Each row decodes its entry: a whole tree (`bonsai tree`) is made on every core. Rows
+        // are first made without their tree drawing (which can be thousands of columns deep),
+        // to find Pi's pan; then only the columns on screen are drawn.
+        let part = |k: usize| {
+            let row = self.row_with_prefix(s, k, |i| self.display_text(s, i), 0..0);
+            (k, self.prefix_cols(k), row)
         };
-        let mut out = pan_rows(&rows, width)
-            .into_iter()
-            .map(|(gutter, body)| truncate_to_width(&format!("{gutter}{body}"), width, ""))
-            .collect::<Vec<_>>();
+        let parts: Vec<(usize, usize, Row)> = if range.len() > 2048 {
+            use rayon::prelude::*;
+            range.into_par_iter().map(part).collect()
+        } else {
+            range.map(part).collect()
+        };
+        let scroll = match parts.iter().find(|(_, _, r)| r.selected) {
+            None => 0,
+            Some((_, cols, sel)) => {
+                let anchor = cols + sel.anchor_col();
+                let cap = vw + anchor;
+                let max_body = parts
+                    .iter()
+                    .map(|(_, cols, r)| {
+                        cols + crate::engine::text_width::visible_width_upto(&r.body_plain(), cap.saturating_sub(*cols))
+                    })
+                    .max()
+                    .unwrap_or(0);
+                pan_from(anchor, max_body, vw)
+            }
+        };
+        let line = |(k, cols, r): &(usize, usize, Row)| {
+            let g = if r.selected { "› " } else { "  " };
+            let rest = r.body_plain();
+            let body = if scroll == 0 {
+                // Unpanned: the drawing up to the width, then the rest.
+                format!("{}{rest}", self.prefix_range(*k, 0, width))
+            } else if scroll < *cols {
+                let drawn = self.prefix_range(*k, scroll, scroll + vw);
+                let left = vw.saturating_sub(cols - scroll);
+                format!("{drawn}{}", slice_by_column(&rest, 0, left))
+            } else {
+                slice_by_column(&rest, scroll - cols, vw)
+            };
+            truncate_to_width(&format!("{g}{body}"), width, "")
+        };
+        let mut out: Vec<String> = if parts.len() > 2048 {
+            use rayon::prelude::*;
+            parts.par_iter().map(line).collect()
+        } else {
+            parts.iter().map(line).collect()
+        };
         out.push(truncate_to_width(&self.status_line(), width, "..."));
         out
     }
@@ -422,10 +488,15 @@ pub fn pan_scroll(rows: &[Row], width: usize) -> usize {
         .map(|r| crate::engine::text_width::visible_width_upto(&r.body_plain(), cap))
         .max()
         .unwrap_or(0);
+    pan_from(sel.anchor_col(), max_body, vw)
+}
+
+/// Pi's pan: with the selected row's anchor at column `anchor`, the widest row `max_body`
+/// columns (measured up to `vw` + `anchor`) and `vw` columns to show them in.
+fn pan_from(anchor: usize, max_body: usize, vw: usize) -> usize {
     let max_scroll = max_body.saturating_sub(vw);
     if max_scroll > 0 {
         let need = (vw / 3).clamp(4, 20);
-        let anchor = sel.anchor_col();
         if anchor as isize > vw as isize - need as isize {
             let ctx = (vw / 4).clamp(2, 12);
             return max_scroll.min(anchor.saturating_sub(ctx));

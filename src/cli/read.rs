@@ -507,34 +507,56 @@ pub fn search(a: super::SearchArgs) -> Result<()> {
     let started = std::time::Instant::now();
     let stop = std::sync::atomic::AtomicBool::new(false);
     let out = std::sync::Mutex::new((std::io::stdout(), 0usize, 0usize, Vec::<String>::new()));
+    /// One `--json` line (the fields in this order).
+    #[derive(serde::Serialize)]
+    struct JsonHit<'a> {
+        session: &'a std::path::Path,
+        #[serde(rename = "entryId")]
+        entry_id: &'a str,
+        role: &'a str,
+        timestamp: &'a str,
+        snippet: &'a str,
+        #[serde(rename = "match")]
+        at: [usize; 2],
+        matches: usize,
+        line: u64,
+    }
     crate::store::search::search(&files, &q, &stop, |path, r| {
-        let Ok(mut o) = out.lock() else { return };
         let hits = match r {
             Ok(h) => h,
             Err(e) => {
-                o.3.push(format!("{}: {e}", path.display()));
+                if let Ok(mut o) = out.lock() {
+                    o.3.push(format!("{}: {e}", path.display()));
+                }
                 return;
             }
         };
         if hits.is_empty() {
             return;
         }
+        // Each file's hits go out together, written through a small buffer (a big file's
+        // text built whole was tens of megabytes, grown and copied).
+        let Ok(mut o) = out.lock() else { return };
         o.1 += hits.len();
         o.2 += 1;
-        let mut text = String::new();
+        let mut w = std::io::BufWriter::with_capacity(1 << 16, &mut o.0);
+        let mut ok = true;
         if a.json {
             for h in &hits {
-                text.push_str(
-                    &json!({
-                        "session": path, "entryId": h.entry_id, "role": h.role, "timestamp": h.timestamp,
-                        "snippet": h.snippet, "match": [h.at.start, h.at.end], "matches": h.matches, "line": h.line,
-                    })
-                    .to_string(),
-                );
-                text.push('\n');
+                let line = JsonHit {
+                    session: path,
+                    entry_id: &h.entry_id,
+                    role: &h.role,
+                    timestamp: &h.timestamp,
+                    snippet: &h.snippet,
+                    at: [h.at.start, h.at.end],
+                    matches: h.matches,
+                    line: h.line,
+                };
+                ok = ok && serde_json::to_writer(&mut w, &line).is_ok() && w.write_all(b"\n").is_ok();
             }
         } else {
-            text.push_str(&format!("{}\n", path.display()));
+            ok = writeln!(w, "{}", path.display()).is_ok();
             for h in &hits {
                 let (pre, m, post) = (
                     &h.snippet[..h.at.start],
@@ -547,11 +569,11 @@ pub fn search(a: super::SearchArgs) -> Result<()> {
                     format!("[{m}]")
                 };
                 let time = h.timestamp.get(..16).unwrap_or(&h.timestamp).replace('T', " ");
-                text.push_str(&format!("  {}  {:<13} {time}  {pre}{m}{post}\n", h.entry_id, h.role));
+                ok = ok && writeln!(w, "  {}  {:<13} {time}  {pre}{m}{post}", h.entry_id, h.role).is_ok();
             }
         }
         // A closed pipe (`| head`) ends the search.
-        if o.0.write_all(text.as_bytes()).is_err() {
+        if !ok || w.flush().is_err() {
             stop.store(true, std::sync::atomic::Ordering::Relaxed);
         }
     });

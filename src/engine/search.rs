@@ -193,8 +193,271 @@ fn snippet(text: &str, m: std::ops::Range<usize>) -> (String, std::ops::Range<us
     (out, a..b)
 }
 
-/// The hit in one raw line of a session, if the query matches its decoded text.
+/// A JSON value read as text when it is a string (borrowed from the line unless it has
+/// escapes), anything else skipped: the partial decode below reads only what search needs.
+#[derive(Default)]
+struct Text<'a>(Option<std::borrow::Cow<'a, str>>);
+
+impl<'de: 'a, 'a> serde::Deserialize<'de> for Text<'a> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = Text<'de>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("any JSON value")
+            }
+            fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Text<'de>, E> {
+                Ok(Text(Some(std::borrow::Cow::Borrowed(v))))
+            }
+            fn visit_str<E>(self, v: &str) -> Result<Text<'de>, E> {
+                Ok(Text(Some(std::borrow::Cow::Owned(v.to_string()))))
+            }
+            fn visit_string<E>(self, v: String) -> Result<Text<'de>, E> {
+                Ok(Text(Some(std::borrow::Cow::Owned(v))))
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<Text<'de>, E> {
+                Ok(Text(None))
+            }
+            fn visit_i64<E>(self, _: i64) -> Result<Text<'de>, E> {
+                Ok(Text(None))
+            }
+            fn visit_u64<E>(self, _: u64) -> Result<Text<'de>, E> {
+                Ok(Text(None))
+            }
+            fn visit_f64<E>(self, _: f64) -> Result<Text<'de>, E> {
+                Ok(Text(None))
+            }
+            fn visit_unit<E>(self) -> Result<Text<'de>, E> {
+                Ok(Text(None))
+            }
+            fn visit_none<E>(self) -> Result<Text<'de>, E> {
+                Ok(Text(None))
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut a: A) -> Result<Text<'de>, A::Error> {
+                while a.next_element::<serde::de::IgnoredAny>()?.is_some() {}
+                Ok(Text(None))
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, mut a: A) -> Result<Text<'de>, A::Error> {
+                while a
+                    .next_entry::<serde::de::IgnoredAny, serde::de::IgnoredAny>()?
+                    .is_some()
+                {}
+                Ok(Text(None))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// The fields of an entry line that search reads, in one pass; every other field is skipped
+/// unbuilt.
+#[derive(serde::Deserialize)]
+struct EntryView<'a> {
+    #[serde(rename = "type", borrow, default)]
+    kind: Text<'a>,
+    #[serde(borrow, default)]
+    id: Text<'a>,
+    #[serde(borrow, default)]
+    timestamp: Text<'a>,
+    #[serde(borrow, default)]
+    message: Option<MessageView<'a>>,
+    #[serde(borrow, default)]
+    summary: Text<'a>,
+    #[serde(rename = "customType", borrow, default)]
+    custom_type: Text<'a>,
+    #[serde(borrow, default)]
+    content: Content<'a>,
+}
+
+#[derive(serde::Deserialize)]
+struct MessageView<'a> {
+    #[serde(borrow, default)]
+    role: Text<'a>,
+    #[serde(borrow, default)]
+    content: Content<'a>,
+    #[serde(borrow, default)]
+    command: Text<'a>,
+    #[serde(borrow, default)]
+    output: Text<'a>,
+}
+
+#[derive(serde::Deserialize)]
+struct BlockView<'a> {
+    #[serde(rename = "type", borrow, default)]
+    kind: Text<'a>,
+    #[serde(borrow, default)]
+    text: Text<'a>,
+    #[serde(borrow, default)]
+    thinking: Text<'a>,
+    #[serde(borrow, default)]
+    name: Text<'a>,
+    #[serde(borrow, default)]
+    arguments: Option<&'a serde_json::value::RawValue>,
+}
+
+/// A message's content: a string, or blocks (read in the same pass), or anything else.
+#[derive(Default)]
+enum Content<'a> {
+    #[default]
+    None,
+    Text(std::borrow::Cow<'a, str>),
+    Blocks(Vec<BlockView<'a>>),
+}
+
+impl<'de: 'a, 'a> serde::Deserialize<'de> for Content<'a> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = Content<'de>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("message content")
+            }
+            fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Content<'de>, E> {
+                Ok(Content::Text(std::borrow::Cow::Borrowed(v)))
+            }
+            fn visit_str<E>(self, v: &str) -> Result<Content<'de>, E> {
+                Ok(Content::Text(std::borrow::Cow::Owned(v.to_string())))
+            }
+            fn visit_string<E>(self, v: String) -> Result<Content<'de>, E> {
+                Ok(Content::Text(std::borrow::Cow::Owned(v)))
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut a: A) -> Result<Content<'de>, A::Error> {
+                let mut v = Vec::new();
+                while let Some(b) = a.next_element::<BlockView>()? {
+                    v.push(b);
+                }
+                Ok(Content::Blocks(v))
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, mut a: A) -> Result<Content<'de>, A::Error> {
+                while a
+                    .next_entry::<serde::de::IgnoredAny, serde::de::IgnoredAny>()?
+                    .is_some()
+                {}
+                Ok(Content::None)
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<Content<'de>, E> {
+                Ok(Content::None)
+            }
+            fn visit_i64<E>(self, _: i64) -> Result<Content<'de>, E> {
+                Ok(Content::None)
+            }
+            fn visit_u64<E>(self, _: u64) -> Result<Content<'de>, E> {
+                Ok(Content::None)
+            }
+            fn visit_f64<E>(self, _: f64) -> Result<Content<'de>, E> {
+                Ok(Content::None)
+            }
+            fn visit_unit<E>(self) -> Result<Content<'de>, E> {
+                Ok(Content::None)
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// `texts` on a raw line without building it into a `Value`: (id, timestamp, role, texts).
+/// `None` when the line is not of the shapes read here (then the whole-value path decides).
+#[allow(clippy::type_complexity)]
+fn texts_borrowed(raw: &[u8]) -> Option<(String, String, String, Vec<std::borrow::Cow<'_, str>>)> {
+    use std::borrow::Cow;
+    let line = std::str::from_utf8(raw).ok()?;
+    let e: EntryView = serde_json::from_str(line).ok()?;
+    fn blocks<'a>(c: Content<'a>, out: &mut Vec<Cow<'a, str>>) -> Option<()> {
+        match c {
+            Content::Text(t) => out.push(t),
+            Content::Blocks(bs) => {
+                for b in bs {
+                    match b.kind.0.as_deref() {
+                        Some("text") => out.extend(b.text.0),
+                        Some("thinking") => out.extend(b.thinking.0),
+                        Some("toolCall") => {
+                            out.extend(b.name.0);
+                            // As the whole-value path writes them: compact JSON of the value.
+                            if let Some(a) = b.arguments.filter(|a| a.get() != "null") {
+                                out.push(Cow::Owned(serde_json::from_str::<Value>(a.get()).ok()?.to_string()));
+                            }
+                        }
+                        _ => {}
+                    }
+                }
+            }
+            Content::None => {}
+        }
+        Some(())
+    }
+    let mut out = Vec::new();
+    let role = match e.kind.0.as_deref()? {
+        "message" => {
+            let m = e.message?;
+            let role = m.role.0.as_deref().unwrap_or("message").to_string();
+            if role == "bashExecution" {
+                out.extend(m.command.0);
+                out.extend(m.output.0);
+            } else {
+                blocks(m.content, &mut out)?;
+            }
+            role
+        }
+        k @ ("compaction" | "branch_summary") => {
+            out.extend(e.summary.0);
+            k.to_string()
+        }
+        "custom_message" => {
+            blocks(e.content, &mut out)?;
+            e.custom_type.0.as_deref().unwrap_or("custom_message").to_string()
+        }
+        _ => return None,
+    };
+    let id = e.id.0.map(|c| c.into_owned()).unwrap_or_default();
+    let ts = e.timestamp.0.map(|c| c.into_owned()).unwrap_or_default();
+    Some((id, ts, role, out))
+}
+
+/// The hit in one raw line of a session, if the query matches its decoded text. The line is
+/// decoded only as far as search needs (a dense query decodes most lines: building each into a
+/// whole `Value` cost ~7 µs a hit); a line of another shape goes the whole-value way.
 pub fn hit_in_line(raw: &[u8], line: u64, q: &Query) -> Option<Hit> {
+    match texts_borrowed(raw) {
+        Some((id, ts, role, texts)) => hit_in_texts(id, ts, role, &texts, line, q),
+        None => hit_in_value(raw, line, q),
+    }
+}
+
+fn hit_in_texts(
+    entry_id: String,
+    timestamp: String,
+    role: String,
+    texts: &[std::borrow::Cow<'_, str>],
+    line: u64,
+    q: &Query,
+) -> Option<Hit> {
+    if !role_passes(q.role, &role) {
+        return None;
+    }
+    let mut first = None;
+    let mut matches = 0;
+    for t in texts {
+        for m in q.decoded.find_iter(t) {
+            if first.is_none() {
+                first = Some(snippet(t, m.range()));
+            }
+            matches += 1;
+        }
+    }
+    let (snippet, at) = first?;
+    Some(Hit {
+        entry_id,
+        role,
+        timestamp,
+        snippet,
+        at,
+        matches,
+        line,
+    })
+}
+
+/// [`hit_in_line`] through a whole `Value` (any shape of line).
+fn hit_in_value(raw: &[u8], line: u64, q: &Query) -> Option<Hit> {
     let v: Value = serde_json::from_slice(raw).ok()?;
     let (role, texts) = texts(&v)?;
     if !role_passes(q.role, &role) {
@@ -285,6 +548,32 @@ mod tests {
             .is_some()
         );
         assert!(Query::new("(", true, None).is_err());
+    }
+
+    #[test]
+    fn the_partial_decode_finds_what_the_whole_value_finds() {
+        let q = Query::new("e", false, None).unwrap();
+        let lines = [
+            line("plain text with an e", "user"),
+            line("escaped \"quote\" and\nnewline é", "assistant"),
+            r#"{"type":"message","id":"b1","timestamp":"t","message":{"role":"bashExecution","command":"ls -e","output":"out e","exitCode":0}}"#.to_string(),
+            r#"{"type":"message","id":"a1","timestamp":"t","message":{"role":"assistant","content":[{"type":"thinking","thinking":"hmm e"},{"type":"toolCall","id":"x","name":"read","arguments":{"path":"e.rs","limit":2.5}},{"type":"image","data":"eee"}]}}"#.to_string(),
+            r#"{"type":"compaction","id":"c1","timestamp":"t","summary":"sum e","firstKeptEntryId":"a1"}"#.to_string(),
+            r#"{"type":"custom_message","id":"m1","timestamp":"t","customType":"note","content":"note e"}"#.to_string(),
+            r#"{"type":"message","id":"n1","timestamp":"t","message":{"role":"user","content":[{"type":"text","text":7},{"type":"text","text":"seven e"}]}}"#.to_string(),
+            r#"{"type":"message","id":"n2","timestamp":5,"message":{"role":"user","content":"e"}}"#.to_string(),
+        ];
+        for l in &lines {
+            assert!(texts_borrowed(l.as_bytes()).is_some(), "the fast path reads {l}");
+            assert_eq!(
+                hit_in_line(l.as_bytes(), 3, &q),
+                hit_in_value(l.as_bytes(), 3, &q),
+                "{l}"
+            );
+        }
+        // Shapes the fast path leaves to the whole value: the same answer either way.
+        let odd = r#"{"type":"message","id":"d","message":{"role":"user","content":"e"},"id":"dup"}"#;
+        assert_eq!(hit_in_line(odd.as_bytes(), 1, &q), hit_in_value(odd.as_bytes(), 1, &q));
     }
 
     #[test]

@@ -396,7 +396,16 @@ pub fn list(a: ListArgs) -> Result<()> {
     let json_out = a.json;
     let cwd = cwd();
     let settings = load_settings(&cwd);
-    let infos = crate::store::list_sessions(&cwd, &settings, a.all);
+    let (infos, problems): (Vec<_>, Vec<_>) = crate::store::list_sessions(&cwd, &settings, a.all)
+        .into_iter()
+        .partition(|i| i.is_session());
+    for p in &problems {
+        eprintln!(
+            "bonsai: not listed: {}: {}",
+            p.path.display(),
+            p.problem.as_ref().map(|x| x.reason()).unwrap_or_default()
+        );
+    }
     if json_out {
         print_json(&Value::Array(infos.iter().map(|i| i.to_json()).collect()));
         return Ok(());

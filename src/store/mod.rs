@@ -9,12 +9,15 @@ pub mod faults;
 pub mod files;
 pub mod journal;
 pub mod mapped;
+pub mod pins;
 pub mod search;
 pub mod sessions;
 pub mod write;
 
 pub use files::{OpenError, load_session, reload};
-pub use sessions::{SessionInfo, count_all_sessions, list_sessions, newest_in_dir, session_info};
+pub use sessions::{
+    Problem, SessionInfo, count_all_sessions, list_sessions, newest_in_dir, newest_session, session_info,
+};
 pub use write::{
     Appended, WriteError, append_lines, append_with, migrate, new_session_path, repair, write_document, write_new,
 };

@@ -48,6 +48,10 @@ pub enum Action {
     OpenPicker,
     OpenHelp,
     ToggleAllProjects,
+    /// Search inside the listed sessions (the picker).
+    SearchSessions,
+    /// Pin the selected session on top of the picker, or unpin it.
+    PinSession,
     CopyText,
     CopyId,
     OpenPager,

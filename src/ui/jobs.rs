@@ -85,11 +85,20 @@ pub enum Job {
     Reload { session: Arc<Session>, path: PathBuf },
     /// Open another session (the picker).
     Open { path: PathBuf },
-    /// List sessions (the picker; `all`: every project).
+    /// List sessions (the picker; `all`: every project), with bonsai's pins.
     List {
         cwd: PathBuf,
         settings: Settings,
         all: bool,
+        /// Pi's agent directory (bonsai's pins are under it).
+        agent_dir: PathBuf,
+    },
+    /// Search inside `files` (the picker), each file's hits reported as it is done.
+    SearchSessions {
+        id: u64,
+        files: Vec<PathBuf>,
+        query: String,
+        cancel: Arc<AtomicBool>,
     },
     /// Append, decided again on the file as it is (see `engine::write_plan`).
     Write {
@@ -175,6 +184,20 @@ pub enum JobResult {
         sessions: Vec<SessionInfo>,
         /// Pi's sessions in every project, counted when this project has none.
         everywhere: Option<usize>,
+        /// The pinned sessions (bonsai's own file).
+        pins: Vec<PathBuf>,
+    },
+    /// One file of search `id` is done.
+    SearchFile {
+        id: u64,
+        path: PathBuf,
+        hits: Result<Vec<crate::engine::search::Hit>, String>,
+    },
+    /// Search `id` ended (every file, or stopped).
+    SearchDone {
+        id: u64,
+        elapsed_ms: u64,
+        error: Option<String>,
     },
     Written(Result<Written, store::WriteError>),
     Branched {
@@ -241,15 +264,15 @@ pub enum SummaryError {
 }
 
 impl Job {
-    /// Model calls are tasks on the runtime; everything else (the offline summaries too)
-    /// blocks a worker.
+    /// Model calls and searches (which report as they go) are tasks on the runtime;
+    /// everything else (the offline summaries too) blocks a worker.
     pub fn is_async(&self) -> bool {
         matches!(
             self,
             Job::Summary {
                 summarizer: Some(_),
                 ..
-            }
+            } | Job::SearchSessions { .. }
         )
     }
 
@@ -335,7 +358,12 @@ impl Job {
                 result: store::load_session(&path).map(Arc::new),
                 path,
             },
-            Job::List { cwd, settings, all } => {
+            Job::List {
+                cwd,
+                settings,
+                all,
+                agent_dir,
+            } => {
                 let sessions = store::list_sessions(&cwd, &settings, all);
                 // None here: say how many there are elsewhere (counted, not opened).
                 let everywhere = (sessions.is_empty() && !all).then(|| store::count_all_sessions(&cwd, &settings));
@@ -343,6 +371,7 @@ impl Job {
                     all,
                     sessions,
                     everywhere,
+                    pins: store::pins::load(&agent_dir),
                 }
             }
             Job::Write {
@@ -408,12 +437,52 @@ impl Job {
                 id,
                 result: Err(SummaryError::Runtime("a model call needs the runtime".into())),
             },
+            Job::SearchSessions { id, .. } => JobResult::SearchDone {
+                id,
+                elapsed_ms: 0,
+                error: Some("a search needs the runtime".into()),
+            },
         }
     }
 
     /// Run a model summary, reporting streamed text through `report`. Ends early (with
-    /// `Cancelled`) when the cancel flag is set.
+    /// `Cancelled`) when the cancel flag is set. A search reports each file as it is done.
     pub async fn run_async(self, report: impl Fn(JobResult) + Send + Sync + 'static) -> JobResult {
+        if let Job::SearchSessions {
+            id,
+            files,
+            query,
+            cancel,
+        } = self
+        {
+            let started = std::time::Instant::now();
+            let q = match crate::engine::search::Query::new(&query, false, None) {
+                Ok(q) => q,
+                Err(e) => {
+                    return JobResult::SearchDone {
+                        id,
+                        elapsed_ms: 0,
+                        error: Some(e),
+                    };
+                }
+            };
+            let report = Arc::new(report);
+            let r = tokio::task::spawn_blocking(move || {
+                store::search::search(&files, &q, &cancel, |path, hits| {
+                    report(JobResult::SearchFile {
+                        id,
+                        path: path.to_path_buf(),
+                        hits,
+                    })
+                });
+            })
+            .await;
+            return JobResult::SearchDone {
+                id,
+                elapsed_ms: started.elapsed().as_millis() as u64,
+                error: r.err().map(|e| e.to_string()),
+            };
+        }
         if let Job::Summary {
             id,
             session,

@@ -26,8 +26,14 @@ pub enum Mode {
     /// What fills the context: tokens by role, tool and file, the largest entries.
     Fills,
     Help,
-    /// The session picker (typing filters it).
+    /// The session picker's tree.
     Picker,
+    /// Typing the picker's name filter.
+    PickerFilter,
+    /// Typing a search inside the sessions.
+    PickerQuery,
+    /// Going through a search's hits.
+    PickerHits,
     /// Pi's three navigation choices.
     NavigateDialog,
     /// A one-line input (label, name, keepRecentTokens).
@@ -45,7 +51,7 @@ pub enum Mode {
 }
 
 impl Mode {
-    pub const ALL: [Mode; 16] = [
+    pub const ALL: [Mode; 19] = [
         Mode::Tree,
         Mode::CutPreview,
         Mode::Prune,
@@ -55,6 +61,9 @@ impl Mode {
         Mode::Fills,
         Mode::Help,
         Mode::Picker,
+        Mode::PickerFilter,
+        Mode::PickerQuery,
+        Mode::PickerHits,
         Mode::NavigateDialog,
         Mode::LineInput,
         Mode::Instructions,
@@ -66,7 +75,10 @@ impl Mode {
 
     /// Keys without a binding are text for an input.
     pub fn takes_text(self) -> bool {
-        matches!(self, Mode::Search | Mode::Picker | Mode::LineInput | Mode::Instructions)
+        matches!(
+            self,
+            Mode::Search | Mode::PickerFilter | Mode::PickerQuery | Mode::LineInput | Mode::Instructions
+        )
     }
 
     pub fn name(self) -> &'static str {
@@ -80,6 +92,9 @@ impl Mode {
             Mode::Context => "what the model sees",
             Mode::Help => "help",
             Mode::Picker => "sessions",
+            Mode::PickerFilter => "sessions: filter",
+            Mode::PickerQuery => "sessions: search",
+            Mode::PickerHits => "sessions: hits",
             Mode::NavigateDialog => "navigate",
             Mode::LineInput => "input",
             Mode::Instructions => "instructions",
@@ -194,7 +209,7 @@ const BROWSE: &[Mode] = &[Tree, CutPreview, Prune, Detail];
 const PREVIEW: &[Mode] = &[CutPreview];
 const PRUNE: &[Mode] = &[Prune];
 const DETAIL: &[Mode] = &[Detail];
-const SCROLLS: &[Mode] = &[Context, Fills, Picker, SummaryPreview, Streaming];
+const SCROLLS: &[Mode] = &[Context, Fills, Picker, PickerHits, SummaryPreview, Streaming];
 const LISTS: &[Mode] = &[Context, Fills];
 
 macro_rules! b {
@@ -398,8 +413,41 @@ pub fn bindings() -> &'static [Binding] {
             b!(LISTS, [code(KeyCode::Esc), ch('q')], Action::Close, "close", hint),
             b!(&[Context], [ch('v')], Action::Close, "close"),
             // The session picker.
-            b!(&[Picker], [code(KeyCode::Up)], Action::Up, "move", hint),
-            b!(&[Picker], [code(KeyCode::Down)], Action::Down, "move", hint),
+            b!(
+                &[Picker, PickerHits],
+                [code(KeyCode::Up), ch('k')],
+                Action::Up,
+                "move",
+                hint
+            ),
+            b!(
+                &[Picker, PickerHits],
+                [code(KeyCode::Down), ch('j')],
+                Action::Down,
+                "move",
+                hint
+            ),
+            b!(&[PickerFilter], [code(KeyCode::Up)], Action::Up, "move", hint),
+            b!(&[PickerFilter], [code(KeyCode::Down)], Action::Down, "move", hint),
+            b!(
+                &[Picker, PickerHits],
+                [code(KeyCode::Home), ch('g')],
+                Action::Home,
+                "first"
+            ),
+            b!(
+                &[Picker, PickerHits],
+                [code(KeyCode::End), ch('G')],
+                Action::End,
+                "last"
+            ),
+            b!(&[Picker], [code(KeyCode::Left), ch('h')], Action::FoldOrUp, "fold / up"),
+            b!(
+                &[Picker],
+                [code(KeyCode::Right), ch('l')],
+                Action::UnfoldOrDown,
+                "unfold"
+            ),
             b!(&[Picker], [code(KeyCode::Enter)], Action::Select, "open", hint),
             b!(
                 &[Picker],
@@ -408,7 +456,58 @@ pub fn bindings() -> &'static [Binding] {
                 "this project / all",
                 hint
             ),
-            b!(&[Picker], [code(KeyCode::Esc), ctrl('c')], Action::Close, "close", hint),
+            b!(&[Picker], [ch('/')], Action::StartSearch, "filter by name", hint),
+            b!(
+                &[Picker, PickerHits],
+                [ch('s'), ctrl('f')],
+                Action::SearchSessions,
+                "search inside sessions",
+                hint
+            ),
+            b!(&[Picker], [ch('p')], Action::PinSession, "pin / unpin", hint),
+            b!(
+                &[Picker],
+                [code(KeyCode::Esc), ch('q'), ctrl('c')],
+                Action::Close,
+                "close",
+                hint
+            ),
+            b!(
+                &[PickerFilter],
+                [code(KeyCode::Enter)],
+                Action::Select,
+                "keep the filter",
+                hint
+            ),
+            b!(
+                &[PickerFilter],
+                [code(KeyCode::Esc), ctrl('c')],
+                Action::Close,
+                "clear the filter",
+                hint
+            ),
+            b!(&[PickerQuery], [code(KeyCode::Enter)], Action::Select, "search", hint),
+            b!(
+                &[PickerQuery],
+                [code(KeyCode::Esc), ctrl('c')],
+                Action::Close,
+                "back",
+                hint
+            ),
+            b!(
+                &[PickerHits],
+                [code(KeyCode::Enter)],
+                Action::Select,
+                "open at the hit",
+                hint
+            ),
+            b!(
+                &[PickerHits],
+                [code(KeyCode::Esc), ch('q'), ctrl('c')],
+                Action::Close,
+                "stop / back",
+                hint
+            ),
             // Help: any key closes it.
             b!(&[Help], [code(KeyCode::Up), ch('k')], Action::Up, "scroll", hint),
             b!(&[Help], [code(KeyCode::Down), ch('j')], Action::Down, "scroll", hint),

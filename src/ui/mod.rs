@@ -61,11 +61,11 @@ pub fn resolve_target(arg: Option<&Path>, cwd: &Path, settings: &Settings) -> Re
         }
         return Ok(Target::File(p.to_path_buf()));
     }
-    let here = crate::store::list_sessions(cwd, settings, false);
-    if let Some(s) = here.first() {
-        return Ok(Target::File(s.path.clone()));
+    // Only the newest file's header is read to open it (the listing waits for the picker).
+    if let Some(p) = crate::store::newest_session(cwd, settings) {
+        return Ok(Target::File(p));
     }
-    if !crate::store::list_sessions(cwd, settings, true).is_empty() {
+    if crate::store::count_all_sessions(cwd, settings) > 0 {
         return Ok(Target::Picker);
     }
     Ok(Target::Demo)
@@ -510,6 +510,10 @@ pub mod tests {
             Registry::builtin_only(),
         );
         a.force_offline = true;
+        // Never the user's own agent directory (pins are written there).
+        a.agent_dir = tempfile::tempdir()
+            .map(|d| d.keep())
+            .unwrap_or_else(|_| std::env::temp_dir());
         a.run_jobs_now();
         a
     }
@@ -522,6 +526,10 @@ pub mod tests {
             Registry::builtin_only(),
         );
         a.force_offline = true;
+        // Never the user's own agent directory (pins are written there).
+        a.agent_dir = tempfile::tempdir()
+            .map(|d| d.keep())
+            .unwrap_or_else(|_| std::env::temp_dir());
         a.run_jobs_now();
         a
     }

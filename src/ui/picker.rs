@@ -1,36 +1,135 @@
-//! The session picker: this project's sessions or all (Tab), threaded by `parentSession`,
-//! with name or first message, modified time, entries and size; typing filters it. Listing
-//! and opening run as jobs; the picker only holds what they reported.
+//! The session picker: a tree drawn with tui-tree-widget (a shallow, wide tree is what it is
+//! good at) of this project's sessions, or every project's (Tab): projects, their sessions
+//! newest first, forks and clones nested under the session they came from (`parentSession`),
+//! pinned sessions on top; beside it a preview of the selected session (header, first and
+//! newest request, the context against the model's window). `/` filters by name; `s` searches
+//! inside the listed sessions, the hits streaming in as each file is done, Enter opening the
+//! session at the hit's entry. What is not a readable session is listed greyed with the reason.
+//!
+//! Listing, opening and searching are jobs; the picker holds what they reported. `layout`
+//! (called from `App::update`) lets the tree widget settle its scroll; `draw` only renders.
 
 use super::input::LineEditor;
 use super::theme::*;
+use crate::engine::search::Hit;
+use crate::engine::text_width::truncate_to_width;
 use crate::store::SessionInfo;
-use crossterm::event::KeyEvent;
 use ratatui::Frame;
-use ratatui::layout::Rect;
+use ratatui::buffer::Buffer;
+use ratatui::layout::{Position, Rect};
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph};
+use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+use tui_tree_widget::{Tree, TreeItem, TreeState};
+
+/// What has the picker's keys.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PickerFocus {
+    Tree,
+    /// Typing the name filter.
+    Filter,
+    /// Typing a search query.
+    Query,
+    /// Going through the search's hits.
+    Hits,
+}
+
+/// What a tree node is.
+#[derive(Debug, Clone)]
+enum Node {
+    /// A project's session folder.
+    Project {
+        label: String,
+        sessions: usize,
+    },
+    /// The pinned sessions of every project (all projects).
+    Pinned,
+    Session(usize),
+    /// A file or folder that is not a readable session.
+    Problem(usize),
+}
+
+/// A search inside the listed sessions.
+pub struct SessionSearch {
+    pub query: LineEditor,
+    pub id: u64,
+    pub running: bool,
+    pub cancel: Arc<AtomicBool>,
+    /// Hits grouped by session, in the order the files finished.
+    pub hits: Vec<(PathBuf, Hit)>,
+    /// Files done and in all.
+    pub files: (usize, usize),
+    pub selected: usize,
+    pub error: Option<String>,
+    pub elapsed_ms: u64,
+}
 
 pub struct Picker {
     pub all: bool,
     pub sessions: Vec<SessionInfo>,
-    /// (index into sessions, depth) in display order.
-    pub rows: Vec<(usize, usize)>,
-    pub selected: usize,
-    pub query: LineEditor,
+    /// The context window of each session's model (from Pi's model table), by index.
+    pub windows: Vec<Option<u64>>,
+    pub pins: Vec<PathBuf>,
+    items: Vec<TreeItem<'static, String>>,
+    nodes: HashMap<String, Node>,
+    /// Every node's identifier path (open or not) and whether it has children.
+    paths: Vec<(Vec<String>, bool)>,
+    /// The tree widget's state. In a cell: rendering records where rows were drawn (for
+    /// clicks) even from `draw(&self)`; the scroll itself is settled in `layout`.
+    state: std::cell::RefCell<TreeState<String>>,
+    pub filter: LineEditor,
+    pub focus: PickerFocus,
+    pub search: Option<SessionSearch>,
     pub error: Option<String>,
     /// The open session (shown in green).
     pub current: Option<PathBuf>,
     /// A listing is being read.
     pub loading: bool,
-    /// A session is being opened.
+    /// A session is being opened (and the entry to select in it).
     pub opening: Option<PathBuf>,
+    pub open_at: Option<String>,
     /// bonsai started in the picker: closing it quits.
     pub launched_without_session: bool,
     /// When this project has none: how many sessions Pi has in all projects.
     pub everywhere: Option<usize>,
+    /// The selected session disappeared from its folder (deleted or moved).
+    pub gone: Option<PathBuf>,
+    /// This project's folder (its sessions come first in all projects).
+    pub home_dir: Option<PathBuf>,
+    /// The user's home folder (paths under it are shown as `~/…`).
+    pub user_home: Option<PathBuf>,
+    /// The tree was built once (the first build opens the nodes worth opening).
+    built: bool,
+    /// When the listing last arrived (the tick lists again after a while).
+    pub listed_at: std::time::Instant,
+}
+
+/// Identifier prefixes: a project's folder, a pinned copy, a session, a problem.
+fn project_id(dir: &std::path::Path) -> String {
+    format!("p:{}", dir.display())
+}
+fn session_id(p: &std::path::Path) -> String {
+    format!("s:{}", p.display())
+}
+
+fn size_text(bytes: u64) -> String {
+    if bytes >= 1 << 20 {
+        format!("{:.1} MB", bytes as f64 / 1048576.0)
+    } else {
+        format!("{} KB", bytes.div_ceil(1024))
+    }
+}
+
+/// `~/x` for a path under the home folder.
+fn tilde(p: &str, home: Option<&std::path::Path>) -> String {
+    match home.and_then(|h| p.strip_prefix(h.to_str()?)) {
+        Some(rest) if rest.is_empty() || rest.starts_with('/') => format!("~{rest}"),
+        _ => p.to_string(),
+    }
 }
 
 impl Picker {
@@ -38,45 +137,130 @@ impl Picker {
         Picker {
             all: false,
             sessions: vec![],
-            rows: vec![],
-            selected: 0,
-            query: LineEditor::new("", false),
+            windows: vec![],
+            pins: vec![],
+            items: vec![],
+            nodes: HashMap::new(),
+            paths: vec![],
+            state: std::cell::RefCell::new(TreeState::default()),
+            filter: LineEditor::new("", false),
+            focus: PickerFocus::Tree,
+            search: None,
             error: None,
             current,
             loading: false,
             opening: None,
+            open_at: None,
             launched_without_session: false,
             everywhere: None,
+            gone: None,
+            home_dir: None,
+            user_home: None,
+            built: false,
+            listed_at: std::time::Instant::now(),
         }
     }
 
     pub fn from_sessions(sessions: Vec<SessionInfo>) -> Picker {
         let mut p = Picker::new(None);
-        p.set_sessions(false, sessions);
+        let windows = vec![None; sessions.len()];
+        p.set_sessions(false, sessions, windows, vec![]);
         p
     }
 
-    /// A listing arrived (this project's, or every project's when `all`).
-    pub fn set_sessions(&mut self, all: bool, sessions: Vec<SessionInfo>) {
+    /// A listing arrived (this project's, or every project's when `all`), with the sessions'
+    /// context windows and the pins. Folds and the selection stay (by identifier); a selected
+    /// session that is no longer listed is said to be gone.
+    pub fn set_sessions(
+        &mut self,
+        all: bool,
+        sessions: Vec<SessionInfo>,
+        windows: Vec<Option<u64>>,
+        pins: Vec<PathBuf>,
+    ) {
+        let switched = all != self.all;
+        let was = self.selected_path();
         self.all = all;
         self.sessions = sessions;
+        self.windows = windows;
+        self.pins = pins;
         self.loading = false;
+        if switched {
+            self.built = false;
+        }
+        self.gone = was
+            .filter(|p| !switched && !self.sessions.iter().any(|s| &s.path == p))
+            .filter(|p| !p.exists());
         self.rebuild();
     }
 
-    /// Children (forks) under their parent session, newest first at each level.
-    fn rebuild(&mut self) {
-        let q = self.query.text().to_lowercase();
-        let matches = |s: &SessionInfo| {
-            q.is_empty()
-                || s.title().to_lowercase().contains(&q)
-                || s.path.to_string_lossy().to_lowercase().contains(&q)
-                || s.cwd.to_lowercase().contains(&q)
+    pub fn set_pins(&mut self, pins: Vec<PathBuf>) {
+        self.pins = pins;
+        self.rebuild();
+    }
+
+    fn is_pinned(&self, p: &std::path::Path) -> bool {
+        self.pins.iter().any(|x| x == p)
+    }
+
+    /// One session's row: modified, entries, size, context share, pin, title.
+    fn session_line(&self, i: usize) -> Line<'static> {
+        let s = &self.sessions[i];
+        let modified = s.modified_iso();
+        let ctx = match (s.context_tokens, self.windows.get(i).copied().flatten()) {
+            (Some(t), Some(w)) if w > 0 => format!("{:>3}%", (t * 100 / w).min(999)),
+            _ => "   ·".into(),
         };
-        let by_path: std::collections::HashMap<String, usize> = self
+        let current = self.current.as_ref() == Some(&s.path);
+        let mut spans = vec![
+            Span::styled(
+                format!("{} ", modified.get(..16).unwrap_or(&modified).replace('T', " ")),
+                fg(MUTED),
+            ),
+            Span::styled(format!("{:>6} ", s.entries), fg(DIM)),
+            Span::styled(format!("{:>8} ", size_text(s.bytes)), fg(DIM)),
+            Span::styled(format!("{ctx}  "), fg(DIM)),
+        ];
+        if self.is_pinned(&s.path) {
+            spans.push(Span::styled("★ ", fg(WARNING)));
+        }
+        spans.push(Span::styled(
+            s.title(),
+            if current { fg(SUCCESS) } else { Style::default() },
+        ));
+        Line::from(spans)
+    }
+
+    fn problem_line(&self, i: usize) -> Line<'static> {
+        let s = &self.sessions[i];
+        let name = s
+            .path
+            .file_name()
+            .map(|n| n.to_string_lossy().to_string())
+            .unwrap_or_default();
+        let why = s.problem.as_ref().map(|p| p.reason()).unwrap_or_default();
+        Line::from(Span::styled(format!("{name} — {why}"), fg(DIM)))
+    }
+
+    /// Whether session `i` passes the name filter.
+    fn matches(&self, i: usize, q: &str) -> bool {
+        let s = &self.sessions[i];
+        q.is_empty()
+            || s.title().to_lowercase().contains(q)
+            || s.path.to_string_lossy().to_lowercase().contains(q)
+            || s.cwd.to_lowercase().contains(q)
+    }
+
+    /// The tree items from the listing, the pins and the filter.
+    fn rebuild(&mut self) {
+        let q = self.filter.text().to_lowercase();
+        self.nodes.clear();
+        // Forks under the session they came from (in the same listing).
+        let by_path: HashMap<String, usize> = self
             .sessions
             .iter()
             .enumerate()
+            .filter(|(_, s)| s.is_session())
             .map(|(i, s)| (s.path.to_string_lossy().to_string(), i))
             .collect();
         let parent_of = |i: usize| {
@@ -87,92 +271,535 @@ impl Picker {
                 .filter(|&p| p != i)
         };
         let mut children: Vec<Vec<usize>> = vec![vec![]; self.sessions.len()];
-        let mut roots = vec![];
+        let mut roots_by_dir: HashMap<PathBuf, Vec<usize>> = HashMap::new();
         for i in 0..self.sessions.len() {
-            match parent_of(i) {
-                Some(p) => children[p].push(i),
-                None => roots.push(i),
+            match (self.sessions[i].is_session(), parent_of(i)) {
+                (true, Some(p)) => children[p].push(i),
+                _ => roots_by_dir.entry(self.sessions[i].dir.clone()).or_default().push(i),
             }
         }
-        let mut rows = Vec::new();
-        let mut stack: Vec<(usize, usize)> = roots.into_iter().rev().map(|r| (r, 0)).collect();
-        let mut seen = vec![false; self.sessions.len()];
-        while let Some((i, d)) = stack.pop() {
-            if std::mem::replace(&mut seen[i], true) {
-                continue;
+        // A session with a match below it stays, to show where the match sits.
+        let mut keep = vec![false; self.sessions.len()];
+        fn mark(
+            i: usize,
+            children: &[Vec<usize>],
+            keep: &mut [bool],
+            hit: &dyn Fn(usize) -> bool,
+            depth: usize,
+        ) -> bool {
+            let mut any = hit(i);
+            // Bounded: a parent cycle in the headers must not recurse for ever.
+            if depth < 64 {
+                for &c in &children[i] {
+                    any |= mark(c, children, keep, hit, depth + 1);
+                }
             }
-            if matches(&self.sessions[i]) {
-                rows.push((i, d));
-            }
-            for &c in children[i].iter().rev() {
-                stack.push((c, d + 1));
+            keep[i] = any;
+            any
+        }
+        let hit = |i: usize| self.matches(i, &q);
+        for roots in roots_by_dir.values() {
+            for &r in roots {
+                mark(r, &children, &mut keep, &hit, 0);
             }
         }
-        self.rows = rows;
-        self.selected = self.selected.min(self.rows.len().saturating_sub(1));
+        // Newest first; pinned sessions first.
+        let order = |v: &mut Vec<usize>| {
+            v.sort_by(|&a, &b| {
+                let (sa, sb) = (&self.sessions[a], &self.sessions[b]);
+                sa.problem
+                    .is_some()
+                    .cmp(&sb.problem.is_some())
+                    .then(self.is_pinned(&sb.path).cmp(&self.is_pinned(&sa.path)))
+                    .then(sb.modified_ms.cmp(&sa.modified_ms))
+                    .then(sa.path.cmp(&sb.path))
+            })
+        };
+        let mut nodes = HashMap::new();
+        let mut paths: Vec<(Vec<String>, bool)> = Vec::new();
+        #[allow(clippy::too_many_arguments)]
+        fn item(
+            p: &Picker,
+            i: usize,
+            children: &[Vec<usize>],
+            keep: &[bool],
+            nodes: &mut HashMap<String, Node>,
+            paths: &mut Vec<(Vec<String>, bool)>,
+            prefix: &[String],
+            order: &dyn Fn(&mut Vec<usize>),
+        ) -> TreeItem<'static, String> {
+            let s = &p.sessions[i];
+            let mut path = prefix.to_vec();
+            if !s.is_session() {
+                let id = format!("x:{}", s.path.display());
+                nodes.insert(id.clone(), Node::Problem(i));
+                path.push(id.clone());
+                paths.push((path, false));
+                return TreeItem::new_leaf(id, p.problem_line(i));
+            }
+            let id = session_id(&s.path);
+            nodes.insert(id.clone(), Node::Session(i));
+            path.push(id.clone());
+            let at = paths.len();
+            paths.push((path.clone(), false));
+            let mut kids: Vec<usize> = children[i].iter().copied().filter(|&c| keep[c]).collect();
+            order(&mut kids);
+            // Bounded: a chain of forks can be deep, a cycle in the headers endless.
+            let kids: Vec<TreeItem<'static, String>> = if path.len() < 64 {
+                kids.into_iter()
+                    .map(|c| item(p, c, children, keep, nodes, paths, &path, order))
+                    .collect()
+            } else {
+                vec![]
+            };
+            paths[at].1 = !kids.is_empty();
+            TreeItem::new(id.clone(), p.session_line(i), kids)
+                .unwrap_or_else(|_| TreeItem::new_leaf(id, p.session_line(i)))
+        }
+        let mut items = Vec::new();
+        if self.all {
+            // Pinned sessions of every project first, then the projects, newest first.
+            let mut pinned: Vec<usize> = (0..self.sessions.len())
+                .filter(|&i| self.sessions[i].is_session() && self.is_pinned(&self.sessions[i].path) && keep[i])
+                .collect();
+            if !pinned.is_empty() {
+                order(&mut pinned);
+                paths.push((vec!["pinned".to_string()], true));
+                let kids = pinned
+                    .iter()
+                    .map(|&i| {
+                        let id = format!("pin:{}", self.sessions[i].path.display());
+                        nodes.insert(id.clone(), Node::Session(i));
+                        paths.push((vec!["pinned".to_string(), id.clone()], false));
+                        TreeItem::new_leaf(id, self.session_line(i))
+                    })
+                    .collect();
+                if let Ok(it) = TreeItem::new(
+                    "pinned".to_string(),
+                    Line::from(Span::styled("★ pinned", fg(WARNING))),
+                    kids,
+                ) {
+                    nodes.insert("pinned".into(), Node::Pinned);
+                    items.push(it);
+                }
+            }
+            let mut dirs: Vec<(&PathBuf, &Vec<usize>)> = roots_by_dir.iter().collect();
+            let newest = |v: &Vec<usize>| v.iter().map(|&i| self.sessions[i].modified_ms).max().unwrap_or(0);
+            dirs.sort_by(|a, b| {
+                let here = |d: &PathBuf| self.home_dir.as_ref() == Some(d);
+                here(b.0)
+                    .cmp(&here(a.0))
+                    .then(newest(b.1).cmp(&newest(a.1)))
+                    .then(a.0.cmp(b.0))
+            });
+            for (dir, roots) in dirs {
+                let mut roots: Vec<usize> = roots.iter().copied().filter(|&r| keep[r]).collect();
+                if roots.is_empty() {
+                    continue;
+                }
+                order(&mut roots);
+                let count = self.sessions.iter().filter(|s| s.is_session() && &s.dir == dir).count();
+                // The folder itself cannot be read: its row says so.
+                if let [only] = roots[..]
+                    && matches!(self.sessions[only].problem, Some(crate::store::Problem::Folder(_)))
+                {
+                    let id = format!("x:{}", dir.display());
+                    nodes.insert(id.clone(), Node::Problem(only));
+                    paths.push((vec![id.clone()], false));
+                    let why = self.sessions[only]
+                        .problem
+                        .as_ref()
+                        .map(|p| p.reason())
+                        .unwrap_or_default();
+                    items.push(TreeItem::new_leaf(
+                        id,
+                        Line::from(Span::styled(format!("{} — {why}", dir.display()), fg(DIM))),
+                    ));
+                    continue;
+                }
+                let label = roots
+                    .iter()
+                    .map(|&r| &self.sessions[r])
+                    .find(|s| s.is_session() && !s.cwd.is_empty())
+                    .map(|s| tilde(&s.cwd, self.user_home.as_deref()))
+                    .unwrap_or_else(|| {
+                        dir.file_name()
+                            .map(|n| n.to_string_lossy().to_string())
+                            .unwrap_or_default()
+                    });
+                let id = project_id(dir);
+                paths.push((vec![id.clone()], true));
+                let prefix = vec![id.clone()];
+                let kids = roots
+                    .iter()
+                    .map(|&r| item(self, r, &children, &keep, &mut nodes, &mut paths, &prefix, &order))
+                    .collect();
+                let text = Line::from(vec![
+                    Span::styled(label.clone(), title()),
+                    Span::styled(
+                        format!("  {count} session{}", if count == 1 { "" } else { "s" }),
+                        fg(DIM),
+                    ),
+                ]);
+                if let Ok(it) = TreeItem::new(id.clone(), text, kids) {
+                    nodes.insert(id, Node::Project { label, sessions: count });
+                    items.push(it);
+                }
+            }
+        } else {
+            let mut roots: Vec<usize> = roots_by_dir.values().flatten().copied().filter(|&r| keep[r]).collect();
+            order(&mut roots);
+            items = roots
+                .iter()
+                .map(|&r| item(self, r, &children, &keep, &mut nodes, &mut paths, &[], &order))
+                .collect();
+        }
+        self.items = items;
+        self.nodes = nodes;
+        self.paths = paths;
+        self.settle();
     }
 
-    pub fn move_by(&mut self, d: isize) {
-        let last = self.rows.len().saturating_sub(1) as isize;
-        self.selected = (self.selected as isize + d).clamp(0, last.max(0)) as usize;
-    }
-
-    pub fn edit(&mut self, key: KeyEvent) {
-        if self.query.input(key) {
-            self.rebuild();
+    /// After a rebuild: the first build opens what is worth seeing (this project's forks, the
+    /// pins and the current project), a filter opens every match's way; the selection follows
+    /// its session to wherever it is now, else the first row.
+    fn settle(&mut self) {
+        let all_paths = self.flat_paths();
+        if (!self.built && !all_paths.is_empty()) || !self.filter.text().is_empty() {
+            self.built = true;
+            let here = self.home_dir.as_ref().map(|d| project_id(d));
+            let filtering = !self.filter.text().is_empty();
+            for (path, kids) in &self.paths {
+                let open = *kids
+                    && (!self.all
+                        || filtering
+                        || path.first().map(String::as_str) == Some("pinned")
+                        || path.first() == here.as_ref());
+                if open {
+                    self.state.get_mut().open(path.clone());
+                }
+            }
+        }
+        let sel = self.state.get_mut().selected().to_vec();
+        if all_paths.iter().any(|p| *p == sel) {
+            return;
+        }
+        // The selected node under another path now (a fork whose parent appeared), or the
+        // open session, or the first row.
+        let want = sel
+            .last()
+            .cloned()
+            .or_else(|| self.current.as_ref().map(|c| session_id(c)));
+        let found = want.and_then(|w| all_paths.iter().find(|p| p.last() == Some(&w)).cloned());
+        match found {
+            Some(p) => {
+                for k in 1..p.len() {
+                    self.state.get_mut().open(p[..k].to_vec());
+                }
+                self.state.get_mut().select(p);
+            }
+            // The first row (the tree's own `select_first` knows rows only once drawn).
+            None => {
+                let first = all_paths.iter().find(|p| p.len() == 1).cloned().unwrap_or_default();
+                self.state.get_mut().select(first);
+            }
         }
     }
 
-    pub fn paste(&mut self, text: &str) {
-        self.query.paste(text);
-        self.rebuild();
+    /// Every node's identifier path (open or not).
+    fn flat_paths(&self) -> Vec<Vec<String>> {
+        self.paths.iter().map(|(p, _)| p.clone()).collect()
+    }
+
+    fn selected_node(&self) -> Option<&Node> {
+        let id = self.state.borrow().selected().last().cloned()?;
+        self.nodes.get(&id)
+    }
+
+    /// The selected session's listing, if a session is selected.
+    pub fn selected_session(&self) -> Option<&SessionInfo> {
+        match self.selected_node()? {
+            Node::Session(i) => self.sessions.get(*i),
+            _ => None,
+        }
     }
 
     pub fn selected_path(&self) -> Option<PathBuf> {
-        self.rows
-            .get(self.selected)
-            .map(|&(i, _)| self.sessions[i].path.clone())
+        self.selected_session().map(|s| s.path.clone())
     }
 
-    /// First list row inside the picker drawn in `area`.
-    fn list_top(&self, area: Rect) -> u16 {
-        // Border, search line, error, column headings.
-        area.y + 2 + u16::from(self.error.is_some()) + u16::from(!self.rows.is_empty())
+    /// Whether the selection is a node with children (a project, the pins, a forked session).
+    pub fn selected_has_children(&self) -> bool {
+        let st = self.state.borrow();
+        let sel = st.selected();
+        self.paths.iter().any(|(p, kids)| *kids && p == sel)
+    }
+
+    pub fn toggle_selected(&mut self) -> bool {
+        self.state.get_mut().toggle_selected()
+    }
+
+    /// Fold the selection (or go to its parent), or unfold it (a node with children).
+    pub fn fold(&mut self, open: bool) -> bool {
+        if open && !self.selected_has_children() {
+            return false;
+        }
+        let st = self.state.get_mut();
+        if open { st.key_right() } else { st.key_left() }
+    }
+
+    pub fn first_or_last(&mut self, last: bool) -> bool {
+        if self.focus == PickerFocus::Hits {
+            let Some(s) = &mut self.search else { return false };
+            let to = if last { s.hits.len().saturating_sub(1) } else { 0 };
+            let moved = to != s.selected;
+            s.selected = to;
+            return moved;
+        }
+        let rows: Vec<Vec<String>> = self
+            .state
+            .borrow()
+            .flatten(&self.items)
+            .into_iter()
+            .map(|f| f.identifier)
+            .collect();
+        let to = if last { rows.last() } else { rows.first() };
+        match to {
+            Some(r) => self.state.get_mut().select(r.clone()),
+            None => false,
+        }
+    }
+
+    pub fn rows(&self) -> usize {
+        self.state.borrow().flatten(&self.items).len()
+    }
+
+    pub fn move_by(&mut self, d: isize) -> bool {
+        if self.focus == PickerFocus::Hits {
+            let Some(s) = &mut self.search else { return false };
+            let last = s.hits.len().saturating_sub(1) as isize;
+            let to = (s.selected as isize + d).clamp(0, last.max(0)) as usize;
+            let moved = to != s.selected;
+            s.selected = to;
+            return moved;
+        }
+        // By the rows the tree shows now (the widget's own moves know rows only once drawn).
+        let rows: Vec<Vec<String>> = self
+            .state
+            .borrow()
+            .flatten(&self.items)
+            .into_iter()
+            .map(|f| f.identifier)
+            .collect();
+        if rows.is_empty() {
+            return false;
+        }
+        let st = self.state.get_mut();
+        let cur = rows.iter().position(|r| r.as_slice() == st.selected());
+        let to = match cur {
+            None => 0,
+            Some(c) => (c as isize + d).clamp(0, rows.len() as isize - 1) as usize,
+        };
+        st.select(rows[to].clone())
+    }
+
+    pub fn edit_filter(&mut self, key: crossterm::event::KeyEvent) -> bool {
+        let changed = self.filter.input(key);
+        if changed {
+            self.rebuild();
+        }
+        changed
+    }
+
+    pub fn paste(&mut self, text: &str) {
+        match self.focus {
+            PickerFocus::Query => {
+                if let Some(s) = &mut self.search {
+                    s.query.paste(text)
+                }
+            }
+            _ => {
+                self.filter.paste(text);
+                self.rebuild();
+            }
+        }
+    }
+
+    pub fn clear_filter(&mut self) {
+        self.filter = LineEditor::new("", false);
+        self.rebuild();
+    }
+
+    /// The search hit under the cursor: its session and entry.
+    pub fn selected_hit(&self) -> Option<(PathBuf, String)> {
+        let s = self.search.as_ref()?;
+        s.hits.get(s.selected).map(|(p, h)| (p.clone(), h.entry_id.clone()))
+    }
+
+    /// Where the tree is drawn inside the picker in `area`, and the preview beside (or below).
+    fn panes(&self, area: Rect) -> (Rect, Rect, Option<Rect>) {
+        let inner = Rect {
+            x: area.x + 1,
+            y: area.y + 1,
+            width: area.width.saturating_sub(2),
+            height: area.height.saturating_sub(2),
+        };
+        // The head line (filter, counts), then the tree and the preview.
+        let head = Rect {
+            height: 1.min(inner.height),
+            ..inner
+        };
+        let body = Rect {
+            y: inner.y + head.height,
+            height: inner.height.saturating_sub(head.height),
+            ..inner
+        };
+        if body.width >= 110 {
+            let tree_w = body.width * 3 / 5;
+            let tree = Rect { width: tree_w, ..body };
+            let preview = Rect {
+                x: body.x + tree_w + 1,
+                width: body.width.saturating_sub(tree_w + 1),
+                ..body
+            };
+            (head, tree, Some(preview))
+        } else if body.height >= 22 {
+            // Below: its top border and the preview's eleven lines.
+            let tree_h = body.height - 12;
+            let tree = Rect { height: tree_h, ..body };
+            let preview = Rect {
+                y: body.y + tree_h,
+                height: 12,
+                ..body
+            };
+            (head, tree, Some(preview))
+        } else {
+            (head, body, None)
+        }
+    }
+
+    /// The tree widget (`None` only for duplicate identifiers, which `rebuild` never makes).
+    fn widget(&self) -> Option<Tree<'_, String>> {
+        let items: &[TreeItem<'static, String>] = &self.items;
+        Some(
+            Tree::new(items)
+                .ok()?
+                .highlight_style(Style::default().bg(SELECTED_BG).add_modifier(Modifier::BOLD))
+                .highlight_symbol("› ")
+                .node_closed_symbol("⊞ ")
+                .node_open_symbol("⊟ ")
+                .node_no_children_symbol("  "),
+        )
+    }
+
+    /// Let the tree widget settle its scroll for the picker drawn in `area` (it keeps the
+    /// selection in view as it renders); `draw` then renders the same state.
+    pub fn layout(&self, area: Rect) {
+        let (_, tree, _) = self.panes(area);
+        let mut scratch = Buffer::empty(tree);
+        if let Some(w) = self.widget() {
+            ratatui::widgets::StatefulWidget::render(w, tree, &mut scratch, &mut self.state.borrow_mut());
+        }
     }
 
     /// A click on a row selects it (a click on the selected row opens nothing: Enter does).
-    pub fn click(&mut self, area: Rect, _col: u16, row: u16) -> bool {
-        let top = self.list_top(area);
-        if row < top {
-            return false;
-        }
-        let h = area.height.saturating_sub(2).saturating_sub(top - area.y - 1) as usize;
-        let start = self.selected.saturating_sub(h.saturating_sub(1));
-        let k = start + (row - top) as usize;
-        if k < self.rows.len() {
-            self.selected = k;
+    pub fn click(&mut self, area: Rect, col: u16, row: u16) -> bool {
+        let (_, tree, _) = self.panes(area);
+        if self.focus == PickerFocus::Hits {
+            if row < tree.y + 1 || row >= tree.y + tree.height {
+                return false;
+            }
+            let k = self.hit_rows_start(tree.height as usize) + (row - tree.y - 1) as usize;
+            let Some(s) = &mut self.search else { return false };
+            let Some(target) = hit_row_target(&s.hits, k) else {
+                return false;
+            };
+            s.selected = target;
             return true;
         }
-        false
+        self.state.get_mut().click_at(Position::new(col, row))
+    }
+
+    /// The first hit row shown in a list `h` rows high (the selection kept in view).
+    fn hit_rows_start(&self, h: usize) -> usize {
+        let Some(s) = &self.search else { return 0 };
+        let row_of_selected = hit_rows(&s.hits)
+            .iter()
+            .position(|r| *r == Some(s.selected))
+            .unwrap_or(0);
+        row_of_selected.saturating_sub(h.saturating_sub(2))
     }
 
     pub fn draw(&self, f: &mut Frame, area: Rect) {
         f.render_widget(Clear, area);
+        let n = self.sessions.iter().filter(|s| s.is_session()).count();
         let title = format!(
-            " sessions · {} (Tab: {}) · {} ",
+            " sessions · {} (Tab: {}) · {n} ",
             if self.all { "all projects" } else { "this project" },
             if self.all { "this project" } else { "all projects" },
-            self.rows.len()
         );
         let block = Block::default()
             .borders(Borders::ALL)
             .border_style(fg(ACCENT))
             .title(Span::styled(title, super::theme::title()));
-        let inner = block.inner(area);
         f.render_widget(block, area);
-        let mut search = vec![Span::styled(" search: ", fg(MUTED))];
-        search.extend(self.query.line_spans(0, fg(ACCENT)));
-        let mut lines = vec![Line::from(search)];
+        let (head, tree, preview) = self.panes(area);
+        f.render_widget(Paragraph::new(self.head_line()), head);
+        match self.focus {
+            PickerFocus::Query | PickerFocus::Hits => self.draw_hits(f, tree),
+            _ => self.draw_tree(f, tree),
+        }
+        if let Some(p) = preview {
+            let lines = self.preview_lines(p.width.saturating_sub(2) as usize);
+            let block = Block::default()
+                .borders(if p.x > tree.x { Borders::LEFT } else { Borders::TOP })
+                .border_style(fg(DIM));
+            f.render_widget(Paragraph::new(lines).block(block), p);
+        }
+    }
+
+    fn head_line(&self) -> Line<'static> {
+        match self.focus {
+            PickerFocus::Query | PickerFocus::Hits => {
+                let Some(s) = &self.search else { return Line::default() };
+                let mut spans = vec![Span::styled(" search: ", fg(MUTED))];
+                spans.extend(s.query.line_spans(0, fg(ACCENT)));
+                let sessions = s.hits.iter().map(|(p, _)| p).collect::<HashSet<_>>().len();
+                let state = if s.running {
+                    format!("searching… {} of {} files", s.files.0, s.files.1)
+                } else if s.files.1 > 0 {
+                    format!("{} files in {:.2} s", s.files.1, s.elapsed_ms as f64 / 1000.0)
+                } else {
+                    "enter searches the listed sessions".into()
+                };
+                spans.push(Span::styled(
+                    format!(
+                        "   {} hit{} in {sessions} session{} · {state}",
+                        s.hits.len(),
+                        if s.hits.len() == 1 { "" } else { "s" },
+                        if sessions == 1 { "" } else { "s" }
+                    ),
+                    fg(DIM),
+                ));
+                Line::from(spans)
+            }
+            _ => {
+                let mut spans = vec![Span::styled(" filter: ", fg(MUTED))];
+                if self.focus == PickerFocus::Filter || !self.filter.text().is_empty() {
+                    spans.extend(self.filter.line_spans(0, fg(ACCENT)));
+                } else {
+                    spans.push(Span::styled(
+                        "/ filters by name · s searches inside the sessions · p pins",
+                        fg(DIM),
+                    ));
+                }
+                Line::from(spans)
+            }
+        }
+    }
+
+    fn draw_tree(&self, f: &mut Frame, area: Rect) {
+        let mut lines: Vec<Line> = vec![];
         if let Some(e) = &self.error {
             lines.push(Line::from(Span::styled(format!(" {e}"), fg(ERROR))));
         }
@@ -181,10 +808,9 @@ impl Picker {
                 format!(" opening {}…", p.display()),
                 fg(MUTED),
             )));
-        } else if self.loading {
+        } else if self.loading && self.items.is_empty() {
             lines.push(Line::from(Span::styled(" reading the session folders…", fg(MUTED))));
-        } else if self.rows.is_empty() {
-            let q = self.query.text();
+        } else if self.items.is_empty() {
             let msg = if self.sessions.is_empty() {
                 match (self.all, self.everywhere) {
                     (true, _) | (false, Some(0)) => {
@@ -197,156 +823,246 @@ impl Picker {
                 }
             } else {
                 format!(
-                    " no session matches \"{q}\" ({} in this list; Backspace to widen)",
+                    " no session matches \"{}\" ({} in this list; Backspace to widen)",
+                    self.filter.text(),
                     self.sessions.len()
                 )
             };
             lines.push(Line::from(Span::styled(msg, fg(MUTED))));
         }
-        if !self.rows.is_empty() {
+        let top = lines.len() as u16;
+        if !lines.is_empty() {
+            f.render_widget(
+                Paragraph::new(lines),
+                Rect {
+                    height: top.min(area.height),
+                    ..area
+                },
+            );
+        }
+        if self.items.is_empty() || top >= area.height {
+            return;
+        }
+        let rest = Rect {
+            y: area.y + top,
+            height: area.height - top,
+            ..area
+        };
+        if let Some(w) = self.widget() {
+            f.render_stateful_widget(w, rest, &mut self.state.borrow_mut());
+        }
+    }
+
+    fn draw_hits(&self, f: &mut Frame, area: Rect) {
+        let Some(s) = &self.search else { return };
+        let mut lines: Vec<Line> = vec![];
+        if let Some(e) = &s.error {
+            lines.push(Line::from(Span::styled(format!(" {e}"), fg(ERROR))));
+        } else if s.hits.is_empty() {
             lines.push(Line::from(Span::styled(
-                format!(
-                    "  {:<16}{:>7} {:>8}  session{}",
-                    "modified",
-                    "entries",
-                    "size",
-                    if self.all { "  (project)" } else { "" }
-                ),
-                fg(DIM).add_modifier(Modifier::UNDERLINED),
+                if s.running {
+                    " searching…"
+                } else if s.files.1 > 0 {
+                    " no hits"
+                } else {
+                    " type what to find, enter searches"
+                },
+                fg(MUTED),
             )));
         }
-        let h = inner.height.saturating_sub(lines.len() as u16) as usize;
-        let start = self.selected.saturating_sub(h.saturating_sub(1));
-        for (k, &(i, depth)) in self.rows.iter().enumerate().skip(start).take(h) {
-            let s = &self.sessions[i];
-            let sel = k == self.selected;
-            let current = self.current.as_ref() == Some(&s.path);
-            let size = if s.bytes >= 1 << 20 {
-                format!("{:.1} MB", s.bytes as f64 / 1048576.0)
-            } else {
-                format!("{} KB", s.bytes.div_ceil(1024))
-            };
-            let indent = "  ".repeat(depth) + if depth > 0 { "└ " } else { "" };
-            let modified = s.modified_iso();
-            let mut line = Line::from(vec![
-                Span::styled(if sel { "› " } else { "  " }, fg(ACCENT)),
-                Span::styled(
-                    format!("{} ", modified.get(..16).unwrap_or(&modified).replace('T', " ")),
-                    fg(MUTED),
-                ),
-                Span::styled(format!("{:>6} ", s.entries), fg(DIM)),
-                Span::styled(format!("{size:>8}  "), fg(DIM)),
-                Span::raw(indent),
-                Span::styled(s.title(), if current { fg(SUCCESS) } else { Style::default() }),
-                Span::styled(
-                    if self.all {
-                        format!("  {}", s.cwd)
-                    } else {
-                        String::new()
-                    },
-                    fg(DIM),
-                ),
-            ]);
-            if sel {
-                line = line.style(Style::default().bg(SELECTED_BG).add_modifier(Modifier::BOLD));
+        let rows = hit_rows(&s.hits);
+        let h = area.height as usize;
+        let start = self.hit_rows_start(h);
+        let titles: HashMap<&PathBuf, String> = self.sessions.iter().map(|x| (&x.path, x.title())).collect();
+        for r in rows.iter().skip(start).take(h.saturating_sub(lines.len())) {
+            match r {
+                None => {}
+                Some(k) => {
+                    let (p, hit) = &s.hits[*k];
+                    let first_of_session = *k == 0 || &s.hits[k - 1].0 != p;
+                    if first_of_session {
+                        let name = titles.get(p).cloned().unwrap_or_else(|| p.display().to_string());
+                        lines.push(Line::from(Span::styled(format!(" {name}"), title())));
+                    }
+                    let sel = *k == s.selected;
+                    let time = hit.timestamp.get(..16).unwrap_or(&hit.timestamp).replace('T', " ");
+                    let (pre, m, post) = (
+                        &hit.snippet[..hit.at.start],
+                        &hit.snippet[hit.at.clone()],
+                        &hit.snippet[hit.at.end..],
+                    );
+                    let mut line = Line::from(vec![
+                        Span::styled(if sel { " › " } else { "   " }, fg(ACCENT)),
+                        Span::styled(format!("{} {:<10} {time}  ", hit.entry_id, hit.role), fg(DIM)),
+                        Span::raw(pre.to_string()),
+                        Span::styled(m.to_string(), fg(WARNING).add_modifier(Modifier::BOLD)),
+                        Span::raw(post.to_string()),
+                    ]);
+                    if sel {
+                        line = line.style(Style::default().bg(SELECTED_BG));
+                    }
+                    lines.push(line);
+                }
             }
-            lines.push(line);
         }
-        f.render_widget(Paragraph::new(lines), inner);
+        f.render_widget(Paragraph::new(lines), area);
     }
+
+    /// What the preview pane says of the selection.
+    fn preview_lines(&self, width: usize) -> Vec<Line<'static>> {
+        let cut = |s: &str| truncate_to_width(s, width, "…");
+        let mut out = vec![];
+        if let Some(g) = &self.gone {
+            out.push(Line::from(Span::styled(
+                cut(&format!(
+                    " {} is gone (deleted or moved)",
+                    g.file_name().map(|n| n.to_string_lossy()).unwrap_or_default()
+                )),
+                fg(WARNING),
+            )));
+        }
+        let session = if matches!(self.focus, PickerFocus::Hits | PickerFocus::Query) {
+            self.selected_hit()
+                .and_then(|(p, _)| self.sessions.iter().position(|s| s.path == p))
+        } else {
+            match self.selected_node() {
+                Some(Node::Session(i)) | Some(Node::Problem(i)) => Some(*i),
+                Some(Node::Project { label, sessions }) => {
+                    out.push(Line::from(Span::styled(cut(&format!(" {label}")), title())));
+                    out.push(Line::from(Span::styled(
+                        format!(" {sessions} session{}", if *sessions == 1 { "" } else { "s" }),
+                        fg(MUTED),
+                    )));
+                    return out;
+                }
+                Some(Node::Pinned) => {
+                    out.push(Line::from(Span::styled(" pinned sessions (p unpins)", fg(MUTED))));
+                    return out;
+                }
+                None => None,
+            }
+        };
+        let Some(i) = session else { return out };
+        let s = &self.sessions[i];
+        if let Some(p) = &s.problem {
+            out.push(Line::from(Span::styled(
+                cut(&format!(" {}", s.path.display())),
+                fg(DIM),
+            )));
+            out.push(Line::from(Span::styled(
+                cut(&format!(" not listed as a session: {}", p.reason())),
+                fg(WARNING),
+            )));
+            return out;
+        }
+        let kv = |k: &str, v: String| Line::from(vec![Span::styled(format!(" {k:<8}"), fg(DIM)), Span::raw(cut(&v))]);
+        out.push(Line::from(Span::styled(cut(&format!(" {}", s.title())), title())));
+        let name = s
+            .path
+            .file_name()
+            .map(|n| n.to_string_lossy().to_string())
+            .unwrap_or_default();
+        out.push(kv("file", name));
+        out.push(kv("folder", tilde(&s.dir.to_string_lossy(), self.user_home.as_deref())));
+        out.push(kv(
+            "size",
+            format!(
+                "{} entries · {} · modified {}",
+                s.entries,
+                size_text(s.bytes),
+                s.modified_iso().get(..16).unwrap_or("").replace('T', " ")
+            ),
+        ));
+        out.push(kv(
+            "header",
+            format!(
+                "v{} · created {} · id {}",
+                s.version.map(|v| v.to_string()).unwrap_or_else(|| "?".into()),
+                s.created
+                    .as_deref()
+                    .and_then(|c| c.get(..16))
+                    .unwrap_or("?")
+                    .replace('T', " "),
+                s.id.get(..13).unwrap_or(&s.id)
+            ),
+        ));
+        out.push(kv("cwd", tilde(&s.cwd, self.user_home.as_deref())));
+        if let Some(p) = &s.parent_session {
+            let parent = self
+                .sessions
+                .iter()
+                .find(|x| x.path.to_string_lossy() == p.as_str())
+                .map(|x| x.title());
+            out.push(kv("from", parent.unwrap_or_else(|| p.clone())));
+        }
+        out.push(kv(
+            "first",
+            s.first_message.clone().unwrap_or_else(|| "(no request)".into()),
+        ));
+        out.push(kv(
+            "newest",
+            s.last_message.clone().unwrap_or_else(|| "(no request)".into()),
+        ));
+        // The context against the model's window, as of the newest reply.
+        let window = self.windows.get(i).copied().flatten();
+        let model = s.model.as_ref().map(|(p, m)| format!("{p}/{m}")).unwrap_or_default();
+        match (s.context_tokens, window) {
+            (Some(t), Some(w)) if w > 0 => {
+                let bar_w = width.saturating_sub(12).clamp(8, 40);
+                let filled = ((t as f64 / w as f64).min(1.0) * bar_w as f64).round() as usize;
+                let colour = if t * 10 >= w * 9 {
+                    ERROR
+                } else if t * 10 >= w * 7 {
+                    WARNING
+                } else {
+                    SUCCESS
+                };
+                out.push(Line::from(vec![
+                    Span::styled(" context ", fg(DIM)),
+                    Span::styled("▓".repeat(filled), fg(colour)),
+                    Span::styled("░".repeat(bar_w - filled), fg(DIM)),
+                ]));
+                out.push(Line::from(Span::styled(
+                    cut(&format!(
+                        "         {} / {} tokens ({:.0} %) · {model}",
+                        crate::engine::prune::thousands(t),
+                        crate::engine::prune::thousands(w),
+                        t as f64 * 100.0 / w as f64
+                    )),
+                    fg(MUTED),
+                )));
+            }
+            (Some(t), _) => out.push(kv(
+                "context",
+                format!(
+                    "{} tokens · {model} (window unknown)",
+                    crate::engine::prune::thousands(t)
+                ),
+            )),
+            (None, _) => out.push(kv("context", "no reply yet".into())),
+        }
+        out
+    }
+}
+
+/// The hit list's rows: `None` for a session's heading, `Some(k)` for hit `k`.
+fn hit_rows(hits: &[(PathBuf, Hit)]) -> Vec<Option<usize>> {
+    let mut out = Vec::with_capacity(hits.len() + 8);
+    for (k, (p, _)) in hits.iter().enumerate() {
+        if k == 0 || &hits[k - 1].0 != p {
+            out.push(None);
+        }
+        out.push(Some(k));
+    }
+    out
+}
+
+/// The hit a click on row `k` of the hit list means (a heading means its first hit).
+fn hit_row_target(hits: &[(PathBuf, Hit)], k: usize) -> Option<usize> {
+    let rows = hit_rows(hits);
+    rows.get(k)
+        .and_then(|r| r.or_else(|| rows.get(k + 1).copied().flatten()))
 }
 
 #[cfg(test)]
-mod snapshots {
-    use super::*;
-    use crossterm::event::KeyCode;
-    use ratatui::Terminal;
-    use ratatui::backend::TestBackend;
-
-    fn info(
-        path: &str,
-        parent: Option<&str>,
-        name: Option<&str>,
-        first: &str,
-        entries: usize,
-        bytes: u64,
-        modified_ms: i64,
-    ) -> SessionInfo {
-        SessionInfo {
-            path: PathBuf::from(path),
-            id: path.into(),
-            cwd: "/home/dev/acme".into(),
-            parent_session: parent.map(String::from),
-            name: name.map(String::from),
-            first_message: Some(first.into()),
-            entries,
-            bytes,
-            modified_ms,
-        }
-    }
-
-    fn draw(p: &Picker) -> String {
-        let mut t = Terminal::new(TestBackend::new(90, 10)).unwrap();
-        t.draw(|f| p.draw(f, f.area())).unwrap();
-        (0..10)
-            .map(|y| {
-                (0..90)
-                    .map(|x| t.backend().buffer()[(x, y)].symbol().to_string())
-                    .collect::<String>()
-                    .trim_end()
-                    .to_string()
-            })
-            .collect::<Vec<_>>()
-            .join("\n")
-    }
-
-    #[test]
-    fn picker_threads_forks_and_searches() {
-        let sessions = vec![
-            info(
-                "/s/b.jsonl",
-                Some("/s/a.jsonl"),
-                None,
-                "Fork: try pandas",
-                12,
-                9000,
-                1_795_400_000_000,
-            ),
-            info(
-                "/s/a.jsonl",
-                None,
-                Some("CSV importer"),
-                "The CSV importer drops rows",
-                45,
-                41_163,
-                1_795_300_000_000,
-            ),
-            info(
-                "/s/c.jsonl",
-                None,
-                None,
-                "Refactor the auth module",
-                3100,
-                5_400_000,
-                1_795_200_000_000,
-            ),
-        ];
-        let mut p = Picker::from_sessions(sessions);
-        insta::assert_snapshot!("picker", draw(&p));
-        for c in "auth".chars() {
-            p.edit(KeyEvent::from(KeyCode::Char(c)));
-        }
-        insta::assert_snapshot!("picker_search", draw(&p));
-        assert_eq!(p.selected_path(), Some(PathBuf::from("/s/c.jsonl")));
-        // A filter that matches nothing says so (it used to say "no Pi sessions found").
-        for c in "zzz".chars() {
-            p.edit(KeyEvent::from(KeyCode::Char(c)));
-        }
-        let screen = draw(&p);
-        assert!(
-            screen.contains("no session matches \"authzzz\" (3 in this list"),
-            "{screen}"
-        );
-        assert!(!screen.contains("no Pi sessions found"), "{screen}");
-    }
-}
+mod snapshots;

@@ -373,46 +373,162 @@ impl App {
     pub(super) fn open_picker(&mut self) {
         let mut p = Picker::new(self.doc.path.clone());
         p.loading = true;
+        p.home_dir = Some(crate::store::config::session_dir_for(&crate::store::config::cwd(), &self.settings).0);
+        p.user_home = Some(crate::store::config::home_dir());
         self.picker = Some(p);
         self.screen.overlay = Overlay::Picker;
         self.pending.queue.push(Job::List {
             cwd: crate::store::config::cwd(),
             settings: self.settings.clone(),
             all: false,
+            agent_dir: self.agent_dir.clone(),
         });
     }
 
     pub(super) fn on_picker(&mut self, action: Action) -> bool {
-        let page = self.page();
+        use crate::ui::picker::{PickerFocus, SessionSearch};
+        let page = self.page() as isize;
+        let next_id = self.next_job_id();
         let Some(p) = &mut self.picker else {
             self.screen.overlay = Overlay::None;
             return true;
         };
-        match action {
-            Action::Up => p.move_by(-1),
-            Action::Down => p.move_by(1),
-            Action::PageUp => p.move_by(-(page as isize)),
-            Action::PageDown => p.move_by(page as isize),
-            Action::Edit(key) => p.edit(key),
-            Action::Paste(text) => p.paste(&text),
-            Action::ToggleAllProjects => {
+        match (p.focus, action) {
+            // Typing the name filter.
+            (PickerFocus::Filter, Action::Edit(key)) => return p.edit_filter(key),
+            (PickerFocus::Filter, Action::Paste(text)) => p.paste(&text),
+            (PickerFocus::Filter, Action::Select) => p.focus = PickerFocus::Tree,
+            (PickerFocus::Filter, Action::Close) => {
+                p.focus = PickerFocus::Tree;
+                p.clear_filter();
+            }
+            // Typing a search inside the sessions.
+            (PickerFocus::Query, Action::Edit(key)) => {
+                return p.search.as_mut().is_some_and(|s| s.query.input(key));
+            }
+            (PickerFocus::Query, Action::Paste(text)) => p.paste(&text),
+            (PickerFocus::Query, Action::Close) => {
+                p.focus = PickerFocus::Tree;
+                p.search = None;
+            }
+            (PickerFocus::Query, Action::Select) => {
+                let Some(s) = &mut p.search else { return false };
+                let query = s.query.text();
+                if query.is_empty() {
+                    return false;
+                }
+                // The sessions listed now: this project's, or every project's.
+                let files: Vec<std::path::PathBuf> = p
+                    .sessions
+                    .iter()
+                    .filter(|x| x.is_session())
+                    .map(|x| x.path.clone())
+                    .collect();
+                s.cancel.store(true, std::sync::atomic::Ordering::Relaxed);
+                s.cancel = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+                s.id = next_id;
+                s.running = true;
+                s.hits.clear();
+                s.selected = 0;
+                s.error = None;
+                s.files = (0, files.len());
+                p.focus = PickerFocus::Hits;
+                self.pending.queue.push(Job::SearchSessions {
+                    id: next_id,
+                    files,
+                    query,
+                    cancel: s.cancel.clone(),
+                });
+            }
+            // Going through the hits.
+            (PickerFocus::Hits, Action::Select) => {
+                let Some((path, entry)) = p.selected_hit() else {
+                    return false;
+                };
+                p.error = None;
+                p.opening = Some(path.clone());
+                p.open_at = Some(entry);
+                self.pending.queue.push(Job::Open { path });
+            }
+            (PickerFocus::Hits, Action::Close) => {
+                let Some(s) = &mut p.search else { return false };
+                if s.running {
+                    // Esc stops the search; the hits so far stay.
+                    s.cancel.store(true, std::sync::atomic::Ordering::Relaxed);
+                    s.running = false;
+                } else {
+                    p.search = None;
+                    p.focus = PickerFocus::Tree;
+                }
+            }
+            (_, Action::SearchSessions) => {
+                if let Some(s) = &p.search {
+                    s.cancel.store(true, std::sync::atomic::Ordering::Relaxed);
+                }
+                let query = p.search.as_ref().map(|s| s.query.text()).unwrap_or_default();
+                p.search = Some(SessionSearch {
+                    query: crate::ui::input::LineEditor::new(&query, false),
+                    id: 0,
+                    running: false,
+                    cancel: std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false)),
+                    hits: vec![],
+                    files: (0, 0),
+                    selected: 0,
+                    error: None,
+                    elapsed_ms: 0,
+                });
+                p.focus = PickerFocus::Query;
+            }
+            // The tree (and moving in the hits).
+            (_, Action::Up) => return p.move_by(-1),
+            (_, Action::Down) => return p.move_by(1),
+            (_, Action::PageUp) => return p.move_by(-page),
+            (_, Action::PageDown) => return p.move_by(page),
+            (_, Action::Home) => return p.first_or_last(false),
+            (_, Action::End) => return p.first_or_last(true),
+            (PickerFocus::Tree, Action::FoldOrUp) => return p.fold(false),
+            (PickerFocus::Tree, Action::UnfoldOrDown) => return p.fold(true),
+            (PickerFocus::Tree, Action::StartSearch) => p.focus = PickerFocus::Filter,
+            (PickerFocus::Tree, Action::PinSession) => {
+                let Some(path) = p.selected_path() else {
+                    self.status = Some("pins are for sessions: select one".into());
+                    return true;
+                };
+                match crate::store::pins::toggle(&self.agent_dir, &path) {
+                    Ok(pins) => {
+                        let pinned = pins.contains(&path);
+                        p.set_pins(pins);
+                        self.status = Some(if pinned {
+                            "pinned on top".into()
+                        } else {
+                            "unpinned".into()
+                        });
+                    }
+                    Err(e) => self.status = Some(format!("could not save the pins: {e}")),
+                }
+            }
+            (PickerFocus::Tree, Action::ToggleAllProjects) => {
                 let all = !p.all;
                 p.loading = true;
+                p.search = None;
                 self.pending.queue.push(Job::List {
                     cwd: crate::store::config::cwd(),
                     settings: self.settings.clone(),
                     all,
+                    agent_dir: self.agent_dir.clone(),
                 });
             }
-            Action::Select => match p.selected_path() {
+            (PickerFocus::Tree, Action::Select) => match p.selected_path() {
                 Some(path) => {
                     p.error = None;
                     p.opening = Some(path.clone());
+                    p.open_at = None;
                     self.pending.queue.push(Job::Open { path });
                 }
-                None => return false,
+                // A project, the pins or a problem: Enter folds or unfolds it.
+                None => return p.toggle_selected(),
             },
-            Action::Close => {
+            (PickerFocus::Tree, Action::Close) => {
                 if p.launched_without_session {
                     self.quit = true;
                 } else {

@@ -81,7 +81,14 @@ impl App {
                 }
             }
             JobResult::Opened { path, result } => match result {
-                Ok(s) => self.open_session(s, path),
+                Ok(s) => {
+                    // A search hit opens its session at its entry.
+                    let at = self.picker.as_mut().and_then(|p| p.open_at.take());
+                    self.open_session(s, path);
+                    if let Some(at) = at {
+                        self.select_entry_ref(&at);
+                    }
+                }
                 Err(e) => match &mut self.picker {
                     Some(p) => {
                         p.opening = None;
@@ -94,10 +101,48 @@ impl App {
                 all,
                 sessions,
                 everywhere,
+                pins,
             } => {
+                // Each session's model's window, for its share of the context.
+                let windows = sessions
+                    .iter()
+                    .map(|s| {
+                        let (p, m) = s.model.as_ref()?;
+                        self.registry.find(p, m).map(|x| x.context_window).filter(|w| *w > 0)
+                    })
+                    .collect();
                 if let Some(p) = &mut self.picker {
-                    p.set_sessions(all, sessions);
+                    p.set_sessions(all, sessions, windows, pins);
                     p.everywhere = everywhere;
+                    p.listed_at = std::time::Instant::now();
+                }
+            }
+            JobResult::SearchFile { id, path, hits } => {
+                if let Some(s) = self
+                    .picker
+                    .as_mut()
+                    .and_then(|p| p.search.as_mut())
+                    .filter(|s| s.id == id)
+                {
+                    s.files.0 += 1;
+                    match hits {
+                        Ok(h) => s.hits.extend(h.into_iter().map(|h| (path.clone(), h))),
+                        Err(e) => s.error = Some(format!("{}: {e}", path.display())),
+                    }
+                }
+            }
+            JobResult::SearchDone { id, elapsed_ms, error } => {
+                if let Some(s) = self
+                    .picker
+                    .as_mut()
+                    .and_then(|p| p.search.as_mut())
+                    .filter(|s| s.id == id)
+                {
+                    s.running = false;
+                    s.elapsed_ms = elapsed_ms;
+                    if error.is_some() {
+                        s.error = error;
+                    }
                 }
             }
             JobResult::Written(r) => {
@@ -175,6 +220,22 @@ impl App {
     /// let the highlighter catch up on a long output.
     pub(super) fn on_tick(&mut self) -> bool {
         let mut redraw = self.tick_summaries();
+        // The picker follows the session folders: listed again every two seconds.
+        if let Some(p) = &mut self.picker
+            && self.screen.overlay == Overlay::Picker
+            && !p.loading
+            && p.opening.is_none()
+            && p.listed_at.elapsed() >= std::time::Duration::from_secs(2)
+        {
+            p.loading = true;
+            let all = p.all;
+            self.pending.queue.push(Job::List {
+                cwd: crate::store::config::cwd(),
+                settings: self.settings.clone(),
+                all,
+                agent_dir: self.agent_dir.clone(),
+            });
+        }
         // A mapped file that lost pages under us (see store::mapped) reads as zeros there:
         // say so and read it whole again.
         if crate::store::mapped::take_damaged()
@@ -218,6 +279,7 @@ impl App {
         fresh.summarizer_override = self.summarizer_override.take();
         fresh.force_offline = self.force_offline;
         fresh.strategy_choice = std::mem::take(&mut self.strategy_choice);
+        fresh.agent_dir = std::mem::take(&mut self.agent_dir);
         fresh.notice = fresh.diagnostics_notice();
         *self = fresh;
     }

@@ -258,6 +258,8 @@ pub struct App {
     pub(crate) force_offline: bool,
     /// The summary strategies chosen last (the chooser starts from them).
     pub(crate) strategy_choice: Vec<crate::engine::strategy::Strategy>,
+    /// Pi's agent directory (bonsai keeps its pins under it; tests use their own).
+    pub(crate) agent_dir: PathBuf,
 }
 
 /// Sessions above this many entries compute the selection's gauge and cut off the key path.
@@ -324,6 +326,7 @@ impl App {
             summarizer_override: None,
             force_offline: false,
             strategy_choice: vec![crate::engine::strategy::Strategy::SingleShot],
+            agent_dir: crate::store::config::agent_dir(),
         };
         app.selection.keep_recent = app.keep_recent_setting();
         app.selection_changed();
@@ -369,7 +372,15 @@ impl App {
         }
         match self.screen.overlay {
             Overlay::Help(_) => return Mode::Help,
-            Overlay::Picker => return Mode::Picker,
+            Overlay::Picker => {
+                use super::picker::PickerFocus;
+                return match self.picker.as_ref().map(|p| p.focus) {
+                    Some(PickerFocus::Filter) => Mode::PickerFilter,
+                    Some(PickerFocus::Query) => Mode::PickerQuery,
+                    Some(PickerFocus::Hits) => Mode::PickerHits,
+                    _ => Mode::Picker,
+                };
+            }
             Overlay::Context => return Mode::Context,
             Overlay::Fills => return Mode::Fills,
             Overlay::None => {}
@@ -479,7 +490,7 @@ impl App {
                     Mode::Context => self.on_context(action),
                     Mode::Fills => self.on_fills(action),
                     Mode::Help => self.on_help(action),
-                    Mode::Picker => self.on_picker(action),
+                    Mode::Picker | Mode::PickerFilter | Mode::PickerQuery | Mode::PickerHits => self.on_picker(action),
                     _ => self.on_dialog(action),
                 };
                 if self.selected() != before {
@@ -603,10 +614,14 @@ impl App {
         (self.context.cursor, self.context.scroll)
     }
 
-    /// Make what `draw` reads: the tree rows on screen and the detail document.
+    /// Make what `draw` reads: the tree rows on screen and the detail document (and the
+    /// picker's scroll).
     fn refresh(&mut self) {
         self.refresh_frame();
         self.refresh_detail();
+        if let Some(p) = &self.picker {
+            p.layout(self.areas().main);
+        }
     }
 
     fn refresh_frame(&mut self) {

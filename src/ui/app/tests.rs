@@ -149,24 +149,84 @@ fn apps_in(mode: Mode, p: &Path) -> Vec<App> {
             a.handle_key(key(KeyCode::Down));
             out.push(a);
         }
-        Mode::Picker => {
+        Mode::Picker | Mode::PickerFilter | Mode::PickerQuery | Mode::PickerHits => {
             let mut a = base();
             a.handle_key(ch('o'));
             a.run_jobs_now();
-            let info = |n: &str| crate::store::SessionInfo {
+            let info = |n: &str, parent: Option<&str>, ms: i64| crate::store::SessionInfo {
                 path: p.with_file_name(n),
+                dir: p.parent().unwrap().to_path_buf(),
                 id: n.into(),
                 cwd: "/x".into(),
-                parent_session: None,
+                parent_session: parent.map(|x| p.with_file_name(x).to_string_lossy().to_string()),
                 name: Some(n.into()),
-                first_message: None,
                 entries: 1,
                 bytes: 1,
-                modified_ms: 0,
+                modified_ms: ms,
+                ..Default::default()
             };
             if let Some(pk) = &mut a.picker {
-                pk.set_sessions(false, vec![info("a.jsonl"), info("b.jsonl"), info("c.jsonl")]);
+                // b forks a: a has something to fold.
+                pk.set_sessions(
+                    false,
+                    vec![
+                        info("a.jsonl", None, 3),
+                        info("b.jsonl", Some("a.jsonl"), 2),
+                        info("c.jsonl", None, 1),
+                    ],
+                    vec![None; 3],
+                    vec![],
+                );
                 pk.move_by(1);
+            }
+            a.update(Action::Resize { width: 100, height: 30 });
+            match mode {
+                Mode::PickerFilter => {
+                    a.handle_key(ch('/'));
+                    // Matches every row: the arrows have rows to move over.
+                    typed(&mut a, "jsonl");
+                }
+                Mode::PickerQuery => {
+                    a.handle_key(ch('s'));
+                    typed(&mut a, "x");
+                }
+                Mode::PickerHits => {
+                    a.handle_key(ch('s'));
+                    typed(&mut a, "needle");
+                    a.handle_key(key(KeyCode::Enter));
+                    a.take_jobs();
+                    let hit = |id: &str| crate::engine::search::Hit {
+                        entry_id: id.into(),
+                        role: "user".into(),
+                        timestamp: "2026-11-20T09:00:00.000Z".into(),
+                        snippet: "a needle here".into(),
+                        at: 2..8,
+                        matches: 1,
+                        line: 3,
+                    };
+                    if let Some(s) = a.picker.as_mut().and_then(|p| p.search.as_mut()) {
+                        s.hits = vec![
+                            (p.to_path_buf(), hit("e1")),
+                            (p.to_path_buf(), hit("e2")),
+                            (p.to_path_buf(), hit("e3")),
+                        ];
+                        s.selected = 1;
+                        s.running = false;
+                    }
+                }
+                _ => {
+                    // Also one with a folded node to unfold.
+                    let mut b = base();
+                    b.picker = None;
+                    b.handle_key(ch('o'));
+                    b.run_jobs_now();
+                    if let (Some(pk), Some(pa)) = (&mut b.picker, &a.picker) {
+                        pk.set_sessions(false, pa.sessions.clone(), vec![None; 3], vec![]);
+                        pk.fold(false);
+                    }
+                    b.update(Action::Resize { width: 100, height: 30 });
+                    out.push(b);
+                }
             }
             out.push(a);
         }

@@ -1,0 +1,220 @@
+//! The session tree picker drawn on a `TestBackend`: forks nested under their session, pins on
+//! top, the preview, what is not a session greyed with its reason, all projects, the name
+//! filter, the search hits.
+
+use super::*;
+use crate::store::Problem;
+use crossterm::event::{KeyCode, KeyEvent};
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+
+const DAY: i64 = 86_400_000;
+const T0: i64 = 1_795_300_000_000;
+
+fn info(
+    dir: &str,
+    name: &str,
+    parent: Option<&str>,
+    title: &str,
+    entries: usize,
+    bytes: u64,
+    age_days: i64,
+) -> SessionInfo {
+    SessionInfo {
+        path: PathBuf::from(format!("{dir}/{name}")),
+        dir: PathBuf::from(dir),
+        id: format!("01a3bd00-{name}"),
+        cwd: if dir.contains("acme") {
+            "/home/dev/acme".into()
+        } else {
+            "/home/dev/ledger".into()
+        },
+        parent_session: parent.map(|p| format!("{dir}/{p}")),
+        name: None,
+        first_message: Some(title.into()),
+        last_message: Some(format!("newest request in {name}")),
+        entries,
+        bytes,
+        modified_ms: T0 - age_days * DAY,
+        created: Some("2026-11-01T09:30:00.000Z".into()),
+        version: Some(3),
+        context_tokens: Some(entries as u64 * 700),
+        model: Some(("anthropic".into(), "claude-sonnet-4-5".into())),
+        problem: None,
+    }
+}
+
+const ACME: &str = "/home/dev/.pi/agent/sessions/--home-dev-acme--";
+const LEDGER: &str = "/home/dev/.pi/agent/sessions/--home-dev-ledger--";
+
+fn acme() -> Vec<SessionInfo> {
+    let mut v = vec![
+        info(ACME, "a.jsonl", None, "The CSV importer drops rows", 45, 41_163, 3),
+        info(ACME, "b.jsonl", Some("a.jsonl"), "Fork: try pandas", 12, 9_000, 1),
+        info(
+            ACME,
+            "b2.jsonl",
+            Some("b.jsonl"),
+            "Clone of the pandas try",
+            14,
+            9_500,
+            0,
+        ),
+        info(ACME, "c.jsonl", None, "Refactor the auth module", 3100, 5_400_000, 2),
+        info(ACME, "d.jsonl", None, "Release notes for 0.9", 60, 60_000, 5),
+    ];
+    v[3].name = Some("auth refactor".into());
+    v[3].context_tokens = Some(181_000);
+    v.push(SessionInfo {
+        path: PathBuf::from(format!("{ACME}/notes.jsonl")),
+        dir: PathBuf::from(ACME),
+        problem: Some(Problem::File(
+            "not a Pi session: its first line is not a session header".into(),
+        )),
+        ..Default::default()
+    });
+    v
+}
+
+fn picker(all: bool, sessions: Vec<SessionInfo>, pins: Vec<PathBuf>) -> Picker {
+    let mut p = Picker::new(Some(PathBuf::from(format!("{ACME}/c.jsonl"))));
+    p.home_dir = Some(PathBuf::from(ACME));
+    p.user_home = Some(PathBuf::from("/home/dev"));
+    let windows = vec![Some(200_000); sessions.len()];
+    p.set_sessions(all, sessions, windows, pins);
+    p
+}
+
+fn draw(p: &Picker, w: u16, h: u16) -> String {
+    let mut t = Terminal::new(TestBackend::new(w, h)).unwrap();
+    p.layout(Rect::new(0, 0, w, h));
+    t.draw(|f| p.draw(f, f.area())).unwrap();
+    (0..h)
+        .map(|y| {
+            (0..w)
+                .map(|x| t.backend().buffer()[(x, y)].symbol().to_string())
+                .collect::<String>()
+                .trim_end()
+                .to_string()
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[test]
+fn this_project_with_forks_pins_preview_and_a_file_that_is_not_a_session() {
+    let mut p = picker(false, acme(), vec![PathBuf::from(format!("{ACME}/d.jsonl"))]);
+    // Pinned first, then newest first; forks under the session they came from; the current
+    // session (c) selected, its preview beside.
+    insta::assert_snapshot!("picker_this_project", draw(&p, 130, 18));
+    assert_eq!(p.selected_path(), Some(PathBuf::from(format!("{ACME}/c.jsonl"))));
+    // Fold the fork chain: a's row stays, b and b2 go.
+    p.move_by(1);
+    assert_eq!(p.selected_path(), Some(PathBuf::from(format!("{ACME}/a.jsonl"))));
+    assert!(p.fold(false));
+    let folded = draw(&p, 130, 18);
+    assert!(!folded.contains("Fork: try pandas"), "{folded}");
+    assert!(folded.contains("⊞ "), "{folded}");
+    insta::assert_snapshot!("picker_folded", folded);
+    // A narrow terminal puts the preview below.
+    p.fold(true);
+    insta::assert_snapshot!("picker_narrow", draw(&p, 90, 28));
+}
+
+#[test]
+fn all_projects_with_the_pins_on_top_and_a_folder_that_cannot_be_read() {
+    let mut sessions = acme();
+    sessions.push(info(
+        LEDGER,
+        "l1.jsonl",
+        None,
+        "Ledger rounding in cents",
+        220,
+        700_000,
+        9,
+    ));
+    sessions.push(SessionInfo {
+        path: PathBuf::from("/home/dev/.pi/agent/sessions/--home-dev-secret--"),
+        dir: PathBuf::from("/home/dev/.pi/agent/sessions/--home-dev-secret--"),
+        problem: Some(Problem::Folder("cannot list it: permission denied".into())),
+        ..Default::default()
+    });
+    let p = picker(true, sessions, vec![PathBuf::from(format!("{LEDGER}/l1.jsonl"))]);
+    // This project open, the others folded; pinned sessions from every project first.
+    insta::assert_snapshot!("picker_all_projects", draw(&p, 130, 20));
+}
+
+#[test]
+fn the_filter_keeps_matches_and_the_way_to_them() {
+    let mut p = picker(false, acme(), vec![]);
+    for c in "pandas".chars() {
+        p.edit_filter(KeyEvent::from(KeyCode::Char(c)));
+    }
+    let screen = draw(&p, 130, 12);
+    // b matches; a stays as the way to it; c and d go.
+    assert!(
+        screen.contains("Fork: try pandas") && screen.contains("The CSV importer"),
+        "{screen}"
+    );
+    assert!(
+        !screen.contains("auth refactor") && !screen.contains("Release notes"),
+        "{screen}"
+    );
+    insta::assert_snapshot!("picker_filter", screen);
+    for _ in 0..6 {
+        p.edit_filter(KeyEvent::from(KeyCode::Backspace));
+    }
+    for c in "zzz".chars() {
+        p.edit_filter(KeyEvent::from(KeyCode::Char(c)));
+    }
+    let screen = draw(&p, 130, 12);
+    assert!(screen.contains("no session matches \"zzz\""), "{screen}");
+}
+
+#[test]
+fn search_hits_grouped_by_session() {
+    let mut p = picker(false, acme(), vec![]);
+    let hit = |id: &str, role: &str, snippet: &str, at: std::ops::Range<usize>| Hit {
+        entry_id: id.into(),
+        role: role.into(),
+        timestamp: "2026-11-20T09:15:00.000Z".into(),
+        snippet: snippet.into(),
+        at,
+        matches: 1,
+        line: 7,
+    };
+    let a = PathBuf::from(format!("{ACME}/a.jsonl"));
+    let c = PathBuf::from(format!("{ACME}/c.jsonl"));
+    p.search = Some(SessionSearch {
+        query: LineEditor::new("rows", false),
+        id: 1,
+        running: false,
+        cancel: Arc::new(AtomicBool::new(false)),
+        hits: vec![
+            (
+                a.clone(),
+                hit("e0a1b2c3", "user", "The CSV importer drops rows with quotes", 27..31),
+            ),
+            (
+                a.clone(),
+                hit(
+                    "e0a1b2c9",
+                    "toolResult",
+                    "…skipped 3 rows: bad quote at line 12…",
+                    17..21,
+                ),
+            ),
+            (
+                c.clone(),
+                hit("c0ffee01", "assistant", "Auth rows are cached per request", 5..9),
+            ),
+        ],
+        files: (5, 5),
+        selected: 1,
+        error: None,
+        elapsed_ms: 120,
+    });
+    p.focus = PickerFocus::Hits;
+    insta::assert_snapshot!("picker_search_hits", draw(&p, 130, 14));
+    assert_eq!(p.selected_hit(), Some((a, "e0a1b2c9".to_string())));
+}

@@ -455,3 +455,67 @@ fn a_search_hit_opens_at_its_entry() {
     t.send(&["q"]);
     t.wait_for("EXITED:0");
 }
+
+/// The picker's search inside sessions, in the terminal: `o` lists this project's sessions,
+/// `s` searches them, the hit streams in, Enter opens its session at its entry.
+#[test]
+fn a_search_in_the_picker_opens_the_hit_at_its_entry() {
+    let Some(t) = Tmux::start(130, 40) else { return };
+    let home = tempfile::tempdir().unwrap();
+    let project = home.path().join("acme");
+    std::fs::create_dir_all(&project).unwrap();
+    let encoded = format!(
+        "--{}--",
+        project.to_string_lossy().trim_start_matches('/').replace('/', "-")
+    );
+    let sessions = home.path().join(".pi/agent/sessions").join(encoded);
+    std::fs::create_dir_all(&sessions).unwrap();
+    // The tour holds the hit; the long session is newer, so bonsai opens it first.
+    let tour = sessions.join("2026-11-19T10-00-00-000Z_tour.jsonl");
+    std::fs::copy(common::repo().join("fixtures/pi-0.87.1/tour.jsonl"), &tour).unwrap();
+    std::thread::sleep(Duration::from_millis(20));
+    std::fs::copy(
+        common::repo().join("fixtures/pi-0.87.1/long.jsonl"),
+        sessions.join("2026-11-20T10-00-00-000Z_long.jsonl"),
+    )
+    .unwrap();
+    let s = bonsai::store::load_session(&tour).unwrap();
+    let want = (0..s.entries.len())
+        .find(|&i| {
+            s.entries[i]
+                .message()
+                .is_some_and(|m| m.role == bonsai::engine::entry::Role::User)
+                && bonsai::engine::context::content_text(s.entry_value(i)["message"].get("content"), "")
+                    .contains("Look at the failed import")
+        })
+        .unwrap();
+    let id = s.entries[want].id.to_string();
+    let bin = env!("CARGO_BIN_EXE_bonsai");
+    t.send(&[
+        &format!(
+            "cd {} && HOME={} {bin}; echo EXITED:$?",
+            project.display(),
+            home.path().display()
+        ),
+        "Enter",
+    ]);
+    t.wait_for("long");
+    t.send(&["o"]);
+    t.wait_for("sessions · this project");
+    t.send(&["s"]);
+    t.wait_for("search:");
+    t.send(&["-l", "Look at the failed import"]);
+    t.send(&["Enter"]);
+    let screen = t.wait_for("hits in 1 session");
+    assert!(screen.contains(&id), "{screen}");
+    t.send(&["Enter"]);
+    let screen = t.wait_for(&format!("user  {id}"));
+    let selected = screen.lines().find(|l| l.starts_with('›')).unwrap_or("");
+    assert!(selected.contains("user: Look at the failed import"), "{screen}");
+    assert!(
+        screen.contains("ledger: fix rounding"),
+        "the tour session is open:\n{screen}"
+    );
+    t.send(&["q"]);
+    t.wait_for("EXITED:0");
+}

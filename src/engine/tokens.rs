@@ -187,6 +187,14 @@ impl TokenCache {
             .copied()
     }
 
+    /// How many of `msgs` are not counted yet.
+    pub fn missing(&self, msgs: &[ContextMessage], enc: Encoding) -> usize {
+        let map = self.map.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        msgs.iter()
+            .filter(|m| !map.contains_key(&(m.source, part_key(m.part), m.replaced_by, enc)))
+            .count()
+    }
+
     /// Count every message not yet cached (in parallel) and return all counts in order.
     pub fn count_all(&self, s: &Session, msgs: &[&ContextMessage], enc: Encoding) -> Vec<u64> {
         use rayon::prelude::*;

@@ -91,11 +91,20 @@ pub fn load_session(path: &Path) -> Result<Session, OpenError> {
 
 /// [`load_session`] from a file already open (and checked regular) at `path`.
 pub fn load_session_from(f: std::fs::File, path: &Path) -> Result<Session, OpenError> {
+    load_session_progress(f, path, None)
+}
+
+/// [`load_session_from`], telling `progress` how many bytes are parsed as it goes.
+pub fn load_session_progress(
+    f: std::fs::File,
+    path: &Path,
+    progress: Option<&(dyn Fn(usize) + Sync)>,
+) -> Result<Session, OpenError> {
     let bytes = mapped::load_file(f, path).map_err(|source| OpenError::Io {
         path: path.to_path_buf(),
         source,
     })?;
-    let mut s = Session::from_bytes(bytes).map_err(|source| OpenError::Invalid {
+    let mut s = Session::from_bytes_progress(bytes, true, progress).map_err(|source| OpenError::Invalid {
         path: path.to_path_buf(),
         source,
     })?;

@@ -181,8 +181,14 @@ fn read_info(path: &Path, dir: &Path) -> SessionInfo {
         }
         Err(e) => return problem(format!("cannot read it: {}", io_reason(&e))),
     };
+    let f = match super::files::open_regular(path) {
+        Ok(f) => f,
+        Err(super::OpenError::Io { source, .. }) => return problem(format!("cannot read it: {}", io_reason(&source))),
+        Err(super::OpenError::NotAFile { what, .. }) => return problem(format!("{what}, not a session file")),
+        Err(e) => return problem(e.to_string()),
+    };
     // Mapped when large: listing a folder of 100 MB sessions copies none of them.
-    let buf = match super::mapped::load(path) {
+    let buf = match super::mapped::load_file(f, path) {
         Ok(b) => b,
         Err(e) => return problem(format!("cannot read it: {}", io_reason(&e))),
     };

@@ -66,6 +66,8 @@ pub enum Action {
     ReplaceEntry,
     RestoreEntry,
     OpenFills,
+    /// Count the exact tokens of every entry of the session (in the background).
+    CountExact,
 
     // Actions that write (each opens its dialog first).
     Navigate,

@@ -93,6 +93,15 @@ pub enum Job {
         /// Pi's agent directory (bonsai's pins are under it).
         agent_dir: PathBuf,
     },
+    /// Exact counts of every message of every entry (the tree's right column), in the
+    /// background at a low priority, reporting progress.
+    ExactAll {
+        generation: u64,
+        session: Arc<Session>,
+        encoding: Encoding,
+        cache: Arc<TokenCache>,
+        cancel: Arc<AtomicBool>,
+    },
     /// Search inside `files` (the picker), each file's hits reported as it is done.
     SearchSessions {
         id: u64,
@@ -187,6 +196,20 @@ pub enum JobResult {
         /// The pinned sessions (bonsai's own file).
         pins: Vec<PathBuf>,
     },
+    /// The whole-session count: messages counted of all.
+    ExactProgress {
+        generation: u64,
+        done: usize,
+        total: usize,
+    },
+    /// The whole-session count ended (or was cancelled).
+    ExactAllDone {
+        generation: u64,
+        tokens: u64,
+        messages: usize,
+        elapsed_ms: u64,
+        cancelled: bool,
+    },
     /// One file of search `id` is done.
     SearchFile {
         id: u64,
@@ -273,6 +296,7 @@ impl Job {
                 summarizer: Some(_),
                 ..
             } | Job::SearchSessions { .. }
+                | Job::ExactAll { .. }
         )
     }
 
@@ -442,12 +466,39 @@ impl Job {
                 elapsed_ms: 0,
                 error: Some("a search needs the runtime".into()),
             },
+            Job::ExactAll {
+                generation,
+                session,
+                encoding,
+                cache,
+                cancel,
+            } => count_everything(generation, &session, encoding, &cache, &cancel, &|_| {}),
         }
     }
 
     /// Run a model summary, reporting streamed text through `report`. Ends early (with
     /// `Cancelled`) when the cancel flag is set. A search reports each file as it is done.
     pub async fn run_async(self, report: impl Fn(JobResult) + Send + Sync + 'static) -> JobResult {
+        if let Job::ExactAll {
+            generation,
+            session,
+            encoding,
+            cache,
+            cancel,
+        } = self
+        {
+            let r = tokio::task::spawn_blocking(move || {
+                count_everything(generation, &session, encoding, &cache, &cancel, &report)
+            })
+            .await;
+            return r.unwrap_or(JobResult::ExactAllDone {
+                generation,
+                tokens: 0,
+                messages: 0,
+                elapsed_ms: 0,
+                cancelled: true,
+            });
+        }
         if let Job::SearchSessions {
             id,
             files,
@@ -546,6 +597,69 @@ impl Job {
             () = cancelled(&cancel) => Err(SummaryError::Cancelled),
         };
         JobResult::SummaryDone { id, result }
+    }
+}
+
+/// Every message of every entry counted exactly into `cache`, in chunks on a pool of low
+/// priority threads (the UI thread keeps its own priority: a key press is not slowed), the
+/// progress reported after each chunk.
+fn count_everything(
+    generation: u64,
+    s: &Session,
+    enc: Encoding,
+    cache: &TokenCache,
+    cancel: &AtomicBool,
+    report: &(dyn Fn(JobResult) + Send + Sync),
+) -> JobResult {
+    let started = std::time::Instant::now();
+    let msgs: Vec<ContextMessage> = (0..s.entries.len())
+        .flat_map(|i| crate::engine::context::intrinsic_messages(s, i))
+        .collect();
+    let total = msgs.len();
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(std::thread::available_parallelism().map_or(2, |n| n.get()))
+        .start_handler(|_| {
+            // SAFETY: setpriority on this thread (0 = the calling thread on Linux) only
+            // lowers its scheduling priority.
+            unsafe {
+                libc::setpriority(libc::PRIO_PROCESS, 0, 10);
+            }
+        })
+        .build();
+    const CHUNK: usize = 2048;
+    let mut tokens = 0u64;
+    let mut done = 0;
+    let count = |chunk: &[ContextMessage]| {
+        let refs: Vec<&ContextMessage> = chunk.iter().collect();
+        cache.count_all(s, &refs, enc).iter().sum::<u64>()
+    };
+    for chunk in msgs.chunks(CHUNK) {
+        if cancel.load(Ordering::Relaxed) {
+            return JobResult::ExactAllDone {
+                generation,
+                tokens,
+                messages: done,
+                elapsed_ms: started.elapsed().as_millis() as u64,
+                cancelled: true,
+            };
+        }
+        tokens += match &pool {
+            Ok(p) => p.install(|| count(chunk)),
+            Err(_) => count(chunk),
+        };
+        done += chunk.len();
+        report(JobResult::ExactProgress {
+            generation,
+            done,
+            total,
+        });
+    }
+    JobResult::ExactAllDone {
+        generation,
+        tokens,
+        messages: total,
+        elapsed_ms: started.elapsed().as_millis() as u64,
+        cancelled: false,
     }
 }
 

@@ -367,6 +367,7 @@ pub fn bindings() -> &'static [Binding] {
             ),
             b!(BROWSE, [ch('X')], Action::RestoreEntry, "restore its original content"),
             b!(BROWSE, [ch('w')], Action::OpenFills, "what fills the context"),
+            b!(BROWSE, [ch('S')], Action::CountExact, "exact tokens of every entry"),
             b!(BROWSE, [code(KeyCode::Tab)], Action::ToggleFocus, "focus tree / detail"),
             b!(BROWSE, [ch('d')], Action::ToggleDetail, "detail pane on / off"),
             // The detail pane.

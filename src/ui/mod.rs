@@ -269,18 +269,44 @@ async fn event_loop(
             None,
         ),
         Target::File(p) => {
-            // Load off the draw thread, with a progress frame; Ctrl+C or q aborts.
+            // Load off the draw thread, with a progress frame (how far the parse is, for a big
+            // file); Ctrl+C or q aborts.
             let size = std::fs::metadata(&p).map(|m| m.len()).unwrap_or(0);
             let name = p.display().to_string();
-            terminal.draw(|f| {
-                let msg = format!(" Loading {name} ({:.1} MB)…", size as f64 / 1048576.0);
-                f.render_widget(ratatui::widgets::Paragraph::new(msg), f.area());
-            })?;
+            let parsed = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+            let loading_frame = |terminal: &mut ratatui::DefaultTerminal, done: usize| {
+                terminal
+                    .draw(|f| {
+                        let mb = |b: f64| b / 1048576.0;
+                        let msg = if done > 0 && size > 0 {
+                            format!(
+                                " Loading {name} ({:.1} MB)… {}% ({:.0} MB parsed)",
+                                mb(size as f64),
+                                (done as u64 * 100 / size).min(100),
+                                mb(done as f64)
+                            )
+                        } else {
+                            format!(" Loading {name} ({:.1} MB)…", mb(size as f64))
+                        };
+                        f.render_widget(ratatui::widgets::Paragraph::new(msg), f.area());
+                    })
+                    .map(|_| ())
+            };
+            loading_frame(terminal, 0)?;
             let pc = p.clone();
-            let mut load = tokio::task::spawn_blocking(move || crate::store::load_session(&pc));
+            let counter = parsed.clone();
+            let mut load = tokio::task::spawn_blocking(move || {
+                let f = crate::store::files::open_regular(&pc)?;
+                let report = |n: usize| counter.store(n, std::sync::atomic::Ordering::Relaxed);
+                crate::store::files::load_session_progress(f, &pc, Some(&report))
+            });
+            let mut redraw = tokio::time::interval(Duration::from_millis(200));
             let s = loop {
                 tokio::select! {
                     r = &mut load => break r?,
+                    _ = redraw.tick() => {
+                        loading_frame(terminal, parsed.load(std::sync::atomic::Ordering::Relaxed))?;
+                    }
                     Some(Ok(ev)) = events.next() => {
                         if let Event::Key(k) = &ev
                             && (k.code == KeyCode::Char('q')
@@ -510,6 +536,15 @@ pub mod tests {
             Registry::builtin_only(),
         );
         a.force_offline = true;
+        // Snapshots show what their tests counted, not every entry.
+        a.auto_exact = false;
+        if let Some(c) = a.exact_all.cancel.take() {
+            c.store(true, std::sync::atomic::Ordering::Relaxed);
+        }
+        a.pending
+            .queue
+            .retain(|j| !matches!(j, crate::ui::jobs::Job::ExactAll { .. }));
+        a.exact_all.progress = None;
         // Never the user's own agent directory (pins are written there).
         a.agent_dir = tempfile::tempdir()
             .map(|d| d.keep())
@@ -526,6 +561,15 @@ pub mod tests {
             Registry::builtin_only(),
         );
         a.force_offline = true;
+        // Snapshots show what their tests counted, not every entry.
+        a.auto_exact = false;
+        if let Some(c) = a.exact_all.cancel.take() {
+            c.store(true, std::sync::atomic::Ordering::Relaxed);
+        }
+        a.pending
+            .queue
+            .retain(|j| !matches!(j, crate::ui::jobs::Job::ExactAll { .. }));
+        a.exact_all.progress = None;
         // Never the user's own agent directory (pins are written there).
         a.agent_dir = tempfile::tempdir()
             .map(|d| d.keep())

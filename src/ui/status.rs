@@ -70,6 +70,10 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) {
     if app.live {
         spans.push(Span::styled("  ● live", fg(SUCCESS)));
     }
+    if let Some((done, total)) = app.exact_all.progress {
+        let pct = if total == 0 { 0 } else { done * 100 / total };
+        spans.push(Span::styled(format!("  exact tokens {pct}%"), fg(MUTED)));
+    }
     if let Some(s) = &app.status {
         spans.push(Span::styled(format!("  {s}"), fg(WARNING)));
     }

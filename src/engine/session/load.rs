@@ -73,6 +73,7 @@ fn parse_lines(
     first_line: u32,
     header: Option<&Header>,
     quick: bool,
+    progress: Option<&(dyn Fn(usize) + Sync)>,
 ) -> Result<ParsedLines, LoadError> {
     let mut out = ParsedLines {
         header: None,
@@ -171,6 +172,9 @@ fn parse_lines(
             next = side();
         }
         lines_before += spans.len();
+        if let Some(p) = progress {
+            p(range.end);
+        }
         parsed_block = Some(range);
     }
     if let Some(d) = parsed_block {
@@ -442,7 +446,17 @@ impl Session {
     /// `quick: false` reads every line with the full serde pass (tests compare the two).
     #[doc(hidden)]
     pub fn from_bytes_with(buf: FileBytes, quick: bool) -> Result<Session, LoadError> {
-        let parsed = parse_lines(&buf, 0, 1, None, quick)?;
+        Session::from_bytes_progress(buf, quick, None)
+    }
+
+    /// [`Session::from_bytes`], telling `progress` how many bytes are parsed after each block
+    /// (a big file's loading frame shows how far it is).
+    pub fn from_bytes_progress(
+        buf: FileBytes,
+        quick: bool,
+        progress: Option<&(dyn Fn(usize) + Sync)>,
+    ) -> Result<Session, LoadError> {
+        let parsed = parse_lines(&buf, 0, 1, None, quick, progress)?;
         let (settled_len, settled_lines) = settled(&buf, parsed.line_count);
         let any_text = parsed.any_text;
         let mut line_diagnostics = parsed.diagnostics;
@@ -531,7 +545,7 @@ impl Session {
         // The unsettled last line is read again with what followed it.
         entries.retain(|e| e.line <= settled_lines);
         line_diagnostics.retain(|d| d.line <= settled_lines);
-        let parsed = parse_lines(&buf, settled_len, settled_lines + 1, Some(&header), true)?;
+        let parsed = parse_lines(&buf, settled_len, settled_lines + 1, Some(&header), true, None)?;
         let (settled_len, settled_lines) = settled(&buf, parsed.line_count);
         line_diagnostics.extend(parsed.diagnostics);
         let kept = entries.len();

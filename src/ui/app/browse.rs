@@ -120,6 +120,11 @@ impl App {
             Action::UndoLast => self.undo_last_action(),
             a @ (Action::HideEntry | Action::ReplaceEntry | Action::RestoreEntry) => self.edit_selected(&a),
             Action::OpenFills => self.open_fills(),
+            Action::CountExact => {
+                self.start_exact_all();
+                self.exact_all.announce = true;
+                self.status = Some("counting the exact tokens of every entry…".into());
+            }
             Action::ToggleCutPreview => {
                 self.screen.prune_preview = false;
                 self.prune.plan = None;
@@ -413,32 +418,21 @@ impl App {
             }
             (PickerFocus::Query, Action::Select) => {
                 let Some(s) = &mut p.search else { return false };
-                let query = s.query.text();
-                if query.is_empty() {
+                if s.query.text().is_empty() {
                     return false;
                 }
-                // The sessions listed now: this project's, or every project's.
-                let files: Vec<std::path::PathBuf> = p
-                    .sessions
-                    .iter()
-                    .filter(|x| x.is_session())
-                    .map(|x| x.path.clone())
-                    .collect();
                 s.cancel.store(true, std::sync::atomic::Ordering::Relaxed);
                 s.cancel = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-                s.id = next_id;
                 s.running = true;
                 s.hits.clear();
                 s.selected = 0;
                 s.error = None;
-                s.files = (0, files.len());
+                s.files = (0, 0);
                 p.focus = PickerFocus::Hits;
-                self.pending.queue.push(Job::SearchSessions {
-                    id: next_id,
-                    files,
-                    query,
-                    cancel: s.cancel.clone(),
-                });
+                // The sessions listed now; a listing still being read is waited for.
+                if !p.loading {
+                    self.start_session_search(next_id);
+                }
             }
             // Going through the hits.
             (PickerFocus::Hits, Action::Select) => {
@@ -538,6 +532,26 @@ impl App {
             _ => return false,
         }
         true
+    }
+
+    /// Search the sessions the picker lists (this project's, or every project's) for its query.
+    pub(super) fn start_session_search(&mut self, id: u64) {
+        let Some(p) = &mut self.picker else { return };
+        let files: Vec<std::path::PathBuf> = p
+            .sessions
+            .iter()
+            .filter(|x| x.is_session())
+            .map(|x| x.path.clone())
+            .collect();
+        let Some(s) = &mut p.search else { return };
+        s.id = id;
+        s.files = (0, files.len());
+        self.pending.queue.push(Job::SearchSessions {
+            id,
+            files,
+            query: s.query.text(),
+            cancel: s.cancel.clone(),
+        });
     }
 
     /// A click: select a tree row (on its fold marker: fold or unfold), focus the detail

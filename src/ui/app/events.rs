@@ -111,10 +111,46 @@ impl App {
                         self.registry.find(p, m).map(|x| x.context_window).filter(|w| *w > 0)
                     })
                     .collect();
+                let mut waiting_search = false;
                 if let Some(p) = &mut self.picker {
                     p.set_sessions(all, sessions, windows, pins);
                     p.everywhere = everywhere;
                     p.listed_at = std::time::Instant::now();
+                    // A search asked for before the first listing arrived starts now.
+                    waiting_search = p.search.as_ref().is_some_and(|s| s.running && s.id == 0);
+                }
+                if waiting_search {
+                    let id = self.next_job_id();
+                    self.start_session_search(id);
+                }
+            }
+            JobResult::ExactProgress {
+                generation,
+                done,
+                total,
+            } => {
+                if generation == self.exact_all.generation && self.exact_all.progress.is_some() {
+                    self.exact_all.progress = Some((done, total));
+                }
+            }
+            JobResult::ExactAllDone {
+                generation,
+                tokens,
+                messages,
+                elapsed_ms,
+                cancelled,
+            } => {
+                if generation == self.exact_all.generation {
+                    self.exact_all.progress = None;
+                    self.exact_all.cancel = None;
+                    if !cancelled && messages > 0 && std::mem::take(&mut self.exact_all.announce) {
+                        self.status = Some(format!(
+                            "exact tokens of every entry: {} in {} messages ({:.1} s)",
+                            super::short_tokens(tokens),
+                            messages,
+                            elapsed_ms as f64 / 1000.0
+                        ));
+                    }
                 }
             }
             JobResult::SearchFile { id, path, hits } => {
@@ -245,6 +281,21 @@ impl App {
             self.pending.queue.push(Job::Open { path: p });
             redraw = true;
         }
+        // The file disappeared (deleted or moved): say so once; what is shown stays.
+        let gone = self
+            .doc
+            .path
+            .as_ref()
+            .is_some_and(|p| std::fs::metadata(p).is_err_and(|e| e.kind() == std::io::ErrorKind::NotFound));
+        if gone != self.file_gone {
+            self.file_gone = gone;
+            self.status = Some(if gone {
+                "the session file is gone (deleted or moved): what is shown stays, nothing can be written; o opens another".into()
+            } else {
+                "the session file is back".into()
+            });
+            redraw = true;
+        }
         if let Some(p) = &self.doc.path
             && !self.pending.reload
             && self.pending.writes == 0
@@ -280,6 +331,11 @@ impl App {
         fresh.force_offline = self.force_offline;
         fresh.strategy_choice = std::mem::take(&mut self.strategy_choice);
         fresh.agent_dir = std::mem::take(&mut self.agent_dir);
+        fresh.auto_exact = self.auto_exact;
+        if let Some(c) = self.exact_all.cancel.take() {
+            c.store(true, std::sync::atomic::Ordering::Relaxed);
+        }
+        fresh.auto_exact_all();
         fresh.notice = fresh.diagnostics_notice();
         *self = fresh;
     }
@@ -325,7 +381,13 @@ impl App {
         self.context.mark = mark_id.and_then(|id| s.idx_of(&id));
         self.row_cache.clear();
         self.detail.doc = None;
-        self.exact = Arc::new(crate::engine::tokens::TokenCache::default());
+        // What is counted stays when Pi only appended; a rewritten file starts over.
+        if rebuilt {
+            self.exact = Arc::new(crate::engine::tokens::TokenCache::default());
+        }
+        if self.exact_all.cancel.is_some() || (rebuilt && self.auto_exact) {
+            self.auto_exact_all();
+        }
         if rebuilt && self.dialog.is_some() {
             // Entry positions changed under the dialog: it cannot be trusted any more.
             self.dialog = None;

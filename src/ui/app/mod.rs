@@ -260,6 +260,28 @@ pub struct App {
     pub(crate) strategy_choice: Vec<crate::engine::strategy::Strategy>,
     /// Pi's agent directory (bonsai keeps its pins under it; tests use their own).
     pub(crate) agent_dir: PathBuf,
+    /// The exact count of every entry (the tree's right column), running or done.
+    pub(crate) exact_all: ExactAll,
+    /// The open session's file is gone from its folder (said once in the status line).
+    pub(crate) file_gone: bool,
+    /// Count every entry's exact tokens on its own when a session opens (up to
+    /// `AUTO_EXACT_BYTES`); tests turn it off to pin what their snapshots show.
+    pub(crate) auto_exact: bool,
+}
+
+/// Sessions up to this size get every entry's exact count on their own when they open (a
+/// 100 MB session takes a few seconds of both cores, at a low priority); larger ones on `S`.
+pub const AUTO_EXACT_BYTES: usize = 256 << 20;
+
+/// The whole-session exact count.
+#[derive(Default)]
+pub struct ExactAll {
+    pub generation: u64,
+    pub cancel: Option<Arc<AtomicBool>>,
+    /// Messages counted and in all, while it runs.
+    pub progress: Option<(usize, usize)>,
+    /// Asked for (S): the end is said in the status line (an automatic count ends quietly).
+    pub announce: bool,
 }
 
 /// Sessions above this many entries compute the selection's gauge and cut off the key path.
@@ -327,15 +349,45 @@ impl App {
             force_offline: false,
             strategy_choice: vec![crate::engine::strategy::Strategy::SingleShot],
             agent_dir: crate::store::config::agent_dir(),
+            exact_all: ExactAll::default(),
+            file_gone: false,
+            auto_exact: true,
         };
         app.selection.keep_recent = app.keep_recent_setting();
         app.selection_changed();
+        app.auto_exact_all();
         app.refresh();
         app
     }
 
     pub fn session(&self) -> &Arc<Session> {
         &self.doc.session
+    }
+
+    /// Count every entry's exact tokens in the background (what is counted already stays).
+    pub(crate) fn start_exact_all(&mut self) {
+        if let Some(c) = self.exact_all.cancel.take() {
+            c.store(true, std::sync::atomic::Ordering::Relaxed);
+        }
+        self.exact_all.generation += 1;
+        let cancel = Arc::new(AtomicBool::new(false));
+        self.exact_all.cancel = Some(cancel.clone());
+        self.exact_all.progress = Some((0, 0));
+        self.exact_all.announce = false;
+        self.pending.queue.push(Job::ExactAll {
+            generation: self.exact_all.generation,
+            session: self.doc.session.clone(),
+            encoding: self.selection_encoding(),
+            cache: self.exact.clone(),
+            cancel,
+        });
+    }
+
+    /// On opening (or a new version of) a session: count it all when it is small enough.
+    pub(crate) fn auto_exact_all(&mut self) {
+        if self.auto_exact && self.doc.session.buf.len() <= AUTO_EXACT_BYTES {
+            self.start_exact_all();
+        }
     }
 
     pub fn selected(&self) -> Option<usize> {

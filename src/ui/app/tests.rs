@@ -1207,3 +1207,61 @@ fn u_undoes_bonsais_last_action_a_compaction_then_says_nothing_is_left() {
     let st = a.status.clone().unwrap_or_default();
     assert!(st.contains("nothing of bonsai's left to undo"), "{st}");
 }
+
+#[test]
+fn every_entry_gets_its_exact_count_in_the_background_with_progress() {
+    let (_d, p) = temp_copy("long.jsonl");
+    let mut a = app_for(&p);
+    a.update(Action::Resize { width: 120, height: 40 });
+    let s = a.doc.session.clone();
+    let msgs: Vec<_> = (0..s.entries.len())
+        .flat_map(|i| crate::engine::context::intrinsic_messages(&s, i))
+        .collect();
+    let enc = crate::engine::tokens::Encoding::O200k;
+    assert!(a.exact.missing(&msgs, enc) > 0, "not counted before");
+    a.handle_key(shift('S'));
+    assert_eq!(a.exact_all.progress, Some((0, 0)), "running, said in the status line");
+    let screen = render(&mut a, 200, 40);
+    assert_eq!(a.exact.missing(&msgs, enc), 0, "every message of every entry counted");
+    assert!(a.exact_all.progress.is_none());
+    let status = a.status.clone().unwrap_or_default();
+    assert!(status.starts_with("exact tokens of every entry: "), "{status}");
+    // Each count is the tokenizer's own.
+    for m in msgs.iter().take(40) {
+        let text = crate::engine::tokens::message_text(&crate::engine::context::materialize(&s, m));
+        assert_eq!(a.exact.get(m, enc), Some(enc.count(&text) as u64));
+    }
+    // The tree's right column shows them: every visible row with an estimate has two numbers.
+    let rows_with_both = screen
+        .lines()
+        .filter(|l| {
+            l.split('│').next().is_some_and(|t| {
+                t.split_whitespace()
+                    .rev()
+                    .take(2)
+                    .all(|w| w.chars().next().is_some_and(|c| c.is_ascii_digit()))
+            })
+        })
+        .count();
+    assert!(rows_with_both > 10, "{screen}");
+}
+
+#[test]
+fn a_session_whose_file_disappears_says_so_and_writes_nothing() {
+    let (d, p) = temp_copy("split-turn.jsonl");
+    let mut a = app_for(&p);
+    let moved = d.path().join("elsewhere.jsonl");
+    std::fs::rename(&p, &moved).unwrap();
+    a.update(Action::Tick);
+    let status = a.status.clone().unwrap_or_default();
+    assert!(status.contains("the session file is gone"), "{status}");
+    let screen = render(&mut a, 100, 30);
+    assert!(screen.contains("split-turn"), "what is shown stays:\n{screen}");
+    a.handle_key(shift('L'));
+    assert!(a.dialog.is_none(), "no write dialog");
+    assert!(a.status.as_deref().unwrap_or("").contains("nothing can be written"));
+    assert!(!p.exists(), "nothing was written where it was");
+    std::fs::rename(&moved, &p).unwrap();
+    a.update(Action::Tick);
+    assert_eq!(a.status.as_deref(), Some("the session file is back"));
+}

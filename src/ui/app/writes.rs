@@ -27,6 +27,10 @@ impl App {
             self.status = Some(why.into());
             return false;
         }
+        if self.file_gone {
+            self.status = Some("the session file is gone (deleted or moved): nothing can be written to it".into());
+            return false;
+        }
         true
     }
 

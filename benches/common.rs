@@ -71,3 +71,58 @@ pub fn reference_file(mb: usize) -> PathBuf {
     }
     p
 }
+
+/// Pi's session folders with `n` sessions over 30 projects, of mixed sizes (70 % ~50 KB,
+/// 25 % ~0.5 MB, 4.5 % ~5 MB, 0.5 % ~50 MB: copies of four `gen_session.py` files), cached as
+/// `target/bench-data/agent{n}/` (its `sessions/` is what Pi's agent folder holds).
+pub fn many_sessions(n: usize) -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/bench-data");
+    let agent = dir.join(format!("agent{n}"));
+    if agent.join("done").exists() {
+        return agent;
+    }
+    let generator = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/tools/gen_session.py");
+    let bases: Vec<PathBuf> = [(20usize, "50k"), (200, "500k"), (2000, "5m"), (20000, "50m")]
+        .iter()
+        .map(|(entries, name)| {
+            let p = dir.join(format!("base-{name}.jsonl"));
+            if !p.exists() {
+                let ok = std::process::Command::new("python3")
+                    .arg(&generator)
+                    .args([
+                        "--entries",
+                        &entries.to_string(),
+                        "--branch-every",
+                        "100",
+                        "--seed",
+                        "7",
+                        "-q",
+                        "-o",
+                    ])
+                    .arg(&p)
+                    .status()
+                    .unwrap()
+                    .success();
+                assert!(ok, "gen_session.py failed");
+            }
+            p
+        })
+        .collect();
+    for k in 0..n {
+        let project = agent.join("sessions").join(format!("--home-dev-project{}--", k % 30));
+        std::fs::create_dir_all(&project).unwrap();
+        let base = match k % 200 {
+            0 => &bases[3],
+            1..=9 => &bases[2],
+            10..=59 => &bases[1],
+            _ => &bases[0],
+        };
+        std::fs::copy(
+            base,
+            project.join(format!("2026-11-{:02}T10-00-00-000Z_{k:04}.jsonl", k % 28 + 1)),
+        )
+        .unwrap();
+    }
+    std::fs::write(agent.join("done"), "").unwrap();
+    agent
+}

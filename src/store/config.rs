@@ -90,6 +90,11 @@ pub fn encode_cwd(cwd: &Path) -> String {
 
 /// Where Pi keeps this project's sessions, and whether the directory is a flat override.
 pub fn session_dir_for(cwd: &Path, settings: &Settings) -> (PathBuf, bool) {
+    session_dir_in(&agent_dir(), cwd, settings)
+}
+
+/// [`session_dir_for`] with Pi's agent folder given.
+pub fn session_dir_in(agent: &Path, cwd: &Path, settings: &Settings) -> (PathBuf, bool) {
     if let Ok(v) = std::env::var("PI_CODING_AGENT_SESSION_DIR")
         && !v.is_empty()
     {
@@ -100,7 +105,7 @@ pub fn session_dir_for(cwd: &Path, settings: &Settings) -> (PathBuf, bool) {
         let d = if d.is_relative() { cwd.join(d) } else { d };
         return (d, true);
     }
-    (agent_dir().join("sessions").join(encode_cwd(cwd)), false)
+    (agent.join("sessions").join(encode_cwd(cwd)), false)
 }
 
 #[cfg(test)]

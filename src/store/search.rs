@@ -105,7 +105,7 @@ fn search_piece(
         /// the kernel as much time zeroing pages as the search itself).
         static BUF: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
     }
-    let mut f = std::fs::File::open(path).map_err(|e| e.to_string())?;
+    let mut f = super::files::open_regular(path).map_err(|e| e.to_string())?;
     // Read from the byte before `from` (is `from` a line start?) to `to`, then on to a line end.
     let start = from.saturating_sub(1);
     f.seek(SeekFrom::Start(start)).map_err(|e| e.to_string())?;

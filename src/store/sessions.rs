@@ -12,6 +12,7 @@ use crate::engine::settings::Settings;
 use memchr::memmem;
 use rayon::prelude::*;
 use serde_json::{Value, json};
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 /// Why a listed path is not a readable session.
@@ -167,12 +168,101 @@ fn estimate_tail(tail: &[u8]) -> u64 {
 /// What a listing shows of one session file (or why it is not one).
 pub fn session_info(path: &Path) -> Option<SessionInfo> {
     let dir = path.parent().unwrap_or(Path::new(".")).to_path_buf();
-    let info = read_info(path, &dir);
+    let info = read_info(path, &dir, None);
     info.is_session().then_some(info)
 }
 
-/// [`session_info`], problems included.
-fn read_info(path: &Path, dir: &Path) -> SessionInfo {
+/// What the body of a session (or what was appended to it) says for a listing.
+#[derive(Debug, Default)]
+struct BodyFacts {
+    /// Lines (a last line without its newline counts).
+    entries: usize,
+    name: Option<Option<String>>,
+    first_message: Option<String>,
+    last_message: Option<String>,
+    /// The newest reply's usage and model, and Pi's estimate of the messages after it; or,
+    /// without a reply in the body, the estimate of all of it.
+    usage: Option<(u64, Option<(String, String)>)>,
+    tail_estimate: u64,
+}
+
+/// The listing's facts of `body` (whole lines after the header, or after what a cached listing
+/// already read), each found by a byte search and only its line decoded.
+fn scan_body(body: &[u8]) -> BodyFacts {
+    let entries = memchr::memchr_iter(b'\n', body).count() + usize::from(body.last().is_some_and(|b| *b != b'\n'))
+        - memmem::find_iter(body, b"\n\n").count();
+    // The name: the newest `session_info` line (an empty name clears it).
+    let mut name = None;
+    let info_finder = memmem::FinderRev::new(b"\"session_info\"");
+    let mut end = body.len();
+    while let Some(at) = info_finder.rfind(&body[..end]) {
+        end = at;
+        if let Ok(p) = serde_json::from_slice::<Peek>(line_at(body, at))
+            && p.kind.as_deref() == Some("session_info")
+        {
+            name = Some(p.name.map(|n| js::js_trim(&n).to_string()).filter(|n| !n.is_empty()));
+            break;
+        }
+    }
+    // The first and the newest user request.
+    let user = b"\"role\":\"user\"";
+    let first_message = memmem::find_iter(body, user).find_map(|at| user_text(line_at(body, at)));
+    let rev = memmem::FinderRev::new(user);
+    let mut end = body.len();
+    let mut last_message = None;
+    while let Some(at) = rev.rfind(&body[..end]) {
+        end = at;
+        if let Some(t) = user_text(line_at(body, at)) {
+            last_message = Some(t);
+            break;
+        }
+    }
+    let (usage, tail_estimate) = match last_usage(body) {
+        Some((tokens, model, line_end)) => (Some((tokens, model)), estimate_tail(&body[line_end.min(body.len())..])),
+        None => (None, estimate_tail(body)),
+    };
+    BodyFacts {
+        entries,
+        name,
+        first_message,
+        last_message,
+        usage,
+        tail_estimate,
+    }
+}
+
+/// A cached listing of a file, and the bytes it was read up to.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+struct Cached {
+    path: PathBuf,
+    /// The length read, and the last bytes before it (whether the file only grew since).
+    len: u64,
+    end_bytes: String,
+    mtime_ms: i64,
+    id: String,
+    cwd: String,
+    parent_session: Option<String>,
+    name: Option<String>,
+    first_message: Option<String>,
+    last_message: Option<String>,
+    entries: usize,
+    created: Option<String>,
+    version: Option<u64>,
+    context_tokens: Option<u64>,
+    model: Option<(String, String)>,
+}
+
+/// The last bytes before `len` (hex), to tell appended bytes from a rewrite.
+fn end_bytes(buf: &[u8], len: usize) -> String {
+    buf[len.saturating_sub(32)..len]
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// [`session_info`], problems included; with `cached`, a file Pi only appended to since is read
+/// from where the cache left off (and one unchanged not at all).
+fn read_info(path: &Path, dir: &Path, cached: Option<&Cached>) -> SessionInfo {
     let problem = |why: String| SessionInfo::problem(path, dir, Problem::File(why));
     let meta = match std::fs::metadata(path) {
         Ok(m) => m,
@@ -181,6 +271,18 @@ fn read_info(path: &Path, dir: &Path) -> SessionInfo {
         }
         Err(e) => return problem(format!("cannot read it: {}", io_reason(&e))),
     };
+    let modified_ms = meta
+        .modified()
+        .ok()
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0);
+    if let Some(c) = cached
+        && c.len == meta.len()
+        && c.mtime_ms == modified_ms
+    {
+        return c.to_info(dir, meta.len(), modified_ms);
+    }
     let f = match super::files::open_regular(path) {
         Ok(f) => f,
         Err(super::OpenError::Io { source, .. }) => return problem(format!("cannot read it: {}", io_reason(&source))),
@@ -193,6 +295,31 @@ fn read_info(path: &Path, dir: &Path) -> SessionInfo {
         Err(e) => return problem(format!("cannot read it: {}", io_reason(&e))),
     };
     let buf: &[u8] = &buf;
+    // Only appended to since the cache read it (it ended with a whole line, the same bytes
+    // are where it ended): only the new lines are read.
+    if let Some(c) = cached
+        && (c.len as usize) < buf.len()
+        && c.len > 0
+        && buf[c.len as usize - 1] == b'\n'
+        && end_bytes(buf, c.len as usize) == c.end_bytes
+    {
+        let more = scan_body(&buf[c.len as usize..]);
+        let mut info = c.to_info(dir, meta.len(), modified_ms);
+        info.entries += more.entries;
+        if let Some(n) = more.name {
+            info.name = n;
+        }
+        info.first_message = info.first_message.or(more.first_message);
+        info.last_message = more.last_message.or(info.last_message);
+        match more.usage {
+            Some((tokens, model)) => {
+                info.context_tokens = Some(tokens + more.tail_estimate);
+                info.model = model.or(info.model);
+            }
+            None => info.context_tokens = info.context_tokens.map(|t| t + more.tail_estimate),
+        }
+        return info;
+    }
     let mut start = 0;
     let header: Value = loop {
         if start >= buf.len() {
@@ -213,45 +340,7 @@ fn read_info(path: &Path, dir: &Path) -> SessionInfo {
         return problem("not a Pi session: its first line is not a session header".into());
     }
     let body = &buf[start.min(buf.len())..];
-    // Entries: lines after the header (a last line without its newline counts too).
-    let entries = memchr::memchr_iter(b'\n', body).count() + usize::from(body.last().is_some_and(|b| *b != b'\n'))
-        - memmem::find_iter(body, b"\n\n").count();
-    // The name: the newest `session_info` line.
-    let mut name = None;
-    let info_finder = memmem::FinderRev::new(b"\"session_info\"");
-    let mut end = body.len();
-    while let Some(at) = info_finder.rfind(&body[..end]) {
-        end = at;
-        if let Ok(p) = serde_json::from_slice::<Peek>(line_at(body, at))
-            && p.kind.as_deref() == Some("session_info")
-        {
-            name = p.name.map(|n| js::js_trim(&n).to_string()).filter(|n| !n.is_empty());
-            break;
-        }
-    }
-    // The first and the newest user request.
-    let user = b"\"role\":\"user\"";
-    let first_message = memmem::find_iter(body, user).find_map(|at| user_text(line_at(body, at)));
-    let rev = memmem::FinderRev::new(user);
-    let mut end = body.len();
-    let mut last_message = None;
-    while let Some(at) = rev.rfind(&body[..end]) {
-        end = at;
-        if let Some(t) = user_text(line_at(body, at)) {
-            last_message = Some(t);
-            break;
-        }
-    }
-    let (context_tokens, model) = match last_usage(body) {
-        Some((tokens, model, line_end)) => (Some(tokens + estimate_tail(&body[line_end.min(body.len())..])), model),
-        None => (None, None),
-    };
-    let modified_ms = meta
-        .modified()
-        .ok()
-        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-        .map(|d| d.as_millis() as i64)
-        .unwrap_or(0);
+    let facts = scan_body(body);
     let s = |k: &str| header.get(k).and_then(|v| v.as_str()).map(String::from);
     SessionInfo {
         path: path.to_path_buf(),
@@ -259,17 +348,103 @@ fn read_info(path: &Path, dir: &Path) -> SessionInfo {
         id: s("id").unwrap_or_default(),
         cwd: s("cwd").unwrap_or_default(),
         parent_session: s("parentSession"),
-        name,
-        first_message,
-        last_message,
-        entries,
+        name: facts.name.flatten(),
+        first_message: facts.first_message,
+        last_message: facts.last_message,
+        entries: facts.entries,
         bytes: meta.len(),
         modified_ms,
         created: s("timestamp"),
         version: header.get("version").and_then(|v| v.as_u64()),
-        context_tokens,
-        model,
+        context_tokens: facts.usage.as_ref().map(|(t, _)| t + facts.tail_estimate),
+        model: facts.usage.and_then(|(_, m)| m),
         problem: None,
+    }
+}
+
+impl Cached {
+    fn of(info: &SessionInfo, end_bytes: String) -> Cached {
+        Cached {
+            path: info.path.clone(),
+            len: info.bytes,
+            end_bytes,
+            mtime_ms: info.modified_ms,
+            id: info.id.clone(),
+            cwd: info.cwd.clone(),
+            parent_session: info.parent_session.clone(),
+            name: info.name.clone(),
+            first_message: info.first_message.clone(),
+            last_message: info.last_message.clone(),
+            entries: info.entries,
+            created: info.created.clone(),
+            version: info.version,
+            context_tokens: info.context_tokens,
+            model: info.model.clone(),
+        }
+    }
+
+    fn to_info(&self, dir: &Path, bytes: u64, modified_ms: i64) -> SessionInfo {
+        SessionInfo {
+            path: self.path.clone(),
+            dir: dir.to_path_buf(),
+            id: self.id.clone(),
+            cwd: self.cwd.clone(),
+            parent_session: self.parent_session.clone(),
+            name: self.name.clone(),
+            first_message: self.first_message.clone(),
+            last_message: self.last_message.clone(),
+            entries: self.entries,
+            bytes,
+            modified_ms,
+            created: self.created.clone(),
+            version: self.version,
+            context_tokens: self.context_tokens,
+            model: self.model.clone(),
+            problem: None,
+        }
+    }
+}
+
+/// bonsai's own listing cache under Pi's agent folder (never a session file): what each
+/// session's listing said, up to which byte.
+fn cache_file(agent: &Path) -> PathBuf {
+    agent.join("bonsai").join("listing.json")
+}
+
+fn load_cache(agent: &Path) -> HashMap<PathBuf, Cached> {
+    std::fs::read(cache_file(agent))
+        .ok()
+        .and_then(|b| serde_json::from_slice::<Vec<Cached>>(&b).ok())
+        .map(|v| v.into_iter().map(|c| (c.path.clone(), c)).collect())
+        .unwrap_or_default()
+}
+
+/// Written whole through a temporary file and a rename: a kill leaves the old cache or the
+/// new one. A cache that cannot be written only makes the next listing read the files again.
+fn save_cache(agent: &Path, entries: &[Cached]) {
+    use std::io::Write;
+    let file = cache_file(agent);
+    let Some(dir) = file.parent() else { return };
+    if std::fs::create_dir_all(dir).is_err() {
+        return;
+    }
+    let tmp = dir.join(format!(".listing.json.{}.tmp", std::process::id()));
+    // Only the user reads it: it holds the first and newest request of every session.
+    let ok = {
+        use std::os::unix::fs::OpenOptionsExt;
+        std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .mode(0o600)
+            .open(&tmp)
+    }
+    .and_then(|mut f| {
+        f.write_all(&serde_json::to_vec(entries).unwrap_or_default())?;
+        f.sync_all()
+    });
+    if ok.is_err() || std::fs::rename(&tmp, &file).is_err() {
+        let _ = std::fs::remove_file(&tmp);
     }
 }
 
@@ -297,12 +472,12 @@ fn jsonl_files(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
 }
 
 /// The session folders to list: this project's, or every project's.
-fn folders(cwd: &Path, settings: &Settings, all: bool) -> (Vec<PathBuf>, bool) {
-    let (dir, flat) = config::session_dir_for(cwd, settings);
+fn folders(agent: &Path, cwd: &Path, settings: &Settings, all: bool) -> (Vec<PathBuf>, bool) {
+    let (dir, flat) = config::session_dir_in(agent, cwd, settings);
     if !all || flat {
         return (vec![dir], flat);
     }
-    let root = config::agent_dir().join("sessions");
+    let root = agent.join("sessions");
     let mut v: Vec<PathBuf> = std::fs::read_dir(&root)
         .map(|rd| {
             rd.filter_map(|e| e.ok())
@@ -318,7 +493,12 @@ fn folders(cwd: &Path, settings: &Settings, all: bool) -> (Vec<PathBuf>, bool) {
 /// Sessions of the project at `cwd` (or of every project), newest first, then what is not a
 /// readable session (with the reason).
 pub fn list_sessions(cwd: &Path, settings: &Settings, all: bool) -> Vec<SessionInfo> {
-    let (dirs, flat) = folders(cwd, settings, all);
+    list_sessions_in(&config::agent_dir(), cwd, settings, all)
+}
+
+/// [`list_sessions`] with Pi's agent folder given (bonsai's listing cache is kept under it).
+pub fn list_sessions_in(agent: &Path, cwd: &Path, settings: &Settings, all: bool) -> Vec<SessionInfo> {
+    let (dirs, flat) = folders(agent, cwd, settings, all);
     let mut files: Vec<(PathBuf, PathBuf)> = Vec::new();
     let mut out: Vec<SessionInfo> = Vec::new();
     for d in &dirs {
@@ -334,9 +514,10 @@ pub fn list_sessions(cwd: &Path, settings: &Settings, all: bool) -> Vec<SessionI
         }
     }
     let cwd_s = cwd.to_string_lossy().to_string();
+    let cache = load_cache(agent);
     let mut infos: Vec<SessionInfo> = files
         .par_iter()
-        .map(|(f, d)| read_info(f, d))
+        .map(|(f, d)| read_info(f, d, cache.get(f)))
         // A flat folder holds every project's sessions: this project's are its cwd's.
         .filter(|i| all || !flat || !i.is_session() || i.cwd == cwd_s)
         .collect();
@@ -347,14 +528,61 @@ pub fn list_sessions(cwd: &Path, settings: &Settings, all: bool) -> Vec<SessionI
             .then(b.modified_ms.cmp(&a.modified_ms))
             .then(b.path.cmp(&a.path))
     });
+    // What was read is kept for the next listing (with the bytes it ended on).
+    let fresh: Vec<Cached> = infos
+        .par_iter()
+        .filter(|i| i.is_session())
+        .filter_map(|i| {
+            if let Some(c) = cache.get(&i.path)
+                && c.len == i.bytes
+                && c.mtime_ms == i.modified_ms
+            {
+                return Some(c.clone());
+            }
+            let tail = read_end_bytes(&i.path, i.bytes)?;
+            Some(Cached::of(i, tail))
+        })
+        .collect();
+    let unchanged = fresh.len() == cache.len()
+        && fresh.iter().all(|c| {
+            cache
+                .get(&c.path)
+                .is_some_and(|o| o.len == c.len && o.mtime_ms == c.mtime_ms)
+        });
+    if !unchanged {
+        // Keep other projects' entries when only this project was listed.
+        let mut all: HashMap<PathBuf, Cached> = if all { HashMap::new() } else { cache };
+        for c in fresh {
+            all.insert(c.path.clone(), c);
+        }
+        let mut v: Vec<Cached> = all.into_values().collect();
+        v.sort_by(|a, b| a.path.cmp(&b.path));
+        save_cache(agent, &v);
+    }
     infos.extend(out);
     infos
+}
+
+/// The 32 bytes before `len` of the file at `path` (hex).
+fn read_end_bytes(path: &Path, len: u64) -> Option<String> {
+    use std::io::{Read, Seek, SeekFrom};
+    let mut f = super::files::open_regular(path).ok()?;
+    let from = len.saturating_sub(32);
+    f.seek(SeekFrom::Start(from)).ok()?;
+    let mut b = vec![0u8; (len - from) as usize];
+    f.read_exact(&mut b).ok()?;
+    Some(end_bytes(&b, b.len()))
 }
 
 /// How many session files Pi has in every project (the `*.jsonl` files of its session
 /// folders, not opened): what "none here" is measured against.
 pub fn count_all_sessions(cwd: &Path, settings: &Settings) -> usize {
-    let (dirs, _) = folders(cwd, settings, true);
+    count_all_sessions_in(&config::agent_dir(), cwd, settings)
+}
+
+/// [`count_all_sessions`] with Pi's agent folder given.
+pub fn count_all_sessions_in(agent: &Path, cwd: &Path, settings: &Settings) -> usize {
+    let (dirs, _) = folders(agent, cwd, settings, true);
     dirs.iter().map(|d| jsonl_files(d).map(|v| v.len()).unwrap_or(0)).sum()
 }
 
@@ -369,10 +597,13 @@ pub fn newest_in_dir(dir: &Path) -> Option<PathBuf> {
     files.into_iter().map(|(_, p)| p).find(|p| is_session_file(p))
 }
 
-/// Whether the file starts with a Pi session header (only its first line is read).
+/// Whether the file starts with a Pi session header (only its first line is read). A FIFO or
+/// a device named `*.jsonl` is not one, and is never waited on.
 fn is_session_file(p: &Path) -> bool {
     use std::io::BufRead;
-    let Ok(f) = std::fs::File::open(p) else { return false };
+    let Ok(f) = super::files::open_regular(p) else {
+        return false;
+    };
     let mut r = std::io::BufReader::new(f);
     let mut line = String::new();
     while r.read_line(&mut line).is_ok_and(|n| n > 0) {
@@ -388,7 +619,7 @@ fn is_session_file(p: &Path) -> bool {
 /// The newest session of the project at `cwd` (what `bonsai` opens): by modification time,
 /// only the header of each candidate read.
 pub fn newest_session(cwd: &Path, settings: &Settings) -> Option<PathBuf> {
-    let (dirs, flat) = folders(cwd, settings, false);
+    let (dirs, flat) = folders(&config::agent_dir(), cwd, settings, false);
     let cwd_s = cwd.to_string_lossy().to_string();
     let mut files: Vec<(std::time::SystemTime, PathBuf)> = dirs
         .iter()
@@ -471,7 +702,7 @@ mod tests {
         let mut infos: Vec<SessionInfo> = jsonl_files(d.path())
             .unwrap()
             .iter()
-            .map(|f| read_info(f, d.path()))
+            .map(|f| read_info(f, d.path(), None))
             .collect();
         infos.sort_by(|a, b| a.path.cmp(&b.path));
         let reason = |n: &str| {
@@ -512,6 +743,130 @@ mod tests {
             assert!(jsonl_files(&sub).is_err());
         }
         std::fs::set_permissions(&sub, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+
+    /// The listing cache gives what reading every file gives: unchanged files are not read,
+    /// appended ones only from where it left off, a rewritten one whole again.
+    #[test]
+    fn the_listing_cache_agrees_with_reading_every_file() {
+        use std::io::Write;
+        let agent = tempfile::tempdir().unwrap();
+        let cwd = Path::new("/home/u/p");
+        let settings = Settings::default();
+        let (dir, _) = config::session_dir_in(agent.path(), cwd, &settings);
+        std::fs::create_dir_all(&dir).unwrap();
+        let head =
+            r#"{"type":"session","version":3,"id":"abc","timestamp":"2026-11-20T10:00:00.000Z","cwd":"/home/u/p"}"#;
+        let user = |id: &str, parent: &str, text: &str| {
+            format!(
+                r#"{{"type":"message","id":"{id}","parentId":"{parent}","timestamp":"t","message":{{"role":"user","content":"{text}"}}}}"#
+            )
+        };
+        let reply = |id: &str, parent: &str, total: u64| {
+            format!(
+                r#"{{"type":"message","id":"{id}","parentId":"{parent}","timestamp":"t","message":{{"role":"assistant","content":[{{"type":"text","text":"ok"}}],"provider":"anthropic","model":"claude-sonnet-4-5","usage":{{"input":1,"output":1,"cacheRead":0,"cacheWrite":0,"totalTokens":{total}}}}}}}"#
+            )
+        };
+        let p = dir.join("s.jsonl");
+        std::fs::write(
+            &p,
+            format!("{head}\n{}\n{}\n", user("1", "null", "first ask"), reply("2", "1", 500)),
+        )
+        .unwrap();
+        let uncached = |p: &Path| read_info(p, &dir, None);
+        let same = |a: &SessionInfo, b: &SessionInfo| {
+            assert_eq!(
+                (
+                    &a.name,
+                    &a.first_message,
+                    &a.last_message,
+                    a.entries,
+                    a.context_tokens,
+                    &a.model,
+                    a.bytes
+                ),
+                (
+                    &b.name,
+                    &b.first_message,
+                    &b.last_message,
+                    b.entries,
+                    b.context_tokens,
+                    &b.model,
+                    b.bytes
+                )
+            );
+        };
+        let listed = list_sessions_in(agent.path(), cwd, &settings, false);
+        same(&listed[0], &uncached(&p));
+        assert!(cache_file(agent.path()).exists());
+        use std::os::unix::fs::PermissionsExt;
+        assert_eq!(
+            std::fs::metadata(cache_file(agent.path()))
+                .unwrap()
+                .permissions()
+                .mode()
+                & 0o777,
+            0o600
+        );
+        // Unchanged: what the cache says is what is listed, even where the file now differs
+        // unseen (proof that it was not read: same length, same time).
+        let cache = load_cache(agent.path());
+        let c = cache.get(&p).unwrap();
+        assert_eq!((c.len, c.entries), (std::fs::metadata(&p).unwrap().len(), 2));
+        let mut forged = c.clone();
+        forged.first_message = Some("from the cache".into());
+        save_cache(agent.path(), &[forged]);
+        assert_eq!(
+            list_sessions_in(agent.path(), cwd, &settings, false)[0]
+                .first_message
+                .as_deref(),
+            Some("from the cache")
+        );
+        save_cache(agent.path(), &[c.clone()]);
+        // Pi appends a name, a request and a reply, then a request: read from where it left off.
+        let more = format!(
+            "{}\n{}\n{}\n{}\n",
+            r#"{"type":"session_info","id":"3","parentId":"2","timestamp":"t","name":"Named"}"#,
+            user("4", "3", "second ask"),
+            reply("5", "4", 900),
+            user("6", "5", "third ask, forty characters of content!"),
+        );
+        std::fs::OpenOptions::new()
+            .append(true)
+            .open(&p)
+            .unwrap()
+            .write_all(more.as_bytes())
+            .unwrap();
+        let listed = list_sessions_in(agent.path(), cwd, &settings, false);
+        same(&listed[0], &uncached(&p));
+        assert_eq!(listed[0].entries, 6);
+        assert_eq!(listed[0].name.as_deref(), Some("Named"));
+        assert_eq!(
+            listed[0].last_message.as_deref(),
+            Some("third ask, forty characters of content!")
+        );
+        // A request after the cached reply, with no reply of its own yet: the estimate grows.
+        std::fs::OpenOptions::new()
+            .append(true)
+            .open(&p)
+            .unwrap()
+            .write_all(format!("{}\n", user("7", "6", "fourth")).as_bytes())
+            .unwrap();
+        same(&list_sessions_in(agent.path(), cwd, &settings, false)[0], &uncached(&p));
+        // Rewritten longer with other bytes where the cached part ended: read whole.
+        let rewritten = format!(
+            "{head}\n{}\n{}\n{}\n",
+            user("1", "null", "another first"),
+            reply("2", "1", 70),
+            user("3", "2", "x".repeat(600).as_str())
+        );
+        std::fs::write(&p, rewritten).unwrap();
+        let listed = list_sessions_in(agent.path(), cwd, &settings, false);
+        same(&listed[0], &uncached(&p));
+        assert_eq!(listed[0].first_message.as_deref(), Some("another first"));
+        // A cache that is not JSON is read as none.
+        std::fs::write(cache_file(agent.path()), "garbage").unwrap();
+        same(&list_sessions_in(agent.path(), cwd, &settings, false)[0], &uncached(&p));
     }
 
     /// Root reads anything: the permission cases only hold for other users.

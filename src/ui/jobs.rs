@@ -388,9 +388,10 @@ impl Job {
                 all,
                 agent_dir,
             } => {
-                let sessions = store::list_sessions(&cwd, &settings, all);
+                let sessions = store::sessions::list_sessions_in(&agent_dir, &cwd, &settings, all);
                 // None here: say how many there are elsewhere (counted, not opened).
-                let everywhere = (sessions.is_empty() && !all).then(|| store::count_all_sessions(&cwd, &settings));
+                let everywhere = (sessions.is_empty() && !all)
+                    .then(|| store::sessions::count_all_sessions_in(&agent_dir, &cwd, &settings));
                 JobResult::Listed {
                     all,
                     sessions,

@@ -90,7 +90,8 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) {
     for fr in &app.frame.rows {
         let r = &fr.row;
         let (lead_style, body_style) = text_style(r.text.style);
-        let mut spans: Vec<Span<'static>> = vec![Span::styled(r.prefix.clone(), fg(DIM))];
+        // The drawing is already the columns from the pan; the rest shifts by what is left.
+        let mut spans: Vec<Span<'static>> = vec![];
         if !r.fold_marker.is_empty() {
             spans.push(Span::styled(r.fold_marker, fg(ACCENT)));
         }
@@ -125,9 +126,11 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) {
         };
         spans.push(Span::styled(r.text.lead.clone(), lead_style));
         spans.push(Span::styled(r.text.body.clone(), body_style));
-        if scroll > 0 {
-            spans = skip_columns(spans, scroll);
+        let skip = scroll.saturating_sub(r.prefix_cols);
+        if skip > 0 {
+            spans = skip_columns(spans, skip);
         }
+        spans.insert(0, Span::styled(r.prefix.clone(), fg(DIM)));
         let class = app
             .selection
             .cut_classes

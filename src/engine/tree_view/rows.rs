@@ -15,8 +15,13 @@ use serde_json::Value;
 pub struct Row {
     pub entry: usize,
     pub selected: bool,
-    /// Tree drawing (indent, guides, connector with fold marker).
+    /// Tree drawing (indent, guides, connector with fold marker): the columns from
+    /// `prefix_from` that can show (a row thousands of levels deep is never drawn whole).
     pub prefix: String,
+    /// The column of the whole drawing where `prefix` starts (0 unless the rows are panned).
+    pub prefix_from: usize,
+    /// Columns of the whole drawing.
+    pub prefix_cols: usize,
     /// `⊞ ` for a folded node without a connector.
     pub fold_marker: &'static str,
     pub on_active_path: bool,
@@ -56,9 +61,33 @@ impl RowText {
 }
 
 impl Row {
+    /// A placeholder (what a row is swapped for while its drawing is made).
+    pub const EMPTY: Row = Row {
+        entry: 0,
+        selected: false,
+        prefix: String::new(),
+        prefix_from: 0,
+        prefix_cols: 0,
+        fold_marker: "",
+        on_active_path: false,
+        label: None,
+        label_time: None,
+        text: RowText {
+            lead: String::new(),
+            body: String::new(),
+            style: RowStyle::Empty,
+        },
+        archived: false,
+    };
+
+    /// The drawn prefix and the rest.
     pub fn body_plain(&self) -> String {
+        format!("{}{}", self.prefix, self.rest_plain())
+    }
+
+    /// Everything after the tree drawing: fold marker, path marker, label, text.
+    pub fn rest_plain(&self) -> String {
         let mut s = String::new();
-        s.push_str(&self.prefix);
         s.push_str(self.fold_marker);
         if self.on_active_path {
             s.push_str("• ");
@@ -75,8 +104,9 @@ impl Row {
         s.push_str(&self.text.plain());
         s
     }
+    /// Where the selected row's text starts, in the whole row (Pi's pan anchor).
     pub fn anchor_col(&self) -> usize {
-        visible_width(&self.prefix) + visible_width(self.fold_marker) + if self.on_active_path { 2 } else { 0 }
+        self.prefix_cols + visible_width(self.fold_marker) + if self.on_active_path { 2 } else { 0 }
     }
 }
 
@@ -165,6 +195,33 @@ impl TreeView {
         self.row_with_prefix(s, k, text, 0..usize::MAX)
     }
 
+    /// Visible row `k` without its tree drawing (`prefix` empty, `prefix_cols` known): rows
+    /// of a window are made so, then [`TreeView::draw_prefixes`] draws what shows.
+    pub fn row_undrawn(&self, s: &Session, k: usize, text: impl FnOnce(usize) -> RowText) -> Row {
+        self.row_with_prefix(s, k, text, 0..0)
+    }
+
+    /// Pi's pan for the window of `rows` (visible rows from `first`) at `width`, then each
+    /// row's tree drawing for only the columns shown: a key press on a session whose branches
+    /// nest tens of thousands of levels deep draws about a screen's width per row, not the
+    /// whole depth. Returns the pan.
+    pub fn draw_prefixes(&self, rows: &mut [Row], first: usize, width: usize) -> usize {
+        let scroll = pan_scroll(rows, width);
+        let vw = width.saturating_sub(2);
+        let (from, to) = if scroll == 0 { (0, width) } else { (scroll, scroll + vw) };
+        let draw = |(j, r): (usize, &mut Row)| {
+            r.prefix = self.prefix_range(first + j, from, to);
+            r.prefix_from = from.min(r.prefix_cols);
+        };
+        if rows.len() > 2048 {
+            use rayon::prelude::*;
+            rows.par_iter_mut().enumerate().for_each(draw);
+        } else {
+            rows.iter_mut().enumerate().for_each(draw);
+        }
+        scroll
+    }
+
     /// Visible row `k` with only columns `cols` of its tree drawing.
     fn row_with_prefix(
         &self,
@@ -191,6 +248,8 @@ impl TreeView {
             entry: i,
             selected: k == self.selected,
             prefix,
+            prefix_from: cols.start.min(self.prefix_cols(k)),
+            prefix_cols: self.prefix_cols(k),
             fold_marker: if folded && !has_conn { "⊞ " } else { "" },
             on_active_path: self.active_path[i],
             label,
@@ -391,55 +450,38 @@ impl TreeView {
             ];
         }
         let range = self.window(max_rows.unwrap_or(self.visible.len()));
+        let first = range.start;
         let vw = width.saturating_sub(2);
-        // Each row decodes its entry: a whole tree (`bonsai tree`) is made on every core. Rows
-        // are first made without their tree drawing (which can be thousands of columns deep),
-        // to find Pi's pan; then only the columns on screen are drawn.
-        let part = |k: usize| {
-            let row = self.row_with_prefix(s, k, |i| self.display_text(s, i), 0..0);
-            (k, self.prefix_cols(k), row)
-        };
-        let parts: Vec<(usize, usize, Row)> = if range.len() > 2048 {
+        // Each row decodes its entry: a whole tree (`bonsai tree`) is made on every core.
+        let part = |k: usize| self.row_undrawn(s, k, |i| self.display_text(s, i));
+        let mut rows: Vec<Row> = if range.len() > 2048 {
             use rayon::prelude::*;
             range.into_par_iter().map(part).collect()
         } else {
             range.map(part).collect()
         };
-        let scroll = match parts.iter().find(|(_, _, r)| r.selected) {
-            None => 0,
-            Some((_, cols, sel)) => {
-                let anchor = cols + sel.anchor_col();
-                let cap = vw + anchor;
-                let max_body = parts
-                    .iter()
-                    .map(|(_, cols, r)| {
-                        cols + crate::engine::text_width::visible_width_upto(&r.body_plain(), cap.saturating_sub(*cols))
-                    })
-                    .max()
-                    .unwrap_or(0);
-                pan_from(anchor, max_body, vw)
-            }
-        };
-        let line = |(k, cols, r): &(usize, usize, Row)| {
+        let scroll = self.draw_prefixes(&mut rows, first, width);
+        let line = |r: &Row| {
             let g = if r.selected { "› " } else { "  " };
-            let rest = r.body_plain();
+            let rest = r.rest_plain();
             let body = if scroll == 0 {
-                // Unpanned: the drawing up to the width, then the rest.
-                format!("{}{rest}", self.prefix_range(*k, 0, width))
-            } else if scroll < *cols {
-                let drawn = self.prefix_range(*k, scroll, scroll + vw);
-                let left = vw.saturating_sub(cols - scroll);
-                format!("{drawn}{}", slice_by_column(&rest, 0, left))
+                format!("{}{rest}", r.prefix)
             } else {
-                slice_by_column(&rest, scroll - cols, vw)
+                // The drawing shown from the pan, then the text in the columns left.
+                let left = vw.saturating_sub(r.prefix.chars().count());
+                format!(
+                    "{}{}",
+                    r.prefix,
+                    slice_by_column(&rest, scroll.saturating_sub(r.prefix_cols), left)
+                )
             };
             truncate_to_width(&format!("{g}{body}"), width, "")
         };
-        let mut out: Vec<String> = if parts.len() > 2048 {
+        let mut out: Vec<String> = if rows.len() > 2048 {
             use rayon::prelude::*;
-            parts.par_iter().map(line).collect()
+            rows.par_iter().map(line).collect()
         } else {
-            parts.iter().map(line).collect()
+            rows.iter().map(line).collect()
         };
         out.push(truncate_to_width(&self.status_line(), width, "..."));
         out
@@ -481,11 +523,15 @@ pub fn pan_scroll(rows: &[Row], width: usize) -> usize {
     let Some(sel) = rows.iter().find(|r| r.selected) else {
         return 0;
     };
-    // The scroll is at most the selected row's anchor: bodies need measuring only that far.
+    // The scroll is at most the selected row's anchor: bodies need measuring only that far
+    // (a row's drawing is counted, not drawn).
     let cap = vw + sel.anchor_col();
     let max_body = rows
         .iter()
-        .map(|r| crate::engine::text_width::visible_width_upto(&r.body_plain(), cap))
+        .map(|r| {
+            r.prefix_cols
+                + crate::engine::text_width::visible_width_upto(&r.rest_plain(), cap.saturating_sub(r.prefix_cols))
+        })
         .max()
         .unwrap_or(0);
     pan_from(sel.anchor_col(), max_body, vw)

@@ -378,7 +378,8 @@ impl App {
     pub(super) fn open_picker(&mut self) {
         let mut p = Picker::new(self.doc.path.clone());
         p.loading = true;
-        p.home_dir = Some(crate::store::config::session_dir_for(&crate::store::config::cwd(), &self.settings).0);
+        p.home_dir =
+            Some(crate::store::config::session_dir_in(&self.agent_dir, &crate::store::config::cwd(), &self.settings).0);
         p.user_home = Some(crate::store::config::home_dir());
         self.picker = Some(p);
         self.screen.overlay = Overlay::Picker;
@@ -610,7 +611,8 @@ impl App {
             .prefix
             .chars()
             .position(|c| c == '⊟' || c == '⊞')
-            .or((!fr.row.fold_marker.is_empty()).then(|| fr.row.prefix.chars().count()));
+            .map(|m| m + fr.row.prefix_from)
+            .or((!fr.row.fold_marker.is_empty()).then_some(fr.row.prefix_cols));
         if marker.is_some_and(|m| x == m + 2) {
             let s = self.doc.session.clone();
             if self.view.folded.contains(&entry) {

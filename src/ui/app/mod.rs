@@ -685,7 +685,7 @@ impl App {
         for k in range.clone() {
             // A row's text decodes its line: once per entry, not once per frame.
             let (view, cache) = (&self.view, &mut self.row_cache);
-            let row = view.row_with(&s, k, |i| {
+            let row = view.row_undrawn(&s, k, |i| {
                 cache.entry(i).or_insert_with(|| view.display_text(&s, i)).clone()
             });
             let msgs = crate::engine::context::intrinsic_messages(&s, row.entry);
@@ -724,10 +724,17 @@ impl App {
             });
         }
         let body_width = (area.width as usize).saturating_sub(token_col);
-        let plain: Vec<Row> = rows.iter().map(|r| r.row.clone()).collect();
+        let mut plain: Vec<Row> = rows
+            .iter_mut()
+            .map(|r| std::mem::replace(&mut r.row, Row::EMPTY))
+            .collect();
+        let pan = self.view.draw_prefixes(&mut plain, range.start, body_width);
+        for (fr, r) in rows.iter_mut().zip(plain) {
+            fr.row = r;
+        }
         self.frame = Frame {
             start: range.start,
-            pan: crate::engine::tree_view::pan_scroll(&plain, body_width),
+            pan,
             rows,
         };
     }

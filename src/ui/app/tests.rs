@@ -1265,3 +1265,78 @@ fn a_session_whose_file_disappears_says_so_and_writes_nothing() {
     a.update(Action::Tick);
     assert_eq!(a.status.as_deref(), Some("the session file is back"));
 }
+
+/// A session whose branches nest hundreds of levels deep: the tree pane, panned to the
+/// selected row, shows what Pi's render shows at the pane's width (each row's drawing is made
+/// only for the columns on screen), and clicking a fold marker past the pan still folds.
+#[test]
+fn a_deep_tree_is_drawn_panned_as_pis_render() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("deep.jsonl");
+    let mut text = String::from(
+        r#"{"type":"session","version":3,"id":"deep","timestamp":"2026-11-20T10:00:00.000Z","cwd":"/tmp"}"#,
+    );
+    text.push('\n');
+    let msg = |id: &str, parent: Option<&str>, role: &str, body: &str| {
+        let parent = parent.map_or("null".to_string(), |p| format!("\"{p}\""));
+        let content = if role == "user" {
+            format!("\"{body}\"")
+        } else {
+            format!(
+                r#"[{{"type":"text","text":"{body}"}}],"provider":"anthropic","model":"claude-sonnet-4-5","usage":{{"input":1,"output":1,"cacheRead":0,"cacheWrite":0,"totalTokens":2}},"stopReason":"stop""#
+            )
+        };
+        format!(
+            r#"{{"type":"message","id":"{id}","parentId":{parent},"timestamp":"2026-11-20T10:00:00.000Z","message":{{"role":"{role}","content":{content},"timestamp":1}}}}"#
+        ) + "\n"
+    };
+    text += &msg("u0", None, "user", "start");
+    let mut prev = "u0".to_string();
+    for i in 1..=300 {
+        text += &msg(&format!("a{i}"), Some(&prev), "assistant", &format!("answer {i}"));
+        text += &msg(&format!("s{i}"), Some(&format!("a{i}")), "user", &format!("side {i}"));
+        text += &msg(
+            &format!("u{i}"),
+            Some(&format!("a{i}")),
+            "user",
+            &format!("ask {i} with some words"),
+        );
+        prev = format!("u{i}");
+    }
+    std::fs::write(&p, text).unwrap();
+    let mut a = app_for(&p);
+    render(&mut a, 120, 40);
+    assert!(a.frame.pan > 0, "the selected row is deep enough to pan");
+    assert!(a.frame.rows.iter().any(|r| r.row.prefix_cols > 500));
+    // Each row's drawing is at most the pane's width.
+    assert!(a.frame.rows.iter().all(|r| r.row.prefix.chars().count() <= 120));
+    let tree = a.areas().tree;
+    let body_width = tree.width as usize - crate::ui::layout::token_column(tree.width);
+    let want = a
+        .view
+        .render_plain(&a.doc.session, body_width, Some(tree.height as usize));
+    let mut t = ratatui::Terminal::new(ratatui::backend::TestBackend::new(120, 40)).unwrap();
+    t.draw(|f| crate::ui::draw(f, &a)).unwrap();
+    let buf = t.backend().buffer().clone();
+    for (j, want) in want.iter().take(a.frame.rows.len()).enumerate() {
+        let y = tree.y + j as u16;
+        let got: String = (tree.x..tree.x + body_width as u16)
+            .map(|x| buf[(x, y)].symbol())
+            .collect();
+        assert_eq!(got.trim_end(), want.trim_end(), "row {j}");
+    }
+    // A fold marker on screen, clicked where it is drawn, folds its branch.
+    let (k, col) = a
+        .frame
+        .rows
+        .iter()
+        .enumerate()
+        .find_map(|(k, r)| r.row.prefix.chars().position(|c| c == '⊟').map(|c| (k, c)))
+        .unwrap();
+    let entry = a.frame.rows[k].row.entry;
+    a.update(Action::Click {
+        col: tree.x + 2 + col as u16,
+        row: tree.y + k as u16,
+    });
+    assert!(a.view.folded.contains(&entry), "folded");
+}

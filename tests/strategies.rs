@@ -602,3 +602,76 @@ fn compare_on_the_command_line_scores_each_and_writes_the_chosen_one() {
     assert_eq!(v["strategies"][0]["strategy"], "offline");
     assert!(String::from_utf8_lossy(&out.stderr).contains("only the offline strategy runs"));
 }
+
+/// With the analysis step on, every call asks for an `<analysis>` block first with room for it
+/// (twice the budget, within the model's cap), and only what follows the block is kept: in
+/// each result, and in what a later call is given of an earlier answer.
+#[test]
+fn the_analysis_step_is_asked_for_and_dropped_from_every_answer() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (_, file) = sessions(tmp.path()).remove(1);
+    let s = bonsai::store::load_session(&file).unwrap();
+    let plan = plan(&s);
+    let input = SummaryInput::of_plan(&s, &plan);
+    let plain = SliceParams::default();
+    let p = SliceParams {
+        analysis: true,
+        ..SliceParams::default()
+    };
+    for st in LLM {
+        let server = fake_model::serve(|i, _| Answer::Text {
+            text: format!("<analysis>\nthinking SECRET{i}\n</analysis>\n## Goal\n- summary MARK{i}."),
+            took: Duration::from_millis(20),
+        });
+        let sm = fake_model::summarizer(&server.url);
+        let (o, _) = run(&sm, st, &s, &plan, &input, &p);
+        assert!(
+            !o.text.contains("SECRET") && !o.text.contains("<analysis>"),
+            "{}: {}",
+            st.name(),
+            o.text
+        );
+        assert!(o.text.contains("MARK"), "{}", st.name());
+        let calls = server.calls();
+        assert_eq!(calls.len(), strategies::planned_calls(st, &input, &p), "{}", st.name());
+        for c in &calls {
+            assert!(
+                c.prompt().contains("<analysis>...</analysis>"),
+                "{}: a call without the analysis step",
+                st.name()
+            );
+            // No earlier answer's analysis is carried into a later prompt.
+            assert!(
+                !c.prompt().contains("SECRET"),
+                "{}: an analysis carried forward",
+                st.name()
+            );
+        }
+        // Each call has room for the block beside the summary: the plain run's budgets, doubled
+        // (within the model's 64,000-token output cap).
+        let server2 = fake_model::serve(|i, _| answer(i));
+        let sm2 = fake_model::summarizer(&server2.url);
+        run(&sm2, st, &s, &plan, &input, &plain);
+        let mut with: Vec<u64> = calls.iter().map(|c| c.max_tokens()).collect();
+        let mut without: Vec<u64> = server2.calls().iter().map(|c| c.max_tokens()).collect();
+        with.sort_unstable();
+        without.sort_unstable();
+        assert_eq!(
+            with,
+            without
+                .iter()
+                .map(|m| (m * 2).min(sm.cap(u64::MAX)))
+                .collect::<Vec<_>>(),
+            "{}",
+            st.name()
+        );
+        if st != Strategy::SingleShot && st != Strategy::ParallelStitch {
+            // A later slice reads an earlier answer's summary (its MARK), not its analysis.
+            assert!(
+                calls.iter().skip(1).any(|c| c.prompt().contains("MARK")),
+                "{}",
+                st.name()
+            );
+        }
+    }
+}

@@ -182,10 +182,15 @@ pub async fn run(
     run.report_calls();
     let prefix_call = async {
         match &input.turn_prefix {
-            Some(text) => run
-                .call(prompts::turn_prefix(text), input.prefix_limit, None)
-                .await
-                .map(Some),
+            Some(text) => {
+                // The analysis step, when on, is asked of every call (each has room for it).
+                let mut prompt = prompts::turn_prefix(text);
+                if params.analysis {
+                    prompt.push_str("\n\n");
+                    prompt.push_str(prompts::ANALYSIS);
+                }
+                run.call(prompt, input.prefix_limit, None).await.map(Some)
+            }
             None => Ok(None),
         }
     };

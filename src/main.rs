@@ -8,6 +8,7 @@ session file if you can share it. A crash cannot corrupt a session: bonsai appen
 if one was being written, `bonsai repair FILE` removes what was cut short.";
 
 fn main() -> std::process::ExitCode {
+    bonsai::ui::mark_process_start();
     // Output piped into `head` must end quietly, like any Unix tool.
     #[cfg(unix)]
     unsafe {

@@ -173,8 +173,14 @@ fn strip_colour(f: &mut Frame) {
     }
 }
 
-/// When `run` began (for `BONSAI_EXIT_AFTER_FIRST_FRAME`).
+/// When the process began (`main`'s first line; for `BONSAI_EXIT_AFTER_FIRST_FRAME`).
 static PROCESS_START: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
+
+/// Called first in `main`: the first-frame measure counts from here, command-line parsing,
+/// settings and the model table included.
+pub fn mark_process_start() {
+    PROCESS_START.get_or_init(std::time::Instant::now);
+}
 
 /// Open the TUI.
 pub fn run(arg: Option<PathBuf>, at: Option<String>) -> Result<()> {

@@ -3,21 +3,19 @@
 //! `--write STRATEGY` writes the chosen one as Pi's compaction entry.
 
 use super::CompareArgs;
-use super::common::{load, resolve_leaf, session_model};
-use super::write::{apply, confirm, preview, show, warn_new_branch};
+use super::write::{CompactionAt, apply, confirm, preview, show, warn_new_branch};
 use crate::engine::actions::Summary;
-use crate::engine::compaction::{CompactionPlan, CompactionSettings};
+use crate::engine::compaction::CompactionPlan;
 use crate::engine::prune::thousands;
 use crate::engine::recall::{self, Category, Score};
 use crate::engine::session::Session;
 use crate::engine::slices::SliceParams;
 use crate::engine::strategy::{self, Strategy, SummaryInput};
 use crate::engine::write_plan::{Write, WriteRequest};
-use crate::engine::{actions, context};
 use crate::llm::strategies::{self, Outcome, Progress};
 use crate::llm::summarize::Summarizer;
 use crate::store;
-use crate::store::config::{agent_dir, cwd, load_registry, load_settings};
+use crate::store::config::agent_dir;
 use color_eyre::eyre::{Result, bail, eyre};
 use serde_json::{Value, json};
 use std::io::IsTerminal;
@@ -131,19 +129,19 @@ fn cost(sm: Option<&Summarizer>, o: &Outcome) -> f64 {
 }
 
 pub fn compare(a: CompareArgs) -> Result<()> {
-    let s0 = load(&a.file)?;
-    let settings = load_settings(&cwd());
-    let registry = load_registry(&agent_dir());
-    let leaf = resolve_leaf(&s0, a.leaf.as_deref())?.ok_or_else(|| eyre!("the session has no entries"))?;
-    let proj = context::project(&s0, &s0.path_to(leaf));
-    let (model, _) = session_model(&proj, &registry);
-    let mref = model.as_ref().map(|(p, m)| (p.as_str(), m.as_str()));
-    let cs = CompactionSettings {
-        reserve_tokens: a.reserve_tokens.unwrap_or(settings.reserve_tokens(mref)),
-        keep_recent_tokens: a.keep_recent_tokens.unwrap_or(settings.keep_recent_tokens(mref)),
-    };
-    let plan = actions::plan_compaction(&s0, leaf, cs)
-        .map_err(|e| eyre!("cannot compact: {}; {}", e.reason(), e.next_step()))?;
+    let at = CompactionAt::load(&a.file, a.leaf.as_deref(), a.reserve_tokens, a.keep_recent_tokens)?;
+    let mref = at.model_ref();
+    let CompactionAt {
+        s0,
+        settings,
+        registry,
+        leaf,
+        proj,
+        cs,
+        plan,
+        ..
+    } = &at;
+    let (leaf, cs) = (*leaf, *cs);
     let p = params(&a)?;
     let wanted = a.model.clone().or(settings.summary_model());
     let sm = Summarizer::resolve(&registry, &agent_dir(), wanted.as_deref(), mref);

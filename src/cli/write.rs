@@ -166,20 +166,66 @@ pub(super) fn apply(file: &Path, req: &WriteRequest, what: &str, json_out: bool)
     Ok(applied)
 }
 
+/// A compaction at a leaf, as `compact` and `compare` both begin: the session, Pi's settings
+/// and models, the leaf's context and model, the settings in effect and Pi's plan.
+pub(super) struct CompactionAt {
+    pub s0: std::mem::ManuallyDrop<Session>,
+    pub settings: crate::engine::settings::Settings,
+    pub registry: Registry,
+    pub leaf: usize,
+    pub proj: context::Projection,
+    pub model: Option<(String, String)>,
+    pub cs: CompactionSettings,
+    pub plan: crate::engine::compaction::CompactionPlan,
+}
+
+impl CompactionAt {
+    pub fn load(file: &Path, leaf: Option<&str>, reserve: Option<u64>, keep: Option<u64>) -> Result<CompactionAt> {
+        let s0 = load(file)?;
+        let settings = load_settings(&cwd());
+        let registry = load_registry(&agent_dir());
+        let leaf = resolve_leaf(&s0, leaf)?.ok_or_else(|| eyre!("the session has no entries"))?;
+        let proj = context::project(&s0, &s0.path_to(leaf));
+        let (model, _) = session_model(&proj, &registry);
+        let mref = model.as_ref().map(|(p, m)| (p.as_str(), m.as_str()));
+        let cs = CompactionSettings {
+            reserve_tokens: reserve.unwrap_or(settings.reserve_tokens(mref)),
+            keep_recent_tokens: keep.unwrap_or(settings.keep_recent_tokens(mref)),
+        };
+        let plan = actions::plan_compaction(&s0, leaf, cs)
+            .map_err(|e| eyre!("cannot compact: {}; {}", e.reason(), e.next_step()))?;
+        Ok(CompactionAt {
+            s0,
+            settings,
+            registry,
+            leaf,
+            proj,
+            model,
+            cs,
+            plan,
+        })
+    }
+
+    /// The session's provider and model, borrowed.
+    pub fn model_ref(&self) -> Option<(&str, &str)> {
+        self.model.as_ref().map(|(p, m)| (p.as_str(), m.as_str()))
+    }
+}
+
 pub fn compact(a: CompactArgs) -> Result<()> {
-    let s0 = load(&a.file)?;
-    let settings = load_settings(&cwd());
-    let registry = load_registry(&agent_dir());
-    let leaf = resolve_leaf(&s0, a.leaf.as_deref())?.ok_or_else(|| eyre!("the session has no entries"))?;
-    let proj = context::project(&s0, &s0.path_to(leaf));
-    let (model, _) = session_model(&proj, &registry);
-    let mref = model.as_ref().map(|(p, m)| (p.as_str(), m.as_str()));
-    let cs = CompactionSettings {
-        reserve_tokens: a.reserve_tokens.unwrap_or(settings.reserve_tokens(mref)),
-        keep_recent_tokens: a.keep_recent_tokens.unwrap_or(settings.keep_recent_tokens(mref)),
-    };
-    let plan = actions::plan_compaction(&s0, leaf, cs)
-        .map_err(|e| eyre!("cannot compact: {}; {}", e.reason(), e.next_step()))?;
+    let at = CompactionAt::load(&a.file, a.leaf.as_deref(), a.reserve_tokens, a.keep_recent_tokens)?;
+    let mref = at.model_ref();
+    let CompactionAt {
+        s0,
+        settings,
+        registry,
+        leaf,
+        proj,
+        cs,
+        plan,
+        ..
+    } = &at;
+    let (leaf, cs) = (*leaf, *cs);
     let wanted = a.model.clone().or(settings.summary_model());
     let sm = choose_summarizer(a.summarizer.as_deref(), wanted.as_deref(), &registry, mref)?;
     if a.write.dry_run {

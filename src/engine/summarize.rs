@@ -211,6 +211,16 @@ fn push_unique(v: &mut Vec<String>, s: String) {
 }
 
 impl Facts {
+    /// Every file read, edited or written (a path here is not listed again among commands').
+    fn known_files(&self) -> HashSet<&str> {
+        self.reads
+            .iter()
+            .chain(&self.edits)
+            .chain(&self.writes)
+            .map(String::as_str)
+            .collect()
+    }
+
     fn add_request(&mut self, ts: f64, line: String, terms: Vec<String>) {
         if line.is_empty() && terms.is_empty() {
             return;
@@ -583,13 +593,7 @@ pub fn history_summary(
     {
         in_progress.push(p.clone());
     }
-    let known_files: HashSet<&str> = f
-        .reads
-        .iter()
-        .chain(&f.edits)
-        .chain(&f.writes)
-        .map(String::as_str)
-        .collect();
+    let known_files = f.known_files();
     let mut pack = Pack {
         goal: Goal::new(&f.requests),
         requests: &f.requests,
@@ -860,13 +864,7 @@ pub fn turn_prefix_summary(messages: &[Value], budget: Option<u64>) -> String {
         .into_iter()
         .map(|e| format!("Error: {e}"))
         .collect();
-    let known_files: HashSet<&str> = f
-        .reads
-        .iter()
-        .chain(&f.edits)
-        .chain(&f.writes)
-        .map(String::as_str)
-        .collect();
+    let known_files = f.known_files();
     let mut paths: Vec<String> = f
         .command_paths
         .iter()

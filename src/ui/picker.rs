@@ -481,7 +481,7 @@ impl Picker {
             }
         }
         let sel = self.state.get_mut().selected().to_vec();
-        if all_paths.iter().any(|p| *p == sel) {
+        if all_paths.contains(&sel) {
             return;
         }
         // The selected node under another path now (a fork whose parent appeared), or the
@@ -556,13 +556,7 @@ impl Picker {
             s.selected = to;
             return moved;
         }
-        let rows: Vec<Vec<String>> = self
-            .state
-            .borrow()
-            .flatten(&self.items)
-            .into_iter()
-            .map(|f| f.identifier)
-            .collect();
+        let rows = self.shown_rows();
         let to = if last { rows.last() } else { rows.first() };
         match to {
             Some(r) => self.state.get_mut().select(r.clone()),
@@ -572,6 +566,16 @@ impl Picker {
 
     pub fn rows(&self) -> usize {
         self.state.borrow().flatten(&self.items).len()
+    }
+
+    /// The identifiers of the rows the tree shows now (folds applied).
+    fn shown_rows(&self) -> Vec<Vec<String>> {
+        self.state
+            .borrow()
+            .flatten(&self.items)
+            .into_iter()
+            .map(|f| f.identifier)
+            .collect()
     }
 
     pub fn move_by(&mut self, d: isize) -> bool {
@@ -584,13 +588,7 @@ impl Picker {
             return moved;
         }
         // By the rows the tree shows now (the widget's own moves know rows only once drawn).
-        let rows: Vec<Vec<String>> = self
-            .state
-            .borrow()
-            .flatten(&self.items)
-            .into_iter()
-            .map(|f| f.identifier)
-            .collect();
+        let rows = self.shown_rows();
         if rows.is_empty() {
             return false;
         }

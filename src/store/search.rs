@@ -151,7 +151,7 @@ fn scan_piece(
     let begin = if from == 0 {
         0
     } else {
-        match memchr::memchr(b'\n', &buf) {
+        match memchr::memchr(b'\n', buf) {
             Some(i) => i + 1,
             None => buf.len(),
         }
@@ -199,8 +199,9 @@ fn search_in_pieces(
         }
     };
     // Per file: its pieces' results and how many are still running.
+    type PieceResult = Result<(Vec<Hit>, u64), String>;
     struct Pending {
-        pieces: Mutex<Vec<Option<Result<(Vec<Hit>, u64), String>>>>,
+        pieces: Mutex<Vec<Option<PieceResult>>>,
         left: AtomicUsize,
     }
     let sizes: Vec<u64> = files

@@ -119,8 +119,11 @@ fn user_text(line: &[u8]) -> Option<String> {
     (!t.trim().is_empty()).then(|| crate::engine::tree_view::one_line(&t, 80))
 }
 
+/// A reply's provider and model.
+type ModelName = (String, String);
+
 /// The newest reply's usage in `buf`: (tokens it reported, provider/model, where its line ends).
-fn last_usage(buf: &[u8]) -> Option<(u64, Option<(String, String)>, usize)> {
+fn last_usage(buf: &[u8]) -> Option<(u64, Option<ModelName>, usize)> {
     let finder = memmem::FinderRev::new(b"\"usage\":");
     let mut end = buf.len();
     while let Some(at) = finder.rfind(&buf[..end]) {
@@ -593,7 +596,7 @@ pub fn newest_in_dir(dir: &Path) -> Option<PathBuf> {
         .into_iter()
         .filter_map(|p| Some((std::fs::metadata(&p).ok()?.modified().ok()?, p)))
         .collect();
-    files.sort_by(|a, b| b.0.cmp(&a.0));
+    files.sort_by_key(|f| std::cmp::Reverse(f.0));
     files.into_iter().map(|(_, p)| p).find(|p| is_session_file(p))
 }
 
@@ -626,7 +629,7 @@ pub fn newest_session(cwd: &Path, settings: &Settings) -> Option<PathBuf> {
         .flat_map(|d| jsonl_files(d).unwrap_or_default())
         .filter_map(|p| Some((std::fs::metadata(&p).ok()?.modified().ok()?, p)))
         .collect();
-    files.sort_by(|a, b| b.0.cmp(&a.0));
+    files.sort_by_key(|f| std::cmp::Reverse(f.0));
     files.into_iter().map(|(_, p)| p).find(|p| {
         if !flat {
             return is_session_file(p);
@@ -822,7 +825,7 @@ mod tests {
                 .as_deref(),
             Some("from the cache")
         );
-        save_cache(agent.path(), &[c.clone()]);
+        save_cache(agent.path(), std::slice::from_ref(c));
         // Pi appends a name, a request and a reply, then a request: read from where it left off.
         let more = format!(
             "{}\n{}\n{}\n{}\n",

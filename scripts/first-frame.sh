@@ -2,7 +2,8 @@
 # First frame of a session, bonsai beside Pi, each as a whole process in a real terminal (tmux):
 # from launching the command to the session on screen, polled every 10 ms. bonsai's own measure
 # (BONSAI_EXIT_AFTER_FIRST_FRAME, from process start to the first session frame drawn) is given
-# beside it. Pi runs on a copy whose header's cwd is a temporary folder (Pi asks what to do when
+# beside it: the frame with the tree and the detail, the frame with the gauge too, and for a
+# file of 256 MB or more the loading frame with the leaf's newest entries. Pi runs on a copy whose header's cwd is a temporary folder (Pi asks what to do when
 # a session's cwd does not exist), with its own empty agent folder, no model and no key.
 #
 #   [RUNS=5] [SKIP_PI=1] scripts/first-frame.sh FILE...
@@ -39,19 +40,22 @@ time_to() {
   echo $out
 }
 
-echo "| file | bonsai, tmux (median of $runs) | bonsai's own measure (median) | Pi 0.87.1: footer with the session's totals | Pi 0.87.1: the session's messages on screen |"
+echo "| file | bonsai, tmux (median of $runs) | bonsai's own measure: tree and detail / with the gauge / leaf's newest entries while loading (medians) | Pi 0.87.1: footer with the session's totals | Pi 0.87.1: the session's messages on screen |"
 echo "|---|---|---|---|---|"
 for f in "$@"; do
   name=$(basename "$f")
   # Warm: the file in the page cache, as when a session was just written by Pi.
   cat "$f" >/dev/null
   BONSAI_EXIT_AFTER_FIRST_FRAME=1 script -qec "./target/release/bonsai $f 2>/dev/null" /dev/null >/dev/null 2>&1 || true
-  b=(); own=()
+  b=(); own=(); whole=(); tail=()
   for _ in $(seq "$runs"); do
     # The status bar's key hints are drawn only with a session frame (not the loading one).
     b+=("$(time_to "./target/release/bonsai $f" 'q quit|\? keys' 120)")
     BONSAI_EXIT_AFTER_FIRST_FRAME=1 script -qec "./target/release/bonsai $f 2>$work/own.txt" /dev/null >/dev/null 2>&1 || true
-    own+=("$(grep -o '[0-9.]* ms' "$work/own.txt" | cut -d' ' -f1)")
+    own+=("$(grep '^first session frame' "$work/own.txt" | grep -o '[0-9.]* ms' | cut -d' ' -f1)")
+    whole+=("$(grep '^whole first frame' "$work/own.txt" | grep -o '[0-9.]* ms' | cut -d' ' -f1)")
+    t=$(grep "^leaf's newest entries" "$work/own.txt" | grep -o '[0-9.]* ms' | cut -d' ' -f1 || true)
+    [ -n "$t" ] && tail+=("$t")
   done
   p=(); q=()
   if [ -x "$pi" ] && [ -z "${SKIP_PI:-}" ]; then
@@ -66,5 +70,5 @@ for f in "$@"; do
     rm -f "$work/pi.jsonl"
   fi
   pm() { [ $# -gt 0 ] && printf '%s\n' "$@" | median || echo n/a; }
-  echo "| $name | $(pm "${b[@]}") ms | $(pm "${own[@]}") ms | $(pm "${p[@]}") ms | $(pm "${q[@]}") ms |"
+  echo "| $name | $(pm "${b[@]}") ms | $(pm "${own[@]}") / $(pm "${whole[@]}") / $(pm "${tail[@]}") ms | $(pm "${p[@]}") ms | $(pm "${q[@]}") ms |"
 done

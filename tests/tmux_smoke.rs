@@ -70,10 +70,14 @@ impl Tmux {
         String::from_utf8_lossy(&out.stdout).to_string()
     }
     fn wait_for(&self, what: &str) -> String {
+        self.wait_for_all(&[what])
+    }
+    /// The first screen holding every one of `what`.
+    fn wait_for_all(&self, what: &[&str]) -> String {
         let start = Instant::now();
         loop {
             let screen = self.capture();
-            if screen.contains(what) {
+            if what.iter().all(|w| screen.contains(w)) {
                 return screen;
             }
             if start.elapsed() > Duration::from_secs(10) {
@@ -361,6 +365,57 @@ fn a_key_typed_while_loading_acts_once_the_session_is_open() {
     assert!(screen.contains("big.jsonl ("), "{screen}");
     t.send(&["Escape"]);
     std::thread::sleep(Duration::from_millis(300));
+    t.send(&["q"]);
+    t.wait_for("EXITED:0");
+}
+
+/// A session too big to parse in a blink shows the leaf's newest entries, read from the end
+/// of the file, while the rest loads; the session then opens at that same leaf.
+#[test]
+fn a_big_session_shows_the_leafs_newest_entries_while_it_loads() {
+    let Some(t) = Tmux::start(120, 40) else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("huge.jsonl");
+    // Past the size from which the preview is read (256 MB): ~0.4 s of parsing here.
+    std::fs::write(&f, common::synth::Synth::new(320_000_000).make()).unwrap();
+    let home = tempfile::tempdir().unwrap();
+    t.open_bonsai(home.path(), &f);
+    // The whole frame (a capture can catch one half drawn).
+    let loading = t.wait_for_all(&["read from the end of the file", "› • ", "Keys typed now"]);
+    assert!(loading.contains("Loading "), "{loading}");
+    // Nothing counted over the whole session is shown yet: no gauge, no entry count.
+    let a_count = |l: &str| {
+        l.split('(').skip(1).any(|c| {
+            c.split(')')
+                .next()
+                .and_then(|c| c.split_once('/'))
+                .is_some_and(|(a, b)| a.parse::<u64>().is_ok() && b.parse::<u64>().is_ok())
+        })
+    };
+    assert!(
+        !loading.contains("tokens") && !loading.lines().any(a_count),
+        "{loading}"
+    );
+    let leaf_row = |screen: &str, from: &str| -> String {
+        let l = screen
+            .lines()
+            .find(|l| l.trim_start().starts_with('›'))
+            .unwrap_or_else(|| panic!("{from}: no selected row:\n{screen}"));
+        // After the path marker, up to the detail pane, less the token column.
+        let l = &l[l.find("• ").unwrap_or_else(|| panic!("{screen}")) + "• ".len()..];
+        let l = l.split('│').next().unwrap().trim_end();
+        l.trim_end_matches(|c: char| c.is_ascii_digit()).trim_end().to_string()
+    };
+    let preview = leaf_row(&loading, "the preview");
+    let open = t.wait_for_all(&["? keys", "› "]);
+    let tree = leaf_row(&open, "the tree");
+    let n = preview.chars().count().min(tree.chars().count()).min(40);
+    assert!(n >= 12, "{loading}\n{open}");
+    assert_eq!(
+        preview.chars().take(n).collect::<String>(),
+        tree.chars().take(n).collect::<String>(),
+        "the preview's leaf is not the tree's:\n{loading}\n{open}"
+    );
     t.send(&["q"]);
     t.wait_for("EXITED:0");
 }

@@ -112,6 +112,42 @@ pub fn load_session_progress(
     Ok(s)
 }
 
+/// The leaf's newest rows of a big session, read from the end of its file while the whole
+/// file is still being parsed (the loading frame shows them). Reads the first line and the
+/// last 4 MB, or the last 32 MB when 4 MB hold fewer than `max_rows` rows of the path.
+pub fn leaf_path_preview(
+    path: &Path,
+    filter: crate::engine::tree_view::FilterMode,
+    max_rows: usize,
+) -> Option<crate::engine::tree_view::TailPreview> {
+    use std::io::{BufRead, Read, Seek, SeekFrom};
+    let mut f = open_regular(path).ok()?;
+    let size = f.metadata().ok()?.len();
+    let mut header = Vec::new();
+    // A header is a few hundred bytes; one that long is no session to preview.
+    std::io::BufReader::new((&f).take(1 << 20))
+        .read_until(b'\n', &mut header)
+        .ok()?;
+    if header.pop() != Some(b'\n') {
+        return None;
+    }
+    let mut best = None;
+    for len in [4u64 << 20, 32 << 20] {
+        let start = size.saturating_sub(len).max(header.len() as u64 + 1);
+        let mut tail = Vec::new();
+        f.seek(SeekFrom::Start(start)).ok()?;
+        (&f).take(size - start).read_to_end(&mut tail).ok()?;
+        let whole_lines = start == header.len() as u64 + 1;
+        let p = crate::engine::tree_view::tail_preview(&header, &tail, whole_lines, filter, max_rows);
+        let enough = p.as_ref().is_some_and(|p| p.rows.len() >= max_rows || p.whole_path);
+        best = p.or(best);
+        if enough || whole_lines {
+            break;
+        }
+    }
+    best
+}
+
 /// A line cut short by a kill while bonsai was appending is named as such (the note beside
 /// the file says which bytes bonsai was writing): at the end, where `bonsai repair` removes
 /// it, or followed by lines written since, where it stays as a line Pi skips.

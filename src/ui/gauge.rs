@@ -44,9 +44,16 @@ pub fn fmt(n: f64) -> String {
 /// compaction keeps) as `▓`, ticks `┊` where the zones change (bounds × T) and `│` at T. The
 /// numbers lead with what matters at any width: tokens, the zone, then the rest.
 /// `after`: the context after a previewed pruning (a `◆` on the bar and a figure in the line).
-pub fn draw(f: &mut Frame, area: Rect, g: Option<&Gauge>, bounds: (f64, f64), after: Option<u64>) {
+/// `counting`: no gauge yet because a job is walking the selected entry's path (a big
+/// session's first frame), not because nothing is selected.
+pub fn draw(f: &mut Frame, area: Rect, g: Option<&Gauge>, bounds: (f64, f64), after: Option<u64>, counting: bool) {
     let Some(g) = g else {
-        f.render_widget(Paragraph::new(Span::styled(" no entry selected", fg(MUTED))), area);
+        let msg = if counting {
+            " counting the context of the selected entry…"
+        } else {
+            " no entry selected"
+        };
+        f.render_widget(Paragraph::new(Span::styled(msg, fg(MUTED))), area);
         return;
     };
     let zone = g.zone(bounds);
@@ -191,7 +198,7 @@ mod snapshots {
         ] {
             let g = gauge(tokens);
             let mut t = Terminal::new(TestBackend::new(120, 2)).unwrap();
-            t.draw(|f| super::draw(f, f.area(), Some(&g), (0.7, 0.9), None))
+            t.draw(|f| super::draw(f, f.area(), Some(&g), (0.7, 0.9), None, false))
                 .unwrap();
             let zone = g.zone((0.7, 0.9)).unwrap();
             let text: Vec<String> = (0..2)
@@ -210,6 +217,20 @@ mod snapshots {
     }
 
     #[test]
+    fn a_gauge_still_counting_says_so() {
+        let line = |counting| {
+            let mut t = Terminal::new(TestBackend::new(60, 2)).unwrap();
+            t.draw(|f| super::draw(f, f.area(), None, (0.7, 0.9), None, counting))
+                .unwrap();
+            (0..60)
+                .map(|x| t.backend().buffer()[(x, 0)].symbol().to_string())
+                .collect::<String>()
+        };
+        assert!(line(true).contains("counting the context of the selected entry…"));
+        assert!(line(false).contains("no entry selected"));
+    }
+
+    #[test]
     fn usage_from_before_a_compaction_says_until_the_next_reply() {
         // Pi keeps counting the reply before the compaction until the model answers again.
         let mut g = gauge(150_000.0);
@@ -218,7 +239,8 @@ mod snapshots {
         // The gauge's second line (the numbers), wide enough for all of it.
         let numbers = |g: &Gauge| -> String {
             let mut t = Terminal::new(TestBackend::new(240, 2)).unwrap();
-            t.draw(|f| super::draw(f, f.area(), Some(g), (0.7, 0.9), None)).unwrap();
+            t.draw(|f| super::draw(f, f.area(), Some(g), (0.7, 0.9), None, false))
+                .unwrap();
             (0..240)
                 .map(|x| t.backend().buffer()[(x, 1)].symbol().to_string())
                 .collect()

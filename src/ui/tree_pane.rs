@@ -17,7 +17,7 @@ use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
-fn text_style(s: RowStyle) -> (Style, Style) {
+pub(super) fn text_style(s: RowStyle) -> (Style, Style) {
     match s {
         RowStyle::User => (fg(ACCENT), Style::default()),
         RowStyle::Assistant => (fg(SUCCESS), Style::default()),

@@ -6,16 +6,19 @@
 //! - `layout`: Pi's flattening and its re-layout after a filter (indents, guides, connectors);
 //! - `filter`: the filter modes, search and folds (`applyFilter`);
 //! - `rows`: one visible row's drawing and text, the window and the plain render;
+//! - `tail`: the leaf's newest rows from the end of a file still loading;
 //! - `text`: Pi's text helpers (content extraction, tool-call titles, copy and search text).
 
 mod filter;
 mod layout;
 mod rows;
+mod tail;
 mod text;
 
 pub use filter::FilterMode;
 pub use layout::Layout;
 pub use rows::{Row, RowStyle, RowText, pan_rows, pan_scroll};
+pub use tail::{TailPreview, tail_preview};
 pub use text::{
     copy_text, extract_content, extract_full_content, format_label_timestamp, format_tool_call, one_line,
     searchable_text,

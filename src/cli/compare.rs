@@ -144,7 +144,7 @@ pub fn compare(a: CompareArgs) -> Result<()> {
     let (leaf, cs) = (*leaf, *cs);
     let p = params(&a)?;
     let wanted = a.model.clone().or(settings.summary_model());
-    let sm = Summarizer::resolve(&registry, &agent_dir(), wanted.as_deref(), mref);
+    let sm = Summarizer::resolve(registry, &agent_dir(), wanted.as_deref(), mref);
     let strategies = match &a.strategies {
         Some(list) => strategy::parse_list(list).map_err(|e| eyre!(e))?,
         None if sm.is_ok() => Strategy::ALL.to_vec(),
@@ -179,10 +179,10 @@ pub fn compare(a: CompareArgs) -> Result<()> {
         }
         Err(_) => None,
     };
-    let input = SummaryInput::of_plan(&s0, &plan);
+    let input = SummaryInput::of_plan(s0, plan);
     let rows = run_all(
-        &s0,
-        &plan,
+        s0,
+        plan,
         &input,
         sm.as_ref(),
         &strategies,
@@ -192,7 +192,7 @@ pub fn compare(a: CompareArgs) -> Result<()> {
     )?;
     let slices = input.slices(&p);
     if a.json {
-        let range = recall::Range::of_input(&s0, &plan, &input);
+        let range = recall::Range::of_input(s0, plan, &input);
         let facts: serde_json::Map<String, Value> = Category::ALL
             .iter()
             .map(|c| (c.key().to_string(), json!(range.facts.of(*c).len())))
@@ -220,7 +220,7 @@ pub fn compare(a: CompareArgs) -> Result<()> {
         });
         println!("{}", serde_json::to_string_pretty(&out).unwrap_or_default());
     } else {
-        print_table(&s0, &plan, &input, &slices, &p, &rows, sm.as_ref(), a.show);
+        print_table(s0, plan, &input, &slices, &p, &rows, sm.as_ref(), a.show);
     }
     let Some(w) = write else { return Ok(()) };
     let Some(Row {
@@ -246,9 +246,9 @@ pub fn compare(a: CompareArgs) -> Result<()> {
         seen: Some((s0.buf.len(), s0.entries.len())),
     };
     let entries = req
-        .prepare(&s0, store::clock::entropy(), store::clock::now_ms())?
+        .prepare(s0, store::clock::entropy(), store::clock::now_ms())?
         .entries;
-    warn_new_branch(&s0, leaf, "the compaction");
+    warn_new_branch(s0, leaf, "the compaction");
     let flags = super::WriteFlags {
         dry_run: false,
         yes: a.yes,

@@ -227,16 +227,16 @@ pub fn compact(a: CompactArgs) -> Result<()> {
     } = &at;
     let (leaf, cs) = (*leaf, *cs);
     let wanted = a.model.clone().or(settings.summary_model());
-    let sm = choose_summarizer(a.summarizer.as_deref(), wanted.as_deref(), &registry, mref)?;
+    let sm = choose_summarizer(a.summarizer.as_deref(), wanted.as_deref(), registry, mref)?;
     if a.write.dry_run {
         dry_run_calls(sm.as_ref());
     }
     let summary = match &sm {
-        None => actions::offline_compaction_summary(&s0, &plan, a.instructions.as_deref()),
+        None => actions::offline_compaction_summary(s0, plan, a.instructions.as_deref()),
         Some(sm) => {
             let r = runtime()?.block_on(sm.compaction(
-                &s0,
-                &plan,
+                s0,
+                plan,
                 a.instructions.as_deref(),
                 Some(&proj.thinking_level),
                 progress,
@@ -262,10 +262,10 @@ pub fn compact(a: CompactArgs) -> Result<()> {
         seen: Some((s0.buf.len(), s0.entries.len())),
     };
     let entry = req
-        .prepare(&s0, store::clock::entropy(), store::clock::now_ms())?
+        .prepare(s0, store::clock::entropy(), store::clock::now_ms())?
         .entries;
     let extra = json!({"summarizer": summarizer_name});
-    warn_new_branch(&s0, leaf, "the compaction");
+    warn_new_branch(s0, leaf, "the compaction");
     if !a.write.yes {
         preview(&entry, a.write.json, extra.clone());
     }

@@ -577,37 +577,26 @@ pub mod tests {
 
     pub fn app_for(path: &Path) -> App {
         let s = crate::store::load_session(path).unwrap();
-        let mut a = App::new(
+        for_snapshots(App::new(
             s,
             Some(path.to_path_buf()),
             Settings::default(),
             Registry::builtin_only(),
-        );
-        a.force_offline = true;
-        // Snapshots show what their tests counted, not every entry.
-        a.auto_exact = false;
-        if let Some(c) = a.exact_all.cancel.take() {
-            c.store(true, std::sync::atomic::Ordering::Relaxed);
-        }
-        a.pending
-            .queue
-            .retain(|j| !matches!(j, crate::ui::jobs::Job::ExactAll { .. }));
-        a.exact_all.progress = None;
-        // Never the user's own agent directory (pins are written there).
-        a.agent_dir = tempfile::tempdir()
-            .map(|d| d.keep())
-            .unwrap_or_else(|_| std::env::temp_dir());
-        a.run_jobs_now();
-        a
+        ))
     }
 
     pub fn demo_app() -> App {
-        let mut a = App::new(
+        for_snapshots(App::new(
             Session::from_bytes(DEMO.to_vec()).unwrap(),
             None,
             Settings::default(),
             Registry::builtin_only(),
-        );
+        ))
+    }
+
+    /// Offline, without the background count of every entry, with a throwaway agent
+    /// directory, its jobs run.
+    fn for_snapshots(mut a: App) -> App {
         a.force_offline = true;
         // Snapshots show what their tests counted, not every entry.
         a.auto_exact = false;

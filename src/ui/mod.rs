@@ -369,7 +369,14 @@ async fn event_loop(
         }
     };
     let is_picker = path.is_none() && notice.is_none();
-    let mut app = App::new(session, path, settings, registry);
+    // A big session's gauge walks a long path (0.1-0.2 s at 1 GB): it runs beside the tree's
+    // building so the first frame has it.
+    let session = Arc::new(session);
+    let early_selection = (session.entries.len() > app::LARGE_SESSION && at.is_none()).then(|| {
+        let (s, settings, registry) = (session.clone(), settings.clone(), registry.clone());
+        tokio::task::spawn_blocking(move || selection::of_leaf(&s, &settings, &registry))
+    });
+    let mut app = App::with_session(session, path, settings, registry);
     app.screen.no_color = no_color;
     app.notice = notice.or_else(|| app.diagnostics_notice());
     let size = terminal.size()?;
@@ -385,6 +392,11 @@ async fn event_loop(
     }
     if let Some(at) = at {
         app.update(Action::SelectEntry(at));
+    }
+    if let Some(early) = early_selection
+        && let Ok(Some(info)) = early.await
+    {
+        app.adopt_selection(info);
     }
     for ev in typed_ahead {
         if let Some(a) = action_for_event(&app, ev) {

@@ -91,6 +91,29 @@ pub struct SelectionInfo {
 }
 
 /// Everything the gauge and the cut preview show for `leaf` (pure; runs on any thread).
+/// keepRecentTokens as Pi's settings give it for the model of the session's leaf.
+pub fn keep_recent_for(s: &Session, settings: &Settings) -> u64 {
+    let model = s
+        .leaf()
+        .and_then(|leaf| context::path_settings(s, &s.path_to(leaf)).1)
+        .and_then(|(p, m)| Some((p?, m?)));
+    settings.keep_recent_tokens(model.as_ref().map(|(p, m)| (p.as_str(), m.as_str())))
+}
+
+/// What the app's first frame asks for: the session's leaf, Pi's keepRecentTokens, no cut
+/// classes. A big session's is computed beside `App::new` (see `App::adopt_selection`).
+pub fn of_leaf(s: &Session, settings: &Settings, registry: &Registry) -> Option<SelectionInfo> {
+    let leaf = s.leaf()?;
+    Some(compute(
+        s,
+        leaf,
+        settings,
+        registry,
+        keep_recent_for(s, settings),
+        false,
+    ))
+}
+
 pub fn compute(
     s: &Session,
     leaf: usize,

@@ -19,7 +19,7 @@ use super::context_view::ContextData;
 use super::detail;
 use super::dialog::Dialog;
 use super::input::LineEditor;
-use super::jobs::Job;
+use super::jobs::{Job, JobResult};
 use super::keymap::{self, Mode};
 use super::layout::{self, Areas, Shown};
 use super::picker::Picker;
@@ -579,17 +579,27 @@ impl App {
         self.next_id
     }
 
-    fn model_ref(&self) -> Option<(String, String)> {
-        let s = &self.doc.session;
-        let leaf = s.leaf()?;
-        let (_, model) = crate::engine::context::path_settings(s, &s.path_to(leaf));
-        model.and_then(|(p, m)| Some((p?, m?)))
-    }
-
     /// keepRecentTokens as Pi's settings give it for the session's model.
     fn keep_recent_setting(&self) -> u64 {
-        self.settings
-            .keep_recent_tokens(self.model_ref().as_ref().map(|(p, m)| (p.as_str(), m.as_str())))
+        super::selection::keep_recent_for(&self.doc.session, &self.settings)
+    }
+
+    /// Use a selection computed while the app was being built in place of the job it queued
+    /// for the same entry and settings (a big session's gauge is then on its first frame).
+    /// Anything else queued or selected since is left as it is.
+    pub fn adopt_selection(&mut self, info: super::selection::SelectionInfo) {
+        let queued = self.pending.queue.iter().position(|j| {
+            matches!(j, Job::Selection { leaf, keep_recent, want_classes, .. }
+                if *leaf == info.leaf && *keep_recent == info.gauge.keep_recent && !*want_classes)
+        });
+        if let Some(k) = queued
+            && let Job::Selection { generation, .. } = self.pending.queue.remove(k)
+        {
+            self.on_job(JobResult::Selection {
+                generation,
+                info: Box::new(info),
+            });
+        }
     }
 
     /// Recompute what depends on the selected entry (as a leaf): gauge, cut. On large sessions

@@ -1340,3 +1340,55 @@ fn a_deep_tree_is_drawn_panned_as_pis_render() {
     });
     assert!(a.view.folded.contains(&entry), "folded");
 }
+
+/// A big session's gauge computed beside `App::new` stands in for the job the app queued for
+/// it, and gives what that job gives; one for other settings is not taken.
+#[test]
+fn a_selection_computed_beside_the_app_replaces_its_queued_job() {
+    use crate::engine::models::Registry;
+    use crate::engine::session::Session;
+    use crate::engine::settings::Settings;
+    use crate::ui::jobs::Job;
+    use std::sync::Arc;
+    let mut file =
+        String::from(r#"{"type":"session","version":3,"id":"s","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/p"}"#);
+    file.push('\n');
+    let mut parent = "null".to_string();
+    for k in 0..(super::LARGE_SESSION + 10) {
+        let role = if k % 2 == 0 { "user" } else { "assistant" };
+        file.push_str(&format!(
+            r#"{{"type":"message","id":"e{k}","parentId":{parent},"timestamp":"2026-01-01T00:00:00.000Z","message":{{"role":"{role}","content":[{{"type":"text","text":"words for entry {k}"}}],"timestamp":{k}}}}}"#
+        ));
+        file.push('\n');
+        parent = format!(r#""e{k}""#);
+    }
+    let s = Arc::new(Session::from_bytes(file.into_bytes()).unwrap());
+    let new_app = || App::with_session(s.clone(), None, Settings::default(), Registry::builtin_only());
+    let selection_jobs = |a: &App| {
+        a.pending
+            .queue
+            .iter()
+            .filter(|j| matches!(j, Job::Selection { .. }))
+            .count()
+    };
+    let mut by_job = new_app();
+    assert_eq!(selection_jobs(&by_job), 1);
+    assert!(by_job.selection.gauge.is_none());
+    by_job.run_jobs_now();
+    let want = by_job.selection.gauge.as_ref().unwrap().tokens.tokens;
+
+    let mut a = new_app();
+    let info = crate::ui::selection::of_leaf(&s, &a.settings, &a.registry).unwrap();
+    a.adopt_selection(info);
+    assert_eq!(selection_jobs(&a), 0);
+    let g = a.selection.gauge.as_ref().expect("the gauge on the first frame");
+    assert_eq!(g.tokens.tokens, want);
+    assert!(a.selection.cut.is_some());
+
+    let mut b = new_app();
+    let mut other = crate::ui::selection::of_leaf(&s, &b.settings, &b.registry).unwrap();
+    other.gauge.keep_recent += 1;
+    b.adopt_selection(other);
+    assert_eq!(selection_jobs(&b), 1);
+    assert!(b.selection.gauge.is_none());
+}

@@ -46,12 +46,12 @@ for f in "$@"; do
   name=$(basename "$f")
   # Warm: the file in the page cache, as when a session was just written by Pi.
   cat "$f" >/dev/null
-  BONSAI_EXIT_AFTER_FIRST_FRAME=1 script -qec "./target/release/bonsai $f 2>/dev/null" /dev/null >/dev/null 2>&1 || true
+  BONSAI_EXIT_AFTER_FIRST_FRAME=1 script -qec "stty cols 120 rows 40; ./target/release/bonsai $f 2>/dev/null" /dev/null >/dev/null 2>&1 || true
   b=(); own=(); whole=(); tail=()
   for _ in $(seq "$runs"); do
     # The status bar's key hints are drawn only with a session frame (not the loading one).
     b+=("$(time_to "./target/release/bonsai $f" 'q quit|\? keys' 120)")
-    BONSAI_EXIT_AFTER_FIRST_FRAME=1 script -qec "./target/release/bonsai $f 2>$work/own.txt" /dev/null >/dev/null 2>&1 || true
+    BONSAI_EXIT_AFTER_FIRST_FRAME=1 script -qec "stty cols 120 rows 40; ./target/release/bonsai $f 2>$work/own.txt" /dev/null >/dev/null 2>&1 || true
     own+=("$(grep '^first session frame' "$work/own.txt" | grep -o '[0-9.]* ms' | cut -d' ' -f1)")
     whole+=("$(grep '^whole first frame' "$work/own.txt" | grep -o '[0-9.]* ms' | cut -d' ' -f1)")
     t=$(grep "^leaf's newest entries" "$work/own.txt" | grep -o '[0-9.]* ms' | cut -d' ' -f1 || true)

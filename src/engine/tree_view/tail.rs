@@ -1,13 +1,14 @@
 //! The leaf's newest entries, read from the end of a session file whose parse is still
 //! running: what the loading frame of a big session shows before its tree is ready.
 //!
-//! Pi's leaf is the file's last entry; its path is followed up through `parentId` as far as
-//! the tail holds it, and those entries are loaded as a session of their own (the header, then
-//! the path oldest first) so each row's text is exactly the one the finished tree will show.
+//! The header and the tail's whole lines are loaded as a session of their own (the loader
+//! links `parentId`s; an entry whose parent lies before the tail is a root there), so Pi's
+//! leaf is its last entry and each row's text is exactly the one the finished tree will show.
 //! Nothing counted over the whole session (tokens, entries, the gauge) can be known from a
 //! tail, so nothing of the kind is returned.
 
 use super::{FilterMode, RowText, TreeView};
+use crate::engine::entry::Role;
 use crate::engine::session::Session;
 use crate::engine::tree::Tree;
 
@@ -23,8 +24,8 @@ pub struct TailPreview {
 
 /// `header`: the file's first line; `tail`: its last bytes, starting mid-line unless
 /// `tail_is_whole_lines`. A partial first line is dropped, as is a last line that does not
-/// parse (Pi may be writing it). `None` when the tail holds no entry with an id (an old
-/// session that Pi migrates on load, or nothing but one huge line).
+/// parse (Pi may be writing it). `None` when the tail holds no entry, or the session is one
+/// Pi migrates on load (its ids come from positions in the whole file, not in a tail).
 pub fn tail_preview(
     header: &[u8],
     tail: &[u8],
@@ -32,75 +33,44 @@ pub fn tail_preview(
     filter: FilterMode,
     max_rows: usize,
 ) -> Option<TailPreview> {
-    #[derive(serde::Deserialize)]
-    struct Link<'a> {
-        #[serde(borrow, default)]
-        id: Option<std::borrow::Cow<'a, str>>,
-        #[serde(borrow, default, rename = "parentId")]
-        parent_id: Option<std::borrow::Cow<'a, str>>,
-        #[serde(borrow, default)]
-        message: Option<Role<'a>>,
-    }
-    #[derive(serde::Deserialize)]
-    struct Role<'a> {
-        #[serde(borrow, default)]
-        role: Option<std::borrow::Cow<'a, str>>,
-    }
-    let mut lines = tail.split(|&b| b == b'\n');
-    if !tail_is_whole_lines {
-        lines.next();
-    }
-    // (line, id, parent, a tool result) of every entry the tail holds whole.
-    let mut linked: Vec<(&[u8], String, Option<String>, bool)> = vec![];
-    for line in lines {
-        let Ok(l) = serde_json::from_slice::<Link>(line) else {
-            continue;
-        };
-        if let Some(id) = l.id {
-            let tool_result = l.message.and_then(|m| m.role).is_some_and(|r| r == "toolResult");
-            linked.push((line, id.into_owned(), l.parent_id.map(|p| p.into_owned()), tool_result));
-        }
-    }
-    let by_id: std::collections::HashMap<&str, usize> = linked
-        .iter()
-        .enumerate()
-        .map(|(k, (_, id, _, _))| (id.as_str(), k))
-        .collect();
-    let mut path = vec![linked.len().checked_sub(1)?];
-    let mut whole_path = false;
-    // At most one step per entry: a cycle in a damaged file ends the walk.
-    while path.len() <= linked.len() {
-        match &linked[*path.last()?].2 {
-            None => {
-                whole_path = true;
-                break;
-            }
-            Some(p) => match by_id.get(p.as_str()) {
-                Some(&k) => path.push(k),
-                None => break,
-            },
-        }
-    }
-    // A tool result's row is its call's title, from the assistant entry before it: one whose
-    // call is cut off by the tail's start would read otherwise than in the tree.
-    while !whole_path && path.len() > 1 && linked[*path.last()?].3 {
-        path.pop();
-    }
-    let mut bytes = Vec::with_capacity(header.len() + 1 + path.iter().map(|&k| linked[k].0.len() + 1).sum::<usize>());
+    let tail = if tail_is_whole_lines {
+        tail
+    } else {
+        &tail[memchr::memchr(b'\n', tail)? + 1..]
+    };
+    let mut bytes = Vec::with_capacity(header.len() + 1 + tail.len());
     bytes.extend_from_slice(header);
     bytes.push(b'\n');
-    for &k in path.iter().rev() {
-        bytes.extend_from_slice(linked[k].0);
-        bytes.push(b'\n');
-    }
+    bytes.extend_from_slice(tail);
     let s = Session::from_bytes(bytes).ok()?;
+    if s.migrated {
+        return None;
+    }
+    let leaf = s.leaf()?;
+    let mut path = s.path_to(leaf);
+    // Only the file's first entry has no parentId; a root here otherwise lost its parent to
+    // the tail's start.
+    let whole_path = s.entries[path[0]].parent_id.is_none();
+    // A tool result's row is its call's title, from the assistant entry before it: one whose
+    // call is cut off by the tail's start would read otherwise than in the tree.
+    let cut_off_result = |i: usize| s.entries[i].message().is_some_and(|m| m.role == Role::ToolResult);
+    while !whole_path && path.len() > 1 && cut_off_result(path[0]) {
+        path.remove(0);
+    }
+    let mut on_path = vec![false; s.entries.len()];
+    for &i in &path {
+        on_path[i] = true;
+    }
     let tree = Tree::build(&s);
-    let view = TreeView::new(&s, &tree, s.leaf(), filter, 0);
-    let first = view.visible.len().saturating_sub(max_rows);
-    let rows = view.visible[first..]
+    let view = TreeView::new(&s, &tree, Some(leaf), filter, 0);
+    let shown: Vec<usize> = view
+        .visible
         .iter()
-        .map(|&f| view.display_text(&s, view.flat[f]))
+        .map(|&f| view.flat[f])
+        .filter(|&i| on_path[i])
         .collect();
+    let first = shown.len().saturating_sub(max_rows);
+    let rows = shown[first..].iter().map(|&i| view.display_text(&s, i)).collect();
     Some(TailPreview { rows, whole_path })
 }
 

@@ -30,6 +30,17 @@ fn pi_appends(p: &Path, a: &App, id: &str) {
     .unwrap();
 }
 
+/// The first row on screen with a fold marker (`⊟`): its row and the marker's column in the
+/// row's drawing.
+fn fold_marker_on_screen(a: &App) -> (usize, usize) {
+    a.frame
+        .rows
+        .iter()
+        .enumerate()
+        .find_map(|(k, r)| r.row.prefix.chars().position(|c| c == '⊟').map(|c| (k, c)))
+        .expect("a fold marker on screen")
+}
+
 /// An entry in the middle of the active path (not the leaf).
 /// A user message two thirds down Pi's path.
 fn middle_of_path(a: &App) -> usize {
@@ -763,13 +774,7 @@ fn click_selects_clicking_a_fold_marker_folds_and_the_wheel_scrolls() {
     });
     assert_eq!(a.selected(), Some(want));
     // A row with a fold marker: clicking the marker folds the branch.
-    let (k, col) = a
-        .frame
-        .rows
-        .iter()
-        .enumerate()
-        .find_map(|(k, r)| r.row.prefix.chars().position(|c| c == '⊟').map(|c| (k, c)))
-        .unwrap();
+    let (k, col) = fold_marker_on_screen(&a);
     let entry = a.frame.rows[k].row.entry;
     let visible = a.view.visible.len();
     a.update(Action::Click {
@@ -1326,13 +1331,7 @@ fn a_deep_tree_is_drawn_panned_as_pis_render() {
         assert_eq!(got.trim_end(), want.trim_end(), "row {j}");
     }
     // A fold marker on screen, clicked where it is drawn, folds its branch.
-    let (k, col) = a
-        .frame
-        .rows
-        .iter()
-        .enumerate()
-        .find_map(|(k, r)| r.row.prefix.chars().position(|c| c == '⊟').map(|c| (k, c)))
-        .unwrap();
+    let (k, col) = fold_marker_on_screen(&a);
     let entry = a.frame.rows[k].row.entry;
     a.update(Action::Click {
         col: tree.x + 2 + col as u16,

@@ -72,9 +72,26 @@ impl Tmux {
     fn wait_for(&self, what: &str) -> String {
         self.wait_for_all(&[what])
     }
-    /// The first screen holding every one of `what`.
+    /// The first settled screen holding every one of `what`: the same on two captures 40 ms
+    /// apart, because tmux can be captured between the chunks of one frame (CI caught the
+    /// detail pane of a new frame above the picker's old rows). A screen that keeps changing
+    /// while it holds them is taken after a second.
     fn wait_for_all(&self, what: &[&str]) -> String {
         let start = Instant::now();
+        let mut held_since: Option<Instant> = None;
+        loop {
+            let screen = self.wait_for_all_now(what, start);
+            let since = *held_since.get_or_insert_with(Instant::now);
+            std::thread::sleep(Duration::from_millis(40));
+            let again = self.capture();
+            if again == screen || (since.elapsed() > Duration::from_secs(1) && what.iter().all(|w| again.contains(w))) {
+                return again;
+            }
+        }
+    }
+    /// The first screen holding every one of `what`, settled or not: for a frame that is
+    /// shown only for a moment (a big session's loading frame).
+    fn wait_for_all_now(&self, what: &[&str], start: Instant) -> String {
         loop {
             let screen = self.capture();
             if what.iter().all(|w| screen.contains(w)) {
@@ -381,7 +398,10 @@ fn a_big_session_shows_the_leafs_newest_entries_while_it_loads() {
     let home = tempfile::tempdir().unwrap();
     t.open_bonsai(home.path(), &f);
     // The whole frame (a capture can catch one half drawn).
-    let loading = t.wait_for_all(&["read from the end of the file", "› • ", "Keys typed now"]);
+    let loading = t.wait_for_all_now(
+        &["read from the end of the file", "› • ", "Keys typed now"],
+        Instant::now(),
+    );
     assert!(loading.contains("Loading "), "{loading}");
     // Nothing counted over the whole session is shown yet: no gauge, no entry count.
     let a_count = |l: &str| {
@@ -416,8 +436,30 @@ fn a_big_session_shows_the_leafs_newest_entries_while_it_loads() {
         tree.chars().take(n).collect::<String>(),
         "the preview's leaf is not the tree's:\n{loading}\n{open}"
     );
+    // Label the leaf and quit at once, while the gauge's exact count (seconds on this file)
+    // still runs: the label is written whole, and the quit does not wait for the count (it
+    // once did, for more than ten seconds on CI).
+    t.send(&["L"]);
+    t.wait_for("Label (empty to remove)");
+    t.send(&["-l", "quit-test"]);
+    let counting = t.capture();
+    t.send(&["Enter"]);
     t.send(&["q"]);
+    let asked = Instant::now();
     t.wait_for("EXITED:0");
+    let took = asked.elapsed();
+    assert!(
+        counting.contains("exact …"),
+        "the exact count was done before the quit; this test needs a bigger file:\n{counting}"
+    );
+    assert!(took < Duration::from_secs(3), "the quit took {took:?}");
+    let text = std::fs::read_to_string(&f).unwrap();
+    let last = text.lines().last().unwrap();
+    assert!(
+        last.contains(r#""type":"label""#) && last.contains("quit-test"),
+        "{last}"
+    );
+    assert!(text.ends_with('\n'));
 }
 
 /// Compact in the terminal, then undo it with `u`: the tree shows the same path as before (the

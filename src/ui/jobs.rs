@@ -287,6 +287,15 @@ pub enum SummaryError {
 }
 
 impl Job {
+    /// Jobs that write a file: a quit waits for them (a cut write would leave a temp file
+    /// or an unfinished rename), while everything else is left to die with the process.
+    pub fn writes_files(&self) -> bool {
+        matches!(
+            self,
+            Job::Write { .. } | Job::Branched { .. } | Job::DeleteBranch { .. } | Job::Export { .. } | Job::List { .. }
+        )
+    }
+
     /// Model calls and searches (which report as they go) are tasks on the runtime;
     /// everything else (the offline summaries too) blocks a worker.
     pub fn is_async(&self) -> bool {
@@ -835,8 +844,44 @@ fn write_branched(s: &Session, cut: Option<usize>, source: &std::path::Path) -> 
     Ok(out)
 }
 
+/// How many jobs that write files are under way (see `Job::writes_files`).
+static WRITES_UNDER_WAY: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// Counts a writing job from its start to its end, however it ends.
+struct WriteUnderWay;
+
+impl WriteUnderWay {
+    fn start() -> Self {
+        WRITES_UNDER_WAY.fetch_add(1, Ordering::SeqCst);
+        WriteUnderWay
+    }
+}
+
+impl Drop for WriteUnderWay {
+    fn drop(&mut self) {
+        WRITES_UNDER_WAY.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// Wait, up to `limit`, until no job is writing a file; true if none is. On quit: the
+/// runtime is then shut down without waiting for the rest (a parse, a count, a search), which
+/// could take seconds on a big session.
+pub fn wait_for_writes(limit: std::time::Duration) -> bool {
+    let start = std::time::Instant::now();
+    while WRITES_UNDER_WAY.load(Ordering::SeqCst) > 0 {
+        if start.elapsed() > limit {
+            return false;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    true
+}
+
 /// Start `job` on the runtime; its results arrive on `tx`.
 pub fn spawn(job: Job, handle: &tokio::runtime::Handle, tx: tokio::sync::mpsc::UnboundedSender<JobResult>) {
+    // Counted from here, not from when a worker takes it, so a quit right after a key that
+    // started a write still waits for it.
+    let under_way = job.writes_files().then(WriteUnderWay::start);
     if job.is_async() {
         let progress = tx.clone();
         handle.spawn(async move {
@@ -846,10 +891,12 @@ pub fn spawn(job: Job, handle: &tokio::runtime::Handle, tx: tokio::sync::mpsc::U
                 })
                 .await;
             let _ = tx.send(r);
+            drop(under_way);
         });
     } else {
         handle.spawn_blocking(move || {
             let _ = tx.send(job.run_blocking());
+            drop(under_way);
         });
     }
 }

@@ -229,6 +229,14 @@ pub fn run(arg: Option<PathBuf>, at: Option<String>) -> Result<()> {
     ));
     leave_extras(mouse);
     ratatui::restore();
+    // A write under way finishes; the rest (a parse still running after q on the loading
+    // frame, a count, a search) is not waited for: dropping the runtime would wait for every
+    // blocking task, seconds on a big session.
+    if !jobs::wait_for_writes(Duration::from_millis(300)) {
+        eprintln!("bonsai: finishing a write before quitting…");
+        jobs::wait_for_writes(Duration::MAX);
+    }
+    rt.shutdown_background();
     r
 }
 

@@ -113,6 +113,14 @@ fn copy_of(name: &str) -> (tempfile::TempDir, PathBuf) {
     (dir, f)
 }
 
+/// A made-up session of about `synth`'s size in a new directory.
+fn synth_of(name: &str, synth: common::synth::Synth) -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join(name);
+    std::fs::write(&f, synth.make()).unwrap();
+    (dir, f)
+}
+
 impl Drop for Tmux {
     fn drop(&mut self) {
         let _ = Command::new("tmux").args(["-L", &self.name, "kill-server"]).status();
@@ -282,11 +290,9 @@ fn a_compaction_previewed_before_pi_appended_is_refused() {
 #[test]
 fn prune_apply_and_undo_in_the_terminal() {
     let Some(t) = Tmux::start(120, 40) else { return };
-    let dir = tempfile::tempdir().unwrap();
-    let f = dir.path().join("made.jsonl");
     let mut synth = common::synth::Synth::new(400_000);
     synth.tool_output = 6_000;
-    std::fs::write(&f, synth.make()).unwrap();
+    let (_dir, f) = synth_of("made.jsonl", synth);
     let before = std::fs::read(&f).unwrap();
     let home = tempfile::tempdir().unwrap();
     t.open_bonsai(home.path(), &f);
@@ -371,9 +377,7 @@ fn a_new_users_first_minute() {
 #[test]
 fn a_key_typed_while_loading_acts_once_the_session_is_open() {
     let Some(t) = Tmux::start(120, 40) else { return };
-    let dir = tempfile::tempdir().unwrap();
-    let f = dir.path().join("big.jsonl");
-    std::fs::write(&f, common::synth::Synth::new(120_000_000).make()).unwrap();
+    let (_dir, f) = synth_of("big.jsonl", common::synth::Synth::new(120_000_000));
     let home = tempfile::tempdir().unwrap();
     t.open_bonsai(home.path(), &f);
     t.wait_for("Loading ");
@@ -391,10 +395,8 @@ fn a_key_typed_while_loading_acts_once_the_session_is_open() {
 #[test]
 fn a_big_session_shows_the_leafs_newest_entries_while_it_loads() {
     let Some(t) = Tmux::start(120, 40) else { return };
-    let dir = tempfile::tempdir().unwrap();
-    let f = dir.path().join("huge.jsonl");
     // Past the size from which the preview is read (256 MB): ~0.4 s of parsing here.
-    std::fs::write(&f, common::synth::Synth::new(320_000_000).make()).unwrap();
+    let (_dir, f) = synth_of("huge.jsonl", common::synth::Synth::new(320_000_000));
     let home = tempfile::tempdir().unwrap();
     t.open_bonsai(home.path(), &f);
     // The whole frame (a capture can catch one half drawn).

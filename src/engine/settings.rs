@@ -150,6 +150,118 @@ impl Settings {
         p
     }
 
+    /// The live policy's settings (`bonsai.live.*`, the gauge's zones, `contextPruning`), each
+    /// value checked: one that cannot be used is named in `problems` with what is done instead
+    /// (an unknown policy turns the policy off rather than guess).
+    pub fn live_settings(&self) -> crate::engine::live::LiveSettings {
+        use crate::engine::live::{LivePolicy, LiveSettings, SettingProblem, Summarizer};
+        let mut out = LiveSettings {
+            zones: self.gauge_zones(),
+            prune: self.prune_settings(),
+            ..LiveSettings::default()
+        };
+        let mut problem = |key: &str, v: &Value, why: &str| {
+            out.problems.push(SettingProblem {
+                key: format!("bonsai.live.{key}"),
+                value: v.to_string(),
+                why: why.to_string(),
+            })
+        };
+        let compat = match self.get(&["bonsai", "live", "compat"]) {
+            None | Some(Value::Null) | Some(Value::Bool(false)) => false,
+            Some(Value::String(c)) if c == "pi-context-pruning" => true,
+            Some(v) => {
+                problem(
+                    "compat",
+                    v,
+                    "the only compatibility mode is \"pi-context-pruning\"; OpenCode's rules are used",
+                );
+                false
+            }
+        };
+        let mut policy = LivePolicy::Zones;
+        match self.get(&["bonsai", "live", "policy"]) {
+            None | Some(Value::Null) => {}
+            Some(Value::String(p)) if p == "off" => policy = LivePolicy::Off,
+            Some(Value::String(p)) if p == "output" => policy = LivePolicy::Output { compat },
+            Some(Value::String(p)) if p == "zones" => policy = LivePolicy::Zones,
+            Some(v) => {
+                problem(
+                    "policy",
+                    v,
+                    "expected \"off\", \"output\" or \"zones\"; the context is passed through unchanged",
+                );
+                policy = LivePolicy::Off;
+            }
+        }
+        let mut turns = out.turns;
+        if let Some(t) = self.get(&["bonsai", "live", "turns"]) {
+            match t {
+                Value::Object(o) => {
+                    for (k, v) in o {
+                        let slot = match k.as_str() {
+                            "green" => &mut turns.green,
+                            "yellow" => &mut turns.yellow,
+                            "red" => &mut turns.red,
+                            _ => {
+                                problem(&format!("turns.{k}"), v, "not a zone (green, yellow, red); ignored");
+                                continue;
+                            }
+                        };
+                        match v.as_u64() {
+                            Some(n) if n >= 1 => *slot = n as usize,
+                            _ => problem(
+                                &format!("turns.{k}"),
+                                v,
+                                "expected a whole number of turns, at least 1; the default is used",
+                            ),
+                        }
+                    }
+                }
+                v => problem(
+                    "turns",
+                    v,
+                    "expected {\"green\": N, \"yellow\": N, \"red\": N}; the defaults are used",
+                ),
+            }
+        }
+        // Fewer turns as the zone worsens, whatever was written.
+        turns.yellow = turns.yellow.min(turns.green);
+        turns.red = turns.red.min(turns.yellow);
+        if let Some(v) = self.get(&["bonsai", "live", "packetTokens"]) {
+            match v.as_u64() {
+                Some(n) if n >= 100 => out.packet_tokens = n,
+                _ => problem(
+                    "packetTokens",
+                    v,
+                    "expected a number of tokens, at least 100; 1500 is used",
+                ),
+            }
+        }
+        if let Some(v) = self.get(&["bonsai", "live", "compactEarly"]) {
+            match v.as_bool() {
+                Some(b) => out.compact_early = b,
+                None => problem("compactEarly", v, "expected true or false; early compaction stays on"),
+            }
+        }
+        match self.get(&["bonsai", "live", "summarizer"]) {
+            None | Some(Value::Null) => {}
+            Some(Value::String(s)) if s == "pi" => out.summarizer = Summarizer::Pi,
+            Some(Value::String(s)) if s == "offline" => out.summarizer = Summarizer::Offline,
+            Some(Value::String(s)) if crate::engine::strategy::Strategy::parse(s).is_some() => {
+                out.summarizer = Summarizer::Strategy(s.clone())
+            }
+            Some(v) => problem(
+                "summarizer",
+                v,
+                "expected \"pi\", \"offline\" or a strategy (single-shot, parallel-stitch, sequential-accumulated, sequential-rolling, anchored-iterative); Pi's own summary is used",
+            ),
+        }
+        out.policy = policy;
+        out.turns = turns;
+        out
+    }
+
     /// The `sessionDir` setting as written (`~` is expanded by the store).
     pub fn session_dir(&self) -> Option<&str> {
         self.get(&["sessionDir"])

@@ -614,6 +614,8 @@ pub fn history_summary(
         names: recurring_names(&f),
         notes: texts(f.notes.clone()),
         dropped: [0; 6],
+        layout: Layout::Compaction,
+        files: vec![],
     };
     // The assistant's answers and decisions are context, not facts: the newest few always.
     pack.keep_newest(DONE, MAX_CHATTER);
@@ -659,6 +661,16 @@ struct Pack<'a> {
     notes: Vec<String>,
     /// Items left out of: done, decisions, errors, notes, constraints, command paths.
     dropped: [usize; 6],
+    layout: Layout,
+    /// The packet's file lines (read, modified), when the layout is the packet's.
+    files: Vec<String>,
+}
+
+/// What a [`Pack`] renders: Pi's compaction summary, or the live packet's leaner ledger.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Layout {
+    Compaction,
+    Packet,
 }
 
 const WHAT: [&str; 6] = [
@@ -705,6 +717,9 @@ impl Pack<'_> {
     }
 
     fn render(&self) -> String {
+        if self.layout == Layout::Packet {
+            return self.render_packet();
+        }
         let goal = self.goal.lines(self.requests);
         format!(
             "## Goal\n{}\n\n## Constraints & Preferences\n{}\n\n## Progress\n### Done\n{}\n\n### In Progress\n{}\n\n### Blocked\n{}\n\n## Key Decisions\n{}\n\n## Next Steps\n{}\n\n## Critical Context\n{}",
@@ -716,6 +731,31 @@ impl Pack<'_> {
             bullets(&with_dropped(&self.decisions, self.dropped[1], WHAT[1]), "(none)", ""),
             self.next,
             bullets(&self.critical(), "(none)", ""),
+        )
+    }
+
+    /// The packet's sections: what a model continuing the work needs, in six headings.
+    fn render_packet(&self) -> String {
+        let goal = self.goal.lines(self.requests);
+        let mut tasks: Vec<String> = self.done_lines().into_iter().map(|d| format!("[x] {d}")).collect();
+        tasks.extend(self.in_progress.iter().map(|i| format!("[ ] {i}")));
+        let mut files = self.files.clone();
+        if !self.command_paths.is_empty() || self.dropped[5] > 0 {
+            let more = if self.dropped[5] > 0 {
+                format!(" ({} older not listed)", self.dropped[5])
+            } else {
+                String::new()
+            };
+            files.push(format!("used in commands: {}{more}", self.command_paths.join(", ")));
+        }
+        format!(
+            "## Goal\n{}\n\n## Constraints\n{}\n\n## Decisions\n{}\n\n## Tasks\n{}\n\n## Blockers\n{}\n\n## Files\n{}",
+            bullets(&goal, "(none)", ""),
+            bullets(&with_dropped(&self.constraints, self.dropped[4], WHAT[4]), "(none)", ""),
+            bullets(&with_dropped(&self.decisions, self.dropped[1], WHAT[1]), "(none)", ""),
+            bullets(&tasks, "(none)", ""),
+            bullets(&with_dropped(&self.errors, self.dropped[2], WHAT[2]), "(none)", ""),
+            bullets(&files, "(none)", ""),
         )
     }
 
@@ -851,6 +891,73 @@ const ERRORS: usize = 2;
 const NOTES: usize = 3;
 const CONSTRAINTS: usize = 4;
 const COMMAND_PATHS_LIST: usize = 5;
+
+/// Newest file paths a packet names per list (the rest counted).
+const PACKET_FILES: usize = 20;
+
+/// The live packet's ledger: the goal, constraints, decisions, tasks, blockers and files of
+/// `messages` (what the live policy dropped, earlier summaries included), within `budget`
+/// tokens (Pi's chars/4). Deterministic like [`history_summary`]: messages are read in
+/// timestamp order (ties by content), so the same messages give the same bytes in any order.
+pub fn packet_ledger(messages: &[Value], budget: u64) -> String {
+    let f = gather(messages, None);
+    let mut in_progress: Vec<String> = f.in_progress.clone().sorted().into_iter().map(|i| i.text).collect();
+    if let Some(p) = &f.pending
+        && !in_progress.contains(p)
+    {
+        in_progress.push(p.clone());
+    }
+    let known_files = f.known_files();
+    let newest = |v: &[String], what: &str| -> Option<String> {
+        if v.is_empty() {
+            return None;
+        }
+        let shown = &v[v.len().saturating_sub(PACKET_FILES)..];
+        let more = v.len() - shown.len();
+        Some(if more > 0 {
+            format!("{what}: {} (and {more} older)", shown.join(", "))
+        } else {
+            format!("{what}: {}", shown.join(", "))
+        })
+    };
+    let mut modified: Vec<String> = Vec::new();
+    for p in f.edits.iter().chain(&f.writes) {
+        push_unique(&mut modified, p.clone());
+    }
+    let read: Vec<String> = f.reads.iter().filter(|r| !modified.contains(r)).cloned().collect();
+    let files: Vec<String> = [newest(&modified, "modified"), newest(&read, "read")]
+        .into_iter()
+        .flatten()
+        .collect();
+    let mut pack = Pack {
+        goal: Goal::new(&f.requests),
+        requests: &f.requests,
+        constraints: texts(f.constraints.clone()),
+        done: texts(f.done.clone()),
+        tool_work: None,
+        in_progress,
+        errors: texts(f.errors.clone()),
+        decisions: texts(f.decisions.clone()),
+        next: String::new(),
+        focus: None,
+        command_paths: f
+            .command_paths
+            .iter()
+            .filter(|p| !known_files.contains(p.as_str()))
+            .cloned()
+            .collect(),
+        names: vec![],
+        notes: vec![],
+        dropped: [0; 6],
+        layout: Layout::Packet,
+        files,
+    };
+    pack.keep_newest(DONE, 4);
+    pack.keep_newest(DECISIONS, MAX_CHATTER);
+    pack.keep_newest(COMMAND_PATHS_LIST, PACKET_FILES);
+    pack.fit(budget as usize * 4);
+    pack.render()
+}
 
 /// The summary of a split turn's prefix (Pi's turn-prefix format), within `budget` tokens
 /// when one is given.

@@ -2,6 +2,8 @@
 #![allow(dead_code)]
 
 pub mod fake_model;
+pub mod fake_openai;
+pub mod live_pi;
 pub mod pi_checks;
 pub mod synth;
 

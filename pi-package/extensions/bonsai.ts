@@ -1,0 +1,329 @@
+/**
+ * bonsai inside Pi.
+ *
+ * - `/bonsai [ARGS]`: bonsai's TUI on the current session (Pi's terminal is handed over while
+ *   it runs); when bonsai changed the file, Pi reloads the session and goes on at the leaf
+ *   bonsai left.
+ * - The `context` hook: on every model call, bonsai's engine decides what the model is sent
+ *   (`bonsai.live.policy`: off, output, zones). Nothing is written.
+ * - `turn_end`: compaction before Pi's own threshold, once per pressure episode, decided by
+ *   the engine; the compaction is returned to Pi as an entry draft, so it is in the file
+ *   before the next request (and before print mode exits).
+ * - `session_before_compact`: bonsai's summary for Pi's own compactions when
+ *   `bonsai.live.summarizer` is not `pi`.
+ * - `/ctx-status`: what the engine did on the last call.
+ *
+ * This file holds no policy: every decision is the engine's (`bonsai serve --stdio`). When the
+ * engine is missing, too old, too slow or gone, the context passes through unchanged and the
+ * user is told once.
+ */
+
+import { spawnSync } from "node:child_process";
+import { readFileSync, statSync } from "node:fs";
+import { join } from "node:path";
+import type { ExtensionAPI, ExtensionCommandContext, ExtensionContext } from "@earendil-works/pi-coding-agent";
+import { compact, getAgentDir, VERSION } from "@earendil-works/pi-coding-agent";
+import { Engine, type Failure, PROTOCOL } from "../lib/engine.ts";
+
+/** The package's own settings (everything else is read by the engine). */
+type PackageSettings = { bin: string; binFrom: string; timeoutMs: number; problems: string[] };
+
+function readJson(path: string): any {
+	try {
+		return JSON.parse(readFileSync(path, "utf8"));
+	} catch {
+		return {};
+	}
+}
+
+/** `bonsai.binary` and `bonsai.live.timeoutMs` from Pi's settings (the project's over the user's). */
+function packageSettings(cwd: string): PackageSettings {
+	const user = readJson(join(getAgentDir(), "settings.json"))?.bonsai ?? {};
+	const project = readJson(join(cwd, ".pi", "settings.json"))?.bonsai ?? {};
+	const problems: string[] = [];
+	let bin = "bonsai";
+	let binFrom = "PATH";
+	const setBin = project.binary ?? user.binary;
+	if (process.env.BONSAI_BIN) {
+		bin = process.env.BONSAI_BIN;
+		binFrom = "BONSAI_BIN";
+	} else if (setBin !== undefined) {
+		if (typeof setBin === "string" && setBin.length > 0) {
+			bin = setBin.startsWith("~/") ? join(process.env.HOME ?? "", setBin.slice(2)) : setBin;
+			binFrom = "bonsai.binary";
+		} else {
+			problems.push(`bonsai.binary is ${JSON.stringify(setBin)}: expected the path of the bonsai program; looking on PATH`);
+		}
+	}
+	let timeoutMs = 2000;
+	const t = project.live?.timeoutMs ?? user.live?.timeoutMs;
+	if (t !== undefined) {
+		if (typeof t === "number" && t >= 10) timeoutMs = t;
+		else problems.push(`bonsai.live.timeoutMs is ${JSON.stringify(t)}: expected milliseconds, at least 10; 2000 is used`);
+	}
+	return { bin, binFrom, timeoutMs, problems };
+}
+
+/** Long requests (a summary by a model) get this long. */
+const SLOW_MS = 300_000;
+
+export default function bonsai(pi: ExtensionAPI) {
+	let engine: Engine | undefined;
+	let settings: PackageSettings | undefined;
+	let summarizer = "pi";
+	let hello: any;
+	/** The one notice about the engine failing has been given. */
+	let warned = false;
+	let lastFailure: string | undefined;
+
+	function tell(ctx: ExtensionContext, text: string, level: "info" | "warning" | "error") {
+		if (ctx.hasUI) ctx.ui.notify(text, level);
+		else process.stderr.write(`${text}\n`);
+	}
+
+	/** From now on the context passes through; say so the first time only. */
+	function failed(ctx: ExtensionContext, f: Failure) {
+		lastFailure = f.message;
+		if (warned) return;
+		warned = true;
+		const fix =
+			f.kind === "missing"
+				? settings?.binFrom === "bonsai.binary"
+					? ` (bonsai.binary is ${JSON.stringify(settings.bin)})`
+					: " (install bonsai, or set bonsai.binary in Pi's settings.json)"
+				: f.kind === "timeout"
+					? " (bonsai.live.timeoutMs sets the limit)"
+					: f.kind === "died"
+						? " (/reload starts it again)"
+						: "";
+		tell(ctx, `bonsai: ${f.message}${fix}. Pi's context is passed through unchanged.`, "warning");
+	}
+
+	async function start(ctx: ExtensionContext) {
+		engine?.close();
+		warned = false;
+		lastFailure = undefined;
+		settings = packageSettings(ctx.cwd);
+		engine = new Engine(settings.bin, ctx.cwd);
+		const r = await engine.request(
+			"hello",
+			{
+				protocol: PROTOCOL,
+				client: "pi-bonsai package",
+				piVersion: VERSION,
+				cwd: ctx.cwd,
+				sessionFile: ctx.sessionManager.getSessionFile() ?? null,
+				mode: ctx.mode,
+			},
+			10_000,
+		);
+		const problems = [...settings.problems];
+		if (!r.ok) {
+			failed(ctx, r);
+		} else {
+			hello = r.result;
+			summarizer = hello.settings?.summarizer ?? "pi";
+			problems.push(...(hello.problems ?? []));
+		}
+		if (problems.length > 0) tell(ctx, `bonsai: ${problems.join("; ")}`, "warning");
+	}
+
+	/** The engine when it can still answer. */
+	function live(): Engine | undefined {
+		return engine && !engine.gone ? engine : undefined;
+	}
+
+	function usageOf(ctx: ExtensionContext) {
+		const u = ctx.getContextUsage();
+		return u ? { tokens: u.tokens, contextWindow: u.contextWindow } : null;
+	}
+
+	function modelOf(ctx: ExtensionContext) {
+		return ctx.model ? { provider: ctx.model.provider, id: ctx.model.id } : null;
+	}
+
+	pi.on("session_start", async (_event, ctx) => {
+		await start(ctx);
+	});
+
+	pi.on("session_shutdown", async () => {
+		engine?.close();
+		engine = undefined;
+	});
+
+	pi.on("context", async (event, ctx) => {
+		const e = live();
+		if (!e) return undefined;
+		const r = await e.request(
+			"context",
+			{ messages: event.messages, usage: usageOf(ctx), model: modelOf(ctx) },
+			settings?.timeoutMs ?? 2000,
+		);
+		if (!r.ok) {
+			failed(ctx, r);
+			return undefined;
+		}
+		if (!r.result.changed) return undefined;
+		const msgs = event.messages;
+		return { messages: r.result.pieces.map((p: any) => ("keep" in p ? msgs[p.keep] : p.message)) };
+	});
+
+	pi.on("turn_end", async (_event, ctx) => {
+		const e = live();
+		if (!e) return undefined;
+		const sessionFile = ctx.sessionManager.getSessionFile();
+		const r = await e.request(
+			"turn_end",
+			{ usage: usageOf(ctx), model: modelOf(ctx), leafId: ctx.sessionManager.getLeafId(), sessionFile },
+			SLOW_MS,
+		);
+		if (!r.ok) {
+			failed(ctx, r);
+			return undefined;
+		}
+		const d = r.result;
+		if (!d.compact) return undefined;
+		if (d.draft) return { entries: [d.draft] };
+		if (!d.preparation || !ctx.model) return undefined;
+		// Pi's own summary: Pi's `compact` on the preparation the engine made (what Pi's
+		// prepareCompaction gives on the same path).
+		try {
+			const p = d.preparation;
+			const preparation = {
+				...p,
+				previousSummary: p.previousSummary ?? undefined,
+				fileOps: { read: new Set(p.fileOps.read), written: new Set(p.fileOps.written), edited: new Set(p.fileOps.edited) },
+			};
+			const auth = await ctx.modelRegistry.getApiKeyAndHeaders(ctx.model);
+			if (!auth.ok) throw new Error(auth.error);
+			const model = auth.baseUrl ? { ...ctx.model, baseUrl: auth.baseUrl } : ctx.model;
+			const res = await compact(preparation as any, model, auth.apiKey, auth.headers as any, undefined, ctx.signal, ctx.thinkingLevel);
+			await e.request("compaction_done", { ok: true }, 5_000);
+			return {
+				entries: [
+					{ type: "compaction", summary: res.summary, firstKeptEntryId: res.firstKeptEntryId, details: res.details, usage: (res as any).usage },
+				],
+			};
+		} catch (err) {
+			await e.request("compaction_done", { ok: false, error: String(err) }, 5_000);
+			tell(ctx, `bonsai: early compaction failed (${(err as Error).message}); Pi compacts at its own threshold`, "warning");
+			return undefined;
+		}
+	});
+
+	pi.on("session_before_compact", async (event, ctx) => {
+		const e = live();
+		if (!e || summarizer === "pi") return undefined;
+		const r = await e.request(
+			"summarize",
+			{
+				sessionFile: ctx.sessionManager.getSessionFile(),
+				leafId: ctx.sessionManager.getLeafId(),
+				firstKeptEntryId: event.preparation.firstKeptEntryId,
+				customInstructions: event.customInstructions ?? null,
+				model: modelOf(ctx),
+				reason: event.reason,
+			},
+			SLOW_MS,
+		);
+		if (!r.ok) {
+			failed(ctx, r);
+			return undefined;
+		}
+		return r.result.compaction ? { compaction: r.result.compaction } : undefined;
+	});
+
+	pi.registerCommand("ctx-status", {
+		description: "bonsai: the live context policy, zone, tokens, turns kept, packet, latch",
+		handler: async (_args, ctx) => {
+			const e = live();
+			const lines: string[] = [];
+			if (!e) {
+				lines.push(`bonsai: engine not running${lastFailure ? ` (${lastFailure})` : ""}; Pi's context is passed through unchanged`);
+			} else {
+				const r = await e.request("status", {}, settings?.timeoutMs ?? 2000);
+				if (!r.ok) {
+					failed(ctx, r);
+					lines.push(`bonsai: ${r.message}`);
+				} else {
+					const s = r.result;
+					const l = s.last;
+					const n = (x: number | null | undefined) => (x == null ? "unknown" : Math.round(x).toLocaleString("en-US"));
+					lines.push(`bonsai ${s.engine.replace(/^bonsai /, "")} (protocol ${s.protocol}) · policy ${s.settings.policy} · summarizer ${s.settings.summarizer}`);
+					if (l) {
+						lines.push(`zone ${l.zone ?? "-"} · tokens now ${n(l.tokensNow)} (Pi) · as sent ${n(l.tokensSent)} of ${n(l.tokensFull)} · T ${n(l.threshold)}`);
+						lines.push(
+							`turns kept ${l.turnsKept} of ${l.turnsTotal} · packet ${l.packetTokens == null ? "none" : `${n(l.packetTokens)} tokens`} · raw summaries ${l.summariesFiltered > 0 ? `filtered (${l.summariesFiltered})` : "none filtered"}${l.distilled ? ` · ${l.distilled} distilled` : ""}${l.pruned ? ` · ${l.pruned} pruned` : ""}`,
+						);
+					} else {
+						lines.push("no model call yet");
+					}
+					lines.push(`early compaction ${s.settings.compactEarly ? "on" : "off"} · latch ${s.latch}${s.lastDecision ? ` (${s.lastDecision})` : ""} · ${s.compactions} compaction${s.compactions === 1 ? "" : "s"} · ${s.calls} call${s.calls === 1 ? "" : "s"}`);
+					if (s.problems?.length) lines.push(`settings not used: ${s.problems.join("; ")}`);
+				}
+			}
+			const text = lines.join("\n");
+			if (ctx.hasUI) ctx.ui.notify(text, "info");
+			else process.stdout.write(`${text}\n`);
+		},
+	});
+
+	pi.registerCommand("bonsai", {
+		description: "bonsai: browse, prune and compact this session's tree (arguments go to bonsai, e.g. --at ID)",
+		handler: async (args: string, ctx: ExtensionCommandContext) => {
+			if (ctx.mode !== "tui") {
+				tell(ctx, "bonsai: /bonsai needs Pi's terminal UI; from print, RPC or JSON mode run `bonsai FILE` in a terminal", "warning");
+				return;
+			}
+			const file = ctx.sessionManager.getSessionFile();
+			if (!file) {
+				tell(ctx, "bonsai: this session is not saved to a file, so bonsai has nothing to open", "warning");
+				return;
+			}
+			await ctx.waitForIdle();
+			const bin = (settings ?? packageSettings(ctx.cwd)).bin;
+			const before = fingerprint(file);
+			const argv = [file, ...splitArgs(args)];
+			const status = await ctx.ui.custom<{ code: number | null; error?: string }>((tui, _theme, _kb, done) => {
+				tui.stop();
+				process.stdout.write("\x1b[2J\x1b[H");
+				const r = spawnSync(bin, argv, {
+					stdio: "inherit",
+					cwd: ctx.cwd,
+					// bonsai knows Pi is waiting for it on this file (and reloads it after).
+					env: { ...process.env, BONSAI_PI_SESSION: file },
+				});
+				tui.start();
+				tui.requestRender(true);
+				done({ code: r.status, error: r.error ? r.error.message : undefined });
+				return { render: () => [], invalidate: () => {} };
+			});
+			if (status.error) {
+				tell(ctx, `bonsai: cannot run ${bin}: ${status.error}`, "error");
+				return;
+			}
+			if (fingerprint(file) !== before) {
+				// Pi holds its leaf in memory: reopen the file so it goes on where bonsai left it.
+				await ctx.switchSession(file);
+			}
+		},
+	});
+}
+
+/** Size and modification time: what tells that bonsai wrote to the file. */
+function fingerprint(file: string): string {
+	try {
+		const s = statSync(file);
+		return `${s.size}:${s.mtimeMs}:${s.ino}`;
+	} catch {
+		return "gone";
+	}
+}
+
+/** Words of the command's arguments, with '…' and "…" quoting. */
+function splitArgs(s: string): string[] {
+	const out: string[] = [];
+	const re = /"([^"]*)"|'([^']*)'|(\S+)/g;
+	for (let m = re.exec(s); m; m = re.exec(s)) out.push(m[1] ?? m[2] ?? m[3]);
+	return out;
+}

@@ -1,0 +1,147 @@
+/**
+ * The link to bonsai's engine: one `bonsai serve --stdio` child per Pi session, JSON lines
+ * both ways, each request with an id and a deadline. No Pi imports here, so the benchmark
+ * and tests can load it with plain Node.
+ *
+ * Failures are values, never throws into Pi: a request resolves to `{ ok: false, kind, message }`
+ * when the binary is missing, the child died, the answer came too late, or the engine refused
+ * the request.
+ */
+
+import { spawn, type ChildProcess } from "node:child_process";
+import { createInterface } from "node:readline";
+
+/** The protocol this package speaks (bonsai's `serve` must speak the same). */
+export const PROTOCOL = 1;
+
+export type Failure = { ok: false; kind: "missing" | "died" | "timeout" | "refused" | "protocol"; message: string };
+export type Reply<T> = { ok: true; result: T } | Failure;
+
+type Pending = {
+	resolve: (r: Reply<any>) => void;
+	timer: ReturnType<typeof setTimeout> | undefined;
+	method: string;
+};
+
+export class Engine {
+	private child: ChildProcess | undefined;
+	private pending = new Map<number, Pending>();
+	private nextId = 1;
+	private stderrTail = "";
+	/** Why the engine cannot answer any more (set once). */
+	gone: Failure | undefined;
+
+	/** Start `bin serve --stdio` in `cwd`. A spawn failure shows up as `gone` on the first request. */
+	constructor(
+		readonly bin: string,
+		cwd: string,
+		env: NodeJS.ProcessEnv = process.env,
+	) {
+		let child: ChildProcess;
+		try {
+			child = spawn(bin, ["serve", "--stdio"], { cwd, env, stdio: ["pipe", "pipe", "pipe"] });
+		} catch (e) {
+			this.fail({ ok: false, kind: "missing", message: `cannot start ${bin}: ${(e as Error).message}` });
+			return;
+		}
+		this.child = child;
+		child.on("error", (e: NodeJS.ErrnoException) => {
+			const kind = e.code === "ENOENT" || e.code === "EACCES" ? "missing" : "died";
+			const why = e.code === "ENOENT" ? "not found" : e.code === "EACCES" ? "not executable" : e.message;
+			this.fail({ ok: false, kind, message: `${bin}: ${why}` });
+		});
+		child.on("exit", (code, signal) => {
+			const tail = this.stderrTail.trim().split("\n").slice(-2).join(" / ");
+			// `bonsai` without `serve` (older than this package) exits 2 with clap's usage error.
+			const old = code === 2 && /unrecognized subcommand|unexpected argument/.test(this.stderrTail);
+			this.fail(
+				old
+					? { ok: false, kind: "protocol", message: `${bin} is too old: it has no \`serve\` command (update bonsai)` }
+					: {
+							ok: false,
+							kind: "died",
+							message: `${bin} serve ${signal ? `was killed (${signal})` : `exited with code ${code}`}${tail ? `: ${tail}` : ""}`,
+						},
+			);
+		});
+		child.stdin?.on("error", () => {
+			/* the exit handler says why */
+		});
+		child.stderr?.on("data", (d: Buffer) => {
+			this.stderrTail = (this.stderrTail + d.toString("utf8")).slice(-2000);
+		});
+		const lines = createInterface({ input: child.stdout!, crlfDelay: Infinity });
+		lines.on("line", (line) => this.onLine(line));
+	}
+
+	private fail(f: Failure) {
+		if (!this.gone) this.gone = f;
+		for (const [, p] of this.pending) {
+			if (p.timer) clearTimeout(p.timer);
+			p.resolve(this.gone);
+		}
+		this.pending.clear();
+	}
+
+	private onLine(line: string) {
+		let msg: any;
+		try {
+			msg = JSON.parse(line);
+		} catch {
+			return;
+		}
+		const p = this.pending.get(msg?.id);
+		if (!p) return; // an answer that came after its deadline
+		this.pending.delete(msg.id);
+		if (p.timer) clearTimeout(p.timer);
+		if (msg.error) {
+			const kind = msg.error.code === "protocol" ? "protocol" : "refused";
+			p.resolve({ ok: false, kind, message: `${p.method}: ${msg.error.message}` });
+		} else {
+			p.resolve({ ok: true, result: msg.result });
+		}
+	}
+
+	/** Ask the engine; resolves (never rejects) within `timeoutMs`. */
+	request<T = any>(method: string, params: unknown, timeoutMs: number): Promise<Reply<T>> {
+		if (this.gone) return Promise.resolve(this.gone);
+		const id = this.nextId++;
+		return new Promise((resolve) => {
+			const timer =
+				timeoutMs > 0
+					? setTimeout(() => {
+							this.pending.delete(id);
+							resolve({ ok: false, kind: "timeout", message: `${method} took over ${timeoutMs} ms` });
+						}, timeoutMs)
+					: undefined;
+			this.pending.set(id, { resolve, timer, method });
+			try {
+				this.child!.stdin!.write(`${JSON.stringify({ id, method, params })}\n`);
+			} catch (e) {
+				this.fail({ ok: false, kind: "died", message: `cannot write to ${this.bin}: ${(e as Error).message}` });
+			}
+		});
+	}
+
+	/** Ask the engine to stop, and make sure it does. Idempotent. */
+	close() {
+		const child = this.child;
+		this.child = undefined;
+		this.fail({ ok: false, kind: "died", message: "the engine was closed" });
+		if (!child || child.exitCode !== null) return;
+		try {
+			child.stdin?.end(`${JSON.stringify({ id: 0, method: "shutdown", params: {} })}\n`);
+		} catch {
+			/* already gone */
+		}
+		const t = setTimeout(() => child.kill("SIGKILL"), 1000);
+		t.unref?.();
+		child.once("exit", () => clearTimeout(t));
+		child.unref();
+	}
+
+	/** The child's pid (tests kill it to check the pass-through). */
+	get pid(): number | undefined {
+		return this.child?.pid;
+	}
+}

@@ -1,0 +1,158 @@
+//! A fake OpenAI-compatible model on 127.0.0.1 (chat completions, streamed as server-sent
+//! events the way Pi's `openai-completions` provider reads them) for real Pi: every request is
+//! recorded, a script decides each answer (text, or tool calls Pi then runs), and the usage it
+//! reports is the request's size in Pi's estimate (chars/4), so Pi's context figures move as
+//! they would with a real model. Nothing leaves the machine.
+
+use serde_json::{Value, json};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpListener;
+use std::sync::{Arc, Mutex};
+
+/// An answer: text, or tool calls (name, arguments) Pi runs before asking again.
+pub enum Reply {
+    Text(String),
+    Tools(Vec<(String, Value)>),
+}
+
+pub struct FakeOpenAi {
+    /// `http://127.0.0.1:PORT/v1`, the provider's `baseUrl`.
+    pub base_url: String,
+    bodies: Arc<Mutex<Vec<Value>>>,
+}
+
+impl FakeOpenAi {
+    /// Every request body so far, in order of arrival.
+    pub fn requests(&self) -> Vec<Value> {
+        self.bodies.lock().unwrap().clone()
+    }
+    pub fn clear(&self) {
+        self.bodies.lock().unwrap().clear();
+    }
+}
+
+fn read_request(sock: &std::net::TcpStream) -> Option<Value> {
+    let mut reader = BufReader::new(sock.try_clone().ok()?);
+    let mut line = String::new();
+    reader.read_line(&mut line).ok()?;
+    let mut len = 0;
+    loop {
+        let mut h = String::new();
+        reader.read_line(&mut h).ok()?;
+        let h = h.trim_end();
+        if h.is_empty() {
+            break;
+        }
+        if let Some((k, v)) = h.split_once(':')
+            && k.trim().eq_ignore_ascii_case("content-length")
+        {
+            len = v.trim().parse().ok()?;
+        }
+    }
+    let mut body = vec![0u8; len];
+    reader.read_exact(&mut body).ok()?;
+    serde_json::from_slice(&body).ok()
+}
+
+/// The text of an OpenAI message's content (a string, or the text parts joined).
+pub fn content_text(c: &Value) -> String {
+    match c {
+        Value::String(s) => s.clone(),
+        Value::Array(a) => a.iter().filter_map(|p| p["text"].as_str()).collect::<Vec<_>>().join(""),
+        _ => String::new(),
+    }
+}
+
+/// Whether a request is a summary request (Pi's compaction, its turn prefix, or a branch
+/// summary), not a turn: Pi sends those with its summarizer's system prompt and the
+/// conversation as text.
+pub fn is_summary_request(body: &Value) -> bool {
+    body["messages"].as_array().into_iter().flatten().any(|m| {
+        let t = content_text(&m["content"]);
+        (m["role"] == "system" && t.contains("context summarization assistant"))
+            || (m["role"] == "user" && (t.starts_with("<conversation>") || t.starts_with("# Conversation\n")))
+    })
+}
+
+/// Pi's estimate of a request's messages: chars/4 of their text, tool calls' names and
+/// arguments included.
+pub fn request_tokens(body: &Value) -> u64 {
+    let mut chars = 0usize;
+    for m in body["messages"].as_array().into_iter().flatten() {
+        chars += content_text(&m["content"]).encode_utf16().count();
+        for c in m["tool_calls"].as_array().into_iter().flatten() {
+            chars += c["function"]["name"].as_str().unwrap_or("").len();
+            chars += c["function"]["arguments"].as_str().unwrap_or("").len();
+        }
+    }
+    chars.div_ceil(4) as u64
+}
+
+fn chunk(sock: &mut std::net::TcpStream, data: &str) -> bool {
+    sock.write_all(format!("{:x}\r\n{data}\r\n", data.len()).as_bytes())
+        .is_ok()
+        && sock.flush().is_ok()
+}
+
+/// Serve on a random loopback port; `script(body)` answers each request.
+pub fn serve(script: impl Fn(&Value) -> Reply + Send + Sync + 'static) -> FakeOpenAi {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let base_url = format!("http://{}/v1", listener.local_addr().unwrap());
+    let bodies: Arc<Mutex<Vec<Value>>> = Arc::new(Mutex::new(Vec::new()));
+    let script = Arc::new(script);
+    {
+        let bodies = bodies.clone();
+        std::thread::spawn(move || {
+            for sock in listener.incoming() {
+                let Ok(mut sock) = sock else { return };
+                let (bodies, script) = (bodies.clone(), script.clone());
+                std::thread::spawn(move || {
+                    let Some(body) = read_request(&sock) else { return };
+                    // Recorded before answering: Pi sends the next request only after this one's
+                    // answer, so the order of the list is the order of the calls.
+                    let req_n = {
+                        let mut b = bodies.lock().unwrap();
+                        b.push(body.clone());
+                        b.len()
+                    };
+                    let reply = script(&body);
+                    let model = body["model"].as_str().unwrap_or("fake").to_string();
+                    let prompt = request_tokens(&body);
+                    let head = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\nconnection: close\r\n\r\n";
+                    let _ = sock.write_all(head.as_bytes());
+                    let (delta, finish, out_chars) = match reply {
+                        Reply::Text(t) => {
+                            let n = t.len();
+                            (json!({"role": "assistant", "content": t}), "stop", n)
+                        }
+                        Reply::Tools(calls) => {
+                            let mut n = 0;
+                            let tc: Vec<Value> = calls
+                                .iter()
+                                .enumerate()
+                                .map(|(k, (name, args))| {
+                                    let a = args.to_string();
+                                    n += name.len() + a.len();
+                                    json!({"index": k, "id": format!("call_{req_n}_{k}"), "type": "function",
+                                        "function": {"name": name, "arguments": a}})
+                                })
+                                .collect();
+                            (json!({"role": "assistant", "tool_calls": tc}), "tool_calls", n)
+                        }
+                    };
+                    let first = json!({"id": "fake", "object": "chat.completion.chunk", "created": 1, "model": model,
+                        "choices": [{"index": 0, "delta": delta, "finish_reason": null}]});
+                    let completion = out_chars.div_ceil(4) as u64;
+                    let last = json!({"id": "fake", "object": "chat.completion.chunk", "created": 1, "model": model,
+                        "choices": [{"index": 0, "delta": {}, "finish_reason": finish}],
+                        "usage": {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}});
+                    let _ = chunk(&mut sock, &format!("data: {first}\n\n"))
+                        && chunk(&mut sock, &format!("data: {last}\n\n"))
+                        && chunk(&mut sock, "data: [DONE]\n\n")
+                        && sock.write_all(b"0\r\n\r\n").is_ok();
+                });
+            }
+        });
+    }
+    FakeOpenAi { base_url, bodies }
+}

@@ -1,0 +1,543 @@
+//! bonsai's Pi package in real Pi (0.87.1 and 1.5.2), end to end: a fake model on 127.0.0.1
+//! records every request and answers with scripted tool calls (Pi runs them for real: `cat`
+//! of bulky log files) and text.
+//!
+//! - Every request's messages equal `bonsai context --live` at the entry that was the leaf when
+//!   it was sent (print mode and RPC mode, with `-e` and after `pi install`).
+//! - Context tokens per request with and without the package over 60 turns (written to
+//!   `target/live-tokens-<version>.csv` for BENCHMARKS.md): flat against growth.
+//! - Early compaction fires once per pressure episode in red, before Pi's threshold, with the
+//!   offline summary and with Pi's own; in print mode it is in the file when Pi exits.
+//! - One packet, no raw summary; the same packet bytes from both Pi versions.
+//! - The engine killed mid-session: pass-through, one notice, the session goes on.
+
+mod common;
+
+use common::fake_openai::{self, Reply, is_summary_request};
+use common::live_pi::{self, PiBin, Rpc, World, same, sent_of_agent, sent_of_request};
+use serde_json::{Value, json};
+use std::collections::BTreeMap;
+
+/// Marks the text of a summary the fake model writes (Pi's own compaction).
+const SUMMARY_MARK: &str = "FAKE-MODEL-SUMMARY";
+
+/// The step number of the newest user request in a request.
+fn step_of(body: &Value) -> usize {
+    body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .rev()
+        .filter(|m| m["role"] == "user")
+        .find_map(|m| {
+            let t = fake_openai::content_text(&m["content"]);
+            t.strip_prefix("Step ")?.split(':').next()?.parse().ok()
+        })
+        .unwrap_or(0)
+}
+
+/// A request: one `cat` of a log (Pi runs it), then an answer that states a decision.
+fn script(body: &Value) -> Reply {
+    if is_summary_request(body) {
+        return Reply::Text(format!(
+            "## Goal\n- Check the import logs ({SUMMARY_MARK})\n\n## Constraints & Preferences\n- Never edit the logs\n\n## Progress\n### Done\n- [x] Earlier parts\n\n## Next Steps\n1. Go on"
+        ));
+    }
+    let last = body["messages"].as_array().unwrap().last().unwrap();
+    let n = step_of(body);
+    if last["role"] == "user" {
+        Reply::Tools(vec![(
+            "bash".into(),
+            json!({"command": format!("cat data/part-{:02}.log", n % 12)}),
+        )])
+    } else {
+        Reply::Text(format!(
+            "Step {n}: part-{:02}.log has {} warnings. We decided to keep the importer as it is.",
+            n % 12,
+            3 + n % 5
+        ))
+    }
+}
+
+/// Twelve logs of ~6 KB each (deterministic).
+fn write_logs(w: &World) {
+    for k in 0..12 {
+        let mut s = String::new();
+        for i in 0..90 {
+            s.push_str(&format!(
+                "2026-11-{:02}T10:{:02}:00Z {} import.row={} account=acct-{} amount={}.{:02}\n",
+                1 + k,
+                i % 60,
+                if (i + k) % 7 == 0 { "WARN " } else { "INFO " },
+                i * 13 + k,
+                (i * 7 + k) % 23,
+                (i * 31 + k * 17) % 1000,
+                i % 100
+            ));
+        }
+        std::fs::write(w.project.join(format!("data/part-{k:02}.log")), s).unwrap();
+    }
+}
+
+fn prompt(n: usize) -> String {
+    format!(
+        "Step {n}: check data/part-{:02}.log for warnings and say what you decide.",
+        n % 12
+    )
+}
+
+/// The chat requests (not summary requests) with the entry that was the leaf when each was
+/// sent: the parent of the reply it got (a compaction appended at a turn's end is that leaf).
+fn requests_with_leaves(w: &World) -> Vec<(Value, String)> {
+    let bodies: Vec<Value> = w
+        .server
+        .requests()
+        .into_iter()
+        .filter(|b| !is_summary_request(b))
+        .collect();
+    let leaves: Vec<String> = w
+        .entries()
+        .iter()
+        .filter(|e| e["type"] == "message" && e["message"]["role"] == "assistant")
+        .map(|e| e["parentId"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(bodies.len(), leaves.len(), "one request per reply");
+    bodies.into_iter().zip(leaves).collect()
+}
+
+/// Every request equals `bonsai context --live` at its leaf; returns the live answers.
+fn assert_requests_are_live(w: &World, pi: &PiBin, what: &str) -> Vec<Value> {
+    assert_requests_are_live_from(w, pi, what, 0)
+}
+
+/// [`assert_requests_are_live`] for the chat requests from the `from`-th on (the settings in
+/// force now applied to them).
+fn assert_requests_are_live_from(w: &World, pi: &PiBin, what: &str, from: usize) -> Vec<Value> {
+    let mut out = vec![];
+    for (k, (body, leaf)) in requests_with_leaves(w).iter().enumerate().skip(from) {
+        let live = w.live_context(leaf);
+        let msgs: Vec<Value> = live["context"]["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| m["message"].clone())
+            .collect();
+        let want = sent_of_agent(&msgs);
+        let got = sent_of_request(body);
+        assert_eq!(
+            got.len(),
+            want.len(),
+            "Pi {} {what}: request {k} (leaf {leaf}) sent {} messages, bonsai context --live says {}",
+            pi.version,
+            got.len(),
+            want.len()
+        );
+        for (i, (g, e)) in got.iter().zip(&want).enumerate() {
+            assert!(
+                same(g, e),
+                "Pi {} {what}: request {k} (leaf {leaf}) message {i} differs:\n sent {g:?}\n live {e:?}",
+                pi.version
+            );
+        }
+        out.push(live);
+    }
+    out
+}
+
+fn packets(live: &Value) -> Vec<String> {
+    live["context"]["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["live"] == "packet")
+        .map(|m| m["message"]["content"].as_str().unwrap().to_string())
+        .collect()
+}
+
+/// Sixty turns in RPC mode, with and without the package: (a) every request is what
+/// `bonsai context --live` says at its leaf, (b) the context sent stays flat where Pi's grows,
+/// (d) exactly one packet whenever something is left out, the same bytes from both Pi versions.
+#[test]
+fn sixty_turns_send_what_bonsai_context_live_says_and_stay_flat() {
+    let pis = live_pi::pis("tests::live_pi::sixty_turns");
+    let mut packets_by_version: Vec<Vec<Vec<String>>> = vec![];
+    for pi in &pis {
+        let mut tokens: BTreeMap<&str, Vec<u64>> = BTreeMap::new();
+        for with in [false, true] {
+            let w = World::new(200_000, json!({}), script);
+            write_logs(&w);
+            let mut rpc = Rpc::start(w.pi(pi, with));
+            for n in 1..=60 {
+                rpc.prompt(&prompt(n));
+            }
+            let notices = rpc.notices();
+            rpc.quit();
+            assert!(
+                notices.iter().all(|n| !n.starts_with("bonsai:")),
+                "Pi {}: {notices:?}",
+                pi.version
+            );
+            let reqs = w.server.requests();
+            assert_eq!(reqs.len(), 120, "Pi {}: two requests per turn", pi.version);
+            tokens.insert(
+                if with { "with" } else { "without" },
+                reqs.iter().map(fake_openai::request_tokens).collect(),
+            );
+            if with {
+                let lives = assert_requests_are_live(&w, pi, "rpc, 60 turns");
+                let mut pk = vec![];
+                for live in &lives {
+                    let p = packets(live);
+                    let dropped =
+                        live["live"]["dropped"].as_u64().unwrap() + live["live"]["summariesFiltered"].as_u64().unwrap();
+                    assert_eq!(
+                        p.len(),
+                        usize::from(dropped > 0),
+                        "one packet when anything is left out"
+                    );
+                    pk.push(p);
+                }
+                packets_by_version.push(pk);
+            }
+        }
+        // (b): the table for BENCHMARKS.md, and flat against growth.
+        let (without, with) = (&tokens["without"], &tokens["with"]);
+        let mut csv = String::from("request,turn,without,with\n");
+        for k in 0..without.len() {
+            csv.push_str(&format!("{},{},{},{}\n", k + 1, k / 2 + 1, without[k], with[k]));
+        }
+        let out = common::repo()
+            .join("target")
+            .join(format!("live-tokens-{}.csv", pi.version));
+        std::fs::write(&out, csv).unwrap();
+        assert!(
+            without.windows(2).all(|p| p[1] >= p[0]),
+            "without the package the context only grows"
+        );
+        let late = &with[40..];
+        let (lo, hi) = (late.iter().min().unwrap(), late.iter().max().unwrap());
+        assert!(
+            *hi as f64 <= 1.25 * *lo as f64,
+            "with the package the context is flat after the first turns: {lo}..{hi}"
+        );
+        assert!(
+            (*with.last().unwrap() as f64) < 0.3 * *without.last().unwrap() as f64,
+            "Pi {}: at turn 60 {} with, {} without",
+            pi.version,
+            with.last().unwrap(),
+            without.last().unwrap()
+        );
+        common::say(&format!(
+            "live_pi: Pi {}: request tokens at turn 60: {} without the package, {} with (table in {})",
+            pi.version,
+            without.last().unwrap(),
+            with.last().unwrap(),
+            out.display()
+        ));
+    }
+    // The packet is built from the same facts in both versions: the same bytes.
+    if packets_by_version.len() == 2 {
+        assert_eq!(
+            packets_by_version[0], packets_by_version[1],
+            "the packets differ between Pi versions"
+        );
+    }
+}
+
+/// One Pi version's early-compaction run in RPC mode with the policy off (so the context
+/// grows into red): returns the session's compaction entries and the engine's log.
+fn early_compaction_run(pi: &PiBin, summarizer: &str) -> (World, Vec<Value>, Vec<Value>) {
+    let settings = json!({"bonsai": {"live": {"policy": "off", "summarizer": summarizer}}});
+    let w = World::new(60_000, settings, script);
+    write_logs(&w);
+    let log = w.dir.path().join("serve.log");
+    let mut rpc = Rpc::start({
+        let mut c = w.pi(pi, true);
+        c.env("BONSAI_SERVE_LOG", &log);
+        c
+    });
+    for n in 1..=50 {
+        rpc.prompt(&prompt(n));
+    }
+    let notices = rpc.notices();
+    let stderr = rpc.stderr.lock().unwrap().clone();
+    rpc.quit();
+    assert!(
+        notices.iter().all(|n| !n.starts_with("bonsai:")),
+        "Pi {} summarizer {summarizer}: {notices:?} {stderr}",
+        pi.version
+    );
+    let compactions: Vec<Value> = w.entries().into_iter().filter(|e| e["type"] == "compaction").collect();
+    let log: Vec<Value> = std::fs::read_to_string(&log)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    (w, compactions, log)
+}
+
+/// (c): in red, one compaction per pressure episode, before Pi's threshold, never twice while
+/// latched; with bonsai's offline summary and with Pi's own.
+#[test]
+fn early_compaction_fires_once_per_episode_before_pis_threshold() {
+    for pi in live_pi::pis("tests::live_pi::early_compaction") {
+        for summarizer in ["offline", "pi"] {
+            let (w, compactions, log) = early_compaction_run(&pi, summarizer);
+            let what = format!("Pi {} summarizer {summarizer}", pi.version);
+            let t = 60_000.0 - 16_384.0;
+            assert!(
+                compactions.len() >= 2,
+                "{what}: {} compactions in 50 turns",
+                compactions.len()
+            );
+            for c in &compactions {
+                let before = c["tokensBefore"].as_f64().unwrap();
+                assert!(before >= 0.9 * t && before < t, "{what}: compacted at {before}, T {t}");
+                // Appended from the package's draft (Pi's own threshold never came).
+                assert_eq!(c["fromHook"], true, "{what}: {c}");
+                if summarizer == "pi" {
+                    assert!(
+                        c["summary"].as_str().unwrap().contains(SUMMARY_MARK),
+                        "{what}: not Pi's summary"
+                    );
+                } else {
+                    assert!(c["summary"].as_str().unwrap().starts_with("## Goal"), "{what}");
+                }
+            }
+            if summarizer == "offline" {
+                assert!(
+                    w.server.requests().iter().all(|b| !is_summary_request(b)),
+                    "{what}: the offline summary called the model"
+                );
+            }
+            // The engine's decisions: a fire only from idle; between two fires a known usage
+            // below red ended the episode.
+            let ends: Vec<&Value> = log.iter().filter(|l| l["method"] == "turn_end").collect();
+            let mut fired = 0;
+            let mut episode_open = false;
+            for l in &ends {
+                let r = &l["result"];
+                if r["compact"] == true {
+                    assert!(!episode_open, "{what}: a second compaction in one episode");
+                    fired += 1;
+                    episode_open = true;
+                } else if r["zone"].is_string() && r["zone"] != "red" {
+                    episode_open = false;
+                }
+            }
+            assert_eq!(
+                fired,
+                compactions.len(),
+                "{what}: every fire is one compaction in the file"
+            );
+            // Requests after each compaction are what bonsai context --live says (policy off:
+            // Pi's own context, the summary in it).
+            assert_requests_are_live(&w, &pi, &format!("{what}, early compaction"));
+        }
+    }
+}
+
+/// Print mode: the compaction a turn's end asks for is in the file when Pi exits, and every
+/// request is what `bonsai context --live` says. Then with the zones policy on, the compaction's
+/// raw summary is never sent: its facts come in the one packet.
+#[test]
+fn print_mode_compacts_before_exit_and_sends_the_live_context() {
+    for pi in live_pi::pis("tests::live_pi::print_mode") {
+        // The policy off lets the context grow into red.
+        let mut settings = json!({"compaction": {"keepRecentTokens": 2000},
+            "bonsai": {"live": {"policy": "off", "summarizer": "offline", "turns": {"green": 2, "yellow": 1}}}});
+        let w = World::new(24_000, settings.clone(), script);
+        write_logs(&w);
+        let mut compacted_at = None;
+        for n in 1..=8 {
+            let o = w.pi(&pi, true).args(["-p", &prompt(n)]).output().unwrap();
+            assert!(
+                o.status.success(),
+                "Pi {} print: {}",
+                pi.version,
+                String::from_utf8_lossy(&o.stderr)
+            );
+            let err = String::from_utf8_lossy(&o.stderr);
+            assert!(!err.contains("bonsai:"), "Pi {}: {err}", pi.version);
+            if compacted_at.is_none() && w.entries().iter().any(|e| e["type"] == "compaction") {
+                compacted_at = Some(n);
+            }
+        }
+        let n = compacted_at.unwrap_or_else(|| panic!("Pi {}: no early compaction in print mode", pi.version));
+        assert!(n < 8, "compacted at run {n}");
+        assert_requests_are_live(&w, &pi, "print mode, policy off");
+        // Zones on: no raw summary is ever sent; the compaction's facts come in the packet.
+        settings["bonsai"]["live"]["policy"] = json!("zones");
+        w.set_settings(&settings);
+        let before = w.server.requests().len();
+        let before_chat = requests_with_leaves(&w).len();
+        for n in 9..=10 {
+            let o = w.pi(&pi, true).args(["-p", &prompt(n)]).output().unwrap();
+            assert!(o.status.success());
+        }
+        let lives = assert_requests_are_live_from(&w, &pi, "print mode, zones", before_chat);
+        for (k, body) in w.server.requests().iter().enumerate().skip(before) {
+            let text = body.to_string();
+            assert!(
+                !text.contains("was compacted into the following summary"),
+                "request {k} has a raw summary"
+            );
+            assert_eq!(text.matches("[bonsai: ").count(), 1, "request {k}: one packet");
+        }
+        assert_eq!(lives.len(), 4);
+        assert!(lives.iter().all(|l| l["live"]["summariesFiltered"].as_u64() > Some(0)));
+    }
+}
+
+/// (e): the engine killed mid-session: the context passes through, one notice, Pi goes on.
+/// Also /ctx-status in RPC mode.
+#[test]
+fn a_killed_engine_passes_the_context_through_with_one_notice() {
+    for pi in live_pi::pis("tests::live_pi::killed_engine") {
+        let settings = json!({"bonsai": {"live": {"turns": {"green": 2}}}});
+        let w = World::new(200_000, settings, script);
+        write_logs(&w);
+        let mut rpc = Rpc::start(w.pi(&pi, true));
+        for n in 1..=5 {
+            rpc.prompt(&prompt(n));
+        }
+        rpc.command(json!({"type": "prompt", "message": "/ctx-status"}));
+        let status = wait_notice(&rpc, "policy zones");
+        assert!(status.contains("turns kept 2 of 5"), "{status}");
+        assert!(status.contains("latch idle"), "{status}");
+        let before = w.server.requests().len();
+        let kids = live_pi::serve_children(rpc.child.id());
+        assert_eq!(kids.len(), 1, "one engine per Pi session: {kids:?}");
+        unsafe { libc::kill(kids[0] as i32, libc::SIGKILL) };
+        for n in 6..=10 {
+            rpc.prompt(&prompt(n));
+        }
+        let notices: Vec<String> = rpc
+            .notices()
+            .into_iter()
+            .filter(|n| n.starts_with("bonsai:") && !n.contains("policy zones"))
+            .collect();
+        rpc.quit();
+        assert_eq!(notices.len(), 1, "Pi {}: {notices:?}", pi.version);
+        assert!(
+            notices[0].contains("was killed") && notices[0].contains("passed through unchanged"),
+            "{}",
+            notices[0]
+        );
+        // Ten turns answered; the requests after the kill are Pi's own context.
+        let users = w
+            .entries()
+            .iter()
+            .filter(|e| e["type"] == "message" && e["message"]["role"] == "user")
+            .count();
+        assert_eq!(users, 10);
+        let all = requests_with_leaves(&w);
+        for (body, leaf) in &all[before..] {
+            let off = w
+                .bonsai()
+                .args(["context"])
+                .arg(&w.session)
+                .args([
+                    "--leaf",
+                    leaf,
+                    "--live",
+                    "--policy",
+                    "off",
+                    "--json",
+                    "--content",
+                    "--no-exact",
+                ])
+                .output()
+                .unwrap();
+            let off: Value = serde_json::from_slice(&off.stdout).unwrap();
+            let msgs: Vec<Value> = off["context"]["messages"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|m| m["message"].clone())
+                .collect();
+            let (got, want) = (sent_of_request(body), sent_of_agent(&msgs));
+            assert_eq!(got.len(), want.len());
+            assert!(got.iter().zip(&want).all(|(g, e)| same(g, e)));
+        }
+    }
+}
+
+fn wait_notice(rpc: &Rpc, containing: &str) -> String {
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    loop {
+        if let Some(n) = rpc.notices().into_iter().find(|n| n.contains(containing)) {
+            return n;
+        }
+        assert!(
+            std::time::Instant::now() < until,
+            "no notice with {containing:?}: {:?}",
+            rpc.notices()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+/// `pi install <folder>` loads the package with no `-e` (bonsai found on PATH), and a
+/// setting the package cannot use is named with its value, once.
+#[test]
+fn installed_with_pi_install_and_settings_named_when_unusable() {
+    for pi in live_pi::pis("tests::live_pi::pi_install") {
+        let settings = json!({"bonsai": {"live": {"turns": {"green": 1}}}});
+        let w = World::new(200_000, settings, script);
+        write_logs(&w);
+        let o = w
+            .pi_plain(&pi)
+            .args(["install"])
+            .arg(live_pi::package_dir())
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "pi install: {}", String::from_utf8_lossy(&o.stderr));
+        let installed = std::fs::read_to_string(w.agent.join("settings.json")).unwrap();
+        assert!(installed.contains("pi-package"), "Pi {}: {installed}", pi.version);
+        let path = format!(
+            "{}:{}",
+            live_pi::bonsai_bin().parent().unwrap().display(),
+            std::env::var("PATH").unwrap_or_default()
+        );
+        for n in 1..=3 {
+            let o = w
+                .pi(&pi, false)
+                .env_remove("BONSAI_BIN")
+                .env("PATH", &path)
+                .args(["-p", &prompt(n)])
+                .output()
+                .unwrap();
+            assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        }
+        let lives = assert_requests_are_live(&w, &pi, "pi install");
+        assert_eq!(
+            packets(lives.last().unwrap()).len(),
+            1,
+            "the installed package sends its packet"
+        );
+        // A policy it cannot use, and a binary that is not there: named, context unchanged.
+        let mut s: Value = serde_json::from_str(&installed).unwrap();
+        s["bonsai"]["live"]["policy"] = json!("zone");
+        w.set_settings(&s);
+        let o = w.pi(&pi, false).args(["-p", &prompt(4)]).output().unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(err.matches("bonsai.live.policy is \"zone\"").count(), 1, "{err}");
+        s["bonsai"]["binary"] = json!("/nonexistent/bonsai");
+        w.set_settings(&s);
+        let o = w
+            .pi(&pi, false)
+            .env_remove("BONSAI_BIN")
+            .args(["-p", &prompt(5)])
+            .output()
+            .unwrap();
+        assert!(o.status.success());
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(
+            err.matches("bonsai.binary is \"/nonexistent/bonsai\"").count(),
+            1,
+            "{err}"
+        );
+        assert!(err.contains("passed through unchanged"), "{err}");
+    }
+}

@@ -541,3 +541,103 @@ fn installed_with_pi_install_and_settings_named_when_unusable() {
         assert!(err.contains("passed through unchanged"), "{err}");
     }
 }
+
+/// `/bonsai` in Pi's own terminal UI (tmux): bonsai takes the terminal on the session, a label
+/// is written there, bonsai quits, Pi reloads the session: its `/tree` shows the label and its
+/// next entry hangs off the leaf bonsai left. bonsai knew Pi was waiting (no "Pi seems to be
+/// running" after writing to a file Pi wrote a moment before).
+#[test]
+fn slash_bonsai_in_pis_tui_labels_and_pi_goes_on_from_bonsais_leaf() {
+    let Some(pis) = Some(live_pi::pis("tests::live_pi::slash_bonsai")) else {
+        return;
+    };
+    for pi in pis {
+        let w = World::new(200_000, json!({}), script);
+        write_logs(&w);
+        for n in 1..=2 {
+            let o = w.pi(&pi, true).args(["-p", &prompt(n)]).output().unwrap();
+            assert!(o.status.success());
+        }
+        let Some(t) = common::tmux::Tmux::start(120, 40) else {
+            return;
+        };
+        let cmd = w.pi(&pi, true);
+        let env: Vec<String> = cmd
+            .get_envs()
+            .filter_map(|(k, v)| Some(format!("{}='{}'", k.to_str()?, v?.to_str()?)))
+            .collect();
+        let args: Vec<String> = cmd.get_args().map(|a| format!("'{}'", a.to_string_lossy())).collect();
+        t.send(&[
+            &format!(
+                "cd '{}' && env {} '{}' {}; echo EXITED:$?",
+                w.project.display(),
+                env.join(" "),
+                pi.node.display(),
+                args.join(" ")
+            ),
+            "Enter",
+        ]);
+        // Pi's editor (its border) and footer: the command line echoed above names the model too.
+        t.wait_for_all(&["────", "fake-model"]);
+        std::thread::sleep(std::time::Duration::from_millis(500));
+        t.send(&["/bonsai"]);
+        // Pi's editor shows the command (and its completion) before Enter runs it.
+        t.wait_for("/bonsai");
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        t.send(&["Enter"]);
+        // bonsai's tree, its hint bar.
+        t.wait_for_all(&["q quit", "Step 2"]);
+        t.send(&["L"]);
+        t.wait_for("Label (empty to remove)");
+        t.send(&["from-bonsai", "Enter"]);
+        let screen = t.wait_for("wrote a label");
+        assert!(!screen.contains("Pi seems to be running"), "{screen}");
+        t.send(&["q"]);
+        t.wait_for("Resumed session");
+        t.send(&["/tree"]);
+        t.wait_for("/tree");
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        t.send(&["Enter"]);
+        let tree = t.wait_for("[from-bonsai]");
+        assert!(tree.contains("[from-bonsai] assistant:"), "{tree}");
+        t.send(&["Escape"]);
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        t.send(&["Step 3: after bonsai"]);
+        t.wait_for("Step 3: after bonsai");
+        t.send(&["Enter"]);
+        let label_id = {
+            let until = std::time::Instant::now() + std::time::Duration::from_secs(20);
+            loop {
+                let e = w.entries();
+                let label = e.iter().find(|x| x["type"] == "label").map(|x| x["id"].clone());
+                let answered = e.iter().any(|x| {
+                    x["type"] == "message"
+                        && fake_openai::content_text(&x["message"]["content"]).contains("after bonsai")
+                });
+                if let (Some(l), true) = (label, answered) {
+                    break l;
+                }
+                assert!(
+                    std::time::Instant::now() < until,
+                    "Pi {}: no new user message after /bonsai",
+                    pi.version
+                );
+                std::thread::sleep(std::time::Duration::from_millis(50));
+            }
+        };
+        let user = w
+            .entries()
+            .into_iter()
+            .find(|x| {
+                x["type"] == "message" && fake_openai::content_text(&x["message"]["content"]).contains("after bonsai")
+            })
+            .unwrap();
+        assert_eq!(
+            user["parentId"], label_id,
+            "Pi {}: the next entry hangs off bonsai's leaf",
+            pi.version
+        );
+        t.send(&["C-c"]);
+        t.send(&["C-c"]);
+    }
+}

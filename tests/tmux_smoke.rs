@@ -3,107 +3,9 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use common::tmux::Tmux;
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
-
-struct Tmux {
-    name: String,
-}
-
-impl Tmux {
-    fn start(w: u16, h: u16) -> Option<Tmux> {
-        if Command::new("tmux").arg("-V").output().is_err() {
-            if std::env::var("CI").is_ok() {
-                panic!("tmux is required in CI");
-            }
-            eprintln!("tmux not installed; smoke test skipped");
-            return None;
-        }
-        static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-        let name = format!(
-            "bonsai-smoke-{}-{}",
-            std::process::id(),
-            N.fetch_add(1, std::sync::atomic::Ordering::SeqCst)
-        );
-        let ok = Command::new("tmux")
-            .args([
-                "-L",
-                &name,
-                "new-session",
-                "-d",
-                "-s",
-                &name,
-                "-x",
-                &w.to_string(),
-                "-y",
-                &h.to_string(),
-                "sh",
-            ])
-            .env("TERM", "xterm-256color")
-            .status()
-            .unwrap()
-            .success();
-        assert!(ok, "tmux new-session failed");
-        Some(Tmux { name })
-    }
-    /// Start this build's bonsai on `file` with `home` as HOME; the shell prints EXITED:<code>
-    /// when it ends.
-    fn open_bonsai(&self, home: &Path, file: &Path) {
-        let bin = env!("CARGO_BIN_EXE_bonsai");
-        self.send(&[
-            &format!("HOME={} {bin} {}; echo EXITED:$?", home.display(), file.display()),
-            "Enter",
-        ]);
-    }
-    fn send(&self, keys: &[&str]) {
-        let mut c = Command::new("tmux");
-        c.args(["-L", &self.name, "send-keys", "-t", &self.name]);
-        c.args(keys);
-        assert!(c.status().unwrap().success());
-    }
-    fn capture(&self) -> String {
-        let out = Command::new("tmux")
-            .args(["-L", &self.name, "capture-pane", "-p", "-t", &self.name])
-            .output()
-            .unwrap();
-        String::from_utf8_lossy(&out.stdout).to_string()
-    }
-    fn wait_for(&self, what: &str) -> String {
-        self.wait_for_all(&[what])
-    }
-    /// The first settled screen holding every one of `what`: the same on two captures 40 ms
-    /// apart, because tmux can be captured between the chunks of one frame (CI caught the
-    /// detail pane of a new frame above the picker's old rows). A screen that keeps changing
-    /// while it holds them is taken after a second.
-    fn wait_for_all(&self, what: &[&str]) -> String {
-        let start = Instant::now();
-        let mut held_since: Option<Instant> = None;
-        loop {
-            let screen = self.wait_for_all_now(what, start);
-            let since = *held_since.get_or_insert_with(Instant::now);
-            std::thread::sleep(Duration::from_millis(40));
-            let again = self.capture();
-            if again == screen || (since.elapsed() > Duration::from_secs(1) && what.iter().all(|w| again.contains(w))) {
-                return again;
-            }
-        }
-    }
-    /// The first screen holding every one of `what`, settled or not: for a frame that is
-    /// shown only for a moment (a big session's loading frame).
-    fn wait_for_all_now(&self, what: &[&str], start: Instant) -> String {
-        loop {
-            let screen = self.capture();
-            if what.iter().all(|w| screen.contains(w)) {
-                return screen;
-            }
-            if start.elapsed() > Duration::from_secs(10) {
-                panic!("timed out waiting for {what:?}; screen:\n{screen}");
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-    }
-}
 
 /// A copy of one of the repository's sessions in a new directory.
 fn copy_of(name: &str) -> (tempfile::TempDir, PathBuf) {
@@ -119,12 +21,6 @@ fn synth_of(name: &str, synth: common::synth::Synth) -> (tempfile::TempDir, Path
     let f = dir.path().join(name);
     std::fs::write(&f, synth.make()).unwrap();
     (dir, f)
-}
-
-impl Drop for Tmux {
-    fn drop(&mut self) {
-        let _ = Command::new("tmux").args(["-L", &self.name, "kill-server"]).status();
-    }
 }
 
 #[test]

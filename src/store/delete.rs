@@ -67,7 +67,11 @@ fn age(meta: &std::fs::Metadata) -> Option<f64> {
     )
 }
 
-fn quiet_enough(meta: &std::fs::Metadata) -> Result<(), DeleteError> {
+fn quiet_enough(path: &Path, meta: &std::fs::Metadata) -> Result<(), DeleteError> {
+    // Pi waiting for this bonsai (`/bonsai`) wrote last, and reopens the file after.
+    if super::files::pi_waits_on(path) {
+        return Ok(());
+    }
     match age(meta) {
         Some(a) if a < QUIET.as_secs_f64() => Err(DeleteError::RecentlyWritten(a)),
         _ => Ok(()),
@@ -76,7 +80,7 @@ fn quiet_enough(meta: &std::fs::Metadata) -> Result<(), DeleteError> {
 
 /// Whether the file may be rewritten now, as the preview says before asking.
 pub fn check_quiet(path: &Path) -> Result<(), DeleteError> {
-    quiet_enough(&std::fs::metadata(path)?)
+    quiet_enough(path, &std::fs::metadata(path)?)
 }
 
 fn sibling(path: &Path, suffix: &str) -> PathBuf {
@@ -158,7 +162,7 @@ pub fn delete_branch(path: &Path, seen: &[u8], target_id: &str) -> Result<Delete
     if bytes != seen {
         return Err(DeleteError::Changed);
     }
-    quiet_enough(&meta)?;
+    quiet_enough(&target, &meta)?;
     let s = Session::from_bytes(bytes).map_err(|source| super::OpenError::Invalid {
         path: path.to_path_buf(),
         source,
@@ -291,7 +295,7 @@ pub fn restore_plan(path: &Path) -> Result<RestorePlan, DeleteError> {
 /// appended since the delete.
 pub fn restore(path: &Path) -> Result<Restored, DeleteError> {
     let target = std::fs::canonicalize(path)?;
-    quiet_enough(&std::fs::metadata(&target)?)?;
+    quiet_enough(&target, &std::fs::metadata(&target)?)?;
     let p = restore_plan(&target)?;
     let tmp = write_temp(&target, &p.bytes).map_err(|source| WriteError::Failed {
         path: target.clone(),

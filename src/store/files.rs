@@ -255,3 +255,16 @@ pub fn read_file(path: &std::path::Path) -> std::io::Result<Vec<u8>> {
     let f = open_regular(path).map_err(std::io::Error::other)?;
     read_open(&f)
 }
+
+/// Whether Pi started this bonsai for `path` (bonsai's Pi package sets `BONSAI_PI_SESSION` when
+/// `/bonsai` hands it the terminal): Pi waits for bonsai to exit, writes nothing meanwhile, and
+/// reopens the file afterwards, so a recent write to it is Pi's last turn, not a running Pi.
+pub fn pi_waits_on(path: &Path) -> bool {
+    let Some(host) = std::env::var_os("BONSAI_PI_SESSION").filter(|h| !h.is_empty()) else {
+        return false;
+    };
+    match (std::fs::canonicalize(&host), std::fs::canonicalize(path)) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => false,
+    }
+}

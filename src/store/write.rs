@@ -265,11 +265,12 @@ fn append_lines_to(
             grew: meta.len() > expected_len,
         });
     }
-    let recently_written = meta
-        .modified()
-        .ok()
-        .and_then(|m| m.elapsed().ok())
-        .is_some_and(|d| d < std::time::Duration::from_secs(5));
+    let recently_written = !super::files::pi_waits_on(path)
+        && meta
+            .modified()
+            .ok()
+            .and_then(|m| m.elapsed().ok())
+            .is_some_and(|d| d < std::time::Duration::from_secs(5));
     let mut data = String::new();
     let mut added_newline = false;
     if expected_len > 0 {

@@ -6,6 +6,7 @@ pub mod fake_openai;
 pub mod live_pi;
 pub mod pi_checks;
 pub mod synth;
+pub mod tmux;
 
 use serde_json::Value;
 use std::path::{Path, PathBuf};

@@ -17,6 +17,7 @@ use common::fake_openai::{self, Reply, is_summary_request};
 use common::live_pi::{self, PiBin, Rpc, World, same, sent_of_agent, sent_of_request};
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
+use std::path::PathBuf;
 
 /// Marks the text of a summary the fake model writes (Pi's own compaction).
 const SUMMARY_MARK: &str = "FAKE-MODEL-SUMMARY";
@@ -639,5 +640,80 @@ fn slash_bonsai_in_pis_tui_labels_and_pi_goes_on_from_bonsais_leaf() {
         );
         t.send(&["C-c"]);
         t.send(&["C-c"]);
+    }
+}
+
+/// A missing, too old or too slow engine: Pi's context passes through unchanged, the user is
+/// told once why (print mode: on stderr), and Pi answers.
+#[test]
+fn a_missing_old_or_slow_engine_is_said_once_and_passed_through() {
+    for pi in live_pi::pis("tests::live_pi::failing_engine") {
+        let settings = json!({"bonsai": {"live": {"timeoutMs": 300, "turns": {"green": 1}}}});
+        let w = World::new(200_000, settings, script);
+        write_logs(&w);
+        let bin = w.dir.path().join("bin");
+        std::fs::create_dir_all(&bin).unwrap();
+        let fake = |name: &str, body: &str| {
+            let p = bin.join(name);
+            std::fs::write(&p, format!("#!/bin/sh\n{body}\n")).unwrap();
+            std::fs::set_permissions(&p, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+            p
+        };
+        let old = fake("old", "echo \"error: unrecognized subcommand 'serve'\" >&2; exit 2");
+        let slow = fake(
+            "slow",
+            r#"read line; echo '{"id":1,"result":{"protocol":1,"engine":"bonsai slow","settings":{"summarizer":"pi"},"problems":[]}}'; exec sleep 30"#,
+        );
+        let cases = [
+            (PathBuf::from("/nonexistent/bonsai"), "/nonexistent/bonsai: not found"),
+            (old, "is too old: it has no `serve` command"),
+            (slow, "context took over 300 ms"),
+        ];
+        for (k, (binary, said)) in cases.iter().enumerate() {
+            let before = requests_with_leaves(&w).len();
+            let o = w
+                .pi(&pi, true)
+                .env("BONSAI_BIN", binary)
+                .args(["-p", &prompt(k + 1)])
+                .output()
+                .unwrap();
+            let err = String::from_utf8_lossy(&o.stderr);
+            assert!(o.status.success(), "Pi {}: {err}", pi.version);
+            let lines: Vec<&str> = err.lines().filter(|l| l.starts_with("bonsai:")).collect();
+            assert_eq!(lines.len(), 1, "Pi {} {}: {err}", pi.version, binary.display());
+            assert!(
+                lines[0].contains(said) && lines[0].contains("passed through unchanged"),
+                "{}",
+                lines[0]
+            );
+            // Pi's own context went out.
+            for (body, leaf) in requests_with_leaves(&w).iter().skip(before) {
+                let off = w
+                    .bonsai()
+                    .args(["context"])
+                    .arg(&w.session)
+                    .args([
+                        "--leaf",
+                        leaf,
+                        "--live",
+                        "--policy",
+                        "off",
+                        "--json",
+                        "--content",
+                        "--no-exact",
+                    ])
+                    .output()
+                    .unwrap();
+                let off: Value = serde_json::from_slice(&off.stdout).unwrap();
+                let msgs: Vec<Value> = off["context"]["messages"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|m| m["message"].clone())
+                    .collect();
+                let (got, want) = (sent_of_request(body), sent_of_agent(&msgs));
+                assert_eq!(got.len(), want.len(), "Pi {} {}", pi.version, binary.display());
+            }
+        }
     }
 }

@@ -128,9 +128,9 @@ export default function bonsai(pi: ExtensionAPI) {
 		if (problems.length > 0) tell(ctx, `bonsai: ${problems.join("; ")}`, "warning");
 	}
 
-	/** The engine when it can still answer. */
+	/** The engine when it can answer now (not gone, not stalled on an earlier request). */
 	function live(): Engine | undefined {
-		return engine && !engine.gone ? engine : undefined;
+		return engine && !engine.gone && !engine.stalled ? engine : undefined;
 	}
 
 	function usageOf(ctx: ExtensionContext) {
@@ -239,7 +239,8 @@ export default function bonsai(pi: ExtensionAPI) {
 			const e = live();
 			const lines: string[] = [];
 			if (!e) {
-				lines.push(`bonsai: engine not running${lastFailure ? ` (${lastFailure})` : ""}; Pi's context is passed through unchanged`);
+				const state = engine?.stalled ? "not answering" : "not running";
+				lines.push(`bonsai: engine ${state}${lastFailure ? ` (${lastFailure})` : ""}; Pi's context is passed through unchanged`);
 			} else {
 				const r = await e.request("status", {}, settings?.timeoutMs ?? 2000);
 				if (!r.ok) {

@@ -28,15 +28,16 @@ export class Engine {
 	private pending = new Map<number, Pending>();
 	private nextId = 1;
 	private stderrTail = "";
+	/** A request timed out and nothing was answered since: the engine may be stuck. */
+	private stuck = false;
 	/** Why the engine cannot answer any more (set once). */
 	gone: Failure | undefined;
 
+	readonly bin: string;
+
 	/** Start `bin serve --stdio` in `cwd`. A spawn failure shows up as `gone` on the first request. */
-	constructor(
-		readonly bin: string,
-		cwd: string,
-		env: NodeJS.ProcessEnv = process.env,
-	) {
+	constructor(bin: string, cwd: string, env: NodeJS.ProcessEnv = process.env) {
+		this.bin = bin;
 		let child: ChildProcess;
 		try {
 			child = spawn(bin, ["serve", "--stdio"], { cwd, env, stdio: ["pipe", "pipe", "pipe"] });
@@ -90,6 +91,7 @@ export class Engine {
 		} catch {
 			return;
 		}
+		this.stuck = false;
 		const p = this.pending.get(msg?.id);
 		if (!p) return; // an answer that came after its deadline
 		this.pending.delete(msg.id);
@@ -111,6 +113,7 @@ export class Engine {
 				timeoutMs > 0
 					? setTimeout(() => {
 							this.pending.delete(id);
+							this.stuck = true;
 							resolve({ ok: false, kind: "timeout", message: `${method} took over ${timeoutMs} ms` });
 						}, timeoutMs)
 					: undefined;
@@ -123,21 +126,35 @@ export class Engine {
 		});
 	}
 
-	/** Ask the engine to stop, and make sure it does. Idempotent. */
+	/** Ask the engine to stop, and make sure it does; never keeps Pi from exiting. Idempotent. */
 	close() {
 		const child = this.child;
 		this.child = undefined;
 		this.fail({ ok: false, kind: "died", message: "the engine was closed" });
-		if (!child || child.exitCode !== null) return;
+		if (!child || child.exitCode !== null || child.signalCode !== null) return;
 		try {
+			// Its stdin closing ends it too.
 			child.stdin?.end(`${JSON.stringify({ id: 0, method: "shutdown", params: {} })}\n`);
 		} catch {
 			/* already gone */
 		}
-		const t = setTimeout(() => child.kill("SIGKILL"), 1000);
-		t.unref?.();
-		child.once("exit", () => clearTimeout(t));
+		// Our ends of its pipes would keep Pi's event loop (and so Pi) alive.
+		child.stdout?.destroy();
+		child.stderr?.destroy();
+		if (this.stuck) {
+			child.kill("SIGKILL");
+		} else {
+			const t = setTimeout(() => child.kill("SIGKILL"), 1000);
+			t.unref?.();
+			child.once("exit", () => clearTimeout(t));
+		}
 		child.unref();
+	}
+
+	/** A request went unanswered past its deadline and nothing came since: asking more would
+	 * only make Pi wait on each (an answer, even a late one, clears it). */
+	get stalled(): boolean {
+		return this.stuck;
 	}
 
 	/** The child's pid (tests kill it to check the pass-through). */

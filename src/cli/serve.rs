@@ -52,6 +52,8 @@ struct Served {
     calls: u64,
     compactions: u64,
     last_decision: Option<String>,
+    /// The method of the request being answered (for the log).
+    method: Option<String>,
 }
 
 impl Served {
@@ -69,6 +71,7 @@ impl Served {
             calls: 0,
             compactions: 0,
             last_decision: None,
+            method: None,
         }
     }
 
@@ -134,7 +137,11 @@ pub fn serve_stdio(log: Option<PathBuf>) -> color_eyre::eyre::Result<()> {
         let started = std::time::Instant::now();
         let (id, result, stop) = handle_line(&mut state, &line, n);
         if let Some(f) = &mut log {
-            let _ = writeln!(f, "{}", log_line(&line, &result, started.elapsed()));
+            let _ = writeln!(
+                f,
+                "{}",
+                log_line(state.method.as_deref(), line.len(), &result, started.elapsed())
+            );
         }
         reply(&mut out, &id, result)?;
         if stop {
@@ -145,7 +152,8 @@ pub fn serve_stdio(log: Option<PathBuf>) -> color_eyre::eyre::Result<()> {
 
 /// One request line: its id, its answer, and whether the engine stops after it.
 fn handle_line(state: &mut Served, line: &str, n: u64) -> (Value, Result<Value, Fail>, bool) {
-    let req: Value = match serde_json::from_str(line) {
+    state.method = None;
+    let mut req: Value = match serde_json::from_str(line) {
         Ok(v) => v,
         Err(e) => {
             return (
@@ -160,12 +168,15 @@ fn handle_line(state: &mut Served, line: &str, n: u64) -> (Value, Result<Value, 
         return (id, Err(bad("the request has no \"method\" string")), false);
     };
     let method = method.to_string();
-    let params = req.get("params").cloned().unwrap_or(json!({}));
+    // Taken, not cloned: a context request carries every message (megabytes on long sessions).
+    let params = req.get_mut("params").map(Value::take).unwrap_or(json!({}));
     if !params.is_object() {
         return (id, Err(bad("\"params\" must be an object")), false);
     }
     // A bug in one request must not take the engine down: Pi would lose its live policy.
     let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| dispatch(state, &method, &params)));
+    // `hello` starts the state afresh.
+    state.method = Some(method.clone());
     match r {
         Ok(r) => (id, r, method == "shutdown"),
         Err(p) => {
@@ -184,16 +195,8 @@ fn handle_line(state: &mut Served, line: &str, n: u64) -> (Value, Result<Value, 
 }
 
 /// What the log keeps of a request: its method, its time, and the answer without messages.
-fn log_line(line: &str, r: &Result<Value, Fail>, took: std::time::Duration) -> Value {
-    #[derive(serde::Deserialize)]
-    struct Head<'a> {
-        #[serde(borrow, default)]
-        method: Option<std::borrow::Cow<'a, str>>,
-    }
-    let method = serde_json::from_str::<Head>(line)
-        .ok()
-        .and_then(|h| h.method.map(|m| m.into_owned()));
-    let mut v = json!({"method": method, "ms": took.as_secs_f64() * 1000.0, "bytes": line.len()});
+fn log_line(method: Option<&str>, bytes: usize, r: &Result<Value, Fail>, took: std::time::Duration) -> Value {
+    let mut v = json!({"method": method, "ms": took.as_secs_f64() * 1000.0, "bytes": bytes});
     match r {
         Ok(res) => {
             let mut res = res.clone();

@@ -517,15 +517,15 @@ fn zones(input: &LiveInput, settings: &LiveSettings, report: &mut LiveReport) ->
     report.turns_kept = users.iter().filter(|&&u| u >= start).count();
     let newest_turn = users.last().copied().unwrap_or(0);
     let is_summary = |m: &Value| matches!(role(m), "compactionSummary" | "branchSummary");
-    let mut dropped: Vec<Value> = Vec::new();
+    let mut dropped: Vec<&Value> = Vec::new();
     let mut kept: Vec<usize> = Vec::new();
     for (i, m) in msgs.iter().enumerate() {
         if is_summary(m) {
             report.summaries_filtered += 1;
-            dropped.push(m.clone());
+            dropped.push(m);
         } else if i < start {
             report.dropped += 1;
-            dropped.push(m.clone());
+            dropped.push(m);
         } else {
             kept.push(i);
         }
@@ -595,9 +595,9 @@ fn packet_piece(v: Value) -> Piece {
 }
 
 /// The packet: a line saying what is left out, then the ledger of what it established.
-fn packet_text(dropped: &[Value], report: &LiveReport, budget: u64) -> String {
+fn packet_text(dropped: &[&Value], report: &LiveReport, budget: u64) -> String {
     let turns = report.turns_total - report.turns_kept;
-    let tokens: u64 = estimate_all(dropped.iter());
+    let tokens: u64 = estimate_all(dropped.iter().copied());
     let mut what = Vec::new();
     if turns > 0 {
         what.push(format!("{turns} earlier turn{}", if turns == 1 { "" } else { "s" }));

@@ -120,9 +120,9 @@ fn stamp(m: &Value) -> f64 {
 
 /// The messages in the order they were written: by timestamp (none first), ties by content,
 /// so any order of the same messages reads the same.
-fn ordered(messages: &[Value]) -> Vec<(f64, &Value)> {
+fn ordered<'a>(messages: impl IntoIterator<Item = &'a Value>) -> Vec<(f64, &'a Value)> {
     let mut v: Vec<(f64, &Value)> = messages
-        .iter()
+        .into_iter()
         .map(|m| {
             let t = stamp(m);
             (if t.is_nan() { f64::NEG_INFINITY } else { t }, m)
@@ -287,7 +287,7 @@ const COMMAND_PATHS: &str = "Paths used in commands: ";
 const NAMES: &str = "Names in use: ";
 const FOCUS: &str = "Focus requested: ";
 
-fn gather(messages: &[Value], previous: Option<&str>) -> Facts {
+fn gather<'a>(messages: impl IntoIterator<Item = &'a Value>, previous: Option<&str>) -> Facts {
     let mut f = Facts::default();
     if let Some(p) = previous {
         // Older than anything in the range: an item said again in the range is the newer.
@@ -899,8 +899,8 @@ const PACKET_FILES: usize = 20;
 /// `messages` (what the live policy dropped, earlier summaries included), within `budget`
 /// tokens (Pi's chars/4). Deterministic like [`history_summary`]: messages are read in
 /// timestamp order (ties by content), so the same messages give the same bytes in any order.
-pub fn packet_ledger(messages: &[Value], budget: u64) -> String {
-    let f = gather(messages, None);
+pub fn packet_ledger(messages: &[&Value], budget: u64) -> String {
+    let f = gather(messages.iter().copied(), None);
     let mut in_progress: Vec<String> = f.in_progress.clone().sorted().into_iter().map(|i| i.text).collect();
     if let Some(p) = &f.pending
         && !in_progress.contains(p)

@@ -152,10 +152,10 @@ impl World {
         serde_json::from_slice(&o.stdout).unwrap()
     }
 
-    /// The session file's entries.
+    /// The session file's entries (none before Pi wrote it).
     pub fn entries(&self) -> Vec<Value> {
         std::fs::read_to_string(&self.session)
-            .unwrap()
+            .unwrap_or_default()
             .lines()
             .skip(1)
             .filter_map(|l| serde_json::from_str(l).ok())

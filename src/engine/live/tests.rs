@@ -307,8 +307,8 @@ proptest! {
             state ^= state << 13; state ^= state >> 7; state ^= state << 17;
             shuffled.swap(i, (state % (i as u64 + 1)) as usize);
         }
-        let a = summarize::packet_ledger(&dropped, 1_500);
-        let b = summarize::packet_ledger(&shuffled, 1_500);
+        let a = summarize::packet_ledger(&dropped.iter().collect::<Vec<_>>(), 1_500);
+        let b = summarize::packet_ledger(&shuffled.iter().collect::<Vec<_>>(), 1_500);
         prop_assert_eq!(a, b);
     }
 }

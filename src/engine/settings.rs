@@ -150,6 +150,22 @@ impl Settings {
         p
     }
 
+    /// Whether the user has bonsai's Pi package: listed in Pi's `packages` (a source naming
+    /// `pi-bonsai`, or the repository's `pi-package` folder), or `bonsai.live` is configured.
+    pub fn live_package_in_use(&self) -> bool {
+        let listed = self
+            .get(&["packages"])
+            .and_then(|p| p.as_array())
+            .into_iter()
+            .flatten()
+            .filter_map(|p| p.as_str().or_else(|| p.get("source").and_then(|s| s.as_str())))
+            .any(|src| {
+                let src = src.trim_end_matches('/');
+                src.contains("pi-bonsai") || src.ends_with("pi-package")
+            });
+        listed || self.get(&["bonsai", "live"]).is_some_and(|v| v.is_object())
+    }
+
     /// The live policy's settings (`bonsai.live.*`, the gauge's zones, `contextPruning`), each
     /// value checked: one that cannot be used is named in `problems` with what is done instead
     /// (an unknown policy turns the policy off rather than guess).

@@ -45,6 +45,8 @@ pub enum Action {
     OpenContext,
     ToggleMark,
     ClearMark,
+    /// "What the model sees": the session's context ↔ what bonsai's Pi package sends.
+    ToggleLive,
     OpenPicker,
     OpenHelp,
     ToggleAllProjects,

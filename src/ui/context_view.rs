@@ -45,6 +45,8 @@ pub struct Pane {
     pub tokens: ContextTokens,
     pub est_sum: u64,
     pub exact_sum: u64,
+    /// The live policy's report when the pane shows what bonsai's Pi package sends.
+    pub live: Option<crate::engine::live::LiveReport>,
 }
 
 /// The view's data: the selection's messages, and with a mark both aligned.
@@ -121,6 +123,87 @@ fn pane(s: &Session, leaf: usize, encoding: Encoding, cache: &TokenCache) -> Pan
         tokens,
         est_sum: msgs.iter().map(|m| m.est_tokens).sum(),
         exact_sum: exact.iter().sum(),
+        live: None,
+    }
+}
+
+/// What bonsai's Pi package sends at `leaf` (`engine::live`, the function its hook calls):
+/// each message kept, distilled or pruned, and the packet, with Pi's estimate and the exact
+/// count (the cache's for a message as stored, counted here for one the policy changed).
+fn live_pane(
+    s: &Session,
+    leaf: usize,
+    encoding: Encoding,
+    cache: &TokenCache,
+    (settings, window, reserve): &(crate::engine::live::LiveSettings, u64, u64),
+) -> Pane {
+    use crate::engine::live::{self, Piece};
+    let at = live::at_leaf(s, leaf, *window, *reserve, settings);
+    let refs: Vec<&ContextMessage> = at.refs.iter().collect();
+    let exact = cache.count_all(s, &refs, encoding);
+    let sent = at.answer.messages(&at.values);
+    let mut rows = Vec::new();
+    for (piece, v) in at.answer.pieces.iter().zip(&sent) {
+        let text = one_line(&tokens::message_text(v), 200);
+        let row = match piece {
+            Piece::Keep(i) => {
+                let m = &at.refs[*i];
+                MessageRow {
+                    role: m.role.as_str().to_string(),
+                    est: m.est_tokens,
+                    exact: exact.get(*i).copied(),
+                    source: m.source,
+                    source_id: s.entries[m.source].id.to_string(),
+                    text,
+                    edited: m.replaced_by.is_some(),
+                    omitted_by: None,
+                    key: (m.source, part_key(m.part), m.replaced_by, false),
+                }
+            }
+            Piece::Replace(i, _) => {
+                let m = &at.refs[*i];
+                MessageRow {
+                    role: m.role.as_str().to_string(),
+                    est: context::estimate_value(v),
+                    exact: Some(encoding.count(&tokens::message_text(v)) as u64),
+                    source: m.source,
+                    source_id: s.entries[m.source].id.to_string(),
+                    text,
+                    edited: true,
+                    omitted_by: None,
+                    key: (m.source, part_key(m.part), Some(usize::MAX), false),
+                }
+            }
+            Piece::Insert(_) => MessageRow {
+                role: "custom (packet)".into(),
+                est: context::estimate_value(v),
+                exact: Some(encoding.count(&tokens::message_text(v)) as u64),
+                source: leaf,
+                source_id: "packet".into(),
+                text,
+                edited: false,
+                omitted_by: None,
+                key: (usize::MAX, 9, None, false),
+            },
+        };
+        rows.push(row);
+    }
+    let est_sum = rows.iter().map(|r| r.est).sum();
+    let exact_sum = rows.iter().filter_map(|r| r.exact).sum();
+    let tokens = ContextTokens {
+        tokens: at.answer.report.tokens_sent as f64,
+        usage_tokens: 0.0,
+        trailing_tokens: at.answer.report.tokens_sent as f64,
+        last_usage_index: None,
+    };
+    Pane {
+        leaf,
+        leaf_id: s.entries[leaf].id.to_string(),
+        rows,
+        tokens,
+        est_sum,
+        exact_sum,
+        live: Some(at.answer.report),
     }
 }
 
@@ -180,9 +263,14 @@ pub fn build(
     mark: Option<usize>,
     encoding: Encoding,
     cache: &TokenCache,
+    live: Option<&(crate::engine::live::LiveSettings, u64, u64)>,
 ) -> ContextData {
-    let selected = pane(s, leaf, encoding, cache);
-    let marked = mark.filter(|m| *m != leaf).map(|m| pane(s, m, encoding, cache));
+    let one = |at: usize| match live {
+        Some(l) => live_pane(s, at, encoding, cache, l),
+        None => pane(s, at, encoding, cache),
+    };
+    let selected = one(leaf);
+    let marked = mark.filter(|m| *m != leaf).map(one);
     let aligned = match &marked {
         Some(m) => align(&m.rows, &selected.rows),
         None => (0..selected.rows.len()).map(|r| (None, Some(r))).collect(),
@@ -260,8 +348,28 @@ fn title(p: &Pane, side: Side) -> String {
         p.est_sum,
         p.exact_sum
     );
+    if let Some(r) = &p.live {
+        let zone = r.zone.map(|z| format!(", {}", z.name())).unwrap_or_default();
+        let totals = format!(
+            "{n} messages · {} sent of {} · turns {}/{}",
+            num(r.tokens_sent as f64),
+            num(r.tokens_full as f64),
+            r.turns_kept,
+            r.turns_total
+        );
+        return match side {
+            Side::Alone => format!(" live (Pi package, {}{zone}) at {} · {totals} · tab: session ", r.policy, p.leaf_id),
+            Side::Mark { only } => format!(" live at mark {}: {only} only here · {totals} ", p.leaf_id),
+            Side::Selection { only, d_est, d_exact } => format!(
+                " live at {}: {only} only here · {} est. / {} exact vs. the mark · {totals} ",
+                p.leaf_id,
+                signed(d_est),
+                signed(d_exact)
+            ),
+        };
+    }
     match side {
-        Side::Alone => format!(" context at {} · {totals} ", p.leaf_id),
+        Side::Alone => format!(" context at {} · {totals} · tab: live ", p.leaf_id),
         Side::Mark { only } => format!(" mark {}: {only} only here · {totals} ", p.leaf_id),
         Side::Selection { only, d_est, d_exact } => format!(
             " {}: {only} only here · {} est. / {} exact vs. the mark · {totals} ",
@@ -401,6 +509,17 @@ mod snapshots {
     fn context_view_120x40() {
         let mut a = app_for(&own("tour.jsonl"));
         a.handle_key(KeyEvent::from(KeyCode::Char('v')));
+        insta::assert_snapshot!(render(&mut a, 120, 40));
+    }
+
+    #[test]
+    fn live_context_view_120x40() {
+        // Tab: what bonsai's Pi package sends at the leaf of a long session (zones, green:
+        // the newest 8 turns and the packet).
+        let mut a = app_for(&own("long.jsonl"));
+        a.handle_key(KeyEvent::from(KeyCode::Char('v')));
+        a.handle_key(KeyEvent::from(KeyCode::Tab));
+        a.run_jobs_now();
         insta::assert_snapshot!(render(&mut a, 120, 40));
     }
 

@@ -44,9 +44,18 @@ pub fn fmt(n: f64) -> String {
 /// compaction keeps) as `▓`, ticks `┊` where the zones change (bounds × T) and `│` at T. The
 /// numbers lead with what matters at any width: tokens, the zone, then the rest.
 /// `after`: the context after a previewed pruning (a `◆` on the bar and a figure in the line).
+/// `live`: what bonsai's Pi package sends at this entry (a `◇` and a figure).
 /// `counting`: no gauge yet because a job is walking the selected entry's path (a big
 /// session's first frame), not because nothing is selected.
-pub fn draw(f: &mut Frame, area: Rect, g: Option<&Gauge>, bounds: (f64, f64), after: Option<u64>, counting: bool) {
+pub fn draw(
+    f: &mut Frame,
+    area: Rect,
+    g: Option<&Gauge>,
+    bounds: (f64, f64),
+    after: Option<u64>,
+    live: Option<u64>,
+    counting: bool,
+) {
     let Some(g) = g else {
         let msg = if counting {
             " counting the context of the selected entry…"
@@ -70,9 +79,12 @@ pub fn draw(f: &mut Frame, area: Rect, g: Option<&Gauge>, bounds: (f64, f64), af
             .unwrap_or_default();
         let band_start = col((g.tokens.tokens - g.keep_recent as f64).max(0.0));
         let after_col = after.map(|a| col(a as f64).min(width.saturating_sub(1)));
+        let live_col = live.map(|a| col(a as f64).min(width.saturating_sub(1)));
         for i in 0..width {
             let (ch, st) = if Some(i) == after_col {
                 ('◆', fg(SUCCESS))
+            } else if Some(i) == live_col {
+                ('◇', fg(ACCENT))
             } else if i == t && t < width {
                 ('│', fg(ERROR))
             } else if i < fill && i >= band_start {
@@ -115,6 +127,9 @@ pub fn draw(f: &mut Frame, area: Rect, g: Option<&Gauge>, bounds: (f64, f64), af
             format!(" · ◆ {} after pruning", fmt(a as f64)),
             fg(SUCCESS),
         ));
+    }
+    if let Some(l) = live {
+        info.push(Span::styled(format!(" · ◇ live {}", fmt(l as f64)), fg(ACCENT)));
     }
     info.push(Span::styled(
         match g.exact {
@@ -198,7 +213,7 @@ mod snapshots {
         ] {
             let g = gauge(tokens);
             let mut t = Terminal::new(TestBackend::new(120, 2)).unwrap();
-            t.draw(|f| super::draw(f, f.area(), Some(&g), (0.7, 0.9), None, false))
+            t.draw(|f| super::draw(f, f.area(), Some(&g), (0.7, 0.9), None, None, false))
                 .unwrap();
             let zone = g.zone((0.7, 0.9)).unwrap();
             let text: Vec<String> = (0..2)
@@ -217,10 +232,30 @@ mod snapshots {
     }
 
     #[test]
+    fn the_live_figure_is_marked() {
+        let g = gauge(140_000.0);
+        let mut t = Terminal::new(TestBackend::new(120, 2)).unwrap();
+        t.draw(|f| super::draw(f, f.area(), Some(&g), (0.7, 0.9), None, Some(30_000), false))
+            .unwrap();
+        let text: Vec<String> = (0..2)
+            .map(|y| {
+                (0..120)
+                    .map(|x| t.backend().buffer()[(x, y)].symbol().to_string())
+                    .collect::<String>()
+                    .trim_end()
+                    .to_string()
+            })
+            .collect();
+        insta::assert_snapshot!(text.join("\n"));
+        // At 30,000 of 200,000 over 118 columns: column 1 + 18.
+        assert_eq!(t.backend().buffer()[(19, 0)].symbol(), "◇");
+    }
+
+    #[test]
     fn a_gauge_still_counting_says_so() {
         let line = |counting| {
             let mut t = Terminal::new(TestBackend::new(60, 2)).unwrap();
-            t.draw(|f| super::draw(f, f.area(), None, (0.7, 0.9), None, counting))
+            t.draw(|f| super::draw(f, f.area(), None, (0.7, 0.9), None, None, counting))
                 .unwrap();
             (0..60)
                 .map(|x| t.backend().buffer()[(x, 0)].symbol().to_string())
@@ -239,7 +274,7 @@ mod snapshots {
         // The gauge's second line (the numbers), wide enough for all of it.
         let numbers = |g: &Gauge| -> String {
             let mut t = Terminal::new(TestBackend::new(240, 2)).unwrap();
-            t.draw(|f| super::draw(f, f.area(), Some(g), (0.7, 0.9), None, false))
+            t.draw(|f| super::draw(f, f.area(), Some(g), (0.7, 0.9), None, None, false))
                 .unwrap();
             (0..240)
                 .map(|x| t.backend().buffer()[(x, 1)].symbol().to_string())

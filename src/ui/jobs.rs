@@ -53,7 +53,8 @@ pub enum Job {
         encoding: Encoding,
         cache: Arc<TokenCache>,
     },
-    /// "What the model sees" at the selection (and the marked entry).
+    /// "What the model sees" at the selection (and the marked entry): the session's context,
+    /// or with `live` what bonsai's Pi package sends (its settings, window and reserve).
     ContextView {
         generation: u64,
         session: Arc<Session>,
@@ -61,6 +62,17 @@ pub enum Job {
         mark: Option<usize>,
         encoding: Encoding,
         cache: Arc<TokenCache>,
+        live: Option<(crate::engine::live::LiveSettings, u64, u64)>,
+    },
+    /// The live policy's figure at the selection (what the Pi package would send), for the
+    /// gauge's mark.
+    LiveFigure {
+        generation: u64,
+        session: Arc<Session>,
+        leaf: usize,
+        settings: crate::engine::live::LiveSettings,
+        window: u64,
+        reserve: u64,
     },
     /// A pruning plan for the selection (see `engine::prune`).
     Prune {
@@ -174,6 +186,10 @@ pub enum JobResult {
         per_message: Vec<u64>,
     },
     ContextView(Box<ContextData>),
+    LiveFigure {
+        generation: u64,
+        report: Box<crate::engine::live::LiveReport>,
+    },
     Prune {
         generation: u64,
         plan: Box<crate::engine::prune::Plan>,
@@ -357,9 +373,34 @@ impl Job {
                 mark,
                 encoding,
                 cache,
+                live,
             } => JobResult::ContextView(Box::new(context_view::build(
-                &session, generation, leaf, mark, encoding, &cache,
+                &session,
+                generation,
+                leaf,
+                mark,
+                encoding,
+                &cache,
+                live.as_ref(),
             ))),
+            Job::LiveFigure {
+                generation,
+                session,
+                leaf,
+                settings,
+                window,
+                reserve,
+            } => {
+                let at = || crate::engine::live::at_leaf(&session, leaf, window, reserve, &settings);
+                let at = match low_priority_pool() {
+                    Some(p) => p.install(at),
+                    None => at(),
+                };
+                JobResult::LiveFigure {
+                    generation,
+                    report: Box::new(at.answer.report),
+                }
+            }
             Job::Prune {
                 generation,
                 session,

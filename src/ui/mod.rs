@@ -130,12 +130,14 @@ pub fn draw(f: &mut Frame, app: &App) {
         .filter(|p| app.screen.prune_preview && !p.is_empty())
         .map(|p| p.tokens_after);
     let counting = app.selection.gauge.is_none() && app.selected_leaf().is_some();
+    let live = app.selection.live.as_ref().map(|r| r.tokens_sent);
     gauge::draw(
         f,
         a.gauge,
         app.selection.gauge.as_ref(),
         app.screen.zones,
         after,
+        live,
         counting,
     );
     status::draw(f, a.status, app);

@@ -354,6 +354,16 @@ impl App {
                 self.context.mark = None;
                 self.request_context();
             }
+            Action::ToggleLive => {
+                self.context.live = !self.context.live;
+                self.context.data = None;
+                self.request_context();
+                self.status = Some(if self.context.live {
+                    "what bonsai's Pi package sends at this entry (bonsai.live.policy in Pi's settings)".into()
+                } else {
+                    "the session's context at this entry".into()
+                });
+            }
             Action::Close => self.screen.overlay = Overlay::None,
             Action::OpenHelp => {
                 self.screen.help_scroll = 0;

@@ -31,6 +31,8 @@ impl App {
                 }
                 self.selection.gauge = Some(gauge);
                 self.selection.cut = Some(info.cut);
+                // The live figure needs the gauge's window and reserve.
+                self.request_live_figure();
                 if let Some(c) = info.classes {
                     self.selection.cut_classes = c;
                 }
@@ -60,6 +62,11 @@ impl App {
             JobResult::Fills(data) => {
                 if data.generation == self.fills.generation {
                     self.fills.data = Some(data);
+                }
+            }
+            JobResult::LiveFigure { generation, report } => {
+                if generation == self.selection.generation {
+                    self.selection.live = Some(report);
                 }
             }
             JobResult::ContextView(data) => {

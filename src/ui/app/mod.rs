@@ -108,6 +108,9 @@ pub struct SelectionState {
     pub exact: Option<Vec<u64>>,
     /// keepRecentTokens for the cut preview (the setting until changed here).
     pub keep_recent: u64,
+    /// What bonsai's Pi package would send at the selection (for the gauge's mark), once
+    /// counted; `None` while counting or when the live policy is off.
+    pub live: Option<Box<crate::engine::live::LiveReport>>,
 }
 
 /// The tree rows on screen, made in `update` for `draw`.
@@ -139,6 +142,8 @@ pub struct DetailState {
 
 #[derive(Default)]
 pub struct ContextState {
+    /// Showing what bonsai's Pi package sends instead of the session's context.
+    pub live: bool,
     pub mark: Option<usize>,
     pub cursor: usize,
     pub scroll: usize,
@@ -228,6 +233,8 @@ pub struct App {
     pub(crate) doc: Doc,
     pub(crate) view: TreeView,
     pub(crate) settings: Settings,
+    /// bonsai's Pi package is in use: the gauge marks what it sends.
+    pub(crate) live_in_use: bool,
     pub(crate) registry: Arc<Registry>,
     pub(crate) screen: Screen,
     pub selection: SelectionState,
@@ -307,9 +314,11 @@ impl App {
             filter,
             crate::store::clock::now_ms(),
         );
+        let live_in_use = settings.live_package_in_use() || std::env::var_os("BONSAI_PI_SESSION").is_some_and(|v| !v.is_empty());
         let mut app = App {
             doc,
             view,
+            live_in_use,
             settings,
             registry: Arc::new(registry),
             screen: Screen {
@@ -658,6 +667,7 @@ impl App {
         let Some(leaf) = self.selected_leaf() else { return };
         self.context.generation += 1;
         let encoding = self.selection_encoding();
+        let live = self.context.live.then(|| self.live_params());
         self.pending.queue.push(Job::ContextView {
             generation: self.context.generation,
             session: self.doc.session.clone(),
@@ -665,6 +675,42 @@ impl App {
             mark: self.context.mark,
             encoding,
             cache: self.exact.clone(),
+            live,
+        });
+    }
+
+    /// The live policy's settings (Pi's settings.json, `bonsai.live`) and the window and
+    /// reserve the gauge uses at the selection.
+    pub(super) fn live_params(&self) -> (crate::engine::live::LiveSettings, u64, u64) {
+        let g = self.selection.gauge.as_ref();
+        let window = g
+            .and_then(|g| g.window)
+            .filter(|w| *w > 0)
+            .unwrap_or(crate::engine::live::DEFAULT_WINDOW);
+        let reserve = g.map(|g| g.reserve).unwrap_or_else(|| self.settings.reserve_tokens(None));
+        (self.settings.live_settings(), window, reserve)
+    }
+
+    /// Count what the Pi package would send at the selection (the gauge marks it) in a
+    /// low-priority job, when the package is in use (opened by `/bonsai`, listed in Pi's
+    /// packages, or `bonsai.live` configured) and its policy is not off.
+    pub(super) fn request_live_figure(&mut self) {
+        self.selection.live = None;
+        if !self.live_in_use {
+            return;
+        }
+        let Some(leaf) = self.selected_leaf() else { return };
+        let (settings, window, reserve) = self.live_params();
+        if settings.policy == crate::engine::live::LivePolicy::Off {
+            return;
+        }
+        self.pending.queue.push(Job::LiveFigure {
+            generation: self.selection.generation,
+            session: self.doc.session.clone(),
+            leaf,
+            settings,
+            window,
+            reserve,
         });
     }
 

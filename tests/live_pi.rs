@@ -717,3 +717,59 @@ fn a_missing_old_or_slow_engine_is_said_once_and_passed_through() {
         }
     }
 }
+
+/// Pi's own compaction (`/compact`, here the RPC command) with `bonsai.live.summarizer` set:
+/// Pi's `session_before_compact` hook gets bonsai's summary, offline (no model call) or from
+/// one of bonsai's strategies on the session's model.
+#[test]
+fn pis_own_compaction_takes_bonsais_summary_through_the_hook() {
+    for pi in live_pi::pis("tests::live_pi::compaction_hook") {
+        for summarizer in ["offline", "single-shot"] {
+            let settings = json!({"compaction": {"keepRecentTokens": 2000},
+                "bonsai": {"live": {"policy": "off", "summarizer": summarizer}}});
+            let w = World::new(200_000, settings, script);
+            write_logs(&w);
+            let mut rpc = Rpc::start(w.pi(&pi, true));
+            for n in 1..=6 {
+                rpc.prompt(&prompt(n));
+            }
+            rpc.command(json!({"type": "compact"}));
+            let notices = rpc.notices();
+            rpc.quit();
+            let what = format!("Pi {} summarizer {summarizer}", pi.version);
+            assert!(notices.iter().all(|n| !n.starts_with("bonsai:")), "{what}: {notices:?}");
+            let c: Vec<Value> = w.entries().into_iter().filter(|e| e["type"] == "compaction").collect();
+            assert_eq!(c.len(), 1, "{what}");
+            assert_eq!(c[0]["fromHook"], true, "{what}: {}", c[0]);
+            let text = c[0]["summary"].as_str().unwrap();
+            let summary_calls: Vec<Value> = w
+                .server
+                .requests()
+                .into_iter()
+                .filter(|b| is_summary_request(b))
+                .collect();
+            if summarizer == "offline" {
+                assert!(
+                    text.starts_with("## Goal") && summary_calls.is_empty(),
+                    "{what}: {text}"
+                );
+            } else {
+                assert!(text.contains(SUMMARY_MARK), "{what}: {text}");
+                // One call for the history, one for a split turn's prefix.
+                assert!(
+                    (1..=2).contains(&summary_calls.len()),
+                    "{what}: {} calls",
+                    summary_calls.len()
+                );
+                // bonsai's words, not Pi's summarizer prompt.
+                assert!(
+                    summary_calls
+                        .iter()
+                        .all(|c| !c.to_string().contains("context summarization assistant")),
+                    "{what}"
+                );
+            }
+            assert!(text.contains("<read-files>") || text.contains("## Goal"), "{what}");
+        }
+    }
+}

@@ -358,7 +358,10 @@ fn title(p: &Pane, side: Side) -> String {
             r.turns_total
         );
         return match side {
-            Side::Alone => format!(" live (Pi package, {}{zone}) at {} · {totals} · tab: session ", r.policy, p.leaf_id),
+            Side::Alone => format!(
+                " live (Pi package, {}{zone}) at {} · {totals} · tab: session ",
+                r.policy, p.leaf_id
+            ),
             Side::Mark { only } => format!(" live at mark {}: {only} only here · {totals} ", p.leaf_id),
             Side::Selection { only, d_est, d_exact } => format!(
                 " live at {}: {only} only here · {} est. / {} exact vs. the mark · {totals} ",

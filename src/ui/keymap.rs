@@ -411,7 +411,13 @@ pub fn bindings() -> &'static [Binding] {
             b!(LISTS, [code(KeyCode::Enter)], Action::Select, "go to the entry", hint),
             b!(&[Fills], [ch('w')], Action::Close, "close"),
             b!(&[Context], [ch('m')], Action::ClearMark, "clear the mark"),
-            b!(&[Context], [code(KeyCode::Tab)], Action::ToggleLive, "session ↔ live (Pi package)", hint),
+            b!(
+                &[Context],
+                [code(KeyCode::Tab)],
+                Action::ToggleLive,
+                "session ↔ live (Pi package)",
+                hint
+            ),
             b!(LISTS, [code(KeyCode::Esc), ch('q')], Action::Close, "close", hint),
             b!(&[Context], [ch('v')], Action::Close, "close"),
             // The session picker.

@@ -67,11 +67,14 @@ pub fn content_text(c: &Value) -> String {
 /// summary), not a turn: Pi sends those with its summarizer's system prompt and the
 /// conversation as text.
 pub fn is_summary_request(body: &Value) -> bool {
-    body["messages"].as_array().into_iter().flatten().any(|m| {
-        let t = content_text(&m["content"]);
-        (m["role"] == "system" && t.contains("context summarization assistant"))
-            || (m["role"] == "user" && (t.starts_with("<conversation>") || t.starts_with("# Conversation\n")))
-    })
+    // bonsai's own summary calls (its strategies) declare no tools either.
+    let no_tools = body["tools"].as_array().is_none_or(|t| t.is_empty());
+    no_tools
+        || body["messages"].as_array().into_iter().flatten().any(|m| {
+            let t = content_text(&m["content"]);
+            (m["role"] == "system" && t.contains("context summarization assistant"))
+                || (m["role"] == "user" && (t.starts_with("<conversation>") || t.starts_with("# Conversation\n")))
+        })
 }
 
 /// Pi's estimate of a request's messages: chars/4 of their text, tool calls' names and

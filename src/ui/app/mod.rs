@@ -314,7 +314,8 @@ impl App {
             filter,
             crate::store::clock::now_ms(),
         );
-        let live_in_use = settings.live_package_in_use() || std::env::var_os("BONSAI_PI_SESSION").is_some_and(|v| !v.is_empty());
+        let live_in_use =
+            settings.live_package_in_use() || std::env::var_os("BONSAI_PI_SESSION").is_some_and(|v| !v.is_empty());
         let mut app = App {
             doc,
             view,
@@ -687,7 +688,9 @@ impl App {
             .and_then(|g| g.window)
             .filter(|w| *w > 0)
             .unwrap_or(crate::engine::live::DEFAULT_WINDOW);
-        let reserve = g.map(|g| g.reserve).unwrap_or_else(|| self.settings.reserve_tokens(None));
+        let reserve = g
+            .map(|g| g.reserve)
+            .unwrap_or_else(|| self.settings.reserve_tokens(None));
         (self.settings.live_settings(), window, reserve)
     }
 

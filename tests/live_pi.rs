@@ -114,9 +114,19 @@ fn assert_requests_are_live(w: &World, pi: &PiBin, what: &str) -> Vec<Value> {
 /// [`assert_requests_are_live`] for the chat requests from the `from`-th on (the settings in
 /// force now applied to them).
 fn assert_requests_are_live_from(w: &World, pi: &PiBin, what: &str, from: usize) -> Vec<Value> {
+    assert_requests_are(w, pi, what, from, &[])
+}
+
+/// The chat requests from the `from`-th on were Pi's own context: what `bonsai context --live
+/// --policy off` says.
+fn assert_requests_pass_through(w: &World, pi: &PiBin, what: &str, from: usize) {
+    assert_requests_are(w, pi, what, from, &["--policy", "off"]);
+}
+
+fn assert_requests_are(w: &World, pi: &PiBin, what: &str, from: usize, extra: &[&str]) -> Vec<Value> {
     let mut out = vec![];
     for (k, (body, leaf)) in requests_with_leaves(w).iter().enumerate().skip(from) {
-        let live = w.live_context(leaf);
+        let live = w.live_context(leaf, extra);
         let msgs: Vec<Value> = live["context"]["messages"]
             .as_array()
             .unwrap()
@@ -406,7 +416,7 @@ fn a_killed_engine_passes_the_context_through_with_one_notice() {
         let status = wait_notice(&rpc, "policy zones");
         assert!(status.contains("turns kept 2 of 5"), "{status}");
         assert!(status.contains("latch idle"), "{status}");
-        let before = w.server.requests().len();
+        let before = requests_with_leaves(&w).len();
         let kids = live_pi::serve_children(rpc.child.id());
         assert_eq!(kids.len(), 1, "one engine per Pi session: {kids:?}");
         unsafe { libc::kill(kids[0] as i32, libc::SIGKILL) };
@@ -432,35 +442,7 @@ fn a_killed_engine_passes_the_context_through_with_one_notice() {
             .filter(|e| e["type"] == "message" && e["message"]["role"] == "user")
             .count();
         assert_eq!(users, 10);
-        let all = requests_with_leaves(&w);
-        for (body, leaf) in &all[before..] {
-            let off = w
-                .bonsai()
-                .args(["context"])
-                .arg(&w.session)
-                .args([
-                    "--leaf",
-                    leaf,
-                    "--live",
-                    "--policy",
-                    "off",
-                    "--json",
-                    "--content",
-                    "--no-exact",
-                ])
-                .output()
-                .unwrap();
-            let off: Value = serde_json::from_slice(&off.stdout).unwrap();
-            let msgs: Vec<Value> = off["context"]["messages"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|m| m["message"].clone())
-                .collect();
-            let (got, want) = (sent_of_request(body), sent_of_agent(&msgs));
-            assert_eq!(got.len(), want.len());
-            assert!(got.iter().zip(&want).all(|(g, e)| same(g, e)));
-        }
+        assert_requests_pass_through(&w, &pi, "after the engine was killed", before);
     }
 }
 
@@ -687,33 +669,7 @@ fn a_missing_old_or_slow_engine_is_said_once_and_passed_through() {
                 lines[0]
             );
             // Pi's own context went out.
-            for (body, leaf) in requests_with_leaves(&w).iter().skip(before) {
-                let off = w
-                    .bonsai()
-                    .args(["context"])
-                    .arg(&w.session)
-                    .args([
-                        "--leaf",
-                        leaf,
-                        "--live",
-                        "--policy",
-                        "off",
-                        "--json",
-                        "--content",
-                        "--no-exact",
-                    ])
-                    .output()
-                    .unwrap();
-                let off: Value = serde_json::from_slice(&off.stdout).unwrap();
-                let msgs: Vec<Value> = off["context"]["messages"]
-                    .as_array()
-                    .unwrap()
-                    .iter()
-                    .map(|m| m["message"].clone())
-                    .collect();
-                let (got, want) = (sent_of_request(body), sent_of_agent(&msgs));
-                assert_eq!(got.len(), want.len(), "Pi {} {}", pi.version, binary.display());
-            }
+            assert_requests_pass_through(&w, &pi, &binary.display().to_string(), before);
         }
     }
 }

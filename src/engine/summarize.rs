@@ -587,35 +587,13 @@ pub fn history_summary(
         Some(r) => format!("1. Answer the pending request: {r}"),
         None => "1. Continue with the user's next request".to_string(),
     };
-    let mut in_progress: Vec<String> = f.in_progress.clone().sorted().into_iter().map(|i| i.text).collect();
-    if let Some(p) = &f.pending
-        && !in_progress.contains(p)
-    {
-        in_progress.push(p.clone());
-    }
-    let known_files = f.known_files();
     let mut pack = Pack {
-        goal: Goal::new(&f.requests),
-        requests: &f.requests,
-        constraints: texts(f.constraints.clone()),
-        done: texts(f.done.clone()),
         tool_work: tool_work(&f),
-        in_progress,
-        errors: texts(f.errors.clone()),
-        decisions: texts(f.decisions.clone()),
         next,
         focus,
-        command_paths: f
-            .command_paths
-            .iter()
-            .filter(|p| !known_files.contains(p.as_str()))
-            .cloned()
-            .collect(),
         names: recurring_names(&f),
         notes: texts(f.notes.clone()),
-        dropped: [0; 6],
-        layout: Layout::Compaction,
-        files: vec![],
+        ..Pack::of(&f, Layout::Compaction)
     };
     // The assistant's answers and decisions are context, not facts: the newest few always.
     pack.keep_newest(DONE, MAX_CHATTER);
@@ -625,6 +603,17 @@ pub fn history_summary(
         pack.fit(b as usize * 4);
     }
     pack.render()
+}
+
+/// What is still open: the items in progress, then the request still waiting for its answer.
+fn open_items(f: &Facts) -> Vec<String> {
+    let mut v: Vec<String> = f.in_progress.clone().sorted().into_iter().map(|i| i.text).collect();
+    if let Some(p) = &f.pending
+        && !v.contains(p)
+    {
+        v.push(p.clone());
+    }
+    v
 }
 
 /// The most answers (and decisions) a summary lists, newest first.
@@ -692,22 +681,58 @@ fn with_dropped(items: &[String], dropped: usize, what: &str) -> Vec<String> {
     v
 }
 
-impl Pack<'_> {
+impl<'a> Pack<'a> {
+    /// The facts as a pack in `layout`, before anything is reduced: the requests, constraints,
+    /// answers, open items, errors, decisions and command paths (those not already a read or
+    /// modified file); no tool-work line, next step, focus, names, notes or file lines.
+    fn of(f: &'a Facts, layout: Layout) -> Pack<'a> {
+        let known_files = f.known_files();
+        Pack {
+            goal: Goal::new(&f.requests),
+            requests: &f.requests,
+            constraints: texts(f.constraints.clone()),
+            done: texts(f.done.clone()),
+            tool_work: None,
+            in_progress: open_items(f),
+            errors: texts(f.errors.clone()),
+            decisions: texts(f.decisions.clone()),
+            next: String::new(),
+            focus: None,
+            command_paths: f
+                .command_paths
+                .iter()
+                .filter(|p| !known_files.contains(p.as_str()))
+                .cloned()
+                .collect(),
+            names: vec![],
+            notes: vec![],
+            dropped: [0; 6],
+            layout,
+            files: vec![],
+        }
+    }
+
     fn critical(&self) -> Vec<String> {
         let mut v: Vec<String> = self.focus.iter().cloned().collect();
-        if !self.command_paths.is_empty() || self.dropped[5] > 0 {
-            let more = if self.dropped[5] > 0 {
-                format!(" ({} older not listed)", self.dropped[5])
-            } else {
-                String::new()
-            };
-            v.push(format!("{COMMAND_PATHS}{}{more}", self.command_paths.join(", ")));
-        }
+        v.extend(self.command_paths_line(COMMAND_PATHS));
         if !self.names.is_empty() {
             v.push(format!("{NAMES}{}", self.names.join(", ")));
         }
         v.extend(with_dropped(&self.notes, self.dropped[3], WHAT[3]));
         v
+    }
+
+    /// The paths commands used, after `lead`, with how many older ones are left out.
+    fn command_paths_line(&self, lead: &str) -> Option<String> {
+        if self.command_paths.is_empty() && self.dropped[5] == 0 {
+            return None;
+        }
+        let more = if self.dropped[5] > 0 {
+            format!(" ({} older not listed)", self.dropped[5])
+        } else {
+            String::new()
+        };
+        Some(format!("{lead}{}{more}", self.command_paths.join(", ")))
     }
 
     fn done_lines(&self) -> Vec<String> {
@@ -740,14 +765,7 @@ impl Pack<'_> {
         let mut tasks: Vec<String> = self.done_lines().into_iter().map(|d| format!("[x] {d}")).collect();
         tasks.extend(self.in_progress.iter().map(|i| format!("[ ] {i}")));
         let mut files = self.files.clone();
-        if !self.command_paths.is_empty() || self.dropped[5] > 0 {
-            let more = if self.dropped[5] > 0 {
-                format!(" ({} older not listed)", self.dropped[5])
-            } else {
-                String::new()
-            };
-            files.push(format!("used in commands: {}{more}", self.command_paths.join(", ")));
-        }
+        files.extend(self.command_paths_line("used in commands: "));
         format!(
             "## Goal\n{}\n\n## Constraints\n{}\n\n## Decisions\n{}\n\n## Tasks\n{}\n\n## Blockers\n{}\n\n## Files\n{}",
             bullets(&goal, "(none)", ""),
@@ -901,13 +919,6 @@ const PACKET_FILES: usize = 20;
 /// timestamp order (ties by content), so the same messages give the same bytes in any order.
 pub fn packet_ledger(messages: &[&Value], budget: u64) -> String {
     let f = gather(messages.iter().copied(), None);
-    let mut in_progress: Vec<String> = f.in_progress.clone().sorted().into_iter().map(|i| i.text).collect();
-    if let Some(p) = &f.pending
-        && !in_progress.contains(p)
-    {
-        in_progress.push(p.clone());
-    }
-    let known_files = f.known_files();
     let newest = |v: &[String], what: &str| -> Option<String> {
         if v.is_empty() {
             return None;
@@ -930,27 +941,8 @@ pub fn packet_ledger(messages: &[&Value], budget: u64) -> String {
         .flatten()
         .collect();
     let mut pack = Pack {
-        goal: Goal::new(&f.requests),
-        requests: &f.requests,
-        constraints: texts(f.constraints.clone()),
-        done: texts(f.done.clone()),
-        tool_work: None,
-        in_progress,
-        errors: texts(f.errors.clone()),
-        decisions: texts(f.decisions.clone()),
-        next: String::new(),
-        focus: None,
-        command_paths: f
-            .command_paths
-            .iter()
-            .filter(|p| !known_files.contains(p.as_str()))
-            .cloned()
-            .collect(),
-        names: vec![],
-        notes: vec![],
-        dropped: [0; 6],
-        layout: Layout::Packet,
         files,
+        ..Pack::of(&f, Layout::Packet)
     };
     pack.keep_newest(DONE, 4);
     pack.keep_newest(DECISIONS, MAX_CHATTER);

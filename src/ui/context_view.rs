@@ -342,40 +342,39 @@ enum Side {
 
 fn title(p: &Pane, side: Side) -> String {
     let n = p.rows.iter().filter(|r| r.omitted_by.is_none()).count();
-    let totals = format!(
-        "{n} messages · {} tokens (est. sum {}, exact {})",
-        num(p.tokens.tokens),
-        p.est_sum,
-        p.exact_sum
-    );
-    if let Some(r) = &p.live {
-        let zone = r.zone.map(|z| format!(", {}", z.name())).unwrap_or_default();
-        let totals = format!(
-            "{n} messages · {} sent of {} · turns {}/{}",
-            num(r.tokens_sent as f64),
-            num(r.tokens_full as f64),
-            r.turns_kept,
-            r.turns_total
-        );
-        return match side {
-            Side::Alone => format!(
-                " live (Pi package, {}{zone}) at {} · {totals} · tab: session ",
-                r.policy, p.leaf_id
+    // The live pane (what the Pi package sends) says so, with the policy's figures.
+    let (kind, alone, totals) = match &p.live {
+        Some(r) => (
+            "live ",
+            format!(
+                "live (Pi package, {}{})",
+                r.policy,
+                r.zone.map(|z| format!(", {}", z.name())).unwrap_or_default()
             ),
-            Side::Mark { only } => format!(" live at mark {}: {only} only here · {totals} ", p.leaf_id),
-            Side::Selection { only, d_est, d_exact } => format!(
-                " live at {}: {only} only here · {} est. / {} exact vs. the mark · {totals} ",
-                p.leaf_id,
-                signed(d_est),
-                signed(d_exact)
+            format!(
+                "{n} messages · {} sent of {} · turns {}/{} · tab: session",
+                num(r.tokens_sent as f64),
+                num(r.tokens_full as f64),
+                r.turns_kept,
+                r.turns_total
             ),
-        };
-    }
+        ),
+        None => (
+            "",
+            "context".to_string(),
+            format!(
+                "{n} messages · {} tokens (est. sum {}, exact {}) · tab: live",
+                num(p.tokens.tokens),
+                p.est_sum,
+                p.exact_sum
+            ),
+        ),
+    };
     match side {
-        Side::Alone => format!(" context at {} · {totals} · tab: live ", p.leaf_id),
-        Side::Mark { only } => format!(" mark {}: {only} only here · {totals} ", p.leaf_id),
+        Side::Alone => format!(" {alone} at {} · {totals} ", p.leaf_id),
+        Side::Mark { only } => format!(" {kind}mark {}: {only} only here · {totals} ", p.leaf_id),
         Side::Selection { only, d_est, d_exact } => format!(
-            " {}: {only} only here · {} est. / {} exact vs. the mark · {totals} ",
+            " {kind}{}: {only} only here · {} est. / {} exact vs. the mark · {totals} ",
             p.leaf_id,
             signed(d_est),
             signed(d_exact)

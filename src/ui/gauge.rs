@@ -202,6 +202,20 @@ mod snapshots {
         }
     }
 
+    /// The backend's rows as text, trailing blanks trimmed.
+    fn lines(t: &Terminal<TestBackend>) -> Vec<String> {
+        let area = t.backend().buffer().area;
+        (0..area.height)
+            .map(|y| {
+                (0..area.width)
+                    .map(|x| t.backend().buffer()[(x, y)].symbol().to_string())
+                    .collect::<String>()
+                    .trim_end()
+                    .to_string()
+            })
+            .collect()
+    }
+
     #[test]
     fn gauge_in_each_zone() {
         // T = 200000 - 16384 = 183616: green < 70% T, yellow < 90% T, red < T, then compact.
@@ -216,15 +230,7 @@ mod snapshots {
             t.draw(|f| super::draw(f, f.area(), Some(&g), (0.7, 0.9), None, None, false))
                 .unwrap();
             let zone = g.zone((0.7, 0.9)).unwrap();
-            let text: Vec<String> = (0..2)
-                .map(|y| {
-                    (0..120)
-                        .map(|x| t.backend().buffer()[(x, y)].symbol().to_string())
-                        .collect::<String>()
-                        .trim_end()
-                        .to_string()
-                })
-                .collect();
+            let text = lines(&t);
             insta::assert_snapshot!(format!("gauge_{name}"), format!("{zone:?}\n{}", text.join("\n")));
             let fill = t.backend().buffer()[(5, 0)].fg;
             assert_eq!(fill, super::zone_color(Some(zone)), "{name}");
@@ -237,16 +243,7 @@ mod snapshots {
         let mut t = Terminal::new(TestBackend::new(120, 2)).unwrap();
         t.draw(|f| super::draw(f, f.area(), Some(&g), (0.7, 0.9), None, Some(30_000), false))
             .unwrap();
-        let text: Vec<String> = (0..2)
-            .map(|y| {
-                (0..120)
-                    .map(|x| t.backend().buffer()[(x, y)].symbol().to_string())
-                    .collect::<String>()
-                    .trim_end()
-                    .to_string()
-            })
-            .collect();
-        insta::assert_snapshot!(text.join("\n"));
+        insta::assert_snapshot!(lines(&t).join("\n"));
         // At 30,000 of 200,000 over 118 columns: column 1 + 18.
         assert_eq!(t.backend().buffer()[(19, 0)].symbol(), "◇");
     }

@@ -67,7 +67,8 @@ impl FakeModel {
     }
 }
 
-fn read_request(sock: &std::net::TcpStream) -> Option<Value> {
+/// One HTTP request's JSON body (by its content-length).
+pub fn read_request(sock: &std::net::TcpStream) -> Option<Value> {
     let mut reader = BufReader::new(sock.try_clone().ok()?);
     let mut line = String::new();
     reader.read_line(&mut line).ok()?;

@@ -4,8 +4,9 @@
 //! reports is the request's size in Pi's estimate (chars/4), so Pi's context figures move as
 //! they would with a real model. Nothing leaves the machine.
 
+use super::fake_model::read_request;
 use serde_json::{Value, json};
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::Write;
 use std::net::TcpListener;
 use std::sync::{Arc, Mutex};
 
@@ -29,29 +30,6 @@ impl FakeOpenAi {
     pub fn clear(&self) {
         self.bodies.lock().unwrap().clear();
     }
-}
-
-fn read_request(sock: &std::net::TcpStream) -> Option<Value> {
-    let mut reader = BufReader::new(sock.try_clone().ok()?);
-    let mut line = String::new();
-    reader.read_line(&mut line).ok()?;
-    let mut len = 0;
-    loop {
-        let mut h = String::new();
-        reader.read_line(&mut h).ok()?;
-        let h = h.trim_end();
-        if h.is_empty() {
-            break;
-        }
-        if let Some((k, v)) = h.split_once(':')
-            && k.trim().eq_ignore_ascii_case("content-length")
-        {
-            len = v.trim().parse().ok()?;
-        }
-    }
-    let mut body = vec![0u8; len];
-    reader.read_exact(&mut body).ok()?;
-    serde_json::from_slice(&body).ok()
 }
 
 /// The text of an OpenAI message's content (a string, or the text parts joined).

@@ -135,13 +135,14 @@ impl World {
         c
     }
 
-    /// `bonsai context --live --json --content` at `leaf`.
-    pub fn live_context(&self, leaf: &str) -> Value {
+    /// `bonsai context --live --json --content` at `leaf` (`extra`: e.g. `--policy off`).
+    pub fn live_context(&self, leaf: &str, extra: &[&str]) -> Value {
         let o = self
             .bonsai()
             .args(["context"])
             .arg(&self.session)
             .args(["--leaf", leaf, "--live", "--json", "--content", "--no-exact"])
+            .args(extra)
             .output()
             .unwrap();
         assert!(

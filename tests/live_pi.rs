@@ -217,9 +217,12 @@ fn sixty_turns_send_what_bonsai_context_live_says_and_stay_flat() {
         for k in 0..without.len() {
             csv.push_str(&format!("{},{},{},{}\n", k + 1, k / 2 + 1, without[k], with[k]));
         }
-        let out = common::repo()
-            .join("target")
-            .join(format!("live-tokens-{}.csv", pi.version));
+        // The build's target folder (a plain clone's test run builds elsewhere: then there).
+        let dir = std::env::var_os("CARGO_TARGET_DIR")
+            .map(std::path::PathBuf::from)
+            .unwrap_or_else(|| common::repo().join("target"));
+        std::fs::create_dir_all(&dir).unwrap();
+        let out = dir.join(format!("live-tokens-{}.csv", pi.version));
         std::fs::write(&out, csv).unwrap();
         assert!(
             without.windows(2).all(|p| p[1] >= p[0]),

@@ -17,12 +17,20 @@ use std::path::PathBuf;
 #[derive(Parser, Debug)]
 #[command(
     name = "bonsai",
-    version,
+    disable_version_flag = true,
     about = "Browse, prune and compact Pi coding-agent session trees"
 )]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Option<Command>,
+    /// The Pi release to reproduce (0.87.1, 1.5.2; another maps to the nearest below).
+    /// Default: $BONSAI_PI_VERSION, the bonsai.piVersion setting, the `pi` on PATH, else the
+    /// newest bonsai knows.
+    #[arg(long, global = true, value_name = "VERSION")]
+    pub pi_version: Option<String>,
+    /// Print bonsai's version and the Pi release it follows.
+    #[arg(short = 'V', long = "version")]
+    pub version: bool,
     /// A session file, or a directory whose newest session to open (default: this project's).
     pub path: Option<PathBuf>,
     /// Open with this entry selected (an id, as `bonsai search` prints it, or idx:N).
@@ -602,10 +610,40 @@ pub struct ListArgs {
     pub json: bool,
 }
 
+/// Decide the Pi release to follow for this process (flag, environment, Pi's settings, the
+/// `pi` on PATH).
+pub fn follow_pi(flag: Option<&str>) -> Result<&'static crate::store::pi_version::Followed> {
+    use crate::store::pi_version;
+    let settings = crate::store::config::load_settings(&crate::store::config::cwd());
+    let f = pi_version::decide(flag, &settings).map_err(|e| color_eyre::eyre::eyre!(e))?;
+    pi_version::set(f);
+    Ok(pi_version::decided().expect("decided just now"))
+}
+
 pub fn run(cli: Cli) -> Result<()> {
+    let followed = follow_pi(cli.pi_version.as_deref())?;
+    if cli.version {
+        println!("bonsai {}", env!("CARGO_PKG_VERSION"));
+        println!("follows Pi {} ({})", followed.version, followed.source);
+        if let Some(n) = &followed.note {
+            println!("note: {n}");
+        }
+        let known: Vec<&str> = crate::engine::pi_version::PiVersion::KNOWN
+            .iter()
+            .map(|v| v.name())
+            .collect();
+        println!("knows Pi {}", known.join(", "));
+        return Ok(());
+    }
     let Some(mut cmd) = cli.command else {
         return crate::ui::run(cli.path, cli.at);
     };
+    // Said once, to a person (a script reads the version in `inspect --json` or `--version`).
+    if let Some(n) = &followed.note
+        && std::io::IsTerminal::is_terminal(&std::io::stderr())
+    {
+        eprintln!("bonsai: {n}");
+    }
     // FILE may be a directory (its newest session); a write never goes to the bundled demo.
     if let Some((file, writes)) = cmd.file_mut() {
         *file = if writes {

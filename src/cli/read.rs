@@ -645,7 +645,13 @@ pub fn inspect(a: InspectArgs) -> Result<()> {
         branch_target: a.branch_target.as_deref().map(|t| resolve_ref(&s, t)).transpose()?,
         branch_context_window: a.branch_context_window,
     };
-    print_json(&report::inspect_json(&s, &o));
+    let mut out = report::inspect_json(&s, &o);
+    // The release this answer reproduces, and why that one.
+    out["piVersion"] = json!(s.pi.name());
+    if let Some(f) = crate::store::pi_version::decided() {
+        out["piVersionFollowed"] = json!({"version": f.version.name(), "source": f.source, "note": f.note});
+    }
+    print_json(&out);
     Ok(())
 }
 

@@ -15,6 +15,7 @@ pub mod js;
 pub mod lenient;
 pub mod live;
 pub mod models;
+pub mod pi_version;
 pub mod prune;
 pub mod recall;
 pub mod report;

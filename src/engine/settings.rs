@@ -150,6 +150,16 @@ impl Settings {
         p
     }
 
+    /// `bonsai.piVersion`: the Pi release to follow (`Err` with the value shown when it is not
+    /// a string).
+    pub fn pi_version_setting(&self) -> Option<Result<String, String>> {
+        match self.get(&["bonsai", "piVersion"])? {
+            Value::Null => None,
+            Value::String(s) => Some(Ok(s.clone())),
+            other => Some(Err(other.to_string())),
+        }
+    }
+
     /// Whether the user has bonsai's Pi package: listed in Pi's `packages` (a source naming
     /// `pi-bonsai`, or the repository's `pi-package` folder), or `bonsai.live` is configured.
     pub fn live_package_in_use(&self) -> bool {

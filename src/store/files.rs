@@ -104,10 +104,12 @@ pub fn load_session_progress(
         path: path.to_path_buf(),
         source,
     })?;
-    let mut s = Session::from_bytes_progress(bytes, true, progress).map_err(|source| OpenError::Invalid {
-        path: path.to_path_buf(),
-        source,
-    })?;
+    let mut s = Session::from_bytes_progress(bytes, true, progress)
+        .map_err(|source| OpenError::Invalid {
+            path: path.to_path_buf(),
+            source,
+        })?
+        .read_as(super::pi_version::followed());
     explain_fragment(&mut s, path);
     Ok(s)
 }

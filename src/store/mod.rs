@@ -9,6 +9,7 @@ pub mod faults;
 pub mod files;
 pub mod journal;
 pub mod mapped;
+pub mod pi_version;
 pub mod pins;
 pub mod search;
 pub mod sessions;

@@ -299,12 +299,16 @@ async fn event_loop(
     let exit_after_first_frame = std::env::var_os("BONSAI_EXIT_AFTER_FIRST_FRAME").is_some();
     let (session, path, notice) = match target {
         Target::Demo => (
-            Session::from_bytes(DEMO.to_vec()).map_err(|e| eyre!("demo session: {e}"))?,
+            Session::from_bytes(DEMO.to_vec())
+                .map_err(|e| eyre!("demo session: {e}"))?
+                .read_as(crate::store::pi_version::followed()),
             None,
             Some("No Pi sessions found: showing bonsai's bundled demo session (read-only).".to_string()),
         ),
         Target::Picker => (
-            Session::from_bytes(DEMO.to_vec()).map_err(|e| eyre!("{e}"))?,
+            Session::from_bytes(DEMO.to_vec())
+                .map_err(|e| eyre!("{e}"))?
+                .read_as(crate::store::pi_version::followed()),
             None,
             None,
         ),
@@ -389,6 +393,10 @@ async fn event_loop(
     let mut app = App::with_session(session, path, settings, registry);
     app.screen.no_color = no_color;
     app.notice = notice.or_else(|| app.diagnostics_notice());
+    // Said once: which Pi is followed when it is not the one asked for (or none was found).
+    if let Some(n) = crate::store::pi_version::decided().and_then(|f| f.note.clone()) {
+        app.status = Some(n);
+    }
     let size = terminal.size()?;
     app.update(Action::Resize {
         width: size.width,

@@ -31,6 +31,8 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) {
     let mut spans = vec![
         Span::styled(format!(" {name} "), title()),
         Span::styled(format!("{pos}{}", app.view.filter.status_tag()), fg(MUTED)),
+        // The Pi release whose rules the numbers and rows follow.
+        Span::styled(format!("  Pi {}", app.doc.session.pi), fg(DIM)),
     ];
     if app.view.show_label_times {
         spans.push(Span::styled(" [+label time]", fg(MUTED)));

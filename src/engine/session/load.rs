@@ -495,8 +495,9 @@ impl Session {
     /// had no newline yet, which may have grown). A v1 file, or bytes that do not continue
     /// this session's, are parsed whole.
     pub fn extend(self, buf: FileBytes) -> Result<Session, LoadError> {
+        let pi = self.pi;
         if !self.continues_into(&buf) {
-            return Session::from_bytes(buf);
+            return Session::from_bytes(buf).map(|s| s.read_as(pi));
         }
         let Session {
             header,
@@ -506,14 +507,14 @@ impl Session {
             settled_lines,
             ..
         } = self;
-        Session::extend_parts(buf, header, entries, line_diagnostics, settled_len, settled_lines)
+        Session::extend_parts(buf, header, entries, line_diagnostics, settled_len, settled_lines).map(|s| s.read_as(pi))
     }
 
     /// [`Session::extend`] keeping this session (its entries are copied): a background reload
     /// while the UI still shows this one.
     pub fn extended(&self, buf: FileBytes) -> Result<Session, LoadError> {
         if !self.continues_into(&buf) {
-            return Session::from_bytes(buf);
+            return Session::from_bytes(buf).map(|s| s.read_as(self.pi));
         }
         Session::extend_parts(
             buf,
@@ -523,6 +524,7 @@ impl Session {
             self.settled_len,
             self.settled_lines,
         )
+        .map(|s| s.read_as(self.pi))
     }
 
     /// Whether `buf` is this session's bytes with lines appended, as far as can be told
@@ -597,6 +599,7 @@ impl Session {
             settled_len,
             settled_lines,
             header,
+            pi: Default::default(),
         }
     }
 }

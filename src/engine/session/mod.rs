@@ -42,6 +42,9 @@ pub struct Session {
     /// The bytes up to the last newline, and their line count: where an extension resumes.
     settled_len: usize,
     settled_lines: u32,
+    /// The Pi release this session is read as (what its summaries are made from, its `/tree`
+    /// rows): the store sets the one bonsai follows; the engine's default is 0.87.1.
+    pub pi: super::pi_version::PiVersion,
 }
 
 /// Why bytes are not a Pi session.
@@ -200,6 +203,12 @@ impl Session {
                 d.message = message.clone();
             }
         }
+    }
+
+    /// This session read as `pi`.
+    pub fn read_as(mut self, pi: super::pi_version::PiVersion) -> Session {
+        self.pi = pi;
+        self
     }
 
     pub fn label_of(&self, id: &str) -> Option<&str> {

@@ -446,6 +446,7 @@ pub fn tree(a: TreeArgs) -> Result<()> {
     let t = tree::Tree::build(&s);
     let mode = tree_view::FilterMode::parse(&filter).unwrap_or_default();
     let mut view = tree_view::TreeView::new(&s, &t, leaf, mode, crate::store::clock::now_ms());
+    view.home = crate::store::config::tree_home();
     if a.archived && view.archived_branches > 0 {
         view.set_show_archived(&s, true);
     }

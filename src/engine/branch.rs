@@ -100,17 +100,36 @@ pub fn prepare(s: &Session, from_leaf: Option<usize>, target: usize, token_budge
             }
         }
     }
+    // Pi 1.5.2 applies the latest context edit of each target inside the branch left behind
+    // (a null one drops the message, a replacement counts with its new content).
+    let mut edits: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+    if s.pi.branch_applies_context_edits() {
+        for &i in &plan.entries {
+            if let Kind::ContextEdit { target_id: Some(t), .. } = &s.entries[i].kind {
+                edits.insert(t, i);
+            }
+        }
+    }
     let mut picked = Vec::new();
     s.prefetch_measures(plan.entries.iter().copied());
     for &i in plan.entries.iter().rev() {
-        let Some(m) = branch_message(s, i) else { continue };
-        if let Some(msg) = context::msg_of(s, &m) {
-            for tc in &s.measures(msg).tool_calls {
-                if let (Role::Assistant, Some(p)) = (&msg.role, &tc.path) {
-                    plan.file_ops.add_tool_call(&tc.name, p);
-                }
-            }
-        }
+        let edited = match (&s.entries[i].kind, edits.get(&*s.entries[i].id)) {
+            (Kind::Message(m), Some(&ei)) if m.role != Role::ToolResult => Some(ei),
+            (Kind::CustomMessage { .. }, Some(&ei)) => Some(ei),
+            _ => None,
+        };
+        let m = match edited {
+            Some(ei) => match context::project_entry(s, i, Some(ei)).into_iter().next() {
+                Some(m) => m,
+                None => continue,
+            },
+            None => match branch_message(s, i) {
+                Some(m) => m,
+                None => continue,
+            },
+        };
+        // A replaced message's file operations are its replacement's.
+        super::compaction::add_file_ops(s, &m, &mut plan.file_ops);
         let t = m.est_tokens;
         if token_budget > 0 && (plan.total_tokens + t) as i64 > token_budget {
             if matches!(s.entries[i].kind, Kind::Compaction(_) | Kind::BranchSummary(_))

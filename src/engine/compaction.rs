@@ -204,8 +204,34 @@ fn messages_for_summary(s: &Session, entries: &[context::ProjectedEntry]) -> Vec
         .collect()
 }
 
-/// Pi's `extractFileOpsFromMessage` for a projected message (edits included).
+/// Pi's `extractFileOpsFromMessage` for a projected message (edits included): an
+/// assistant's tool calls, and from 1.5.2 the calls a tool result records as `nestedCalls`
+/// (calls made from a codemode script).
 pub fn add_file_ops(s: &Session, m: &ContextMessage, ops: &mut FileOps) {
+    if m.role == Role::ToolResult && s.pi.nested_call_file_ops() {
+        // Only a result that names them is decoded (a long cut has thousands of results).
+        if memchr::memmem::find(s.line_bytes(m.source), b"\"nestedCalls\"").is_some() {
+            let v = context::materialize(s, m);
+            for call in v
+                .get("nestedCalls")
+                .and_then(|n| n.get("calls"))
+                .and_then(|c| c.as_array())
+                .into_iter()
+                .flatten()
+            {
+                if let (Some(name), Some(path)) = (
+                    call.get("name").and_then(|n| n.as_str()),
+                    call.get("arguments")
+                        .and_then(|a| a.get("path"))
+                        .and_then(|p| p.as_str()),
+                ) && !path.is_empty()
+                {
+                    ops.add_tool_call(name, path);
+                }
+            }
+        }
+        return;
+    }
     if m.role != Role::Assistant {
         return;
     }

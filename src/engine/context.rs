@@ -125,7 +125,9 @@ fn replaced_estimate(m: &StoredMessage, rep: &ContentStats) -> u64 {
     st.estimate(&m.role)
 }
 
-fn project_entry(s: &Session, idx: usize, edit: Option<usize>) -> Vec<ContextMessage> {
+/// Pi's `projectContextEntry`: an entry's messages with a `context_edit` applied (a null
+/// replacement hides them).
+pub(crate) fn project_entry(s: &Session, idx: usize, edit: Option<usize>) -> Vec<ContextMessage> {
     let mut msgs = intrinsic_messages(s, idx);
     let Some(ei) = edit else { return msgs };
     let Kind::ContextEdit { replacement, .. } = &s.entries[ei].kind else {

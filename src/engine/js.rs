@@ -43,6 +43,20 @@ pub fn slice_utf16(s: &str, n: usize) -> std::borrow::Cow<'_, str> {
     s.into()
 }
 
+/// Pi 1.5.2's `sliceHead(s, n)`: at most `n` UTF-16 units, never half of a surrogate pair
+/// (a character that does not fit whole is left out).
+pub fn slice_utf16_whole(s: &str, n: usize) -> &str {
+    let mut units = 0usize;
+    for (i, c) in s.char_indices() {
+        let w = c.len_utf16();
+        if units + w > n {
+            return &s[..i];
+        }
+        units += w;
+    }
+    s
+}
+
 /// True for keys V8 treats as array indices; those enumerate first, in numeric order.
 fn is_array_index(k: &str) -> Option<u32> {
     if k.is_empty() || k.len() > 10 {
@@ -155,6 +169,48 @@ fn push_js_string(out: &mut String, s: &str) {
         }
     }
     out.push('"');
+}
+
+/// JavaScript's `Number(s)` for a string: surrounding whitespace ignored, decimal (with an
+/// optional sign, fraction and exponent), `0x`/`0o`/`0b` integers, `Infinity`; NaN for
+/// anything else (the empty string is 0).
+pub fn string_to_number(s: &str) -> f64 {
+    let t = js_trim(s);
+    if t.is_empty() {
+        return 0.0;
+    }
+    let radix = |p: &str, r: u32| -> f64 {
+        if p.is_empty() || !p.chars().all(|c| c.is_digit(r)) {
+            return f64::NAN;
+        }
+        p.chars()
+            .fold(0.0, |acc, c| acc * r as f64 + c.to_digit(r).unwrap_or(0) as f64)
+    };
+    let lower = t.get(..2).map(|x| x.to_ascii_lowercase());
+    match lower.as_deref() {
+        Some("0x") => return radix(&t[2..], 16),
+        Some("0o") => return radix(&t[2..], 8),
+        Some("0b") => return radix(&t[2..], 2),
+        _ => {}
+    }
+    let unsigned = t.strip_prefix(['+', '-']).unwrap_or(t);
+    if unsigned == "Infinity" {
+        return if t.starts_with('-') {
+            f64::NEG_INFINITY
+        } else {
+            f64::INFINITY
+        };
+    }
+    // Digits, one dot, an exponent: Rust's parser also takes "inf", "nan" and "1_0", which
+    // JavaScript does not.
+    let ok = unsigned
+        .chars()
+        .all(|c| c.is_ascii_digit() || matches!(c, '.' | 'e' | 'E' | '+' | '-'))
+        && unsigned.chars().next().is_some_and(|c| c.is_ascii_digit() || c == '.');
+    if !ok {
+        return f64::NAN;
+    }
+    t.parse::<f64>().unwrap_or(f64::NAN)
 }
 
 /// `JSON.stringify(value)` exactly as V8 writes it (no spacing).

@@ -250,7 +250,7 @@ pub fn serialized_text(s: &Session, msgs: &[ContextMessage]) -> String {
     // every decoded message at once would double the memory of a large cut.
     let mut out = String::new();
     for m in msgs {
-        let part = serialize::serialize_conversation(&serialize::convert_to_llm(&[context::materialize(s, m)]));
+        let part = serialize::serialize_conversation(&serialize::convert_to_llm(&[context::materialize(s, m)]), s.pi);
         if !part.is_empty() {
             if !out.is_empty() {
                 out.push_str("\n\n");

@@ -97,8 +97,10 @@ fn text_join(content: Option<&Value>, sep: &str) -> String {
     super::context::content_text(content, sep)
 }
 
-/// Pi's `serializeConversation` over already converted messages.
-pub fn serialize_conversation(messages: &[Value]) -> String {
+/// Pi's `serializeConversation` over already converted messages, as `pi` writes it (0.87.1
+/// adds `[Assistant thinking]:` parts and cuts a long tool result through a surrogate pair;
+/// 1.5.2 does neither).
+pub fn serialize_conversation(messages: &[Value], pi: super::pi_version::PiVersion) -> String {
     let mut parts: Vec<String> = Vec::new();
     for m in messages {
         match m.get("role").and_then(|r| r.as_str()) {
@@ -148,7 +150,7 @@ pub fn serialize_conversation(messages: &[Value]) -> String {
                         _ => {}
                     }
                 }
-                if !thinking.is_empty() {
+                if !thinking.is_empty() && pi.serializes_thinking() {
                     parts.push(format!("[Assistant thinking]: {}", thinking.join("\n")));
                 }
                 if blocks
@@ -166,7 +168,7 @@ pub fn serialize_conversation(messages: &[Value]) -> String {
                 if !c.is_empty() {
                     parts.push(format!(
                         "[Tool result]: {}",
-                        truncate_for_summary(&c, TOOL_RESULT_MAX_CHARS)
+                        truncate_for_summary(&c, TOOL_RESULT_MAX_CHARS, pi)
                     ));
                 }
             }
@@ -176,16 +178,19 @@ pub fn serialize_conversation(messages: &[Value]) -> String {
     parts.join("\n\n")
 }
 
-fn truncate_for_summary(text: &str, max: usize) -> String {
+fn truncate_for_summary(text: &str, max: usize, pi: super::pi_version::PiVersion) -> String {
     let len = js::utf16_len(text);
     if len <= max {
         return text.to_string();
     }
-    format!(
-        "{}\n\n[... {} more characters truncated]",
-        js::slice_utf16(text, max),
-        len - max
-    )
+    // The count is of what is cut at `max` either way (1.5.2 keeps a split character out of
+    // the head but counts as 0.87.1 did).
+    let head = if pi.truncates_whole_characters() {
+        std::borrow::Cow::Borrowed(js::slice_utf16_whole(text, max))
+    } else {
+        js::slice_utf16(text, max)
+    };
+    format!("{head}\n\n[... {} more characters truncated]", len - max)
 }
 
 /// Pi's `FileOperations`: sets of paths (any JSON value Pi carried forward from details).
@@ -281,6 +286,7 @@ pub fn list_strings(v: &[Value]) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::pi_version::PiVersion;
     use serde_json::json;
 
     #[test]
@@ -297,7 +303,10 @@ mod tests {
     #[test]
     fn tool_result_truncation_marker() {
         let long = "x".repeat(2005);
-        let out = serialize_conversation(&[json!({"role":"toolResult","content":[{"type":"text","text":long}]})]);
+        let out = serialize_conversation(
+            &[json!({"role":"toolResult","content":[{"type":"text","text":long}]})],
+            Default::default(),
+        );
         assert!(out.ends_with("\n\n[... 5 more characters truncated]"));
         assert_eq!(
             out.len(),
@@ -307,15 +316,47 @@ mod tests {
 
     #[test]
     fn tool_call_arguments_use_js_order_and_stringify() {
-        let out = serialize_conversation(&[json!({"role":"assistant","content":[
-            {"type":"thinking","thinking":"hm"},
-            {"type":"text","text":"ok"},
-            {"type":"toolCall","name":"read","arguments":{"path":"a.rs","1":true,"limit":2.50}}
-        ]})]);
+        let out = serialize_conversation(
+            &[json!({"role":"assistant","content":[
+                {"type":"thinking","thinking":"hm"},
+                {"type":"text","text":"ok"},
+                {"type":"toolCall","name":"read","arguments":{"path":"a.rs","1":true,"limit":2.50}}
+            ]})],
+            PiVersion::V0_87_1,
+        );
         assert_eq!(
             out,
             "[Assistant thinking]: hm\n\n[Assistant]: ok\n\n[Assistant tool calls]: read(1=true, path=\"a.rs\", limit=2.5)"
         );
+    }
+
+    #[test]
+    fn pi_1_5_2_leaves_thinking_out_and_never_splits_a_character() {
+        let m = json!({"role":"assistant","content":[
+            {"type":"thinking","thinking":"hm"},
+            {"type":"text","text":"ok"}
+        ]});
+        assert_eq!(
+            serialize_conversation(std::slice::from_ref(&m), PiVersion::V1_5_2),
+            "[Assistant]: ok"
+        );
+        // An emoji (two UTF-16 units) across the 2,000-unit cut.
+        let long = format!("{}😀tail", "a".repeat(1999));
+        let r = |pi| {
+            serialize_conversation(
+                &[json!({"role":"toolResult","content":[{"type":"text","text":&long}]})],
+                pi,
+            )
+        };
+        let old = r(PiVersion::V0_87_1);
+        let new = r(PiVersion::V1_5_2);
+        // 0.87.1 keeps half the pair (Node writes it as U+FFFD); 1.5.2 leaves it out. Both
+        // count what follows unit 2,000.
+        assert!(old.contains(&format!(
+            "{}\u{FFFD}\n\n[... 5 more characters truncated]",
+            "a".repeat(1999)
+        )));
+        assert!(new.contains(&format!("{}\n\n[... 5 more characters truncated]", "a".repeat(1999))));
     }
 
     #[test]

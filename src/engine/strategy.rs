@@ -145,7 +145,7 @@ impl SummaryInput {
         let values: Vec<Value> = all.par_iter().map(|m| summarize::materialize_one(s, m)).collect();
         let serialized: Vec<String> = values
             .par_iter()
-            .map(|v| serialize::serialize_conversation(&serialize::convert_to_llm(std::slice::from_ref(v))))
+            .map(|v| serialize::serialize_conversation(&serialize::convert_to_llm(std::slice::from_ref(v)), s.pi))
             .collect();
         let n = plan.messages_to_summarize.len();
         let units = plan

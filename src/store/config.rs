@@ -22,6 +22,15 @@ fn expand_home(p: &str) -> PathBuf {
     PathBuf::from(p)
 }
 
+/// The home folder Pi's `/tree` shortens tool paths under (`$HOME`, else `$USERPROFILE`, as
+/// Pi reads it; none when both are empty).
+pub fn tree_home() -> Option<String> {
+    ["HOME", "USERPROFILE"]
+        .iter()
+        .filter_map(|k| std::env::var(k).ok())
+        .find(|v| !v.is_empty())
+}
+
 /// `$PI_CODING_AGENT_DIR` or `~/.pi/agent`.
 pub fn agent_dir() -> PathBuf {
     match std::env::var("PI_CODING_AGENT_DIR") {

@@ -314,7 +314,7 @@ pub fn build(s: &Session, entry: usize, width: u16, tool_call: Option<(String, V
             }
             Role::ToolResult => {
                 let name = m.tool_name.as_deref().unwrap_or("tool");
-                let call_text = tool_call.as_ref().map(|(n, a)| format_tool_call(n, a, None));
+                let call_text = tool_call.as_ref().map(|(n, a)| format_tool_call(n, a, None, s.pi));
                 lines.push(Line::from(vec![
                     Span::styled(call_text.unwrap_or_else(|| format!("[{name}]")), fg(MUTED)),
                     Span::styled(if m.is_error { "  error" } else { "" }, fg(ERROR)),

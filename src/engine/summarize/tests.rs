@@ -63,7 +63,7 @@ fn every_fact_of_a_modest_history_is_kept() {
         ops.add_tool_call("edit", &format!("src/module_{k}.rs"));
     }
     let text = compose_compaction_summary(&history_summary(&msgs, None, None, Some(13107)), None, &ops);
-    let known = serialize::serialize_conversation(&serialize::convert_to_llm(&msgs));
+    let known = serialize::serialize_conversation(&serialize::convert_to_llm(&msgs), Default::default());
     let range = recall::Range::new(&msgs, &known, "/home/u/p", 100_000, 100_000);
     let score = range.score(&text);
     assert_eq!(score.overall, 1.0, "{:?}\n{text}", score.categories);

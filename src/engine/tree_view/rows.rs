@@ -326,7 +326,11 @@ impl TreeView {
                                 .map(js::js_to_string)
                                 .unwrap_or_else(|| "undefined".into());
                             let args = b.get("arguments").cloned().unwrap_or(Value::Null);
-                            t("", format_tool_call(&name, &args, self.home.as_deref()), RowStyle::Tool)
+                            t(
+                                "",
+                                format_tool_call(&name, &args, self.home.as_deref(), s.pi),
+                                RowStyle::Tool,
+                            )
                         } else {
                             t(
                                 "",

@@ -367,7 +367,9 @@ impl App {
         let mark_id = self.context.mark.map(|m| old.entries[m].id.clone());
         self.doc = Doc::new(s, self.doc.path.take(), self.doc.read_only);
         let s = self.doc.session.clone();
+        let home = self.view.home.take();
         self.view = TreeView::new(&s, &self.doc.tree, s.leaf(), filter, crate::store::clock::now_ms());
+        self.view.home = home;
         self.view.show_label_times = show_times;
         self.view.show_archived = show_archived;
         for id in folded_ids {

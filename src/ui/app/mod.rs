@@ -307,13 +307,15 @@ impl App {
             .then_some("the demo session is read-only; open a Pi session to write");
         let pruning_enabled = settings.context_pruning_enabled();
         let doc = Doc::new(session, path, read_only);
-        let view = TreeView::new(
+        let mut view = TreeView::new(
             &doc.session,
             &doc.tree,
             doc.session.leaf(),
             filter,
             crate::store::clock::now_ms(),
         );
+        // Tool paths under the home folder read as Pi's /tree shows them.
+        view.home = crate::store::config::tree_home();
         let live_in_use =
             settings.live_package_in_use() || std::env::var_os("BONSAI_PI_SESSION").is_some_and(|v| !v.is_empty());
         let mut app = App {

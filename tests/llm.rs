@@ -395,8 +395,9 @@ fn cancelling_drops_the_request() {
     assert!(start.elapsed() < Duration::from_secs(2));
 }
 
-#[test]
-fn cli_compacts_with_an_openai_compatible_server_from_models_json() {
+/// `bonsai compact --pi-version PI` on the long session against a fake OpenAI-compatible
+/// server from models.json: the summary entry and the two requests (history, turn prefix).
+fn cli_compaction(pi: &str, extra: &[&str]) -> (serde_json::Value, Vec<serde_json::Value>) {
     let f = fake(vec![
         sse(&[
             r###"data: {"choices":[{"delta":{"content":"## Goal\n- from the fake model"},"finish_reason":"stop"}]}"###,
@@ -433,7 +434,10 @@ fn cli_compacts_with_an_openai_compatible_server_from_models_json() {
             "2000",
             "--yes",
             "--json",
+            "--pi-version",
+            pi,
         ])
+        .args(extra)
         .env("PI_CODING_AGENT_DIR", agent.path())
         .env("FAKE_KEY_VAR", "sk-test-SECRET")
         .env("HOME", agent.path())
@@ -443,7 +447,18 @@ fn cli_compacts_with_an_openai_compatible_server_from_models_json() {
     assert!(out.status.success(), "{stderr}");
     assert!(!stderr.contains("SECRET") && !String::from_utf8_lossy(&out.stdout).contains("SECRET"));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    let e = &v["entries"][0];
+    let seen = f.seen.lock().unwrap();
+    assert!(seen.iter().all(|s| {
+        s.headers
+            .iter()
+            .any(|(k, v)| k == "authorization" && v == "Bearer sk-test-SECRET")
+    }));
+    (v["entries"][0].clone(), seen.iter().map(|s| s.body.clone()).collect())
+}
+
+#[test]
+fn cli_compacts_with_an_openai_compatible_server_from_models_json() {
+    let (e, bodies) = cli_compaction("0.87.1", &[]);
     let summary = e["summary"].as_str().unwrap();
     assert!(
         summary.starts_with(
@@ -452,22 +467,39 @@ fn cli_compacts_with_an_openai_compatible_server_from_models_json() {
         "{summary}"
     );
     assert_eq!(e["usage"]["input"], 3000);
-    let seen = f.seen.lock().unwrap();
-    assert_eq!(seen.len(), 2, "history and turn prefix");
-    assert_eq!(seen[0].body["model"], "fakecoder-large");
-    assert!(seen.iter().all(|s| {
-        s.headers
-            .iter()
-            .any(|(k, v)| k == "authorization" && v == "Bearer sk-test-SECRET")
-    }));
-    let maxes: Vec<u64> = seen
+    assert_eq!(bodies.len(), 2, "history and turn prefix");
+    assert_eq!(bodies[0]["model"], "fakecoder-large");
+    let maxes: Vec<u64> = bodies
         .iter()
-        .map(|s| s.body["max_completion_tokens"].as_u64().unwrap())
+        .map(|b| b["max_completion_tokens"].as_u64().unwrap())
         .collect();
     assert!(
         maxes.contains(&13107) && maxes.contains(&8192),
         "0.8 and 0.5 of reserveTokens: {maxes:?}"
     );
+}
+
+/// Pi 1.5.2 sends no output limit of its own (pi-ai's default: the model's, within the room
+/// the window leaves) and asks the turn prefix with the user's instructions too.
+#[test]
+fn summary_requests_as_pi_1_5_2_sends_them() {
+    let (_, bodies) = cli_compaction("1.5.2", &["--instructions", "keep the CSV column names"]);
+    assert_eq!(bodies.len(), 2);
+    for b in &bodies {
+        assert_eq!(b["max_completion_tokens"], 32000, "the model's own limit");
+        let prompt = b["messages"].as_array().unwrap().last().unwrap()["content"].to_string();
+        assert!(
+            prompt.contains("Additional focus: keep the CSV column names"),
+            "{prompt}"
+        );
+    }
+    // 0.87.1 asks the turn prefix without them.
+    let (_, old) = cli_compaction("0.87.1", &["--instructions", "keep the CSV column names"]);
+    let with_focus = old
+        .iter()
+        .filter(|b| b["messages"].to_string().contains("Additional focus"))
+        .count();
+    assert_eq!(with_focus, 1, "0.87.1: only the history request has the focus");
 }
 
 fn tui_app(fixture: &str, server: &str) -> (tempfile::TempDir, std::path::PathBuf, bonsai::ui::app::App) {

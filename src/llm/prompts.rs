@@ -32,14 +32,19 @@ pub fn history(conversation: &str, previous: Option<&str>, focus: Option<&str>) 
     p
 }
 
-pub fn turn_prefix(conversation: &str) -> String {
-    format!(
+/// The split turn's prefix; `focus`: the user's instructions (Pi 1.5.2 adds them here too).
+pub fn turn_prefix(conversation: &str, focus: Option<&str>) -> String {
+    let mut p = format!(
         "<conversation>\n{conversation}\n</conversation>\n\n\
          The messages above are the first part of a turn whose later messages are kept verbatim elsewhere. \
          Summarize only this first part, so the kept messages still make sense after it. Use these sections:\n\n\
          ## Original Request\n## Progress So Far\n## Context Needed to Continue\n\n\
          Only state what the messages above show; do not guess what came later. Be brief."
-    )
+    );
+    if let Some(f) = focus.filter(|f| !f.trim().is_empty()) {
+        p.push_str(&format!("\n\nAdditional focus: {f}"));
+    }
+    p
 }
 
 pub fn branch(conversation: &str, focus: Option<&str>, replace: bool) -> String {

@@ -184,7 +184,7 @@ pub async fn run(
         match &input.turn_prefix {
             Some(text) => {
                 // The analysis step, when on, is asked of every call (each has room for it).
-                let mut prompt = prompts::turn_prefix(text);
+                let mut prompt = prompts::turn_prefix(text, focus.filter(|_| s.pi.turn_prefix_focus()));
                 if params.analysis {
                     prompt.push_str("\n\n");
                     prompt.push_str(prompts::ANALYSIS);

@@ -73,6 +73,34 @@ impl Summarizer {
         }
     }
 
+    /// What a summary request may take as output when Pi 1.5.2 sends no `maxTokens`: pi-ai's
+    /// `clampMaxTokensToContext` of the model's own limit (room left in the window after the
+    /// prompt, estimated at 3.5 characters a token, less a margin).
+    pub fn unset_max_tokens(&self, prompt: &str) -> u64 {
+        let max = self.model.max_tokens as i64;
+        let window = self.model.context_window as i64;
+        if window <= 0 {
+            return max.max(1) as u64;
+        }
+        let input = (crate::engine::js::utf16_len(prompt) as f64 / 3.5).ceil() as i64;
+        let margin = 4096.max((input as f64 * 0.15).ceil() as i64);
+        let mut room = window - input - margin;
+        if room < 32_768 {
+            room = 32_768.min(window - input - 4096);
+        }
+        max.min(room.max(1)).max(1) as u64
+    }
+
+    /// The output limit of a summary request: Pi 0.87.1's own (`pi_limit`, within the model's),
+    /// or none from 1.5.2 on (then pi-ai's default, [`Summarizer::unset_max_tokens`]).
+    fn limit(&self, pi: crate::engine::pi_version::PiVersion, pi_limit: u64, prompt: &str) -> u64 {
+        if pi.summary_max_tokens() {
+            self.cap(pi_limit)
+        } else {
+            self.unset_max_tokens(prompt)
+        }
+    }
+
     pub fn request(&self, prompt: String, max_tokens: u64, reasoning: Option<String>) -> Request {
         Request {
             model: self.model.clone(),
@@ -98,15 +126,16 @@ impl Summarizer {
         let reserve = plan.settings.reserve_tokens;
         let history_req = (!plan.messages_to_summarize.is_empty()).then(|| {
             let text = serialized_text(s, &plan.messages_to_summarize);
-            self.request(
-                prompts::history(&text, previous.as_deref(), focus),
-                self.cap(reserve * 8 / 10),
-                reasoning.clone(),
-            )
+            let prompt = prompts::history(&text, previous.as_deref(), focus);
+            let limit = self.limit(s.pi, reserve * 8 / 10, &prompt);
+            self.request(prompt, limit, reasoning.clone())
         });
         let prefix_req = (plan.is_split_turn && !plan.turn_prefix_messages.is_empty()).then(|| {
             let text = serialized_text(s, &plan.turn_prefix_messages);
-            self.request(prompts::turn_prefix(&text), self.cap(reserve / 2), reasoning.clone())
+            // From 1.5.2 the turn prefix is asked with the user's instructions too.
+            let prompt = prompts::turn_prefix(&text, focus.filter(|_| s.pi.turn_prefix_focus()));
+            let limit = self.limit(s.pi, reserve / 2, &prompt);
+            self.request(prompt, limit, reasoning.clone())
         });
         let on_text = std::sync::Mutex::new(on_text);
         let emit = |e: Event| (on_text.lock().unwrap_or_else(std::sync::PoisonError::into_inner))(e);
@@ -141,7 +170,8 @@ impl Summarizer {
         })
     }
 
-    /// Pi's branch summary: no thinking, at most 4096 output tokens.
+    /// Pi's branch summary: at most 4096 output tokens and no thinking in 0.87.1; from 1.5.2
+    /// no limit of its own and the session's thinking level.
     pub async fn branch(
         &self,
         s: &Session,
@@ -157,7 +187,13 @@ impl Summarizer {
             });
         }
         let text = serialized_text(s, &nav.branch.messages);
-        let req = self.request(prompts::branch(&text, focus, replace), self.cap(4096), None);
+        let prompt = prompts::branch(&text, focus, replace);
+        let limit = self.limit(s.pi, 4096, &prompt);
+        let reasoning = s.pi.branch_summary_thinking().then(|| {
+            let path = nav.branch.from_leaf.map(|l| s.path_to(l)).unwrap_or_default();
+            crate::engine::context::path_settings(s, &path).0
+        });
+        let req = self.request(prompt, limit, reasoning.filter(|t| t != "off"));
         let r = complete(&req, self.policy, on_text).await?;
         Ok(Summary {
             text: summarize::compose_branch_summary(&r.text, &nav.branch.file_ops),

@@ -19,11 +19,12 @@ fn own_sessions() -> Vec<PathBuf> {
     v
 }
 
-fn bonsai_inspect(file: &Path, args: &[&str]) -> Value {
+fn bonsai_inspect(file: &Path, args: &[&str], pi: &str) -> Value {
     let out = Command::new(bonsai_bin())
         .arg("inspect")
         .arg(file)
         .args(args)
+        .args(["--pi-version", pi])
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
@@ -85,16 +86,26 @@ fn the_repositorys_sessions_cover_every_entry_type_and_are_reproducible() {
     }
 }
 
+/// Each Pi release's answers (the repository's own oracle run on it) against bonsai following
+/// that release.
 #[test]
 fn pi_and_bonsai_agree_on_the_repositorys_sessions() {
-    let Some(pi) = pi_session("tests::own_parity::pi_and_bonsai_agree_on_the_repositorys_sessions") else {
-        return;
-    };
+    for pi in pi_sessions("tests::own_parity::pi_and_bonsai_agree_on_the_repositorys_sessions") {
+        agree_on_the_repositorys_sessions(&pi);
+    }
+}
+
+fn agree_on_the_repositorys_sessions(pi: &PiSession) {
     let mut failures = Vec::new();
     let mut checked = 0;
     let mut check = |file: &Path, args: &[&str]| {
-        let name = format!("{} {}", file.file_name().unwrap().to_string_lossy(), args.join(" "));
-        let ours = bonsai_inspect(file, args);
+        let name = format!(
+            "Pi {}: {} {}",
+            pi.version,
+            file.file_name().unwrap().to_string_lossy(),
+            args.join(" ")
+        );
+        let ours = bonsai_inspect(file, args, pi.version);
         match pi.inspect(file, args) {
             Err(e) => failures.push(format!("{name}: Pi failed: {e}")),
             Ok(theirs) => {
@@ -146,8 +157,14 @@ fn pi_and_bonsai_agree_on_the_repositorys_sessions() {
     let at_split = bonsai_inspect(
         &split,
         &["--leaf", &format!("idx:{before}"), "--keep-recent-tokens", "3000"],
+        pi.version,
     );
     assert_eq!(at_split["compaction"]["isSplitTurn"], true);
+    say(&format!(
+        "own_parity: Pi {}: {} of {checked} runs equal field by field",
+        pi.version,
+        checked - failures.len()
+    ));
     assert!(
         failures.is_empty(),
         "{} of {checked} differ:\n{}",
@@ -157,13 +174,18 @@ fn pi_and_bonsai_agree_on_the_repositorys_sessions() {
     assert!(checked >= 20, "{checked}");
 }
 
+/// Each Pi release's /tree (its own component) against bonsai following that release, with
+/// the same home folder for both (paths under it are shortened).
 #[test]
 fn bonsai_tree_draws_pis_tree_byte_for_byte_on_the_repositorys_sessions() {
-    let Some(pi) =
-        pi_session("tests::own_parity::bonsai_tree_draws_pis_tree_byte_for_byte_on_the_repositorys_sessions")
-    else {
-        return;
-    };
+    for pi in pi_sessions("tests::own_parity::bonsai_tree_draws_pis_tree_byte_for_byte_on_the_repositorys_sessions") {
+        tree_byte_for_byte(&pi);
+    }
+}
+
+fn tree_byte_for_byte(pi: &PiSession) {
+    // The tour's cwd is under /home/user: a home there shortens its absolute paths.
+    let home = "/home/user";
     let filters = ["default", "no-tools", "user-only", "labeled-only", "all"];
     let mut specs = vec![];
     for w in ["100", "72", "44"] {
@@ -173,7 +195,14 @@ fn bonsai_tree_draws_pis_tree_byte_for_byte_on_the_repositorys_sessions() {
     }
     let (mut n, mut failures) = (0, vec![]);
     for file in own_sessions() {
-        let o = pi.command().arg("tree").arg(&file).args(&specs).output().unwrap();
+        let o = pi
+            .command()
+            .arg("tree")
+            .arg(&file)
+            .args(&specs)
+            .env("HOME", home)
+            .output()
+            .unwrap();
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
         for line in String::from_utf8_lossy(&o.stdout).lines() {
             let v: Value = serde_json::from_str(line).unwrap();
@@ -185,14 +214,16 @@ fn bonsai_tree_draws_pis_tree_byte_for_byte_on_the_repositorys_sessions() {
                 .map(|l| format!("{}\n", l.as_str().unwrap()))
                 .collect();
             let out = Command::new(bonsai_bin())
-                .args(["tree", "--width", w, "--filter", f])
+                .args(["tree", "--width", w, "--filter", f, "--pi-version", pi.version])
                 .arg(&file)
+                .env("HOME", home)
                 .output()
                 .unwrap();
             n += 1;
             if out.stdout != want.as_bytes() {
                 failures.push(format!(
-                    "{} {w} {f}:\n--- pi\n{want}--- bonsai\n{}",
+                    "Pi {}: {} {w} {f}:\n--- pi\n{want}--- bonsai\n{}",
+                    pi.version,
                     file.display(),
                     String::from_utf8_lossy(&out.stdout)
                 ));

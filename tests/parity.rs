@@ -9,8 +9,9 @@ use common::*;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
-fn check(session: &Path, oracle: &Value, what: &str, failures: &mut Vec<String>) {
-    let ours = bonsai_inspect(session, &args_for(oracle));
+/// bonsai as Pi `pi` against that Pi's oracle output.
+fn check(session: &Path, oracle: &Value, pi: &str, what: &str, failures: &mut Vec<String>) {
+    let ours = bonsai_inspect_as(session, &args_for(oracle), pi);
     let d = diff(oracle, &ours);
     if !d.is_empty() {
         failures.push(format!(
@@ -39,9 +40,11 @@ fn stored_oracle_outputs_match_field_by_field() {
             let name = f.file_name().unwrap().to_string_lossy().to_string();
             let session = dir.join(format!("{}.jsonl", name.split('.').next().unwrap()));
             let oracle: Value = serde_json::from_str(&std::fs::read_to_string(f).unwrap()).unwrap();
+            // The stored outputs are Pi 0.87.1's.
             check(
                 &session,
                 &oracle,
+                "0.87.1",
                 &format!("{}/{name}", dir.file_name().unwrap().to_string_lossy()),
                 &mut failures,
             );
@@ -80,31 +83,34 @@ fn live_sessions() -> Vec<PathBuf> {
     v
 }
 
+/// Every session against each Pi release's own answers, bonsai following that release.
 #[test]
 fn live_oracle_agrees_on_every_session() {
-    let Some(oracle) = oracle() else { return };
     let mut failures = Vec::new();
     let mut runs = 0;
-    for session in live_sessions() {
-        let name = session.file_name().unwrap().to_string_lossy().to_string();
-        // A branch target: the first user message, so the summary crosses the most.
-        let s = bonsai::store::load_session(&session).unwrap();
-        let target = s
-            .entries
-            .iter()
-            .position(|e| e.message().is_some_and(|m| m.role == bonsai::engine::entry::Role::User));
-        for k in ["2000", "20000"] {
-            let mut args = vec!["--keep-recent-tokens", k];
-            let t;
-            if let Some(ti) = target {
-                t = format!("idx:{ti}");
-                args.extend(["--branch-target", &t]);
+    for oracle in oracles() {
+        for session in live_sessions() {
+            let name = session.file_name().unwrap().to_string_lossy().to_string();
+            // A branch target: the first user message, so the summary crosses the most.
+            let s = bonsai::store::load_session(&session).unwrap();
+            let target = s
+                .entries
+                .iter()
+                .position(|e| e.message().is_some_and(|m| m.role == bonsai::engine::entry::Role::User));
+            for k in ["2000", "20000"] {
+                let mut args = vec!["--keep-recent-tokens", k];
+                let t;
+                if let Some(ti) = target {
+                    t = format!("idx:{ti}");
+                    args.extend(["--branch-target", &t]);
+                }
+                let v = oracle.version;
+                match oracle.run(&session, &args) {
+                    Ok(o) => check(&session, &o, v, &format!("Pi {v}: {name} k{k}"), &mut failures),
+                    Err(e) => failures.push(format!("Pi {v}: {name}: oracle failed: {e}")),
+                }
+                runs += 1;
             }
-            match oracle.run(&session, &args) {
-                Ok(o) => check(&session, &o, &format!("{name} k{k}"), &mut failures),
-                Err(e) => failures.push(format!("{name}: oracle failed: {e}")),
-            }
-            runs += 1;
         }
     }
     assert!(
@@ -120,40 +126,43 @@ fn live_oracle_agrees_at_every_leaf_of_a_branchy_session() {
     if no_shared("tests::parity::live_oracle_agrees_at_every_leaf_of_a_branchy_session") {
         return;
     }
-    let Some(oracle) = oracle() else { return };
-    // Every leaf of the tree (a leaf = an entry without children) of the branchy fixtures.
+    // Every leaf of the tree (a leaf = an entry without children) of the branchy fixtures, as
+    // each Pi release answers.
     let mut failures = Vec::new();
-    for session in [
-        shared().join("fixtures/pi-0.87.1/branching-small.jsonl"),
-        shared().join("fixtures/pi-0.87.1/context-edits.jsonl"),
-        // Entries without a type and a message that is a string, kept by Pi as blank rows.
-        repo().join("fixtures/bad/odd-shapes.jsonl"),
-    ] {
-        let s = bonsai::store::load_session(&session).unwrap();
-        let t = bonsai::engine::tree::Tree::build(&s);
-        for (i, ch) in t.children.iter().enumerate() {
-            if !ch.is_empty() {
-                continue;
-            }
-            let leaf = s.entries[i].id.to_string();
-            match oracle.run(
-                &session,
-                &[
-                    "--keep-recent-tokens",
-                    "2000",
-                    "--leaf",
-                    &leaf,
-                    "--branch-target",
-                    "idx:3",
-                ],
-            ) {
-                Ok(o) => check(
+    for oracle in oracles() {
+        for session in [
+            shared().join("fixtures/pi-0.87.1/branching-small.jsonl"),
+            shared().join("fixtures/pi-0.87.1/context-edits.jsonl"),
+            // Entries without a type and a message that is a string, kept by Pi as blank rows.
+            repo().join("fixtures/bad/odd-shapes.jsonl"),
+        ] {
+            let s = bonsai::store::load_session(&session).unwrap();
+            let t = bonsai::engine::tree::Tree::build(&s);
+            for (i, ch) in t.children.iter().enumerate() {
+                if !ch.is_empty() {
+                    continue;
+                }
+                let leaf = s.entries[i].id.to_string();
+                match oracle.run(
                     &session,
-                    &o,
-                    &format!("{} leaf {leaf}", session.display()),
-                    &mut failures,
-                ),
-                Err(e) => failures.push(format!("oracle failed: {e}")),
+                    &[
+                        "--keep-recent-tokens",
+                        "2000",
+                        "--leaf",
+                        &leaf,
+                        "--branch-target",
+                        "idx:3",
+                    ],
+                ) {
+                    Ok(o) => check(
+                        &session,
+                        &o,
+                        oracle.version,
+                        &format!("Pi {}: {} leaf {leaf}", oracle.version, session.display()),
+                        &mut failures,
+                    ),
+                    Err(e) => failures.push(format!("Pi {}: oracle failed: {e}", oracle.version)),
+                }
             }
         }
     }

@@ -19,9 +19,12 @@ fn tree_renders_match_pi_byte_for_byte() {
             };
             let (session, filter) = rest.split_once(".tree-").unwrap();
             let expected = std::fs::read(entry.path()).unwrap();
+            // Pi 0.87.1's renders, drawn without a home folder.
             let out = Command::new(bonsai_bin())
-                .args(["tree", "--width", "100", "--filter", filter])
+                .args(["tree", "--width", "100", "--filter", filter, "--pi-version", "0.87.1"])
                 .arg(dir.join(format!("{session}.jsonl")))
+                .env("HOME", "")
+                .env_remove("USERPROFILE")
                 .output()
                 .unwrap();
             n += 1;

@@ -102,6 +102,47 @@ pub struct Oracle {
     pub node: PathBuf,
     pub pi_home: PathBuf,
     pub script: PathBuf,
+    /// The Pi release it runs (`0.87.1` or `1.5.2`).
+    pub version: &'static str,
+}
+
+/// The Pi releases bonsai reproduces, with their install folders under `.oracle/`.
+pub const PI_RELEASES: [(&str, &str); 2] = [("0.87.1", "pi"), ("1.5.2", "pi-1.5.2")];
+
+fn oracle_dir() -> PathBuf {
+    std::env::var_os("BONSAI_ORACLE_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| repo().join(".oracle"))
+}
+
+/// The oracle for every release installed (CI requires both), each named by its version.
+pub fn oracles() -> Vec<Oracle> {
+    let Some(first) = oracle() else { return vec![] };
+    let mut out = vec![first];
+    let (version, sub) = PI_RELEASES[1];
+    let pi_home = oracle_dir().join(sub);
+    if pi_home
+        .join("node_modules/@earendil-works/pi-coding-agent/package.json")
+        .exists()
+    {
+        out.push(Oracle {
+            node: out[0].node.clone(),
+            pi_home,
+            script: out[0].script.clone(),
+            version,
+        });
+    } else if std::env::var("BONSAI_REQUIRE_ORACLE").as_deref() == Ok("1") {
+        panic!(
+            "Pi {version} is not installed under {} (scripts/install-oracle.sh)",
+            oracle_dir().display()
+        );
+    } else {
+        say(&format!(
+            "SKIPPED (part) tests::{}: Pi {version} is not installed (scripts/install-oracle.sh); only 0.87.1 is checked",
+            test_binary()
+        ));
+    }
+    out
 }
 
 /// Pi's oracle, if installed (`scripts/install-oracle.sh`). CI sets BONSAI_REQUIRE_ORACLE=1 so
@@ -142,7 +183,12 @@ pub fn oracle() -> Option<Oracle> {
         ));
         return None;
     }
-    Some(Oracle { node, pi_home, script })
+    Some(Oracle {
+        node,
+        pi_home,
+        script,
+        version: "0.87.1",
+    })
 }
 
 impl Oracle {
@@ -153,6 +199,11 @@ impl Oracle {
             .args(args)
             .arg("--compact")
             .env("PI_HOME", &self.pi_home)
+            .env(
+                "PI_PKG",
+                self.pi_home.join("node_modules/@earendil-works/pi-coding-agent"),
+            )
+            .env("PI_ORACLE_VERSION", self.version)
             .output()
             .map_err(|e| e.to_string())?;
         if !out.status.success() {
@@ -214,10 +265,16 @@ fn short(v: &Value) -> String {
 
 /// `bonsai inspect` with the oracle's options, parsed.
 pub fn bonsai_inspect(session: &Path, args: &[String]) -> Value {
+    bonsai_inspect_as(session, args, "0.87.1")
+}
+
+/// `bonsai inspect --pi-version PI` with the oracle's options, parsed.
+pub fn bonsai_inspect_as(session: &Path, args: &[String], pi: &str) -> Value {
     let out = Command::new(bonsai_bin())
         .arg("inspect")
         .arg(session)
         .args(args)
+        .args(["--pi-version", pi])
         .output()
         .unwrap();
     assert!(
@@ -256,6 +313,8 @@ pub struct PiSession {
     pub node: PathBuf,
     pub pi_home: PathBuf,
     pub script: PathBuf,
+    /// The Pi release it runs.
+    pub version: &'static str,
 }
 
 /// [`PiSession`] if Pi is installed; else a note naming the test that skips its Pi checks
@@ -286,7 +345,35 @@ pub fn pi_session(test: &str) -> Option<PiSession> {
         node,
         pi_home,
         script: repo().join("scripts/pi-session.mjs"),
+        version: "0.87.1",
     })
+}
+
+/// [`pi_session`] for every release installed (CI requires both), each named by its version.
+pub fn pi_sessions(test: &str) -> Vec<PiSession> {
+    let Some(first) = pi_session(test) else { return vec![] };
+    let mut out = vec![];
+    let (version, sub) = PI_RELEASES[1];
+    let pi_home = oracle_dir().join(sub);
+    if pi_home
+        .join("node_modules/@earendil-works/pi-coding-agent/package.json")
+        .exists()
+    {
+        out.push(PiSession {
+            node: first.node.clone(),
+            pi_home,
+            script: first.script.clone(),
+            version,
+        });
+    } else if std::env::var("BONSAI_REQUIRE_ORACLE").as_deref() == Ok("1") {
+        panic!("{test}: Pi {version} is not installed (scripts/install-oracle.sh)");
+    } else {
+        say(&format!(
+            "SKIPPED (part) {test}: Pi {version} is not installed (scripts/install-oracle.sh); only 0.87.1 is checked"
+        ));
+    }
+    out.insert(0, first);
+    out
 }
 
 impl PiSession {

@@ -1,11 +1,17 @@
-// Makes the repository's own Pi 0.87.1 sessions (fixtures/pi-0.87.1/), written line by line by
-// Pi's own SessionManager; Pi's own compaction and branch-summary code writes the summaries,
+// Makes the repository's own sessions (fixtures/pi-0.87.1/, and with Pi 1.5.2 fixtures/pi-1.5.2/),
+// written line by line by Pi's own SessionManager; Pi's own compaction and branch-summary code writes the summaries,
 // with a local fake model (a `streamFn`, the seam Pi's SDK offers for a custom transport) that
 // answers from the conversation it is given. This script only decides what the user asks, what
 // the scripted assistant replies and which tools it calls (with their output), like a user and
 // a model would. Ids and clocks are seeded, so a run gives the same bytes every time.
 //
-//   PI_HOME=.oracle/pi node scripts/make-fixtures.mjs [OUT_DIR]     (default fixtures/pi-0.87.1)
+//   PI_HOME=.oracle/pi node scripts/make-fixtures.mjs [OUT_DIR]        (default fixtures/pi-0.87.1)
+//   PI_HOME=.oracle/pi-1.5.2 node scripts/make-fixtures.mjs [OUT_DIR]  (default fixtures/pi-1.5.2)
+//
+// With 1.5.2 it also makes the sessions of what 1.5.2 changed: thinking blocks, context edits
+// inside a branch left with a summary, a tool result's nestedCalls, absolute paths under the
+// home folder and odd read arguments, 1.5.2's new optional fields, a file with only a user
+// prompt.
 //
 // The sessions are written under /tmp/bonsai-fixtures first (so `parentSession` of the fork
 // names the same path on every machine), then copied to OUT_DIR.
@@ -72,8 +78,8 @@ if (!home) {
 }
 const pkg = join(home, "node_modules", "@earendil-works", "pi-coding-agent");
 const version = JSON.parse(readFileSync(join(pkg, "package.json"), "utf8")).version;
-if (version !== "0.87.1") {
-	console.error(`make-fixtures.mjs: Pi ${version} found; these fixtures are Pi 0.87.1's`);
+if (version !== "0.87.1" && version !== "1.5.2") {
+	console.error(`make-fixtures.mjs: Pi ${version} found; the fixtures are made with Pi 0.87.1 or 1.5.2`);
 	process.exit(2);
 }
 const load = (p) => import(pathToFileURL(join(pkg, p)).href);
@@ -81,7 +87,7 @@ const { SessionManager } = await load("dist/core/session-manager.js");
 const { prepareCompaction, compact } = await load("dist/core/compaction/compaction.js");
 const { collectEntriesForBranchSummary, generateBranchSummary } = await load("dist/core/compaction/branch-summarization.js");
 
-const OUT = process.argv[2] ?? "fixtures/pi-0.87.1";
+const OUT = process.argv[2] ?? `fixtures/pi-${version}`;
 const WORK = "/tmp/bonsai-fixtures";
 const CWD = "/home/user/projects/ledger";
 rmSync(WORK, { recursive: true, force: true });
@@ -162,8 +168,9 @@ class Chat {
 		this.context += Math.ceil(text.length / 4) + images.length * 1200;
 		return this.sm.appendMessage({ role: "user", content, timestamp: Date.now() });
 	}
-	/** One assistant message: optional thinking, text, tool calls (each with its result). */
-	assistant({ thinking, text, tools = [], stop } = {}) {
+	/** One assistant message: optional thinking, text, tool calls (each with its result);
+	 * `extra` adds fields to the message, a tool's `extra` to its result. */
+	assistant({ thinking, text, tools = [], stop, extra } = {}) {
 		wait(4);
 		const content = [];
 		if (thinking) content.push({ type: "thinking", thinking, thinkingSignature: "reasoning_content" });
@@ -180,6 +187,7 @@ class Chat {
 			usage: usage(this.context, out, Math.floor(this.context * 0.8)),
 			stopReason: stop ?? (calls.length ? "toolUse" : "stop"),
 			timestamp: Date.now(),
+			...extra,
 		});
 		this.context += out;
 		const results = calls.map((c, k) => {
@@ -193,6 +201,7 @@ class Chat {
 				content: [{ type: "text", text: t.output }, ...(t.image ? [{ type: "image", data: t.image, mimeType: "image/png" }] : [])],
 				isError: Boolean(t.error),
 				timestamp: Date.now(),
+				...t.extra,
 			});
 		});
 		return { id, results };
@@ -370,10 +379,99 @@ function forked() {
 	made.push({ name: "forked.jsonl" });
 }
 
+/** What Pi 1.5.2 changed, in one session: thinking, absolute paths under the home folder (and
+ * one beside it) with odd read arguments, a side branch whose context edits Pi 1.5.2 applies
+ * when it summarizes the branch on leaving it, a thinking level change after /tree, a
+ * codemode-style result with nestedCalls that a compaction lists, and 1.5.2's new fields. */
+async function changedIn152() {
+	rand = mulberry32(44);
+	const c = new Chat("changed-in-1.5.2.jsonl");
+	c.system();
+	const HOME = "/home/user";
+	c.user("Read the rounding helper in the ledger module.");
+	c.assistant({
+		thinking: "The helper is near the top of the module; read only that part.",
+		text: "Reading the top of the module.",
+		tools: [{ name: "read", args: { path: `${HOME}/projects/ledger/src/ledger.py`, offset: null, limit: "40" }, output: pythonFile("ledger", 3) }],
+	});
+	const base = c.assistant({ text: "round_half_even() is the helper; it quantizes to cents." }).id;
+	// A side branch: a request about another user's notes, hidden again; an answer that read
+	// them, replaced. Pi 1.5.2 summarizes the branch with the edits applied.
+	const aside = c.user("Also compare with /home/developer/notes/rounding.txt.");
+	const read = c.assistant({
+		thinking: "Another user's notes: read them, then say what differs.",
+		text: "Reading the notes.",
+		tools: [{ name: "read", args: { path: "/home/developer/notes/rounding.txt", offset: "5", limit: "20" }, output: "round half even everywhere\nexcept refunds: half up" }],
+	}).id;
+	c.assistant({ text: "The notes use half-even too, except for refunds." });
+	c.sm.appendContextEdit(aside, null);
+	c.sm.appendContextEdit(read, { content: "I compared the notes (details elided)." });
+	await c.navigate(base, true);
+	// Pi 1.5.2 records the thinking level again at the next prompt after /tree.
+	c.sm.appendThinkingLevelChange("low");
+	c.user("Fix refunds to round half up, through the codemode script.");
+	c.assistant({
+		text: "Running the script.",
+		extra: { responseModel: "fakecoder-large-2026-11", thinkingLevel: "low", durationMs: 2150 },
+		tools: [
+			{
+				name: "codemode",
+				args: { script: "read src/refund.py; edit src/refund.py; read tests/test_refund.py" },
+				output: "edited src/refund.py (1 change)",
+				extra: {
+					durationMs: 840,
+					nestedCalls: {
+						calls: [
+							{ id: "nested_1", name: "read", arguments: { path: "src/refund.py" }, status: "ok", durationMs: 12 },
+							{ id: "nested_2", name: "edit", arguments: { path: "src/refund.py", edits: [{ oldText: "HALF_EVEN", newText: "HALF_UP" }] }, status: "ok", durationMs: 30 },
+							{ id: "nested_3", name: "write", arguments: { path: `${HOME}/projects/ledger/NOTES.md` }, status: "error", error: "read-only" },
+							{ id: "nested_4", name: "read", argumentsBytes: 90000, status: "unfinished" },
+						],
+						complete: false,
+					},
+				},
+			},
+		],
+	});
+	c.assistant({
+		text: "Refunds round half up now.",
+		extra: { responseModel: "fakecoder-large-2026-11", durationMs: 900, usage: { ...usage(c.context, 12), cost: { ...usage(c.context, 12).cost, totalFromProvider: 0.0123 } } },
+	});
+	c.user("Run the refund tests.");
+	c.assistant({
+		tools: [
+			{ name: "bash", args: { command: "python -m pytest -q tests/test_refund.py" }, output: testsPassing, extra: { durationMs: 1900 } },
+			{ name: "read", args: { path: "tests/test_refund.py", offset: 1, limit: 30 }, output: pythonFile("test_refund", 2) },
+		],
+	});
+	c.assistant({ text: "The refund tests pass." });
+	for (let turn = 1; turn <= 3; turn++) {
+		c.user(`Check month ${turn}.`);
+		c.assistant({ tools: [{ name: "read", args: { path: `data/2026-0${turn}.csv` }, output: csv(60) }] });
+		c.assistant({ text: `Month ${turn} is fine.` });
+	}
+	await c.compact(2000);
+	c.user("Anything left?");
+	c.assistant({ text: "Nothing: rounding and refunds are fixed." });
+	made.push({ name: "changed-in-1.5.2.jsonl" });
+}
+
+/** A session Pi 1.5.2 created at its first user message and left before any answer. */
+function userOnly() {
+	rand = mulberry32(55);
+	const c = new Chat("user-only.jsonl");
+	c.user("Start on the export feature tomorrow.");
+	made.push({ name: "user-only.jsonl" });
+}
+
 await tour();
 await long();
 await splitTurn();
 forked();
+if (version === "1.5.2") {
+	await changedIn152();
+	userOnly();
+}
 
 mkdirSync(OUT, { recursive: true });
 const counts = {};

@@ -11,7 +11,7 @@
 //                                             names of `bonsai inspect` (entries, path, labels, tree,
 //                                             context, token estimates, the compaction's cut, the
 //                                             branch summary's input): the repository's own oracle
-//   node pi-session.mjs tree FILE WIDTH:FILTER...
+//   node pi-session.mjs tree FILE WIDTH:FILTER...  (PI_TREE_HOME: the home it shortens paths under)
 //                                             Pi's /tree list for FILE as its TreeSelectorComponent
 //                                             draws it (every row, cursor on the leaf, colours
 //                                             stripped): one JSON line per WIDTH:FILTER, its rows
@@ -236,8 +236,8 @@ function inspect(file, opts) {
 }
 
 /** Pi's /tree list: the selector built as Pi's interactive mode builds it, tall enough that
- *  nothing scrolls, rendered at `width` with the escapes stripped. HOME is emptied while it
- *  draws, so no path is shortened to ~ (bonsai's renders do not know the user's home). */
+ *  nothing scrolls, rendered at `width` with the escapes stripped. HOME is `$PI_TREE_HOME`
+ *  while it draws (paths under it are shortened to ~), or empty when that is not set. */
 async function tree(file, width, filter) {
 	const { TreeSelectorComponent, initTheme } = await import(pathToFileURL(join(pkg, "dist/index.js")).href);
 	const { stripVTControlCharacters } = await import("node:util");
@@ -250,7 +250,7 @@ async function tree(file, width, filter) {
 		migrationIds = 0;
 		const entries = loadEntriesFromFile(copy);
 		const sm = SessionManager.inMemory(entries[0].cwd || process.cwd(), undefined, entries);
-		process.env.HOME = "";
+		process.env.HOME = process.env.PI_TREE_HOME ?? "";
 		const noop = () => {};
 		const height = 2 * (sm.getEntries().length + 1);
 		const selector = new TreeSelectorComponent(sm.getTree(), sm.getLeafId(), height, noop, noop, noop, undefined, filter);

@@ -13,6 +13,8 @@ use std::process::Command;
 
 fn own_sessions() -> Vec<PathBuf> {
     let mut v = sessions_in(&repo().join("fixtures/pi-0.87.1"));
+    // Written by Pi 1.5.2 (every release reads them).
+    v.extend(sessions_in(&repo().join("fixtures/pi-1.5.2")));
     // Pi's first format (no ids), written by Pi 0.27.9: Pi 0.87.1 migrates it as it reads.
     v.push(repo().join("fixtures/pi-0.27.9/v1.jsonl"));
     v.push(repo().join("fixtures/demo.jsonl"));
@@ -62,27 +64,29 @@ fn the_repositorys_sessions_cover_every_entry_type_and_are_reproducible() {
     assert_eq!(summary["sessions"]["tour.jsonl"]["notes"]["split"], true);
     let forked = std::fs::read_to_string(repo().join("fixtures/pi-0.87.1/forked.jsonl")).unwrap();
     assert!(forked.lines().next().unwrap().contains("\"parentSession\""));
-    // Regenerating gives the same bytes (Pi's ids and clock are seeded by the script).
-    let Some(pi) =
-        pi_session("tests::own_parity::the_repositorys_sessions_cover_every_entry_type_and_are_reproducible")
-    else {
-        return;
-    };
-    let dir = tempfile::tempdir().unwrap();
-    let o = Command::new(&pi.node)
-        .arg(repo().join("scripts/make-fixtures.mjs"))
-        .arg(dir.path())
-        .env("PI_HOME", &pi.pi_home)
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    for f in sessions_in(&repo().join("fixtures/pi-0.87.1")) {
-        let again = dir.path().join(f.file_name().unwrap());
-        assert!(
-            std::fs::read(&f).unwrap() == std::fs::read(&again).unwrap(),
-            "{} is not what scripts/make-fixtures.mjs makes now",
-            f.display()
-        );
+    // Regenerating gives the same bytes (Pi's ids and clock are seeded by the script), with
+    // each release.
+    for pi in pi_sessions("tests::own_parity::the_repositorys_sessions_cover_every_entry_type_and_are_reproducible") {
+        let dir = tempfile::tempdir().unwrap();
+        let o = Command::new(&pi.node)
+            .arg(repo().join("scripts/make-fixtures.mjs"))
+            .arg(dir.path())
+            .env("PI_HOME", &pi.pi_home)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let ours = repo().join(format!("fixtures/pi-{}", pi.version));
+        let files = sessions_in(&ours);
+        assert!(files.len() >= 4, "{}", ours.display());
+        for f in files {
+            let again = dir.path().join(f.file_name().unwrap());
+            assert!(
+                std::fs::read(&f).unwrap() == std::fs::read(&again).unwrap(),
+                "{} is not what scripts/make-fixtures.mjs makes now with Pi {}",
+                f.display(),
+                pi.version
+            );
+        }
     }
 }
 
@@ -125,22 +129,31 @@ fn agree_on_the_repositorys_sessions(pi: &PiSession) {
             check(&f, &["--keep-recent-tokens", k]);
         }
     }
-    // The branchy session: every leaf, and the branch summary's input from the last entry to
-    // every user message.
-    let tour = repo().join("fixtures/pi-0.87.1/tour.jsonl");
-    let s = bonsai::store::load_session(&tour).unwrap();
-    let has_child: std::collections::HashSet<usize> = (0..s.entries.len()).filter_map(|i| s.parent_of(i)).collect();
-    let leaves: Vec<usize> = (0..s.entries.len()).filter(|i| !has_child.contains(i)).collect();
-    assert!(leaves.len() >= 3, "the tour has branches");
-    for l in leaves {
-        check(&tour, &["--leaf", &format!("idx:{l}"), "--keep-recent-tokens", "600"]);
-    }
-    for i in 0..s.entries.len() {
-        if s.entries[i]
-            .message()
-            .is_some_and(|m| m.role == bonsai::engine::entry::Role::User)
-        {
-            check(&tour, &["--branch-target", &format!("idx:{i}")]);
+    // The branchy sessions: every leaf, and the branch summary's input from the last entry to
+    // every user message (1.5.2's session has context edits inside the branch it left).
+    for branchy in [
+        "fixtures/pi-0.87.1/tour.jsonl",
+        "fixtures/pi-1.5.2/changed-in-1.5.2.jsonl",
+    ] {
+        let file = repo().join(branchy);
+        let s = bonsai::store::load_session(&file).unwrap();
+        let has_child: std::collections::HashSet<usize> = (0..s.entries.len()).filter_map(|i| s.parent_of(i)).collect();
+        let leaves: Vec<usize> = (0..s.entries.len()).filter(|i| !has_child.contains(i)).collect();
+        assert!(leaves.len() >= 2, "{branchy} has branches");
+        for l in &leaves {
+            check(&file, &["--leaf", &format!("idx:{l}"), "--keep-recent-tokens", "600"]);
+            // From each leaf back to every user message: what a branch summary covers.
+            for i in 0..s.entries.len() {
+                if s.entries[i]
+                    .message()
+                    .is_some_and(|m| m.role == bonsai::engine::entry::Role::User)
+                {
+                    check(
+                        &file,
+                        &["--leaf", &format!("idx:{l}"), "--branch-target", &format!("idx:{i}")],
+                    );
+                }
+            }
         }
     }
     // The split turn: just before its compaction, with the keepRecentTokens it was made with.
@@ -184,8 +197,12 @@ fn bonsai_tree_draws_pis_tree_byte_for_byte_on_the_repositorys_sessions() {
 }
 
 fn tree_byte_for_byte(pi: &PiSession) {
-    // The tour's cwd is under /home/user: a home there shortens its absolute paths.
-    let home = "/home/user";
+    // The sessions' cwd is under /home/user: a home there shortens their absolute paths. A home
+    // of /home/dev is a string prefix of 1.5.2's session's /home/developer/…, which 0.87.1
+    // shortened (`~eloper/…`) and 1.5.2 does not.
+    let changed = repo().join("fixtures/pi-1.5.2/changed-in-1.5.2.jsonl");
+    let mut runs: Vec<(PathBuf, &str)> = own_sessions().into_iter().map(|f| (f, "/home/user")).collect();
+    runs.push((changed, "/home/dev"));
     let filters = ["default", "no-tools", "user-only", "labeled-only", "all"];
     let mut specs = vec![];
     for w in ["100", "72", "44"] {
@@ -194,13 +211,14 @@ fn tree_byte_for_byte(pi: &PiSession) {
         }
     }
     let (mut n, mut failures) = (0, vec![]);
-    for file in own_sessions() {
+    for (file, home) in &runs {
+        let (file, home) = (file.as_path(), *home);
         let o = pi
             .command()
             .arg("tree")
             .arg(&file)
             .args(&specs)
-            .env("HOME", home)
+            .env("PI_TREE_HOME", home)
             .output()
             .unwrap();
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
@@ -222,7 +240,7 @@ fn tree_byte_for_byte(pi: &PiSession) {
             n += 1;
             if out.stdout != want.as_bytes() {
                 failures.push(format!(
-                    "Pi {}: {} {w} {f}:\n--- pi\n{want}--- bonsai\n{}",
+                    "Pi {}: {} {w} {f} (home {home}):\n--- pi\n{want}--- bonsai\n{}",
                     pi.version,
                     file.display(),
                     String::from_utf8_lossy(&out.stdout)
@@ -230,7 +248,7 @@ fn tree_byte_for_byte(pi: &PiSession) {
             }
         }
     }
-    assert_eq!(n, own_sessions().len() * specs.len());
+    assert_eq!(n, runs.len() * specs.len());
     assert!(
         failures.is_empty(),
         "{} of {n} renders differ:\n{}",

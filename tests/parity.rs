@@ -65,6 +65,7 @@ fn live_sessions() -> Vec<PathBuf> {
     let mut v: Vec<PathBuf> = shared_fixture_dirs().iter().flat_map(|d| sessions_in(d)).collect();
     v.extend(sessions_in(&repo().join("fixtures")));
     v.extend(sessions_in(&repo().join("fixtures/pi-0.87.1")));
+    v.extend(sessions_in(&repo().join("fixtures/pi-1.5.2")));
     // The bad corpus: the files Pi itself opens without hanging, and where the oracle's
     // presentation (first index of a duplicated id) does not differ by design.
     for name in [

@@ -362,8 +362,9 @@ fn every_deletable_branch_of_every_session() {
 fn every_archivable_branch_leaves_pis_context_alone() {
     use bonsai::engine::write_plan::{Write, WriteRequest};
     use bonsai::engine::{archive, session::Session, tree::Tree, undo};
-    let pi = pi_session("tests::branches::every_archivable_branch_leaves_pis_context_alone");
+    let pis = pi_sessions("tests::branches::every_archivable_branch_leaves_pis_context_alone");
     let mut files = sessions_in(&repo().join("fixtures/pi-0.87.1"));
+    files.extend(sessions_in(&repo().join("fixtures/pi-1.5.2")));
     if let Some(d) = shared_fixture_dirs().first() {
         files.extend(sessions_in(d));
     }
@@ -423,17 +424,24 @@ fn every_archivable_branch_leaves_pis_context_alone() {
         archived.len(),
         files.len()
     ));
-    let Some(pi) = pi else { return };
-    let before = pi.load(&originals);
-    for after in [pi.load(&archived), pi.load(&undone)] {
-        for (b, a) in before.iter().zip(&after) {
-            assert_eq!(a["ok"], true, "{a}");
-            for k in ["messages", "estimate", "detail"] {
-                assert_eq!(a[k], b[k], "{k} of {}", b["file"]);
+    // Each Pi release reads the archived and the unarchived files as it read the originals.
+    for pi in pis {
+        let before = pi.load(&originals);
+        for after in [pi.load(&archived), pi.load(&undone)] {
+            for (b, a) in before.iter().zip(&after) {
+                assert_eq!(a["ok"], true, "Pi {}: {a}", pi.version);
+                for k in ["messages", "estimate", "detail"] {
+                    assert_eq!(a[k], b[k], "Pi {}: {k} of {}", pi.version, b["file"]);
+                }
+                // The path's entries are the old ones, then bonsai's custom entries (no messages).
+                let (bi, ai) = (b["contextIds"].as_array().unwrap(), a["contextIds"].as_array().unwrap());
+                assert!(
+                    ai.starts_with(bi) && ai.len() > bi.len(),
+                    "Pi {}: {}",
+                    pi.version,
+                    b["file"]
+                );
             }
-            // The path's entries are the old ones, then bonsai's custom entries (no messages).
-            let (bi, ai) = (b["contextIds"].as_array().unwrap(), a["contextIds"].as_array().unwrap());
-            assert!(ai.starts_with(bi) && ai.len() > bi.len(), "{}", b["file"]);
         }
     }
 }

@@ -1,4 +1,4 @@
-//! Interop with Pi 0.87.1: bonsai writes on copies of the repository's sessions (and of
+//! Interop with Pi 0.87.1 and 1.5.2 (bonsai following each in turn): bonsai writes on copies of the repository's sessions (and of
 //! ../shared's when present), then Pi's own code (`scripts/pi-session.mjs inspect`) reads the
 //! result. Nothing is ever written into ../shared.
 
@@ -6,10 +6,9 @@ mod common;
 use common::*;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 fn bonsai(args: &[&str]) -> (bool, Value, String) {
-    let out = Command::new(bonsai_bin()).args(args).output().unwrap();
+    let out = bonsai_command().args(args).output().unwrap();
     let v = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
     (
         out.status.success(),
@@ -30,14 +29,19 @@ fn v3_fixtures() -> Vec<PathBuf> {
         .flat_map(|d| sessions_in(&shared().join("fixtures").join(d)))
         .chain(sessions_in(&repo().join("fixtures")))
         .chain(sessions_in(&repo().join("fixtures/pi-0.87.1")))
+        .chain(sessions_in(&repo().join("fixtures/pi-1.5.2")))
         .collect()
 }
 
 #[test]
 fn compaction_written_by_bonsai_is_pis_compaction() {
-    let Some(oracle) = pi_session("tests::interop") else {
-        return;
-    };
+    for oracle in pi_sessions("tests::interop") {
+        let _v = follow(&oracle);
+        compaction_written_by_bonsai_is_pis_compaction_on(&oracle);
+    }
+}
+
+fn compaction_written_by_bonsai_is_pis_compaction_on(oracle: &PiSession) {
     let mut checked = 0;
     for src in v3_fixtures() {
         let dir = tempfile::tempdir().unwrap();
@@ -108,6 +112,15 @@ fn compaction_written_by_bonsai_is_pis_compaction() {
     assert!(checked >= want, "only {checked} fixtures could be compacted");
 }
 
+/// Whether a session has an answer to navigate around (Pi 1.5.2's user-only file has none).
+fn answered(f: &Path) -> bool {
+    let s = bonsai::store::load_session(f).unwrap();
+    s.entries.iter().any(|e| {
+        e.message()
+            .is_some_and(|m| m.role == bonsai::engine::entry::Role::Assistant)
+    })
+}
+
 fn first_user(f: &Path) -> usize {
     let s = bonsai::store::load_session(f).unwrap();
     s.entries
@@ -118,13 +131,20 @@ fn first_user(f: &Path) -> usize {
 
 #[test]
 fn navigation_with_summary_lands_in_pis_context() {
-    let Some(oracle) = pi_session("tests::interop") else {
-        return;
-    };
+    for oracle in pi_sessions("tests::interop") {
+        let _v = follow(&oracle);
+        navigation_with_summary_lands_in_pis_context_on(&oracle);
+    }
+}
+
+fn navigation_with_summary_lands_in_pis_context_on(oracle: &PiSession) {
     for src in v3_fixtures() {
         let dir = tempfile::tempdir().unwrap();
         let f = copy(&src, dir.path());
         let name = src.display().to_string();
+        if !answered(&f) {
+            continue;
+        }
         let target = format!("idx:{}", first_user(&f));
         let (ok, out, err) = bonsai(&[
             "navigate",
@@ -160,12 +180,19 @@ fn navigation_with_summary_lands_in_pis_context() {
 
 #[test]
 fn navigation_without_summary_resumes_at_the_target() {
-    let Some(oracle) = pi_session("tests::interop") else {
-        return;
-    };
+    for oracle in pi_sessions("tests::interop") {
+        let _v = follow(&oracle);
+        navigation_without_summary_resumes_at_the_target_on(&oracle);
+    }
+}
+
+fn navigation_without_summary_resumes_at_the_target_on(oracle: &PiSession) {
     for src in v3_fixtures() {
         let dir = tempfile::tempdir().unwrap();
         let f = copy(&src, dir.path());
+        if !answered(&f) {
+            continue;
+        }
         let s = bonsai::store::load_session(&f).unwrap();
         // An assistant message in the middle of the file.
         let mid = (s.entries.len() / 2..s.entries.len())
@@ -203,9 +230,13 @@ fn navigation_without_summary_resumes_at_the_target() {
 
 #[test]
 fn labels_names_forks_and_clones_load_in_pi() {
-    let Some(oracle) = pi_session("tests::interop") else {
-        return;
-    };
+    for oracle in pi_sessions("tests::interop") {
+        let _v = follow(&oracle);
+        labels_names_forks_and_clones_load_in_pi_on(&oracle);
+    }
+}
+
+fn labels_names_forks_and_clones_load_in_pi_on(oracle: &PiSession) {
     let src = repo().join("fixtures/pi-0.87.1/tour.jsonl");
     let dir = tempfile::tempdir().unwrap();
     let f = copy(&src, dir.path());
@@ -223,7 +254,7 @@ fn labels_names_forks_and_clones_load_in_pi() {
     assert!(oracle.inspect(&f, &[]).unwrap()["labels"].get(&tid).is_none());
 
     // Clone: the active branch as a new file, labels carried, same context.
-    let out = Command::new(bonsai_bin())
+    let out = bonsai_command()
         .args(["clone", fs, "--yes", "--json"])
         .output()
         .unwrap();
@@ -259,7 +290,7 @@ fn labels_names_forks_and_clones_load_in_pi() {
         })
         .collect();
     let u = users[users.len() / 2];
-    let out = Command::new(bonsai_bin())
+    let out = bonsai_command()
         .args(["fork", fs, &s.entries[u].id, "--yes"])
         .output()
         .unwrap();
@@ -283,11 +314,15 @@ fn labels_names_forks_and_clones_load_in_pi() {
 
 #[test]
 fn v1_files_need_migrate_then_work() {
+    for oracle in pi_sessions("tests::interop::v1_files_need_migrate_then_work") {
+        let _v = follow(&oracle);
+        v1_files_need_migrate_then_work_on(&oracle);
+    }
+}
+
+fn v1_files_need_migrate_then_work_on(oracle: &PiSession) {
     // A v1 file written by Pi 0.27.9 (scripts/make-v1-fixture.mjs). Pi migrates v1 ids at
     // random; pi-session.mjs makes them a counter for reading, as bonsai numbers them.
-    let Some(oracle) = pi_session("tests::interop::v1_files_need_migrate_then_work") else {
-        return;
-    };
     let src = repo().join("fixtures/pi-0.27.9/v1.jsonl");
     let dir = tempfile::tempdir().unwrap();
     let f = copy(&src, dir.path());
@@ -299,10 +334,7 @@ fn v1_files_need_migrate_then_work() {
         std::fs::read(&src).unwrap(),
         "refused but wrote"
     );
-    let out = Command::new(bonsai_bin())
-        .args(["migrate", fs, "--yes"])
-        .output()
-        .unwrap();
+    let out = bonsai_command().args(["migrate", fs, "--yes"]).output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert_eq!(
         std::fs::read(dir.path().join("v1.jsonl.bak")).unwrap(),

@@ -70,9 +70,13 @@ fn sessions(dir: &Path) -> Vec<PathBuf> {
 
 #[test]
 fn pi_sees_exactly_the_planned_edits_and_undo_gives_its_context_back() {
-    let Some(pi) = common::pi_session("pi_sees_exactly_the_planned_edits_and_undo_gives_its_context_back") else {
-        return;
-    };
+    for pi in common::pi_sessions("pi_sees_exactly_the_planned_edits_and_undo_gives_its_context_back") {
+        let _v = common::follow(&pi);
+        pi_sees_exactly_the_planned_edits_and_undo_gives_its_context_back_on(&pi);
+    }
+}
+
+fn pi_sees_exactly_the_planned_edits_and_undo_gives_its_context_back_on(pi: &common::PiSession) {
     let work = tempfile::tempdir().unwrap();
     let mut failures = vec![];
     let mut checked = 0;

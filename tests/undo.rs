@@ -22,9 +22,13 @@ fn state(pi: &PiSession, f: &Path) -> Value {
 
 #[test]
 fn each_action_and_its_undo_leave_pi_where_it_was() {
-    let Some(pi) = pi_session("tests::undo::each_action_and_its_undo_leave_pi_where_it_was") else {
-        return;
-    };
+    for pi in pi_sessions("tests::undo::each_action_and_its_undo_leave_pi_where_it_was") {
+        let _v = follow(&pi);
+        each_action_and_its_undo_leave_pi_where_it_was_on(&pi);
+    }
+}
+
+fn each_action_and_its_undo_leave_pi_where_it_was_on(pi: &PiSession) {
     let dir = tempfile::tempdir().unwrap();
     let f = own_copy("long.jsonl", dir.path());
     let fs = f.to_str().unwrap();
@@ -75,9 +79,13 @@ fn each_action_and_its_undo_leave_pi_where_it_was() {
 
 #[test]
 fn undo_repeats_back_through_bonsais_actions_and_stops_at_pis() {
-    let Some(pi) = pi_session("tests::undo::undo_repeats_back_through_bonsais_actions_and_stops_at_pis") else {
-        return;
-    };
+    for pi in pi_sessions("tests::undo::undo_repeats_back_through_bonsais_actions_and_stops_at_pis") {
+        let _v = follow(&pi);
+        undo_repeats_back_through_bonsais_actions_and_stops_at_pis_on(&pi);
+    }
+}
+
+fn undo_repeats_back_through_bonsais_actions_and_stops_at_pis_on(pi: &PiSession) {
     let dir = tempfile::tempdir().unwrap();
     let f = own_copy("tour.jsonl", dir.path());
     let fs = f.to_str().unwrap();

@@ -428,6 +428,38 @@ impl PiSession {
     }
 }
 
+thread_local! {
+    static FOLLOWING: std::cell::Cell<Option<&'static str>> = const { std::cell::Cell::new(None) };
+}
+
+/// While the guard lives, bonsai commands made on this test's thread follow `pi`'s release
+/// (`BONSAI_PI_VERSION` on each command, never the test process's own environment).
+pub struct Following(Option<&'static str>);
+
+pub fn follow(pi: &PiSession) -> Following {
+    Following(FOLLOWING.with(|f| f.replace(Some(pi.version))))
+}
+
+impl Drop for Following {
+    fn drop(&mut self) {
+        FOLLOWING.with(|f| f.set(self.0));
+    }
+}
+
+/// The release this thread's bonsai commands follow (`None`: bonsai decides).
+pub fn following() -> Option<&'static str> {
+    FOLLOWING.with(|f| f.get())
+}
+
+/// The bonsai binary as a command, following this thread's release (see [`follow`]).
+pub fn bonsai_command() -> Command {
+    let mut c = Command::new(bonsai_bin());
+    if let Some(v) = following() {
+        c.env("BONSAI_PI_VERSION", v);
+    }
+    c
+}
+
 /// The binary the real-process tests drive: this build's, or `$BONSAI_BIN` (to show a test
 /// failing on an older build).
 pub fn bonsai_bin() -> PathBuf {
@@ -449,8 +481,11 @@ pub fn report_reliability(name: &str, line: &str) {
 /// Pi settings (HOME is `home`), no colour, no terminal.
 pub fn bonsai_isolated(home: &Path) -> Command {
     let mut c = Command::new(bonsai_bin());
-    c.env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+    c.env_clear();
+    if let Some(v) = following() {
+        c.env("BONSAI_PI_VERSION", v);
+    }
+    c.env("PATH", std::env::var_os("PATH").unwrap_or_default())
         .env("HOME", home)
         .env("NO_COLOR", "1")
         .stdin(std::process::Stdio::null());
@@ -459,7 +494,7 @@ pub fn bonsai_isolated(home: &Path) -> Command {
 
 /// The real binary with `args`, no stdin (so it never asks).
 pub fn bonsai_run(args: &[&str]) -> std::process::Output {
-    Command::new(bonsai_bin())
+    bonsai_command()
         .args(args)
         .stdin(std::process::Stdio::null())
         .output()

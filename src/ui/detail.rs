@@ -128,6 +128,19 @@ fn kv(k: &str, v: String) -> Line<'static> {
     Line::from(vec![Span::styled(format!("{k}: "), fg(MUTED)), Span::raw(v)])
 }
 
+/// A message's `durationMs` (Pi 1.5.2) as a short figure.
+fn duration(msg: &Value) -> Option<String> {
+    let ms = msg
+        .get("durationMs")
+        .and_then(|d| d.as_f64())
+        .filter(|d| d.is_finite() && *d >= 0.0)?;
+    Some(if ms < 1000.0 {
+        format!("{ms:.0} ms")
+    } else {
+        format!("{:.1} s", ms / 1000.0)
+    })
+}
+
 fn image_label(b: &Value) -> String {
     let mime = b.get("mimeType").and_then(|m| m.as_str()).unwrap_or("image");
     let kind = mime.strip_prefix("image/").unwrap_or(mime);
@@ -281,6 +294,10 @@ pub fn build(s: &Session, entry: usize, width: u16, tool_call: Option<(String, V
                                 for l in pretty(b.get("arguments").unwrap_or(&Value::Null)).lines() {
                                     lines.push(Line::from(Span::styled(format!("  {l}"), fg(MUTED))));
                                 }
+                                // Pi 1.5.2 keeps why the model's arguments did not parse.
+                                if let Some(e) = b.get("argumentsError").and_then(|e| e.as_str()) {
+                                    lines.extend(wrap(&format!("  arguments error: {e}"), w, fg(ERROR)));
+                                }
                                 lines.push(Line::default());
                             }
                             Some("image") => lines.push(Line::from(Span::styled(image_label(b), fg(ACCENT)))),
@@ -293,10 +310,25 @@ pub fn build(s: &Session, entry: usize, width: u16, tool_call: Option<(String, V
                 }
                 let mut meta = Vec::new();
                 if let Some(p) = &m.provider {
-                    meta.push(format!("{p}/{}", m.model.as_deref().unwrap_or("?")));
+                    let asked = m.model.as_deref().unwrap_or("?");
+                    // Pi 1.5.2 records the model that answered when it is not the one asked.
+                    match msg
+                        .get("responseModel")
+                        .and_then(|r| r.as_str())
+                        .filter(|r| *r != asked)
+                    {
+                        Some(r) => meta.push(format!("{p}/{asked} (answered by {r})")),
+                        None => meta.push(format!("{p}/{asked}")),
+                    }
                 }
                 if let Some(sr) = &m.stop_reason {
                     meta.push(format!("stop: {sr}"));
+                }
+                if let Some(d) = duration(&msg) {
+                    meta.push(format!("took {d}"));
+                }
+                if let Some(t) = msg.get("thinkingLevel").and_then(|t| t.as_str()) {
+                    meta.push(format!("thinking: {t}"));
                 }
                 if let Some(u) = m.usage {
                     meta.push(format!(
@@ -318,7 +350,38 @@ pub fn build(s: &Session, entry: usize, width: u16, tool_call: Option<(String, V
                 lines.push(Line::from(vec![
                     Span::styled(call_text.unwrap_or_else(|| format!("[{name}]")), fg(MUTED)),
                     Span::styled(if m.is_error { "  error" } else { "" }, fg(ERROR)),
+                    Span::styled(
+                        duration(&msg).map(|d| format!("  took {d}")).unwrap_or_default(),
+                        fg(DIM),
+                    ),
                 ]));
+                // The calls a codemode script made (Pi 1.5.2 records them; the model never sees
+                // them).
+                if let Some(calls) = msg
+                    .get("nestedCalls")
+                    .and_then(|n| n.get("calls"))
+                    .and_then(|c| c.as_array())
+                {
+                    for c in calls {
+                        let cname = c.get("name").and_then(|n| n.as_str()).unwrap_or("?");
+                        let shown = match c.get("arguments") {
+                            Some(a) => format_tool_call(cname, a, None, s.pi),
+                            None => format!("[{cname}]"),
+                        };
+                        let status = c.get("status").and_then(|x| x.as_str()).unwrap_or("");
+                        lines.push(Line::from(vec![
+                            Span::styled(format!("  ↳ {shown}"), fg(MUTED)),
+                            Span::styled(
+                                if status == "ok" {
+                                    String::new()
+                                } else {
+                                    format!("  {status}")
+                                },
+                                fg(if status == "error" { ERROR } else { DIM }),
+                            ),
+                        ]));
+                    }
+                }
                 lines.push(Line::default());
                 let path = tool_call.as_ref().filter(|(n, _)| n == "read").and_then(|(_, a)| {
                     a.get("path")
@@ -574,6 +637,29 @@ mod snapshots {
         a.handle_key(crossterm::event::KeyEvent::from(crossterm::event::KeyCode::Tab));
         a.handle_key(crossterm::event::KeyEvent::from(crossterm::event::KeyCode::Down));
         insta::assert_snapshot!("detail_focused_scrolled_120x40", render(&mut a, 120, 40));
+    }
+
+    /// Pi 1.5.2's new fields where they mean something: the model that answered and how long
+    /// a reply took; a codemode result's nested calls and its duration.
+    #[test]
+    fn detail_of_pi_1_5_2_fields() {
+        let f = crate::store::config::cwd().join("fixtures/pi-1.5.2/changed-in-1.5.2.jsonl");
+        let s = std::sync::Arc::new(
+            crate::store::load_session(&f)
+                .unwrap()
+                .read_as(crate::engine::pi_version::PiVersion::V1_5_2),
+        );
+        let find = |pred: &dyn Fn(&serde_json::Value) -> bool| {
+            (0..s.entries.len()).find(|&i| pred(&s.entry_value(i))).unwrap()
+        };
+        let answered =
+            find(&|v| v["message"]["responseModel"].is_string() && v["message"]["content"][0]["type"] == "text");
+        let nested = find(&|v| v["message"]["nestedCalls"].is_object());
+        for (name, i) in [("assistant", answered), ("nested_calls", nested)] {
+            let doc = super::build(&s, i, 78, super::super::tool_call_for(&s, i), None);
+            let text: Vec<String> = doc.window(0, 16).iter().map(|l| l.to_string()).collect();
+            insta::assert_snapshot!(format!("detail_pi_1_5_2_{name}"), text.join("\n"));
+        }
     }
 
     #[test]

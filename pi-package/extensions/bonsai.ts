@@ -250,7 +250,9 @@ export default function bonsai(pi: ExtensionAPI) {
 					const s = r.result;
 					const l = s.last;
 					const n = (x: number | null | undefined) => (x == null ? "unknown" : Math.round(x).toLocaleString("en-US"));
-					lines.push(`bonsai ${s.engine.replace(/^bonsai /, "")} (protocol ${s.protocol}) · policy ${s.settings.policy} · summarizer ${s.settings.summarizer}`);
+					lines.push(
+						`bonsai ${s.engine.replace(/^bonsai /, "")} (protocol ${s.protocol}, following Pi ${s.piVersion}) · policy ${s.settings.policy} · summarizer ${s.settings.summarizer}`,
+					);
 					if (l) {
 						lines.push(`zone ${l.zone ?? "-"} · tokens now ${n(l.tokensNow)} (Pi) · as sent ${n(l.tokensSent)} of ${n(l.tokensFull)} · T ${n(l.threshold)}`);
 						lines.push(

@@ -54,6 +54,8 @@ struct Served {
     last_decision: Option<String>,
     /// The method of the request being answered (for the log).
     method: Option<String>,
+    /// The Pi release the package runs in (`hello`'s `piVersion`): sessions are read as it.
+    pi: crate::engine::pi_version::PiVersion,
 }
 
 impl Served {
@@ -72,6 +74,7 @@ impl Served {
             compactions: 0,
             last_decision: None,
             method: None,
+            pi: crate::store::pi_version::followed(),
         }
     }
 
@@ -276,11 +279,22 @@ fn hello(state: &mut Served, p: &Value) -> Result<Value, Fail> {
     }
     state.session_file = p.get("sessionFile").and_then(|f| f.as_str()).map(PathBuf::from);
     let mut problems: Vec<String> = state.live.problems.iter().map(|x| x.to_string()).collect();
+    // The Pi the package runs in is the one to reproduce (its summaries, its file lists).
+    if let Some(v) = p.get("piVersion").and_then(|v| v.as_str()) {
+        match crate::engine::pi_version::PiVersion::nearest(v) {
+            Ok((pi, note)) => {
+                state.pi = pi;
+                problems.extend(note);
+            }
+            Err(e) => problems.push(format!("piVersion: {e}; following Pi {}", state.pi)),
+        }
+    }
     problems.extend(state.settings.warnings.iter().cloned());
     Ok(json!({
         "protocol": PROTOCOL,
         "engine": format!("bonsai {}", env!("CARGO_PKG_VERSION")),
         "settings": state.settings_json(),
+        "piVersion": state.pi.name(),
         "problems": problems,
     }))
 }
@@ -368,7 +382,9 @@ fn plan_at(
     leaf_id: Option<&str>,
     model: Option<(&str, &str)>,
 ) -> Result<(Session, usize, CompactionPlan), Fail> {
-    let s = crate::store::load_session(file).map_err(|e| Fail("failed", format!("{}: {e}", file.display())))?;
+    let s = crate::store::load_session(file)
+        .map_err(|e| Fail("failed", format!("{}: {e}", file.display())))?
+        .read_as(state.pi);
     let leaf = match leaf_id {
         Some(id) => s
             .idx_of(id)
@@ -544,6 +560,7 @@ fn status(state: &Served) -> Value {
     json!({
         "engine": format!("bonsai {}", env!("CARGO_PKG_VERSION")),
         "protocol": PROTOCOL,
+        "piVersion": state.pi.name(),
         "settings": state.settings_json(),
         "problems": state.live.problems.iter().map(|x| x.to_string()).collect::<Vec<_>>(),
         "calls": state.calls,

@@ -293,8 +293,9 @@ export default function bonsai(pi: ExtensionAPI) {
 				const r = spawnSync(bin, argv, {
 					stdio: "inherit",
 					cwd: ctx.cwd,
-					// bonsai knows Pi is waiting for it on this file (and reloads it after).
-					env: { ...process.env, BONSAI_PI_SESSION: file },
+					// bonsai knows Pi is waiting for it on this file (and reloads it after), and
+					// reproduces this Pi.
+					env: { ...process.env, BONSAI_PI_SESSION: file, BONSAI_PI_VERSION: process.env.BONSAI_PI_VERSION || VERSION },
 				});
 				tui.start();
 				tui.requestRender(true);

@@ -125,7 +125,7 @@ fn context_edits_omit_and_replace_on_their_branch_only() {
     let tool = main.messages().find(|m| m.role == Role::ToolResult).unwrap();
     assert_eq!(tool.est_tokens, 2, "[pruned] is 8 chars");
     assert!(
-        main.messages().all(|m| &*s.entries[m.source].id != u),
+        main.messages().all(|m| *s.entries[m.source].id != u),
         "the user message is omitted"
     );
     let other = context::project(&s, &s.path_to(s.idx_of(&side).unwrap()));

@@ -701,12 +701,7 @@ fn pis_own_compaction_takes_bonsais_summary_through_the_hook() {
             assert_eq!(c.len(), 1, "{what}");
             assert_eq!(c[0]["fromHook"], true, "{what}: {}", c[0]);
             let text = c[0]["summary"].as_str().unwrap();
-            let summary_calls: Vec<Value> = w
-                .server
-                .requests()
-                .into_iter()
-                .filter(|b| is_summary_request(b))
-                .collect();
+            let summary_calls: Vec<Value> = w.server.requests().into_iter().filter(is_summary_request).collect();
             if summarizer == "offline" {
                 assert!(
                     text.starts_with("## Goal") && summary_calls.is_empty(),

@@ -216,7 +216,7 @@ fn tree_byte_for_byte(pi: &PiSession) {
         let o = pi
             .command()
             .arg("tree")
-            .arg(&file)
+            .arg(file)
             .args(&specs)
             .env("PI_TREE_HOME", home)
             .output()
@@ -233,7 +233,7 @@ fn tree_byte_for_byte(pi: &PiSession) {
                 .collect();
             let out = Command::new(bonsai_bin())
                 .args(["tree", "--width", w, "--filter", f, "--pi-version", pi.version])
-                .arg(&file)
+                .arg(file)
                 .env("HOME", home)
                 .output()
                 .unwrap();

@@ -113,6 +113,11 @@ fn live_oracle_agrees_on_every_session() {
                 runs += 1;
             }
         }
+        say(&format!(
+            "parity: Pi {}: {runs} live oracle runs so far, {} differing",
+            oracle.version,
+            failures.len()
+        ));
     }
     assert!(
         failures.is_empty(),

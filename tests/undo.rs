@@ -33,7 +33,7 @@ fn each_action_and_its_undo_leave_pi_where_it_was_on(pi: &PiSession) {
     let f = own_copy("long.jsonl", dir.path());
     let fs = f.to_str().unwrap();
     let user = last_user_message(&f);
-    let original = state(&pi, &f);
+    let original = state(pi, &f);
     let actions: Vec<Vec<String>> = vec![
         vec![
             "compact".into(),
@@ -63,18 +63,18 @@ fn each_action_and_its_undo_leave_pi_where_it_was_on(pi: &PiSession) {
         ],
     ];
     for a in &actions {
-        let before = state(&pi, &f);
+        let before = state(pi, &f);
         let bytes = std::fs::read(&f).unwrap();
         let mut args: Vec<&str> = a.iter().map(String::as_str).collect();
         args.push("--yes");
         bonsai_ok(&args);
-        assert_ne!(state(&pi, &f), before, "{a:?} changed nothing Pi sees");
+        assert_ne!(state(pi, &f), before, "{a:?} changed nothing Pi sees");
         let said = bonsai_ok(&["undo", fs, "--yes"]);
         assert!(said.contains("appended the undo of"), "{said}");
-        assert_eq!(state(&pi, &f), before, "{a:?} undone: Pi is back where it was");
+        assert_eq!(state(pi, &f), before, "{a:?} undone: Pi is back where it was");
         assert!(std::fs::read(&f).unwrap().starts_with(&bytes), "append only");
     }
-    assert_eq!(state(&pi, &f), original);
+    assert_eq!(state(pi, &f), original);
 }
 
 #[test]
@@ -89,9 +89,9 @@ fn undo_repeats_back_through_bonsais_actions_and_stops_at_pis_on(pi: &PiSession)
     let dir = tempfile::tempdir().unwrap();
     let f = own_copy("tour.jsonl", dir.path());
     let fs = f.to_str().unwrap();
-    let original = state(&pi, &f);
+    let original = state(pi, &f);
     bonsai_ok(&["rename", fs, "first", "--yes"]);
-    let after_first = state(&pi, &f);
+    let after_first = state(pi, &f);
     bonsai_ok(&["rename", fs, "second", "--yes"]);
     bonsai_ok(&["label", fs, "idx:3", "x", "--yes"]);
     // Three undos: the label, the second name, the first name.
@@ -99,9 +99,9 @@ fn undo_repeats_back_through_bonsais_actions_and_stops_at_pis_on(pi: &PiSession)
     assert!(said.contains("the label"), "{said}");
     let said = bonsai_ok(&["undo", fs, "--yes"]);
     assert!(said.contains("named \"first\" again"), "{said}");
-    assert_eq!(state(&pi, &f), after_first);
+    assert_eq!(state(pi, &f), after_first);
     bonsai_ok(&["undo", fs, "--yes"]);
-    assert_eq!(state(&pi, &f), original);
+    assert_eq!(state(pi, &f), original);
     // Nothing of bonsai's is left: the entry before is Pi's.
     let o = bonsai_run(&["undo", fs, "--yes"]);
     assert!(!o.status.success());

@@ -115,34 +115,39 @@ fn oracle_dir() -> PathBuf {
         .unwrap_or_else(|| repo().join(".oracle"))
 }
 
-/// The oracle for every release installed (CI requires both), each named by its version.
-pub fn oracles() -> Vec<Oracle> {
-    let Some(first) = oracle() else { return vec![] };
-    let mut out = vec![first];
+/// Pi 1.5.2's install root when it is installed; else `None`, said by name for `test` (a
+/// failure when CI requires the oracle).
+fn second_release(test: &str) -> Option<(&'static str, PathBuf)> {
     let (version, sub) = PI_RELEASES[1];
     let pi_home = oracle_dir().join(sub);
     if pi_home
         .join("node_modules/@earendil-works/pi-coding-agent/package.json")
         .exists()
     {
-        out.push(Oracle {
-            node: out[0].node.clone(),
-            pi_home,
-            script: out[0].script.clone(),
-            version,
-        });
-    } else if std::env::var("BONSAI_REQUIRE_ORACLE").as_deref() == Ok("1") {
+        return Some((version, pi_home));
+    }
+    if std::env::var("BONSAI_REQUIRE_ORACLE").as_deref() == Ok("1") {
         panic!(
-            "Pi {version} is not installed under {} (scripts/install-oracle.sh)",
+            "{test}: Pi {version} is not installed under {} (scripts/install-oracle.sh)",
             oracle_dir().display()
         );
-    } else {
-        say(&format!(
-            "SKIPPED (part) tests::{}: Pi {version} is not installed (scripts/install-oracle.sh); only 0.87.1 is checked",
-            test_binary()
-        ));
     }
-    out
+    say(&format!(
+        "SKIPPED (part) {test}: Pi {version} is not installed (scripts/install-oracle.sh); only 0.87.1 is checked"
+    ));
+    None
+}
+
+/// The oracle for every release installed (CI requires both), each named by its version.
+pub fn oracles() -> Vec<Oracle> {
+    let Some(first) = oracle() else { return vec![] };
+    let second = second_release(&format!("tests::{}", test_binary())).map(|(version, pi_home)| Oracle {
+        node: first.node.clone(),
+        pi_home,
+        script: first.script.clone(),
+        version,
+    });
+    std::iter::once(first).chain(second).collect()
 }
 
 /// Pi's oracle, if installed (`scripts/install-oracle.sh`). CI sets BONSAI_REQUIRE_ORACLE=1 so
@@ -352,28 +357,13 @@ pub fn pi_session(test: &str) -> Option<PiSession> {
 /// [`pi_session`] for every release installed (CI requires both), each named by its version.
 pub fn pi_sessions(test: &str) -> Vec<PiSession> {
     let Some(first) = pi_session(test) else { return vec![] };
-    let mut out = vec![];
-    let (version, sub) = PI_RELEASES[1];
-    let pi_home = oracle_dir().join(sub);
-    if pi_home
-        .join("node_modules/@earendil-works/pi-coding-agent/package.json")
-        .exists()
-    {
-        out.push(PiSession {
-            node: first.node.clone(),
-            pi_home,
-            script: first.script.clone(),
-            version,
-        });
-    } else if std::env::var("BONSAI_REQUIRE_ORACLE").as_deref() == Ok("1") {
-        panic!("{test}: Pi {version} is not installed (scripts/install-oracle.sh)");
-    } else {
-        say(&format!(
-            "SKIPPED (part) {test}: Pi {version} is not installed (scripts/install-oracle.sh); only 0.87.1 is checked"
-        ));
-    }
-    out.insert(0, first);
-    out
+    let second = second_release(test).map(|(version, pi_home)| PiSession {
+        node: first.node.clone(),
+        pi_home,
+        script: first.script.clone(),
+        version,
+    });
+    std::iter::once(first).chain(second).collect()
 }
 
 impl PiSession {

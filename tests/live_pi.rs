@@ -423,6 +423,13 @@ fn a_killed_engine_passes_the_context_through_with_one_notice() {
         let kids = live_pi::serve_children(rpc.child.id());
         assert_eq!(kids.len(), 1, "one engine per Pi session: {kids:?}");
         unsafe { libc::kill(kids[0] as i32, libc::SIGKILL) };
+        // Pi reaps it (and the package hears of it) before the next model call: the death is
+        // found between calls, not by a request in flight.
+        let until = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while std::path::Path::new(&format!("/proc/{}", kids[0])).exists() && std::time::Instant::now() < until {
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(200));
         for n in 6..=10 {
             rpc.prompt(&prompt(n));
         }

@@ -128,9 +128,15 @@ export default function bonsai(pi: ExtensionAPI) {
 		if (problems.length > 0) tell(ctx, `bonsai: ${problems.join("; ")}`, "warning");
 	}
 
-	/** The engine when it can answer now (not gone, not stalled on an earlier request). */
-	function live(): Engine | undefined {
-		return engine && !engine.gone && !engine.stalled ? engine : undefined;
+	/** The engine when it can answer now (not gone, not stalled on an earlier request). One
+	 * that went away between two calls (killed, crashed) is said here, once. */
+	function live(ctx: ExtensionContext): Engine | undefined {
+		if (!engine) return undefined;
+		if (engine.gone) {
+			failed(ctx, engine.gone);
+			return undefined;
+		}
+		return engine.stalled ? undefined : engine;
 	}
 
 	function usageOf(ctx: ExtensionContext) {
@@ -152,7 +158,7 @@ export default function bonsai(pi: ExtensionAPI) {
 	});
 
 	pi.on("context", async (event, ctx) => {
-		const e = live();
+		const e = live(ctx);
 		if (!e) return undefined;
 		const r = await e.request(
 			"context",
@@ -169,7 +175,7 @@ export default function bonsai(pi: ExtensionAPI) {
 	});
 
 	pi.on("turn_end", async (_event, ctx) => {
-		const e = live();
+		const e = live(ctx);
 		if (!e) return undefined;
 		const sessionFile = ctx.sessionManager.getSessionFile();
 		const r = await e.request(
@@ -212,7 +218,7 @@ export default function bonsai(pi: ExtensionAPI) {
 	});
 
 	pi.on("session_before_compact", async (event, ctx) => {
-		const e = live();
+		const e = live(ctx);
 		if (!e || summarizer === "pi") return undefined;
 		const r = await e.request(
 			"summarize",
@@ -236,7 +242,7 @@ export default function bonsai(pi: ExtensionAPI) {
 	pi.registerCommand("ctx-status", {
 		description: "bonsai: the live context policy, zone, tokens, turns kept, packet, latch",
 		handler: async (_args, ctx) => {
-			const e = live();
+			const e = engine && !engine.gone && !engine.stalled ? engine : undefined;
 			const lines: string[] = [];
 			if (!e) {
 				const state = engine?.stalled ? "not answering" : "not running";

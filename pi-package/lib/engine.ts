@@ -51,7 +51,8 @@ export class Engine {
 			const why = e.code === "ENOENT" ? "not found" : e.code === "EACCES" ? "not executable" : e.message;
 			this.fail({ ok: false, kind, message: `${bin}: ${why}` });
 		});
-		child.on("exit", (code, signal) => {
+		// `close`, not `exit`: by then its stderr is read to the end (what says it is too old).
+		child.on("close", (code, signal) => {
 			const tail = this.stderrTail.trim().split("\n").slice(-2).join(" / ");
 			// `bonsai` without `serve` (older than this package) exits 2 with clap's usage error.
 			const old = code === 2 && /unrecognized subcommand|unexpected argument/.test(this.stderrTail);

@@ -285,3 +285,14 @@ fn export_writes_markdown_or_json_to_a_new_file_and_never_over_one() {
     assert_eq!(v["entries"].as_array().unwrap().len(), 4);
     assert_eq!(v["header"]["type"], "session");
 }
+
+/// `--help` names every format export writes (it said "Markdown or JSON" while HTML worked).
+#[test]
+fn help_names_every_export_format() {
+    let home = tempfile::tempdir().unwrap();
+    let (out, _) = text(&run(&["--help"], home.path()));
+    let line = out.lines().find(|l| l.trim_start().starts_with("export")).unwrap();
+    for f in ["Markdown", "HTML", "JSON"] {
+        assert!(line.contains(f), "{line}");
+    }
+}

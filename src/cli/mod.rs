@@ -96,7 +96,8 @@ pub enum Command {
     /// Find text inside sessions (the messages' decoded text, not the JSON around it): each hit
     /// with its session, entry id, role, time and the text around it.
     Search(SearchArgs),
-    /// The session as a document: the path to the leaf (or the whole tree) as Markdown or JSON.
+    /// The session as a document: the path to the leaf (or the whole tree) as Markdown, one
+    /// self-contained HTML page, or JSON.
     Export(ExportArgs),
     /// The engine for bonsai's Pi package: JSON lines on stdin and stdout, one process per Pi
     /// session (the live context policy on every model call, early compaction, /ctx-status).

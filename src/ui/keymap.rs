@@ -206,6 +206,8 @@ use Mode::*;
 
 const TREE: &[Mode] = &[Tree, CutPreview, Prune];
 const BROWSE: &[Mode] = &[Tree, CutPreview, Prune, Detail];
+/// The browsing modes but the pruning preview, which has its own Tab and hints its own `u`.
+const BROWSE_NOT_PRUNE: &[Mode] = &[Tree, CutPreview, Detail];
 const PREVIEW: &[Mode] = &[CutPreview];
 const PRUNE: &[Mode] = &[Prune];
 const DETAIL: &[Mode] = &[Detail];
@@ -357,7 +359,12 @@ pub fn bindings() -> &'static [Binding] {
             b!(PRUNE, [ch('a')], Action::ApplyPrune, "apply as context edits", hint),
             b!(PRUNE, [ch('u')], Action::UndoLast, "undo bonsai's last action", hint),
             b!(PRUNE, [code(KeyCode::Esc)], Action::Close, "close the preview", hint),
-            b!(BROWSE, [ch('u')], Action::UndoLast, "undo bonsai's last action"),
+            b!(
+                BROWSE_NOT_PRUNE,
+                [ch('u')],
+                Action::UndoLast,
+                "undo bonsai's last action"
+            ),
             b!(BROWSE, [ch('x')], Action::HideEntry, "hide it from the model's context"),
             b!(
                 BROWSE,
@@ -368,7 +375,12 @@ pub fn bindings() -> &'static [Binding] {
             b!(BROWSE, [ch('X')], Action::RestoreEntry, "restore its original content"),
             b!(BROWSE, [ch('w')], Action::OpenFills, "what fills the context"),
             b!(BROWSE, [ch('S')], Action::CountExact, "exact tokens of every entry"),
-            b!(BROWSE, [code(KeyCode::Tab)], Action::ToggleFocus, "focus tree / detail"),
+            b!(
+                BROWSE_NOT_PRUNE,
+                [code(KeyCode::Tab)],
+                Action::ToggleFocus,
+                "focus tree / detail"
+            ),
             b!(BROWSE, [ch('d')], Action::ToggleDetail, "detail pane on / off"),
             // The detail pane.
             b!(DETAIL, [code(KeyCode::Up), ch('k')], Action::Up, "scroll", hint),
@@ -689,4 +701,29 @@ pub fn hints(mode: Mode) -> Vec<(String, &'static str)> {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A key means one thing in a mode: a second binding would be dead (the first wins) and
+    /// listed twice in the help.
+    #[test]
+    fn no_mode_binds_a_key_twice() {
+        let mut twice = Vec::new();
+        for mode in Mode::ALL {
+            let mut seen: Vec<(Key, &str)> = Vec::new();
+            for b in for_mode(mode) {
+                for k in b.keys {
+                    if let Some((_, first)) = seen.iter().find(|(s, _)| s == k) {
+                        twice.push(format!("{mode:?}: {} is \"{first}\" and \"{}\"", k.name(), b.label));
+                    } else {
+                        seen.push((*k, b.label));
+                    }
+                }
+            }
+        }
+        assert!(twice.is_empty(), "{}", twice.join("\n"));
+    }
 }

@@ -294,7 +294,11 @@ fn help_names_every_export_format() {
     // The command's line and the lines clap wrapped it onto (indented past the names).
     let mut lines = out.lines().skip_while(|l| !l.trim_start().starts_with("export "));
     let mut text = lines.next().unwrap().to_string();
-    text.extend(lines.take_while(|l| l.starts_with("                 ")).map(|l| format!(" {}", l.trim())));
+    text.extend(
+        lines
+            .take_while(|l| l.starts_with("                 "))
+            .map(|l| format!(" {}", l.trim())),
+    );
     for f in ["Markdown", "HTML", "JSON"] {
         assert!(text.contains(f), "{text}");
     }

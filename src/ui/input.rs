@@ -10,6 +10,9 @@ use ratatui_textarea::TextArea;
 pub struct LineEditor {
     area: TextArea<'static>,
     multiline: bool,
+    /// The text is a prefilled value shown selected: the first character typed (or a paste)
+    /// replaces it, Backspace or Delete clears it, any other key keeps it for editing.
+    selected_all: bool,
 }
 
 impl std::fmt::Debug for LineEditor {
@@ -30,7 +33,25 @@ impl LineEditor {
         area.set_cursor_style(Style::default().add_modifier(Modifier::REVERSED));
         area.move_cursor(ratatui_textarea::CursorMove::Bottom);
         area.move_cursor(ratatui_textarea::CursorMove::End);
-        LineEditor { area, multiline }
+        LineEditor {
+            area,
+            multiline,
+            selected_all: false,
+        }
+    }
+
+    /// A one-line editor holding a value to type over (see `selected_all`).
+    pub fn prefilled(text: &str) -> LineEditor {
+        let mut e = LineEditor::new(text, false);
+        e.selected_all = !text.is_empty();
+        e
+    }
+
+    fn clear(&mut self) {
+        self.area = TextArea::new(vec![String::new()]);
+        self.area.set_cursor_line_style(Style::default());
+        self.area
+            .set_cursor_style(Style::default().add_modifier(Modifier::REVERSED));
     }
 
     pub fn text(&self) -> String {
@@ -50,6 +71,19 @@ impl LineEditor {
     /// One key. Returns whether the text or the cursor changed.
     pub fn input(&mut self, key: KeyEvent) -> bool {
         let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+        if std::mem::take(&mut self.selected_all) {
+            let plain = !ctrl && !key.modifiers.contains(KeyModifiers::ALT);
+            match key.code {
+                KeyCode::Char(_) if plain => self.clear(),
+                KeyCode::Backspace | KeyCode::Delete => {
+                    self.clear();
+                    return true;
+                }
+                // Enter and Tab leave the value as it is, selected or not.
+                KeyCode::Enter | KeyCode::Tab => self.selected_all = true,
+                _ => {}
+            }
+        }
         match key.code {
             KeyCode::Char('u') if ctrl => self.area.delete_line_by_head(),
             KeyCode::Char('z') if ctrl => self.area.undo(),
@@ -59,9 +93,13 @@ impl LineEditor {
         }
     }
 
-    /// Line `y` as spans, the cursor cell reversed (so the text reads the same without it).
+    /// Line `y` as spans, the cursor cell reversed (so the text reads the same without it); a
+    /// prefilled value to type over shows all reversed.
     pub fn line_spans(&self, y: usize, style: Style) -> Vec<Span<'static>> {
         let l = self.area.lines().get(y).cloned().unwrap_or_default();
+        if self.selected_all {
+            return vec![Span::styled(l, style.add_modifier(Modifier::REVERSED))];
+        }
         let (cy, cx) = self.cursor();
         if y != cy {
             return vec![Span::styled(l, style)];
@@ -85,6 +123,9 @@ impl LineEditor {
 
     /// Pasted text (bracketed paste): one line in a one-line input.
     pub fn paste(&mut self, text: &str) {
+        if std::mem::take(&mut self.selected_all) {
+            self.clear();
+        }
         let text = if self.multiline {
             text.replace("\r\n", "\n").replace('\r', "\n")
         } else {
@@ -121,6 +162,23 @@ mod tests {
     }
     fn ctrl(c: char) -> KeyEvent {
         KeyEvent::new(KeyCode::Char(c), KeyModifiers::CONTROL)
+    }
+
+    #[test]
+    fn a_prefilled_value_is_typed_over() {
+        let mut e = LineEditor::prefilled("20000");
+        e.input(key(KeyCode::Char('3')));
+        assert_eq!(e.text(), "3");
+        let mut e = LineEditor::prefilled("20000");
+        e.input(key(KeyCode::Backspace));
+        assert_eq!(e.text(), "");
+        let mut e = LineEditor::prefilled("20000");
+        e.input(key(KeyCode::Left));
+        e.input(key(KeyCode::Char('5')));
+        assert_eq!(e.text(), "200050");
+        let mut e = LineEditor::prefilled("20000");
+        e.paste("123");
+        assert_eq!(e.text(), "123");
     }
 
     #[test]

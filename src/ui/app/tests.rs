@@ -696,6 +696,23 @@ fn stray_keys_in_the_summary_preview_write_nothing() {
 
 // ---- 6. keepRecentTokens: reversible steps, a typed value, the setting back ---------------
 
+/// Issue 21, item 15: `#`, `3`, `7` gave 200037 (typing appended to the value shown).
+#[test]
+fn typing_after_hash_replaces_the_value_shown() {
+    let mut a = app_for(&own("long.jsonl"));
+    a.handle_key(ch('c'));
+    a.handle_key(ch('#'));
+    typed(&mut a, "37");
+    a.handle_key(key(KeyCode::Enter));
+    assert_eq!(a.selection.keep_recent, 37);
+    // Moving first keeps the value for editing.
+    a.handle_key(ch('#'));
+    a.handle_key(key(KeyCode::End));
+    typed(&mut a, "0");
+    a.handle_key(key(KeyCode::Enter));
+    assert_eq!(a.selection.keep_recent, 370);
+}
+
 #[test]
 fn keep_recent_steps_are_reversible_and_can_be_typed_or_reset() {
     let mut a = app_for(&own("long.jsonl"));

@@ -224,7 +224,8 @@ impl App {
     pub(super) fn open_keep_recent(&mut self) {
         self.dialog = Some(Dialog::Input {
             purpose: InputPurpose::KeepRecent,
-            editor: LineEditor::new(&self.selection.keep_recent.to_string(), false),
+            // Typing replaces the value shown (`#`, `3`, `7` is 37, not 200037).
+            editor: LineEditor::prefilled(&self.selection.keep_recent.to_string()),
             seen: Seen::of(&self.doc.session),
             note: Some(format!(
                 "the setting says {}; 0 resets to it in the preview",

@@ -619,7 +619,14 @@ fn output_on(live: &Live, settings: &PruneSettings, force: bool) -> Plan {
             protected_item(live, m, *turn, info)
         };
         // An output shorter than its marker stays: the edit would add tokens, not save them.
-        items.push(if item.tokens_after >= item.tokens_before {
+        // pi-context-pruning's own code prunes it all the same (compat means its answers); an
+        // output bonsai already pruned is counted there but not written again.
+        let keep = if settings.compat {
+            live.is_pruned(m)
+        } else {
+            item.tokens_after >= item.tokens_before
+        };
+        items.push(if keep {
             protected_item(live, m, *turn, info)
         } else {
             item

@@ -121,6 +121,30 @@ fn the_issues_vectors() {
     assert_eq!(pruned_tokens(&run(&e, true)), Vec::<u64>::new());
 }
 
+/// Issue 21, item 10: an output shorter than its marker stays under OpenCode's rules (the
+/// edit would add tokens), but pi-context-pruning's own code prunes it: compat means its
+/// answers.
+#[test]
+fn compat_prunes_outputs_shorter_than_their_marker() {
+    // Past the newest 40,000 tokens of output: a 30,000-token read and two tiny ones.
+    let mut b = B::new();
+    b.turn(&[(30_000, false), (2, false), (3, false)]);
+    b.turn(&[(41_000, false)]);
+    b.turn(&[]);
+    b.turn(&[]);
+    let s = b.session();
+    let sorted = |mut v: Vec<u64>| {
+        v.sort();
+        v
+    };
+    // OpenCode's rules: the newest 40,000 tokens' budget is passed by the 41,000 read, which is
+    // pruned with the 30,000 one; the two tiny outputs stay.
+    assert_eq!(sorted(pruned_tokens(&run(&s, false))), vec![30_000, 41_000]);
+    // The extension checks the budget before adding (the 41,000 read fills it and is kept),
+    // and prunes everything after it, tiny outputs included.
+    assert_eq!(sorted(pruned_tokens(&run(&s, true))), vec![2, 3, 30_000]);
+}
+
 /// The session with the plan's edits appended (as the store would write them).
 fn applied(s: &Session, p: &Plan, undoes: Option<&str>) -> Session {
     let edits: Vec<(String, Value)> = p

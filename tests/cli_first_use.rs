@@ -303,3 +303,37 @@ fn help_names_every_export_format() {
         assert!(text.contains(f), "{text}");
     }
 }
+
+/// Issue 21, item 7: "written in the last seconds" came after bonsai's own write just before
+/// (a label, then a name); it is for writes that are not bonsai's.
+#[test]
+fn bonsais_own_last_write_is_not_taken_for_pi() {
+    let home = tempfile::tempdir().unwrap();
+    let (_dir, p) = copy_of_demo();
+    let fs = p.to_str().unwrap();
+    // Quiet for an hour: the first write has nothing to say.
+    assert!(
+        std::process::Command::new("touch")
+            .args(["-d", "1 hour ago", fs])
+            .status()
+            .unwrap()
+            .success()
+    );
+    let warned = |o: &Output| text(o).1.contains("written in the last seconds");
+    let o = run(&["label", fs, "idx:3", "first", "--yes"], home.path());
+    assert!(o.status.success() && !warned(&o), "{:?}", text(&o));
+    let o = run(&["rename", fs, "second", "--yes"], home.path());
+    assert!(o.status.success());
+    assert!(!warned(&o), "bonsai's own label was taken for Pi: {:?}", text(&o));
+    // A line from someone else (Pi appending): the next write says so.
+    let mut f = std::fs::OpenOptions::new().append(true).open(&p).unwrap();
+    std::io::Write::write_all(
+        &mut f,
+        b"{\"type\":\"custom\",\"id\":\"beef0001\",\"parentId\":null,\"timestamp\":\"2026-11-25T00:00:00.000Z\",\"customType\":\"x\"}\n",
+    )
+    .unwrap();
+    drop(f);
+    let o = run(&["label", fs, "idx:3", "third", "--yes"], home.path());
+    assert!(o.status.success());
+    assert!(warned(&o), "a write that was not bonsai's went unsaid: {:?}", text(&o));
+}

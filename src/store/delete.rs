@@ -69,7 +69,8 @@ fn age(meta: &std::fs::Metadata) -> Option<f64> {
 
 fn quiet_enough(path: &Path, meta: &std::fs::Metadata) -> Result<(), DeleteError> {
     // Pi waiting for this bonsai (`/bonsai`) wrote last, and reopens the file after.
-    if super::files::pi_waits_on(path) {
+    // bonsai's own last write (an archive, a label, a restore just before) is not Pi's.
+    if super::files::pi_waits_on(path) || super::own_writes::is_ours(path, meta) {
         return Ok(());
     }
     match age(meta) {
@@ -197,6 +198,10 @@ pub fn delete_branch(path: &Path, seen: &[u8], target_id: &str) -> Result<Delete
             return Err(e);
         }
     };
+    // bonsai wrote it last: its next write right after is not "Pi seems to be running".
+    if let Ok(m) = std::fs::metadata(&target) {
+        super::own_writes::note(&target, m.len());
+    }
     Ok(Deleted {
         plan,
         removed_file,
@@ -302,6 +307,9 @@ pub fn restore(path: &Path) -> Result<Restored, DeleteError> {
         source,
     })?;
     swap_in(&target, &tmp, &p.now)?;
+    if let Ok(m) = std::fs::metadata(&target) {
+        super::own_writes::note(&target, m.len());
+    }
     let done = sibling(&p.removed_file, ".restored");
     std::fs::rename(&p.removed_file, &done)?;
     sync_dir(&done);

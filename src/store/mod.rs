@@ -9,6 +9,7 @@ pub mod faults;
 pub mod files;
 pub mod journal;
 pub mod mapped;
+pub mod own_writes;
 pub mod pi_version;
 pub mod pins;
 pub mod search;

@@ -265,12 +265,15 @@ fn append_lines_to(
             grew: meta.len() > expected_len,
         });
     }
+    // A recent write is a sign Pi is running unless it was bonsai's own (as the file still is
+    // just as bonsai's last write left it) or Pi is waiting for this bonsai (`/bonsai`).
     let recently_written = !super::files::pi_waits_on(path)
         && meta
             .modified()
             .ok()
             .and_then(|m| m.elapsed().ok())
-            .is_some_and(|d| d < std::time::Duration::from_secs(5));
+            .is_some_and(|d| d < std::time::Duration::from_secs(5))
+        && !super::own_writes::is_ours(path, &meta);
     let mut data = String::new();
     let mut added_newline = false;
     if expected_len > 0 {
@@ -311,6 +314,7 @@ fn append_lines_to(
         Ok(()) => {
             // The bytes are on disk; a note left by a failure here describes nothing missing.
             let _ = journal::remove(path);
+            super::own_writes::note(path, expected_len + data.len() as u64);
             Ok(Appended {
                 lines: entries.len(),
                 bytes: data.len(),

@@ -136,3 +136,48 @@ fn an_undo_without_yes_and_without_a_terminal_says_what_it_would_do() {
     assert!(o.status.success());
     assert_eq!(std::fs::read(&f).unwrap(), bytes);
 }
+
+/// Issue 21, item 4: undoing a prune wrote every pruned output (images too) back into the file,
+/// so each prune and undo grew the session for good. The undo is now one line (Pi resumes where
+/// the edits started), by `bonsai undo` and `bonsai prune --undo` alike, and Pi's context is
+/// what it was.
+#[test]
+fn undoing_a_prune_writes_one_line_and_gives_pi_its_context_back() {
+    for pi in pi_sessions("tests::undo::undoing_a_prune_writes_one_line_and_gives_pi_its_context_back") {
+        let _v = follow(&pi);
+        let dir = tempfile::tempdir().unwrap();
+        let f = own_copy("tour.jsonl", dir.path());
+        let fs = f.to_str().unwrap();
+        let original = state(&pi, &f);
+        for undo in [&["undo", fs, "--yes"][..], &["prune", fs, "--undo", "--yes"][..]] {
+            let before = std::fs::metadata(&f).unwrap().len();
+            bonsai_ok(&[
+                "prune",
+                fs,
+                "--policy",
+                "output",
+                "--minimum",
+                "0",
+                "--protect",
+                "0",
+                "--protected-turns",
+                "0",
+                "--apply",
+                "--yes",
+            ]);
+            let pruned = std::fs::metadata(&f).unwrap().len();
+            assert_ne!(state(&pi, &f), original, "the prune changed nothing Pi sees");
+            let said = bonsai_ok(undo);
+            assert!(said.contains("prune by the output policy"), "{said}");
+            let text = std::fs::read_to_string(&f).unwrap();
+            let grew = text.len() as u64 - pruned;
+            assert!(
+                grew < 600,
+                "{undo:?} appended {grew} bytes (the prune itself {})",
+                pruned - before
+            );
+            assert_eq!(text[pruned as usize..].lines().count(), 1, "{undo:?}: one line");
+            assert_eq!(state(&pi, &f), original, "{undo:?}: Pi's context is back");
+        }
+    }
+}

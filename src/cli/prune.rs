@@ -238,9 +238,18 @@ pub fn prune(a: PruneArgs) -> Result<()> {
     let leaf = resolve_leaf(&s, a.leaf.as_deref())?.ok_or_else(|| eyre!("the session has no entries"))?;
     let settings = load_settings(&cwd());
     if a.undo {
-        let (plan, action) = prune::undo(&s, leaf).map_err(|e| eyre!("{e}"))?;
-        let record = s.entries[action.record].id.to_string();
-        return finish(&a.file, &s, &plan, true, Some(&record), &a.write, a.exact);
+        // The same undo as `bonsai undo` (Pi resumes where the edits started: one line), when
+        // the edits are bonsai's last action.
+        let action = prune::last_action(&s, leaf)
+            .ok_or_else(|| eyre!("nothing undone: {}", prune::EditRefusal::NothingToUndo))?;
+        let u = crate::engine::undo::plan(&s).map_err(|e| eyre!("nothing undone: {e}"))?;
+        if u.undoes != action.record {
+            return Err(eyre!(
+                "nothing undone: bonsai's last action is {}, not these context edits; `bonsai undo` undoes it first",
+                u.what
+            ));
+        }
+        return super::write::write_undo(&a.file, &s, u, &a.write);
     }
     let mut ps = settings.prune_settings();
     if let Some(n) = a.minimum {

@@ -527,28 +527,38 @@ pub fn repair(a: RepairArgs) -> Result<()> {
 pub fn undo(a: UndoArgs) -> Result<()> {
     let s = load(&a.file)?;
     let u = crate::engine::undo::plan(&s).map_err(|e| eyre!("nothing undone: {e}"))?;
+    write_undo(&a.file, &s, u, &a.write)
+}
+
+/// Show, confirm and append a planned undo (`bonsai undo`, `bonsai prune --undo`).
+pub fn write_undo(
+    file: &std::path::Path,
+    s: &crate::engine::session::Session,
+    u: crate::engine::undo::Undo,
+    w: &super::WriteFlags,
+) -> Result<()> {
     let req = WriteRequest {
         write: u.write.clone(),
         // Decided on this state: if Pi appends meanwhile, refuse (look again).
         seen: Some((s.buf.len(), s.entries.len())),
     };
-    let p = req.prepare(&s, store::clock::entropy(), store::clock::now_ms())?;
+    let p = req.prepare(s, store::clock::entropy(), store::clock::now_ms())?;
     eprintln!("bonsai: undo {}: {}", u.what, u.how);
     if let Write::Undo { write, .. } = &u.write
         && let Write::Resume { at, .. } = &**write
         && let Some(at) = s.idx_of(at)
     {
-        warn_new_branch(&s, at, "the undo");
+        warn_new_branch(s, at, "the undo");
     }
-    if !a.write.yes {
-        preview(&p.entries, a.write.json, json!({}));
+    if !w.yes {
+        preview(&p.entries, w.json, json!({}));
     }
     let what = format!("the undo of {}", u.what);
-    if !confirm(&a.write, &what, &a.file)? {
+    if !confirm(w, &what, file)? {
         return Ok(());
     }
-    let applied = apply(&a.file, &req, &what, a.write.json)?;
-    if a.write.json {
+    let applied = apply(file, &req, &what, w.json)?;
+    if w.json {
         show(
             &applied.prepared.entries,
             true,

@@ -85,6 +85,18 @@ fn name_before(s: &Session, before: usize) -> String {
         .unwrap_or_default()
 }
 
+/// A context-edit action as the user chose it ("prune by the output policy", "hiding"),
+/// from the name its record keeps.
+fn edits_in_words(what: &str) -> String {
+    match what {
+        w if w.starts_with("output") || w.starts_with("zones") => format!("prune by the {w} policy"),
+        "hide" => "hiding of a message".into(),
+        "replace" => "replacement of a message".into(),
+        "restore" => "restoring of a message".into(),
+        w => format!("context edits ({w})"),
+    }
+}
+
 /// Plan the undo of bonsai's last action that is not undone yet.
 pub fn plan(s: &Session) -> Result<Undo, UndoRefusal> {
     let n = s.entries.len();
@@ -112,6 +124,16 @@ pub fn plan(s: &Session) -> Result<Undo, UndoRefusal> {
         }
         // An action's edits are covered by its record, which follows them.
         if action == "context-edit" || undone.contains(&id) {
+            continue;
+        }
+        // An archive or a label whose branch was deleted since (`bonsai delete` keeps the
+        // entries that point into it, harmless) has nothing left to undo: go on to the one before.
+        let target = match action {
+            "archive" => v["data"]["targetId"].as_str(),
+            "label" => v["targetId"].as_str(),
+            _ => None,
+        };
+        if target.is_some_and(|t| s.idx_of(t).is_none()) {
             continue;
         }
         let (what, _, line) = describe(s, i);
@@ -218,25 +240,30 @@ pub fn plan(s: &Session) -> Result<Undo, UndoRefusal> {
             }
             "context-edits" => {
                 let leaf = s.leaf().ok_or(UndoRefusal::Empty)?;
-                let (p, act) = prune::undo(s, leaf).map_err(|e| UndoRefusal::Edits(e.to_string()))?;
+                let act = prune::last_action(s, leaf).ok_or_else(no_origin)?;
                 if act.record != i {
                     return Err(UndoRefusal::Edits(format!(
                         "bonsai's last context edits {} are not on Pi's branch",
                         at_line(i)
                     )));
                 }
-                let n = p.edits().count();
-                Ok(undo(
-                    p.to_write(s, Some(&id)),
+                // Pi keeps the latest edit per target on the path to its leaf, and no edit
+                // clears an earlier one: writing each original back would copy every pruned
+                // output (images too) into the file again. Resuming where the action started
+                // (the parent of its first edit) takes the edits off Pi's path in one line.
+                let first = act.edits.iter().copied().min().unwrap_or(i);
+                let at = s.parent_of(first).ok_or_else(no_origin)?;
+                let n = act.edits.len();
+                Ok(resume(
+                    at,
                     format!(
-                        "the {} ({} edit{}) {}",
-                        act.what,
-                        act.edits.len(),
-                        if act.edits.len() == 1 { "" } else { "s" },
+                        "the {} ({n} edit{}) {}",
+                        edits_in_words(&act.what),
+                        if n == 1 { "" } else { "s" },
                         at_line(i)
                     ),
-                    format!(
-                        "{n} edit{} back to what the model got before",
+                    &format!(
+                        "where it was before the prune: its {n} edit{} stay in the file on a branch of their own, and the model gets every output back",
                         if n == 1 { "" } else { "s" }
                     ),
                 ))

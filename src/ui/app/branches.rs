@@ -374,8 +374,15 @@ mod tests {
             "{lines:?}"
         );
         insta::assert_snapshot!("delete_confirm", render(&mut a, 100, 30));
-        // Just written (the archive entry): refused, nothing changed.
+        // Just written by someone else (bonsai's own archive entry alone is no sign of Pi):
+        // refused, nothing changed.
         let before = std::fs::read(&p).unwrap();
+        std::fs::File::options()
+            .write(true)
+            .open(&p)
+            .unwrap()
+            .set_modified(std::time::SystemTime::now())
+            .unwrap();
         a.handle_key(ch('y'));
         a.run_jobs_now();
         assert!(
@@ -396,6 +403,12 @@ mod tests {
         assert_eq!(a.view.archived_branches, 0, "the archived branch is gone");
         assert!(p.with_file_name("tour.jsonl.bak").exists());
         assert_eq!(std::fs::read(p.with_file_name("tour.jsonl.bak")).unwrap(), before);
+        // Issue 21, item 2: the archive entry left behind points into the deleted branch; undo
+        // goes past it (nothing to undo there) instead of blocking on it for good.
+        a.handle_key(ch('u'));
+        let st = a.status.clone().unwrap_or_default();
+        assert!(!st.contains("does not say where it came from"), "{st}");
+        assert!(st.contains("nothing of bonsai's left to undo"), "{st}");
         // The leaf's own branch: refused with the reason.
         select_id(&mut a, "7d7709f7");
         a.handle_key(ch('A'));

@@ -1057,12 +1057,16 @@ fn the_prune_preview_applies_after_a_yes_and_undo_takes_it_back() {
     // The plan at the last row now sees the edits under it: nothing new to prune.
     let again = a.prune.plan.clone().unwrap();
     assert!(again.is_empty(), "{}", again.note);
-    // Undo: each edit written back, nothing in effect any more.
+    // Undo: one line (Pi resumes where the prune started; issue 21, item 4), nothing in
+    // effect any more.
     a.handle_key(ch('u'));
     assert_eq!(a.mode(), Mode::Confirm);
+    let size = std::fs::metadata(&p).unwrap().len();
     a.handle_key(ch('y'));
     a.run_jobs_now();
-    assert_eq!(edits_in_file(&p).len(), 2 * written.len());
+    assert_eq!(edits_in_file(&p).len(), written.len());
+    let added = std::fs::read(&p).unwrap()[size as usize..].to_vec();
+    assert_eq!(added.iter().filter(|&&b| b == b'\n').count(), 1, "the undo is one line");
     assert!(a.doc.edits.is_empty(), "undone: no entry's context differs");
     a.handle_key(ch('u'));
     let st = a.status.as_deref().unwrap_or("");

@@ -1412,3 +1412,26 @@ fn a_selection_computed_beside_the_app_replaces_its_queued_job() {
     assert_eq!(selection_jobs(&b), 1);
     assert!(b.selection.gauge.is_none());
 }
+
+/// Issue 21, item 12: "nothing to compact" came only after instructions and strategies were
+/// chosen, in the CLI's words (`--keep-recent-tok…`). It is said when C is pressed, in the
+/// TUI's keys, and no dialog opens.
+#[test]
+fn nothing_to_compact_is_said_when_c_is_pressed_in_the_tuis_words() {
+    let (_d, p) = temp_copy("tour.jsonl");
+    let mut a = app_for(&p);
+    a.handle_key(shift('C'));
+    assert!(a.dialog.is_none(), "a dialog opened: {:?}", a.mode());
+    let st = a.status.clone().unwrap_or_default();
+    assert!(st.starts_with("Nothing to compact here"), "{st}");
+    assert!(st.contains("- or # keeps fewer") && !st.contains("--keep"), "{st}");
+    // Keeping fewer tokens: the dialog opens.
+    a.handle_key(ch('c'));
+    a.handle_key(ch('#'));
+    for c in "100".chars() {
+        a.handle_key(ch(c));
+    }
+    a.handle_key(key(KeyCode::Enter));
+    a.handle_key(shift('C'));
+    assert!(a.dialog.is_some(), "{:?}", a.status);
+}

@@ -8,7 +8,7 @@
 
 use super::{App, Effect, plural};
 use crate::engine::actions::{self, Summary};
-use crate::engine::compaction::CompactionSettings;
+use crate::engine::compaction::{CompactionSettings, NoCompaction};
 use crate::engine::context;
 use crate::engine::entry::Role;
 use crate::engine::slices::SliceParams;
@@ -185,6 +185,11 @@ impl App {
         if !self.writable() {
             return;
         }
+        // Said before any instructions or strategies are asked for (issue 21, item 12).
+        if let Err(e) = actions::plan_compaction(&self.doc.session, leaf, self.compaction_settings()) {
+            self.status = Some(no_compaction_in_tui_words(e, self.selection.keep_recent));
+            return;
+        }
         let note = self.branch_note(leaf).map(|(short, _)| short);
         self.dialog = Some(Dialog::Input {
             purpose: InputPurpose::CompactInstructions { leaf },
@@ -307,7 +312,7 @@ impl App {
         let plan = match actions::plan_compaction(&self.doc.session, leaf, settings) {
             Ok(p) => p,
             Err(e) => {
-                self.status = Some(format!("cannot compact: {}; {}", e.reason(), e.next_step()));
+                self.status = Some(no_compaction_in_tui_words(e, self.selection.keep_recent));
                 return;
             }
         };
@@ -902,4 +907,18 @@ fn scroll_preview(scroll: &mut usize, text: &str, rect: ratatui::layout::Rect, a
     let moved = to != *scroll;
     *scroll = to;
     moved
+}
+
+/// Why there is nothing to compact, and what to do about it, in the TUI's keys (the CLI says
+/// it in its flags: `NoCompaction::next_step`).
+fn no_compaction_in_tui_words(e: NoCompaction, keep_recent: u64) -> String {
+    match e {
+        NoCompaction::AlreadyCompacted => {
+            "Nothing to compact here: the leaf is a compaction already; continue the session in Pi first, or select another leaf".into()
+        }
+        NoCompaction::NothingToCompact => format!(
+            "Nothing to compact here: the newest {} tokens are kept and that is everything since the last cut; c shows the cut, then - or # keeps fewer",
+            crate::engine::prune::thousands(keep_recent)
+        ),
+    }
 }

@@ -965,6 +965,10 @@ fn previews_stop_scrolling_at_their_end() {
 fn ctrl_c_in_a_dialog_cancels_it_and_does_not_quit() {
     let (_d, p) = temp_copy("split-turn.jsonl");
     let mut a = app_for(&p);
+    // Keep few tokens, so that C has something to compact.
+    for k in [ch('c'), ch('#'), ch('1'), ch('0'), ch('0'), key(KeyCode::Enter), ch('c')] {
+        a.handle_key(k);
+    }
     for open in [shift('L'), shift('R'), shift('C')] {
         a.handle_key(open);
         assert!(a.dialog.is_some());

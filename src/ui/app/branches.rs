@@ -239,17 +239,48 @@ impl App {
             self.status = Some(format!("entry {r} is not in this session"));
             return;
         };
+        let mut said = Vec::new();
         if self.view.is_archived(i) && !self.view.show_archived {
             self.view.set_show_archived(&s, true);
+            said.push("its branch is archived: archived branches are shown (H hides them)".to_string());
         }
-        self.view.select_entry(&s, i);
-        if self.view.selected_entry() != Some(i) {
-            // The filter hides it (a label, a model change…): show every entry.
+        // Pi's /tree has no row for an assistant message with only tool calls: its call shows on
+        // its result's row (`[bash: …]`), the entry after it, not on the nearest row above.
+        let row = self.row_for(&s, i);
+        if row != i {
+            said.push(format!("its tool call shows on its result's row {}", s.entries[row].id));
+        }
+        self.view.select_entry(&s, row);
+        if self.view.selected_entry() != Some(row) {
+            // The filter hides it (a label, a model change…): show every entry, and say so.
+            let was = self.view.filter;
             self.view.set_filter(&s, crate::engine::tree_view::FilterMode::All);
-            self.view.select_entry(&s, i);
+            self.view.select_entry(&s, row);
+            said.push(format!("the {} filter hides it, so the filter is now all", was.name()));
         }
         self.selection_changed();
-        self.status = Some(format!("at {} (line {})", s.entries[i].id, s.entries[i].line));
+        let mut status = format!("at {} (line {})", s.entries[i].id, s.entries[i].line);
+        for w in said {
+            status.push_str(" · ");
+            status.push_str(&w);
+        }
+        self.status = Some(status);
+    }
+
+    /// The row that stands for entry `i`: itself, or for an assistant message Pi's /tree does
+    /// not list (tool calls and no text), the first tool result under it.
+    fn row_for(&self, s: &crate::engine::session::Session, i: usize) -> usize {
+        use crate::engine::entry::Role;
+        let hidden_call = s.entries[i]
+            .message()
+            .is_some_and(|m| m.role == Role::Assistant && !m.visible_text)
+            && s.leaf() != Some(i);
+        if !hidden_call {
+            return i;
+        }
+        (i + 1..s.entries.len())
+            .find(|&j| s.parent_of(j) == Some(i) && s.entries[j].message().is_some_and(|m| m.role == Role::ToolResult))
+            .unwrap_or(i)
     }
 
     /// The answers of the delete and export jobs.

@@ -966,7 +966,15 @@ fn ctrl_c_in_a_dialog_cancels_it_and_does_not_quit() {
     let (_d, p) = temp_copy("split-turn.jsonl");
     let mut a = app_for(&p);
     // Keep few tokens, so that C has something to compact.
-    for k in [ch('c'), ch('#'), ch('1'), ch('0'), ch('0'), key(KeyCode::Enter), ch('c')] {
+    for k in [
+        ch('c'),
+        ch('#'),
+        ch('1'),
+        ch('0'),
+        ch('0'),
+        key(KeyCode::Enter),
+        ch('c'),
+    ] {
         a.handle_key(k);
     }
     for open in [shift('L'), shift('R'), shift('C')] {
@@ -1438,4 +1446,38 @@ fn nothing_to_compact_is_said_when_c_is_pressed_in_the_tuis_words() {
     a.handle_key(key(KeyCode::Enter));
     a.handle_key(shift('C'));
     assert!(a.dialog.is_some(), "{:?}", a.status);
+}
+
+/// Issue 21, item 16: `bonsai FILE --at ID` on a tool call's hit selected the tool result
+/// before it, and the filter widened to "all" without a word. The hit's own row is selected,
+/// and a widened filter is said.
+#[test]
+fn at_a_tool_calls_hit_selects_its_own_row_and_says_when_the_filter_widened() {
+    let (_d, p) = temp_copy("tour.jsonl");
+    let mut a = app_for(&p);
+    let s = a.doc.session.clone();
+    let call = s.idx_of("8207837f").unwrap();
+    // Pi's /tree lists no row for the call: its result (the entry under it) shows it.
+    let result = (call + 1..s.entries.len())
+        .find(|&j| s.parent_of(j) == Some(call))
+        .unwrap();
+    a.select_entry_ref("8207837f");
+    let st = a.status.clone().unwrap_or_default();
+    assert_eq!(a.view.selected_entry(), Some(result), "{st}");
+    assert!(render(&mut a, 120, 40).contains("sort -t"), "the row shows the call");
+    assert!(st.contains("its tool call shows on its result's row"), "{st}");
+    assert_eq!(
+        a.view.filter,
+        crate::engine::tree_view::FilterMode::Default,
+        "not widened"
+    );
+    // A label entry: the default filter hides it; widened, and said.
+    let label = s.idx_of("5cad1209").unwrap();
+    a.select_entry_ref("5cad1209");
+    let st = a.status.clone().unwrap_or_default();
+    assert_eq!(a.view.selected_entry(), Some(label), "{st}");
+    assert!(
+        st.contains("the default filter hides it, so the filter is now all"),
+        "{st}"
+    );
 }

@@ -42,7 +42,7 @@ fn exact_counts(s: &Session, plan: &Plan, enc: Encoding) -> Vec<(u64, u64)> {
             let now = proj
                 .messages()
                 .find(|m| m.source == i.entry && m.part == context::Part::Main)
-                .map(|m| enc.count(&tokens::message_text(&context::materialize(s, m))) as u64)
+                .map(|m| tokens::exact_count(enc, &context::materialize(s, m)))
                 .unwrap_or(0);
             let after = match (&i.change, &i.replacement) {
                 (Change::Protected, _) => now,
@@ -50,7 +50,7 @@ fn exact_counts(s: &Session, plan: &Plan, enc: Encoding) -> Vec<(u64, u64)> {
                 (_, r) => {
                     let m =
                         json!({"role": i.role.as_str(), "content": r.get("content").cloned().unwrap_or(Value::Null)});
-                    enc.count(&tokens::message_text(&m)) as u64
+                    tokens::exact_count(enc, &m)
                 }
             };
             (now, after)

@@ -109,6 +109,29 @@ fn cut_point(text: &str, start: usize, max: usize) -> (usize, bool) {
 /// Where a stretch without a natural cut is cut.
 const HARD_PIECE: usize = 256;
 
+/// What one image counts for in an exact count: Pi's own estimate (`IMAGE_CHARS` / 4). A
+/// tokenizer reads no image (the base64 is not sent as text), and what a provider charges
+/// depends on the image's size, which the session does not record; counting nothing made a
+/// screenshot's message 7 tokens beside Pi's 1,207.
+pub const IMAGE_TOKENS: u64 = (super::entry::IMAGE_CHARS / 4) as u64;
+
+/// Image blocks in a message's content.
+pub fn images_in(v: &Value) -> usize {
+    v.get("content")
+        .and_then(|c| c.as_array())
+        .map(|a| {
+            a.iter()
+                .filter(|b| b.get("type").and_then(|t| t.as_str()) == Some("image"))
+                .count()
+        })
+        .unwrap_or(0)
+}
+
+/// The exact count of a message: its text by the tokenizer, each image as Pi estimates it.
+pub fn exact_count(enc: Encoding, v: &Value) -> u64 {
+    enc.count(&message_text(v)) as u64 + images_in(v) as u64 * IMAGE_TOKENS
+}
+
 /// The text a message puts in front of the model, in the parts Pi's estimate counts:
 /// text, thinking, tool-call names and arguments, summaries, system prompt sections and tool
 /// schemas. Images are left out (they are priced per image, not per token of base64).
@@ -202,10 +225,9 @@ impl TokenCache {
         let counted: Vec<((usize, u8, Option<usize>, Encoding), u64)> = missing
             .par_iter()
             .map(|m| {
-                let text = message_text(&context::materialize(s, m));
                 (
                     (m.source, part_key(m.part), m.replaced_by, enc),
-                    enc.count(&text) as u64,
+                    exact_count(enc, &context::materialize(s, m)),
                 )
             })
             .collect();

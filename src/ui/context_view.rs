@@ -165,7 +165,7 @@ fn live_pane(
                 MessageRow {
                     role: m.role.as_str().to_string(),
                     est: context::estimate_value(v),
-                    exact: Some(encoding.count(&tokens::message_text(v)) as u64),
+                    exact: Some(tokens::exact_count(encoding, v)),
                     source: m.source,
                     source_id: s.entries[m.source].id.to_string(),
                     text,
@@ -177,7 +177,7 @@ fn live_pane(
             Piece::Insert(_) => MessageRow {
                 role: "custom (packet)".into(),
                 est: context::estimate_value(v),
-                exact: Some(encoding.count(&tokens::message_text(v)) as u64),
+                exact: Some(tokens::exact_count(encoding, v)),
                 source: leaf,
                 source_id: "packet".into(),
                 text,

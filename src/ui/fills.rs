@@ -40,6 +40,8 @@ pub struct FillsData {
     pub est: u64,
     pub exact: u64,
     pub encoding: &'static str,
+    /// Image blocks in the messages: each counts as Pi's estimate in both columns.
+    pub images: usize,
     pub by_role: Vec<FillRow>,
     pub by_tool: Vec<FillRow>,
     pub by_file: Vec<FillRow>,
@@ -83,7 +85,12 @@ pub fn build(s: &Session, generation: u64, leaf: usize, encoding: Encoding, cach
     let exact = cache.count_all(s, &msgs, encoding);
     let (mut roles, mut tools, mut files) = (HashMap::new(), HashMap::new(), HashMap::new());
     let mut largest = Vec::new();
+    let mut images = 0;
     for (m, &x) in msgs.iter().zip(&exact) {
+        images += match (&s.entries[m.source].kind, m.replaced_by) {
+            (Kind::Message(sm), None) => s.measures(sm).content.images,
+            _ => crate::engine::tokens::images_in(&context::materialize(s, m)),
+        };
         add(&mut roles, m.role.as_str(), m.est_tokens, x);
         let tool = match &s.entries[m.source].kind {
             Kind::Message(sm) if m.role == Role::ToolResult => sm.tool_name.as_deref().map(String::from),
@@ -121,6 +128,7 @@ pub fn build(s: &Session, generation: u64, leaf: usize, encoding: Encoding, cach
         est: msgs.iter().map(|m| m.est_tokens).sum(),
         exact: exact.iter().sum(),
         encoding: encoding.name(),
+        images,
         by_role: sorted(roles),
         by_tool: sorted(tools),
         by_file,
@@ -172,6 +180,19 @@ pub fn draw(f: &mut Frame, area: Rect, s: &Session, data: Option<&FillsData>, cu
         thousands(d.exact),
         d.encoding
     ))])];
+    if d.images > 0 {
+        for text in [
+            format!(
+                " {} image{}: each counted as {} tokens in both columns, Pi's estimate;",
+                d.images,
+                if d.images == 1 { "" } else { "s" },
+                thousands(crate::engine::tokens::IMAGE_TOKENS)
+            ),
+            " a tokenizer reads no image, and the provider's price depends on its size".to_string(),
+        ] {
+            lines.push(Line::from(Span::styled(text, fg(MUTED))));
+        }
+    }
     let label_w = w.saturating_sub(40).clamp(12, 60);
     lines.push(Line::from(Span::styled(
         format!(
@@ -220,6 +241,39 @@ pub fn draw(f: &mut Frame, area: Rect, s: &Session, data: Option<&FillsData>, cu
 mod snapshots {
     use super::super::tests::{app_for, ch, key, own, render};
     use crossterm::event::KeyCode;
+
+    /// Issue 21, item 9: a screenshot's message counted 7 tokens exact beside Pi's 1,207; each
+    /// image now counts as Pi's estimate in the exact column too, and the panel says so.
+    #[test]
+    fn images_count_as_pis_estimate_and_the_panel_says_how() {
+        let mut a = app_for(&own("tour.jsonl"));
+        // At the read of the screenshot (the compaction later summarizes it away).
+        a.select_entry_ref("9c91a134");
+        a.handle_key(ch('w'));
+        a.run_jobs_now();
+        let d = a.fills_data().unwrap().clone();
+        assert!(d.images >= 1, "tour.jsonl has a screenshot");
+        let s = a.doc.session.clone();
+        let with_image = d
+            .largest
+            .iter()
+            .find(|l| {
+                s.entries[l.entry]
+                    .message()
+                    .is_some_and(|m| s.measures(m).content.images > 0)
+            })
+            .expect("the image's message is among the largest");
+        assert!(
+            with_image.exact >= crate::engine::tokens::IMAGE_TOKENS,
+            "{with_image:?}"
+        );
+        let screen = render(&mut a, 100, 40);
+        assert!(
+            screen.contains("each counted as 1,200 tokens in both columns"),
+            "{screen}"
+        );
+        insta::assert_snapshot!(screen);
+    }
 
     #[test]
     fn what_fills_the_context_120x40() {

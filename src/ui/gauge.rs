@@ -168,7 +168,7 @@ pub fn draw(
         && (e as f64 - g.tokens.tokens).abs() > 0.25 * g.tokens.tokens.max(1.0)
     {
         info.push(Span::styled(
-            " (exact is tiktoken on the messages; Pi's figure is the provider's count)",
+            " (exact is tiktoken on the messages, images at Pi's estimate; Pi's figure is the provider's count)",
             fg(DIM),
         ));
     }
@@ -287,8 +287,9 @@ mod snapshots {
         g.usage_before_compaction = false;
         let line = numbers(&g);
         assert!(
-            line.trim_end()
-                .ends_with("(exact is tiktoken on the messages; Pi's figure is the provider's count)"),
+            line.trim_end().ends_with(
+                "(exact is tiktoken on the messages, images at Pi's estimate; Pi's figure is the provider's count)"
+            ),
             "{line}"
         );
     }

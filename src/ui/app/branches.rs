@@ -229,7 +229,7 @@ impl App {
 
     /// Select the entry `r` names (an id or idx:N), showing it if the filter or an archive
     /// hides it: `bonsai FILE --at ID` opens a search hit there.
-    pub(super) fn select_entry_ref(&mut self, r: &str) {
+    pub(crate) fn select_entry_ref(&mut self, r: &str) {
         let s = self.doc.session.clone();
         let found = match r.strip_prefix("idx:") {
             Some(n) => n.parse::<usize>().ok().filter(|&i| i < s.entries.len()),

@@ -365,7 +365,13 @@ impl App {
         let show_times = self.view.show_label_times;
         let show_archived = self.view.show_archived;
         let mark_id = self.context.mark.map(|m| old.entries[m].id.clone());
+        let old_notice = self.diagnostics_notice();
         self.doc = Doc::new(s, self.doc.path.take(), self.doc.read_only);
+        // The banner about malformed lines follows the file (a line Pi was still writing is
+        // whole now); a demo notice stays.
+        if self.notice == old_notice {
+            self.notice = self.diagnostics_notice();
+        }
         let s = self.doc.session.clone();
         let home = self.view.home.take();
         self.view = TreeView::new(&s, &self.doc.tree, s.leaf(), filter, crate::store::clock::now_ms());
@@ -403,8 +409,36 @@ impl App {
             self.status = Some("the session file was rewritten by another program; the dialog was closed".into());
         } else if !own {
             self.live = true;
-            self.status = Some(if added > 0 {
-                format!("live: {} from Pi", plural(added, "new entry", "new entries"))
+            // bonsai's own write from elsewhere (`bonsai restore`, another window) is not Pi's.
+            let by_bonsai = self
+                .doc
+                .path
+                .as_deref()
+                .is_some_and(|p| std::fs::metadata(p).is_ok_and(|m| crate::store::own_writes::is_ours(p, &m)));
+            let removed = old.entries.len().saturating_sub(s.entries.len());
+            self.status = Some(if rebuilt {
+                format!(
+                    "live: the file was rewritten {} ({} entries, {})",
+                    if by_bonsai {
+                        "by bonsai elsewhere (a delete or restore)"
+                    } else {
+                        "by another program"
+                    },
+                    s.entries.len(),
+                    if added > 0 {
+                        format!("{added} more")
+                    } else if removed > 0 {
+                        format!("{removed} fewer")
+                    } else {
+                        "as many as before".into()
+                    }
+                )
+            } else if added > 0 {
+                format!(
+                    "live: {} from {}",
+                    plural(added, "new entry", "new entries"),
+                    if by_bonsai { "bonsai elsewhere" } else { "Pi" }
+                )
             } else {
                 "live: the file grew by a partial line (waiting for the rest)".into()
             });

@@ -1481,3 +1481,59 @@ fn at_a_tool_calls_hit_selects_its_own_row_and_says_when_the_filter_widened() {
         "{st}"
     );
 }
+
+/// Issue 21, item 8: `bonsai restore` from the CLI showed in an open TUI as "live: 5 new
+/// entries from Pi", and a malformed-line banner stayed after Pi completed the line.
+#[test]
+fn a_restore_elsewhere_is_said_as_bonsais_and_the_banner_follows_the_file() {
+    let (_d, p) = temp_copy("tour.jsonl");
+    let hour_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+    std::fs::File::options()
+        .write(true)
+        .open(&p)
+        .unwrap()
+        .set_modified(hour_ago)
+        .unwrap();
+    let mut a = app_for(&p);
+    let n = a.doc.session.entries.len();
+    let seen = std::fs::read(&p).unwrap();
+    crate::store::delete::delete_branch(&p, &seen, "2e33ee61").unwrap();
+    a.update(Action::Tick);
+    a.run_jobs_now();
+    let st = a.status.clone().unwrap_or_default();
+    assert!(
+        st.contains("rewritten by bonsai elsewhere") && st.contains(" fewer)"),
+        "{st}"
+    );
+    crate::store::delete::restore(&p).unwrap();
+    a.update(Action::Tick);
+    a.run_jobs_now();
+    assert_eq!(a.doc.session.entries.len(), n);
+    let st = a.status.clone().unwrap_or_default();
+    assert!(!st.contains("from Pi"), "{st}");
+    assert!(
+        st.contains("rewritten by bonsai elsewhere") && st.contains(" more)"),
+        "{st}"
+    );
+    // Pi half-way through a line when bonsai opens: the banner says a malformed line; once
+    // the line is whole, the banner goes.
+    let leaf = a.doc.session.entries[a.doc.session.leaf().unwrap()].id.clone();
+    let line = format!(
+        r#"{{"type":"message","id":"half0001","parentId":"{leaf}","timestamp":"2026-11-22T06:00:00.000Z","message":{{"role":"user","content":"done","timestamp":1}}}}"#
+    );
+    let (head, tail) = line.split_at(40);
+    let mut f = std::fs::OpenOptions::new().append(true).open(&p).unwrap();
+    write!(f, "{head}").unwrap();
+    drop(f);
+    let mut b = app_for(&p);
+    b.notice = b.diagnostics_notice(); // as `bonsai FILE` starts
+    let banner = b.notice.clone().unwrap_or_default();
+    assert!(banner.contains("malformed line"), "{banner:?}");
+    let mut f = std::fs::OpenOptions::new().append(true).open(&p).unwrap();
+    writeln!(f, "{tail}").unwrap();
+    drop(f);
+    b.update(Action::Tick);
+    b.run_jobs_now();
+    assert!(b.doc.session.idx_of("half0001").is_some());
+    assert_eq!(b.notice, None, "the line is whole: no banner");
+}

@@ -90,7 +90,9 @@ fn plan_json(s: &Session, plan: &Plan, exact: Option<&[(u64, u64)]>) -> Value {
         "zone": plan.zone.map(|z| z.name()),
         "leafId": s.entries[plan.leaf].id.to_string(),
         "tokensNow": plan.tokens_now,
+        "estimateNow": plan.estimate_now(),
         "tokensAfter": plan.tokens_after,
+        "change": plan.change(),
         "saved": plan.saved(),
         "edits": plan.edits().count(),
         "compactFrom": plan.compact_from.map(|i| s.entries[i].id.to_string()),
@@ -101,18 +103,19 @@ fn plan_json(s: &Session, plan: &Plan, exact: Option<&[(u64, u64)]>) -> Value {
 
 fn print_table(s: &Session, plan: &Plan, exact: Option<&[(u64, u64)]>) {
     let t = prune::thousands;
-    if let Some(gap) = plan.usage_gap() {
+    if plan.usage_gap().is_some() {
         println!(
-            "note: {} of the drop is Pi's count changing, not the edits: after an edit Pi estimates the messages instead of using the last reply's usage",
-            t(gap.unsigned_abs())
+            "note: Pi's figure now is {} (the last reply's usage); it counts the edits from its next call",
+            t(plan.tokens_now.round() as u64)
         );
     }
     println!(
-        "{} · leaf {} · context {} → {} tokens (Pi's estimate){}",
+        "{} · leaf {} · context {} → {} tokens by Pi's estimate ({}){}",
         plan.what,
         s.entries[plan.leaf].id,
-        t(plan.tokens_now.round() as u64),
+        t(plan.estimate_now()),
         t(plan.tokens_after),
+        prune::signed_tokens(plan.change()),
         match exact {
             Some(e) => {
                 let (b, a): (u64, u64) = plan

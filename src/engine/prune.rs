@@ -199,6 +199,19 @@ impl Plan {
     pub fn saved(&self) -> u64 {
         self.edits().map(|i| i.saved()).sum()
     }
+    /// What the edits change, by Pi's per-message estimate: negative saves, positive adds
+    /// (a restore gives an output back).
+    pub fn change(&self) -> i64 {
+        self.edits()
+            .map(|i| i.tokens_after as i64 - i.tokens_before as i64)
+            .sum()
+    }
+    /// The context now by Pi's per-message estimate: the same basis as `tokens_after`, so the
+    /// two differ by exactly `change()` (`tokens_now` is Pi's figure, often the last reply's
+    /// usage, a different basis).
+    pub fn estimate_now(&self) -> u64 {
+        (self.tokens_after as i64 - self.change()).max(0) as u64
+    }
     /// Tokens by which "after" drops more (or less) than the edits save, when that is over 5 %
     /// of "now": Pi's "now" rests on the last reply's usage, and once an edit follows that
     /// reply Pi counts estimates only.
@@ -1076,3 +1089,12 @@ impl Plan {
 
 #[cfg(test)]
 mod tests;
+
+/// A signed change in tokens as the user reads it: "−21,817", "+1,207", "±0".
+pub fn signed_tokens(n: i64) -> String {
+    match n {
+        0 => "±0".into(),
+        n if n < 0 => format!("−{}", thousands(n.unsigned_abs())),
+        n => format!("+{}", thousands(n as u64)),
+    }
+}

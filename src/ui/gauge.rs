@@ -112,6 +112,13 @@ pub fn draw(
         Span::raw(if g.stale { "…" } else { " " }),
         Span::styled(format!("{} tokens", fmt(g.tokens.tokens)), Style::default().fg(color)),
     ];
+    if let Some(a) = g.after_edits.filter(|_| !g.usage_before_compaction) {
+        // Pi's figure is the last reply's usage until its next call carries the edits.
+        info.push(Span::styled(
+            format!(" (edits written: {} by estimate from Pi's next call)", fmt(a as f64)),
+            fg(SUCCESS),
+        ));
+    }
     if g.usage_before_compaction {
         // Pi reports this figure, so it is shown, with why it is high.
         info.push(Span::styled(
@@ -199,6 +206,7 @@ mod snapshots {
             model: Some("anthropic/claude-haiku-4-5".into()),
             stale: false,
             usage_before_compaction: false,
+            after_edits: None,
         }
     }
 

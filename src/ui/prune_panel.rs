@@ -3,7 +3,7 @@
 
 use super::app::App;
 use super::theme::*;
-use crate::engine::prune::{Change, thousands};
+use crate::engine::prune::{self, Change, thousands};
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::style::{Color, Style};
@@ -63,31 +63,40 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) {
                     Span::raw(z.name().to_string()),
                 ]));
             }
-            // Now is Pi's figure (usually the last reply's usage); after is Pi's estimate once
-            // the edits are written (they are newer than that usage).
-            lines.push(Line::from(vec![
-                Span::styled("context now ", fg(MUTED)),
-                Span::raw(thousands(plan.tokens_now.round() as u64)),
-                Span::styled(" · after ", fg(MUTED)),
-                Span::raw(thousands(plan.tokens_after)),
-                Span::styled(
-                    format!(
-                        " · {} edit{} save ~{}",
-                        plan.edits().count(),
-                        if plan.edits().count() == 1 { "" } else { "s" },
-                        thousands(plan.saved())
+            // One basis per line: Pi's per-message estimate before and after the edits (they
+            // differ by exactly what the edits change), then Pi's own figure beside it, labelled.
+            let n = plan.edits().count();
+            if n == 0 {
+                lines.push(Line::from(vec![
+                    Span::styled("context ", fg(MUTED)),
+                    Span::raw(thousands(plan.tokens_now.round() as u64)),
+                    Span::styled(" (Pi's figure) · no edit to write", fg(MUTED)),
+                ]));
+            } else {
+                lines.push(Line::from(vec![
+                    Span::styled("by estimate ", fg(MUTED)),
+                    Span::raw(thousands(plan.estimate_now())),
+                    Span::styled(" → ", fg(MUTED)),
+                    Span::raw(thousands(plan.tokens_after)),
+                    Span::styled(
+                        format!(
+                            " · {} by {n} edit{}",
+                            prune::signed_tokens(plan.change()),
+                            if n == 1 { "" } else { "s" },
+                        ),
+                        fg(MUTED),
                     ),
-                    fg(MUTED),
-                ),
-            ]));
-            if let Some(gap) = plan.usage_gap() {
-                lines.push(Line::from(Span::styled(
-                    format!(
-                        "(the other ~{}: Pi estimates once an edit follows the last reply's usage)",
-                        thousands(gap.unsigned_abs())
-                    ),
-                    fg(DIM),
-                )));
+                ]));
+                let pis = plan.tokens_now.round() as u64;
+                if pis != plan.estimate_now() {
+                    lines.push(Line::from(Span::styled(
+                        format!(
+                            "Pi's figure now {} (the last reply's usage); it counts the edits from its next call",
+                            thousands(pis)
+                        ),
+                        fg(DIM),
+                    )));
+                }
             }
             if let Some(c) = plan.compact_from {
                 let s = &app.doc.session;

@@ -58,6 +58,9 @@ pub struct Gauge {
     /// Pi's figure rests on a reply from before the latest compaction: it still counts the
     /// context as it was, until the model's next reply reports a new usage.
     pub usage_before_compaction: bool,
+    /// Context edits follow the reply Pi's figure rests on: what Pi counts once its next call
+    /// goes out (its estimate with the edits), while its figure stays the reply's usage.
+    pub after_edits: Option<u64>,
 }
 
 impl Gauge {
@@ -134,6 +137,13 @@ pub fn compute(
         (Some(u), Some(c)) => at(msgs[u].source).is_some_and(|p| p < c),
         _ => false,
     };
+    let after_edits = tokens.last_usage_index.and_then(|u| {
+        let usage_at = at(msgs[u].source)?;
+        let edited = proj.path[usage_at..]
+            .iter()
+            .any(|&i| matches!(s.entries[i].kind, crate::engine::entry::Kind::ContextEdit { .. }));
+        edited.then(|| context::estimate_projected_tokens(s, &proj).tokens as u64)
+    });
     let model = proj.model.clone().and_then(|(p, m)| Some((p?, m?)));
     let window = model
         .as_ref()
@@ -164,6 +174,7 @@ pub fn compute(
             model: model.map(|(p, m)| format!("{p}/{m}")),
             stale: false,
             usage_before_compaction,
+            after_edits,
         },
         messages,
         encoding,

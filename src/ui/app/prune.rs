@@ -15,16 +15,6 @@ use std::sync::Arc;
 /// Said once per run, in the first confirm of an edit.
 const OLD_PI: &str = "Pi 0.87 and newer apply context edits; older Pi keeps them in the file and ignores them.";
 
-/// Why "after" differs from "now" less what the edits save (see `Plan::usage_gap`).
-pub fn usage_gap_line(plan: &Plan) -> Option<String> {
-    plan.usage_gap().map(|gap| {
-        format!(
-            "The other {} tokens are Pi's count changing: after an edit Pi estimates the messages instead of using the last reply's usage.",
-            thousands(gap.unsigned_abs())
-        )
-    })
-}
-
 impl App {
     pub(super) fn toggle_prune(&mut self) {
         self.screen.prune_preview = !self.screen.prune_preview;
@@ -102,14 +92,21 @@ impl App {
             s.entries[plan.leaf].id,
             plan.note
         )];
+        // One basis (Pi's per-message estimate) for before, after and the change; Pi's own
+        // figure beside it when it differs (`x` and `X` alike: a restore adds, and says so).
         lines.push(format!(
-            "Pi's context {} → {} tokens ({} saved by the edits).",
-            thousands(plan.tokens_now.round() as u64),
+            "By Pi's estimate the context goes {} → {} tokens ({} by the edit{}).",
+            thousands(plan.estimate_now()),
             thousands(plan.tokens_after),
-            thousands(plan.saved())
+            prune::signed_tokens(plan.change()),
+            if n == 1 { "" } else { "s" }
         ));
-        if let Some(gap) = usage_gap_line(plan) {
-            lines.push(gap);
+        let pis = plan.tokens_now.round() as u64;
+        if pis != plan.estimate_now() {
+            lines.push(format!(
+                "Pi's figure now is {} (the last reply's usage): it counts the edits from its next call.",
+                thousands(pis)
+            ));
         }
         lines.push("History stays as it is: the edits change what the model gets from now on; u undoes them.".into());
         if let Some((short, _)) = self.branch_note(plan.leaf) {

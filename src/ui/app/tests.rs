@@ -1537,3 +1537,54 @@ fn a_restore_elsewhere_is_said_as_bonsais_and_the_banner_follows_the_file() {
     assert!(b.doc.session.idx_of("half0001").is_some());
     assert_eq!(b.notice, None, "the line is whole: no banner");
 }
+
+/// Issue 21, item 6: the prune panel and the x / X confirms mixed Pi's usage ("now") with the
+/// per-message estimate ("after"), and X said "0 saved" when it added tokens. One basis per
+/// line, Pi's figure beside it labelled; a restore says what it adds; after a write the gauge
+/// says the new figure applies from Pi's next call.
+#[test]
+fn hide_and_restore_say_their_change_on_one_basis_and_the_gauge_says_when_it_applies() {
+    let (_d, p) = temp_copy("long.jsonl");
+    let mut a = app_for(&p);
+    let s = a.doc.session.clone();
+    let path = s.path_to(s.leaf().unwrap());
+    let user = *path
+        .iter()
+        .rev()
+        .find(|&&i| s.entries[i].message().is_some_and(|m| m.role == Role::User))
+        .unwrap();
+    let confirm_lines = |a: &App| match &a.dialog {
+        Some(Dialog::Confirm { lines, .. }) => lines.join("\n"),
+        d => panic!("no confirm: {d:?} {:?}", a.status),
+    };
+    select(&mut a, user);
+    a.handle_key(ch('x'));
+    let text = confirm_lines(&a);
+    assert!(text.contains("By Pi's estimate the context goes"), "{text}");
+    assert!(text.contains("(−") && !text.contains("saved"), "{text}");
+    assert!(
+        text.contains("Pi's figure now is"),
+        "a different basis, labelled: {text}"
+    );
+    a.handle_key(ch('y'));
+    a.run_jobs_now();
+    let leaf = a.doc.session.leaf().unwrap();
+    select(&mut a, leaf);
+    let g = a.selection.gauge.clone().unwrap();
+    assert!(
+        g.after_edits.is_some(),
+        "the gauge knows the edit applies from the next call"
+    );
+    let screen = render(&mut a, 200, 40);
+    assert!(
+        screen.contains("edits written:") && screen.contains("from Pi's next call"),
+        "{screen}"
+    );
+    select(&mut a, user);
+    a.handle_key(ch('X'));
+    let text = confirm_lines(&a);
+    assert!(
+        text.contains("(+") && !text.contains("0 saved"),
+        "a restore adds: {text}"
+    );
+}

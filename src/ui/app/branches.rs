@@ -175,7 +175,7 @@ impl App {
         self.dialog = Some(Dialog::ConfirmRewrite {
             title: "Delete a branch".into(),
             lines,
-            target: id,
+            then: crate::ui::dialog::FileChore::Delete(id),
         });
     }
 

@@ -238,7 +238,10 @@ impl App {
                         .file_name()
                         .map(|n| n.to_string_lossy().to_string())
                         .unwrap_or_default();
-                    self.status = Some(format!("{what} written beside this session: {name} (o opens it)"));
+                    self.status = Some(format!(
+                        "{what} written beside this session: {name} (o opens it, u removes it)"
+                    ));
+                    self.last_branched = crate::ui::dialog::BranchedFile::of(path.clone(), what);
                     if let Some(t) = editor_text {
                         self.effects.push(Effect::Clipboard(t));
                     }

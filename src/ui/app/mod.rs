@@ -231,6 +231,8 @@ pub struct Pending {
 
 pub struct App {
     pub(crate) doc: Doc,
+    /// The fork or clone bonsai wrote last in this run (`u` removes it while untouched).
+    pub(crate) last_branched: Option<crate::ui::dialog::BranchedFile>,
     pub(crate) view: TreeView,
     pub(crate) settings: Settings,
     /// bonsai's Pi package is in use: the gauge marks what it sends.
@@ -349,6 +351,7 @@ impl App {
             search: None,
             dialog: None,
             notice: None,
+            last_branched: None,
             status: None,
             live: false,
             quit: false,

@@ -993,6 +993,7 @@ fn fork_and_clone_name_the_new_file_in_a_status_that_fits() {
     let (d, p) = temp_copy("split-turn.jsonl");
     let mut a = app_for(&p);
     a.handle_key(shift('K'));
+    a.handle_key(ch('y'));
     a.run_jobs_now();
     let st = a.status.clone().unwrap();
     assert!(st.starts_with("clone written beside this session: "), "{st}");
@@ -1587,4 +1588,66 @@ fn hide_and_restore_say_their_change_on_one_basis_and_the_gauge_says_when_it_app
         text.contains("(+") && !text.contains("0 saved"),
         "a restore adds: {text}"
     );
+}
+
+/// Issue 21, item 1: K and F wrote a new session file at once (three presses, three files, and
+/// the newest is what Pi resumes). They ask first, saying so, and u removes the fork or clone
+/// while nobody has written to it.
+#[test]
+fn clone_and_fork_ask_first_and_u_removes_an_untouched_one() {
+    let (d, p) = temp_copy("split-turn.jsonl");
+    let files = || std::fs::read_dir(d.path()).unwrap().count();
+    let before = files();
+    let mut a = app_for(&p);
+    a.handle_key(shift('K'));
+    let Some(Dialog::ConfirmRewrite { lines, .. }) = &a.dialog else {
+        panic!("no question: {:?}", a.status)
+    };
+    let text = lines.join(" ");
+    assert!(text.contains("resume the newest session file"), "{text}");
+    // No: nothing written.
+    a.handle_key(ch('n'));
+    a.run_jobs_now();
+    assert_eq!(files(), before);
+    // Yes: one file; u asks, then removes it.
+    a.handle_key(shift('K'));
+    a.handle_key(ch('y'));
+    a.run_jobs_now();
+    assert_eq!(files(), before + 1);
+    let session = std::fs::read(&p).unwrap();
+    a.handle_key(ch('u'));
+    let Some(Dialog::ConfirmRewrite { lines, .. }) = &a.dialog else {
+        panic!("u did not offer to remove the clone: {:?}", a.status)
+    };
+    assert!(lines[0].starts_with("Remove the clone "), "{lines:?}");
+    a.handle_key(ch('y'));
+    assert_eq!(files(), before, "{:?}", a.status);
+    assert!(a.status.as_deref().unwrap_or("").starts_with("removed the clone"));
+    assert_eq!(std::fs::read(&p).unwrap(), session, "this session untouched");
+    // A fork that Pi has written to since is kept: u goes on to bonsai's actions in this file.
+    let s = a.doc.session.clone();
+    let user = (0..s.entries.len())
+        .rev()
+        .find(|&i| s.entries[i].message().is_some_and(|m| m.role == Role::User))
+        .unwrap();
+    select(&mut a, user);
+    a.handle_key(shift('F'));
+    a.handle_key(ch('y'));
+    a.run_jobs_now();
+    let st = a.status.clone().unwrap_or_default();
+    let name = st.split(": ").nth(1).unwrap().split(' ').next().unwrap().to_string();
+    let fork = d.path().join(&name);
+    let mut f = std::fs::OpenOptions::new().append(true).open(&fork).unwrap();
+    writeln!(
+        f,
+        r#"{{"type":"custom","id":"pi000009","parentId":null,"timestamp":"2026-11-25T00:00:00.000Z","customType":"x"}}"#
+    )
+    .unwrap();
+    drop(f);
+    a.handle_key(ch('u'));
+    assert!(
+        !matches!(a.dialog, Some(Dialog::ConfirmRewrite { .. })),
+        "offered to remove a fork Pi wrote to"
+    );
+    assert!(fork.exists());
 }

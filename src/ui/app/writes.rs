@@ -16,7 +16,7 @@ use crate::engine::strategy::Strategy;
 use crate::engine::write_plan::{self, Refusal, Write, WriteRequest};
 use crate::ui::action::Action;
 use crate::ui::dialog::{
-    self, Dialog, InputPurpose, NavInfo, PendingWrite, Seen, SummaryFor, SummaryTab, TabFigures, TabState,
+    self, Dialog, FileChore, InputPurpose, NavInfo, PendingWrite, Seen, SummaryFor, SummaryTab, TabFigures, TabState,
 };
 use crate::ui::input::LineEditor;
 use crate::ui::jobs::{Job, SummaryKind};
@@ -145,6 +145,10 @@ impl App {
     /// context edits), after a confirm that says what it undoes and how.
     pub(super) fn undo_last_action(&mut self) {
         if !self.writable() {
+            return;
+        }
+        // bonsai's newest action may be a fork or clone (a file beside this one).
+        if self.offer_remove_branched() {
             return;
         }
         let s = self.doc.session.clone();
@@ -360,6 +364,7 @@ impl App {
     }
 
     fn start_write(&mut self, request: WriteRequest, what: &str, select: Option<String>) {
+        self.last_branched = None;
         let Some(path) = self.doc.path.clone() else {
             self.status = Some("the demo session is read-only".into());
             return;
@@ -640,14 +645,27 @@ impl App {
                     _ => return false,
                 }
             }
-            Dialog::ConfirmRewrite { target, .. } => match action {
-                Action::Yes => {
-                    let t = target.clone();
-                    self.start_delete(t);
-                }
-                Action::No => {
+            Dialog::ConfirmRewrite { then, .. } => match (action, then.clone()) {
+                (Action::Yes, FileChore::Delete(t)) => self.start_delete(t),
+                (
+                    Action::Yes,
+                    FileChore::Branched {
+                        clone,
+                        cut,
+                        editor_text,
+                    },
+                ) => self.start_branched(clone, cut, editor_text),
+                (Action::Yes, FileChore::RemoveBranched(f)) => self.remove_branched(&f),
+                (Action::No, chore) => {
                     self.dialog = None;
-                    self.status = Some("nothing deleted".into());
+                    self.status = Some(
+                        match chore {
+                            FileChore::Delete(_) => "nothing deleted",
+                            FileChore::Branched { .. } => "nothing written",
+                            FileChore::RemoveBranched(_) => "nothing removed",
+                        }
+                        .into(),
+                    );
                 }
                 _ => return false,
             },
@@ -867,7 +885,9 @@ impl App {
         if !self.writable() {
             return;
         }
-        let Some(path) = self.doc.path.clone() else { return };
+        if self.doc.path.is_none() {
+            return;
+        }
         let s = self.doc.session.clone();
         let (cut, editor_text) = if clone {
             (Some(sel), None)
@@ -882,13 +902,90 @@ impl App {
                 Some(context::content_text(v["message"].get("content"), "")),
             )
         };
-        self.status = Some(format!("writing the {}…", if clone { "clone" } else { "fork" }));
+        let what = if clone { "clone" } else { "fork" };
+        let n = cut.map(|c| s.path_to(c).len()).unwrap_or(0);
+        let mut lines = vec![if clone {
+            format!(
+                "Write the path to {} ({n} entries) as a new session file beside this one.",
+                s.entries[sel].id
+            )
+        } else {
+            format!(
+                "Write the path before {} ({n} entries) as a new session file beside this one; the message goes to the clipboard, to send it again there.",
+                s.entries[sel].id
+            )
+        }];
+        lines.push(
+            "Pi (pi -c) and bonsai resume the newest session file of this project: that is the new file, until this session is written to again."
+                .into(),
+        );
+        lines.push(format!("u removes the {what} again while nobody has written to it."));
+        lines.push(format!("Write the {what}?"));
+        self.dialog = Some(Dialog::ConfirmRewrite {
+            title: format!("Write a {what}"),
+            lines,
+            then: FileChore::Branched {
+                clone,
+                cut,
+                editor_text,
+            },
+        });
+    }
+
+    /// Yes in the fork / clone confirm: the new file is written as a job.
+    fn start_branched(&mut self, clone: bool, cut: Option<usize>, editor_text: Option<String>) {
+        self.dialog = None;
+        let Some(path) = self.doc.path.clone() else { return };
+        let what = if clone { "clone" } else { "fork" };
+        self.status = Some(format!("writing the {what}…"));
         self.pending.queue.push(Job::Branched {
-            session: s,
+            session: self.doc.session.clone(),
             cut,
             source: path,
-            what: if clone { "clone" } else { "fork" },
+            what,
             editor_text,
+        });
+    }
+
+    /// `u` after a fork or clone: remove it while nobody has written to it (asked first).
+    pub(super) fn offer_remove_branched(&mut self) -> bool {
+        let Some(f) = self.last_branched.clone() else {
+            return false;
+        };
+        if !f.untouched() {
+            self.last_branched = None;
+            return false;
+        }
+        self.dialog = Some(Dialog::ConfirmRewrite {
+            title: format!("Undo the {}", f.what),
+            lines: vec![
+                format!(
+                    "Remove the {} {} ({} bytes): nobody has written to it since bonsai did.",
+                    f.what,
+                    f.name(),
+                    f.len
+                ),
+                "This session is not changed; Pi resumes it next again.".into(),
+                "Remove it?".into(),
+            ],
+            then: FileChore::RemoveBranched(f),
+        });
+        true
+    }
+
+    fn remove_branched(&mut self, f: &crate::ui::dialog::BranchedFile) {
+        self.dialog = None;
+        self.last_branched = None;
+        if !f.untouched() {
+            self.status = Some(format!(
+                "{} was written to since bonsai wrote it (Pi resumed it?): kept",
+                f.name()
+            ));
+            return;
+        }
+        self.status = Some(match std::fs::remove_file(&f.path) {
+            Ok(()) => format!("removed the {} {}", f.what, f.name()),
+            Err(e) => format!("the {} {} not removed: {e}", f.what, f.name()),
         });
     }
 }

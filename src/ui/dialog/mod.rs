@@ -202,12 +202,60 @@ pub enum Dialog {
         lines: Vec<String>,
         then: Box<PendingWrite>,
     },
-    /// A yes/no before deleting the branch at `target` (a rewrite, not an append).
+    /// A yes/no before a change of files rather than an append: deleting a branch (a
+    /// rewrite), writing a fork or a clone (a new session Pi resumes next), removing one.
     ConfirmRewrite {
         title: String,
         lines: Vec<String>,
-        target: String,
+        then: FileChore,
     },
+}
+
+/// What a yes in `Dialog::ConfirmRewrite` does.
+#[derive(Debug, Clone)]
+pub enum FileChore {
+    /// Delete the branch at this entry id from the file.
+    Delete(String),
+    /// Write the path to `cut` as a new session file (`clone`), or a fork before a user
+    /// message whose text goes to the clipboard.
+    Branched {
+        clone: bool,
+        cut: Option<usize>,
+        editor_text: Option<String>,
+    },
+    /// Remove a fork or clone bonsai wrote, if nobody wrote to it since.
+    RemoveBranched(BranchedFile),
+}
+
+/// A fork or clone bonsai wrote: its path, length and modification time right after.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BranchedFile {
+    pub path: std::path::PathBuf,
+    pub what: &'static str,
+    pub len: u64,
+    pub modified: Option<std::time::SystemTime>,
+}
+
+impl BranchedFile {
+    pub fn of(path: std::path::PathBuf, what: &'static str) -> Option<BranchedFile> {
+        let m = std::fs::metadata(&path).ok()?;
+        Some(BranchedFile {
+            len: m.len(),
+            modified: m.modified().ok(),
+            path,
+            what,
+        })
+    }
+    /// Nobody wrote to it since bonsai did (Pi resuming it appends).
+    pub fn untouched(&self) -> bool {
+        std::fs::metadata(&self.path).is_ok_and(|m| m.len() == self.len && m.modified().ok() == self.modified)
+    }
+    pub fn name(&self) -> String {
+        self.path
+            .file_name()
+            .map(|n| n.to_string_lossy().to_string())
+            .unwrap_or_default()
+    }
 }
 
 /// The summary's tabs in one line `width` wide: full names when they fit, else short ones,

@@ -2,6 +2,7 @@
 
 use super::keymap::{self, Mode};
 use super::theme::*;
+use crate::engine::text_width::visible_width;
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
@@ -14,43 +15,77 @@ pub fn entries(mode: Mode) -> Vec<(String, &'static str)> {
         .collect()
 }
 
-/// Rows the help needs for `mode` at `width` (its columns side by side).
-pub fn layout(mode: Mode, width: u16) -> (usize, usize, usize, usize) {
+/// How the help lays out at a width: columns side by side when every label fits whole, else
+/// one column whose labels wrap (a line is never clipped).
+pub struct HelpLayout {
+    pub key_w: usize,
+    pub label_w: usize,
+    pub cols: usize,
+    /// The help's rows: per row, per column, (keys or "" on a continuation, label text).
+    pub rows: Vec<Vec<(String, String)>>,
+}
+
+pub fn layout(mode: Mode, width: u16) -> HelpLayout {
     let items = entries(mode);
     let key_w = items.iter().map(|(k, _)| k.chars().count()).max().unwrap_or(0).min(18) + 2;
-    let label_w = items.iter().map(|(_, l)| l.chars().count()).max().unwrap_or(0).min(30) + 1;
-    let cols = ((width.saturating_sub(2) as usize) / (key_w + label_w)).clamp(1, 3);
-    let rows = items.len().div_ceil(cols);
-    (key_w, label_w, cols, rows)
+    let longest = items.iter().map(|(_, l)| visible_width(l)).max().unwrap_or(0) + 1;
+    let inner = width.saturating_sub(2) as usize;
+    let cols = (1..=3usize).rev().find(|c| (key_w + longest) * c <= inner);
+    let Some(cols) = cols else {
+        // One column, labels wrapped to what is left beside the keys.
+        let label_w = inner.saturating_sub(key_w).max(8);
+        let mut rows = Vec::new();
+        for (k, l) in &items {
+            for (n, piece) in crate::ui::dialog::wrap(l, label_w - 1).into_iter().enumerate() {
+                let k = if n == 0 { k.clone() } else { String::new() };
+                rows.push(vec![(k, piece)]);
+            }
+        }
+        return HelpLayout {
+            key_w,
+            label_w,
+            cols: 1,
+            rows,
+        };
+    };
+    let n = items.len().div_ceil(cols);
+    let rows = (0..n)
+        .map(|r| {
+            (0..cols)
+                .filter_map(|c| items.get(c * n + r))
+                .map(|(k, l)| (k.clone(), l.to_string()))
+                .collect()
+        })
+        .collect();
+    HelpLayout {
+        key_w,
+        label_w: longest,
+        cols,
+        rows,
+    }
 }
 
 pub fn draw(f: &mut Frame, area: Rect, mode: Mode, scroll: usize) {
-    let items = entries(mode);
-    let (key_w, label_w, cols, rows) = layout(mode, area.width);
-    let w = ((key_w + label_w) * cols + 2) as u16;
+    let l = layout(mode, area.width);
+    let (key_w, label_w) = (l.key_w, l.label_w);
+    let w = ((key_w + label_w) * l.cols + 2) as u16;
     let room = area.height.saturating_sub(3) as usize;
-    let h = (rows.min(room) + 3) as u16;
+    let h = (l.rows.len().min(room) + 3) as u16;
     let r = centered(area, w.min(area.width), h.min(area.height));
     f.render_widget(Clear, r);
-    let cell = |(k, d): &(String, &str)| {
+    let cell = |(k, d): &(String, String)| {
         let k: String = k.chars().take(key_w - 1).collect();
         vec![
             Span::styled(format!(" {k:<kw$}", kw = key_w - 1), fg(ACCENT)),
             Span::raw(format!("{d:<label_w$}")),
         ]
     };
-    let scroll = scroll.min(rows.saturating_sub(room));
+    let scroll = scroll.min(l.rows.len().saturating_sub(room));
     let mut lines = Vec::new();
-    for row in (0..rows).skip(scroll).take(room) {
-        let mut spans = Vec::new();
-        for c in 0..cols {
-            if let Some(item) = items.get(c * rows + row) {
-                spans.extend(cell(item));
-            }
-        }
-        lines.push(Line::from(spans));
+    for row in l.rows.iter().skip(scroll).take(room) {
+        lines.push(Line::from(row.iter().flat_map(cell).collect::<Vec<_>>()));
     }
-    let more = rows > room;
+    let more = l.rows.len() > room;
     lines.push(Line::from(Span::styled(
         if more {
             " ↑/↓ scroll · any other key closes"

@@ -374,6 +374,7 @@ pub fn bindings() -> &'static [Binding] {
             ),
             b!(BROWSE, [ch('X')], Action::RestoreEntry, "restore its original content"),
             b!(BROWSE, [ch('w')], Action::OpenFills, "what fills the context"),
+            b!(BROWSE, [ch('M')], Action::OpenMessages, "the messages said so far"),
             b!(BROWSE, [ch('S')], Action::CountExact, "exact tokens of every entry"),
             b!(
                 BROWSE_NOT_PRUNE,

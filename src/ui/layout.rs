@@ -20,6 +20,8 @@ pub struct Areas {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Shown {
     pub banner: bool,
+    /// Lines the status takes (1, more when its message wraps).
+    pub status_lines: u16,
     pub detail: bool,
     pub cut_preview: bool,
 }
@@ -32,7 +34,7 @@ pub fn areas(size: Rect, shown: Shown) -> Areas {
     constraints.extend([
         Constraint::Min(3),
         Constraint::Length(2),
-        Constraint::Length(1),
+        Constraint::Length(shown.status_lines.max(1)),
         Constraint::Length(1),
     ]);
     let rows = Layout::vertical(constraints).split(size);

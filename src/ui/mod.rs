@@ -18,6 +18,7 @@ pub mod jobs;
 pub mod keymap;
 pub mod layout;
 pub mod loading;
+pub mod messages;
 pub mod picker;
 pub mod prune_panel;
 pub mod selection;
@@ -144,6 +145,7 @@ pub fn draw(f: &mut Frame, app: &App) {
     status::draw_hints(f, a.hints, app);
     match app.screen.overlay {
         Overlay::Help(mode) => help::draw(f, a.main, mode, app.screen.help_scroll),
+        Overlay::Messages => messages::draw(f, a.main, app),
         Overlay::Context => {
             let (cursor, scroll) = app.context_cursor();
             context_view::draw(f, a.main, app.context_data(), cursor, scroll)

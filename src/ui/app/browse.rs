@@ -120,6 +120,11 @@ impl App {
             Action::UndoLast => self.undo_last_action(),
             a @ (Action::HideEntry | Action::ReplaceEntry | Action::RestoreEntry) => self.edit_selected(&a),
             Action::OpenFills => self.open_fills(),
+            Action::OpenMessages => {
+                let n = crate::ui::messages::lines(self, self.areas().main.width).len();
+                self.screen.help_scroll = n.saturating_sub(self.areas().main.height.saturating_sub(3) as usize);
+                self.screen.overlay = Overlay::Messages;
+            }
             Action::CountExact => {
                 self.start_exact_all();
                 self.exact_all.announce = true;
@@ -277,11 +282,12 @@ impl App {
 
     /// The help: ↑/↓ scroll a long list; any other key closes it.
     pub(super) fn on_help(&mut self, action: Action) -> bool {
-        let Overlay::Help(mode) = self.screen.overlay else {
-            return false;
-        };
         let area = self.areas().main;
-        let (_, _, _, rows) = crate::ui::help::layout(mode, area.width);
+        let rows = match self.screen.overlay {
+            Overlay::Help(mode) => crate::ui::help::layout(mode, area.width).rows.len(),
+            Overlay::Messages => crate::ui::messages::lines(self, area.width).len(),
+            _ => return false,
+        };
         let max = rows.saturating_sub(area.height.saturating_sub(3) as usize);
         let page = area.height.saturating_sub(3) as usize;
         let sc = &mut self.screen.help_scroll;
@@ -573,7 +579,7 @@ impl App {
         }
         let a = self.areas();
         match self.screen.overlay {
-            Overlay::Help(_) => {
+            Overlay::Help(_) | Overlay::Messages => {
                 self.screen.overlay = Overlay::None;
                 return true;
             }
@@ -671,7 +677,7 @@ impl App {
                 }
                 return true;
             }
-            Overlay::Help(_) => return false,
+            Overlay::Help(_) | Overlay::Messages => return false,
             Overlay::None => {}
         }
         if let Some(d) = a.detail

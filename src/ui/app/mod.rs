@@ -79,6 +79,8 @@ pub enum Overlay {
     Context,
     /// What fills the context.
     Fills,
+    /// The messages said in this run, newest last (M).
+    Messages,
     Picker,
 }
 
@@ -229,8 +231,15 @@ pub struct Pending {
     pub writes: usize,
 }
 
+/// Messages the log keeps.
+const MESSAGES_KEPT: usize = 200;
+
 pub struct App {
     pub(crate) doc: Doc,
+    /// Every status message of this run with its time (UTC), newest last.
+    pub(crate) messages: Vec<(String, String)>,
+    /// The status last put in the log.
+    logged: Option<String>,
     /// The fork or clone bonsai wrote last in this run (`u` removes it while untouched).
     pub(crate) last_branched: Option<crate::ui::dialog::BranchedFile>,
     pub(crate) view: TreeView,
@@ -352,6 +361,8 @@ impl App {
             dialog: None,
             notice: None,
             last_branched: None,
+            messages: Vec::new(),
+            logged: None,
             status: None,
             live: false,
             quit: false,
@@ -438,7 +449,7 @@ impl App {
             return d.mode();
         }
         match self.screen.overlay {
-            Overlay::Help(_) => return Mode::Help,
+            Overlay::Help(_) | Overlay::Messages => return Mode::Help,
             Overlay::Picker => {
                 use super::picker::PickerFocus;
                 return match self.picker.as_ref().map(|p| p.focus) {
@@ -479,6 +490,7 @@ impl App {
             self.screen.size,
             Shown {
                 banner: self.notice.is_some(),
+                status_lines: crate::ui::status::lines(self, self.screen.size.width).len() as u16,
                 detail: self.screen.show_detail,
                 cut_preview: self.screen.cut_preview || self.screen.prune_preview,
             },
@@ -514,6 +526,21 @@ impl App {
 
     /// The one place the state changes. Returns whether the screen needs a redraw.
     pub fn update(&mut self, action: Action) -> bool {
+        let redraw = self.update_state(action);
+        // Every message said lands in the log (M), whole, with its time.
+        if self.status.is_some() && self.status != self.logged {
+            self.logged = self.status.clone();
+            let time = crate::engine::js::iso_from_ms(crate::store::clock::now_ms());
+            let hms = time.get(11..19).unwrap_or("").to_string();
+            self.messages.push((hms, self.status.clone().unwrap_or_default()));
+            if self.messages.len() > MESSAGES_KEPT {
+                self.messages.remove(0);
+            }
+        }
+        redraw
+    }
+
+    fn update_state(&mut self, action: Action) -> bool {
         match action {
             Action::Resize { width, height } => {
                 self.screen.size = Rect::new(0, 0, width, height);

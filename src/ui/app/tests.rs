@@ -1651,3 +1651,61 @@ fn clone_and_fork_ask_first_and_u_removes_an_untouched_one() {
     );
     assert!(fork.exists());
 }
+
+/// Issue 21, item 13: messages cut at the screen edge could not be read. A long one wraps in
+/// the status area, M shows every message whole, the hint bar keeps `q quit` and `? keys` at
+/// 80 columns, and the help never clips a line.
+#[test]
+fn long_messages_wrap_the_log_keeps_them_and_the_way_out_always_shows() {
+    let (_d, p) = temp_copy("tour.jsonl");
+    let mut a = app_for(&p);
+    let long = "the fork was written to /a/very/long/folder/name/that/goes/on/and/on/2026-11-25T00-00-00-000Z_0199aaaa-bbbb-cccc-dddd-eeeeffff0000.jsonl and Pi resumes it next";
+    a.status = Some(long.into());
+    a.update(Action::Tick);
+    let screen = render(&mut a, 80, 24);
+    let flat: String = screen
+        .replace('│', " ")
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    assert!(flat.contains("and Pi resumes it next"), "{screen}");
+    let last = screen.lines().last().unwrap();
+    assert!(last.contains("q quit") && last.contains("? keys"), "{last}");
+    a.status = Some("a second message".into());
+    a.update(Action::Tick);
+    a.handle_key(shift('M'));
+    let screen = render(&mut a, 80, 24);
+    let flat: String = screen
+        .replace('│', " ")
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    assert!(
+        flat.contains("messages (UTC)") && flat.contains("a second message"),
+        "{screen}"
+    );
+    assert!(flat.contains("and Pi resumes it next"), "the first, whole: {screen}");
+    a.handle_key(ch('x'));
+    assert_eq!(a.screen.overlay, Overlay::None);
+    // The help at 60 columns: every label whole.
+    a.handle_key(ch('?'));
+    for k in 0..4 {
+        let screen = render(&mut a, 60, 60);
+        let flat: String = screen
+            .replace('│', " ")
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ");
+        for (_, label) in crate::ui::help::entries(keymap::Mode::Tree)
+            .iter()
+            .skip(k * 40)
+            .take(40)
+        {
+            let words: Vec<&str> = label.split_whitespace().collect();
+            if flat.contains(words[0]) {
+                assert!(flat.contains(&words.join(" ")), "{label:?} clipped:\n{screen}");
+            }
+        }
+        a.handle_key(key(KeyCode::PageDown));
+    }
+}

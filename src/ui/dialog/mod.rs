@@ -391,7 +391,7 @@ fn confirm_lines(text: &[String], width: u16) -> Vec<String> {
 }
 
 /// Word wrap (a word longer than the width is cut).
-fn wrap(line: &str, width: usize) -> Vec<String> {
+pub(crate) fn wrap(line: &str, width: usize) -> Vec<String> {
     let width = width.max(8);
     if visible_width(line) <= width {
         return vec![line.to_string()];

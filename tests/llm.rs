@@ -619,3 +619,58 @@ fn tui_summary_can_be_cancelled() {
     assert!(app.dialog.is_none());
     assert_eq!(std::fs::read(&file).unwrap(), before);
 }
+
+/// Issue 21, item 5: navigating with a model's branch summary wrote at once. The summary is
+/// shown first (as a compaction's is), with the retry while the model was slow, and written
+/// only with ctrl+s.
+#[test]
+fn tui_branch_summary_is_shown_with_its_retries_before_it_is_written() {
+    use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+    let ok = sse(&[
+        r###"data: {"choices":[{"delta":{"content":"## Goal\n- branch by the model"},"finish_reason":"stop"}]}"###,
+        r#"data: {"choices":[],"usage":{"prompt_tokens":900,"completion_tokens":30}}"#,
+        "data: [DONE]",
+    ]);
+    let f = fake(vec![
+        error(
+            503,
+            r#"{"error":{"message":"busy right now"}}"#,
+            &[("retry-after", "0")],
+        ),
+        ok,
+    ]);
+    let (_d, file, mut app) = tui_app("tour.jsonl", &f.url);
+    let before = std::fs::read(&file).unwrap();
+    let s = bonsai::store::load_session(&file).unwrap();
+    let first_user = (0..s.entries.len())
+        .find(|&i| {
+            s.entries[i]
+                .message()
+                .is_some_and(|m| m.role == bonsai::engine::entry::Role::User)
+        })
+        .unwrap();
+    app.update(bonsai::ui::action::Action::SelectEntry(
+        s.entries[first_user].id.to_string(),
+    ));
+    app.handle_key(KeyEvent::from(KeyCode::Enter));
+    app.handle_key(KeyEvent::from(KeyCode::Down));
+    app.handle_key(KeyEvent::from(KeyCode::Enter));
+    app.run_jobs_now();
+    assert_eq!(std::fs::read(&file).unwrap(), before, "nothing written before ctrl+s");
+    match &app.dialog {
+        Some(bonsai::ui::dialog::Dialog::Summary { tabs, .. }) => {
+            assert_eq!(tabs[0].state, bonsai::ui::dialog::TabState::Done);
+            assert!(tabs[0].text.contains("branch by the model"), "{}", tabs[0].text);
+            let note = tabs[0].note.clone().unwrap_or_default();
+            assert!(note.starts_with("retry 1") && note.contains("503"), "{note}");
+        }
+        other => panic!("{other:?} / {:?}", app.status),
+    }
+    app.handle_key(KeyEvent::new(KeyCode::Char('s'), KeyModifiers::CONTROL));
+    app.run_jobs_now();
+    let text = std::fs::read_to_string(&file).unwrap();
+    let last: serde_json::Value = serde_json::from_str(text.lines().last().unwrap()).unwrap();
+    assert_eq!(last["type"], "branch_summary", "{:?}", app.status);
+    assert!(last["summary"].as_str().unwrap().contains("branch by the model"));
+    assert_eq!(last["usage"]["input"], 900);
+}

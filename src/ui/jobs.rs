@@ -631,10 +631,15 @@ impl Job {
         else {
             return self.run_blocking();
         };
-        let on_text = move |e: crate::llm::Event| {
-            if let crate::llm::Event::Text(text) = e {
-                report(JobResult::SummaryChunk { id, text });
-            }
+        // The text as it streams, and each retry while the model is slow or down (said in
+        // the tab, as the compaction's strategies do).
+        let on_text = move |e: crate::llm::Event| match e {
+            crate::llm::Event::Text(text) => report(JobResult::SummaryChunk { id, text }),
+            crate::llm::Event::Retry { attempt, wait, reason } => report(JobResult::StrategyProgress {
+                id,
+                tab: 0,
+                progress: crate::llm::strategies::Progress::Retry { attempt, wait, reason },
+            }),
         };
         let work = async {
             match &kind {

@@ -217,6 +217,7 @@ impl App {
                             self.effects.push(Effect::Clipboard(t));
                         }
                         self.status = Some(msg);
+                        self.parked = None;
                         self.live = false;
                         if let Some(id) = self.prune.compact_after.take() {
                             self.open_compact_keeping(&id);
@@ -224,7 +225,25 @@ impl App {
                     }
                     Err(e) => {
                         self.prune.compact_after = None;
-                        self.status = Some(e.to_string())
+                        self.status = Some(e.to_string());
+                        // A summary whose write was refused comes back with its drafts (the
+                        // session read again first, so the dialog shows what changed).
+                        if let Some(d) = self.parked.take() {
+                            if let Some(s) = self.doc.path.clone().and_then(|p| crate::store::load_session(&p).ok())
+                                && s.buf.len() != self.doc.session.buf.len()
+                            {
+                                self.replace_session(Arc::new(s), true);
+                            }
+                            self.dialog = Some(d);
+                            let why = match &e {
+                                crate::store::WriteError::Refused(r) => super::writes::refusal_words(r),
+                                crate::store::WriteError::Changed { .. } => {
+                                    "the session changed as bonsai wrote".to_string()
+                                }
+                                other => other.to_string(),
+                            };
+                            self.keep_drafts(&why);
+                        }
                     }
                 }
             }

@@ -242,6 +242,8 @@ pub struct App {
     logged: Option<String>,
     /// The fork or clone bonsai wrote last in this run (`u` removes it while untouched).
     pub(crate) last_branched: Option<crate::ui::dialog::BranchedFile>,
+    /// A summary dialog whose write is under way: given back if the write is refused.
+    pub(crate) parked: Option<Dialog>,
     pub(crate) view: TreeView,
     pub(crate) settings: Settings,
     /// bonsai's Pi package is in use: the gauge marks what it sends.
@@ -361,6 +363,7 @@ impl App {
             dialog: None,
             notice: None,
             last_branched: None,
+            parked: None,
             messages: Vec::new(),
             logged: None,
             status: None,

@@ -491,7 +491,23 @@ fn a_compaction_accepted_after_pi_appended_is_refused_whether_or_not_the_app_not
         );
         let st = a.status.clone().unwrap_or_default();
         assert!(st.contains("Pi appended 1 entry"), "{st}");
-        assert!(a.dialog.is_none());
+        // Issue 21, item 3: the drafts are kept, with what changed, and can be written at
+        // Pi's new leaf (the cut did not move).
+        assert!(
+            st.contains("user pi000001") && st.contains("your drafts are kept"),
+            "{st}"
+        );
+        assert!(st.contains("ctrl+s writes the draft at Pi's new leaf pi000001"), "{st}");
+        let Some(Dialog::Summary { tabs, .. }) = &a.dialog else {
+            panic!("the drafts were thrown away: {:?}", a.dialog)
+        };
+        assert!(tabs[0].text.contains("## Goal"), "{}", tabs[0].text);
+        a.handle_key(ctrl('s'));
+        a.run_jobs_now();
+        let text = std::fs::read_to_string(&p).unwrap();
+        let last: serde_json::Value = serde_json::from_str(text.lines().last().unwrap()).unwrap();
+        assert_eq!(last["type"], "compaction", "{:?}", a.status);
+        assert_eq!(last["parentId"], "pi000001", "written at Pi's new leaf");
     }
 }
 
@@ -543,6 +559,8 @@ fn custom_instructions_reach_the_branch_summary() {
     a.handle_key(key(KeyCode::Enter));
     typed(&mut a, "list what was tried");
     a.handle_key(key(KeyCode::Enter));
+    a.run_jobs_now();
+    a.handle_key(ctrl('s'));
     a.run_jobs_now();
     let s = a.doc.session.clone();
     let v = s.entry_value(s.leaf().unwrap());

@@ -369,7 +369,14 @@ impl App {
             self.status = Some("the demo session is read-only".into());
             return;
         };
-        self.dialog = None;
+        // A summary's drafts wait beside the write: a refusal (Pi appended at the last
+        // moment) gives them back instead of losing what was paid for.
+        let d = self.dialog.take();
+        self.parked = match d {
+            Some(Dialog::Summary { .. }) => d,
+            Some(Dialog::Confirm { .. }) => self.parked.take(),
+            _ => None,
+        };
         self.pending.writes += 1;
         self.status = Some(format!("writing {what}…"));
         self.pending.queue.push(Job::Write {
@@ -383,6 +390,9 @@ impl App {
     /// Navigation with an optional branch summary, decided on what the user saw.
     fn write_navigation(&mut self, target: usize, summary: Option<Summary>, seen: Seen) {
         if let Some(r) = self.changed_since(seen) {
+            if summary.is_some() && matches!(self.dialog, Some(Dialog::Summary { .. })) {
+                return self.keep_drafts(&refusal_words(&r));
+            }
             self.dialog = None;
             self.status = Some(r.to_string());
             return;
@@ -490,9 +500,7 @@ impl App {
             seen: Some((seen.len, seen.entries)),
         };
         if let Some(r) = self.changed_since(seen) {
-            self.dialog = None;
-            self.status = Some(format!("{r} (the compaction was planned on the old leaf)"));
-            return;
+            return self.keep_drafts(&refusal_words(&r));
         }
         match self.branch_note(leaf) {
             Some((_, lines)) => {
@@ -633,14 +641,40 @@ impl App {
                             .into(),
                         );
                     }
-                    Action::AcceptWrite if !running => self.accept_compaction(),
+                    Action::AcceptWrite if !running => {
+                        if matches!(
+                            self.dialog,
+                            Some(Dialog::Summary {
+                                purpose: SummaryFor::Branch { .. },
+                                ..
+                            })
+                        ) {
+                            self.accept_branch_summary()
+                        } else {
+                            self.accept_compaction()
+                        }
+                    }
                     Action::EditInEditor if !running => {
                         let t = tabs[*active].text.clone();
                         self.effects.push(Effect::EditSummary(t));
                     }
                     Action::Discard if !running => {
+                        let branch = matches!(
+                            self.dialog,
+                            Some(Dialog::Summary {
+                                purpose: SummaryFor::Branch { .. },
+                                ..
+                            })
+                        );
                         self.dialog = None;
-                        self.status = Some("compaction discarded; nothing written".into());
+                        self.status = Some(
+                            if branch {
+                                "branch summary discarded; nothing written, Pi stays where it is"
+                            } else {
+                                "compaction discarded; nothing written"
+                            }
+                            .into(),
+                        );
                     }
                     _ => return false,
                 }
@@ -755,14 +789,114 @@ impl App {
             return;
         }
         self.pending.summary = None;
-        let Some(Dialog::Summary { purpose, seen, .. }) = self.dialog.take() else {
+        // The branch summary is shown before anything is written (as a compaction's is):
+        // ctrl+s writes it and navigates, e edits it, d discards it.
+        let Some(Dialog::Summary { tabs, .. }) = &mut self.dialog else {
             return;
         };
-        match (purpose, result) {
-            (SummaryFor::Branch { target, .. }, Ok(sm)) => self.write_navigation(target, Some(sm), seen),
-            (SummaryFor::Compaction { .. }, Ok(_)) => {}
-            (_, Err(e)) => self.status = Some(format!("summary failed: {e}; nothing written")),
+        let Some(tab) = tabs.get_mut(0) else { return };
+        tab.elapsed_ms = tab.started.elapsed().as_millis() as u64;
+        match result {
+            Ok(sm) => {
+                tab.text = sm.text;
+                tab.usage = sm.usage;
+                tab.state = TabState::Done;
+                self.status =
+                    Some("branch summary ready: ctrl+s writes it and navigates, e edits it, d discards it".into());
+            }
+            Err(e) => {
+                tab.state = TabState::Failed(e.to_string());
+                self.status = Some(format!("summary failed: {e}; nothing written (d closes)"));
+            }
         }
+    }
+
+    /// ctrl+s on a finished branch summary: navigate with it.
+    fn accept_branch_summary(&mut self) {
+        let Some(Dialog::Summary {
+            purpose: SummaryFor::Branch { target, .. },
+            seen,
+            tabs,
+            active,
+            ..
+        }) = &self.dialog
+        else {
+            return;
+        };
+        let Some(tab) = tabs.get(*active) else { return };
+        if let TabState::Failed(e) = &tab.state {
+            self.status = Some(format!("the summary failed ({e}): d discards it"));
+            return;
+        }
+        let summary = Summary {
+            text: tab.text.clone(),
+            usage: tab.usage.clone(),
+        };
+        let (target, seen) = (*target, *seen);
+        self.write_navigation(target, Some(summary), seen);
+    }
+
+    /// Pi appended while a summary dialog was open (or its write was refused): the drafts are
+    /// kept, the dialog says what changed, and is set to write at Pi's new leaf when that is
+    /// still what the drafts summarize.
+    pub(super) fn keep_drafts(&mut self, why: &str) {
+        let s = self.doc.session.clone();
+        let Some(Dialog::Summary { purpose, seen, .. }) = &mut self.dialog else {
+            self.status = Some(why.to_string());
+            return;
+        };
+        let added: Vec<String> = s.entries[seen.entries.min(s.entries.len())..]
+            .iter()
+            .take(3)
+            .map(|e| match e.message() {
+                Some(m) => format!("{} {}", m.role.as_str(), e.id),
+                None => format!("{} {}", e.kind.type_name(), e.id),
+            })
+            .collect();
+        let n = s.entries.len().saturating_sub(seen.entries);
+        let what = if added.is_empty() {
+            String::new()
+        } else {
+            format!(" ({}{})", added.join(", "), if n > 3 { ", …" } else { "" })
+        };
+        let old_seen = *seen;
+        *seen = Seen::of(&s);
+        let said = match purpose {
+            SummaryFor::Compaction {
+                leaf,
+                first_kept,
+                settings,
+            } => {
+                let new_leaf = s.leaf().filter(|&l| s.path_to(l).contains(leaf));
+                match new_leaf.map(|l| (l, actions::plan_compaction(&s, l, *settings))) {
+                    Some((l, Ok(p))) if &*s.entries[p.first_kept_entry].id == first_kept.as_str() => {
+                        *leaf = l;
+                        format!(
+                            "the cut is still at {first_kept}, so ctrl+s writes the draft at Pi's new leaf {}",
+                            s.entries[l].id
+                        )
+                    }
+                    Some((_, Ok(p))) => {
+                        // Written at the old cut, the entries between the two would be in
+                        // neither the summary nor what is kept: not written.
+                        *seen = old_seen;
+                        format!(
+                            "the cut moved from {first_kept} to {}: the drafts do not summarize what lies between, so they are not written; they stay to read or copy (e) until d",
+                            s.entries[p.first_kept_entry].id
+                        )
+                    }
+                    _ => {
+                        *seen = old_seen;
+                        "Pi's new leaf does not continue this branch: the drafts stay to read or copy (e) until d"
+                            .into()
+                    }
+                }
+            }
+            SummaryFor::Branch { .. } => {
+                "the summary does not cover them; ctrl+s writes it anyway, leaving Pi's new leaf, d discards it".into()
+            }
+        };
+        self.status = Some(format!("{why}{what}: your drafts are kept; {said}"));
     }
 
     /// The summary dialog's tab `tab` of job `id`, while that job is the one shown.
@@ -1017,5 +1151,15 @@ fn no_compaction_in_tui_words(e: NoCompaction, keep_recent: u64) -> String {
             "Nothing to compact here: the newest {} tokens are kept and that is everything since the last cut; c shows the cut, then - or # keeps fewer",
             crate::engine::prune::thousands(keep_recent)
         ),
+    }
+}
+
+/// A refusal as the start of a sentence about kept drafts.
+pub(super) fn refusal_words(r: &Refusal) -> String {
+    match r {
+        Refusal::FileGrew { added } => {
+            format!("Pi appended {} while this was open", plural(*added, "entry", "entries"))
+        }
+        other => other.to_string(),
     }
 }

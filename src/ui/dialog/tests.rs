@@ -70,6 +70,16 @@ fn navigate_dialog_offers_pis_three_choices() {
     insta::assert_snapshot!("dialog_navigate_custom", render(&mut a, 100, 30));
     a.handle_key(key(KeyCode::Enter));
     a.run_jobs_now();
+    // Issue 21, item 5: the summary is shown before anything is written.
+    assert_eq!(a.doc.session.entries.len(), s.entries.len(), "written at once");
+    assert!(
+        matches!(a.dialog, Some(crate::ui::dialog::Dialog::Summary { .. })),
+        "{:?}",
+        a.status
+    );
+    insta::assert_snapshot!("dialog_branch_summary_preview", render(&mut a, 100, 30));
+    a.handle_key(ctrl('s'));
+    a.run_jobs_now();
     let s2 = a.doc.session.clone();
     let leaf = s2.leaf().unwrap();
     assert!(

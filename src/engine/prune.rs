@@ -206,6 +206,24 @@ impl Plan {
             .map(|i| i.tokens_after as i64 - i.tokens_before as i64)
             .sum()
     }
+    /// The plan with the items at `left_out` (indices into `items`) left out by the user:
+    /// they are kept as they are (shown, not written), and "after" counts them unchanged.
+    pub fn without(&self, left_out: &std::collections::HashSet<usize>) -> Plan {
+        let mut p = self.clone();
+        for (k, item) in p.items.iter_mut().enumerate() {
+            if left_out.contains(&k) && item.change.writes() {
+                p.tokens_after =
+                    (p.tokens_after as i64 + item.tokens_before as i64 - item.tokens_after as i64).max(0) as u64;
+                item.change = Change::Protected;
+                item.tokens_after = item.tokens_before;
+                item.replacement = Value::Null;
+            }
+        }
+        if !left_out.is_empty() {
+            p.note = format!("{} (left out by you: {})", p.note, left_out.len());
+        }
+        p
+    }
     /// The context now by Pi's per-message estimate: the same basis as `tokens_after`, so the
     /// two differ by exactly `change()` (`tokens_now` is Pi's figure, often the last reply's
     /// usage, a different basis).

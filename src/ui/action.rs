@@ -68,6 +68,8 @@ pub enum Action {
     ReplaceEntry,
     RestoreEntry,
     OpenFills,
+    /// The prune plan as a list to review.
+    ReviewPlan,
     /// The messages said in this run.
     OpenMessages,
     /// Count the exact tokens of every entry of the session (in the background).

@@ -25,6 +25,8 @@ pub enum Mode {
     Context,
     /// What fills the context: tokens by role, tool and file, the largest entries.
     Fills,
+    /// The prune plan as a list: review, leave items out, write.
+    PrunePlan,
     Help,
     /// The session picker's tree.
     Picker,
@@ -51,7 +53,7 @@ pub enum Mode {
 }
 
 impl Mode {
-    pub const ALL: [Mode; 19] = [
+    pub const ALL: [Mode; 20] = [
         Mode::Tree,
         Mode::CutPreview,
         Mode::Prune,
@@ -59,6 +61,7 @@ impl Mode {
         Mode::Search,
         Mode::Context,
         Mode::Fills,
+        Mode::PrunePlan,
         Mode::Help,
         Mode::Picker,
         Mode::PickerFilter,
@@ -87,6 +90,7 @@ impl Mode {
             Mode::CutPreview => "cut preview",
             Mode::Prune => "prune preview",
             Mode::Fills => "what fills the context",
+            Mode::PrunePlan => "prune plan",
             Mode::Detail => "detail",
             Mode::Search => "search",
             Mode::Context => "what the model sees",
@@ -357,6 +361,33 @@ pub fn bindings() -> &'static [Binding] {
             b!(PRUNE, [code(KeyCode::Tab)], Action::CyclePolicy, "next policy", hint),
             b!(PRUNE, [ch('!')], Action::TogglePruneForce, "force (no minimum)", hint),
             b!(PRUNE, [ch('a')], Action::ApplyPrune, "apply as context edits", hint),
+            b!(PRUNE, [ch('r')], Action::ReviewPlan, "review the plan as a list", hint),
+            b!(&[PrunePlan], [code(KeyCode::Up), ch('k')], Action::Up, "move", hint),
+            b!(&[PrunePlan], [code(KeyCode::Down), ch('j')], Action::Down, "move", hint),
+            b!(&[PrunePlan], [code(KeyCode::PageUp)], Action::PageUp, "page up"),
+            b!(&[PrunePlan], [code(KeyCode::PageDown)], Action::PageDown, "page down"),
+            b!(
+                &[PrunePlan],
+                [ch(' '), ch('x')],
+                Action::Toggle,
+                "leave out / put back",
+                hint
+            ),
+            b!(&[PrunePlan], [ch('a')], Action::ApplyPrune, "write the rest", hint),
+            b!(
+                &[PrunePlan],
+                [code(KeyCode::Enter)],
+                Action::Select,
+                "show the entry",
+                hint
+            ),
+            b!(
+                &[PrunePlan],
+                [code(KeyCode::Esc), ch('r'), ch('q')],
+                Action::Close,
+                "close the list",
+                hint
+            ),
             b!(PRUNE, [ch('u')], Action::UndoLast, "undo bonsai's last action", hint),
             b!(PRUNE, [code(KeyCode::Esc)], Action::Close, "close the preview", hint),
             b!(
@@ -654,7 +685,7 @@ pub fn bindings() -> &'static [Binding] {
             ),
             // Everywhere outside inputs and dialogs.
             b!(
-                &[Tree, CutPreview, Prune, Detail, Context, Fills],
+                &[Tree, CutPreview, Prune, Detail, Context, Fills, PrunePlan],
                 [ch('?')],
                 Action::OpenHelp,
                 "keys",

@@ -20,6 +20,7 @@ pub mod layout;
 pub mod loading;
 pub mod messages;
 pub mod picker;
+pub mod prune_list;
 pub mod prune_panel;
 pub mod selection;
 pub mod status;
@@ -146,6 +147,11 @@ pub fn draw(f: &mut Frame, app: &App) {
     match app.screen.overlay {
         Overlay::Help(mode) => help::draw(f, a.main, mode, app.screen.help_scroll),
         Overlay::Messages => messages::draw(f, a.main, app),
+        Overlay::PrunePlan => {
+            if let Some(l) = &app.prune.list {
+                prune_list::draw(f, a.main, &app.doc.session, l)
+            }
+        }
         Overlay::Context => {
             let (cursor, scroll) = app.context_cursor();
             context_view::draw(f, a.main, app.context_data(), cursor, scroll)

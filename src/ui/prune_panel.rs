@@ -28,7 +28,7 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) {
         .border_style(fg(WARNING))
         .title(Span::styled(
             format!(
-                " prune preview · {}{} (tab policy · ! force · a apply · u undo) ",
+                " prune preview · {}{} (tab policy · ! force · r review · a apply · u undo) ",
                 p.policy_name(),
                 if p.force { " · forced" } else { "" }
             ),

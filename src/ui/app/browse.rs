@@ -117,6 +117,7 @@ impl App {
                 self.request_plan();
             }
             Action::ApplyPrune => self.apply_prune(),
+            Action::ReviewPlan => self.open_plan_list(),
             Action::UndoLast => self.undo_last_action(),
             a @ (Action::HideEntry | Action::ReplaceEntry | Action::RestoreEntry) => self.edit_selected(&a),
             Action::OpenFills => self.open_fills(),
@@ -599,7 +600,7 @@ impl App {
                 let Some(p) = &mut self.picker else { return false };
                 return p.click(a.main, col, row);
             }
-            Overlay::Fills => return false,
+            Overlay::Fills | Overlay::PrunePlan => return false,
             Overlay::None => {}
         }
         if let Some(d) = a.detail
@@ -674,6 +675,12 @@ impl App {
             Overlay::Fills => {
                 for _ in 0..STEP {
                     self.on_fills(if down { Action::Down } else { Action::Up });
+                }
+                return true;
+            }
+            Overlay::PrunePlan => {
+                for _ in 0..STEP {
+                    self.on_plan_list(if down { Action::Down } else { Action::Up });
                 }
                 return true;
             }

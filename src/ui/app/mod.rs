@@ -81,6 +81,8 @@ pub enum Overlay {
     Fills,
     /// The messages said in this run, newest last (M).
     Messages,
+    /// The prune plan as a list (r in the prune preview).
+    PrunePlan,
     Picker,
 }
 
@@ -183,6 +185,19 @@ pub struct PruneState {
     /// The red zone's compaction, to open once the plan's edits are written: keep from this
     /// entry (by id).
     pub compact_after: Option<String>,
+    /// The plan as a list to review (r): fixed while it is open.
+    pub list: Option<PlanList>,
+}
+
+/// The prune plan under review: its leaf and items stay as they were when it opened, whatever
+/// the selection does; items can be left out before writing.
+#[derive(Debug, Clone)]
+pub struct PlanList {
+    pub plan: Arc<crate::engine::prune::Plan>,
+    /// Indices into `plan.items` that are written (protected items are listed, not rows).
+    pub rows: Vec<usize>,
+    pub cursor: usize,
+    pub left_out: std::collections::HashSet<usize>,
 }
 
 impl PruneState {
@@ -453,6 +468,7 @@ impl App {
         }
         match self.screen.overlay {
             Overlay::Help(_) | Overlay::Messages => return Mode::Help,
+            Overlay::PrunePlan => return Mode::PrunePlan,
             Overlay::Picker => {
                 use super::picker::PickerFocus;
                 return match self.picker.as_ref().map(|p| p.focus) {
@@ -586,6 +602,7 @@ impl App {
                     Mode::Search => self.on_search(action),
                     Mode::Context => self.on_context(action),
                     Mode::Fills => self.on_fills(action),
+                    Mode::PrunePlan => self.on_plan_list(action),
                     Mode::Help => self.on_help(action),
                     Mode::Picker | Mode::PickerFilter | Mode::PickerQuery | Mode::PickerHits => self.on_picker(action),
                     _ => self.on_dialog(action),

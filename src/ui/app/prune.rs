@@ -133,6 +133,86 @@ impl App {
         });
     }
 
+    /// r in the prune preview: the plan as a list of its own, fixed while it is open.
+    pub(super) fn open_plan_list(&mut self) {
+        let Some(plan) = self.prune.plan.clone() else {
+            self.status = Some("the plan is still being made; try again in a moment".into());
+            return;
+        };
+        let rows: Vec<usize> = (0..plan.items.len())
+            .filter(|&k| plan.items[k].change.writes())
+            .collect();
+        if rows.is_empty() {
+            self.status = Some(format!("nothing to review: {}", plan.note));
+            return;
+        }
+        self.prune.list = Some(super::PlanList {
+            plan,
+            rows,
+            cursor: 0,
+            left_out: Default::default(),
+        });
+        self.screen.overlay = Overlay::PrunePlan;
+    }
+
+    /// Keys in the plan list.
+    pub(super) fn on_plan_list(&mut self, action: Action) -> bool {
+        let page = self.areas().main.height.saturating_sub(6).max(1) as usize;
+        let Some(l) = &mut self.prune.list else { return false };
+        let n = l.rows.len();
+        match action {
+            Action::Up => l.cursor = l.cursor.saturating_sub(1),
+            Action::Down => l.cursor = (l.cursor + 1).min(n.saturating_sub(1)),
+            Action::PageUp => l.cursor = l.cursor.saturating_sub(page),
+            Action::PageDown => l.cursor = (l.cursor + page).min(n.saturating_sub(1)),
+            Action::Toggle => {
+                let k = l.rows[l.cursor];
+                if !l.left_out.remove(&k) {
+                    l.left_out.insert(k);
+                }
+                l.cursor = (l.cursor + 1).min(n.saturating_sub(1));
+            }
+            Action::Select => {
+                let e = l.plan.items[l.rows[l.cursor]].entry;
+                self.screen.overlay = Overlay::None;
+                self.prune.list = None;
+                self.reveal(e);
+            }
+            Action::ApplyPrune => {
+                let plan = l.plan.without(&l.left_out);
+                let left = l.left_out.len();
+                self.screen.overlay = Overlay::None;
+                self.prune.list = None;
+                if plan.is_empty() {
+                    self.status = Some("every item was left out: nothing to write".into());
+                } else {
+                    self.confirm_plan(&plan, None, "Write the pruning as context edits");
+                    if left > 0
+                        && let Some(Dialog::Confirm { lines, .. }) = &mut self.dialog
+                    {
+                        lines.insert(
+                            1,
+                            format!(
+                                "{left} item{} left out by you stay as they are.",
+                                if left == 1 { "" } else { "s" }
+                            ),
+                        );
+                    }
+                }
+            }
+            Action::Close => {
+                self.screen.overlay = Overlay::None;
+                self.prune.list = None;
+            }
+            Action::OpenHelp => {
+                self.screen.help_scroll = 0;
+                self.screen.overlay = Overlay::Help(crate::ui::keymap::Mode::PrunePlan);
+            }
+            _ => return false,
+        }
+        true
+    }
+
     pub(super) fn apply_prune(&mut self) {
         let Some(p) = self.prune.plan.clone() else {
             self.status = Some("the plan is still being made; try again in a moment".into());

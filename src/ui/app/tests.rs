@@ -114,6 +114,15 @@ fn apps_in(mode: Mode, p: &Path) -> Vec<App> {
             a.handle_key(ch('!'));
             out.push(a);
         }
+        Mode::PrunePlan => {
+            let mut a = base();
+            a.handle_key(ch('l'));
+            a.handle_key(ch('p'));
+            a.handle_key(ch('!'));
+            a.handle_key(ch('r'));
+            a.handle_key(key(KeyCode::Down));
+            out.push(a);
+        }
         Mode::Fills => {
             let mut a = base();
             a.handle_key(ch('w'));
@@ -1726,4 +1735,45 @@ fn long_messages_wrap_the_log_keeps_them_and_the_way_out_always_shows() {
         }
         a.handle_key(key(KeyCode::PageDown));
     }
+}
+
+/// Issue 21, item 11: the prune preview could not be reviewed (pruned rows above the screen,
+/// and moving the selection planned again for the new row). r lists the plan, fixed while open:
+/// every output with its entry, tool, key argument and tokens before → after; space leaves an
+/// item out; a writes the rest.
+#[test]
+fn the_prune_plan_is_a_list_to_review_and_leave_items_out_of() {
+    let (_d, p) = temp_copy("long.jsonl");
+    let mut a = app_for(&p);
+    a.handle_key(ch('l'));
+    a.handle_key(ch('p'));
+    a.handle_key(ch('!'));
+    let plan = a.prune.plan.clone().unwrap();
+    let edits: Vec<usize> = plan.edits().map(|i| i.entry).collect();
+    assert!(edits.len() >= 3, "{}", plan.note);
+    a.handle_key(ch('r'));
+    assert_eq!(a.mode(), Mode::PrunePlan);
+    let screen = render(&mut a, 120, 30);
+    insta::assert_snapshot!("prune_plan_list", screen);
+    let first = a.doc.session.entries[edits[0]].id.to_string();
+    assert!(screen.contains(first.as_str()) && screen.contains("→"), "{screen}");
+    // Leave the first out; move; the plan's leaf stays.
+    a.handle_key(ch(' '));
+    a.handle_key(key(KeyCode::Down));
+    assert_eq!(a.prune.list.as_ref().unwrap().plan.leaf, plan.leaf);
+    let screen = render(&mut a, 120, 30);
+    assert!(screen.contains("1 left out"), "{screen}");
+    a.handle_key(ch('a'));
+    let Some(Dialog::Confirm { lines, .. }) = &a.dialog else {
+        panic!("no confirm: {:?}", a.status)
+    };
+    assert!(lines.iter().any(|l| l.contains("1 item left out by you")), "{lines:?}");
+    a.handle_key(ch('y'));
+    a.run_jobs_now();
+    let written = edits_in_file(&p);
+    assert_eq!(written.len(), edits.len() - 1, "{:?}", a.status);
+    assert!(
+        !written.iter().any(|(t, _)| *t == first),
+        "the left-out item was written"
+    );
 }

@@ -1,0 +1,114 @@
+//! The prune plan as a list (r in the prune preview): every output the plan prunes or
+//! distills, with its entry, tool, key argument and tokens before → after, scrollable, with
+//! items left out before writing. Its plan does not follow the selection.
+
+use super::app::PlanList;
+use super::theme::*;
+use crate::engine::prune::{self, thousands};
+use crate::engine::session::Session;
+use crate::engine::text_width::visible_width;
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::style::{Modifier, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Clear, Paragraph};
+
+fn cut(s: &str, w: usize) -> String {
+    if visible_width(s) <= w {
+        return format!("{s:<w$}");
+    }
+    let mut out = String::new();
+    for c in s.chars() {
+        if visible_width(&out) + 2 > w {
+            break;
+        }
+        out.push(c);
+    }
+    out.push('…');
+    format!("{out:<w$}")
+}
+
+/// One row of the list, `width` wide.
+pub fn row_text(s: &Session, l: &PlanList, k: usize, width: usize) -> String {
+    let item = &l.plan.items[k];
+    let e = &s.entries[item.entry];
+    let mark = if l.left_out.contains(&k) { "[ ]" } else { "[x]" };
+    let tool = item.tool.clone().unwrap_or_else(|| item.role.as_str().to_string());
+    let arg = item
+        .key_arg
+        .as_ref()
+        .map(|(k, v)| format!("{k}={v}"))
+        .unwrap_or_default();
+    let figures = format!(
+        "{:>8} → {:<8} {}",
+        thousands(item.tokens_before),
+        thousands(item.tokens_after),
+        item.change.name()
+    );
+    let fixed = 3 + 1 + 10 + 1 + 8 + 1 + 10 + 1 + visible_width(&figures) + 2;
+    let arg_w = width.saturating_sub(fixed).max(8);
+    format!(
+        " {mark} {:<10} {:<8} {} {} {figures}",
+        e.id.to_string(),
+        format!("line {}", e.line),
+        cut(&tool, 10),
+        cut(&arg, arg_w)
+    )
+}
+
+pub fn draw(f: &mut Frame, area: Rect, s: &Session, l: &PlanList) {
+    f.render_widget(Clear, area);
+    let plan = l.plan.without(&l.left_out);
+    let n = plan.edits().count();
+    let block = Block::default()
+        .borders(Borders::ALL)
+        .border_style(fg(BORDER_ACCENT))
+        .title(Span::styled(
+            format!(" prune plan at {} · {} ", s.entries[l.plan.leaf].id, l.plan.what),
+            fg(ACCENT).add_modifier(Modifier::BOLD),
+        ));
+    let inner = block.inner(area);
+    f.render_widget(block, area);
+    let w = inner.width as usize;
+    let mut lines = vec![
+        Line::from(Span::raw(format!(
+            " {n} edit{} of {}{} · by estimate {} → {} ({})",
+            if n == 1 { "" } else { "s" },
+            l.rows.len(),
+            if l.left_out.is_empty() {
+                String::new()
+            } else {
+                format!(", {} left out", l.left_out.len())
+            },
+            thousands(plan.estimate_now()),
+            thousands(plan.tokens_after),
+            prune::signed_tokens(plan.change())
+        ))),
+        Line::from(Span::styled(
+            " this plan stays as it was when the list opened; space leaves an item out, a writes the rest",
+            fg(MUTED),
+        )),
+    ];
+    let head = lines.len();
+    let room = (inner.height as usize).saturating_sub(head);
+    let skip = (l.cursor + 1).saturating_sub(room);
+    for (j, &k) in l.rows.iter().enumerate().skip(skip).take(room) {
+        let mut st = if l.left_out.contains(&k) {
+            fg(DIM)
+        } else {
+            Style::default()
+        };
+        if j == l.cursor {
+            st = st.bg(SELECTED_BG).add_modifier(Modifier::BOLD);
+        }
+        let text = row_text(s, l, k, w);
+        // The cursor shows without colour too.
+        let text = if j == l.cursor {
+            format!("›{}", &text[1..])
+        } else {
+            text
+        };
+        lines.push(Line::from(Span::styled(text, st)));
+    }
+    f.render_widget(Paragraph::new(lines), inner);
+}

@@ -552,6 +552,18 @@ fn compare_on_the_command_line_scores_each_and_writes_the_chosen_one() {
     }
     assert_eq!(v["range"]["slices"].as_array().unwrap().len(), 2);
     assert_eq!(std::fs::read(&file).unwrap(), before, "compare alone writes nothing");
+    // The table: every strategy's name stands apart from the next column (issue 21, item 17:
+    // "sequential-accumulated" ran into the recall figures).
+    let out = run(&["--model", "fakeant/fake-sonnet"]);
+    let table = String::from_utf8_lossy(&out.stdout).to_string();
+    for name in Strategy::ALL.map(|s| s.name()) {
+        let rows: Vec<&str> = table.lines().filter(|l| l.trim_start().starts_with(name)).collect();
+        assert!(rows.len() >= 2, "{name}: {table}");
+        for l in rows {
+            let after = &l[l.find(name).unwrap() + name.len()..];
+            assert!(after.starts_with("  "), "{name} runs into the next column: {l:?}");
+        }
+    }
     // --write STRATEGY --yes appends that strategy's summary as Pi's compaction entry.
     let out = run(&[
         "--model",

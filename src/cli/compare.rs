@@ -290,6 +290,9 @@ fn pct(x: f64) -> String {
 }
 
 #[allow(clippy::too_many_arguments)]
+/// A strategy's column: the longest name and two spaces.
+const NAME_W: usize = 24;
+
 fn print_table(
     s: &Session,
     plan: &CompactionPlan,
@@ -325,7 +328,7 @@ fn print_table(
         },
     );
     println!(
-        "{:<24}{:>6}{:>11}{:>10}{:>10}{:>9}{:>10}{:>9}{:>10}{:>8}{:>9}{:>8}",
+        "{:<w$}{:>6}{:>11}{:>10}{:>10}{:>9}{:>10}{:>9}{:>10}{:>8}{:>9}{:>8}",
         "strategy",
         "calls",
         "input",
@@ -337,12 +340,13 @@ fn print_table(
         "summary",
         "recall",
         "invented",
-        "ratio"
+        "ratio",
+        w = NAME_W,
     );
     for r in rows {
         match &r.result {
             Ok((o, sc)) => println!(
-                "{:<24}{:>6}{:>11}{:>10}{:>10}{:>9}{:>10.4}{:>8.2}s{:>10}{:>8}{:>9}{:>8}",
+                "{:<w$}{:>6}{:>11}{:>10}{:>10}{:>9}{:>10.4}{:>8.2}s{:>10}{:>8}{:>9}{:>8}",
                 r.strategy.name(),
                 o.calls,
                 thousands(o.usage.input),
@@ -355,8 +359,9 @@ fn print_table(
                 pct(sc.overall),
                 pct(sc.invented_share()),
                 pct(sc.ratio()),
+                w = NAME_W,
             ),
-            Err(e) => println!("{:<24}failed: {e}", r.strategy.name()),
+            Err(e) => println!("{:<w$}failed: {e}", r.strategy.name(), w = NAME_W),
         }
     }
     println!();
@@ -371,7 +376,8 @@ fn print_table(
                 .iter()
                 .map(|c| format!("{}/{}", c.found, c.total))
                 .collect();
-            println!("  {:<22}{}", r.strategy.name(), cats.join(" · "));
+            // The longest name ("sequential-accumulated") and two spaces before the figures.
+            println!("  {:<w$}{}", r.strategy.name(), cats.join(" · "), w = NAME_W);
         }
     }
     println!(

@@ -337,3 +337,51 @@ fn bonsais_own_last_write_is_not_taken_for_pi() {
     assert!(o.status.success());
     assert!(warned(&o), "a write that was not bonsai's went unsaid: {:?}", text(&o));
 }
+
+/// Issue 21, item 17: the commands with one FILE took no default where the TUI opens this
+/// project's newest session; they default to it too, and say which file it is.
+#[test]
+fn commands_without_file_use_this_projects_newest_session() {
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    let cwd = std::fs::canonicalize(project.path()).unwrap();
+    let safe = format!(
+        "--{}--",
+        cwd.to_string_lossy()
+            .trim_start_matches('/')
+            .replace(['/', '\\', ':'], "-")
+    );
+    let sessions = home.path().join(".pi/agent/sessions").join(safe);
+    std::fs::create_dir_all(&sessions).unwrap();
+    let p = sessions.join("2026-01-01T00-00-00-000Z_demo.jsonl");
+    std::fs::copy(demo(), &p).unwrap();
+    let in_project = |args: &[&str]| {
+        common::bonsai_isolated(home.path())
+            .current_dir(&cwd)
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    for args in [&["stats"][..], &["tree"], &["inspect"], &["context", "--json"]] {
+        let o = in_project(args);
+        let (_, err) = text(&o);
+        assert!(o.status.success(), "{args:?}: {err}");
+        assert!(
+            err.contains("this project's newest session") && err.contains(&p.display().to_string()),
+            "{args:?}: {err}"
+        );
+    }
+    // Without a session for the project: a clear error naming the way out.
+    let elsewhere = tempfile::tempdir().unwrap();
+    let o = common::bonsai_isolated(home.path())
+        .current_dir(elsewhere.path())
+        .args(["stats"])
+        .output()
+        .unwrap();
+    let (_, err) = text(&o);
+    assert!(!o.status.success());
+    assert!(
+        err.contains("has no Pi session yet") && err.contains("bonsai list"),
+        "{err}"
+    );
+}

@@ -117,7 +117,9 @@ pub struct ServeArgs {
 
 #[derive(Args, Debug)]
 pub struct ContextArgs {
-    /// A session file, or a directory (its newest session, as `bonsai DIR` opens).
+    /// A session file, or a directory (its newest session, as `bonsai DIR` opens). Default:
+    /// this project's newest session, as `bonsai` opens it.
+    #[arg(default_value = PROJECT_SESSION, hide_default_value = true)]
     pub file: PathBuf,
     /// The leaf to work at: an entry id, or idx:N for the N-th entry (0-based, the header not
     /// counted). Default: the file's last entry, where Pi resumes.
@@ -146,7 +148,9 @@ pub struct ContextArgs {
 
 #[derive(Args, Debug)]
 pub struct CutArgs {
-    /// A session file, or a directory (its newest session, as `bonsai DIR` opens).
+    /// A session file, or a directory (its newest session, as `bonsai DIR` opens). Default:
+    /// this project's newest session, as `bonsai` opens it.
+    #[arg(default_value = PROJECT_SESSION, hide_default_value = true)]
     pub file: PathBuf,
     /// keepRecentTokens: how many recent tokens the cut keeps (default: Pi's settings, 20000).
     #[arg(long)]
@@ -165,7 +169,9 @@ pub struct CutArgs {
 
 #[derive(Args, Debug)]
 pub struct BranchArgs {
-    /// A session file, or a directory (its newest session, as `bonsai DIR` opens).
+    /// A session file, or a directory (its newest session, as `bonsai DIR` opens). Default:
+    /// this project's newest session, as `bonsai` opens it.
+    #[arg(default_value = PROJECT_SESSION, hide_default_value = true)]
     pub file: PathBuf,
     /// The entry navigated to: an id, or idx:N for the N-th entry (0-based).
     #[arg(long)]
@@ -187,7 +193,9 @@ pub struct BranchArgs {
 
 #[derive(Args, Debug)]
 pub struct TreeArgs {
-    /// A session file, or a directory (its newest session, as `bonsai DIR` opens).
+    /// A session file, or a directory (its newest session, as `bonsai DIR` opens). Default:
+    /// this project's newest session, as `bonsai` opens it.
+    #[arg(default_value = PROJECT_SESSION, hide_default_value = true)]
     pub file: PathBuf,
     /// Pi's /tree filter (default: treeFilterMode from Pi's settings, else default).
     #[arg(long, value_parser = crate::engine::settings::TREE_FILTERS)]
@@ -209,7 +217,9 @@ pub struct TreeArgs {
 
 #[derive(Args, Debug)]
 pub struct StatsArgs {
-    /// A session file, or a directory (its newest session, as `bonsai DIR` opens).
+    /// A session file, or a directory (its newest session, as `bonsai DIR` opens). Default:
+    /// this project's newest session, as `bonsai` opens it.
+    #[arg(default_value = PROJECT_SESSION, hide_default_value = true)]
     pub file: PathBuf,
     /// The leaf to work at: an entry id, or idx:N for the N-th entry (0-based, the header not
     /// counted). Default: the file's last entry, where Pi resumes.
@@ -225,7 +235,9 @@ pub struct StatsArgs {
 
 #[derive(Args, Debug)]
 pub struct InspectArgs {
-    /// A session file, or a directory (its newest session, as `bonsai DIR` opens).
+    /// A session file, or a directory (its newest session, as `bonsai DIR` opens). Default:
+    /// this project's newest session, as `bonsai` opens it.
+    #[arg(default_value = PROJECT_SESSION, hide_default_value = true)]
     pub file: PathBuf,
     /// The leaf to work at: an entry id, or idx:N for the N-th entry (0-based, the header not
     /// counted). Default: the file's last entry, where Pi resumes.
@@ -245,6 +257,9 @@ pub struct InspectArgs {
     pub branch_context_window: u64,
 }
 
+/// FILE when none is given: this project's newest session (resolved before the command runs).
+const PROJECT_SESSION: &str = "@project";
+
 /// What every appending command takes.
 #[derive(Args, Debug)]
 pub struct WriteFlags {
@@ -262,7 +277,9 @@ pub struct WriteFlags {
 
 #[derive(Args, Debug)]
 pub struct CompactArgs {
-    /// A session file, or a directory (its newest session, as `bonsai DIR` opens).
+    /// A session file, or a directory (its newest session, as `bonsai DIR` opens). Default:
+    /// this project's newest session, as `bonsai` opens it.
+    #[arg(default_value = PROJECT_SESSION, hide_default_value = true)]
     pub file: PathBuf,
     /// What the summary should focus on (as after Pi's /compact).
     #[arg(long)]
@@ -290,7 +307,9 @@ pub struct CompactArgs {
 
 #[derive(Args, Debug)]
 pub struct CompareArgs {
-    /// A session file, or a directory (its newest session, as `bonsai DIR` opens).
+    /// A session file, or a directory (its newest session, as `bonsai DIR` opens). Default:
+    /// this project's newest session, as `bonsai` opens it.
+    #[arg(default_value = PROJECT_SESSION, hide_default_value = true)]
     pub file: PathBuf,
     /// Strategies to run, comma-separated, or `all`: single-shot, parallel-stitch,
     /// sequential-accumulated, sequential-rolling, anchored-iterative, offline (default: all
@@ -411,7 +430,9 @@ pub struct ForkArgs {
 
 #[derive(Args, Debug)]
 pub struct CloneArgs {
-    /// A session file, or a directory (its newest session, as `bonsai DIR` opens).
+    /// A session file, or a directory (its newest session, as `bonsai DIR` opens). Default:
+    /// this project's newest session, as `bonsai` opens it.
+    #[arg(default_value = PROJECT_SESSION, hide_default_value = true)]
     pub file: PathBuf,
     /// The leaf to work at: an entry id, or idx:N for the N-th entry (0-based, the header not
     /// counted). Default: the file's last entry, where Pi resumes.
@@ -423,7 +444,9 @@ pub struct CloneArgs {
 
 #[derive(Args, Debug)]
 pub struct MigrateArgs {
-    /// A session file, or a directory (its newest session, as `bonsai DIR` opens).
+    /// A session file, or a directory (its newest session, as `bonsai DIR` opens). Default:
+    /// this project's newest session, as `bonsai` opens it.
+    #[arg(default_value = PROJECT_SESSION, hide_default_value = true)]
     pub file: PathBuf,
     #[command(flatten)]
     pub write: WriteFlags,
@@ -431,7 +454,9 @@ pub struct MigrateArgs {
 
 #[derive(Args, Debug)]
 pub struct RepairArgs {
-    /// A session file, or a directory (its newest session, as `bonsai DIR` opens).
+    /// A session file, or a directory (its newest session, as `bonsai DIR` opens). Default:
+    /// this project's newest session, as `bonsai` opens it.
+    #[arg(default_value = PROJECT_SESSION, hide_default_value = true)]
     pub file: PathBuf,
     /// Also remove an unfinished last line bonsai did not write (only when Pi is not running:
     /// Pi may be writing that line).
@@ -443,7 +468,9 @@ pub struct RepairArgs {
 
 #[derive(Args, Debug)]
 pub struct PruneArgs {
-    /// A session file, or a directory (its newest session, as `bonsai DIR` opens).
+    /// A session file, or a directory (its newest session, as `bonsai DIR` opens). Default:
+    /// this project's newest session, as `bonsai` opens it.
+    #[arg(default_value = PROJECT_SESSION, hide_default_value = true)]
     pub file: PathBuf,
     /// output: old tool output past a budget (OpenCode's prune); zones: keep, distill and
     /// prune by how full the context is.
@@ -520,7 +547,9 @@ pub struct EditArgs {
 
 #[derive(Args, Debug)]
 pub struct ExportArgs {
-    /// A session file, or a directory (its newest session, as `bonsai DIR` opens).
+    /// A session file, or a directory (its newest session, as `bonsai DIR` opens). Default:
+    /// this project's newest session, as `bonsai` opens it.
+    #[arg(default_value = PROJECT_SESSION, hide_default_value = true)]
     pub file: PathBuf,
     /// Export the path to this entry (an id, or idx:N for the N-th entry, 0-based) instead of
     /// the file's last entry.
@@ -545,7 +574,9 @@ pub struct ExportArgs {
 
 #[derive(Args, Debug)]
 pub struct UndoArgs {
-    /// A session file, or a directory (its newest session, as `bonsai DIR` opens).
+    /// A session file, or a directory (its newest session, as `bonsai DIR` opens). Default:
+    /// this project's newest session, as `bonsai` opens it.
+    #[arg(default_value = PROJECT_SESSION, hide_default_value = true)]
     pub file: PathBuf,
     #[command(flatten)]
     pub write: WriteFlags,
@@ -573,7 +604,9 @@ pub struct DeleteBranchArgs {
 
 #[derive(Args, Debug)]
 pub struct RestoreArgs {
-    /// A session file, or a directory (its newest session, as `bonsai DIR` opens).
+    /// A session file, or a directory (its newest session, as `bonsai DIR` opens). Default:
+    /// this project's newest session, as `bonsai` opens it.
+    #[arg(default_value = PROJECT_SESSION, hide_default_value = true)]
     pub file: PathBuf,
     #[command(flatten)]
     pub write: WriteFlags,
@@ -647,6 +680,18 @@ pub fn run(cli: Cli) -> Result<()> {
     }
     // FILE may be a directory (its newest session); a write never goes to the bundled demo.
     if let Some((file, writes)) = cmd.file_mut() {
+        // No FILE: this project's newest session, as the TUI opens it.
+        if file.as_os_str() == PROJECT_SESSION {
+            let cwd = crate::store::config::cwd();
+            let settings = crate::store::config::load_settings(&cwd);
+            *file = crate::store::newest_session(&cwd, &settings).ok_or_else(|| {
+                color_eyre::eyre::eyre!(
+                    "no FILE given and this project ({}) has no Pi session yet: name a session file (`bonsai list` shows them)",
+                    cwd.display()
+                )
+            })?;
+            eprintln!("bonsai: this project's newest session: {}", file.display());
+        }
         *file = if writes {
             common::writable_file(file)?
         } else {

@@ -198,6 +198,18 @@ pub fn markdown(s: &Session, scope: Scope) -> String {
         t.push_str("*\n\n");
         out.push_str(&t);
     };
+    // The context edits in effect at the leaf (Pi: the latest per target on its path), to mark
+    // on the message each one changes (the edit entry itself is a quiet line).
+    let mut edited: std::collections::HashMap<usize, (usize, bool)> = Default::default();
+    if let Some(l) = leaf {
+        for &i in &s.path_to(l) {
+            if let Kind::ContextEdit { target_id: Some(t), .. } = &s.entries[i].kind
+                && let Some(target) = s.idx_of(t)
+            {
+                edited.insert(target, (i, s.entry_value(i)["replacement"].is_null()));
+            }
+        }
+    }
     let mut last_usage: Option<Value> = None;
     for (k, &(i, depth)) in list.iter().enumerate() {
         if matches!(scope, Scope::Tree) && (depth != depth_now || (k > 0 && s.parent_of(i) != Some(list[k - 1].0))) {
@@ -215,7 +227,14 @@ pub fn markdown(s: &Session, scope: Scope) -> String {
         let e = &s.entries[i];
         let v = s.entry_value(i);
         let id = &e.id;
-        let label = s.label_of(id).map(|l| format!(" · label **{l}**")).unwrap_or_default();
+        let mut label = s.label_of(id).map(|l| format!(" · label **{l}**")).unwrap_or_default();
+        if let Some(&(edit, hidden)) = edited.get(&i) {
+            label.push_str(&format!(
+                " · ✎ {} (context edit `{}`)",
+                if hidden { "hidden from the model" } else { "replaced for the model" },
+                s.entries[edit].id
+            ));
+        }
         let here = if leaf == Some(i) { " · **leaf**" } else { "" };
         let est: u64 = context::intrinsic_messages(s, i).iter().map(|m| m.est_tokens).sum();
         match &e.kind {

@@ -231,7 +231,11 @@ pub fn markdown(s: &Session, scope: Scope) -> String {
         if let Some(&(edit, hidden)) = edited.get(&i) {
             label.push_str(&format!(
                 " · ✎ {} (context edit `{}`)",
-                if hidden { "hidden from the model" } else { "replaced for the model" },
+                if hidden {
+                    "hidden from the model"
+                } else {
+                    "replaced for the model"
+                },
                 s.entries[edit].id
             ));
         }

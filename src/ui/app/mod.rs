@@ -246,6 +246,9 @@ pub struct Pending {
     pub writes: usize,
 }
 
+/// Why an old session file is read-only (Pi rewrites v1 and v2 files when it opens them).
+const OLD_VERSION: &str = "read-only: an old (v1/v2) session file; bonsai writes only to version 3 files: `bonsai migrate FILE` converts it first (it keeps a .bak), or open it in Pi once";
+
 /// Messages the log keeps.
 const MESSAGES_KEPT: usize = 200;
 
@@ -330,9 +333,14 @@ impl App {
     pub fn with_session(session: Arc<Session>, path: Option<PathBuf>, settings: Settings, registry: Registry) -> App {
         let filter = FilterMode::parse(settings.tree_filter_mode()).unwrap_or_default();
         let zones = settings.gauge_zones();
-        let read_only = path
-            .is_none()
-            .then_some("the demo session is read-only; open a Pi session to write");
+        // Said when the session opens (the status), not after something was typed.
+        let read_only = if path.is_none() {
+            Some("the demo session is read-only; open a Pi session to write")
+        } else if session.header.version < 3.0 {
+            Some(OLD_VERSION)
+        } else {
+            None
+        };
         let pruning_enabled = settings.context_pruning_enabled();
         let doc = Doc::new(session, path, read_only);
         let mut view = TreeView::new(
@@ -381,7 +389,7 @@ impl App {
             parked: None,
             messages: Vec::new(),
             logged: None,
-            status: None,
+            status: (read_only == Some(OLD_VERSION)).then(|| OLD_VERSION.to_string()),
             live: false,
             quit: false,
             pending: Pending::default(),
@@ -875,8 +883,11 @@ impl App {
     pub fn diagnostics_notice(&self) -> Option<String> {
         use crate::engine::entry::DiagnosticKind;
         let d = &self.doc.session.diagnostics;
+        let old = self.doc.read_only == Some(OLD_VERSION);
         if d.is_empty() {
-            return None;
+            return old.then(|| {
+                "read-only: an old (v1/v2) session file; `bonsai migrate FILE` converts it (keeping a .bak)".into()
+            });
         }
         let malformed: Vec<u32> = d
             .iter()

@@ -1777,3 +1777,26 @@ fn the_prune_plan_is_a_list_to_review_and_leave_items_out_of() {
         "the left-out item was written"
     );
 }
+
+/// Issue 21, item 17: a v1 file was read-only only once a label had been typed (the write was
+/// refused then). It says so when it opens, and L refuses before asking for anything.
+#[test]
+fn an_old_session_file_says_it_is_read_only_when_it_opens() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("v1.jsonl");
+    std::fs::copy(own("../pi-0.27.9/v1.jsonl"), &p).unwrap();
+    let mut a = app_for(&p);
+    a.notice = a.diagnostics_notice();
+    let st = a.status.clone().unwrap_or_default();
+    assert!(st.contains("read-only") && st.contains("bonsai migrate"), "{st}");
+    assert!(
+        a.notice.as_deref().unwrap_or("").contains("read-only"),
+        "{:?}",
+        a.notice
+    );
+    let before = std::fs::read(&p).unwrap();
+    a.handle_key(shift('L'));
+    assert!(a.dialog.is_none(), "a label was asked for");
+    assert!(a.status.as_deref().unwrap_or("").contains("read-only"));
+    assert_eq!(std::fs::read(&p).unwrap(), before);
+}

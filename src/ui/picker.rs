@@ -242,13 +242,16 @@ impl Picker {
         Line::from(Span::styled(format!("{name} — {why}"), fg(DIM)))
     }
 
-    /// Whether session `i` passes the name filter.
+    /// Whether session `i` passes the name filter: its name (or first message) and its file
+    /// name, not the folder (every session of a project shares its cwd, and the sessions
+    /// folder is named after it, so a word of the path matched them all).
     fn matches(&self, i: usize, q: &str) -> bool {
         let s = &self.sessions[i];
         q.is_empty()
             || s.title().to_lowercase().contains(q)
-            || s.path.to_string_lossy().to_lowercase().contains(q)
-            || s.cwd.to_lowercase().contains(q)
+            || s.path
+                .file_name()
+                .is_some_and(|n| n.to_string_lossy().to_lowercase().contains(q))
     }
 
     /// The tree items from the listing, the pins and the filter.

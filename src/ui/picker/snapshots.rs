@@ -169,6 +169,15 @@ fn the_filter_keeps_matches_and_the_way_to_them() {
     }
     let screen = draw(&p, 130, 12);
     assert!(screen.contains("no session matches \"zzz\""), "{screen}");
+    // Issue 21, item 17: a word of the project's folder matched every session of it.
+    for _ in 0..3 {
+        p.edit_filter(KeyEvent::from(KeyCode::Backspace));
+    }
+    for c in "acme".chars() {
+        p.edit_filter(KeyEvent::from(KeyCode::Char(c)));
+    }
+    let screen = draw(&p, 130, 12);
+    assert!(screen.contains("no session matches \"acme\""), "the cwd matched: {screen}");
 }
 
 #[test]

@@ -142,6 +142,11 @@ fn texts(v: &Value) -> Option<(String, Vec<String>)> {
             text_blocks(&v["content"], &mut out);
             v["customType"].as_str().unwrap_or("custom_message").to_string()
         }
+        // What the model gets instead of a message: text the user wrote or bonsai made.
+        "context_edit" => {
+            text_blocks(&v["replacement"]["content"], &mut out);
+            "context_edit".to_string()
+        }
         _ => return None,
     };
     Some((role, out))
@@ -514,6 +519,17 @@ mod tests {
         }
         // The JSON around the text is not searched.
         assert!(hit_in_line(raw.as_bytes(), 1, &Query::new("parentId", false, None).unwrap()).is_none());
+    }
+
+    /// Issue 21, item 17: the text a context edit gives the model instead of a message was
+    /// never found.
+    #[test]
+    fn a_context_edits_replacement_text_is_searched() {
+        let raw = r#"{"type":"context_edit","id":"ce01","parentId":"e1","timestamp":"2026-11-20T09:00:00.000Z","targetId":"e0","replacement":{"content":[{"type":"text","text":"[output pruned: 1,200 tokens of grep results]"}]}}"#;
+        let h = hit_in_line(raw.as_bytes(), 3, &Query::new("grep results", false, None).unwrap()).unwrap();
+        assert_eq!((h.entry_id.as_str(), h.role.as_str()), ("ce01", "context_edit"));
+        let hidden = r#"{"type":"context_edit","id":"ce02","parentId":"e1","timestamp":"2026-11-20T09:00:00.000Z","targetId":"e0","replacement":null}"#;
+        assert!(hit_in_line(hidden.as_bytes(), 4, &Query::new("e0", false, None).unwrap()).is_none());
     }
 
     #[test]

@@ -44,9 +44,14 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) {
             for (c, label) in [
                 (Change::Pruned, "pruned"),
                 (Change::Distilled { elided: 0 }, "distilled"),
-                (Change::Protected, "kept"),
+                (Change::Protected, "protected"),
             ] {
                 let n = count(c.name());
+                // "kept 0" beside "the newest 4 turns kept" read as a contradiction: the kept
+                // count is the outputs the policy protects, shown when there are some.
+                if c == Change::Protected && n == 0 {
+                    continue;
+                }
                 let (bg, sym) = change_style(&c);
                 let text = if no_color {
                     format!(" {sym} {label} ")

@@ -385,3 +385,74 @@ fn commands_without_file_use_this_projects_newest_session() {
         "{err}"
     );
 }
+
+/// Issue 21, item 17: every delete left a .bak that nothing cleaned up. `bonsai backups` lists
+/// them with size and age, and --remove removes the old ones, never those the next restore
+/// needs.
+#[test]
+fn backups_are_listed_and_old_ones_removed_but_not_what_restore_needs() {
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    let cwd = std::fs::canonicalize(project.path()).unwrap();
+    let safe = format!(
+        "--{}--",
+        cwd.to_string_lossy()
+            .trim_start_matches('/')
+            .replace(['/', '\\', ':'], "-")
+    );
+    let dir = home.path().join(".pi/agent/sessions").join(safe);
+    std::fs::create_dir_all(&dir).unwrap();
+    let s = dir.join("2026-01-01T00-00-00-000Z_a.jsonl");
+    std::fs::copy(demo(), &s).unwrap();
+    let old = std::time::SystemTime::now() - std::time::Duration::from_secs(90 * 86_400);
+    let put = |name: &str, age: std::time::SystemTime| {
+        let p = dir.join(name);
+        std::fs::write(&p, b"{}\n").unwrap();
+        std::fs::File::options()
+            .write(true)
+            .open(&p)
+            .unwrap()
+            .set_modified(age)
+            .unwrap();
+        p
+    };
+    let stamp_old = put("2026-01-01T00-00-00-000Z_a.jsonl.bak-2025-08-01T00-00-00-000Z", old);
+    let restored = put(
+        "2026-01-01T00-00-00-000Z_a.jsonl.deleted-2025-08-01T00-00-00-000Z.jsonl.restored",
+        old,
+    );
+    // Another session's last delete: its removed lines and backup stay, old as they are.
+    let needed = put(
+        "2026-01-02T00-00-00-000Z_b.jsonl.deleted-2025-08-02T00-00-00-000Z.jsonl",
+        old,
+    );
+    let needed_bak = put("2026-01-02T00-00-00-000Z_b.jsonl.bak", old);
+    let recent = put("2026-01-03T00-00-00-000Z_c.jsonl.bak", std::time::SystemTime::now());
+    let run_here = |args: &[&str]| {
+        common::bonsai_isolated(home.path())
+            .current_dir(&cwd)
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let o = run_here(&["backups"]);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(
+        out.contains("5 backups") && out.contains("2 older than 30 days"),
+        "{out}"
+    );
+    assert!(out.contains("the next bonsai restore needs it"), "{out}");
+    // Without a terminal and without --yes: nothing removed.
+    let o = run_here(&["backups", "--remove"]);
+    assert!(!o.status.success());
+    assert!(stamp_old.exists());
+    let o = run_here(&["backups", "--remove", "--yes"]);
+    assert!(o.status.success(), "{:?}", text(&o));
+    assert!(!stamp_old.exists() && !restored.exists(), "the old ones go");
+    assert!(
+        needed.exists() && needed_bak.exists() && recent.exists(),
+        "restore's and recent ones stay"
+    );
+    assert!(s.exists());
+}

@@ -118,7 +118,7 @@ pub fn delete_branch(a: DeleteBranchArgs) -> Result<()> {
     }
     let d = store::delete::delete_branch(&a.file, &s.buf, &s.entries[t].id)?;
     let line = format!(
-        "deleted {} ({} bytes) from {}; removed lines in {}, original in {} (`bonsai restore {}` puts it back)",
+        "deleted {} ({} bytes) from {}; removed lines in {}, original in {} (`bonsai restore {}` puts it back; `bonsai backups` lists and removes old backups)",
         si(d.plan.removed.len(), "entry", "entries"),
         d.plan.bytes,
         a.file.display(),
@@ -191,6 +191,116 @@ pub fn restore(a: RestoreArgs) -> Result<()> {
         );
     } else {
         println!("{done}");
+    }
+    Ok(())
+}
+
+/// `bonsai backups`: list bonsai's backups beside the sessions; remove old ones when asked.
+pub fn backups(a: super::BackupsArgs) -> Result<()> {
+    use crate::store::backups::{self, Backup};
+    use std::io::{IsTerminal, Write as _};
+    let cwd = crate::store::config::cwd();
+    let settings = crate::store::config::load_settings(&cwd);
+    let all = backups::find(&backups::folders(&cwd, &settings, a.all));
+    let now = std::time::SystemTime::now();
+    let old: Vec<&Backup> = all
+        .iter()
+        .filter(|b| b.age_days(now) >= a.older_than && !b.needed_for_restore)
+        .collect();
+    let mb = |bytes: u64| format!("{:.1} MB", bytes as f64 / 1e6);
+    if a.json {
+        let rows: Vec<serde_json::Value> = all
+            .iter()
+            .map(|b| {
+                serde_json::json!({
+                    "path": b.path.display().to_string(),
+                    "session": b.session.display().to_string(),
+                    "kind": b.kind.describe(),
+                    "bytes": b.bytes,
+                    "ageDays": (b.age_days(now) * 10.0).round() / 10.0,
+                    "neededForRestore": b.needed_for_restore,
+                })
+            })
+            .collect();
+        println!(
+            "{}",
+            serde_json::json!({ "backups": rows, "old": old.len(), "olderThanDays": a.older_than })
+        );
+    } else if all.is_empty() {
+        println!(
+            "no backups of bonsai's beside {}",
+            if a.all {
+                "any session"
+            } else {
+                "this project's sessions"
+            }
+        );
+    } else {
+        for b in &all {
+            println!(
+                "{:>9}  {:>6.1} d  {}  ({}{})",
+                mb(b.bytes),
+                b.age_days(now),
+                b.path.display(),
+                b.kind.describe(),
+                if b.needed_for_restore {
+                    "; the next bonsai restore needs it"
+                } else {
+                    ""
+                }
+            );
+        }
+        println!(
+            "{} backup{}, {}; {} older than {} days ({}) and not needed to restore",
+            all.len(),
+            if all.len() == 1 { "" } else { "s" },
+            mb(all.iter().map(|b| b.bytes).sum()),
+            old.len(),
+            a.older_than,
+            mb(old.iter().map(|b| b.bytes).sum())
+        );
+    }
+    if !a.remove {
+        if !old.is_empty() && !a.json {
+            println!("bonsai backups --remove removes those (it asks first)");
+        }
+        return Ok(());
+    }
+    if old.is_empty() {
+        eprintln!("bonsai: nothing to remove");
+        return Ok(());
+    }
+    if !a.yes {
+        if !(std::io::stdin().is_terminal() && std::io::stderr().is_terminal()) {
+            color_eyre::eyre::bail!(
+                "nothing removed: bonsai asks before removing and there is no terminal to ask on; pass --yes to remove without asking"
+            );
+        }
+        eprint!(
+            "bonsai: remove {} backups ({})? [y/N] ",
+            old.len(),
+            mb(old.iter().map(|b| b.bytes).sum())
+        );
+        let _ = std::io::stderr().flush();
+        let mut answer = String::new();
+        std::io::stdin().read_line(&mut answer)?;
+        if !matches!(answer.trim().to_ascii_lowercase().as_str(), "y" | "yes") {
+            eprintln!("bonsai: nothing removed");
+            return Ok(());
+        }
+    }
+    let mut failed = 0;
+    for (p, r) in backups::remove(&old) {
+        match r {
+            Ok(()) => eprintln!("bonsai: removed {}", p.display()),
+            Err(e) => {
+                failed += 1;
+                eprintln!("bonsai: {} not removed: {e}", p.display());
+            }
+        }
+    }
+    if failed > 0 {
+        color_eyre::eyre::bail!("{failed} backups could not be removed");
     }
     Ok(())
 }

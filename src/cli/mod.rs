@@ -93,6 +93,10 @@ pub enum Command {
     Restore(RestoreArgs),
     /// Sessions of the current project (or of all projects), newest first.
     List(ListArgs),
+    /// The backups bonsai left beside sessions (before a delete, a migration or a repair; the
+    /// lines a delete removed), with their size and age; --remove removes old ones, never
+    /// those the next `bonsai restore` needs.
+    Backups(BackupsArgs),
     /// Find text inside sessions (the messages' decoded text, not the JSON around it): each hit
     /// with its session, entry id, role, time and the text around it.
     Search(SearchArgs),
@@ -635,6 +639,25 @@ pub struct SearchArgs {
 }
 
 #[derive(Args, Debug)]
+pub struct BackupsArgs {
+    /// Every project's session folders, not only this directory's.
+    #[arg(long)]
+    pub all: bool,
+    /// What counts as old, in days.
+    #[arg(long, default_value_t = 30.0)]
+    pub older_than: f64,
+    /// Remove the old backups (asks first; --yes without asking).
+    #[arg(long)]
+    pub remove: bool,
+    /// Remove without asking.
+    #[arg(long)]
+    pub yes: bool,
+    /// Print JSON instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Args, Debug)]
 pub struct ListArgs {
     /// Every project's sessions, not only this directory's.
     #[arg(long)]
@@ -706,6 +729,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Stats(a) => read::stats(a),
         Command::Inspect(a) => read::inspect(a),
         Command::List(a) => read::list(a),
+        Command::Backups(a) => branches::backups(a),
         Command::Search(a) => read::search(a),
         Command::Export(a) => read::export(a),
         Command::Undo(a) => write::undo(a),
@@ -742,7 +766,7 @@ impl Command {
             Command::Tree(a) => (&mut a.file, false),
             Command::Stats(a) => (&mut a.file, false),
             Command::Inspect(a) => (&mut a.file, false),
-            Command::List(_) | Command::Search(_) | Command::Serve(_) => return None,
+            Command::List(_) | Command::Search(_) | Command::Serve(_) | Command::Backups(_) => return None,
             Command::Export(a) => (&mut a.file, false),
             Command::Undo(a) => (&mut a.file, !a.write.dry_run),
             Command::Archive(a) | Command::Unarchive(a) => (&mut a.file, !a.write.dry_run),

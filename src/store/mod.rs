@@ -2,6 +2,7 @@
 //! mapped, appended to, written new), Pi's configuration, the session directories, the clock.
 //! The engine gets values from here; the UI and the CLI call here for every file.
 
+pub mod backups;
 pub mod clock;
 pub mod config;
 pub mod delete;

@@ -475,6 +475,11 @@ fn jsonl_files(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
 }
 
 /// The session folders to list: this project's, or every project's.
+/// The folders holding this project's sessions (or every project's).
+pub fn session_folders(cwd: &Path, settings: &Settings, all: bool) -> Vec<PathBuf> {
+    folders(&config::agent_dir(), cwd, settings, all).0
+}
+
 fn folders(agent: &Path, cwd: &Path, settings: &Settings, all: bool) -> (Vec<PathBuf>, bool) {
     let (dir, flat) = config::session_dir_in(agent, cwd, settings);
     if !all || flat {

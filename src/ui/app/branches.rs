@@ -290,7 +290,7 @@ impl App {
                 self.pending.writes = self.pending.writes.saturating_sub(1);
                 self.replace_session(s.clone(), true);
                 self.status = Some(format!(
-                    "deleted {} ({}) · original in {}, removed lines in {} (bonsai restore puts them back){}",
+                    "deleted {} ({}) · original in {}, removed lines in {} (bonsai restore puts them back; bonsai backups lists and removes old backups){}",
                     plural(d.plan.removed.len(), "entry", "entries"),
                     size(d.plan.bytes),
                     d.backup

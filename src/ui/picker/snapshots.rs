@@ -177,7 +177,10 @@ fn the_filter_keeps_matches_and_the_way_to_them() {
         p.edit_filter(KeyEvent::from(KeyCode::Char(c)));
     }
     let screen = draw(&p, 130, 12);
-    assert!(screen.contains("no session matches \"acme\""), "the cwd matched: {screen}");
+    assert!(
+        screen.contains("no session matches \"acme\""),
+        "the cwd matched: {screen}"
+    );
 }
 
 #[test]

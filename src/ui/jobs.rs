@@ -186,6 +186,12 @@ pub enum JobResult {
         per_message: Vec<u64>,
     },
     ContextView(Box<ContextData>),
+    /// A context view's count under way: messages counted of those to count.
+    ContextProgress {
+        generation: u64,
+        done: usize,
+        total: usize,
+    },
     LiveFigure {
         generation: u64,
         report: Box<crate::engine::live::LiveReport>,
@@ -327,6 +333,11 @@ impl Job {
 
     /// Run a blocking job to its result.
     pub fn run_blocking(self) -> JobResult {
+        self.run_blocking_with(&|_| {})
+    }
+
+    /// Run a blocking job to its result, reporting progress (the context view's count).
+    pub fn run_blocking_with(self, report: &(dyn Fn(JobResult) + Sync)) -> JobResult {
         match self {
             Job::Selection {
                 generation,
@@ -374,15 +385,32 @@ impl Job {
                 encoding,
                 cache,
                 live,
-            } => JobResult::ContextView(Box::new(context_view::build(
-                &session,
-                generation,
-                leaf,
-                mark,
-                encoding,
-                &cache,
-                live.as_ref(),
-            ))),
+            } => {
+                // At a low priority, so keys and frames never wait on the count.
+                let build = || {
+                    context_view::build_with_progress(
+                        &session,
+                        generation,
+                        leaf,
+                        mark,
+                        encoding,
+                        &cache,
+                        live.as_ref(),
+                        &|done, total| {
+                            report(JobResult::ContextProgress {
+                                generation,
+                                done,
+                                total,
+                            })
+                        },
+                    )
+                };
+                let data = match low_priority_pool() {
+                    Some(p) => p.install(build),
+                    None => build(),
+                };
+                JobResult::ContextView(Box::new(data))
+            }
             Job::LiveFigure {
                 generation,
                 session,
@@ -941,7 +969,13 @@ pub fn spawn(job: Job, handle: &tokio::runtime::Handle, tx: tokio::sync::mpsc::U
         });
     } else {
         handle.spawn_blocking(move || {
-            let _ = tx.send(job.run_blocking());
+            let progress = std::sync::Mutex::new(tx.clone());
+            let r = job.run_blocking_with(&|r| {
+                if let Ok(p) = progress.lock() {
+                    let _ = p.send(r);
+                }
+            });
+            let _ = tx.send(r);
             drop(under_way);
         });
     }
@@ -950,7 +984,15 @@ pub fn spawn(job: Job, handle: &tokio::runtime::Handle, tx: tokio::sync::mpsc::U
 /// Run `job` here and now, with its progress (tests; no terminal, no event loop).
 pub fn run_now(job: Job) -> Vec<JobResult> {
     if !job.is_async() {
-        return vec![job.run_blocking()];
+        let progress = std::sync::Mutex::new(Vec::new());
+        let done = job.run_blocking_with(&|r| {
+            if let Ok(mut v) = progress.lock() {
+                v.push(r);
+            }
+        });
+        let mut all = progress.into_inner().unwrap_or_default();
+        all.push(done);
+        return all;
     }
     let progress = Arc::new(std::sync::Mutex::new(Vec::new()));
     let sink = progress.clone();

@@ -154,7 +154,7 @@ pub fn draw(f: &mut Frame, app: &App) {
         }
         Overlay::Context => {
             let (cursor, scroll) = app.context_cursor();
-            context_view::draw(f, a.main, app.context_data(), cursor, scroll)
+            context_view::draw(f, a.main, app.context_data(), cursor, scroll, app.context.progress)
         }
         Overlay::Picker => {
             if let Some(p) = &app.picker {

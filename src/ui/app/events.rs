@@ -69,9 +69,29 @@ impl App {
                     self.selection.live = Some(report);
                 }
             }
+            JobResult::ContextProgress {
+                generation,
+                done,
+                total,
+            } => {
+                if generation == self.context.generation {
+                    self.context.progress = Some((done, total));
+                }
+            }
             JobResult::ContextView(data) => {
                 if data.generation == self.context.generation {
                     let n = data.aligned.len();
+                    self.context.progress = None;
+                    if let Some(leaf) = self.selected_leaf() {
+                        let key = super::ContextKey {
+                            leaf,
+                            mark: self.context.mark,
+                            encoding: self.selection_encoding().name(),
+                            live: self.context.live,
+                            len: self.doc.session.buf.len(),
+                        };
+                        self.context.built = Some((key, data.clone()));
+                    }
                     self.context.data = Some(data);
                     self.context.cursor = self.context.cursor.min(n.saturating_sub(1));
                     self.keep_context_cursor_visible();

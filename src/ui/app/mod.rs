@@ -154,6 +154,22 @@ pub struct ContextState {
     pub data: Option<Box<ContextData>>,
     /// The generation the shown data is for (a newer one is being counted when behind).
     pub generation: u64,
+    /// Messages counted of those to count, while a view is being built.
+    pub progress: Option<(usize, usize)>,
+    /// The last view built and what it was built for: `v` again on the same state shows it
+    /// at once.
+    pub built: Option<(ContextKey, Box<ContextData>)>,
+}
+
+/// What a context view depends on: the leaf, the mark, the encoding, live or not, and the
+/// session's version (its length).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ContextKey {
+    pub leaf: usize,
+    pub mark: Option<usize>,
+    pub encoding: &'static str,
+    pub live: bool,
+    pub len: usize,
 }
 
 /// The pruning policies Tab cycles through: name, policy, the extension's own rules.
@@ -728,6 +744,25 @@ impl App {
         let Some(leaf) = self.selected_leaf() else { return };
         self.context.generation += 1;
         let encoding = self.selection_encoding();
+        let key = ContextKey {
+            leaf,
+            mark: self.context.mark,
+            encoding: encoding.name(),
+            live: self.context.live,
+            len: self.doc.session.buf.len(),
+        };
+        if let Some((k, d)) = &self.context.built
+            && *k == key
+        {
+            let mut d = d.clone();
+            d.generation = self.context.generation;
+            let n = d.aligned.len();
+            self.context.data = Some(d);
+            self.context.cursor = self.context.cursor.min(n.saturating_sub(1));
+            self.context.progress = None;
+            return;
+        }
+        self.context.progress = None;
         let live = self.context.live.then(|| self.live_params());
         self.pending.queue.push(Job::ContextView {
             generation: self.context.generation,

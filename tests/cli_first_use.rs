@@ -23,6 +23,20 @@ fn text(o: &Output) -> (String, String) {
     )
 }
 
+/// The project folder as Pi names it, and its sessions folder under `home` (made).
+fn project_sessions(home: &Path, project: &Path) -> (PathBuf, PathBuf) {
+    let cwd = std::fs::canonicalize(project).unwrap();
+    let safe = format!(
+        "--{}--",
+        cwd.to_string_lossy()
+            .trim_start_matches('/')
+            .replace(['/', '\\', ':'], "-")
+    );
+    let dir = home.join(".pi/agent/sessions").join(safe);
+    std::fs::create_dir_all(&dir).unwrap();
+    (cwd, dir)
+}
+
 fn demo() -> PathBuf {
     common::repo().join("fixtures/demo.jsonl")
 }
@@ -344,15 +358,7 @@ fn bonsais_own_last_write_is_not_taken_for_pi() {
 fn commands_without_file_use_this_projects_newest_session() {
     let home = tempfile::tempdir().unwrap();
     let project = tempfile::tempdir().unwrap();
-    let cwd = std::fs::canonicalize(project.path()).unwrap();
-    let safe = format!(
-        "--{}--",
-        cwd.to_string_lossy()
-            .trim_start_matches('/')
-            .replace(['/', '\\', ':'], "-")
-    );
-    let sessions = home.path().join(".pi/agent/sessions").join(safe);
-    std::fs::create_dir_all(&sessions).unwrap();
+    let (cwd, sessions) = project_sessions(home.path(), project.path());
     let p = sessions.join("2026-01-01T00-00-00-000Z_demo.jsonl");
     std::fs::copy(demo(), &p).unwrap();
     let in_project = |args: &[&str]| {
@@ -393,15 +399,7 @@ fn commands_without_file_use_this_projects_newest_session() {
 fn backups_are_listed_and_old_ones_removed_but_not_what_restore_needs() {
     let home = tempfile::tempdir().unwrap();
     let project = tempfile::tempdir().unwrap();
-    let cwd = std::fs::canonicalize(project.path()).unwrap();
-    let safe = format!(
-        "--{}--",
-        cwd.to_string_lossy()
-            .trim_start_matches('/')
-            .replace(['/', '\\', ':'], "-")
-    );
-    let dir = home.path().join(".pi/agent/sessions").join(safe);
-    std::fs::create_dir_all(&dir).unwrap();
+    let (cwd, dir) = project_sessions(home.path(), project.path());
     let s = dir.join("2026-01-01T00-00-00-000Z_a.jsonl");
     std::fs::copy(demo(), &s).unwrap();
     let old = std::time::SystemTime::now() - std::time::Duration::from_secs(90 * 86_400);

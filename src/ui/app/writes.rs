@@ -458,50 +458,63 @@ impl App {
         }
     }
 
-    /// Write the previewed compaction: refused if Pi appended since the dialog opened; asked
-    /// first if it starts a branch.
-    fn accept_compaction(&mut self) {
+    /// The summary dialog's active draft if it can be written (not failed, not empty): what it
+    /// is for, what the dialog was decided on, and the summary. Says why not otherwise.
+    fn writable_draft(&mut self) -> Option<(SummaryFor, Seen, Summary)> {
         let Some(Dialog::Summary {
-            purpose:
-                SummaryFor::Compaction {
-                    leaf,
-                    first_kept,
-                    settings,
-                },
+            purpose,
             seen,
             tabs,
             active,
             ..
         }) = &self.dialog
         else {
+            return None;
+        };
+        let tab = tabs.get(*active)?;
+        let why = match &tab.state {
+            TabState::Failed(e) => Some(format!("{} failed ({e}): pick another tab, or d to discard", tab.name)),
+            _ if tab.text.trim().is_empty() => Some(format!("{}'s summary is empty: nothing to write", tab.name)),
+            _ => None,
+        };
+        if let Some(w) = why {
+            self.status = Some(w);
+            return None;
+        }
+        let summary = Summary {
+            text: tab.text.clone(),
+            usage: tab.usage.clone(),
+        };
+        Some((purpose.clone(), *seen, summary))
+    }
+
+    /// ctrl+s on a finished summary: a branch summary navigates with it; a compaction is
+    /// written, refused if Pi appended since the dialog opened (the drafts are kept), asked
+    /// first if it starts a branch.
+    fn accept_summary(&mut self) {
+        let Some((purpose, seen, summary)) = self.writable_draft() else {
             return;
         };
-        let Some(tab) = tabs.get(*active) else { return };
-        if let TabState::Failed(e) = &tab.state {
-            self.status = Some(format!("{} failed ({e}): pick another tab, or d to discard", tab.name));
-            return;
-        }
-        if tab.text.trim().is_empty() {
-            self.status = Some(format!("{}'s summary is empty: nothing to write", tab.name));
-            return;
-        }
-        let (text, usage) = (&tab.text, &tab.usage);
-        let (leaf, seen) = (*leaf, *seen);
-        let request = WriteRequest {
-            write: Write::Compaction {
-                leaf: self.id_of(leaf),
-                first_kept: first_kept.clone(),
-                summary: Summary {
-                    text: text.clone(),
-                    usage: usage.clone(),
-                },
-                settings: *settings,
-            },
-            seen: Some((seen.len, seen.entries)),
+        let (leaf, first_kept, settings) = match purpose {
+            SummaryFor::Branch { target, .. } => return self.write_navigation(target, Some(summary), seen),
+            SummaryFor::Compaction {
+                leaf,
+                first_kept,
+                settings,
+            } => (leaf, first_kept, settings),
         };
         if let Some(r) = self.changed_since(seen) {
             return self.keep_drafts(&refusal_words(&r));
         }
+        let request = WriteRequest {
+            write: Write::Compaction {
+                leaf: self.id_of(leaf),
+                first_kept,
+                summary,
+                settings,
+            },
+            seen: Some((seen.len, seen.entries)),
+        };
         match self.branch_note(leaf) {
             Some((_, lines)) => {
                 self.dialog = Some(Dialog::Confirm {
@@ -641,19 +654,7 @@ impl App {
                             .into(),
                         );
                     }
-                    Action::AcceptWrite if !running => {
-                        if matches!(
-                            self.dialog,
-                            Some(Dialog::Summary {
-                                purpose: SummaryFor::Branch { .. },
-                                ..
-                            })
-                        ) {
-                            self.accept_branch_summary()
-                        } else {
-                            self.accept_compaction()
-                        }
-                    }
+                    Action::AcceptWrite if !running => self.accept_summary(),
                     Action::EditInEditor if !running => {
                         let t = tabs[*active].text.clone();
                         self.effects.push(Effect::EditSummary(t));
@@ -809,31 +810,6 @@ impl App {
                 self.status = Some(format!("summary failed: {e}; nothing written (d closes)"));
             }
         }
-    }
-
-    /// ctrl+s on a finished branch summary: navigate with it.
-    fn accept_branch_summary(&mut self) {
-        let Some(Dialog::Summary {
-            purpose: SummaryFor::Branch { target, .. },
-            seen,
-            tabs,
-            active,
-            ..
-        }) = &self.dialog
-        else {
-            return;
-        };
-        let Some(tab) = tabs.get(*active) else { return };
-        if let TabState::Failed(e) = &tab.state {
-            self.status = Some(format!("the summary failed ({e}): d discards it"));
-            return;
-        }
-        let summary = Summary {
-            text: tab.text.clone(),
-            usage: tab.usage.clone(),
-        };
-        let (target, seen) = (*target, *seen);
-        self.write_navigation(target, Some(summary), seen);
     }
 
     /// Pi appended while a summary dialog was open (or its write was refused): the drafts are

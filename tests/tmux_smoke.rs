@@ -176,11 +176,22 @@ fn a_compaction_previewed_before_pi_appended_is_refused() {
     let with_pi = std::fs::read(&f).unwrap();
     t.wait_for("live: 1 new entry from Pi");
     t.send(&["C-s"]);
-    let screen = t.wait_for("Pi appended 1 entry");
+    t.wait_for("Pi appended 1 entry");
+    // Issue 21, item 3: nothing written, the draft kept, and offered at Pi's new leaf.
+    let screen = t.wait_for("your drafts are kept");
     assert!(screen.contains("nothing written"), "{screen}");
+    assert_eq!(std::fs::read(&f).unwrap(), with_pi, "only Pi's line was added");
+    t.send(&["C-s"]);
+    t.wait_for("wrote a compaction");
     t.send(&["q"]);
     t.wait_for("EXITED:0");
-    assert_eq!(std::fs::read(&f).unwrap(), with_pi, "only Pi's line was added");
+    let text = std::fs::read_to_string(&f).unwrap();
+    assert!(text.as_bytes().starts_with(&with_pi));
+    let last: serde_json::Value = serde_json::from_str(text.lines().last().unwrap()).unwrap();
+    assert_eq!(
+        (last["type"].as_str(), last["parentId"].as_str()),
+        (Some("compaction"), Some("pi000042"))
+    );
 }
 
 #[test]
@@ -209,17 +220,24 @@ fn prune_apply_and_undo_in_the_terminal() {
     let edits = |b: &[u8]| String::from_utf8_lossy(b).matches(r#""type":"context_edit""#).count();
     let written = edits(&after);
     assert!(written > 3, "{written} edits");
-    // Undo: each edit written back.
+    // Undo: one line (Pi resumes where the edits started; issue 21, item 4).
     t.send(&["u"]);
     t.wait_for(&format!("({written} edits)"));
+    let size = std::fs::metadata(&f).unwrap().len();
     t.send(&["y"]);
     t.wait_for("wrote the undo of");
+    let undone = std::fs::read(&f).unwrap();
+    assert_eq!(
+        undone[size as usize..].iter().filter(|&&b| b == b'\n').count(),
+        1,
+        "one line"
+    );
     // (Esc and q apart: together a terminal reads them as Alt+q.)
     t.send(&["Escape"]);
     std::thread::sleep(Duration::from_millis(300));
     t.send(&["q"]);
     t.wait_for("EXITED:0");
-    assert_eq!(edits(&std::fs::read(&f).unwrap()), 2 * written);
+    assert_eq!(edits(&std::fs::read(&f).unwrap()), written, "no edit written back");
 }
 
 /// A new user's first minute, on the repository alone: no Pi sessions → the demo with its

@@ -872,7 +872,7 @@ impl App {
                 "the summary does not cover them; ctrl+s writes it anyway, leaving Pi's new leaf, d discards it".into()
             }
         };
-        self.status = Some(format!("{why}{what}: your drafts are kept; {said}"));
+        self.status = Some(format!("{why}{what}: nothing written; your drafts are kept; {said}"));
     }
 
     /// The summary dialog's tab `tab` of job `id`, while that job is the one shown.

@@ -29,11 +29,50 @@ pub fn path_for(session: &Path) -> PathBuf {
     session.with_file_name(format!(".{name}.bonsai-write"))
 }
 
+/// A note path that is not a regular file (a link, a FIFO, a directory, a device): planted
+/// there or left by something else. It is named and left alone.
+fn not_a_note(p: &Path) -> std::io::Error {
+    std::io::Error::other(format!(
+        "{} is not a regular file (a link, a FIFO, a folder or a device: bonsai never makes one there); it is left alone: remove it to write to this session",
+        p.display()
+    ))
+}
+
+/// Opened without following a link (`O_NOFOLLOW`) and without waiting on a FIFO
+/// (`O_NONBLOCK`), and used only when it is a regular file: a link planted at the note's path
+/// would otherwise have bonsai truncate and write the link's target.
+fn open_note(p: &Path, write: bool) -> std::io::Result<std::fs::File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut o = std::fs::OpenOptions::new();
+    if write {
+        o.write(true).create(true);
+    } else {
+        o.read(true);
+    }
+    let f = o
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .mode(0o600)
+        .open(p)
+        .map_err(|e| match e.raw_os_error() {
+            Some(libc::ELOOP) | Some(libc::ENXIO) | Some(libc::EISDIR) => not_a_note(p),
+            _ => e,
+        })?;
+    if !f.metadata()?.is_file() {
+        return Err(not_a_note(p));
+    }
+    Ok(f)
+}
+
 /// Record the write on disk before it starts.
 pub fn write(session: &Path, note: &Note) -> std::io::Result<()> {
     let p = path_for(session);
     let text = serde_json::to_vec(note).map_err(std::io::Error::other)?;
-    let mut f = faults::op("journal-create", || std::fs::File::create(&p))?;
+    let mut f = faults::op("journal-create", || {
+        let f = open_note(&p, true)?;
+        // Truncated only once it is known to be a regular file of its own.
+        f.set_len(0)?;
+        Ok(f)
+    })?;
     let mut written = 0;
     faults::write_all("journal-write", &mut f, &text, &mut written)?;
     faults::op("journal-sync", || f.sync_data())?;
@@ -48,8 +87,13 @@ pub fn remove(session: &Path) -> std::io::Result<()> {
     }
 }
 
+/// The note, if there is one and it is a regular file (a link or a device is never read:
+/// a note pointing at `/dev/zero` would be read forever).
 pub fn read(session: &Path) -> Option<Note> {
-    let text = std::fs::read(path_for(session)).ok()?;
+    use std::io::Read;
+    let mut f = open_note(&path_for(session), false).ok()?;
+    let mut text = Vec::new();
+    f.read_to_end(&mut text).ok()?;
     serde_json::from_slice(&text).ok()
 }
 

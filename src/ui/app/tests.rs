@@ -41,6 +41,16 @@ fn fold_marker_on_screen(a: &App) -> (usize, usize) {
         .expect("a fold marker on screen")
 }
 
+/// The newest message of `role` on Pi's path.
+fn newest_on_path(a: &App, role: Role) -> usize {
+    let s = &a.doc.session;
+    *s.path_to(s.leaf().unwrap())
+        .iter()
+        .rev()
+        .find(|&&i| s.entries[i].message().is_some_and(|m| m.role == role))
+        .unwrap()
+}
+
 /// An entry in the middle of the active path (not the leaf).
 /// A user message two thirds down Pi's path.
 fn middle_of_path(a: &App) -> usize {
@@ -1118,17 +1128,8 @@ fn hide_replace_and_restore_the_selected_entry() {
     let (_d, p) = temp_copy("long.jsonl");
     let mut a = app_for(&p);
     let s = a.doc.session.clone();
-    let path = s.path_to(s.leaf().unwrap());
-    let user = *path
-        .iter()
-        .rev()
-        .find(|&&i| s.entries[i].message().is_some_and(|m| m.role == Role::User))
-        .unwrap();
-    let result = *path
-        .iter()
-        .rev()
-        .find(|&&i| s.entries[i].message().is_some_and(|m| m.role == Role::ToolResult))
-        .unwrap();
+    let user = newest_on_path(&a, Role::User);
+    let result = newest_on_path(&a, Role::ToolResult);
     // A tool result cannot be hidden: the reason, nothing written.
     select(&mut a, result);
     a.handle_key(ch('x'));
@@ -1574,13 +1575,7 @@ fn a_restore_elsewhere_is_said_as_bonsais_and_the_banner_follows_the_file() {
 fn hide_and_restore_say_their_change_on_one_basis_and_the_gauge_says_when_it_applies() {
     let (_d, p) = temp_copy("long.jsonl");
     let mut a = app_for(&p);
-    let s = a.doc.session.clone();
-    let path = s.path_to(s.leaf().unwrap());
-    let user = *path
-        .iter()
-        .rev()
-        .find(|&&i| s.entries[i].message().is_some_and(|m| m.role == Role::User))
-        .unwrap();
+    let user = newest_on_path(&a, Role::User);
     let confirm_lines = |a: &App| match &a.dialog {
         Some(Dialog::Confirm { lines, .. }) => lines.join("\n"),
         d => panic!("no confirm: {d:?} {:?}", a.status),

@@ -36,14 +36,14 @@ fn main() -> std::process::ExitCode {
     }
     let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
     if let Some(msg) = bonsai::cli::mistyped_command(&args) {
-        eprintln!("bonsai: {msg}");
+        bonsai::cli::out::stderr(&format!("bonsai: {msg}\n"));
         return std::process::ExitCode::from(2);
     }
     let cli = bonsai::cli::Cli::parse_from(args);
     match bonsai::cli::run(cli) {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("bonsai: {e}");
+            bonsai::cli::out::stderr(&format!("bonsai: {e}\n"));
             std::process::ExitCode::FAILURE
         }
     }

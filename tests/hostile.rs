@@ -6,6 +6,7 @@
 mod common;
 
 use std::os::unix::fs::symlink;
+use std::os::unix::process::CommandExt;
 use std::time::{Duration, Instant};
 
 fn session_copy() -> (tempfile::TempDir, std::path::PathBuf, std::path::PathBuf) {
@@ -86,5 +87,180 @@ fn a_fifo_or_a_link_to_a_device_as_the_note_neither_hangs_nor_eats_memory() {
             !o.status.success() && err.contains("not a regular file"),
             "{planted}: {err}"
         );
+    }
+}
+
+/// Item 3: a session's text, names, tool names and file name carry terminal escapes (OSC 52
+/// writes the clipboard, OSC 0 the title, CSI 2J clears, C1 CSI/OSC, DCS). No command prints
+/// one raw, in text or in JSON (C1 characters are escaped there too).
+const PAYLOAD: &str =
+    "\u{1b}]52;c;cHduZWQ=\u{7}\u{1b}]0;pwned\u{7}\u{1b}[2J\u{9b}31m\u{9d}0;t\u{9c}\u{1b}Pdcs\u{1b}\\\r";
+
+fn escape_session(dir: &std::path::Path) -> std::path::PathBuf {
+    use serde_json::json;
+    let p = PAYLOAD;
+    let lines = [
+        json!({"type":"session","version":3,"id":"0e5c0000-0000-7000-8000-000000000001","timestamp":"2026-11-24T22:40:00.000Z","cwd": format!("/tmp/x{p}")}),
+        json!({"type":"model_change","id":"a1","parentId":null,"timestamp":"2026-11-24T22:40:01.000Z","provider":format!("prov{p}"),"modelId":format!("model{p}")}),
+        json!({"type":"message","id":"a2","parentId":"a1","timestamp":"2026-11-24T22:40:02.000Z","message":{"role":"user","content":[{"type":"text","text":format!("hello pwn {p} there")}],"timestamp":1795560002000u64}}),
+        json!({"type":"message","id":"a3","parentId":"a2","timestamp":"2026-11-24T22:40:03.000Z","message":{"role":"assistant","content":[{"type":"thinking","thinking":format!("think pwn {p}"),"signature":""},{"type":"text","text":format!("answer pwn {p}")},{"type":"toolCall","id":"t1","name":format!("tool{p}"),"arguments":{"path":format!("file{p}")}}],"api":"anthropic-messages","provider":"anthropic","model":"claude-haiku-4-5","usage":{"input":40,"output":180,"cacheRead":0,"cacheWrite":0,"totalTokens":220,"cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0}},"stopReason":"toolUse","timestamp":1795560003000u64}}),
+        json!({"type":"message","id":"a4","parentId":"a3","timestamp":"2026-11-24T22:40:04.000Z","message":{"role":"toolResult","toolCallId":"t1","toolName":format!("tool{p}"),"content":[{"type":"text","text":format!("output pwn {p}")}],"isError":false,"timestamp":1795560004000u64}}),
+        json!({"type":"message","id":"a5","parentId":"a4","timestamp":"2026-11-24T22:40:05.000Z","message":{"role":"assistant","content":[{"type":"text","text":format!("done pwn {p}")}],"api":"anthropic-messages","provider":"anthropic","model":"claude-haiku-4-5","usage":{"input":40,"output":18,"cacheRead":0,"cacheWrite":0,"totalTokens":58,"cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0}},"stopReason":"stop","timestamp":1795560005000u64}}),
+        json!({"type":"label","id":"a6","parentId":"a5","timestamp":"2026-11-24T22:40:06.000Z","targetId":"a2","label":format!("label{p}")}),
+        json!({"type":"session_info","id":"a7","parentId":"a6","timestamp":"2026-11-24T22:40:07.000Z","name":format!("name{p}")}),
+        json!({"type":"message","id":"b1","parentId":"a2","timestamp":"2026-11-24T22:40:08.000Z","message":{"role":"assistant","content":[{"type":"text","text":format!("other branch pwn {p}")}],"api":"anthropic-messages","provider":"anthropic","model":"claude-haiku-4-5","usage":{"input":1,"output":1,"cacheRead":0,"cacheWrite":0,"totalTokens":2,"cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0}},"stopReason":"stop","timestamp":1795560008000u64}}),
+    ];
+    let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    let f = dir.join("2026-11-24T22-40-00-000Z_0e5c\u{1b}]0;file-title\u{7}.jsonl");
+    std::fs::write(&f, text).unwrap();
+    f
+}
+
+/// The escapes the payload carries, as bytes (our own colour is not among them).
+fn raw_escapes(out: &[u8]) -> Vec<String> {
+    let s = String::from_utf8_lossy(out);
+    let mut found = Vec::new();
+    for (name, needle) in [
+        ("OSC 52", "\u{1b}]52"),
+        ("OSC 0", "\u{1b}]0;"),
+        ("CSI 2J", "\u{1b}[2J"),
+        ("DCS", "\u{1b}P"),
+        ("C1 CSI", "\u{9b}"),
+        ("C1 OSC", "\u{9d}"),
+        ("C1 ST", "\u{9c}"),
+        ("BEL", "\u{7}"),
+        ("CR", "\r"),
+    ] {
+        if s.contains(needle) {
+            found.push(name.to_string());
+        }
+    }
+    found
+}
+
+#[test]
+fn session_text_never_reaches_the_terminal_raw_from_any_command() {
+    let home = tempfile::tempdir().unwrap();
+    let proj = home.path().join(".pi/agent/sessions/--tmp-x--");
+    std::fs::create_dir_all(&proj).unwrap();
+    let f = escape_session(&proj);
+    let fs = f.to_str().unwrap();
+    let runs: Vec<Vec<&str>> = vec![
+        vec!["tree", fs],
+        vec!["tree", fs, "--json"],
+        vec!["search", "pwn", fs],
+        vec!["search", "pwn", fs, "--json"],
+        vec!["export", fs],
+        vec!["export", fs, "--format", "html"],
+        vec!["export", fs, "--format", "json"],
+        vec!["export", fs, "--tree"],
+        vec!["context", fs],
+        vec!["context", fs, "--json"],
+        vec!["stats", fs],
+        vec!["stats", fs, "--json"],
+        vec!["branch", fs, "--target", "b1"],
+        vec!["branch", fs, "--target", "b1", "--json"],
+        vec!["inspect", fs],
+        vec!["cut", fs],
+        vec!["list", "--all"],
+        vec!["list", "--all", "--json"],
+        vec!["backups", fs],
+    ];
+    let mut bad = Vec::new();
+    for args in &runs {
+        let o = common::bonsai_isolated(home.path()).args(args).output().unwrap();
+        for (stream, bytes) in [("stdout", &o.stdout), ("stderr", &o.stderr)] {
+            let found = raw_escapes(bytes);
+            if !found.is_empty() {
+                bad.push(format!("{} ({stream}): {}", args[..1].join(" "), found.join(", ")));
+            }
+        }
+        if args.contains(&"--json") && !args.contains(&"search") && !args.contains(&"export") {
+            let text = String::from_utf8_lossy(&o.stdout);
+            assert!(
+                serde_json::from_str::<serde_json::Value>(&text).is_ok(),
+                "{args:?}: not one JSON value: {text}"
+            );
+        }
+    }
+    assert!(bad.is_empty(), "raw escapes printed:\n{}", bad.join("\n"));
+    // Escaped, not dropped: the user can still see what is there.
+    let o = common::bonsai_isolated(home.path())
+        .args(["search", "pwn", fs])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.contains("\\u001b]52;c;cHduZWQ=\\u0007"), "{text}");
+    // And a provider or loader error that quotes the file name escapes it too.
+    let o = common::bonsai_isolated(home.path())
+        .args(["stats", &format!("{}/missing\u{1b}]0;t\u{7}.jsonl", proj.display())])
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+    assert!(
+        raw_escapes(&o.stderr).is_empty(),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
+/// Item 7: no terminal at all, and a full standard output or error: a clear error and an exit
+/// code, never a panic or a "This is a bug" report.
+#[test]
+fn no_terminal_and_a_full_output_are_said_not_panicked() {
+    let home = tempfile::tempdir().unwrap();
+    let (_dir, p, _) = session_copy();
+    let ps = p.to_str().unwrap();
+    // No controlling terminal (setsid), output a pipe: as from cron.
+    let mut c = common::bonsai_isolated(home.path());
+    c.arg(ps);
+    // SAFETY: setsid in the child before exec, nothing else.
+    unsafe {
+        c.pre_exec(|| {
+            libc::setsid();
+            Ok(())
+        });
+    }
+    let o = c.output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("the viewer needs a terminal") && err.contains("bonsai tree FILE"),
+        "{err}"
+    );
+    assert!(!err.contains("panicked") && !err.contains("This is a bug"), "{err}");
+    if std::path::Path::new("/dev/full").exists() {
+        // A write whose report cannot be printed: the label is written once, the exit says so.
+        let full = std::fs::OpenOptions::new().write(true).open("/dev/full").unwrap();
+        let o = common::bonsai_isolated(home.path())
+            .args(["label", ps, "idx:3", "kept", "--yes"])
+            .stdout(full)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(74), "{err}");
+        assert!(
+            err.contains("could not write to standard output") && err.contains("is written"),
+            "{err}"
+        );
+        assert!(!err.contains("panicked") && !err.contains("This is a bug"), "{err}");
+        let text = std::fs::read_to_string(&p).unwrap();
+        assert_eq!(text.matches("\"label\":\"kept\"").count(), 1, "written once");
+        // Standard error full too: no abort (a signal), a plain failing exit code.
+        let o = common::bonsai_isolated(home.path())
+            .args(["stats", "/nonexistent/file.jsonl"])
+            .stderr(std::fs::OpenOptions::new().write(true).open("/dev/full").unwrap())
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(1));
+        let o = common::bonsai_isolated(home.path())
+            .args(["tree", ps])
+            .stdout(std::fs::OpenOptions::new().write(true).open("/dev/full").unwrap())
+            .stderr(std::fs::OpenOptions::new().write(true).open("/dev/full").unwrap())
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(74));
+    } else {
+        common::say("no_terminal_and_a_full_output…: /dev/full part skipped, no /dev/full here");
     }
 }

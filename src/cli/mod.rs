@@ -2,9 +2,28 @@
 //! `read` holds the commands that only read, `write` the ones that append or write files,
 //! `common` what they share. Every command has `--json`.
 
+// Every print in the CLI goes through `out` (control characters shown, a full output said
+// instead of a panic): these shadow std's macros for the modules declared below.
+macro_rules! println {
+    () => { $crate::cli::out::stdout("\n") };
+    ($($t:tt)*) => { $crate::cli::out::stdout(&format!("{}\n", format_args!($($t)*))) };
+}
+#[allow(unused_macros)]
+macro_rules! print {
+    ($($t:tt)*) => { $crate::cli::out::stdout(&format!($($t)*)) };
+}
+macro_rules! eprintln {
+    () => { $crate::cli::out::stderr("\n") };
+    ($($t:tt)*) => { $crate::cli::out::stderr(&format!("{}\n", format_args!($($t)*))) };
+}
+macro_rules! eprint {
+    ($($t:tt)*) => { $crate::cli::out::stderr(&format!($($t)*)) };
+}
+
 mod branches;
 mod common;
 mod compare;
+pub mod out;
 mod prune;
 mod read;
 pub mod serve;

@@ -1,6 +1,7 @@
 //! The commands that only read: context, cut, branch, tree, stats, inspect, list.
 
 use super::common::{load, print_json, resolve_leaf, resolve_ref, session_model, short_list};
+use super::out;
 use super::{BranchArgs, ContextArgs, CutArgs, InspectArgs, ListArgs, StatsArgs, TreeArgs};
 use crate::engine::compaction::{self, CompactionSettings};
 use crate::engine::entry::{Kind, Role};
@@ -672,8 +673,8 @@ pub fn export(a: super::ExportArgs) -> Result<()> {
     };
     match &a.output {
         None => {
-            use std::io::Write;
-            std::io::stdout().write_all(&text)?;
+            // A terminal (or whatever shows this later) never sees the session's escapes.
+            out::stdout_bytes(&out::visible_bytes(&text));
         }
         Some(out) => {
             if out.exists() && !a.force {
@@ -771,15 +772,17 @@ pub fn search(a: super::SearchArgs) -> Result<()> {
                     matches: h.matches,
                     line: h.line,
                 };
-                ok = ok && serde_json::to_writer(&mut w, &line).is_ok() && w.write_all(b"\n").is_ok();
+                ok = ok
+                    && serde_json::to_string(&line)
+                        .is_ok_and(|t| w.write_all(out::visible(&t).as_bytes()).is_ok() && w.write_all(b"\n").is_ok());
             }
         } else {
-            ok = writeln!(w, "{}", path.display()).is_ok();
+            ok = writeln!(w, "{}", out::visible(&path.display().to_string())).is_ok();
             for h in &hits {
                 let (pre, m, post) = (
-                    &h.snippet[..h.at.start],
-                    &h.snippet[h.at.clone()],
-                    &h.snippet[h.at.end..],
+                    out::visible(&h.snippet[..h.at.start]),
+                    out::visible(&h.snippet[h.at.clone()]),
+                    out::visible(&h.snippet[h.at.end..]),
                 );
                 let m = if colour {
                     format!("\x1b[1;33m{m}\x1b[0m")
@@ -787,7 +790,15 @@ pub fn search(a: super::SearchArgs) -> Result<()> {
                     format!("[{m}]")
                 };
                 let time = h.timestamp.get(..16).unwrap_or(&h.timestamp).replace('T', " ");
-                ok = ok && writeln!(w, "  {}  {:<13} {time}  {pre}{m}{post}", h.entry_id, h.role).is_ok();
+                ok = ok
+                    && writeln!(
+                        w,
+                        "  {}  {:<13} {}  {pre}{m}{post}",
+                        out::visible(&h.entry_id),
+                        out::visible(&h.role),
+                        out::visible(&time)
+                    )
+                    .is_ok();
             }
         }
         // A closed pipe (`| head`) ends the search.

@@ -220,6 +220,7 @@ pub fn run(arg: Option<PathBuf>, at: Option<String>) -> Result<()> {
     let settings = crate::store::config::load_settings(&cwd);
     let registry = crate::store::config::load_registry(&crate::store::config::agent_dir());
     let target = resolve_target(arg.as_deref(), &cwd, &settings)?;
+    no_terminal_said()?;
     // Load the syntax definitions while the session loads.
     std::thread::spawn(highlight::warm_up);
     let rt = tokio::runtime::Builder::new_multi_thread()
@@ -227,7 +228,7 @@ pub fn run(arg: Option<PathBuf>, at: Option<String>) -> Result<()> {
         .enable_all()
         .build()?;
     let mouse = settings.mouse_capture();
-    let mut terminal = ratatui::init();
+    let mut terminal = ratatui::try_init()?;
     let _ = enter_extras(mouse);
     let r = rt.block_on(event_loop(
         &mut terminal,
@@ -248,6 +249,28 @@ pub fn run(arg: Option<PathBuf>, at: Option<String>) -> Result<()> {
     }
     rt.shutdown_background();
     r
+}
+
+/// The viewer draws on standard output and reads keys from the controlling terminal: from
+/// cron, `ssh` without `-t` or with its output redirected there is none, and the commands are
+/// the way in (ratatui's own init would panic).
+fn no_terminal_said() -> Result<()> {
+    use std::io::IsTerminal;
+    let tty = std::fs::OpenOptions::new().read(true).write(true).open("/dev/tty");
+    let missing = if !std::io::stdout().is_terminal() {
+        Some("standard output is not a terminal".to_string())
+    } else if let Err(e) = tty {
+        Some(format!("there is no terminal to read keys from ({e})"))
+    } else {
+        None
+    };
+    match missing {
+        Some(why) => Err(color_eyre::eyre::eyre!(
+            "the viewer needs a terminal, and {why}. Use the commands instead: `bonsai tree FILE`, \
+             `bonsai context FILE`, `bonsai stats FILE` (`bonsai --help` lists them all)"
+        )),
+        None => Ok(()),
+    }
 }
 
 /// Bracketed paste (a pasted text arrives whole) and, unless `bonsai.mouse` is false, the mouse.

@@ -51,6 +51,27 @@ pub fn tree(data: &[u8]) {
 
 /// A session from a byte recipe: two bytes per entry (what it is, where its parent points).
 pub fn recipe(data: &[u8]) -> String {
+    recipe_with_text(data, "")
+}
+
+/// `text` as the inside of a JSON string.
+fn json_inner(text: &str) -> String {
+    let mut o = String::new();
+    for c in text.chars() {
+        match c {
+            '"' => o.push_str("\\\""),
+            '\\' => o.push_str("\\\\"),
+            c if (c as u32) < 0x20 => o.push_str(&format!("\\u{:04x}", c as u32)),
+            c => o.push(c),
+        }
+    }
+    o
+}
+
+/// [`recipe`] whose texts (user, assistant, tool output, summaries, labels, names) carry
+/// `text` too: what a session's own words can do to a document made from it.
+pub fn recipe_with_text(data: &[u8], text: &str) -> String {
+    let x = json_inner(text);
     let mut out =
         String::from(r#"{"type":"session","version":3,"id":"fuzz","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/f"}"#);
     out.push('\n');
@@ -77,23 +98,23 @@ pub fn recipe(data: &[u8]) -> String {
         let target = format!(r#""{}""#, id(link / 4));
         let ts = format!("2026-01-01T00:{:02}:{:02}.000Z", (k / 60) % 60, k % 60);
         let body = match what & 0x0f {
-            0..=3 => format!(r#""type":"message","message":{{"role":"user","content":"ask {k}","timestamp":1}}"#),
+            0..=3 => format!(r#""type":"message","message":{{"role":"user","content":"ask {k}{x}","timestamp":1}}"#),
             4 | 5 => format!(
-                r#""type":"message","message":{{"role":"assistant","content":[{{"type":"text","text":"answer {k}"}},{{"type":"toolCall","id":"t{k}","name":"bash","arguments":{{}}}}],"usage":{{"input":{k},"output":3,"cacheRead":0,"cacheWrite":0,"totalTokens":{}}},"stopReason":"toolUse","timestamp":2}}"#,
+                r#""type":"message","message":{{"role":"assistant","content":[{{"type":"text","text":"answer {k}{x}"}},{{"type":"toolCall","id":"t{k}","name":"bash","arguments":{{}}}}],"usage":{{"input":{k},"output":3,"cacheRead":0,"cacheWrite":0,"totalTokens":{}}},"stopReason":"toolUse","timestamp":2}}"#,
                 k + 3
             ),
             6 => format!(
-                r#""type":"message","message":{{"role":"toolResult","toolCallId":"t{}","toolName":"bash","content":[{{"type":"text","text":"out"}}],"isError":false,"timestamp":3}}"#,
+                r#""type":"message","message":{{"role":"toolResult","toolCallId":"t{}","toolName":"bash","content":[{{"type":"text","text":"out{x}"}}],"isError":false,"timestamp":3}}"#,
                 k.saturating_sub(1)
             ),
-            7 => format!(r#""type":"compaction","summary":"s{k}","firstKeptEntryId":{target},"tokensBefore":{k}"#),
-            8 => format!(r#""type":"branch_summary","summary":"b{k}","fromId":{target}"#),
-            9 => format!(r#""type":"label","targetId":{target},"label":"l{k}""#),
+            7 => format!(r#""type":"compaction","summary":"s{k}{x}","firstKeptEntryId":{target},"tokensBefore":{k}"#),
+            8 => format!(r#""type":"branch_summary","summary":"b{k}{x}","fromId":{target}"#),
+            9 => format!(r#""type":"label","targetId":{target},"label":"l{k}{x}""#),
             10 => format!(r#""type":"context_edit","targetId":{target},"replacement":null"#),
             11 => format!(r#""type":"context_edit","targetId":{target},"replacement":{{"content":"short"}}"#),
-            12 => format!(r#""type":"custom_message","customType":"x","content":"c{k}","display":true"#),
+            12 => format!(r#""type":"custom_message","customType":"x","content":"c{k}{x}","display":true"#),
             13 => r#""type":"model_change","provider":"p","modelId":"m""#.to_string(),
-            14 => format!(r#""type":"session_info","name":"n{k}""#),
+            14 => format!(r#""type":"session_info","name":"n{k}{x}""#),
             _ => r#""type":"","note":"odd""#.to_string(),
         };
         out.push_str(&format!(
@@ -102,6 +123,57 @@ pub fn recipe(data: &[u8]) -> String {
         out.push('\n');
     }
     out
+}
+
+/// `export`: the first part of the bytes (to the first 0) as text inside every entry, the rest
+/// as a tree recipe (cycles, reused ids included), then every export of it. Each must end (a
+/// cycle once made `--tree` run forever) and keep the session's text as text: the HTML page
+/// has exactly bonsai's own folds (a `</details>` or `<script>` from the session stays text),
+/// the JSON export parses.
+pub fn export(data: &[u8]) {
+    use bonsai::engine::export::{self, Scope};
+    let (text, rest) = match data.iter().position(|&b| b == 0) {
+        Some(k) => (String::from_utf8_lossy(&data[..k]).into_owned(), &data[k + 1..]),
+        None => (String::new(), data),
+    };
+    let Ok(s) = Session::from_bytes(recipe_with_text(rest, &text).into_bytes()) else {
+        return;
+    };
+    let mut scopes = vec![Scope::Tree];
+    scopes.extend(s.leaf().map(Scope::Path));
+    for scope in scopes {
+        // (The Markdown keeps `<script>` inside code blocks, where it is code; the HTML made
+        // from it shows whether it stayed text.)
+        let _ = export::markdown(&s, scope);
+        let html = export::html(&s, scope);
+        assert!(!html.contains("<script"), "raw <script> in the HTML");
+        assert_eq!(
+            html.matches("<details").count(),
+            html.matches("</details>").count(),
+            "the HTML's folds are bonsai's own"
+        );
+        let json = export::json(&s, scope);
+        assert!(std::str::from_utf8(&json).is_ok());
+    }
+}
+
+/// `search`: each line of the bytes through the search decoder with a query from the first
+/// bytes; a hit must point inside its snippet on character boundaries.
+pub fn search(data: &[u8]) {
+    use bonsai::engine::search::{Query, hit_in_line};
+    let n = data.first().map(|b| (*b % 4) as usize + 1).unwrap_or(1);
+    let q = String::from_utf8_lossy(data.get(1..1 + n).unwrap_or(b"a")).into_owned();
+    let rest = data.get(1 + n..).unwrap_or(&[]);
+    for regex in [false, true] {
+        let Ok(query) = Query::new(&q, regex, None) else {
+            continue;
+        };
+        for (k, line) in rest.split(|&b| b == b'\n').enumerate() {
+            if let Some(h) = hit_in_line(line, k as u64 + 1, &query) {
+                assert!(h.snippet.get(h.at.clone()).is_some(), "the match is inside its snippet");
+            }
+        }
+    }
 }
 
 /// Everything a user can ask of a session; none of it may panic or hang.

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Coverage-guided fuzzing (libFuzzer through libfuzzer-sys) of the loader and the /tree view.
-#   scripts/fuzz.sh [SECONDS_PER_TARGET] [TARGET...]      default: 60 s, targets load and tree
+# Coverage-guided fuzzing (libFuzzer through libfuzzer-sys) of the loader, the /tree view, the
+# exporter and the search decoder.
+#   scripts/fuzz.sh [SECONDS_PER_TARGET] [TARGET...]   default: 60 s, targets load tree export search
 # Builds fuzz/ with SanitizerCoverage on stable Rust (no nightly: -C passes/llvm-args only),
 # seeds the corpus from the repo's sessions (and ../shared's when present), runs each target
 # for the time given, and prints one RELIABILITY line per target. A crash stops the run and
@@ -11,7 +12,7 @@ cd "$(dirname "$0")/.."
 secs=${1:-60}
 shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(load tree)
+[ ${#targets[@]} -gt 0 ] || targets=(load tree export search)
 triple=$(rustc -vV | sed -n 's/^host: //p')
 export RUSTFLAGS="-Cpasses=sancov-module -Cllvm-args=-sanitizer-coverage-level=4 \
 -Cllvm-args=-sanitizer-coverage-inline-8bit-counters -Cllvm-args=-sanitizer-coverage-pc-table \
@@ -19,7 +20,7 @@ export RUSTFLAGS="-Cpasses=sancov-module -Cllvm-args=-sanitizer-coverage-level=4
 # --target keeps the instrumentation off build scripts and proc macros.
 cargo build --release --locked --quiet --manifest-path fuzz/Cargo.toml --target-dir target/fuzz --target "$triple" --bins
 seeds=target/fuzz/seeds
-rm -rf "$seeds" && mkdir -p "$seeds/load" "$seeds/tree"
+rm -rf "$seeds" && mkdir -p "$seeds/load" "$seeds/tree" "$seeds/export" "$seeds/search"
 for f in fixtures/*.jsonl fixtures/bad/*.jsonl fuzz/regressions/load/*; do
   [ -f "$f" ] && cp "$f" "$seeds/load/$(echo "$f" | tr / _)"
 done
@@ -27,6 +28,12 @@ if [ -d ../shared/fixtures ]; then
   find ../shared/fixtures -name '*.jsonl' -size -256k | while read -r f; do cp "$f" "$seeds/load/shared_$(basename "$f")"; done
 fi
 for f in fuzz/regressions/tree/*; do [ -f "$f" ] && cp "$f" "$seeds/tree/"; done
+# The exporter: hostile text, then a tree recipe; the search decoder: a query, then session lines.
+printf '</details>\n<script>x</script>``a`\0' > "$seeds/export/html"
+head -c 256 /dev/urandom >> "$seeds/export/html" 2>/dev/null || true
+for f in fixtures/demo.jsonl fixtures/bad/*.jsonl fuzz/regressions/search/*; do
+  [ -f "$f" ] && { printf '\003the'; head -c 60000 "$f"; } > "$seeds/search/$(echo "$f" | tr / _)"
+done
 head -c 512 /dev/urandom > "$seeds/tree/random" 2>/dev/null || true
 status=0
 for t in "${targets[@]}"; do
@@ -37,6 +44,7 @@ for t in "${targets[@]}"; do
   # A tree recipe is two bytes per entry: 1 KiB is a 512-entry tree, plenty for its shapes.
   max_len=65536
   [ "$t" = tree ] && max_len=1024
+  [ "$t" = export ] && max_len=2048
   "target/fuzz/$triple/release/$t" "$corpus" "$seeds/$t" -max_total_time="$secs" -max_len=$max_len \
     -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="fuzz/artifacts/$t/" >"$log" 2>&1
   rc=$?

@@ -30,6 +30,14 @@ fn every_crash_the_fuzzers_found_stays_fixed() {
         harness::tree(&std::fs::read(&p).unwrap());
         n += 1;
     }
+    for p in inputs(&root.join("fuzz/regressions/export")) {
+        harness::export(&std::fs::read(&p).unwrap());
+        n += 1;
+    }
+    for p in inputs(&root.join("fuzz/regressions/search")) {
+        harness::search(&std::fs::read(&p).unwrap());
+        n += 1;
+    }
     assert!(n > 10);
 }
 
@@ -41,4 +49,17 @@ fn the_tree_recipe_makes_sessions_that_load() {
     let s = bonsai::engine::session::Session::from_bytes(text.into_bytes()).unwrap();
     assert!(s.entries.len() > 100);
     harness::tree(&bytes);
+}
+
+#[test]
+fn the_exporter_keeps_hostile_text_as_text_on_a_cyclic_tree() {
+    // Hostile text, then a recipe whose second entry reuses the first id under its own child
+    // (a duplicate-id cycle) and a few ordinary ones.
+    let mut data = b"x\n</details>\n<script>alert(1)</script> `a` ``b`` ```\n<b>bold</b>".to_vec();
+    data.push(0);
+    data.extend_from_slice(&[
+        0x00, 0x00, 0x80, 0x0b, 0x04, 0x0b, 0x06, 0x0b, 0x07, 0x0b, 0x09, 0x03, 0x0c, 0x0b, 0x0e, 0x0b, 0x08, 0x0b,
+    ]);
+    harness::export(&data);
+    harness::search(b"\x02the{\"type\":\"message\",\"id\":\"a\",\"message\":{\"role\":\"user\",\"content\":\"in the \\u00e9 end\"}}");
 }

@@ -36,7 +36,12 @@ pub fn archived_roots(s: &Session) -> Vec<usize> {
 pub fn subtree(tree: &Tree, entry: usize) -> Vec<usize> {
     let mut out = Vec::new();
     let mut stack = vec![entry];
+    // Each entry once: duplicate ids can close the children lists into a cycle.
+    let mut seen = vec![false; tree.children.len()];
     while let Some(i) = stack.pop() {
+        if std::mem::replace(&mut seen[i], true) {
+            continue;
+        }
         out.push(i);
         stack.extend(tree.children[i].iter().rev().copied());
     }

@@ -48,7 +48,13 @@ fn entries(s: &Session, scope: Scope) -> Vec<(usize, usize)> {
             let mut out = Vec::with_capacity(s.entries.len());
             // Depth-first; a child after the first of several starts a deeper branch.
             let mut stack: Vec<(usize, usize)> = t.roots.iter().rev().map(|&r| (r, 0)).collect();
+            // Each entry once: duplicate ids can link the children lists into a cycle (a
+            // session Pi wrote twice over), and the walk must still end.
+            let mut seen = vec![false; s.entries.len()];
             while let Some((i, depth)) = stack.pop() {
+                if std::mem::replace(&mut seen[i], true) {
+                    continue;
+                }
                 out.push((i, depth));
                 let kids = &t.children[i];
                 for (k, &c) in kids.iter().enumerate().rev() {
@@ -99,8 +105,102 @@ fn details(summary: &str, body: &str) -> String {
     format!(
         "<details><summary>{}</summary>\n\n{}\n</details>\n",
         html_escape(summary),
-        body.trim_end()
+        md(body.trim_end())
     )
+}
+
+/// Session text as Markdown prose: an HTML tag in it (`<script>`, a `</details>` that would
+/// close our own fold) is shown as text, since other tools render the Markdown file with its
+/// raw HTML. `<` becomes `&lt;` outside code (fenced blocks and code spans keep theirs, where
+/// Markdown shows it as it is anyway).
+fn md(t: &str) -> String {
+    if !t.contains('<') {
+        return t.to_string();
+    }
+    let mut out = String::with_capacity(t.len() + 16);
+    // The open fence (its character and length), as CommonMark reads one: up to three
+    // spaces, then three or more backticks (with no backtick after) or tildes.
+    let mut fence: Option<(u8, usize)> = None;
+    for line in t.split_inclusive('\n') {
+        let lead = line.trim_start_matches(' ');
+        let indent = line.len() - lead.len();
+        let ch = lead.as_bytes().first().copied().unwrap_or(0);
+        let run = if ch == b'`' || ch == b'~' {
+            lead.bytes().take_while(|c| *c == ch).count()
+        } else {
+            0
+        };
+        let rest = &lead[run..];
+        let is_fence = indent <= 3 && (ch == b'`' || ch == b'~') && run >= 3;
+        match fence {
+            Some((c, n)) => {
+                if is_fence && ch == c && run >= n && rest.trim().is_empty() {
+                    fence = None;
+                }
+                out.push_str(line);
+                continue;
+            }
+            None if is_fence && !(ch == b'`' && rest.contains('`')) => {
+                fence = Some((ch, run));
+                out.push_str(line);
+                continue;
+            }
+            None => {}
+        }
+        let b = line.as_bytes();
+        let mut k = 0;
+        let mut copied = 0;
+        while k < b.len() {
+            if b[k] == b'`' {
+                // A code span: the same number of backticks closes it; copied as it is.
+                let run = b[k..].iter().take_while(|c| **c == b'`').count();
+                let mut j = k + run;
+                let mut close = None;
+                while j < b.len() {
+                    if b[j] == b'`' {
+                        let m = b[j..].iter().take_while(|c| **c == b'`').count();
+                        if m == run {
+                            close = Some(j + m);
+                            break;
+                        }
+                        j += m;
+                    } else {
+                        j += 1;
+                    }
+                }
+                k = close.unwrap_or(k + run);
+                continue;
+            }
+            if b[k] == b'<' {
+                out.push_str(&line[copied..k]);
+                out.push_str("&lt;");
+                copied = k + 1;
+            }
+            k += 1;
+        }
+        out.push_str(&line[copied..]);
+    }
+    // A fence the text leaves open would swallow the rest of the document: close it here.
+    if let Some((c, n)) = fence {
+        if !out.ends_with('\n') {
+            out.push('\n');
+        }
+        out.push_str(&String::from_utf8(vec![c; n]).unwrap_or_default());
+    }
+    out
+}
+
+/// `t` as an inline code span whatever backticks it holds (a name or id from the session must
+/// not end our span early and put the rest outside as Markdown or HTML).
+fn code(t: &str) -> String {
+    let t = t.replace('\n', " ");
+    let longest = t.as_bytes().split(|c| *c != b'`').map(|r| r.len()).max().unwrap_or(0);
+    let f = "`".repeat(longest + 1);
+    if t.starts_with('`') || t.ends_with('`') || longest > 0 {
+        format!("{f} {t} {f}")
+    } else {
+        format!("{f}{t}{f}")
+    }
 }
 
 fn html_escape(t: &str) -> String {
@@ -116,7 +216,7 @@ fn images(content: Option<&Value>) -> Vec<String> {
                 .map(|b| {
                     let kind = b["mimeType"].as_str().unwrap_or("image").trim_start_matches("image/");
                     let bytes = b["data"].as_str().map(|d| d.len() * 3 / 4).unwrap_or(0);
-                    format!("*[image {kind}, {} KB]*", bytes.div_ceil(1024))
+                    format!("*[image {}, {} KB]*", md(kind), bytes.div_ceil(1024))
                 })
                 .collect()
         })
@@ -161,15 +261,15 @@ pub fn markdown(s: &Session, scope: Scope) -> String {
         Scope::Path(l) => Some(l),
         Scope::Tree => s.leaf(),
     };
-    out.push_str(&format!("# {}\n\n", title(s)));
+    out.push_str(&format!("# {}\n\n", md(&title(s))));
     let h = &s.header;
-    let mut meta = vec![format!("session `{}`", h.id)];
+    let mut meta = vec![format!("session {}", code(&h.id))];
     if let Some(cwd) = &h.cwd {
-        meta.push(format!("in `{cwd}`"));
+        meta.push(format!("in {}", code(cwd)));
     }
     let list = entries(s, scope);
     meta.push(match scope {
-        Scope::Path(l) => format!("{} entries on the path to `{}`", list.len(), s.entries[l].id),
+        Scope::Path(l) => format!("{} entries on the path to {}", list.len(), code(&s.entries[l].id)),
         Scope::Tree => format!("all {} entries, every branch", list.len()),
     });
     out.push_str(&format!("*{}*\n\n", meta.join(" · ")));
@@ -219,7 +319,7 @@ pub fn markdown(s: &Session, scope: Scope) -> String {
             }
             let from = s
                 .parent_of(i)
-                .map(|p| format!(" from `{}`", s.entries[p].id))
+                .map(|p| format!(" from {}", code(&s.entries[p].id)))
                 .unwrap_or_default();
             out.push_str(&format!("---\n\n## Branch{from}\n\n"));
             depth_now = depth;
@@ -227,16 +327,19 @@ pub fn markdown(s: &Session, scope: Scope) -> String {
         let e = &s.entries[i];
         let v = s.entry_value(i);
         let id = &e.id;
-        let mut label = s.label_of(id).map(|l| format!(" · label **{l}**")).unwrap_or_default();
+        let mut label = s
+            .label_of(id)
+            .map(|l| format!(" · label **{}**", md(l)))
+            .unwrap_or_default();
         if let Some(&(edit, hidden)) = edited.get(&i) {
             label.push_str(&format!(
-                " · ✎ {} (context edit `{}`)",
+                " · ✎ {} (context edit {})",
                 if hidden {
                     "hidden from the model"
                 } else {
                     "replaced for the model"
                 },
-                s.entries[edit].id
+                code(&s.entries[edit].id)
             ));
         }
         let here = if leaf == Some(i) { " · **leaf**" } else { "" };
@@ -253,7 +356,7 @@ pub fn markdown(s: &Session, scope: Scope) -> String {
                         turn_tokens = 0;
                         last_usage = None;
                         out.push_str(&format!("## User{label}{here}\n\n"));
-                        out.push_str(&format!("{}\n\n", content_text(msg.get("content"), "\n").trim()));
+                        out.push_str(&format!("{}\n\n", md(content_text(msg.get("content"), "\n").trim())));
                         for im in images(msg.get("content")) {
                             out.push_str(&format!("{im}\n\n"));
                         }
@@ -284,11 +387,14 @@ pub fn markdown(s: &Session, scope: Scope) -> String {
                                     }
                                 }
                                 Some("text") => {
-                                    out.push_str(&format!("{}\n\n", b["text"].as_str().unwrap_or("").trim()));
+                                    out.push_str(&format!("{}\n\n", md(b["text"].as_str().unwrap_or("").trim())));
                                 }
                                 Some("toolCall") => {
                                     let name = b["name"].as_str().unwrap_or("tool");
-                                    out.push_str(&format!("**tool call** `{}`\n\n", call_line(name, &b["arguments"])));
+                                    out.push_str(&format!(
+                                        "**tool call** {}\n\n",
+                                        code(&call_line(name, &b["arguments"]))
+                                    ));
                                     let args = serde_json::to_string_pretty(&b["arguments"]).unwrap_or_default();
                                     out.push_str(&code_block(&args, "json"));
                                     out.push('\n');
@@ -297,7 +403,7 @@ pub fn markdown(s: &Session, scope: Scope) -> String {
                             }
                         }
                         if let Some(err) = msg["errorMessage"].as_str() {
-                            out.push_str(&format!("> error: {err}\n\n"));
+                            out.push_str(&format!("> error: {}\n\n", md(err)));
                         }
                         if msg.get("usage").is_some_and(|u| u.is_object()) {
                             last_usage = Some(msg["usage"].clone());
@@ -319,8 +425,8 @@ pub fn markdown(s: &Session, scope: Scope) -> String {
                             .unwrap_or("");
                         let err = if msg["isError"] == true { " · **error**" } else { "" };
                         out.push_str(&format!(
-                            "**result** `{}` · {} line{} · ~{est} tokens{err}{label}{here}\n\n",
-                            call_line(&name, &args),
+                            "**result** {} · {} line{} · ~{est} tokens{err}{label}{here}\n\n",
+                            code(&call_line(&name, &args)),
                             lines.len(),
                             if lines.len() == 1 { "" } else { "s" }
                         ));
@@ -350,7 +456,7 @@ pub fn markdown(s: &Session, scope: Scope) -> String {
                         };
                         out.push_str(&format!(
                             "**`!` {}**{excluded}{label}{here}\n\n",
-                            msg["command"].as_str().unwrap_or("")
+                            md(msg["command"].as_str().unwrap_or(""))
                         ));
                         let o = msg["output"].as_str().unwrap_or("");
                         if !o.trim().is_empty() {
@@ -363,8 +469,9 @@ pub fn markdown(s: &Session, scope: Scope) -> String {
                     }
                     other => {
                         out.push_str(&format!(
-                            "**{other}**{label}{here}\n\n{}\n\n",
-                            content_text(msg.get("content"), "\n").trim()
+                            "**{}**{label}{here}\n\n{}\n\n",
+                            md(other),
+                            md(content_text(msg.get("content"), "\n").trim())
                         ));
                     }
                 }
@@ -377,8 +484,8 @@ pub fn markdown(s: &Session, scope: Scope) -> String {
                 }
                 let before = v["tokensBefore"].as_u64().unwrap_or(0);
                 out.push_str(&format!(
-                    "## Compaction · {before} tokens before, kept from `{}`{label}{here}\n\n",
-                    v["firstKeptEntryId"].as_str().unwrap_or("")
+                    "## Compaction · {before} tokens before, kept from {}{label}{here}\n\n",
+                    code(v["firstKeptEntryId"].as_str().unwrap_or(""))
                 ));
                 out.push_str(&details("Summary", v["summary"].as_str().unwrap_or("")));
                 out.push('\n');
@@ -398,8 +505,9 @@ pub fn markdown(s: &Session, scope: Scope) -> String {
             Kind::CustomMessage { .. } => {
                 let ct = v["customType"].as_str().unwrap_or("custom");
                 out.push_str(&format!(
-                    "**{ct}**{label}{here}\n\n{}\n\n",
-                    content_text(v.get("content"), "\n").trim()
+                    "**{}**{label}{here}\n\n{}\n\n",
+                    md(ct),
+                    md(content_text(v.get("content"), "\n").trim())
                 ));
                 turn_tokens += est;
             }
@@ -414,8 +522,8 @@ pub fn markdown(s: &Session, scope: Scope) -> String {
                     "thinking_level_change" => format!("thinking: {}", v["thinkingLevel"].as_str().unwrap_or("?")),
                     "session_info" => format!("named: {}", v["name"].as_str().unwrap_or("")),
                     "context_edit" => format!(
-                        "context edit: `{}` {}",
-                        v["targetId"].as_str().unwrap_or(""),
+                        "context edit: {} {}",
+                        code(v["targetId"].as_str().unwrap_or("")),
                         if v["replacement"].is_null() {
                             "hidden from the model"
                         } else {
@@ -425,7 +533,7 @@ pub fn markdown(s: &Session, scope: Scope) -> String {
                     "label" | "custom" | "usage" => continue,
                     other => other.to_string(),
                 };
-                out.push_str(&format!("*{what}{here}*\n\n"));
+                out.push_str(&format!("*{}{here}*\n\n", md(&what)));
             }
         }
     }
@@ -475,6 +583,48 @@ pub fn write_json(s: &Session, scope: Scope, out: &mut impl std::io::Write) -> s
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn session_html_in_markdown_is_text_and_code_stays_code() {
+        assert_eq!(
+            md("a <script>alert(1)</script> b"),
+            "a &lt;script>alert(1)&lt;/script> b"
+        );
+        assert_eq!(md("</details>\nx"), "&lt;/details>\nx");
+        // Code spans and fences show `<` as it is already.
+        assert_eq!(md("use `Vec<u8>` and ``a`<b``"), "use `Vec<u8>` and ``a`<b``");
+        assert_eq!(
+            md("```rust\nlet v: Vec<u8>;\n```\n<i>"),
+            "```rust\nlet v: Vec<u8>;\n```\n&lt;i>"
+        );
+        // A backtick in the info string makes no fence, so the tag after is escaped.
+        assert_eq!(md("``` a`b\n<script>"), "``` a`b\n&lt;script>");
+        // An unclosed fence is closed, not left to swallow the rest of the document.
+        assert_eq!(md("~~~~\n<x>"), "~~~~\n<x>\n~~~~");
+        assert_eq!(code("plain"), "`plain`");
+        assert_eq!(code("a`b ``c"), "``` a`b ``c ```");
+    }
+
+    #[test]
+    fn a_literal_details_close_does_not_close_our_fold_in_html() {
+        let text = "{\"type\":\"session\",\"version\":3,\"id\":\"h\",\"timestamp\":\"2026-01-01T00:00:00.000Z\",\"cwd\":\"/\"}\n\
+            {\"type\":\"message\",\"id\":\"a\",\"parentId\":null,\"timestamp\":\"2026-01-01T00:00:01.000Z\",\"message\":{\"role\":\"user\",\"content\":\"hi <script>alert(1)</script>\",\"timestamp\":1}}\n\
+            {\"type\":\"message\",\"id\":\"b\",\"parentId\":\"a\",\"timestamp\":\"2026-01-01T00:00:02.000Z\",\"message\":{\"role\":\"assistant\",\"content\":[{\"type\":\"thinking\",\"thinking\":\"t\\n</details>\\n<img src=x onerror=alert(2)>\"},{\"type\":\"toolCall\",\"id\":\"c\",\"name\":\"x` <b>y</b> `\",\"arguments\":{}}],\"stopReason\":\"toolUse\",\"timestamp\":2}}\n";
+        let s = Session::from_bytes(text.as_bytes().to_vec()).unwrap();
+        let m = markdown(&s, Scope::Tree);
+        assert!(!m.contains("<script>") && !m.contains("<img"), "{m}");
+        assert!(m.contains("&lt;/details>"), "{m}");
+        let h = html(&s, Scope::Tree);
+        assert!(
+            !h.contains("<script") && !h.contains("<img") && !h.contains("<b>"),
+            "{h}"
+        );
+        assert_eq!(h.matches("<details").count(), h.matches("</details>").count());
+        assert!(
+            h.contains("&lt;/details&gt;") || h.contains("&lt;/details>"),
+            "shown as text"
+        );
+    }
 
     fn own(name: &str) -> Session {
         let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))

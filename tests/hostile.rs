@@ -315,3 +315,200 @@ fn export_of_a_duplicate_id_cycle_ends_under_a_memory_limit() {
         assert!(n < 1 << 20, "{format}: {n} bytes for a 5-line session");
     }
 }
+
+/// Item 4: from a private (0600) session under umask 022, every file bonsai makes from it is
+/// private too, and a rewrite keeps the session's owner and group (as root: a session of
+/// another user stays theirs, or their Pi could not append). bonsai's own folder is 0700.
+#[test]
+fn files_made_from_a_private_session_stay_private_and_keep_the_owner() {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    let home = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    // SAFETY: geteuid has no preconditions.
+    let root = unsafe { libc::geteuid() } == 0;
+    let (uid, gid) = (4242u32, 4343u32);
+    let private = |p: &std::path::Path| {
+        std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o600)).unwrap();
+        if root {
+            std::os::unix::fs::chown(p, Some(uid), Some(gid)).unwrap();
+        }
+    };
+    let run = |args: &[&str]| {
+        let mut c = common::bonsai_isolated(home.path());
+        c.args(args);
+        // SAFETY: umask in the child before exec.
+        unsafe {
+            c.pre_exec(|| {
+                libc::umask(0o022);
+                Ok(())
+            });
+        }
+        let o = c.output().unwrap();
+        assert!(o.status.success(), "{args:?}: {}", String::from_utf8_lossy(&o.stderr));
+        String::from_utf8_lossy(&o.stdout).to_string()
+    };
+    let mut wrong = Vec::new();
+    let mut check = |what: &str, p: &std::path::Path, owned: bool| {
+        let m = std::fs::metadata(p).unwrap();
+        if m.mode() & 0o777 != 0o600 {
+            wrong.push(format!("{what} {}: mode {:o}", p.display(), m.mode() & 0o777));
+        }
+        if root && owned && (m.uid(), m.gid()) != (uid, gid) {
+            wrong.push(format!("{what} {}: owner {}:{}", p.display(), m.uid(), m.gid()));
+        }
+    };
+    let f = dir.path().join("tour.jsonl");
+    std::fs::copy(common::repo().join("fixtures/pi-0.87.1/tour.jsonl"), &f).unwrap();
+    private(&f);
+    common::quiet(&f);
+    let fs = f.to_str().unwrap();
+    let text = std::fs::read_to_string(&f).unwrap();
+    let dead = text
+        .lines()
+        .find(|l| l.contains("Instead of fixing tests"))
+        .and_then(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    run(&["delete-branch", fs, &dead, "--yes"]);
+    check("rewritten session", &f, true);
+    let beside = |prefix: &str| -> Vec<std::path::PathBuf> {
+        std::fs::read_dir(dir.path())
+            .unwrap()
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.file_name().unwrap().to_string_lossy().starts_with(prefix))
+            .collect()
+    };
+    for p in beside("tour.jsonl.") {
+        check("made beside it", &p, true);
+    }
+    common::quiet(&f);
+    run(&["restore", fs, "--yes"]);
+    check("restored session", &f, true);
+    let before: Vec<_> = beside("20");
+    run(&["clone", fs, "--yes"]);
+    for p in beside("20").into_iter().filter(|p| !before.contains(p)) {
+        check("clone", &p, true);
+    }
+    let out = dir.path().join("out.md");
+    run(&["export", fs, "-o", out.to_str().unwrap()]);
+    check("export", &out, false);
+    // A repair's backup.
+    std::fs::OpenOptions::new()
+        .append(true)
+        .open(&f)
+        .and_then(|mut h| std::io::Write::write_all(&mut h, b"{\"type\":\"mess"))
+        .unwrap();
+    run(&["repair", fs, "--force", "--yes"]);
+    for p in beside("tour.jsonl.bak-repair") {
+        check("repair backup", &p, true);
+    }
+    // A migration: the rewritten v1 file and its backup.
+    let v1 = dir.path().join("v1.jsonl");
+    std::fs::copy(common::repo().join("fixtures/pi-0.27.9/v1.jsonl"), &v1).unwrap();
+    private(&v1);
+    run(&["migrate", v1.to_str().unwrap(), "--yes"]);
+    check("migrated session", &v1, true);
+    check("migration backup", &dir.path().join("v1.jsonl.bak"), true);
+    // bonsai's own folder in the agent dir (the listing cache is written by `list`).
+    let proj = home.path().join(".pi/agent/sessions/--p--");
+    std::fs::create_dir_all(&proj).unwrap();
+    std::fs::copy(common::repo().join("fixtures/demo.jsonl"), proj.join("s.jsonl")).unwrap();
+    run(&["list", "--all"]);
+    let own = home.path().join(".pi/agent/bonsai");
+    let m = std::fs::metadata(&own).unwrap();
+    assert_eq!(m.mode() & 0o777, 0o700, "bonsai's folder");
+    for e in std::fs::read_dir(&own).unwrap().flatten() {
+        let m = e.metadata().unwrap();
+        if m.is_file() && m.mode() & 0o777 != 0o600 {
+            wrong.push(format!("{}: mode {:o}", e.path().display(), m.mode() & 0o777));
+        }
+    }
+    if !root {
+        common::say("files_made_from_a_private_session…: owners not checked (not root)");
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+/// Item 10: a `.bak` that is a link (even to an identical copy) is not used as the backup,
+/// and a restore that cannot be done says which side is at fault: a missing backup, a changed
+/// backup, or the lines being back already.
+#[test]
+fn backups_must_be_regular_files_and_a_refused_restore_names_the_real_cause() {
+    let home = tempfile::tempdir().unwrap();
+    let run = |args: &[&str]| common::bonsai_isolated(home.path()).args(args).output().unwrap();
+    let setup = || {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("tour.jsonl");
+        std::fs::copy(common::repo().join("fixtures/pi-0.87.1/tour.jsonl"), &f).unwrap();
+        common::quiet(&f);
+        let text = std::fs::read_to_string(&f).unwrap();
+        let dead = text
+            .lines()
+            .find(|l| l.contains("Instead of fixing tests"))
+            .and_then(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+            .unwrap()["id"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        (dir, f, dead)
+    };
+    // A link at FILE.bak to an identical copy elsewhere: left alone, a stamped backup is made.
+    let (dir, f, dead) = setup();
+    let elsewhere = tempfile::tempdir().unwrap();
+    let copy = elsewhere.path().join("copy");
+    std::fs::copy(&f, &copy).unwrap();
+    let bak = dir.path().join("tour.jsonl.bak");
+    symlink(&copy, &bak).unwrap();
+    let o = run(&["delete-branch", f.to_str().unwrap(), &dead, "--yes"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(std::fs::symlink_metadata(&bak).unwrap().file_type().is_symlink());
+    let stamped: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with("tour.jsonl.bak-"))
+        .collect();
+    assert_eq!(stamped.len(), 1, "a stamped backup beside the link");
+    assert!(stamped[0].metadata().unwrap().is_file());
+    // The copy the link points at goes away: the restore still works from the real backup.
+    std::fs::remove_file(&copy).unwrap();
+    common::quiet(&f);
+    let o = run(&["restore", f.to_str().unwrap(), "--yes"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+
+    // The backup removed after the delete: said so, not blamed on the session.
+    let (dir, f, dead) = setup();
+    assert!(
+        run(&["delete-branch", f.to_str().unwrap(), &dead, "--yes"])
+            .status
+            .success()
+    );
+    std::fs::remove_file(dir.path().join("tour.jsonl.bak")).unwrap();
+    common::quiet(&f);
+    let o = run(&["restore", f.to_str().unwrap(), "--yes"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success());
+    assert!(
+        err.contains("nothing restored") && err.contains("tour.jsonl.bak) is missing"),
+        "{err}"
+    );
+    assert!(!err.contains("nothing deleted"), "{err}");
+
+    // The backup changed after the delete.
+    let (dir, f, dead) = setup();
+    assert!(
+        run(&["delete-branch", f.to_str().unwrap(), &dead, "--yes"])
+            .status
+            .success()
+    );
+    let b = dir.path().join("tour.jsonl.bak");
+    let mut t = std::fs::read(&b).unwrap();
+    t.truncate(t.len() / 2);
+    std::fs::write(&b, t).unwrap();
+    common::quiet(&f);
+    let o = run(&["restore", f.to_str().unwrap(), "--yes"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("the backup no longer holds the file"), "{err}");
+}

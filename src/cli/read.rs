@@ -683,7 +683,7 @@ pub fn export(a: super::ExportArgs) -> Result<()> {
                     out.display()
                 ));
             }
-            crate::store::write_document(out, &text, a.force)?;
+            crate::store::write_document(out, &text, a.force, &a.file)?;
             eprintln!("bonsai: wrote {} ({} bytes)", out.display(), text.len());
         }
     }

@@ -455,7 +455,7 @@ pub fn fork(file: &Path, target: Option<&str>, leaf: Option<&str>, w: &WriteFlag
     if !confirm(w, &what, &out)? {
         return Ok(());
     }
-    store::write_new(&out, &lines)?;
+    store::write_new(&out, &lines, &abs)?;
     if w.json {
         print_json(&json!({"written": true, "file": out, "entries": lines.len() - 1}));
     } else {

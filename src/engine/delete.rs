@@ -268,12 +268,28 @@ pub fn rewrite(s: &Session, plan: &DeletePlan) -> (Vec<u8>, Vec<u8>) {
 /// With the restored bytes comes how many lines were appended since the delete.
 pub fn restored(backup: &[u8], deleted: &[u8], now: &[u8]) -> Option<(Vec<u8>, usize)> {
     let gone: std::collections::HashSet<&[u8]> = deleted.split(|b| *b == b'\n').filter(|l| !l.is_empty()).collect();
+    // The backup is the whole file as it was before the delete: whole lines, every removed
+    // line among them. A cut-short or otherwise changed backup fits nothing (it once "restored"
+    // half a file with the removed lines missing and a broken line inside).
+    if backup.last().is_some_and(|b| *b != b'\n') {
+        // A file may end without its newline, but then with whole JSON.
+        let last = backup.rsplit(|b| *b == b'\n').next().unwrap_or(backup);
+        if serde_json::from_slice::<serde::de::IgnoredAny>(last).is_err() {
+            return None;
+        }
+    }
     let mut expected = Vec::with_capacity(backup.len());
+    let mut found = std::collections::HashSet::new();
     for line in backup.split_inclusive(|b| *b == b'\n') {
         let body = line.strip_suffix(b"\n").unwrap_or(line);
-        if !gone.contains(body) {
+        if gone.contains(body) {
+            found.insert(body);
+        } else {
             expected.extend_from_slice(line);
         }
+    }
+    if found.len() != gone.len() {
+        return None;
     }
     let tail = now.strip_prefix(expected.as_slice())?;
     // A removed line already in the file: the delete never happened (or was restored); putting
@@ -293,6 +309,25 @@ pub fn restored(backup: &[u8], deleted: &[u8], now: &[u8]) -> Option<(Vec<u8>, u
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_backup_cut_short_or_without_the_removed_lines_restores_nothing() {
+        let before = text(&[
+            msg("a", None, "user", 1),
+            msg("b", Some("a"), "assistant", 2),
+            msg("c", Some("a"), "assistant", 3),
+        ]);
+        let gone = format!("{}\n", msg("c", Some("a"), "assistant", 3));
+        let now = before.replace(&gone, "");
+        assert!(restored(before.as_bytes(), gone.as_bytes(), now.as_bytes()).is_some());
+        let half = &before.as_bytes()[..before.len() / 2];
+        assert!(restored(half, gone.as_bytes(), now.as_bytes()).is_none(), "cut short");
+        let without = before.replace(&gone, "");
+        assert!(
+            restored(without.as_bytes(), gone.as_bytes(), now.as_bytes()).is_none(),
+            "removed lines missing"
+        );
+    }
 
     const HEADER: &str = r#"{"type":"session","version":3,"id":"s","timestamp":"2026-11-22T00:00:00.000Z","cwd":"/x"}"#;
 

@@ -7,7 +7,7 @@
 //! carries such lines over).
 
 use super::faults;
-use super::write::{WriteError, backup, sync_dir, write_file_new, write_temp};
+use super::write::{FileMode, WriteError, backup, sync_dir, write_file_new, write_temp};
 use crate::engine::delete::{self, DeletePlan, DeleteRefusal};
 use crate::engine::session::Session;
 use crate::engine::tree::Tree;
@@ -27,6 +27,10 @@ pub enum DeleteError {
         "the file changed since bonsai read it (Pi or another program wrote to it): nothing deleted; look at it again and repeat"
     )]
     Changed,
+    #[error(
+        "the file changed since bonsai read it (Pi or another program wrote to it): nothing restored; look at it again and repeat"
+    )]
+    ChangedBeforeRestore,
     #[error(
         "the file was written {0:.1} s ago: Pi may be running this session, and rewriting it now could lose what Pi writes next. Nothing changed; close Pi's session (or wait until it has been idle for 10 s) and run the command again"
     )]
@@ -178,10 +182,10 @@ pub fn delete_branch(path: &Path, seen: &[u8], target_id: &str) -> Result<Delete
     let plan = delete::plan(&s, &Tree::build(&s), t)?;
     let (kept, gone) = delete::rewrite(&s, &plan);
     let removed_file = sibling(&target, &format!(".deleted-{}.jsonl", stamp()));
-    write_file_new(&removed_file, &gone)?;
+    write_file_new(&removed_file, &gone, FileMode::private_like(&target))?;
     let rest = (|| {
         let bak = backup(&target, bytes, "bak")?;
-        let tmp = write_temp(&target, &kept).map_err(|source| WriteError::Failed {
+        let tmp = write_temp(&target, &kept, FileMode::same_as(&target)).map_err(|source| WriteError::Failed {
             path: target.clone(),
             source,
         })?;
@@ -269,7 +273,7 @@ pub fn restore_plan(path: &Path) -> Result<RestorePlan, DeleteError> {
                     .unwrap_or_default()
             ))
         })?;
-    let gone = std::fs::read(&removed)?;
+    let gone = super::write::read_side_file(&removed)?;
     let mut backups = siblings_with(&target, ".bak");
     backups.retain(|p| {
         let n = p.to_string_lossy();
@@ -277,8 +281,13 @@ pub fn restore_plan(path: &Path) -> Result<RestorePlan, DeleteError> {
     });
     // The plain FILE.bak first, then stamped ones newest first.
     backups.sort_by_key(|p| (p.to_string_lossy().contains(".bak-"), std::cmp::Reverse(p.clone())));
+    let mut looked = Vec::new();
     for b in backups {
-        let Ok(original) = std::fs::read(&b) else { continue };
+        // A link or anything but a regular file is not a backup bonsai made.
+        let Ok(original) = super::write::read_side_file(&b) else {
+            continue;
+        };
+        looked.push(b.clone());
         if let Some((bytes, appended)) = delete::restored(&original, &gone, &now) {
             return Ok(RestorePlan {
                 backup: b,
@@ -290,10 +299,38 @@ pub fn restore_plan(path: &Path) -> Result<RestorePlan, DeleteError> {
             });
         }
     }
-    Err(DeleteError::NoBackup(format!(
-        "nothing restored: the file is not what the last delete left (followed only by appended lines), so {} cannot be put back safely. Was it restored already, or changed since?",
-        removed.display()
-    )))
+    // Say which side does not fit: the backup (missing, not a file, changed) or the session.
+    let name = target
+        .file_name()
+        .map(|n| n.to_string_lossy().to_string())
+        .unwrap_or_default();
+    let first_removed_id = gone
+        .split(|c| *c == b'\n')
+        .find(|l| !l.is_empty())
+        .and_then(|l| serde_json::from_slice::<serde_json::Value>(l).ok())
+        .and_then(|v| v["id"].as_str().map(|s| format!("\"id\":\"{s}\"")));
+    let back_already = first_removed_id.is_some_and(|id| memchr::memmem::find(&now, id.as_bytes()).is_some());
+    Err(DeleteError::NoBackup(if looked.is_empty() {
+        format!(
+            "nothing restored: the backup the delete made ({name}.bak) is missing or is not a regular file, so the removed lines in {} cannot be put back in their place. The session is unchanged",
+            removed.display()
+        )
+    } else if back_already {
+        format!(
+            "nothing restored: the lines in {} are in the session already (was it restored before?). The session is unchanged",
+            removed.display()
+        )
+    } else {
+        format!(
+            "nothing restored: neither {} fits: the backup no longer holds the file as it was before the delete, or the session was changed other than by appending since. The session is unchanged; the removed lines stay in {}",
+            looked
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", "),
+            removed.display()
+        )
+    }))
 }
 
 /// Put back the branch the last `delete-branch` removed: the backup, then whatever was
@@ -302,11 +339,14 @@ pub fn restore(path: &Path) -> Result<Restored, DeleteError> {
     let target = std::fs::canonicalize(path)?;
     quiet_enough(&target, &std::fs::metadata(&target)?)?;
     let p = restore_plan(&target)?;
-    let tmp = write_temp(&target, &p.bytes).map_err(|source| WriteError::Failed {
+    let tmp = write_temp(&target, &p.bytes, FileMode::same_as(&target)).map_err(|source| WriteError::Failed {
         path: target.clone(),
         source,
     })?;
-    swap_in(&target, &tmp, &p.now)?;
+    swap_in(&target, &tmp, &p.now).map_err(|e| match e {
+        DeleteError::Changed => DeleteError::ChangedBeforeRestore,
+        e => e,
+    })?;
     if let Ok(m) = std::fs::metadata(&target) {
         super::own_writes::note(&target, m.len());
     }

@@ -13,6 +13,7 @@ pub mod mapped;
 pub mod own_writes;
 pub mod pi_version;
 pub mod pins;
+pub mod private;
 pub mod search;
 pub mod sessions;
 pub mod write;

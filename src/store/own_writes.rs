@@ -24,10 +24,10 @@ fn stamp(meta: &std::fs::Metadata) -> Option<(u64, i128)> {
 }
 
 fn load() -> Vec<(String, u64, i128)> {
-    let Ok(text) = std::fs::read_to_string(record_file()) else {
+    let Ok(text) = super::private::read(&record_file()) else {
         return vec![];
     };
-    let Ok(v) = serde_json::from_str::<serde_json::Value>(&text) else {
+    let Ok(v) = serde_json::from_slice::<serde_json::Value>(&text) else {
         return vec![];
     };
     v.get("writes")
@@ -76,24 +76,5 @@ pub fn is_ours(path: &Path, meta: &std::fs::Metadata) -> bool {
 }
 
 fn save(v: &serde_json::Value) -> std::io::Result<()> {
-    use std::io::Write;
-    use std::os::unix::fs::OpenOptionsExt;
-    let file = record_file();
-    let Some(dir) = file.parent() else { return Ok(()) };
-    std::fs::create_dir_all(dir)?;
-    static N: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-    let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let tmp = dir.join(format!(".own-writes.json.{}.{n}.tmp", std::process::id()));
-    let mut f = std::fs::OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .mode(0o600)
-        .open(&tmp)?;
-    f.write_all(v.to_string().as_bytes())?;
-    f.sync_all()?;
-    drop(f);
-    std::fs::rename(&tmp, &file).inspect_err(|_| {
-        let _ = std::fs::remove_file(&tmp);
-    })
+    super::private::write(&record_file(), v.to_string().as_bytes())
 }

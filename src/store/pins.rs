@@ -11,9 +11,9 @@ pub fn pins_file(agent_dir: &Path) -> PathBuf {
 
 /// The pinned session paths (none when the file is missing or unreadable).
 pub fn load(agent_dir: &Path) -> Vec<PathBuf> {
-    std::fs::read_to_string(pins_file(agent_dir))
+    super::private::read(&pins_file(agent_dir))
         .ok()
-        .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+        .and_then(|t| serde_json::from_slice::<serde_json::Value>(&t).ok())
         .and_then(|v| {
             v.get("pinned")?
                 .as_array()
@@ -36,20 +36,9 @@ pub fn toggle(agent_dir: &Path, session: &Path) -> std::io::Result<Vec<PathBuf>>
 }
 
 fn save(agent_dir: &Path, pins: &[PathBuf]) -> std::io::Result<()> {
-    use std::io::Write;
-    let file = pins_file(agent_dir);
-    let dir = file.parent().unwrap_or(agent_dir);
-    std::fs::create_dir_all(dir)?;
-    let text = serde_json::to_string_pretty(&serde_json::json!({ "pinned": pins }))?;
-    let tmp = dir.join(format!(".pins.json.{}.tmp", std::process::id()));
-    let mut f = std::fs::File::create(&tmp)?;
-    f.write_all(text.as_bytes())?;
-    f.write_all(b"\n")?;
-    f.sync_all()?;
-    drop(f);
-    std::fs::rename(&tmp, &file).inspect_err(|_| {
-        let _ = std::fs::remove_file(&tmp);
-    })
+    let mut text = serde_json::to_string_pretty(&serde_json::json!({ "pinned": pins }))?;
+    text.push('\n');
+    super::private::write(&pins_file(agent_dir), text.as_bytes())
 }
 
 #[cfg(test)]

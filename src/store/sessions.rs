@@ -415,7 +415,7 @@ fn cache_file(agent: &Path) -> PathBuf {
 }
 
 fn load_cache(agent: &Path) -> HashMap<PathBuf, Cached> {
-    std::fs::read(cache_file(agent))
+    super::private::read(&cache_file(agent))
         .ok()
         .and_then(|b| serde_json::from_slice::<Vec<Cached>>(&b).ok())
         .map(|v| v.into_iter().map(|c| (c.path.clone(), c)).collect())
@@ -425,30 +425,8 @@ fn load_cache(agent: &Path) -> HashMap<PathBuf, Cached> {
 /// Written whole through a temporary file and a rename: a kill leaves the old cache or the
 /// new one. A cache that cannot be written only makes the next listing read the files again.
 fn save_cache(agent: &Path, entries: &[Cached]) {
-    use std::io::Write;
-    let file = cache_file(agent);
-    let Some(dir) = file.parent() else { return };
-    if std::fs::create_dir_all(dir).is_err() {
-        return;
-    }
-    let tmp = dir.join(format!(".listing.json.{}.tmp", std::process::id()));
     // Only the user reads it: it holds the first and newest request of every session.
-    let ok = {
-        use std::os::unix::fs::OpenOptionsExt;
-        std::fs::OpenOptions::new()
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .mode(0o600)
-            .open(&tmp)
-    }
-    .and_then(|mut f| {
-        f.write_all(&serde_json::to_vec(entries).unwrap_or_default())?;
-        f.sync_all()
-    });
-    if ok.is_err() || std::fs::rename(&tmp, &file).is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
+    let _ = super::private::write(&cache_file(agent), &serde_json::to_vec(entries).unwrap_or_default());
 }
 
 fn io_reason(e: &std::io::Error) -> String {

@@ -431,17 +431,102 @@ fn clear_stale_temps(path: &Path) {
     }
 }
 
-/// Write `data` to a temporary file beside `path` and fsync it. On failure the temporary file
-/// is removed (unless the process was "killed": then nothing runs).
-pub(super) fn write_temp(path: &Path, data: &[u8]) -> std::io::Result<PathBuf> {
+/// Who may read a file bonsai makes from a session, and whose it is. A session is private
+/// (Pi makes them 0600): a backup, a removed-lines file, a fork or a clone is never wider than
+/// the session nor than 0600, a rewritten session keeps exactly its mode, owner and group
+/// (root rewriting another user's session must leave it that user's, or their Pi cannot append),
+/// an export gets the session's mode. The umask never widens any of these.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct FileMode {
+    pub mode: u32,
+    /// (uid, gid) to give the file, when it is not already whose the session is.
+    pub owner: Option<(u32, u32)>,
+}
+
+impl FileMode {
+    /// Only the owner may read or write: what a file is made with before it gets its mode.
+    pub const PRIVATE: FileMode = FileMode {
+        mode: 0o600,
+        owner: None,
+    };
+
+    fn of(source: &Path) -> Option<std::fs::Metadata> {
+        std::fs::metadata(source).ok()
+    }
+
+    /// A backup, a removed-lines file, a fork or clone of `source`: its mode within 0600, its owner.
+    pub fn private_like(source: &Path) -> FileMode {
+        use std::os::unix::fs::MetadataExt;
+        match Self::of(source) {
+            Some(m) => FileMode {
+                mode: m.mode() & 0o600,
+                owner: Some((m.uid(), m.gid())),
+            },
+            None => Self::PRIVATE,
+        }
+    }
+
+    /// The rewritten `source`: exactly its mode, owner and group.
+    pub fn same_as(source: &Path) -> FileMode {
+        use std::os::unix::fs::MetadataExt;
+        match Self::of(source) {
+            Some(m) => FileMode {
+                mode: m.mode() & 0o7777,
+                owner: Some((m.uid(), m.gid())),
+            },
+            None => Self::PRIVATE,
+        }
+    }
+
+    /// A document made from `source` (an export): its read and write bits, owned by whoever
+    /// runs bonsai.
+    pub fn document_like(source: &Path) -> FileMode {
+        use std::os::unix::fs::MetadataExt;
+        match Self::of(source) {
+            Some(m) => FileMode {
+                mode: m.mode() & 0o666,
+                owner: None,
+            },
+            None => Self::PRIVATE,
+        }
+    }
+
+    /// Give the open file `f` this mode and owner. The owner is set first (a chown clears
+    /// set-id bits); a chown bonsai may not do (not root, another group) keeps the file
+    /// bonsai's, which only matters when the session is someone else's.
+    pub(super) fn apply(&self, f: &File) -> std::io::Result<()> {
+        use std::os::unix::fs::{MetadataExt, PermissionsExt};
+        if let Some((uid, gid)) = self.owner {
+            let m = f.metadata()?;
+            if (m.uid(), m.gid()) != (uid, gid) {
+                let _ = std::os::unix::fs::fchown(f, Some(uid), Some(gid));
+            }
+        }
+        f.set_permissions(std::fs::Permissions::from_mode(self.mode))
+    }
+}
+
+/// Write `data` to a temporary file beside `path` and fsync it, with `mode` (created 0600,
+/// never readable by others while it is written). On failure the temporary file is removed
+/// (unless the process was "killed": then nothing runs).
+pub(super) fn write_temp(path: &Path, data: &[u8], mode: FileMode) -> std::io::Result<PathBuf> {
+    use std::os::unix::fs::OpenOptionsExt;
     clear_stale_temps(path);
     let tmp = temp_beside(path);
     let r = (|| {
+        // create_new is O_EXCL (which also refuses a link planted at the name), O_NOFOLLOW
+        // says so for the kernel too.
         let mut f = faults::op("create-temp", || {
-            OpenOptions::new().write(true).create_new(true).open(&tmp)
+            OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .mode(0o600)
+                .custom_flags(libc::O_NOFOLLOW)
+                .open(&tmp)
         })?;
         let mut written = 0;
         faults::write_all("write-temp", &mut f, data, &mut written)?;
+        mode.apply(&f)?;
         faults::op("sync-temp", || f.sync_all())
     })();
     match r {
@@ -456,12 +541,12 @@ pub(super) fn write_temp(path: &Path, data: &[u8]) -> std::io::Result<PathBuf> {
 }
 
 /// A new file at `path` with `data`, all or nothing, never replacing an existing file.
-pub fn write_file_new(path: &Path, data: &[u8]) -> Result<(), WriteError> {
+pub fn write_file_new(path: &Path, data: &[u8], mode: FileMode) -> Result<(), WriteError> {
     let fail = |source| WriteError::NewFile {
         path: path.to_path_buf(),
         source,
     };
-    let tmp = write_temp(path, data).map_err(fail)?;
+    let tmp = write_temp(path, data, mode).map_err(fail)?;
     // A hard link appears whole and fails if the name is taken (rename would replace it).
     match faults::op("link", || std::fs::hard_link(&tmp, path)) {
         Err(e) if is_crash(&e) => return Err(fail(e)),
@@ -482,22 +567,24 @@ pub fn write_file_new(path: &Path, data: &[u8]) -> Result<(), WriteError> {
     Ok(())
 }
 
-/// An exported document: a new file appearing whole, or with `overwrite` a replaced one.
-pub fn write_document(path: &Path, data: &[u8], overwrite: bool) -> Result<(), WriteError> {
-    if overwrite && path.exists() {
-        write_file_replacing(path, data)
+/// An exported document of the session at `source`: a new file appearing whole, or with
+/// `overwrite` a replaced one (a link at that name is replaced, not followed).
+pub fn write_document(path: &Path, data: &[u8], overwrite: bool, source: &Path) -> Result<(), WriteError> {
+    let mode = FileMode::document_like(source);
+    if overwrite && path.symlink_metadata().is_ok() {
+        write_file_replacing(path, data, mode)
     } else {
-        write_file_new(path, data)
+        write_file_new(path, data, mode)
     }
 }
 
 /// Replace `path` with `data` (temporary file, fsync, rename, fsync of the folder).
-fn write_file_replacing(path: &Path, data: &[u8]) -> Result<(), WriteError> {
+fn write_file_replacing(path: &Path, data: &[u8], mode: FileMode) -> Result<(), WriteError> {
     let fail = |source| WriteError::Failed {
         path: path.to_path_buf(),
         source,
     };
-    let tmp = write_temp(path, data).map_err(fail)?;
+    let tmp = write_temp(path, data, mode).map_err(fail)?;
     if let Err(e) = faults::op("rename", || std::fs::rename(&tmp, path)) {
         if !is_crash(&e) {
             let _ = std::fs::remove_file(&tmp);
@@ -508,9 +595,10 @@ fn write_file_replacing(path: &Path, data: &[u8]) -> Result<(), WriteError> {
     Ok(())
 }
 
-/// Write a new session file (fork, clone): it appears whole or not at all.
-pub fn write_new(path: &Path, lines: &[serde_json::Value]) -> Result<(), WriteError> {
-    write_file_new(path, lines_text(lines).as_bytes())
+/// Write a new session file (fork, clone) of the session at `source`: it appears whole or not
+/// at all, private like its source.
+pub fn write_new(path: &Path, lines: &[serde_json::Value], source: &Path) -> Result<(), WriteError> {
+    write_file_new(path, lines_text(lines).as_bytes(), FileMode::private_like(source))
 }
 
 /// Pi's session file name: `<ISO timestamp with : and . as ->_<session id>.jsonl`.
@@ -528,21 +616,52 @@ pub fn backup(path: &Path, bytes: &[u8], kind: &str) -> Result<PathBuf, WriteErr
         .map(|n| n.to_string_lossy().to_string())
         .unwrap_or_default();
     let bak = path.with_file_name(format!("{name}.{kind}"));
-    match std::fs::read(&bak) {
+    // Only a regular file can be a backup: a link planted at the name (even to a copy of these
+    // very bytes, which may change or vanish later) is left alone, and a stamped one is made.
+    match read_side_file(&bak) {
         Ok(existing) if existing == bytes => Ok(bak),
-        Ok(_) => {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            write_file_new(&bak, bytes, FileMode::private_like(path))?;
+            Ok(bak)
+        }
+        _ => {
             let stamped = path.with_file_name(format!(
                 "{name}.{kind}-{}",
                 js::iso_from_ms(super::clock::now_ms()).replace([':', '.'], "-")
             ));
-            write_file_new(&stamped, bytes)?;
+            write_file_new(&stamped, bytes, FileMode::private_like(path))?;
             Ok(stamped)
         }
-        Err(_) => {
-            write_file_new(&bak, bytes)?;
-            Ok(bak)
-        }
     }
+}
+
+/// A file bonsai made beside a session (a backup, a removed-lines file), read only when it is
+/// a regular file: opened without following a link or waiting on a FIFO. A link, a FIFO, a
+/// device or a folder there is an error naming it.
+pub(super) fn read_side_file(p: &Path) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut f = OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(p)
+        .map_err(|e| match e.raw_os_error() {
+            Some(libc::ELOOP) => std::io::Error::other(format!(
+                "{} is a link, not a file bonsai made: it is left alone",
+                p.display()
+            )),
+            _ => e,
+        })?;
+    let m = f.metadata()?;
+    if !m.is_file() {
+        return Err(std::io::Error::other(format!(
+            "{} is not a regular file (bonsai never makes anything else there): it is left alone",
+            p.display()
+        )));
+    }
+    let mut v = Vec::with_capacity(m.len() as usize);
+    f.read_to_end(&mut v)?;
+    Ok(v)
 }
 
 /// Migrate a v1/v2 file to v3 in place (through a link, the file it points at): a complete
@@ -556,7 +675,7 @@ pub fn migrate(path: &Path) -> Result<PathBuf, WriteError> {
     })?;
     let bak = backup(&target, &bytes, "bak")?;
     let lines = crate::engine::actions::migrated_lines(&s);
-    write_file_replacing(&target, lines_text(&lines).as_bytes())?;
+    write_file_replacing(&target, lines_text(&lines).as_bytes(), FileMode::same_as(&target))?;
     Ok(bak)
 }
 

@@ -149,6 +149,8 @@ pub enum Job {
     /// The path to `leaf` as a document at `out` (a new file; the format from its extension).
     Export {
         session: Arc<Session>,
+        /// The session's file: the export gets its mode.
+        source: Option<PathBuf>,
         leaf: usize,
         out: PathBuf,
     },
@@ -513,7 +515,12 @@ impl Job {
                         Ok((d, Arc::new(s)))
                     }),
             ),
-            Job::Export { session, leaf, out } => JobResult::Exported(export_document(&session, leaf, &out)),
+            Job::Export {
+                session,
+                source,
+                leaf,
+                out,
+            } => JobResult::Exported(export_document(&session, source.as_deref(), leaf, &out)),
             Job::Summary {
                 id,
                 session,
@@ -889,7 +896,12 @@ fn offline_summary(s: &Session, kind: &SummaryKind) -> crate::engine::actions::S
     }
 }
 
-fn export_document(s: &Session, leaf: usize, out: &std::path::Path) -> Result<(PathBuf, usize), String> {
+fn export_document(
+    s: &Session,
+    source: Option<&std::path::Path>,
+    leaf: usize,
+    out: &std::path::Path,
+) -> Result<(PathBuf, usize), String> {
     use crate::engine::export::{self, Scope};
     let scope = Scope::Path(leaf);
     let text = match export::format_for(out).unwrap_or("md") {
@@ -900,7 +912,7 @@ fn export_document(s: &Session, leaf: usize, out: &std::path::Path) -> Result<(P
     if out.exists() {
         return Err(format!("{} exists: nothing written (type another name)", out.display()));
     }
-    store::write_document(out, &text, false).map_err(|e| e.to_string())?;
+    store::write_document(out, &text, false, source.unwrap_or(std::path::Path::new(""))).map_err(|e| e.to_string())?;
     Ok((out.to_path_buf(), text.len()))
 }
 
@@ -914,7 +926,7 @@ fn write_branched(s: &Session, cut: Option<usize>, source: &std::path::Path) -> 
     let header = crate::engine::actions::session_header(&sid, &cwd, Some(&abs.to_string_lossy()), now);
     let lines = crate::engine::actions::branched_session(s, cut, header, store::clock::entropy());
     let out = store::new_session_path(abs.parent().unwrap_or(std::path::Path::new(".")), &sid, now);
-    store::write_new(&out, &lines)?;
+    store::write_new(&out, &lines, &abs)?;
     Ok(out)
 }
 

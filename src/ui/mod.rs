@@ -534,9 +534,10 @@ fn suspended<T>(terminal: &mut ratatui::DefaultTerminal, mouse: bool, run: impl 
 
 /// Edit `text` in $VISUAL / $EDITOR (or vi). None if the editor failed.
 fn edit_in_editor(text: &str) -> Option<String> {
-    let dir = std::env::temp_dir().join(format!("bonsai-{}", std::process::id()));
-    let _ = std::fs::create_dir_all(&dir);
-    let file = dir.join("summary.md");
+    // A fresh private folder (random name, 0700): a fixed name in the shared temp folder could
+    // be planted beforehand as a link to another file.
+    let dir = tempfile::Builder::new().prefix("bonsai-").tempdir().ok()?;
+    let file = dir.path().join("summary.md");
     std::fs::write(&file, text).ok()?;
     let editor = std::env::var("VISUAL")
         .or_else(|_| std::env::var("EDITOR"))
@@ -548,9 +549,7 @@ fn edit_in_editor(text: &str) -> Option<String> {
         .arg(&file)
         .status()
         .is_ok_and(|s| s.success());
-    let out = ok.then(|| std::fs::read_to_string(&file).ok()).flatten();
-    let _ = std::fs::remove_dir_all(&dir);
-    out
+    ok.then(|| std::fs::read_to_string(&file).ok()).flatten()
 }
 
 /// Show `text` in $PAGER (or less).

@@ -222,6 +222,7 @@ impl App {
         self.status = Some(format!("exporting to {}…", out.display()));
         self.pending.queue.push(Job::Export {
             session: self.doc.session.clone(),
+            source: self.doc.path.clone(),
             leaf,
             out,
         });

@@ -103,7 +103,7 @@ impl App {
                     // A reload read before a newer version was shown (bonsai's own write came
                     // back first) is stale: the file only grows unless it was rewritten.
                     Ok(s) if !rewritten && s.buf.len() < self.doc.session.buf.len() => {}
-                    Ok(s) => self.replace_session(s, false),
+                    Ok(s) => self.replace_session_as(s, false, rewritten),
                     Err(e) => self.status = Some(format!("reload failed: {e}")),
                 }
             }
@@ -392,12 +392,20 @@ impl App {
     /// A newer version of the file (Pi appended, or bonsai wrote): keep the selection, filter,
     /// folds and scroll; follow the leaf when it was selected. `own` is bonsai's own write.
     pub(super) fn replace_session(&mut self, s: Arc<Session>, own: bool) {
+        self.replace_session_as(s, own, false)
+    }
+
+    /// [`Self::replace_session`], told whether the file's bytes were rewritten (truncated or
+    /// replaced, not only appended to: then it is never "grew").
+    pub(super) fn replace_session_as(&mut self, s: Arc<Session>, own: bool, rewritten: bool) {
         let old = self.doc.session.clone();
         // An append keeps every old entry where it was; anything else rebuilt the positions.
-        let rebuilt = old
-            .entries
-            .last()
-            .is_some_and(|e| s.entries.get(old.entries.len() - 1).is_none_or(|n| n.id != e.id));
+        let rebuilt = rewritten
+            || old
+                .entries
+                .last()
+                .is_some_and(|e| s.entries.get(old.entries.len() - 1).is_none_or(|n| n.id != e.id));
+        let grew = s.buf.len() > old.buf.len();
         let selected_id = self.selected().map(|i| old.entries[i].id.clone());
         let was_at_leaf = self.selected() == old.leaf();
         let added = s.entries.len().saturating_sub(old.entries.len());
@@ -481,8 +489,10 @@ impl App {
                     plural(added, "new entry", "new entries"),
                     if by_bonsai { "bonsai elsewhere" } else { "Pi" }
                 )
-            } else {
+            } else if grew {
                 "live: the file grew by a partial line (waiting for the rest)".into()
+            } else {
+                "live: the file was written again with nothing new".into()
             });
         }
         let keep = self.detail.scroll;

@@ -469,6 +469,23 @@ fn live_follow_keeps_selection_and_moves_with_the_leaf() {
         a.status.as_deref(),
         Some("live: the file grew by a partial line (waiting for the rest)")
     );
+    // Issue 22, item 10: cut back (the partial line removed) or replaced by the same entries
+    // with other bytes is a rewrite, never "grew by a partial line".
+    let whole = std::fs::read(&p).unwrap();
+    let cut = whole.iter().rposition(|b| *b == b'\n').unwrap() + 1;
+    std::fs::write(&p, &whole[..cut]).unwrap();
+    a.update(Action::Tick);
+    a.run_jobs_now();
+    let said = a.status.clone().unwrap_or_default();
+    assert!(said.starts_with("live: the file was rewritten"), "{said}");
+    let replaced = String::from_utf8(whole[..cut].to_vec())
+        .unwrap()
+        .replace("and another", "and ANOTHER");
+    std::fs::write(&p, replaced).unwrap();
+    a.update(Action::Tick);
+    a.run_jobs_now();
+    let said = a.status.clone().unwrap_or_default();
+    assert!(said.starts_with("live: the file was rewritten"), "{said}");
 }
 
 // ---- 1. A write never lands on a state nobody looked at -----------------------------------

@@ -1,0 +1,107 @@
+//! bonsai's own files under Pi's agent dir (`bonsai/`: pins, the listing cache, the record of
+//! its own writes): the folder is 0700 and each file 0600, since they name every session and
+//! hold its first and newest requests. A file there is written through a temporary name made
+//! exclusively (never through a link planted at either name) and renamed; it is read only when
+//! it is a regular file this user owns, so a link, a FIFO or another user's file put there is
+//! ignored (and replaced on the next write), never followed or waited on.
+
+use std::io::{Read, Write};
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsExt};
+use std::path::Path;
+
+/// `dir` and any missing parent, made 0700; bonsai's own folder is narrowed to 0700 when it is
+/// this user's and wider.
+pub fn dir(dir: &Path) -> std::io::Result<()> {
+    std::fs::DirBuilder::new().recursive(true).mode(0o700).create(dir)?;
+    let m = std::fs::symlink_metadata(dir)?;
+    if !m.is_dir() {
+        return Err(std::io::Error::other(format!(
+            "{} is not a folder (a link or a file is there): bonsai keeps its files elsewhere only when you move it",
+            dir.display()
+        )));
+    }
+    // SAFETY: geteuid has no preconditions.
+    if m.uid() == unsafe { libc::geteuid() } && m.mode() & 0o077 != 0 {
+        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))?;
+    }
+    Ok(())
+}
+
+/// Write `bytes` as `file` whole (0600, temporary name, fsync, rename).
+pub fn write(file: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let parent = file.parent().unwrap_or(Path::new("."));
+    dir(parent)?;
+    let name = file
+        .file_name()
+        .map(|n| n.to_string_lossy().to_string())
+        .unwrap_or_default();
+    let tmp = parent.join(format!(
+        ".{name}.{}.{:x}.tmp",
+        std::process::id(),
+        super::clock::entropy() & 0xffff_ffff
+    ));
+    let r = (|| {
+        let mut f = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .custom_flags(libc::O_NOFOLLOW)
+            .open(&tmp)?;
+        f.write_all(bytes)?;
+        f.sync_all()?;
+        // rename replaces a link at `file` itself, never what it points at.
+        std::fs::rename(&tmp, file)
+    })();
+    if r.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    r
+}
+
+/// `file`'s bytes when it is a regular file this user owns (else an error saying what is
+/// there). Opened without following a link or waiting on a FIFO.
+pub fn read(file: &Path) -> std::io::Result<Vec<u8>> {
+    let mut f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(file)?;
+    let m = f.metadata()?;
+    // SAFETY: geteuid has no preconditions.
+    if !m.is_file() || m.uid() != unsafe { libc::geteuid() } {
+        return Err(std::io::Error::other(format!(
+            "{} is not a regular file of yours: ignored",
+            file.display()
+        )));
+    }
+    let mut v = Vec::with_capacity(m.len() as usize);
+    f.read_to_end(&mut v)?;
+    Ok(v)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn private_files_are_0600_in_a_0700_folder_and_links_are_neither_read_nor_followed() {
+        let d = tempfile::tempdir().unwrap();
+        let own = d.path().join("agent/bonsai");
+        write(&own.join("pins.json"), b"{}").unwrap();
+        assert_eq!(std::fs::metadata(&own).unwrap().mode() & 0o777, 0o700);
+        assert_eq!(std::fs::metadata(own.join("pins.json")).unwrap().mode() & 0o777, 0o600);
+        assert_eq!(read(&own.join("pins.json")).unwrap(), b"{}");
+        // A link planted as the file: not read; a write replaces the link, the target untouched.
+        let victim = d.path().join("victim");
+        std::fs::write(&victim, b"precious").unwrap();
+        std::fs::remove_file(own.join("pins.json")).unwrap();
+        std::os::unix::fs::symlink(&victim, own.join("pins.json")).unwrap();
+        assert!(read(&own.join("pins.json")).is_err());
+        write(&own.join("pins.json"), b"[]").unwrap();
+        assert_eq!(std::fs::read(&victim).unwrap(), b"precious");
+        assert!(std::fs::symlink_metadata(own.join("pins.json")).unwrap().is_file());
+        // A folder made wide is narrowed.
+        std::fs::set_permissions(&own, std::fs::Permissions::from_mode(0o755)).unwrap();
+        dir(&own).unwrap();
+        assert_eq!(std::fs::metadata(&own).unwrap().mode() & 0o777, 0o700);
+    }
+}

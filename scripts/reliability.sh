@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The reliability report. Each suite keeps its counts in target/tmp/reliability/*.txt as it
-# runs (tests/faults.rs, kills.rs, concurrent_pi.rs, disk_full.rs; scripts/fuzz.sh); this
+# runs (tests/faults.rs, kills.rs, concurrent_pi.rs, disk_full.rs, hostile.rs; scripts/fuzz.sh); this
 # script writes them into RELIABILITY.md.
 #   scripts/reliability.sh            run those suites and fuzz each target 10 minutes, then write
 #   scripts/reliability.sh --fuzz S   the same with S seconds of fuzzing per target
@@ -17,7 +17,7 @@ case "${1:-}" in
 esac
 if [ -n "$fuzz" ]; then
   rm -rf "$dir"
-  BONSAI_REQUIRE_ORACLE=${BONSAI_REQUIRE_ORACLE:-1} cargo test --locked --test faults --test kills --test concurrent_pi --test disk_full
+  BONSAI_REQUIRE_ORACLE=${BONSAI_REQUIRE_ORACLE:-1} cargo test --locked --test faults --test kills --test concurrent_pi --test disk_full --test hostile
   ./scripts/fuzz.sh "$fuzz"
 fi
 [ -d "$dir" ] || { echo "no counts in $dir: run the tests first" >&2; exit 1; }
@@ -40,8 +40,14 @@ row() { # name file
   row "Real kills (tests/kills.rs): SIGKILL of the real binary at random and as the file grows, small and 50 MB sessions" kills
   row "A real concurrent writer (tests/concurrent_pi.rs): Pi's SessionManager appending while bonsai writes" concurrent
   row "Disk full for real (tests/disk_full.rs): a nearly full tmpfs" disk-full
+  row "Hostile side files (tests/hostile.rs): links, FIFOs and devices planted where bonsai writes or reads its own files" side-files
+  row "Slow appenders (tests/hostile.rs): a writer holding the old file open across delete-branch and restore" slow-appenders
+  row "Escape payloads (tests/hostile.rs): OSC 52, title, clear, C1 and DCS in a session's text and names through every reading command" escapes
+  row "Modes and owners (tests/hostile.rs): files made from a 0600 session under umask 022 (owners as root)" modes
   row "Fuzzing the loader (scripts/fuzz.sh load)" fuzz-load
   row "Fuzzing the /tree view (scripts/fuzz.sh tree)" fuzz-tree
+  row "Fuzzing the exporter (scripts/fuzz.sh export): hostile text on odd trees, Markdown, HTML and JSON" fuzz-export
+  row "Fuzzing the search decoder (scripts/fuzz.sh search)" fuzz-search
 } > RELIABILITY.md.new
 if [ -f RELIABILITY.md ] && grep -q '^## ' RELIABILITY.md; then
   # Keep the hand-written sections below the table (long runs, what was found).

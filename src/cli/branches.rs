@@ -135,17 +135,29 @@ pub fn delete_branch(a: DeleteBranchArgs) -> Result<()> {
             "removedFile": d.removed_file,
             "backup": d.backup,
             "carried": d.carried,
+            "stillOpen": d.still_open,
         }));
     } else {
         println!("{line}");
     }
-    if d.carried > 0 {
+    said_carried(d.carried, &d.still_open);
+    Ok(())
+}
+
+/// What a rewrite carried over from writers of the old file, and who still holds it.
+fn said_carried(carried: usize, still_open: &[String]) {
+    if carried > 0 {
         eprintln!(
-            "bonsai: warning: Pi appended {} bytes at the instant of the rewrite; they were moved to the new file after it",
-            d.carried
+            "bonsai: note: {carried} bytes were appended to the old file during the rewrite (a writer that had it open); they were moved to the new file after it"
         );
     }
-    Ok(())
+    if !still_open.is_empty() {
+        eprintln!(
+            "bonsai: warning: {} still had the old file open for writing after {} s; what it writes there from now on does not reach the session. If it is Pi, restart that session",
+            still_open.join(", "),
+            store::delete::HOLDERS_WAIT.as_secs()
+        );
+    }
 }
 
 pub fn restore(a: RestoreArgs) -> Result<()> {
@@ -187,11 +199,12 @@ pub fn restore(a: RestoreArgs) -> Result<()> {
     if a.write.json {
         eprintln!("bonsai: {done}");
         print_json(
-            &json!({"written": true, "backup": r.backup, "removedFile": r.removed_file, "appended": r.appended}),
+            &json!({"written": true, "backup": r.backup, "removedFile": r.removed_file, "appended": r.appended, "carried": r.carried, "stillOpen": r.still_open}),
         );
     } else {
         println!("{done}");
     }
+    said_carried(r.carried, &r.still_open);
     Ok(())
 }
 

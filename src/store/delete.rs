@@ -58,6 +58,9 @@ pub struct Deleted {
     /// Bytes another writer appended to the old file in the instant of the rename, appended
     /// to the new file after it (0 almost always).
     pub carried: usize,
+    /// Processes that still had the old file open for writing after bonsai waited for them:
+    /// what they write there later is not in the session (said to the user).
+    pub still_open: Vec<String>,
 }
 
 /// Seconds since the file was last written (`None` when the clock or the file cannot say).
@@ -100,11 +103,65 @@ fn stamp() -> String {
     crate::engine::js::iso_from_ms(super::clock::now_ms()).replace([':', '.'], "-")
 }
 
+/// How long a rewrite waits for a process that opened the old file for writing to close it
+/// (Pi opens, writes and closes in one call; a slow writer holds it up to a second).
+pub const HOLDERS_WAIT: Duration = Duration::from_secs(5);
+
+/// Processes other than this one holding the file `(dev, ino)` open for writing (Linux
+/// `/proc`; processes this user may not inspect are not seen), as "pid (name)".
+fn writers_of(dev: u64, ino: u64) -> Vec<String> {
+    use std::os::unix::fs::MetadataExt;
+    let me = std::process::id().to_string();
+    let mut out = Vec::new();
+    let Ok(procs) = std::fs::read_dir("/proc") else {
+        return out;
+    };
+    for p in procs.flatten() {
+        let pid = p.file_name().to_string_lossy().to_string();
+        if pid == me || !pid.bytes().all(|b| b.is_ascii_digit()) {
+            continue;
+        }
+        let Ok(fds) = std::fs::read_dir(p.path().join("fd")) else {
+            continue;
+        };
+        for fd in fds.flatten() {
+            let Ok(m) = std::fs::metadata(fd.path()) else { continue };
+            if (m.dev(), m.ino()) != (dev, ino) {
+                continue;
+            }
+            // fdinfo's "flags:" is octal; the low two bits are the access mode.
+            let writes = std::fs::read_to_string(p.path().join("fdinfo").join(fd.file_name()))
+                .ok()
+                .and_then(|t| {
+                    t.lines()
+                        .find_map(|l| l.strip_prefix("flags:"))
+                        .and_then(|f| u32::from_str_radix(f.trim(), 8).ok())
+                })
+                .is_none_or(|flags| flags & 3 != 0);
+            if writes {
+                let name = std::fs::read_to_string(p.path().join("comm")).unwrap_or_default();
+                out.push(format!("{pid} ({})", name.trim()));
+                break;
+            }
+        }
+    }
+    out
+}
+
+/// What a rewrite carried over from the old file.
+#[derive(Debug, Clone, Default)]
+struct Carried {
+    bytes: usize,
+    /// Processes still holding the old file open for writing when bonsai stopped waiting.
+    still_open: Vec<String>,
+}
+
 /// Replace `target` (still exactly `expected`) with `data`, which is already in `tmp`:
-/// the rename happens only if the file has not changed; whatever lands on the old file in
-/// the instant after is carried over. Returns the carried bytes.
-fn swap_in(target: &Path, tmp: &Path, expected: &[u8]) -> Result<usize, DeleteError> {
+/// the rename happens only if the file has not changed; whatever lands on the old file after
+/// (a writer that opened it before the rename, however slow) is carried over.
+fn swap_in(target: &Path, tmp: &Path, expected: &[u8]) -> Result<Carried, DeleteError> {
     use std::io::{Read, Seek, SeekFrom, Write};
+    use std::os::unix::fs::MetadataExt;
     let mut old = std::fs::File::open(target)?;
     let lease = super::write::Lease::take(&old);
     let meta = old.metadata()?;
@@ -126,24 +183,37 @@ fn swap_in(target: &Path, tmp: &Path, expected: &[u8]) -> Result<usize, DeleteEr
     }
     sync_dir(target);
     drop(lease);
-    // Pi opens the path for each append; an open that was already under way reached the old
-    // file. Give it the moment it needs, then move what it wrote (whole lines only) over.
+    // Pi opens the path for each append; an open that was already under way (or waiting on
+    // the lease) reached the old file. Give it the moment it needs, then wait while any
+    // process holds the old file open for writing: what it writes there is carried over
+    // once it closes it (whole lines only).
     std::thread::sleep(Duration::from_millis(50));
+    let deadline = std::time::Instant::now() + HOLDERS_WAIT;
+    let still_open = loop {
+        let holders = writers_of(meta.dev(), meta.ino());
+        if holders.is_empty() || std::time::Instant::now() >= deadline {
+            break holders;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
     let len = old.metadata()?.len() as usize;
     if len <= expected.len() {
-        return Ok(0);
+        return Ok(Carried { bytes: 0, still_open });
     }
     let mut extra = Vec::new();
     old.seek(SeekFrom::Start(expected.len() as u64))?;
     old.read_to_end(&mut extra)?;
     let whole = extra.iter().rposition(|b| *b == b'\n').map(|k| k + 1).unwrap_or(0);
     if whole == 0 {
-        return Ok(0);
+        return Ok(Carried { bytes: 0, still_open });
     }
     let mut f = std::fs::OpenOptions::new().append(true).open(target)?;
     f.write_all(&extra[..whole])?;
     f.sync_all()?;
-    Ok(whole)
+    Ok(Carried {
+        bytes: whole,
+        still_open,
+    })
 }
 
 /// The fault suite's simulated kill (nothing may run after it).
@@ -210,7 +280,8 @@ pub fn delete_branch(path: &Path, seen: &[u8], target_id: &str) -> Result<Delete
         plan,
         removed_file,
         backup: bak,
-        carried,
+        carried: carried.bytes,
+        still_open: carried.still_open,
     })
 }
 
@@ -222,6 +293,10 @@ pub struct Restored {
     pub removed_file: PathBuf,
     /// Lines appended since the delete, kept after the restored ones.
     pub appended: usize,
+    /// Bytes carried over from writers that had the old file open (see [`Deleted::carried`]).
+    pub carried: usize,
+    /// As [`Deleted::still_open`].
+    pub still_open: Vec<String>,
 }
 
 /// Files beside `target` whose names start with `prefix`, newest name last.
@@ -343,7 +418,7 @@ pub fn restore(path: &Path) -> Result<Restored, DeleteError> {
         path: target.clone(),
         source,
     })?;
-    swap_in(&target, &tmp, &p.now).map_err(|e| match e {
+    let carried = swap_in(&target, &tmp, &p.now).map_err(|e| match e {
         DeleteError::Changed => DeleteError::ChangedBeforeRestore,
         e => e,
     })?;
@@ -357,5 +432,7 @@ pub fn restore(path: &Path) -> Result<Restored, DeleteError> {
         backup: p.backup,
         removed_file: done,
         appended: p.appended,
+        carried: carried.bytes,
+        still_open: carried.still_open,
     })
 }

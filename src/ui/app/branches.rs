@@ -302,10 +302,15 @@ impl App {
                         .file_name()
                         .map(|n| n.to_string_lossy().to_string())
                         .unwrap_or_default(),
-                    if d.carried > 0 {
-                        " · Pi appended at the same instant: its lines were moved over"
+                    if !d.still_open.is_empty() {
+                        format!(
+                            " · {} still writes to the old file: restart that session",
+                            d.still_open.join(", ")
+                        )
+                    } else if d.carried > 0 {
+                        " · lines written to the old file meanwhile were moved over".to_string()
                     } else {
-                        ""
+                        String::new()
                     }
                 ));
             }

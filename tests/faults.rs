@@ -139,7 +139,7 @@ fn run(cmd: Cmd, path: &Path, req: Option<&WriteRequest>) -> Result<(), String> 
             let header = actions::session_header("fork-00000000", "/tmp", Some(&path.to_string_lossy()), 0);
             let lines = actions::branched_session(&s, cut, header, 7);
             let out = store::new_session_path(path.parent().unwrap(), "fork-00000000", 0);
-            store::write_new(&out, &lines).map_err(|e| e.to_string())
+            store::write_new(&out, &lines, path).map_err(|e| e.to_string())
         }
         Cmd::Migrate => store::migrate(path).map(|_| ()).map_err(|e| e.to_string()),
         Cmd::Repair => store::repair(path, false).map(|_| ()).map_err(|e| e.to_string()),
@@ -426,7 +426,8 @@ fn every_operation_of_every_write_path_fails_safely() {
 
 /// After a kill, Pi opening the session ends the cut-short line with a newline (its loader
 /// does). The fragment is still bonsai's: named, appends refuse, repair removes it and the
-/// newline. Once Pi has written after it, it stays where it is, named, and harmless.
+/// newline. Once Pi has written after it (its lines after the closed fragment, or its line
+/// glued straight onto it), repair takes out bonsai's bytes only and keeps Pi's lines.
 #[test]
 fn a_killed_write_then_pi_opening_and_writing() {
     let pi = common::pi_session("a_killed_write_then_pi_opening_and_writing");
@@ -487,20 +488,78 @@ fn a_killed_write_then_pi_opening_and_writing() {
     let now = std::fs::read(&p).unwrap();
     assert!(now.starts_with(&old));
     let s = store::load_session(&p).unwrap();
+    let entries_before = s.entries.len();
     assert!(
         s.diagnostics
             .iter()
-            .any(|d| d.message.contains("bonsai was writing") && d.message.contains("harmless")),
+            .any(|d| d.message.contains("bonsai was writing") && d.message.contains("bonsai repair")),
         "{:?}",
         s.diagnostics
     );
-    let e = store::repair(&p, false).unwrap_err().to_string();
-    assert!(e.contains("followed by") && e.contains("nothing is removed"), "{e}");
-    assert_eq!(std::fs::read(&p).unwrap(), now);
+    let r = store::repair(&p, false).unwrap();
+    assert!(r.ours && r.rewritten);
+    let fixed = std::fs::read(&p).unwrap();
+    assert!(
+        fixed.starts_with(&old),
+        "bonsai's bytes gone, the file as before up to them"
+    );
+    assert_eq!(
+        &fixed[old.len()..],
+        &now[r.removed.end..],
+        "Pi's lines kept byte for byte"
+    );
+    let s = store::load_session(&p).unwrap();
+    assert!(s.diagnostics.is_empty(), "{:?}", s.diagnostics);
+    assert_eq!(s.entries.len(), entries_before);
     // bonsai writes again (after Pi's lines), and Pi's lines are intact.
     let req = request(Cmd::Label, &p).unwrap();
     store::write::apply(&p, &req).unwrap();
-    assert!(std::fs::read(&p).unwrap().starts_with(&now));
+    assert!(std::fs::read(&p).unwrap().starts_with(&fixed));
+}
+
+/// Issue 22, item 6: a killed write's fragment with Pi's next line glued straight onto it (Pi
+/// appends without a newline first): Pi skips the joined line, losing its entry. Loading
+/// names it; repair splits it at the note's offset, removes bonsai's bytes and keeps Pi's
+/// entry, with every line after it.
+#[test]
+fn a_pi_line_glued_onto_a_killed_write_is_split_out_by_repair() {
+    use std::io::Write;
+    let dir = tempfile::tempdir().unwrap();
+    let (p, old) = with_bonsai_fragment(dir.path(), &common::repo().join("fixtures/demo.jsonl"));
+    let cut = std::fs::read(&p).unwrap();
+    let leaf = store::load_session(&p)
+        .unwrap()
+        .leaf()
+        .map(|l| store::load_session(&p).unwrap().entries[l].id.to_string());
+    let pi1 = format!(
+        r#"{{"type":"message","id":"p1000001","parentId":"{}","timestamp":"2026-11-23T00:00:00.000Z","message":{{"role":"user","content":"glued"}}}}"#,
+        leaf.unwrap()
+    );
+    let pi2 = r#"{"type":"message","id":"p1000002","parentId":"p1000001","timestamp":"2026-11-23T00:00:01.000Z","message":{"role":"user","content":"after"}}"#;
+    let mut f = std::fs::OpenOptions::new().append(true).open(&p).unwrap();
+    f.write_all(format!("{pi1}\n{pi2}\n").as_bytes()).unwrap();
+    drop(f);
+    let s = store::load_session(&p).unwrap();
+    assert!(s.idx_of("p1000001").is_none(), "Pi's glued entry is lost to a reader");
+    assert!(
+        s.diagnostics
+            .iter()
+            .any(|d| d.message.contains("appended straight onto") && d.message.contains("bonsai repair")),
+        "{:?}",
+        s.diagnostics
+    );
+    let plan = store::write::repair_plan(&p, false).unwrap();
+    assert_eq!(plan.removed, old.len()..cut.len(), "exactly bonsai's bytes");
+    let r = store::repair(&p, false).unwrap();
+    assert!(r.ours && r.rewritten);
+    let fixed = std::fs::read(&p).unwrap();
+    let mut want = old.clone();
+    want.extend_from_slice(format!("{pi1}\n{pi2}\n").as_bytes());
+    assert_eq!(fixed, want);
+    let s = store::load_session(&p).unwrap();
+    assert!(s.idx_of("p1000001").is_some() && s.idx_of("p1000002").is_some());
+    assert!(s.diagnostics.is_empty(), "{:?}", s.diagnostics);
+    assert!(std::fs::read(r.backup).unwrap() == [cut.as_slice(), format!("{pi1}\n{pi2}\n").as_bytes()].concat());
 }
 
 /// The first branch bonsai would delete in `p` (by id), if any.

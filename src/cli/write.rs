@@ -501,13 +501,26 @@ pub fn repair(a: RepairArgs) -> Result<()> {
             "an unfinished last line"
         }
     };
+    // Where the bytes are: the end of the file, or inside it with Pi's lines after them.
+    let whence = |removed: &std::ops::Range<usize>, len: usize| {
+        if removed.end >= len {
+            "from the end of".to_string()
+        } else {
+            format!(
+                "at byte {} of (Pi's {} bytes after them kept)",
+                removed.start,
+                len - removed.end
+            )
+        }
+    };
     if !a.write.yes {
         let plan = store::write::repair_plan(&a.file, a.force)?;
         println!(
-            "would remove the last {} bytes of {} ({}), keeping a backup",
+            "would remove {} bytes ({}) {} {}, keeping a backup",
             plan.removed.len(),
+            what(plan.ours),
+            whence(&plan.removed, plan.file_len()),
             a.file.display(),
-            what(plan.ours)
         );
     }
     if !confirm(&a.write, "the repaired session", &a.file)? {
@@ -515,9 +528,14 @@ pub fn repair(a: RepairArgs) -> Result<()> {
     }
     let r = store::repair(&a.file, a.force)?;
     println!(
-        "removed {} bytes ({}) from the end of {}; the file as it was is in {}",
+        "removed {} bytes ({}) {} {}; the file as it was is in {}",
         r.removed.len(),
         what(r.ours),
+        if r.rewritten {
+            "from inside (Pi's lines after them kept)"
+        } else {
+            "from the end of"
+        },
         a.file.display(),
         r.backup.display()
     );

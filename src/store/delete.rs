@@ -150,7 +150,7 @@ fn writers_of(dev: u64, ino: u64) -> Vec<String> {
 
 /// What a rewrite carried over from the old file.
 #[derive(Debug, Clone, Default)]
-struct Carried {
+pub(super) struct Carried {
     bytes: usize,
     /// Processes still holding the old file open for writing when bonsai stopped waiting.
     still_open: Vec<String>,
@@ -159,7 +159,7 @@ struct Carried {
 /// Replace `target` (still exactly `expected`) with `data`, which is already in `tmp`:
 /// the rename happens only if the file has not changed; whatever lands on the old file after
 /// (a writer that opened it before the rename, however slow) is carried over.
-fn swap_in(target: &Path, tmp: &Path, expected: &[u8]) -> Result<Carried, DeleteError> {
+pub(super) fn swap_in(target: &Path, tmp: &Path, expected: &[u8]) -> Result<Carried, DeleteError> {
     use std::io::{Read, Seek, SeekFrom, Write};
     use std::os::unix::fs::MetadataExt;
     let mut old = std::fs::File::open(target)?;

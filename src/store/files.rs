@@ -166,12 +166,22 @@ fn explain_fragment(s: &mut Session, path: &Path) {
                 path.display()
             ),
         );
+    } else if let Some(r) = super::journal::glued(&s.buf, &note) {
+        s.explain_malformed_in(
+            r.start..r.end + 1,
+            format!(
+                "Pi's next entry was appended straight onto the unfinished start of an entry bonsai was writing when it was stopped ({} bytes): Pi skips the whole line, its entry included; `bonsai repair {}` takes bonsai's bytes out and keeps Pi's entry (keeping a backup)",
+                r.len(),
+                path.display()
+            ),
+        );
     } else if let Some(r) = super::journal::stranded(&s.buf, &note) {
         s.explain_malformed_in(
             r.clone(),
             format!(
-                "the start of an entry bonsai was writing when it was stopped ({} bytes), ended by a newline and followed by lines written since; Pi skips it, and it is harmless where it is",
-                r.len() - 1
+                "the start of an entry bonsai was writing when it was stopped ({} bytes), ended by a newline and followed by lines written since; Pi skips it; `bonsai repair {}` removes it (keeping a backup)",
+                r.len() - 1,
+                path.display()
             ),
         );
     }

@@ -112,6 +112,26 @@ pub fn fragment(buf: &[u8], note: &Note) -> Option<Range<usize>> {
     ours.then_some(start..buf.len())
 }
 
+/// The noted write cut short with Pi's next line glued straight onto it (Pi appends its line
+/// without a newline first): the fragment, `offset..offset + k`, where the rest of that line
+/// from `k` on is a whole entry. The note says where bonsai's bytes begin; of the places
+/// where they could end (as long as they match the note), the one where a whole JSON
+/// object follows to the end of the line is Pi's line.
+pub fn glued(buf: &[u8], note: &Note) -> Option<Range<usize>> {
+    let start = usize::try_from(note.offset).ok()?;
+    let tail = buf.get(start..)?;
+    let data = note.data.as_bytes();
+    let same = tail.iter().zip(data).take_while(|(a, b)| a == b).count();
+    let line_end = memchr::memchr(b'\n', tail).unwrap_or(tail.len());
+    (1..=same.min(line_end).min(data.len().saturating_sub(1)))
+        .filter(|&k| tail[k] == b'{')
+        .find(|&k| {
+            serde_json::from_slice::<serde_json::Value>(&tail[k..line_end])
+                .is_ok_and(|v| v.get("type").is_some_and(|t| t.is_string()))
+        })
+        .map(|k| start..start + k)
+}
+
 /// The noted write cut short and then followed by other lines (Pi ended it with a newline
 /// and went on appending): the cut-short line, which stays in the file as one Pi skips.
 pub fn stranded(buf: &[u8], note: &Note) -> Option<Range<usize>> {

@@ -686,6 +686,8 @@ pub struct Repaired {
     pub backup: PathBuf,
     /// The bytes were bonsai's own unfinished write (else a line removed with `--force`).
     pub ours: bool,
+    /// They were inside the file (Pi's lines after them kept): the file was rewritten.
+    pub rewritten: bool,
 }
 
 /// What a repair would remove from the file as it is now (`--dry-run` shows this), and the
@@ -695,6 +697,13 @@ pub struct RepairPlan {
     bytes: Vec<u8>,
     pub removed: std::ops::Range<usize>,
     pub ours: bool,
+}
+
+impl RepairPlan {
+    /// The file's length when the plan was made.
+    pub fn file_len(&self) -> usize {
+        self.bytes.len()
+    }
 }
 
 /// Decide a repair: bonsai's own cut-short write at the end (its note says which bytes; Pi
@@ -711,15 +720,18 @@ pub fn repair_plan(path: &Path, force: bool) -> Result<RepairPlan, WriteError> {
             ours: true,
         });
     }
-    if let Some(r) = note.as_ref().and_then(|n| journal::stranded(&bytes, n)) {
-        return Err(WriteError::Repair(format!(
-            "{}: the {} bytes bonsai was writing when it was stopped are followed by {} bytes written since (Pi \
-             ended the cut-short line and went on), so nothing is removed: the cut-short line stays as one \
-             Pi skips, which is harmless",
-            path.display(),
-            r.len() - 1,
-            bytes.len() - r.end
-        )));
+    // Pi went on after bonsai's cut-short bytes: its line glued onto them, or the fragment
+    // closed with a newline and Pi's lines after. Only bonsai's bytes go; Pi's stay.
+    if let Some(removed) = note
+        .as_ref()
+        .and_then(|n| journal::glued(&bytes, n).or_else(|| journal::stranded(&bytes, n)))
+    {
+        return Ok(RepairPlan {
+            target,
+            bytes,
+            removed,
+            ours: true,
+        });
     }
     if bytes.last().is_none_or(|b| *b == b'\n') {
         return Err(WriteError::Repair(format!(
@@ -751,7 +763,10 @@ pub fn repair_plan(path: &Path, force: bool) -> Result<RepairPlan, WriteError> {
 }
 
 /// Remove the unfinished end of a session ([`repair_plan`]). The file is cut back in place
-/// after a complete backup; anything appended since the plan refuses the repair.
+/// after a complete backup; anything appended since the plan refuses the repair. Bytes
+/// followed by Pi's (a glued or closed fragment) are taken out by a rewrite, as
+/// `delete-branch` does one: temporary file, fsync, rename, what is appended meanwhile
+/// carried over.
 pub fn repair(path: &Path, force: bool) -> Result<Repaired, WriteError> {
     let RepairPlan {
         target,
@@ -760,6 +775,33 @@ pub fn repair(path: &Path, force: bool) -> Result<Repaired, WriteError> {
         ours,
     } = repair_plan(path, force)?;
     let backup = backup(&target, &bytes, "bak-repair")?;
+    if removed.end < bytes.len() {
+        let mut kept = Vec::with_capacity(bytes.len() - removed.len());
+        kept.extend_from_slice(&bytes[..removed.start]);
+        kept.extend_from_slice(&bytes[removed.end..]);
+        let tmp = write_temp(&target, &kept, FileMode::same_as(&target)).map_err(|source| WriteError::Failed {
+            path: target.clone(),
+            source,
+        })?;
+        super::delete::swap_in(&target, &tmp, &bytes).map_err(|e| match e {
+            super::delete::DeleteError::Changed => WriteError::Repair(format!(
+                "{}: the file changed while bonsai was repairing it; nothing removed. Run `bonsai repair` again to see what it holds now",
+                path.display()
+            )),
+            super::delete::DeleteError::Io(e) => WriteError::Io(e),
+            e => WriteError::Repair(e.to_string()),
+        })?;
+        let _ = journal::remove(&target);
+        if let Ok(m) = std::fs::metadata(&target) {
+            super::own_writes::note(&target, m.len());
+        }
+        return Ok(Repaired {
+            removed,
+            backup,
+            ours,
+            rewritten: true,
+        });
+    }
     let f = faults::op("open", || OpenOptions::new().write(true).open(&target))?;
     // Under a lease no one can append between the check and the cut (see `append_with`).
     let _lease = Lease::take(&f);
@@ -772,7 +814,12 @@ pub fn repair(path: &Path, force: bool) -> Result<Repaired, WriteError> {
     faults::op("truncate", || f.set_len(removed.start as u64))?;
     faults::op("sync", || f.sync_all())?;
     let _ = journal::remove(&target);
-    Ok(Repaired { removed, backup, ours })
+    Ok(Repaired {
+        removed,
+        backup,
+        ours,
+        rewritten: false,
+    })
 }
 
 /// `O_NONBLOCK` on open: opening a FIFO must not wait for a writer (it is then refused).

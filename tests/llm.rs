@@ -2,6 +2,8 @@
 //! wire format (SSE streaming, error bodies, 429/529 retries, stalls). No test leaves the
 //! machine.
 
+mod common;
+
 use bonsai::engine::models::ModelInfo;
 use bonsai::llm::auth::ApiKey;
 use bonsai::llm::{Event, LlmError, Policy, Request, complete};
@@ -146,6 +148,8 @@ fn fast() -> Policy {
         base_delay: Duration::from_millis(10),
         max_delay: Duration::from_millis(200),
         idle_timeout: Duration::from_millis(800),
+        first_byte_timeout: Duration::from_millis(800),
+        deadline: Duration::from_secs(20),
     }
 }
 
@@ -413,7 +417,7 @@ fn cli_compaction(pi: &str, extra: &[&str]) -> (serde_json::Value, Vec<serde_jso
     std::fs::write(
         agent.path().join("models.json"),
         format!(
-            r#"{{ "providers": {{ "fakellm": {{ "baseUrl": "{}/v1", "api": "openai-completions", "apiKey": "FAKE_KEY_VAR",
+            r#"{{ "providers": {{ "fakellm": {{ "baseUrl": "{}/v1", "api": "openai-completions", "apiKey": "$FAKE_KEY_VAR",
                  "models": [{{ "id": "fakecoder-large", "contextWindow": 200000, "maxTokens": 32000 }}] }} }} }}"#,
             f.url
         ),
@@ -673,4 +677,146 @@ fn tui_branch_summary_is_shown_with_its_retries_before_it_is_written() {
     assert_eq!(last["type"], "branch_summary", "{:?}", app.status);
     assert!(last["summary"].as_str().unwrap().contains("branch by the model"));
     assert_eq!(last["usage"]["input"], 900);
+}
+
+// ---- Issue 22, item 8: keys and providers ------------------------------------------------
+
+/// `apiKey` templates resolve exactly as Pi's own `resolveConfigValue` does, run on the same
+/// values and environment (each Pi release installed).
+#[test]
+fn key_templates_resolve_as_pis_own_code() {
+    let oracles = common::oracles();
+    if oracles.is_empty() {
+        common::say("SKIPPED key_templates_resolve_as_pis_own_code: Pi is not installed (scripts/install-oracle.sh)");
+        return;
+    }
+    let values = [
+        "$BK_A",
+        "${BK_A}",
+        "pre-${BK_A}-$BK_B.x",
+        "$$BK_A",
+        "a$!b",
+        "BK_A",
+        "$BK_MISSING",
+        "x$BK_EMPTY",
+        "${1X}",
+        "${BK_A",
+        "cost $5",
+        "end$",
+        "$",
+        "${}",
+        "$_U",
+        "sk-plain-literal",
+        "$BK_A$BK_B",
+        "${BK_A}}",
+        "!echo ' from shell '",
+        "!exit 3",
+        "!printf ''",
+    ];
+    let env = [("BK_A", "alpha"), ("BK_B", "beta"), ("BK_EMPTY", ""), ("_U", "under")];
+    for o in &oracles {
+        let module = o
+            .pi_home
+            .join("node_modules/@earendil-works/pi-coding-agent/dist/core/resolve-config-value.js");
+        let script = format!(
+            "const m = await import({:?}); const vs = JSON.parse(process.argv[1]); console.log(JSON.stringify(vs.map(v => m.resolveConfigValue(v) ?? null)));",
+            module.to_string_lossy()
+        );
+        let mut c = std::process::Command::new(&o.node);
+        c.args([
+            "--input-type=module",
+            "-e",
+            &script,
+            &serde_json::to_string(&values).unwrap(),
+        ]);
+        for (k, v) in env {
+            c.env(k, v);
+        }
+        c.env_remove("BK_MISSING");
+        let out = c.output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let pi: Vec<Option<String>> = serde_json::from_slice(&out.stdout).unwrap();
+        let lookup = |n: &str| env.iter().find(|(k, _)| *k == n).map(|(_, v)| v.to_string());
+        for (v, want) in values.iter().zip(pi) {
+            let ours = bonsai::llm::auth::resolve_config_value_with(v, &lookup);
+            assert_eq!(ours, want, "Pi {}: {v:?}", o.version);
+        }
+    }
+}
+
+/// A provider that echoes the key (in an error body, in a retried error) never gets it shown.
+#[test]
+fn a_key_echoed_by_the_provider_is_redacted_everywhere() {
+    let echo = r#"{"error":{"message":"bad request for key sk-test-SECRET (Bearer sk-test-SECRET)"}}"#;
+    let f = fake(vec![error(503, echo, &[]), error(400, echo, &[])]);
+    let (r, events) = run(&request(model("openai-completions", "m", &f.url, false), None), fast());
+    let e = r.unwrap_err().to_string();
+    assert!(!e.contains("SECRET") && e.contains("[key redacted]"), "{e}");
+    let said: Vec<String> = events
+        .iter()
+        .filter_map(|e| match e {
+            Event::Retry { reason, .. } => Some(reason.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(said.len(), 1, "the retry is said");
+    assert!(
+        said.iter()
+            .all(|r| !r.contains("SECRET") && r.contains("[key redacted]")),
+        "{said:?}"
+    );
+}
+
+/// A server that accepts and never answers: each attempt ends at the first-byte timeout, the
+/// retries are said, and the whole call ends at its deadline (it cost 4 × 120 s).
+#[test]
+fn a_server_that_never_answers_ends_at_the_deadline() {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    std::thread::spawn(move || {
+        let mut held = vec![];
+        for s in listener.incoming().flatten() {
+            held.push(s);
+        }
+    });
+    let mut p = fast();
+    p.first_byte_timeout = Duration::from_millis(300);
+    p.deadline = Duration::from_millis(1500);
+    p.max_retries = 10;
+    let start = std::time::Instant::now();
+    let (r, events) = run(&request(model("openai-completions", "m", &url, false), None), p);
+    let took = start.elapsed();
+    let e = r.unwrap_err();
+    assert!(matches!(e, LlmError::Deadline(_, n) if n >= 2), "{e:?}");
+    assert!(e.to_string().contains("summaryTimeoutSeconds"), "{e}");
+    assert!(took < Duration::from_secs(4), "{took:?}");
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(e, Event::Retry { reason, .. } if reason.contains("no answer within"))),
+        "{events:?}"
+    );
+}
+
+/// An answer that is streaming when the deadline passes is not cut off.
+#[test]
+fn a_streaming_answer_outlives_the_deadline() {
+    let slow = Reply {
+        status: 200,
+        headers: vec![("content-type".into(), "text/event-stream".into())],
+        chunks: (0..8)
+            .map(|k| {
+                (
+                    150,
+                    format!("data: {{\"choices\":[{{\"delta\":{{\"content\":\"w{k} \"}}}}]}}\n\n"),
+                )
+            })
+            .chain(std::iter::once((0, "data: [DONE]\n\n".to_string())))
+            .collect(),
+    };
+    let f = fake(vec![slow]);
+    let mut p = fast();
+    p.deadline = Duration::from_millis(500);
+    let (r, _) = run(&request(model("openai-completions", "m", &f.url, false), None), p);
+    assert_eq!(r.unwrap().text, "w0 w1 w2 w3 w4 w5 w6 w7 ");
 }

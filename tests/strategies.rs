@@ -506,7 +506,7 @@ fn compare_on_the_command_line_scores_each_and_writes_the_chosen_one() {
     std::fs::write(
         agent.path().join("models.json"),
         format!(
-            r#"{{ "providers": {{ "fakeant": {{ "baseUrl": "{}", "api": "anthropic-messages", "apiKey": "FAKE_KEY_VAR",
+            r#"{{ "providers": {{ "fakeant": {{ "baseUrl": "{}", "api": "anthropic-messages", "apiKey": "${{FAKE_KEY_VAR}}",
                  "models": [{{ "id": "fake-sonnet", "contextWindow": 200000, "maxTokens": 32000, "cost": {{"input": 3, "output": 15, "cacheRead": 0.3, "cacheWrite": 3.75}} }}] }} }} }}"#,
             server.url
         ),

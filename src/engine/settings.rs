@@ -103,6 +103,17 @@ impl Settings {
         self.get(&["bonsai", "mouse"]).and_then(|v| v.as_bool()).unwrap_or(true)
     }
 
+    /// How long a summary call may wait for its answer, retries included
+    /// (`bonsai.summaryTimeoutSeconds`, default 120; an answer that is streaming goes on).
+    pub fn summary_timeout(&self) -> std::time::Duration {
+        let secs = self
+            .get(&["bonsai", "summaryTimeoutSeconds"])
+            .and_then(|v| v.as_f64())
+            .filter(|s| s.is_finite() && *s > 0.0)
+            .unwrap_or(120.0);
+        std::time::Duration::from_secs_f64(secs.min(86_400.0))
+    }
+
     /// The model for LLM summaries (`bonsai.summaryModel: "provider/id"`); default: the
     /// session's current model, as Pi uses.
     pub fn summary_model(&self) -> Option<String> {

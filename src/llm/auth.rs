@@ -42,18 +42,68 @@ pub fn env_vars(provider: &str) -> &'static [&'static str] {
     }
 }
 
-/// Pi's `resolveConfigValue`: `!cmd` runs a shell command, an environment variable's name
-/// gives its value, anything else is the literal.
+/// Pi's `resolveConfigValue` (`core/resolve-config-value.js`, the same in 0.87.1 and
+/// 1.5.2): `!cmd` runs a shell command and takes its trimmed output (none when it fails or
+/// prints nothing); anything else is a template where `$NAME` and `${NAME}` are environment
+/// variables, `$$` is `$` and `$!` is `!`. A variable that is unset or empty leaves the whole
+/// value unresolved (`None`), as Pi does; a bare name without `$` is the literal text.
 pub fn resolve_config_value(v: &str) -> Option<String> {
+    resolve_config_value_with(v, &|name| std::env::var(name).ok())
+}
+
+/// [`resolve_config_value`] with the environment given (tests).
+pub fn resolve_config_value_with(v: &str, env: &dyn Fn(&str) -> Option<String>) -> Option<String> {
     if let Some(cmd) = v.strip_prefix('!') {
-        let out = std::process::Command::new("sh").arg("-c").arg(cmd).output().ok()?;
+        let out = std::process::Command::new("sh")
+            .arg("-c")
+            .arg(cmd)
+            .stdin(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .output()
+            .ok()?;
         let s = String::from_utf8_lossy(&out.stdout).trim().to_string();
         return (out.status.success() && !s.is_empty()).then_some(s);
     }
-    match std::env::var(v) {
-        Ok(val) if !val.is_empty() => Some(val),
-        _ => Some(v.to_string()).filter(|s| !s.is_empty()),
+    let name_start = |c: char| c.is_ascii_alphabetic() || c == '_';
+    let name_char = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    let mut out = String::new();
+    let mut rest = v;
+    while let Some(d) = rest.find('$') {
+        out.push_str(&rest[..d]);
+        let after = &rest[d + 1..];
+        match after.chars().next() {
+            Some(c @ ('$' | '!')) => {
+                out.push(c);
+                rest = &after[1..];
+            }
+            Some('{') => match after[1..].find('}') {
+                None => {
+                    out.push('$');
+                    rest = after;
+                }
+                Some(end) => {
+                    let name = &after[1..1 + end];
+                    if name.chars().next().is_some_and(name_start) && name.chars().all(name_char) {
+                        out.push_str(&env(name).filter(|v| !v.is_empty())?);
+                    } else {
+                        out.push_str(&rest[d..d + 2 + end + 1]);
+                    }
+                    rest = &after[end + 2..];
+                }
+            },
+            Some(c) if name_start(c) => {
+                let len = after.find(|c: char| !name_char(c)).unwrap_or(after.len());
+                out.push_str(&env(&after[..len]).filter(|v| !v.is_empty())?);
+                rest = &after[len..];
+            }
+            _ => {
+                out.push('$');
+                rest = after;
+            }
+        }
     }
+    out.push_str(rest);
+    Some(out)
 }
 
 /// Why no key could be found for a provider (the messages say where bonsai looked).
@@ -67,6 +117,12 @@ pub enum KeyError {
         provider: String,
         auth_json: std::path::PathBuf,
     },
+    /// A key with a line break or another control character cannot go into an HTTP header
+    /// (and is almost always a copy-paste slip).
+    #[error(
+        "the API key for {provider} from {origin} is not valid: it contains a line break or another control character. Fix it there (a trailing newline from `echo`, or a pasted line); bonsai sent nothing"
+    )]
+    Invalid { provider: String, origin: String },
     #[error(
         "no API key for {provider}: set {hint} or add it to {} (the offline summarizer needs none)",
         auth_json.display()
@@ -79,6 +135,17 @@ pub enum KeyError {
 }
 
 pub fn find_key(model: &ModelInfo, agent_dir: &Path) -> Result<ApiKey, KeyError> {
+    let k = find_key_anywhere(model, agent_dir)?;
+    if k.key.chars().any(|c| c.is_control()) {
+        return Err(KeyError::Invalid {
+            provider: model.provider.clone(),
+            origin: k.source,
+        });
+    }
+    Ok(k)
+}
+
+fn find_key_anywhere(model: &ModelInfo, agent_dir: &Path) -> Result<ApiKey, KeyError> {
     let p = &model.provider;
     let auth_path = agent_dir.join("auth.json");
     if let Ok(text) = std::fs::read_to_string(&auth_path)
@@ -144,6 +211,41 @@ pub fn find_key(model: &ModelInfo, agent_dir: &Path) -> Result<ApiKey, KeyError>
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn config_values_resolve_as_pi_templates() {
+        let env = |n: &str| match n {
+            "A" => Some("alpha".to_string()),
+            "B_2" => Some("beta".to_string()),
+            "EMPTY" => Some(String::new()),
+            _ => None,
+        };
+        let r = |v: &str| resolve_config_value_with(v, &env);
+        assert_eq!(r("$A").as_deref(), Some("alpha"));
+        assert_eq!(r("${A}").as_deref(), Some("alpha"));
+        assert_eq!(r("pre-${A}-$B_2.x").as_deref(), Some("pre-alpha-beta.x"));
+        assert_eq!(r("$$A").as_deref(), Some("$A"));
+        assert_eq!(r("a$!b").as_deref(), Some("a!b"));
+        assert_eq!(r("A").as_deref(), Some("A"), "a bare name is the literal");
+        assert_eq!(r("$MISSING"), None, "an unset variable leaves it unresolved");
+        assert_eq!(r("x$EMPTY"), None, "so does an empty one");
+        assert_eq!(r("${1X}").as_deref(), Some("${1X}"));
+        assert_eq!(r("${A").as_deref(), Some("${A"));
+        assert_eq!(r("cost $5").as_deref(), Some("cost $5"));
+        assert_eq!(r("end$").as_deref(), Some("end$"));
+        assert_eq!(r("!echo ' spaced '").as_deref(), Some("spaced"));
+        assert_eq!(r("!false"), None);
+    }
+
+    #[test]
+    fn a_key_with_a_line_break_is_invalid_and_never_shown() {
+        let dir = tempfile::tempdir().unwrap();
+        let e = find_key(&model("bonsai-test-provider", Some("sk-secret-abc\n")), dir.path()).unwrap_err();
+        let msg = e.to_string();
+        assert!(matches!(e, KeyError::Invalid { .. }), "{msg}");
+        assert!(msg.contains("line break") && msg.contains("models.json"), "{msg}");
+        assert!(!msg.contains("sk-secret"), "{msg}");
+    }
 
     fn model(provider: &str, key: Option<&str>) -> ModelInfo {
         ModelInfo {

@@ -32,6 +32,13 @@ pub struct Policy {
     pub max_delay: Duration,
     /// No bytes for this long ends the attempt.
     pub idle_timeout: Duration,
+    /// No answer (status and headers) this long after sending ends the attempt (a server that
+    /// accepts and never answers).
+    pub first_byte_timeout: Duration,
+    /// The whole call, retries and their waits included, ends once this has passed without
+    /// an answer arriving (`bonsai.summaryTimeoutSeconds`): a summary that is streaming
+    /// goes on while its text keeps coming.
+    pub deadline: Duration,
 }
 
 impl Default for Policy {
@@ -41,6 +48,8 @@ impl Default for Policy {
             base_delay: Duration::from_secs(2),
             max_delay: Duration::from_secs(60),
             idle_timeout: Duration::from_secs(120),
+            first_byte_timeout: Duration::from_secs(60),
+            deadline: Duration::from_secs(120),
         }
     }
 }
@@ -110,6 +119,8 @@ pub enum LlmError {
     },
     Network(String),
     Timeout,
+    /// The call's deadline passed with no answer arriving (seconds, attempts made).
+    Deadline(u64, u32),
     Truncated,
     ToolCall,
     Unsupported(String),
@@ -133,6 +144,11 @@ impl std::fmt::Display for LlmError {
             LlmError::Http { status, message } => write!(f, "the provider answered {status}: {message}"),
             LlmError::Network(m) => write!(f, "network error: {m}"),
             LlmError::Timeout => write!(f, "the provider stopped sending for too long (timeout)"),
+            LlmError::Deadline(secs, tries) => write!(
+                f,
+                "no answer from the provider within {secs} s ({tries} attempt{}); nothing was written. The limit is the bonsai.summaryTimeoutSeconds setting",
+                if *tries == 1 { "" } else { "s" }
+            ),
             LlmError::Truncated => write!(
                 f,
                 "the summary hit the output token cap and is incomplete; nothing was written"
@@ -474,6 +490,7 @@ async fn attempt(
     req: &Request,
     policy: &Policy,
     on_event: &mut (dyn FnMut(Event) + Send),
+    streaming: &std::sync::atomic::AtomicBool,
 ) -> Attempt {
     let (url, headers, body) = match build(req) {
         Ok(x) => x,
@@ -483,8 +500,13 @@ async fn attempt(
     for (k, v) in &headers {
         rb = rb.header(k, v);
     }
-    let resp = match tokio::time::timeout(policy.idle_timeout, rb.send()).await {
-        Err(_) => return Attempt::Retry(Duration::ZERO, "timeout connecting".into()),
+    let resp = match tokio::time::timeout(policy.first_byte_timeout, rb.send()).await {
+        Err(_) => {
+            return Attempt::Retry(
+                Duration::ZERO,
+                format!("no answer within {} s", policy.first_byte_timeout.as_secs_f64()),
+            );
+        }
         Ok(Err(e)) => return Attempt::Retry(Duration::ZERO, format!("network: {e}")),
         Ok(Ok(r)) => r,
     };
@@ -541,6 +563,7 @@ async fn attempt(
                 return Attempt::Fail(LlmError::ToolCall);
             }
             if let Some(t) = st.text {
+                streaming.store(true, std::sync::atomic::Ordering::Relaxed);
                 on_event(Event::Text(t.clone()));
                 text.push_str(&t);
             }
@@ -560,11 +583,102 @@ async fn attempt(
     }
 }
 
-/// One summary request, streamed, retried per `policy`.
+/// Every secret the request carries (the key, header values), for [`redact`].
+fn secrets_of(req: &Request) -> Vec<String> {
+    let mut v = vec![req.key.key.clone()];
+    for (_, h) in &req.model.headers {
+        if let Some(r) = auth::resolve_config_value(h) {
+            v.push(r);
+        }
+    }
+    // A short value ("1", "true") would blank ordinary words: only what looks like a secret.
+    v.retain(|s| s.chars().count() >= 8);
+    v
+}
+
+/// `text` with every secret replaced: a provider that echoes the key in an error body (or a
+/// proxy that quotes the request) must not get it printed.
+pub fn redact(text: &str, secrets: &[String]) -> String {
+    let mut t = text.to_string();
+    for s in secrets {
+        if t.contains(s.as_str()) {
+            t = t.replace(s.as_str(), "[key redacted]");
+        }
+    }
+    t
+}
+
+impl LlmError {
+    /// The same error with every secret taken out of the provider's words.
+    fn redacted(self, secrets: &[String]) -> LlmError {
+        let r = |s: String| redact(&s, secrets);
+        match self {
+            LlmError::Auth {
+                status,
+                source,
+                message,
+            } => LlmError::Auth {
+                status,
+                source,
+                message: r(message),
+            },
+            LlmError::ContextOverflow(m) => LlmError::ContextOverflow(r(m)),
+            LlmError::Http { status, message } => LlmError::Http {
+                status,
+                message: r(message),
+            },
+            LlmError::Network(m) => LlmError::Network(r(m)),
+            e => e,
+        }
+    }
+}
+
+/// One summary request, streamed, retried per `policy`, within its deadline.
 pub async fn complete(
     req: &Request,
     policy: Policy,
     mut on_event: impl FnMut(Event) + Send,
+) -> Result<Reply, LlmError> {
+    let secrets = secrets_of(req);
+    let streaming = std::sync::atomic::AtomicBool::new(false);
+    let tries = std::sync::atomic::AtomicU32::new(0);
+    let mut on_event = |e: Event| {
+        on_event(match e {
+            Event::Retry { attempt, wait, reason } => Event::Retry {
+                attempt,
+                wait,
+                reason: redact(&reason, &secrets),
+            },
+            e => e,
+        })
+    };
+    let call = complete_inner(req, policy, &mut on_event, &streaming, &tries);
+    tokio::pin!(call);
+    let deadline = tokio::time::sleep(policy.deadline);
+    tokio::pin!(deadline);
+    let r = tokio::select! {
+        r = &mut call => r,
+        () = &mut deadline => {
+            // An answer that is arriving is not cut off; only waiting ends here.
+            if streaming.load(std::sync::atomic::Ordering::Relaxed) {
+                call.await
+            } else {
+                Err(LlmError::Deadline(
+                    policy.deadline.as_secs(),
+                    tries.load(std::sync::atomic::Ordering::Relaxed).max(1),
+                ))
+            }
+        }
+    };
+    r.map_err(|e| e.redacted(&secrets))
+}
+
+async fn complete_inner(
+    req: &Request,
+    policy: Policy,
+    on_event: &mut (dyn FnMut(Event) + Send),
+    streaming: &std::sync::atomic::AtomicBool,
+    attempts: &std::sync::atomic::AtomicU32,
 ) -> Result<Reply, LlmError> {
     let client = reqwest::Client::builder()
         .connect_timeout(Duration::from_secs(30))
@@ -573,7 +687,9 @@ pub async fn complete(
         .map_err(|e| LlmError::Network(e.to_string()))?;
     let mut tries = 0;
     loop {
-        match attempt(&client, req, &policy, &mut on_event).await {
+        attempts.store(tries + 1, std::sync::atomic::Ordering::Relaxed);
+        streaming.store(false, std::sync::atomic::Ordering::Relaxed);
+        match attempt(&client, req, &policy, on_event, streaming).await {
             Attempt::Done(r) => return Ok(r),
             Attempt::Fail(e) => return Err(e),
             Attempt::Retry(after, reason) => {

@@ -57,10 +57,14 @@ impl Summarizer {
                 models_json: agent_dir.join("models.json"),
             })?;
         let key = auth::find_key(&model, agent_dir)?;
+        let settings = crate::store::config::load_settings(&crate::store::config::cwd());
         Ok(Summarizer {
             model,
             key,
-            policy: Policy::default(),
+            policy: Policy {
+                deadline: settings.summary_timeout(),
+                ..Policy::default()
+            },
         })
     }
 

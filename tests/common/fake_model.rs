@@ -237,6 +237,8 @@ pub fn summarizer(url: &str) -> bonsai::llm::summarize::Summarizer {
             base_delay: Duration::from_millis(10),
             max_delay: Duration::from_millis(200),
             idle_timeout: Duration::from_secs(20),
+            first_byte_timeout: Duration::from_secs(20),
+            deadline: Duration::from_secs(60),
         },
     }
 }

@@ -496,10 +496,15 @@ struct Goal {
     /// Per request: shown in full.
     full: Vec<bool>,
     /// Terms of requests shown by terms only, oldest first, and how many were dropped.
-    terms_only: Vec<String>,
+    /// (A deque: the oldest go first, one by one, and a long history has tens of thousands.)
+    terms_only: std::collections::VecDeque<String>,
     dropped_terms: usize,
     /// Requests left out entirely.
     dropped: usize,
+    /// No request from 1 up to here is shown in full any more (requests only ever go from
+    /// full to terms): where the next search for one starts, so moving them one by one is
+    /// linear, not quadratic (a 100,000-entry chain took seconds).
+    full_from: usize,
 }
 
 impl Goal {
@@ -518,9 +523,10 @@ impl Goal {
         Goal {
             owned,
             full: vec![true; reqs.len()],
-            terms_only: vec![],
+            terms_only: Default::default(),
             dropped_terms: 0,
             dropped: 0,
+            full_from: 1,
         }
     }
 
@@ -539,14 +545,22 @@ impl Goal {
         }
     }
 
+    fn terms_list(&self) -> String {
+        self.terms_only
+            .iter()
+            .map(String::as_str)
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+
     fn terms_bullet(&self) -> Option<String> {
         match (self.terms_only.is_empty(), self.dropped_terms) {
             (true, 0) => None,
             (true, n) => Some(format!("({n} earlier request terms not listed)")),
-            (false, 0) => Some(format!("Earlier requests also named: {}", self.terms_only.join(", "))),
+            (false, 0) => Some(format!("Earlier requests also named: {}", self.terms_list())),
             (false, n) => Some(format!(
                 "Earlier requests also named ({n} older not listed): {}",
-                self.terms_only.join(", ")
+                self.terms_list()
             )),
         }
     }
@@ -816,7 +830,10 @@ impl<'a> Pack<'a> {
         self.reduce(&mut total, limit, |p| {
             (!p.goal.terms_only.is_empty()).then(|| {
                 p.goal.dropped_terms += 1;
-                p.goal.terms_only.remove(0).chars().count() as isize + 2
+                p.goal
+                    .terms_only
+                    .pop_front()
+                    .map_or(0, |t| t.chars().count() as isize + 2)
             })
         });
         self.reduce(&mut total, limit, |p| p.drop_oldest(ERRORS, 1));
@@ -872,7 +889,11 @@ impl<'a> Pack<'a> {
 
     /// List `k` down to its newest `n` items (the rest counted).
     fn keep_newest(&mut self, k: usize, n: usize) {
-        while self.drop_oldest(k, n).is_some() {}
+        // At once (one by one from the front was quadratic on a long history).
+        let list = self.list(k);
+        let excess = list.len().saturating_sub(n);
+        list.drain(..excess);
+        self.dropped[k] += excess;
     }
 
     /// The oldest item of list `k`, if it holds more than `floor`.
@@ -889,7 +910,16 @@ impl<'a> Pack<'a> {
 
     /// The oldest request in `range` still shown in full goes to its terms.
     fn next_to_terms(&mut self, range: std::ops::Range<usize>) -> Option<isize> {
-        let k = range.into_iter().find(|&k| self.goal.full[k])?;
+        let from = if range.start >= 1 {
+            range.start.max(self.goal.full_from)
+        } else {
+            range.start
+        };
+        let k = (from..range.end).find(|&k| self.goal.full[k]);
+        if range.start >= 1 {
+            self.goal.full_from = k.unwrap_or(range.end.max(from));
+        }
+        let k = k?;
         let full = self.goal.full_text(self.requests, k).chars().count() as isize + 3;
         let first = self.goal.terms_only.is_empty();
         self.goal.full[k] = false;

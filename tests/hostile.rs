@@ -625,3 +625,28 @@ fn a_slow_appender_loses_nothing_across_delete_and_restore() {
         ),
     );
 }
+
+/// Item 1, exports: a link planted at the export's name is never written through. Without
+/// `--force` the name is taken (a dangling link too); with it the link itself is replaced.
+#[test]
+fn an_export_never_writes_through_a_link_at_its_name() {
+    let home = tempfile::tempdir().unwrap();
+    let (dir, p, _) = session_copy();
+    let victim = dir.path().join("victim.txt");
+    std::fs::write(&victim, b"precious\n").unwrap();
+    let out = dir.path().join("out.md");
+    symlink(&victim, &out).unwrap();
+    let dangling = dir.path().join("dangling.md");
+    symlink(dir.path().join("nowhere/x"), &dangling).unwrap();
+    for (name, force) in [(&out, false), (&dangling, false), (&out, true)] {
+        let mut args = vec!["export", p.to_str().unwrap(), "-o", name.to_str().unwrap()];
+        if force {
+            args.push("--force");
+        }
+        let o = common::bonsai_isolated(home.path()).args(&args).output().unwrap();
+        assert_eq!(o.status.success(), force, "{args:?}: {}", String::from_utf8_lossy(&o.stderr));
+        assert_eq!(std::fs::read(&victim).unwrap(), b"precious\n", "{args:?} wrote through the link");
+    }
+    assert!(std::fs::symlink_metadata(&out).unwrap().is_file(), "--force replaced the link itself");
+    assert!(!dir.path().join("nowhere").exists());
+}

@@ -195,6 +195,38 @@ fn session_text_never_reaches_the_terminal_raw_from_any_command() {
             runs.len()
         ),
     );
+    // Under a terminal (a pty through `script`), where search colours its match.
+    if std::process::Command::new("script")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success())
+    {
+        for args in [vec!["search", "pwn", fs], vec!["tree", fs], vec!["context", fs]] {
+            let cmd = format!(
+                "{} {}",
+                common::bonsai_bin().display(),
+                args.iter().map(|a| format!("'{a}'")).collect::<Vec<_>>().join(" ")
+            );
+            let o = std::process::Command::new("script")
+                .args(["-qec", &cmd, "/dev/null"])
+                .env("HOME", home.path())
+                .env_remove("NO_COLOR")
+                .stdin(std::process::Stdio::null())
+                .output()
+                .unwrap();
+            // A pty ends lines with CR LF: CR is not the payload's here.
+            let found: Vec<String> = raw_escapes(&o.stdout).into_iter().filter(|f| f != "CR").collect();
+            assert!(found.is_empty(), "{} under a pty: {found:?}", args[0]);
+            if args[0] == "search" {
+                assert!(
+                    String::from_utf8_lossy(&o.stdout).contains("\u{1b}[1;33m"),
+                    "colour under a pty"
+                );
+            }
+        }
+    } else {
+        common::say("session_text_never_reaches…: the pty part skipped (no `script` here)");
+    }
     // Escaped, not dropped: the user can still see what is there.
     let o = common::bonsai_isolated(home.path())
         .args(["search", "pwn", fs])
@@ -644,9 +676,21 @@ fn an_export_never_writes_through_a_link_at_its_name() {
             args.push("--force");
         }
         let o = common::bonsai_isolated(home.path()).args(&args).output().unwrap();
-        assert_eq!(o.status.success(), force, "{args:?}: {}", String::from_utf8_lossy(&o.stderr));
-        assert_eq!(std::fs::read(&victim).unwrap(), b"precious\n", "{args:?} wrote through the link");
+        assert_eq!(
+            o.status.success(),
+            force,
+            "{args:?}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        assert_eq!(
+            std::fs::read(&victim).unwrap(),
+            b"precious\n",
+            "{args:?} wrote through the link"
+        );
     }
-    assert!(std::fs::symlink_metadata(&out).unwrap().is_file(), "--force replaced the link itself");
+    assert!(
+        std::fs::symlink_metadata(&out).unwrap().is_file(),
+        "--force replaced the link itself"
+    );
     assert!(!dir.path().join("nowhere").exists());
 }

@@ -17,6 +17,27 @@ fn session_copy() -> (tempfile::TempDir, std::path::PathBuf, std::path::PathBuf)
     (dir, p, note)
 }
 
+/// A quiet copy of the repository's tour session in a fresh folder, with the id of the entry
+/// that starts the branch bonsai may delete (the one the branches tests delete).
+fn tour_copy() -> (tempfile::TempDir, std::path::PathBuf, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("tour.jsonl");
+    std::fs::copy(common::repo().join("fixtures/pi-0.87.1/tour.jsonl"), &f).unwrap();
+    common::quiet(&f);
+    let dead = id_of_line(&f, |l| l.contains("Instead of fixing tests"));
+    (dir, f, dead)
+}
+
+/// The id of the first line of `f` that `pick` chooses.
+fn id_of_line(f: &std::path::Path, pick: impl Fn(&str) -> bool) -> String {
+    let text = std::fs::read_to_string(f).unwrap();
+    let line = text.lines().find(|l| pick(l)).expect("a line");
+    serde_json::from_str::<serde_json::Value>(line).unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
 fn run_with_deadline(args: &[&str], home: &std::path::Path) -> std::process::Output {
     let mut c = common::bonsai_isolated(home)
         .args(args)
@@ -366,7 +387,6 @@ fn export_of_a_duplicate_id_cycle_ends_under_a_memory_limit() {
 fn files_made_from_a_private_session_stay_private_and_keep_the_owner() {
     use std::os::unix::fs::{MetadataExt, PermissionsExt};
     let home = tempfile::tempdir().unwrap();
-    let dir = tempfile::tempdir().unwrap();
     // SAFETY: geteuid has no preconditions.
     let root = unsafe { libc::geteuid() } == 0;
     let (uid, gid) = (4242u32, 4343u32);
@@ -400,20 +420,10 @@ fn files_made_from_a_private_session_stay_private_and_keep_the_owner() {
             wrong.push(format!("{what} {}: owner {}:{}", p.display(), m.uid(), m.gid()));
         }
     };
-    let f = dir.path().join("tour.jsonl");
-    std::fs::copy(common::repo().join("fixtures/pi-0.87.1/tour.jsonl"), &f).unwrap();
+    let (dir, f, dead) = tour_copy();
     private(&f);
     common::quiet(&f);
     let fs = f.to_str().unwrap();
-    let text = std::fs::read_to_string(&f).unwrap();
-    let dead = text
-        .lines()
-        .find(|l| l.contains("Instead of fixing tests"))
-        .and_then(|l| serde_json::from_str::<serde_json::Value>(l).ok())
-        .unwrap()["id"]
-        .as_str()
-        .unwrap()
-        .to_string();
     run(&["delete-branch", fs, &dead, "--yes"]);
     check("rewritten session", &f, true);
     let beside = |prefix: &str| -> Vec<std::path::PathBuf> {
@@ -493,22 +503,7 @@ fn files_made_from_a_private_session_stay_private_and_keep_the_owner() {
 fn backups_must_be_regular_files_and_a_refused_restore_names_the_real_cause() {
     let home = tempfile::tempdir().unwrap();
     let run = |args: &[&str]| common::bonsai_isolated(home.path()).args(args).output().unwrap();
-    let setup = || {
-        let dir = tempfile::tempdir().unwrap();
-        let f = dir.path().join("tour.jsonl");
-        std::fs::copy(common::repo().join("fixtures/pi-0.87.1/tour.jsonl"), &f).unwrap();
-        common::quiet(&f);
-        let text = std::fs::read_to_string(&f).unwrap();
-        let dead = text
-            .lines()
-            .find(|l| l.contains("Instead of fixing tests"))
-            .and_then(|l| serde_json::from_str::<serde_json::Value>(l).ok())
-            .unwrap()["id"]
-            .as_str()
-            .unwrap()
-            .to_string();
-        (dir, f, dead)
-    };
+    let setup = tour_copy;
     // A link at FILE.bak to an identical copy elsewhere: left alone, a stamped backup is made.
     let (dir, f, dead) = setup();
     let elsewhere = tempfile::tempdir().unwrap();
@@ -576,29 +571,9 @@ fn a_slow_appender_loses_nothing_across_delete_and_restore() {
     let mut n = 0;
     for hold_ms in [100u64, 400, 1000] {
         for open_early in [true, false] {
-            let dir = tempfile::tempdir().unwrap();
-            let f = dir.path().join("tour.jsonl");
-            std::fs::copy(common::repo().join("fixtures/pi-0.87.1/tour.jsonl"), &f).unwrap();
-            common::quiet(&f);
-            let text = std::fs::read_to_string(&f).unwrap();
-            let id_of = |needle: &str| {
-                text.lines()
-                    .find(|l| l.contains(needle))
-                    .and_then(|l| serde_json::from_str::<serde_json::Value>(l).ok())
-                    .unwrap()["id"]
-                    .as_str()
-                    .unwrap()
-                    .to_string()
-            };
-            let dead = id_of("Instead of fixing tests");
-            let leaf = text
-                .lines()
-                .last()
-                .and_then(|l| serde_json::from_str::<serde_json::Value>(l).ok())
-                .unwrap()["id"]
-                .as_str()
-                .unwrap()
-                .to_string();
+            let (_dir, f, dead) = tour_copy();
+            let last = std::fs::read_to_string(&f).unwrap().lines().last().unwrap().to_string();
+            let leaf = id_of_line(&f, |l| l == last);
             for (k, cmd) in ["delete-branch", "restore"].into_iter().enumerate() {
                 let line = format!(
                     "{{\"type\":\"label\",\"id\":\"slow{k}{hold_ms}\",\"parentId\":\"{leaf}\",\"timestamp\":\"2026-11-26T00:00:0{k}.000Z\",\"targetId\":\"{leaf}\",\"label\":\"slow {k}\"}}\n"

@@ -450,45 +450,33 @@ impl FileMode {
         owner: None,
     };
 
-    fn of(source: &Path) -> Option<std::fs::Metadata> {
-        std::fs::metadata(source).ok()
+    /// `source`'s mode bits within `mask`, with its owner when `owned`; 0600 when it cannot
+    /// be read.
+    fn like(source: &Path, mask: u32, owned: bool) -> FileMode {
+        use std::os::unix::fs::MetadataExt;
+        match std::fs::metadata(source) {
+            Ok(m) => FileMode {
+                mode: m.mode() & mask,
+                owner: owned.then(|| (m.uid(), m.gid())),
+            },
+            Err(_) => Self::PRIVATE,
+        }
     }
 
     /// A backup, a removed-lines file, a fork or clone of `source`: its mode within 0600, its owner.
     pub fn private_like(source: &Path) -> FileMode {
-        use std::os::unix::fs::MetadataExt;
-        match Self::of(source) {
-            Some(m) => FileMode {
-                mode: m.mode() & 0o600,
-                owner: Some((m.uid(), m.gid())),
-            },
-            None => Self::PRIVATE,
-        }
+        Self::like(source, 0o600, true)
     }
 
     /// The rewritten `source`: exactly its mode, owner and group.
     pub fn same_as(source: &Path) -> FileMode {
-        use std::os::unix::fs::MetadataExt;
-        match Self::of(source) {
-            Some(m) => FileMode {
-                mode: m.mode() & 0o7777,
-                owner: Some((m.uid(), m.gid())),
-            },
-            None => Self::PRIVATE,
-        }
+        Self::like(source, 0o7777, true)
     }
 
     /// A document made from `source` (an export): its read and write bits, owned by whoever
     /// runs bonsai.
     pub fn document_like(source: &Path) -> FileMode {
-        use std::os::unix::fs::MetadataExt;
-        match Self::of(source) {
-            Some(m) => FileMode {
-                mode: m.mode() & 0o666,
-                owner: None,
-            },
-            None => Self::PRIVATE,
-        }
+        Self::like(source, 0o666, false)
     }
 
     /// Give the open file `f` this mode and owner. The owner is set first (a chown clears

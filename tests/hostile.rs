@@ -527,6 +527,26 @@ fn backups_must_be_regular_files_and_a_refused_restore_names_the_real_cause() {
     let o = run(&["restore", f.to_str().unwrap(), "--yes"]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
 
+    // As root: a `.bak` of the same bytes owned by a third user (neither bonsai's user nor
+    // the session's owner) is not taken as the backup either.
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } == 0 {
+        let (dir, f, dead) = setup();
+        let bak = dir.path().join("tour.jsonl.bak");
+        std::fs::copy(&f, &bak).unwrap();
+        std::os::unix::fs::chown(&bak, Some(5555), Some(5555)).unwrap();
+        let o = run(&["delete-branch", f.to_str().unwrap(), &dead, "--yes"]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let stamped = std::fs::read_dir(dir.path())
+            .unwrap()
+            .flatten()
+            .filter(|e| e.file_name().to_string_lossy().starts_with("tour.jsonl.bak-"))
+            .count();
+        assert_eq!(stamped, 1, "a backup of its own beside the foreign one");
+        common::quiet(&f);
+        assert!(run(&["restore", f.to_str().unwrap(), "--yes"]).status.success());
+    }
+
     // The backup removed after the delete: said so, not blamed on the session.
     let (dir, f, dead) = setup();
     assert!(

@@ -348,7 +348,7 @@ pub fn restore_plan(path: &Path) -> Result<RestorePlan, DeleteError> {
                     .unwrap_or_default()
             ))
         })?;
-    let gone = super::write::read_side_file(&removed)?;
+    let gone = super::write::read_side_file(&removed, &target)?;
     let mut backups = siblings_with(&target, ".bak");
     backups.retain(|p| {
         let n = p.to_string_lossy();
@@ -359,7 +359,7 @@ pub fn restore_plan(path: &Path) -> Result<RestorePlan, DeleteError> {
     let mut looked = Vec::new();
     for b in backups {
         // A link or anything but a regular file is not a backup bonsai made.
-        let Ok(original) = super::write::read_side_file(&b) else {
+        let Ok(original) = super::write::read_side_file(&b, &target) else {
             continue;
         };
         looked.push(b.clone());

@@ -606,7 +606,7 @@ pub fn backup(path: &Path, bytes: &[u8], kind: &str) -> Result<PathBuf, WriteErr
     let bak = path.with_file_name(format!("{name}.{kind}"));
     // Only a regular file can be a backup: a link planted at the name (even to a copy of these
     // very bytes, which may change or vanish later) is left alone, and a stamped one is made.
-    match read_side_file(&bak) {
+    match read_side_file(&bak, path) {
         Ok(existing) if existing == bytes => Ok(bak),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             write_file_new(&bak, bytes, FileMode::private_like(path))?;
@@ -623,11 +623,13 @@ pub fn backup(path: &Path, bytes: &[u8], kind: &str) -> Result<PathBuf, WriteErr
     }
 }
 
-/// A file bonsai made beside a session (a backup, a removed-lines file), read only when it is
-/// a regular file: opened without following a link or waiting on a FIFO. A link, a FIFO, a
-/// device or a folder there is an error naming it.
-pub(super) fn read_side_file(p: &Path) -> std::io::Result<Vec<u8>> {
+/// A file bonsai made beside `session` (a backup, a removed-lines file), read only when it is
+/// a regular file owned by this user or by the session's owner (bonsai gives it that owner):
+/// opened without following a link or waiting on a FIFO. A link, a FIFO, a device, a folder
+/// or someone else's file there is an error naming it.
+pub(super) fn read_side_file(p: &Path, session: &Path) -> std::io::Result<Vec<u8>> {
     use std::io::Read;
+    use std::os::unix::fs::MetadataExt;
     use std::os::unix::fs::OpenOptionsExt;
     let mut f = OpenOptions::new()
         .read(true)
@@ -645,6 +647,16 @@ pub(super) fn read_side_file(p: &Path) -> std::io::Result<Vec<u8>> {
         return Err(std::io::Error::other(format!(
             "{} is not a regular file (bonsai never makes anything else there): it is left alone",
             p.display()
+        )));
+    }
+    // SAFETY: geteuid has no preconditions.
+    let me = unsafe { libc::geteuid() };
+    let session_owner = std::fs::metadata(session).map(|s| s.uid()).ok();
+    if m.uid() != me && Some(m.uid()) != session_owner {
+        return Err(std::io::Error::other(format!(
+            "{} belongs to another user (uid {}), not to you or the session's owner: it is left alone",
+            p.display(),
+            m.uid()
         )));
     }
     let mut v = Vec::with_capacity(m.len() as usize);

@@ -109,7 +109,7 @@ pub struct Oracle {
 /// The Pi releases bonsai reproduces, with their install folders under `.oracle/`.
 pub const PI_RELEASES: [(&str, &str); 2] = [("0.87.1", "pi"), ("1.5.2", "pi-1.5.2")];
 
-fn oracle_dir() -> PathBuf {
+pub fn oracle_dir() -> PathBuf {
     std::env::var_os("BONSAI_ORACLE_DIR")
         .map(PathBuf::from)
         .unwrap_or_else(|| repo().join(".oracle"))

@@ -5,6 +5,7 @@
 
 mod common;
 
+use std::os::unix::fs::FileTypeExt;
 use std::os::unix::fs::symlink;
 use std::os::unix::process::CommandExt;
 use std::time::{Duration, Instant};
@@ -526,6 +527,23 @@ fn backups_must_be_regular_files_and_a_refused_restore_names_the_real_cause() {
     common::quiet(&f);
     let o = run(&["restore", f.to_str().unwrap(), "--yes"]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+
+    // A FIFO at FILE.bak (a read would wait for a writer forever) is neither waited on nor
+    // taken as the backup: a stamped one is made, and the restore uses it.
+    let (dir, f, dead) = setup();
+    let bak = dir.path().join("tour.jsonl.bak");
+    let c = std::ffi::CString::new(bak.to_str().unwrap()).unwrap();
+    // SAFETY: mkfifo with a valid C string path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let o = run_with_deadline(&["delete-branch", f.to_str().unwrap(), &dead, "--yes"], home.path());
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    common::quiet(&f);
+    let o = run_with_deadline(&["restore", f.to_str().unwrap(), "--yes"], home.path());
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(
+        std::fs::symlink_metadata(&bak).unwrap().file_type().is_fifo(),
+        "left alone"
+    );
 
     // As root: a `.bak` of the same bytes owned by a third user (neither bonsai's user nor
     // the session's owner) is not taken as the backup either.

@@ -548,6 +548,17 @@ fn a_pi_line_glued_onto_a_killed_write_is_split_out_by_repair() {
         "{:?}",
         s.diagnostics
     );
+    // Inside real Pi (each release installed): the glued line costs Pi its entry.
+    let pis = common::pi_sessions("a_pi_line_glued_onto_a_killed_write_is_split_out_by_repair");
+    let has = |v: &serde_json::Value, id: &str| v["ids"].as_array().is_some_and(|a| a.iter().any(|x| x == id));
+    for pi in &pis {
+        let before = &pi.load(std::slice::from_ref(&p))[0];
+        assert!(
+            !has(before, "p1000001") && has(before, "p1000002"),
+            "Pi {}: {before}",
+            pi.version
+        );
+    }
     let plan = store::write::repair_plan(&p, false).unwrap();
     assert_eq!(plan.removed, old.len()..cut.len(), "exactly bonsai's bytes");
     let r = store::repair(&p, false).unwrap();
@@ -560,6 +571,16 @@ fn a_pi_line_glued_onto_a_killed_write_is_split_out_by_repair() {
     assert!(s.idx_of("p1000001").is_some() && s.idx_of("p1000002").is_some());
     assert!(s.diagnostics.is_empty(), "{:?}", s.diagnostics);
     assert!(std::fs::read(r.backup).unwrap() == [cut.as_slice(), format!("{pi1}\n{pi2}\n").as_bytes()].concat());
+    // Pi loads the repaired file whole: both of its entries, nothing skipped.
+    for pi in &pis {
+        let after = &pi.load(std::slice::from_ref(&p))[0];
+        assert_eq!(after["ok"], true, "Pi {}: {after}", pi.version);
+        assert!(
+            has(after, "p1000001") && has(after, "p1000002"),
+            "Pi {}: {after}",
+            pi.version
+        );
+    }
 }
 
 /// The first branch bonsai would delete in `p` (by id), if any.

@@ -189,7 +189,7 @@ fn anthropic_thinking(model: &str, level: &str) -> (Value, u64, Option<Value>) {
 }
 
 /// The HTTP request for a summary: URL, headers (key included), JSON body.
-pub fn build(req: &Request) -> Result<(String, Vec<(String, String)>, Value), LlmError> {
+pub fn build(req: &Request) -> Result<Built, LlmError> {
     let m = &req.model;
     let base = m.base_url.trim_end_matches('/');
     // content-type comes with the JSON body.
@@ -485,19 +485,20 @@ enum Attempt {
     Fail(LlmError),
 }
 
+/// The request as [`build`] makes it: URL, headers, body. Built once per call (a header's
+/// `!command` runs once, not again for each retry or for the redaction).
+type Built = (String, Vec<(String, String)>, Value);
+
 async fn attempt(
     client: &reqwest::Client,
     req: &Request,
+    (url, headers, body): &Built,
     policy: &Policy,
     on_event: &mut (dyn FnMut(Event) + Send),
     streaming: &std::sync::atomic::AtomicBool,
 ) -> Attempt {
-    let (url, headers, body) = match build(req) {
-        Ok(x) => x,
-        Err(e) => return Attempt::Fail(e),
-    };
-    let mut rb = client.post(&url).json(&body);
-    for (k, v) in &headers {
+    let mut rb = client.post(url).json(body);
+    for (k, v) in headers {
         rb = rb.header(k, v);
     }
     let resp = match tokio::time::timeout(policy.first_byte_timeout, rb.send()).await {
@@ -583,12 +584,13 @@ async fn attempt(
     }
 }
 
-/// Every secret the request carries (the key, header values), for [`redact`].
-fn secrets_of(req: &Request) -> Vec<String> {
+/// Every secret the request carries (the key, the configured headers' resolved values), for
+/// [`redact`].
+fn secrets_of(req: &Request, headers: &[(String, String)]) -> Vec<String> {
     let mut v = vec![req.key.key.clone()];
-    for (_, h) in &req.model.headers {
-        if let Some(r) = auth::resolve_config_value(h) {
-            v.push(r);
+    for (k, h) in headers {
+        if req.model.headers.iter().any(|(name, _)| name == k) {
+            v.push(h.clone());
         }
     }
     // A short value ("1", "true") would blank ordinary words: only what looks like a secret.
@@ -639,7 +641,8 @@ pub async fn complete(
     policy: Policy,
     mut on_event: impl FnMut(Event) + Send,
 ) -> Result<Reply, LlmError> {
-    let secrets = secrets_of(req);
+    let built = build(req)?;
+    let secrets = secrets_of(req, &built.1);
     let streaming = std::sync::atomic::AtomicBool::new(false);
     let tries = std::sync::atomic::AtomicU32::new(0);
     let mut on_event = |e: Event| {
@@ -652,7 +655,7 @@ pub async fn complete(
             e => e,
         })
     };
-    let call = complete_inner(req, policy, &mut on_event, &streaming, &tries);
+    let call = complete_inner(req, &built, policy, &mut on_event, &streaming, &tries);
     tokio::pin!(call);
     let deadline = tokio::time::sleep(policy.deadline);
     tokio::pin!(deadline);
@@ -675,6 +678,7 @@ pub async fn complete(
 
 async fn complete_inner(
     req: &Request,
+    built: &Built,
     policy: Policy,
     on_event: &mut (dyn FnMut(Event) + Send),
     streaming: &std::sync::atomic::AtomicBool,
@@ -689,7 +693,7 @@ async fn complete_inner(
     loop {
         attempts.store(tries + 1, std::sync::atomic::Ordering::Relaxed);
         streaming.store(false, std::sync::atomic::Ordering::Relaxed);
-        match attempt(&client, req, &policy, on_event, streaming).await {
+        match attempt(&client, req, built, &policy, on_event, streaming).await {
             Attempt::Done(r) => return Ok(r),
             Attempt::Fail(e) => return Err(e),
             Attempt::Retry(after, reason) => {

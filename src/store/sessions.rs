@@ -55,7 +55,42 @@ pub struct SessionInfo {
     pub context_tokens: Option<u64>,
     /// provider/model of the newest reply.
     pub model: Option<(String, String)>,
+    /// What the session's recorded model calls used and cost (every call in the file: replies,
+    /// summaries, cache warming; a fork's copies of its source's calls included).
+    pub spent: Spent,
     pub problem: Option<Problem>,
+}
+
+/// Tokens and cost of a file's recorded calls, summed as the listing reads it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Spent {
+    pub tokens: f64,
+    /// Cost as Pi recorded it.
+    pub cost: f64,
+    pub calls: u64,
+    /// Calls without a recorded cost (not in `cost`).
+    pub uncosted: u64,
+}
+
+impl Spent {
+    fn of(body: &[u8]) -> Spent {
+        let mut s = Spent::default();
+        for c in crate::engine::usage::calls(body) {
+            s.tokens += c.tokens.total();
+            s.calls += 1;
+            match c.cost {
+                Some(x) => s.cost += x,
+                None => s.uncosted += 1,
+            }
+        }
+        s
+    }
+    fn add(&mut self, o: &Spent) {
+        self.tokens += o.tokens;
+        self.cost += o.cost;
+        self.calls += o.calls;
+        self.uncosted += o.uncosted;
+    }
 }
 
 impl SessionInfo {
@@ -78,6 +113,7 @@ impl SessionInfo {
             "entries": self.entries, "bytes": self.bytes, "modified": self.modified_iso(),
             "created": self.created, "version": self.version, "contextTokens": self.context_tokens,
             "model": self.model.as_ref().map(|(p, m)| format!("{p}/{m}")),
+            "calls": self.spent.calls, "tokensUsed": self.spent.tokens, "cost": self.spent.cost,
         })
     }
     fn problem(path: &Path, dir: &Path, p: Problem) -> SessionInfo {
@@ -187,6 +223,7 @@ struct BodyFacts {
     /// without a reply in the body, the estimate of all of it.
     usage: Option<(u64, Option<(String, String)>)>,
     tail_estimate: u64,
+    spent: Spent,
 }
 
 /// The listing's facts of `body` (whole lines after the header, or after what a cached listing
@@ -231,6 +268,7 @@ fn scan_body(body: &[u8]) -> BodyFacts {
         last_message,
         usage,
         tail_estimate,
+        spent: Spent::of(body),
     }
 }
 
@@ -253,6 +291,9 @@ struct Cached {
     version: Option<u64>,
     context_tokens: Option<u64>,
     model: Option<(String, String)>,
+    /// Absent in a cache written before bonsai summed usage: such an entry is read again.
+    #[serde(default)]
+    spent: Option<Spent>,
 }
 
 /// The last bytes before `len` (hex), to tell appended bytes from a rewrite.
@@ -280,6 +321,7 @@ fn read_info(path: &Path, dir: &Path, cached: Option<&Cached>) -> SessionInfo {
         .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
         .map(|d| d.as_millis() as i64)
         .unwrap_or(0);
+    let cached = cached.filter(|c| c.spent.is_some());
     if let Some(c) = cached
         && c.len == meta.len()
         && c.mtime_ms == modified_ms
@@ -312,6 +354,7 @@ fn read_info(path: &Path, dir: &Path, cached: Option<&Cached>) -> SessionInfo {
         if let Some(n) = more.name {
             info.name = n;
         }
+        info.spent.add(&more.spent);
         info.first_message = info.first_message.or(more.first_message);
         info.last_message = more.last_message.or(info.last_message);
         match more.usage {
@@ -361,6 +404,7 @@ fn read_info(path: &Path, dir: &Path, cached: Option<&Cached>) -> SessionInfo {
         version: header.get("version").and_then(|v| v.as_u64()),
         context_tokens: facts.usage.as_ref().map(|(t, _)| t + facts.tail_estimate),
         model: facts.usage.and_then(|(_, m)| m),
+        spent: facts.spent,
         problem: None,
     }
 }
@@ -383,6 +427,7 @@ impl Cached {
             version: info.version,
             context_tokens: info.context_tokens,
             model: info.model.clone(),
+            spent: Some(info.spent),
         }
     }
 
@@ -403,6 +448,7 @@ impl Cached {
             version: self.version,
             context_tokens: self.context_tokens,
             model: self.model.clone(),
+            spent: self.spent.unwrap_or_default(),
             problem: None,
         }
     }
@@ -522,6 +568,7 @@ pub fn list_sessions_in(agent: &Path, cwd: &Path, settings: &Settings, all: bool
             if let Some(c) = cache.get(&i.path)
                 && c.len == i.bytes
                 && c.mtime_ms == i.modified_ms
+                && c.spent.is_some()
             {
                 return Some(c.clone());
             }
@@ -533,7 +580,7 @@ pub fn list_sessions_in(agent: &Path, cwd: &Path, settings: &Settings, all: bool
         && fresh.iter().all(|c| {
             cache
                 .get(&c.path)
-                .is_some_and(|o| o.len == c.len && o.mtime_ms == c.mtime_ms)
+                .is_some_and(|o| o.len == c.len && o.mtime_ms == c.mtime_ms && o.spent.is_some())
         });
     if !unchanged {
         // Keep other projects' entries when only this project was listed.
@@ -750,7 +797,7 @@ mod tests {
         };
         let reply = |id: &str, parent: &str, total: u64| {
             format!(
-                r#"{{"type":"message","id":"{id}","parentId":"{parent}","timestamp":"t","message":{{"role":"assistant","content":[{{"type":"text","text":"ok"}}],"provider":"anthropic","model":"claude-sonnet-4-5","usage":{{"input":1,"output":1,"cacheRead":0,"cacheWrite":0,"totalTokens":{total}}}}}}}"#
+                r#"{{"type":"message","id":"{id}","parentId":"{parent}","timestamp":"2026-11-20T10:00:01.000Z","message":{{"role":"assistant","content":[{{"type":"text","text":"ok"}}],"provider":"anthropic","model":"claude-sonnet-4-5","usage":{{"input":1,"output":1,"cacheRead":0,"cacheWrite":0,"totalTokens":{total},"cost":{{"total":0.25}}}}}}}}"#
             )
         };
         let p = dir.join("s.jsonl");
@@ -769,7 +816,8 @@ mod tests {
                     a.entries,
                     a.context_tokens,
                     &a.model,
-                    a.bytes
+                    a.bytes,
+                    a.spent
                 ),
                 (
                     &b.name,
@@ -778,7 +826,8 @@ mod tests {
                     b.entries,
                     b.context_tokens,
                     &b.model,
-                    b.bytes
+                    b.bytes,
+                    b.spent
                 )
             );
         };
@@ -827,6 +876,8 @@ mod tests {
         same(&listed[0], &uncached(&p));
         assert_eq!(listed[0].entries, 6);
         assert_eq!(listed[0].name.as_deref(), Some("Named"));
+        // The usage sums grew by the appended reply alone.
+        assert_eq!((listed[0].spent.calls, listed[0].spent.cost), (2, 0.5));
         assert_eq!(
             listed[0].last_message.as_deref(),
             Some("third ask, forty characters of content!")
@@ -850,6 +901,12 @@ mod tests {
         let listed = list_sessions_in(agent.path(), cwd, &settings, false);
         same(&listed[0], &uncached(&p));
         assert_eq!(listed[0].first_message.as_deref(), Some("another first"));
+        // A cache from before the usage sums is read again, not taken as "no calls".
+        let mut old = load_cache(agent.path()).remove(&p).unwrap();
+        old.spent = None;
+        save_cache(agent.path(), &[old]);
+        assert_eq!(list_sessions_in(agent.path(), cwd, &settings, false)[0].spent.calls, 1);
+        assert!(load_cache(agent.path())[&p].spent.is_some());
         // A cache that is not JSON is read as none.
         std::fs::write(cache_file(agent.path()), "garbage").unwrap();
         same(&list_sessions_in(agent.path(), cwd, &settings, false)[0], &uncached(&p));

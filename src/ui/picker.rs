@@ -106,6 +106,33 @@ pub struct Picker {
     built: bool,
     /// When the listing last arrived (the tick lists again after a while).
     pub listed_at: std::time::Instant,
+    /// The tree pane is wide enough for the cost and token columns (set by `layout`).
+    wide: bool,
+}
+
+/// The tree pane width from which rows carry the cost and token columns.
+const COLUMNS_FROM: u16 = 90;
+
+/// Dollars as a column shows them: cents, or four places under a cent.
+pub fn money(x: f64) -> String {
+    if x != 0.0 && x.abs() < 0.01 {
+        format!("${x:.4}")
+    } else {
+        format!("${x:.2}")
+    }
+}
+
+/// A token count in at most five characters (`950`, `12.3k`, `4.1M`).
+pub fn tokens_short(t: f64) -> String {
+    if t < 1000.0 {
+        format!("{t:.0}")
+    } else if t < 1e6 {
+        format!("{:.1}k", t / 1e3)
+    } else if t < 1e9 {
+        format!("{:.1}M", t / 1e6)
+    } else {
+        format!("{:.1}G", t / 1e9)
+    }
 }
 
 /// Identifier prefixes: a project's folder, a pinned copy, a session, a problem.
@@ -158,6 +185,7 @@ impl Picker {
             user_home: None,
             built: false,
             listed_at: std::time::Instant::now(),
+            wide: false,
         }
     }
 
@@ -221,6 +249,13 @@ impl Picker {
             Span::styled(format!("{:>8} ", size_text(s.bytes)), fg(DIM)),
             Span::styled(format!("{ctx}  "), fg(DIM)),
         ];
+        if self.wide {
+            let (cost, tokens) = match s.spent.calls {
+                0 => ("·".to_string(), "·".to_string()),
+                _ => (money(s.spent.cost), tokens_short(s.spent.tokens)),
+            };
+            spans.push(Span::styled(format!("{cost:>8} {tokens:>6}  "), fg(DIM)));
+        }
         if self.is_pinned(&s.path) {
             spans.push(Span::styled("★ ", fg(WARNING)));
         }
@@ -402,6 +437,12 @@ impl Picker {
                 }
                 order(&mut roots);
                 let count = self.sessions.iter().filter(|s| s.is_session() && &s.dir == dir).count();
+                let cost: f64 = self
+                    .sessions
+                    .iter()
+                    .filter(|s| s.is_session() && &s.dir == dir)
+                    .map(|s| s.spent.cost)
+                    .sum();
                 // The folder itself cannot be read: its row says so.
                 if let [only] = roots[..]
                     && matches!(self.sessions[only].problem, Some(crate::store::Problem::Folder(_)))
@@ -440,7 +481,11 @@ impl Picker {
                 let text = Line::from(vec![
                     Span::styled(label.clone(), title()),
                     Span::styled(
-                        format!("  {count} session{}", if count == 1 { "" } else { "s" }),
+                        format!(
+                            "  {count} session{} · {}",
+                            if count == 1 { "" } else { "s" },
+                            money(cost)
+                        ),
                         fg(DIM),
                     ),
                 ]);
@@ -695,8 +740,13 @@ impl Picker {
 
     /// Let the tree widget settle its scroll for the picker drawn in `area` (it keeps the
     /// selection in view as it renders); `draw` then renders the same state.
-    pub fn layout(&self, area: Rect) {
+    pub fn layout(&mut self, area: Rect) {
         let (_, tree, _) = self.panes(area);
+        // The columns come and go with the width: the rows are made again when it crosses.
+        if (tree.width >= COLUMNS_FROM) != self.wide {
+            self.wide = tree.width >= COLUMNS_FROM;
+            self.rebuild();
+        }
         let mut scratch = Buffer::empty(tree);
         if let Some(w) = self.widget() {
             ratatui::widgets::StatefulWidget::render(w, tree, &mut scratch, &mut self.state.borrow_mut());
@@ -1041,6 +1091,24 @@ impl Picker {
                 ),
             )),
             (None, _) => out.push(kv("context", "no reply yet".into())),
+        }
+        if s.spent.calls > 0 {
+            let k = s.spent.calls;
+            out.push(kv(
+                "spent",
+                format!(
+                    "{} · {} call{} · {} tokens{}",
+                    money(s.spent.cost),
+                    crate::engine::prune::thousands(k),
+                    if k == 1 { "" } else { "s" },
+                    tokens_short(s.spent.tokens),
+                    if s.spent.uncosted > 0 {
+                        format!(" ({} without a recorded cost)", s.spent.uncosted)
+                    } else {
+                        String::new()
+                    }
+                ),
+            ));
         }
         out
     }

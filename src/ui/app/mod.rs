@@ -825,8 +825,9 @@ impl App {
     fn refresh(&mut self) {
         self.refresh_frame();
         self.refresh_detail();
-        if let Some(p) = &self.picker {
-            p.layout(self.areas().main);
+        let main = self.areas().main;
+        if let Some(p) = &mut self.picker {
+            p.layout(main);
         }
     }
 

@@ -40,7 +40,19 @@ fn info(
         version: Some(3),
         context_tokens: Some(entries as u64 * 700),
         model: Some(("anthropic".into(), "claude-sonnet-4-5".into())),
+        spent: bonsai_spent(entries),
         problem: None,
+    }
+}
+
+/// What a listed session spent: a reply every other entry at about 1.4 cents.
+fn bonsai_spent(entries: usize) -> crate::store::sessions::Spent {
+    let calls = entries as u64 / 2;
+    crate::store::sessions::Spent {
+        tokens: calls as f64 * 9_500.0,
+        cost: calls as f64 * 0.0142,
+        calls,
+        uncosted: 0,
     }
 }
 
@@ -85,7 +97,7 @@ fn picker(all: bool, sessions: Vec<SessionInfo>, pins: Vec<PathBuf>) -> Picker {
     p
 }
 
-fn draw(p: &Picker, w: u16, h: u16) -> String {
+fn draw(p: &mut Picker, w: u16, h: u16) -> String {
     let mut t = Terminal::new(TestBackend::new(w, h)).unwrap();
     p.layout(Rect::new(0, 0, w, h));
     t.draw(|f| p.draw(f, f.area())).unwrap();
@@ -106,19 +118,19 @@ fn this_project_with_forks_pins_preview_and_a_file_that_is_not_a_session() {
     let mut p = picker(false, acme(), vec![PathBuf::from(format!("{ACME}/d.jsonl"))]);
     // Pinned first, then newest first; forks under the session they came from; the current
     // session (c) selected, its preview beside.
-    insta::assert_snapshot!("picker_this_project", draw(&p, 130, 18));
+    insta::assert_snapshot!("picker_this_project", draw(&mut p, 130, 18));
     assert_eq!(p.selected_path(), Some(PathBuf::from(format!("{ACME}/c.jsonl"))));
     // Fold the fork chain: a's row stays, b and b2 go.
     p.move_by(1);
     assert_eq!(p.selected_path(), Some(PathBuf::from(format!("{ACME}/a.jsonl"))));
     assert!(p.fold(false));
-    let folded = draw(&p, 130, 18);
+    let folded = draw(&mut p, 130, 18);
     assert!(!folded.contains("Fork: try pandas"), "{folded}");
     assert!(folded.contains("⊞ "), "{folded}");
     insta::assert_snapshot!("picker_folded", folded);
     // A narrow terminal puts the preview below.
     p.fold(true);
-    insta::assert_snapshot!("picker_narrow", draw(&p, 90, 28));
+    insta::assert_snapshot!("picker_narrow", draw(&mut p, 90, 28));
 }
 
 #[test]
@@ -139,9 +151,11 @@ fn all_projects_with_the_pins_on_top_and_a_folder_that_cannot_be_read() {
         problem: Some(Problem::Folder("cannot list it: permission denied".into())),
         ..Default::default()
     });
-    let p = picker(true, sessions, vec![PathBuf::from(format!("{LEDGER}/l1.jsonl"))]);
+    let mut p = picker(true, sessions, vec![PathBuf::from(format!("{LEDGER}/l1.jsonl"))]);
     // This project open, the others folded; pinned sessions from every project first.
-    insta::assert_snapshot!("picker_all_projects", draw(&p, 130, 20));
+    insta::assert_snapshot!("picker_all_projects", draw(&mut p, 130, 20));
+    // Wide: each session's cost and tokens in columns of their own.
+    insta::assert_snapshot!("picker_all_projects_wide", draw(&mut p, 170, 20));
 }
 
 #[test]
@@ -150,7 +164,7 @@ fn the_filter_keeps_matches_and_the_way_to_them() {
     for c in "pandas".chars() {
         p.edit_filter(KeyEvent::from(KeyCode::Char(c)));
     }
-    let screen = draw(&p, 130, 12);
+    let screen = draw(&mut p, 130, 12);
     // b matches; a stays as the way to it; c and d go.
     assert!(
         screen.contains("Fork: try pandas") && screen.contains("The CSV importer"),
@@ -167,7 +181,7 @@ fn the_filter_keeps_matches_and_the_way_to_them() {
     for c in "zzz".chars() {
         p.edit_filter(KeyEvent::from(KeyCode::Char(c)));
     }
-    let screen = draw(&p, 130, 12);
+    let screen = draw(&mut p, 130, 12);
     assert!(screen.contains("no session matches \"zzz\""), "{screen}");
     // Issue 21, item 17: a word of the project's folder matched every session of it.
     for _ in 0..3 {
@@ -176,7 +190,7 @@ fn the_filter_keeps_matches_and_the_way_to_them() {
     for c in "acme".chars() {
         p.edit_filter(KeyEvent::from(KeyCode::Char(c)));
     }
-    let screen = draw(&p, 130, 12);
+    let screen = draw(&mut p, 130, 12);
     assert!(
         screen.contains("no session matches \"acme\""),
         "the cwd matched: {screen}"
@@ -227,6 +241,6 @@ fn search_hits_grouped_by_session() {
         elapsed_ms: 120,
     });
     p.focus = PickerFocus::Hits;
-    insta::assert_snapshot!("picker_search_hits", draw(&p, 130, 14));
+    insta::assert_snapshot!("picker_search_hits", draw(&mut p, 130, 14));
     assert_eq!(p.selected_hit(), Some((a, "e0a1b2c9".to_string())));
 }

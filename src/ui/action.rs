@@ -68,6 +68,10 @@ pub enum Action {
     ReplaceEntry,
     RestoreEntry,
     OpenFills,
+    /// What the sessions' model calls cost (by day, model, project; this session over time).
+    OpenUsage,
+    /// The usage view's next period (7, 30, 365 days, all).
+    NextPeriod,
     /// The prune plan as a list to review.
     ReviewPlan,
     /// The messages said in this run.

@@ -93,6 +93,14 @@ pub enum Job {
         encoding: Encoding,
         cache: Arc<TokenCache>,
     },
+    /// Every session's model calls for the usage view (and the open session's compactions).
+    Usage {
+        generation: u64,
+        cwd: PathBuf,
+        settings: crate::engine::settings::Settings,
+        agent_dir: PathBuf,
+        session: Option<(PathBuf, Vec<i64>)>,
+    },
     /// The file grew (Pi appended): the session with the new lines.
     Reload { session: Arc<Session>, path: PathBuf },
     /// Open another session (the picker).
@@ -212,6 +220,7 @@ pub enum JobResult {
         path: PathBuf,
         result: Result<Arc<Session>, store::OpenError>,
     },
+    Usage(Box<super::usage_view::UsageData>),
     Listed {
         all: bool,
         sessions: Vec<SessionInfo>,
@@ -466,6 +475,33 @@ impl Job {
                 result: store::load_session(&path).map(Arc::new),
                 path,
             },
+            Job::Usage {
+                generation,
+                cwd,
+                settings,
+                agent_dir,
+                session,
+            } => {
+                let t0 = std::time::Instant::now();
+                let mut paths = store::sessions::session_folders(&cwd, &settings, true);
+                // The open session counts even when it lives outside Pi's folders.
+                if let Some((p, _)) = &session
+                    && !paths.iter().any(|d| p.starts_with(d))
+                {
+                    paths.push(p.clone());
+                }
+                let (sessions, skipped) = store::usage::read_sessions(&paths);
+                JobResult::Usage(Box::new(super::usage_view::UsageData {
+                    generation,
+                    sessions,
+                    skipped: skipped.len(),
+                    tz: store::usage::time_zone(None).unwrap_or(jiff::tz::TimeZone::UTC),
+                    models: Arc::new(store::config::load_registry(&agent_dir)),
+                    now_ms: store::clock::now_ms(),
+                    session,
+                    elapsed_ms: t0.elapsed().as_millis() as u64,
+                }))
+            }
             Job::List {
                 cwd,
                 settings,

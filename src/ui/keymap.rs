@@ -27,6 +27,8 @@ pub enum Mode {
     Fills,
     /// The prune plan as a list: review, leave items out, write.
     PrunePlan,
+    /// What the model calls cost.
+    Usage,
     Help,
     /// The session picker's tree.
     Picker,
@@ -53,7 +55,7 @@ pub enum Mode {
 }
 
 impl Mode {
-    pub const ALL: [Mode; 20] = [
+    pub const ALL: [Mode; 21] = [
         Mode::Tree,
         Mode::CutPreview,
         Mode::Prune,
@@ -62,6 +64,7 @@ impl Mode {
         Mode::Context,
         Mode::Fills,
         Mode::PrunePlan,
+        Mode::Usage,
         Mode::Help,
         Mode::Picker,
         Mode::PickerFilter,
@@ -91,6 +94,7 @@ impl Mode {
             Mode::Prune => "prune preview",
             Mode::Fills => "what fills the context",
             Mode::PrunePlan => "prune plan",
+            Mode::Usage => "usage and cost",
             Mode::Detail => "detail",
             Mode::Search => "search",
             Mode::Context => "what the model sees",
@@ -406,6 +410,7 @@ pub fn bindings() -> &'static [Binding] {
             b!(BROWSE, [ch('X')], Action::RestoreEntry, "restore its original content"),
             b!(BROWSE, [ch('w')], Action::OpenFills, "what fills the context"),
             b!(BROWSE, [ch('M')], Action::OpenMessages, "the messages said so far"),
+            b!(BROWSE, [ch('$')], Action::OpenUsage, "usage and cost of the sessions"),
             b!(BROWSE, [ch('S')], Action::CountExact, "exact tokens of every entry"),
             b!(
                 BROWSE_NOT_PRUNE,
@@ -517,6 +522,60 @@ pub fn bindings() -> &'static [Binding] {
                 hint
             ),
             b!(&[Picker], [ch('p')], Action::PinSession, "pin / unpin", hint),
+            b!(&[Picker], [ch('$')], Action::OpenUsage, "usage and cost", hint),
+            // The usage view.
+            b!(
+                &[Usage],
+                [code(KeyCode::Tab), code(KeyCode::Right), ch('l')],
+                Action::NextTab,
+                "next view",
+                hint
+            ),
+            b!(
+                &[Usage],
+                [with(KeyCode::BackTab, SHIFT), code(KeyCode::Left), ch('h')],
+                Action::PrevTab,
+                "previous view"
+            ),
+            b!(
+                &[Usage],
+                [ch('p')],
+                Action::NextPeriod,
+                "period: 7, 30, 365 days, all",
+                hint
+            ),
+            b!(
+                &[Usage],
+                [code(KeyCode::Up), ch('k')],
+                Action::Up,
+                "older day / scroll up",
+                hint
+            ),
+            b!(
+                &[Usage],
+                [code(KeyCode::Down), ch('j')],
+                Action::Down,
+                "newer day / scroll down"
+            ),
+            b!(
+                &[Usage],
+                [code(KeyCode::PageUp), code(KeyCode::Home)],
+                Action::PageUp,
+                "oldest day / top"
+            ),
+            b!(
+                &[Usage],
+                [code(KeyCode::PageDown)],
+                Action::PageDown,
+                "today / page down"
+            ),
+            b!(
+                &[Usage],
+                [code(KeyCode::Esc), ch('q'), ch('$')],
+                Action::Close,
+                "close",
+                hint
+            ),
             b!(
                 &[Picker],
                 [code(KeyCode::Esc), ch('q'), ctrl('c')],
@@ -685,7 +744,7 @@ pub fn bindings() -> &'static [Binding] {
             ),
             // Everywhere outside inputs and dialogs.
             b!(
-                &[Tree, CutPreview, Prune, Detail, Context, Fills, PrunePlan],
+                &[Tree, CutPreview, Prune, Detail, Context, Fills, PrunePlan, Usage],
                 [ch('?')],
                 Action::OpenHelp,
                 "keys",

@@ -26,6 +26,7 @@ pub mod selection;
 pub mod status;
 pub mod theme;
 pub mod tree_pane;
+pub mod usage_view;
 
 use crate::engine::entry::{Kind, Role};
 use crate::engine::models::Registry;
@@ -159,6 +160,11 @@ pub fn draw(f: &mut Frame, app: &App) {
         Overlay::Picker => {
             if let Some(p) = &app.picker {
                 p.draw(f, a.main);
+            }
+        }
+        Overlay::Usage => {
+            if let Some((u, _)) = &app.usage {
+                u.draw(f, a.main);
             }
         }
         Overlay::Fills => fills::draw(

@@ -121,6 +121,7 @@ impl App {
             Action::UndoLast => self.undo_last_action(),
             a @ (Action::HideEntry | Action::ReplaceEntry | Action::RestoreEntry) => self.edit_selected(&a),
             Action::OpenFills => self.open_fills(),
+            Action::OpenUsage => self.open_usage(true),
             Action::OpenMessages => {
                 let n = crate::ui::messages::lines(self, self.areas().main.width).len();
                 self.screen.help_scroll = n.saturating_sub(self.areas().main.height.saturating_sub(3) as usize);
@@ -411,6 +412,10 @@ impl App {
     pub(super) fn on_picker(&mut self, action: Action) -> bool {
         use crate::ui::picker::{PickerFocus, SessionSearch};
         let page = self.page() as isize;
+        if matches!(action, Action::OpenUsage) {
+            self.open_usage(false);
+            return true;
+        }
         let next_id = self.next_job_id();
         let Some(p) = &mut self.picker else {
             self.screen.overlay = Overlay::None;
@@ -600,7 +605,7 @@ impl App {
                 let Some(p) = &mut self.picker else { return false };
                 return p.click(a.main, col, row);
             }
-            Overlay::Fills | Overlay::PrunePlan => return false,
+            Overlay::Fills | Overlay::PrunePlan | Overlay::Usage => return false,
             Overlay::None => {}
         }
         if let Some(d) = a.detail
@@ -681,6 +686,12 @@ impl App {
             Overlay::PrunePlan => {
                 for _ in 0..STEP {
                     self.on_plan_list(if down { Action::Down } else { Action::Up });
+                }
+                return true;
+            }
+            Overlay::Usage => {
+                if let Some((u, _)) = &mut self.usage {
+                    u.update(if down { &Action::Down } else { &Action::Up });
                 }
                 return true;
             }

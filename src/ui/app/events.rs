@@ -59,6 +59,11 @@ impl App {
                 }
             }
             JobResult::Prune { generation, plan } => self.on_plan(generation, *plan),
+            JobResult::Usage(data) => {
+                if let Some((u, _)) = &mut self.usage {
+                    u.set_data(data);
+                }
+            }
             JobResult::Fills(data) => {
                 if data.generation == self.fills.generation {
                     self.fills.data = Some(data);

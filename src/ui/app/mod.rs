@@ -12,6 +12,7 @@ mod branches;
 mod browse;
 mod events;
 mod prune;
+mod usage;
 mod writes;
 
 use super::action::Action;
@@ -84,6 +85,8 @@ pub enum Overlay {
     /// The prune plan as a list (r in the prune preview).
     PrunePlan,
     Picker,
+    /// What the model calls cost ($).
+    Usage,
 }
 
 /// Screen state that is not the session's.
@@ -292,6 +295,8 @@ pub struct App {
     pub(crate) fills: FillsState,
     pub(crate) editor_for: EditorFor,
     pub(crate) picker: Option<Picker>,
+    /// The usage view, and the overlay it was opened from (closing goes back there).
+    pub(crate) usage: Option<(crate::ui::usage_view::UsageView, Overlay)>,
     /// A tree search being typed.
     pub(crate) search: Option<LineEditor>,
     pub dialog: Option<Dialog>,
@@ -396,6 +401,7 @@ impl App {
                 ..Default::default()
             },
             fills: FillsState::default(),
+            usage: None,
             editor_for: EditorFor::Summary,
             picker: None,
             search: None,
@@ -504,6 +510,7 @@ impl App {
             }
             Overlay::Context => return Mode::Context,
             Overlay::Fills => return Mode::Fills,
+            Overlay::Usage => return Mode::Usage,
             Overlay::None => {}
         }
         if self.search.is_some() {
@@ -626,6 +633,7 @@ impl App {
                     Mode::Search => self.on_search(action),
                     Mode::Context => self.on_context(action),
                     Mode::Fills => self.on_fills(action),
+                    Mode::Usage => self.on_usage(action),
                     Mode::PrunePlan => self.on_plan_list(action),
                     Mode::Help => self.on_help(action),
                     Mode::Picker | Mode::PickerFilter | Mode::PickerQuery | Mode::PickerHits => self.on_picker(action),

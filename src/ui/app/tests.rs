@@ -133,6 +133,30 @@ fn apps_in(mode: Mode, p: &Path) -> Vec<App> {
             a.handle_key(key(KeyCode::Down));
             out.push(a);
         }
+        Mode::Usage => {
+            // Opened for real (the job reads this session's calls), and with a month of calls
+            // over two projects and two models, a day in the middle selected, a table scrolled.
+            let mut a = base();
+            a.handle_key(ch('$'));
+            a.run_jobs_now();
+            out.push(a);
+            for tab in 0..3 {
+                let mut a = base();
+                a.handle_key(ch('$'));
+                let (v, _) = a.usage.as_mut().unwrap();
+                let generation = v.generation;
+                let mut data = crate::ui::usage_view::snapshots::data(true);
+                data.generation = generation;
+                v.set_data(data);
+                for _ in 0..=tab {
+                    v.update(&Action::NextTab);
+                }
+                v.update(&Action::Down);
+                v.update(&Action::Up);
+                v.update(&Action::Up);
+                out.push(a);
+            }
+        }
         Mode::Fills => {
             let mut a = base();
             a.handle_key(ch('w'));

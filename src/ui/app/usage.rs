@@ -1,0 +1,58 @@
+//! The usage view's place in the app: opening it (a job reads every session's calls),
+//! its keys (the view's own `update`), closing back to where it was opened.
+
+use super::{App, Overlay};
+use crate::engine::entry::Kind;
+use crate::ui::action::Action;
+use crate::ui::jobs::Job;
+use crate::ui::usage_view::UsageView;
+
+impl App {
+    /// `$`: from a session, its own cost over time first; from the picker, cost by day.
+    pub(super) fn open_usage(&mut self, from_session: bool) {
+        let generation = self.next_job_id();
+        let session = self.doc.path.clone().map(|p| {
+            let compactions: Vec<i64> = self
+                .doc
+                .session
+                .entries
+                .iter()
+                .filter(|e| matches!(e.kind, Kind::Compaction(_)) && e.ts.is_finite())
+                .map(|e| e.ts as i64)
+                .collect();
+            (p, compactions)
+        });
+        let mut view = UsageView::new(generation, session.is_some());
+        if !from_session {
+            view.tab = crate::ui::usage_view::Tab::Days;
+        }
+        self.usage = Some((view, self.screen.overlay));
+        self.screen.overlay = Overlay::Usage;
+        self.pending.queue.push(Job::Usage {
+            generation,
+            cwd: crate::store::config::cwd(),
+            settings: self.settings.clone(),
+            agent_dir: self.agent_dir.clone(),
+            session,
+        });
+    }
+
+    pub(super) fn on_usage(&mut self, action: Action) -> bool {
+        let Some((view, back)) = &mut self.usage else {
+            self.screen.overlay = Overlay::None;
+            return true;
+        };
+        match action {
+            Action::Close => {
+                self.screen.overlay = *back;
+                self.usage = None;
+            }
+            Action::OpenHelp => {
+                self.screen.help_scroll = 0;
+                self.screen.overlay = Overlay::Help(crate::ui::keymap::Mode::Usage);
+            }
+            a => return view.update(&a),
+        }
+        true
+    }
+}

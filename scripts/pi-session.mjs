@@ -15,6 +15,9 @@
 //                                             Pi's /tree list for FILE as its TreeSelectorComponent
 //                                             draws it (every row, cursor on the leaf, colours
 //                                             stripped): one JSON line per WIDTH:FILTER, its rows
+//   node pi-session.mjs list CWD              what Pi's /resume lists (SessionManager.list for CWD,
+//                                             then listAll; PI_CODING_AGENT_DIR: Pi's agent folder):
+//                                             {"project": [paths], "all": [paths]}
 //   node pi-session.mjs open FILE             open it as Pi does (Pi ends an unfinished last line)
 //   node pi-session.mjs append FILE COUNT [--pause-ms N] [--seed S]
 //                                             open it and append COUNT messages, printing each
@@ -335,6 +338,10 @@ if (cmd === "load") {
 		const lines = await tree(args[0], Number(width), filter ?? "default");
 		process.stdout.write(`${JSON.stringify({ spec, lines })}\n`);
 	}
+} else if (cmd === "list") {
+	const project = (await SessionManager.list(args[0])).map((s) => s.path);
+	const all = (await SessionManager.listAll()).map((s) => s.path);
+	process.stdout.write(`${JSON.stringify({ project, all })}\n`);
 } else if (cmd === "open") {
 	const sm = SessionManager.open(args[0]);
 	process.stdout.write(`${JSON.stringify({ leafId: sm.getLeafId() })}\n`);
@@ -345,6 +352,6 @@ if (cmd === "load") {
 	};
 	append(args[0], Number(args[1]), opt("--pause-ms", 2), opt("--seed", 1));
 } else {
-	console.error("usage: pi-session.mjs load FILE... | inspect FILE [options] | open FILE | append FILE COUNT [--pause-ms N] [--seed S]");
+	console.error("usage: pi-session.mjs load FILE... | inspect FILE [options] | list CWD | open FILE | append FILE COUNT [--pause-ms N] [--seed S]");
 	process.exit(2);
 }

@@ -23,6 +23,7 @@ macro_rules! eprint {
 mod branches;
 mod common;
 mod compare;
+mod housekeeping;
 pub mod out;
 mod prune;
 mod read;
@@ -123,6 +124,12 @@ pub enum Command {
     /// What the sessions' model calls used and cost (tokens, cache, cost as Pi recorded it)
     /// by day, month, session, project or model; summary calls and fork copies apart.
     Usage(usage::UsageArgs),
+    /// Move sessions into bonsai's trash inside Pi's agent folder (Pi's /resume no longer
+    /// lists them), list it, put them back (--restore) or empty it (--empty, asks first).
+    Trash(housekeeping::TrashArgs),
+    /// Remove old leftovers: bonsai's backups and removed-lines files (never those the next
+    /// `bonsai restore` needs) and sessions trashed long ago; says what and how much, asks.
+    Clean(housekeeping::CleanArgs),
     /// The session as a document: the path to the leaf (or the whole tree) as Markdown, one
     /// self-contained HTML page, or JSON.
     Export(ExportArgs),
@@ -754,6 +761,8 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::List(a) => read::list(a),
         Command::Backups(a) => branches::backups(a),
         Command::Usage(a) => usage::usage(a),
+        Command::Trash(a) => housekeeping::trash_cmd(a),
+        Command::Clean(a) => housekeeping::clean(a),
         Command::Search(a) => read::search(a),
         Command::Export(a) => read::export(a),
         Command::Undo(a) => write::undo(a),
@@ -790,7 +799,13 @@ impl Command {
             Command::Tree(a) => (&mut a.file, false),
             Command::Stats(a) => (&mut a.file, false),
             Command::Inspect(a) => (&mut a.file, false),
-            Command::List(_) | Command::Search(_) | Command::Serve(_) | Command::Backups(_) | Command::Usage(_) => {
+            Command::List(_)
+            | Command::Search(_)
+            | Command::Serve(_)
+            | Command::Backups(_)
+            | Command::Usage(_)
+            | Command::Trash(_)
+            | Command::Clean(_) => {
                 return None;
             }
             Command::Export(a) => (&mut a.file, false),

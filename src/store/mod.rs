@@ -16,6 +16,7 @@ pub mod pins;
 pub mod private;
 pub mod search;
 pub mod sessions;
+pub mod trash;
 pub mod usage;
 pub mod write;
 

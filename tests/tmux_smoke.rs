@@ -4,7 +4,7 @@
 mod common;
 
 use common::tmux::Tmux;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 /// A copy of one of the repository's sessions in a new directory.
@@ -529,6 +529,125 @@ fn a_search_in_the_picker_opens_the_hit_at_its_entry() {
         screen.contains("ledger: fix rounding"),
         "the tour session is open:\n{screen}"
     );
+    t.send(&["q"]);
+    t.wait_for("EXITED:0");
+}
+
+/// Pi's own session listing (its SessionManager, both releases) for `project`, under the agent
+/// folder `agent`: this project's sessions' file names.
+fn pi_lists(agent: &Path, project: &Path) -> Vec<Vec<String>> {
+    common::pi_sessions("trash_and_restore_from_the_picker_as_pi_lists_it")
+        .iter()
+        .map(|pi| {
+            let out = pi
+                .command()
+                .arg("list")
+                .arg(project)
+                .env("PI_CODING_AGENT_DIR", agent)
+                .output()
+                .unwrap();
+            assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+            let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+            let mut names: Vec<String> = v["project"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|p| {
+                    Path::new(p.as_str().unwrap())
+                        .file_name()
+                        .unwrap()
+                        .to_string_lossy()
+                        .to_string()
+                })
+                .collect();
+            names.sort();
+            names
+        })
+        .collect()
+}
+
+#[test]
+fn trash_and_restore_from_the_picker_as_pi_lists_it() {
+    let Some(t) = Tmux::start(130, 40) else { return };
+    let home = tempfile::tempdir().unwrap();
+    let project = home.path().join("acme");
+    std::fs::create_dir_all(&project).unwrap();
+    let agent = home.path().join(".pi/agent");
+    let sessions = agent.join("sessions").join(bonsai::store::config::encode_cwd(&project));
+    std::fs::create_dir_all(&sessions).unwrap();
+    // The tour, written a minute ago (not "in the last 10 s"), and the newer long session.
+    let tour = sessions.join("2026-11-19T10-00-00-000Z_tour.jsonl");
+    std::fs::copy(common::repo().join("fixtures/pi-0.87.1/tour.jsonl"), &tour).unwrap();
+    std::fs::File::options()
+        .write(true)
+        .open(&tour)
+        .unwrap()
+        .set_modified(std::time::SystemTime::now() - Duration::from_secs(60))
+        .unwrap();
+    let long = sessions.join("2026-11-20T10-00-00-000Z_long.jsonl");
+    std::fs::copy(common::repo().join("fixtures/pi-0.87.1/long.jsonl"), &long).unwrap();
+    let tour_bytes = std::fs::read(&tour).unwrap();
+    let both = vec![
+        "2026-11-19T10-00-00-000Z_tour.jsonl".to_string(),
+        "2026-11-20T10-00-00-000Z_long.jsonl".to_string(),
+    ];
+    for listed in pi_lists(&agent, &project) {
+        assert_eq!(listed, both);
+    }
+    let bin = env!("CARGO_BIN_EXE_bonsai");
+    t.send(&[
+        &format!(
+            "cd {} && HOME={} {bin}; echo EXITED:$?",
+            project.display(),
+            home.path().display()
+        ),
+        "Enter",
+    ]);
+    t.wait_for("long");
+    t.send(&["o"]);
+    t.wait_for_all(&["sessions · this project", "ledger: fix rounding"]);
+    // The tour's row (the long session, newer, is first).
+    let mut screen = t.capture();
+    for _ in 0..4 {
+        if screen
+            .lines()
+            .any(|l| l.starts_with("│›") && l.contains("ledger: fix rounding"))
+        {
+            break;
+        }
+        t.send(&["j"]);
+        std::thread::sleep(Duration::from_millis(150));
+        screen = t.capture();
+    }
+    t.send(&["d"]);
+    t.wait_for_all(&["Move to the trash", "Pi's /resume no longer lists it"]);
+    t.send(&["y"]);
+    let screen = t.wait_for_all(&[
+        "moved 2026-11-19T10-00-00-000Z_tour.jsonl to the trash",
+        "trash  1 session",
+    ]);
+    assert!(!tour.exists(), "{screen}");
+    for listed in pi_lists(&agent, &project) {
+        assert_eq!(listed, vec![both[1].clone()], "Pi lists the trashed session:\n{screen}");
+    }
+    // The trash row: last, folded; open it and put the tour back.
+    t.send(&["End"]);
+    t.send(&["l"]);
+    t.send(&["j"]);
+    t.wait_for("u restores it");
+    t.send(&["u"]);
+    t.wait_for("Restore from the trash");
+    t.send(&["y"]);
+    let screen = t.wait_for("restored ");
+    assert!(
+        screen.contains("ledger: fix rounding"),
+        "the tour is listed again:\n{screen}"
+    );
+    assert_eq!(std::fs::read(&tour).unwrap(), tour_bytes);
+    for listed in pi_lists(&agent, &project) {
+        assert_eq!(listed, both);
+    }
+    t.send(&["Escape"]);
     t.send(&["q"]);
     t.wait_for("EXITED:0");
 }

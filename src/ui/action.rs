@@ -54,6 +54,12 @@ pub enum Action {
     SearchSessions,
     /// Pin the selected session on top of the picker, or unpin it.
     PinSession,
+    /// Housekeeping in the picker: the selected session to the trash, a trashed one back,
+    /// the trash emptied, the selected session's old backups removed (each asked first).
+    TrashSession,
+    RestoreTrashed,
+    EmptyTrash,
+    RemoveOldBackups,
     CopyText,
     CopyId,
     OpenPager,

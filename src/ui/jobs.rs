@@ -228,6 +228,10 @@ pub enum JobResult {
         everywhere: Option<usize>,
         /// The pinned sessions (bonsai's own file).
         pins: Vec<PathBuf>,
+        /// What is in bonsai's trash, with the bytes each holds.
+        trash: Vec<(store::trash::Trashed, u64)>,
+        /// bonsai's backups beside the listed sessions.
+        leftovers: Vec<store::backups::Backup>,
     },
     /// The whole-session count: messages counted of all.
     ExactProgress {
@@ -512,11 +516,24 @@ impl Job {
                 // None here: say how many there are elsewhere (counted, not opened).
                 let everywhere = (sessions.is_empty() && !all)
                     .then(|| store::sessions::count_all_sessions_in(&agent_dir, &cwd, &settings));
+                // The trash and each listed folder's leftovers, for housekeeping in the picker.
+                let trash = store::trash::list(&agent_dir)
+                    .into_iter()
+                    .map(|t| {
+                        let bytes = store::trash::size(&agent_dir, &t);
+                        (t, bytes)
+                    })
+                    .collect();
+                let mut dirs: Vec<PathBuf> = sessions.iter().map(|s| s.dir.clone()).collect();
+                dirs.sort();
+                dirs.dedup();
                 JobResult::Listed {
                     all,
                     sessions,
                     everywhere,
                     pins: store::pins::load(&agent_dir),
+                    trash,
+                    leftovers: store::backups::find(&dirs),
                 }
             }
             Job::Write {

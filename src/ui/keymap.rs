@@ -523,6 +523,16 @@ pub fn bindings() -> &'static [Binding] {
             ),
             b!(&[Picker], [ch('p')], Action::PinSession, "pin / unpin", hint),
             b!(&[Picker], [ch('$')], Action::OpenUsage, "usage and cost", hint),
+            b!(&[Picker], [ch('R')], Action::Rename, "rename the session"),
+            b!(
+                &[Picker],
+                [ch('d'), code(KeyCode::Delete)],
+                Action::TrashSession,
+                "move it to the trash"
+            ),
+            b!(&[Picker], [ch('u')], Action::RestoreTrashed, "restore from the trash"),
+            b!(&[Picker], [ch('D')], Action::EmptyTrash, "empty the trash"),
+            b!(&[Picker], [ch('B')], Action::RemoveOldBackups, "remove its old backups"),
             // The usage view.
             b!(
                 &[Usage],

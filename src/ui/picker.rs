@@ -51,6 +51,9 @@ enum Node {
     Session(usize),
     /// A file or folder that is not a readable session.
     Problem(usize),
+    /// bonsai's trash, and a session in it (by its index in `trash`).
+    Trash,
+    Trashed(usize),
 }
 
 /// A search inside the listed sessions.
@@ -108,7 +111,14 @@ pub struct Picker {
     pub listed_at: std::time::Instant,
     /// The tree pane is wide enough for the cost and token columns (set by `layout`).
     wide: bool,
+    /// What is in bonsai's trash (with its bytes), listed under its own node at the end.
+    pub trash: Vec<(crate::store::trash::Trashed, u64)>,
+    /// bonsai's backups beside the listed sessions (shown with their session).
+    pub leftovers: Vec<crate::store::backups::Backup>,
 }
+
+/// Backups older than this are "old" for the picker's B.
+pub const OLD_BACKUP_DAYS: f64 = 30.0;
 
 /// The tree pane width from which rows carry the cost and token columns.
 const COLUMNS_FROM: u16 = 90;
@@ -186,6 +196,8 @@ impl Picker {
             built: false,
             listed_at: std::time::Instant::now(),
             wide: false,
+            trash: vec![],
+            leftovers: vec![],
         }
     }
 
@@ -264,6 +276,52 @@ impl Picker {
             if current { fg(SUCCESS) } else { Style::default() },
         ));
         Line::from(spans)
+    }
+
+    /// A trashed session's row: when it was trashed, its size, where it was.
+    fn trashed_line(&self, i: usize) -> Line<'static> {
+        let (t, bytes) = &self.trash[i];
+        let when = crate::engine::js::iso_from_ms(t.at_ms);
+        Line::from(vec![
+            Span::styled(
+                format!("{} ", when.get(..16).unwrap_or(&when).replace('T', " ")),
+                fg(DIM),
+            ),
+            Span::styled(format!("{:>8}  ", size_text(*bytes)), fg(DIM)),
+            Span::styled(
+                tilde(&t.original.to_string_lossy(), self.user_home.as_deref()),
+                fg(MUTED),
+            ),
+        ])
+    }
+
+    /// The trashed session selected, if a trash row is.
+    pub fn selected_trashed(&self) -> Option<&crate::store::trash::Trashed> {
+        match self.selected_node() {
+            Some(Node::Trashed(i)) => self.trash.get(*i).map(|t| &t.0),
+            _ => None,
+        }
+    }
+
+    /// Whether the trash (or a session in it) is selected.
+    pub fn trash_selected(&self) -> bool {
+        matches!(self.selected_node(), Some(Node::Trash | Node::Trashed(_)))
+    }
+
+    /// bonsai's backups of `session`, and those of them old enough to go (never one the next
+    /// restore needs).
+    pub fn backups_of(
+        &self,
+        session: &std::path::Path,
+        now: std::time::SystemTime,
+    ) -> (Vec<&crate::store::backups::Backup>, Vec<&crate::store::backups::Backup>) {
+        let all: Vec<&crate::store::backups::Backup> = self.leftovers.iter().filter(|b| b.session == session).collect();
+        let old = all
+            .iter()
+            .copied()
+            .filter(|b| b.age_days(now) >= OLD_BACKUP_DAYS && !b.needed_for_restore)
+            .collect();
+        (all, old)
     }
 
     fn problem_line(&self, i: usize) -> Line<'static> {
@@ -501,6 +559,39 @@ impl Picker {
                 .iter()
                 .map(|&r| item(self, r, &children, &keep, &mut nodes, &mut paths, &[], &order))
                 .collect();
+        }
+        // The trash last, folded: what a restore can bring back.
+        let trashed: Vec<usize> = (0..self.trash.len())
+            .filter(|&i| q.is_empty() || self.trash[i].0.original.to_string_lossy().to_lowercase().contains(&q))
+            .collect();
+        if !trashed.is_empty() {
+            paths.push((vec!["trash".to_string()], true));
+            let kids = trashed
+                .iter()
+                .map(|&i| {
+                    let id = format!("t:{}", self.trash[i].0.name);
+                    nodes.insert(id.clone(), Node::Trashed(i));
+                    paths.push((vec!["trash".to_string(), id.clone()], false));
+                    TreeItem::new_leaf(id, self.trashed_line(i))
+                })
+                .collect();
+            let bytes: u64 = self.trash.iter().map(|t| t.1).sum();
+            let label = Line::from(vec![
+                Span::styled("trash", fg(MUTED)),
+                Span::styled(
+                    format!(
+                        "  {} session{} · {} · u restores, D empties",
+                        self.trash.len(),
+                        if self.trash.len() == 1 { "" } else { "s" },
+                        size_text(bytes)
+                    ),
+                    fg(DIM),
+                ),
+            ]);
+            if let Ok(it) = TreeItem::new("trash".to_string(), label, kids) {
+                nodes.insert("trash".into(), Node::Trash);
+                items.push(it);
+            }
         }
         self.items = items;
         self.nodes = nodes;
@@ -990,6 +1081,43 @@ impl Picker {
                     out.push(Line::from(Span::styled(" pinned sessions (p unpins)", fg(MUTED))));
                     return out;
                 }
+                Some(Node::Trash) => {
+                    out.push(Line::from(Span::styled(" bonsai's trash", title())));
+                    for l in [
+                        "sessions moved out of Pi's session folders, with their backups:",
+                        "Pi's /resume does not list them.",
+                        "u puts the selected one back where it was; D empties the trash",
+                        "(asks first, says how much).",
+                    ] {
+                        out.push(Line::from(Span::styled(cut(&format!(" {l}")), fg(MUTED))));
+                    }
+                    return out;
+                }
+                Some(Node::Trashed(i)) => {
+                    let (t, bytes) = &self.trash[*i];
+                    let kv = |k: &str, v: String| {
+                        Line::from(vec![Span::styled(format!(" {k:<8}"), fg(DIM)), Span::raw(cut(&v))])
+                    };
+                    out.push(Line::from(Span::styled(cut(" in the trash"), title())));
+                    out.push(kv(
+                        "was",
+                        tilde(&t.original.to_string_lossy(), self.user_home.as_deref()),
+                    ));
+                    out.push(kv("trashed", crate::engine::js::iso_from_ms(t.at_ms).replace('T', " ")));
+                    out.push(kv(
+                        "size",
+                        format!(
+                            "{}{}",
+                            size_text(*bytes),
+                            match t.side.len() {
+                                0 => String::new(),
+                                n => format!(" with {n} backup file{}", if n == 1 { "" } else { "s" }),
+                            }
+                        ),
+                    ));
+                    out.push(kv("keys", "u restores it · D empties the trash".into()));
+                    return out;
+                }
                 None => None,
             }
         };
@@ -1038,6 +1166,23 @@ impl Picker {
             ),
         ));
         out.push(kv("cwd", tilde(&s.cwd, self.user_home.as_deref())));
+        let (backups, old) = self.backups_of(&s.path, std::time::SystemTime::now());
+        if !backups.is_empty() {
+            let bytes: u64 = backups.iter().map(|b| b.bytes).sum();
+            out.push(kv(
+                "backups",
+                format!(
+                    "{} file{} · {}{}",
+                    backups.len(),
+                    if backups.len() == 1 { "" } else { "s" },
+                    size_text(bytes),
+                    match old.len() {
+                        0 => String::new(),
+                        n => format!(" · B removes the {n} older than {OLD_BACKUP_DAYS} days"),
+                    }
+                ),
+            ));
+        }
         if let Some(p) = &s.parent_session {
             let parent = self
                 .sessions

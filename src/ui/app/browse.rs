@@ -412,9 +412,40 @@ impl App {
     pub(super) fn on_picker(&mut self, action: Action) -> bool {
         use crate::ui::picker::{PickerFocus, SessionSearch};
         let page = self.page() as isize;
-        if matches!(action, Action::OpenUsage) {
-            self.open_usage(false);
-            return true;
+        let tree = self
+            .picker
+            .as_ref()
+            .is_some_and(|p| p.focus == crate::ui::picker::PickerFocus::Tree);
+        match action {
+            Action::OpenUsage => {
+                self.open_usage(false);
+                return true;
+            }
+            Action::TrashSession if tree => {
+                self.ask_trash();
+                return true;
+            }
+            Action::RestoreTrashed if tree => {
+                self.ask_restore_trashed();
+                return true;
+            }
+            Action::Select if tree && self.picker.as_ref().is_some_and(|p| p.trash_selected()) => {
+                self.ask_restore_trashed();
+                return true;
+            }
+            Action::EmptyTrash if tree => {
+                self.ask_empty_trash();
+                return true;
+            }
+            Action::RemoveOldBackups if tree => {
+                self.ask_remove_backups();
+                return true;
+            }
+            Action::Rename if tree => {
+                self.ask_rename_listed();
+                return true;
+            }
+            _ => {}
         }
         let next_id = self.next_job_id();
         let Some(p) = &mut self.picker else {

@@ -134,6 +134,8 @@ impl App {
                 sessions,
                 everywhere,
                 pins,
+                trash,
+                leftovers,
             } => {
                 // Each session's model's window, for its share of the context.
                 let windows = sessions
@@ -145,6 +147,8 @@ impl App {
                     .collect();
                 let mut waiting_search = false;
                 if let Some(p) = &mut self.picker {
+                    p.trash = trash;
+                    p.leftovers = leftovers;
                     p.set_sessions(all, sessions, windows, pins);
                     p.everywhere = everywhere;
                     p.listed_at = std::time::Instant::now();

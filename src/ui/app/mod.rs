@@ -11,6 +11,7 @@
 mod branches;
 mod browse;
 mod events;
+mod housekeeping;
 mod prune;
 mod usage;
 mod writes;

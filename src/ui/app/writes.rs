@@ -691,13 +691,23 @@ impl App {
                     },
                 ) => self.start_branched(clone, cut, editor_text),
                 (Action::Yes, FileChore::RemoveBranched(f)) => self.remove_branched(&f),
+                (
+                    Action::Yes,
+                    chore @ (FileChore::Trash(_)
+                    | FileChore::RestoreTrashed(_)
+                    | FileChore::EmptyTrash(_)
+                    | FileChore::RemoveBackups(_)),
+                ) => self.do_housekeeping(chore),
                 (Action::No, chore) => {
                     self.dialog = None;
                     self.status = Some(
                         match chore {
                             FileChore::Delete(_) => "nothing deleted",
                             FileChore::Branched { .. } => "nothing written",
-                            FileChore::RemoveBranched(_) => "nothing removed",
+                            FileChore::RemoveBranched(_) | FileChore::EmptyTrash(_) | FileChore::RemoveBackups(_) => {
+                                "nothing removed"
+                            }
+                            FileChore::Trash(_) | FileChore::RestoreTrashed(_) => "nothing moved",
                         }
                         .into(),
                     );
@@ -740,7 +750,11 @@ impl App {
                     Some(target),
                 );
             }
-            InputPurpose::Rename => {
+            InputPurpose::RenameFile(path) if Some(&path) != self.doc.path.as_ref() => {
+                self.dialog = None;
+                self.rename_listed(&path, text);
+            }
+            InputPurpose::Rename | InputPurpose::RenameFile(_) => {
                 self.dialog = None;
                 let keep = self.selected().map(|i| self.id_of(i));
                 self.start_write(

@@ -56,6 +56,8 @@ pub enum InputPurpose {
         target: usize,
     },
     Rename,
+    /// A name for a session listed in the picker (not necessarily the open one).
+    RenameFile(std::path::PathBuf),
     KeepRecent,
     CompactInstructions {
         leaf: usize,
@@ -225,6 +227,14 @@ pub enum FileChore {
     },
     /// Remove a fork or clone bonsai wrote, if nobody wrote to it since.
     RemoveBranched(BranchedFile),
+    /// Move a session (and its backups) into bonsai's trash.
+    Trash(std::path::PathBuf),
+    /// Put a trashed session back (by its name in the trash).
+    RestoreTrashed(String),
+    /// Remove these trashed sessions for good.
+    EmptyTrash(Vec<String>),
+    /// Remove these backups.
+    RemoveBackups(Vec<std::path::PathBuf>),
 }
 
 /// A fork or clone bonsai wrote: its path, length and modification time right after.
@@ -564,7 +574,7 @@ pub fn draw(f: &mut Frame, area: Rect, d: &Dialog, s: &Session) {
         } => {
             let t = match purpose {
                 InputPurpose::Label { .. } => " Label (empty to remove) ",
-                InputPurpose::Rename => " Session name ",
+                InputPurpose::Rename | InputPurpose::RenameFile(_) => " Session name ",
                 InputPurpose::KeepRecent => " keepRecentTokens for the cut preview ",
                 InputPurpose::NavigateInstructions { .. } => " Custom summarization instructions ",
                 InputPurpose::CompactInstructions { .. } => " Compact: custom instructions (optional) ",

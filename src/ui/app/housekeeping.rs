@@ -1,0 +1,226 @@
+//! Housekeeping from the picker: a session to the trash and back, the trash emptied, old
+//! backups removed, a listed session renamed. Each asks first (what and how much), then the
+//! listing is read again.
+
+use super::App;
+use crate::store::trash;
+use crate::ui::dialog::{Dialog, FileChore, InputPurpose, Seen};
+use crate::ui::input::LineEditor;
+use crate::ui::jobs::Job;
+use crate::ui::picker::OLD_BACKUP_DAYS;
+
+fn mb(bytes: u64) -> String {
+    if bytes >= 1_000_000 {
+        format!("{:.1} MB", bytes as f64 / 1e6)
+    } else {
+        format!("{:.1} KB", bytes as f64 / 1e3)
+    }
+}
+
+impl App {
+    /// Read the listing again (after a move, a removal or a rename).
+    fn relist(&mut self) {
+        let all = self.picker.as_ref().is_some_and(|p| p.all);
+        if let Some(p) = &mut self.picker {
+            p.loading = true;
+        }
+        self.pending.queue.push(Job::List {
+            cwd: crate::store::config::cwd(),
+            settings: self.settings.clone(),
+            all,
+            agent_dir: self.agent_dir.clone(),
+        });
+    }
+
+    /// `d`: the selected session to the trash (asked first).
+    pub(super) fn ask_trash(&mut self) {
+        let Some(p) = &self.picker else { return };
+        let Some(s) = p.selected_session() else {
+            self.status = Some("select a session to move it to the trash".into());
+            return;
+        };
+        if self.doc.path.as_ref() == Some(&s.path) {
+            self.status = Some("this session is open here: open another one first".into());
+            return;
+        }
+        let (backups, _) = p.backups_of(&s.path, std::time::SystemTime::now());
+        let mut lines = vec![
+            format!("{} ({}, {} entries)", s.title(), mb(s.bytes), s.entries),
+            format!("{}", s.path.display()),
+            "Pi's /resume no longer lists it; u in the trash puts it back.".to_string(),
+        ];
+        if !backups.is_empty() {
+            lines.push(format!("Its {} backup file(s) go with it.", backups.len()));
+        }
+        lines.push("Refused if the file was written in the last 10 s (Pi may be running).".into());
+        lines.push("Move it to the trash?".into());
+        self.dialog = Some(Dialog::ConfirmRewrite {
+            title: "Move to the trash".into(),
+            lines,
+            then: FileChore::Trash(s.path.clone()),
+        });
+    }
+
+    /// `u`: a trashed session back where it was (asked first).
+    pub(super) fn ask_restore_trashed(&mut self) {
+        let Some(p) = &self.picker else { return };
+        let Some(t) = p.selected_trashed() else {
+            self.status = Some(if p.trash.is_empty() {
+                "the trash is empty".into()
+            } else {
+                "select a session in the trash to put it back".into()
+            });
+            return;
+        };
+        self.dialog = Some(Dialog::ConfirmRewrite {
+            title: "Restore from the trash".into(),
+            lines: vec![
+                format!("Back to {}", t.original.display()),
+                "Pi lists it again.".into(),
+                "Restore it?".into(),
+            ],
+            then: FileChore::RestoreTrashed(t.name.clone()),
+        });
+    }
+
+    /// `D`: empty the trash (asked first, with what and how much).
+    pub(super) fn ask_empty_trash(&mut self) {
+        let Some(p) = &self.picker else { return };
+        if p.trash.is_empty() {
+            self.status = Some("the trash is empty".into());
+            return;
+        }
+        let bytes: u64 = p.trash.iter().map(|t| t.1).sum();
+        let n = p.trash.len();
+        self.dialog = Some(Dialog::ConfirmRewrite {
+            title: "Empty the trash".into(),
+            lines: vec![
+                format!(
+                    "{n} session{} and their backups, {}, removed for good.",
+                    if n == 1 { "" } else { "s" },
+                    mb(bytes)
+                ),
+                "This cannot be undone.".into(),
+                "Empty the trash?".into(),
+            ],
+            then: FileChore::EmptyTrash(p.trash.iter().map(|t| t.0.name.clone()).collect()),
+        });
+    }
+
+    /// `B`: the selected session's backups older than 30 days (never what a restore needs).
+    pub(super) fn ask_remove_backups(&mut self) {
+        let Some(p) = &self.picker else { return };
+        let Some(s) = p.selected_session() else {
+            self.status = Some("select a session to remove its old backups".into());
+            return;
+        };
+        let (all, old) = p.backups_of(&s.path, std::time::SystemTime::now());
+        if old.is_empty() {
+            self.status = Some(format!(
+                "no backup of this session is older than {OLD_BACKUP_DAYS} days and unneeded ({} in all)",
+                all.len()
+            ));
+            return;
+        }
+        let bytes: u64 = old.iter().map(|b| b.bytes).sum();
+        let mut lines: Vec<String> = old
+            .iter()
+            .map(|b| {
+                format!(
+                    "{}  {}  {:.0} d",
+                    b.path
+                        .file_name()
+                        .map(|n| n.to_string_lossy().to_string())
+                        .unwrap_or_default(),
+                    mb(b.bytes),
+                    b.age_days(std::time::SystemTime::now())
+                )
+            })
+            .collect();
+        lines.push(format!(
+            "{} file(s), {}; what the next restore needs stays.",
+            old.len(),
+            mb(bytes)
+        ));
+        lines.push("Remove them?".into());
+        self.dialog = Some(Dialog::ConfirmRewrite {
+            title: "Remove old backups".into(),
+            lines,
+            then: FileChore::RemoveBackups(old.iter().map(|b| b.path.clone()).collect()),
+        });
+    }
+
+    /// `R` in the picker: a name for the selected session.
+    pub(super) fn ask_rename_listed(&mut self) {
+        let Some(s) = self.picker.as_ref().and_then(|p| p.selected_session()) else {
+            self.status = Some("select a session to rename it".into());
+            return;
+        };
+        self.dialog = Some(Dialog::Input {
+            purpose: InputPurpose::RenameFile(s.path.clone()),
+            editor: LineEditor::new(s.name.as_deref().unwrap_or(""), false),
+            seen: Seen::of(&self.doc.session),
+            note: Some(format!("appends Pi's session_info to {}", s.path.display())),
+        });
+    }
+
+    /// The name written to a listed session (another than the open one): one appended line,
+    /// as every write, after re-reading the file.
+    pub(super) fn rename_listed(&mut self, path: &std::path::Path, name: String) {
+        use crate::engine::write_plan::{Write, WriteRequest};
+        let req = WriteRequest {
+            write: Write::SessionName { name: name.clone() },
+            seen: None,
+        };
+        self.status = Some(match crate::store::write::apply(path, &req) {
+            Ok(_) => format!("named {:?}", name.trim()),
+            Err(e) => format!("not renamed: {e}"),
+        });
+        self.relist();
+    }
+
+    /// Yes in one of the confirms above.
+    pub(super) fn do_housekeeping(&mut self, chore: FileChore) {
+        self.dialog = None;
+        let agent = self.agent_dir.clone();
+        self.status = Some(match chore {
+            FileChore::Trash(path) => match trash::trash(&agent, &path, crate::store::clock::now_ms()) {
+                Ok(t) => format!(
+                    "moved {} to the trash (u in the trash puts it back)",
+                    t.original
+                        .file_name()
+                        .map(|n| n.to_string_lossy().to_string())
+                        .unwrap_or_default()
+                ),
+                Err(e) => e.to_string(),
+            },
+            FileChore::RestoreTrashed(name) => match trash::restore(&agent, &name) {
+                Ok(t) => format!("restored {}", t.original.display()),
+                Err(e) => e.to_string(),
+            },
+            FileChore::EmptyTrash(names) => {
+                let which: Vec<trash::Trashed> = trash::list(&agent)
+                    .into_iter()
+                    .filter(|t| names.contains(&t.name))
+                    .collect();
+                let r = trash::empty(&agent, &which);
+                let failed = r.iter().filter(|(_, r)| r.is_err()).count();
+                if failed == 0 {
+                    format!("the trash is empty ({} removed)", r.len())
+                } else {
+                    format!("{failed} of {} could not be removed", r.len())
+                }
+            }
+            FileChore::RemoveBackups(paths) => {
+                let failed = paths.iter().filter(|p| std::fs::remove_file(p).is_err()).count();
+                if failed == 0 {
+                    format!("removed {} old backup file(s)", paths.len())
+                } else {
+                    format!("{failed} of {} backups could not be removed", paths.len())
+                }
+            }
+            _ => return,
+        });
+        self.relist();
+    }
+}

@@ -77,6 +77,11 @@ impl Query {
         })
     }
 
+    /// What matches in decoded text (the detail pane highlights with it).
+    pub fn decoded(&self) -> &regex::Regex {
+        &self.decoded
+    }
+
     /// The byte-level pattern for the line scan (regex syntax), if there is one.
     pub fn line_pattern(&self) -> Option<&str> {
         self.line_pattern.as_deref()

@@ -168,6 +168,68 @@ fn scan_piece(
     Ok((sink.hits, memchr::memchr_iter(b'\n', piece).count() as u64))
 }
 
+/// Pieces of a buffer searched at once (small: the first hits of a big session show early).
+const BUFFER_PIECE: usize = 4 << 20;
+
+/// Search a session's bytes already in memory (the open session: find in session) on every
+/// core, in pieces of whole lines; `found` gets each piece's hits (line numbers from the
+/// buffer's start) as soon as that piece is done, in no particular order. `stop` ends it early.
+pub fn search_bytes(
+    buf: &[u8],
+    q: &Query,
+    stop: &std::sync::atomic::AtomicBool,
+    found: impl Fn(Vec<Hit>) + Sync,
+) -> Result<(), String> {
+    let m = line_matcher(q)?;
+    // Piece boundaries just after a newline, then the lines before each (counted on every core).
+    let mut bounds = vec![0usize];
+    while *bounds.last().unwrap_or(&0) < buf.len() {
+        let from = *bounds.last().unwrap_or(&0) + BUFFER_PIECE;
+        let end = if from >= buf.len() {
+            buf.len()
+        } else {
+            memchr::memchr(b'\n', &buf[from..]).map_or(buf.len(), |i| from + i + 1)
+        };
+        bounds.push(end);
+    }
+    let pieces: Vec<(usize, usize)> = bounds.windows(2).map(|w| (w[0], w[1])).collect();
+    let lines: Vec<u64> = pieces
+        .par_iter()
+        .map(|&(a, b)| memchr::memchr_iter(b'\n', &buf[a..b]).count() as u64)
+        .collect();
+    let before: Vec<u64> = lines
+        .iter()
+        .scan(0u64, |acc, n| {
+            let at = *acc;
+            *acc += n;
+            Some(at)
+        })
+        .collect();
+    pieces
+        .par_iter()
+        .zip(before.par_iter())
+        .try_for_each(|(&(a, b), &lines_before)| {
+            if stop.load(std::sync::atomic::Ordering::Relaxed) {
+                return Ok(());
+            }
+            let mut sink = Hits {
+                query: q,
+                hits: vec![],
+                stop,
+            };
+            searcher()
+                .search_slice(&m, &buf[a..b], &mut sink)
+                .map_err(|e| e.to_string())?;
+            if !sink.hits.is_empty() {
+                for h in &mut sink.hits {
+                    h.line += lines_before;
+                }
+                found(sink.hits);
+            }
+            Ok(())
+        })
+}
+
 /// Search `files` on every core, big ones in pieces; `found` gets each file's hits (or why it
 /// could not be read), in file order, as soon as that file is done. `stop` ends the search
 /// early.

@@ -35,6 +35,11 @@ pub enum Action {
         back: bool,
     },
     StartSearch,
+    /// Ctrl+F: find text inside the open session (every entry's decoded text).
+    StartFind,
+    /// The next (previous) hit of the find, in tree order.
+    FindNext,
+    FindPrev,
     ToggleLabelTimes,
     ToggleFocus,
     ToggleDetail,

@@ -559,7 +559,37 @@ pub fn build(s: &Session, entry: usize, width: u16, tool_call: Option<(String, V
     }
 }
 
-pub fn draw(f: &mut Frame, area: Rect, doc: &Doc, scroll: usize, focused: bool) {
+/// `line` with every match of `find` inside a span marked (a match across two spans is not).
+fn mark_matches(line: Line<'static>, find: &regex::Regex) -> Line<'static> {
+    if !line.spans.iter().any(|s| find.is_match(&s.content)) {
+        return line;
+    }
+    let mark = Style::default()
+        .fg(ratatui::style::Color::Black)
+        .bg(WARNING)
+        .add_modifier(ratatui::style::Modifier::BOLD);
+    let mut spans = Vec::with_capacity(line.spans.len() + 4);
+    for s in line.spans {
+        let text = s.content.to_string();
+        let mut at = 0;
+        for m in find.find_iter(&text) {
+            if m.start() == m.end() {
+                continue;
+            }
+            if m.start() > at {
+                spans.push(Span::styled(text[at..m.start()].to_string(), s.style));
+            }
+            spans.push(Span::styled(text[m.range()].to_string(), s.style.patch(mark)));
+            at = m.end();
+        }
+        if at < text.len() {
+            spans.push(Span::styled(text[at..].to_string(), s.style));
+        }
+    }
+    Line::from(spans).style(line.style)
+}
+
+pub fn draw(f: &mut Frame, area: Rect, doc: &Doc, scroll: usize, focused: bool, find: Option<&regex::Regex>) {
     let block = Block::default()
         .borders(Borders::LEFT)
         .border_style(if focused { fg(ACCENT) } else { fg(DIM) })
@@ -569,7 +599,10 @@ pub fn draw(f: &mut Frame, area: Rect, doc: &Doc, scroll: usize, focused: bool) 
     let h = inner.height as usize;
     let total = doc.total_lines();
     let scroll = scroll.min(total.saturating_sub(h));
-    let lines = doc.window(scroll, h);
+    let mut lines = doc.window(scroll, h);
+    if let Some(re) = find {
+        lines = lines.into_iter().map(|l| mark_matches(l, re)).collect();
+    }
     f.render_widget(Paragraph::new(lines), inner);
     if total > h {
         let pos = format!(" {}-{}/{} ", scroll + 1, (scroll + h).min(total), total);

@@ -129,6 +129,13 @@ pub enum Job {
         query: String,
         cancel: Arc<AtomicBool>,
     },
+    /// Find text inside the open session (its bytes in memory), hits reported as they come.
+    FindInSession {
+        id: u64,
+        session: Arc<Session>,
+        query: String,
+        cancel: Arc<AtomicBool>,
+    },
     /// Append, decided again on the file as it is (see `engine::write_plan`).
     Write {
         path: PathBuf,
@@ -253,6 +260,17 @@ pub enum JobResult {
         path: PathBuf,
         hits: Result<Vec<crate::engine::search::Hit>, String>,
     },
+    /// Hits of find `id`: (entry, matches in it), one piece of the session at a time.
+    FindHits {
+        id: u64,
+        hits: Vec<(usize, usize)>,
+    },
+    /// Find `id` ended (or was stopped).
+    FindDone {
+        id: u64,
+        elapsed_ms: u64,
+        error: Option<String>,
+    },
     /// Search `id` ended (every file, or stopped).
     SearchDone {
         id: u64,
@@ -342,6 +360,7 @@ impl Job {
                 summarizer: Some(_),
                 ..
             } | Job::SearchSessions { .. }
+                | Job::FindInSession { .. }
                 | Job::ExactAll { .. }
         )
     }
@@ -604,6 +623,20 @@ impl Job {
                 id,
                 result: Err(SummaryError::Runtime("a model call needs the runtime".into())),
             },
+            Job::FindInSession {
+                id,
+                session,
+                query,
+                cancel,
+            } => {
+                let started = std::time::Instant::now();
+                let error = find_in_session(id, &session, &query, &cancel, &|r| report(r)).err();
+                JobResult::FindDone {
+                    id,
+                    elapsed_ms: started.elapsed().as_millis() as u64,
+                    error,
+                }
+            }
             Job::SearchSessions { id, .. } => JobResult::SearchDone {
                 id,
                 elapsed_ms: 0,
@@ -641,6 +674,25 @@ impl Job {
                 elapsed_ms: 0,
                 cancelled: true,
             });
+        }
+        if let Job::FindInSession {
+            id,
+            session,
+            query,
+            cancel,
+        } = self
+        {
+            let started = std::time::Instant::now();
+            let report = Arc::new(report);
+            let r = tokio::task::spawn_blocking(move || find_in_session(id, &session, &query, &cancel, &*report)).await;
+            return JobResult::FindDone {
+                id,
+                elapsed_ms: started.elapsed().as_millis() as u64,
+                error: match r {
+                    Ok(r) => r.err(),
+                    Err(e) => Some(e.to_string()),
+                },
+            };
         }
         if let Job::SearchSessions {
             id,
@@ -826,6 +878,33 @@ fn count_everything(
 }
 
 /// Resolves once `cancel` is set.
+/// Find `query` in the session's bytes on every core; each piece's hits are reported as
+/// entries (by the line each hit is on) as soon as the piece is done.
+fn find_in_session(
+    id: u64,
+    session: &Session,
+    query: &str,
+    cancel: &AtomicBool,
+    report: &(dyn Fn(JobResult) + Sync),
+) -> Result<(), String> {
+    let q = crate::engine::search::Query::new(query, false, None)?;
+    store::search::search_bytes(&session.buf, &q, cancel, |hits| {
+        let entries = hits
+            .into_iter()
+            .filter_map(|h| {
+                let line = h.line as u32;
+                let at = session.entries.partition_point(|e| e.line < line);
+                session
+                    .entries
+                    .get(at)
+                    .filter(|e| e.line == line)
+                    .map(|_| (at, h.matches))
+            })
+            .collect();
+        report(JobResult::FindHits { id, hits: entries });
+    })
+}
+
 async fn cancelled(cancel: &AtomicBool) {
     while !cancel.load(Ordering::Relaxed) {
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;

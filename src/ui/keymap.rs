@@ -21,6 +21,8 @@ pub enum Mode {
     Detail,
     /// Typing a tree search.
     Search,
+    /// Typing what to find inside the session.
+    Find,
     /// "What the model sees".
     Context,
     /// What fills the context: tokens by role, tool and file, the largest entries.
@@ -55,12 +57,13 @@ pub enum Mode {
 }
 
 impl Mode {
-    pub const ALL: [Mode; 21] = [
+    pub const ALL: [Mode; 22] = [
         Mode::Tree,
         Mode::CutPreview,
         Mode::Prune,
         Mode::Detail,
         Mode::Search,
+        Mode::Find,
         Mode::Context,
         Mode::Fills,
         Mode::PrunePlan,
@@ -83,7 +86,7 @@ impl Mode {
     pub fn takes_text(self) -> bool {
         matches!(
             self,
-            Mode::Search | Mode::PickerFilter | Mode::PickerQuery | Mode::LineInput | Mode::Instructions
+            Mode::Search | Mode::Find | Mode::PickerFilter | Mode::PickerQuery | Mode::LineInput | Mode::Instructions
         )
     }
 
@@ -97,6 +100,7 @@ impl Mode {
             Mode::Usage => "usage and cost",
             Mode::Detail => "detail",
             Mode::Search => "search",
+            Mode::Find => "find in session",
             Mode::Context => "what the model sees",
             Mode::Help => "help",
             Mode::Picker => "sessions",
@@ -246,7 +250,7 @@ pub fn bindings() -> &'static [Binding] {
             ),
             b!(
                 TREE,
-                [code(KeyCode::Right), code(KeyCode::PageDown), ctrl('f')],
+                [code(KeyCode::Right), code(KeyCode::PageDown)],
                 Action::PageDown,
                 "page down"
             ),
@@ -411,6 +415,11 @@ pub fn bindings() -> &'static [Binding] {
             b!(BROWSE, [ch('w')], Action::OpenFills, "what fills the context"),
             b!(BROWSE, [ch('M')], Action::OpenMessages, "the messages said so far"),
             b!(BROWSE, [ch('$')], Action::OpenUsage, "usage and cost of the sessions"),
+            b!(BROWSE, [ctrl('f')], Action::StartFind, "find text in the session", hint),
+            b!(BROWSE, [ch('n')], Action::FindNext, "next find hit"),
+            b!(BROWSE, [ch('N')], Action::FindPrev, "previous find hit"),
+            b!(&[Find], [code(KeyCode::Enter)], Action::Select, "find", hint),
+            b!(&[Find], [code(KeyCode::Esc), ctrl('c')], Action::Close, "cancel", hint),
             b!(BROWSE, [ch('S')], Action::CountExact, "exact tokens of every entry"),
             b!(
                 BROWSE_NOT_PRUNE,

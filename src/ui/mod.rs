@@ -124,7 +124,12 @@ pub fn draw(f: &mut Frame, app: &App) {
     }
     if let (Some(r), Some(doc)) = (a.detail, &app.detail.doc) {
         let focused = app.screen.focus == app::Focus::Detail;
-        detail::draw(f, r, doc, app.detail.scroll, focused);
+        let find = app
+            .find
+            .as_ref()
+            .filter(|f| f.editor.is_none())
+            .and_then(|f| f.regex.as_ref());
+        detail::draw(f, r, doc, app.detail.scroll, focused, find);
     }
     let after = app
         .prune

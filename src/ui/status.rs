@@ -55,6 +55,18 @@ fn header(app: &App) -> Vec<Span<'static>> {
     } else if !app.view.search.is_empty() {
         spans.push(Span::styled(format!("  search: {}", app.view.search), fg(ACCENT)));
     }
+    if let Some(f) = &app.find {
+        match &f.editor {
+            Some(ed) => {
+                spans.push(Span::styled("  find: ", fg(ACCENT)));
+                spans.extend(ed.line_spans(0, fg(ACCENT)));
+            }
+            None => spans.push(Span::styled(
+                format!("  find {:?}: {} (n/N)", f.query, f.count()),
+                fg(ACCENT),
+            )),
+        }
+    }
     if app.screen.cut_preview {
         spans.push(Span::styled("  cut preview", fg(WARNING)));
     }

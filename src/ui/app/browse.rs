@@ -122,6 +122,9 @@ impl App {
             a @ (Action::HideEntry | Action::ReplaceEntry | Action::RestoreEntry) => self.edit_selected(&a),
             Action::OpenFills => self.open_fills(),
             Action::OpenUsage => self.open_usage(true),
+            Action::StartFind => self.start_find(),
+            Action::FindNext => return self.find_step(true),
+            Action::FindPrev => return self.find_step(false),
             Action::OpenMessages => {
                 let n = crate::ui::messages::lines(self, self.areas().main.width).len();
                 self.screen.help_scroll = n.saturating_sub(self.areas().main.height.saturating_sub(3) as usize);

@@ -203,6 +203,8 @@ impl App {
                     }
                 }
             }
+            JobResult::FindHits { id, hits } => self.on_find_hits(id, hits),
+            JobResult::FindDone { id, elapsed_ms, error } => self.on_find_done(id, elapsed_ms, error),
             JobResult::SearchDone { id, elapsed_ms, error } => {
                 if let Some(s) = self
                     .picker

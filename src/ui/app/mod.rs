@@ -11,6 +11,7 @@
 mod branches;
 mod browse;
 mod events;
+mod find;
 mod housekeeping;
 mod prune;
 mod usage;
@@ -300,6 +301,8 @@ pub struct App {
     pub(crate) usage: Option<(crate::ui::usage_view::UsageView, Overlay)>,
     /// A tree search being typed.
     pub(crate) search: Option<LineEditor>,
+    /// Find inside the session (Ctrl+F), its hits and the one shown.
+    pub(crate) find: Option<find::Find>,
     pub dialog: Option<Dialog>,
     /// The one-line banner (demo notice, malformed lines).
     pub(crate) notice: Option<String>,
@@ -406,6 +409,7 @@ impl App {
             editor_for: EditorFor::Summary,
             picker: None,
             search: None,
+            find: None,
             dialog: None,
             notice: None,
             last_branched: None,
@@ -514,7 +518,9 @@ impl App {
             Overlay::Usage => return Mode::Usage,
             Overlay::None => {}
         }
-        if self.search.is_some() {
+        if self.find.as_ref().is_some_and(|f| f.editor.is_some()) {
+            Mode::Find
+        } else if self.search.is_some() {
             Mode::Search
         } else if self.screen.focus == Focus::Detail && self.screen.show_detail {
             Mode::Detail
@@ -632,6 +638,7 @@ impl App {
                 let handled = match self.mode() {
                     Mode::Tree | Mode::CutPreview | Mode::Prune | Mode::Detail => self.on_browse(action),
                     Mode::Search => self.on_search(action),
+                    Mode::Find => self.on_find_input(action),
                     Mode::Context => self.on_context(action),
                     Mode::Fills => self.on_fills(action),
                     Mode::Usage => self.on_usage(action),
@@ -917,6 +924,7 @@ impl App {
             let tc = super::tool_call_for(&s, entry);
             self.detail.doc = Some(detail::build(&s, entry, width, tc, edit));
         }
+        self.scroll_detail_to_match();
         let h = area.height as usize;
         if let Some(doc) = &mut self.detail.doc {
             self.detail.scroll = self.detail.scroll.min(doc.total_lines().saturating_sub(h));

@@ -185,6 +185,12 @@ fn apps_in(mode: Mode, p: &Path) -> Vec<App> {
             typed(&mut a, "e");
             out.push(a);
         }
+        Mode::Find => {
+            let mut a = base();
+            a.handle_key(ctrl('f'));
+            typed(&mut a, "file");
+            out.push(a);
+        }
         Mode::Context => {
             let mut a = base();
             a.handle_key(ch('m'));
@@ -1835,4 +1841,79 @@ fn an_old_session_file_says_it_is_read_only_when_it_opens() {
     assert!(a.dialog.is_none(), "a label was asked for");
     assert!(a.status.as_deref().unwrap_or("").contains("read-only"));
     assert_eq!(std::fs::read(&p).unwrap(), before);
+}
+
+#[test]
+fn find_in_session_goes_from_hit_to_hit_in_tree_order_unfolding_and_marking() {
+    let mut a = app_for(&own("tour.jsonl"));
+    a.update(Action::Resize { width: 140, height: 40 });
+    let s = a.doc.session.clone();
+    let id = |i: usize| s.entries[i].id.to_string();
+    let idx = |want: &str| s.idx_of(want).unwrap();
+    // The branch with the screenshot is folded: one hit hides inside it.
+    let screenshot = (0..s.entries.len())
+        .find(|&i| {
+            crate::engine::context::content_text(s.entry_value(i)["message"].get("content"), "")
+                .starts_with("What does this screenshot")
+        })
+        .unwrap();
+    a.view.folded.insert(screenshot);
+    a.view.apply_filter(&s);
+    a.handle_key(ctrl('f'));
+    assert_eq!(a.mode(), Mode::Find);
+    typed(&mut a, "rows");
+    a.handle_key(key(KeyCode::Enter));
+    a.run_jobs_now();
+    let f = a.find.as_ref().unwrap();
+    assert!(!f.running);
+    // Tool output, custom messages and summaries are searched too: 6 entries hold "rows".
+    assert_eq!(f.hits.len(), 6, "{:?}", f.hits);
+    // Tree order as the view shows it (the active branch first): the trunk's file read, the
+    // active branch's two, the screenshot branch's two, then the branch summary.
+    let order: Vec<String> = f.hits.values().map(|(e, _)| id(*e)).collect();
+    assert_eq!(
+        order,
+        ["128a1ee2", "cd71733a", "809ec3d7", "732f24c9", "0ce3192c", "73b50f69"]
+    );
+    assert_eq!(a.selected(), Some(idx("128a1ee2")), "the first hit is shown at once");
+    assert!(render(&mut a, 140, 40).contains("find \"rows\": 1/6 (n/N)"));
+    a.handle_key(ch('n'));
+    a.handle_key(ch('n'));
+    assert_eq!(a.selected(), Some(idx("809ec3d7")));
+    // Into the folded branch: it opens.
+    assert!(a.view.folded.contains(&screenshot));
+    a.handle_key(ch('n'));
+    assert_eq!(a.selected(), Some(idx("732f24c9")));
+    assert!(
+        !a.view.folded.contains(&screenshot),
+        "the branch was unfolded to show the hit"
+    );
+    assert!(render(&mut a, 140, 40).contains("4/6"));
+    // Back, and round the start to the last hit.
+    for _ in 0..4 {
+        a.handle_key(ch('N'));
+    }
+    assert_eq!(a.selected(), Some(idx("73b50f69")));
+    // The match is marked in the detail pane.
+    let mut t = ratatui::Terminal::new(ratatui::backend::TestBackend::new(140, 40)).unwrap();
+    t.draw(|f| crate::ui::draw(f, &a)).unwrap();
+    let buf = t.backend().buffer();
+    let marked = (0..40u16)
+        .flat_map(|y| (0..140u16).map(move |x| (x, y)))
+        .filter(|&(x, y)| buf[(x, y)].bg == crate::ui::theme::WARNING)
+        .map(|(x, y)| buf[(x, y)].symbol().to_string())
+        .collect::<String>();
+    assert!(marked.to_lowercase().contains("rows"), "marked: {marked:?}");
+    // Esc while typing a new query keeps the old find; a query found nowhere says so.
+    a.handle_key(ctrl('f'));
+    a.handle_key(key(KeyCode::Esc));
+    assert_eq!(a.find.as_ref().unwrap().hits.len(), 6);
+    a.handle_key(ctrl('f'));
+    for _ in 0..4 {
+        a.handle_key(key(KeyCode::Backspace));
+    }
+    typed(&mut a, "zebra crossing");
+    a.handle_key(key(KeyCode::Enter));
+    a.run_jobs_now();
+    assert!(a.status.as_deref().unwrap_or("").contains("nowhere in this session"));
 }

@@ -1,0 +1,239 @@
+//! Find inside the open session (Ctrl+F): the decoded text of every entry, tool output and
+//! thinking included, searched in the background on every core with hits streaming in; `n` and
+//! `N` go from hit to hit in tree order (unfolding what hides one), the detail pane marks the
+//! matches, the status line counts "3/17".
+
+use super::App;
+use crate::ui::action::Action;
+use crate::ui::input::LineEditor;
+use crate::ui::jobs::Job;
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+
+/// A find in the open session.
+pub struct Find {
+    pub id: u64,
+    /// Being typed (Ctrl+F until Enter).
+    pub editor: Option<LineEditor>,
+    pub query: String,
+    /// What matches in decoded text (for the detail pane), once a search ran.
+    pub regex: Option<regex::Regex>,
+    /// Hits by their place in tree order: (entry, matches in it).
+    pub hits: BTreeMap<u32, (usize, usize)>,
+    /// The hit shown (its place in tree order).
+    pub current: Option<u32>,
+    pub running: bool,
+    pub cancel: Arc<AtomicBool>,
+    pub error: Option<String>,
+    pub elapsed_ms: u64,
+    /// The detail pane is to scroll to the first match once it shows the hit.
+    pub scroll_pending: bool,
+    /// Each entry's place in the tree's order (as the view shows it).
+    order: Arc<Vec<u32>>,
+}
+
+impl Find {
+    /// "3/17" (or "…/17" before the first jump), and whether it is still searching.
+    pub fn count(&self) -> String {
+        let n = self.hits.len();
+        let at = self
+            .current
+            .and_then(|c| self.hits.keys().position(|k| *k == c))
+            .map(|k| (k + 1).to_string())
+            .unwrap_or_else(|| "-".into());
+        format!("{at}/{n}{}", if self.running { " …" } else { "" })
+    }
+}
+
+/// Every entry's place in the tree as the view orders it (Pi's flattened order: pre-order,
+/// the active branch first); entries outside it come last, in file order.
+fn tree_order(entries: usize, flat: &[usize]) -> Vec<u32> {
+    let mut order = vec![u32::MAX; entries];
+    for (k, &e) in flat.iter().enumerate() {
+        if let Some(o) = order.get_mut(e) {
+            *o = k as u32;
+        }
+    }
+    let mut next = flat.len() as u32;
+    for o in order.iter_mut().filter(|o| **o == u32::MAX) {
+        *o = next;
+        next += 1;
+    }
+    order
+}
+
+impl App {
+    /// Ctrl+F: type what to find (the last query to start from).
+    pub(super) fn start_find(&mut self) {
+        let last = self.find.as_ref().map(|f| f.query.clone()).unwrap_or_default();
+        match &mut self.find {
+            Some(f) => f.editor = Some(LineEditor::new(&last, false)),
+            None => {
+                self.find = Some(Find {
+                    id: 0,
+                    editor: Some(LineEditor::new("", false)),
+                    query: String::new(),
+                    regex: None,
+                    hits: BTreeMap::new(),
+                    current: None,
+                    running: false,
+                    cancel: Arc::new(AtomicBool::new(false)),
+                    error: None,
+                    elapsed_ms: 0,
+                    scroll_pending: false,
+                    order: Arc::new(vec![]),
+                })
+            }
+        }
+    }
+
+    /// Keys while the query is typed.
+    pub(super) fn on_find_input(&mut self, action: Action) -> bool {
+        let Some(f) = &mut self.find else { return false };
+        let Some(ed) = &mut f.editor else { return false };
+        match action {
+            Action::Edit(key) => return ed.input(key),
+            Action::Paste(text) => ed.paste(&text),
+            Action::Close => {
+                f.editor = None;
+                if f.query.is_empty() {
+                    self.find = None;
+                }
+            }
+            Action::Select => {
+                let q = ed.text();
+                f.editor = None;
+                if q.is_empty() {
+                    f.cancel.store(true, std::sync::atomic::Ordering::Relaxed);
+                    self.find = None;
+                    return true;
+                }
+                self.run_find(q);
+            }
+            _ => return false,
+        }
+        true
+    }
+
+    /// Search the open session for `q` (a search still running is stopped).
+    fn run_find(&mut self, q: String) {
+        let id = self.next_job_id();
+        let query = match crate::engine::search::Query::new(&q, false, None) {
+            Ok(query) => query,
+            Err(e) => {
+                self.status = Some(format!("find: {e}"));
+                return;
+            }
+        };
+        let s = self.doc.session.clone();
+        let order = Arc::new(tree_order(s.entries.len(), &self.view.flat));
+        let Some(f) = &mut self.find else { return };
+        f.cancel.store(true, std::sync::atomic::Ordering::Relaxed);
+        let cancel = Arc::new(AtomicBool::new(false));
+        *f = Find {
+            id,
+            editor: None,
+            query: q.clone(),
+            regex: Some(query.decoded().clone()),
+            hits: BTreeMap::new(),
+            current: None,
+            running: true,
+            cancel: cancel.clone(),
+            error: None,
+            elapsed_ms: 0,
+            scroll_pending: false,
+            order,
+        };
+        self.pending.queue.push(Job::FindInSession {
+            id,
+            session: s,
+            query: q,
+            cancel,
+        });
+    }
+
+    /// Hits of find `id` arrived (one piece of the file): kept in tree order; the first one
+    /// is shown at once.
+    pub(super) fn on_find_hits(&mut self, id: u64, hits: Vec<(usize, usize)>) {
+        let Some(f) = self.find.as_mut().filter(|f| f.id == id) else {
+            return;
+        };
+        for (entry, matches) in hits {
+            let at = f.order.get(entry).copied().unwrap_or(u32::MAX - 1);
+            f.hits.insert(at, (entry, matches));
+        }
+        if f.current.is_none() {
+            let before = self.selected();
+            self.find_step(true);
+            if self.selected() != before {
+                self.selection_changed();
+            }
+        }
+    }
+
+    pub(super) fn on_find_done(&mut self, id: u64, elapsed_ms: u64, error: Option<String>) {
+        let Some(f) = self.find.as_mut().filter(|f| f.id == id) else {
+            return;
+        };
+        f.running = false;
+        f.elapsed_ms = elapsed_ms;
+        f.error = error.clone();
+        if let Some(e) = error {
+            self.status = Some(format!("find: {e}"));
+        } else if f.hits.is_empty() {
+            self.status = Some(format!("find: {:?} is nowhere in this session", f.query));
+        }
+    }
+
+    /// `n` / `N`: the next (previous) hit in tree order from the one shown, round the end.
+    pub(super) fn find_step(&mut self, forward: bool) -> bool {
+        let Some(f) = &mut self.find else {
+            self.status = Some("Ctrl+F finds text inside this session first".into());
+            return true;
+        };
+        if f.hits.is_empty() {
+            self.status = Some(if f.running {
+                "find: no hit yet, still searching".into()
+            } else {
+                format!("find: {:?} is nowhere in this session", f.query)
+            });
+            return true;
+        }
+        let next = match (f.current, forward) {
+            (None, _) => f.hits.keys().next().copied(),
+            (Some(c), true) => f.hits.range(c + 1..).next().or(f.hits.iter().next()).map(|(k, _)| *k),
+            (Some(c), false) => f
+                .hits
+                .range(..c)
+                .next_back()
+                .or(f.hits.iter().next_back())
+                .map(|(k, _)| *k),
+        };
+        let Some(k) = next else { return false };
+        f.current = Some(k);
+        f.scroll_pending = true;
+        let (entry, _) = f.hits[&k];
+        self.reveal(entry);
+        true
+    }
+
+    /// Once the detail pane shows the hit: scrolled to the first line holding a match.
+    pub(super) fn scroll_detail_to_match(&mut self) {
+        let Some(f) = &mut self.find else { return };
+        if !f.scroll_pending {
+            return;
+        }
+        let (Some(doc), Some(re)) = (&self.detail.doc, &f.regex) else {
+            return;
+        };
+        f.scroll_pending = false;
+        let lines = doc.window(0, doc.total_lines());
+        if let Some(k) = lines
+            .iter()
+            .position(|l| re.is_match(&l.spans.iter().map(|s| s.content.as_ref()).collect::<String>()))
+        {
+            self.detail.scroll = k.saturating_sub(2);
+        }
+    }
+}

@@ -10,6 +10,8 @@
 //!   TUI's background count does (target ≤ 3 s on 2 cores).
 //! - `key_move_while_counting_100mb`: a key press and its frame while that count runs.
 //! - `key_move_10gb`: a key press and its frame on the 10 GB session once loaded (≤ 5 ms).
+//! - `usage_view_1000_sessions`: the usage view's data on those 1,000 sessions.
+//! - `find_in_session_1gb_*`: Ctrl+F on the 1 GB reference session, first hits and all.
 
 use bonsai::engine::models::Registry;
 use bonsai::engine::settings::Settings;
@@ -137,4 +139,63 @@ fn key_move_10gb(bencher: divan::Bencher) {
         frame(&mut app);
         app.take_jobs();
     });
+}
+
+/// The usage view (`$`) on the 1,000 sessions, as its job does: every session's recorded
+/// calls through bonsai's usage cache (warm: an earlier view), the report by day made.
+#[divan::bench(sample_count = 10)]
+fn usage_view_1000_sessions_cached() -> usize {
+    let agent = std::path::PathBuf::from(std::env::var("PI_CODING_AGENT_DIR").unwrap());
+    let (sessions, _) = bonsai::store::usage::read_sessions_cached(&agent, &[agent.join("sessions")]);
+    usage_report(&sessions)
+}
+
+/// Every file read (only the lines holding "usage" decoded): a first view.
+#[divan::bench(sample_count = 10)]
+fn usage_view_1000_sessions_uncached() -> usize {
+    let agent = std::path::PathBuf::from(std::env::var("PI_CODING_AGENT_DIR").unwrap());
+    let (sessions, _) = bonsai::store::usage::read_sessions(&[agent.join("sessions")]);
+    usage_report(&sessions)
+}
+
+fn usage_report(sessions: &[bonsai::engine::usage::SessionCalls]) -> usize {
+    use bonsai::engine::usage::{By, Period, report};
+    let period = Period {
+        since: None,
+        until: None,
+        tz: jiff::tz::TimeZone::UTC,
+    };
+    report(sessions, By::Day, &period, &Registry::builtin_only()).rows.len()
+}
+
+fn session1g() -> Arc<bonsai::engine::session::Session> {
+    static S: OnceLock<Arc<bonsai::engine::session::Session>> = OnceLock::new();
+    S.get_or_init(|| Arc::new(bonsai::store::load_session(&common::reference_file(1000)).unwrap()))
+        .clone()
+}
+
+/// Find in the open 1 GB session (Ctrl+F): the first hits to arrive, and every hit; a word in
+/// many entries ("import") and one in none (the whole file searched for nothing).
+#[divan::bench(sample_count = 5, args = ["import", "zebra crossing"])]
+fn find_in_session_1gb_first_hits(query: &str) -> usize {
+    let s = session1g();
+    let q = bonsai::engine::search::Query::new(query, false, None).unwrap();
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    let first = Mutex::new(0usize);
+    bonsai::store::search::search_bytes(&s.buf, &q, &stop, |hits| {
+        *first.lock().unwrap() += hits.len();
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    })
+    .unwrap();
+    first.into_inner().unwrap()
+}
+
+#[divan::bench(sample_count = 5, args = ["import", "zebra crossing"])]
+fn find_in_session_1gb_all_hits(query: &str) -> usize {
+    let s = session1g();
+    let q = bonsai::engine::search::Query::new(query, false, None).unwrap();
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    let n = Mutex::new(0usize);
+    bonsai::store::search::search_bytes(&s.buf, &q, &stop, |hits| *n.lock().unwrap() += hits.len()).unwrap();
+    n.into_inner().unwrap()
 }

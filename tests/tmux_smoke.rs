@@ -651,3 +651,30 @@ fn trash_and_restore_from_the_picker_as_pi_lists_it() {
     t.send(&["q"]);
     t.wait_for("EXITED:0");
 }
+
+#[test]
+fn find_in_session_opens_the_folded_branch_that_holds_the_hit() {
+    let Some(t) = Tmux::start(130, 40) else { return };
+    let (_d, p) = copy_of("tour.jsonl");
+    let home = tempfile::tempdir().unwrap();
+    t.open_bonsai(home.path(), &p);
+    t.wait_for("What does this screenshot");
+    // Fold the screenshot branch (the row under the leaf): its rows go.
+    t.send(&["j"]);
+    t.send(&["C-Left"]);
+    let screen = t.wait_for("⊞ user: What does this screenshot");
+    assert!(!screen.contains("Look at the failed import"), "{screen}");
+    t.send(&["C-f"]);
+    t.wait_for("find:");
+    t.send(&["-l", "does not know"]);
+    t.send(&["Enter"]);
+    let screen = t.wait_for("find \"does not know\": 1/1");
+    let selected = screen.lines().find(|l| l.starts_with('›')).unwrap_or("");
+    assert!(selected.contains("Rows 41, 97 and 180"), "{screen}");
+    assert!(
+        screen.contains("Look at the failed import"),
+        "the branch is open again:\n{screen}"
+    );
+    t.send(&["q"]);
+    t.wait_for("EXITED:0");
+}

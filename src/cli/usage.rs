@@ -18,7 +18,8 @@ pub enum Group {
 
 #[derive(Args, Debug)]
 pub struct UsageArgs {
-    /// Session files or folders (default: Pi's sessions folder, every project).
+    /// Session files or folders (default: Pi's sessions folder, every project, read through
+    /// bonsai's usage cache).
     pub paths: Vec<PathBuf>,
     /// One row per day, month, session file, project (the session's cwd) or model.
     #[arg(long, value_enum, default_value_t = Group::Day)]
@@ -108,13 +109,18 @@ pub fn usage(a: UsageArgs) -> Result<()> {
     let tz = crate::store::usage::time_zone(a.timezone.as_deref()).map_err(|e| eyre!(e))?;
     let cwd = crate::store::config::cwd();
     let settings = crate::store::config::load_settings(&cwd);
-    let paths = if a.paths.is_empty() {
-        crate::store::sessions::session_folders(&cwd, &settings, true)
+    let agent = crate::store::config::agent_dir();
+    let models = crate::store::config::load_registry(&agent);
+    // Pi's own folders go through bonsai's usage cache (the usage view's too); paths given are
+    // read as they are.
+    let (sessions, skipped) = if a.paths.is_empty() {
+        crate::store::usage::read_sessions_cached(
+            &agent,
+            &crate::store::sessions::session_folders(&cwd, &settings, true),
+        )
     } else {
-        a.paths.clone()
+        crate::store::usage::read_sessions(&a.paths)
     };
-    let models = crate::store::config::load_registry(&crate::store::config::agent_dir());
-    let (sessions, skipped) = crate::store::usage::read_sessions(&paths);
     let by = by_of(a.by);
     let zone = tz.iana_name().unwrap_or("the system's zone").to_string();
     let r = usage::report(&sessions, by, &Period { since, until, tz }, &models);

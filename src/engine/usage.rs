@@ -12,7 +12,7 @@ use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 /// Which call a usage belongs to.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize)]
 pub enum CallKind {
     /// An assistant reply: the agent's own calls (what ccusage counts).
     Reply,
@@ -36,7 +36,7 @@ impl CallKind {
 }
 
 /// Token counts, summed as JavaScript sums them (doubles: exact for whole numbers below 2^53).
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Tokens {
     pub input: f64,
     pub output: f64,
@@ -56,8 +56,8 @@ impl Tokens {
     }
 }
 
-/// One model call as the session recorded it.
-#[derive(Debug, Clone, PartialEq)]
+/// One model call as the session recorded it (kept in bonsai's usage cache as it is).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Call {
     pub kind: CallKind,
     /// The entry's id and timestamp (a fork or clone copies both: what tells a copy).
@@ -290,10 +290,15 @@ pub enum Cost {
 /// `call`'s cost. Pi records a cost on every call it makes; a call without one (another tool's
 /// file, a hand-made entry) is priced from the model table, as `bonsai compare` prices its own.
 pub fn cost_of(call: &Call, models: &Registry) -> Cost {
+    cost_at(call, price(&call.model, models))
+}
+
+/// [`cost_of`] with the model's prices already looked up.
+fn cost_at(call: &Call, price: Option<[f64; 4]>) -> Cost {
     if let Some(c) = call.cost {
         return Cost::Recorded(c);
     }
-    match price(&call.model, models) {
+    match price {
         Some(p) => Cost::Estimated(
             (call.tokens.input * p[0]
                 + call.tokens.output * p[1]
@@ -314,11 +319,15 @@ pub fn price(model: &str, models: &Registry) -> Option<[f64; 4]> {
 /// What the call's cache reads would have cost as plain input, minus what they cost: at the
 /// table's prices, else at the prices its recorded cost implies (input cost / input tokens).
 pub fn cache_saved(call: &Call, models: &Registry) -> f64 {
+    cache_saved_at(call, price(&call.model, models))
+}
+
+fn cache_saved_at(call: &Call, price: Option<[f64; 4]>) -> f64 {
     let read = call.tokens.cache_read;
     if read <= 0.0 {
         return 0.0;
     }
-    if let Some(p) = price(&call.model, models) {
+    if let Some(p) = price {
         return read * (p[0] - p[2]) / 1e6;
     }
     match call.cost_input_read {
@@ -347,9 +356,14 @@ pub struct Totals {
 
 impl Totals {
     pub fn add(&mut self, call: &Call, models: &Registry) {
+        self.add_at(call, price(&call.model, models));
+    }
+    /// [`Totals::add`] with the call's model's prices already looked up (a report looks each
+    /// model up once: the table has hundreds).
+    pub fn add_at(&mut self, call: &Call, price: Option<[f64; 4]>) {
         self.tokens.add(&call.tokens);
         self.calls += 1;
-        match cost_of(call, models) {
+        match cost_at(call, price) {
             Cost::Recorded(c) => self.cost += c,
             Cost::Estimated(c) => {
                 self.cost += c;
@@ -357,7 +371,7 @@ impl Totals {
             }
             Cost::Unknown => self.unpriced += 1,
         }
-        self.cache_saved += cache_saved(call, models);
+        self.cache_saved += cache_saved_at(call, price);
         self.last_ms = self.last_ms.max(call.at_ms);
     }
     pub fn merge(&mut self, o: &Totals) {
@@ -403,7 +417,7 @@ pub fn date_key(s: &str) -> Option<String> {
 }
 
 /// One session's calls, with what a report needs to name and group them.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct SessionCalls {
     pub path: String,
     /// The header's cwd (else the folder's name): the project.
@@ -446,19 +460,34 @@ pub fn report(sessions: &[SessionCalls], by: By, period: &Period, models: &Regis
     order.sort_by(|a, b| a.created.cmp(&b.created).then(a.path.cmp(&b.path)));
     let mut seen: rustc_hash::FxHashSet<(&str, &str, u64, u64, u64)> = Default::default();
     let mut r = Report::default();
+    // Each model's prices looked up once, each quarter hour's day once (every zone's offset
+    // is a whole number of quarter hours, so a quarter hour lies in one day).
+    let mut prices: rustc_hash::FxHashMap<&str, Option<[f64; 4]>> = Default::default();
+    let mut days: rustc_hash::FxHashMap<i64, Option<String>> = Default::default();
+    let dashed = |k: &Option<String>| {
+        k.as_ref()
+            .filter(|k| k.len() == 8)
+            .map(|k| format!("{}-{}-{}", &k[..4], &k[4..6], &k[6..]))
+    };
+    let (since, until) = (dashed(&period.since), dashed(&period.until));
     for s in order {
         for c in &s.calls {
-            let when = c.at_ms.and_then(|ms| day(ms, &period.tz));
+            let when = c.at_ms.and_then(|ms| {
+                days.entry(ms.div_euclid(900_000))
+                    .or_insert_with(|| day(ms, &period.tz))
+                    .clone()
+            });
             if let Some(d) = &when {
-                let k = d.replace('-', "");
-                if period.since.as_deref().is_some_and(|s| k.as_str() < s)
-                    || period.until.as_deref().is_some_and(|u| k.as_str() > u)
+                if since.as_deref().is_some_and(|s| d.as_str() < s) || until.as_deref().is_some_and(|u| d.as_str() > u)
                 {
                     continue;
                 }
             } else if period.since.is_some() || period.until.is_some() {
                 continue;
             }
+            let price = *prices
+                .entry(c.model.as_str())
+                .or_insert_with(|| price(&c.model, models));
             let identity = (
                 c.id.as_str(),
                 c.timestamp.as_str(),
@@ -467,17 +496,17 @@ pub fn report(sessions: &[SessionCalls], by: By, period: &Period, models: &Regis
                 c.tokens.output.to_bits(),
             );
             if !c.id.is_empty() && !seen.insert(identity) {
-                r.copies.add(c, models);
+                r.copies.add_at(c, price);
                 continue;
             }
             if c.kind != CallKind::Reply {
                 r.side_calls
                     .entry(c.kind.name().to_string())
                     .or_default()
-                    .add(c, models);
+                    .add_at(c, price);
                 continue;
             }
-            r.total.add(c, models);
+            r.total.add_at(c, price);
             let key = match by {
                 By::Day => when.clone(),
                 By::Month => when.as_ref().map(|d| d[..7].to_string()),
@@ -499,13 +528,13 @@ pub fn report(sessions: &[SessionCalls], by: By, period: &Period, models: &Regis
                     .or_insert_with(|| (s.name.clone(), s.project.clone()));
             }
             let row = r.rows.entry(key).or_default();
-            row.0.add(c, models);
+            row.0.add_at(c, price);
             let model = if c.model.is_empty() {
                 "unknown"
             } else {
                 c.model.as_str()
             };
-            row.1.entry(model.to_string()).or_default().add(c, models);
+            row.1.entry(model.to_string()).or_default().add_at(c, price);
         }
     }
     r

@@ -6,6 +6,7 @@ pub mod backups;
 pub mod clock;
 pub mod config;
 pub mod delete;
+pub mod exports;
 pub mod faults;
 pub mod files;
 pub mod journal;

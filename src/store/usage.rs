@@ -143,3 +143,212 @@ pub fn read_sessions(paths: &[PathBuf]) -> (Vec<SessionCalls>, Vec<Skipped>) {
     }
     (sessions, skipped)
 }
+
+/// One file's calls in bonsai's usage cache, and up to where it read the file.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+struct CachedFile {
+    path: PathBuf,
+    /// The file's length and modification time when read (unchanged: not read again).
+    file_len: u64,
+    mtime_ms: i64,
+    /// The bytes up to its last newline were read; the 32 bytes before tell appended bytes
+    /// from a rewrite.
+    settled: u64,
+    end: Vec<u8>,
+    calls: SessionCalls,
+}
+
+/// bonsai's usage cache (`<agentDir>/bonsai/usage.bin`, postcard; bonsai's private files):
+/// what every session's calls were, so that the usage view does not read every file again.
+fn cache_file(agent: &Path) -> PathBuf {
+    agent.join("bonsai").join("usage.bin")
+}
+
+/// The cache's format: a cache of another shape is read as none.
+const CACHE_VERSION: u32 = 1;
+
+fn load_cache(agent: &Path) -> std::collections::HashMap<PathBuf, CachedFile> {
+    super::private::read(&cache_file(agent))
+        .ok()
+        .and_then(|b| postcard::from_bytes::<(u32, Vec<CachedFile>)>(&b).ok())
+        .filter(|(v, _)| *v == CACHE_VERSION)
+        .map(|(_, v)| v.into_iter().map(|c| (c.path.clone(), c)).collect())
+        .unwrap_or_default()
+}
+
+fn mtime_ms(m: &std::fs::Metadata) -> i64 {
+    m.modified()
+        .ok()
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0)
+}
+
+/// `path` read whole, as the cache keeps it.
+fn read_fresh(path: &Path, meta: &std::fs::Metadata) -> Result<CachedFile, String> {
+    let f = super::files::open_regular(path).map_err(|e| e.to_string())?;
+    let buf = super::mapped::load_file(f, path).map_err(|e| format!("cannot read it: {e}"))?;
+    let settled = memchr::memrchr(b'\n', &buf).map_or(0, |i| i + 1);
+    let calls = read_one(path)?;
+    Ok(CachedFile {
+        path: path.to_path_buf(),
+        file_len: meta.len(),
+        mtime_ms: mtime_ms(meta),
+        settled: settled as u64,
+        end: buf[settled.saturating_sub(32)..settled].to_vec(),
+        calls,
+    })
+}
+
+/// `path` from the cache: as it was when unchanged, with only the new lines read when Pi
+/// appended, whole again otherwise.
+fn read_cached(path: &Path, cached: Option<&CachedFile>) -> Result<CachedFile, String> {
+    let meta = std::fs::metadata(path).map_err(|e| format!("cannot read it: {e}"))?;
+    let Some(c) = cached else {
+        return read_fresh(path, &meta);
+    };
+    if c.file_len == meta.len() && c.mtime_ms == mtime_ms(&meta) {
+        return Ok(c.clone());
+    }
+    if meta.len() < c.settled || c.settled == 0 {
+        return read_fresh(path, &meta);
+    }
+    use std::io::{Read, Seek, SeekFrom};
+    let mut f = super::files::open_regular(path).map_err(|e| e.to_string())?;
+    let from = c.settled.saturating_sub(c.end.len() as u64);
+    f.seek(SeekFrom::Start(from)).map_err(|e| e.to_string())?;
+    let mut buf = Vec::with_capacity((meta.len() - from) as usize);
+    f.read_to_end(&mut buf).map_err(|e| e.to_string())?;
+    if buf.get(..c.end.len()) != Some(&c.end[..]) {
+        return read_fresh(path, &meta);
+    }
+    let tail = &buf[c.end.len()..];
+    let settled = memchr::memrchr(b'\n', tail).map_or(0, |i| i + 1);
+    let new = &tail[..settled];
+    let mut next = c.clone();
+    next.calls.calls.extend(usage::calls(new));
+    if memchr::memmem::find(new, b"\"session_info\"").is_some() {
+        let named = name_in(new);
+        if named.is_some() || memchr::memmem::find(new, b"\"name\"").is_some() {
+            next.calls.name = named;
+        }
+    }
+    next.file_len = meta.len();
+    next.mtime_ms = mtime_ms(&meta);
+    next.settled = c.settled + settled as u64;
+    let all_before = [&c.end[..], new].concat();
+    next.end = all_before[all_before.len().saturating_sub(32)..].to_vec();
+    Ok(next)
+}
+
+/// [`read_sessions`] through bonsai's usage cache under `agent`: unchanged files are not read,
+/// appended ones only from where the cache left off. The cache is written back when anything
+/// changed (a cache that cannot be written only makes the next view read the files again).
+pub fn read_sessions_cached(agent: &Path, paths: &[PathBuf]) -> (Vec<SessionCalls>, Vec<Skipped>) {
+    let (files, mut skipped) = files_under(paths);
+    let cache = load_cache(agent);
+    let read: Vec<(PathBuf, Result<CachedFile, String>)> = files
+        .par_iter()
+        .map(|p| (p.clone(), read_cached(p, cache.get(p))))
+        .collect();
+    let changed = read.len() != cache.len()
+        || read.iter().any(|(p, r)| match (r, cache.get(p)) {
+            (Ok(n), Some(o)) => n.file_len != o.file_len || n.mtime_ms != o.mtime_ms,
+            _ => true,
+        });
+    let mut kept = Vec::new();
+    let mut sessions = Vec::new();
+    let mut removed = Vec::new();
+    for (path, r) in read {
+        match r {
+            Ok(c) => {
+                if session_of(&path).is_some() {
+                    removed.push(c.calls.clone());
+                } else {
+                    sessions.push(c.calls.clone());
+                }
+                kept.push(c);
+            }
+            Err(reason) => skipped.push(Skipped { path, reason }),
+        }
+    }
+    if changed && let Ok(bytes) = postcard::to_stdvec(&(CACHE_VERSION, &kept)) {
+        let _ = super::private::write(&cache_file(agent), &bytes);
+    }
+    for r in removed {
+        match sessions.iter_mut().find(|s| s.path == r.path) {
+            Some(s) => s.calls.extend(r.calls),
+            None => sessions.push(r),
+        }
+    }
+    (sessions, skipped)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn reply(id: &str, n: u64) -> String {
+        format!(
+            "{{\"type\":\"message\",\"id\":\"{id}\",\"parentId\":null,\"timestamp\":\"2026-11-20T10:00:0{n}.000Z\",\"message\":{{\"role\":\"assistant\",\"content\":[],\"provider\":\"p\",\"model\":\"m\",\"usage\":{{\"input\":{n}00,\"output\":1,\"cost\":{{\"total\":0.{n}}}}}}}}}\n"
+        )
+    }
+
+    /// The cache gives what reading every file gives: unchanged, appended (a name too), cut
+    /// short, rewritten; a cache of garbage is read as none.
+    #[test]
+    fn the_usage_cache_agrees_with_reading_every_file() {
+        let agent = tempfile::tempdir().unwrap();
+        let dir = agent.path().join("sessions").join("--p--");
+        std::fs::create_dir_all(&dir).unwrap();
+        let f = dir.join("s.jsonl");
+        let head = "{\"type\":\"session\",\"version\":3,\"id\":\"s\",\"timestamp\":\"2026-11-20T09:00:00.000Z\",\"cwd\":\"/p\"}\n";
+        std::fs::write(&f, format!("{head}{}", reply("a", 1))).unwrap();
+        let roots = [agent.path().join("sessions")];
+        let same = |why: &str| {
+            let (a, _) = read_sessions_cached(agent.path(), &roots);
+            let (b, _) = read_sessions(&roots);
+            assert_eq!(a.len(), b.len(), "{why}");
+            for (x, y) in a.iter().zip(&b) {
+                assert_eq!((&x.path, &x.name, &x.calls), (&y.path, &y.name, &y.calls), "{why}");
+            }
+            a
+        };
+        assert_eq!(same("first")[0].calls.len(), 1);
+        assert!(cache_file(agent.path()).exists());
+        // Unchanged: from the cache (proof: a forged cache entry is what comes back).
+        let mut c = load_cache(agent.path());
+        c.get_mut(&f).unwrap().calls.name = Some("from the cache".into());
+        let v: Vec<CachedFile> = c.into_values().collect();
+        super::super::private::write(
+            &cache_file(agent.path()),
+            &postcard::to_stdvec(&(CACHE_VERSION, &v)).unwrap(),
+        )
+        .unwrap();
+        assert_eq!(
+            read_sessions_cached(agent.path(), &roots).0[0].name.as_deref(),
+            Some("from the cache")
+        );
+        std::fs::remove_file(cache_file(agent.path())).unwrap();
+        same("again");
+        // Pi appends a reply, a name and half a line.
+        use std::io::Write;
+        let mut w = std::fs::OpenOptions::new().append(true).open(&f).unwrap();
+        write!(w, "{}{{\"type\":\"session_info\",\"id\":\"n\",\"parentId\":\"a\",\"timestamp\":\"t\",\"name\":\"Named\"}}\n{{\"type\":\"mess", reply("b", 2)).unwrap();
+        drop(w);
+        let s = same("appended");
+        assert_eq!((s[0].calls.len(), s[0].name.as_deref()), (2, Some("Named")));
+        // The half line finished as a reply.
+        let mut w = std::fs::OpenOptions::new().append(true).open(&f).unwrap();
+        write!(w, "age\",\"id\":\"c\",\"parentId\":null,\"timestamp\":\"2026-11-20T10:00:03.000Z\",\"message\":{{\"role\":\"assistant\",\"usage\":{{\"input\":3,\"output\":1}}}}}}\n").unwrap();
+        drop(w);
+        assert_eq!(same("finished")[0].calls.len(), 3);
+        // Rewritten shorter, then with other bytes where the cache's part ended.
+        std::fs::write(&f, format!("{head}{}", reply("z", 5))).unwrap();
+        assert_eq!(same("rewritten")[0].calls[0].id, "z");
+        std::fs::write(&f, format!("{head}{}{}{}", reply("y", 4), reply("x", 6), reply("w", 7))).unwrap();
+        assert_eq!(same("rewritten longer")[0].calls.len(), 3);
+        std::fs::write(cache_file(agent.path()), "garbage").unwrap();
+        same("garbage cache");
+    }
+}

@@ -560,10 +560,13 @@ pub fn write_file_new(path: &Path, data: &[u8], mode: FileMode) -> Result<(), Wr
 pub fn write_document(path: &Path, data: &[u8], overwrite: bool, source: &Path) -> Result<(), WriteError> {
     let mode = FileMode::document_like(source);
     if overwrite && path.symlink_metadata().is_ok() {
-        write_file_replacing(path, data, mode)
+        write_file_replacing(path, data, mode)?;
     } else {
-        write_file_new(path, data, mode)
+        write_file_new(path, data, mode)?;
     }
+    // Listed under its session, removable when old (`bonsai clean`, the picker's B).
+    super::exports::note(&super::config::agent_dir(), path, source);
+    Ok(())
 }
 
 /// Replace `path` with `data` (temporary file, fsync, rename, fsync of the folder).

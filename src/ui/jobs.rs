@@ -513,7 +513,7 @@ impl Job {
                 {
                     paths.push(p.clone());
                 }
-                let (sessions, skipped) = store::usage::read_sessions(&paths);
+                let (sessions, skipped) = store::usage::read_sessions_cached(&agent_dir, &paths);
                 JobResult::Usage(Box::new(super::usage_view::UsageData {
                     generation,
                     sessions,

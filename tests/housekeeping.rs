@@ -257,3 +257,64 @@ fn clean_removes_old_leftovers_only_and_never_what_restore_needs() {
     let out = w.bonsai().args(["clean", "--older-than", "3y"]).output().unwrap();
     assert!(String::from_utf8_lossy(&out.stderr).contains("the unit is d, h, m or w"));
 }
+
+#[test]
+fn clean_lists_and_removes_exports_bonsai_wrote_but_never_one_edited_since() {
+    let w = World::new();
+    let s = w.session("pi-0.87.1/tour.jsonl", "s.jsonl", MINUTE);
+    let out_md = w.project.join("tour.md");
+    let ok = w
+        .bonsai()
+        .arg("export")
+        .arg(&s)
+        .arg("-o")
+        .arg(&out_md)
+        .output()
+        .unwrap();
+    assert!(ok.status.success(), "{}", String::from_utf8_lossy(&ok.stderr));
+    let listed = |w: &World| -> Vec<String> {
+        let out = w
+            .bonsai()
+            .args(["clean", "--older-than", "0", "--dry-run", "--json"])
+            .output()
+            .unwrap();
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+        v["old"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["what"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(listed(&w), [format!("an export of {}", s.display())]);
+    // Edited by hand: the user's now, neither listed nor removed.
+    std::fs::write(&out_md, "my notes").unwrap();
+    assert!(listed(&w).is_empty());
+    let out = w
+        .bonsai()
+        .args(["clean", "--older-than", "0", "--yes"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    assert_eq!(std::fs::read_to_string(&out_md).unwrap(), "my notes");
+    // Exported again (over it), then cleaned: gone.
+    let ok = w
+        .bonsai()
+        .arg("export")
+        .arg(&s)
+        .arg("-o")
+        .arg(&out_md)
+        .arg("--force")
+        .output()
+        .unwrap();
+    assert!(ok.status.success(), "{}", String::from_utf8_lossy(&ok.stderr));
+    assert_eq!(listed(&w).len(), 1);
+    let out = w
+        .bonsai()
+        .args(["clean", "--older-than", "0", "--yes"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(!out_md.exists());
+    assert!(s.exists(), "the session itself is never a leftover");
+}

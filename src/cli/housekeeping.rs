@@ -35,8 +35,8 @@ pub struct TrashArgs {
 
 #[derive(Args, Debug)]
 pub struct CleanArgs {
-    /// Session folders or files whose leftovers to clean (default: every project's, and the
-    /// trash).
+    /// Session folders or files whose leftovers to clean (default: every project's, the
+    /// exports bonsai wrote, and the trash).
     pub paths: Vec<PathBuf>,
     /// What counts as old (30d, 12h, 2w; bare: days).
     #[arg(long, value_parser = parse_age, default_value = "30d")]
@@ -250,6 +250,25 @@ pub fn clean(a: CleanArgs) -> Result<()> {
         })
         .collect();
     let kept_for_restore = backups::find(&folders).iter().filter(|b| b.needed_for_restore).count();
+    // The documents bonsai exported from these sessions, still as it wrote them.
+    let now_ms = crate::store::clock::now_ms();
+    let old_exports: Vec<crate::store::exports::Export> = crate::store::exports::list(&agent)
+        .into_iter()
+        .filter(|e| e.age_days(now_ms) >= a.older_than)
+        .filter(|e| match &only {
+            Some(files) => files.contains(&e.session),
+            None => a.paths.is_empty() || folders.iter().any(|d| e.session.starts_with(d)),
+        })
+        .collect();
+    for e in &old_exports {
+        items.push(Leftover {
+            path: e.path.clone(),
+            what: format!("an export of {}", e.session.display()),
+            bytes: e.bytes,
+            days: e.age_days(now_ms),
+            trashed: None,
+        });
+    }
     if a.paths.is_empty() {
         for t in trash::list(&agent) {
             if age_days(t.at_ms) >= a.older_than {
@@ -312,6 +331,12 @@ pub fn clean(a: CleanArgs) -> Result<()> {
     }
     let mut failed = 0;
     let (trashed, files): (Vec<Leftover>, Vec<Leftover>) = items.into_iter().partition(|i| i.trashed.is_some());
+    for (p, r) in crate::store::exports::remove(&agent, &old_exports) {
+        if let Err(e) = r {
+            failed += 1;
+            eprintln!("bonsai: {} not removed: {e}", p.display());
+        }
+    }
     let file_backups: Vec<backups::Backup> = backups::find(&folders)
         .into_iter()
         .filter(|b| files.iter().any(|f| f.path == b.path))

@@ -239,6 +239,8 @@ pub enum JobResult {
         trash: Vec<(store::trash::Trashed, u64)>,
         /// bonsai's backups beside the listed sessions.
         leftovers: Vec<store::backups::Backup>,
+        /// The documents bonsai exported, still as it wrote them.
+        exports: Vec<store::exports::Export>,
     },
     /// The whole-session count: messages counted of all.
     ExactProgress {
@@ -553,6 +555,7 @@ impl Job {
                     pins: store::pins::load(&agent_dir),
                     trash,
                     leftovers: store::backups::find(&dirs),
+                    exports: store::exports::list(&agent_dir),
                 }
             }
             Job::Write {

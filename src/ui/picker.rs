@@ -115,6 +115,8 @@ pub struct Picker {
     pub trash: Vec<(crate::store::trash::Trashed, u64)>,
     /// bonsai's backups beside the listed sessions (shown with their session).
     pub leftovers: Vec<crate::store::backups::Backup>,
+    /// The documents bonsai exported (listed with the session they came from).
+    pub exports: Vec<crate::store::exports::Export>,
 }
 
 /// Backups older than this are "old" for the picker's B.
@@ -198,6 +200,7 @@ impl Picker {
             wide: false,
             trash: vec![],
             leftovers: vec![],
+            exports: vec![],
         }
     }
 
@@ -320,6 +323,21 @@ impl Picker {
             .iter()
             .copied()
             .filter(|b| b.age_days(now) >= OLD_BACKUP_DAYS && !b.needed_for_restore)
+            .collect();
+        (all, old)
+    }
+
+    /// The documents bonsai exported from `session`, and those older than 30 days.
+    pub fn exports_of(
+        &self,
+        session: &std::path::Path,
+        now_ms: i64,
+    ) -> (Vec<&crate::store::exports::Export>, Vec<&crate::store::exports::Export>) {
+        let all: Vec<&crate::store::exports::Export> = self.exports.iter().filter(|e| e.session == session).collect();
+        let old = all
+            .iter()
+            .copied()
+            .filter(|e| e.age_days(now_ms) >= OLD_BACKUP_DAYS)
             .collect();
         (all, old)
     }
@@ -1177,6 +1195,23 @@ impl Picker {
                     if backups.len() == 1 { "" } else { "s" },
                     size_text(bytes),
                     match old.len() {
+                        0 => String::new(),
+                        n => format!(" · B removes the {n} older than {OLD_BACKUP_DAYS} days"),
+                    }
+                ),
+            ));
+        }
+        let (exports, old_exports) = self.exports_of(&s.path, crate::store::clock::now_ms());
+        if !exports.is_empty() {
+            let bytes: u64 = exports.iter().map(|e| e.bytes).sum();
+            out.push(kv(
+                "exports",
+                format!(
+                    "{} file{} bonsai wrote · {}{}",
+                    exports.len(),
+                    if exports.len() == 1 { "" } else { "s" },
+                    size_text(bytes),
+                    match old_exports.len() {
                         0 => String::new(),
                         n => format!(" · B removes the {n} older than {OLD_BACKUP_DAYS} days"),
                     }

@@ -136,6 +136,7 @@ impl App {
                 pins,
                 trash,
                 leftovers,
+                exports,
             } => {
                 // Each session's model's window, for its share of the context.
                 let windows = sessions
@@ -149,6 +150,7 @@ impl App {
                 if let Some(p) = &mut self.picker {
                     p.trash = trash;
                     p.leftovers = leftovers;
+                    p.exports = exports;
                     p.set_sessions(all, sessions, windows, pins);
                     p.everywhere = everywhere;
                     p.listed_at = std::time::Instant::now();

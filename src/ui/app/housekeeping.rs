@@ -212,7 +212,20 @@ impl App {
                 }
             }
             FileChore::RemoveBackups(paths) => {
-                let failed = paths.iter().filter(|p| std::fs::remove_file(p).is_err()).count();
+                // An export goes only while it is still what bonsai wrote.
+                let exports: Vec<crate::store::exports::Export> = crate::store::exports::list(&agent)
+                    .into_iter()
+                    .filter(|e| paths.contains(&e.path))
+                    .collect();
+                let failed = crate::store::exports::remove(&agent, &exports)
+                    .into_iter()
+                    .filter(|(_, r)| r.is_err())
+                    .count()
+                    + paths
+                        .iter()
+                        .filter(|p| !exports.iter().any(|e| &e.path == *p))
+                        .filter(|p| std::fs::remove_file(p).is_err())
+                        .count();
                 if failed == 0 {
                     format!("removed {} old backup file(s)", paths.len())
                 } else {

@@ -279,6 +279,42 @@ pub fn calls(body: &[u8]) -> Vec<Call> {
     out
 }
 
+/// What a session's recorded calls add up to, for a listing: tokens, recorded cost, calls,
+/// calls without a recorded cost.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Sums {
+    pub tokens: f64,
+    pub cost: f64,
+    pub calls: u64,
+    pub uncosted: u64,
+}
+
+/// [`calls`] added up, reading only each `"usage":{…}` object (not the line around it: an
+/// assistant's content, before its usage, can be long). In JSON text a `"usage":{` outside an
+/// escaped string is a key; one inside a tool call's arguments would count too (Pi's tools
+/// have no such argument).
+pub fn sums(body: &[u8]) -> Sums {
+    let mut s = Sums::default();
+    for at in memmem::find_iter(body, b"\"usage\":{") {
+        if at > 0 && body[at - 1] == b'\\' {
+            continue;
+        }
+        let from = at + b"\"usage\":".len();
+        let mut it = serde_json::Deserializer::from_slice(&body[from..]).into_iter::<UsageJson>();
+        let Some(Ok(u)) = it.next() else { continue };
+        let Some((tokens, _, cost, _)) = tokens_of(&u) else {
+            continue;
+        };
+        s.tokens += tokens.total();
+        s.calls += 1;
+        match cost {
+            Some(c) => s.cost += c,
+            None => s.uncosted += 1,
+        }
+    }
+    s
+}
+
 /// What a call cost: as Pi recorded it, else from the model's prices (estimated), else unknown.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Cost {
@@ -615,6 +651,37 @@ mod tests {
         let days = report(&[src, fork], By::Day, &berlin, &models);
         assert_eq!(days.rows.keys().collect::<Vec<_>>(), ["2026-11-21"]);
         assert_eq!(days.rows["2026-11-21"].0.calls, 2);
+    }
+
+    /// The listing's quick sums are the calls' sums on Pi's files.
+    #[test]
+    fn quick_sums_agree_with_the_calls() {
+        for f in [
+            "pi-0.87.1/tour.jsonl",
+            "pi-0.87.1/long.jsonl",
+            "pi-1.5.2/changed-in-1.5.2.jsonl",
+        ] {
+            let body = std::fs::read(
+                std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                    .join("fixtures")
+                    .join(f),
+            )
+            .unwrap();
+            let c = calls(&body);
+            let s = sums(&body);
+            assert_eq!(s.calls, c.len() as u64, "{f}");
+            assert_eq!(s.tokens, c.iter().map(|c| c.tokens.total()).sum::<f64>(), "{f}");
+            assert!(
+                (s.cost - c.iter().filter_map(|c| c.cost).sum::<f64>()).abs() < 1e-12,
+                "{f}"
+            );
+            assert_eq!(s.uncosted, c.iter().filter(|c| c.cost.is_none()).count() as u64, "{f}");
+        }
+        // An escaped "usage" inside a message's text is not a call.
+        assert_eq!(
+            sums(br#"{"message":{"content":"\"usage\":{\"input\":1,\"output\":2}"}}"#).calls,
+            0
+        );
     }
 
     #[test]

@@ -74,16 +74,13 @@ pub struct Spent {
 
 impl Spent {
     fn of(body: &[u8]) -> Spent {
-        let mut s = Spent::default();
-        for c in crate::engine::usage::calls(body) {
-            s.tokens += c.tokens.total();
-            s.calls += 1;
-            match c.cost {
-                Some(x) => s.cost += x,
-                None => s.uncosted += 1,
-            }
+        let s = crate::engine::usage::sums(body);
+        Spent {
+            tokens: s.tokens,
+            cost: s.cost,
+            calls: s.calls,
+            uncosted: s.uncosted,
         }
-        s
     }
     fn add(&mut self, o: &Spent) {
         self.tokens += o.tokens;

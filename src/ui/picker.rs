@@ -285,16 +285,25 @@ impl Picker {
     fn trashed_line(&self, i: usize) -> Line<'static> {
         let (t, bytes) = &self.trash[i];
         let when = crate::engine::js::iso_from_ms(t.at_ms);
+        let name = t
+            .original
+            .file_name()
+            .map(|n| n.to_string_lossy().to_string())
+            .unwrap_or_default();
+        let folder = t
+            .original
+            .parent()
+            .and_then(|p| p.file_name())
+            .map(|n| n.to_string_lossy().to_string())
+            .unwrap_or_default();
         Line::from(vec![
             Span::styled(
                 format!("{} ", when.get(..16).unwrap_or(&when).replace('T', " ")),
                 fg(DIM),
             ),
             Span::styled(format!("{:>8}  ", size_text(*bytes)), fg(DIM)),
-            Span::styled(
-                tilde(&t.original.to_string_lossy(), self.user_home.as_deref()),
-                fg(MUTED),
-            ),
+            Span::styled(name, fg(MUTED)),
+            Span::styled(format!("  {folder}"), fg(DIM)),
         ])
     }
 
@@ -1121,7 +1130,8 @@ impl Picker {
                         "was",
                         tilde(&t.original.to_string_lossy(), self.user_home.as_deref()),
                     ));
-                    out.push(kv("trashed", crate::engine::js::iso_from_ms(t.at_ms).replace('T', " ")));
+                    let when = crate::engine::js::iso_from_ms(t.at_ms);
+                    out.push(kv("trashed", when.get(..16).unwrap_or(&when).replace('T', " ")));
                     out.push(kv(
                         "size",
                         format!(
@@ -1184,40 +1194,6 @@ impl Picker {
             ),
         ));
         out.push(kv("cwd", tilde(&s.cwd, self.user_home.as_deref())));
-        let (backups, old) = self.backups_of(&s.path, std::time::SystemTime::now());
-        if !backups.is_empty() {
-            let bytes: u64 = backups.iter().map(|b| b.bytes).sum();
-            out.push(kv(
-                "backups",
-                format!(
-                    "{} file{} · {}{}",
-                    backups.len(),
-                    if backups.len() == 1 { "" } else { "s" },
-                    size_text(bytes),
-                    match old.len() {
-                        0 => String::new(),
-                        n => format!(" · B removes the {n} older than {OLD_BACKUP_DAYS} days"),
-                    }
-                ),
-            ));
-        }
-        let (exports, old_exports) = self.exports_of(&s.path, crate::store::clock::now_ms());
-        if !exports.is_empty() {
-            let bytes: u64 = exports.iter().map(|e| e.bytes).sum();
-            out.push(kv(
-                "exports",
-                format!(
-                    "{} file{} bonsai wrote · {}{}",
-                    exports.len(),
-                    if exports.len() == 1 { "" } else { "s" },
-                    size_text(bytes),
-                    match old_exports.len() {
-                        0 => String::new(),
-                        n => format!(" · B removes the {n} older than {OLD_BACKUP_DAYS} days"),
-                    }
-                ),
-            ));
-        }
         if let Some(p) = &s.parent_session {
             let parent = self
                 .sessions
@@ -1289,6 +1265,62 @@ impl Picker {
                     }
                 ),
             ));
+        }
+        // Leftovers: each backup and export with its size and age (B removes the old ones).
+        let now = std::time::SystemTime::now();
+        let now_ms = crate::store::clock::now_ms();
+        let (backups, old) = self.backups_of(&s.path, now);
+        let (exports, old_exports) = self.exports_of(&s.path, now_ms);
+        if !backups.is_empty() || !exports.is_empty() {
+            let n = old.len() + old_exports.len();
+            out.push(kv(
+                "backups",
+                if n > 0 {
+                    format!("B removes the {n} older than {OLD_BACKUP_DAYS} days")
+                } else {
+                    "none older than 30 days".to_string()
+                },
+            ));
+            let rows = backups
+                .iter()
+                .map(|b| {
+                    use crate::store::backups::BackupKind;
+                    let what = match b.kind {
+                        BackupKind::Original => "copy before a rewrite",
+                        BackupKind::Removed => "lines a delete removed",
+                        BackupKind::Restored => "removed lines, restored",
+                    };
+                    let why = if b.needed_for_restore {
+                        " · restore needs it"
+                    } else {
+                        ""
+                    };
+                    (
+                        format!("{what}  {}  {:.0} d{why}", size_text(b.bytes), b.age_days(now)),
+                        b.needed_for_restore,
+                    )
+                })
+                .chain(exports.iter().map(|e| {
+                    let name = tilde(&e.path.to_string_lossy(), self.user_home.as_deref());
+                    (
+                        format!("{name}  {}  {:.0} d · export", size_text(e.bytes), e.age_days(now_ms)),
+                        false,
+                    )
+                }))
+                .collect::<Vec<_>>();
+            let shown = rows.len().min(4);
+            for (text, kept) in &rows[..shown] {
+                out.push(Line::from(Span::styled(
+                    cut(&format!("          {text}")),
+                    if *kept { fg(DIM) } else { fg(MUTED) },
+                )));
+            }
+            if rows.len() > shown {
+                out.push(Line::from(Span::styled(
+                    format!("          and {} more", rows.len() - shown),
+                    fg(DIM),
+                )));
+            }
         }
         out
     }

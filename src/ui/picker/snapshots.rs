@@ -244,3 +244,67 @@ fn search_hits_grouped_by_session() {
     insta::assert_snapshot!("picker_search_hits", draw(&mut p, 130, 14));
     assert_eq!(p.selected_hit(), Some((a, "e0a1b2c9".to_string())));
 }
+
+#[test]
+fn leftovers_under_their_session_and_the_trash_last() {
+    use crate::store::backups::{Backup, BackupKind};
+    let day = std::time::Duration::from_secs(86_400);
+    let now = std::time::SystemTime::now();
+    let mut p = Picker::new(Some(PathBuf::from(format!("{ACME}/c.jsonl"))));
+    p.home_dir = Some(PathBuf::from(ACME));
+    p.user_home = Some(PathBuf::from("/home/dev"));
+    let session = PathBuf::from(format!("{ACME}/a.jsonl"));
+    let backup = |name: &str, kind, bytes, age: u32, needed| Backup {
+        path: PathBuf::from(format!("{ACME}/{name}")),
+        session: session.clone(),
+        kind,
+        bytes,
+        modified: now - day * age,
+        needed_for_restore: needed,
+    };
+    p.leftovers = vec![
+        backup("a.jsonl.bak", BackupKind::Original, 41_000, 45, true),
+        backup(
+            "a.jsonl.deleted-2026-10-01T10-00-00-000Z.jsonl",
+            BackupKind::Removed,
+            3_000,
+            56,
+            false,
+        ),
+        backup(
+            "a.jsonl.deleted-2026-10-11T10-00-00-000Z.jsonl",
+            BackupKind::Removed,
+            2_000,
+            46,
+            true,
+        ),
+    ];
+    p.trash = vec![(
+        crate::store::trash::Trashed {
+            name: "1795000000000-e.jsonl".into(),
+            original: PathBuf::from(format!("{ACME}/e.jsonl")),
+            at_ms: 1_795_000_000_000,
+            bytes: 120_000,
+            side: vec![],
+        },
+        120_000,
+    )];
+    let sessions = acme();
+    let windows = vec![Some(200_000); sessions.len()];
+    p.set_sessions(false, sessions, windows, vec![]);
+    // The session with leftovers selected: each listed with its size and age, what a restore
+    // needs dimmed.
+    while p.selected_path().as_deref() != Some(session.as_path()) {
+        assert!(p.move_by(1), "a.jsonl is listed");
+    }
+    let screen = draw(&mut p, 130, 24);
+    assert!(screen.contains("B removes the 1 older than 30 days"), "{screen}");
+    insta::assert_snapshot!("picker_leftovers", screen);
+    // The trash, last: its row and what u and D do.
+    p.first_or_last(true);
+    p.fold(true);
+    p.move_by(1);
+    let screen = draw(&mut p, 130, 24);
+    assert!(screen.contains("u restores it · D empties the trash"), "{screen}");
+    insta::assert_snapshot!("picker_trash", screen);
+}

@@ -88,8 +88,11 @@ fn by_of(g: Group) -> By {
     }
 }
 
+/// A row: its totals and each model's part.
+type Row = (Totals, std::collections::BTreeMap<String, Totals>);
+
 /// Rows in the order a reader wants: days and months in time order, the rest by cost.
-fn ordered(r: &Report, by: By) -> Vec<(&String, &(Totals, std::collections::BTreeMap<String, Totals>))> {
+fn ordered(r: &Report, by: By) -> Vec<(&String, &Row)> {
     let mut rows: Vec<_> = r.rows.iter().collect();
     if !matches!(by, By::Day | By::Month) {
         rows.sort_by(|a, b| b.1.0.cost.total_cmp(&a.1.0.cost).then(a.0.cmp(b.0)));

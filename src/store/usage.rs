@@ -340,7 +340,7 @@ mod tests {
         assert_eq!((s[0].calls.len(), s[0].name.as_deref()), (2, Some("Named")));
         // The half line finished as a reply.
         let mut w = std::fs::OpenOptions::new().append(true).open(&f).unwrap();
-        write!(w, "age\",\"id\":\"c\",\"parentId\":null,\"timestamp\":\"2026-11-20T10:00:03.000Z\",\"message\":{{\"role\":\"assistant\",\"usage\":{{\"input\":3,\"output\":1}}}}}}\n").unwrap();
+        writeln!(w, "age\",\"id\":\"c\",\"parentId\":null,\"timestamp\":\"2026-11-20T10:00:03.000Z\",\"message\":{{\"role\":\"assistant\",\"usage\":{{\"input\":3,\"output\":1}}}}}}").unwrap();
         drop(w);
         assert_eq!(same("finished")[0].calls.len(), 3);
         // Rewritten shorter, then with other bytes where the cache's part ended.

@@ -55,10 +55,8 @@ fn tree_order(entries: usize, flat: &[usize]) -> Vec<u32> {
             *o = k as u32;
         }
     }
-    let mut next = flat.len() as u32;
-    for o in order.iter_mut().filter(|o| **o == u32::MAX) {
+    for (next, o) in (flat.len() as u32..).zip(order.iter_mut().filter(|o| **o == u32::MAX)) {
         *o = next;
-        next += 1;
     }
     order
 }

@@ -122,8 +122,9 @@ pub struct Picker {
 /// Backups older than this are "old" for the picker's B.
 pub const OLD_BACKUP_DAYS: f64 = 30.0;
 
-/// The tree pane width from which rows carry the cost and token columns.
-const COLUMNS_FROM: u16 = 90;
+/// The tree pane width from which rows carry the cost and token columns (a 134-column
+/// terminal, or 82 below 110 where the preview goes under the tree).
+const COLUMNS_FROM: u16 = 80;
 
 /// Dollars as a column shows them: cents, or four places under a cent.
 pub fn money(x: f64) -> String {

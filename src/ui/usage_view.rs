@@ -447,7 +447,9 @@ impl UsageView {
                 .bounds([0.0, y_max])
                 .labels(vec![Span::raw("$0"), Span::raw(money(y_max))])
                 .style(fg(DIM)),
-        );
+        )
+        // The cost only grows: the top left is where the line never is.
+        .legend_position(Some(ratatui::widgets::LegendPosition::TopLeft));
         f.render_widget(chart, area);
     }
 }

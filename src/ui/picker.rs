@@ -122,7 +122,7 @@ pub struct Picker {
 /// Backups older than this are "old" for the picker's B.
 pub const OLD_BACKUP_DAYS: f64 = 30.0;
 
-/// The tree pane width from which rows carry the cost and token columns (a 134-column
+/// The tree pane width from which rows carry the cost and token columns (a 136-column
 /// terminal, or 82 below 110 where the preview goes under the tree).
 const COLUMNS_FROM: u16 = 80;
 

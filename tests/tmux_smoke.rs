@@ -503,15 +503,7 @@ fn a_search_in_the_picker_opens_the_hit_at_its_entry() {
         })
         .unwrap();
     let id = s.entries[want].id.to_string();
-    let bin = env!("CARGO_BIN_EXE_bonsai");
-    t.send(&[
-        &format!(
-            "cd {} && HOME={} {bin}; echo EXITED:$?",
-            project.display(),
-            home.path().display()
-        ),
-        "Enter",
-    ]);
+    t.open_bonsai_in(home.path(), &project);
     t.wait_for("long");
     t.send(&["o"]);
     t.wait_for("sessions · this project");
@@ -594,15 +586,7 @@ fn trash_and_restore_from_the_picker_as_pi_lists_it() {
     for listed in pi_lists(&agent, &project) {
         assert_eq!(listed, both);
     }
-    let bin = env!("CARGO_BIN_EXE_bonsai");
-    t.send(&[
-        &format!(
-            "cd {} && HOME={} {bin}; echo EXITED:$?",
-            project.display(),
-            home.path().display()
-        ),
-        "Enter",
-    ]);
+    t.open_bonsai_in(home.path(), &project);
     t.wait_for("long");
     t.send(&["o"]);
     t.wait_for_all(&["sessions · this project", "ledger: fix rounding"]);

@@ -197,43 +197,24 @@ fn call_of(line: &[u8]) -> Option<Call> {
         Some(serde_json::Value::String(s)) => s.clone(),
         _ => String::new(),
     };
-    let id = l.id.as_deref().unwrap_or_default().to_string();
-    match l.kind.as_deref() {
+    // What the line is, the usage it records, its model, and the message's own time.
+    let (kind, usage, model, message_ts) = match l.kind.as_deref() {
         None | Some("message") => {
             let m = l.message?;
-            if m.role.as_deref() != Some("assistant") {
-                return None;
-            }
             // As ccusage: a reply counts when its timestamp is an ISO time and its model, when
             // present, a string.
-            if !iso_like(&timestamp) {
+            if m.role.as_deref() != Some("assistant") || !iso_like(&timestamp) {
                 return None;
             }
-            let model = match &m.model {
-                None => None,
-                Some(serde_json::Value::String(s)) => Some(s.as_str()),
-                Some(_) => return None,
+            let model = match (&m.model, m.provider.as_deref()) {
+                (None, _) => String::new(),
+                (Some(serde_json::Value::String(id)), Some(p)) => format!("{p}/{id}"),
+                (Some(serde_json::Value::String(id)), None) => id.clone(),
+                (Some(_), _) => return None,
             };
-            let (tokens, total_tokens, cost, cost_input_read) = tokens_of(m.usage.as_ref()?)?;
-            let model = match (m.provider.as_deref(), model) {
-                (Some(p), Some(m)) => format!("{p}/{m}"),
-                (None, Some(m)) => m.to_string(),
-                _ => String::new(),
-            };
-            Some(Call {
-                kind: CallKind::Reply,
-                at_ms: ms_of(Some(&timestamp), m.timestamp.as_ref()),
-                id,
-                timestamp,
-                model,
-                tokens,
-                total_tokens,
-                cost,
-                cost_input_read,
-            })
+            (CallKind::Reply, m.usage?, model, m.timestamp)
         }
         Some(k @ ("compaction" | "branch_summary" | "usage")) => {
-            let (tokens, total_tokens, cost, cost_input_read) = tokens_of(l.usage.as_ref()?)?;
             let kind = match k {
                 "compaction" => CallKind::Compaction,
                 "branch_summary" => CallKind::BranchSummary,
@@ -243,20 +224,22 @@ fn call_of(line: &[u8]) -> Option<Call> {
                 (Some(p), Some(m)) => format!("{p}/{m}"),
                 _ => String::new(),
             };
-            Some(Call {
-                kind,
-                at_ms: ms_of(Some(&timestamp), None),
-                id,
-                timestamp,
-                model,
-                tokens,
-                total_tokens,
-                cost,
-                cost_input_read,
-            })
+            (kind, l.usage?, model, None)
         }
-        _ => None,
-    }
+        _ => return None,
+    };
+    let (tokens, total_tokens, cost, cost_input_read) = tokens_of(&usage)?;
+    Some(Call {
+        kind,
+        at_ms: ms_of(Some(&timestamp), message_ts.as_ref()),
+        id: l.id.as_deref().unwrap_or_default().to_string(),
+        timestamp,
+        model,
+        tokens,
+        total_tokens,
+        cost,
+        cost_input_read,
+    })
 }
 
 /// Every call recorded in `body` (whole JSONL lines), in file order. Only the lines holding

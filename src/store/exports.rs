@@ -28,13 +28,7 @@ impl Export {
     }
 }
 
-fn mtime_ms(m: &std::fs::Metadata) -> i64 {
-    m.modified()
-        .ok()
-        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-        .map(|d| d.as_millis() as i64)
-        .unwrap_or(0)
-}
+use super::files::mtime_ms;
 
 fn record(agent: &Path) -> PathBuf {
     agent.join("bonsai").join("exports.json")

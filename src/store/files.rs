@@ -280,3 +280,13 @@ pub fn pi_waits_on(path: &Path) -> bool {
         _ => false,
     }
 }
+
+/// A file's modification time in ms since the epoch (0 when the system cannot say): what the
+/// listing, usage and export records compare to tell a file changed.
+pub fn mtime_ms(m: &std::fs::Metadata) -> i64 {
+    m.modified()
+        .ok()
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0)
+}

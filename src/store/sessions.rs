@@ -312,12 +312,7 @@ fn read_info(path: &Path, dir: &Path, cached: Option<&Cached>) -> SessionInfo {
         }
         Err(e) => return problem(format!("cannot read it: {}", io_reason(&e))),
     };
-    let modified_ms = meta
-        .modified()
-        .ok()
-        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-        .map(|d| d.as_millis() as i64)
-        .unwrap_or(0);
+    let modified_ms = super::files::mtime_ms(&meta);
     let cached = cached.filter(|c| c.spent.is_some());
     if let Some(c) = cached
         && c.len == meta.len()

@@ -176,13 +176,7 @@ fn load_cache(agent: &Path) -> std::collections::HashMap<PathBuf, CachedFile> {
         .unwrap_or_default()
 }
 
-fn mtime_ms(m: &std::fs::Metadata) -> i64 {
-    m.modified()
-        .ok()
-        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-        .map(|d| d.as_millis() as i64)
-        .unwrap_or(0)
-}
+use super::files::mtime_ms;
 
 /// `path` read whole, as the cache keeps it.
 fn read_fresh(path: &Path, meta: &std::fs::Metadata) -> Result<CachedFile, String> {

@@ -689,18 +689,25 @@ pub mod tests {
     pub fn render(app: &mut App, w: u16, h: u16) -> String {
         app.update(Action::Resize { width: w, height: h });
         app.run_jobs_now();
-        let mut t = Terminal::new(TestBackend::new(w, h)).unwrap();
-        t.draw(|f| draw(f, app)).unwrap();
-        let buf = t.backend().buffer().clone();
-        let mut out = String::new();
-        for y in 0..buf.area.height {
-            let mut line = String::new();
-            for x in 0..buf.area.width {
-                line.push_str(buf[(x, y)].symbol());
-            }
-            out.push_str(line.trim_end());
-            out.push('\n');
-        }
+        let mut out = screen(w, h, |f| draw(f, app));
+        out.push('\n');
         out
+    }
+
+    /// What `draw` puts on a `w`×`h` screen, as text: one line per row, trailing blanks cut.
+    pub fn screen(w: u16, h: u16, draw: impl FnOnce(&mut ratatui::Frame)) -> String {
+        let mut t = Terminal::new(TestBackend::new(w, h)).unwrap();
+        t.draw(draw).unwrap();
+        let buf = t.backend().buffer();
+        (0..buf.area.height)
+            .map(|y| {
+                (0..buf.area.width)
+                    .map(|x| buf[(x, y)].symbol())
+                    .collect::<String>()
+                    .trim_end()
+                    .to_string()
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
     }
 }

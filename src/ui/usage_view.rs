@@ -523,7 +523,6 @@ fn foot_lines(d: &UsageData, r: &Report, tab: Tab) -> Vec<Line<'static>> {
 #[cfg(test)]
 pub mod snapshots {
     use super::*;
-    use ratatui::{Terminal, backend::TestBackend};
 
     const DAY: i64 = 86_400_000;
     /// 2026-11-25 12:00 UTC.
@@ -612,18 +611,7 @@ pub mod snapshots {
     }
 
     fn draw(v: &UsageView, w: u16, h: u16) -> String {
-        let mut t = Terminal::new(TestBackend::new(w, h)).unwrap();
-        t.draw(|f| v.draw(f, f.area())).unwrap();
-        (0..h)
-            .map(|y| {
-                (0..w)
-                    .map(|x| t.backend().buffer()[(x, y)].symbol().to_string())
-                    .collect::<String>()
-                    .trim_end()
-                    .to_string()
-            })
-            .collect::<Vec<_>>()
-            .join("\n")
+        crate::ui::tests::screen(w, h, |f| v.draw(f, f.area()))
     }
 
     #[test]

@@ -53,6 +53,19 @@ impl Tmux {
             "Enter",
         ]);
     }
+    /// Start this build's bonsai with no argument in `project` with `home` as HOME (it opens
+    /// the project's newest session, as a user typing `bonsai` there).
+    pub fn open_bonsai_in(&self, home: &Path, project: &Path) {
+        let bin = env!("CARGO_BIN_EXE_bonsai");
+        self.send(&[
+            &format!(
+                "cd {} && HOME={} {bin}; echo EXITED:$?",
+                project.display(),
+                home.display()
+            ),
+            "Enter",
+        ]);
+    }
     pub fn send(&self, keys: &[&str]) {
         let mut c = Command::new("tmux");
         c.args(["-L", &self.name, "send-keys", "-t", &self.name]);

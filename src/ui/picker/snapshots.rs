@@ -5,8 +5,6 @@
 use super::*;
 use crate::store::Problem;
 use crossterm::event::{KeyCode, KeyEvent};
-use ratatui::Terminal;
-use ratatui::backend::TestBackend;
 
 const DAY: i64 = 86_400_000;
 const T0: i64 = 1_795_300_000_000;
@@ -98,19 +96,8 @@ fn picker(all: bool, sessions: Vec<SessionInfo>, pins: Vec<PathBuf>) -> Picker {
 }
 
 fn draw(p: &mut Picker, w: u16, h: u16) -> String {
-    let mut t = Terminal::new(TestBackend::new(w, h)).unwrap();
     p.layout(Rect::new(0, 0, w, h));
-    t.draw(|f| p.draw(f, f.area())).unwrap();
-    (0..h)
-        .map(|y| {
-            (0..w)
-                .map(|x| t.backend().buffer()[(x, y)].symbol().to_string())
-                .collect::<String>()
-                .trim_end()
-                .to_string()
-        })
-        .collect::<Vec<_>>()
-        .join("\n")
+    crate::ui::tests::screen(w, h, |f| p.draw(f, f.area()))
 }
 
 #[test]

@@ -474,8 +474,13 @@ pub struct Period {
 
 /// The report over `sessions`. A call present in several files (a fork or clone copies its
 /// source's entries, ids and times included) is counted once, in the oldest session.
-pub fn report(sessions: &[SessionCalls], by: By, period: &Period, models: &Registry) -> Report {
-    let mut order: Vec<&SessionCalls> = sessions.iter().collect();
+pub fn report<'a>(
+    sessions: impl IntoIterator<Item = &'a SessionCalls>,
+    by: By,
+    period: &Period,
+    models: &Registry,
+) -> Report {
+    let mut order: Vec<&SessionCalls> = sessions.into_iter().collect();
     order.sort_by(|a, b| a.created.cmp(&b.created).then(a.path.cmp(&b.path)));
     let mut seen: rustc_hash::FxHashSet<(&str, &str, u64, u64, u64)> = Default::default();
     let mut r = Report::default();

@@ -136,22 +136,16 @@ pub fn trash(agent: &Path, session: &Path, now_ms: i64) -> Result<Trashed, Trash
         .map(|n| n.to_string_lossy().to_string())
         .unwrap_or_default();
     let name = format!("{now_ms}-{file_name}");
-    move_file(&session, &dir.join(&name)).map_err(io)?;
     // Its side files follow it (a restore needs them beside it again).
     let folder = session.parent().map(Path::to_path_buf).unwrap_or_default();
-    let mut side = vec![];
-    for b in backups::find(&[folder]) {
-        if b.session != session {
-            continue;
-        }
-        let Some(n) = b.path.file_name().map(|n| n.to_string_lossy().to_string()) else {
-            continue;
-        };
-        let inside = format!("{now_ms}-{n}");
-        if move_file(&b.path, &dir.join(&inside)).is_ok() {
-            side.push((inside, b.path.clone()));
-        }
-    }
+    let side: Vec<(String, PathBuf)> = backups::find(&[folder])
+        .into_iter()
+        .filter(|b| b.session == session)
+        .filter_map(|b| {
+            let n = b.path.file_name()?.to_string_lossy().to_string();
+            Some((format!("{now_ms}-{n}"), b.path))
+        })
+        .collect();
     let t = Trashed {
         name,
         original: session.clone(),
@@ -159,9 +153,19 @@ pub fn trash(agent: &Path, session: &Path, now_ms: i64) -> Result<Trashed, Trash
         bytes: meta.len(),
         side,
     };
+    // The record first, then the moves: killed in between, the record names a file the trash
+    // does not hold (listed as nothing), never a moved session that nothing lists.
     let mut all = list(agent);
     all.push(t.clone());
     save(agent, &all).map_err(|e| TrashError::Io(index_file(agent), e))?;
+    if let Err(e) = move_file(&session, &dir.join(&t.name)) {
+        all.pop();
+        let _ = save(agent, &all);
+        return Err(io(e));
+    }
+    for (inside, from) in &t.side {
+        let _ = move_file(from, &dir.join(inside));
+    }
     Ok(t)
 }
 

@@ -90,11 +90,19 @@ fn name_in(buf: &[u8]) -> Option<String> {
     None
 }
 
+/// The bytes of `path` (mapped when large).
+fn load(path: &Path) -> Result<impl std::ops::Deref<Target = [u8]>, String> {
+    let f = super::files::open_regular(path).map_err(|e| e.to_string())?;
+    super::mapped::load_file(f, path).map_err(|e| format!("cannot read it: {e}"))
+}
+
 /// One file's calls, or why it is not read. `project` falls back to the folder's name.
 fn read_one(path: &Path) -> Result<SessionCalls, String> {
-    let f = super::files::open_regular(path).map_err(|e| e.to_string())?;
-    let buf = super::mapped::load_file(f, path).map_err(|e| format!("cannot read it: {e}"))?;
-    let buf: &[u8] = &buf;
+    calls_in(path, &load(path)?)
+}
+
+/// The calls in `buf`, the bytes of `path`.
+fn calls_in(path: &Path, buf: &[u8]) -> Result<SessionCalls, String> {
     let removed_lines_of = session_of(path);
     let head = header(buf);
     if head.is_none() && removed_lines_of.is_none() {
@@ -180,10 +188,9 @@ use super::files::mtime_ms;
 
 /// `path` read whole, as the cache keeps it.
 fn read_fresh(path: &Path, meta: &std::fs::Metadata) -> Result<CachedFile, String> {
-    let f = super::files::open_regular(path).map_err(|e| e.to_string())?;
-    let buf = super::mapped::load_file(f, path).map_err(|e| format!("cannot read it: {e}"))?;
+    let buf = load(path)?;
     let settled = memchr::memrchr(b'\n', &buf).map_or(0, |i| i + 1);
-    let calls = read_one(path)?;
+    let calls = calls_in(path, &buf)?;
     Ok(CachedFile {
         path: path.to_path_buf(),
         file_len: meta.len(),

@@ -80,6 +80,65 @@ impl Recent {
     }
 }
 
+/// The open session's cost over time, made once when the data arrives (not on each draw).
+struct SessionChart {
+    /// (time since its first call, cost so far) per call, in `unit`.
+    line: Vec<(f64, f64)>,
+    /// Its compactions, on the line.
+    marks: Vec<(f64, f64)>,
+    unit: &'static str,
+    total: f64,
+}
+
+impl SessionChart {
+    fn of(d: &UsageData) -> Option<SessionChart> {
+        let (path, compactions) = d.session.as_ref()?;
+        let p = path.display().to_string();
+        let mut calls: Vec<&usage::Call> = d
+            .sessions
+            .iter()
+            .filter(|s| s.path == p)
+            .flat_map(|s| s.calls.iter())
+            .filter(|c| c.at_ms.is_some())
+            .collect();
+        calls.sort_by_key(|c| c.at_ms);
+        let t0 = calls.first()?.at_ms.unwrap_or(0);
+        let t1 = calls.last().and_then(|c| c.at_ms).unwrap_or(t0);
+        // Hours for a day or two, days beyond.
+        let (unit_ms, unit) = if t1 - t0 > 2 * 86_400_000 {
+            (86_400_000.0, "days")
+        } else {
+            (3_600_000.0, "hours")
+        };
+        let x = |ms: i64| (ms - t0) as f64 / unit_ms;
+        let mut total = 0.0;
+        let line: Vec<(f64, f64)> = calls
+            .iter()
+            .map(|c| {
+                total += match usage::cost_of(c, &d.models) {
+                    usage::Cost::Recorded(x) | usage::Cost::Estimated(x) => x,
+                    usage::Cost::Unknown => 0.0,
+                };
+                (x(c.at_ms.unwrap_or(t0)), total)
+            })
+            .collect();
+        // A compaction sits on the line where the cost was when it happened.
+        let marks = compactions
+            .iter()
+            .map(|&ms| {
+                let at = line.partition_point(|p| p.0 <= x(ms));
+                (x(ms), at.checked_sub(1).map_or(0.0, |k| line[k].1))
+            })
+            .collect();
+        Some(SessionChart {
+            line,
+            marks,
+            unit,
+            total,
+        })
+    }
+}
+
 pub struct UsageView {
     pub generation: u64,
     pub data: Option<Box<UsageData>>,
@@ -92,6 +151,7 @@ pub struct UsageView {
     pub day_back: usize,
     /// Whether a session was open when the view was asked for (the Session tab exists).
     pub from_session: bool,
+    chart: Option<SessionChart>,
 }
 
 impl UsageView {
@@ -105,11 +165,13 @@ impl UsageView {
             scroll: 0,
             day_back: 0,
             from_session,
+            chart: None,
         }
     }
 
     pub fn set_data(&mut self, data: Box<UsageData>) {
         if data.generation == self.generation {
+            self.chart = SessionChart::of(&data);
             self.data = Some(data);
             self.rebuild();
         }
@@ -144,14 +206,13 @@ impl UsageView {
             until: None,
             tz: d.tz.clone(),
         };
-        let sessions: Vec<SessionCalls> = match (self.tab, &d.session) {
-            (Tab::Session, Some((p, _))) => {
-                let p = p.display().to_string();
-                d.sessions.iter().filter(|s| s.path == p).cloned().collect()
-            }
-            _ => d.sessions.clone(),
+        // The session's own tab reports on its file alone (no copy of the calls).
+        let only = match (self.tab, &d.session) {
+            (Tab::Session, Some((p, _))) => Some(p.display().to_string()),
+            _ => None,
         };
-        self.report = Some(usage::report(&sessions, by, &period, &d.models));
+        let sessions = d.sessions.iter().filter(|s| only.as_ref().is_none_or(|p| &s.path == p));
+        self.report = Some(usage::report(sessions, by, &period, &d.models));
         self.scroll = 0;
         self.day_back = self.day_back.min(self.days().len().saturating_sub(1));
     }
@@ -220,7 +281,7 @@ impl UsageView {
         match self.tab {
             Tab::Days => self.draw_days(f, body, d, r),
             Tab::Models | Tab::Projects => self.draw_table(f, body, r),
-            Tab::Session => self.draw_session(f, body, d),
+            Tab::Session => self.draw_session(f, body),
         }
         f.render_widget(Paragraph::new(foot_lines(d, r, self.tab)), foot);
     }
@@ -376,49 +437,22 @@ impl UsageView {
     }
 
     /// The session's cumulative cost over time, compactions marked where they happened.
-    fn draw_session(&self, f: &mut Frame, area: Rect, d: &UsageData) {
-        let Some((path, compactions)) = &d.session else { return };
-        let p = path.display().to_string();
-        let mut calls: Vec<&usage::Call> = d
-            .sessions
-            .iter()
-            .filter(|s| s.path == p)
-            .flat_map(|s| s.calls.iter())
-            .filter(|c| c.at_ms.is_some())
-            .collect();
-        calls.sort_by_key(|c| c.at_ms);
-        if calls.is_empty() {
+    fn draw_session(&self, f: &mut Frame, area: Rect) {
+        let Some(SessionChart {
+            line,
+            marks,
+            unit,
+            total,
+        }) = &self.chart
+        else {
             f.render_widget(
                 Paragraph::new(Span::styled(" this session has no model call with usage", fg(MUTED))),
                 area,
             );
             return;
-        }
-        let t0 = calls[0].at_ms.unwrap_or(0);
-        let t1 = calls.last().and_then(|c| c.at_ms).unwrap_or(t0);
-        // Hours for a day or two, days beyond.
-        let (unit_ms, unit) = if t1 - t0 > 2 * 86_400_000 {
-            (86_400_000.0, "days")
-        } else {
-            (3_600_000.0, "hours")
         };
-        let hours = |ms: i64| (ms - t0) as f64 / unit_ms;
-        let mut total = 0.0;
-        let line: Vec<(f64, f64)> = calls
-            .iter()
-            .map(|c| {
-                total += match usage::cost_of(c, &d.models) {
-                    usage::Cost::Recorded(x) | usage::Cost::Estimated(x) => x,
-                    usage::Cost::Unknown => 0.0,
-                };
-                (hours(c.at_ms.unwrap_or(t0)), total)
-            })
-            .collect();
-        let at = |ms: i64| {
-            let h = hours(ms);
-            line.iter().take_while(|(x, _)| *x <= h).last().map_or(0.0, |p| p.1)
-        };
-        let marks: Vec<(f64, f64)> = compactions.iter().map(|&ms| (hours(ms), at(ms))).collect();
+        let total = *total;
+        let unit = *unit;
         let span_h = line.last().map_or(1.0, |p| p.0).max(0.01);
         let y_max = (total * 1.1).max(0.01);
         let chart = Chart::new(vec![
@@ -427,13 +461,13 @@ impl UsageView {
                 .marker(Marker::Braille)
                 .graph_type(GraphType::Line)
                 .style(fg(ACCENT))
-                .data(&line),
+                .data(line),
             Dataset::default()
                 .name("compaction")
                 .marker(Marker::Block)
                 .graph_type(GraphType::Scatter)
                 .style(fg(WARNING))
-                .data(&marks),
+                .data(marks),
         ])
         .x_axis(
             Axis::default()

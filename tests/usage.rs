@@ -317,5 +317,15 @@ fn summary_calls_and_cache_are_reported_apart_from_the_rows() {
     let text = bonsai().args(["usage", "-z", "UTC"]).arg(&sessions).output().unwrap();
     let text = String::from_utf8(text.stdout).unwrap();
     assert!(text.contains("compaction calls (not in the rows): 1 call"), "{text}");
+    // Everything spent: the rows and the summary and other calls together.
+    let side: u64 = ["compaction", "branch summary", "cache_warm"]
+        .iter()
+        .map(|k| s[*k]["calls"].as_u64().unwrap())
+        .sum();
+    assert_eq!(
+        v["allCalls"]["calls"].as_u64(),
+        Some(t["calls"].as_u64().unwrap() + side)
+    );
+    assert!(text.contains("all calls: "), "{text}");
     assert!(text.contains("cache: "), "{text}");
 }

@@ -78,6 +78,15 @@ fn money(x: f64) -> String {
     }
 }
 
+/// The rows' calls and the summary and other calls together: everything spent.
+fn all_calls(r: &Report) -> Totals {
+    let mut all = r.total.clone();
+    for t in r.side_calls.values() {
+        all.merge(t);
+    }
+    all
+}
+
 fn by_of(g: Group) -> By {
     match g {
         Group::Day => By::Day,
@@ -160,7 +169,8 @@ pub fn usage(a: UsageArgs) -> Result<()> {
             json!({
                 "by": format!("{:?}", a.by).to_lowercase(), "timezone": zone,
                 "rows": rows, "total": totals_json(&r.total),
-                "summaries": side, "copies": totals_json(&r.copies), "undatedCalls": r.undated,
+                "summaries": side, "allCalls": totals_json(&all_calls(&r)),
+                "copies": totals_json(&r.copies), "undatedCalls": r.undated,
                 "sessions": sessions.len(),
                 "skipped": skipped.iter().map(|s| json!({"path": s.path, "reason": s.reason})).collect::<Vec<_>>(),
             })
@@ -245,6 +255,15 @@ fn print_text(a: &UsageArgs, r: &Report, by: By, zone: &str, sessions: usize) {
             calls(t.calls),
             n(t.tokens.total()),
             money(t.cost)
+        );
+    }
+    if !r.side_calls.is_empty() {
+        let all = all_calls(r);
+        println!(
+            "all calls: {}, {} tokens, {} (the rows and the calls above)",
+            calls(all.calls),
+            n(all.tokens.total()),
+            money(all.cost)
         );
     }
     if r.copies.calls > 0 {

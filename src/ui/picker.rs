@@ -316,11 +316,6 @@ impl Picker {
         }
     }
 
-    /// Whether the trash (or a session in it) is selected.
-    pub fn trash_selected(&self) -> bool {
-        matches!(self.selected_node(), Some(Node::Trash | Node::Trashed(_)))
-    }
-
     /// bonsai's backups of `session`, and those of them old enough to go (never one the next
     /// restore needs).
     pub fn backups_of(

@@ -432,7 +432,9 @@ impl App {
                 self.ask_restore_trashed();
                 return true;
             }
-            Action::Select if tree && self.picker.as_ref().is_some_and(|p| p.trash_selected()) => {
+            // Enter on a trashed session puts it back (on the trash itself it folds, as on a
+            // project).
+            Action::Select if tree && self.picker.as_ref().is_some_and(|p| p.selected_trashed().is_some()) => {
                 self.ask_restore_trashed();
                 return true;
             }

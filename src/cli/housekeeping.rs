@@ -237,19 +237,24 @@ pub fn clean(a: CleanArgs) -> Result<()> {
         (dirs, (!files.is_empty()).then_some(files))
     };
     let now = std::time::SystemTime::now();
-    let mut items: Vec<Leftover> = backups::find(&folders)
+    // The folders' backups, read once: what is listed and asked about is what goes.
+    let found = backups::find(&folders);
+    let kept_for_restore = found.iter().filter(|b| b.needed_for_restore).count();
+    let old_backups: Vec<backups::Backup> = found
         .into_iter()
         .filter(|b| only.as_ref().is_none_or(|f| f.contains(&b.session)))
         .filter(|b| b.age_days(now) >= a.older_than && !b.needed_for_restore)
+        .collect();
+    let mut items: Vec<Leftover> = old_backups
+        .iter()
         .map(|b| Leftover {
             what: b.kind.describe().to_string(),
             days: b.age_days(now),
             bytes: b.bytes,
-            path: b.path,
+            path: b.path.clone(),
             trashed: None,
         })
         .collect();
-    let kept_for_restore = backups::find(&folders).iter().filter(|b| b.needed_for_restore).count();
     // The documents bonsai exported from these sessions, still as it wrote them.
     let now_ms = crate::store::clock::now_ms();
     let old_exports: Vec<crate::store::exports::Export> = crate::store::exports::list(&agent)
@@ -330,24 +335,19 @@ pub fn clean(a: CleanArgs) -> Result<()> {
         return Ok(());
     }
     let mut failed = 0;
-    let (trashed, files): (Vec<Leftover>, Vec<Leftover>) = items.into_iter().partition(|i| i.trashed.is_some());
     for (p, r) in crate::store::exports::remove(&agent, &old_exports) {
         if let Err(e) = r {
             failed += 1;
             eprintln!("bonsai: {} not removed: {e}", p.display());
         }
     }
-    let file_backups: Vec<backups::Backup> = backups::find(&folders)
-        .into_iter()
-        .filter(|b| files.iter().any(|f| f.path == b.path))
-        .collect();
-    for (p, r) in backups::remove(&file_backups.iter().collect::<Vec<_>>()) {
+    for (p, r) in backups::remove(&old_backups.iter().collect::<Vec<_>>()) {
         if let Err(e) = r {
             failed += 1;
             eprintln!("bonsai: {} not removed: {e}", p.display());
         }
     }
-    let t: Vec<trash::Trashed> = trashed.into_iter().filter_map(|i| i.trashed).collect();
+    let t: Vec<trash::Trashed> = items.into_iter().filter_map(|i| i.trashed).collect();
     for (t, r) in trash::empty(&agent, &t) {
         if let Err(e) = r {
             failed += 1;

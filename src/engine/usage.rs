@@ -263,13 +263,22 @@ pub fn calls(body: &[u8]) -> Vec<Call> {
 }
 
 /// What a session's recorded calls add up to, for a listing: tokens, recorded cost, calls,
-/// calls without a recorded cost.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
+/// calls without a recorded cost (not in `cost`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Sums {
     pub tokens: f64,
     pub cost: f64,
     pub calls: u64,
     pub uncosted: u64,
+}
+
+impl Sums {
+    pub fn add(&mut self, o: &Sums) {
+        self.tokens += o.tokens;
+        self.cost += o.cost;
+        self.calls += o.calls;
+        self.uncosted += o.uncosted;
+    }
 }
 
 /// [`calls`] added up, reading only each `"usage":{…}` object (not the line around it: an

@@ -62,33 +62,7 @@ pub struct SessionInfo {
 }
 
 /// Tokens and cost of a file's recorded calls, summed as the listing reads it.
-#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct Spent {
-    pub tokens: f64,
-    /// Cost as Pi recorded it.
-    pub cost: f64,
-    pub calls: u64,
-    /// Calls without a recorded cost (not in `cost`).
-    pub uncosted: u64,
-}
-
-impl Spent {
-    fn of(body: &[u8]) -> Spent {
-        let s = crate::engine::usage::sums(body);
-        Spent {
-            tokens: s.tokens,
-            cost: s.cost,
-            calls: s.calls,
-            uncosted: s.uncosted,
-        }
-    }
-    fn add(&mut self, o: &Spent) {
-        self.tokens += o.tokens;
-        self.cost += o.cost;
-        self.calls += o.calls;
-        self.uncosted += o.uncosted;
-    }
-}
+pub type Spent = crate::engine::usage::Sums;
 
 impl SessionInfo {
     pub fn is_session(&self) -> bool {
@@ -265,7 +239,7 @@ fn scan_body(body: &[u8]) -> BodyFacts {
         last_message,
         usage,
         tail_estimate,
-        spent: Spent::of(body),
+        spent: crate::engine::usage::sums(body),
     }
 }
 

@@ -81,8 +81,16 @@ fn move_file(from: &Path, to: &Path) -> std::io::Result<()> {
     match std::fs::rename(from, to) {
         Ok(()) => {}
         Err(e) if e.raw_os_error() == Some(libc::EXDEV) => {
-            std::fs::copy(from, to)?;
-            std::fs::File::open(to)?.sync_all()?;
+            // Copied under a hidden name, synced, then renamed: killed mid-copy, no partial
+            // file stands at the name (and the original is still where it was).
+            let name = to
+                .file_name()
+                .map(|n| n.to_string_lossy().to_string())
+                .unwrap_or_default();
+            let tmp = to.with_file_name(format!(".{name}.partial"));
+            std::fs::copy(from, &tmp)?;
+            std::fs::File::open(&tmp)?.sync_all()?;
+            std::fs::rename(&tmp, to)?;
             std::fs::remove_file(from)?;
         }
         Err(e) => return Err(e),

@@ -15,6 +15,7 @@ use super::context::{self, content_text};
 use super::entry::Kind;
 use super::session::Session;
 use super::tree::Tree;
+use pulldown_cmark::{Event, Options, Parser, Tag};
 use serde_json::{Value, json};
 
 /// Lines of a tool result shown before the fold.
@@ -109,83 +110,75 @@ fn details(summary: &str, body: &str) -> String {
     )
 }
 
-/// Session text as Markdown prose: an HTML tag in it (`<script>`, a `</details>` that would
-/// close our own fold) is shown as text, since other tools render the Markdown file with its
-/// raw HTML. `<` becomes `&lt;` outside code (fenced blocks and code spans keep theirs, where
-/// Markdown shows it as it is anyway).
+/// Session text as a Markdown block (it starts a line and a line of ours follows it): an HTML
+/// tag in it (`<script>`, a `</details>` that would close our own fold) is shown as text, since
+/// other tools render the Markdown file with its raw HTML. Which `<` is raw HTML is decided by
+/// the parser the HTML page uses (pulldown-cmark, CommonMark): a guess from fence and span rules
+/// alone missed fences closed by a list item's end and a fence left open in front of our text.
+/// Code keeps its `<`. A text that would still leave a block open over what follows (an
+/// unclosed fence) is shown whole as a code block.
 fn md(t: &str) -> String {
-    if !t.contains('<') {
+    if !t.bytes().any(|b| matches!(b, b'<' | b'`' | b'~')) {
         return t.to_string();
     }
-    let mut out = String::with_capacity(t.len() + 16);
-    // The open fence (its character and length), as CommonMark reads one: up to three
-    // spaces, then three or more backticks (with no backtick after) or tildes.
-    let mut fence: Option<(u8, usize)> = None;
-    for line in t.split_inclusive('\n') {
-        let lead = line.trim_start_matches(' ');
-        let indent = line.len() - lead.len();
-        let ch = lead.as_bytes().first().copied().unwrap_or(0);
-        let run = if ch == b'`' || ch == b'~' {
-            lead.bytes().take_while(|c| *c == ch).count()
-        } else {
-            0
-        };
-        let rest = &lead[run..];
-        let is_fence = indent <= 3 && (ch == b'`' || ch == b'~') && run >= 3;
-        match fence {
-            Some((c, n)) => {
-                if is_fence && ch == c && run >= n && rest.trim().is_empty() {
-                    fence = None;
-                }
-                out.push_str(line);
-                continue;
-            }
-            None if is_fence && !(ch == b'`' && rest.contains('`')) => {
-                fence = Some((ch, run));
-                out.push_str(line);
-                continue;
-            }
-            None => {}
+    let mut s = t.to_string();
+    // Escaping one tag can turn an HTML block into a paragraph and so change what follows:
+    // parse again until the parser finds no raw HTML (twice is the most seen in practice).
+    for _ in 0..8 {
+        let raw: Vec<std::ops::Range<usize>> = Parser::new_ext(&s, Options::empty())
+            .into_offset_iter()
+            .filter(|(ev, _)| matches!(ev, Event::Html(_) | Event::InlineHtml(_)))
+            .map(|(_, r)| r)
+            .collect();
+        if raw.is_empty() {
+            return if ends_closed(&s) { s } else { code_block(t, "") };
         }
-        let b = line.as_bytes();
-        let mut k = 0;
+        let mut out = String::with_capacity(s.len() + 8 * raw.len());
         let mut copied = 0;
-        while k < b.len() {
-            if b[k] == b'`' {
-                // A code span: the same number of backticks closes it; copied as it is.
-                let run = b[k..].iter().take_while(|c| **c == b'`').count();
-                let mut j = k + run;
-                let mut close = None;
-                while j < b.len() {
-                    if b[j] == b'`' {
-                        let m = b[j..].iter().take_while(|c| **c == b'`').count();
-                        if m == run {
-                            close = Some(j + m);
-                            break;
-                        }
-                        j += m;
-                    } else {
-                        j += 1;
-                    }
-                }
-                k = close.unwrap_or(k + run);
+        for r in raw {
+            if r.start < copied {
                 continue;
             }
-            if b[k] == b'<' {
-                out.push_str(&line[copied..k]);
-                out.push_str("&lt;");
-                copied = k + 1;
-            }
-            k += 1;
+            out.push_str(&s[copied..r.start]);
+            out.push_str(&s[r.clone()].replace('<', "&lt;"));
+            copied = r.end;
         }
-        out.push_str(&line[copied..]);
+        out.push_str(&s[copied..]);
+        s = out;
     }
-    // A fence the text leaves open would swallow the rest of the document: close it here.
-    if let Some((c, n)) = fence {
-        if !out.ends_with('\n') {
-            out.push('\n');
+    code_block(t, "")
+}
+
+/// Whether a line of ours after `s` stands on its own at the top level (no fence or container
+/// of the session's text still open around it).
+fn ends_closed(s: &str) -> bool {
+    let probe = format!("{s}\n</details>\n");
+    let at = s.len() + 1;
+    let mut depth = 0usize;
+    for (ev, r) in Parser::new_ext(&probe, Options::empty()).into_offset_iter() {
+        match ev {
+            Event::Start(Tag::HtmlBlock) if r.start == at => return depth == 0,
+            Event::Start(_) => depth += 1,
+            Event::End(_) => depth = depth.saturating_sub(1),
+            _ => {}
         }
-        out.push_str(&String::from_utf8(vec![c; n]).unwrap_or_default());
+    }
+    false
+}
+
+/// Session text inside a line of ours (a title, a label, a name, an error): one line, with
+/// `<`, backticks and backslashes shown as themselves, so it can neither start a block nor
+/// open a code span or tag that runs on into our own text.
+fn md_inline(t: &str) -> String {
+    let mut out = String::with_capacity(t.len() + 8);
+    for c in t.chars() {
+        match c {
+            '\n' | '\r' => out.push(' '),
+            '<' => out.push_str("&lt;"),
+            '`' => out.push_str("\\`"),
+            '\\' => out.push_str("\\\\"),
+            c => out.push(c),
+        }
     }
     out
 }
@@ -216,7 +209,7 @@ fn images(content: Option<&Value>) -> Vec<String> {
                 .map(|b| {
                     let kind = b["mimeType"].as_str().unwrap_or("image").trim_start_matches("image/");
                     let bytes = b["data"].as_str().map(|d| d.len() * 3 / 4).unwrap_or(0);
-                    format!("*[image {}, {} KB]*", md(kind), bytes.div_ceil(1024))
+                    format!("*[image {}, {} KB]*", md_inline(kind), bytes.div_ceil(1024))
                 })
                 .collect()
         })
@@ -261,7 +254,7 @@ pub fn markdown(s: &Session, scope: Scope) -> String {
         Scope::Path(l) => Some(l),
         Scope::Tree => s.leaf(),
     };
-    out.push_str(&format!("# {}\n\n", md(&title(s))));
+    out.push_str(&format!("# {}\n\n", md_inline(&title(s))));
     let h = &s.header;
     let mut meta = vec![format!("session {}", code(&h.id))];
     if let Some(cwd) = &h.cwd {
@@ -329,7 +322,7 @@ pub fn markdown(s: &Session, scope: Scope) -> String {
         let id = &e.id;
         let mut label = s
             .label_of(id)
-            .map(|l| format!(" · label **{}**", md(l)))
+            .map(|l| format!(" · label **{}**", md_inline(l)))
             .unwrap_or_default();
         if let Some(&(edit, hidden)) = edited.get(&i) {
             label.push_str(&format!(
@@ -403,7 +396,7 @@ pub fn markdown(s: &Session, scope: Scope) -> String {
                             }
                         }
                         if let Some(err) = msg["errorMessage"].as_str() {
-                            out.push_str(&format!("> error: {}\n\n", md(err)));
+                            out.push_str(&format!("> error: {}\n\n", md_inline(err)));
                         }
                         if msg.get("usage").is_some_and(|u| u.is_object()) {
                             last_usage = Some(msg["usage"].clone());
@@ -456,7 +449,7 @@ pub fn markdown(s: &Session, scope: Scope) -> String {
                         };
                         out.push_str(&format!(
                             "**`!` {}**{excluded}{label}{here}\n\n",
-                            md(msg["command"].as_str().unwrap_or(""))
+                            md_inline(msg["command"].as_str().unwrap_or(""))
                         ));
                         let o = msg["output"].as_str().unwrap_or("");
                         if !o.trim().is_empty() {
@@ -470,7 +463,7 @@ pub fn markdown(s: &Session, scope: Scope) -> String {
                     other => {
                         out.push_str(&format!(
                             "**{}**{label}{here}\n\n{}\n\n",
-                            md(other),
+                            md_inline(other),
                             md(content_text(msg.get("content"), "\n").trim())
                         ));
                     }
@@ -506,7 +499,7 @@ pub fn markdown(s: &Session, scope: Scope) -> String {
                 let ct = v["customType"].as_str().unwrap_or("custom");
                 out.push_str(&format!(
                     "**{}**{label}{here}\n\n{}\n\n",
-                    md(ct),
+                    md_inline(ct),
                     md(content_text(v.get("content"), "\n").trim())
                 ));
                 turn_tokens += est;
@@ -516,11 +509,13 @@ pub fn markdown(s: &Session, scope: Scope) -> String {
                 let what = match e.kind.type_name() {
                     "model_change" => format!(
                         "model: {}/{}",
-                        v["provider"].as_str().unwrap_or("?"),
-                        v["modelId"].as_str().unwrap_or("?")
+                        md_inline(v["provider"].as_str().unwrap_or("?")),
+                        md_inline(v["modelId"].as_str().unwrap_or("?"))
                     ),
-                    "thinking_level_change" => format!("thinking: {}", v["thinkingLevel"].as_str().unwrap_or("?")),
-                    "session_info" => format!("named: {}", v["name"].as_str().unwrap_or("")),
+                    "thinking_level_change" => {
+                        format!("thinking: {}", md_inline(v["thinkingLevel"].as_str().unwrap_or("?")))
+                    }
+                    "session_info" => format!("named: {}", md_inline(v["name"].as_str().unwrap_or(""))),
                     "context_edit" => format!(
                         "context edit: {} {}",
                         code(v["targetId"].as_str().unwrap_or("")),
@@ -531,9 +526,9 @@ pub fn markdown(s: &Session, scope: Scope) -> String {
                         }
                     ),
                     "label" | "custom" | "usage" => continue,
-                    other => other.to_string(),
+                    other => md_inline(other),
                 };
-                out.push_str(&format!("*{}{here}*\n\n", md(&what)));
+                out.push_str(&format!("*{what}{here}*\n\n"));
             }
         }
     }
@@ -599,8 +594,17 @@ mod tests {
         );
         // A backtick in the info string makes no fence, so the tag after is escaped.
         assert_eq!(md("``` a`b\n<script>"), "``` a`b\n&lt;script>");
-        // An unclosed fence is closed, not left to swallow the rest of the document.
-        assert_eq!(md("~~~~\n<x>"), "~~~~\n<x>\n~~~~");
+        // A fence left open is shown whole as a code block, not left to swallow the rest of
+        // the document; so is one a list item's fence would end early.
+        assert_eq!(md("~~~~\n<x>"), "```\n~~~~\n<x>\n```\n");
+        assert_eq!(md("````\n```\n"), "`````\n````\n```\n`````\n");
+        assert_eq!(md("- a\n\n  ```\n</details>\n"), "- a\n\n  ```\n&lt;/details>\n");
+        assert_eq!(md("```\nno tag"), "````\n```\nno tag\n````\n");
+        // (the fuzzer's find: a fence of 100 backticks with a tag in its info string)
+        let long = format!("x</details>\n{}<script>", "`".repeat(100));
+        assert!(ends_closed(&md(&long)), "{}", md(&long));
+        // Inside a line of ours: one line, nothing opens.
+        assert_eq!(md_inline("a\n```<b>`\\"), "a \\`\\`\\`&lt;b>\\`\\\\");
         assert_eq!(code("plain"), "`plain`");
         assert_eq!(code("a`b ``c"), "``` a`b ``c ```");
     }

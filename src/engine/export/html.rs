@@ -150,7 +150,8 @@ pub fn html(s: &Session, scope: Scope) -> String {
                 code = Some((lang, String::new()));
                 return None;
             }
-            Event::Html(h) | Event::InlineHtml(h) if is_own_fold(&h) => Event::Html(h),
+            // Our folds are always blocks of their own: a fold tag inside a line is text.
+            Event::Html(h) if is_own_fold(&h) => Event::Html(h),
             // Any other HTML is the session's text: shown, never run.
             Event::Html(h) | Event::InlineHtml(h) => Event::Text(h),
             // An image would be fetched when the page opens: a link instead.

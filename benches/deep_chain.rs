@@ -4,8 +4,8 @@
 //!
 //!     cargo bench --bench deep_chain
 
-use bonsai::engine::compaction::{self, CompactionSettings};
-use bonsai::engine::session::Session;
+use bonsai::engine::compaction::cut::{self, CompactionSettings};
+use bonsai::engine::load::session::Session;
 use std::sync::OnceLock;
 
 fn main() {
@@ -58,8 +58,8 @@ fn compact_offline_summary(n: usize) -> usize {
         reserve_tokens: 16384,
         keep_recent_tokens: 20000,
     };
-    let plan = compaction::prepare(s, s.leaf().unwrap(), settings).unwrap();
-    bonsai::engine::actions::offline_compaction_summary(s, &plan, None)
+    let plan = cut::prepare(s, s.leaf().unwrap(), settings).unwrap();
+    bonsai::engine::compaction::offline::compaction_summary(s, &plan, None)
         .text
         .len()
 }

@@ -7,9 +7,11 @@
 //! Loading is timed in `benches/load.rs`, a binary of its own, so no cached session sits in
 //! memory while it runs. `scripts/bench.sh` runs this, measures peak RSS of the CLI and times Pi on the same files.
 
-use bonsai::engine::compaction::{self, CompactionSettings};
-use bonsai::engine::session::Session;
-use bonsai::engine::{context, tree, tree_view};
+use bonsai::engine::compaction::cut::{self, CompactionSettings};
+use bonsai::engine::load::session::Session;
+use bonsai::engine::view::context;
+use bonsai::engine::view::tree;
+use bonsai::engine::view::tree_view;
 use std::sync::OnceLock;
 
 #[path = "common.rs"]
@@ -55,7 +57,7 @@ fn context_projection(mb: usize) -> usize {
 #[divan::bench(args = sizes(), sample_count = 10)]
 fn cut_point(mb: usize) -> usize {
     let s = loaded(mb);
-    compaction::prepare(s, s.leaf().unwrap(), CompactionSettings::default())
+    cut::prepare(s, s.leaf().unwrap(), CompactionSettings::default())
         .unwrap()
         .first_kept_entry
 }
@@ -73,11 +75,11 @@ fn tree_and_view(mb: usize) -> usize {
 #[divan::bench(args = sizes(), sample_count = 10)]
 fn prune_plan_output(mb: usize) -> usize {
     let s = loaded(mb);
-    let settings = bonsai::engine::prune::PruneSettings {
+    let settings = bonsai::engine::edit::prune::PruneSettings {
         protect: 2_000,
         ..Default::default()
     };
-    bonsai::engine::prune::output(s, s.leaf().unwrap(), &settings, false)
+    bonsai::engine::edit::prune::output(s, s.leaf().unwrap(), &settings, false)
         .items
         .len()
 }
@@ -85,8 +87,21 @@ fn prune_plan_output(mb: usize) -> usize {
 #[divan::bench(args = sizes(), sample_count = 10)]
 fn prune_plan_zones_yellow(mb: usize) -> usize {
     let s = loaded(mb);
-    let settings = bonsai::engine::prune::PruneSettings::default();
-    bonsai::engine::prune::zones(s, s.leaf().unwrap(), bonsai::engine::prune::Zone::Yellow, &settings)
-        .items
-        .len()
+    let settings = bonsai::engine::edit::prune::PruneSettings::default();
+    bonsai::engine::edit::prune::zones(
+        s,
+        s.leaf().unwrap(),
+        bonsai::engine::edit::prune::Zone::Yellow,
+        &settings,
+    )
+    .items
+    .len()
+}
+
+/// Exact tokens of one 1 MB run of a single character (no whitespace to split on): counted in
+/// pieces, linear; whole, tiktoken's merge loop took seconds.
+#[divan::bench(sample_count = 10)]
+fn exact_tokens_of_a_1mb_run_of_one_character(b: divan::Bencher) {
+    let run = "a".repeat(1_000_000);
+    b.bench(|| bonsai::engine::view::tokens::Encoding::O200k.count(divan::black_box(&run)));
 }

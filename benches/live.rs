@@ -59,7 +59,7 @@ fn zones_answer(b: divan::Bencher, n: usize) {
 fn packet_only(b: divan::Bencher, n: usize) {
     let msgs = session(n);
     let refs: Vec<&Value> = msgs.iter().collect();
-    b.bench(|| bonsai::engine::summarize::packet_ledger(divan::black_box(&refs), 1_500));
+    b.bench(|| bonsai::engine::compaction::offline::packet_ledger(divan::black_box(&refs), 1_500));
 }
 
 #[divan::bench(args = SIZES, sample_count = 30)]

@@ -5,8 +5,8 @@
 //!     cargo bench --bench load                       # 1, 10, 100, 500 MB
 //!     BONSAI_BENCH_SIZES=100 cargo bench --bench load
 
-use bonsai::engine::compaction::{self, CompactionSettings};
-use bonsai::engine::session::Session;
+use bonsai::engine::compaction::cut::{self, CompactionSettings};
+use bonsai::engine::load::session::Session;
 
 #[path = "common.rs"]
 mod common;
@@ -33,7 +33,7 @@ fn load_and_index(mb: usize) -> Session {
 #[divan::bench(args = sizes(), sample_count = 9, sample_size = 1)]
 fn load_index_and_cut(mb: usize) -> (Session, usize) {
     let s = bonsai::store::load_session(&session_file(mb)).unwrap();
-    let plan = compaction::prepare(&s, s.leaf().unwrap(), CompactionSettings::default()).unwrap();
+    let plan = cut::prepare(&s, s.leaf().unwrap(), CompactionSettings::default()).unwrap();
     let first_kept = plan.first_kept_entry;
     (s, first_kept)
 }

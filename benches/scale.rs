@@ -56,21 +56,21 @@ fn list_1000_sessions_uncached(bencher: divan::Bencher) {
         .bench_local_values(|()| list_all());
 }
 
-fn session100() -> Arc<bonsai::engine::session::Session> {
-    static S: OnceLock<Arc<bonsai::engine::session::Session>> = OnceLock::new();
+fn session100() -> Arc<bonsai::engine::load::session::Session> {
+    static S: OnceLock<Arc<bonsai::engine::load::session::Session>> = OnceLock::new();
     S.get_or_init(|| Arc::new(bonsai::store::load_session(&common::reference_file(100)).unwrap()))
         .clone()
 }
 
 fn count_every_entry(
-    s: &Arc<bonsai::engine::session::Session>,
+    s: &Arc<bonsai::engine::load::session::Session>,
     cancel: Arc<std::sync::atomic::AtomicBool>,
 ) -> Vec<bonsai::ui::jobs::JobResult> {
     bonsai::ui::jobs::run_now(bonsai::ui::jobs::Job::ExactAll {
         generation: 1,
         session: s.clone(),
-        encoding: bonsai::engine::tokens::Encoding::O200k,
-        cache: Arc::new(bonsai::engine::tokens::TokenCache::default()),
+        encoding: bonsai::engine::view::tokens::Encoding::O200k,
+        cache: Arc::new(bonsai::engine::view::tokens::TokenCache::default()),
         cancel,
     })
 }
@@ -168,8 +168,8 @@ fn usage_report(sessions: &[bonsai::engine::usage::SessionCalls]) -> usize {
     report(sessions, By::Day, &period, &Registry::builtin_only()).rows.len()
 }
 
-fn session1g() -> Arc<bonsai::engine::session::Session> {
-    static S: OnceLock<Arc<bonsai::engine::session::Session>> = OnceLock::new();
+fn session1g() -> Arc<bonsai::engine::load::session::Session> {
+    static S: OnceLock<Arc<bonsai::engine::load::session::Session>> = OnceLock::new();
     S.get_or_init(|| Arc::new(bonsai::store::load_session(&common::reference_file(1000)).unwrap()))
         .clone()
 }
@@ -179,7 +179,7 @@ fn session1g() -> Arc<bonsai::engine::session::Session> {
 #[divan::bench(sample_count = 5, args = ["import", "zebra crossing"])]
 fn find_in_session_1gb_first_hits(query: &str) -> usize {
     let s = session1g();
-    let q = bonsai::engine::search::Query::new(query, false, None).unwrap();
+    let q = bonsai::engine::view::search::Query::new(query, false, None).unwrap();
     let stop = std::sync::atomic::AtomicBool::new(false);
     let first = Mutex::new(0usize);
     bonsai::store::search::search_bytes(&s.buf, &q, &stop, |hits| {
@@ -193,7 +193,7 @@ fn find_in_session_1gb_first_hits(query: &str) -> usize {
 #[divan::bench(sample_count = 5, args = ["import", "zebra crossing"])]
 fn find_in_session_1gb_all_hits(query: &str) -> usize {
     let s = session1g();
-    let q = bonsai::engine::search::Query::new(query, false, None).unwrap();
+    let q = bonsai::engine::view::search::Query::new(query, false, None).unwrap();
     let stop = std::sync::atomic::AtomicBool::new(false);
     let n = Mutex::new(0usize);
     bonsai::store::search::search_bytes(&s.buf, &q, &stop, |hits| *n.lock().unwrap() += hits.len()).unwrap();

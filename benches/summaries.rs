@@ -9,10 +9,11 @@
 //! - `slice_1m_tokens`: slicing the first 1M tokens of that range (target ≤ 50 ms).
 //! - `summary_input`: materializing and serializing the whole range (what slicing needs first).
 
-use bonsai::engine::compaction::{self, CompactionSettings};
-use bonsai::engine::session::Session;
-use bonsai::engine::slices::{self, SliceParams, Unit};
-use bonsai::engine::strategy::{self, SummaryInput};
+use bonsai::engine::compaction::cut::{self, CompactionSettings};
+use bonsai::engine::compaction::slices::{self, SliceParams, Unit};
+use bonsai::engine::compaction::strategy;
+use bonsai::engine::compaction::summary::SummaryInput;
+use bonsai::engine::load::session::Session;
 use std::sync::OnceLock;
 
 #[path = "common.rs"]
@@ -41,7 +42,7 @@ fn units_1m() -> &'static [Unit] {
     static U: OnceLock<Vec<Unit>> = OnceLock::new();
     U.get_or_init(|| {
         let s = session();
-        let plan = compaction::prepare(s, s.leaf().unwrap(), settings()).unwrap();
+        let plan = cut::prepare(s, s.leaf().unwrap(), settings()).unwrap();
         let input = SummaryInput::of_plan(s, &plan);
         let mut sum = 0;
         let units: Vec<Unit> = input
@@ -61,9 +62,9 @@ fn units_1m() -> &'static [Unit] {
 #[divan::bench(sample_count = 10)]
 fn compare_offline() -> f64 {
     let s = session();
-    let plan = compaction::prepare(s, s.leaf().unwrap(), settings()).unwrap();
+    let plan = cut::prepare(s, s.leaf().unwrap(), settings()).unwrap();
     let input = SummaryInput::of_plan(s, &plan);
-    let range = bonsai::engine::recall::Range::of_input(s, &plan, &input);
+    let range = bonsai::engine::compaction::recall::Range::of_input(s, &plan, &input);
     let text = strategy::offline(s, &plan, &input, None);
     range.score(&text).overall
 }
@@ -76,6 +77,6 @@ fn slice_1m_tokens() -> usize {
 #[divan::bench(sample_count = 10)]
 fn summary_input() -> usize {
     let s = session();
-    let plan = compaction::prepare(s, s.leaf().unwrap(), settings()).unwrap();
+    let plan = cut::prepare(s, s.leaf().unwrap(), settings()).unwrap();
     SummaryInput::of_plan(s, &plan).history.len()
 }

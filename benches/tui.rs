@@ -99,9 +99,9 @@ fn key_prune_preview_to_frame(mb: usize) {
     })
 }
 
-static SESSIONS: Mutex<Vec<(usize, &'static bonsai::engine::session::Session)>> = Mutex::new(Vec::new());
+static SESSIONS: Mutex<Vec<(usize, &'static bonsai::engine::load::session::Session)>> = Mutex::new(Vec::new());
 
-fn session(mb: usize) -> &'static bonsai::engine::session::Session {
+fn session(mb: usize) -> &'static bonsai::engine::load::session::Session {
     let mut all = SESSIONS.lock().unwrap();
     if let Some((_, s)) = all.iter().find(|(m, _)| *m == mb) {
         return s;
@@ -118,14 +118,14 @@ fn session(mb: usize) -> &'static bonsai::engine::session::Session {
 fn context_view_from_nothing_counted(mb: usize) {
     let s = session(mb);
     let leaf = s.leaf().unwrap();
-    let cache = bonsai::engine::tokens::TokenCache::default();
+    let cache = bonsai::engine::view::tokens::TokenCache::default();
     let steps = std::sync::atomic::AtomicUsize::new(0);
     let d = bonsai::ui::context_view::build_with_progress(
         s,
         0,
         leaf,
         None,
-        bonsai::engine::tokens::Encoding::O200k,
+        bonsai::engine::view::tokens::Encoding::O200k,
         &cache,
         None,
         &|_, _| {

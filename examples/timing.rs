@@ -1,7 +1,8 @@
 //! Quick phase timings on one file: `cargo run --release --example timing FILE`.
-use bonsai::engine::compaction::{self, CompactionSettings};
-use bonsai::engine::session::Session;
-use bonsai::engine::{context, report, tree};
+use bonsai::engine::compaction::cut::{self, CompactionSettings};
+use bonsai::engine::load::session::Session;
+use bonsai::engine::report;
+use bonsai::engine::view::{context, tree};
 use std::time::Instant;
 
 fn main() {
@@ -19,7 +20,7 @@ fn main() {
     let proj = context::project(&s, &path);
     let proj_t = t.elapsed();
     let t = Instant::now();
-    let plan = compaction::prepare_path(&s, &path, CompactionSettings::default()).unwrap();
+    let plan = cut::prepare_path(&s, &path, CompactionSettings::default()).unwrap();
     let cut_t = t.elapsed();
     let t = Instant::now();
     let ser = report::serialized_text(&s, &plan.messages_to_summarize);

@@ -13,12 +13,13 @@
 
 #![allow(dead_code)]
 
-use bonsai::engine::bytes::FileBytes;
-use bonsai::engine::compaction::{self, CompactionSettings};
-use bonsai::engine::session::Session;
-use bonsai::engine::tree::Tree;
-use bonsai::engine::tree_view::{FilterMode, TreeView};
-use bonsai::engine::{context, report};
+use bonsai::engine::compaction::cut::{self, CompactionSettings};
+use bonsai::engine::load::bytes::FileBytes;
+use bonsai::engine::load::session::Session;
+use bonsai::engine::report;
+use bonsai::engine::view::context;
+use bonsai::engine::view::tree::Tree;
+use bonsai::engine::view::tree_view::{FilterMode, TreeView};
 
 pub fn load(data: &[u8]) {
     let Ok(s) = Session::from_bytes(data.to_vec()) else {
@@ -160,7 +161,7 @@ pub fn export(data: &[u8]) {
 /// `search`: each line of the bytes through the search decoder with a query from the first
 /// bytes; a hit must point inside its snippet on character boundaries.
 pub fn search(data: &[u8]) {
-    use bonsai::engine::search::{Query, hit_in_line};
+    use bonsai::engine::view::search::{Query, hit_in_line};
     let n = data.first().map(|b| (*b % 4) as usize + 1).unwrap_or(1);
     let q = String::from_utf8_lossy(data.get(1..1 + n).unwrap_or(b"a")).into_owned();
     let rest = data.get(1 + n..).unwrap_or(&[]);
@@ -197,7 +198,7 @@ fn exercise(s: &Session) {
     if let Some(l) = leaf {
         let path = s.path_to(l);
         let _ = context::project(s, &path);
-        let _ = compaction::prepare(
+        let _ = cut::prepare(
             s,
             l,
             CompactionSettings {

@@ -7,7 +7,7 @@
 #![cfg_attr(not(test), deny(clippy::unwrap_used))]
 
 pub mod cli;
-pub mod engine;
+pub use bonsai_engine as engine;
 pub mod llm;
 pub mod store;
 pub mod ui;

@@ -1,12 +1,13 @@
 //! The bad-file corpus: a clear, specific message for each problem, the rest still usable,
 //! no panic, no hang.
 
-use bonsai::engine::compaction::{self, CompactionSettings};
-use bonsai::engine::entry::{DiagnosticKind, Kind, Role};
-use bonsai::engine::session::{LoadError, Session};
-use bonsai::engine::tree::Tree;
-use bonsai::engine::tree_view::{FilterMode, TreeView};
-use bonsai::engine::{context, report};
+use bonsai::engine::compaction::cut::{self, CompactionSettings};
+use bonsai::engine::load::entry::{DiagnosticKind, Kind, Role};
+use bonsai::engine::load::session::{LoadError, Session};
+use bonsai::engine::report;
+use bonsai::engine::view::context;
+use bonsai::engine::view::tree::Tree;
+use bonsai::engine::view::tree_view::{FilterMode, TreeView};
 use std::path::PathBuf;
 
 fn bad(name: &str) -> PathBuf {
@@ -27,7 +28,7 @@ fn exercise(s: &Session) {
         let _ = v.render_plain(s, 80, Some(20));
     }
     if let Some(l) = s.leaf() {
-        let _ = compaction::prepare(s, l, CompactionSettings::default());
+        let _ = cut::prepare(s, l, CompactionSettings::default());
         let o = report::InspectOptions {
             leaf: Some(l),
             keep_recent_tokens: 2000,
@@ -224,8 +225,8 @@ fn a_50_mb_line_loads_and_estimates() {
     assert_eq!(proj.message_count(), 2);
     // A tool result is never a cut point, so the cut falls back to the user message that
     // starts the turn, and nothing is left before it (Pi: "Nothing to compact").
-    let plan = compaction::prepare(&s, 1, CompactionSettings::default());
-    assert_eq!(plan.unwrap_err(), compaction::NoCompaction::NothingToCompact);
+    let plan = cut::prepare(&s, 1, CompactionSettings::default());
+    assert_eq!(plan.unwrap_err(), cut::NoCompaction::NothingToCompact);
 }
 
 /// Run the binary, killing it if it has not finished in `secs` (a hang fails the test).

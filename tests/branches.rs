@@ -256,7 +256,9 @@ use std::io::Write as _;
 /// it refuses are counted by reason.
 #[test]
 fn every_deletable_branch_of_every_session() {
-    use bonsai::engine::{delete, session::Session, tree::Tree};
+    use bonsai::engine::edit::delete;
+    use bonsai::engine::load::session::Session;
+    use bonsai::engine::view::tree::Tree;
     let pi = pi_session("tests::branches::every_deletable_branch_of_every_session");
     let mut files = sessions_in(&repo().join("fixtures/pi-0.87.1"));
     if let Some(d) = shared_fixture_dirs().first() {
@@ -360,8 +362,11 @@ fn every_deletable_branch_of_every_session() {
 /// undo's, whose path is the old leaf's plus that entry.
 #[test]
 fn every_archivable_branch_leaves_pis_context_alone() {
-    use bonsai::engine::write_plan::{Write, WriteRequest};
-    use bonsai::engine::{archive, session::Session, tree::Tree, undo};
+    use bonsai::engine::edit::plan::{Write, WriteRequest};
+    use bonsai::engine::edit::undo;
+    use bonsai::engine::load::session::Session;
+    use bonsai::engine::view::archive;
+    use bonsai::engine::view::tree::Tree;
     let pis = pi_sessions("tests::branches::every_archivable_branch_leaves_pis_context_alone");
     let mut files = sessions_in(&repo().join("fixtures/pi-0.87.1"));
     files.extend(sessions_in(&repo().join("fixtures/pi-1.5.2")));

@@ -79,7 +79,7 @@ fn writes_on_a_full_disk_fail_whole_and_work_once_there_is_room() {
         .find(|&&i| {
             s.entries[i]
                 .message()
-                .is_some_and(|m| m.role == bonsai::engine::entry::Role::User)
+                .is_some_and(|m| m.role == bonsai::engine::load::entry::Role::User)
         })
         .map(|&i| s.entries[i].id.to_string())
         .unwrap();

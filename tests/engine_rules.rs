@@ -1,11 +1,11 @@
 //! Pi's rules on small hand-made sessions: tree order, labels, migration, context edits,
 //! compaction ranges (retain-none included), split turns, file operations.
 
-use bonsai::engine::compaction::{self, CompactionSettings, NoCompaction};
-use bonsai::engine::context;
-use bonsai::engine::entry::Role;
-use bonsai::engine::session::Session;
-use bonsai::engine::tree::Tree;
+use bonsai::engine::compaction::cut::{self, CompactionSettings, NoCompaction};
+use bonsai::engine::load::entry::Role;
+use bonsai::engine::load::session::Session;
+use bonsai::engine::view::context;
+use bonsai::engine::view::tree::Tree;
 use serde_json::{Value, json};
 
 struct B {
@@ -147,7 +147,7 @@ fn retain_none_compaction_keeps_nothing_before_it() {
     let p = context::project(&s, &s.path_to(2));
     assert_eq!(p.message_count(), 1, "only the summary");
     assert_eq!(
-        compaction::prepare(&s, 2, CompactionSettings::default()).unwrap_err(),
+        cut::prepare(&s, 2, CompactionSettings::default()).unwrap_err(),
         NoCompaction::AlreadyCompacted
     );
 }
@@ -169,7 +169,7 @@ fn split_turn_and_file_operations() {
     }
     b.assistant("all done", &[], 0);
     let s = b.session();
-    let plan = compaction::prepare(
+    let plan = cut::prepare(
         &s,
         s.leaf().unwrap(),
         CompactionSettings {
@@ -195,7 +195,7 @@ fn split_turn_and_file_operations() {
     };
     b2.lines[3]["fromHook"] = true.into();
     let s2 = b2.session();
-    let plan2 = compaction::prepare(
+    let plan2 = cut::prepare(
         &s2,
         s2.leaf().unwrap(),
         CompactionSettings {

@@ -4,8 +4,8 @@
 
 mod common;
 
+use bonsai::engine::load::session::Session;
 use bonsai::engine::report;
-use bonsai::engine::session::Session;
 use std::path::PathBuf;
 
 fn summary(s: &Session) -> serde_json::Value {

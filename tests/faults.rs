@@ -9,9 +9,9 @@ mod common;
 
 use common::pi_checks::{PiChecks, PiExpect, bonsai_context, line_ids};
 
-use bonsai::engine::actions;
-use bonsai::engine::compaction::CompactionSettings;
-use bonsai::engine::write_plan::{Write, WriteRequest};
+use bonsai::engine::compaction::cut::CompactionSettings;
+use bonsai::engine::edit::entries;
+use bonsai::engine::edit::plan::{Write, WriteRequest};
 use bonsai::store::faults::{self, Fault, with_plan};
 use bonsai::store::{self, journal};
 use std::path::{Path, PathBuf};
@@ -88,11 +88,11 @@ fn request(cmd: Cmd, path: &Path) -> Option<WriteRequest> {
                 reserve_tokens: 16384,
                 keep_recent_tokens: 500,
             };
-            let plan = actions::plan_compaction(&s, leaf, settings).ok()?;
+            let plan = entries::plan_compaction(&s, leaf, settings).ok()?;
             Write::Compaction {
                 leaf: id(leaf),
                 first_kept: id(plan.first_kept_entry),
-                summary: actions::offline_compaction_summary(&s, &plan, None),
+                summary: bonsai::engine::compaction::offline::compaction_summary(&s, &plan, None),
                 settings,
             }
         }
@@ -102,11 +102,11 @@ fn request(cmd: Cmd, path: &Path) -> Option<WriteRequest> {
                 return None;
             }
             let target = path[(path.len() - 1) / 2];
-            let nav = actions::plan_navigation(&s, Some(leaf), target, 100_000);
+            let nav = entries::plan_navigation(&s, Some(leaf), target, 100_000);
             Write::Navigation {
                 from: Some(id(leaf)),
                 target: id(target),
-                summary: (cmd == Cmd::NavigateWithSummary).then(|| actions::offline_branch_summary(&s, &nav, None)),
+                summary: (cmd == Cmd::NavigateWithSummary).then(|| entries::offline_branch_summary(&s, &nav, None)),
                 budget: 100_000,
             }
         }
@@ -136,8 +136,8 @@ fn run(cmd: Cmd, path: &Path, req: Option<&WriteRequest>) -> Result<(), String> 
             } else {
                 s.parent_of(leaf)
             };
-            let header = actions::session_header("fork-00000000", "/tmp", Some(&path.to_string_lossy()), 0);
-            let lines = actions::branched_session(&s, cut, header, 7);
+            let header = entries::session_header("fork-00000000", "/tmp", Some(&path.to_string_lossy()), 0);
+            let lines = entries::branched_session(&s, cut, header, 7);
             let out = store::new_session_path(path.parent().unwrap(), "fork-00000000", 0);
             store::write_new(&out, &lines, path).map_err(|e| e.to_string())
         }
@@ -585,7 +585,8 @@ fn a_pi_line_glued_onto_a_killed_write_is_split_out_by_repair() {
 
 /// The first branch bonsai would delete in `p` (by id), if any.
 fn deletable_branch(p: &Path) -> Option<String> {
-    use bonsai::engine::{delete, tree::Tree};
+    use bonsai::engine::edit::delete;
+    use bonsai::engine::view::tree::Tree;
     let s = store::load_session(p).ok()?;
     let tree = Tree::build(&s);
     (0..s.entries.len())

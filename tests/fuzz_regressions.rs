@@ -46,7 +46,7 @@ fn the_tree_recipe_makes_sessions_that_load() {
     // The recipe must yield sessions (else the tree target fuzzes nothing).
     let bytes: Vec<u8> = (0..=255u8).flat_map(|b| [b, b.wrapping_mul(37)]).collect();
     let text = harness::recipe(&bytes);
-    let s = bonsai::engine::session::Session::from_bytes(text.into_bytes()).unwrap();
+    let s = bonsai::engine::load::session::Session::from_bytes(text.into_bytes()).unwrap();
     assert!(s.entries.len() > 100);
     harness::tree(&bytes);
 }

@@ -117,7 +117,7 @@ fn answered(f: &Path) -> bool {
     let s = bonsai::store::load_session(f).unwrap();
     s.entries.iter().any(|e| {
         e.message()
-            .is_some_and(|m| m.role == bonsai::engine::entry::Role::Assistant)
+            .is_some_and(|m| m.role == bonsai::engine::load::entry::Role::Assistant)
     })
 }
 
@@ -125,7 +125,10 @@ fn first_user(f: &Path) -> usize {
     let s = bonsai::store::load_session(f).unwrap();
     s.entries
         .iter()
-        .position(|e| e.message().is_some_and(|m| m.role == bonsai::engine::entry::Role::User))
+        .position(|e| {
+            e.message()
+                .is_some_and(|m| m.role == bonsai::engine::load::entry::Role::User)
+        })
         .unwrap()
 }
 
@@ -199,7 +202,7 @@ fn navigation_without_summary_resumes_at_the_target_on(oracle: &PiSession) {
             .find(|&i| {
                 s.entries[i]
                     .message()
-                    .is_some_and(|m| m.role == bonsai::engine::entry::Role::Assistant)
+                    .is_some_and(|m| m.role == bonsai::engine::load::entry::Role::Assistant)
             })
             .unwrap();
         let tid = s.entries[mid].id.to_string();
@@ -286,7 +289,7 @@ fn labels_names_forks_and_clones_load_in_pi_on(oracle: &PiSession) {
         .filter(|&i| {
             s.entries[i]
                 .message()
-                .is_some_and(|m| m.role == bonsai::engine::entry::Role::User)
+                .is_some_and(|m| m.role == bonsai::engine::load::entry::Role::User)
         })
         .collect();
     let u = users[users.len() / 2];

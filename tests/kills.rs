@@ -79,7 +79,7 @@ fn targets(path: &Path) -> (String, String) {
     let is_user = |i: &usize| {
         s.entries[*i]
             .message()
-            .is_some_and(|m| m.role == bonsai::engine::entry::Role::User)
+            .is_some_and(|m| m.role == bonsai::engine::load::entry::Role::User)
     };
     let half = p.len() / 2;
     let user = p[..half]

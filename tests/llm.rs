@@ -650,7 +650,7 @@ fn tui_branch_summary_is_shown_with_its_retries_before_it_is_written() {
         .find(|&i| {
             s.entries[i]
                 .message()
-                .is_some_and(|m| m.role == bonsai::engine::entry::Role::User)
+                .is_some_and(|m| m.role == bonsai::engine::load::entry::Role::User)
         })
         .unwrap();
     app.update(bonsai::ui::action::Action::SelectEntry(

@@ -146,7 +146,7 @@ fn agree_on_the_repositorys_sessions(pi: &PiSession) {
             for i in 0..s.entries.len() {
                 if s.entries[i]
                     .message()
-                    .is_some_and(|m| m.role == bonsai::engine::entry::Role::User)
+                    .is_some_and(|m| m.role == bonsai::engine::load::entry::Role::User)
                 {
                     check(
                         &file,

@@ -94,10 +94,10 @@ fn live_oracle_agrees_on_every_session() {
             let name = session.file_name().unwrap().to_string_lossy().to_string();
             // A branch target: the first user message, so the summary crosses the most.
             let s = bonsai::store::load_session(&session).unwrap();
-            let target = s
-                .entries
-                .iter()
-                .position(|e| e.message().is_some_and(|m| m.role == bonsai::engine::entry::Role::User));
+            let target = s.entries.iter().position(|e| {
+                e.message()
+                    .is_some_and(|m| m.role == bonsai::engine::load::entry::Role::User)
+            });
             for k in ["2000", "20000"] {
                 let mut args = vec!["--keep-recent-tokens", k];
                 let t;
@@ -143,7 +143,7 @@ fn live_oracle_agrees_at_every_leaf_of_a_branchy_session() {
             repo().join("fixtures/bad/odd-shapes.jsonl"),
         ] {
             let s = bonsai::store::load_session(&session).unwrap();
-            let t = bonsai::engine::tree::Tree::build(&s);
+            let t = bonsai::engine::view::tree::Tree::build(&s);
             for (i, ch) in t.children.iter().enumerate() {
                 if !ch.is_empty() {
                     continue;

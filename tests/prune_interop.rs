@@ -6,10 +6,10 @@
 
 mod common;
 
-use bonsai::engine::js;
-use bonsai::engine::prune::{self, Edit, Plan, PruneSettings, Zone};
-use bonsai::engine::session::Session;
-use bonsai::engine::write_plan::WriteRequest;
+use bonsai::engine::edit::plan::WriteRequest;
+use bonsai::engine::edit::prune::{self, Edit, Plan, PruneSettings, Zone};
+use bonsai::engine::load::js;
+use bonsai::engine::load::session::Session;
 use bonsai::store;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
@@ -164,7 +164,7 @@ fn pi_sees_exactly_the_planned_edits_and_undo_gives_its_context_back_on(pi: &com
                 .find(|&&i| {
                     s.entries[i]
                         .message()
-                        .is_some_and(|m| m.role == bonsai::engine::entry::Role::User)
+                        .is_some_and(|m| m.role == bonsai::engine::load::entry::Role::User)
                 })
                 .unwrap();
             let original = pi.load(std::slice::from_ref(&copy)).remove(0);
@@ -203,7 +203,7 @@ fn refused_edits_write_nothing() {
         .iter()
         .position(|e| {
             e.message()
-                .is_some_and(|m| m.role == bonsai::engine::entry::Role::ToolResult)
+                .is_some_and(|m| m.role == bonsai::engine::load::entry::Role::ToolResult)
         })
         .unwrap();
     assert!(matches!(
@@ -211,7 +211,7 @@ fn refused_edits_write_nothing() {
         Err(prune::EditRefusal::HideToolResult)
     ));
     // Off the leaf's branch: the synthetic session branches every 100 turns.
-    let t = bonsai::engine::tree::Tree::build(&s);
+    let t = bonsai::engine::view::tree::Tree::build(&s);
     let path: std::collections::HashSet<usize> = s.path_to(leaf).into_iter().collect();
     let off = (0..s.entries.len()).find(|i| !path.contains(i) && t.in_tree[*i]);
     if let Some(off) = off {

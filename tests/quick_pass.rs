@@ -5,9 +5,9 @@
 
 mod common;
 
-use bonsai::engine::bytes::FileBytes;
-use bonsai::engine::entry::Kind;
-use bonsai::engine::session::Session;
+use bonsai::engine::load::bytes::FileBytes;
+use bonsai::engine::load::entry::Kind;
+use bonsai::engine::load::session::Session;
 use std::path::PathBuf;
 
 fn describe(s: &Session) -> Vec<String> {

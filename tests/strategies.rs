@@ -7,11 +7,13 @@
 //! and a long coding session made in the test.
 
 mod common;
-use bonsai::engine::compaction::{self, CompactionPlan, CompactionSettings};
-use bonsai::engine::recall::{Range, estimate_text};
-use bonsai::engine::session::Session;
-use bonsai::engine::slices::SliceParams;
-use bonsai::engine::strategy::{Strategy, SummaryInput};
+use bonsai::engine::compaction::cut::{self, CompactionPlan, CompactionSettings};
+use bonsai::engine::compaction::recall::Range;
+use bonsai::engine::compaction::slices::SliceParams;
+use bonsai::engine::compaction::strategy::Strategy;
+use bonsai::engine::compaction::summary::SummaryInput;
+use bonsai::engine::compaction::summary::estimate_text;
+use bonsai::engine::load::session::Session;
 use bonsai::llm::strategies::{self, Outcome, Progress};
 use common::fake_model::{self, Answer, Call};
 use common::*;
@@ -46,7 +48,7 @@ fn sessions(dir: &std::path::Path) -> Vec<(String, PathBuf)> {
 }
 
 fn plan(s: &Session) -> CompactionPlan {
-    compaction::prepare(
+    cut::prepare(
         s,
         s.leaf().unwrap(),
         CompactionSettings {
@@ -325,7 +327,7 @@ fn each_strategy_makes_its_calls_in_order_at_its_budgets() {
                 sc.overall * 100.0
             ));
         }
-        let offline = bonsai::engine::strategy::offline(&s, &plan, &input, None);
+        let offline = bonsai::engine::compaction::strategy::offline(&s, &plan, &input, None);
         let sc = range.score(&offline);
         table.push(format!(
             "{name} | offline | 0 calls | {n} slices of {} history tokens | {} tokens | recall {:.1} % | ratio {:.2} %",

@@ -1,13 +1,13 @@
-//! The offline summarizer, measured by the recall score (`engine::recall`): on every session of
+//! The offline summarizer, measured by the recall score (`engine::compaction::recall`): on every session of
 //! ../shared/fixtures, the repository's own sessions and sessions no fixture has (made in the
 //! test; and by ../shared's generator when it is there), at the file's leaf and where each of
 //! its compactions was made, it keeps at least 95 % of the facts in at most 10 % of the tokens
 //! it replaces, names no path the range does not, and writes Pi's sections.
 
 mod common;
-use bonsai::engine::actions;
-use bonsai::engine::compaction::{self, CompactionSettings};
-use bonsai::engine::recall::{Category, Range};
+use bonsai::engine::compaction::cut::{self, CompactionSettings};
+use bonsai::engine::compaction::offline;
+use bonsai::engine::compaction::recall::{Category, Range};
 use common::*;
 use std::path::PathBuf;
 
@@ -73,7 +73,7 @@ fn the_offline_summary_keeps_95_percent_of_the_facts_in_a_tenth() {
                 .filter_map(|i| s.parent_of(i)),
         );
         for (leaf, keep) in leaves.into_iter().flat_map(|l| [(l, 2000), (l, 20000)]) {
-            let Ok(plan) = compaction::prepare(
+            let Ok(plan) = cut::prepare(
                 &s,
                 leaf,
                 CompactionSettings {
@@ -87,7 +87,7 @@ fn the_offline_summary_keeps_95_percent_of_the_facts_in_a_tenth() {
             if range.replaced_tokens < MIN_REPLACED {
                 continue;
             }
-            let summary = actions::offline_compaction_summary(&s, &plan, None).text;
+            let summary = offline::compaction_summary(&s, &plan, None).text;
             let score = range.score(&summary);
             let name = format!(
                 "{} leaf {} k{keep}",
@@ -130,11 +130,7 @@ fn the_offline_summary_keeps_95_percent_of_the_facts_in_a_tenth() {
                 }
             }
             // Deterministic.
-            assert_eq!(
-                summary,
-                actions::offline_compaction_summary(&s, &plan, None).text,
-                "{name}"
-            );
+            assert_eq!(summary, offline::compaction_summary(&s, &plan, None).text, "{name}");
             let facts = range.facts.total();
             facts_total += facts;
             checked += 1;
@@ -172,7 +168,7 @@ fn split_turns_get_a_turn_prefix_summary_and_updates_keep_the_previous_one() {
     // The long session at keepRecentTokens 2000 cuts inside its last turn, after two compactions.
     let f = repo().join("fixtures/pi-0.87.1/long.jsonl");
     let s = bonsai::store::load_session(&f).unwrap();
-    let plan = compaction::prepare(
+    let plan = cut::prepare(
         &s,
         s.leaf().unwrap(),
         CompactionSettings {
@@ -182,14 +178,14 @@ fn split_turns_get_a_turn_prefix_summary_and_updates_keep_the_previous_one() {
     )
     .unwrap();
     assert!(plan.is_split_turn);
-    let text = actions::offline_compaction_summary(&s, &plan, Some("focus on storage")).text;
+    let text = offline::compaction_summary(&s, &plan, Some("focus on storage")).text;
     assert!(
         text.contains("\n\n---\n\n**Turn Context (split turn):**\n\n## Original Request\n"),
         "{text}"
     );
     assert!(text.contains("Focus requested: focus on storage"));
     // The previous summary's goals are carried into the update.
-    let prev = compaction::previous_summary(&s, &plan).unwrap();
+    let prev = cut::previous_summary(&s, &plan).unwrap();
     let goal = prev
         .split("## Goal\n")
         .nth(1)
@@ -201,6 +197,6 @@ fn split_turns_get_a_turn_prefix_summary_and_updates_keep_the_previous_one() {
     // Deterministic.
     assert_eq!(
         text,
-        actions::offline_compaction_summary(&s, &plan, Some("focus on storage")).text
+        offline::compaction_summary(&s, &plan, Some("focus on storage")).text
     );
 }

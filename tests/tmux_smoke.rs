@@ -497,8 +497,8 @@ fn a_search_in_the_picker_opens_the_hit_at_its_entry() {
         .find(|&i| {
             s.entries[i]
                 .message()
-                .is_some_and(|m| m.role == bonsai::engine::entry::Role::User)
-                && bonsai::engine::context::content_text(s.entry_value(i)["message"].get("content"), "")
+                .is_some_and(|m| m.role == bonsai::engine::load::entry::Role::User)
+                && bonsai::engine::view::context::content_text(s.entry_value(i)["message"].get("content"), "")
                     .contains("Look at the failed import")
         })
         .unwrap();

@@ -4,9 +4,9 @@
 use super::common::{load, print_json, resolve_ref};
 use super::write::{apply, confirm, preview, show};
 use super::{ArchiveArgs, DeleteBranchArgs, RestoreArgs};
-use crate::engine::archive;
-use crate::engine::tree::Tree;
-use crate::engine::write_plan::{Write, WriteRequest};
+use crate::engine::edit::plan::{Write, WriteRequest};
+use crate::engine::view::archive;
+use crate::engine::view::tree::Tree;
 use crate::store;
 use color_eyre::eyre::{Result, eyre};
 use serde_json::json;
@@ -61,7 +61,7 @@ pub fn delete_branch(a: DeleteBranchArgs) -> Result<()> {
     let s = load(&a.file)?;
     let t = resolve_ref(&s, &a.target)?;
     let tree = Tree::build(&s);
-    let plan = crate::engine::delete::plan(&s, &tree, t).map_err(|e| eyre!("nothing deleted: {e}"))?;
+    let plan = crate::engine::edit::delete::plan(&s, &tree, t).map_err(|e| eyre!("nothing deleted: {e}"))?;
     let summary = format!(
         "delete the branch at {}: {}, {} bytes, ~{} tokens",
         s.entries[t].id,

@@ -1,9 +1,9 @@
 //! What every command needs: the session (with its diagnostics on stderr), entry references,
 //! the session's model, and small output helpers.
 
-use crate::engine::context::Projection;
+use crate::engine::load::session::Session;
 use crate::engine::models::Registry;
-use crate::engine::session::Session;
+use crate::engine::view::context::Projection;
 use color_eyre::eyre::{Result, bail, eyre};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -83,7 +83,7 @@ pub fn print_json(v: &Value) {
 
 /// A file list for a terminal: the first ten, then how many more.
 pub fn short_list(v: &[Value]) -> String {
-    let s = crate::engine::serialize::list_strings(v);
+    let s = crate::engine::compaction::serialize::list_strings(v);
     if s.len() <= 10 {
         return s.join(", ");
     }

@@ -4,14 +4,15 @@
 
 use super::CompareArgs;
 use super::write::{CompactionAt, apply, confirm, preview, show, warn_new_branch};
-use crate::engine::actions::Summary;
-use crate::engine::compaction::CompactionPlan;
-use crate::engine::prune::thousands;
-use crate::engine::recall::{self, Category, Score};
-use crate::engine::session::Session;
-use crate::engine::slices::SliceParams;
-use crate::engine::strategy::{self, Strategy, SummaryInput};
-use crate::engine::write_plan::{Write, WriteRequest};
+use crate::engine::compaction::cut::CompactionPlan;
+use crate::engine::compaction::recall::{self, Category, Score};
+use crate::engine::compaction::slices::SliceParams;
+use crate::engine::compaction::strategy::{self, Strategy};
+use crate::engine::compaction::summary::Summary;
+use crate::engine::compaction::summary::{self, SummaryInput};
+use crate::engine::edit::plan::{Write, WriteRequest};
+use crate::engine::edit::prune::thousands;
+use crate::engine::load::session::Session;
 use crate::llm::strategies::{self, Outcome, Progress};
 use crate::llm::summarize::Summarizer;
 use crate::store;
@@ -212,7 +213,7 @@ pub fn compare(a: CompareArgs) -> Result<()> {
             "range": {
                 "historyMessages": input.history.len(),
                 "historyTokens": input.history_tokens(),
-                "turnPrefixTokens": input.turn_prefix.as_deref().map(recall::estimate_text),
+                "turnPrefixTokens": input.turn_prefix.as_deref().map(summary::estimate_text),
                 "slices": strategy::slices_json(&slices),
                 "facts": facts,
             },
@@ -297,7 +298,7 @@ fn print_table(
     s: &Session,
     plan: &CompactionPlan,
     input: &SummaryInput,
-    slices: &[crate::engine::slices::Slice],
+    slices: &[crate::engine::compaction::slices::Slice],
     p: &SliceParams,
     rows: &[Row],
     sm: Option<&Summarizer>,
@@ -318,7 +319,7 @@ fn print_table(
         thousands(p.slice_tokens),
         thousands(p.overlap_tokens),
         match &input.turn_prefix {
-            Some(t) => format!("; split turn, prefix ~{} tokens", thousands(recall::estimate_text(t))),
+            Some(t) => format!("; split turn, prefix ~{} tokens", thousands(summary::estimate_text(t))),
             None => String::new(),
         },
         if input.previous.is_some() {

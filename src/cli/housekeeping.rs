@@ -154,7 +154,7 @@ pub fn trash_cmd(a: TrashArgs) -> Result<()> {
             let rows: Vec<_> = all
                 .iter()
                 .map(|t| {
-                    json!({"name": t.name, "original": t.original, "trashedAt": crate::engine::js::iso_from_ms(t.at_ms),
+                    json!({"name": t.name, "original": t.original, "trashedAt": crate::engine::load::js::iso_from_ms(t.at_ms),
                            "bytes": trash::size(&agent, t), "sideFiles": t.side.len()})
                 })
                 .collect();

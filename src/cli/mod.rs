@@ -715,7 +715,7 @@ pub fn run(cli: Cli) -> Result<()> {
         if let Some(n) = &followed.note {
             println!("note: {n}");
         }
-        let known: Vec<&str> = crate::engine::pi_version::PiVersion::KNOWN
+        let known: Vec<&str> = crate::engine::load::pi_version::PiVersion::KNOWN
             .iter()
             .map(|v| v.name())
             .collect();

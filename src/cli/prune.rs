@@ -5,11 +5,11 @@
 use super::common::{load, print_json, resolve_leaf, resolve_ref, session_model};
 use super::write::{apply, confirm, show, warn_new_branch};
 use super::{EditArgs, PruneArgs};
-use crate::engine::context;
-use crate::engine::prune::{self, Change, Edit, Plan, Policy, Zone};
-use crate::engine::session::Session;
-use crate::engine::tokens::{self, Encoding};
-use crate::engine::write_plan::WriteRequest;
+use crate::engine::edit::plan::WriteRequest;
+use crate::engine::edit::prune::{self, Change, Edit, Plan, Policy, Zone};
+use crate::engine::load::session::Session;
+use crate::engine::view::context;
+use crate::engine::view::tokens::{self, Encoding};
 use crate::store;
 use crate::store::config::{agent_dir, cwd, load_registry, load_settings};
 use color_eyre::eyre::{Result, eyre};
@@ -245,7 +245,7 @@ pub fn prune(a: PruneArgs) -> Result<()> {
         // the edits are bonsai's last action.
         let action = prune::last_action(&s, leaf)
             .ok_or_else(|| eyre!("nothing undone: {}", prune::EditRefusal::NothingToUndo))?;
-        let u = crate::engine::undo::plan(&s).map_err(|e| eyre!("nothing undone: {e}"))?;
+        let u = crate::engine::edit::undo::plan(&s).map_err(|e| eyre!("nothing undone: {e}"))?;
         if u.undoes != action.record {
             return Err(eyre!(
                 "nothing undone: bonsai's last action is {}, not these context edits; `bonsai undo` undoes it first",

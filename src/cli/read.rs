@@ -3,11 +3,15 @@
 use super::common::{load, print_json, resolve_leaf, resolve_ref, session_model, short_list};
 use super::out;
 use super::{BranchArgs, ContextArgs, CutArgs, InspectArgs, ListArgs, StatsArgs, TreeArgs};
-use crate::engine::compaction::{self, CompactionSettings};
-use crate::engine::entry::{Kind, Role};
-use crate::engine::report::{self, num};
-use crate::engine::tokens::{Encoding, TokenCache};
-use crate::engine::{branch, context, tree, tree_view};
+use crate::engine::compaction::branch_summary;
+use crate::engine::compaction::cut::{self, CompactionSettings};
+use crate::engine::load::entry::{Kind, Role};
+use crate::engine::load::js::num;
+use crate::engine::report;
+use crate::engine::view::context;
+use crate::engine::view::tokens::{Encoding, TokenCache};
+use crate::engine::view::tree;
+use crate::engine::view::tree_view;
 use crate::store::config::{agent_dir, cwd, load_registry, load_settings};
 use color_eyre::eyre::{Result, eyre};
 use serde_json::{Value, json};
@@ -77,7 +81,7 @@ pub fn context(a: ContextArgs) -> Result<()> {
     );
     for (k, m) in msgs.iter().enumerate() {
         let v = context::materialize(&s, m);
-        let preview = crate::engine::tree_view::one_line(&crate::engine::tokens::message_text(&v), 60);
+        let preview = crate::engine::view::tree_view::one_line(&crate::engine::view::tokens::message_text(&v), 60);
         let ex = exact_counts
             .as_ref()
             .and_then(|e| e[k])
@@ -114,7 +118,7 @@ pub fn context(a: ContextArgs) -> Result<()> {
 /// `bonsai context --live`: what the package sends at the leaf, through the same engine
 /// function (`engine::live`) the package's `context` hook calls.
 pub(super) fn context_live(
-    s: &crate::engine::session::Session,
+    s: &crate::engine::load::session::Session,
     file: &std::path::Path,
     leaf: Option<usize>,
     a: &ContextArgs,
@@ -194,7 +198,7 @@ pub(super) fn context_live(
                 Piece::Replace(i, _) => {
                     let mut d = described(&at.refs[*i]);
                     d["estTokens"] = json!(context::estimate_value(v));
-                    d["live"] = json!(if crate::engine::prune::is_pruned(&v["content"]) {
+                    d["live"] = json!(if crate::engine::edit::prune::is_pruned(&v["content"]) {
                         "pruned"
                     } else {
                         "distilled"
@@ -253,7 +257,7 @@ pub(super) fn context_live(
         let (what, entry) = match piece {
             Piece::Keep(i) => ("kept", s.entries[at.refs[*i].source].id.to_string()),
             Piece::Replace(i, _) => (
-                if crate::engine::prune::is_pruned(&v["content"]) {
+                if crate::engine::edit::prune::is_pruned(&v["content"]) {
                     "pruned"
                 } else {
                     "distilled"
@@ -262,7 +266,7 @@ pub(super) fn context_live(
             ),
             Piece::Insert(_) => ("packet", String::new()),
         };
-        let preview = tree_view::one_line(&crate::engine::tokens::message_text(v), 60);
+        let preview = tree_view::one_line(&crate::engine::view::tokens::message_text(v), 60);
         println!(
             "{:>4}  {:<18} {:>8}  {:<10} {:<8} {}",
             k,
@@ -324,7 +328,7 @@ pub fn cut(a: CutArgs) -> Result<()> {
         reserve_tokens: reserve.unwrap_or(settings.reserve_tokens(mref)),
         keep_recent_tokens: keep.unwrap_or(settings.keep_recent_tokens(mref)),
     };
-    let plan = compaction::prepare_path(&s, &path, cs);
+    let plan = cut::prepare_path(&s, &path, cs);
     if json_out {
         let (cj, reason) = report::compaction_json(&s, &plan);
         let mut out = json!({
@@ -410,7 +414,7 @@ pub fn branch(a: BranchArgs) -> Result<()> {
         }
     };
     let budget = window as i64 - reserve.unwrap_or(settings.branch_reserve_tokens()) as i64;
-    let plan = branch::prepare(&s, leaf, target, budget);
+    let plan = branch_summary::prepare(&s, leaf, target, budget);
     if json_out {
         print_json(&json!({"branch": report::branch_json(&s, &plan)}));
         return Ok(());
@@ -691,7 +695,7 @@ pub fn export(a: super::ExportArgs) -> Result<()> {
 }
 
 pub fn search(a: super::SearchArgs) -> Result<()> {
-    use crate::engine::search::{Query, RoleFilter};
+    use crate::engine::view::search::{Query, RoleFilter};
     use std::io::{IsTerminal, Write};
     let role = a.role.as_deref().and_then(RoleFilter::parse);
     let q = Query::new(&a.query, a.regex, role).map_err(|e| eyre!("{e}"))?;

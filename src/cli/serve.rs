@@ -24,14 +24,18 @@
 //! - `status` → what `/ctx-status` shows.
 //! - `shutdown` → replies, then exits.
 
-use crate::engine::actions::{self, Summary};
-use crate::engine::compaction::{CompactionPlan, CompactionSettings};
+use crate::engine::compaction::cut::{CompactionPlan, CompactionSettings};
+use crate::engine::compaction::offline;
+use crate::engine::compaction::slices::SliceParams;
+use crate::engine::compaction::strategy::Strategy;
+use crate::engine::compaction::summary::Summary;
+use crate::engine::compaction::summary::SummaryInput;
+use crate::engine::edit::entries;
 use crate::engine::live::{self, Latch, LiveInput, LiveReport, LiveSettings, Piece, Summarizer};
+use crate::engine::load::session::Session;
 use crate::engine::models::Registry;
-use crate::engine::session::Session;
 use crate::engine::settings::Settings;
-use crate::engine::strategy::{Strategy, SummaryInput};
-use crate::engine::{context, slices::SliceParams};
+use crate::engine::view::context;
 use crate::store::config::{agent_dir, load_registry, load_settings};
 use serde_json::{Value, json};
 use std::io::{BufRead, Write};
@@ -55,7 +59,7 @@ struct Served {
     /// The method of the request being answered (for the log).
     method: Option<String>,
     /// The Pi release the package runs in (`hello`'s `piVersion`): sessions are read as it.
-    pi: crate::engine::pi_version::PiVersion,
+    pi: crate::engine::load::pi_version::PiVersion,
 }
 
 impl Served {
@@ -281,7 +285,7 @@ fn hello(state: &mut Served, p: &Value) -> Result<Value, Fail> {
     let mut problems: Vec<String> = state.live.problems.iter().map(|x| x.to_string()).collect();
     // The Pi the package runs in is the one to reproduce (its summaries, its file lists).
     if let Some(v) = p.get("piVersion").and_then(|v| v.as_str()) {
-        match crate::engine::pi_version::PiVersion::nearest(v) {
+        match crate::engine::load::pi_version::PiVersion::nearest(v) {
             Ok((pi, note)) => {
                 state.pi = pi;
                 problems.extend(note);
@@ -397,7 +401,7 @@ fn plan_at(
         reserve_tokens: state.settings.reserve_tokens(model),
         keep_recent_tokens: state.settings.keep_recent_tokens(model),
     };
-    let plan = actions::plan_compaction(&s, leaf, cs)
+    let plan = entries::plan_compaction(&s, leaf, cs)
         .map_err(|e| Fail("failed", format!("nothing to compact: {}", e.reason())))?;
     Ok((s, leaf, plan))
 }
@@ -416,7 +420,7 @@ fn bonsai_summary(
         _ => Strategy::Offline,
     };
     if strategy == Strategy::Offline {
-        return Ok(actions::offline_compaction_summary(s, plan, instructions));
+        return Ok(offline::compaction_summary(s, plan, instructions));
     }
     let wanted = state.settings.summary_model();
     let sm = crate::llm::summarize::Summarizer::resolve(&state.registry, &agent_dir(), wanted.as_deref(), model)
@@ -450,7 +454,7 @@ fn compaction_json(s: &Session, plan: &CompactionPlan, summary: &Summary) -> Val
     let mut v = json!({
         "summary": summary.text,
         "firstKeptEntryId": s.entries[plan.first_kept_entry].id.to_string(),
-        "tokensBefore": crate::engine::report::num(plan.tokens_before),
+        "tokensBefore": crate::engine::load::js::num(plan.tokens_before),
         "details": {"readFiles": read, "modifiedFiles": modified},
     });
     if let Some(u) = &summary.usage {
@@ -525,8 +529,8 @@ fn preparation_json(s: &Session, plan: &CompactionPlan) -> Value {
         "messagesToSummarize": m(&plan.messages_to_summarize),
         "turnPrefixMessages": m(&plan.turn_prefix_messages),
         "isSplitTurn": plan.is_split_turn,
-        "tokensBefore": crate::engine::report::num(plan.tokens_before),
-        "previousSummary": crate::engine::compaction::previous_summary(s, plan),
+        "tokensBefore": crate::engine::load::js::num(plan.tokens_before),
+        "previousSummary": crate::engine::compaction::cut::previous_summary(s, plan),
         "fileOps": {"read": plan.file_ops.read, "written": plan.file_ops.written, "edited": plan.file_ops.edited},
         "settings": {"enabled": true, "reserveTokens": plan.settings.reserve_tokens, "keepRecentTokens": plan.settings.keep_recent_tokens},
     })

@@ -143,7 +143,7 @@ pub fn usage(a: UsageArgs) -> Result<()> {
                 let mut row = totals_json(t);
                 row["key"] = json!(k);
                 if let Some(ms) = t.last_ms {
-                    row["lastActivity"] = json!(crate::engine::js::iso_from_ms(ms));
+                    row["lastActivity"] = json!(crate::engine::load::js::iso_from_ms(ms));
                 }
                 if let Some((name, project)) = r.sessions.get(k) {
                     row["name"] = json!(name);

@@ -5,13 +5,15 @@
 
 use super::common::{copy_to_clipboard, load, print_json, resolve_leaf, resolve_ref, session_model};
 use super::{CompactArgs, LabelArgs, MigrateArgs, NavigateArgs, RenameArgs, RepairArgs, UndoArgs, WriteFlags};
-use crate::engine::actions::{self, Summary};
-use crate::engine::compaction::CompactionSettings;
-use crate::engine::context;
-use crate::engine::entry::Role;
+use crate::engine::compaction::cut::CompactionSettings;
+use crate::engine::compaction::offline;
+use crate::engine::compaction::summary::Summary;
+use crate::engine::edit::entries;
+use crate::engine::edit::plan::{self, Write, WriteRequest};
+use crate::engine::load::entry::Role;
+use crate::engine::load::session::Session;
 use crate::engine::models::Registry;
-use crate::engine::session::Session;
-use crate::engine::write_plan::{self, Write, WriteRequest};
+use crate::engine::view::context;
 use crate::llm::summarize::Summarizer;
 use crate::store::config::{agent_dir, cwd, load_registry, load_settings};
 use crate::store::{self, Appended};
@@ -109,7 +111,7 @@ pub(super) fn show(entries: &[Value], json_out: bool, written: bool, extra: Valu
         println!("{}", serde_json::to_string_pretty(&o).unwrap_or_default());
     } else {
         for e in entries {
-            println!("{}", actions::to_line(e));
+            println!("{}", entries::to_line(e));
         }
     }
 }
@@ -148,7 +150,7 @@ pub(super) fn preview(entries: &[Value], json_out: bool, extra: Value) {
 
 /// Say it when a write under `parent` starts a branch (Pi resumes at the file's last line).
 pub(super) fn warn_new_branch(s: &Session, parent: usize, what: &str) {
-    if let Some(nb) = write_plan::new_branch(s, parent) {
+    if let Some(nb) = plan::new_branch(s, parent) {
         eprintln!(
             "bonsai: note: {what} hangs under {}, not under the session's last entry {}: it starts a new branch, and the {} entr{} after the fork point leave Pi's context",
             s.entries[nb.parent].id,
@@ -176,7 +178,7 @@ pub(super) struct CompactionAt {
     pub proj: context::Projection,
     pub model: Option<(String, String)>,
     pub cs: CompactionSettings,
-    pub plan: crate::engine::compaction::CompactionPlan,
+    pub plan: crate::engine::compaction::cut::CompactionPlan,
 }
 
 impl CompactionAt {
@@ -192,7 +194,7 @@ impl CompactionAt {
             reserve_tokens: reserve.unwrap_or(settings.reserve_tokens(mref)),
             keep_recent_tokens: keep.unwrap_or(settings.keep_recent_tokens(mref)),
         };
-        let plan = actions::plan_compaction(&s0, leaf, cs)
+        let plan = entries::plan_compaction(&s0, leaf, cs)
             .map_err(|e| eyre!("cannot compact: {}; {}", e.reason(), e.next_step()))?;
         Ok(CompactionAt {
             s0,
@@ -232,7 +234,7 @@ pub fn compact(a: CompactArgs) -> Result<()> {
         dry_run_calls(sm.as_ref());
     }
     let summary = match &sm {
-        None => actions::offline_compaction_summary(s0, plan, a.instructions.as_deref()),
+        None => offline::compaction_summary(s0, plan, a.instructions.as_deref()),
         Some(sm) => {
             let r = runtime()?.block_on(sm.compaction(
                 s0,
@@ -289,7 +291,7 @@ pub fn navigate(a: NavigateArgs) -> Result<()> {
     let target = resolve_ref(&s0, &a.target)?;
     let old_leaf = resolve_leaf(&s0, a.leaf.as_deref())?;
     if Some(target) == old_leaf {
-        bail!("{}", write_plan::Refusal::AlreadyThere);
+        bail!("{}", plan::Refusal::AlreadyThere);
     }
     let old_proj = old_leaf.map(|l| context::project(&s0, &s0.path_to(l)));
     let window = old_proj
@@ -298,7 +300,7 @@ pub fn navigate(a: NavigateArgs) -> Result<()> {
         .filter(|w| *w > 0)
         .unwrap_or(128000);
     let budget = window as i64 - settings.branch_reserve_tokens() as i64;
-    let nav0 = actions::plan_navigation(&s0, old_leaf, target, budget);
+    let nav0 = entries::plan_navigation(&s0, old_leaf, target, budget);
     let wants = a.summary != "none" && !nav0.branch.entries.is_empty();
     let focus = a.instructions.as_deref();
     let summary: Option<Summary> = if wants {
@@ -312,7 +314,7 @@ pub fn navigate(a: NavigateArgs) -> Result<()> {
             dry_run_calls(sm.as_ref());
         }
         match sm {
-            None => Some(actions::offline_branch_summary(&s0, &nav0, focus)),
+            None => Some(entries::offline_branch_summary(&s0, &nav0, focus)),
             Some(sm) => Some(
                 runtime()?
                     .block_on(sm.branch(&s0, &nav0, focus, a.replace_instructions, progress))
@@ -421,15 +423,15 @@ pub fn fork(file: &Path, target: Option<&str>, leaf: Option<&str>, w: &WriteFlag
         None => (resolve_leaf(&s, leaf)?, None),
     };
     let now = store::clock::now_ms();
-    let sid = actions::session_id(now, store::clock::entropy());
+    let sid = entries::session_id(now, store::clock::entropy());
     let abs = std::fs::canonicalize(file).unwrap_or_else(|_| file.to_path_buf());
     let cwd = s
         .header
         .cwd
         .clone()
         .unwrap_or_else(|| cwd().to_string_lossy().to_string());
-    let header = actions::session_header(&sid, &cwd, Some(&abs.to_string_lossy()), now);
-    let lines = actions::branched_session(&s, cut_at, header, store::clock::entropy());
+    let header = entries::session_header(&sid, &cwd, Some(&abs.to_string_lossy()), now);
+    let lines = entries::branched_session(&s, cut_at, header, store::clock::entropy());
     let dir = abs
         .parent()
         .map(Path::to_path_buf)
@@ -544,15 +546,15 @@ pub fn repair(a: RepairArgs) -> Result<()> {
 
 pub fn undo(a: UndoArgs) -> Result<()> {
     let s = load(&a.file)?;
-    let u = crate::engine::undo::plan(&s).map_err(|e| eyre!("nothing undone: {e}"))?;
+    let u = crate::engine::edit::undo::plan(&s).map_err(|e| eyre!("nothing undone: {e}"))?;
     write_undo(&a.file, &s, u, &a.write)
 }
 
 /// Show, confirm and append a planned undo (`bonsai undo`, `bonsai prune --undo`).
 pub fn write_undo(
     file: &std::path::Path,
-    s: &crate::engine::session::Session,
-    u: crate::engine::undo::Undo,
+    s: &crate::engine::load::session::Session,
+    u: crate::engine::edit::undo::Undo,
     w: &super::WriteFlags,
 ) -> Result<()> {
     let req = WriteRequest {

@@ -1,4 +1,4 @@
-//! The summary strategies' model calls (see `engine::strategy` for what each strategy is):
+//! The summary strategies' model calls (see `engine::compaction::strategy` for what each strategy is):
 //! how many calls, in what order, how many at once, with what output budget, and how their
 //! answers become one compaction summary. Every strategy that has a split turn also makes
 //! Pi's turn-prefix call beside its history calls, as Pi's compaction does.
@@ -9,10 +9,11 @@
 
 use super::summarize::Summarizer;
 use super::{Event, LlmError, Reply, Usage, complete, prompts};
-use crate::engine::compaction::CompactionPlan;
-use crate::engine::session::Session;
-use crate::engine::slices::{Slice, SliceParams};
-use crate::engine::strategy::{self, Strategy, SummaryInput};
+use crate::engine::compaction::cut::CompactionPlan;
+use crate::engine::compaction::slices::{Slice, SliceParams};
+use crate::engine::compaction::strategy::{self, Strategy};
+use crate::engine::compaction::summary::SummaryInput;
+use crate::engine::load::session::Session;
 use futures_util::{StreamExt, TryStreamExt};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};

@@ -3,12 +3,13 @@
 
 use super::auth::{self, ApiKey};
 use super::{Event, LlmError, Policy, Request, complete, prompts};
-use crate::engine::actions::{Navigation, Summary};
-use crate::engine::compaction::{self, CompactionPlan};
+use crate::engine::compaction::cut::{self, CompactionPlan};
+use crate::engine::compaction::offline;
+use crate::engine::compaction::summary::Summary;
+use crate::engine::edit::entries::Navigation;
+use crate::engine::load::session::Session;
 use crate::engine::models::{ModelInfo, Registry};
 use crate::engine::report::serialized_text;
-use crate::engine::session::Session;
-use crate::engine::summarize;
 use std::path::Path;
 
 /// Why no model summarizer could be set up.
@@ -86,7 +87,7 @@ impl Summarizer {
         if window <= 0 {
             return max.max(1) as u64;
         }
-        let input = (crate::engine::js::utf16_len(prompt) as f64 / 3.5).ceil() as i64;
+        let input = (crate::engine::load::js::utf16_len(prompt) as f64 / 3.5).ceil() as i64;
         let margin = 4096.max((input as f64 * 0.15).ceil() as i64);
         let mut room = window - input - margin;
         if room < 32_768 {
@@ -97,7 +98,7 @@ impl Summarizer {
 
     /// The output limit of a summary request: Pi 0.87.1's own (`pi_limit`, within the model's),
     /// or none from 1.5.2 on (then pi-ai's default, [`Summarizer::unset_max_tokens`]).
-    fn limit(&self, pi: crate::engine::pi_version::PiVersion, pi_limit: u64, prompt: &str) -> u64 {
+    fn limit(&self, pi: crate::engine::load::pi_version::PiVersion, pi_limit: u64, prompt: &str) -> u64 {
         if pi.summary_max_tokens() {
             self.cap(pi_limit)
         } else {
@@ -126,7 +127,7 @@ impl Summarizer {
         on_text: impl FnMut(Event) + Send,
     ) -> Result<Summary, LlmError> {
         let reasoning = thinking.filter(|t| *t != "off").map(String::from);
-        let previous = compaction::previous_summary(s, plan);
+        let previous = cut::previous_summary(s, plan);
         let reserve = plan.settings.reserve_tokens;
         let history_req = (!plan.messages_to_summarize.is_empty()).then(|| {
             let text = serialized_text(s, &plan.messages_to_summarize);
@@ -167,7 +168,7 @@ impl Summarizer {
             .map(|r| r.usage.clone())
             .unwrap_or_default()
             .add(&p.as_ref().map(|r| r.usage.clone()).unwrap_or_default());
-        let text = summarize::compose_compaction_summary(&history, p.as_ref().map(|r| r.text.as_str()), &plan.file_ops);
+        let text = offline::compose_compaction_summary(&history, p.as_ref().map(|r| r.text.as_str()), &plan.file_ops);
         Ok(Summary {
             text,
             usage: Some(usage.to_pi(&self.model)),
@@ -195,12 +196,12 @@ impl Summarizer {
         let limit = self.limit(s.pi, 4096, &prompt);
         let reasoning = s.pi.branch_summary_thinking().then(|| {
             let path = nav.branch.from_leaf.map(|l| s.path_to(l)).unwrap_or_default();
-            crate::engine::context::path_settings(s, &path).0
+            crate::engine::view::context::path_settings(s, &path).0
         });
         let req = self.request(prompt, limit, reasoning.filter(|t| t != "off"));
         let r = complete(&req, self.policy, on_text).await?;
         Ok(Summary {
-            text: summarize::compose_branch_summary(&r.text, &nav.branch.file_ops),
+            text: offline::compose_branch_summary(&r.text, &nav.branch.file_ops),
             usage: Some(r.usage.to_pi(&self.model)),
         })
     }

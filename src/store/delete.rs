@@ -8,9 +8,9 @@
 
 use super::faults;
 use super::write::{FileMode, WriteError, backup, sync_dir, write_file_new, write_temp};
-use crate::engine::delete::{self, DeletePlan, DeleteRefusal};
-use crate::engine::session::Session;
-use crate::engine::tree::Tree;
+use crate::engine::edit::delete::{self, DeletePlan, DeleteRefusal};
+use crate::engine::load::session::Session;
+use crate::engine::view::tree::Tree;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -100,7 +100,7 @@ fn sibling(path: &Path, suffix: &str) -> PathBuf {
 }
 
 fn stamp() -> String {
-    crate::engine::js::iso_from_ms(super::clock::now_ms()).replace([':', '.'], "-")
+    crate::engine::load::js::iso_from_ms(super::clock::now_ms()).replace([':', '.'], "-")
 }
 
 /// How long a rewrite waits for a process that opened the old file for writing to close it

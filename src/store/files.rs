@@ -2,8 +2,8 @@
 //! the session again after its file grew.
 
 use super::mapped;
-use crate::engine::bytes::FileBytes;
-use crate::engine::session::{LoadError, Session};
+use crate::engine::load::bytes::FileBytes;
+use crate::engine::load::session::{LoadError, Session};
 use std::path::{Path, PathBuf};
 
 /// Why a session file could not be opened.
@@ -119,9 +119,9 @@ pub fn load_session_progress(
 /// last 4 MB, or the last 32 MB when 4 MB hold fewer than `max_rows` rows of the path.
 pub fn leaf_path_preview(
     path: &Path,
-    filter: crate::engine::tree_view::FilterMode,
+    filter: crate::engine::view::tree_view::FilterMode,
     max_rows: usize,
-) -> Option<crate::engine::tree_view::TailPreview> {
+) -> Option<crate::engine::view::tree_view::TailPreview> {
     use std::io::{BufRead, Read, Seek, SeekFrom};
     let mut f = open_regular(path).ok()?;
     let size = f.metadata().ok()?.len();
@@ -140,7 +140,7 @@ pub fn leaf_path_preview(
         f.seek(SeekFrom::Start(start)).ok()?;
         (&f).take(size - start).read_to_end(&mut tail).ok()?;
         let whole_lines = start == header.len() as u64 + 1;
-        let p = crate::engine::tree_view::tail_preview(&header, &tail, whole_lines, filter, max_rows);
+        let p = crate::engine::view::tree_view::tail_preview(&header, &tail, whole_lines, filter, max_rows);
         let enough = p.as_ref().is_some_and(|p| p.rows.len() >= max_rows || p.whole_path);
         best = p.or(best);
         if enough || whole_lines {

@@ -11,7 +11,7 @@
 //! flag (`take_damaged`), so bonsai reloads the file instead of dying. Pi itself only
 //! appends, which never affects the mapped part.
 
-use crate::engine::bytes::{ByteSource, FileBytes};
+use crate::engine::load::bytes::{ByteSource, FileBytes};
 use std::sync::Once;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 

@@ -3,7 +3,7 @@
 //! its package's `package.json`), else the newest release bonsai knows. Decided once per
 //! process (by the CLI or the TUI); every session the store loads is read as it.
 
-use crate::engine::pi_version::PiVersion;
+use crate::engine::load::pi_version::PiVersion;
 use crate::engine::settings::Settings;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;

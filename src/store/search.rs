@@ -1,9 +1,9 @@
 //! Search across session files: ripgrep's searcher scans each file for lines that may match
 //! (the query as Pi's JSON writes it), on every core, and only those lines are decoded and
-//! checked (`engine::search`). Files are read in blocks, not mapped: a session Pi truncates
+//! checked (`engine::view::search`). Files are read in blocks, not mapped: a session Pi truncates
 //! or rewrites while it is searched cannot fault the process.
 
-use crate::engine::search::{Hit, Query, hit_in_line};
+use crate::engine::view::search::{Hit, Query, hit_in_line};
 use grep_regex::RegexMatcherBuilder;
 use grep_searcher::{BinaryDetection, SearcherBuilder, Sink, SinkMatch};
 use rayon::prelude::*;

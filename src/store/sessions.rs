@@ -7,7 +7,7 @@
 //! is not a Pi session, a folder that cannot be read), never skipped silently.
 
 use super::config;
-use crate::engine::js;
+use crate::engine::load::js;
 use crate::engine::settings::Settings;
 use memchr::memmem;
 use rayon::prelude::*;
@@ -122,8 +122,8 @@ fn user_text(line: &[u8]) -> Option<String> {
     if m.get("role").and_then(|r| r.as_str()) != Some("user") {
         return None;
     }
-    let t = crate::engine::context::content_text(m.get("content"), " ");
-    (!t.trim().is_empty()).then(|| crate::engine::tree_view::one_line(&t, 80))
+    let t = crate::engine::view::context::content_text(m.get("content"), " ");
+    (!t.trim().is_empty()).then(|| crate::engine::view::tree_view::one_line(&t, 80))
 }
 
 /// A reply's provider and model.
@@ -171,7 +171,7 @@ fn estimate_tail(tail: &[u8]) -> u64 {
     tail.split(|b| *b == b'\n')
         .filter_map(|l| serde_json::from_slice::<Peek>(l).ok())
         .filter_map(|p| p.message.and_then(|m| serde_json::from_str::<Value>(m.get()).ok()))
-        .map(|m| crate::engine::context::estimate_value(&m))
+        .map(|m| crate::engine::view::context::estimate_value(&m))
         .sum()
 }
 

@@ -10,9 +10,9 @@
 
 use super::faults::{self, is_crash};
 use super::journal::{self, Note};
-use crate::engine::js;
-use crate::engine::session::Session;
-use crate::engine::write_plan::{Prepared, Refusal, WriteRequest};
+use crate::engine::edit::plan::{Prepared, Refusal, WriteRequest};
+use crate::engine::load::js;
+use crate::engine::load::session::Session;
 use std::fs::{File, OpenOptions};
 use std::path::{Path, PathBuf};
 
@@ -238,7 +238,7 @@ pub struct Applied {
 fn lines_text(entries: &[serde_json::Value]) -> String {
     let mut data = String::new();
     for e in entries {
-        data.push_str(&crate::engine::actions::to_line(e));
+        data.push_str(&crate::engine::edit::entries::to_line(e));
         data.push('\n');
     }
     data
@@ -677,7 +677,7 @@ pub fn migrate(path: &Path) -> Result<PathBuf, WriteError> {
         source,
     })?;
     let bak = backup(&target, &bytes, "bak")?;
-    let lines = crate::engine::actions::migrated_lines(&s);
+    let lines = crate::engine::edit::entries::migrated_lines(&s);
     write_file_replacing(&target, lines_text(&lines).as_bytes(), FileMode::same_as(&target))?;
     Ok(bak)
 }

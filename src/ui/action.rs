@@ -3,7 +3,7 @@
 //! clock, and background jobs reporting back. `App::update` is the only consumer.
 
 use super::jobs::JobResult;
-use crate::engine::tree_view::FilterMode;
+use crate::engine::view::tree_view::FilterMode;
 use crossterm::event::KeyEvent;
 use std::sync::Arc;
 

@@ -7,12 +7,12 @@
 //! `build` runs as a job (it projects and counts); `draw` only reads what it made.
 
 use super::theme::*;
-use crate::engine::context::{self, ContextMessage, ContextTokens, Part};
-use crate::engine::entry::Kind;
-use crate::engine::report::num;
-use crate::engine::session::Session;
-use crate::engine::tokens::{self, Encoding, TokenCache};
-use crate::engine::tree_view::one_line;
+use crate::engine::load::entry::Kind;
+use crate::engine::load::js::num;
+use crate::engine::load::session::Session;
+use crate::engine::view::context::{self, ContextMessage, ContextTokens, Part};
+use crate::engine::view::tokens::{self, Encoding, TokenCache};
+use crate::engine::view::tree_view::one_line;
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Modifier, Style};
@@ -435,8 +435,8 @@ pub fn draw(
         let text = match progress {
             Some((done, total)) if total > 0 => format!(
                 " counting what the model sees: {} of {} messages counted ({}%) · keys work meanwhile; v or esc closes",
-                crate::engine::prune::thousands(done as u64),
-                crate::engine::prune::thousands(total as u64),
+                crate::engine::edit::prune::thousands(done as u64),
+                crate::engine::edit::prune::thousands(total as u64),
                 done * 100 / total
             ),
             _ => " counting what the model sees…".to_string(),
@@ -581,7 +581,7 @@ mod snapshots {
         // common (the final leaf is past a compaction), so all − on the left, all + on the right.
         let mut a = app_for(&own("tour.jsonl"));
         let s = a.doc.session.clone();
-        a.view.set_filter(&s, crate::engine::tree_view::FilterMode::All);
+        a.view.set_filter(&s, crate::engine::view::tree_view::FilterMode::All);
         a.view.select_entry(&s, 25);
         a.selection_changed();
         a.handle_key(KeyEvent::from(KeyCode::Char('m')));

@@ -3,8 +3,8 @@
 
 use super::app::App;
 use super::theme::*;
-use crate::engine::report::num;
-use crate::engine::serialize::list_strings;
+use crate::engine::compaction::serialize::list_strings;
+use crate::engine::load::js::num;
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::style::Style;

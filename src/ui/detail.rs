@@ -2,12 +2,12 @@
 
 use super::highlight::{self, Highlighter};
 use super::theme::*;
-use crate::engine::context;
-use crate::engine::entry::{Kind, Role};
-use crate::engine::js;
-use crate::engine::session::Session;
-use crate::engine::text_width::visible_width;
-use crate::engine::tree_view::format_tool_call;
+use crate::engine::load::entry::{Kind, Role};
+use crate::engine::load::js;
+use crate::engine::load::session::Session;
+use crate::engine::view::context;
+use crate::engine::view::text_width::visible_width;
+use crate::engine::view::tree_view::format_tool_call;
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::style::{Modifier, Style};
@@ -192,9 +192,9 @@ fn content_lines(c: Option<&Value>, width: usize, style: Style, out: &mut Vec<Li
 }
 
 /// A summary's `details` file lists (what Pi carries into the next summary).
-fn file_lists(details: Option<&crate::engine::entry::FileLists>, lines: &mut Vec<Line<'static>>) {
+fn file_lists(details: Option<&crate::engine::load::entry::FileLists>, lines: &mut Vec<Line<'static>>) {
     if let Some(d) = details {
-        let list = |v: &[Value]| crate::engine::serialize::list_strings(v).join(", ");
+        let list = |v: &[Value]| crate::engine::compaction::serialize::list_strings(v).join(", ");
         lines.push(Line::default());
         lines.push(kv("read files", list(&d.read_files)));
         lines.push(kv("modified files", list(&d.modified_files)));
@@ -619,7 +619,7 @@ pub fn draw(f: &mut Frame, area: Rect, doc: &Doc, scroll: usize, focused: bool, 
 #[cfg(test)]
 mod snapshots {
     use super::super::tests::{app_for, own, render};
-    use crate::engine::entry::Kind;
+    use crate::engine::load::entry::Kind;
 
     /// The first entry of each kind (messages by role) across the fixtures, drawn in the pane.
     #[test]
@@ -630,7 +630,7 @@ mod snapshots {
         for f in files {
             let mut a = app_for(&own(f));
             a.view
-                .set_filter(&a.doc.session.clone(), crate::engine::tree_view::FilterMode::All);
+                .set_filter(&a.doc.session.clone(), crate::engine::view::tree_view::FilterMode::All);
             let n = a.doc.session.entries.len();
             for i in 0..n {
                 let e = &a.doc.session.entries[i];
@@ -652,7 +652,7 @@ mod snapshots {
                 a.view.select_entry(&s, i);
                 if a.selected() != Some(i) {
                     // Hidden in every filter (usage): select via the detail document directly.
-                    a.view.set_filter(&s, crate::engine::tree_view::FilterMode::All);
+                    a.view.set_filter(&s, crate::engine::view::tree_view::FilterMode::All);
                 }
                 a.selection_changed();
                 let mut doc = super::build(&s, i, 78, super::super::tool_call_for(&s, i), None);
@@ -680,7 +680,7 @@ mod snapshots {
         let s = std::sync::Arc::new(
             crate::store::load_session(&f)
                 .unwrap()
-                .read_as(crate::engine::pi_version::PiVersion::V1_5_2),
+                .read_as(crate::engine::load::pi_version::PiVersion::V1_5_2),
         );
         let find = |pred: &dyn Fn(&serde_json::Value) -> bool| {
             (0..s.entries.len()).find(|&i| pred(&s.entry_value(i))).unwrap()

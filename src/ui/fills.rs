@@ -3,11 +3,11 @@
 //! Pi's estimate and the exact count. Built in a job; the largest rows are a list to jump from.
 
 use super::theme::*;
-use crate::engine::context::{self, ContextMessage};
-use crate::engine::entry::{Kind, Role};
-use crate::engine::prune::thousands;
-use crate::engine::session::Session;
-use crate::engine::tokens::{Encoding, TokenCache};
+use crate::engine::edit::prune::thousands;
+use crate::engine::load::entry::{Kind, Role};
+use crate::engine::load::session::Session;
+use crate::engine::view::context::{self, ContextMessage};
+use crate::engine::view::tokens::{Encoding, TokenCache};
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::style::{Modifier, Style};
@@ -89,7 +89,7 @@ pub fn build(s: &Session, generation: u64, leaf: usize, encoding: Encoding, cach
     for (m, &x) in msgs.iter().zip(&exact) {
         images += match (&s.entries[m.source].kind, m.replaced_by) {
             (Kind::Message(sm), None) => s.measures(sm).content.images,
-            _ => crate::engine::tokens::images_in(&context::materialize(s, m)),
+            _ => crate::engine::view::tokens::images_in(&context::materialize(s, m)),
         };
         add(&mut roles, m.role.as_str(), m.est_tokens, x);
         let tool = match &s.entries[m.source].kind {
@@ -186,7 +186,7 @@ pub fn draw(f: &mut Frame, area: Rect, s: &Session, data: Option<&FillsData>, cu
                 " {} image{}: each counted as {} tokens in both columns, Pi's estimate;",
                 d.images,
                 if d.images == 1 { "" } else { "s" },
-                thousands(crate::engine::tokens::IMAGE_TOKENS)
+                thousands(crate::engine::view::tokens::IMAGE_TOKENS)
             ),
             " a tokenizer reads no image, and the provider's price depends on its size".to_string(),
         ] {
@@ -264,7 +264,7 @@ mod snapshots {
             })
             .expect("the image's message is among the largest");
         assert!(
-            with_image.exact >= crate::engine::tokens::IMAGE_TOKENS,
+            with_image.exact >= crate::engine::view::tokens::IMAGE_TOKENS,
             "{with_image:?}"
         );
         let screen = render(&mut a, 100, 40);

@@ -4,7 +4,7 @@
 
 use super::selection::{Gauge, Zone};
 use super::theme::*;
-use crate::engine::report::num;
+use crate::engine::load::js::num;
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::style::{Color, Style};
@@ -186,7 +186,7 @@ pub fn draw(
 #[cfg(test)]
 mod snapshots {
     use super::super::selection::Gauge;
-    use crate::engine::context::ContextTokens;
+    use crate::engine::view::context::ContextTokens;
     use ratatui::Terminal;
     use ratatui::backend::TestBackend;
 

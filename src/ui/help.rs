@@ -2,7 +2,7 @@
 
 use super::keymap::{self, Mode};
 use super::theme::*;
-use crate::engine::text_width::visible_width;
+use crate::engine::view::text_width::visible_width;
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};

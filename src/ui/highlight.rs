@@ -4,7 +4,7 @@
 //! frame highlights at most `BUDGET_LINES` more lines from where it stopped (the parser
 //! state is kept), and lines past that show plain until later frames reach them.
 
-use crate::engine::syntax;
+use crate::engine::view::syntax;
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::Span;
 use std::sync::OnceLock;

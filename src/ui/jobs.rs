@@ -4,12 +4,12 @@
 
 use super::context_view::{self, ContextData};
 use super::selection::{self, SelectionInfo};
-use crate::engine::context::ContextMessage;
+use crate::engine::edit::plan::WriteRequest;
+use crate::engine::load::session::Session;
 use crate::engine::models::Registry;
-use crate::engine::session::Session;
 use crate::engine::settings::Settings;
-use crate::engine::tokens::{Encoding, TokenCache};
-use crate::engine::write_plan::WriteRequest;
+use crate::engine::view::context::ContextMessage;
+use crate::engine::view::tokens::{Encoding, TokenCache};
 use crate::llm::summarize::Summarizer;
 use crate::store::{self, SessionInfo};
 use std::path::PathBuf;
@@ -21,14 +21,14 @@ use std::sync::atomic::{AtomicBool, Ordering};
 pub enum SummaryKind {
     /// A compaction, written by each of `strategies` side by side (one tab each).
     Compaction {
-        plan: Box<crate::engine::compaction::CompactionPlan>,
+        plan: Box<crate::engine::compaction::cut::CompactionPlan>,
         focus: Option<String>,
         thinking: String,
-        strategies: Vec<crate::engine::strategy::Strategy>,
-        params: crate::engine::slices::SliceParams,
+        strategies: Vec<crate::engine::compaction::strategy::Strategy>,
+        params: crate::engine::compaction::slices::SliceParams,
     },
     Branch {
-        nav: Box<crate::engine::actions::Navigation>,
+        nav: Box<crate::engine::edit::entries::Navigation>,
         focus: Option<String>,
         replace: bool,
     },
@@ -74,16 +74,16 @@ pub enum Job {
         window: u64,
         reserve: u64,
     },
-    /// A pruning plan for the selection (see `engine::prune`).
+    /// A pruning plan for the selection (see `engine::edit::prune`).
     Prune {
         generation: u64,
         session: Arc<Session>,
         leaf: usize,
-        policy: crate::engine::prune::Policy,
-        settings: crate::engine::prune::PruneSettings,
+        policy: crate::engine::edit::prune::Policy,
+        settings: crate::engine::edit::prune::PruneSettings,
         force: bool,
         /// The gauge's zone (the zones policy follows it unless one is chosen).
-        zone: crate::engine::prune::Zone,
+        zone: crate::engine::edit::prune::Zone,
     },
     /// What fills the context at the selection.
     Fills {
@@ -136,7 +136,7 @@ pub enum Job {
         query: String,
         cancel: Arc<AtomicBool>,
     },
-    /// Append, decided again on the file as it is (see `engine::write_plan`).
+    /// Append, decided again on the file as it is (see `engine::edit::plan`).
     Write {
         path: PathBuf,
         request: WriteRequest,
@@ -186,7 +186,7 @@ pub enum Job {
 pub struct Written {
     pub session: Arc<Session>,
     pub applied: store::Appended,
-    pub prepared: crate::engine::write_plan::Prepared,
+    pub prepared: crate::engine::edit::plan::Prepared,
     pub what: String,
     pub select: Option<String>,
 }
@@ -215,7 +215,7 @@ pub enum JobResult {
     },
     Prune {
         generation: u64,
-        plan: Box<crate::engine::prune::Plan>,
+        plan: Box<crate::engine::edit::prune::Plan>,
     },
     Fills(Box<super::fills::FillsData>),
     Reloaded {
@@ -260,7 +260,7 @@ pub enum JobResult {
     SearchFile {
         id: u64,
         path: PathBuf,
-        hits: Result<Vec<crate::engine::search::Hit>, String>,
+        hits: Result<Vec<crate::engine::view::search::Hit>, String>,
     },
     /// Hits of find `id`: (entry, matches in it), one piece of the session at a time.
     FindHits {
@@ -293,7 +293,7 @@ pub enum JobResult {
     },
     SummaryDone {
         id: u64,
-        result: Result<crate::engine::actions::Summary, SummaryError>,
+        result: Result<crate::engine::compaction::summary::Summary, SummaryError>,
     },
     /// A compaction strategy's progress (tab `tab` of summary job `id`).
     StrategyProgress {
@@ -318,12 +318,12 @@ pub enum JobResult {
 /// What a finished strategy gives its tab.
 #[derive(Debug)]
 pub struct StrategyResult {
-    pub summary: crate::engine::actions::Summary,
+    pub summary: crate::engine::compaction::summary::Summary,
     pub calls: usize,
     pub usage: crate::llm::Usage,
     pub cost: f64,
     pub wall_ms: u64,
-    pub score: crate::engine::recall::Score,
+    pub score: crate::engine::compaction::recall::Score,
 }
 
 impl std::fmt::Debug for SelectionInfo {
@@ -475,7 +475,7 @@ impl Job {
                 zone,
             } => JobResult::Prune {
                 generation,
-                plan: Box::new(crate::engine::prune::plan(
+                plan: Box::new(crate::engine::edit::prune::plan(
                     &session, leaf, policy, &settings, force, zone,
                 )),
             },
@@ -705,7 +705,7 @@ impl Job {
         } = self
         {
             let started = std::time::Instant::now();
-            let q = match crate::engine::search::Query::new(&query, false, None) {
+            let q = match crate::engine::view::search::Query::new(&query, false, None) {
                 Ok(q) => q,
                 Err(e) => {
                     return JobResult::SearchDone {
@@ -839,7 +839,7 @@ fn count_everything(
 ) -> JobResult {
     let started = std::time::Instant::now();
     let msgs: Vec<ContextMessage> = (0..s.entries.len())
-        .flat_map(|i| crate::engine::context::intrinsic_messages(s, i))
+        .flat_map(|i| crate::engine::view::context::intrinsic_messages(s, i))
         .collect();
     let total = msgs.len();
     let pool = low_priority_pool();
@@ -890,7 +890,7 @@ fn find_in_session(
     cancel: &AtomicBool,
     report: &(dyn Fn(JobResult) + Sync),
 ) -> Result<(), String> {
-    let q = crate::engine::search::Query::new(query, false, None)?;
+    let q = crate::engine::view::search::Query::new(query, false, None)?;
     store::search::search_bytes(&session.buf, &q, cancel, |hits| {
         let entries = hits
             .into_iter()
@@ -915,22 +915,22 @@ async fn cancelled(cancel: &AtomicBool) {
 }
 
 /// A compaction's strategies side by side, each a task of its own: each reports its progress
-/// and its end as its tab's results, scored against the range (`engine::recall`). Dropping
+/// and its end as its tab's results, scored against the range (`engine::compaction::recall`). Dropping
 /// the future aborts every task (and with them their calls).
 #[allow(clippy::too_many_arguments)]
 async fn run_strategies(
     id: u64,
     s: Arc<Session>,
     summarizer: Option<Arc<Summarizer>>,
-    plan: Arc<crate::engine::compaction::CompactionPlan>,
+    plan: Arc<crate::engine::compaction::cut::CompactionPlan>,
     focus: Option<String>,
     thinking: String,
-    strategies: Vec<crate::engine::strategy::Strategy>,
-    params: crate::engine::slices::SliceParams,
+    strategies: Vec<crate::engine::compaction::strategy::Strategy>,
+    params: crate::engine::compaction::slices::SliceParams,
     report: Arc<dyn Fn(JobResult) + Send + Sync>,
 ) {
-    let input = Arc::new(crate::engine::strategy::SummaryInput::of_plan(&s, &plan));
-    let range = Arc::new(crate::engine::recall::Range::of_input(&s, &plan, &input));
+    let input = Arc::new(crate::engine::compaction::summary::SummaryInput::of_plan(&s, &plan));
+    let range = Arc::new(crate::engine::compaction::recall::Range::of_input(&s, &plan, &input));
     let mut set = tokio::task::JoinSet::new();
     for (tab, st) in strategies.into_iter().enumerate() {
         let (s, summarizer, plan, focus, thinking, report, input, range) = (
@@ -967,7 +967,7 @@ async fn run_strategies(
                     let cost = usage.as_ref().and_then(|u| u["cost"]["total"].as_f64()).unwrap_or(0.0);
                     let score = range.score(&o.text);
                     Ok(Box::new(StrategyResult {
-                        summary: crate::engine::actions::Summary { text: o.text, usage },
+                        summary: crate::engine::compaction::summary::Summary { text: o.text, usage },
                         calls: o.calls,
                         usage: o.usage,
                         cost,
@@ -987,13 +987,13 @@ async fn run_strategies(
 /// model's says it has none.
 fn offline_strategies(
     s: &Session,
-    plan: &crate::engine::compaction::CompactionPlan,
+    plan: &crate::engine::compaction::cut::CompactionPlan,
     focus: Option<&str>,
-    strategies: &[crate::engine::strategy::Strategy],
+    strategies: &[crate::engine::compaction::strategy::Strategy],
 ) -> Vec<(usize, Result<Box<StrategyResult>, String>)> {
     let started = std::time::Instant::now();
-    let input = crate::engine::strategy::SummaryInput::of_plan(s, plan);
-    let range = crate::engine::recall::Range::of_input(s, plan, &input);
+    let input = crate::engine::compaction::summary::SummaryInput::of_plan(s, plan);
+    let range = crate::engine::compaction::recall::Range::of_input(s, plan, &input);
     strategies
         .iter()
         .enumerate()
@@ -1004,10 +1004,10 @@ fn offline_strategies(
                     Err("no model is configured (an API key in Pi's auth.json or the environment)".into()),
                 );
             }
-            let text = crate::engine::strategy::offline(s, plan, &input, focus);
+            let text = crate::engine::compaction::strategy::offline(s, plan, &input, focus);
             let score = range.score(&text);
             let r = StrategyResult {
-                summary: crate::engine::actions::Summary { text, usage: None },
+                summary: crate::engine::compaction::summary::Summary { text, usage: None },
                 calls: 0,
                 usage: crate::llm::Usage::default(),
                 cost: 0.0,
@@ -1020,13 +1020,13 @@ fn offline_strategies(
 }
 
 /// The offline summary (deterministic and instant next to a model's).
-fn offline_summary(s: &Session, kind: &SummaryKind) -> crate::engine::actions::Summary {
+fn offline_summary(s: &Session, kind: &SummaryKind) -> crate::engine::compaction::summary::Summary {
     match kind {
         SummaryKind::Compaction { plan, focus, .. } => {
-            crate::engine::actions::offline_compaction_summary(s, plan, focus.as_deref())
+            crate::engine::compaction::offline::compaction_summary(s, plan, focus.as_deref())
         }
         SummaryKind::Branch { nav, focus, .. } => {
-            crate::engine::actions::offline_branch_summary(s, nav, focus.as_deref())
+            crate::engine::edit::entries::offline_branch_summary(s, nav, focus.as_deref())
         }
     }
 }
@@ -1055,11 +1055,11 @@ fn export_document(
 /// beside `source` under Pi's file name.
 fn write_branched(s: &Session, cut: Option<usize>, source: &std::path::Path) -> Result<PathBuf, store::WriteError> {
     let now = store::clock::now_ms();
-    let sid = crate::engine::actions::session_id(now, store::clock::entropy());
+    let sid = crate::engine::edit::entries::session_id(now, store::clock::entropy());
     let abs = std::fs::canonicalize(source).unwrap_or_else(|_| source.to_path_buf());
     let cwd = s.header.cwd.clone().unwrap_or_default();
-    let header = crate::engine::actions::session_header(&sid, &cwd, Some(&abs.to_string_lossy()), now);
-    let lines = crate::engine::actions::branched_session(s, cut, header, store::clock::entropy());
+    let header = crate::engine::edit::entries::session_header(&sid, &cwd, Some(&abs.to_string_lossy()), now);
+    let lines = crate::engine::edit::entries::branched_session(s, cut, header, store::clock::entropy());
     let out = store::new_session_path(abs.parent().unwrap_or(std::path::Path::new(".")), &sid, now);
     store::write_new(&out, &lines, &abs)?;
     Ok(out)

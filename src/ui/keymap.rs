@@ -6,7 +6,7 @@
 //! rest. In a text input, keys without a binding edit the text.
 
 use super::action::Action;
-use crate::engine::tree_view::FilterMode;
+use crate::engine::view::tree_view::FilterMode;
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 /// What has the keyboard: the topmost thing on screen.

@@ -5,8 +5,8 @@
 
 use super::theme::*;
 use super::tree_pane::text_style;
-use crate::engine::text_width::visible_width;
-use crate::engine::tree_view::TailPreview;
+use crate::engine::view::text_width::visible_width;
+use crate::engine::view::tree_view::TailPreview;
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::style::{Modifier, Style};
@@ -69,7 +69,7 @@ pub fn draw(f: &mut Frame, area: Rect, l: &Loading) {
             // One row each, cut at the edge like the tree's.
             let room = width.saturating_sub(4 + visible_width(&r.lead));
             spans.push(Span::styled(
-                crate::engine::text_width::truncate_to_width(&r.body, room, ""),
+                crate::engine::view::text_width::truncate_to_width(&r.body, room, ""),
                 body_style,
             ));
             let mut line = Line::from(spans);
@@ -105,7 +105,7 @@ pub fn draw(f: &mut Frame, area: Rect, l: &Loading) {
 #[cfg(test)]
 mod snapshots {
     use super::*;
-    use crate::engine::tree_view::{FilterMode, tail_preview};
+    use crate::engine::view::tree_view::{FilterMode, tail_preview};
     use insta::assert_snapshot;
     use ratatui::{Terminal, backend::TestBackend};
 

@@ -28,9 +28,9 @@ pub mod theme;
 pub mod tree_pane;
 pub mod usage_view;
 
-use crate::engine::entry::{Kind, Role};
+use crate::engine::load::entry::{Kind, Role};
+use crate::engine::load::session::Session;
 use crate::engine::models::Registry;
-use crate::engine::session::Session;
 use crate::engine::settings::Settings;
 use action::Action;
 use app::{App, Effect, Overlay};
@@ -389,7 +389,7 @@ async fn event_loop(
             let mut tail = (size >= TAIL_PREVIEW_FROM).then(|| {
                 let pc = p.clone();
                 let filter =
-                    crate::engine::tree_view::FilterMode::parse(settings.tree_filter_mode()).unwrap_or_default();
+                    crate::engine::view::tree_view::FilterMode::parse(settings.tree_filter_mode()).unwrap_or_default();
                 tokio::task::spawn_blocking(move || crate::store::files::leaf_path_preview(&pc, filter, rows))
             });
             let mut redraw = tokio::time::interval(Duration::from_millis(200));

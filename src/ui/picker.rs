@@ -11,8 +11,8 @@
 
 use super::input::LineEditor;
 use super::theme::*;
-use crate::engine::search::Hit;
-use crate::engine::text_width::truncate_to_width;
+use crate::engine::view::search::Hit;
+use crate::engine::view::text_width::truncate_to_width;
 use crate::store::SessionInfo;
 use ratatui::Frame;
 use ratatui::buffer::Buffer;
@@ -285,7 +285,7 @@ impl Picker {
     /// A trashed session's row: when it was trashed, its size, where it was.
     fn trashed_line(&self, i: usize) -> Line<'static> {
         let (t, bytes) = &self.trash[i];
-        let when = crate::engine::js::iso_from_ms(t.at_ms);
+        let when = crate::engine::load::js::iso_from_ms(t.at_ms);
         let name = t
             .original
             .file_name()
@@ -1126,7 +1126,7 @@ impl Picker {
                         "was",
                         tilde(&t.original.to_string_lossy(), self.user_home.as_deref()),
                     ));
-                    let when = crate::engine::js::iso_from_ms(t.at_ms);
+                    let when = crate::engine::load::js::iso_from_ms(t.at_ms);
                     out.push(kv("trashed", when.get(..16).unwrap_or(&when).replace('T', " ")));
                     out.push(kv(
                         "size",
@@ -1228,8 +1228,8 @@ impl Picker {
                 out.push(Line::from(Span::styled(
                     cut(&format!(
                         "         {} / {} tokens ({:.0} %) · {model}",
-                        crate::engine::prune::thousands(t),
-                        crate::engine::prune::thousands(w),
+                        crate::engine::edit::prune::thousands(t),
+                        crate::engine::edit::prune::thousands(w),
                         t as f64 * 100.0 / w as f64
                     )),
                     fg(MUTED),
@@ -1239,7 +1239,7 @@ impl Picker {
                 "context",
                 format!(
                     "{} tokens · {model} (window unknown)",
-                    crate::engine::prune::thousands(t)
+                    crate::engine::edit::prune::thousands(t)
                 ),
             )),
             (None, _) => out.push(kv("context", "no reply yet".into())),
@@ -1251,7 +1251,7 @@ impl Picker {
                 format!(
                     "{} · {} call{} · {} tokens{}",
                     money(s.spent.cost),
-                    crate::engine::prune::thousands(k),
+                    crate::engine::edit::prune::thousands(k),
                     if k == 1 { "" } else { "s" },
                     tokens_short(s.spent.tokens),
                     if s.spent.uncosted > 0 {

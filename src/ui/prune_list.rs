@@ -4,9 +4,9 @@
 
 use super::app::PlanList;
 use super::theme::*;
-use crate::engine::prune::{self, thousands};
-use crate::engine::session::Session;
-use crate::engine::text_width::visible_width;
+use crate::engine::edit::prune::{self, thousands};
+use crate::engine::load::session::Session;
+use crate::engine::view::text_width::visible_width;
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::style::{Modifier, Style};

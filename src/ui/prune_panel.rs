@@ -3,7 +3,7 @@
 
 use super::app::App;
 use super::theme::*;
-use crate::engine::prune::{self, Change, thousands};
+use crate::engine::edit::prune::{self, Change, thousands};
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::style::{Color, Style};

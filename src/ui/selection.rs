@@ -2,12 +2,12 @@
 //! estimate against the window, and where the next compaction would cut. Computed off the key
 //! path for large sessions (a job), on it for small ones.
 
-use crate::engine::compaction::{self, CompactionPlan, CompactionSettings, NoCompaction};
-use crate::engine::context::{self, ContextMessage, ContextTokens};
+use crate::engine::compaction::cut::{self, CompactionPlan, CompactionSettings, NoCompaction};
+use crate::engine::load::session::Session;
 use crate::engine::models::Registry;
-use crate::engine::session::Session;
 use crate::engine::settings::Settings;
-use crate::engine::tokens::Encoding;
+use crate::engine::view::context::{self, ContextMessage, ContextTokens};
+use crate::engine::view::tokens::Encoding;
 use std::collections::HashMap;
 
 /// Where an entry falls in the cut preview.
@@ -132,7 +132,7 @@ pub fn compute(
     let latest_compaction = proj
         .path
         .iter()
-        .rposition(|&i| matches!(s.entries[i].kind, crate::engine::entry::Kind::Compaction(_)));
+        .rposition(|&i| matches!(s.entries[i].kind, crate::engine::load::entry::Kind::Compaction(_)));
     let usage_before_compaction = match (tokens.last_usage_index, latest_compaction) {
         (Some(u), Some(c)) => at(msgs[u].source).is_some_and(|p| p < c),
         _ => false,
@@ -141,7 +141,7 @@ pub fn compute(
         let usage_at = at(msgs[u].source)?;
         let edited = proj.path[usage_at..]
             .iter()
-            .any(|&i| matches!(s.entries[i].kind, crate::engine::entry::Kind::ContextEdit { .. }));
+            .any(|&i| matches!(s.entries[i].kind, crate::engine::load::entry::Kind::ContextEdit { .. }));
         edited.then(|| context::estimate_projected_tokens(s, &proj).tokens as u64)
     });
     let model = proj.model.clone().and_then(|(p, m)| Some((p?, m?)));
@@ -153,7 +153,7 @@ pub fn compute(
     let reserve = settings.reserve_tokens(mref);
     let encoding = Encoding::for_model(mref.map(|m| m.0), mref.map(|m| m.1));
     let messages: Vec<ContextMessage> = msgs.iter().map(|m| (*m).clone()).collect();
-    let cut = compaction::prepare_path(
+    let cut = cut::prepare_path(
         s,
         &proj.path,
         CompactionSettings {
@@ -212,9 +212,9 @@ fn cut_classes(plan: &Result<CompactionPlan, NoCompaction>) -> HashMap<usize, Cu
 
 #[cfg(test)]
 mod tests {
-    use crate::engine::entry::Kind;
+    use crate::engine::load::entry::Kind;
+    use crate::engine::load::session::Session;
     use crate::engine::models::Registry;
-    use crate::engine::session::Session;
     use crate::engine::settings::Settings;
 
     #[test]

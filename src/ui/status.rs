@@ -3,7 +3,7 @@
 
 use super::app::App;
 use super::theme::*;
-use crate::engine::text_width::visible_width;
+use crate::engine::view::text_width::visible_width;
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};

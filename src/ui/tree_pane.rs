@@ -9,8 +9,8 @@
 use super::app::App;
 use super::selection::CutClass;
 use super::theme::*;
-use crate::engine::text_width::{char_width, visible_width};
-use crate::engine::tree_view::RowStyle;
+use crate::engine::view::text_width::{char_width, visible_width};
+use crate::engine::view::tree_view::RowStyle;
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::style::{Modifier, Style};

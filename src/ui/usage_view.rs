@@ -386,7 +386,7 @@ impl UsageView {
             Some((t, models)) => format!(
                 " {day}: {} · {} calls · {} tokens · {}",
                 money(t.cost),
-                crate::engine::prune::thousands(t.calls),
+                crate::engine::edit::prune::thousands(t.calls),
                 tokens_short(t.tokens.total()),
                 models
                     .iter()
@@ -415,7 +415,7 @@ impl UsageView {
             .map(|(k, t)| {
                 Row::new(vec![
                     k.to_string(),
-                    crate::engine::prune::thousands(t.calls),
+                    crate::engine::edit::prune::thousands(t.calls),
                     tokens_short(t.tokens.input),
                     tokens_short(t.tokens.output),
                     tokens_short(t.tokens.cache_read),
@@ -497,7 +497,7 @@ fn foot_lines(d: &UsageData, r: &Report, tab: Tab) -> Vec<Line<'static>> {
         Span::styled(
             format!(
                 " · {} calls · {} tokens ({} in, {} out, {} cache read, {} cache write){}",
-                crate::engine::prune::thousands(t.calls),
+                crate::engine::edit::prune::thousands(t.calls),
                 tokens_short(t.tokens.total()),
                 tokens_short(t.tokens.input),
                 tokens_short(t.tokens.output),
@@ -523,7 +523,13 @@ fn foot_lines(d: &UsageData, r: &Report, tab: Tab) -> Vec<Line<'static>> {
     let side: Vec<String> = r
         .side_calls
         .iter()
-        .map(|(k, t)| format!("{k} {} ({})", money(t.cost), crate::engine::prune::thousands(t.calls)))
+        .map(|(k, t)| {
+            format!(
+                "{k} {} ({})",
+                money(t.cost),
+                crate::engine::edit::prune::thousands(t.calls)
+            )
+        })
         .collect();
     if !side.is_empty() {
         lines.push(Line::from(Span::styled(
@@ -535,7 +541,7 @@ fn foot_lines(d: &UsageData, r: &Report, tab: Tab) -> Vec<Line<'static>> {
     if r.copies.calls > 0 {
         last.push(format!(
             "{} copied call{} in forks and clones left out ({})",
-            crate::engine::prune::thousands(r.copies.calls),
+            crate::engine::edit::prune::thousands(r.copies.calls),
             if r.copies.calls == 1 { "" } else { "s" },
             money(r.copies.cost)
         ));

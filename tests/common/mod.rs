@@ -54,7 +54,7 @@ pub fn last_user_message(f: &Path) -> usize {
         .rfind(|&i| {
             s.entries[i]
                 .message()
-                .is_some_and(|m| m.role == bonsai::engine::entry::Role::User)
+                .is_some_and(|m| m.role == bonsai::engine::load::entry::Role::User)
         })
         .unwrap()
 }

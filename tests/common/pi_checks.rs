@@ -117,7 +117,7 @@ impl PiChecks {
 pub fn bonsai_context(p: &Path) -> Vec<String> {
     let s = store::load_session(p).unwrap();
     let Some(leaf) = s.leaf() else { return vec![] };
-    bonsai::engine::context::context_entries(&s, &s.path_to(leaf))
+    bonsai::engine::view::context::context_entries(&s, &s.path_to(leaf))
         .into_iter()
         .map(|i| s.entries[i].id.to_string())
         .collect()

@@ -4,8 +4,8 @@
 //! selection as a document.
 
 use super::App;
-use crate::engine::archive;
-use crate::engine::write_plan::{Write, WriteRequest};
+use crate::engine::edit::plan::{Write, WriteRequest};
+use crate::engine::view::archive;
 use crate::ui::dialog::{Dialog, InputPurpose, PendingWrite, Seen};
 use crate::ui::input::LineEditor;
 use crate::ui::jobs::{Job, JobResult};
@@ -61,7 +61,7 @@ impl App {
     /// The first row's text of the branch at `i` (what the user recognises it by).
     fn branch_text(&self, i: usize) -> String {
         let t = self.view.display_text(&self.doc.session, i).plain();
-        crate::engine::tree_view::one_line(&t, 60)
+        crate::engine::view::tree_view::one_line(&t, 60)
     }
 
     /// A: archive the selection's branch, or unarchive the archived branch it is in.
@@ -133,7 +133,7 @@ impl App {
             return;
         };
         let s = self.doc.session.clone();
-        let plan = match crate::engine::delete::plan(&s, &self.doc.tree, target) {
+        let plan = match crate::engine::edit::delete::plan(&s, &self.doc.tree, target) {
             Ok(p) => p,
             Err(e) => {
                 self.status = Some(format!("not deleted: {e}"));
@@ -255,7 +255,8 @@ impl App {
         if self.view.selected_entry() != Some(row) {
             // The filter hides it (a label, a model change…): show every entry, and say so.
             let was = self.view.filter;
-            self.view.set_filter(&s, crate::engine::tree_view::FilterMode::All);
+            self.view
+                .set_filter(&s, crate::engine::view::tree_view::FilterMode::All);
             self.view.select_entry(&s, row);
             said.push(format!("the {} filter hides it, so the filter is now all", was.name()));
         }
@@ -270,8 +271,8 @@ impl App {
 
     /// The row that stands for entry `i`: itself, or for an assistant message Pi's /tree does
     /// not list (tool calls and no text), the first tool result under it.
-    fn row_for(&self, s: &crate::engine::session::Session, i: usize) -> usize {
-        use crate::engine::entry::Role;
+    fn row_for(&self, s: &crate::engine::load::session::Session, i: usize) -> usize {
+        use crate::engine::load::entry::Role;
         let hidden_call = s.entries[i]
             .message()
             .is_some_and(|m| m.role == Role::Assistant && !m.visible_text)
@@ -515,11 +516,11 @@ mod tests {
         let mut a = app_for(&p);
         a.update(crate::ui::action::Action::SelectEntry("cf39b9f8".into()));
         assert_eq!(a.selected(), a.doc.session.idx_of("cf39b9f8"));
-        assert_eq!(a.view.filter, crate::engine::tree_view::FilterMode::Default);
+        assert_eq!(a.view.filter, crate::engine::view::tree_view::FilterMode::Default);
         // A label entry: hidden by the default filter, so every entry is shown.
         a.update(crate::ui::action::Action::SelectEntry("925fc4b0".into()));
         assert_eq!(a.selected(), a.doc.session.idx_of("925fc4b0"));
-        assert_eq!(a.view.filter, crate::engine::tree_view::FilterMode::All);
+        assert_eq!(a.view.filter, crate::engine::view::tree_view::FilterMode::All);
         a.update(crate::ui::action::Action::SelectEntry("nosuch".into()));
         assert_eq!(a.status.as_deref(), Some("entry nosuch is not in this session"));
         assert_eq!(a.selected(), a.doc.session.idx_of("925fc4b0"), "the selection stays");

@@ -2,8 +2,8 @@
 //! "what the model sees", the session picker, and the mouse.
 
 use super::{App, Effect, Focus, Overlay};
-use crate::engine::entry::Kind;
-use crate::engine::tree_view::FilterMode;
+use crate::engine::load::entry::Kind;
+use crate::engine::view::tree_view::FilterMode;
 use crate::ui::action::Action;
 use crate::ui::input::LineEditor;
 use crate::ui::jobs::Job;
@@ -276,7 +276,7 @@ impl App {
     /// Pi 0.87's Ctrl+X in /tree: the entry's text to the clipboard (OSC 52).
     fn copy_selected(&mut self) {
         let Some(i) = self.selected() else { return };
-        match crate::engine::tree_view::copy_text(&self.doc.session, i) {
+        match crate::engine::view::tree_view::copy_text(&self.doc.session, i) {
             Some(t) => {
                 self.effects.push(Effect::Clipboard(t));
                 self.status = Some("Copied selected message to clipboard".into());

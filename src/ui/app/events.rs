@@ -2,8 +2,8 @@
 //! a new version of the session (Pi appended, bonsai wrote, another session opened).
 
 use super::{App, Doc, Effect, Overlay, plural};
-use crate::engine::session::Session;
-use crate::engine::tree_view::TreeView;
+use crate::engine::load::session::Session;
+use crate::engine::view::tree_view::TreeView;
 use crate::ui::jobs::{Job, JobResult};
 use std::sync::Arc;
 
@@ -40,7 +40,7 @@ impl App {
                 // sessions compute it in a job).
                 let follows_gauge = matches!(
                     super::POLICIES[self.prune.policy % super::POLICIES.len()].1,
-                    crate::engine::prune::Policy::Zones(None)
+                    crate::engine::edit::prune::Policy::Zones(None)
                 );
                 if self.screen.prune_preview && follows_gauge && self.doc.session.entries.len() > super::LARGE_SESSION {
                     self.request_plan();
@@ -245,7 +245,7 @@ impl App {
                         if let Some(t) = w.prepared.editor_text.filter(|t| !t.is_empty()) {
                             msg = format!(
                                 "navigated · the user message is on the clipboard: {}",
-                                crate::engine::tree_view::one_line(&t, 60)
+                                crate::engine::view::tree_view::one_line(&t, 60)
                             );
                             self.effects.push(Effect::Clipboard(t));
                         }
@@ -461,7 +461,7 @@ impl App {
         self.detail.doc = None;
         // What is counted stays when Pi only appended; a rewritten file starts over.
         if rebuilt {
-            self.exact = Arc::new(crate::engine::tokens::TokenCache::default());
+            self.exact = Arc::new(crate::engine::view::tokens::TokenCache::default());
         }
         if self.exact_all.cancel.is_some() || (rebuilt && self.auto_exact) {
             self.auto_exact_all();

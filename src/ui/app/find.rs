@@ -117,7 +117,7 @@ impl App {
     /// Search the open session for `q` (a search still running is stopped).
     fn run_find(&mut self, q: String) {
         let id = self.next_job_id();
-        let query = match crate::engine::search::Query::new(&q, false, None) {
+        let query = match crate::engine::view::search::Query::new(&q, false, None) {
             Ok(query) => query,
             Err(e) => {
                 self.status = Some(format!("find: {e}"));

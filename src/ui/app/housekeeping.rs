@@ -167,7 +167,7 @@ impl App {
     /// The name written to a listed session (another than the open one): one appended line,
     /// as every write, after re-reading the file.
     pub(super) fn rename_listed(&mut self, path: &std::path::Path, name: String) {
-        use crate::engine::write_plan::{Write, WriteRequest};
+        use crate::engine::edit::plan::{Write, WriteRequest};
         let req = WriteRequest {
             write: Write::SessionName { name: name.clone() },
             seen: None,

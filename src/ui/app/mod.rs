@@ -27,13 +27,13 @@ use super::keymap::{self, Mode};
 use super::layout::{self, Areas, Shown};
 use super::picker::Picker;
 use super::selection::{CutClass, Gauge};
-use crate::engine::compaction::{CompactionPlan, NoCompaction};
+use crate::engine::compaction::cut::{CompactionPlan, NoCompaction};
+use crate::engine::load::session::Session;
 use crate::engine::models::Registry;
-use crate::engine::session::Session;
 use crate::engine::settings::Settings;
-use crate::engine::tokens::TokenCache;
-use crate::engine::tree::Tree;
-use crate::engine::tree_view::{FilterMode, Row, RowText, TreeView};
+use crate::engine::view::tokens::TokenCache;
+use crate::engine::view::tree::Tree;
+use crate::engine::view::tree_view::{FilterMode, Row, RowText, TreeView};
 use crossterm::event::KeyEvent;
 use ratatui::layout::Rect;
 use std::collections::HashMap;
@@ -56,7 +56,7 @@ impl Doc {
     pub fn new(session: Arc<Session>, path: Option<PathBuf>, read_only: Option<&'static str>) -> Doc {
         let edits = session
             .leaf()
-            .map(|l| crate::engine::prune::edits_changing(&session, l))
+            .map(|l| crate::engine::edit::prune::edits_changing(&session, l))
             .unwrap_or_default();
         Doc {
             tree: Tree::build(&session),
@@ -140,7 +140,7 @@ pub struct FrameRow {
     /// A context edit is in effect for it at Pi's leaf: hidden (`true`) or replaced.
     pub edited: Option<bool>,
     /// The pruning preview's change for it.
-    pub change: Option<crate::engine::prune::Change>,
+    pub change: Option<crate::engine::edit::prune::Change>,
 }
 
 #[derive(Default)]
@@ -178,8 +178,8 @@ pub struct ContextKey {
 }
 
 /// The pruning policies Tab cycles through: name, policy, the extension's own rules.
-pub const POLICIES: [(&str, crate::engine::prune::Policy, bool); 5] = {
-    use crate::engine::prune::{Policy, Zone};
+pub const POLICIES: [(&str, crate::engine::edit::prune::Policy, bool); 5] = {
+    use crate::engine::edit::prune::{Policy, Zone};
     [
         ("output", Policy::Output, false),
         ("output · pi-context-pruning", Policy::Output, true),
@@ -196,7 +196,7 @@ pub struct PruneState {
     pub policy: usize,
     pub force: bool,
     pub generation: u64,
-    pub plan: Option<Arc<crate::engine::prune::Plan>>,
+    pub plan: Option<Arc<crate::engine::edit::prune::Plan>>,
     /// Entry → its item in the plan (for the tree rows).
     pub marks: HashMap<usize, usize>,
     /// `contextPruning.enabled` (Pi's extension's own switch).
@@ -214,7 +214,7 @@ pub struct PruneState {
 /// the selection does; items can be left out before writing.
 #[derive(Debug, Clone)]
 pub struct PlanList {
-    pub plan: Arc<crate::engine::prune::Plan>,
+    pub plan: Arc<crate::engine::edit::prune::Plan>,
     /// Indices into `plan.items` that are written (protected items are listed, not rows).
     pub rows: Vec<usize>,
     pub cursor: usize,
@@ -320,7 +320,7 @@ pub struct App {
     /// Never call a model (tests: no test may touch the network).
     pub(crate) force_offline: bool,
     /// The summary strategies chosen last (the chooser starts from them).
-    pub(crate) strategy_choice: Vec<crate::engine::strategy::Strategy>,
+    pub(crate) strategy_choice: Vec<crate::engine::compaction::strategy::Strategy>,
     /// Pi's agent directory (bonsai keeps its pins under it; tests use their own).
     pub(crate) agent_dir: PathBuf,
     /// The exact count of every entry (the tree's right column), running or done.
@@ -426,7 +426,7 @@ impl App {
             next_id: 0,
             summarizer_override: None,
             force_offline: false,
-            strategy_choice: vec![crate::engine::strategy::Strategy::SingleShot],
+            strategy_choice: vec![crate::engine::compaction::strategy::Strategy::SingleShot],
             agent_dir: crate::store::config::agent_dir(),
             exact_all: ExactAll::default(),
             file_gone: false,
@@ -488,7 +488,7 @@ impl App {
             if i == sel {
                 return Some(last);
             }
-            if !crate::engine::context::intrinsic_messages(s, i).is_empty() {
+            if !crate::engine::view::context::intrinsic_messages(s, i).is_empty() {
                 return Some(sel);
             }
             cur = s.parent_of(i);
@@ -587,7 +587,7 @@ impl App {
         // Every message said lands in the log (M), whole, with its time.
         if self.status.is_some() && self.status != self.logged {
             self.logged = self.status.clone();
-            let time = crate::engine::js::iso_from_ms(crate::store::clock::now_ms());
+            let time = crate::engine::load::js::iso_from_ms(crate::store::clock::now_ms());
             let hms = time.get(11..19).unwrap_or("").to_string();
             self.messages.push((hms, self.status.clone().unwrap_or_default()));
             if self.messages.len() > MESSAGES_KEPT {
@@ -745,14 +745,14 @@ impl App {
     }
 
     /// The tokenizer for exact counts: the selection's model's, o200k when unknown.
-    pub(super) fn selection_encoding(&self) -> crate::engine::tokens::Encoding {
+    pub(super) fn selection_encoding(&self) -> crate::engine::view::tokens::Encoding {
         self.selection
             .gauge
             .as_ref()
             .and_then(|g| g.model.as_deref())
             .and_then(|m| m.split_once('/'))
-            .map(|(p, m)| crate::engine::tokens::Encoding::for_model(Some(p), Some(m)))
-            .unwrap_or(crate::engine::tokens::Encoding::O200k)
+            .map(|(p, m)| crate::engine::view::tokens::Encoding::for_model(Some(p), Some(m)))
+            .unwrap_or(crate::engine::view::tokens::Encoding::O200k)
     }
 
     /// Count "what the model sees" for the selection (and the mark) in a job.
@@ -859,9 +859,9 @@ impl App {
             let row = view.row_undrawn(&s, k, |i| {
                 cache.entry(i).or_insert_with(|| view.display_text(&s, i)).clone()
             });
-            let msgs = crate::engine::context::intrinsic_messages(&s, row.entry);
+            let msgs = crate::engine::view::context::intrinsic_messages(&s, row.entry);
             let est: u64 = msgs.iter().map(|m| m.est_tokens).sum();
-            let enc = crate::engine::tokens::Encoding::O200k;
+            let enc = crate::engine::view::tokens::Encoding::O200k;
             let exact: Option<u64> = msgs.iter().map(|m| self.exact.get(m, enc)).sum();
             let mut tokens = match (est, exact) {
                 (0, _) => String::new(),
@@ -871,7 +871,7 @@ impl App {
             let edited = self.doc.edits.get(&row.entry).map(|&e| {
                 matches!(
                     s.entries[e].kind,
-                    crate::engine::entry::Kind::ContextEdit {
+                    crate::engine::load::entry::Kind::ContextEdit {
                         replacement_null: true,
                         ..
                     }
@@ -934,7 +934,7 @@ impl App {
 
     /// One line about skipped or suspicious lines, if any.
     pub fn diagnostics_notice(&self) -> Option<String> {
-        use crate::engine::entry::DiagnosticKind;
+        use crate::engine::load::entry::DiagnosticKind;
         let d = &self.doc.session.diagnostics;
         let old = self.doc.read_only == Some(OLD_VERSION);
         if d.is_empty() {

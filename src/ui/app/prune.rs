@@ -4,9 +4,9 @@
 //! "what fills the context". Every write goes through the confirm dialog and the write job.
 
 use super::{App, EditorFor, Effect, Overlay, POLICIES};
-use crate::engine::context;
-use crate::engine::prune::{self, Edit, Plan, thousands};
-use crate::engine::write_plan::WriteRequest;
+use crate::engine::edit::plan::WriteRequest;
+use crate::engine::edit::prune::{self, Edit, Plan, thousands};
+use crate::engine::view::context;
 use crate::ui::action::Action;
 use crate::ui::dialog::{Dialog, PendingWrite, Seen};
 use crate::ui::jobs::Job;

@@ -2,7 +2,7 @@
 //! works in its mode, and the interaction bugs found by using it stay fixed.
 
 use super::{App, Effect, Overlay};
-use crate::engine::entry::{Kind, Role};
+use crate::engine::load::entry::{Kind, Role};
 use crate::ui::action::Action;
 use crate::ui::dialog::Dialog;
 use crate::ui::keymap::{self, Mode};
@@ -255,7 +255,7 @@ fn apps_in(mode: Mode, p: &Path) -> Vec<App> {
                     typed(&mut a, "needle");
                     a.handle_key(key(KeyCode::Enter));
                     a.take_jobs();
-                    let hit = |id: &str| crate::engine::search::Hit {
+                    let hit = |id: &str| crate::engine::view::search::Hit {
                         entry_id: id.into(),
                         role: "user".into(),
                         timestamp: "2026-11-20T09:00:00.000Z".into(),
@@ -659,7 +659,7 @@ fn the_navigate_dialog_says_when_there_is_nothing_to_summarize() {
 fn the_context_diff_is_aligned_with_exact_counts_on_both_sides() {
     let mut a = app_for(&own("tour.jsonl"));
     let s = a.doc.session.clone();
-    a.view.set_filter(&s, crate::engine::tree_view::FilterMode::All);
+    a.view.set_filter(&s, crate::engine::view::tree_view::FilterMode::All);
     // Four entries back on the same path: most messages are shared, the newest are not.
     let path = s.path_to(s.leaf().unwrap());
     select(&mut a, path[path.len() - 5]);
@@ -831,7 +831,7 @@ fn the_context_view_cursor_goes_to_the_entry_and_shows_omitted_messages() {
     let mut a = app_for(&own("tour.jsonl"));
     // Just before the compaction: the user message a context edit hides is omitted.
     let s = a.doc.session.clone();
-    a.view.set_filter(&s, crate::engine::tree_view::FilterMode::All);
+    a.view.set_filter(&s, crate::engine::view::tree_view::FilterMode::All);
     let c = (0..s.entries.len())
         .rfind(|&i| matches!(s.entries[i].kind, Kind::Compaction(_)))
         .unwrap();
@@ -1290,9 +1290,9 @@ fn red_zone_writes_the_edits_then_opens_the_compaction_keeping_from_the_proposed
 fn u_undoes_bonsais_last_action_a_compaction_then_says_nothing_is_left() {
     let (_d, p) = temp_copy("long.jsonl");
     let mut a = app_for(&p);
-    let context = |s: &crate::engine::session::Session| {
+    let context = |s: &crate::engine::load::session::Session| {
         let leaf = s.leaf().unwrap();
-        crate::engine::context::project(s, &s.path_to(leaf))
+        crate::engine::view::context::project(s, &s.path_to(leaf))
             .messages()
             .map(|m| (m.source, m.est_tokens))
             .collect::<Vec<_>>()
@@ -1329,9 +1329,9 @@ fn every_entry_gets_its_exact_count_in_the_background_with_progress() {
     a.update(Action::Resize { width: 120, height: 40 });
     let s = a.doc.session.clone();
     let msgs: Vec<_> = (0..s.entries.len())
-        .flat_map(|i| crate::engine::context::intrinsic_messages(&s, i))
+        .flat_map(|i| crate::engine::view::context::intrinsic_messages(&s, i))
         .collect();
-    let enc = crate::engine::tokens::Encoding::O200k;
+    let enc = crate::engine::view::tokens::Encoding::O200k;
     assert!(a.exact.missing(&msgs, enc) > 0, "not counted before");
     a.handle_key(shift('S'));
     assert_eq!(a.exact_all.progress, Some((0, 0)), "running, said in the status line");
@@ -1342,8 +1342,11 @@ fn every_entry_gets_its_exact_count_in_the_background_with_progress() {
     assert!(status.starts_with("exact tokens of every entry: "), "{status}");
     // Each count is the tokenizer's own.
     for m in msgs.iter().take(40) {
-        let v = crate::engine::context::materialize(&s, m);
-        assert_eq!(a.exact.get(m, enc), Some(crate::engine::tokens::exact_count(enc, &v)));
+        let v = crate::engine::view::context::materialize(&s, m);
+        assert_eq!(
+            a.exact.get(m, enc),
+            Some(crate::engine::view::tokens::exact_count(enc, &v))
+        );
     }
     // The tree's right column shows them: every visible row with an estimate has two numbers.
     let rows_with_both = screen
@@ -1453,8 +1456,8 @@ fn a_deep_tree_is_drawn_panned_as_pis_render() {
 /// it, and gives what that job gives; one for other settings is not taken.
 #[test]
 fn a_selection_computed_beside_the_app_replaces_its_queued_job() {
+    use crate::engine::load::session::Session;
     use crate::engine::models::Registry;
-    use crate::engine::session::Session;
     use crate::engine::settings::Settings;
     use crate::ui::jobs::Job;
     use std::sync::Arc;
@@ -1544,7 +1547,7 @@ fn at_a_tool_calls_hit_selects_its_own_row_and_says_when_the_filter_widened() {
     assert!(st.contains("its tool call shows on its result's row"), "{st}");
     assert_eq!(
         a.view.filter,
-        crate::engine::tree_view::FilterMode::Default,
+        crate::engine::view::tree_view::FilterMode::Default,
         "not widened"
     );
     // A label entry: the default filter hides it; widened, and said.
@@ -1853,7 +1856,7 @@ fn find_in_session_goes_from_hit_to_hit_in_tree_order_unfolding_and_marking() {
     // The branch with the screenshot is folded: one hit hides inside it.
     let screenshot = (0..s.entries.len())
         .find(|&i| {
-            crate::engine::context::content_text(s.entry_value(i)["message"].get("content"), "")
+            crate::engine::view::context::content_text(s.entry_value(i)["message"].get("content"), "")
                 .starts_with("What does this screenshot")
         })
         .unwrap();

@@ -2,7 +2,7 @@
 //! its keys (the view's own `update`), closing back to where it was opened.
 
 use super::{App, Overlay};
-use crate::engine::entry::Kind;
+use crate::engine::load::entry::Kind;
 use crate::ui::action::Action;
 use crate::ui::jobs::Job;
 use crate::ui::usage_view::UsageView;

@@ -7,13 +7,14 @@
 //! file's last one starts a branch: the user is told what it leaves behind and asked.
 
 use super::{App, Effect, plural};
-use crate::engine::actions::{self, Summary};
-use crate::engine::compaction::{CompactionSettings, NoCompaction};
-use crate::engine::context;
-use crate::engine::entry::Role;
-use crate::engine::slices::SliceParams;
-use crate::engine::strategy::Strategy;
-use crate::engine::write_plan::{self, Refusal, Write, WriteRequest};
+use crate::engine::compaction::cut::{CompactionSettings, NoCompaction};
+use crate::engine::compaction::slices::SliceParams;
+use crate::engine::compaction::strategy::Strategy;
+use crate::engine::compaction::summary::Summary;
+use crate::engine::edit::entries;
+use crate::engine::edit::plan::{self, Refusal, Write, WriteRequest};
+use crate::engine::load::entry::Role;
+use crate::engine::view::context;
 use crate::ui::action::Action;
 use crate::ui::dialog::{
     self, Dialog, FileChore, InputPurpose, NavInfo, PendingWrite, Seen, SummaryFor, SummaryTab, TabFigures, TabState,
@@ -74,7 +75,7 @@ impl App {
     /// What a write under `parent` leaves behind, when it starts a branch.
     pub(super) fn branch_note(&self, parent: usize) -> Option<(String, Vec<String>)> {
         let s = &self.doc.session;
-        let nb = write_plan::new_branch(s, parent)?;
+        let nb = plan::new_branch(s, parent)?;
         let first = nb
             .abandoned
             .first()
@@ -126,7 +127,7 @@ impl App {
     /// Pi's three choices, with what leaving the branch for `target` covers.
     fn open_navigate_dialog(&mut self, target: usize, choice: usize, seen: Seen) {
         let s = self.doc.session.clone();
-        let nav = actions::plan_navigation(&s, s.leaf(), target, self.budget());
+        let nav = entries::plan_navigation(&s, s.leaf(), target, self.budget());
         let info = NavInfo {
             entries: nav.branch.entries.len(),
             messages: nav.branch.messages.len(),
@@ -152,7 +153,7 @@ impl App {
             return;
         }
         let s = self.doc.session.clone();
-        let u = match crate::engine::undo::plan(&s) {
+        let u = match crate::engine::edit::undo::plan(&s) {
             Ok(u) => u,
             Err(e) => {
                 self.status = Some(e.to_string());
@@ -160,8 +161,8 @@ impl App {
             }
         };
         let mut lines = vec![format!("Undo {}: {}.", u.what, u.how)];
-        if let crate::engine::write_plan::Write::Undo { write, .. } = &u.write
-            && let crate::engine::write_plan::Write::Resume { at, .. } = &**write
+        if let crate::engine::edit::plan::Write::Undo { write, .. } = &u.write
+            && let crate::engine::edit::plan::Write::Resume { at, .. } = &**write
             && let Some(at) = s.idx_of(at)
             && let Some((short, _)) = self.branch_note(at)
         {
@@ -190,7 +191,7 @@ impl App {
             return;
         }
         // Said before any instructions or strategies are asked for (issue 21, item 12).
-        if let Err(e) = actions::plan_compaction(&self.doc.session, leaf, self.compaction_settings()) {
+        if let Err(e) = entries::plan_compaction(&self.doc.session, leaf, self.compaction_settings()) {
             self.status = Some(no_compaction_in_tui_words(e, self.selection.keep_recent));
             return;
         }
@@ -313,7 +314,7 @@ impl App {
             return;
         }
         let settings = self.compaction_settings();
-        let plan = match actions::plan_compaction(&self.doc.session, leaf, settings) {
+        let plan = match entries::plan_compaction(&self.doc.session, leaf, settings) {
             Ok(p) => p,
             Err(e) => {
                 self.status = Some(no_compaction_in_tui_words(e, self.selection.keep_recent));
@@ -420,7 +421,7 @@ impl App {
         let s = self.doc.session.clone();
         let Some(old) = s.leaf() else { return };
         let budget = self.budget();
-        let nav = actions::plan_navigation(&s, Some(old), target, budget);
+        let nav = entries::plan_navigation(&s, Some(old), target, budget);
         if nav.branch.entries.is_empty() {
             // Nothing is left behind: Pi writes no summary either.
             self.write_navigation(target, None, seen);
@@ -858,7 +859,7 @@ impl App {
                 settings,
             } => {
                 let new_leaf = s.leaf().filter(|&l| s.path_to(l).contains(leaf));
-                match new_leaf.map(|l| (l, actions::plan_compaction(&s, l, *settings))) {
+                match new_leaf.map(|l| (l, entries::plan_compaction(&s, l, *settings))) {
                     Some((l, Ok(p))) if &*s.entries[p.first_kept_entry].id == first_kept.as_str() => {
                         *leaf = l;
                         format!(
@@ -1139,7 +1140,7 @@ fn no_compaction_in_tui_words(e: NoCompaction, keep_recent: u64) -> String {
         }
         NoCompaction::NothingToCompact => format!(
             "Nothing to compact here: the newest {} tokens are kept and that is everything since the last cut; c shows the cut, then - or # keeps fewer",
-            crate::engine::prune::thousands(keep_recent)
+            crate::engine::edit::prune::thousands(keep_recent)
         ),
     }
 }

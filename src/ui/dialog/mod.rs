@@ -8,10 +8,10 @@
 use super::input::LineEditor;
 use super::keymap::{self, Mode};
 use super::theme::*;
-use crate::engine::compaction::CompactionSettings;
-use crate::engine::session::Session;
-use crate::engine::text_width::visible_width;
-use crate::engine::write_plan::WriteRequest;
+use crate::engine::compaction::cut::CompactionSettings;
+use crate::engine::edit::plan::WriteRequest;
+use crate::engine::load::session::Session;
+use crate::engine::view::text_width::visible_width;
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::style::{Modifier, Style};
@@ -103,7 +103,7 @@ pub struct TabFigures {
     /// US dollars, from the model's prices.
     pub cost: f64,
     /// Overall recall (0–1), the share of named paths found nowhere in the range, the summary's
-    /// tokens and their share of what it replaces (see `engine::recall`).
+    /// tokens and their share of what it replaces (see `engine::compaction::recall`).
     pub recall: Option<f64>,
     pub invented: f64,
     pub tokens: u64,
@@ -274,7 +274,7 @@ impl BranchedFile {
 fn tab_bar(tabs: &[SummaryTab], active: usize, width: usize) -> Line<'static> {
     let label = |t: &SummaryTab, short: bool| {
         let name = if short {
-            crate::engine::strategy::Strategy::parse(&t.name).map_or(t.name.as_str(), |s| s.short())
+            crate::engine::compaction::strategy::Strategy::parse(&t.name).map_or(t.name.as_str(), |s| s.short())
         } else {
             t.name.as_str()
         };
@@ -371,7 +371,7 @@ impl Dialog {
         let h = match self {
             Dialog::Navigate { .. } => 11,
             Dialog::Input { editor, note, .. } => editor.lines().len() as u16 + 4 + u16::from(note.is_some()),
-            Dialog::Strategies { .. } => crate::engine::strategy::Strategy::ALL.len() as u16 + 6,
+            Dialog::Strategies { .. } => crate::engine::compaction::strategy::Strategy::ALL.len() as u16 + 6,
             Dialog::Summary { .. } => area.height.saturating_sub(4),
             Dialog::Confirm { lines, .. } | Dialog::ConfirmRewrite { lines, .. } => {
                 confirm_lines(lines, w).len() as u16 + 4
@@ -445,7 +445,7 @@ pub fn max_scroll(text: &str, rect: Rect) -> usize {
 
 /// "12,345" for the figures.
 fn num(n: u64) -> String {
-    crate::engine::prune::thousands(n)
+    crate::engine::edit::prune::thousands(n)
 }
 
 /// A tab's figures in two lines: calls, tokens, cost and time; then, once done, the recall
@@ -601,7 +601,7 @@ pub fn draw(f: &mut Frame, area: Rect, d: &Dialog, s: &Session) {
                 fg(MUTED),
             ))];
             lines.push(Line::default());
-            for (k, st) in crate::engine::strategy::Strategy::ALL.iter().enumerate() {
+            for (k, st) in crate::engine::compaction::strategy::Strategy::ALL.iter().enumerate() {
                 let sel = k == *cursor;
                 let mark = if checked.get(k).copied().unwrap_or(false) {
                     "[x]"

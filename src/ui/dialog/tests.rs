@@ -1,7 +1,7 @@
 //! The dialogs driven by keys on temporary copies of Pi's sessions: what they show, what
 //! they write, and that nothing is written without the deliberate key.
 
-use crate::engine::entry::{Kind, Role};
+use crate::engine::load::entry::{Kind, Role};
 use crate::ui::app::Effect;
 use crate::ui::tests::{app_for, ctrl, key, own, render, shift, typed};
 use crossterm::event::KeyCode;
@@ -180,7 +180,7 @@ fn redact_times(screen: &str) -> String {
 
 #[test]
 fn strategy_tabs_while_running_and_when_done() {
-    use crate::engine::strategy::Strategy;
+    use crate::engine::compaction::strategy::Strategy;
     use crate::ui::action::Action;
     use crate::ui::jobs::{JobResult, StrategyResult};
     use crate::ui::keymap::Mode;
@@ -205,20 +205,20 @@ fn strategy_tabs_while_running_and_when_done() {
     };
     use crate::llm::strategies::Progress;
     let s = a.doc.session.clone();
-    let plan = crate::engine::compaction::prepare(
+    let plan = crate::engine::compaction::cut::prepare(
         &s,
         s.leaf().unwrap(),
-        crate::engine::compaction::CompactionSettings {
+        crate::engine::compaction::cut::CompactionSettings {
             reserve_tokens: 16384,
             keep_recent_tokens: 2000,
         },
     )
     .unwrap();
-    let input = crate::engine::strategy::SummaryInput::of_plan(&s, &plan);
-    let range = crate::engine::recall::Range::of_input(&s, &plan, &input);
-    let offline = crate::engine::strategy::offline(&s, &plan, &input, None);
+    let input = crate::engine::compaction::summary::SummaryInput::of_plan(&s, &plan);
+    let range = crate::engine::compaction::recall::Range::of_input(&s, &plan, &input);
+    let offline = crate::engine::compaction::strategy::offline(&s, &plan, &input, None);
     let done = |text: &str, calls: usize, input: u64, output: u64, wall_ms: u64| StrategyResult {
-        summary: crate::engine::actions::Summary {
+        summary: crate::engine::compaction::summary::Summary {
             text: text.into(),
             usage: (calls > 0).then(|| serde_json::json!({"input": input, "output": output})),
         },

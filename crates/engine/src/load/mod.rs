@@ -1,0 +1,10 @@
+//! From bytes to a session: the line scanners, Pi's forgiving JSON and JavaScript's numbers,
+//! the entry model, and which Pi release wrote what.
+
+pub mod bytes;
+pub mod entry;
+pub mod js;
+pub mod lenient;
+pub mod pi_version;
+pub mod scan;
+pub mod session;

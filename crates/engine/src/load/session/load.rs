@@ -1,0 +1,605 @@
+//! Loading, in named phases: split the bytes into lines and parse them block by block
+//! ([`parse_lines`]), keep the entries in file order ([`assemble`]), give v1 entries Pi's ids
+//! ([`migrate_v1`]), then index them ([`Index::build`], [`resolve_parents`]) and report what
+//! Pi would show oddly ([`check_structure`]).
+//!
+//! A session that grew by appended lines (Pi writing, or bonsai's own write) is extended
+//! instead of parsed again ([`Session::extend`]): only the new lines are parsed; the indexes,
+//! which are cheap next to parsing, are rebuilt over all entries.
+
+use super::line::{Parsed, describe_json_error, is_blank, parse_entry, parse_header};
+use super::{LoadError, Session, id_hash, line_ranges};
+use crate::load::bytes::FileBytes;
+use crate::load::entry::*;
+use crate::load::js;
+use rayon::prelude::*;
+use std::collections::HashMap;
+use std::ops::Range;
+
+/// UTF-8's byte order mark, which some editors put before the first line.
+const BOM: &[u8] = b"\xEF\xBB\xBF";
+
+/// Bytes of a big file parsed per block before its pages are handed back.
+const LOAD_BLOCK: usize = 16 << 20;
+
+/// Every line from some offset on: the header (if it was still to be found), each line's
+/// parse, and the malformed lines met before the header.
+struct ParsedLines {
+    header: Option<Header>,
+    lines: Vec<(u32, Result<Parsed, String>)>,
+    diagnostics: Vec<Diagnostic>,
+    any_text: bool,
+    /// Lines of the whole buffer up to its end (a last line without a newline counts).
+    line_count: u32,
+}
+
+/// The header line, checked as Pi checks it: a JSON object of type `session` with a string id.
+fn read_header(v: serde_json::Value, line: u32) -> Result<Header, LoadError> {
+    let ok = v.get("type").and_then(|t| t.as_str()) == Some("session") && v.get("id").is_some_and(|x| x.is_string());
+    if !ok {
+        let reason = if !v.is_object() {
+            "it is not a JSON object".to_string()
+        } else if v.get("type").and_then(|t| t.as_str()) != Some("session") {
+            format!(
+                "its type is {}",
+                v.get("type").map(|t| t.to_string()).unwrap_or_else(|| "missing".into())
+            )
+        } else {
+            "it has no string `id`".into()
+        };
+        return Err(LoadError::NotASession { line, reason });
+    }
+    Ok(Header {
+        version: v.get("version").and_then(js::value_to_f64).unwrap_or(1.0),
+        id: v["id"].as_str().unwrap_or_default().to_string(),
+        cwd: v.get("cwd").and_then(|c| c.as_str()).map(String::from),
+        parent_session: v.get("parentSession").and_then(|c| c.as_str()).map(String::from),
+        raw: v,
+        line,
+    })
+}
+
+/// Phase 1: the lines of `buf[from..]` (the first one numbered `first_line`), parsed on all
+/// cores. While `header` is unknown, the first line that parses must be it (Pi skips blank and
+/// malformed lines before it).
+///
+/// A big file is read in blocks of whole lines; each block is split and parsed, then its
+/// pages are handed back (the entries keep byte ranges, and a line read later maps its page
+/// again), so a load never holds the whole file resident. Preparing the next block and handing
+/// back the last one run beside the parse, so no core waits on them.
+fn parse_lines(
+    buf: &FileBytes,
+    from: usize,
+    first_line: u32,
+    header: Option<&Header>,
+    quick: bool,
+    progress: Option<&(dyn Fn(usize) + Sync)>,
+) -> Result<ParsedLines, LoadError> {
+    let mut out = ParsedLines {
+        header: None,
+        lines: Vec::new(),
+        diagnostics: Vec::new(),
+        any_text: false,
+        line_count: 0,
+    };
+    let block_from = |pos: usize| -> Range<usize> {
+        match memchr::memchr(b'\n', buf.get(pos + LOAD_BLOCK..).unwrap_or(&[])) {
+            Some(k) => pos..pos + LOAD_BLOCK + k + 1,
+            None => pos..buf.len(),
+        }
+    };
+    let prepare = |r: Range<usize>| {
+        buf.will_read(r.clone());
+        let spans = line_ranges(&buf[r.clone()], r.start);
+        (r, spans)
+    };
+    let mut next = (from < buf.len()).then(|| prepare(block_from(from)));
+    // Room for every line at the first block's density, so the list is not copied as it
+    // grows (each copy also touches fresh pages).
+    if let Some((r, spans)) = &next {
+        let rest = buf.len() - from;
+        let estimate = (spans.len() as f64 * rest as f64 / r.len().max(1) as f64 * 1.05) as usize;
+        out.lines.reserve(estimate.min(rest / 8 + 16));
+    }
+    let mut v2_hook = header.map(|h| h.version < 3.0);
+    let mut lines_before = first_line as usize - 1;
+    let mut parsed_block: Option<Range<usize>> = None;
+    while let Some((range, spans)) = next.take() {
+        let mut body_from = 0;
+        if v2_hook.is_none() {
+            body_from = spans.len();
+            for (i, sp) in spans.iter().enumerate() {
+                let ln = (lines_before + i) as u32 + 1;
+                let bytes = &buf[sp.clone()];
+                if is_blank(bytes) {
+                    continue;
+                }
+                out.any_text = true;
+                match parse_header(bytes) {
+                    Ok(v) => {
+                        let bom_first = out.diagnostics.first().is_some_and(|d| d.line == 1) && buf.starts_with(BOM);
+                        let h = read_header(v, ln).map_err(|e| if bom_first { LoadError::ByteOrderMark } else { e })?;
+                        v2_hook = Some(h.version < 3.0);
+                        out.header = Some(h);
+                        body_from = i + 1;
+                        break;
+                    }
+                    Err(e) => out.diagnostics.push(Diagnostic {
+                        line: ln,
+                        kind: DiagnosticKind::MalformedLine,
+                        message: describe_json_error(bytes, &e),
+                    }),
+                }
+            }
+        }
+        let following = (range.end < buf.len()).then(|| block_from(range.end));
+        let done = parsed_block.take();
+        let side = || {
+            if let Some(d) = done {
+                buf.done_with(d);
+            }
+            following.map(prepare)
+        };
+        if let Some(v2_hook) = v2_hook {
+            let base = lines_before + body_from;
+            // Indexed all the way (blank lines become `Blank`), so rayon writes straight into
+            // the one list.
+            let (n, ()) = rayon::join(side, || {
+                out.lines.par_extend(
+                    spans[body_from..]
+                        .par_iter()
+                        .with_min_len(256)
+                        .enumerate()
+                        .map(|(k, sp)| {
+                            let ln = (base + k) as u32 + 1;
+                            if is_blank(&buf[sp.clone()]) {
+                                return (ln, Ok(Parsed::Blank));
+                            }
+                            let mut r = parse_entry(&buf[sp.clone()], v2_hook, quick);
+                            if let Ok(Parsed::Entry(e, _)) = &mut r {
+                                e.line = ln;
+                                e.span = sp.clone();
+                                if let Kind::Message(m) = &mut e.kind {
+                                    m.line = sp.clone();
+                                }
+                            }
+                            (ln, r)
+                        }),
+                );
+            });
+            next = n;
+        } else {
+            next = side();
+        }
+        lines_before += spans.len();
+        if let Some(p) = progress {
+            p(range.end);
+        }
+        parsed_block = Some(range);
+    }
+    if let Some(d) = parsed_block {
+        buf.done_with(d);
+    }
+    out.line_count = lines_before as u32;
+    Ok(out)
+}
+
+/// What phase 2 keeps: the entries in file order, and for v1 files the compactions whose
+/// first kept entry is still a line position.
+struct Assembled {
+    entries: Vec<Entry>,
+    v1_first_kept: Vec<(usize, usize)>,
+}
+
+/// Phase 2: entries in file order; blank lines dropped, malformed ones reported. `kept` is
+/// how many entries come before these (for v1 positions).
+fn assemble(
+    lines: Vec<(u32, Result<Parsed, String>)>,
+    v1: bool,
+    kept_before: usize,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> Assembled {
+    let mut v1_first_kept = Vec::new();
+    let mut kept = kept_before;
+    // Assembled in place: the parsed list's memory becomes the entry list (fresh pages are a
+    // real cost on a big load).
+    let entries = lines
+        .into_iter()
+        .filter_map(|(ln, result)| match result {
+            Ok(Parsed::Entry(e, fk_index)) => {
+                if v1 {
+                    if let Some(n) = fk_index {
+                        v1_first_kept.push((kept, n));
+                    }
+                } else if e.id.is_empty() {
+                    diagnostics.push(Diagnostic {
+                        line: ln,
+                        kind: DiagnosticKind::MalformedLine,
+                        message: format!(
+                            "`{}` entry has no string `id`; Pi cannot link it into the tree",
+                            e.kind.type_name()
+                        ),
+                    });
+                    return None;
+                }
+                kept += 1;
+                Some(e)
+            }
+            Ok(Parsed::Blank) => None,
+            Ok(Parsed::ExtraHeader) => {
+                diagnostics.push(Diagnostic {
+                    line: ln,
+                    kind: DiagnosticKind::Suspicious,
+                    message: "a second `session` header; Pi ignores it".into(),
+                });
+                None
+            }
+            Err(message) => {
+                diagnostics.push(Diagnostic {
+                    line: ln,
+                    kind: DiagnosticKind::MalformedLine,
+                    message,
+                });
+                None
+            }
+        })
+        .collect();
+    Assembled { entries, v1_first_kept }
+}
+
+/// Phase 3 (v1 files): Pi's v1→v2 migration gives each entry a fresh id, chained in file
+/// order. We use the oracle's deterministic counter so ids are stable from load to load, and
+/// resolve compactions' first kept line positions to those ids.
+fn migrate_v1(entries: &mut [Entry], v1_first_kept: Vec<(usize, usize)>) {
+    let mut prev: Option<Box<str>> = None;
+    for (i, e) in entries.iter_mut().enumerate() {
+        let id: Box<str> = format!("{:08x}", i + 1).into();
+        e.id = id.clone();
+        e.parent_id = prev.replace(id);
+    }
+    for (ei, n) in v1_first_kept {
+        // `n` indexes the parsed lines with the header at 0.
+        if n >= 1
+            && let Some(target) = entries.get(n - 1).map(|t| t.id.clone())
+            && let Kind::Compaction(c) = &mut entries[ei].kind
+        {
+            c.first_kept_entry_id = Some(target);
+        }
+    }
+}
+
+/// Phase 4: Pi's `byId` (the last entry with each id wins), the resolved labels, and the
+/// session name.
+pub(super) struct Index {
+    pub by_id: hashbrown::HashTable<u32>,
+    pub labels: HashMap<Box<str>, (Box<str>, u32)>,
+    pub has_duplicate_ids: bool,
+    pub name: Option<Box<str>>,
+}
+
+impl Index {
+    fn build(entries: &[Entry], diagnostics: &mut Vec<Diagnostic>) -> Index {
+        // Indices hashed by their entry's id: no copy of any id.
+        let mut by_id: hashbrown::HashTable<u32> = hashbrown::HashTable::with_capacity(entries.len());
+        let mut labels: HashMap<Box<str>, (Box<str>, u32)> = HashMap::new();
+        let mut has_duplicate_ids = false;
+        for (i, e) in entries.iter().enumerate() {
+            let found = by_id.entry(
+                id_hash(&e.id),
+                |&j| entries[j as usize].id == e.id,
+                |&j| id_hash(&entries[j as usize].id),
+            );
+            let duplicate = matches!(found, hashbrown::hash_table::Entry::Occupied(_));
+            found.insert(i as u32);
+            if duplicate {
+                has_duplicate_ids = true;
+                diagnostics.push(Diagnostic {
+                    line: e.line,
+                    kind: DiagnosticKind::Suspicious,
+                    message: format!("duplicate id {}: Pi uses this later entry for the id", e.id),
+                });
+            }
+            if let Kind::Label {
+                target_id: Some(t),
+                label,
+            } = &e.kind
+            {
+                match label {
+                    Some(l) if !l.is_empty() => {
+                        labels.insert(t.clone(), (l.clone(), i as u32));
+                    }
+                    _ => {
+                        labels.remove(t);
+                    }
+                }
+            }
+        }
+        // The latest `session_info` in file order names the session (an empty name clears it).
+        let name = entries
+            .iter()
+            .rev()
+            .find_map(|e| match &e.kind {
+                Kind::SessionInfo { name } => Some(
+                    name.as_deref()
+                        .map(js::js_trim)
+                        .filter(|n| !n.is_empty())
+                        .map(Box::from),
+                ),
+                _ => None,
+            })
+            .flatten();
+        Index {
+            by_id,
+            labels,
+            has_duplicate_ids,
+            name,
+        }
+    }
+}
+
+/// Phase 5: each entry's parent as an index (`u32::MAX`: a root). A self-parent is a root
+/// (Pi's getTree); Pi's own path walk would loop on it.
+fn resolve_parents(entries: &[Entry], by_id: &hashbrown::HashTable<u32>) -> Vec<u32> {
+    entries
+        .par_iter()
+        .with_min_len(4096)
+        .map(|e| {
+            e.parent_id
+                .as_deref()
+                .filter(|p| *p != &*e.id)
+                .and_then(|p| by_id.find(id_hash(p), |&j| &*entries[j as usize].id == p).copied())
+                .unwrap_or(u32::MAX)
+        })
+        .collect()
+}
+
+/// Phase 6: orphans, self-parents and cycles, which Pi shows as extra roots or hangs on.
+fn check_structure(entries: &[Entry], parent_idx: &[u32], diagnostics: &mut Vec<Diagnostic>) {
+    let n = entries.len();
+    for (i, e) in entries.iter().enumerate() {
+        match e.parent_id.as_deref() {
+            Some(p) if p == &*e.id => diagnostics.push(Diagnostic {
+                line: e.line,
+                kind: DiagnosticKind::Suspicious,
+                message: format!("entry {} is its own parent: Pi shows it as a root", e.id),
+            }),
+            Some(p) if parent_idx[i] == u32::MAX => diagnostics.push(Diagnostic {
+                line: e.line,
+                kind: DiagnosticKind::Suspicious,
+                message: format!(
+                    "entry {} has a missing parent {}: Pi shows it as an extra root",
+                    e.id, p
+                ),
+            }),
+            _ => {}
+        }
+        if let Kind::Unknown(t) = &e.kind
+            && (t.is_empty() || &**t == "undefined")
+        {
+            let what = if t.is_empty() { "an empty `type`" } else { "no `type`" };
+            diagnostics.push(Diagnostic {
+                line: e.line,
+                kind: DiagnosticKind::Suspicious,
+                message: format!(
+                    "entry {} has {what}: Pi keeps it in the tree as a blank row and leaves it out of the context",
+                    e.id
+                ),
+            });
+        }
+    }
+    // Cycles through resolved parents. state: 0 unknown, 1 on the current walk, 2 done.
+    let mut state = vec![0u8; n];
+    let mut stack = Vec::new();
+    for i in 0..n {
+        if state[i] != 0 {
+            continue;
+        }
+        let mut cur = i;
+        loop {
+            state[cur] = 1;
+            stack.push(cur);
+            let p = parent_idx[cur];
+            if p == u32::MAX {
+                break;
+            }
+            let p = p as usize;
+            match state[p] {
+                0 => cur = p,
+                1 => {
+                    diagnostics.push(Diagnostic {
+                        line: entries[p].line,
+                        kind: DiagnosticKind::Suspicious,
+                        message: format!(
+                            "entry {} is part of a parent cycle: Pi would hang walking its path",
+                            entries[p].id
+                        ),
+                    });
+                    break;
+                }
+                _ => break,
+            }
+        }
+        for j in stack.drain(..) {
+            state[j] = 2;
+        }
+    }
+}
+
+/// Where the settled part of `buf` ends (just past its last newline) and its line count, from
+/// the count of all its lines. A last line without a newline may still be growing (Pi writes
+/// a line in one append, but a reader can see half of it). Only the tail is searched.
+fn settled(buf: &[u8], line_count: u32) -> (usize, u32) {
+    if buf.last() == Some(&b'\n') || buf.is_empty() {
+        return (buf.len(), line_count);
+    }
+    let len = memchr::memrchr(b'\n', buf).map(|k| k + 1).unwrap_or(0);
+    (len, line_count.saturating_sub(1))
+}
+
+impl Session {
+    /// Parse a whole file. Lines are split on `\n` like Pi; blank and malformed lines are
+    /// skipped and reported with their line numbers.
+    pub fn from_bytes(buf: impl Into<FileBytes>) -> Result<Session, LoadError> {
+        Session::from_bytes_with(buf.into(), true)
+    }
+
+    /// `quick: false` reads every line with the full serde pass (tests compare the two).
+    #[doc(hidden)]
+    pub fn from_bytes_with(buf: FileBytes, quick: bool) -> Result<Session, LoadError> {
+        Session::from_bytes_progress(buf, quick, None)
+    }
+
+    /// [`Session::from_bytes`], telling `progress` how many bytes are parsed after each block
+    /// (a big file's loading frame shows how far it is).
+    pub fn from_bytes_progress(
+        buf: FileBytes,
+        quick: bool,
+        progress: Option<&(dyn Fn(usize) + Sync)>,
+    ) -> Result<Session, LoadError> {
+        let parsed = parse_lines(&buf, 0, 1, None, quick, progress)?;
+        let (settled_len, settled_lines) = settled(&buf, parsed.line_count);
+        let any_text = parsed.any_text;
+        let mut line_diagnostics = parsed.diagnostics;
+        let Some(header) = parsed.header else {
+            return Err(if !any_text {
+                LoadError::Empty
+            } else if buf.starts_with(BOM) {
+                LoadError::ByteOrderMark
+            } else {
+                LoadError::NotASession {
+                    line: 1,
+                    reason: "no line parses as JSON".into(),
+                }
+            });
+        };
+        let v1 = header.version < 2.0;
+        let Assembled {
+            mut entries,
+            v1_first_kept,
+        } = assemble(parsed.lines, v1, 0, &mut line_diagnostics);
+        if v1 {
+            migrate_v1(&mut entries, v1_first_kept);
+        }
+        Ok(Session::index(
+            buf,
+            header,
+            entries,
+            line_diagnostics,
+            settled_len,
+            settled_lines,
+        ))
+    }
+
+    /// This session after lines were appended to its file: `buf` is the whole file now, and
+    /// its first bytes are this session's. Only the new lines are parsed (and a last line that
+    /// had no newline yet, which may have grown). A v1 file, or bytes that do not continue
+    /// this session's, are parsed whole.
+    pub fn extend(self, buf: FileBytes) -> Result<Session, LoadError> {
+        let pi = self.pi;
+        if !self.continues_into(&buf) {
+            return Session::from_bytes(buf).map(|s| s.read_as(pi));
+        }
+        let Session {
+            header,
+            entries,
+            line_diagnostics,
+            settled_len,
+            settled_lines,
+            ..
+        } = self;
+        Session::extend_parts(buf, header, entries, line_diagnostics, settled_len, settled_lines).map(|s| s.read_as(pi))
+    }
+
+    /// [`Session::extend`] keeping this session (its entries are copied): a background reload
+    /// while the UI still shows this one.
+    pub fn extended(&self, buf: FileBytes) -> Result<Session, LoadError> {
+        if !self.continues_into(&buf) {
+            return Session::from_bytes(buf).map(|s| s.read_as(self.pi));
+        }
+        Session::extend_parts(
+            buf,
+            self.header.clone(),
+            self.entries.clone(),
+            self.line_diagnostics.clone(),
+            self.settled_len,
+            self.settled_lines,
+        )
+        .map(|s| s.read_as(self.pi))
+    }
+
+    /// Whether `buf` is this session's bytes with lines appended, as far as can be told
+    /// without reading them all: as long at least, and a newline where the settled part ends.
+    pub fn continues_into(&self, buf: &[u8]) -> bool {
+        !self.ids_synthesized
+            && buf.len() >= self.buf.len()
+            && self.settled_lines >= self.header.line
+            && (self.settled_len == 0 || buf.get(self.settled_len - 1) == Some(&b'\n'))
+    }
+
+    fn extend_parts(
+        buf: FileBytes,
+        header: Header,
+        mut entries: Vec<Entry>,
+        mut line_diagnostics: Vec<Diagnostic>,
+        settled_len: usize,
+        settled_lines: u32,
+    ) -> Result<Session, LoadError> {
+        // The unsettled last line is read again with what followed it.
+        entries.retain(|e| e.line <= settled_lines);
+        line_diagnostics.retain(|d| d.line <= settled_lines);
+        let parsed = parse_lines(&buf, settled_len, settled_lines + 1, Some(&header), true, None)?;
+        let (settled_len, settled_lines) = settled(&buf, parsed.line_count);
+        line_diagnostics.extend(parsed.diagnostics);
+        let kept = entries.len();
+        entries.extend(assemble(parsed.lines, false, kept, &mut line_diagnostics).entries);
+        Ok(Session::index(
+            buf,
+            header,
+            entries,
+            line_diagnostics,
+            settled_len,
+            settled_lines,
+        ))
+    }
+
+    /// Phases 4–6 over the entries: everything derived from them as a whole.
+    fn index(
+        buf: FileBytes,
+        header: Header,
+        entries: Vec<Entry>,
+        mut line_diagnostics: Vec<Diagnostic>,
+        settled_len: usize,
+        settled_lines: u32,
+    ) -> Session {
+        line_diagnostics.sort_by_key(|d| d.line);
+        let mut diagnostics = line_diagnostics.clone();
+        let index = Index::build(&entries, &mut diagnostics);
+        let parent_idx = resolve_parents(&entries, &index.by_id);
+        check_structure(&entries, &parent_idx, &mut diagnostics);
+        diagnostics.sort_by_key(|d| d.line);
+        let skipped_lines = line_diagnostics
+            .iter()
+            .filter(|d| d.kind == DiagnosticKind::MalformedLine)
+            .count();
+        let version = header.version;
+        Session {
+            file_ends_with_newline: buf.last() == Some(&b'\n') || buf.is_empty(),
+            buf,
+            name: index.name,
+            parent_idx,
+            entries,
+            diagnostics,
+            line_diagnostics,
+            by_id: index.by_id,
+            labels: index.labels,
+            migrated: version < 3.0,
+            ids_synthesized: version < 2.0,
+            skipped_lines,
+            has_duplicate_ids: index.has_duplicate_ids,
+            settled_len,
+            settled_lines,
+            header,
+            pi: Default::default(),
+        }
+    }
+}

@@ -1,0 +1,279 @@
+//! The session model: one compact record per entry, built in one pass over the file.
+//!
+//! Big content (tool output, images, file writes) is never copied: an entry keeps the byte
+//! range of its line and the numbers Pi derives from it (token estimates, usage, tool calls).
+//! Anything else is decoded on demand from the line (`Session::entry_value`).
+
+mod line;
+mod load;
+
+use crate::load::bytes::FileBytes;
+use crate::load::entry::*;
+use serde_json::Value;
+use std::collections::HashMap;
+use std::ops::Range;
+
+/// A loaded session. Immutable; appends produce a new load.
+#[derive(Debug)]
+pub struct Session {
+    pub buf: FileBytes,
+    pub header: Header,
+    pub entries: Vec<Entry>,
+    pub diagnostics: Vec<Diagnostic>,
+    /// Pi's `byId`: the last entry with each id, as indices hashed by id (see `idx_of`).
+    by_id: hashbrown::HashTable<u32>,
+    /// Parent entry index per entry (`u32::MAX`: none), resolved once through `by_id`.
+    pub parent_idx: Vec<u32>,
+    /// Resolved labels by target id: (label, timestamp of the label entry).
+    pub labels: HashMap<Box<str>, (Box<str>, u32)>,
+    pub migrated: bool,
+    pub ids_synthesized: bool,
+    /// Non-blank lines that did not become entries (oracle's `skippedLines`).
+    pub skipped_lines: usize,
+    /// Some id is used by more than one entry (then the later one owns it, as in Pi).
+    pub has_duplicate_ids: bool,
+    pub file_ends_with_newline: bool,
+    /// The latest `session_info` name (empty clears), resolved once at load.
+    name: Option<Box<str>>,
+    /// Diagnostics about single lines (malformed, second header); `diagnostics` adds the ones
+    /// about the entries as a whole (duplicates, orphans, cycles), which are derived again
+    /// when the session is extended.
+    line_diagnostics: Vec<Diagnostic>,
+    /// The bytes up to the last newline, and their line count: where an extension resumes.
+    settled_len: usize,
+    settled_lines: u32,
+    /// The Pi release this session is read as (what its summaries are made from, its `/tree`
+    /// rows): the store sets the one bonsai follows; the engine's default is 0.87.1.
+    pub pi: crate::load::pi_version::PiVersion,
+}
+
+/// Why bytes are not a Pi session.
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    #[error("the file is empty: a Pi session starts with a `session` header line")]
+    Empty,
+    #[error("not a Pi session: line {line} should be the `session` header ({reason})")]
+    NotASession { line: u32, reason: String },
+    /// JSON.parse refuses a byte order mark, so Pi skips line 1 and finds no header. Named,
+    /// because "line 2 should be the header" points at the wrong line.
+    #[error(
+        "not a Pi session as it stands: line 1 starts with a byte order mark (bytes EF BB BF), which Pi \
+         cannot read, so it finds no `session` header (some editors add one). Remove those 3 bytes \
+         (e.g. `sed -i '1s/^\\xEF\\xBB\\xBF//' FILE`) and the session loads"
+    )]
+    ByteOrderMark,
+}
+
+impl Session {
+    pub fn line_bytes(&self, idx: usize) -> &[u8] {
+        &self.buf[self.entries[idx].span.clone()]
+    }
+
+    /// The entry's JSON as Pi holds it after migration (ids, roles), decoded on demand.
+    pub fn entry_value(&self, idx: usize) -> Value {
+        let e = &self.entries[idx];
+        let bytes = self.line_bytes(idx);
+        let mut v: Value = serde_json::from_slice(bytes)
+            .or_else(|_| serde_json::from_str(&String::from_utf8_lossy(bytes)))
+            .unwrap_or(Value::Null);
+        if self.migrated
+            && let Value::Object(m) = &mut v
+        {
+            if self.ids_synthesized {
+                m.insert("id".into(), Value::String(e.id.to_string()));
+                m.insert(
+                    "parentId".into(),
+                    e.parent_id
+                        .as_ref()
+                        .map(|p| Value::String(p.to_string()))
+                        .unwrap_or(Value::Null),
+                );
+                if let Kind::Compaction(c) = &e.kind {
+                    m.shift_remove("firstKeptEntryIndex");
+                    if let Some(fk) = &c.first_kept_entry_id {
+                        m.insert("firstKeptEntryId".into(), Value::String(fk.to_string()));
+                    }
+                }
+            }
+            if let Some(Value::Object(msg)) = m.get_mut("message")
+                && msg.get("role").and_then(|r| r.as_str()) == Some("hookMessage")
+            {
+                msg.insert("role".into(), Value::String("custom".into()));
+            }
+        }
+        v
+    }
+
+    /// What Pi derives from a message of this session, measured now if nobody has yet.
+    pub fn measures<'a>(&'a self, m: &'a StoredMessage) -> &'a MessageMeasures {
+        m.measures.get_or_init(|| {
+            let bytes = &self.buf[m.line.clone()];
+            match line::parse_entry(bytes, self.header.version < 3.0, false) {
+                Ok(line::Parsed::Entry(
+                    Entry {
+                        kind: Kind::Message(full),
+                        ..
+                    },
+                    _,
+                )) => full.measures.into_inner().unwrap_or_default(),
+                _ => MessageMeasures::default(),
+            }
+        })
+    }
+
+    /// What Pi derives from entry `idx`, when it is a message.
+    pub fn measures_of(&self, idx: usize) -> Option<&MessageMeasures> {
+        self.entries[idx].message().map(|m| self.measures(m))
+    }
+
+    /// Measure the messages of these entries on every core (before a walk that needs them all).
+    pub fn prefetch_measures(&self, idxs: impl IntoIterator<Item = usize>) {
+        use rayon::prelude::*;
+        let todo: Vec<&StoredMessage> = idxs
+            .into_iter()
+            .filter_map(|i| self.entries[i].message())
+            .filter(|m| !m.is_measured())
+            .collect();
+        if todo.len() < 64 {
+            todo.iter().for_each(|m| {
+                self.measures(m);
+            });
+        } else {
+            todo.par_iter().with_min_len(32).for_each(|m| {
+                self.measures(m);
+            });
+        }
+    }
+
+    /// Pi's `byId`: the last entry with this id.
+    pub fn idx_of(&self, id: &str) -> Option<usize> {
+        self.by_id
+            .find(id_hash(id), |&j| &*self.entries[j as usize].id == id)
+            .map(|&i| i as usize)
+    }
+
+    pub fn leaf(&self) -> Option<usize> {
+        if self.entries.is_empty() {
+            None
+        } else {
+            Some(self.entries.len() - 1)
+        }
+    }
+
+    pub fn parent_of(&self, idx: usize) -> Option<usize> {
+        let p = self.parent_idx[idx];
+        (p != u32::MAX).then_some(p as usize)
+    }
+
+    /// Root→leaf path in linear time. Stops (instead of hanging like Pi) on a cycle.
+    pub fn path_to(&self, leaf: usize) -> Vec<usize> {
+        let mut path = Vec::new();
+        let mut seen = vec![false; self.entries.len()];
+        let mut cur = Some(leaf);
+        while let Some(i) = cur {
+            if seen[i] {
+                break;
+            }
+            seen[i] = true;
+            path.push(i);
+            cur = self.parent_of(i);
+        }
+        path.reverse();
+        path
+    }
+
+    /// The session name: the latest `session_info` in file order (empty clears it).
+    pub fn session_name(&self) -> Option<&str> {
+        self.name.as_deref()
+    }
+
+    /// Say more about the last line when it is unfinished and malformed (the store knows
+    /// when it is bonsai's own killed write). Kept when the session is extended.
+    /// Give the malformed lines within the bytes `range` a better message (the store knows
+    /// when they are a write of bonsai's that was cut short).
+    pub fn explain_malformed_in(&mut self, range: Range<usize>, message: String) {
+        let Some(before) = self.buf.get(..range.start.min(self.buf.len())) else {
+            return;
+        };
+        let first = memchr::memchr_iter(b'\n', before).count() as u32 + 1;
+        let within = &self.buf[range.start.min(self.buf.len())..range.end.min(self.buf.len())];
+        let last = first + memchr::memchr_iter(b'\n', within.strip_suffix(b"\n").unwrap_or(within)).count() as u32;
+        for d in self.line_diagnostics.iter_mut().chain(self.diagnostics.iter_mut()) {
+            if (first..=last).contains(&d.line) && d.kind == DiagnosticKind::MalformedLine {
+                d.message = message.clone();
+            }
+        }
+    }
+
+    /// This session read as `pi`.
+    pub fn read_as(mut self, pi: crate::load::pi_version::PiVersion) -> Session {
+        self.pi = pi;
+        self
+    }
+
+    pub fn label_of(&self, id: &str) -> Option<&str> {
+        self.labels.get(id).map(|(l, _)| &**l)
+    }
+}
+
+fn id_hash(id: &str) -> u64 {
+    use std::hash::BuildHasher;
+    rustc_hash::FxBuildHasher.hash_one(id)
+}
+
+/// Byte ranges of the lines, split on `\n` like Pi (a final newline ends the last line).
+/// Large files are split in two at a newline and scanned on two cores.
+fn line_ranges(buf: &[u8], base: usize) -> Vec<Range<usize>> {
+    fn scan(part: &[u8], base: usize) -> Vec<Range<usize>> {
+        let mut out = Vec::with_capacity(part.len() / 2048 + 16);
+        let mut start = 0usize;
+        for nl in memchr::memchr_iter(b'\n', part) {
+            out.push(base + start..base + nl);
+            start = nl + 1;
+        }
+        if start < part.len() {
+            out.push(base + start..base + part.len());
+        }
+        out
+    }
+    let split = if buf.len() >= (4 << 20) {
+        memchr::memchr(b'\n', &buf[buf.len() / 2..]).map(|k| buf.len() / 2 + k + 1)
+    } else {
+        None
+    };
+    match split {
+        Some(mid) if mid < buf.len() => {
+            let (a, b) = rayon::join(|| scan(&buf[..mid], base), || scan(&buf[mid..], base + mid));
+            let mut all = Vec::with_capacity(a.len() + b.len());
+            all.extend(a);
+            all.extend(b);
+            all
+        }
+        _ => scan(buf, base),
+    }
+}
+
+/// What Pi derives from a message given as JSON text (one that is not an entry's own, such as
+/// a replacement's content wrapped as a message).
+pub fn measure_message_json(raw: &str) -> Option<MessageMeasures> {
+    line::message_from_raw(raw, false).and_then(|m| m.measures.into_inner())
+}
+
+#[cfg(test)]
+mod size_tests {
+    #[test]
+    fn record_sizes_stay_small() {
+        // One record per entry: keep the index well under the file size.
+        assert!(
+            std::mem::size_of::<super::Entry>() <= 112,
+            "Entry {}",
+            std::mem::size_of::<super::Entry>()
+        );
+        eprintln!(
+            "Entry {} StoredMessage {} ContentStats {}",
+            std::mem::size_of::<super::Entry>(),
+            std::mem::size_of::<super::StoredMessage>(),
+            std::mem::size_of::<super::ContentStats>()
+        );
+    }
+}

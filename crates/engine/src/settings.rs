@@ -1,0 +1,308 @@
+//! Pi's settings as Pi 0.87.1 reads them: `<agentDir>/settings.json` under
+//! `<cwd>/.pi/settings.json`, merged recursively (project wins), with Pi's defaults. The store
+//! reads the two files; this is the merge and the meaning of each key.
+
+use serde_json::Value;
+
+pub const TREE_FILTERS: [&str; 5] = ["default", "no-tools", "user-only", "labeled-only", "all"];
+
+#[derive(Debug, Clone, Default)]
+pub struct Settings {
+    pub merged: Value,
+    /// Problems reading a settings file (Pi reports them and uses `{}` for that scope).
+    pub warnings: Vec<String>,
+}
+
+fn deep_merge(base: &Value, over: &Value) -> Value {
+    match (base, over) {
+        (Value::Object(b), Value::Object(o)) => {
+            let mut out = b.clone();
+            for (k, v) in o {
+                let merged = match b.get(k) {
+                    Some(bv @ Value::Object(_)) if v.is_object() => deep_merge(bv, v),
+                    _ => v.clone(),
+                };
+                out.insert(k.clone(), merged);
+            }
+            Value::Object(out)
+        }
+        _ => over.clone(),
+    }
+}
+
+impl Settings {
+    /// Pi's two layers merged recursively (the project's wins). Each layer is the parsed
+    /// settings file, or `{}` when it is missing or unreadable (`warnings` says which).
+    pub fn from_layers(global: &Value, project: &Value, warnings: Vec<String>) -> Settings {
+        Settings {
+            merged: deep_merge(global, project),
+            warnings,
+        }
+    }
+
+    fn get(&self, path: &[&str]) -> Option<&Value> {
+        let mut v = &self.merged;
+        for k in path {
+            v = v.get(k)?;
+        }
+        Some(v)
+    }
+
+    fn token_setting(&self, field: &str, model: Option<(&str, &str)>, default: u64) -> u64 {
+        let ok = |v: &Value| v.as_u64().filter(|n| *n <= 9_007_199_254_740_991);
+        if let Some((p, m)) = model
+            && let Some(v) = self
+                .get(&["compaction", "modelOverrides", &format!("{p}/{m}"), field])
+                .and_then(ok)
+        {
+            return v;
+        }
+        self.get(&["compaction", field]).and_then(ok).unwrap_or(default)
+    }
+
+    pub fn compaction_enabled(&self) -> bool {
+        self.get(&["compaction", "enabled"])
+            .and_then(|v| v.as_bool())
+            .unwrap_or(true)
+    }
+    pub fn reserve_tokens(&self, model: Option<(&str, &str)>) -> u64 {
+        self.token_setting("reserveTokens", model, 16384)
+    }
+    pub fn keep_recent_tokens(&self, model: Option<(&str, &str)>) -> u64 {
+        self.token_setting("keepRecentTokens", model, 20000)
+    }
+    pub fn branch_reserve_tokens(&self) -> u64 {
+        self.get(&["branchSummary", "reserveTokens"])
+            .and_then(|v| v.as_u64())
+            .unwrap_or(16384)
+    }
+    pub fn branch_skip_prompt(&self) -> bool {
+        self.get(&["branchSummary", "skipPrompt"])
+            .and_then(|v| v.as_bool())
+            .unwrap_or(false)
+    }
+    pub fn tree_filter_mode(&self) -> &str {
+        match self.get(&["treeFilterMode"]).and_then(|v| v.as_str()) {
+            Some(m) if TREE_FILTERS.contains(&m) => m,
+            _ => "default",
+        }
+    }
+    /// Gauge zone bounds as fractions of the compaction threshold (bonsai's own key,
+    /// `bonsai.gaugeZones: [0.7, 0.9]`; Pi ignores keys it does not know).
+    pub fn gauge_zones(&self) -> (f64, f64) {
+        let z = self.get(&["bonsai", "gaugeZones"]).and_then(|v| v.as_array());
+        match z.map(|a| a.iter().filter_map(|x| x.as_f64()).collect::<Vec<_>>()) {
+            Some(v) if v.len() == 2 && 0.0 < v[0] && v[0] < v[1] && v[1] <= 1.0 => (v[0], v[1]),
+            _ => (0.7, 0.9),
+        }
+    }
+
+    /// Mouse capture in the TUI (`bonsai.mouse`, default on). Off keeps the terminal's own
+    /// selection and copy working.
+    pub fn mouse_capture(&self) -> bool {
+        self.get(&["bonsai", "mouse"]).and_then(|v| v.as_bool()).unwrap_or(true)
+    }
+
+    /// How long a summary call may wait for its answer, retries included
+    /// (`bonsai.summaryTimeoutSeconds`, default 120; an answer that is streaming goes on).
+    pub fn summary_timeout(&self) -> std::time::Duration {
+        let secs = self
+            .get(&["bonsai", "summaryTimeoutSeconds"])
+            .and_then(|v| v.as_f64())
+            .filter(|s| s.is_finite() && *s > 0.0)
+            .unwrap_or(120.0);
+        std::time::Duration::from_secs_f64(secs.min(86_400.0))
+    }
+
+    /// The model for LLM summaries (`bonsai.summaryModel: "provider/id"`); default: the
+    /// session's current model, as Pi uses.
+    pub fn summary_model(&self) -> Option<String> {
+        self.get(&["bonsai", "summaryModel"])
+            .and_then(|v| v.as_str())
+            .map(String::from)
+    }
+
+    /// The pi-context-pruning extension's own switch (`contextPruning.enabled`, default on):
+    /// off means Pi prunes nothing itself; bonsai still previews and writes edits.
+    pub fn context_pruning_enabled(&self) -> bool {
+        self.get(&["contextPruning", "enabled"])
+            .and_then(|v| v.as_bool())
+            .unwrap_or(true)
+    }
+
+    /// The pruning numbers under `contextPruning` (`minimum`, `protect`, `protectedTurns`,
+    /// `protectedTools`, `prunableTools`), over the defaults.
+    pub fn prune_settings(&self) -> crate::edit::prune::PruneSettings {
+        let mut p = crate::edit::prune::PruneSettings::default();
+        let num = |k: &str| self.get(&["contextPruning", k]).and_then(|v| v.as_u64());
+        let list = |k: &str| {
+            self.get(&["contextPruning", k]).and_then(|v| v.as_array()).map(|a| {
+                a.iter()
+                    .filter_map(|x| x.as_str())
+                    .map(String::from)
+                    .collect::<Vec<_>>()
+            })
+        };
+        if let Some(n) = num("minimum") {
+            p.minimum = n;
+        }
+        if let Some(n) = num("protect") {
+            p.protect = n;
+        }
+        if let Some(n) = num("protectedTurns") {
+            p.protected_turns = n as usize;
+        }
+        if let Some(l) = list("protectedTools") {
+            p.protected_tools = l;
+        }
+        if let Some(l) = list("prunableTools") {
+            p.prunable_tools = l;
+        }
+        p
+    }
+
+    /// `bonsai.piVersion`: the Pi release to follow (`Err` with the value shown when it is not
+    /// a string).
+    pub fn pi_version_setting(&self) -> Option<Result<String, String>> {
+        match self.get(&["bonsai", "piVersion"])? {
+            Value::Null => None,
+            Value::String(s) => Some(Ok(s.clone())),
+            other => Some(Err(other.to_string())),
+        }
+    }
+
+    /// Whether the user has bonsai's Pi package: listed in Pi's `packages` (a source naming
+    /// `pi-bonsai`, or the repository's `pi-package` folder), or `bonsai.live` is configured.
+    pub fn live_package_in_use(&self) -> bool {
+        let listed = self
+            .get(&["packages"])
+            .and_then(|p| p.as_array())
+            .into_iter()
+            .flatten()
+            .filter_map(|p| p.as_str().or_else(|| p.get("source").and_then(|s| s.as_str())))
+            .any(|src| {
+                let src = src.trim_end_matches('/');
+                src.contains("pi-bonsai") || src.ends_with("pi-package")
+            });
+        listed || self.get(&["bonsai", "live"]).is_some_and(|v| v.is_object())
+    }
+
+    /// The live policy's settings (`bonsai.live.*`, the gauge's zones, `contextPruning`), each
+    /// value checked: one that cannot be used is named in `problems` with what is done instead
+    /// (an unknown policy turns the policy off rather than guess).
+    pub fn live_settings(&self) -> crate::live::LiveSettings {
+        use crate::live::{LivePolicy, LiveSettings, SettingProblem, Summarizer};
+        let mut out = LiveSettings {
+            zones: self.gauge_zones(),
+            prune: self.prune_settings(),
+            ..LiveSettings::default()
+        };
+        let mut problem = |key: &str, v: &Value, why: &str| {
+            out.problems.push(SettingProblem {
+                key: format!("bonsai.live.{key}"),
+                value: v.to_string(),
+                why: why.to_string(),
+            })
+        };
+        let compat = match self.get(&["bonsai", "live", "compat"]) {
+            None | Some(Value::Null) | Some(Value::Bool(false)) => false,
+            Some(Value::String(c)) if c == "pi-context-pruning" => true,
+            Some(v) => {
+                problem(
+                    "compat",
+                    v,
+                    "the only compatibility mode is \"pi-context-pruning\"; OpenCode's rules are used",
+                );
+                false
+            }
+        };
+        let mut policy = LivePolicy::Zones;
+        match self.get(&["bonsai", "live", "policy"]) {
+            None | Some(Value::Null) => {}
+            Some(Value::String(p)) if p == "off" => policy = LivePolicy::Off,
+            Some(Value::String(p)) if p == "output" => policy = LivePolicy::Output { compat },
+            Some(Value::String(p)) if p == "zones" => policy = LivePolicy::Zones,
+            Some(v) => {
+                problem(
+                    "policy",
+                    v,
+                    "expected \"off\", \"output\" or \"zones\"; the context is passed through unchanged",
+                );
+                policy = LivePolicy::Off;
+            }
+        }
+        let mut turns = out.turns;
+        if let Some(t) = self.get(&["bonsai", "live", "turns"]) {
+            match t {
+                Value::Object(o) => {
+                    for (k, v) in o {
+                        let slot = match k.as_str() {
+                            "green" => &mut turns.green,
+                            "yellow" => &mut turns.yellow,
+                            "red" => &mut turns.red,
+                            _ => {
+                                problem(&format!("turns.{k}"), v, "not a zone (green, yellow, red); ignored");
+                                continue;
+                            }
+                        };
+                        match v.as_u64() {
+                            Some(n) if n >= 1 => *slot = n as usize,
+                            _ => problem(
+                                &format!("turns.{k}"),
+                                v,
+                                "expected a whole number of turns, at least 1; the default is used",
+                            ),
+                        }
+                    }
+                }
+                v => problem(
+                    "turns",
+                    v,
+                    "expected {\"green\": N, \"yellow\": N, \"red\": N}; the defaults are used",
+                ),
+            }
+        }
+        // Fewer turns as the zone worsens, whatever was written.
+        turns.yellow = turns.yellow.min(turns.green);
+        turns.red = turns.red.min(turns.yellow);
+        if let Some(v) = self.get(&["bonsai", "live", "packetTokens"]) {
+            match v.as_u64() {
+                Some(n) if n >= 100 => out.packet_tokens = n,
+                _ => problem(
+                    "packetTokens",
+                    v,
+                    "expected a number of tokens, at least 100; 1500 is used",
+                ),
+            }
+        }
+        if let Some(v) = self.get(&["bonsai", "live", "compactEarly"]) {
+            match v.as_bool() {
+                Some(b) => out.compact_early = b,
+                None => problem("compactEarly", v, "expected true or false; early compaction stays on"),
+            }
+        }
+        match self.get(&["bonsai", "live", "summarizer"]) {
+            None | Some(Value::Null) => {}
+            Some(Value::String(s)) if s == "pi" => out.summarizer = Summarizer::Pi,
+            Some(Value::String(s)) if s == "offline" => out.summarizer = Summarizer::Offline,
+            Some(Value::String(s)) if crate::compaction::strategy::Strategy::parse(s).is_some() => {
+                out.summarizer = Summarizer::Strategy(s.clone())
+            }
+            Some(v) => problem(
+                "summarizer",
+                v,
+                "expected \"pi\", \"offline\" or a strategy (single-shot, parallel-stitch, sequential-accumulated, sequential-rolling, anchored-iterative); Pi's own summary is used",
+            ),
+        }
+        out.policy = policy;
+        out.turns = turns;
+        out
+    }
+
+    /// The `sessionDir` setting as written (`~` is expanded by the store).
+    pub fn session_dir(&self) -> Option<&str> {
+        self.get(&["sessionDir"])
+            .and_then(|v| v.as_str())
+            .filter(|s| !s.is_empty())
+    }
+}

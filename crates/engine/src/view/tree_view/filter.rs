@@ -1,0 +1,171 @@
+//! Pi's filter modes, search and folds: which entries a `/tree` view shows (`applyFilter`).
+
+use super::TreeView;
+use super::text::searchable_text;
+use crate::load::entry::{Kind, Role};
+use crate::load::session::Session;
+use rustc_hash::FxHashSet as HashSet;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum FilterMode {
+    #[default]
+    Default,
+    NoTools,
+    UserOnly,
+    LabeledOnly,
+    All,
+}
+
+impl FilterMode {
+    pub const CYCLE: [FilterMode; 5] = [
+        FilterMode::Default,
+        FilterMode::NoTools,
+        FilterMode::UserOnly,
+        FilterMode::LabeledOnly,
+        FilterMode::All,
+    ];
+    pub fn parse(s: &str) -> Option<FilterMode> {
+        Some(match s {
+            "default" => FilterMode::Default,
+            "no-tools" => FilterMode::NoTools,
+            "user-only" => FilterMode::UserOnly,
+            "labeled-only" => FilterMode::LabeledOnly,
+            "all" => FilterMode::All,
+            _ => return None,
+        })
+    }
+    pub fn name(&self) -> &'static str {
+        match self {
+            FilterMode::Default => "default",
+            FilterMode::NoTools => "no-tools",
+            FilterMode::UserOnly => "user-only",
+            FilterMode::LabeledOnly => "labeled-only",
+            FilterMode::All => "all",
+        }
+    }
+    /// The tag Pi appends to the status line.
+    pub fn status_tag(&self) -> &'static str {
+        match self {
+            FilterMode::Default => "",
+            FilterMode::NoTools => " [no-tools]",
+            FilterMode::UserOnly => " [user]",
+            FilterMode::LabeledOnly => " [labeled]",
+            FilterMode::All => " [all]",
+        }
+    }
+    pub fn next(self) -> FilterMode {
+        let i = FilterMode::CYCLE.iter().position(|m| *m == self).unwrap_or(0);
+        FilterMode::CYCLE[(i + 1) % 5]
+    }
+    pub fn prev(self) -> FilterMode {
+        let i = FilterMode::CYCLE.iter().position(|m| *m == self).unwrap_or(0);
+        FilterMode::CYCLE[(i + 4) % 5]
+    }
+}
+
+impl TreeView {
+    fn is_settings_entry(kind: &Kind) -> bool {
+        matches!(
+            kind,
+            Kind::Label { .. }
+                | Kind::ContextEdit { .. }
+                | Kind::Custom { .. }
+                | Kind::ModelChange { .. }
+                | Kind::ThinkingLevelChange { .. }
+                | Kind::SessionInfo { .. }
+        )
+    }
+
+    fn passes(&self, s: &Session, i: usize) -> bool {
+        let e = &s.entries[i];
+        if matches!(e.kind, Kind::Usage) {
+            return false;
+        }
+        if let Kind::Message(m) = &e.kind
+            && m.role == Role::Assistant
+            && Some(i) != self.leaf
+        {
+            let err_or_aborted = m
+                .stop_reason
+                .as_deref()
+                .is_some_and(|r| !r.is_empty() && r != "stop" && r != "toolUse");
+            if !m.visible_text && !err_or_aborted {
+                return false;
+            }
+        }
+        let role = e.message().map(|m| &m.role);
+        match self.filter {
+            FilterMode::UserOnly => role == Some(&Role::User),
+            FilterMode::NoTools => !Self::is_settings_entry(&e.kind) && role != Some(&Role::ToolResult),
+            FilterMode::LabeledOnly => s.label_of(&e.id).is_some(),
+            FilterMode::All => true,
+            FilterMode::Default => !Self::is_settings_entry(&e.kind),
+        }
+    }
+
+    fn ensure_search_text(&mut self, s: &Session) {
+        if self.search_text.is_none() {
+            let texts = (0..s.entries.len())
+                .map(|i| searchable_text(s, i).to_lowercase())
+                .collect();
+            self.search_text = Some(texts);
+        }
+    }
+
+    /// The selected entry, kept across a change of the visible rows.
+    fn remember_selection(&mut self) {
+        if !self.visible.is_empty() {
+            self.last_selected = self
+                .visible
+                .get(self.selected)
+                .map(|&f| self.flat[f])
+                .or(self.last_selected);
+        }
+    }
+
+    /// Pi's `applyFilter`: filter, search, folds, re-layout, keep the selection.
+    pub fn apply_filter(&mut self, s: &Session) {
+        self.remember_selection();
+        let tokens: Vec<String> = self
+            .search
+            .to_lowercase()
+            .split_whitespace()
+            .map(String::from)
+            .collect();
+        if !tokens.is_empty() {
+            self.ensure_search_text(s);
+        }
+        let mut visible = Vec::with_capacity(self.flat.len());
+        let texts = self.search_text.as_deref().filter(|_| !tokens.is_empty());
+        for (fi, &i) in self.flat.iter().enumerate() {
+            if !self.passes(s, i) || (!self.show_archived && self.is_archived(i)) {
+                continue;
+            }
+            if let Some(texts) = texts
+                && !tokens.iter().all(|k| texts[i].contains(k.as_str()))
+            {
+                continue;
+            }
+            visible.push(fi);
+        }
+        if !self.folded.is_empty() {
+            let mut skip: HashSet<usize> = HashSet::default();
+            for &i in &self.flat {
+                if let Some(p) = s.parent_of(i)
+                    && (self.folded.contains(&p) || skip.contains(&p))
+                {
+                    skip.insert(i);
+                }
+            }
+            visible.retain(|&fi| !skip.contains(&self.flat[fi]));
+        }
+        self.visible = visible;
+        self.relayout(s);
+        if let Some(ls) = self.last_selected {
+            self.selected = self.nearest_visible(s, Some(ls));
+        } else if self.selected >= self.visible.len() {
+            self.selected = self.visible.len().saturating_sub(1);
+        }
+        self.remember_selection();
+    }
+}

@@ -1,0 +1,231 @@
+//! Pi's `/tree` view model, without a terminal: flattening (active branch first, linear
+//! chains flat, branch points fold), filters, search, folds, selection, segment jumps, and
+//! the row text. `render_plain` reproduces Pi 0.87.1's rows character for character; the
+//! TUI draws the same rows with colour.
+//!
+//! - `layout`: Pi's flattening and its re-layout after a filter (indents, guides, connectors);
+//! - `filter`: the filter modes, search and folds (`applyFilter`);
+//! - `rows`: one visible row's drawing and text, the window and the plain render;
+//! - `tail`: the leaf's newest rows from the end of a file still loading;
+//! - `text`: Pi's text helpers (content extraction, tool-call titles, copy and search text).
+
+mod filter;
+mod layout;
+mod rows;
+mod tail;
+mod text;
+
+pub use filter::FilterMode;
+pub use layout::Layout;
+pub use rows::{Row, RowStyle, RowText, pan_rows, pan_scroll};
+pub use tail::{TailPreview, tail_preview};
+pub use text::{
+    copy_text, extract_content, extract_full_content, format_label_timestamp, format_tool_call, one_line,
+    searchable_text,
+};
+
+use crate::load::session::Session;
+use crate::view::tree::Tree;
+use rustc_hash::FxHashSet as HashSet;
+
+/// "No entry" in the dense per-entry tables.
+const NONE: u32 = u32::MAX;
+
+pub struct TreeView {
+    /// Pi's flattened order (pre-order, active branch first).
+    pub flat: Vec<usize>,
+    layout: Vec<Layout>,
+    gutters: Vec<layout::Gutter>,
+    pub leaf: Option<usize>,
+    /// On the root→leaf path, by entry index.
+    active_path: Vec<bool>,
+    /// toolCallId → (assistant entry, its `tool_call_ids` index), last one in flattened order
+    /// wins; hashed by the id the session holds, so no id is copied.
+    tool_calls: hashbrown::HashTable<(u32, u32)>,
+    pub filter: FilterMode,
+    pub search: String,
+    pub folded: HashSet<usize>,
+    pub show_label_times: bool,
+    /// Visible rows: indices into `flat`.
+    pub visible: Vec<usize>,
+    pub selected: usize,
+    last_selected: Option<usize>,
+    multiple_roots: bool,
+    /// Nearest visible ancestor of each visible entry (`NONE`: none), dense by entry index.
+    visible_parent: Vec<u32>,
+    /// Visible children of entry `i`: `visible_child_list[visible_child_at[i]..visible_child_at[i + 1]]`.
+    visible_child_at: Vec<u32>,
+    visible_child_list: Vec<u32>,
+    /// Row in `visible` of each visible entry (`NONE` otherwise).
+    row_of: Vec<u32>,
+    /// Lower-cased searchable text per entry, filled on first search.
+    search_text: Option<Vec<String>>,
+    /// `$HOME` for shortening tool paths (`None`: no shortening).
+    pub home: Option<String>,
+    /// Entries whose layout fields are current (those visible after the last filter).
+    is_visible: Vec<bool>,
+    /// "Now" for label timestamps (Pi shows today's as HH:MM); fixed in tests.
+    pub now_ms: i64,
+    /// Per entry: inside a branch bonsai archived (`archive::hidden`); empty when none is.
+    pub archived: Vec<bool>,
+    /// How many archived branches there are (hidden unless `show_archived`).
+    pub archived_branches: usize,
+    /// Archived branches shown (dimmed) instead of hidden.
+    pub show_archived: bool,
+}
+
+impl TreeView {
+    /// `now_ms` is "now" for label timestamps (Pi shows today's as HH:MM).
+    pub fn new(s: &Session, tree: &Tree, leaf: Option<usize>, filter: FilterMode, now_ms: i64) -> TreeView {
+        let mut v = TreeView {
+            flat: vec![],
+            layout: vec![],
+            gutters: vec![],
+            leaf,
+            active_path: vec![false; s.entries.len()],
+            tool_calls: hashbrown::HashTable::new(),
+            filter,
+            search: String::new(),
+            folded: HashSet::default(),
+            show_label_times: false,
+            visible: vec![],
+            selected: 0,
+            last_selected: None,
+            multiple_roots: tree.roots.len() > 1,
+            visible_parent: vec![],
+            visible_child_at: vec![],
+            visible_child_list: vec![],
+            row_of: vec![],
+            search_text: None,
+            home: None,
+            is_visible: vec![false; s.entries.len()],
+            now_ms,
+            archived: vec![],
+            archived_branches: 0,
+            show_archived: false,
+        };
+        let roots = crate::view::archive::archived_roots(s);
+        if !roots.is_empty() {
+            v.archived = crate::view::archive::hidden(s, tree, &roots, leaf);
+            let on_path: Vec<usize> = leaf.map(|l| s.path_to(l)).unwrap_or_default();
+            v.archived_branches = roots.iter().filter(|r| !on_path.contains(r)).count();
+        }
+        v.flatten(s, tree);
+        if let Some(l) = leaf {
+            for i in s.path_to(l) {
+                v.active_path[i] = true;
+            }
+        }
+        v.apply_filter(s);
+        v.selected = v.nearest_visible(s, leaf);
+        v.last_selected = v.visible.get(v.selected).map(|&f| v.flat[f]);
+        v
+    }
+
+    /// Pi's `findNearestVisibleIndex`: the entry or its nearest visible ancestor, else the
+    /// last row.
+    pub fn nearest_visible(&self, s: &Session, id: Option<usize>) -> usize {
+        if self.visible.is_empty() {
+            return 0;
+        }
+        let mut cur = id;
+        let mut guard = 0;
+        while let Some(i) = cur {
+            if let Some(k) = self.index_of_entry(i) {
+                return k;
+            }
+            guard += 1;
+            if guard > s.entries.len() {
+                break;
+            }
+            cur = s.parent_of(i);
+        }
+        self.visible.len() - 1
+    }
+
+    pub fn selected_entry(&self) -> Option<usize> {
+        self.visible.get(self.selected).map(|&f| self.flat[f])
+    }
+
+    pub fn select_entry(&mut self, s: &Session, entry: usize) {
+        self.selected = self.nearest_visible(s, Some(entry));
+        self.last_selected = self.selected_entry();
+    }
+
+    // ---- keys (Pi's TreeList.handleInput semantics) ----
+
+    pub fn move_up(&mut self) {
+        if self.visible.is_empty() {
+            return;
+        }
+        self.selected = if self.selected == 0 {
+            self.visible.len() - 1
+        } else {
+            self.selected - 1
+        };
+    }
+    pub fn move_down(&mut self) {
+        if self.visible.is_empty() {
+            return;
+        }
+        self.selected = if self.selected + 1 >= self.visible.len() {
+            0
+        } else {
+            self.selected + 1
+        };
+    }
+    pub fn page_up(&mut self, page: usize) {
+        self.selected = self.selected.saturating_sub(page);
+    }
+    pub fn page_down(&mut self, page: usize) {
+        if !self.visible.is_empty() {
+            self.selected = (self.selected + page).min(self.visible.len() - 1);
+        }
+    }
+    pub fn fold_or_up(&mut self, s: &Session) {
+        if let Some(cur) = self.selected_entry()
+            && self.is_foldable(cur)
+            && !self.folded.contains(&cur)
+        {
+            self.folded.insert(cur);
+            self.apply_filter(s);
+            return;
+        }
+        self.selected = self.segment_jump(false);
+    }
+    pub fn unfold_or_down(&mut self, s: &Session) {
+        if let Some(cur) = self.selected_entry()
+            && self.folded.remove(&cur)
+        {
+            self.apply_filter(s);
+            return;
+        }
+        self.selected = self.segment_jump(true);
+    }
+    pub fn set_filter(&mut self, s: &Session, f: FilterMode) {
+        self.filter = f;
+        self.folded.clear();
+        self.apply_filter(s);
+    }
+    /// Ctrl+T/U/L/A toggle their mode against default, as in Pi.
+    pub fn toggle_filter(&mut self, s: &Session, f: FilterMode) {
+        let next = if self.filter == f { FilterMode::Default } else { f };
+        self.set_filter(s, next);
+    }
+    /// Show archived branches (dimmed) or hide them.
+    pub fn set_show_archived(&mut self, s: &Session, show: bool) {
+        self.show_archived = show;
+        self.apply_filter(s);
+    }
+
+    /// Entry `i` is in an archived branch.
+    pub fn is_archived(&self, i: usize) -> bool {
+        self.archived.get(i).copied().unwrap_or(false)
+    }
+
+    pub fn set_search(&mut self, s: &Session, q: String) {
+        self.search = q;
+        self.folded.clear();
+        self.apply_filter(s);
+    }
+}

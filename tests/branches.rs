@@ -237,7 +237,7 @@ fn the_store_refuses_a_file_that_changed_since_it_was_read() {
         .unwrap();
     quiet(&f);
     let grown = std::fs::read(&f).unwrap();
-    let e = bonsai::store::delete::delete_branch(&f, &seen, &dead).unwrap_err();
+    let e = bonsai::store::rewrite::delete_branch(&f, &seen, &dead).unwrap_err();
     assert!(e.to_string().contains("changed since bonsai read it"), "{e}");
     assert_eq!(std::fs::read(&f).unwrap(), grown);
     let leftovers = std::fs::read_dir(dir.path()).unwrap().count();
@@ -297,7 +297,7 @@ fn every_deletable_branch_of_every_session() {
             let copy = work.path().join(format!("d{n}.jsonl"));
             std::fs::write(&copy, &bytes).unwrap();
             quiet(&copy);
-            let d = bonsai::store::delete::delete_branch(&copy, &bytes, &s.entries[i].id).unwrap();
+            let d = bonsai::store::rewrite::delete_branch(&copy, &bytes, &s.entries[i].id).unwrap();
             assert_eq!(d.plan.removed, plan.removed);
             let now = std::fs::read(&copy).unwrap();
             let (orig, kept) = (lines(&bytes), lines(&now));
@@ -314,9 +314,9 @@ fn every_deletable_branch_of_every_session() {
             let again = work.path().join(format!("r{n}.jsonl"));
             std::fs::write(&again, &bytes).unwrap();
             quiet(&again);
-            bonsai::store::delete::delete_branch(&again, &bytes, &s.entries[i].id).unwrap();
+            bonsai::store::rewrite::delete_branch(&again, &bytes, &s.entries[i].id).unwrap();
             quiet(&again);
-            bonsai::store::delete::restore(&again).unwrap();
+            bonsai::store::rewrite::restore(&again).unwrap();
             assert_eq!(
                 std::fs::read(&again).unwrap(),
                 bytes,

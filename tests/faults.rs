@@ -617,11 +617,11 @@ fn every_operation_of_delete_and_restore_fails_safely() {
         let p = copy_to(dir.path(), src);
         let old = std::fs::read(&p).unwrap();
         common::quiet(&p);
-        let (ok, steps) = with_plan(None, || store::delete::delete_branch(&p, &old, id).map(|_| ()));
+        let (ok, steps) = with_plan(None, || store::rewrite::delete_branch(&p, &old, id).map(|_| ()));
         assert!(ok.is_ok(), "delete on {name}: {ok:?}");
         let new = std::fs::read(&p).unwrap();
         common::quiet(&p);
-        let (ok, restore_steps) = with_plan(None, || store::delete::restore(&p).map(|_| ()));
+        let (ok, restore_steps) = with_plan(None, || store::rewrite::restore(&p).map(|_| ()));
         assert!(ok.is_ok(), "restore on {name}: {ok:?}");
         assert_eq!(std::fs::read(&p).unwrap(), old);
         drop(dir);
@@ -632,7 +632,7 @@ fn every_operation_of_delete_and_restore_fails_safely() {
                 let p = copy_to(dir.path(), src);
                 common::quiet(&p);
                 let (r, _) = with_plan(Some((k, fault)), || {
-                    store::delete::delete_branch(&p, &old, id).map(|_| ())
+                    store::rewrite::delete_branch(&p, &old, id).map(|_| ())
                 });
                 c.faults += 1;
                 *c.by_kind.entry(format!("{fault:?}")).or_default() += 1;
@@ -661,7 +661,7 @@ fn every_operation_of_delete_and_restore_fails_safely() {
                 // What the user does next works: a restore refuses on the original and gives
                 // the original back on the new file; a delete again succeeds.
                 common::quiet(&p);
-                let again = store::delete::restore(&p);
+                let again = store::rewrite::restore(&p);
                 if now == old && again.is_ok() {
                     c.fail(format!("{what}: a restore of a file that was never changed went ahead"));
                 }
@@ -679,9 +679,9 @@ fn every_operation_of_delete_and_restore_fails_safely() {
                 let dir = tempfile::tempdir().unwrap();
                 let p = copy_to(dir.path(), src);
                 common::quiet(&p);
-                store::delete::delete_branch(&p, &old, id).unwrap();
+                store::rewrite::delete_branch(&p, &old, id).unwrap();
                 common::quiet(&p);
-                let (r, _) = with_plan(Some((k, fault)), || store::delete::restore(&p).map(|_| ()));
+                let (r, _) = with_plan(Some((k, fault)), || store::rewrite::restore(&p).map(|_| ()));
                 c.faults += 1;
                 *c.by_kind.entry(format!("{fault:?}")).or_default() += 1;
                 let now = std::fs::read(&p).unwrap();
@@ -695,7 +695,7 @@ fn every_operation_of_delete_and_restore_fails_safely() {
                 }
                 if now == new {
                     common::quiet(&p);
-                    match store::delete::restore(&p) {
+                    match store::rewrite::restore(&p) {
                         Ok(_) if std::fs::read(&p).unwrap() == old => {}
                         other => c.fail(format!("{what}: the next restore: {other:?}")),
                     }

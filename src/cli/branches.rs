@@ -107,7 +107,7 @@ pub fn delete_branch(a: DeleteBranchArgs) -> Result<()> {
     }
     // Said before asking: no point confirming a write that will be refused.
     if !a.write.dry_run {
-        store::delete::check_quiet(&a.file)?;
+        store::rewrite::check_quiet(&a.file)?;
     }
     let what = format!(
         "a copy without the branch at {} (the original kept as .bak, the removed lines in .deleted-*.jsonl)",
@@ -116,7 +116,7 @@ pub fn delete_branch(a: DeleteBranchArgs) -> Result<()> {
     if !confirm(&a.write, &what, &a.file)? {
         return Ok(());
     }
-    let d = store::delete::delete_branch(&a.file, &s.buf, &s.entries[t].id)?;
+    let d = store::rewrite::delete_branch(&a.file, &s.buf, &s.entries[t].id)?;
     let line = format!(
         "deleted {} ({} bytes) from {}; removed lines in {}, original in {} (`bonsai restore {}` puts it back; `bonsai backups` lists and removes old backups)",
         si(d.plan.removed.len(), "entry", "entries"),
@@ -155,13 +155,13 @@ fn said_carried(carried: usize, still_open: &[String]) {
         eprintln!(
             "bonsai: warning: {} still had the old file open for writing after {} s; what it writes there from now on does not reach the session. If it is Pi, restart that session",
             still_open.join(", "),
-            store::delete::HOLDERS_WAIT.as_secs()
+            store::rewrite::HOLDERS_WAIT.as_secs()
         );
     }
 }
 
 pub fn restore(a: RestoreArgs) -> Result<()> {
-    let p = store::delete::restore_plan(&a.file)?;
+    let p = store::rewrite::restore_plan(&a.file)?;
     let line = format!(
         "restore {} from {} ({} put back{})",
         a.file.display(),
@@ -184,12 +184,12 @@ pub fn restore(a: RestoreArgs) -> Result<()> {
         println!("{line}");
     }
     if !a.write.dry_run {
-        store::delete::check_quiet(&a.file)?;
+        store::rewrite::check_quiet(&a.file)?;
     }
     if !confirm(&a.write, "the restored session", &a.file)? {
         return Ok(());
     }
-    let r = store::delete::restore(&a.file)?;
+    let r = store::rewrite::restore(&a.file)?;
     let done = format!(
         "restored {} from {} (the removed lines' file is now {})",
         a.file.display(),

@@ -70,7 +70,7 @@ pub fn open_regular(path: &Path) -> Result<std::fs::File, OpenError> {
 /// The whole of a regular file.
 pub fn read_regular(path: &Path) -> Result<Vec<u8>, OpenError> {
     let f = open_regular(path)?;
-    read_open(&f).map_err(|source| OpenError::Io {
+    mapped::read_open(&f).map_err(|source| OpenError::Io {
         path: path.to_path_buf(),
         source,
     })
@@ -210,62 +210,10 @@ pub fn reload_shown(s: &Session, path: &Path) -> Result<(Session, bool), OpenErr
     Ok((s, rewritten))
 }
 
-/// Read a whole open file; large files in two halves at once (the copy out of the page cache
-/// is a third of opening a big session on a 2-core machine). The file is read through this one
-/// descriptor (a FIFO or a device never gets here: see `open_regular`).
-pub fn read_open(f: &std::fs::File) -> std::io::Result<Vec<u8>> {
-    use std::io::Read;
-    use std::os::unix::fs::FileExt;
-    let len = f.metadata()?.len() as usize;
-    let plain = |f: &std::fs::File| {
-        let mut out = Vec::with_capacity(len);
-        let mut r = f;
-        r.read_to_end(&mut out)?;
-        Ok(out)
-    };
-    if len < (8 << 20) {
-        return plain(f);
-    }
-    let mut buf = vec![0u8; len];
-    let mid = len / 2;
-    let (a, b) = buf.split_at_mut(mid);
-    let read_all = |part: &mut [u8], mut off: u64| -> std::io::Result<usize> {
-        let mut done = 0;
-        while done < part.len() {
-            let n = f.read_at(&mut part[done..], off)?;
-            if n == 0 {
-                break;
-            }
-            done += n;
-            off += n as u64;
-        }
-        Ok(done)
-    };
-    let (ra, rb) = std::thread::scope(|sc| {
-        let h = sc.spawn(|| read_all(b, mid as u64));
-        let ra = read_all(a, 0);
-        (
-            ra,
-            h.join()
-                .unwrap_or_else(|_| Err(std::io::Error::other("read thread failed"))),
-        )
-    });
-    let (na, nb) = (ra?, rb?);
-    if na < mid {
-        // The file shrank while reading: read it again from the start.
-        use std::io::Seek;
-        let mut r = f;
-        r.seek(std::io::SeekFrom::Start(0))?;
-        return plain(f);
-    }
-    buf.truncate(mid + nb);
-    Ok(buf)
-}
-
-/// Read a whole regular file (see `read_open`).
+/// Read a whole regular file (see `mapped::read_open`).
 pub fn read_file(path: &std::path::Path) -> std::io::Result<Vec<u8>> {
     let f = open_regular(path).map_err(std::io::Error::other)?;
-    read_open(&f)
+    mapped::read_open(&f)
 }
 
 /// Whether Pi started this bonsai for `path` (bonsai's Pi package sets `BONSAI_PI_SESSION` when

@@ -5,7 +5,6 @@
 pub mod backups;
 pub mod clock;
 pub mod config;
-pub mod delete;
 pub mod exports;
 pub mod faults;
 pub mod files;
@@ -15,6 +14,7 @@ pub mod own_writes;
 pub mod pi_version;
 pub mod pins;
 pub mod private;
+pub mod rewrite;
 pub mod search;
 pub mod sessions;
 pub mod trash;
@@ -22,9 +22,10 @@ pub mod usage;
 pub mod write;
 
 pub use files::{OpenError, load_session, reload};
+pub use rewrite::repair;
 pub use sessions::{
     Problem, SessionInfo, count_all_sessions, list_sessions, newest_in_dir, newest_session, session_info,
 };
 pub use write::{
-    Appended, WriteError, append_lines, append_with, migrate, new_session_path, repair, write_document, write_new,
+    Appended, WriteError, append_lines, append_with, migrate, new_session_path, write_document, write_new,
 };

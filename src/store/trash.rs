@@ -135,7 +135,7 @@ pub fn trash(agent: &Path, session: &Path, now_ms: i64) -> Result<Trashed, Trash
         return Err(TrashError::NotASession(session));
     }
     let age = meta.modified().ok().and_then(|t| t.elapsed().ok()).unwrap_or_default();
-    if age < super::delete::QUIET && !super::own_writes::is_ours(&session, &meta) {
+    if age < super::rewrite::QUIET && !super::own_writes::is_ours(&session, &meta) {
         return Err(TrashError::RecentlyWritten(session, age.as_secs_f64()));
     }
     super::private::dir(&dir).map_err(|e| TrashError::Io(dir.clone(), e))?;

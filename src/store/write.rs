@@ -696,8 +696,8 @@ pub struct Repaired {
 /// What a repair would remove from the file as it is now (`--dry-run` shows this), and the
 /// bytes it decided on.
 pub struct RepairPlan {
-    target: PathBuf,
-    bytes: Vec<u8>,
+    pub(super) target: PathBuf,
+    pub(super) bytes: Vec<u8>,
     pub removed: std::ops::Range<usize>,
     pub ours: bool,
 }
@@ -762,66 +762,6 @@ pub fn repair_plan(path: &Path, force: bool) -> Result<RepairPlan, WriteError> {
         bytes,
         removed,
         ours: false,
-    })
-}
-
-/// Remove the unfinished end of a session ([`repair_plan`]). The file is cut back in place
-/// after a complete backup; anything appended since the plan refuses the repair. Bytes
-/// followed by Pi's (a glued or closed fragment) are taken out by a rewrite, as
-/// `delete-branch` does one: temporary file, fsync, rename, what is appended meanwhile
-/// carried over.
-pub fn repair(path: &Path, force: bool) -> Result<Repaired, WriteError> {
-    let RepairPlan {
-        target,
-        bytes,
-        removed,
-        ours,
-    } = repair_plan(path, force)?;
-    let backup = backup(&target, &bytes, "bak-repair")?;
-    if removed.end < bytes.len() {
-        let mut kept = Vec::with_capacity(bytes.len() - removed.len());
-        kept.extend_from_slice(&bytes[..removed.start]);
-        kept.extend_from_slice(&bytes[removed.end..]);
-        let tmp = write_temp(&target, &kept, FileMode::same_as(&target)).map_err(|source| WriteError::Failed {
-            path: target.clone(),
-            source,
-        })?;
-        super::delete::swap_in(&target, &tmp, &bytes).map_err(|e| match e {
-            super::delete::DeleteError::Changed => WriteError::Repair(format!(
-                "{}: the file changed while bonsai was repairing it; nothing removed. Run `bonsai repair` again to see what it holds now",
-                path.display()
-            )),
-            super::delete::DeleteError::Io(e) => WriteError::Io(e),
-            e => WriteError::Repair(e.to_string()),
-        })?;
-        let _ = journal::remove(&target);
-        if let Ok(m) = std::fs::metadata(&target) {
-            super::own_writes::note(&target, m.len());
-        }
-        return Ok(Repaired {
-            removed,
-            backup,
-            ours,
-            rewritten: true,
-        });
-    }
-    let f = faults::op("open", || OpenOptions::new().write(true).open(&target))?;
-    // Under a lease no one can append between the check and the cut (see `append_with`).
-    let _lease = Lease::take(&f);
-    if f.metadata()?.len() != bytes.len() as u64 {
-        return Err(WriteError::Repair(format!(
-            "{}: the file changed while bonsai was repairing it (something was appended after the fragment); nothing removed. Run `bonsai repair` again to see what the file ends with now",
-            path.display()
-        )));
-    }
-    faults::op("truncate", || f.set_len(removed.start as u64))?;
-    faults::op("sync", || f.sync_all())?;
-    let _ = journal::remove(&target);
-    Ok(Repaired {
-        removed,
-        backup,
-        ours,
-        rewritten: false,
     })
 }
 

@@ -191,6 +191,21 @@ pub struct Written {
     pub select: Option<String>,
 }
 
+/// What the job read: every session's calls under Pi's sessions folder, and the open one's.
+#[derive(Debug)]
+pub struct UsageData {
+    pub generation: u64,
+    pub sessions: Vec<crate::engine::usage::SessionCalls>,
+    pub skipped: usize,
+    pub tz: jiff::tz::TimeZone,
+    pub models: Arc<crate::engine::models::Registry>,
+    /// The clock when read (the period ends today).
+    pub now_ms: i64,
+    /// The open session's file, and the times (ms) of its compactions.
+    pub session: Option<(std::path::PathBuf, Vec<i64>)>,
+    pub elapsed_ms: u64,
+}
+
 #[derive(Debug)]
 pub enum JobResult {
     Selection {
@@ -227,7 +242,7 @@ pub enum JobResult {
         path: PathBuf,
         result: Result<Arc<Session>, store::OpenError>,
     },
-    Usage(Box<super::usage_view::UsageData>),
+    Usage(Box<UsageData>),
     Listed {
         all: bool,
         sessions: Vec<SessionInfo>,
@@ -285,7 +300,7 @@ pub enum JobResult {
         result: Result<PathBuf, store::WriteError>,
         editor_text: Option<String>,
     },
-    Deleted(Result<(store::delete::Deleted, Arc<Session>), String>),
+    Deleted(Result<(store::rewrite::Deleted, Arc<Session>), String>),
     Exported(Result<(PathBuf, usize), String>),
     SummaryChunk {
         id: u64,
@@ -516,7 +531,7 @@ impl Job {
                     paths.push(p.clone());
                 }
                 let (sessions, skipped) = store::usage::read_sessions_cached(&agent_dir, &paths);
-                JobResult::Usage(Box::new(super::usage_view::UsageData {
+                JobResult::Usage(Box::new(UsageData {
                     generation,
                     sessions,
                     skipped: skipped.len(),
@@ -582,7 +597,7 @@ impl Job {
                 editor_text,
             },
             Job::DeleteBranch { path, session, target } => JobResult::Deleted(
-                store::delete::delete_branch(&path, &session.buf, &target)
+                store::rewrite::delete_branch(&path, &session.buf, &target)
                     .map_err(|e| e.to_string())
                     .and_then(|d| {
                         let s = store::load_session(&path)

@@ -23,7 +23,6 @@ pub mod picker;
 pub mod prune_list;
 pub mod prune_panel;
 pub mod selection;
-pub mod status;
 pub mod theme;
 pub mod tree_pane;
 pub mod usage_view;
@@ -112,7 +111,7 @@ pub fn tool_call_for(s: &Session, entry: usize) -> Option<(String, serde_json::V
 pub fn draw(f: &mut Frame, app: &App) {
     let a = app.areas();
     if let (Some(r), Some(b)) = (a.banner, &app.notice) {
-        status::draw_banner(f, r, b);
+        app::status::draw_banner(f, r, b);
     }
     tree_pane::draw(f, a.tree, app);
     if let Some(r) = a.cut_panel {
@@ -148,8 +147,8 @@ pub fn draw(f: &mut Frame, app: &App) {
         live,
         counting,
     );
-    status::draw(f, a.status, app);
-    status::draw_hints(f, a.hints, app);
+    app::status::draw(f, a.status, app);
+    app::status::draw_hints(f, a.hints, app);
     match app.screen.overlay {
         Overlay::Help(mode) => help::draw(f, a.main, mode, app.screen.help_scroll),
         Overlay::Messages => messages::draw(f, a.main, app),

@@ -9,31 +9,15 @@
 use super::action::Action;
 use super::picker::{money, tokens_short};
 use super::theme::*;
-use crate::engine::models::Registry;
-use crate::engine::usage::{self, By, Period, Report, SessionCalls, Totals};
+use crate::engine::usage::{self, By, Period, Report, Totals};
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Modifier, Style};
 use ratatui::symbols::Marker;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Axis, Bar, BarChart, Block, Borders, Chart, Clear, Dataset, GraphType, Paragraph, Row, Table};
-use std::path::PathBuf;
-use std::sync::Arc;
 
-/// What the job read: every session's calls under Pi's sessions folder, and the open one's.
-#[derive(Debug)]
-pub struct UsageData {
-    pub generation: u64,
-    pub sessions: Vec<SessionCalls>,
-    pub skipped: usize,
-    pub tz: jiff::tz::TimeZone,
-    pub models: Arc<Registry>,
-    /// The clock when read (the period ends today).
-    pub now_ms: i64,
-    /// The open session's file, and the times (ms) of its compactions.
-    pub session: Option<(PathBuf, Vec<i64>)>,
-    pub elapsed_ms: u64,
-}
+pub use super::jobs::UsageData;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Tab {
@@ -563,6 +547,10 @@ fn foot_lines(d: &UsageData, r: &Report, tab: Tab) -> Vec<Line<'static>> {
 #[cfg(test)]
 pub mod snapshots {
     use super::*;
+    use crate::engine::models::Registry;
+    use crate::engine::usage::SessionCalls;
+    use std::path::PathBuf;
+    use std::sync::Arc;
 
     const DAY: i64 = 86_400_000;
     /// 2026-11-25 12:00 UTC.

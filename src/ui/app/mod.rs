@@ -14,6 +14,7 @@ mod events;
 mod find;
 mod housekeeping;
 mod prune;
+pub mod status;
 mod usage;
 mod writes;
 
@@ -547,7 +548,7 @@ impl App {
             self.screen.size,
             Shown {
                 banner: self.notice.is_some(),
-                status_lines: crate::ui::status::lines(self, self.screen.size.width).len() as u16,
+                status_lines: status::lines(self, self.screen.size.width).len() as u16,
                 detail: self.screen.show_detail,
                 cut_preview: self.screen.cut_preview || self.screen.prune_preview,
             },

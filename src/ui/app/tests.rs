@@ -1576,7 +1576,7 @@ fn a_restore_elsewhere_is_said_as_bonsais_and_the_banner_follows_the_file() {
     let mut a = app_for(&p);
     let n = a.doc.session.entries.len();
     let seen = std::fs::read(&p).unwrap();
-    crate::store::delete::delete_branch(&p, &seen, "2e33ee61").unwrap();
+    crate::store::rewrite::delete_branch(&p, &seen, "2e33ee61").unwrap();
     a.update(Action::Tick);
     a.run_jobs_now();
     let st = a.status.clone().unwrap_or_default();
@@ -1584,7 +1584,7 @@ fn a_restore_elsewhere_is_said_as_bonsais_and_the_banner_follows_the_file() {
         st.contains("rewritten by bonsai elsewhere") && st.contains(" fewer)"),
         "{st}"
     );
-    crate::store::delete::restore(&p).unwrap();
+    crate::store::rewrite::restore(&p).unwrap();
     a.update(Action::Tick);
     a.run_jobs_now();
     assert_eq!(a.doc.session.entries.len(), n);

@@ -1,9 +1,9 @@
 //! The status line (file, filter, search, position, live state, the last message) and the
 //! hint bar under it (the mode's keys, from the key table).
 
-use super::app::App;
-use super::theme::*;
+use super::App;
 use crate::engine::view::text_width::visible_width;
+use crate::ui::theme::*;
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
@@ -168,7 +168,7 @@ pub fn draw_banner(f: &mut Frame, area: Rect, text: &str) {
 
 #[cfg(test)]
 mod snapshots {
-    use super::super::tests::{app_for, render};
+    use crate::ui::tests::{app_for, render};
     use std::path::PathBuf;
 
     #[test]
@@ -181,7 +181,7 @@ mod snapshots {
 
     #[test]
     fn demo_notice_and_status_80x24() {
-        let mut a = super::super::tests::demo_app();
+        let mut a = crate::ui::tests::demo_app();
         a.notice = Some("No Pi sessions found: showing bonsai's bundled demo session (read-only).".into());
         insta::assert_snapshot!(render(&mut a, 80, 24));
     }
@@ -189,7 +189,7 @@ mod snapshots {
 
 #[cfg(test)]
 mod odd_files {
-    use super::super::tests::{app_for, render};
+    use crate::ui::tests::{app_for, render};
     use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
     use std::path::PathBuf;
 

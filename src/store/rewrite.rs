@@ -1,4 +1,5 @@
-//! Deleting a branch and restoring it: the one place bonsai rewrites a session. The removed
+//! Rewriting a session: deleting a branch and restoring it, and the rewrite half of `repair`;
+//! the one place bonsai rewrites a session. The removed
 //! lines go to `FILE.deleted-TIMESTAMP.jsonl` and the whole original to `FILE.bak` first
 //! (both fsynced), then the new text goes through a temporary file, fsync and rename. It is
 //! refused when the file is not the one the user saw, or was written in the last seconds (Pi
@@ -7,10 +8,14 @@
 //! carries such lines over).
 
 use super::faults;
-use super::write::{FileMode, WriteError, backup, sync_dir, write_file_new, write_temp};
+use super::write::{
+    FileMode, Lease, RepairPlan, Repaired, WriteError, backup, repair_plan, sync_dir, write_file_new, write_temp,
+};
+use super::{journal, own_writes};
 use crate::engine::edit::delete::{self, DeletePlan, DeleteRefusal};
 use crate::engine::load::session::Session;
 use crate::engine::view::tree::Tree;
+use std::fs::OpenOptions;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -434,5 +439,64 @@ pub fn restore(path: &Path) -> Result<Restored, DeleteError> {
         appended: p.appended,
         carried: carried.bytes,
         still_open: carried.still_open,
+    })
+}
+/// Remove the unfinished end of a session ([`repair_plan`]). The file is cut back in place
+/// after a complete backup; anything appended since the plan refuses the repair. Bytes
+/// followed by Pi's (a glued or closed fragment) are taken out by a rewrite, as
+/// `delete-branch` does one: temporary file, fsync, rename, what is appended meanwhile
+/// carried over.
+pub fn repair(path: &Path, force: bool) -> Result<Repaired, WriteError> {
+    let RepairPlan {
+        target,
+        bytes,
+        removed,
+        ours,
+    } = repair_plan(path, force)?;
+    let backup = backup(&target, &bytes, "bak-repair")?;
+    if removed.end < bytes.len() {
+        let mut kept = Vec::with_capacity(bytes.len() - removed.len());
+        kept.extend_from_slice(&bytes[..removed.start]);
+        kept.extend_from_slice(&bytes[removed.end..]);
+        let tmp = write_temp(&target, &kept, FileMode::same_as(&target)).map_err(|source| WriteError::Failed {
+            path: target.clone(),
+            source,
+        })?;
+        swap_in(&target, &tmp, &bytes).map_err(|e| match e {
+            DeleteError::Changed => WriteError::Repair(format!(
+                "{}: the file changed while bonsai was repairing it; nothing removed. Run `bonsai repair` again to see what it holds now",
+                path.display()
+            )),
+            DeleteError::Io(e) => WriteError::Io(e),
+            e => WriteError::Repair(e.to_string()),
+        })?;
+        let _ = journal::remove(&target);
+        if let Ok(m) = std::fs::metadata(&target) {
+            own_writes::note(&target, m.len());
+        }
+        return Ok(Repaired {
+            removed,
+            backup,
+            ours,
+            rewritten: true,
+        });
+    }
+    let f = faults::op("open", || OpenOptions::new().write(true).open(&target))?;
+    // Under a lease no one can append between the check and the cut (see `append_with`).
+    let _lease = Lease::take(&f);
+    if f.metadata()?.len() != bytes.len() as u64 {
+        return Err(WriteError::Repair(format!(
+            "{}: the file changed while bonsai was repairing it (something was appended after the fragment); nothing removed. Run `bonsai repair` again to see what the file ends with now",
+            path.display()
+        )));
+    }
+    faults::op("truncate", || f.set_len(removed.start as u64))?;
+    faults::op("sync", || f.sync_all())?;
+    let _ = journal::remove(&target);
+    Ok(Repaired {
+        removed,
+        backup,
+        ours,
+        rewritten: false,
     })
 }

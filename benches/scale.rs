@@ -13,7 +13,7 @@
 //! - `usage_view_1000_sessions`: the usage view's data on those 1,000 sessions.
 //! - `find_in_session_1gb_*`: Ctrl+F on the 1 GB reference session, first hits and all.
 
-use bonsai::engine::models::Registry;
+use bonsai::engine::load::models::Registry;
 use bonsai::engine::settings::Settings;
 use bonsai::ui::app::App;
 use crossterm::event::{KeyCode, KeyEvent};

@@ -4,7 +4,7 @@
 //!     cargo bench --bench tui
 //!     BONSAI_BENCH_SIZES=10,100 cargo bench --bench tui
 
-use bonsai::engine::models::Registry;
+use bonsai::engine::load::models::Registry;
 use bonsai::engine::settings::Settings;
 use bonsai::ui::app::App;
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};

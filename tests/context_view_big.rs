@@ -19,7 +19,7 @@ fn the_context_view_says_its_progress_and_is_reused() {
         s,
         Some(f.clone()),
         bonsai::engine::settings::Settings::default(),
-        bonsai::engine::models::Registry::builtin_only(),
+        bonsai::engine::load::models::Registry::builtin_only(),
     );
     // Nothing counted yet (the background count of every entry is left aside here).
     app.take_jobs();

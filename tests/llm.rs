@@ -4,7 +4,7 @@
 
 mod common;
 
-use bonsai::engine::models::ModelInfo;
+use bonsai::engine::load::models::ModelInfo;
 use bonsai::llm::auth::ApiKey;
 use bonsai::llm::{Event, LlmError, Policy, Request, complete};
 use std::io::{BufRead, BufReader, Read, Write};
@@ -521,7 +521,7 @@ fn tui_app(fixture: &str, server: &str) -> (tempfile::TempDir, std::path::PathBu
         s,
         Some(file.clone()),
         bonsai::engine::settings::Settings::default(),
-        bonsai::engine::models::Registry::builtin_only(),
+        bonsai::engine::load::models::Registry::builtin_only(),
     );
     app.summarizer_override = Some(bonsai::llm::summarize::Summarizer {
         model: model("openai-completions", "fakecoder-large", server, false),

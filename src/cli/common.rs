@@ -1,8 +1,8 @@
 //! What every command needs: the session (with its diagnostics on stderr), entry references,
 //! the session's model, and small output helpers.
 
+use crate::engine::load::models::Registry;
 use crate::engine::load::session::Session;
-use crate::engine::models::Registry;
 use crate::engine::view::context::Projection;
 use color_eyre::eyre::{Result, bail, eyre};
 use serde_json::Value;

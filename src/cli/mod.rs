@@ -287,7 +287,7 @@ pub struct InspectArgs {
     #[arg(long)]
     pub branch_target: Option<String>,
     /// Context window for the branch summary's budget.
-    #[arg(long, default_value_t = 128000)]
+    #[arg(long, default_value_t = crate::engine::load::models::DEFAULT_CONTEXT_WINDOW)]
     pub branch_context_window: u64,
 }
 

@@ -153,7 +153,7 @@ pub(super) fn context_live(
     let path = s.path_to(leaf);
     let (model, window) = session_model(&context::project(s, &path), &reg);
     let mref = model.as_ref().map(|(p, m)| (p.as_str(), m.as_str()));
-    let window = window.unwrap_or(live::DEFAULT_WINDOW);
+    let window = window.unwrap_or(crate::engine::load::models::DEFAULT_CONTEXT_WINDOW);
     let reserve = settings.reserve_tokens(mref);
     let at = live::at_leaf(s, leaf, window, reserve, &ls);
     let changed = at.answer.changed(at.values.len());
@@ -387,8 +387,8 @@ pub fn cut(a: CutArgs) -> Result<()> {
     let kept = plan.kept_tokens();
     println!(
         "kept:            ~{kept} tokens; after compaction ≈ {} (summary budget {})",
-        kept + cs.reserve_tokens * 8 / 10,
-        cs.reserve_tokens * 8 / 10
+        kept + cs.history_summary_limit(),
+        cs.history_summary_limit()
     );
     let (r, m) = plan.file_ops.lists();
     println!("read files:      {}", short_list(&r));
@@ -402,18 +402,12 @@ pub fn branch(a: BranchArgs) -> Result<()> {
     let leaf = resolve_leaf(&s, a.leaf.as_deref())?;
     let target = resolve_ref(&s, &a.target)?;
     let settings = load_settings(&cwd());
-    let window = match window {
-        Some(w) => w,
-        None => {
-            let path = leaf.map(|l| s.path_to(l)).unwrap_or_default();
-            let proj = context::project(&s, &path);
-            session_model(&proj, &load_registry(&agent_dir()))
-                .1
-                .filter(|w| *w > 0)
-                .unwrap_or(128000)
-        }
-    };
-    let budget = window as i64 - reserve.unwrap_or(settings.branch_reserve_tokens()) as i64;
+    let window = window.or_else(|| {
+        let path = leaf.map(|l| s.path_to(l)).unwrap_or_default();
+        let proj = context::project(&s, &path);
+        session_model(&proj, &load_registry(&agent_dir())).1
+    });
+    let budget = branch_summary::token_budget(window, reserve.unwrap_or(settings.branch_reserve_tokens()));
     let plan = branch_summary::prepare(&s, leaf, target, budget);
     if json_out {
         print_json(&json!({"branch": report::branch_json(&s, &plan)}));

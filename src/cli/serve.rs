@@ -32,8 +32,8 @@ use crate::engine::compaction::summary::Summary;
 use crate::engine::compaction::summary::SummaryInput;
 use crate::engine::edit::entries;
 use crate::engine::live::{self, Latch, LiveInput, LiveReport, LiveSettings, Piece, Summarizer};
+use crate::engine::load::models::Registry;
 use crate::engine::load::session::Session;
-use crate::engine::models::Registry;
 use crate::engine::settings::Settings;
 use crate::engine::view::context;
 use crate::store::config::{agent_dir, load_registry, load_settings};
@@ -324,8 +324,8 @@ fn window_and_reserve(state: &Served, p: &Value) -> (u64, u64) {
         .or_else(|| {
             mref.and_then(|(a, b)| state.registry.find(a, b))
                 .map(|m| m.context_window)
-        })
-        .unwrap_or(live::DEFAULT_WINDOW);
+        });
+    let window = crate::engine::load::models::window_or_default(window);
     (window, state.settings.reserve_tokens(mref))
 }
 

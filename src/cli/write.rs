@@ -11,8 +11,8 @@ use crate::engine::compaction::summary::Summary;
 use crate::engine::edit::entries;
 use crate::engine::edit::plan::{self, Write, WriteRequest};
 use crate::engine::load::entry::Role;
+use crate::engine::load::models::Registry;
 use crate::engine::load::session::Session;
-use crate::engine::models::Registry;
 use crate::engine::view::context;
 use crate::llm::summarize::Summarizer;
 use crate::store::config::{agent_dir, cwd, load_registry, load_settings};
@@ -294,12 +294,8 @@ pub fn navigate(a: NavigateArgs) -> Result<()> {
         bail!("{}", plan::Refusal::AlreadyThere);
     }
     let old_proj = old_leaf.map(|l| context::project(&s0, &s0.path_to(l)));
-    let window = old_proj
-        .as_ref()
-        .and_then(|p| session_model(p, &registry).1)
-        .filter(|w| *w > 0)
-        .unwrap_or(128000);
-    let budget = window as i64 - settings.branch_reserve_tokens() as i64;
+    let window = old_proj.as_ref().and_then(|p| session_model(p, &registry).1);
+    let budget = crate::engine::compaction::branch_summary::token_budget(window, settings.branch_reserve_tokens());
     let nav0 = entries::plan_navigation(&s0, old_leaf, target, budget);
     let wants = a.summary != "none" && !nav0.branch.entries.is_empty();
     let focus = a.instructions.as_deref();

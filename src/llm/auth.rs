@@ -2,7 +2,7 @@
 //! token while it is valid), the provider's environment variables, `models.json`'s `apiKey`.
 //! Keys are never printed: errors name where a key came from, not the key.
 
-use crate::engine::models::ModelInfo;
+use crate::engine::load::models::ModelInfo;
 use serde_json::Value;
 use std::path::Path;
 

@@ -8,7 +8,7 @@ pub mod sse;
 pub mod strategies;
 pub mod summarize;
 
-use crate::engine::models::ModelInfo;
+use crate::engine::load::models::ModelInfo;
 use auth::ApiKey;
 use futures_util::StreamExt;
 use serde_json::{Value, json};

@@ -7,8 +7,8 @@ use crate::engine::compaction::cut::{self, CompactionPlan};
 use crate::engine::compaction::offline;
 use crate::engine::compaction::summary::Summary;
 use crate::engine::edit::entries::Navigation;
+use crate::engine::load::models::{ModelInfo, Registry};
 use crate::engine::load::session::Session;
-use crate::engine::models::{ModelInfo, Registry};
 use crate::engine::report::serialized_text;
 use std::path::Path;
 
@@ -128,18 +128,17 @@ impl Summarizer {
     ) -> Result<Summary, LlmError> {
         let reasoning = thinking.filter(|t| *t != "off").map(String::from);
         let previous = cut::previous_summary(s, plan);
-        let reserve = plan.settings.reserve_tokens;
         let history_req = (!plan.messages_to_summarize.is_empty()).then(|| {
             let text = serialized_text(s, &plan.messages_to_summarize);
             let prompt = prompts::history(&text, previous.as_deref(), focus);
-            let limit = self.limit(s.pi, reserve * 8 / 10, &prompt);
+            let limit = self.limit(s.pi, plan.settings.history_summary_limit(), &prompt);
             self.request(prompt, limit, reasoning.clone())
         });
         let prefix_req = (plan.is_split_turn && !plan.turn_prefix_messages.is_empty()).then(|| {
             let text = serialized_text(s, &plan.turn_prefix_messages);
             // From 1.5.2 the turn prefix is asked with the user's instructions too.
             let prompt = prompts::turn_prefix(&text, focus.filter(|_| s.pi.turn_prefix_focus()));
-            let limit = self.limit(s.pi, reserve / 2, &prompt);
+            let limit = self.limit(s.pi, plan.settings.turn_prefix_limit(), &prompt);
             self.request(prompt, limit, reasoning.clone())
         });
         let on_text = std::sync::Mutex::new(on_text);

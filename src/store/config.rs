@@ -1,7 +1,7 @@
 //! Pi's configuration on disk: the agent directory, the two settings files, `models.json`,
 //! and where Pi keeps each project's sessions. The engine gets the parsed values.
 
-use crate::engine::models::Registry;
+use crate::engine::load::models::Registry;
 use crate::engine::settings::Settings;
 use serde_json::{Map, Value};
 use std::path::{Path, PathBuf};

@@ -30,7 +30,7 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) {
         Some(Err(e)) => lines.push(Line::from(Span::styled(e.reason().to_string(), fg(MUTED)))),
         Some(Ok(p)) => {
             let kept = p.kept_tokens();
-            let budget = p.settings.reserve_tokens * 8 / 10;
+            let budget = p.settings.history_summary_limit();
             // Without colour (NO_COLOR) each swatch names the symbol the tree rows carry.
             let no_color = app.screen.no_color;
             let sw = |c, t: String| {

@@ -5,8 +5,8 @@
 use super::context_view::{self, ContextData};
 use super::selection::{self, SelectionInfo};
 use crate::engine::edit::plan::WriteRequest;
+use crate::engine::load::models::Registry;
 use crate::engine::load::session::Session;
-use crate::engine::models::Registry;
 use crate::engine::settings::Settings;
 use crate::engine::view::context::ContextMessage;
 use crate::engine::view::tokens::{Encoding, TokenCache};
@@ -198,7 +198,7 @@ pub struct UsageData {
     pub sessions: Vec<crate::engine::usage::SessionCalls>,
     pub skipped: usize,
     pub tz: jiff::tz::TimeZone,
-    pub models: Arc<crate::engine::models::Registry>,
+    pub models: Arc<crate::engine::load::models::Registry>,
     /// The clock when read (the period ends today).
     pub now_ms: i64,
     /// The open session's file, and the times (ms) of its compactions.

@@ -28,8 +28,8 @@ pub mod tree_pane;
 pub mod usage_view;
 
 use crate::engine::load::entry::{Kind, Role};
+use crate::engine::load::models::Registry;
 use crate::engine::load::session::Session;
-use crate::engine::models::Registry;
 use crate::engine::settings::Settings;
 use action::Action;
 use app::{App, Effect, Overlay};

@@ -3,8 +3,8 @@
 //! path for large sessions (a job), on it for small ones.
 
 use crate::engine::compaction::cut::{self, CompactionPlan, CompactionSettings, NoCompaction};
+use crate::engine::load::models::Registry;
 use crate::engine::load::session::Session;
-use crate::engine::models::Registry;
 use crate::engine::settings::Settings;
 use crate::engine::view::context::{self, ContextMessage, ContextTokens};
 use crate::engine::view::tokens::Encoding;
@@ -213,8 +213,8 @@ fn cut_classes(plan: &Result<CompactionPlan, NoCompaction>) -> HashMap<usize, Cu
 #[cfg(test)]
 mod tests {
     use crate::engine::load::entry::Kind;
+    use crate::engine::load::models::Registry;
     use crate::engine::load::session::Session;
-    use crate::engine::models::Registry;
     use crate::engine::settings::Settings;
 
     #[test]

@@ -547,7 +547,7 @@ fn foot_lines(d: &UsageData, r: &Report, tab: Tab) -> Vec<Line<'static>> {
 #[cfg(test)]
 pub mod snapshots {
     use super::*;
-    use crate::engine::models::Registry;
+    use crate::engine::load::models::Registry;
     use crate::engine::usage::SessionCalls;
     use std::path::PathBuf;
     use std::sync::Arc;

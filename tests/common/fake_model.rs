@@ -207,8 +207,8 @@ pub fn serve(script: impl Fn(usize, &Value) -> Answer + Send + Sync + 'static) -
 }
 
 /// A model entry for the fake server (Anthropic's API, no reasoning, priced like Sonnet).
-pub fn model(url: &str) -> bonsai::engine::models::ModelInfo {
-    bonsai::engine::models::ModelInfo {
+pub fn model(url: &str) -> bonsai::engine::load::models::ModelInfo {
+    bonsai::engine::load::models::ModelInfo {
         provider: "fake".into(),
         id: "fake-sonnet".into(),
         api: "anthropic-messages".into(),

@@ -4,7 +4,8 @@
 //! that way (`tests/engine_seal.rs` checks the source too).
 //!
 //! Folders, one way (each uses only those before it):
-//! - `load`: bytes → a `Session` (the line scanners, Pi's forgiving JSON, JavaScript's numbers).
+//! - `load`: bytes → a `Session` (the line scanners, Pi's forgiving JSON, JavaScript's numbers),
+//!   and Pi's model list → model facts.
 //! - `view`: what a loaded session looks like: the tree, `/tree`'s rows, the model's context,
 //!   token counts, search, archived branches.
 //! - `compaction`: where a compaction cuts, what it summarizes, the offline summary, the
@@ -12,9 +13,9 @@
 //! - `edit`: the entries bonsai writes and the plans behind them: prune's context edits,
 //!   undo, delete.
 //!
-//! and beside them, using any of those: `live` (the live context policy), `settings` and
-//! `models` (Pi's configuration's meaning), `usage` (what calls cost), `export` and `report`
-//! (documents and stable JSON).
+//! and beside them, using any of those: `live` (the live context policy), `settings` (what
+//! Pi's settings mean), `usage` (what calls cost), `export` and `report` (documents and stable
+//! JSON).
 
 // A panic is a bug report; outside tests every fallible step says what went wrong instead.
 #![cfg_attr(not(test), deny(clippy::unwrap_used))]
@@ -24,7 +25,6 @@ pub mod edit;
 pub mod export;
 pub mod live;
 pub mod load;
-pub mod models;
 pub mod report;
 pub mod settings;
 pub mod usage;

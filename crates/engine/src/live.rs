@@ -25,9 +25,6 @@ use std::fmt::Write as _;
 /// The `customType` of the packet message (Pi sends a `custom` message as a user message).
 pub const PACKET_TYPE: &str = "bonsai.packet";
 
-/// Pi's fallback context window when a model declares none.
-pub const DEFAULT_WINDOW: u64 = 128_000;
-
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LivePolicy {
     Off,

@@ -312,8 +312,8 @@ pub fn compaction_json(s: &Session, plan: &Result<CompactionPlan, NoCompaction>)
             "keptEstTokens": kept_tokens,
             "summarizedEstTokens": summarized_tokens,
             "turnPrefixEstTokens": prefix_tokens,
-            "summaryBudgetTokens": plan.settings.reserve_tokens * 8 / 10,
-            "estimatedTokensAfter": kept_tokens + plan.settings.reserve_tokens * 8 / 10,
+            "summaryBudgetTokens": plan.settings.history_summary_limit(),
+            "estimatedTokensAfter": kept_tokens + plan.settings.history_summary_limit(),
         }),
     );
     (Value::Object(o), None)

@@ -4,7 +4,7 @@
 //!
 //! Pure: bytes in, calls out. Grouping by day needs a time zone, which comes in as a value.
 
-use crate::models::Registry;
+use crate::load::models::Registry;
 use jiff::tz::TimeZone;
 use memchr::memmem;
 use serde::Deserialize;

@@ -29,8 +29,8 @@ use super::layout::{self, Areas, Shown};
 use super::picker::Picker;
 use super::selection::{CutClass, Gauge};
 use crate::engine::compaction::cut::{CompactionPlan, NoCompaction};
+use crate::engine::load::models::Registry;
 use crate::engine::load::session::Session;
-use crate::engine::models::Registry;
 use crate::engine::settings::Settings;
 use crate::engine::view::tokens::TokenCache;
 use crate::engine::view::tree::Tree;
@@ -796,10 +796,7 @@ impl App {
     /// reserve the gauge uses at the selection.
     pub(super) fn live_params(&self) -> (crate::engine::live::LiveSettings, u64, u64) {
         let g = self.selection.gauge.as_ref();
-        let window = g
-            .and_then(|g| g.window)
-            .filter(|w| *w > 0)
-            .unwrap_or(crate::engine::live::DEFAULT_WINDOW);
+        let window = crate::engine::load::models::window_or_default(g.and_then(|g| g.window));
         let reserve = g
             .map(|g| g.reserve)
             .unwrap_or_else(|| self.settings.reserve_tokens(None));

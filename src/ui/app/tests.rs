@@ -375,7 +375,7 @@ fn apps_in(mode: Mode, p: &Path) -> Vec<App> {
 /// no test here lets it be called.
 pub(crate) fn unreachable_model() -> crate::llm::summarize::Summarizer {
     crate::llm::summarize::Summarizer {
-        model: crate::engine::models::ModelInfo {
+        model: crate::engine::load::models::ModelInfo {
             provider: "fake".into(),
             id: "fake-sonnet".into(),
             api: "anthropic-messages".into(),
@@ -974,7 +974,7 @@ fn jumps_to_compactions_the_cut_and_the_mark_and_copies() {
 #[test]
 fn at_80_columns_the_zone_word_stays_on_screen() {
     // The fixtures' model, declared in models.json as a user would.
-    let registry = crate::engine::models::Registry::with_models_json(
+    let registry = crate::engine::load::models::Registry::with_models_json(
         r#"{"providers":{"fakellm":{"baseUrl":"http://127.0.0.1:9","api":"openai-completions",
             "models":[{"id":"fakecoder-large","contextWindow":200000,"maxTokens":8192}]}}}"#,
         "models.json",
@@ -1456,8 +1456,8 @@ fn a_deep_tree_is_drawn_panned_as_pis_render() {
 /// it, and gives what that job gives; one for other settings is not taken.
 #[test]
 fn a_selection_computed_beside_the_app_replaces_its_queued_job() {
+    use crate::engine::load::models::Registry;
     use crate::engine::load::session::Session;
-    use crate::engine::models::Registry;
     use crate::engine::settings::Settings;
     use crate::ui::jobs::Job;
     use std::sync::Arc;

@@ -51,14 +51,8 @@ impl App {
     }
 
     fn budget(&self) -> i64 {
-        let w = self
-            .selection
-            .gauge
-            .as_ref()
-            .and_then(|g| g.window)
-            .filter(|w| *w > 0)
-            .unwrap_or(128000);
-        w as i64 - self.settings.branch_reserve_tokens() as i64
+        let w = self.selection.gauge.as_ref().and_then(|g| g.window);
+        crate::engine::compaction::branch_summary::token_budget(w, self.settings.branch_reserve_tokens())
     }
 
     fn compaction_settings(&self) -> CompactionSettings {

@@ -47,7 +47,8 @@ fn branch_message(s: &Session, idx: usize) -> Option<ContextMessage> {
 }
 
 /// Navigation from `from_leaf` to `target` with the given budget (context window −
-/// `branchSummary.reserveTokens`; Pi uses 128000 when the model has no window).
+/// `branchSummary.reserveTokens`; Pi uses 128000 when the model has no window: see
+/// [`token_budget`]).
 pub fn prepare(s: &Session, from_leaf: Option<usize>, target: usize, token_budget: i64) -> BranchPlan {
     let mut plan = BranchPlan {
         from_leaf,
@@ -146,4 +147,9 @@ pub fn prepare(s: &Session, from_leaf: Option<usize>, target: usize, token_budge
     picked.reverse();
     plan.messages = picked;
     plan
+}
+/// The branch summary's token budget: the model's window (Pi's default when it declares none)
+/// less `branchSummary.reserveTokens`.
+pub fn token_budget(declared_window: Option<u64>, reserve: u64) -> i64 {
+    crate::load::models::window_or_default(declared_window) as i64 - reserve as i64
 }

@@ -13,6 +13,18 @@ pub struct CompactionSettings {
     pub keep_recent_tokens: u64,
 }
 
+impl CompactionSettings {
+    /// Pi's output limit for a compaction's history summary: 0.8 × `reserveTokens`.
+    pub fn history_summary_limit(&self) -> u64 {
+        self.reserve_tokens * 8 / 10
+    }
+
+    /// Pi's output limit for a split turn's prefix summary: 0.5 × `reserveTokens`.
+    pub fn turn_prefix_limit(&self) -> u64 {
+        self.reserve_tokens / 2
+    }
+}
+
 impl Default for CompactionSettings {
     fn default() -> Self {
         CompactionSettings {

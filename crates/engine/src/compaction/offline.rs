@@ -1116,14 +1116,17 @@ pub fn compaction_summary_of(
         &serialize::list_strings(&read),
         &serialize::list_strings(&modified),
     ));
-    let reserve = plan.settings.reserve_tokens;
-    let prefix = (plan.is_split_turn && !prefix_msgs.is_empty())
-        .then(|| turn_prefix_summary(prefix_msgs, Some(offline_budget(reserve / 2, replaced, tags, 64))));
+    let prefix = (plan.is_split_turn && !prefix_msgs.is_empty()).then(|| {
+        turn_prefix_summary(
+            prefix_msgs,
+            Some(offline_budget(plan.settings.turn_prefix_limit(), replaced, tags, 64)),
+        )
+    });
     let history = if plan.is_split_turn && history_msgs.is_empty() {
         previous.clone().unwrap_or_else(|| "No prior history.".into())
     } else {
         let rest = tags + prefix.as_deref().map_or(0, |p| summary::estimate_text(p) + 12);
-        let budget = offline_budget(reserve * 8 / 10, replaced, rest, 128);
+        let budget = offline_budget(plan.settings.history_summary_limit(), replaced, rest, 128);
         history_summary(history_msgs, previous.as_deref(), instructions, Some(budget))
     };
     Summary {

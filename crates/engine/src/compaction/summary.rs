@@ -80,8 +80,8 @@ impl SummaryInput {
             units,
             turn_prefix,
             previous: cut::previous_summary(s, plan),
-            history_limit: plan.settings.reserve_tokens * 8 / 10,
-            prefix_limit: plan.settings.reserve_tokens / 2,
+            history_limit: plan.settings.history_summary_limit(),
+            prefix_limit: plan.settings.turn_prefix_limit(),
             values,
             history_values: n,
         }

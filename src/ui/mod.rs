@@ -5,6 +5,7 @@
 
 pub mod action;
 pub mod app;
+pub mod chores;
 pub mod context_view;
 pub mod cut_panel;
 pub mod detail;
@@ -221,6 +222,26 @@ const TAIL_PREVIEW_FROM: u64 = 256 << 20;
 /// settings and the model table included.
 pub fn mark_process_start() {
     PROCESS_START.get_or_init(std::time::Instant::now);
+}
+
+/// The tick as an action: the clock and the open file looked at here, in the event loop,
+/// so `App::update` stays without a clock or a disk.
+pub fn tick(app: &App) -> Action {
+    use action::{FileSeen, Observed};
+    let file = match app.doc.path.as_deref() {
+        None => FileSeen::NoFile,
+        Some(p) => match std::fs::metadata(p) {
+            Ok(m) => FileSeen::Len(m.len()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => FileSeen::Gone,
+            Err(_) => FileSeen::Unknown,
+        },
+    };
+    Action::Tick(Observed {
+        now_ms: crate::store::clock::now_ms(),
+        now: std::time::Instant::now(),
+        file,
+        mapping_damaged: crate::store::mapped::take_damaged(),
+    })
 }
 
 /// Open the TUI.
@@ -463,7 +484,7 @@ async fn event_loop(
         }
     }
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<jobs::JobResult>();
-    let mut tick = tokio::time::interval(Duration::from_millis(250));
+    let mut ticks = tokio::time::interval(Duration::from_millis(250));
     let mut dirty = true;
     let mut first_frame_told = false;
     loop {
@@ -523,8 +544,8 @@ async fn event_loop(
             Some(r) = rx.recv() => {
                 dirty |= app.update(Action::Job(Arc::new(r)));
             }
-            _ = tick.tick() => {
-                dirty |= app.update(Action::Tick);
+            _ = ticks.tick() => {
+                dirty |= app.update(tick(&app));
             }
         }
     }

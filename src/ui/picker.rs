@@ -1342,4 +1342,4 @@ fn hit_row_target(hits: &[(PathBuf, Hit)], k: usize) -> Option<usize> {
 }
 
 #[cfg(test)]
-mod snapshots;
+pub(crate) mod snapshots;

@@ -206,7 +206,7 @@ impl App {
                 "the path to {} ({}) · .md Markdown, .html one page, .json entries · in {}",
                 s.entries[leaf].id,
                 plural(n, "entry", "entries"),
-                crate::store::config::cwd().display()
+                self.cwd.clone().display()
             )),
         });
     }
@@ -218,7 +218,7 @@ impl App {
             self.status = Some("nothing exported: no file name".into());
             return;
         }
-        let out = crate::store::config::cwd().join(name);
+        let out = self.cwd.clone().join(name);
         self.status = Some(format!("exporting to {}…", out.display()));
         self.pending.queue.push(Job::Export {
             session: self.doc.session.clone(),

@@ -399,13 +399,12 @@ impl App {
     pub(super) fn open_picker(&mut self) {
         let mut p = Picker::new(self.doc.path.clone());
         p.loading = true;
-        p.home_dir =
-            Some(crate::store::config::session_dir_in(&self.agent_dir, &crate::store::config::cwd(), &self.settings).0);
+        p.home_dir = Some(crate::store::config::session_dir_in(&self.agent_dir, &self.cwd.clone(), &self.settings).0);
         p.user_home = Some(crate::store::config::home_dir());
         self.picker = Some(p);
         self.screen.overlay = Overlay::Picker;
         self.pending.queue.push(Job::List {
-            cwd: crate::store::config::cwd(),
+            cwd: self.cwd.clone(),
             settings: self.settings.clone(),
             all: false,
             agent_dir: self.agent_dir.clone(),
@@ -547,25 +546,14 @@ impl App {
                     self.status = Some("pins are for sessions: select one".into());
                     return true;
                 };
-                match crate::store::pins::toggle(&self.agent_dir, &path) {
-                    Ok(pins) => {
-                        let pinned = pins.contains(&path);
-                        p.set_pins(pins);
-                        self.status = Some(if pinned {
-                            "pinned on top".into()
-                        } else {
-                            "unpinned".into()
-                        });
-                    }
-                    Err(e) => self.status = Some(format!("could not save the pins: {e}")),
-                }
+                self.chore(crate::ui::chores::Chore::TogglePin(path));
             }
             (PickerFocus::Tree, Action::ToggleAllProjects) => {
                 let all = !p.all;
                 p.loading = true;
                 p.search = None;
                 self.pending.queue.push(Job::List {
-                    cwd: crate::store::config::cwd(),
+                    cwd: self.cwd.clone(),
                     settings: self.settings.clone(),
                     all,
                     agent_dir: self.agent_dir.clone(),

@@ -10,6 +10,7 @@ use std::sync::Arc;
 impl App {
     pub(super) fn on_job(&mut self, r: JobResult) {
         match r {
+            JobResult::ChoreDone(done) => self.on_small_chore_done(done),
             JobResult::Selection { generation, info } => {
                 if generation != self.selection.generation {
                     return;
@@ -102,13 +103,17 @@ impl App {
                     self.keep_context_cursor_visible();
                 }
             }
-            JobResult::Reloaded { result, rewritten } => {
+            JobResult::Reloaded {
+                result,
+                rewritten,
+                by_bonsai,
+            } => {
                 self.pending.reload = false;
                 match result {
                     // A reload read before a newer version was shown (bonsai's own write came
                     // back first) is stale: the file only grows unless it was rewritten.
                     Ok(s) if !rewritten && s.buf.len() < self.doc.session.buf.len() => {}
-                    Ok(s) => self.replace_session_as(s, false, rewritten),
+                    Ok(s) => self.replace_session_as(s, false, rewritten, by_bonsai),
                     Err(e) => self.status = Some(format!("reload failed: {e}")),
                 }
             }
@@ -221,9 +226,9 @@ impl App {
                     }
                 }
             }
-            JobResult::Written(r) => {
+            JobResult::Written { result, now } => {
                 self.pending.writes = self.pending.writes.saturating_sub(1);
-                match r {
+                match result {
                     Ok(w) => {
                         // A reload that already showed what Pi appended after this write is
                         // newer than the write's own read: keep it.
@@ -262,10 +267,10 @@ impl App {
                         // A summary whose write was refused comes back with its drafts (the
                         // session read again first, so the dialog shows what changed).
                         if let Some(d) = self.parked.take() {
-                            if let Some(s) = self.doc.path.clone().and_then(|p| crate::store::load_session(&p).ok())
+                            if let Some(s) = now
                                 && s.buf.len() != self.doc.session.buf.len()
                             {
-                                self.replace_session(Arc::new(s), true);
+                                self.replace_session(s, true);
                             }
                             self.dialog = Some(d);
                             let why = match &e {
@@ -316,19 +321,21 @@ impl App {
 
     /// The clock: follow the file (Pi appends whole lines), notice a truncated mapping, and
     /// let the highlighter catch up on a long output.
-    pub(super) fn on_tick(&mut self) -> bool {
-        let mut redraw = self.tick_summaries();
+    pub(super) fn on_tick(&mut self, seen: crate::ui::action::Observed) -> bool {
+        use crate::ui::action::FileSeen;
+        self.now_ms = seen.now_ms;
+        let mut redraw = self.tick_summaries(seen.now);
         // The picker follows the session folders: listed again every two seconds.
         if let Some(p) = &mut self.picker
             && self.screen.overlay == Overlay::Picker
             && !p.loading
             && p.opening.is_none()
-            && p.listed_at.elapsed() >= std::time::Duration::from_secs(2)
+            && seen.now.saturating_duration_since(p.listed_at) >= std::time::Duration::from_secs(2)
         {
             p.loading = true;
             let all = p.all;
             self.pending.queue.push(Job::List {
-                cwd: crate::store::config::cwd(),
+                cwd: self.cwd.clone(),
                 settings: self.settings.clone(),
                 all,
                 agent_dir: self.agent_dir.clone(),
@@ -336,7 +343,7 @@ impl App {
         }
         // A mapped file that lost pages under us (see store::mapped) reads as zeros there:
         // say so and read it whole again.
-        if crate::store::mapped::take_damaged()
+        if seen.mapping_damaged
             && let Some(p) = self.doc.path.clone()
         {
             self.status = Some("the session file was truncated or rewritten by another program; reloading it".into());
@@ -344,11 +351,7 @@ impl App {
             redraw = true;
         }
         // The file disappeared (deleted or moved): say so once; what is shown stays.
-        let gone = self
-            .doc
-            .path
-            .as_ref()
-            .is_some_and(|p| std::fs::metadata(p).is_err_and(|e| e.kind() == std::io::ErrorKind::NotFound));
+        let gone = seen.file == FileSeen::Gone;
         if gone != self.file_gone {
             self.file_gone = gone;
             self.status = Some(if gone {
@@ -361,8 +364,8 @@ impl App {
         if let Some(p) = &self.doc.path
             && !self.pending.reload
             && self.pending.writes == 0
-            && let Ok(m) = std::fs::metadata(p)
-            && m.len() != self.doc.session.buf.len() as u64
+            && let FileSeen::Len(len) = seen.file
+            && len != self.doc.session.buf.len() as u64
         {
             self.pending.reload = true;
             self.pending.queue.push(Job::Reload {
@@ -405,12 +408,13 @@ impl App {
     /// A newer version of the file (Pi appended, or bonsai wrote): keep the selection, filter,
     /// folds and scroll; follow the leaf when it was selected. `own` is bonsai's own write.
     pub(super) fn replace_session(&mut self, s: Arc<Session>, own: bool) {
-        self.replace_session_as(s, own, false)
+        self.replace_session_as(s, own, false, false)
     }
 
     /// [`Self::replace_session`], told whether the file's bytes were rewritten (truncated or
     /// replaced, not only appended to: then it is never "grew").
-    pub(super) fn replace_session_as(&mut self, s: Arc<Session>, own: bool, rewritten: bool) {
+    /// `by_bonsai`: the job that read it found the change was bonsai's own.
+    pub(super) fn replace_session_as(&mut self, s: Arc<Session>, own: bool, rewritten: bool, by_bonsai: bool) {
         let old = self.doc.session.clone();
         // An append keeps every old entry where it was; anything else rebuilt the positions.
         let rebuilt = rewritten
@@ -437,7 +441,7 @@ impl App {
         }
         let s = self.doc.session.clone();
         let home = self.view.home.take();
-        self.view = TreeView::new(&s, &self.doc.tree, s.leaf(), filter, crate::store::clock::now_ms());
+        self.view = TreeView::new(&s, &self.doc.tree, s.leaf(), filter, self.now_ms);
         self.view.home = home;
         self.view.show_label_times = show_times;
         self.view.show_archived = show_archived;
@@ -473,11 +477,6 @@ impl App {
         } else if !own {
             self.live = true;
             // bonsai's own write from elsewhere (`bonsai restore`, another window) is not Pi's.
-            let by_bonsai = self
-                .doc
-                .path
-                .as_deref()
-                .is_some_and(|p| std::fs::metadata(p).is_ok_and(|m| crate::store::own_writes::is_ours(p, &m)));
             let removed = old.entries.len().saturating_sub(s.entries.len());
             self.status = Some(if rebuilt {
                 format!(

@@ -3,7 +3,7 @@
 //! listing is read again.
 
 use super::App;
-use crate::store::trash;
+use crate::ui::chores::Chore;
 use crate::ui::dialog::{Dialog, FileChore, InputPurpose, Seen};
 use crate::ui::input::LineEditor;
 use crate::ui::jobs::Job;
@@ -25,7 +25,7 @@ impl App {
             p.loading = true;
         }
         self.pending.queue.push(Job::List {
-            cwd: crate::store::config::cwd(),
+            cwd: self.cwd.clone(),
             settings: self.settings.clone(),
             all,
             agent_dir: self.agent_dir.clone(),
@@ -165,75 +165,38 @@ impl App {
     }
 
     /// The name written to a listed session (another than the open one): one appended line,
-    /// as every write, after re-reading the file.
+    /// as every write, after re-reading the file (by the job).
     pub(super) fn rename_listed(&mut self, path: &std::path::Path, name: String) {
-        use crate::engine::edit::plan::{Write, WriteRequest};
-        let req = WriteRequest {
-            write: Write::SessionName { name: name.clone() },
-            seen: None,
-        };
-        self.status = Some(match crate::store::write::apply(path, &req) {
-            Ok(_) => format!("named {:?}", name.trim()),
-            Err(e) => format!("not renamed: {e}"),
+        self.chore(Chore::RenameListed {
+            path: path.to_path_buf(),
+            name,
         });
-        self.relist();
     }
 
-    /// Yes in one of the confirms above.
+    /// Yes in one of the confirms above: the job does it (the update touches no file).
     pub(super) fn do_housekeeping(&mut self, chore: FileChore) {
         self.dialog = None;
-        let agent = self.agent_dir.clone();
-        self.status = Some(match chore {
-            FileChore::Trash(path) => match trash::trash(&agent, &path, crate::store::clock::now_ms()) {
-                Ok(t) => format!(
-                    "moved {} to the trash (u in the trash puts it back)",
-                    t.original
-                        .file_name()
-                        .map(|n| n.to_string_lossy().to_string())
-                        .unwrap_or_default()
-                ),
-                Err(e) => e.to_string(),
-            },
-            FileChore::RestoreTrashed(name) => match trash::restore(&agent, &name) {
-                Ok(t) => format!("restored {}", t.original.display()),
-                Err(e) => e.to_string(),
-            },
-            FileChore::EmptyTrash(names) => {
-                let which: Vec<trash::Trashed> = trash::list(&agent)
-                    .into_iter()
-                    .filter(|t| names.contains(&t.name))
-                    .collect();
-                let r = trash::empty(&agent, &which);
-                let failed = r.iter().filter(|(_, r)| r.is_err()).count();
-                if failed == 0 {
-                    format!("the trash is empty ({} removed)", r.len())
-                } else {
-                    format!("{failed} of {} could not be removed", r.len())
-                }
-            }
-            FileChore::RemoveBackups(paths) => {
-                // An export goes only while it is still what bonsai wrote.
-                let exports: Vec<crate::store::exports::Export> = crate::store::exports::list(&agent)
-                    .into_iter()
-                    .filter(|e| paths.contains(&e.path))
-                    .collect();
-                let failed = crate::store::exports::remove(&agent, &exports)
-                    .into_iter()
-                    .filter(|(_, r)| r.is_err())
-                    .count()
-                    + paths
-                        .iter()
-                        .filter(|p| !exports.iter().any(|e| &e.path == *p))
-                        .filter(|p| std::fs::remove_file(p).is_err())
-                        .count();
-                if failed == 0 {
-                    format!("removed {} old backup file(s)", paths.len())
-                } else {
-                    format!("{failed} of {} backups could not be removed", paths.len())
-                }
-            }
-            _ => return,
+        self.chore(Chore::Confirmed(chore));
+    }
+
+    /// Queue a chore for the jobs.
+    pub(super) fn chore(&mut self, chore: Chore) {
+        self.pending.queue.push(Job::Chore {
+            chore,
+            agent_dir: self.agent_dir.clone(),
         });
-        self.relist();
+    }
+
+    /// What a chore did.
+    pub(super) fn on_small_chore_done(&mut self, done: crate::ui::chores::ChoreDone) {
+        if !done.message.is_empty() {
+            self.status = Some(done.message);
+        }
+        if let (Some(pins), Some(p)) = (done.pins, &mut self.picker) {
+            p.set_pins(pins);
+        }
+        if done.relist {
+            self.relist();
+        }
     }
 }

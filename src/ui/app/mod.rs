@@ -324,6 +324,10 @@ pub struct App {
     pub(crate) strategy_choice: Vec<crate::engine::compaction::strategy::Strategy>,
     /// Pi's agent directory (bonsai keeps its pins under it; tests use their own).
     pub(crate) agent_dir: PathBuf,
+    /// The working directory bonsai started in (the picker's "this project"), read once.
+    pub(crate) cwd: std::path::PathBuf,
+    /// The clock at the last tick (the update reads no clock).
+    pub(crate) now_ms: i64,
     /// The exact count of every entry (the tree's right column), running or done.
     pub(crate) exact_all: ExactAll,
     /// The open session's file is gone from its folder (said once in the status line).
@@ -429,6 +433,8 @@ impl App {
             force_offline: false,
             strategy_choice: vec![crate::engine::compaction::strategy::Strategy::SingleShot],
             agent_dir: crate::store::config::agent_dir(),
+            cwd: crate::store::config::cwd(),
+            now_ms: crate::store::clock::now_ms(),
             exact_all: ExactAll::default(),
             file_gone: false,
             auto_exact: true,
@@ -588,7 +594,7 @@ impl App {
         // Every message said lands in the log (M), whole, with its time.
         if self.status.is_some() && self.status != self.logged {
             self.logged = self.status.clone();
-            let time = crate::engine::load::js::iso_from_ms(crate::store::clock::now_ms());
+            let time = crate::engine::load::js::iso_from_ms(self.now_ms);
             let hms = time.get(11..19).unwrap_or("").to_string();
             self.messages.push((hms, self.status.clone().unwrap_or_default()));
             if self.messages.len() > MESSAGES_KEPT {
@@ -605,7 +611,7 @@ impl App {
                 self.refresh();
                 true
             }
-            Action::Tick => self.on_tick(),
+            Action::Tick(seen) => self.on_tick(seen),
             Action::Job(r) => {
                 match Arc::try_unwrap(r) {
                     Ok(r) => self.on_job(r),

@@ -470,7 +470,7 @@ fn live_follow_keeps_selection_and_moves_with_the_leaf() {
     writeln!(f, r#"{{"type":"message","id":"live0001","parentId":"{leaf_id}","timestamp":"2026-11-22T06:00:00.000Z","message":{{"role":"user","content":"one more thing","timestamp":1}}}}"#).unwrap();
     writeln!(f, r#"{{"type":"message","id":"live0002","parentId":"live0001","timestamp":"2026-11-22T06:00:01.000Z","message":{{"role":"assistant","content":[{{"type":"text","text":"sure"}}],"stopReason":"stop"}}}}"#).unwrap();
     drop(f);
-    a.update(Action::Tick);
+    a.update(crate::ui::tick(&a));
     a.run_jobs_now();
     assert_eq!(a.doc.session.entries.len(), entries_before + 2);
     assert!(a.live);
@@ -485,7 +485,7 @@ fn live_follow_keeps_selection_and_moves_with_the_leaf() {
     let mut f = std::fs::OpenOptions::new().append(true).open(&p).unwrap();
     writeln!(f, r#"{{"type":"message","id":"live0003","parentId":"live0002","timestamp":"2026-11-22T06:00:02.000Z","message":{{"role":"user","content":"and another","timestamp":2}}}}"#).unwrap();
     drop(f);
-    a.update(Action::Tick);
+    a.update(crate::ui::tick(&a));
     a.run_jobs_now();
     assert_eq!(&*a.doc.session.entries[a.selected().unwrap()].id, "live0003");
     assert_eq!(a.status.as_deref(), Some("live: 1 new entry from Pi"));
@@ -493,7 +493,7 @@ fn live_follow_keeps_selection_and_moves_with_the_leaf() {
     let mut f = std::fs::OpenOptions::new().append(true).open(&p).unwrap();
     write!(f, r#"{{"type":"message","id":"live0004","par"#).unwrap();
     drop(f);
-    a.update(Action::Tick);
+    a.update(crate::ui::tick(&a));
     a.run_jobs_now();
     assert_eq!(
         a.status.as_deref(),
@@ -504,7 +504,7 @@ fn live_follow_keeps_selection_and_moves_with_the_leaf() {
     let whole = std::fs::read(&p).unwrap();
     let cut = whole.iter().rposition(|b| *b == b'\n').unwrap() + 1;
     std::fs::write(&p, &whole[..cut]).unwrap();
-    a.update(Action::Tick);
+    a.update(crate::ui::tick(&a));
     a.run_jobs_now();
     let said = a.status.clone().unwrap_or_default();
     assert!(said.starts_with("live: the file was rewritten"), "{said}");
@@ -512,7 +512,7 @@ fn live_follow_keeps_selection_and_moves_with_the_leaf() {
         .unwrap()
         .replace("and another", "and ANOTHER");
     std::fs::write(&p, replaced).unwrap();
-    a.update(Action::Tick);
+    a.update(crate::ui::tick(&a));
     a.run_jobs_now();
     let said = a.status.clone().unwrap_or_default();
     assert!(said.starts_with("live: the file was rewritten"), "{said}");
@@ -543,7 +543,7 @@ fn a_compaction_accepted_after_pi_appended_is_refused_whether_or_not_the_app_not
         let entries = a.doc.session.entries.len();
         if noticed {
             // Live follow reloads the session under the open preview.
-            a.update(Action::Tick);
+            a.update(crate::ui::tick(&a));
             a.run_jobs_now();
             assert_eq!(a.doc.session.entries.len(), entries + 1, "Pi's entry is in");
             assert!(matches!(a.dialog, Some(Dialog::Summary { .. })));
@@ -1092,7 +1092,7 @@ fn a_reload_read_before_bonsai_wrote_does_not_roll_the_session_back() {
     let mut a = app_for(&p);
     pi_appends(&p, &a, "pi000007");
     // The tick starts a reload; it reads the file now but reports later.
-    a.update(Action::Tick);
+    a.update(crate::ui::tick(&a));
     let reload: Vec<_> = a.take_jobs();
     let late: Vec<_> = reload.into_iter().flat_map(crate::ui::jobs::run_now).collect();
     // Meanwhile bonsai writes a label (its job reads the file again after appending).
@@ -1369,7 +1369,7 @@ fn a_session_whose_file_disappears_says_so_and_writes_nothing() {
     let mut a = app_for(&p);
     let moved = d.path().join("elsewhere.jsonl");
     std::fs::rename(&p, &moved).unwrap();
-    a.update(Action::Tick);
+    a.update(crate::ui::tick(&a));
     let status = a.status.clone().unwrap_or_default();
     assert!(status.contains("the session file is gone"), "{status}");
     let screen = render(&mut a, 100, 30);
@@ -1379,7 +1379,7 @@ fn a_session_whose_file_disappears_says_so_and_writes_nothing() {
     assert!(a.status.as_deref().unwrap_or("").contains("nothing can be written"));
     assert!(!p.exists(), "nothing was written where it was");
     std::fs::rename(&moved, &p).unwrap();
-    a.update(Action::Tick);
+    a.update(crate::ui::tick(&a));
     assert_eq!(a.status.as_deref(), Some("the session file is back"));
 }
 
@@ -1577,7 +1577,7 @@ fn a_restore_elsewhere_is_said_as_bonsais_and_the_banner_follows_the_file() {
     let n = a.doc.session.entries.len();
     let seen = std::fs::read(&p).unwrap();
     crate::store::rewrite::delete_branch(&p, &seen, "2e33ee61").unwrap();
-    a.update(Action::Tick);
+    a.update(crate::ui::tick(&a));
     a.run_jobs_now();
     let st = a.status.clone().unwrap_or_default();
     assert!(
@@ -1585,7 +1585,7 @@ fn a_restore_elsewhere_is_said_as_bonsais_and_the_banner_follows_the_file() {
         "{st}"
     );
     crate::store::rewrite::restore(&p).unwrap();
-    a.update(Action::Tick);
+    a.update(crate::ui::tick(&a));
     a.run_jobs_now();
     assert_eq!(a.doc.session.entries.len(), n);
     let st = a.status.clone().unwrap_or_default();
@@ -1611,7 +1611,7 @@ fn a_restore_elsewhere_is_said_as_bonsais_and_the_banner_follows_the_file() {
     let mut f = std::fs::OpenOptions::new().append(true).open(&p).unwrap();
     writeln!(f, "{tail}").unwrap();
     drop(f);
-    b.update(Action::Tick);
+    b.update(crate::ui::tick(&b));
     b.run_jobs_now();
     assert!(b.doc.session.idx_of("half0001").is_some());
     assert_eq!(b.notice, None, "the line is whole: no banner");
@@ -1693,6 +1693,13 @@ fn clone_and_fork_ask_first_and_u_removes_an_untouched_one() {
     };
     assert!(lines[0].starts_with("Remove the clone "), "{lines:?}");
     a.handle_key(ch('y'));
+    // The update only queued the removal: the job does it.
+    assert_eq!(files(), before + 1, "{:?}", a.status);
+    assert!(matches!(
+        a.pending.queue.as_slice(),
+        [crate::ui::jobs::Job::Chore { .. }]
+    ));
+    a.run_jobs_now();
     assert_eq!(files(), before, "{:?}", a.status);
     assert!(a.status.as_deref().unwrap_or("").starts_with("removed the clone"));
     assert_eq!(std::fs::read(&p).unwrap(), session, "this session untouched");
@@ -1733,7 +1740,7 @@ fn long_messages_wrap_the_log_keeps_them_and_the_way_out_always_shows() {
     let mut a = app_for(&p);
     let long = "the fork was written to /a/very/long/folder/name/that/goes/on/and/on/2026-11-25T00-00-00-000Z_0199aaaa-bbbb-cccc-dddd-eeeeffff0000.jsonl and Pi resumes it next";
     a.status = Some(long.into());
-    a.update(Action::Tick);
+    a.update(crate::ui::tick(&a));
     let screen = render(&mut a, 80, 24);
     let flat: String = screen
         .replace('│', " ")
@@ -1744,7 +1751,7 @@ fn long_messages_wrap_the_log_keeps_them_and_the_way_out_always_shows() {
     let last = screen.lines().last().unwrap();
     assert!(last.contains("q quit") && last.contains("? keys"), "{last}");
     a.status = Some("a second message".into());
-    a.update(Action::Tick);
+    a.update(crate::ui::tick(&a));
     a.handle_key(shift('M'));
     let screen = render(&mut a, 80, 24);
     let flat: String = screen
@@ -1919,4 +1926,86 @@ fn find_in_session_goes_from_hit_to_hit_in_tree_order_unfolding_and_marking() {
     a.handle_key(key(KeyCode::Enter));
     a.run_jobs_now();
     assert!(a.status.as_deref().unwrap_or("").contains("nowhere in this session"));
+}
+
+/// The update reads no file and no clock: the tick brings what the event loop saw, and file
+/// work (pins, the trash) leaves as a job. Run here on a session whose file and agent directory
+/// do not exist, so any disk access would show.
+#[test]
+fn the_update_works_without_a_disk_and_says_what_to_do() {
+    use crate::ui::action::{FileSeen, Observed};
+    use crate::ui::chores::Chore;
+    use crate::ui::jobs::Job;
+    use crate::ui::picker::snapshots::{acme, picker};
+    let bytes = std::fs::read(own("tour.jsonl")).unwrap();
+    let s = crate::engine::load::session::Session::from_bytes(bytes).unwrap();
+    let nowhere = PathBuf::from("/nonexistent-bonsai-test/s/tour.jsonl");
+    let mut a = App::new(
+        s,
+        Some(nowhere.clone()),
+        crate::engine::settings::Settings::default(),
+        crate::engine::load::models::Registry::builtin_only(),
+    );
+    a.agent_dir = PathBuf::from("/nonexistent-bonsai-test/agent");
+    a.pending.queue.clear();
+    let len = a.doc.session.buf.len() as u64;
+    let tick = |file, mapping_damaged| {
+        Action::Tick(Observed {
+            now_ms: 1_800_000_000_000,
+            now: std::time::Instant::now(),
+            file,
+            mapping_damaged,
+        })
+    };
+    // The same length: nothing to do; the clock taken from the tick.
+    a.update(tick(FileSeen::Len(len), false));
+    assert!(a.pending.queue.is_empty(), "{:?}", a.pending.queue.len());
+    assert_eq!(a.now_ms, 1_800_000_000_000);
+    // Pi appended: read it again (a job).
+    a.update(tick(FileSeen::Len(len + 120), false));
+    assert!(matches!(a.pending.queue.as_slice(), [Job::Reload { path, .. }] if *path == nowhere));
+    // Gone: said once, nothing queued.
+    a.pending.queue.clear();
+    a.pending.reload = false;
+    a.update(tick(FileSeen::Gone, false));
+    assert!(a.status.as_deref().unwrap_or("").contains("gone"), "{:?}", a.status);
+    assert!(a.pending.queue.is_empty());
+    // A mapping that lost pages: open it again.
+    a.update(tick(FileSeen::Len(len), true));
+    assert!(matches!(a.pending.queue.as_slice(), [Job::Open { .. }]));
+    assert!(a.status.as_deref().unwrap_or("").contains("the session file is back"));
+    // Cannot look at it: nothing concluded.
+    a.pending.queue.clear();
+    a.update(tick(FileSeen::Unknown, false));
+    assert!(a.pending.queue.is_empty() && !a.file_gone);
+    // The picker's pin key: a chore for the jobs, no pins file written.
+    a.picker = Some(picker(false, acme(), vec![]));
+    a.screen.overlay = Overlay::Picker;
+    a.handle_key(key(KeyCode::Down));
+    a.pending.queue.clear();
+    a.handle_key(ch('p'));
+    let [
+        Job::Chore {
+            chore: Chore::TogglePin(path),
+            agent_dir,
+        },
+    ] = a.pending.queue.as_slice()
+    else {
+        panic!("no pin chore: {:?} {:?}", a.pending.queue.len(), a.status)
+    };
+    assert!(path.to_string_lossy().ends_with(".jsonl"), "{path:?}");
+    assert_eq!(agent_dir, &a.agent_dir);
+    assert!(!a.agent_dir.exists());
+    // What the job says comes back as an action.
+    let pinned = path.clone();
+    a.pending.queue.clear();
+    a.update(Action::Job(std::sync::Arc::new(crate::ui::jobs::JobResult::ChoreDone(
+        crate::ui::chores::ChoreDone {
+            message: "pinned on top".into(),
+            pins: Some(vec![pinned.clone()]),
+            relist: false,
+        },
+    ))));
+    assert_eq!(a.status.as_deref(), Some("pinned on top"));
+    assert!(a.picker.as_ref().unwrap().pins.contains(&pinned));
 }

@@ -30,7 +30,7 @@ impl App {
         self.screen.overlay = Overlay::Usage;
         self.pending.queue.push(Job::Usage {
             generation,
-            cwd: crate::store::config::cwd(),
+            cwd: self.cwd.clone(),
             settings: self.settings.clone(),
             agent_dir: self.agent_dir.clone(),
             session,

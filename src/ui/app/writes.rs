@@ -969,13 +969,13 @@ impl App {
     }
 
     /// The tick: running tabs show how long they have run.
-    pub(super) fn tick_summaries(&mut self) -> bool {
+    pub(super) fn tick_summaries(&mut self, now: std::time::Instant) -> bool {
         let Some(Dialog::Summary { tabs, .. }) = &mut self.dialog else {
             return false;
         };
         let mut any = false;
         for t in tabs.iter_mut().filter(|t| t.state == TabState::Running) {
-            t.elapsed_ms = t.started.elapsed().as_millis() as u64;
+            t.elapsed_ms = now.saturating_duration_since(t.started).as_millis() as u64;
             any = true;
         }
         any
@@ -1095,17 +1095,9 @@ impl App {
     fn remove_branched(&mut self, f: &crate::ui::dialog::BranchedFile) {
         self.dialog = None;
         self.last_branched = None;
-        if !f.untouched() {
-            self.status = Some(format!(
-                "{} was written to since bonsai wrote it (Pi resumed it?): kept",
-                f.name()
-            ));
-            return;
-        }
-        self.status = Some(match std::fs::remove_file(&f.path) {
-            Ok(()) => format!("removed the {} {}", f.what, f.name()),
-            Err(e) => format!("the {} {} not removed: {e}", f.what, f.name()),
-        });
+        self.chore(crate::ui::chores::Chore::Confirmed(FileChore::RemoveBranched(
+            f.clone(),
+        )));
     }
 }
 

@@ -57,7 +57,7 @@ fn bonsai_spent(entries: usize) -> crate::store::sessions::Spent {
 const ACME: &str = "/home/dev/.pi/agent/sessions/--home-dev-acme--";
 const LEDGER: &str = "/home/dev/.pi/agent/sessions/--home-dev-ledger--";
 
-fn acme() -> Vec<SessionInfo> {
+pub(crate) fn acme() -> Vec<SessionInfo> {
     let mut v = vec![
         info(ACME, "a.jsonl", None, "The CSV importer drops rows", 45, 41_163, 3),
         info(ACME, "b.jsonl", Some("a.jsonl"), "Fork: try pandas", 12, 9_000, 1),
@@ -86,7 +86,7 @@ fn acme() -> Vec<SessionInfo> {
     v
 }
 
-fn picker(all: bool, sessions: Vec<SessionInfo>, pins: Vec<PathBuf>) -> Picker {
+pub(crate) fn picker(all: bool, sessions: Vec<SessionInfo>, pins: Vec<PathBuf>) -> Picker {
     let mut p = Picker::new(Some(PathBuf::from(format!("{ACME}/c.jsonl"))));
     p.home_dir = Some(PathBuf::from(ACME));
     p.user_home = Some(PathBuf::from("/home/dev"));

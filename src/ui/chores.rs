@@ -1,0 +1,145 @@
+//! Small file work the TUI asks for (the trash, old backups, a fork or clone bonsai wrote, the
+//! pins, a listed session's name), run by the jobs: the app's update only says what to do
+//! (`Job::Chore`) and shows what came back, so it never touches a file itself.
+
+use crate::store::{exports, pins, trash};
+use crate::ui::dialog::{BranchedFile, FileChore};
+use std::path::{Path, PathBuf};
+
+/// What to do.
+#[derive(Debug, Clone)]
+pub enum Chore {
+    /// A yes in a housekeeping confirm: trash, restore, empty the trash, remove old backups,
+    /// remove a fork or clone bonsai wrote.
+    Confirmed(FileChore),
+    /// Pin the session on top of the picker, or unpin it.
+    TogglePin(PathBuf),
+    /// Name a listed session (not the open one): Pi's `session_info`, one appended line.
+    RenameListed { path: PathBuf, name: String },
+}
+
+/// What came back.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ChoreDone {
+    /// What to tell the user.
+    pub message: String,
+    /// The pins after a toggle.
+    pub pins: Option<Vec<PathBuf>>,
+    /// The sessions listed changed: list them again.
+    pub relist: bool,
+}
+
+impl ChoreDone {
+    fn said(message: String, relist: bool) -> ChoreDone {
+        ChoreDone {
+            message,
+            pins: None,
+            relist,
+        }
+    }
+}
+
+/// Do `chore` under Pi's agent directory `agent` at `now_ms`.
+pub fn run(chore: Chore, agent: &Path, now_ms: i64) -> ChoreDone {
+    match chore {
+        Chore::Confirmed(c) => confirmed(c, agent, now_ms),
+        Chore::TogglePin(path) => match pins::toggle(agent, &path) {
+            Ok(pins) => ChoreDone {
+                message: if pins.contains(&path) {
+                    "pinned on top".into()
+                } else {
+                    "unpinned".into()
+                },
+                pins: Some(pins),
+                relist: false,
+            },
+            Err(e) => ChoreDone::said(format!("could not save the pins: {e}"), false),
+        },
+        Chore::RenameListed { path, name } => {
+            use crate::engine::edit::plan::{Write, WriteRequest};
+            let req = WriteRequest {
+                write: Write::SessionName { name: name.clone() },
+                seen: None,
+            };
+            let message = match crate::store::write::apply(&path, &req) {
+                Ok(_) => format!("named {:?}", name.trim()),
+                Err(e) => format!("not renamed: {e}"),
+            };
+            ChoreDone::said(message, true)
+        }
+    }
+}
+
+fn file_name(p: &Path) -> String {
+    p.file_name()
+        .map(|n| n.to_string_lossy().to_string())
+        .unwrap_or_default()
+}
+
+fn confirmed(chore: FileChore, agent: &Path, now_ms: i64) -> ChoreDone {
+    let message = match chore {
+        FileChore::Trash(path) => match trash::trash(agent, &path, now_ms) {
+            Ok(t) => format!(
+                "moved {} to the trash (u in the trash puts it back)",
+                file_name(&t.original)
+            ),
+            Err(e) => e.to_string(),
+        },
+        FileChore::RestoreTrashed(name) => match trash::restore(agent, &name) {
+            Ok(t) => format!("restored {}", t.original.display()),
+            Err(e) => e.to_string(),
+        },
+        FileChore::EmptyTrash(names) => {
+            let which: Vec<trash::Trashed> = trash::list(agent)
+                .into_iter()
+                .filter(|t| names.contains(&t.name))
+                .collect();
+            let r = trash::empty(agent, &which);
+            let failed = r.iter().filter(|(_, r)| r.is_err()).count();
+            if failed == 0 {
+                format!("the trash is empty ({} removed)", r.len())
+            } else {
+                format!("{failed} of {} could not be removed", r.len())
+            }
+        }
+        FileChore::RemoveBackups(paths) => {
+            // An export goes only while it is still what bonsai wrote.
+            let listed: Vec<exports::Export> = exports::list(agent)
+                .into_iter()
+                .filter(|e| paths.contains(&e.path))
+                .collect();
+            let failed = exports::remove(agent, &listed)
+                .into_iter()
+                .filter(|(_, r)| r.is_err())
+                .count()
+                + paths
+                    .iter()
+                    .filter(|p| !listed.iter().any(|e| &e.path == *p))
+                    .filter(|p| std::fs::remove_file(p).is_err())
+                    .count();
+            if failed == 0 {
+                format!("removed {} old backup file(s)", paths.len())
+            } else {
+                format!("{failed} of {} backups could not be removed", paths.len())
+            }
+        }
+        FileChore::RemoveBranched(f) => return ChoreDone::said(remove_branched(&f), false),
+        // Deletes and forks have jobs of their own (they write sessions).
+        FileChore::Delete(_) | FileChore::Branched { .. } => return ChoreDone::said(String::new(), false),
+    };
+    ChoreDone::said(message, true)
+}
+
+/// A fork or clone bonsai wrote goes only while nobody wrote to it since.
+fn remove_branched(f: &BranchedFile) -> String {
+    if !f.untouched() {
+        return format!(
+            "{} was written to since bonsai wrote it (Pi resumed it?): kept",
+            f.name()
+        );
+    }
+    match std::fs::remove_file(&f.path) {
+        Ok(()) => format!("removed the {} {}", f.what, f.name()),
+        Err(e) => format!("the {} {} not removed: {e}", f.what, f.name()),
+    }
+}

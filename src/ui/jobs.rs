@@ -261,6 +261,8 @@ pub enum JobResult {
         pins: Vec<PathBuf>,
         /// What is in bonsai's trash, with the bytes each holds.
         trash: Vec<(store::trash::Trashed, u64)>,
+        /// When the listing was read (the picker lists again two seconds later).
+        at: std::time::Instant,
         /// bonsai's backups beside the listed sessions.
         leftovers: Vec<store::backups::Backup>,
         /// The documents bonsai exported, still as it wrote them.
@@ -588,6 +590,7 @@ impl Job {
                 dirs.sort();
                 dirs.dedup();
                 JobResult::Listed {
+                    at: std::time::Instant::now(),
                     all,
                     sessions,
                     everywhere,

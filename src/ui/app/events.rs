@@ -135,6 +135,7 @@ impl App {
                 },
             },
             JobResult::Listed {
+                at,
                 all,
                 sessions,
                 everywhere,
@@ -158,7 +159,7 @@ impl App {
                     p.exports = exports;
                     p.set_sessions(all, sessions, windows, pins);
                     p.everywhere = everywhere;
-                    p.listed_at = std::time::Instant::now();
+                    p.listed_at = at;
                     // A search asked for before the first listing arrived starts now.
                     waiting_search = p.search.as_ref().is_some_and(|s| s.running && s.id == 0);
                 }

@@ -252,7 +252,7 @@ impl App {
         let wanted = self.settings.summary_model();
         crate::llm::summarize::Summarizer::resolve(
             &self.registry,
-            &crate::store::config::agent_dir(),
+            &self.agent_dir,
             wanted.as_deref(),
             model.as_ref().map(|(p, m)| (p.as_str(), m.as_str())),
         )

@@ -1,6 +1,6 @@
 //! The facts a summary should keep, found in text: file paths, the distinctive terms of a
 //! request (paths, backticked names, identifiers, numbers) and an error's first informative
-//! line. The recall score (`recall`) counts them and the offline summarizer (`summarize`) keeps
+//! line. The recall score (`recall`) counts them and the offline summarizer (`offline`) keeps
 //! them, so both read text the same way.
 //!
 //! These are heuristics on free text, kept deliberately plain: a path has a slash between two

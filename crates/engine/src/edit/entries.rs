@@ -28,7 +28,6 @@ pub const CONTEXT_EDITS_RECORD: &str = "bonsai.context-edits";
 
 /// Ids of entries bonsai is about to write, unique against the file and each other. The
 /// seed comes from the store's entropy (the engine reads no clock).
-
 pub struct IdSource {
     taken: HashSet<String>,
     state: u64,

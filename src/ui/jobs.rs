@@ -414,96 +414,10 @@ impl Job {
             Job::Chore { chore, agent_dir } => {
                 JobResult::ChoreDone(super::chores::run(chore, &agent_dir, store::clock::now_ms()))
             }
-            Job::Selection {
-                generation,
-                session,
-                leaf,
-                settings,
-                registry,
-                keep_recent,
-                want_classes,
-            } => JobResult::Selection {
-                generation,
-                info: Box::new(selection::compute(
-                    &session,
-                    leaf,
-                    &settings,
-                    &registry,
-                    keep_recent,
-                    want_classes,
-                )),
-            },
-            Job::ExactTokens {
-                generation,
-                session,
-                messages,
-                encoding,
-                cache,
-            } => {
-                let refs: Vec<&ContextMessage> = messages.iter().collect();
-                let count = || cache.count_all(&session, &refs, encoding);
-                let per_message = match low_priority_pool() {
-                    Some(p) => p.install(count),
-                    None => count(),
-                };
-                JobResult::ExactTokens {
-                    generation,
-                    total: per_message.iter().sum(),
-                    per_message,
-                }
-            }
-            Job::ContextView {
-                generation,
-                session,
-                leaf,
-                mark,
-                encoding,
-                cache,
-                live,
-            } => {
-                // At a low priority, so keys and frames never wait on the count.
-                let build = || {
-                    context_view::build_with_progress(
-                        &session,
-                        generation,
-                        leaf,
-                        mark,
-                        encoding,
-                        &cache,
-                        live.as_ref(),
-                        &|done, total| {
-                            report(JobResult::ContextProgress {
-                                generation,
-                                done,
-                                total,
-                            })
-                        },
-                    )
-                };
-                let data = match low_priority_pool() {
-                    Some(p) => p.install(build),
-                    None => build(),
-                };
-                JobResult::ContextView(Box::new(data))
-            }
-            Job::LiveFigure {
-                generation,
-                session,
-                leaf,
-                settings,
-                window,
-                reserve,
-            } => {
-                let at = || crate::engine::live::at_leaf(&session, leaf, window, reserve, &settings);
-                let at = match low_priority_pool() {
-                    Some(p) => p.install(at),
-                    None => at(),
-                };
-                JobResult::LiveFigure {
-                    generation,
-                    report: Box::new(at.answer.report),
-                }
-            }
+            r @ Job::Selection { .. } => run_selection(r),
+            r @ Job::ExactTokens { .. } => run_exact_tokens(r),
+            r @ Job::ContextView { .. } => run_context_view(r, report),
+            r @ Job::LiveFigure { .. } => run_live_figure(r),
             Job::Prune {
                 generation,
                 session,
@@ -541,84 +455,9 @@ impl Job {
                 result: store::load_session(&path).map(Arc::new),
                 path,
             },
-            Job::Usage {
-                generation,
-                cwd,
-                settings,
-                agent_dir,
-                session,
-            } => {
-                let t0 = std::time::Instant::now();
-                let mut paths = store::sessions::session_folders(&cwd, &settings, true);
-                // The open session counts even when it lives outside Pi's folders.
-                if let Some((p, _)) = &session
-                    && !paths.iter().any(|d| p.starts_with(d))
-                {
-                    paths.push(p.clone());
-                }
-                let (sessions, skipped) = store::usage::read_sessions_cached(&agent_dir, &paths);
-                JobResult::Usage(Box::new(UsageData {
-                    generation,
-                    sessions,
-                    skipped: skipped.len(),
-                    tz: store::usage::time_zone(None).unwrap_or(jiff::tz::TimeZone::UTC),
-                    models: Arc::new(store::config::load_registry(&agent_dir)),
-                    now_ms: store::clock::now_ms(),
-                    session,
-                    elapsed_ms: t0.elapsed().as_millis() as u64,
-                }))
-            }
-            Job::List {
-                cwd,
-                settings,
-                all,
-                agent_dir,
-            } => {
-                let sessions = store::sessions::list_sessions_in(&agent_dir, &cwd, &settings, all);
-                // None here: say how many there are elsewhere (counted, not opened).
-                let everywhere = (sessions.is_empty() && !all)
-                    .then(|| store::sessions::count_all_sessions_in(&agent_dir, &cwd, &settings));
-                // The trash and each listed folder's leftovers, for housekeeping in the picker.
-                let trash = store::trash::list(&agent_dir)
-                    .into_iter()
-                    .map(|t| {
-                        let bytes = store::trash::size(&agent_dir, &t);
-                        (t, bytes)
-                    })
-                    .collect();
-                let mut dirs: Vec<PathBuf> = sessions.iter().map(|s| s.dir.clone()).collect();
-                dirs.sort();
-                dirs.dedup();
-                JobResult::Listed {
-                    at: std::time::Instant::now(),
-                    all,
-                    sessions,
-                    everywhere,
-                    pins: store::pins::load(&agent_dir),
-                    trash,
-                    leftovers: store::backups::find(&dirs),
-                    exports: store::exports::list(&agent_dir),
-                }
-            }
-            Job::Write {
-                path,
-                request,
-                what,
-                select,
-            } => {
-                let result = store::write::apply(&path, &request).map(|a| Written {
-                    session: Arc::new(a.session),
-                    applied: a.appended,
-                    prepared: a.prepared,
-                    what,
-                    select,
-                });
-                let now = result
-                    .is_err()
-                    .then(|| store::load_session(&path).ok().map(Arc::new))
-                    .flatten();
-                JobResult::Written { result, now }
-            }
+            r @ Job::Usage { .. } => run_usage(r),
+            r @ Job::List { .. } => run_list(r),
+            r @ Job::Write { .. } => run_write(r),
             Job::Branched {
                 session,
                 cut,
@@ -675,32 +514,13 @@ impl Job {
                 id,
                 result: Err(SummaryError::Runtime("a model call needs the runtime".into())),
             },
-            Job::FindInSession {
-                id,
-                session,
-                query,
-                cancel,
-            } => {
-                let started = std::time::Instant::now();
-                let error = find_in_session(id, &session, &query, &cancel, &|r| report(r)).err();
-                JobResult::FindDone {
-                    id,
-                    elapsed_ms: started.elapsed().as_millis() as u64,
-                    error,
-                }
-            }
+            r @ Job::FindInSession { .. } => run_find_in_session(r, report),
             Job::SearchSessions { id, .. } => JobResult::SearchDone {
                 id,
                 elapsed_ms: 0,
                 error: Some("a search needs the runtime".into()),
             },
-            Job::ExactAll {
-                generation,
-                session,
-                encoding,
-                cache,
-                cancel,
-            } => count_everything(generation, &session, encoding, &cache, &cancel, &|_| {}),
+            r @ Job::ExactAll { .. } => run_exact_all(r),
         }
     }
 
@@ -1206,4 +1026,242 @@ pub fn run_now(job: Job) -> Vec<JobResult> {
     let mut out = progress.lock().map(|mut v| std::mem::take(&mut *v)).unwrap_or_default();
     out.push(done);
     out
+}
+
+fn run_selection(j: Job) -> JobResult {
+    let Job::Selection {
+        generation,
+        session,
+        leaf,
+        settings,
+        registry,
+        keep_recent,
+        want_classes,
+    } = j
+    else {
+        unreachable!("run_selection runs only Job::Selection")
+    };
+    JobResult::Selection {
+        generation,
+        info: Box::new(selection::compute(
+            &session,
+            leaf,
+            &settings,
+            &registry,
+            keep_recent,
+            want_classes,
+        )),
+    }
+}
+
+fn run_exact_tokens(j: Job) -> JobResult {
+    let Job::ExactTokens {
+        generation,
+        session,
+        messages,
+        encoding,
+        cache,
+    } = j
+    else {
+        unreachable!("run_exact_tokens runs only Job::ExactTokens")
+    };
+    let refs: Vec<&ContextMessage> = messages.iter().collect();
+    let count = || cache.count_all(&session, &refs, encoding);
+    let per_message = match low_priority_pool() {
+        Some(p) => p.install(count),
+        None => count(),
+    };
+    JobResult::ExactTokens {
+        generation,
+        total: per_message.iter().sum(),
+        per_message,
+    }
+}
+
+fn run_context_view(j: Job, report: &(dyn Fn(JobResult) + Sync)) -> JobResult {
+    let Job::ContextView {
+        generation,
+        session,
+        leaf,
+        mark,
+        encoding,
+        cache,
+        live,
+    } = j
+    else {
+        unreachable!("run_context_view runs only Job::ContextView")
+    };
+    // At a low priority, so keys and frames never wait on the count.
+    let build = || {
+        context_view::build_with_progress(
+            &session,
+            generation,
+            leaf,
+            mark,
+            encoding,
+            &cache,
+            live.as_ref(),
+            &|done, total| {
+                report(JobResult::ContextProgress {
+                    generation,
+                    done,
+                    total,
+                })
+            },
+        )
+    };
+    let data = match low_priority_pool() {
+        Some(p) => p.install(build),
+        None => build(),
+    };
+    JobResult::ContextView(Box::new(data))
+}
+
+fn run_live_figure(j: Job) -> JobResult {
+    let Job::LiveFigure {
+        generation,
+        session,
+        leaf,
+        settings,
+        window,
+        reserve,
+    } = j
+    else {
+        unreachable!("run_live_figure runs only Job::LiveFigure")
+    };
+    let at = || crate::engine::live::at_leaf(&session, leaf, window, reserve, &settings);
+    let at = match low_priority_pool() {
+        Some(p) => p.install(at),
+        None => at(),
+    };
+    JobResult::LiveFigure {
+        generation,
+        report: Box::new(at.answer.report),
+    }
+}
+
+fn run_usage(j: Job) -> JobResult {
+    let Job::Usage {
+        generation,
+        cwd,
+        settings,
+        agent_dir,
+        session,
+    } = j
+    else {
+        unreachable!("run_usage runs only Job::Usage")
+    };
+    let t0 = std::time::Instant::now();
+    let mut paths = store::sessions::session_folders(&cwd, &settings, true);
+    // The open session counts even when it lives outside Pi's folders.
+    if let Some((p, _)) = &session
+        && !paths.iter().any(|d| p.starts_with(d))
+    {
+        paths.push(p.clone());
+    }
+    let (sessions, skipped) = store::usage::read_sessions_cached(&agent_dir, &paths);
+    JobResult::Usage(Box::new(UsageData {
+        generation,
+        sessions,
+        skipped: skipped.len(),
+        tz: store::usage::time_zone(None).unwrap_or(jiff::tz::TimeZone::UTC),
+        models: Arc::new(store::config::load_registry(&agent_dir)),
+        now_ms: store::clock::now_ms(),
+        session,
+        elapsed_ms: t0.elapsed().as_millis() as u64,
+    }))
+}
+
+fn run_list(j: Job) -> JobResult {
+    let Job::List {
+        cwd,
+        settings,
+        all,
+        agent_dir,
+    } = j
+    else {
+        unreachable!("run_list runs only Job::List")
+    };
+    let sessions = store::sessions::list_sessions_in(&agent_dir, &cwd, &settings, all);
+    // None here: say how many there are elsewhere (counted, not opened).
+    let everywhere =
+        (sessions.is_empty() && !all).then(|| store::sessions::count_all_sessions_in(&agent_dir, &cwd, &settings));
+    // The trash and each listed folder's leftovers, for housekeeping in the picker.
+    let trash = store::trash::list(&agent_dir)
+        .into_iter()
+        .map(|t| {
+            let bytes = store::trash::size(&agent_dir, &t);
+            (t, bytes)
+        })
+        .collect();
+    let mut dirs: Vec<PathBuf> = sessions.iter().map(|s| s.dir.clone()).collect();
+    dirs.sort();
+    dirs.dedup();
+    JobResult::Listed {
+        at: std::time::Instant::now(),
+        all,
+        sessions,
+        everywhere,
+        pins: store::pins::load(&agent_dir),
+        trash,
+        leftovers: store::backups::find(&dirs),
+        exports: store::exports::list(&agent_dir),
+    }
+}
+
+fn run_write(j: Job) -> JobResult {
+    let Job::Write {
+        path,
+        request,
+        what,
+        select,
+    } = j
+    else {
+        unreachable!("run_write runs only Job::Write")
+    };
+    let result = store::write::apply(&path, &request).map(|a| Written {
+        session: Arc::new(a.session),
+        applied: a.appended,
+        prepared: a.prepared,
+        what,
+        select,
+    });
+    let now = result
+        .is_err()
+        .then(|| store::load_session(&path).ok().map(Arc::new))
+        .flatten();
+    JobResult::Written { result, now }
+}
+
+fn run_find_in_session(j: Job, report: &(dyn Fn(JobResult) + Sync)) -> JobResult {
+    let Job::FindInSession {
+        id,
+        session,
+        query,
+        cancel,
+    } = j
+    else {
+        unreachable!("run_find_in_session runs only Job::FindInSession")
+    };
+    let started = std::time::Instant::now();
+    let error = find_in_session(id, &session, &query, &cancel, &|r| report(r)).err();
+    JobResult::FindDone {
+        id,
+        elapsed_ms: started.elapsed().as_millis() as u64,
+        error,
+    }
+}
+
+fn run_exact_all(j: Job) -> JobResult {
+    let Job::ExactAll {
+        generation,
+        session,
+        encoding,
+        cache,
+        cancel,
+    } = j
+    else {
+        unreachable!("run_exact_all runs only Job::ExactAll")
+    };
+    count_everything(generation, &session, encoding, &cache, &cancel, &|_| {})
 }

@@ -11,42 +11,7 @@ impl App {
     pub(super) fn on_job(&mut self, r: JobResult) {
         match r {
             JobResult::ChoreDone(done) => self.on_small_chore_done(done),
-            JobResult::Selection { generation, info } => {
-                if generation != self.selection.generation {
-                    return;
-                }
-                let info = *info;
-                let mut gauge = info.gauge;
-                let refs: Vec<_> = info.messages.iter().collect();
-                let cached: Option<Vec<u64>> = refs.iter().map(|m| self.exact.get(m, info.encoding)).collect();
-                gauge.exact = cached.as_ref().map(|v| v.iter().sum());
-                match cached {
-                    Some(v) => self.selection.exact = Some(v),
-                    None => self.pending.queue.push(Job::ExactTokens {
-                        generation,
-                        session: self.doc.session.clone(),
-                        messages: info.messages,
-                        encoding: info.encoding,
-                        cache: self.exact.clone(),
-                    }),
-                }
-                self.selection.gauge = Some(gauge);
-                self.selection.cut = Some(info.cut);
-                // The live figure needs the gauge's window and reserve.
-                self.request_live_figure();
-                if let Some(c) = info.classes {
-                    self.selection.cut_classes = c;
-                }
-                // The zones policy follows the gauge: plan again once it is known (large
-                // sessions compute it in a job).
-                let follows_gauge = matches!(
-                    super::POLICIES[self.prune.policy % super::POLICIES.len()].1,
-                    crate::engine::edit::prune::Policy::Zones(None)
-                );
-                if self.screen.prune_preview && follows_gauge && self.doc.session.entries.len() > super::LARGE_SESSION {
-                    self.request_plan();
-                }
-            }
+            r @ JobResult::Selection { .. } => self.on_selection_info(r),
             JobResult::ExactTokens {
                 generation,
                 total,
@@ -84,90 +49,10 @@ impl App {
                     self.context.progress = Some((done, total));
                 }
             }
-            JobResult::ContextView(data) => {
-                if data.generation == self.context.generation {
-                    let n = data.aligned.len();
-                    self.context.progress = None;
-                    if let Some(leaf) = self.selected_leaf() {
-                        let key = super::ContextKey {
-                            leaf,
-                            mark: self.context.mark,
-                            encoding: self.selection_encoding().name(),
-                            live: self.context.live,
-                            len: self.doc.session.buf.len(),
-                        };
-                        self.context.built = Some((key, data.clone()));
-                    }
-                    self.context.data = Some(data);
-                    self.context.cursor = self.context.cursor.min(n.saturating_sub(1));
-                    self.keep_context_cursor_visible();
-                }
-            }
-            JobResult::Reloaded {
-                result,
-                rewritten,
-                by_bonsai,
-            } => {
-                self.pending.reload = false;
-                match result {
-                    // A reload read before a newer version was shown (bonsai's own write came
-                    // back first) is stale: the file only grows unless it was rewritten.
-                    Ok(s) if !rewritten && s.buf.len() < self.doc.session.buf.len() => {}
-                    Ok(s) => self.replace_session_as(s, false, rewritten, by_bonsai),
-                    Err(e) => self.status = Some(format!("reload failed: {e}")),
-                }
-            }
-            JobResult::Opened { path, result } => match result {
-                Ok(s) => {
-                    // A search hit opens its session at its entry.
-                    let at = self.picker.as_mut().and_then(|p| p.open_at.take());
-                    self.open_session(s, path);
-                    if let Some(at) = at {
-                        self.select_entry_ref(&at);
-                    }
-                }
-                Err(e) => match &mut self.picker {
-                    Some(p) => {
-                        p.opening = None;
-                        p.error = Some(e.to_string());
-                    }
-                    None => self.status = Some(e.to_string()),
-                },
-            },
-            JobResult::Listed {
-                at,
-                all,
-                sessions,
-                everywhere,
-                pins,
-                trash,
-                leftovers,
-                exports,
-            } => {
-                // Each session's model's window, for its share of the context.
-                let windows = sessions
-                    .iter()
-                    .map(|s| {
-                        let (p, m) = s.model.as_ref()?;
-                        self.registry.find(p, m).map(|x| x.context_window).filter(|w| *w > 0)
-                    })
-                    .collect();
-                let mut waiting_search = false;
-                if let Some(p) = &mut self.picker {
-                    p.trash = trash;
-                    p.leftovers = leftovers;
-                    p.exports = exports;
-                    p.set_sessions(all, sessions, windows, pins);
-                    p.everywhere = everywhere;
-                    p.listed_at = at;
-                    // A search asked for before the first listing arrived starts now.
-                    waiting_search = p.search.as_ref().is_some_and(|s| s.running && s.id == 0);
-                }
-                if waiting_search {
-                    let id = self.next_job_id();
-                    self.start_session_search(id);
-                }
-            }
+            r @ JobResult::ContextView(..) => self.on_context_view(r),
+            r @ JobResult::Reloaded { .. } => self.on_reloaded(r),
+            r @ JobResult::Opened { .. } => self.on_opened(r),
+            r @ JobResult::Listed { .. } => self.on_listed(r),
             JobResult::ExactProgress {
                 generation,
                 done,
@@ -177,135 +62,13 @@ impl App {
                     self.exact_all.progress = Some((done, total));
                 }
             }
-            JobResult::ExactAllDone {
-                generation,
-                tokens,
-                messages,
-                elapsed_ms,
-                cancelled,
-            } => {
-                if generation == self.exact_all.generation {
-                    self.exact_all.progress = None;
-                    self.exact_all.cancel = None;
-                    if !cancelled && messages > 0 && std::mem::take(&mut self.exact_all.announce) {
-                        self.status = Some(format!(
-                            "exact tokens of every entry: {} in {} messages ({:.1} s)",
-                            super::short_tokens(tokens),
-                            messages,
-                            elapsed_ms as f64 / 1000.0
-                        ));
-                    }
-                }
-            }
-            JobResult::SearchFile { id, path, hits } => {
-                if let Some(s) = self
-                    .picker
-                    .as_mut()
-                    .and_then(|p| p.search.as_mut())
-                    .filter(|s| s.id == id)
-                {
-                    s.files.0 += 1;
-                    match hits {
-                        Ok(h) => s.hits.extend(h.into_iter().map(|h| (path.clone(), h))),
-                        Err(e) => s.error = Some(format!("{}: {e}", path.display())),
-                    }
-                }
-            }
+            r @ JobResult::ExactAllDone { .. } => self.on_exact_all_done(r),
+            r @ JobResult::SearchFile { .. } => self.on_search_file(r),
             JobResult::FindHits { id, hits } => self.on_find_hits(id, hits),
             JobResult::FindDone { id, elapsed_ms, error } => self.on_find_done(id, elapsed_ms, error),
-            JobResult::SearchDone { id, elapsed_ms, error } => {
-                if let Some(s) = self
-                    .picker
-                    .as_mut()
-                    .and_then(|p| p.search.as_mut())
-                    .filter(|s| s.id == id)
-                {
-                    s.running = false;
-                    s.elapsed_ms = elapsed_ms;
-                    if error.is_some() {
-                        s.error = error;
-                    }
-                }
-            }
-            JobResult::Written { result, now } => {
-                self.pending.writes = self.pending.writes.saturating_sub(1);
-                match result {
-                    Ok(w) => {
-                        // A reload that already showed what Pi appended after this write is
-                        // newer than the write's own read: keep it.
-                        if w.session.buf.len() >= self.doc.session.buf.len() {
-                            self.replace_session(w.session, true);
-                        }
-                        let s = self.doc.session.clone();
-                        let select = w.select.as_deref().and_then(|id| s.idx_of(id)).or(s.leaf());
-                        if let Some(i) = select {
-                            self.view.select_entry(&s, i);
-                            self.selection_changed();
-                        }
-                        let mut msg = format!("wrote {}", w.what);
-                        if w.applied.raced_after.is_some() {
-                            msg.push_str(" · Pi appended at the same instant: it branches from before Pi's line");
-                        } else if w.applied.recently_written {
-                            msg.push_str(" · Pi seems to be running: it sees this after reopening the session");
-                        }
-                        if let Some(t) = w.prepared.editor_text.filter(|t| !t.is_empty()) {
-                            msg = format!(
-                                "navigated · the user message is on the clipboard: {}",
-                                crate::engine::view::tree_view::one_line(&t, 60)
-                            );
-                            self.effects.push(Effect::Clipboard(t));
-                        }
-                        self.status = Some(msg);
-                        self.parked = None;
-                        self.live = false;
-                        if let Some(id) = self.prune.compact_after.take() {
-                            self.open_compact_keeping(&id);
-                        }
-                    }
-                    Err(e) => {
-                        self.prune.compact_after = None;
-                        self.status = Some(e.to_string());
-                        // A summary whose write was refused comes back with its drafts (the
-                        // session read again first, so the dialog shows what changed).
-                        if let Some(d) = self.parked.take() {
-                            if let Some(s) = now
-                                && s.buf.len() != self.doc.session.buf.len()
-                            {
-                                self.replace_session(s, true);
-                            }
-                            self.dialog = Some(d);
-                            let why = match &e {
-                                crate::store::WriteError::Refused(r) => super::writes::refusal_words(r),
-                                crate::store::WriteError::Changed { .. } => {
-                                    "the session changed as bonsai wrote".to_string()
-                                }
-                                other => other.to_string(),
-                            };
-                            self.keep_drafts(&why);
-                        }
-                    }
-                }
-            }
-            JobResult::Branched {
-                what,
-                result,
-                editor_text,
-            } => match result {
-                Ok(path) => {
-                    let name = path
-                        .file_name()
-                        .map(|n| n.to_string_lossy().to_string())
-                        .unwrap_or_default();
-                    self.status = Some(format!(
-                        "{what} written beside this session: {name} (o opens it, u removes it)"
-                    ));
-                    self.last_branched = crate::ui::dialog::BranchedFile::of(path.clone(), what);
-                    if let Some(t) = editor_text {
-                        self.effects.push(Effect::Clipboard(t));
-                    }
-                }
-                Err(e) => self.status = Some(format!("{what} not written: {e}")),
-            },
+            r @ JobResult::SearchDone { .. } => self.on_search_done(r),
+            r @ JobResult::Written { .. } => self.on_written(r),
+            r @ JobResult::Branched { .. } => self.on_branched(r),
             r @ (JobResult::Deleted(_) | JobResult::Exported(_)) => self.on_chore_done(&r),
             JobResult::SummaryChunk { id, text } => self.on_summary_chunk(id, &text),
             JobResult::SummaryDone { id, result } => self.on_summary_done(id, result),
@@ -318,6 +81,299 @@ impl App {
                 self.on_strategies_done(id)
             }
         }
+    }
+
+    fn on_selection_info(&mut self, r: JobResult) {
+        let JobResult::Selection { generation, info } = r else {
+            return;
+        };
+        if generation != self.selection.generation {
+            return;
+        }
+        let info = *info;
+        let mut gauge = info.gauge;
+        let refs: Vec<_> = info.messages.iter().collect();
+        let cached: Option<Vec<u64>> = refs.iter().map(|m| self.exact.get(m, info.encoding)).collect();
+        gauge.exact = cached.as_ref().map(|v| v.iter().sum());
+        match cached {
+            Some(v) => self.selection.exact = Some(v),
+            None => self.pending.queue.push(Job::ExactTokens {
+                generation,
+                session: self.doc.session.clone(),
+                messages: info.messages,
+                encoding: info.encoding,
+                cache: self.exact.clone(),
+            }),
+        }
+        self.selection.gauge = Some(gauge);
+        self.selection.cut = Some(info.cut);
+        // The live figure needs the gauge's window and reserve.
+        self.request_live_figure();
+        if let Some(c) = info.classes {
+            self.selection.cut_classes = c;
+        }
+        // The zones policy follows the gauge: plan again once it is known (large
+        // sessions compute it in a job).
+        let follows_gauge = matches!(
+            super::POLICIES[self.prune.policy % super::POLICIES.len()].1,
+            crate::engine::edit::prune::Policy::Zones(None)
+        );
+        if self.screen.prune_preview && follows_gauge && self.doc.session.entries.len() > super::LARGE_SESSION {
+            self.request_plan();
+        }
+    }
+
+    fn on_context_view(&mut self, r: JobResult) {
+        let JobResult::ContextView(data) = r else {
+            return;
+        };
+        if data.generation == self.context.generation {
+            let n = data.aligned.len();
+            self.context.progress = None;
+            if let Some(leaf) = self.selected_leaf() {
+                let key = super::ContextKey {
+                    leaf,
+                    mark: self.context.mark,
+                    encoding: self.selection_encoding().name(),
+                    live: self.context.live,
+                    len: self.doc.session.buf.len(),
+                };
+                self.context.built = Some((key, data.clone()));
+            }
+            self.context.data = Some(data);
+            self.context.cursor = self.context.cursor.min(n.saturating_sub(1));
+            self.keep_context_cursor_visible();
+        }
+    }
+
+    fn on_reloaded(&mut self, r: JobResult) {
+        let JobResult::Reloaded {
+            result,
+            rewritten,
+            by_bonsai,
+        } = r
+        else {
+            return;
+        };
+        self.pending.reload = false;
+        match result {
+            // A reload read before a newer version was shown (bonsai's own write came
+            // back first) is stale: the file only grows unless it was rewritten.
+            Ok(s) if !rewritten && s.buf.len() < self.doc.session.buf.len() => {}
+            Ok(s) => self.replace_session_as(s, false, rewritten, by_bonsai),
+            Err(e) => self.status = Some(format!("reload failed: {e}")),
+        }
+    }
+
+    fn on_opened(&mut self, r: JobResult) {
+        let JobResult::Opened { path, result } = r else {
+            return;
+        };
+        match result {
+            Ok(s) => {
+                // A search hit opens its session at its entry.
+                let at = self.picker.as_mut().and_then(|p| p.open_at.take());
+                self.open_session(s, path);
+                if let Some(at) = at {
+                    self.select_entry_ref(&at);
+                }
+            }
+            Err(e) => match &mut self.picker {
+                Some(p) => {
+                    p.opening = None;
+                    p.error = Some(e.to_string());
+                }
+                None => self.status = Some(e.to_string()),
+            },
+        };
+    }
+
+    fn on_listed(&mut self, r: JobResult) {
+        let JobResult::Listed {
+            at,
+            all,
+            sessions,
+            everywhere,
+            pins,
+            trash,
+            leftovers,
+            exports,
+        } = r
+        else {
+            return;
+        };
+        // Each session's model's window, for its share of the context.
+        let windows = sessions
+            .iter()
+            .map(|s| {
+                let (p, m) = s.model.as_ref()?;
+                self.registry.find(p, m).map(|x| x.context_window).filter(|w| *w > 0)
+            })
+            .collect();
+        let mut waiting_search = false;
+        if let Some(p) = &mut self.picker {
+            p.trash = trash;
+            p.leftovers = leftovers;
+            p.exports = exports;
+            p.set_sessions(all, sessions, windows, pins);
+            p.everywhere = everywhere;
+            p.listed_at = at;
+            // A search asked for before the first listing arrived starts now.
+            waiting_search = p.search.as_ref().is_some_and(|s| s.running && s.id == 0);
+        }
+        if waiting_search {
+            let id = self.next_job_id();
+            self.start_session_search(id);
+        }
+    }
+
+    fn on_exact_all_done(&mut self, r: JobResult) {
+        let JobResult::ExactAllDone {
+            generation,
+            tokens,
+            messages,
+            elapsed_ms,
+            cancelled,
+        } = r
+        else {
+            return;
+        };
+        if generation == self.exact_all.generation {
+            self.exact_all.progress = None;
+            self.exact_all.cancel = None;
+            if !cancelled && messages > 0 && std::mem::take(&mut self.exact_all.announce) {
+                self.status = Some(format!(
+                    "exact tokens of every entry: {} in {} messages ({:.1} s)",
+                    super::short_tokens(tokens),
+                    messages,
+                    elapsed_ms as f64 / 1000.0
+                ));
+            }
+        }
+    }
+
+    fn on_search_file(&mut self, r: JobResult) {
+        let JobResult::SearchFile { id, path, hits } = r else {
+            return;
+        };
+        if let Some(s) = self
+            .picker
+            .as_mut()
+            .and_then(|p| p.search.as_mut())
+            .filter(|s| s.id == id)
+        {
+            s.files.0 += 1;
+            match hits {
+                Ok(h) => s.hits.extend(h.into_iter().map(|h| (path.clone(), h))),
+                Err(e) => s.error = Some(format!("{}: {e}", path.display())),
+            }
+        }
+    }
+
+    fn on_search_done(&mut self, r: JobResult) {
+        let JobResult::SearchDone { id, elapsed_ms, error } = r else {
+            return;
+        };
+        if let Some(s) = self
+            .picker
+            .as_mut()
+            .and_then(|p| p.search.as_mut())
+            .filter(|s| s.id == id)
+        {
+            s.running = false;
+            s.elapsed_ms = elapsed_ms;
+            if error.is_some() {
+                s.error = error;
+            }
+        }
+    }
+
+    fn on_written(&mut self, r: JobResult) {
+        let JobResult::Written { result, now } = r else {
+            return;
+        };
+        self.pending.writes = self.pending.writes.saturating_sub(1);
+        match result {
+            Ok(w) => {
+                // A reload that already showed what Pi appended after this write is
+                // newer than the write's own read: keep it.
+                if w.session.buf.len() >= self.doc.session.buf.len() {
+                    self.replace_session(w.session, true);
+                }
+                let s = self.doc.session.clone();
+                let select = w.select.as_deref().and_then(|id| s.idx_of(id)).or(s.leaf());
+                if let Some(i) = select {
+                    self.view.select_entry(&s, i);
+                    self.selection_changed();
+                }
+                let mut msg = format!("wrote {}", w.what);
+                if w.applied.raced_after.is_some() {
+                    msg.push_str(" · Pi appended at the same instant: it branches from before Pi's line");
+                } else if w.applied.recently_written {
+                    msg.push_str(" · Pi seems to be running: it sees this after reopening the session");
+                }
+                if let Some(t) = w.prepared.editor_text.filter(|t| !t.is_empty()) {
+                    msg = format!(
+                        "navigated · the user message is on the clipboard: {}",
+                        crate::engine::view::tree_view::one_line(&t, 60)
+                    );
+                    self.effects.push(Effect::Clipboard(t));
+                }
+                self.status = Some(msg);
+                self.parked = None;
+                self.live = false;
+                if let Some(id) = self.prune.compact_after.take() {
+                    self.open_compact_keeping(&id);
+                }
+            }
+            Err(e) => {
+                self.prune.compact_after = None;
+                self.status = Some(e.to_string());
+                // A summary whose write was refused comes back with its drafts (the
+                // session read again first, so the dialog shows what changed).
+                if let Some(d) = self.parked.take() {
+                    if let Some(s) = now
+                        && s.buf.len() != self.doc.session.buf.len()
+                    {
+                        self.replace_session(s, true);
+                    }
+                    self.dialog = Some(d);
+                    let why = match &e {
+                        crate::store::WriteError::Refused(r) => super::writes::refusal_words(r),
+                        crate::store::WriteError::Changed { .. } => "the session changed as bonsai wrote".to_string(),
+                        other => other.to_string(),
+                    };
+                    self.keep_drafts(&why);
+                }
+            }
+        }
+    }
+
+    fn on_branched(&mut self, r: JobResult) {
+        let JobResult::Branched {
+            what,
+            result,
+            editor_text,
+        } = r
+        else {
+            return;
+        };
+        match result {
+            Ok(path) => {
+                let name = path
+                    .file_name()
+                    .map(|n| n.to_string_lossy().to_string())
+                    .unwrap_or_default();
+                self.status = Some(format!(
+                    "{what} written beside this session: {name} (o opens it, u removes it)"
+                ));
+                self.last_branched = crate::ui::dialog::BranchedFile::of(path.clone(), what);
+                if let Some(t) = editor_text {
+                    self.effects.push(Effect::Clipboard(t));
+                }
+            }
+            Err(e) => self.status = Some(format!("{what} not written: {e}")),
+        };
     }
 
     /// The clock: follow the file (Pi appends whole lines), notice a truncated mapping, and

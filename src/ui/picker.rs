@@ -238,6 +238,57 @@ impl Picker {
         self.rebuild();
     }
 
+    /// Enter in the search field: a fresh search for its query (an earlier one cancelled);
+    /// false when the query is empty.
+    pub fn begin_search(&mut self) -> bool {
+        let Some(s) = &mut self.search else { return false };
+        if s.query.text().is_empty() {
+            return false;
+        }
+        s.cancel.store(true, std::sync::atomic::Ordering::Relaxed);
+        s.cancel = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        s.running = true;
+        s.hits.clear();
+        s.selected = 0;
+        s.error = None;
+        s.files = (0, 0);
+        self.focus = PickerFocus::Hits;
+        true
+    }
+
+    /// Esc in the hits: stops a running search (the hits so far stay), else closes it.
+    pub fn stop_or_close_search(&mut self) -> bool {
+        let Some(s) = &mut self.search else { return false };
+        if s.running {
+            s.cancel.store(true, std::sync::atomic::Ordering::Relaxed);
+            s.running = false;
+        } else {
+            self.search = None;
+            self.focus = PickerFocus::Tree;
+        }
+        true
+    }
+
+    /// The search field, opened with the last query (a running search cancelled).
+    pub fn open_search(&mut self) {
+        if let Some(s) = &self.search {
+            s.cancel.store(true, std::sync::atomic::Ordering::Relaxed);
+        }
+        let query = self.search.as_ref().map(|s| s.query.text()).unwrap_or_default();
+        self.search = Some(SessionSearch {
+            query: crate::ui::input::LineEditor::new(&query, false),
+            id: 0,
+            running: false,
+            cancel: std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false)),
+            hits: vec![],
+            files: (0, 0),
+            selected: 0,
+            error: None,
+            elapsed_ms: 0,
+        });
+        self.focus = PickerFocus::Query;
+    }
+
     pub fn set_pins(&mut self, pins: Vec<PathBuf>) {
         self.pins = pins;
         self.rebuild();

@@ -96,6 +96,16 @@ impl App {
                     };
                 }
             }
+            action => return self.on_browse_command(action),
+        }
+        true
+    }
+
+    /// The rest of [`Self::on_browse`] (the first part took the moves).
+    fn on_browse_command(&mut self, action: Action) -> bool {
+        let s = self.doc.session.clone();
+        let detail = self.mode() == Mode::Detail;
+        match action {
             Action::ToggleDetail => {
                 self.screen.show_detail = !self.screen.show_detail;
                 if !self.screen.show_detail {
@@ -412,44 +422,14 @@ impl App {
     }
 
     pub(super) fn on_picker(&mut self, action: Action) -> bool {
-        use crate::ui::picker::{PickerFocus, SessionSearch};
+        use crate::ui::picker::PickerFocus;
         let page = self.page() as isize;
         let tree = self
             .picker
             .as_ref()
             .is_some_and(|p| p.focus == crate::ui::picker::PickerFocus::Tree);
-        match action {
-            Action::OpenUsage => {
-                self.open_usage(false);
-                return true;
-            }
-            Action::TrashSession if tree => {
-                self.ask_trash();
-                return true;
-            }
-            Action::RestoreTrashed if tree => {
-                self.ask_restore_trashed();
-                return true;
-            }
-            // Enter on a trashed session puts it back (on the trash itself it folds, as on a
-            // project).
-            Action::Select if tree && self.picker.as_ref().is_some_and(|p| p.selected_trashed().is_some()) => {
-                self.ask_restore_trashed();
-                return true;
-            }
-            Action::EmptyTrash if tree => {
-                self.ask_empty_trash();
-                return true;
-            }
-            Action::RemoveOldBackups if tree => {
-                self.ask_remove_backups();
-                return true;
-            }
-            Action::Rename if tree => {
-                self.ask_rename_listed();
-                return true;
-            }
-            _ => {}
+        if self.on_picker_housekeeping(&action, tree) {
+            return true;
         }
         let next_id = self.next_job_id();
         let Some(p) = &mut self.picker else {
@@ -475,18 +455,9 @@ impl App {
                 p.search = None;
             }
             (PickerFocus::Query, Action::Select) => {
-                let Some(s) = &mut p.search else { return false };
-                if s.query.text().is_empty() {
+                if !p.begin_search() {
                     return false;
                 }
-                s.cancel.store(true, std::sync::atomic::Ordering::Relaxed);
-                s.cancel = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-                s.running = true;
-                s.hits.clear();
-                s.selected = 0;
-                s.error = None;
-                s.files = (0, 0);
-                p.focus = PickerFocus::Hits;
                 // The sessions listed now; a listing still being read is waited for.
                 if !p.loading {
                     self.start_session_search(next_id);
@@ -502,35 +473,8 @@ impl App {
                 p.open_at = Some(entry);
                 self.pending.queue.push(Job::Open { path });
             }
-            (PickerFocus::Hits, Action::Close) => {
-                let Some(s) = &mut p.search else { return false };
-                if s.running {
-                    // Esc stops the search; the hits so far stay.
-                    s.cancel.store(true, std::sync::atomic::Ordering::Relaxed);
-                    s.running = false;
-                } else {
-                    p.search = None;
-                    p.focus = PickerFocus::Tree;
-                }
-            }
-            (_, Action::SearchSessions) => {
-                if let Some(s) = &p.search {
-                    s.cancel.store(true, std::sync::atomic::Ordering::Relaxed);
-                }
-                let query = p.search.as_ref().map(|s| s.query.text()).unwrap_or_default();
-                p.search = Some(SessionSearch {
-                    query: crate::ui::input::LineEditor::new(&query, false),
-                    id: 0,
-                    running: false,
-                    cancel: std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false)),
-                    hits: vec![],
-                    files: (0, 0),
-                    selected: 0,
-                    error: None,
-                    elapsed_ms: 0,
-                });
-                p.focus = PickerFocus::Query;
-            }
+            (PickerFocus::Hits, Action::Close) => return p.stop_or_close_search(),
+            (_, Action::SearchSessions) => p.open_search(),
             // The tree (and moving in the hits).
             (_, Action::Up) => return p.move_by(-1),
             (_, Action::Down) => return p.move_by(1),
@@ -575,6 +519,37 @@ impl App {
                 } else {
                     self.screen.overlay = Overlay::None;
                 }
+            }
+            _ => return false,
+        }
+        true
+    }
+
+    /// The picker's keys for the usage view and housekeeping (asked first, done by jobs).
+    fn on_picker_housekeeping(&mut self, action: &Action, tree: bool) -> bool {
+        match action {
+            Action::OpenUsage => {
+                self.open_usage(false);
+            }
+            Action::TrashSession if tree => {
+                self.ask_trash();
+            }
+            Action::RestoreTrashed if tree => {
+                self.ask_restore_trashed();
+            }
+            // Enter on a trashed session puts it back (on the trash itself it folds, as on a
+            // project).
+            Action::Select if tree && self.picker.as_ref().is_some_and(|p| p.selected_trashed().is_some()) => {
+                self.ask_restore_trashed();
+            }
+            Action::EmptyTrash if tree => {
+                self.ask_empty_trash();
+            }
+            Action::RemoveOldBackups if tree => {
+                self.ask_remove_backups();
+            }
+            Action::Rename if tree => {
+                self.ask_rename_listed();
             }
             _ => return false,
         }

@@ -4,7 +4,7 @@ use super::common::{load, print_json, resolve_leaf, resolve_ref, session_model, 
 use super::out;
 use super::{BranchArgs, ContextArgs, CutArgs, InspectArgs, ListArgs, StatsArgs, TreeArgs};
 use crate::engine::compaction::branch_summary;
-use crate::engine::compaction::cut::{self, CompactionSettings};
+use crate::engine::compaction::cut;
 use crate::engine::load::entry::{Kind, Role};
 use crate::engine::load::js::num;
 use crate::engine::report;
@@ -324,10 +324,7 @@ pub fn cut(a: CutArgs) -> Result<()> {
     let reg = load_registry(&agent_dir());
     let (model, _) = session_model(&proj, &reg);
     let mref = model.as_ref().map(|(p, m)| (p.as_str(), m.as_str()));
-    let cs = CompactionSettings {
-        reserve_tokens: reserve.unwrap_or(settings.reserve_tokens(mref)),
-        keep_recent_tokens: keep.unwrap_or(settings.keep_recent_tokens(mref)),
-    };
+    let cs = settings.compaction_settings(mref, reserve, keep);
     let plan = cut::prepare_path(&s, &path, cs);
     if json_out {
         let (cj, reason) = report::compaction_json(&s, &plan);

@@ -24,7 +24,7 @@
 //! - `status` → what `/ctx-status` shows.
 //! - `shutdown` → replies, then exits.
 
-use crate::engine::compaction::cut::{CompactionPlan, CompactionSettings};
+use crate::engine::compaction::cut::CompactionPlan;
 use crate::engine::compaction::offline;
 use crate::engine::compaction::slices::SliceParams;
 use crate::engine::compaction::strategy::Strategy;
@@ -397,10 +397,7 @@ fn plan_at(
             .leaf()
             .ok_or_else(|| Fail("failed", "the session has no entries".into()))?,
     };
-    let cs = CompactionSettings {
-        reserve_tokens: state.settings.reserve_tokens(model),
-        keep_recent_tokens: state.settings.keep_recent_tokens(model),
-    };
+    let cs = state.settings.compaction_settings(model, None, None);
     let plan = entries::plan_compaction(&s, leaf, cs)
         .map_err(|e| Fail("failed", format!("nothing to compact: {}", e.reason())))?;
     Ok((s, leaf, plan))

@@ -190,10 +190,7 @@ impl CompactionAt {
         let proj = context::project(&s0, &s0.path_to(leaf));
         let (model, _) = session_model(&proj, &registry);
         let mref = model.as_ref().map(|(p, m)| (p.as_str(), m.as_str()));
-        let cs = CompactionSettings {
-            reserve_tokens: reserve.unwrap_or(settings.reserve_tokens(mref)),
-            keep_recent_tokens: keep.unwrap_or(settings.keep_recent_tokens(mref)),
-        };
+        let cs = settings.compaction_settings(mref, reserve, keep);
         let plan = entries::plan_compaction(&s0, leaf, cs)
             .map_err(|e| eyre!("cannot compact: {}; {}", e.reason(), e.next_step()))?;
         Ok(CompactionAt {

@@ -2,7 +2,7 @@
 //! estimate against the window, and where the next compaction would cut. Computed off the key
 //! path for large sessions (a job), on it for small ones.
 
-use crate::engine::compaction::cut::{self, CompactionPlan, CompactionSettings, NoCompaction};
+use crate::engine::compaction::cut::{self, CompactionPlan, NoCompaction};
 use crate::engine::load::models::Registry;
 use crate::engine::load::session::Session;
 use crate::engine::settings::Settings;
@@ -156,10 +156,7 @@ pub fn compute(
     let cut = cut::prepare_path(
         s,
         &proj.path,
-        CompactionSettings {
-            reserve_tokens: reserve,
-            keep_recent_tokens: keep_recent,
-        },
+        settings.compaction_settings(mref, Some(reserve), Some(keep_recent)),
     );
     let classes = want_classes.then(|| cut_classes(&cut));
     SelectionInfo {

@@ -71,6 +71,20 @@ impl Settings {
     pub fn keep_recent_tokens(&self, model: Option<(&str, &str)>) -> u64 {
         self.token_setting("keepRecentTokens", model, 20000)
     }
+    /// The compaction settings for `model` (per-model overrides applied), a caller's own
+    /// `reserve` and `keep` (the CLI's flags) winning: the one rule the CLI, the TUI and
+    /// `bonsai serve` compact by.
+    pub fn compaction_settings(
+        &self,
+        model: Option<(&str, &str)>,
+        reserve: Option<u64>,
+        keep: Option<u64>,
+    ) -> crate::compaction::cut::CompactionSettings {
+        crate::compaction::cut::CompactionSettings {
+            reserve_tokens: reserve.unwrap_or_else(|| self.reserve_tokens(model)),
+            keep_recent_tokens: keep.unwrap_or_else(|| self.keep_recent_tokens(model)),
+        }
+    }
     pub fn branch_reserve_tokens(&self) -> u64 {
         self.get(&["branchSummary", "reserveTokens"])
             .and_then(|v| v.as_u64())

@@ -57,7 +57,12 @@ impl App {
 
     fn compaction_settings(&self) -> CompactionSettings {
         CompactionSettings {
-            reserve_tokens: self.selection.gauge.as_ref().map(|g| g.reserve).unwrap_or(16384),
+            reserve_tokens: self
+                .selection
+                .gauge
+                .as_ref()
+                .map(|g| g.reserve)
+                .unwrap_or_else(|| CompactionSettings::default().reserve_tokens),
             keep_recent_tokens: self.selection.keep_recent,
         }
     }

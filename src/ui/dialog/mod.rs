@@ -213,60 +213,9 @@ pub enum Dialog {
     },
 }
 
-/// What a yes in `Dialog::ConfirmRewrite` does.
-#[derive(Debug, Clone)]
-pub enum FileChore {
-    /// Delete the branch at this entry id from the file.
-    Delete(String),
-    /// Write the path to `cut` as a new session file (`clone`), or a fork before a user
-    /// message whose text goes to the clipboard.
-    Branched {
-        clone: bool,
-        cut: Option<usize>,
-        editor_text: Option<String>,
-    },
-    /// Remove a fork or clone bonsai wrote, if nobody wrote to it since.
-    RemoveBranched(BranchedFile),
-    /// Move a session (and its backups) into bonsai's trash.
-    Trash(std::path::PathBuf),
-    /// Put a trashed session back (by its name in the trash).
-    RestoreTrashed(String),
-    /// Remove these trashed sessions for good.
-    EmptyTrash(Vec<String>),
-    /// Remove these backups.
-    RemoveBackups(Vec<std::path::PathBuf>),
-}
-
-/// A fork or clone bonsai wrote: its path, length and modification time right after.
-#[derive(Debug, Clone, PartialEq)]
-pub struct BranchedFile {
-    pub path: std::path::PathBuf,
-    pub what: &'static str,
-    pub len: u64,
-    pub modified: Option<std::time::SystemTime>,
-}
-
-impl BranchedFile {
-    pub fn of(path: std::path::PathBuf, what: &'static str) -> Option<BranchedFile> {
-        let m = std::fs::metadata(&path).ok()?;
-        Some(BranchedFile {
-            len: m.len(),
-            modified: m.modified().ok(),
-            path,
-            what,
-        })
-    }
-    /// Nobody wrote to it since bonsai did (Pi resuming it appends).
-    pub fn untouched(&self) -> bool {
-        std::fs::metadata(&self.path).is_ok_and(|m| m.len() == self.len && m.modified().ok() == self.modified)
-    }
-    pub fn name(&self) -> String {
-        self.path
-            .file_name()
-            .map(|n| n.to_string_lossy().to_string())
-            .unwrap_or_default()
-    }
-}
+// What a yes in a confirm does, and the file a fork or clone left: the chores own them (the
+// jobs run them; the dialog only holds one).
+pub use crate::ui::chores::{BranchedFile, FileChore};
 
 /// The summary's tabs in one line `width` wide: full names when they fit, else short ones,
 /// else a window around the active tab (`‹`/`›` say more are off either side). The active

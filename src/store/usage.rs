@@ -17,11 +17,33 @@ pub struct Skipped {
 
 /// The time zone named `name` (IANA, e.g. `Europe/Berlin`, or `UTC`), else the system's
 /// (`$TZ`, then `/etc/localtime`), as `Intl.DateTimeFormat().resolvedOptions().timeZone`.
-pub fn time_zone(name: Option<&str>) -> Result<jiff::tz::TimeZone, String> {
+pub fn time_zone(name: Option<&str>) -> Result<jiff::tz::TimeZone, UnknownZone> {
     match name {
-        Some(n) => jiff::tz::TimeZone::get(n).map_err(|e| format!("unknown time zone {n:?}: {e}")),
+        Some(n) => jiff::tz::TimeZone::get(n).map_err(|source| UnknownZone {
+            name: n.to_string(),
+            source,
+        }),
         None => Ok(jiff::tz::TimeZone::system()),
     }
+}
+
+/// A time zone name the tz database does not hold.
+#[derive(Debug, thiserror::Error)]
+#[error("unknown time zone {name:?}: {source}")]
+pub struct UnknownZone {
+    pub name: String,
+    source: jiff::Error,
+}
+
+/// Why a file's calls were not read (said beside the report, the file skipped).
+#[derive(Debug, thiserror::Error)]
+pub enum UsageReadError {
+    #[error(transparent)]
+    Open(#[from] super::files::OpenError),
+    #[error("cannot read it: {0}")]
+    Read(#[from] std::io::Error),
+    #[error("not a Pi session: its first line is not a session header")]
+    NotASession,
 }
 
 /// The session a removed-lines file belongs to (`X.jsonl.deleted-TIME.jsonl` → `X.jsonl`).
@@ -91,22 +113,22 @@ fn name_in(buf: &[u8]) -> Option<String> {
 }
 
 /// The bytes of `path` (mapped when large).
-fn load(path: &Path) -> Result<impl std::ops::Deref<Target = [u8]>, String> {
-    let f = super::files::open_regular(path).map_err(|e| e.to_string())?;
-    super::mapped::load_file(f, path).map_err(|e| format!("cannot read it: {e}"))
+fn load(path: &Path) -> Result<impl std::ops::Deref<Target = [u8]>, UsageReadError> {
+    let f = super::files::open_regular(path)?;
+    Ok(super::mapped::load_file(f, path)?)
 }
 
 /// One file's calls, or why it is not read. `project` falls back to the folder's name.
-fn read_one(path: &Path) -> Result<SessionCalls, String> {
+fn read_one(path: &Path) -> Result<SessionCalls, UsageReadError> {
     calls_in(path, &load(path)?)
 }
 
 /// The calls in `buf`, the bytes of `path`.
-fn calls_in(path: &Path, buf: &[u8]) -> Result<SessionCalls, String> {
+fn calls_in(path: &Path, buf: &[u8]) -> Result<SessionCalls, UsageReadError> {
     let removed_lines_of = session_of(path);
     let head = header(buf);
     if head.is_none() && removed_lines_of.is_none() {
-        return Err("not a Pi session: its first line is not a session header".into());
+        return Err(UsageReadError::NotASession);
     }
     let s = |k: &str| {
         head.as_ref()
@@ -132,7 +154,7 @@ fn calls_in(path: &Path, buf: &[u8]) -> Result<SessionCalls, String> {
 /// into its session (its project and name from the session's own file when that was read).
 pub fn read_sessions(paths: &[PathBuf]) -> (Vec<SessionCalls>, Vec<Skipped>) {
     let (files, mut skipped) = files_under(paths);
-    let read: Vec<(PathBuf, Result<SessionCalls, String>)> =
+    let read: Vec<(PathBuf, Result<SessionCalls, UsageReadError>)> =
         files.par_iter().map(|p| (p.clone(), read_one(p))).collect();
     let mut sessions: Vec<SessionCalls> = Vec::new();
     let mut removed: Vec<SessionCalls> = Vec::new();
@@ -140,7 +162,10 @@ pub fn read_sessions(paths: &[PathBuf]) -> (Vec<SessionCalls>, Vec<Skipped>) {
         match r {
             Ok(s) if session_of(&path).is_some() => removed.push(s),
             Ok(s) => sessions.push(s),
-            Err(reason) => skipped.push(Skipped { path, reason }),
+            Err(e) => skipped.push(Skipped {
+                path,
+                reason: e.to_string(),
+            }),
         }
     }
     for r in removed {
@@ -187,7 +212,7 @@ fn load_cache(agent: &Path) -> std::collections::HashMap<PathBuf, CachedFile> {
 use super::files::mtime_ms;
 
 /// `path` read whole, as the cache keeps it.
-fn read_fresh(path: &Path, meta: &std::fs::Metadata) -> Result<CachedFile, String> {
+fn read_fresh(path: &Path, meta: &std::fs::Metadata) -> Result<CachedFile, UsageReadError> {
     let buf = load(path)?;
     let settled = memchr::memrchr(b'\n', &buf).map_or(0, |i| i + 1);
     let calls = calls_in(path, &buf)?;
@@ -203,8 +228,8 @@ fn read_fresh(path: &Path, meta: &std::fs::Metadata) -> Result<CachedFile, Strin
 
 /// `path` from the cache: as it was when unchanged, with only the new lines read when Pi
 /// appended, whole again otherwise.
-fn read_cached(path: &Path, cached: Option<&CachedFile>) -> Result<CachedFile, String> {
-    let meta = std::fs::metadata(path).map_err(|e| format!("cannot read it: {e}"))?;
+fn read_cached(path: &Path, cached: Option<&CachedFile>) -> Result<CachedFile, UsageReadError> {
+    let meta = std::fs::metadata(path)?;
     let Some(c) = cached else {
         return read_fresh(path, &meta);
     };
@@ -215,11 +240,11 @@ fn read_cached(path: &Path, cached: Option<&CachedFile>) -> Result<CachedFile, S
         return read_fresh(path, &meta);
     }
     use std::io::{Read, Seek, SeekFrom};
-    let mut f = super::files::open_regular(path).map_err(|e| e.to_string())?;
+    let mut f = super::files::open_regular(path)?;
     let from = c.settled.saturating_sub(c.end.len() as u64);
-    f.seek(SeekFrom::Start(from)).map_err(|e| e.to_string())?;
+    f.seek(SeekFrom::Start(from))?;
     let mut buf = Vec::with_capacity((meta.len() - from) as usize);
-    f.read_to_end(&mut buf).map_err(|e| e.to_string())?;
+    f.read_to_end(&mut buf)?;
     if buf.get(..c.end.len()) != Some(&c.end[..]) {
         return read_fresh(path, &meta);
     }
@@ -248,7 +273,7 @@ fn read_cached(path: &Path, cached: Option<&CachedFile>) -> Result<CachedFile, S
 pub fn read_sessions_cached(agent: &Path, paths: &[PathBuf]) -> (Vec<SessionCalls>, Vec<Skipped>) {
     let (files, mut skipped) = files_under(paths);
     let cache = load_cache(agent);
-    let read: Vec<(PathBuf, Result<CachedFile, String>)> = files
+    let read: Vec<(PathBuf, Result<CachedFile, UsageReadError>)> = files
         .par_iter()
         .map(|p| (p.clone(), read_cached(p, cache.get(p))))
         .collect();
@@ -270,7 +295,10 @@ pub fn read_sessions_cached(agent: &Path, paths: &[PathBuf]) -> (Vec<SessionCall
                 }
                 kept.push(c);
             }
-            Err(reason) => skipped.push(Skipped { path, reason }),
+            Err(e) => skipped.push(Skipped {
+                path,
+                reason: e.to_string(),
+            }),
         }
     }
     if changed && let Ok(bytes) = postcard::to_stdvec(&(CACHE_VERSION, &kept)) {

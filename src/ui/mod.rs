@@ -343,23 +343,18 @@ fn action_for_event(app: &App, ev: crossterm::event::Event) -> Option<Action> {
     }
 }
 
-async fn event_loop(
+/// The session to open first: the demo (with its notice), a placeholder behind the picker,
+/// or the file read behind a progress frame. `None`: the user left while it loaded.
+async fn open_target(
     terminal: &mut ratatui::DefaultTerminal,
     target: Target,
-    settings: Settings,
-    registry: Registry,
-    handle: tokio::runtime::Handle,
-    at: Option<String>,
-) -> Result<()> {
-    use crossterm::event::{Event, EventStream, KeyCode, KeyModifiers};
-    use futures_util::StreamExt;
-    let mut events = EventStream::new();
-    let mut typed_ahead = Vec::new();
-    let mouse = settings.mouse_capture();
-    let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
-    // For timing start to first session frame from outside (scripts/first-frame.sh).
-    let exit_after_first_frame = std::env::var_os("BONSAI_EXIT_AFTER_FIRST_FRAME").is_some();
-    let (session, path, notice) = match target {
+    settings: &Settings,
+    no_color: bool,
+    exit_after_first_frame: bool,
+    events: &mut crossterm::event::EventStream,
+    typed_ahead: &mut Vec<crossterm::event::Event>,
+) -> Result<Option<(Session, Option<PathBuf>, Option<String>)>> {
+    Ok(Some(match target {
         Target::Demo => (
             Session::from_bytes(DEMO.to_vec())
                 .map_err(|e| eyre!("demo session: {e}"))?
@@ -375,74 +370,132 @@ async fn event_loop(
             None,
         ),
         Target::File(p) => {
-            // Load off the draw thread, with a progress frame (how far the parse is, for a big
-            // file); Ctrl+C or q aborts.
-            let size = std::fs::metadata(&p).map(|m| m.len()).unwrap_or(0);
-            let parsed = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
-            let mut loading = loading::Loading {
-                name: p.display().to_string(),
-                size,
-                parsed: 0,
-                preview: None,
-            };
-            let loading_frame = |terminal: &mut ratatui::DefaultTerminal, l: &loading::Loading| {
-                terminal
-                    .draw(|f| {
-                        loading::draw(f, f.area(), l);
-                        if no_color {
-                            strip_colour(f);
-                        }
-                    })
-                    .map(|_| ())
-            };
-            loading_frame(terminal, &loading)?;
-            let pc = p.clone();
-            let counter = parsed.clone();
-            let mut load = tokio::task::spawn_blocking(move || {
-                let f = crate::store::files::open_regular(&pc)?;
-                let report = |n: usize| counter.store(n, std::sync::atomic::Ordering::Relaxed);
-                crate::store::files::load_session_progress(f, &pc, Some(&report))
-            });
-            // A file whose parse takes more than a few tenths of a second shows the leaf's
-            // newest entries from its end meanwhile (a few MB read beside the parse).
-            let rows = terminal.size()?.height.saturating_sub(loading::CHROME_ROWS) as usize;
-            let mut tail = (size >= TAIL_PREVIEW_FROM).then(|| {
-                let pc = p.clone();
-                let filter =
-                    crate::engine::view::tree_view::FilterMode::parse(settings.tree_filter_mode()).unwrap_or_default();
-                tokio::task::spawn_blocking(move || crate::store::files::leaf_path_preview(&pc, filter, rows))
-            });
-            let mut redraw = tokio::time::interval(Duration::from_millis(200));
-            let s = loop {
-                tokio::select! {
-                    r = &mut load => break r?,
-                    Some(read) = async { Some(tail.as_mut()?.await) } => {
-                        tail = None;
-                        loading.preview = read.ok().flatten();
-                        loading.parsed = parsed.load(std::sync::atomic::Ordering::Relaxed);
-                        loading_frame(terminal, &loading)?;
-                        if exit_after_first_frame && loading.preview.is_some() {
-                            eprintln!("leaf's newest entries on screen after {:.1} ms", since_start_ms());
-                        }
-                    }
-                    _ = redraw.tick() => {
-                        loading.parsed = parsed.load(std::sync::atomic::Ordering::Relaxed);
-                        loading_frame(terminal, &loading)?;
-                    }
-                    Some(Ok(ev)) = events.next() => {
-                        if let Event::Key(k) = &ev
-                            && (k.code == KeyCode::Char('q')
-                                || (k.code == KeyCode::Char('c') && k.modifiers.contains(KeyModifiers::CONTROL)))
-                        {
-                            return Ok(());
-                        }
-                        // Typed ahead while loading: kept for the session, not lost.
-                        typed_ahead.push(ev);
-                    }
-                }
-            };
-            (s?, Some(p), None)
+            let loaded = load_with_progress(
+                terminal,
+                &p,
+                settings,
+                no_color,
+                exit_after_first_frame,
+                events,
+                typed_ahead,
+            )
+            .await?;
+            let Some(s) = loaded else { return Ok(None) };
+            (s, Some(p), None)
         }
+    }))
+}
+
+/// A session file read off the draw thread behind a progress frame (how far the parse is; a big
+/// file shows the leaf's newest entries from its end meanwhile). `None`: the user left with q
+/// or Ctrl+C. Keys typed meanwhile are kept in `typed_ahead` for the session.
+async fn load_with_progress(
+    terminal: &mut ratatui::DefaultTerminal,
+    p: &std::path::Path,
+    settings: &Settings,
+    no_color: bool,
+    exit_after_first_frame: bool,
+    events: &mut crossterm::event::EventStream,
+    typed_ahead: &mut Vec<crossterm::event::Event>,
+) -> Result<Option<Session>> {
+    use crossterm::event::{Event, KeyCode, KeyModifiers};
+    use futures_util::StreamExt;
+    // Load off the draw thread, with a progress frame (how far the parse is, for a big
+    // file); Ctrl+C or q aborts.
+    let size = std::fs::metadata(p).map(|m| m.len()).unwrap_or(0);
+    let parsed = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let mut loading = loading::Loading {
+        name: p.display().to_string(),
+        size,
+        parsed: 0,
+        preview: None,
+    };
+    let loading_frame = |terminal: &mut ratatui::DefaultTerminal, l: &loading::Loading| {
+        terminal
+            .draw(|f| {
+                loading::draw(f, f.area(), l);
+                if no_color {
+                    strip_colour(f);
+                }
+            })
+            .map(|_| ())
+    };
+    loading_frame(terminal, &loading)?;
+    let pc = p.to_path_buf();
+    let counter = parsed.clone();
+    let mut load = tokio::task::spawn_blocking(move || {
+        let f = crate::store::files::open_regular(&pc)?;
+        let report = |n: usize| counter.store(n, std::sync::atomic::Ordering::Relaxed);
+        crate::store::files::load_session_progress(f, &pc, Some(&report))
+    });
+    // A file whose parse takes more than a few tenths of a second shows the leaf's
+    // newest entries from its end meanwhile (a few MB read beside the parse).
+    let rows = terminal.size()?.height.saturating_sub(loading::CHROME_ROWS) as usize;
+    let mut tail = (size >= TAIL_PREVIEW_FROM).then(|| {
+        let pc = p.to_path_buf();
+        let filter = crate::engine::view::tree_view::FilterMode::parse(settings.tree_filter_mode()).unwrap_or_default();
+        tokio::task::spawn_blocking(move || crate::store::files::leaf_path_preview(&pc, filter, rows))
+    });
+    let mut redraw = tokio::time::interval(Duration::from_millis(200));
+    let s = loop {
+        tokio::select! {
+            r = &mut load => break r?,
+            Some(read) = async { Some(tail.as_mut()?.await) } => {
+                tail = None;
+                loading.preview = read.ok().flatten();
+                loading.parsed = parsed.load(std::sync::atomic::Ordering::Relaxed);
+                loading_frame(terminal, &loading)?;
+                if exit_after_first_frame && loading.preview.is_some() {
+                    eprintln!("leaf's newest entries on screen after {:.1} ms", since_start_ms());
+                }
+            }
+            _ = redraw.tick() => {
+                loading.parsed = parsed.load(std::sync::atomic::Ordering::Relaxed);
+                loading_frame(terminal, &loading)?;
+            }
+            Some(Ok(ev)) = events.next() => {
+                if let Event::Key(k) = &ev
+                    && (k.code == KeyCode::Char('q')
+                        || (k.code == KeyCode::Char('c') && k.modifiers.contains(KeyModifiers::CONTROL)))
+                {
+                    return Ok(None);
+                }
+                // Typed ahead while loading: kept for the session, not lost.
+                typed_ahead.push(ev);
+            }
+        }
+    };
+    Ok(Some(s?))
+}
+
+async fn event_loop(
+    terminal: &mut ratatui::DefaultTerminal,
+    target: Target,
+    settings: Settings,
+    registry: Registry,
+    handle: tokio::runtime::Handle,
+    at: Option<String>,
+) -> Result<()> {
+    use crossterm::event::EventStream;
+    use futures_util::StreamExt;
+    let mut events = EventStream::new();
+    let mut typed_ahead = Vec::new();
+    let mouse = settings.mouse_capture();
+    let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
+    // For timing start to first session frame from outside (scripts/first-frame.sh).
+    let exit_after_first_frame = std::env::var_os("BONSAI_EXIT_AFTER_FIRST_FRAME").is_some();
+    let opened = open_target(
+        terminal,
+        target,
+        &settings,
+        no_color,
+        exit_after_first_frame,
+        &mut events,
+        &mut typed_ahead,
+    )
+    .await?;
+    let Some((session, path, notice)) = opened else {
+        return Ok(());
     };
     let is_picker = path.is_none() && notice.is_none();
     // A big session's gauge walks a long path (0.1-0.2 s at 1 GB): it runs beside the tree's
@@ -492,25 +545,7 @@ async fn event_loop(
             jobs::spawn(job, &handle, tx.clone());
         }
         for effect in app.take_effects() {
-            match effect {
-                Effect::Clipboard(text) => {
-                    use std::io::Write;
-                    let _ = crossterm::execute!(
-                        std::io::stdout(),
-                        crossterm::clipboard::CopyToClipboard::to_clipboard_from(text)
-                    );
-                    let _ = std::io::stdout().flush();
-                }
-                Effect::EditSummary(text) => {
-                    let edited = suspended(terminal, mouse, || edit_in_editor(&text));
-                    app.update(Action::EditorClosed(edited));
-                    dirty = true;
-                }
-                Effect::Pager(text) => {
-                    suspended(terminal, mouse, || show_in_pager(&text));
-                    dirty = true;
-                }
-            }
+            dirty |= carry_out(effect, terminal, mouse, &mut app);
         }
         if dirty {
             terminal.draw(|f| draw(f, &app))?;
@@ -547,6 +582,31 @@ async fn event_loop(
             _ = ticks.tick() => {
                 dirty |= app.update(tick(&app));
             }
+        }
+    }
+}
+
+/// What the app asked of the terminal (the clipboard, `$EDITOR`, `$PAGER`); true when the
+/// screen must be drawn again.
+fn carry_out(effect: Effect, terminal: &mut ratatui::DefaultTerminal, mouse: bool, app: &mut App) -> bool {
+    match effect {
+        Effect::Clipboard(text) => {
+            use std::io::Write;
+            let _ = crossterm::execute!(
+                std::io::stdout(),
+                crossterm::clipboard::CopyToClipboard::to_clipboard_from(text)
+            );
+            let _ = std::io::stdout().flush();
+            false
+        }
+        Effect::EditSummary(text) => {
+            let edited = suspended(terminal, mouse, || edit_in_editor(&text));
+            app.update(Action::EditorClosed(edited));
+            true
+        }
+        Effect::Pager(text) => {
+            suspended(terminal, mouse, || show_in_pager(&text));
+            true
         }
     }
 }

@@ -3,13 +3,14 @@
 //! jobs into [`Action`]s for [`App::update`], the only place the state changes.
 //!
 //! `update` dispatches by mode to the handlers in the child modules: `browse` (the tree, the
-//! detail pane, search, the context view, the picker, mouse), `writes` (the dialogs before a
-//! write, summaries, the writes themselves) and `events` (jobs reporting back, the tick, a new
+//! detail pane, search, the context view, the picker, mouse), `dialogs` (each dialog's keys),
+//! `writes` (opening the dialogs before a write, summaries, the writes themselves) and `events` (jobs reporting back, the tick, a new
 //! version of the session). What draw needs is made here too (`frame`, the detail document),
 //! so drawing only reads.
 
 mod branches;
 mod browse;
+mod dialogs;
 mod events;
 mod find;
 mod housekeeping;

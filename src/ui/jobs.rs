@@ -148,6 +148,9 @@ pub enum Job {
         what: String,
         /// The entry to select afterwards (by id; `None`: the new leaf).
         select: Option<String>,
+        /// A refusal reads the file again (a summary dialog waits to be given back with what
+        /// changed); without one, a refused write reads nothing more.
+        reread_on_refusal: bool,
     },
     /// A new session file with the path up to `cut` (Pi's `/fork` and `/clone`), beside
     /// `source`.
@@ -1215,6 +1218,7 @@ fn run_write(j: Job) -> JobResult {
         request,
         what,
         select,
+        reread_on_refusal,
     } = j
     else {
         unreachable!("run_write runs only Job::Write")
@@ -1226,8 +1230,7 @@ fn run_write(j: Job) -> JobResult {
         what,
         select,
     });
-    let now = result
-        .is_err()
+    let now = (result.is_err() && reread_on_refusal)
         .then(|| store::load_session(&path).ok().map(Arc::new))
         .flatten();
     JobResult::Written { result, now }

@@ -389,6 +389,7 @@ impl App {
             request,
             what: what.to_string(),
             select,
+            reread_on_refusal: self.parked.is_some(),
         });
     }
 

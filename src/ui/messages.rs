@@ -31,7 +31,7 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) {
     f.render_widget(Clear, area);
     let all = lines(app, area.width);
     let room = area.height.saturating_sub(3) as usize;
-    let scroll = app.screen.help_scroll.min(all.len().saturating_sub(room));
+    let scroll = app.screen.help.scroll.min(all.len().saturating_sub(room));
     let mut shown: Vec<Line> = all.into_iter().skip(scroll).take(room).collect();
     shown.push(Line::from(Span::styled(" ↑/↓ scroll · any other key closes", fg(DIM))));
     let block = Block::default()

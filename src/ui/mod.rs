@@ -6,6 +6,7 @@
 pub mod action;
 pub mod app;
 pub mod chores;
+pub mod component;
 pub mod context_view;
 pub mod cut_panel;
 pub mod detail;
@@ -33,7 +34,7 @@ use crate::engine::load::models::Registry;
 use crate::engine::load::session::Session;
 use crate::engine::settings::Settings;
 use action::Action;
-use app::{App, Effect, Overlay};
+use app::{App, Overlay, Terminal};
 use color_eyre::eyre::{Result, eyre};
 use ratatui::Frame;
 use std::path::{Path, PathBuf};
@@ -151,7 +152,7 @@ pub fn draw(f: &mut Frame, app: &App) {
     app::status::draw(f, a.status, app);
     app::status::draw_hints(f, a.hints, app);
     match app.screen.overlay {
-        Overlay::Help(mode) => help::draw(f, a.main, mode, app.screen.help_scroll),
+        Overlay::Help(mode) => help::draw(f, a.main, mode, app.screen.help.scroll),
         Overlay::Messages => messages::draw(f, a.main, app),
         Overlay::PrunePlan => {
             if let Some(l) = &app.prune.list {
@@ -588,9 +589,9 @@ async fn event_loop(
 
 /// What the app asked of the terminal (the clipboard, `$EDITOR`, `$PAGER`); true when the
 /// screen must be drawn again.
-fn carry_out(effect: Effect, terminal: &mut ratatui::DefaultTerminal, mouse: bool, app: &mut App) -> bool {
+fn carry_out(effect: Terminal, terminal: &mut ratatui::DefaultTerminal, mouse: bool, app: &mut App) -> bool {
     match effect {
-        Effect::Clipboard(text) => {
+        Terminal::Clipboard(text) => {
             use std::io::Write;
             let _ = crossterm::execute!(
                 std::io::stdout(),
@@ -599,12 +600,12 @@ fn carry_out(effect: Effect, terminal: &mut ratatui::DefaultTerminal, mouse: boo
             let _ = std::io::stdout().flush();
             false
         }
-        Effect::EditSummary(text) => {
+        Terminal::EditSummary(text) => {
             let edited = suspended(terminal, mouse, || edit_in_editor(&text));
             app.update(Action::EditorClosed(edited));
             true
         }
-        Effect::Pager(text) => {
+        Terminal::Pager(text) => {
             suspended(terminal, mouse, || show_in_pager(&text));
             true
         }

@@ -1394,3 +1394,4 @@ fn hit_row_target(hits: &[(PathBuf, Hit)], k: usize) -> Option<usize> {
 
 #[cfg(test)]
 pub(crate) mod snapshots;
+mod update;

@@ -2,7 +2,9 @@
 //! distills, with its entry, tool, key argument and tokens before → after, scrollable, with
 //! items left out before writing. Its plan does not follow the selection.
 
-use super::app::PlanList;
+use super::action::Action;
+use super::component::{self, Effect};
+use super::keymap::Mode;
 use super::theme::*;
 use crate::engine::edit::prune::{self, thousands};
 use crate::engine::load::session::Session;
@@ -12,6 +14,70 @@ use ratatui::layout::Rect;
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph};
+use std::sync::Arc;
+
+/// The prune plan under review: its leaf and items stay as they were when it opened, whatever
+/// the selection does; items can be left out before writing.
+#[derive(Debug, Clone)]
+pub struct PlanList {
+    pub plan: Arc<crate::engine::edit::prune::Plan>,
+    /// Indices into `plan.items` that are written (protected items are listed, not rows).
+    pub rows: Vec<usize>,
+    pub cursor: usize,
+    pub left_out: std::collections::HashSet<usize>,
+}
+
+impl PlanList {
+    /// A key in the list: move, leave an item out or take it back (Space), go to an item's
+    /// entry (Enter), write what is left (a), close. `page`: rows a page moves.
+    pub fn update(&mut self, action: &Action, page: usize) -> Vec<Effect> {
+        let n = self.rows.len();
+        let last = n.saturating_sub(1);
+        match action {
+            Action::Up => self.cursor = self.cursor.saturating_sub(1),
+            Action::Down => self.cursor = (self.cursor + 1).min(last),
+            Action::PageUp => self.cursor = self.cursor.saturating_sub(page),
+            Action::PageDown => self.cursor = (self.cursor + page).min(last),
+            Action::Toggle => {
+                let Some(&k) = self.rows.get(self.cursor) else {
+                    return component::ignored();
+                };
+                if !self.left_out.remove(&k) {
+                    self.left_out.insert(k);
+                }
+                self.cursor = (self.cursor + 1).min(last);
+            }
+            Action::Select => {
+                return match self.rows.get(self.cursor) {
+                    Some(&k) => vec![Effect::Reveal(self.plan.items[k].entry)],
+                    None => component::ignored(),
+                };
+            }
+            Action::ApplyPrune => {
+                let plan = self.plan.without(&self.left_out);
+                let left_out = self.left_out.len();
+                return if plan.is_empty() {
+                    vec![
+                        Effect::Close,
+                        Effect::Say("every item was left out: nothing to write".into()),
+                    ]
+                } else {
+                    vec![
+                        Effect::Close,
+                        Effect::ConfirmPrune {
+                            plan: Box::new(plan),
+                            left_out,
+                        },
+                    ]
+                };
+            }
+            Action::Close => return vec![Effect::Close],
+            Action::OpenHelp => return vec![Effect::Help(Mode::PrunePlan)],
+            _ => return component::ignored(),
+        }
+        component::changed()
+    }
+}
 
 fn cut(s: &str, w: usize) -> String {
     if visible_width(s) <= w {

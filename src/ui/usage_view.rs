@@ -201,8 +201,9 @@ impl UsageView {
         self.day_back = self.day_back.min(self.days().len().saturating_sub(1));
     }
 
-    /// What a key means here. Returns false for actions it does not take.
-    pub fn update(&mut self, action: &Action) -> bool {
+    /// What a key means here: tabs, periods, days and rows; Esc closes, ? shows the keys.
+    pub fn update(&mut self, action: &Action) -> Vec<super::component::Effect> {
+        use super::component::{self, Effect};
         let tabs = self.tabs();
         let at = tabs.iter().position(|t| *t == self.tab).unwrap_or(0);
         match action {
@@ -239,9 +240,11 @@ impl UsageView {
                 }
                 .min(last);
             }
-            _ => return false,
+            Action::Close => return vec![Effect::Close],
+            Action::OpenHelp => return vec![Effect::Help(super::keymap::Mode::Usage)],
+            _ => return component::ignored(),
         }
-        true
+        component::changed()
     }
 
     pub fn draw(&self, f: &mut Frame, area: Rect) {
@@ -650,7 +653,7 @@ pub mod snapshots {
         v.set_data(data(true));
         assert_eq!(v.tab, Tab::Session);
         insta::assert_snapshot!("usage_session", draw(&v, 100, 22));
-        assert!(v.update(&Action::NextTab));
+        assert!(v.update(&Action::NextTab).is_empty());
         assert_eq!(v.tab, Tab::Days);
         insta::assert_snapshot!("usage_days", draw(&v, 100, 22));
         v.update(&Action::NextTab);
@@ -665,7 +668,18 @@ pub mod snapshots {
         assert_eq!(v.span, Recent::Week);
         let week = v.report.as_ref().unwrap().total.calls;
         assert!(week < month, "{week} < {month}");
-        assert!(!v.update(&Action::Quit));
+        assert!(matches!(
+            v.update(&Action::Quit)[..],
+            [crate::ui::component::Effect::Ignored]
+        ));
+        assert!(matches!(
+            v.update(&Action::Close)[..],
+            [crate::ui::component::Effect::Close]
+        ));
+        assert!(matches!(
+            v.update(&Action::OpenHelp)[..],
+            [crate::ui::component::Effect::Help(crate::ui::keymap::Mode::Usage)]
+        ));
     }
 
     #[test]

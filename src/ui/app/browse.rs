@@ -1,7 +1,7 @@
 //! Reading the session: the tree's keys (Pi's `/tree`), the detail pane, typing a search,
 //! "what the model sees", the session picker, and the mouse.
 
-use super::{App, Effect, Focus, Overlay};
+use super::{App, Focus, Overlay, Terminal};
 use crate::engine::load::entry::Kind;
 use crate::engine::view::tree_view::FilterMode;
 use crate::ui::action::Action;
@@ -81,11 +81,11 @@ impl App {
                 if let Some(i) = self.selected() {
                     let id = s.entries[i].id.to_string();
                     self.status = Some(format!("copied the entry id {id}"));
-                    self.effects.push(Effect::Clipboard(id));
+                    self.effects.push(Terminal::Clipboard(id));
                 }
             }
             Action::OpenPager => match &self.detail.doc {
-                Some(d) => self.effects.push(Effect::Pager(d.plain_text())),
+                Some(d) => self.effects.push(Terminal::Pager(d.plain_text())),
                 None => self.status = Some("no entry selected".into()),
             },
             Action::ToggleFocus => {
@@ -136,8 +136,9 @@ impl App {
             Action::FindNext => return self.find_step(true),
             Action::FindPrev => return self.find_step(false),
             Action::OpenMessages => {
-                let n = crate::ui::messages::lines(self, self.areas().main.width).len();
-                self.screen.help_scroll = n.saturating_sub(self.areas().main.height.saturating_sub(3) as usize);
+                let main = self.areas().main;
+                let n = crate::ui::messages::lines(self, main.width).len();
+                self.screen.help = crate::ui::help::HelpScroll::at_end(n, main.height);
                 self.screen.overlay = Overlay::Messages;
             }
             Action::CountExact => {
@@ -185,10 +186,7 @@ impl App {
                 });
             }
             Action::OpenPicker => self.open_picker(),
-            Action::OpenHelp => {
-                self.screen.help_scroll = 0;
-                self.screen.overlay = Overlay::Help(self.mode());
-            }
+            Action::OpenHelp => self.open_help(self.mode()),
             Action::Navigate => self.open_navigate(),
             Action::Compact => self.open_compact(),
             Action::Label => self.open_label(),
@@ -288,14 +286,14 @@ impl App {
         let Some(i) = self.selected() else { return };
         match crate::engine::view::tree_view::copy_text(&self.doc.session, i) {
             Some(t) => {
-                self.effects.push(Effect::Clipboard(t));
+                self.effects.push(Terminal::Clipboard(t));
                 self.status = Some("Copied selected message to clipboard".into());
             }
             None => self.status = Some("Selected entry has no text to copy".into()),
         }
     }
 
-    /// The help: ↑/↓ scroll a long list; any other key closes it.
+    /// The help and the message log (their own update: scrolling, or closing).
     pub(super) fn on_help(&mut self, action: Action) -> bool {
         let area = self.areas().main;
         let rows = match self.screen.overlay {
@@ -303,107 +301,32 @@ impl App {
             Overlay::Messages => crate::ui::messages::lines(self, area.width).len(),
             _ => return false,
         };
-        let max = rows.saturating_sub(area.height.saturating_sub(3) as usize);
-        let page = area.height.saturating_sub(3) as usize;
-        let sc = &mut self.screen.help_scroll;
-        match action {
-            Action::Up => *sc = sc.saturating_sub(1),
-            Action::Down => *sc = (*sc + 1).min(max),
-            Action::PageUp => *sc = sc.saturating_sub(page),
-            Action::PageDown => *sc = (*sc + page).min(max),
-            _ => self.screen.overlay = Overlay::None,
-        }
-        true
+        let effects = self.screen.help.update(&action, rows, area.height);
+        self.apply(effects)
     }
 
-    /// Typing a search: the filter follows every key.
+    /// Typing a search: the filter follows every key (the input's own update).
     pub(super) fn on_search(&mut self, action: Action) -> bool {
-        let s = self.doc.session.clone();
-        match action {
-            Action::Select => self.search = None,
-            Action::Close => {
-                self.search = None;
-                self.view.set_search(&s, String::new());
-            }
-            Action::Up => self.view.move_up(),
-            Action::Down => self.view.move_down(),
-            Action::Edit(key) => {
-                let Some(ed) = &mut self.search else { return false };
-                if !ed.input(key) {
-                    return false;
-                }
-                let q = ed.text();
-                self.view.set_search(&s, q);
-            }
-            Action::Paste(text) => {
-                let Some(ed) = &mut self.search else { return false };
-                ed.paste(&text);
-                let q = ed.text();
-                self.view.set_search(&s, q);
-            }
-            _ => return false,
-        }
-        true
+        let Some(ed) = &mut self.search else { return false };
+        let effects = crate::ui::input::tree_search(ed, &action);
+        self.apply(effects)
     }
 
-    /// "What the model sees": a cursor over the messages; Enter goes to the entry.
+    /// "What the model sees" (its own update; the app builds the view again when asked).
     pub(super) fn on_context(&mut self, action: Action) -> bool {
-        let n = self.context.data.as_ref().map(|d| d.aligned.len()).unwrap_or(0);
-        let page = self.page();
-        let c = &mut self.context.cursor;
-        match action {
-            Action::Up => *c = c.saturating_sub(1),
-            Action::Down => *c = (*c + 1).min(n.saturating_sub(1)),
-            Action::PageUp => *c = c.saturating_sub(page),
-            Action::PageDown => *c = (*c + page).min(n.saturating_sub(1)),
-            Action::Home => *c = 0,
-            Action::End => *c = n.saturating_sub(1),
-            Action::Select => {
-                let Some(e) = self
-                    .context
-                    .data
-                    .as_ref()
-                    .and_then(|d| d.source_at(self.context.cursor))
-                else {
-                    return false;
-                };
-                self.screen.overlay = Overlay::None;
-                self.reveal(e);
-                return true;
-            }
-            Action::ClearMark => {
-                self.context.mark = None;
-                self.request_context();
-            }
-            Action::ToggleLive => {
-                self.context.live = !self.context.live;
-                self.context.data = None;
-                self.request_context();
-                self.status = Some(if self.context.live {
-                    "what bonsai's Pi package sends at this entry (bonsai.live.policy in Pi's settings)".into()
-                } else {
-                    "the session's context at this entry".into()
-                });
-            }
-            Action::Close => self.screen.overlay = Overlay::None,
-            Action::OpenHelp => {
-                self.screen.help_scroll = 0;
-                self.screen.overlay = Overlay::Help(Mode::Context);
-            }
-            _ => return false,
-        }
-        self.keep_context_cursor_visible();
-        true
+        let (page, height) = (self.page(), self.context_rows());
+        let effects = self.context.update(&action, page, height);
+        self.apply(effects)
+    }
+
+    /// The rows the context view's list shows.
+    pub(super) fn context_rows(&self) -> usize {
+        (self.areas().main.height as usize).saturating_sub(3).max(1)
     }
 
     pub(super) fn keep_context_cursor_visible(&mut self) {
-        let h = (self.areas().main.height as usize).saturating_sub(3).max(1);
-        let c = self.context.cursor;
-        if c < self.context.scroll {
-            self.context.scroll = c;
-        } else if c >= self.context.scroll + h {
-            self.context.scroll = c + 1 - h;
-        }
+        let height = self.context_rows();
+        self.context.keep_cursor_visible(height);
     }
 
     pub(super) fn open_picker(&mut self) {
@@ -421,8 +344,9 @@ impl App {
         });
     }
 
+    /// The picker (its own update), after the keys that open the usage view or a
+    /// housekeeping dialog.
     pub(super) fn on_picker(&mut self, action: Action) -> bool {
-        use crate::ui::picker::PickerFocus;
         let page = self.page() as isize;
         let tree = self
             .picker
@@ -431,98 +355,12 @@ impl App {
         if self.on_picker_housekeeping(&action, tree) {
             return true;
         }
-        let next_id = self.next_job_id();
         let Some(p) = &mut self.picker else {
             self.screen.overlay = Overlay::None;
             return true;
         };
-        match (p.focus, action) {
-            // Typing the name filter.
-            (PickerFocus::Filter, Action::Edit(key)) => return p.edit_filter(key),
-            (PickerFocus::Filter, Action::Paste(text)) => p.paste(&text),
-            (PickerFocus::Filter, Action::Select) => p.focus = PickerFocus::Tree,
-            (PickerFocus::Filter, Action::Close) => {
-                p.focus = PickerFocus::Tree;
-                p.clear_filter();
-            }
-            // Typing a search inside the sessions.
-            (PickerFocus::Query, Action::Edit(key)) => {
-                return p.search.as_mut().is_some_and(|s| s.query.input(key));
-            }
-            (PickerFocus::Query, Action::Paste(text)) => p.paste(&text),
-            (PickerFocus::Query, Action::Close) => {
-                p.focus = PickerFocus::Tree;
-                p.search = None;
-            }
-            (PickerFocus::Query, Action::Select) => {
-                if !p.begin_search() {
-                    return false;
-                }
-                // The sessions listed now; a listing still being read is waited for.
-                if !p.loading {
-                    self.start_session_search(next_id);
-                }
-            }
-            // Going through the hits.
-            (PickerFocus::Hits, Action::Select) => {
-                let Some((path, entry)) = p.selected_hit() else {
-                    return false;
-                };
-                p.error = None;
-                p.opening = Some(path.clone());
-                p.open_at = Some(entry);
-                self.pending.queue.push(Job::Open { path });
-            }
-            (PickerFocus::Hits, Action::Close) => return p.stop_or_close_search(),
-            (_, Action::SearchSessions) => p.open_search(),
-            // The tree (and moving in the hits).
-            (_, Action::Up) => return p.move_by(-1),
-            (_, Action::Down) => return p.move_by(1),
-            (_, Action::PageUp) => return p.move_by(-page),
-            (_, Action::PageDown) => return p.move_by(page),
-            (_, Action::Home) => return p.first_or_last(false),
-            (_, Action::End) => return p.first_or_last(true),
-            (PickerFocus::Tree, Action::FoldOrUp) => return p.fold(false),
-            (PickerFocus::Tree, Action::UnfoldOrDown) => return p.fold(true),
-            (PickerFocus::Tree, Action::StartSearch) => p.focus = PickerFocus::Filter,
-            (PickerFocus::Tree, Action::PinSession) => {
-                let Some(path) = p.selected_path() else {
-                    self.status = Some("pins are for sessions: select one".into());
-                    return true;
-                };
-                self.chore(crate::ui::chores::Chore::TogglePin(path));
-            }
-            (PickerFocus::Tree, Action::ToggleAllProjects) => {
-                let all = !p.all;
-                p.loading = true;
-                p.search = None;
-                self.pending.queue.push(Job::List {
-                    cwd: self.cwd.clone(),
-                    settings: self.settings.clone(),
-                    all,
-                    agent_dir: self.agent_dir.clone(),
-                });
-            }
-            (PickerFocus::Tree, Action::Select) => match p.selected_path() {
-                Some(path) => {
-                    p.error = None;
-                    p.opening = Some(path.clone());
-                    p.open_at = None;
-                    self.pending.queue.push(Job::Open { path });
-                }
-                // A project, the pins or a problem: Enter folds or unfolds it.
-                None => return p.toggle_selected(),
-            },
-            (PickerFocus::Tree, Action::Close) => {
-                if p.launched_without_session {
-                    self.quit = true;
-                } else {
-                    self.screen.overlay = Overlay::None;
-                }
-            }
-            _ => return false,
-        }
-        true
+        let effects = p.update(&action, page);
+        self.apply(effects)
     }
 
     /// The picker's keys for the usage view and housekeeping (asked first, done by jobs).

@@ -2,7 +2,7 @@
 //! confirm dialogs (the dialogs themselves are drawn in `ui::dialog`; what a yes starts is in
 //! `writes`, `branches` and `housekeeping`).
 
-use super::{App, Effect};
+use super::{App, Terminal};
 use crate::engine::compaction::strategy::Strategy;
 use crate::ui::action::Action;
 use crate::ui::dialog::{self, Dialog, FileChore, InputPurpose, SummaryFor, TabState};
@@ -181,7 +181,7 @@ impl App {
             Action::AcceptWrite if !running => self.accept_summary(),
             Action::EditInEditor if !running => {
                 let t = tabs[*active].text.clone();
-                self.effects.push(Effect::EditSummary(t));
+                self.effects.push(Terminal::EditSummary(t));
             }
             Action::Discard if !running => {
                 let branch = matches!(

@@ -1,7 +1,7 @@
 //! What arrives without a key: jobs reporting back, the tick (live follow, highlighting), and
 //! a new version of the session (Pi appended, bonsai wrote, another session opened).
 
-use super::{App, Doc, Effect, Overlay, plural};
+use super::{App, Doc, Overlay, Terminal, plural};
 use crate::engine::load::session::Session;
 use crate::engine::view::tree_view::TreeView;
 use crate::ui::jobs::{Job, JobResult};
@@ -317,7 +317,7 @@ impl App {
                         "navigated · the user message is on the clipboard: {}",
                         crate::engine::view::tree_view::one_line(&t, 60)
                     );
-                    self.effects.push(Effect::Clipboard(t));
+                    self.effects.push(Terminal::Clipboard(t));
                 }
                 self.status = Some(msg);
                 self.parked = None;
@@ -369,7 +369,7 @@ impl App {
                 ));
                 self.last_branched = crate::ui::dialog::BranchedFile::of(path.clone(), what);
                 if let Some(t) = editor_text {
-                    self.effects.push(Effect::Clipboard(t));
+                    self.effects.push(Terminal::Clipboard(t));
                 }
             }
             Err(e) => self.status = Some(format!("{what} not written: {e}")),

@@ -5,6 +5,7 @@
 
 use super::App;
 use crate::ui::action::Action;
+use crate::ui::component::{self, Effect};
 use crate::ui::input::LineEditor;
 use crate::ui::jobs::Job;
 use std::collections::BTreeMap;
@@ -43,6 +44,28 @@ impl Find {
             .map(|k| (k + 1).to_string())
             .unwrap_or_else(|| "-".into());
         format!("{at}/{n}{}", if self.running { " …" } else { "" })
+    }
+
+    /// A key while the query is typed: Enter finds it (an empty query ends the find), Esc
+    /// stops typing (and ends a find that never ran).
+    pub fn update_input(&mut self, action: &Action) -> Vec<Effect> {
+        let Some(ed) = &mut self.editor else {
+            return component::ignored();
+        };
+        match action {
+            Action::Edit(key) if !ed.input(*key) => return component::ignored(),
+            Action::Edit(_) => {}
+            Action::Paste(text) => ed.paste(text),
+            Action::Close if self.query.is_empty() => return vec![Effect::EndFind],
+            Action::Close => self.editor = None,
+            Action::Select => {
+                let q = ed.text();
+                self.editor = None;
+                return vec![if q.is_empty() { Effect::EndFind } else { Effect::Find(q) }];
+            }
+            _ => return component::ignored(),
+        }
+        component::changed()
     }
 }
 
@@ -86,36 +109,15 @@ impl App {
         }
     }
 
-    /// Keys while the query is typed.
+    /// Keys while the query is typed (the find's own update).
     pub(super) fn on_find_input(&mut self, action: Action) -> bool {
         let Some(f) = &mut self.find else { return false };
-        let Some(ed) = &mut f.editor else { return false };
-        match action {
-            Action::Edit(key) => return ed.input(key),
-            Action::Paste(text) => ed.paste(&text),
-            Action::Close => {
-                f.editor = None;
-                if f.query.is_empty() {
-                    self.find = None;
-                }
-            }
-            Action::Select => {
-                let q = ed.text();
-                f.editor = None;
-                if q.is_empty() {
-                    f.cancel.store(true, std::sync::atomic::Ordering::Relaxed);
-                    self.find = None;
-                    return true;
-                }
-                self.run_find(q);
-            }
-            _ => return false,
-        }
-        true
+        let effects = f.update_input(&action);
+        self.apply(effects)
     }
 
     /// Search the open session for `q` (a search still running is stopped).
-    fn run_find(&mut self, q: String) {
+    pub(super) fn run_find(&mut self, q: String) {
         let id = self.next_job_id();
         let query = match crate::engine::view::search::Query::new(&q, false, None) {
             Ok(query) => query,

@@ -11,6 +11,7 @@
 mod branches;
 mod browse;
 mod dialogs;
+mod effects;
 mod events;
 mod find;
 mod housekeeping;
@@ -20,14 +21,16 @@ mod usage;
 mod writes;
 
 use super::action::Action;
-use super::context_view::ContextData;
+pub use super::context_view::{ContextKey, ContextState};
 use super::detail;
 use super::dialog::Dialog;
+pub use super::fills::FillsState;
 use super::input::LineEditor;
 use super::jobs::{Job, JobResult};
 use super::keymap::{self, Mode};
 use super::layout::{self, Areas, Shown};
 use super::picker::Picker;
+pub use super::prune_list::PlanList;
 use super::selection::{CutClass, Gauge};
 use crate::engine::compaction::cut::{CompactionPlan, NoCompaction};
 use crate::engine::load::models::Registry;
@@ -104,8 +107,8 @@ pub struct Screen {
     /// NO_COLOR: no colour at all; the cut preview gets a symbol column.
     pub no_color: bool,
     pub zones: (f64, f64),
-    /// Rows the help overlay is scrolled.
-    pub help_scroll: usize,
+    /// The help overlay and the message log, scrolled.
+    pub help: crate::ui::help::HelpScroll,
 }
 
 /// What depends on the selected entry taken as a leaf.
@@ -151,34 +154,6 @@ pub struct DetailState {
     pub scroll: usize,
 }
 
-#[derive(Default)]
-pub struct ContextState {
-    /// Showing what bonsai's Pi package sends instead of the session's context.
-    pub live: bool,
-    pub mark: Option<usize>,
-    pub cursor: usize,
-    pub scroll: usize,
-    pub data: Option<Box<ContextData>>,
-    /// The generation the shown data is for (a newer one is being counted when behind).
-    pub generation: u64,
-    /// Messages counted of those to count, while a view is being built.
-    pub progress: Option<(usize, usize)>,
-    /// The last view built and what it was built for: `v` again on the same state shows it
-    /// at once.
-    pub built: Option<(ContextKey, Box<ContextData>)>,
-}
-
-/// What a context view depends on: the leaf, the mark, the encoding, live or not, and the
-/// session's version (its length).
-#[derive(Debug, Clone, PartialEq)]
-pub struct ContextKey {
-    pub leaf: usize,
-    pub mark: Option<usize>,
-    pub encoding: &'static str,
-    pub live: bool,
-    pub len: usize,
-}
-
 /// The pruning policies Tab cycles through: name, policy, the extension's own rules.
 pub const POLICIES: [(&str, crate::engine::edit::prune::Policy, bool); 5] = {
     use crate::engine::edit::prune::{Policy, Zone};
@@ -212,29 +187,10 @@ pub struct PruneState {
     pub list: Option<PlanList>,
 }
 
-/// The prune plan under review: its leaf and items stay as they were when it opened, whatever
-/// the selection does; items can be left out before writing.
-#[derive(Debug, Clone)]
-pub struct PlanList {
-    pub plan: Arc<crate::engine::edit::prune::Plan>,
-    /// Indices into `plan.items` that are written (protected items are listed, not rows).
-    pub rows: Vec<usize>,
-    pub cursor: usize,
-    pub left_out: std::collections::HashSet<usize>,
-}
-
 impl PruneState {
     pub fn policy_name(&self) -> &'static str {
         POLICIES[self.policy % POLICIES.len()].0
     }
-}
-
-#[derive(Default)]
-pub struct FillsState {
-    pub data: Option<Box<super::fills::FillsData>>,
-    pub cursor: usize,
-    pub scroll: usize,
-    pub generation: u64,
 }
 
 /// What `$EDITOR` is editing.
@@ -249,7 +205,7 @@ pub enum EditorFor {
 
 /// What the event loop does with the terminal on the app's behalf.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Effect {
+pub enum Terminal {
     /// Text to the clipboard (OSC 52).
     Clipboard(String),
     /// Edit this summary in `$EDITOR`; the result comes back as `Action::EditorClosed`.
@@ -313,7 +269,7 @@ pub struct App {
     pub(crate) live: bool,
     pub(crate) quit: bool,
     pub pending: Pending,
-    pub(crate) effects: Vec<Effect>,
+    pub(crate) effects: Vec<Terminal>,
     pub(crate) exact: Arc<TokenCache>,
     row_cache: HashMap<usize, RowText>,
     next_id: u64,
@@ -400,7 +356,7 @@ impl App {
                 overlay: Overlay::None,
                 no_color: false,
                 zones,
-                help_scroll: 0,
+                help: Default::default(),
             },
             selection: SelectionState::default(),
             frame: Frame::default(),
@@ -680,7 +636,7 @@ impl App {
         std::mem::take(&mut self.pending.queue)
     }
 
-    pub fn take_effects(&mut self) -> Vec<Effect> {
+    pub fn take_effects(&mut self) -> Vec<Terminal> {
         std::mem::take(&mut self.effects)
     }
 
@@ -833,7 +789,7 @@ impl App {
         });
     }
 
-    pub fn context_data(&self) -> Option<&ContextData> {
+    pub fn context_data(&self) -> Option<&super::context_view::ContextData> {
         self.context.data.as_deref()
     }
 

@@ -3,7 +3,7 @@
 //! context edits after a confirm, `u` to undo; hide, replace and restore the selected entry;
 //! "what fills the context". Every write goes through the confirm dialog and the write job.
 
-use super::{App, EditorFor, Effect, Overlay, POLICIES};
+use super::{App, EditorFor, Overlay, POLICIES, Terminal};
 use crate::engine::edit::plan::WriteRequest;
 use crate::engine::edit::prune::{self, Edit, Plan, thousands};
 use crate::engine::view::context;
@@ -76,7 +76,7 @@ impl App {
     }
 
     /// The confirm before writing a plan (or an undo): what it writes and saves.
-    fn confirm_plan(&mut self, plan: &Plan, undoes: Option<String>, title: &str) {
+    pub(super) fn confirm_plan(&mut self, plan: &Plan, undoes: Option<String>, title: &str) {
         if !self.writable() {
             return;
         }
@@ -155,62 +155,12 @@ impl App {
         self.screen.overlay = Overlay::PrunePlan;
     }
 
-    /// Keys in the plan list.
+    /// Keys in the plan list (its own update).
     pub(super) fn on_plan_list(&mut self, action: Action) -> bool {
         let page = self.areas().main.height.saturating_sub(6).max(1) as usize;
         let Some(l) = &mut self.prune.list else { return false };
-        let n = l.rows.len();
-        match action {
-            Action::Up => l.cursor = l.cursor.saturating_sub(1),
-            Action::Down => l.cursor = (l.cursor + 1).min(n.saturating_sub(1)),
-            Action::PageUp => l.cursor = l.cursor.saturating_sub(page),
-            Action::PageDown => l.cursor = (l.cursor + page).min(n.saturating_sub(1)),
-            Action::Toggle => {
-                let k = l.rows[l.cursor];
-                if !l.left_out.remove(&k) {
-                    l.left_out.insert(k);
-                }
-                l.cursor = (l.cursor + 1).min(n.saturating_sub(1));
-            }
-            Action::Select => {
-                let e = l.plan.items[l.rows[l.cursor]].entry;
-                self.screen.overlay = Overlay::None;
-                self.prune.list = None;
-                self.reveal(e);
-            }
-            Action::ApplyPrune => {
-                let plan = l.plan.without(&l.left_out);
-                let left = l.left_out.len();
-                self.screen.overlay = Overlay::None;
-                self.prune.list = None;
-                if plan.is_empty() {
-                    self.status = Some("every item was left out: nothing to write".into());
-                } else {
-                    self.confirm_plan(&plan, None, "Write the pruning as context edits");
-                    if left > 0
-                        && let Some(Dialog::Confirm { lines, .. }) = &mut self.dialog
-                    {
-                        lines.insert(
-                            1,
-                            format!(
-                                "{left} item{} left out by you stay as they are.",
-                                if left == 1 { "" } else { "s" }
-                            ),
-                        );
-                    }
-                }
-            }
-            Action::Close => {
-                self.screen.overlay = Overlay::None;
-                self.prune.list = None;
-            }
-            Action::OpenHelp => {
-                self.screen.help_scroll = 0;
-                self.screen.overlay = Overlay::Help(crate::ui::keymap::Mode::PrunePlan);
-            }
-            _ => return false,
-        }
-        true
+        let effects = l.update(&action, page);
+        self.apply(effects)
     }
 
     pub(super) fn apply_prune(&mut self) {
@@ -284,7 +234,7 @@ impl App {
                 }
                 let text = self.model_text(target);
                 self.editor_for = EditorFor::Replacement { target };
-                self.effects.push(Effect::EditSummary(text));
+                self.effects.push(Terminal::EditSummary(text));
                 return;
             }
         };
@@ -354,35 +304,9 @@ impl App {
         self.fills.data.as_deref()
     }
 
-    /// What fills the context: a cursor over the largest messages; Enter goes to one.
+    /// What fills the context (its own update).
     pub(super) fn on_fills(&mut self, action: Action) -> bool {
-        let n = self.fills.data.as_ref().map(|d| d.largest.len()).unwrap_or(0);
-        let c = &mut self.fills.cursor;
-        match action {
-            Action::Up => *c = c.saturating_sub(1),
-            Action::Down => *c = (*c + 1).min(n.saturating_sub(1)),
-            Action::PageUp | Action::Home => *c = 0,
-            Action::PageDown | Action::End => *c = n.saturating_sub(1),
-            Action::Select => {
-                let Some(e) = self
-                    .fills
-                    .data
-                    .as_ref()
-                    .and_then(|d| d.largest.get(self.fills.cursor))
-                    .map(|l| l.entry)
-                else {
-                    return false;
-                };
-                self.screen.overlay = Overlay::None;
-                self.reveal(e);
-            }
-            Action::Close => self.screen.overlay = Overlay::None,
-            Action::OpenHelp => {
-                self.screen.help_scroll = 0;
-                self.screen.overlay = Overlay::Help(crate::ui::keymap::Mode::Fills);
-            }
-            _ => return false,
-        }
-        true
+        let effects = self.fills.update(&action);
+        self.apply(effects)
     }
 }

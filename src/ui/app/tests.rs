@@ -1,7 +1,7 @@
 //! The app driven by keys, clicks and the clock on copies of Pi's sessions: every listed key
 //! works in its mode, and the interaction bugs found by using it stay fixed.
 
-use super::{App, Effect, Overlay};
+use super::{App, Overlay, Terminal};
 use crate::engine::load::entry::{Kind, Role};
 use crate::ui::action::Action;
 use crate::ui::dialog::Dialog;
@@ -947,10 +947,10 @@ fn jumps_to_compactions_the_cut_and_the_mark_and_copies() {
     }
     a.handle_key(ch('y'));
     let id = s.entries[at].id.to_string();
-    assert_eq!(a.take_effects(), vec![Effect::Clipboard(id.clone())]);
+    assert_eq!(a.take_effects(), vec![Terminal::Clipboard(id.clone())]);
     a.handle_key(ch('|'));
     match a.take_effects().as_slice() {
-        [Effect::Pager(t)] => assert!(t.contains(&id)),
+        [Terminal::Pager(t)] => assert!(t.contains(&id)),
         other => panic!("{other:?}"),
     }
     // A split turn: `t` goes to where the turn starts.
@@ -1208,7 +1208,7 @@ fn hide_replace_and_restore_the_selected_entry() {
     a.handle_key(ch('E'));
     let effects = a.take_effects();
     assert!(
-        matches!(&effects[..], [Effect::EditSummary(t)] if !t.is_empty()),
+        matches!(&effects[..], [Terminal::EditSummary(t)] if !t.is_empty()),
         "{effects:?}"
     );
     a.update(Action::EditorClosed(Some("a shorter question".into())));

@@ -37,22 +37,13 @@ impl App {
         });
     }
 
+    /// The usage view (its own update; closing goes back to where it was opened from).
     pub(super) fn on_usage(&mut self, action: Action) -> bool {
-        let Some((view, back)) = &mut self.usage else {
-            self.screen.overlay = Overlay::None;
+        let Some((view, _)) = &mut self.usage else {
+            self.screen.overlay = super::Overlay::None;
             return true;
         };
-        match action {
-            Action::Close => {
-                self.screen.overlay = *back;
-                self.usage = None;
-            }
-            Action::OpenHelp => {
-                self.screen.help_scroll = 0;
-                self.screen.overlay = Overlay::Help(crate::ui::keymap::Mode::Usage);
-            }
-            a => return view.update(&a),
-        }
-        true
+        let effects = view.update(&action);
+        self.apply(effects)
     }
 }

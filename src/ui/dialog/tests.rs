@@ -2,7 +2,7 @@
 //! they write, and that nothing is written without the deliberate key.
 
 use crate::engine::load::entry::{Kind, Role};
-use crate::ui::app::Effect;
+use crate::ui::app::Terminal;
 use crate::ui::tests::{app_for, ctrl, key, own, render, shift, typed};
 use crossterm::event::KeyCode;
 
@@ -157,7 +157,7 @@ fn ctrl_x_copies_like_pi() {
     a.handle_key(ctrl('x'));
     assert_eq!(a.status.as_deref(), Some("Copied selected message to clipboard"));
     match a.take_effects().as_slice() {
-        [Effect::Clipboard(t)] => assert!(t.starts_with("Added `tests/test_skipped.py`")),
+        [Terminal::Clipboard(t)] => assert!(t.starts_with("Added `tests/test_skipped.py`")),
         other => panic!("{other:?}"),
     }
 }

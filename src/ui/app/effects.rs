@@ -1,0 +1,102 @@
+//! Carrying out what a component's update asked for: the app owns the session, the tree, the
+//! overlays and the jobs, so the effects that touch them are done here, in order.
+
+use super::{App, Overlay};
+use crate::ui::component::{self, Effect};
+use crate::ui::dialog::Dialog;
+use crate::ui::jobs::Job;
+use crate::ui::keymap::Mode;
+
+impl App {
+    /// Carry out `effects`; returns whether the screen needs a redraw.
+    pub(super) fn apply(&mut self, effects: Vec<Effect>) -> bool {
+        let redraw = component::redraws(&effects);
+        for effect in effects {
+            match effect {
+                Effect::Ignored => {}
+                Effect::Close => self.close_top(),
+                Effect::Quit => self.quit = true,
+                Effect::Help(mode) => self.open_help(mode),
+                Effect::Reveal(entry) => {
+                    self.close_top();
+                    self.reveal(entry);
+                }
+                Effect::Say(text) => self.status = Some(text),
+                Effect::RebuildContext => {
+                    self.request_context();
+                    self.keep_context_cursor_visible();
+                }
+                Effect::ConfirmPrune { plan, left_out } => self.confirm_reviewed_plan(&plan, left_out),
+                Effect::Open(path) => self.pending.queue.push(Job::Open { path }),
+                Effect::List { all } => self.pending.queue.push(Job::List {
+                    cwd: self.cwd.clone(),
+                    settings: self.settings.clone(),
+                    all,
+                    agent_dir: self.agent_dir.clone(),
+                }),
+                Effect::SearchSessions => {
+                    let id = self.next_job_id();
+                    self.start_session_search(id);
+                }
+                Effect::Chore(chore) => self.chore(chore),
+                Effect::FilterTree(text) => {
+                    let s = self.doc.session.clone();
+                    self.view.set_search(&s, text);
+                }
+                Effect::Find(text) => self.run_find(text),
+                Effect::EndFind => {
+                    if let Some(f) = self.find.take() {
+                        f.cancel.store(true, std::sync::atomic::Ordering::Relaxed);
+                    }
+                }
+                Effect::MoveTree { down: true } => self.view.move_down(),
+                Effect::MoveTree { down: false } => self.view.move_up(),
+                Effect::Terminal(t) => self.effects.push(t),
+            }
+        }
+        redraw
+    }
+
+    /// The keys of `mode`, from the top.
+    pub(super) fn open_help(&mut self, mode: Mode) {
+        self.screen.help = Default::default();
+        self.screen.overlay = Overlay::Help(mode);
+    }
+
+    /// Close what has the keyboard: the overlay (the usage view goes back to where it was
+    /// opened from; the plan list is dropped), else the tree search's input.
+    fn close_top(&mut self) {
+        match self.screen.overlay {
+            Overlay::None => {
+                if self.mode() == Mode::Search {
+                    self.search = None;
+                }
+            }
+            Overlay::Usage => {
+                let back = self.usage.take().map(|(_, back)| back);
+                self.screen.overlay = back.unwrap_or(Overlay::None);
+            }
+            Overlay::PrunePlan => {
+                self.prune.list = None;
+                self.screen.overlay = Overlay::None;
+            }
+            _ => self.screen.overlay = Overlay::None,
+        }
+    }
+
+    /// The reviewed plan's confirmation, saying how many items the user left out.
+    fn confirm_reviewed_plan(&mut self, plan: &crate::engine::edit::prune::Plan, left_out: usize) {
+        self.confirm_plan(plan, None, "Write the pruning as context edits");
+        if left_out > 0
+            && let Some(Dialog::Confirm { lines, .. }) = &mut self.dialog
+        {
+            lines.insert(
+                1,
+                format!(
+                    "{left_out} item{} left out by you stay as they are.",
+                    if left_out == 1 { "" } else { "s" }
+                ),
+            );
+        }
+    }
+}

@@ -1,0 +1,70 @@
+//! What a component answers an action with. A component (the help, the context and fills
+//! views, the prune plan list, the usage view, the picker, the find and search inputs) owns
+//! its state and has `update(&Action, …) -> Vec<Effect>`: it changes only itself and says what
+//! else should happen. The app carries the effects out (`App::apply`): it owns the session, the
+//! tree and the jobs, so a component never reads a file, the clock or the settings, and its
+//! update is tested with values alone.
+
+use super::app::Terminal;
+use super::chores::Chore;
+use super::keymap::Mode;
+use crate::engine::edit::prune::Plan;
+use std::path::PathBuf;
+
+#[derive(Debug, Clone)]
+pub enum Effect {
+    /// The action means nothing here: nothing changed, no redraw.
+    Ignored,
+    /// The component's overlay closes (back to what it was opened from).
+    Close,
+    /// Leave bonsai (the picker opened without a session, closed).
+    Quit,
+    /// Show the keys of this mode.
+    Help(Mode),
+    /// Close the overlay and select this entry in the tree (unfolding and unfiltering).
+    Reveal(usize),
+    /// Say this in the status line.
+    Say(String),
+    /// The context view's inputs changed (mark, live): build it again.
+    RebuildContext,
+    /// Ask to write this prune plan; `left_out` items were left out by the user.
+    ConfirmPrune { plan: Box<Plan>, left_out: usize },
+    /// Open this session file (the picker's selection or a search hit).
+    Open(PathBuf),
+    /// List the sessions again: every project's, or this project's.
+    List { all: bool },
+    /// Search the listed sessions for the picker's query.
+    SearchSessions,
+    /// A small file chore (pins), done by a job.
+    Chore(Chore),
+    /// Filter the tree by this text (Pi's `/tree` search).
+    FilterTree(String),
+    /// Search the open session for this text (Ctrl+F).
+    Find(String),
+    /// Stop the find and forget it.
+    EndFind,
+    /// Move the tree's selection one row.
+    MoveTree { down: bool },
+    /// Terminal work for the event loop (clipboard, `$EDITOR`, `$PAGER`).
+    Terminal(Terminal),
+}
+
+/// An update that changed the component and asks nothing else.
+pub fn changed() -> Vec<Effect> {
+    vec![]
+}
+
+/// An update the component did not take.
+pub fn ignored() -> Vec<Effect> {
+    vec![Effect::Ignored]
+}
+
+/// Whether an update did anything (the screen is drawn again).
+pub fn redraws(effects: &[Effect]) -> bool {
+    effects.is_empty() || !effects.iter().all(|e| matches!(e, Effect::Ignored))
+}
+
+/// `changed()` when the component changed, else `ignored()`.
+pub fn changed_if(changed: bool) -> Vec<Effect> {
+    if changed { vec![] } else { ignored() }
+}

@@ -1,13 +1,15 @@
 //! What a component answers an action with. A component (the help, the context and fills
-//! views, the prune plan list, the usage view, the picker, the find and search inputs) owns
+//! views, the prune plan list, the usage view, the picker, the find and search inputs, each
+//! dialog) owns
 //! its state and has `update(&Action, …) -> Vec<Effect>`: it changes only itself and says what
 //! else should happen. The app carries the effects out (`App::apply`): it owns the session, the
 //! tree and the jobs, so a component never reads a file, the clock or the settings, and its
 //! update is tested with values alone.
 
-use super::app::Terminal;
-use super::chores::Chore;
-use super::keymap::Mode;
+use super::chores::{Chore, FileChore};
+use super::dialog::{InputPurpose, PendingWrite, Seen};
+use super::mode::Mode;
+use crate::engine::compaction::strategy::Strategy;
 use crate::engine::edit::prune::Plan;
 use std::path::PathBuf;
 
@@ -45,6 +47,40 @@ pub enum Effect {
     EndFind,
     /// Move the tree's selection one row.
     MoveTree { down: bool },
+    /// Write what a confirmed dialog holds.
+    Write(Box<PendingWrite>),
+    /// The user said no to a write: the dialog closes, nothing is written, and a compaction
+    /// waiting for this write (the red zone's) is dropped too.
+    Declined(String),
+    /// Go to `target` without a branch summary (Pi's first navigation choice).
+    Navigate { target: usize, seen: Seen },
+    /// Summarize the branch left for `target` (with instructions), then go there.
+    SummarizeBranch {
+        target: usize,
+        focus: Option<String>,
+        seen: Seen,
+    },
+    /// Pi's three navigation choices for `target`, on `choice`.
+    AskNavigate { target: usize, choice: usize, seen: Seen },
+    /// What an input dialog was for, with the text typed.
+    Submit {
+        purpose: InputPurpose,
+        text: String,
+        seen: Seen,
+    },
+    /// Summarize the compaction at `leaf` by each strategy, side by side.
+    Compact {
+        leaf: usize,
+        focus: Option<String>,
+        strategies: Vec<Strategy>,
+        seen: Seen,
+    },
+    /// Stop the summary being written.
+    CancelSummary,
+    /// Write the summary the dialog shows.
+    AcceptSummary,
+    /// Change files as confirmed (delete a branch, a fork or clone, trash, backups).
+    FileChore(FileChore),
     /// Terminal work for the event loop (clipboard, `$EDITOR`, `$PAGER`).
     Terminal(Terminal),
 }
@@ -68,3 +104,17 @@ pub fn redraws(effects: &[Effect]) -> bool {
 pub fn changed_if(changed: bool) -> Vec<Effect> {
     if changed { vec![] } else { ignored() }
 }
+
+/// What the event loop does with the terminal on the app's behalf.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Terminal {
+    /// Text to the clipboard (OSC 52).
+    Clipboard(String),
+    /// Edit this summary in `$EDITOR`; the result comes back as `Action::EditorClosed`.
+    EditSummary(String),
+    /// Show this text in `$PAGER`.
+    Pager(String),
+}
+
+#[cfg(test)]
+mod tests;

@@ -2,9 +2,6 @@
 //! the selection, totalled by role, by tool, by file read, and the largest ones, each with
 //! Pi's estimate and the exact count. Built in a job; the largest rows are a list to jump from.
 
-use super::action::Action;
-use super::component::{self, Effect};
-use super::keymap::Mode;
 use super::theme::*;
 use crate::engine::edit::prune::thousands;
 use crate::engine::load::entry::{Kind, Role};
@@ -18,38 +15,8 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph};
 use std::collections::HashMap;
 
-/// The fills view's own state: what was counted, the cursor over the largest messages.
-#[derive(Default)]
-pub struct FillsState {
-    pub data: Option<Box<FillsData>>,
-    pub cursor: usize,
-    pub scroll: usize,
-    pub generation: u64,
-}
-
-impl FillsState {
-    /// A key in the view: a cursor over the largest messages; Enter goes to one.
-    pub fn update(&mut self, action: &Action) -> Vec<Effect> {
-        let n = self.data.as_ref().map(|d| d.largest.len()).unwrap_or(0);
-        let c = &mut self.cursor;
-        match action {
-            Action::Up => *c = c.saturating_sub(1),
-            Action::Down => *c = (*c + 1).min(n.saturating_sub(1)),
-            Action::PageUp | Action::Home => *c = 0,
-            Action::PageDown | Action::End => *c = n.saturating_sub(1),
-            Action::Select => {
-                return match self.data.as_ref().and_then(|d| d.largest.get(self.cursor)) {
-                    Some(l) => vec![Effect::Reveal(l.entry)],
-                    None => component::ignored(),
-                };
-            }
-            Action::Close => return vec![Effect::Close],
-            Action::OpenHelp => return vec![Effect::Help(Mode::Fills)],
-            _ => return component::ignored(),
-        }
-        component::changed()
-    }
-}
+mod state;
+pub use state::*;
 
 /// One total: what, how many messages, their estimate and exact count.
 #[derive(Debug, Clone, PartialEq)]

@@ -153,25 +153,6 @@ fn one_line(text: &str) -> String {
     out
 }
 
-/// The tree search's input (Pi's `/tree` search, `/`) as a component: every edit filters
-/// the tree again; Enter keeps the filter, Esc clears it; ↑/↓ move in the filtered tree.
-pub fn tree_search(editor: &mut LineEditor, action: &crate::ui::action::Action) -> Vec<crate::ui::component::Effect> {
-    use crate::ui::action::Action;
-    use crate::ui::component::{self, Effect};
-    match action {
-        Action::Select => vec![Effect::Close],
-        Action::Close => vec![Effect::Close, Effect::FilterTree(String::new())],
-        Action::Up => vec![Effect::MoveTree { down: false }],
-        Action::Down => vec![Effect::MoveTree { down: true }],
-        Action::Edit(key) if editor.input(*key) => vec![Effect::FilterTree(editor.text())],
-        Action::Paste(text) => {
-            editor.paste(text);
-            vec![Effect::FilterTree(editor.text())]
-        }
-        _ => component::ignored(),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -21,12 +21,14 @@ pub mod keymap;
 pub mod layout;
 pub mod loading;
 pub mod messages;
+pub mod mode;
 pub mod picker;
 pub mod prune_list;
 pub mod prune_panel;
 pub mod selection;
 pub mod theme;
 pub mod tree_pane;
+pub mod tree_search;
 pub mod usage_view;
 
 use crate::engine::load::entry::{Kind, Role};

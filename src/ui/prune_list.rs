@@ -4,7 +4,7 @@
 
 use super::action::Action;
 use super::component::{self, Effect};
-use super::keymap::Mode;
+use super::mode::Mode;
 use super::theme::*;
 use crate::engine::edit::prune::{self, thousands};
 use crate::engine::load::session::Session;

@@ -308,7 +308,7 @@ impl App {
     /// Typing a search: the filter follows every key (the input's own update).
     pub(super) fn on_search(&mut self, action: Action) -> bool {
         let Some(ed) = &mut self.search else { return false };
-        let effects = crate::ui::input::tree_search(ed, &action);
+        let effects = crate::ui::tree_search::update(ed, &action);
         self.apply(effects)
     }
 

@@ -3,7 +3,7 @@
 
 use super::{App, Overlay};
 use crate::ui::component::{self, Effect};
-use crate::ui::dialog::Dialog;
+use crate::ui::dialog::{Dialog, FileChore};
 use crate::ui::jobs::Job;
 use crate::ui::keymap::Mode;
 
@@ -51,6 +51,32 @@ impl App {
                 }
                 Effect::MoveTree { down: true } => self.view.move_down(),
                 Effect::MoveTree { down: false } => self.view.move_up(),
+                Effect::Write(w) => self.start_write(w.request, &w.what, w.select),
+                Effect::Declined(said) => {
+                    self.dialog = None;
+                    self.prune.compact_after = None;
+                    self.status = Some(said);
+                }
+                Effect::Navigate { target, seen } => self.write_navigation(target, None, seen),
+                Effect::SummarizeBranch { target, focus, seen } => self.summarize_branch(target, focus, seen),
+                Effect::AskNavigate { target, choice, seen } => self.open_navigate_dialog(target, choice, seen),
+                Effect::Submit { purpose, text, seen } => self.submit_input(purpose, text, seen),
+                Effect::Compact {
+                    leaf,
+                    focus,
+                    strategies,
+                    seen,
+                } => {
+                    self.strategy_choice = strategies.clone();
+                    self.start_compaction(leaf, focus, strategies, seen);
+                }
+                Effect::CancelSummary => {
+                    if let Some((_, cancel)) = self.pending.summary.take() {
+                        cancel.store(true, std::sync::atomic::Ordering::Relaxed);
+                    }
+                }
+                Effect::AcceptSummary => self.accept_summary(),
+                Effect::FileChore(chore) => self.do_file_chore(chore),
                 Effect::Terminal(t) => self.effects.push(t),
             }
         }
@@ -63,9 +89,12 @@ impl App {
         self.screen.overlay = Overlay::Help(mode);
     }
 
-    /// Close what has the keyboard: the overlay (the usage view goes back to where it was
+    /// Close what has the keyboard: the dialog, else the overlay (the usage view goes back to where it was
     /// opened from; the plan list is dropped), else the tree search's input.
     fn close_top(&mut self) {
+        if self.dialog.take().is_some() {
+            return;
+        }
         match self.screen.overlay {
             Overlay::None => {
                 if self.mode() == Mode::Search {
@@ -81,6 +110,23 @@ impl App {
                 self.screen.overlay = Overlay::None;
             }
             _ => self.screen.overlay = Overlay::None,
+        }
+    }
+
+    /// A change of files the user said yes to.
+    fn do_file_chore(&mut self, chore: FileChore) {
+        match chore {
+            FileChore::Delete(target) => self.start_delete(target),
+            FileChore::Branched {
+                clone,
+                cut,
+                editor_text,
+            } => self.start_branched(clone, cut, editor_text),
+            FileChore::RemoveBranched(f) => self.remove_branched(&f),
+            chore @ (FileChore::Trash(_)
+            | FileChore::RestoreTrashed(_)
+            | FileChore::EmptyTrash(_)
+            | FileChore::RemoveBackups(_)) => self.do_housekeeping(chore),
         }
     }
 

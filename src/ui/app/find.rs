@@ -35,6 +35,24 @@ pub struct Find {
 }
 
 impl Find {
+    /// A find whose first query is being typed.
+    pub fn typing() -> Find {
+        Find {
+            id: 0,
+            editor: Some(LineEditor::new("", false)),
+            query: String::new(),
+            regex: None,
+            hits: BTreeMap::new(),
+            current: None,
+            running: false,
+            cancel: Arc::new(AtomicBool::new(false)),
+            error: None,
+            elapsed_ms: 0,
+            scroll_pending: false,
+            order: Arc::new(vec![]),
+        }
+    }
+
     /// "3/17" (or "…/17" before the first jump), and whether it is still searching.
     pub fn count(&self) -> String {
         let n = self.hits.len();
@@ -90,22 +108,7 @@ impl App {
         let last = self.find.as_ref().map(|f| f.query.clone()).unwrap_or_default();
         match &mut self.find {
             Some(f) => f.editor = Some(LineEditor::new(&last, false)),
-            None => {
-                self.find = Some(Find {
-                    id: 0,
-                    editor: Some(LineEditor::new("", false)),
-                    query: String::new(),
-                    regex: None,
-                    hits: BTreeMap::new(),
-                    current: None,
-                    running: false,
-                    cancel: Arc::new(AtomicBool::new(false)),
-                    error: None,
-                    elapsed_ms: 0,
-                    scroll_pending: false,
-                    order: Arc::new(vec![]),
-                })
-            }
+            None => self.find = Some(Find::typing()),
         }
     }
 

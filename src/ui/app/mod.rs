@@ -14,6 +14,7 @@ mod dialogs;
 mod effects;
 mod events;
 mod find;
+pub(crate) use find::Find;
 mod housekeeping;
 mod prune;
 pub mod status;
@@ -21,6 +22,7 @@ mod usage;
 mod writes;
 
 use super::action::Action;
+pub use super::component::Terminal;
 pub use super::context_view::{ContextKey, ContextState};
 use super::detail;
 use super::dialog::Dialog;
@@ -203,17 +205,6 @@ pub enum EditorFor {
     },
 }
 
-/// What the event loop does with the terminal on the app's behalf.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Terminal {
-    /// Text to the clipboard (OSC 52).
-    Clipboard(String),
-    /// Edit this summary in `$EDITOR`; the result comes back as `Action::EditorClosed`.
-    EditSummary(String),
-    /// Show this text in `$PAGER`.
-    Pager(String),
-}
-
 /// Background work in flight.
 #[derive(Default)]
 pub struct Pending {
@@ -260,7 +251,7 @@ pub struct App {
     /// A tree search being typed.
     pub(crate) search: Option<LineEditor>,
     /// Find inside the session (Ctrl+F), its hits and the one shown.
-    pub(crate) find: Option<find::Find>,
+    pub(crate) find: Option<Find>,
     pub dialog: Option<Dialog>,
     /// The one-line banner (demo notice, malformed lines).
     pub(crate) notice: Option<String>,

@@ -622,3 +622,4 @@ pub fn draw(f: &mut Frame, area: Rect, d: &Dialog, s: &Session) {
 
 #[cfg(test)]
 mod tests;
+mod update;

@@ -1,0 +1,290 @@
+//! Each component's update run on values alone (no disk, no clock, no terminal): what it
+//! does to its own state and the effects it asks for.
+
+use super::Effect;
+use crate::engine::edit::prune::{self, Policy, PruneSettings, Zone};
+use crate::engine::load::session::Session;
+use crate::engine::view::tokens::{Encoding, TokenCache};
+use crate::ui::action::Action;
+use crate::ui::chores::{Chore, FileChore};
+use crate::ui::context_view::{self, ContextState};
+use crate::ui::dialog::{Dialog, InputPurpose, NavInfo, PendingWrite, Seen};
+use crate::ui::fills::{self, FillsState};
+use crate::ui::input::LineEditor;
+use crate::ui::mode::Mode;
+use crate::ui::picker::{Picker, PickerFocus};
+use crate::ui::prune_list::PlanList;
+use crossterm::event::{KeyCode, KeyEvent};
+use ratatui::layout::Rect;
+use std::sync::Arc;
+
+fn session(bytes: &'static [u8]) -> Session {
+    Session::from_bytes(bytes.to_vec()).unwrap()
+}
+
+fn tour() -> Session {
+    session(include_bytes!("../../../fixtures/pi-0.87.1/tour.jsonl"))
+}
+
+fn long() -> Session {
+    session(include_bytes!("../../../fixtures/pi-0.87.1/long.jsonl"))
+}
+
+fn typed(c: char) -> Action {
+    Action::Edit(KeyEvent::from(KeyCode::Char(c)))
+}
+
+#[test]
+fn the_context_view_moves_its_cursor_and_asks_the_app_to_rebuild_or_reveal() {
+    let s = tour();
+    let leaf = s.leaf().unwrap();
+    let data = context_view::build(&s, 1, leaf, None, Encoding::O200k, &TokenCache::default(), None);
+    let n = data.aligned.len();
+    assert!(n > 3, "the tour's context has messages");
+    let mut c = ContextState {
+        data: Some(Box::new(data)),
+        mark: Some(0),
+        ..Default::default()
+    };
+    assert!(c.update(&Action::Down, 10, 2).is_empty());
+    assert!(c.update(&Action::Down, 10, 2).is_empty());
+    assert_eq!((c.cursor, c.scroll), (2, 1), "the cursor stays among the 2 rows shown");
+    c.update(&Action::End, 10, 2);
+    assert_eq!((c.cursor, c.scroll), (n - 1, n - 2));
+    c.update(&Action::PageUp, 10, 2);
+    assert_eq!(c.cursor, (n - 1).saturating_sub(10));
+    let source = c.data.as_ref().unwrap().source_at(c.cursor);
+    match (&c.update(&Action::Select, 10, 2)[..], source) {
+        ([Effect::Reveal(e)], Some(s)) => assert_eq!(*e, s),
+        ([Effect::Ignored], None) => {}
+        (other, s) => panic!("Enter at a message from {s:?}: {other:?}"),
+    }
+    assert!(matches!(
+        c.update(&Action::ClearMark, 10, 2)[..],
+        [Effect::RebuildContext]
+    ));
+    assert_eq!(c.mark, None);
+    let fx = c.update(&Action::ToggleLive, 10, 2);
+    assert!(matches!(&fx[..], [Effect::RebuildContext, Effect::Say(t)] if t.contains("Pi package")));
+    assert!(c.live && c.data.is_none(), "the live view is built anew");
+    assert!(matches!(c.update(&Action::Close, 10, 2)[..], [Effect::Close]));
+    assert!(matches!(
+        c.update(&Action::OpenHelp, 10, 2)[..],
+        [Effect::Help(Mode::Context)]
+    ));
+    assert!(matches!(c.update(&Action::Quit, 10, 2)[..], [Effect::Ignored]));
+}
+
+#[test]
+fn the_fills_view_reveals_the_largest_message_under_its_cursor() {
+    let s = long();
+    let leaf = s.leaf().unwrap();
+    let data = fills::build(&s, 1, leaf, Encoding::O200k, &TokenCache::default());
+    let n = data.largest.len();
+    assert!(n > 1);
+    let second = data.largest[1].entry;
+    let mut f = FillsState {
+        data: Some(Box::new(data)),
+        ..Default::default()
+    };
+    assert!(f.update(&Action::Down).is_empty());
+    assert!(matches!(f.update(&Action::Select)[..], [Effect::Reveal(e)] if e == second));
+    f.update(&Action::End);
+    assert_eq!(f.cursor, n - 1);
+    f.update(&Action::Home);
+    assert_eq!(f.cursor, 0);
+    assert!(matches!(f.update(&Action::OpenHelp)[..], [Effect::Help(Mode::Fills)]));
+    let mut empty = FillsState::default();
+    assert!(matches!(empty.update(&Action::Select)[..], [Effect::Ignored]));
+}
+
+#[test]
+fn the_plan_list_leaves_items_out_and_asks_to_confirm_what_is_left() {
+    let s = long();
+    let leaf = s.leaf().unwrap();
+    let plan = prune::plan(&s, leaf, Policy::Output, &PruneSettings::default(), true, Zone::Green);
+    let rows: Vec<usize> = (0..plan.items.len())
+        .filter(|&k| plan.items[k].change.writes())
+        .collect();
+    assert!(rows.len() >= 2, "the long fixture has outputs to prune: {}", plan.note);
+    let mut l = PlanList {
+        plan: Arc::new(plan),
+        rows: rows.clone(),
+        cursor: 0,
+        left_out: Default::default(),
+    };
+    assert!(l.update(&Action::Toggle, 5).is_empty());
+    assert!(
+        l.left_out.contains(&rows[0]) && l.cursor == 1,
+        "Space leaves it out and moves on"
+    );
+    let entry = l.plan.items[rows[1]].entry;
+    assert!(matches!(l.update(&Action::Select, 5)[..], [Effect::Reveal(e)] if e == entry));
+    match &l.update(&Action::ApplyPrune, 5)[..] {
+        [Effect::Close, Effect::ConfirmPrune { plan, left_out: 1 }] => {
+            assert!(plan.items.iter().filter(|i| i.change.writes()).count() == rows.len() - 1)
+        }
+        other => panic!("a: {other:?}"),
+    }
+    // Everything left out: nothing to write, said.
+    for k in &rows {
+        l.left_out.insert(*k);
+    }
+    assert!(
+        matches!(&l.update(&Action::ApplyPrune, 5)[..], [Effect::Close, Effect::Say(t)] if t.contains("nothing to write"))
+    );
+}
+
+#[test]
+fn the_picker_opens_lists_pins_and_quits_through_effects() {
+    let mut p = Picker::from_sessions(crate::ui::picker::snapshots::acme());
+    p.focus = PickerFocus::Tree;
+    // The first rows are projects; find a session.
+    while p.selected_path().is_none() {
+        assert!(matches!(p.update(&Action::Down, 10)[..], []), "moves down to a session");
+    }
+    let path = p.selected_path().unwrap();
+    assert!(matches!(&p.update(&Action::PinSession, 10)[..], [Effect::Chore(Chore::TogglePin(q))] if *q == path));
+    assert!(matches!(&p.update(&Action::Select, 10)[..], [Effect::Open(q)] if *q == path));
+    assert_eq!(p.opening.as_ref(), Some(&path), "the picker says it is opening it");
+    let all = p.all;
+    assert!(matches!(p.update(&Action::ToggleAllProjects, 10)[..], [Effect::List { all: a }] if a != all));
+    assert!(p.loading, "listing again");
+    p.loading = false;
+    assert!(p.update(&Action::StartSearch, 10).is_empty());
+    assert_eq!(p.focus, PickerFocus::Filter);
+    assert!(p.update(&typed('z'), 10).is_empty());
+    assert!(p.update(&Action::Close, 10).is_empty(), "Esc clears the filter");
+    assert_eq!(p.focus, PickerFocus::Tree);
+    assert!(matches!(p.update(&Action::Close, 10)[..], [Effect::Close]));
+    p.launched_without_session = true;
+    assert!(
+        matches!(p.update(&Action::Close, 10)[..], [Effect::Quit]),
+        "nothing under it: Esc quits"
+    );
+    // A search inside the sessions starts once typed, not before.
+    p.update(&Action::SearchSessions, 10);
+    assert_eq!(p.focus, PickerFocus::Query);
+    assert!(
+        matches!(p.update(&Action::Select, 10)[..], [Effect::Ignored]),
+        "no query yet"
+    );
+    p.update(&typed('x'), 10);
+    assert!(matches!(p.update(&Action::Select, 10)[..], [Effect::SearchSessions]));
+}
+
+#[test]
+fn the_find_and_tree_search_inputs_say_what_to_search() {
+    let mut f = crate::ui::app::Find::typing();
+    assert!(
+        matches!(f.update_input(&Action::Close)[..], [Effect::EndFind]),
+        "nothing found yet: Esc ends it"
+    );
+    let mut f = crate::ui::app::Find::typing();
+    f.update_input(&typed('p'));
+    f.update_input(&Action::Paste("ath".into()));
+    assert!(matches!(&f.update_input(&Action::Select)[..], [Effect::Find(q)] if q == "path"));
+    assert!(f.editor.is_none(), "typing is over");
+    let mut f = crate::ui::app::Find::typing();
+    assert!(matches!(f.update_input(&Action::Select)[..], [Effect::EndFind]));
+
+    let mut ed = LineEditor::new("", false);
+    let update = crate::ui::tree_search::update;
+    assert!(matches!(&update(&mut ed, &typed('b'))[..], [Effect::FilterTree(q)] if q == "b"));
+    assert!(matches!(
+        update(&mut ed, &Action::Down)[..],
+        [Effect::MoveTree { down: true }]
+    ));
+    assert!(
+        matches!(update(&mut ed, &Action::Select)[..], [Effect::Close]),
+        "Enter keeps the filter"
+    );
+    assert!(matches!(&update(&mut ed, &Action::Close)[..], [Effect::Close, Effect::FilterTree(q)] if q.is_empty()));
+}
+
+#[test]
+fn the_dialogs_change_themselves_and_ask_for_writes_as_effects() {
+    let seen = Seen { len: 100, entries: 5 };
+    let rect = Rect::new(0, 0, 80, 20);
+    let mut d = Dialog::Navigate {
+        target: 3,
+        choice: 0,
+        seen,
+        info: NavInfo {
+            entries: 1,
+            messages: 1,
+            tokens: 10,
+            to_user_message: false,
+        },
+    };
+    assert!(matches!(
+        d.update(&Action::Select, rect)[..],
+        [Effect::Navigate { target: 3, .. }]
+    ));
+    assert!(d.update(&Action::Up, rect).is_empty(), "Pi's choices wrap");
+    assert!(matches!(d, Dialog::Navigate { choice: 2, .. }));
+    assert!(
+        d.update(&Action::Select, rect).is_empty(),
+        "custom instructions: the dialog becomes an input"
+    );
+    assert!(matches!(
+        d,
+        Dialog::Input {
+            purpose: InputPurpose::NavigateInstructions { target: 3 },
+            ..
+        }
+    ));
+    assert!(matches!(
+        d.update(&Action::Close, rect)[..],
+        [Effect::AskNavigate {
+            target: 3,
+            choice: 2,
+            ..
+        }]
+    ));
+    d.update(&typed('w'), rect);
+    assert!(matches!(&d.update(&Action::Select, rect)[..], [Effect::Submit { text, .. }] if text == "w"));
+
+    let mut d = Dialog::Strategies {
+        leaf: 4,
+        focus: None,
+        seen,
+        cursor: 0,
+        checked: vec![false; crate::engine::compaction::strategy::Strategy::ALL.len()],
+        by: "offline".into(),
+    };
+    assert!(matches!(&d.update(&Action::Select, rect)[..], [Effect::Say(t)] if t.contains("at least one")));
+    d.update(&Action::Toggle, rect);
+    assert!(
+        matches!(&d.update(&Action::Select, rect)[..], [Effect::Compact { leaf: 4, strategies, .. }] if strategies.len() == 1)
+    );
+
+    let request = crate::engine::edit::plan::WriteRequest {
+        write: crate::engine::edit::plan::Write::Label {
+            target: "abc".into(),
+            label: Some("x".into()),
+        },
+        seen: None,
+    };
+    let mut d = Dialog::Confirm {
+        title: "t".into(),
+        lines: vec![],
+        then: Box::new(PendingWrite {
+            request,
+            what: "label".into(),
+            select: None,
+        }),
+    };
+    assert!(matches!(d.update(&Action::Yes, rect)[..], [Effect::Write(_)]));
+    assert!(matches!(&d.update(&Action::No, rect)[..], [Effect::Close, Effect::Declined(t)] if t == "nothing written"));
+    let mut d = Dialog::ConfirmRewrite {
+        title: "t".into(),
+        lines: vec![],
+        then: FileChore::Delete("abc".into()),
+    };
+    assert!(
+        matches!(&d.update(&Action::Yes, rect)[..], [Effect::Close, Effect::FileChore(FileChore::Delete(t))] if t == "abc")
+    );
+    assert!(matches!(&d.update(&Action::No, rect)[..], [Effect::Close, Effect::Say(t)] if t == "nothing deleted"));
+    assert!(matches!(d.update(&Action::Up, rect)[..], [Effect::Ignored]));
+}

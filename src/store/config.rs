@@ -13,13 +13,39 @@ pub fn home_dir() -> PathBuf {
 }
 
 fn expand_home(p: &str) -> PathBuf {
+    expand_home_in(p, &home_dir())
+}
+
+/// `~` and `~/…` under `home`.
+fn expand_home_in(p: &str, home: &Path) -> PathBuf {
     if p == "~" {
-        return home_dir();
+        return home.to_path_buf();
     }
     if let Some(rest) = p.strip_prefix("~/") {
-        return home_dir().join(rest);
+        return home.join(rest);
     }
     PathBuf::from(p)
+}
+
+/// What the environment says about where sessions are, read once (the TUI reads it when it
+/// starts, so its update computes the picker's folders without reading the environment).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Environment {
+    /// `$HOME`.
+    pub home: PathBuf,
+    /// `$PI_CODING_AGENT_SESSION_DIR`, when set.
+    pub session_dir: Option<String>,
+}
+
+impl Environment {
+    pub fn read() -> Environment {
+        Environment {
+            home: home_dir(),
+            session_dir: std::env::var("PI_CODING_AGENT_SESSION_DIR")
+                .ok()
+                .filter(|v| !v.is_empty()),
+        }
+    }
 }
 
 /// The home folder Pi's `/tree` shortens tool paths under (`$HOME`, else `$USERPROFILE`, as
@@ -104,13 +130,16 @@ pub fn session_dir_for(cwd: &Path, settings: &Settings) -> (PathBuf, bool) {
 
 /// [`session_dir_for`] with Pi's agent folder given.
 pub fn session_dir_in(agent: &Path, cwd: &Path, settings: &Settings) -> (PathBuf, bool) {
-    if let Ok(v) = std::env::var("PI_CODING_AGENT_SESSION_DIR")
-        && !v.is_empty()
-    {
-        return (expand_home(&v), true);
+    session_dir_with(agent, cwd, settings, &Environment::read())
+}
+
+/// `session_dir_in` with the environment given.
+pub fn session_dir_with(agent: &Path, cwd: &Path, settings: &Settings, env: &Environment) -> (PathBuf, bool) {
+    if let Some(v) = &env.session_dir {
+        return (expand_home_in(v, &env.home), true);
     }
     if let Some(d) = settings.session_dir() {
-        let d = expand_home(d);
+        let d = expand_home_in(d, &env.home);
         let d = if d.is_relative() { cwd.join(d) } else { d };
         return (d, true);
     }

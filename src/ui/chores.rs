@@ -70,6 +70,9 @@ pub enum Chore {
     TogglePin(PathBuf),
     /// Name a listed session (not the open one): Pi's `session_info`, one appended line.
     RenameListed { path: PathBuf, name: String },
+    /// Whether the fork or clone bonsai wrote last is still as it wrote it (`u` offers to
+    /// remove it then, else undoes the action before it).
+    CheckBranched(BranchedFile),
 }
 
 /// What came back.
@@ -81,6 +84,8 @@ pub struct ChoreDone {
     pub pins: Option<Vec<PathBuf>>,
     /// The sessions listed changed: list them again.
     pub relist: bool,
+    /// A checked fork or clone, and whether nobody wrote to it since bonsai did.
+    pub branched: Option<(BranchedFile, bool)>,
 }
 
 impl ChoreDone {
@@ -89,6 +94,7 @@ impl ChoreDone {
             message,
             pins: None,
             relist,
+            branched: None,
         }
     }
 }
@@ -106,6 +112,7 @@ pub fn run(chore: Chore, agent: &Path, now_ms: i64) -> ChoreDone {
                 },
                 pins: Some(pins),
                 relist: false,
+                branched: None,
             },
             Err(e) => ChoreDone::said(format!("could not save the pins: {e}"), false),
         },
@@ -120,6 +127,13 @@ pub fn run(chore: Chore, agent: &Path, now_ms: i64) -> ChoreDone {
                 Err(e) => format!("not renamed: {e}"),
             };
             ChoreDone::said(message, true)
+        }
+        Chore::CheckBranched(f) => {
+            let untouched = f.untouched();
+            ChoreDone {
+                branched: Some((f, untouched)),
+                ..ChoreDone::said(String::new(), false)
+            }
         }
     }
 }

@@ -105,6 +105,16 @@ pub enum Job {
     Reload { session: Arc<Session>, path: PathBuf },
     /// Open another session (the picker).
     Open { path: PathBuf },
+    /// Find the model and its API key for a summary: Pi's `auth.json`, the environment and
+    /// the settings are read here, not in the update. `wanted`: bonsai's summary model
+    /// setting; `session_model`: the session's own (provider, id).
+    ResolveSummarizer {
+        id: u64,
+        registry: Arc<Registry>,
+        agent_dir: PathBuf,
+        wanted: Option<String>,
+        session_model: Option<(String, String)>,
+    },
     /// Small file work (the trash, old backups, pins, a listed session's name).
     Chore {
         chore: super::chores::Chore,
@@ -218,6 +228,12 @@ pub struct UsageData {
 pub enum JobResult {
     /// A chore done (`Job::Chore`): what to say, the pins after a toggle, whether to list again.
     ChoreDone(super::chores::ChoreDone),
+    /// The summary model found for request `id` (none: no model or no key; the summary is
+    /// written offline).
+    SummarizerResolved {
+        id: u64,
+        summarizer: Option<Box<Summarizer>>,
+    },
     Selection {
         generation: u64,
         info: Box<SelectionInfo>,
@@ -417,6 +433,23 @@ impl Job {
             Job::Chore { chore, agent_dir } => {
                 JobResult::ChoreDone(super::chores::run(chore, &agent_dir, store::clock::now_ms()))
             }
+            Job::ResolveSummarizer {
+                id,
+                registry,
+                agent_dir,
+                wanted,
+                session_model,
+            } => JobResult::SummarizerResolved {
+                id,
+                summarizer: Summarizer::resolve(
+                    &registry,
+                    &agent_dir,
+                    wanted.as_deref(),
+                    session_model.as_ref().map(|(p, m)| (p.as_str(), m.as_str())),
+                )
+                .ok()
+                .map(Box::new),
+            },
             r @ Job::Selection { .. } => run_selection(r),
             r @ Job::ExactTokens { .. } => run_exact_tokens(r),
             r @ Job::ContextView { .. } => run_context_view(r, report),

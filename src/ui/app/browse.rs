@@ -332,8 +332,9 @@ impl App {
     pub(super) fn open_picker(&mut self) {
         let mut p = Picker::new(self.doc.path.clone());
         p.loading = true;
-        p.home_dir = Some(crate::store::config::session_dir_in(&self.agent_dir, &self.cwd, &self.settings).0);
-        p.user_home = Some(crate::store::config::home_dir());
+        p.home_dir =
+            Some(crate::store::config::session_dir_with(&self.agent_dir, &self.cwd, &self.settings, &self.env).0);
+        p.user_home = Some(self.env.home.clone());
         self.picker = Some(p);
         self.screen.overlay = Overlay::Picker;
         self.pending.queue.push(Job::List {

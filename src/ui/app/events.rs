@@ -11,6 +11,7 @@ impl App {
     pub(super) fn on_job(&mut self, r: JobResult) {
         match r {
             JobResult::ChoreDone(done) => self.on_small_chore_done(done),
+            JobResult::SummarizerResolved { id, summarizer } => self.on_summarizer_resolved(id, summarizer.map(|s| *s)),
             r @ JobResult::Selection { .. } => self.on_selection_info(r),
             JobResult::ExactTokens {
                 generation,
@@ -381,6 +382,7 @@ impl App {
     pub(super) fn on_tick(&mut self, seen: crate::ui::action::Observed) -> bool {
         use crate::ui::action::FileSeen;
         self.now_ms = seen.now_ms;
+        self.clock = seen.now;
         let mut redraw = self.tick_summaries(seen.now);
         // The picker follows the session folders: listed again every two seconds.
         if let Some(p) = &mut self.picker

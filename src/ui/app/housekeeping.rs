@@ -198,5 +198,8 @@ impl App {
         if done.relist {
             self.relist();
         }
+        if let Some((f, untouched)) = done.branched {
+            self.on_branched_checked(f, untouched);
+        }
     }
 }

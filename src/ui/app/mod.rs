@@ -214,6 +214,8 @@ pub struct Pending {
     pub summary: Option<(u64, Arc<AtomicBool>)>,
     /// Writes not yet reported back.
     pub writes: usize,
+    /// The summary model being looked for, and what waits for it.
+    pub(crate) resolving: Option<(u64, writes::AfterResolve)>,
 }
 
 /// Why an old session file is read-only (Pi rewrites v1 and v2 files when it opens them).
@@ -276,6 +278,10 @@ pub struct App {
     pub(crate) cwd: std::path::PathBuf,
     /// The clock at the last tick (the update reads no clock).
     pub(crate) now_ms: i64,
+    /// The same instant on the monotonic clock (summary tabs time themselves by it).
+    pub(crate) clock: std::time::Instant,
+    /// Where the environment puts sessions and home, read once at the start.
+    pub(crate) env: crate::store::config::Environment,
     /// The exact count of every entry (the tree's right column), running or done.
     pub(crate) exact_all: ExactAll,
     /// The open session's file is gone from its folder (said once in the status line).
@@ -383,6 +389,8 @@ impl App {
             agent_dir: crate::store::config::agent_dir(),
             cwd: crate::store::config::cwd(),
             now_ms: crate::store::clock::now_ms(),
+            clock: std::time::Instant::now(),
+            env: crate::store::config::Environment::read(),
             exact_all: ExactAll::default(),
             file_gone: false,
             auto_exact: true,

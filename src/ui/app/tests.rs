@@ -1688,6 +1688,19 @@ fn clone_and_fork_ask_first_and_u_removes_an_untouched_one() {
     assert_eq!(files(), before + 1);
     let session = std::fs::read(&p).unwrap();
     a.handle_key(ch('u'));
+    // Whether the clone is untouched is a job's question (it reads the file's metadata).
+    assert!(
+        matches!(
+            a.pending.queue.as_slice(),
+            [crate::ui::jobs::Job::Chore {
+                chore: crate::ui::chores::Chore::CheckBranched(_),
+                ..
+            }]
+        ),
+        "u asks a job first"
+    );
+    assert!(a.dialog.is_none());
+    a.run_jobs_now();
     let Some(Dialog::ConfirmRewrite { lines, .. }) = &a.dialog else {
         panic!("u did not offer to remove the clone: {:?}", a.status)
     };
@@ -1724,6 +1737,7 @@ fn clone_and_fork_ask_first_and_u_removes_an_untouched_one() {
     .unwrap();
     drop(f);
     a.handle_key(ch('u'));
+    a.run_jobs_now();
     assert!(
         !matches!(a.dialog, Some(Dialog::ConfirmRewrite { .. })),
         "offered to remove a fork Pi wrote to"
@@ -2004,8 +2018,34 @@ fn the_update_works_without_a_disk_and_says_what_to_do() {
             message: "pinned on top".into(),
             pins: Some(vec![pinned.clone()]),
             relist: false,
+            branched: None,
         },
     ))));
     assert_eq!(a.status.as_deref(), Some("pinned on top"));
     assert!(a.picker.as_ref().unwrap().pins.contains(&pinned));
+    // A compaction's summary model is looked for by a job (finding the key reads Pi's
+    // auth.json and the environment); the update only asks, then goes on with the answer.
+    a.screen.overlay = Overlay::None;
+    a.pending.queue.clear();
+    a.update(Action::GoToLeaf);
+    a.selection.keep_recent = 200;
+    a.pending.queue.clear();
+    a.update(Action::Compact);
+    assert!(matches!(a.dialog, Some(Dialog::Input { .. })), "{:?}", a.status);
+    a.update(Action::Select);
+    let [Job::ResolveSummarizer { id, agent_dir, .. }] = a.pending.queue.as_slice() else {
+        panic!("no model lookup queued: {:?} {:?}", a.pending.queue.len(), a.status)
+    };
+    assert_eq!(agent_dir, &a.agent_dir);
+    let id = *id;
+    a.pending.queue.clear();
+    // No key: the offline summary, its tab timed from the last tick's clock.
+    a.update(Action::Job(std::sync::Arc::new(
+        crate::ui::jobs::JobResult::SummarizerResolved { id, summarizer: None },
+    )));
+    let Some(Dialog::Summary { by, tabs, .. }) = &a.dialog else {
+        panic!("no summary dialog: {:?}", a.status)
+    };
+    assert_eq!(by, "offline");
+    assert_eq!(tabs[0].started, a.clock);
 }

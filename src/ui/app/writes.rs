@@ -21,6 +21,31 @@ use crate::ui::dialog::{
 use crate::ui::input::LineEditor;
 use crate::ui::jobs::{Job, SummaryKind};
 
+/// What waits for the summary model to be found (`Job::ResolveSummarizer`).
+pub(crate) enum AfterResolve {
+    /// The compaction's instructions were given: choose the strategies (a model is there)
+    /// or compact offline.
+    Compact {
+        leaf: usize,
+        focus: Option<String>,
+        seen: Seen,
+    },
+    /// Compact by these strategies.
+    Strategies {
+        leaf: usize,
+        focus: Option<String>,
+        strategies: Vec<Strategy>,
+        seen: Seen,
+    },
+    /// Summarize the branch left at `leaf`.
+    BranchSummary {
+        leaf: usize,
+        kind: Box<SummaryKind>,
+        purpose: SummaryFor,
+        seen: Seen,
+    },
+}
+
 impl App {
     pub(super) fn writable(&mut self) -> bool {
         if let Some(why) = self.doc.read_only {
@@ -242,33 +267,82 @@ impl App {
         });
     }
 
-    /// The model summarizer for the session at `leaf`, if a key is configured.
-    fn summarizer(&self, leaf: usize) -> Option<crate::llm::summarize::Summarizer> {
+    /// Find the summary model for the session at `leaf`, then go on with `then`: at once
+    /// when a test set the summarizer or forbade models, else in a job (finding the key reads
+    /// Pi's `auth.json` and the environment, which the update never does).
+    fn with_summarizer(&mut self, leaf: usize, then: AfterResolve) {
         if let Some(s) = &self.summarizer_override {
-            return Some(s.clone());
+            let s = s.clone();
+            return self.go_on(Some(s), then);
         }
         if self.force_offline {
-            return None;
+            return self.go_on(None, then);
         }
         let s = &self.doc.session;
         let (_, model) = context::path_settings(s, &s.path_to(leaf));
-        let model = model.and_then(|(p, m)| Some((p?, m?)));
-        let wanted = self.settings.summary_model();
-        crate::llm::summarize::Summarizer::resolve(
-            &self.registry,
-            &self.agent_dir,
-            wanted.as_deref(),
-            model.as_ref().map(|(p, m)| (p.as_str(), m.as_str())),
-        )
-        .ok()
+        let session_model = model.and_then(|(p, m)| Some((p?, m?)));
+        let id = self.next_job_id();
+        self.pending.resolving = Some((id, then));
+        self.pending.queue.push(Job::ResolveSummarizer {
+            id,
+            registry: self.registry.clone(),
+            agent_dir: self.agent_dir.clone(),
+            wanted: self.settings.summary_model(),
+            session_model,
+        });
+    }
+
+    /// The summary model was looked for (`None`: no model or no key).
+    pub(super) fn on_summarizer_resolved(&mut self, id: u64, summarizer: Option<crate::llm::summarize::Summarizer>) {
+        match self.pending.resolving.take() {
+            Some((want, then)) if want == id => self.go_on(summarizer, then),
+            other => self.pending.resolving = other,
+        }
+    }
+
+    fn go_on(&mut self, summarizer: Option<crate::llm::summarize::Summarizer>, then: AfterResolve) {
+        match then {
+            AfterResolve::Compact { leaf, focus, seen } => self.compact_with(summarizer, leaf, focus, seen),
+            AfterResolve::Strategies {
+                leaf,
+                focus,
+                strategies,
+                seen,
+            } => self.start_compaction_with(summarizer, leaf, focus, strategies, seen),
+            AfterResolve::BranchSummary {
+                leaf,
+                kind,
+                purpose,
+                seen,
+            } => self.start_summary_with(summarizer, leaf, kind, purpose, seen),
+        }
     }
 
     /// Start a branch summary (a model's when a key is configured, else the offline one) and
     /// show it streaming in its dialog (one tab).
     fn start_summary(&mut self, leaf: usize, kind: SummaryKind, purpose: SummaryFor, seen: Seen) {
+        self.with_summarizer(
+            leaf,
+            AfterResolve::BranchSummary {
+                leaf,
+                kind: Box::new(kind),
+                purpose,
+                seen,
+            },
+        );
+    }
+
+    fn start_summary_with(
+        &mut self,
+        summarizer: Option<crate::llm::summarize::Summarizer>,
+        _leaf: usize,
+        kind: Box<SummaryKind>,
+        purpose: SummaryFor,
+        seen: Seen,
+    ) {
+        let kind = *kind;
         let id = self.next_job_id();
         let cancel = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-        let summarizer = self.summarizer(leaf);
         let by = summarizer
             .as_ref()
             .map(|m| format!("{}/{}", m.model.provider, m.model.id))
@@ -285,7 +359,7 @@ impl App {
         self.dialog = Some(Dialog::Summary {
             purpose,
             seen,
-            tabs: vec![SummaryTab::new(&by)],
+            tabs: vec![SummaryTab::new(&by, self.clock)],
             by,
             active: 0,
             job: id,
@@ -313,6 +387,28 @@ impl App {
         strategies: Vec<Strategy>,
         seen: Seen,
     ) {
+        let then = AfterResolve::Strategies {
+            leaf,
+            focus,
+            strategies,
+            seen,
+        };
+        match &then {
+            AfterResolve::Strategies { strategies, .. } if strategies.iter().any(|s| s.is_llm()) => {
+                self.with_summarizer(leaf, then)
+            }
+            _ => self.go_on(None, then),
+        }
+    }
+
+    fn start_compaction_with(
+        &mut self,
+        summarizer: Option<crate::llm::summarize::Summarizer>,
+        leaf: usize,
+        focus: Option<String>,
+        strategies: Vec<Strategy>,
+        seen: Seen,
+    ) {
         if let Some(r) = self.changed_since(seen) {
             self.status = Some(r.to_string());
             return;
@@ -327,11 +423,6 @@ impl App {
         };
         let first_kept = self.id_of(plan.first_kept_entry);
         let thinking = context::path_settings(&self.doc.session, &self.doc.session.path_to(leaf)).0;
-        let summarizer = strategies
-            .iter()
-            .any(|s| s.is_llm())
-            .then(|| self.summarizer(leaf))
-            .flatten();
         let by = summarizer
             .as_ref()
             .map(|m| format!("{}/{}", m.model.provider, m.model.id))
@@ -347,7 +438,10 @@ impl App {
                 settings,
             },
             seen,
-            tabs: strategies.iter().map(|s| SummaryTab::new(s.name())).collect(),
+            tabs: strategies
+                .iter()
+                .map(|s| SummaryTab::new(s.name(), self.clock))
+                .collect(),
             by,
             active: 0,
             job: id,
@@ -448,7 +542,17 @@ impl App {
     /// without one, the offline summary.
     fn compact(&mut self, leaf: usize, instructions: String, seen: Seen) {
         let focus = Some(instructions).filter(|t| !t.trim().is_empty());
-        match self.summarizer(leaf) {
+        self.with_summarizer(leaf, AfterResolve::Compact { leaf, focus, seen });
+    }
+
+    fn compact_with(
+        &mut self,
+        summarizer: Option<crate::llm::summarize::Summarizer>,
+        leaf: usize,
+        focus: Option<String>,
+        seen: Seen,
+    ) {
+        match summarizer {
             Some(m) => {
                 let checked = Strategy::ALL.iter().map(|s| self.strategy_choice.contains(s)).collect();
                 self.dialog = Some(Dialog::Strategies {
@@ -613,11 +717,12 @@ impl App {
         self.pending.summary = None;
         // The branch summary is shown before anything is written (as a compaction's is):
         // ctrl+s writes it and navigates, e edits it, d discards it.
+        let clock = self.clock;
         let Some(Dialog::Summary { tabs, .. }) = &mut self.dialog else {
             return;
         };
         let Some(tab) = tabs.get_mut(0) else { return };
-        tab.elapsed_ms = tab.started.elapsed().as_millis() as u64;
+        tab.elapsed_ms = clock.saturating_duration_since(tab.started).as_millis() as u64;
         match result {
             Ok(sm) => {
                 tab.text = sm.text;
@@ -732,8 +837,12 @@ impl App {
         tab: usize,
         result: Result<Box<crate::ui::jobs::StrategyResult>, String>,
     ) {
+        let clock = self.clock;
         let Some(t) = self.tab_of(id, tab) else { return };
-        t.elapsed_ms = t.started.elapsed().as_millis() as u64;
+        t.elapsed_ms = match &result {
+            Ok(r) => r.wall_ms,
+            Err(_) => clock.saturating_duration_since(t.started).as_millis() as u64,
+        };
         match result {
             Ok(r) if r.summary.text.trim().is_empty() => {
                 t.state = TabState::Failed("the summary came back empty".into())
@@ -878,14 +987,25 @@ impl App {
         });
     }
 
-    /// `u` after a fork or clone: remove it while nobody has written to it (asked first).
+    /// `u` after a fork or clone: whether nobody has written to it since is asked of a job
+    /// (it reads the file's metadata); the answer comes back to `on_branched_checked`.
     pub(super) fn offer_remove_branched(&mut self) -> bool {
         let Some(f) = self.last_branched.clone() else {
             return false;
         };
-        if !f.untouched() {
+        self.chore(crate::ui::chores::Chore::CheckBranched(f));
+        true
+    }
+
+    /// The fork or clone checked: untouched, ask to remove it; written to since, it is no
+    /// longer bonsai's to remove, and `u` undoes the action before it.
+    pub(super) fn on_branched_checked(&mut self, f: crate::ui::dialog::BranchedFile, untouched: bool) {
+        if self.last_branched.as_ref() != Some(&f) {
+            return;
+        }
+        if !untouched {
             self.last_branched = None;
-            return false;
+            return self.undo_last_action();
         }
         self.dialog = Some(Dialog::ConfirmRewrite {
             title: format!("Undo the {}", f.what),
@@ -901,7 +1021,6 @@ impl App {
             ],
             then: FileChore::RemoveBranched(f),
         });
-        true
     }
 
     pub(super) fn remove_branched(&mut self, f: &crate::ui::dialog::BranchedFile) {

@@ -121,7 +121,8 @@ pub struct SummaryTab {
     /// Calls done, planned, in flight.
     pub calls: (usize, usize, usize),
     pub figures: TabFigures,
-    /// When it started, and how long it has run (kept by the tick, final when done).
+    /// When it started, and how long it has run (kept by the tick; when done, the job's own
+    /// measure, or the last tick's when the job has none).
     pub started: std::time::Instant,
     pub elapsed_ms: u64,
     /// The last retry, said in the tab.
@@ -135,11 +136,13 @@ impl SummaryTab {
         SummaryTab {
             text: text.into(),
             state,
-            ..SummaryTab::new(name)
+            ..SummaryTab::new(name, std::time::Instant::now())
         }
     }
 
-    pub fn new(name: &str) -> SummaryTab {
+    /// A running tab, started at `started` (the app's clock at the last tick: the update
+    /// reads no clock).
+    pub fn new(name: &str, started: std::time::Instant) -> SummaryTab {
         SummaryTab {
             name: name.into(),
             text: String::new(),
@@ -147,7 +150,7 @@ impl SummaryTab {
             usage: None,
             calls: (0, 0, 0),
             figures: TabFigures::default(),
-            started: std::time::Instant::now(),
+            started,
             elapsed_ms: 0,
             note: None,
             scroll: 0,

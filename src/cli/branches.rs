@@ -1,19 +1,67 @@
 //! The branch chores: archive and unarchive (one appended entry each), delete-branch and
 //! restore (the one rewrite of a session, with its backups).
 
+use super::args::{RequiredSessionArg, SessionArg, WriteFlags};
 use super::common::{load, print_json, resolve_ref};
 use super::write::{apply, confirm, preview, show};
-use super::{ArchiveArgs, DeleteBranchArgs, RestoreArgs};
 use crate::engine::edit::plan::{Write, WriteRequest};
 use crate::engine::view::archive;
 use crate::engine::view::tree::Tree;
 use crate::store;
+use clap::Args;
 use color_eyre::eyre::{Result, eyre};
 use serde_json::json;
 
+#[derive(Args, Debug)]
+pub struct ArchiveArgs {
+    #[command(flatten)]
+    pub session: RequiredSessionArg,
+    /// The branch's first entry: an id, or idx:N for the N-th entry (0-based).
+    pub target: String,
+    #[command(flatten)]
+    pub write: WriteFlags,
+}
+
+#[derive(Args, Debug)]
+pub struct DeleteBranchArgs {
+    #[command(flatten)]
+    pub session: RequiredSessionArg,
+    /// The branch's first entry: an id, or idx:N for the N-th entry (0-based).
+    pub target: String,
+    #[command(flatten)]
+    pub write: WriteFlags,
+}
+
+#[derive(Args, Debug)]
+pub struct RestoreArgs {
+    #[command(flatten)]
+    pub session: SessionArg,
+    #[command(flatten)]
+    pub write: WriteFlags,
+}
+
+#[derive(Args, Debug)]
+pub struct BackupsArgs {
+    /// Every project's session folders, not only this directory's.
+    #[arg(long)]
+    pub all: bool,
+    /// What counts as old, in days.
+    #[arg(long, default_value_t = 30.0)]
+    pub older_than: f64,
+    /// Remove the old backups (asks first; --yes without asking).
+    #[arg(long)]
+    pub remove: bool,
+    /// Remove without asking.
+    #[arg(long)]
+    pub yes: bool,
+    /// Print JSON instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
 /// `bonsai archive` (`archived`) and `bonsai unarchive`.
 pub fn archive(a: ArchiveArgs, archived: bool) -> Result<()> {
-    let s = load(&a.file)?;
+    let s = load(&a.session.file)?;
     let t = resolve_ref(&s, &a.target)?;
     let tree = Tree::build(&s);
     let what_branch = archive::describe(&s, &tree, t);
@@ -43,10 +91,10 @@ pub fn archive(a: ArchiveArgs, archived: bool) -> Result<()> {
     } else {
         "an unarchive entry"
     };
-    if !confirm(&a.write, what, &a.file)? {
+    if !confirm(&a.write, what, &a.session.file)? {
         return Ok(());
     }
-    let applied = apply(&a.file, &req, what, a.write.json)?;
+    let applied = apply(&a.session.file, &req, what, a.write.json)?;
     if a.write.json {
         show(&applied.prepared.entries, true, true, json!({}));
     }
@@ -58,7 +106,7 @@ fn si(n: usize, one: &str, many: &str) -> String {
 }
 
 pub fn delete_branch(a: DeleteBranchArgs) -> Result<()> {
-    let s = load(&a.file)?;
+    let s = load(&a.session.file)?;
     let t = resolve_ref(&s, &a.target)?;
     let tree = Tree::build(&s);
     let plan = crate::engine::edit::delete::plan(&s, &tree, t).map_err(|e| eyre!("nothing deleted: {e}"))?;
@@ -107,24 +155,24 @@ pub fn delete_branch(a: DeleteBranchArgs) -> Result<()> {
     }
     // Said before asking: no point confirming a write that will be refused.
     if !a.write.dry_run {
-        store::rewrite::check_quiet(&a.file)?;
+        store::rewrite::check_quiet(&a.session.file)?;
     }
     let what = format!(
         "a copy without the branch at {} (the original kept as .bak, the removed lines in .deleted-*.jsonl)",
         s.entries[t].id
     );
-    if !confirm(&a.write, &what, &a.file)? {
+    if !confirm(&a.write, &what, &a.session.file)? {
         return Ok(());
     }
-    let d = store::rewrite::delete_branch(&a.file, &s.buf, &s.entries[t].id)?;
+    let d = store::rewrite::delete_branch(&a.session.file, &s.buf, &s.entries[t].id)?;
     let line = format!(
         "deleted {} ({} bytes) from {}; removed lines in {}, original in {} (`bonsai restore {}` puts it back; `bonsai backups` lists and removes old backups)",
         si(d.plan.removed.len(), "entry", "entries"),
         d.plan.bytes,
-        a.file.display(),
+        a.session.file.display(),
         d.removed_file.display(),
         d.backup.display(),
-        a.file.display()
+        a.session.file.display()
     );
     if a.write.json {
         eprintln!("bonsai: {line}");
@@ -161,10 +209,10 @@ fn said_carried(carried: usize, still_open: &[String]) {
 }
 
 pub fn restore(a: RestoreArgs) -> Result<()> {
-    let p = store::rewrite::restore_plan(&a.file)?;
+    let p = store::rewrite::restore_plan(&a.session.file)?;
     let line = format!(
         "restore {} from {} ({} put back{})",
-        a.file.display(),
+        a.session.file.display(),
         p.backup.display(),
         si(p.removed_lines, "removed line", "removed lines"),
         if p.appended > 0 {
@@ -184,15 +232,15 @@ pub fn restore(a: RestoreArgs) -> Result<()> {
         println!("{line}");
     }
     if !a.write.dry_run {
-        store::rewrite::check_quiet(&a.file)?;
+        store::rewrite::check_quiet(&a.session.file)?;
     }
-    if !confirm(&a.write, "the restored session", &a.file)? {
+    if !confirm(&a.write, "the restored session", &a.session.file)? {
         return Ok(());
     }
-    let r = store::rewrite::restore(&a.file)?;
+    let r = store::rewrite::restore(&a.session.file)?;
     let done = format!(
         "restored {} from {} (the removed lines' file is now {})",
-        a.file.display(),
+        a.session.file.display(),
         r.backup.display(),
         r.removed_file.display()
     );

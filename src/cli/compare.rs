@@ -2,7 +2,7 @@
 //! with its calls, tokens (cache reads and writes apart), cost, time, size and recall score;
 //! `--write STRATEGY` writes the chosen one as Pi's compaction entry.
 
-use super::CompareArgs;
+use super::args::{CutBudget, LeafArg, SessionArg};
 use super::write::{CompactionAt, apply, confirm, preview, show, warn_new_branch};
 use crate::engine::compaction::cut::CompactionPlan;
 use crate::engine::compaction::recall::{self, Category, Score};
@@ -17,9 +17,66 @@ use crate::llm::strategies::{self, Outcome, Progress};
 use crate::llm::summarize::Summarizer;
 use crate::store;
 use crate::store::config::agent_dir;
+use clap::Args;
 use color_eyre::eyre::{Result, bail, eyre};
 use serde_json::{Value, json};
 use std::io::IsTerminal;
+
+#[derive(Args, Debug)]
+pub struct CompareArgs {
+    #[command(flatten)]
+    pub session: SessionArg,
+    /// Strategies to run, comma-separated, or `all`: single-shot, parallel-stitch,
+    /// sequential-accumulated, sequential-rolling, anchored-iterative, offline (default: all
+    /// with a model, else offline).
+    #[arg(long)]
+    pub strategies: Option<String>,
+    /// The model as provider/id (default: compaction.model in Pi's settings, else the
+    /// session's model). Needs its API key in Pi's auth.json or the environment.
+    #[arg(long)]
+    pub model: Option<String>,
+    #[command(flatten)]
+    pub at: LeafArg,
+    #[command(flatten)]
+    pub budget: CutBudget,
+    /// The published comparison's parameters: slices of 10,000 tokens, slice budget 2,000,
+    /// final budget 4,000, no overlap, no boost, no ratio.
+    #[arg(long)]
+    pub harness: bool,
+    /// Tokens per slice (default 20,000; the harness 10,000).
+    #[arg(long)]
+    pub slice_tokens: Option<u64>,
+    /// Tokens of the previous slice shown again before each slice (default 2,000).
+    #[arg(long)]
+    pub overlap_tokens: Option<u64>,
+    /// A slice's budget as a share of its tokens (default 0.1).
+    #[arg(long)]
+    pub compression_ratio: Option<f64>,
+    /// Factor on the last two slices' budgets (default 2.0).
+    #[arg(long)]
+    pub recent_boost: Option<f64>,
+    /// Slice calls at once in parallel-stitch (default 4).
+    #[arg(long)]
+    pub concurrency: Option<usize>,
+    /// The model reasons in an <analysis> block before each summary (kept out of the result).
+    #[arg(long)]
+    pub analysis: bool,
+    /// What the summaries should focus on (as after Pi's /compact).
+    #[arg(long)]
+    pub instructions: Option<String>,
+    /// Also print each strategy's summary after the table.
+    #[arg(long)]
+    pub show: bool,
+    /// Write this strategy's summary as the compaction (asks first; --yes writes).
+    #[arg(long, value_name = "STRATEGY")]
+    pub write: Option<String>,
+    /// Write without asking (with --write).
+    #[arg(long)]
+    pub yes: bool,
+    /// Print JSON instead of the table.
+    #[arg(long)]
+    pub json: bool,
+}
 
 /// One strategy's run: its outcome (or why it failed) and its score.
 pub struct Row {
@@ -130,7 +187,12 @@ fn cost(sm: Option<&Summarizer>, o: &Outcome) -> f64 {
 }
 
 pub fn compare(a: CompareArgs) -> Result<()> {
-    let at = CompactionAt::load(&a.file, a.leaf.as_deref(), a.reserve_tokens, a.keep_recent_tokens)?;
+    let at = CompactionAt::load(
+        &a.session.file,
+        a.at.leaf.as_deref(),
+        a.budget.reserve_tokens,
+        a.budget.keep_recent_tokens,
+    )?;
     let mref = at.model_ref();
     let CompactionAt {
         s0,
@@ -199,7 +261,7 @@ pub fn compare(a: CompareArgs) -> Result<()> {
             .map(|c| (c.key().to_string(), json!(range.facts.of(*c).len())))
             .collect();
         let out = json!({
-            "file": a.file,
+            "file": a.session.file,
             "leafId": s0.entries[leaf].id.to_string(),
             "firstKeptEntryId": s0.entries[plan.first_kept_entry].id.to_string(),
             "isSplitTurn": plan.is_split_turn,
@@ -258,10 +320,10 @@ pub fn compare(a: CompareArgs) -> Result<()> {
     if !a.yes && !a.json {
         preview(&entries, false, Value::Null);
     }
-    if !confirm(&flags, &format!("the {} compaction", w.name()), &a.file)? {
+    if !confirm(&flags, &format!("the {} compaction", w.name()), &a.session.file)? {
         return Ok(());
     }
-    let applied = apply(&a.file, &req, &format!("the {} compaction", w.name()), a.json)?;
+    let applied = apply(&a.session.file, &req, &format!("the {} compaction", w.name()), a.json)?;
     if a.json {
         show(&applied.prepared.entries, true, true, json!({"strategy": w.name()}));
     }

@@ -20,6 +20,7 @@ macro_rules! eprint {
     ($($t:tt)*) => { $crate::cli::out::stderr(&format!($($t)*)) };
 }
 
+mod args;
 mod branches;
 mod common;
 mod compare;
@@ -31,9 +32,19 @@ pub mod serve;
 mod usage;
 mod write;
 
-use clap::{Args, Parser, Subcommand};
+use args::PROJECT_SESSION;
+pub use args::{CutBudget, LeafArg, RequiredSessionArg, SessionArg, WriteFlags};
+pub use branches::{ArchiveArgs, BackupsArgs, DeleteBranchArgs, RestoreArgs};
+use clap::{Parser, Subcommand};
 use color_eyre::eyre::Result;
+pub use compare::CompareArgs;
+pub use prune::{EditArgs, PruneArgs};
+pub use read::{BranchArgs, ContextArgs, CutArgs, ExportArgs, InspectArgs, ListArgs, SearchArgs, StatsArgs, TreeArgs};
+pub use serve::ServeArgs;
 use std::path::PathBuf;
+pub use write::{
+    CloneArgs, CompactArgs, ForkArgs, LabelArgs, MigrateArgs, NavigateArgs, RenameArgs, RepairArgs, UndoArgs,
+};
 
 #[derive(Parser, Debug)]
 #[command(
@@ -138,565 +149,6 @@ pub enum Command {
     Serve(ServeArgs),
 }
 
-#[derive(Args, Debug)]
-pub struct ServeArgs {
-    /// Speak JSON lines over stdin and stdout (the only transport).
-    #[arg(long, required = true)]
-    pub stdio: bool,
-    /// Append one JSON line per request to FILE: the method, how long it took and what was
-    /// decided (no session text). Also `$BONSAI_SERVE_LOG`.
-    #[arg(long, value_name = "FILE")]
-    pub log: Option<PathBuf>,
-}
-
-#[derive(Args, Debug)]
-pub struct ContextArgs {
-    /// A session file, or a directory (its newest session, as `bonsai DIR` opens). Default:
-    /// this project's newest session, as `bonsai` opens it.
-    #[arg(default_value = PROJECT_SESSION, hide_default_value = true)]
-    pub file: PathBuf,
-    /// The leaf to work at: an entry id, or idx:N for the N-th entry (0-based, the header not
-    /// counted). Default: the file's last entry, where Pi resumes.
-    #[arg(long)]
-    pub leaf: Option<String>,
-    /// Print JSON instead of text.
-    #[arg(long)]
-    pub json: bool,
-    /// Skip exact (tiktoken) counts (faster on large sessions).
-    #[arg(long)]
-    pub no_exact: bool,
-    /// The messages bonsai's Pi package sends at the leaf (the live policy of
-    /// `bonsai.live.policy` in Pi's settings, applied in memory as on every model call).
-    #[arg(long)]
-    pub live: bool,
-    /// With --live: this policy instead of the setting's.
-    #[arg(long, requires = "live", value_parser = ["off", "output", "zones"])]
-    pub policy: Option<String>,
-    /// With --live and the output policy: the pi-context-pruning extension's own rules.
-    #[arg(long, requires = "live", value_parser = ["pi-context-pruning"])]
-    pub compat: Option<String>,
-    /// With --live --json: each message whole (as Pi's AgentMessage), not only described.
-    #[arg(long, requires = "live")]
-    pub content: bool,
-}
-
-#[derive(Args, Debug)]
-pub struct CutArgs {
-    /// A session file, or a directory (its newest session, as `bonsai DIR` opens). Default:
-    /// this project's newest session, as `bonsai` opens it.
-    #[arg(default_value = PROJECT_SESSION, hide_default_value = true)]
-    pub file: PathBuf,
-    /// keepRecentTokens: how many recent tokens the cut keeps (default: Pi's settings, 20000).
-    #[arg(long)]
-    pub keep_recent_tokens: Option<u64>,
-    /// reserveTokens: tokens kept free for the reply (default: Pi's settings, 16384).
-    #[arg(long)]
-    pub reserve_tokens: Option<u64>,
-    /// The leaf to work at: an entry id, or idx:N for the N-th entry (0-based, the header not
-    /// counted). Default: the file's last entry, where Pi resumes.
-    #[arg(long)]
-    pub leaf: Option<String>,
-    /// Print JSON instead of text.
-    #[arg(long)]
-    pub json: bool,
-}
-
-#[derive(Args, Debug)]
-pub struct BranchArgs {
-    /// A session file, or a directory (its newest session, as `bonsai DIR` opens). Default:
-    /// this project's newest session, as `bonsai` opens it.
-    #[arg(default_value = PROJECT_SESSION, hide_default_value = true)]
-    pub file: PathBuf,
-    /// The entry navigated to: an id, or idx:N for the N-th entry (0-based).
-    #[arg(long)]
-    pub target: String,
-    /// The leaf to work at: an entry id, or idx:N for the N-th entry (0-based, the header not
-    /// counted). Default: the file's last entry, where Pi resumes.
-    #[arg(long)]
-    pub leaf: Option<String>,
-    /// Context window for the budget (default: the session model's, else 128000).
-    #[arg(long)]
-    pub context_window: Option<u64>,
-    /// reserveTokens: tokens kept free for the reply (default: Pi's settings, 16384).
-    #[arg(long)]
-    pub reserve_tokens: Option<u64>,
-    /// Print JSON instead of text.
-    #[arg(long)]
-    pub json: bool,
-}
-
-#[derive(Args, Debug)]
-pub struct TreeArgs {
-    /// A session file, or a directory (its newest session, as `bonsai DIR` opens). Default:
-    /// this project's newest session, as `bonsai` opens it.
-    #[arg(default_value = PROJECT_SESSION, hide_default_value = true)]
-    pub file: PathBuf,
-    /// Pi's /tree filter (default: treeFilterMode from Pi's settings, else default).
-    #[arg(long, value_parser = crate::engine::settings::TREE_FILTERS)]
-    pub filter: Option<String>,
-    /// The leaf to work at: an entry id, or idx:N for the N-th entry (0-based, the header not
-    /// counted). Default: the file's last entry, where Pi resumes.
-    #[arg(long)]
-    pub leaf: Option<String>,
-    /// Columns to lay the tree out in (Pi's /tree truncates rows to the terminal width).
-    #[arg(long, default_value_t = 100)]
-    pub width: usize,
-    /// Also the branches archived with `bonsai archive` (hidden by default).
-    #[arg(long)]
-    pub archived: bool,
-    /// Print JSON instead of text.
-    #[arg(long)]
-    pub json: bool,
-}
-
-#[derive(Args, Debug)]
-pub struct StatsArgs {
-    /// A session file, or a directory (its newest session, as `bonsai DIR` opens). Default:
-    /// this project's newest session, as `bonsai` opens it.
-    #[arg(default_value = PROJECT_SESSION, hide_default_value = true)]
-    pub file: PathBuf,
-    /// The leaf to work at: an entry id, or idx:N for the N-th entry (0-based, the header not
-    /// counted). Default: the file's last entry, where Pi resumes.
-    #[arg(long)]
-    pub leaf: Option<String>,
-    /// How many of the largest entries to list.
-    #[arg(long, default_value_t = 10)]
-    pub top: usize,
-    /// Print JSON instead of text.
-    #[arg(long)]
-    pub json: bool,
-}
-
-#[derive(Args, Debug)]
-pub struct InspectArgs {
-    /// A session file, or a directory (its newest session, as `bonsai DIR` opens). Default:
-    /// this project's newest session, as `bonsai` opens it.
-    #[arg(default_value = PROJECT_SESSION, hide_default_value = true)]
-    pub file: PathBuf,
-    /// The leaf to work at: an entry id, or idx:N for the N-th entry (0-based, the header not
-    /// counted). Default: the file's last entry, where Pi resumes.
-    #[arg(long)]
-    pub leaf: Option<String>,
-    /// keepRecentTokens for the cut (as the oracle's --keep-recent-tokens).
-    #[arg(long, default_value_t = 20000)]
-    pub keep_recent_tokens: u64,
-    /// reserveTokens for the cut and the branch summary's budget.
-    #[arg(long, default_value_t = 16384)]
-    pub reserve_tokens: u64,
-    /// Also the branch-summary input for navigating to this entry (an id or idx:N).
-    #[arg(long)]
-    pub branch_target: Option<String>,
-    /// Context window for the branch summary's budget.
-    #[arg(long, default_value_t = crate::engine::load::models::DEFAULT_CONTEXT_WINDOW)]
-    pub branch_context_window: u64,
-}
-
-/// FILE when none is given: this project's newest session (resolved before the command runs).
-const PROJECT_SESSION: &str = "@project";
-
-/// What every appending command takes.
-#[derive(Args, Debug)]
-pub struct WriteFlags {
-    /// Print what would be written and write nothing.
-    #[arg(long)]
-    pub dry_run: bool,
-    /// Write without asking. Without it bonsai shows what it would write and asks (y/N) on a
-    /// terminal; without a terminal it writes nothing and exits with an error.
-    #[arg(long)]
-    pub yes: bool,
-    /// Print JSON (what was written, or would be) instead of one line of text.
-    #[arg(long)]
-    pub json: bool,
-}
-
-#[derive(Args, Debug)]
-pub struct CompactArgs {
-    /// A session file, or a directory (its newest session, as `bonsai DIR` opens). Default:
-    /// this project's newest session, as `bonsai` opens it.
-    #[arg(default_value = PROJECT_SESSION, hide_default_value = true)]
-    pub file: PathBuf,
-    /// What the summary should focus on (as after Pi's /compact).
-    #[arg(long)]
-    pub instructions: Option<String>,
-    /// keepRecentTokens: how many recent tokens the cut keeps (default: Pi's settings, 20000).
-    #[arg(long)]
-    pub keep_recent_tokens: Option<u64>,
-    /// reserveTokens: tokens kept free for the reply (default: Pi's settings, 16384).
-    #[arg(long)]
-    pub reserve_tokens: Option<u64>,
-    /// The leaf to work at: an entry id, or idx:N for the N-th entry (0-based, the header not
-    /// counted). Default: the file's last entry, where Pi resumes.
-    #[arg(long)]
-    pub leaf: Option<String>,
-    /// offline (default without an API key) or llm.
-    #[arg(long, value_parser = ["offline", "llm"])]
-    pub summarizer: Option<String>,
-    /// The summary's model as provider/id (default: compaction.model in Pi's settings, else
-    /// the session's model). Needs its API key in Pi's auth.json or the environment.
-    #[arg(long)]
-    pub model: Option<String>,
-    #[command(flatten)]
-    pub write: WriteFlags,
-}
-
-#[derive(Args, Debug)]
-pub struct CompareArgs {
-    /// A session file, or a directory (its newest session, as `bonsai DIR` opens). Default:
-    /// this project's newest session, as `bonsai` opens it.
-    #[arg(default_value = PROJECT_SESSION, hide_default_value = true)]
-    pub file: PathBuf,
-    /// Strategies to run, comma-separated, or `all`: single-shot, parallel-stitch,
-    /// sequential-accumulated, sequential-rolling, anchored-iterative, offline (default: all
-    /// with a model, else offline).
-    #[arg(long)]
-    pub strategies: Option<String>,
-    /// The model as provider/id (default: compaction.model in Pi's settings, else the
-    /// session's model). Needs its API key in Pi's auth.json or the environment.
-    #[arg(long)]
-    pub model: Option<String>,
-    /// The leaf to work at: an entry id, or idx:N for the N-th entry (0-based, the header not
-    /// counted). Default: the file's last entry, where Pi resumes.
-    #[arg(long)]
-    pub leaf: Option<String>,
-    /// keepRecentTokens: how many recent tokens the cut keeps (default: Pi's settings, 20000).
-    #[arg(long)]
-    pub keep_recent_tokens: Option<u64>,
-    /// reserveTokens: tokens kept free for the reply (default: Pi's settings, 16384).
-    #[arg(long)]
-    pub reserve_tokens: Option<u64>,
-    /// The published comparison's parameters: slices of 10,000 tokens, slice budget 2,000,
-    /// final budget 4,000, no overlap, no boost, no ratio.
-    #[arg(long)]
-    pub harness: bool,
-    /// Tokens per slice (default 20,000; the harness 10,000).
-    #[arg(long)]
-    pub slice_tokens: Option<u64>,
-    /// Tokens of the previous slice shown again before each slice (default 2,000).
-    #[arg(long)]
-    pub overlap_tokens: Option<u64>,
-    /// A slice's budget as a share of its tokens (default 0.1).
-    #[arg(long)]
-    pub compression_ratio: Option<f64>,
-    /// Factor on the last two slices' budgets (default 2.0).
-    #[arg(long)]
-    pub recent_boost: Option<f64>,
-    /// Slice calls at once in parallel-stitch (default 4).
-    #[arg(long)]
-    pub concurrency: Option<usize>,
-    /// The model reasons in an <analysis> block before each summary (kept out of the result).
-    #[arg(long)]
-    pub analysis: bool,
-    /// What the summaries should focus on (as after Pi's /compact).
-    #[arg(long)]
-    pub instructions: Option<String>,
-    /// Also print each strategy's summary after the table.
-    #[arg(long)]
-    pub show: bool,
-    /// Write this strategy's summary as the compaction (asks first; --yes writes).
-    #[arg(long, value_name = "STRATEGY")]
-    pub write: Option<String>,
-    /// Write without asking (with --write).
-    #[arg(long)]
-    pub yes: bool,
-    /// Print JSON instead of the table.
-    #[arg(long)]
-    pub json: bool,
-}
-
-#[derive(Args, Debug)]
-pub struct NavigateArgs {
-    /// A session file, or a directory (its newest session, as `bonsai DIR` opens).
-    pub file: PathBuf,
-    /// The entry to move to: an id, or idx:N for the N-th entry (0-based).
-    pub target: String,
-    /// Pi's three choices: none (a marker entry, no summary), default (a branch summary of
-    /// the branch left), custom (one with --instructions).
-    #[arg(long, value_parser = ["none", "default", "custom"], default_value = "none")]
-    pub summary: String,
-    /// Focus for the custom summary.
-    #[arg(long)]
-    pub instructions: Option<String>,
-    /// The instructions replace the summary prompt's own instead of adding to it.
-    #[arg(long)]
-    pub replace_instructions: bool,
-    /// offline (default without an API key) or llm.
-    #[arg(long, value_parser = ["offline", "llm"])]
-    pub summarizer: Option<String>,
-    /// The leaf to work at: an entry id, or idx:N for the N-th entry (0-based, the header not
-    /// counted). Default: the file's last entry, where Pi resumes.
-    #[arg(long)]
-    pub leaf: Option<String>,
-    #[command(flatten)]
-    pub write: WriteFlags,
-}
-
-#[derive(Args, Debug)]
-pub struct LabelArgs {
-    /// A session file, or a directory (its newest session, as `bonsai DIR` opens).
-    pub file: PathBuf,
-    /// The entry to label: an id, or idx:N for the N-th entry (0-based).
-    pub target: String,
-    /// The label; without it the entry's label is cleared.
-    pub label: Option<String>,
-    #[command(flatten)]
-    pub write: WriteFlags,
-}
-
-#[derive(Args, Debug)]
-pub struct RenameArgs {
-    /// A session file, or a directory (its newest session, as `bonsai DIR` opens).
-    pub file: PathBuf,
-    /// The session's new name (shown by Pi's /resume and bonsai's picker).
-    pub name: String,
-    #[command(flatten)]
-    pub write: WriteFlags,
-}
-
-#[derive(Args, Debug)]
-pub struct ForkArgs {
-    /// A session file, or a directory (its newest session, as `bonsai DIR` opens).
-    pub file: PathBuf,
-    /// The user message to fork before: an id, or idx:N for the N-th entry (0-based).
-    pub target: String,
-    #[command(flatten)]
-    pub write: WriteFlags,
-}
-
-#[derive(Args, Debug)]
-pub struct CloneArgs {
-    /// A session file, or a directory (its newest session, as `bonsai DIR` opens). Default:
-    /// this project's newest session, as `bonsai` opens it.
-    #[arg(default_value = PROJECT_SESSION, hide_default_value = true)]
-    pub file: PathBuf,
-    /// The leaf to work at: an entry id, or idx:N for the N-th entry (0-based, the header not
-    /// counted). Default: the file's last entry, where Pi resumes.
-    #[arg(long)]
-    pub leaf: Option<String>,
-    #[command(flatten)]
-    pub write: WriteFlags,
-}
-
-#[derive(Args, Debug)]
-pub struct MigrateArgs {
-    /// A session file, or a directory (its newest session, as `bonsai DIR` opens). Default:
-    /// this project's newest session, as `bonsai` opens it.
-    #[arg(default_value = PROJECT_SESSION, hide_default_value = true)]
-    pub file: PathBuf,
-    #[command(flatten)]
-    pub write: WriteFlags,
-}
-
-#[derive(Args, Debug)]
-pub struct RepairArgs {
-    /// A session file, or a directory (its newest session, as `bonsai DIR` opens). Default:
-    /// this project's newest session, as `bonsai` opens it.
-    #[arg(default_value = PROJECT_SESSION, hide_default_value = true)]
-    pub file: PathBuf,
-    /// Also remove an unfinished last line bonsai did not write (only when Pi is not running:
-    /// Pi may be writing that line).
-    #[arg(long)]
-    pub force: bool,
-    #[command(flatten)]
-    pub write: WriteFlags,
-}
-
-#[derive(Args, Debug)]
-pub struct PruneArgs {
-    /// A session file, or a directory (its newest session, as `bonsai DIR` opens). Default:
-    /// this project's newest session, as `bonsai` opens it.
-    #[arg(default_value = PROJECT_SESSION, hide_default_value = true)]
-    pub file: PathBuf,
-    /// output: old tool output past a budget (OpenCode's prune); zones: keep, distill and
-    /// prune by how full the context is.
-    #[arg(long, value_parser = ["output", "zones"], default_value = "output")]
-    pub policy: String,
-    /// For --policy zones: the gauge's zone (auto) or a forced one.
-    #[arg(long, value_parser = ["auto", "green", "yellow", "red"], default_value = "auto")]
-    pub zone: String,
-    /// Prune even when the candidates do not exceed the minimum.
-    #[arg(long)]
-    pub force: bool,
-    /// Reproduce an extension's own rules (pi-context-pruning).
-    #[arg(long, value_parser = ["pi-context-pruning"])]
-    pub compat: Option<String>,
-    /// Tokens the candidates must exceed (settings: contextPruning.minimum, default 20000).
-    #[arg(long)]
-    pub minimum: Option<u64>,
-    /// Newest tool output kept, in tokens (contextPruning.protect, default 40000).
-    #[arg(long)]
-    pub protect: Option<u64>,
-    /// Newest turns never touched (contextPruning.protectedTurns, default 2).
-    #[arg(long)]
-    pub protected_turns: Option<usize>,
-    /// Tools whose output is never pruned, comma-separated (contextPruning.protectedTools).
-    #[arg(long, value_delimiter = ',')]
-    pub protected_tools: Option<Vec<String>>,
-    /// Tools whose output may be pruned, comma-separated; empty for every tool
-    /// (contextPruning.prunableTools, default read,bash,grep,find,ls,edit,write,apply_patch).
-    #[arg(long, value_delimiter = ',')]
-    pub prunable_tools: Option<Vec<String>>,
-    /// The leaf to work at: an entry id, or idx:N for the N-th entry (0-based, the header not
-    /// counted). Default: the file's last entry, where Pi resumes.
-    #[arg(long)]
-    pub leaf: Option<String>,
-    /// Also count exact tokens (o200k/cl100k) before and after.
-    #[arg(long)]
-    pub exact: bool,
-    /// Write the plan as context edits (with --yes).
-    #[arg(long)]
-    pub apply: bool,
-    /// Undo the last pruning or edit on this branch (with --yes).
-    #[arg(long, conflicts_with = "apply")]
-    pub undo: bool,
-    #[command(flatten)]
-    pub write: WriteFlags,
-}
-
-#[derive(Args, Debug)]
-#[command(group(clap::ArgGroup::new("change").required(true).args(["hide", "replace", "replace_file", "restore"])))]
-pub struct EditArgs {
-    /// A session file, or a directory (its newest session, as `bonsai DIR` opens).
-    pub file: PathBuf,
-    /// The entry: an id or idx:N.
-    pub target: String,
-    /// Leave it out of the model's context (user, custom and assistant messages without tool calls).
-    #[arg(long)]
-    pub hide: bool,
-    /// Replace its text (an assistant keeps its tool calls).
-    #[arg(long)]
-    pub replace: Option<String>,
-    /// Replace its text with a file's.
-    #[arg(long)]
-    pub replace_file: Option<PathBuf>,
-    /// Back to the original content.
-    #[arg(long)]
-    pub restore: bool,
-    /// The leaf to work at: an entry id, or idx:N for the N-th entry (0-based, the header not
-    /// counted). Default: the file's last entry, where Pi resumes.
-    #[arg(long)]
-    pub leaf: Option<String>,
-    #[command(flatten)]
-    pub write: WriteFlags,
-}
-
-#[derive(Args, Debug)]
-pub struct ExportArgs {
-    /// A session file, or a directory (its newest session, as `bonsai DIR` opens). Default:
-    /// this project's newest session, as `bonsai` opens it.
-    #[arg(default_value = PROJECT_SESSION, hide_default_value = true)]
-    pub file: PathBuf,
-    /// Export the path to this entry (an id, or idx:N for the N-th entry, 0-based) instead of
-    /// the file's last entry.
-    #[arg(long, conflicts_with = "tree")]
-    pub leaf: Option<String>,
-    /// Every entry, branch by branch, instead of one path.
-    #[arg(long)]
-    pub tree: bool,
-    /// md: Markdown (thinking and long tool output folded in <details>); html: one
-    /// self-contained page (highlighted code, folds, light and dark); json: the entries as the
-    /// file has them, with the header. Default: from OUTPUT's extension, else md.
-    #[arg(long, value_parser = ["md", "html", "json"])]
-    pub format: Option<String>,
-    /// Write to this file (a new one; an existing file is refused without --force) instead of
-    /// standard output.
-    #[arg(short, long)]
-    pub output: Option<PathBuf>,
-    /// Replace OUTPUT if it exists.
-    #[arg(long, requires = "output")]
-    pub force: bool,
-}
-
-#[derive(Args, Debug)]
-pub struct UndoArgs {
-    /// A session file, or a directory (its newest session, as `bonsai DIR` opens). Default:
-    /// this project's newest session, as `bonsai` opens it.
-    #[arg(default_value = PROJECT_SESSION, hide_default_value = true)]
-    pub file: PathBuf,
-    #[command(flatten)]
-    pub write: WriteFlags,
-}
-
-#[derive(Args, Debug)]
-pub struct ArchiveArgs {
-    /// A session file, or a directory (its newest session, as `bonsai DIR` opens).
-    pub file: PathBuf,
-    /// The branch's first entry: an id, or idx:N for the N-th entry (0-based).
-    pub target: String,
-    #[command(flatten)]
-    pub write: WriteFlags,
-}
-
-#[derive(Args, Debug)]
-pub struct DeleteBranchArgs {
-    /// A session file, or a directory (its newest session, as `bonsai DIR` opens).
-    pub file: PathBuf,
-    /// The branch's first entry: an id, or idx:N for the N-th entry (0-based).
-    pub target: String,
-    #[command(flatten)]
-    pub write: WriteFlags,
-}
-
-#[derive(Args, Debug)]
-pub struct RestoreArgs {
-    /// A session file, or a directory (its newest session, as `bonsai DIR` opens). Default:
-    /// this project's newest session, as `bonsai` opens it.
-    #[arg(default_value = PROJECT_SESSION, hide_default_value = true)]
-    pub file: PathBuf,
-    #[command(flatten)]
-    pub write: WriteFlags,
-}
-
-#[derive(Args, Debug)]
-pub struct SearchArgs {
-    /// What to find: plain text (a newline or a quote matches as the message has it), or a
-    /// regular expression with --regex. Case-insensitive unless it has a capital letter.
-    pub query: String,
-    /// Session files or folders to search (default: this project's sessions).
-    pub paths: Vec<PathBuf>,
-    /// Every project's sessions.
-    #[arg(long, conflicts_with = "paths")]
-    pub all: bool,
-    /// QUERY is a regular expression (Rust regex syntax).
-    #[arg(long)]
-    pub regex: bool,
-    /// Only entries by this role (tool: tool results and `!` commands).
-    #[arg(long, value_parser = ["user", "assistant", "tool"])]
-    pub role: Option<String>,
-    /// One JSON object per hit and line: session, entryId, role, timestamp, snippet, match
-    /// (byte range in the snippet), matches, line.
-    #[arg(long)]
-    pub json: bool,
-}
-
-#[derive(Args, Debug)]
-pub struct BackupsArgs {
-    /// Every project's session folders, not only this directory's.
-    #[arg(long)]
-    pub all: bool,
-    /// What counts as old, in days.
-    #[arg(long, default_value_t = 30.0)]
-    pub older_than: f64,
-    /// Remove the old backups (asks first; --yes without asking).
-    #[arg(long)]
-    pub remove: bool,
-    /// Remove without asking.
-    #[arg(long)]
-    pub yes: bool,
-    /// Print JSON instead of text.
-    #[arg(long)]
-    pub json: bool,
-}
-
-#[derive(Args, Debug)]
-pub struct ListArgs {
-    /// Every project's sessions, not only this directory's.
-    #[arg(long)]
-    pub all: bool,
-    /// Print JSON instead of text.
-    #[arg(long)]
-    pub json: bool,
-}
-
 /// Decide the Pi release to follow for this process (flag, environment, Pi's settings, the
 /// `pi` on PATH).
 pub fn follow_pi(flag: Option<&str>) -> Result<&'static crate::store::pi_version::Followed> {
@@ -775,8 +227,8 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Navigate(a) => write::navigate(a),
         Command::Label(a) => write::label(a),
         Command::Rename(a) => write::rename(a),
-        Command::Fork(a) => write::fork(&a.file, Some(&a.target), None, &a.write),
-        Command::Clone(a) => write::fork(&a.file, None, a.leaf.as_deref(), &a.write),
+        Command::Fork(a) => write::fork(&a.session.file, Some(&a.target), None, &a.write),
+        Command::Clone(a) => write::fork(&a.session.file, None, a.at.leaf.as_deref(), &a.write),
         Command::Migrate(a) => write::migrate(a),
         Command::Repair(a) => write::repair(a),
         Command::Prune(a) => prune::prune(a),
@@ -793,12 +245,12 @@ impl Command {
     /// --apply or --undo).
     fn file_mut(&mut self) -> Option<(&mut PathBuf, bool)> {
         Some(match self {
-            Command::Context(a) => (&mut a.file, false),
-            Command::Cut(a) => (&mut a.file, false),
-            Command::Branch(a) => (&mut a.file, false),
-            Command::Tree(a) => (&mut a.file, false),
-            Command::Stats(a) => (&mut a.file, false),
-            Command::Inspect(a) => (&mut a.file, false),
+            Command::Context(a) => (&mut a.session.file, false),
+            Command::Cut(a) => (&mut a.session.file, false),
+            Command::Branch(a) => (&mut a.session.file, false),
+            Command::Tree(a) => (&mut a.session.file, false),
+            Command::Stats(a) => (&mut a.session.file, false),
+            Command::Inspect(a) => (&mut a.session.file, false),
             Command::List(_)
             | Command::Search(_)
             | Command::Serve(_)
@@ -808,23 +260,23 @@ impl Command {
             | Command::Clean(_) => {
                 return None;
             }
-            Command::Export(a) => (&mut a.file, false),
-            Command::Undo(a) => (&mut a.file, !a.write.dry_run),
-            Command::Archive(a) | Command::Unarchive(a) => (&mut a.file, !a.write.dry_run),
-            Command::DeleteBranch(a) => (&mut a.file, !a.write.dry_run),
-            Command::Restore(a) => (&mut a.file, !a.write.dry_run),
-            Command::Compact(a) => (&mut a.file, !a.write.dry_run),
-            Command::Compare(a) => (&mut a.file, a.write.is_some()),
-            Command::Navigate(a) => (&mut a.file, !a.write.dry_run),
-            Command::Label(a) => (&mut a.file, !a.write.dry_run),
-            Command::Rename(a) => (&mut a.file, !a.write.dry_run),
+            Command::Export(a) => (&mut a.session.file, false),
+            Command::Undo(a) => (&mut a.session.file, !a.write.dry_run),
+            Command::Archive(a) | Command::Unarchive(a) => (&mut a.session.file, !a.write.dry_run),
+            Command::DeleteBranch(a) => (&mut a.session.file, !a.write.dry_run),
+            Command::Restore(a) => (&mut a.session.file, !a.write.dry_run),
+            Command::Compact(a) => (&mut a.session.file, !a.write.dry_run),
+            Command::Compare(a) => (&mut a.session.file, a.write.is_some()),
+            Command::Navigate(a) => (&mut a.session.file, !a.write.dry_run),
+            Command::Label(a) => (&mut a.session.file, !a.write.dry_run),
+            Command::Rename(a) => (&mut a.session.file, !a.write.dry_run),
             // A fork or clone writes a new file beside the one it reads.
-            Command::Fork(a) => (&mut a.file, false),
-            Command::Clone(a) => (&mut a.file, false),
-            Command::Migrate(a) => (&mut a.file, !a.write.dry_run),
-            Command::Repair(a) => (&mut a.file, !a.write.dry_run),
-            Command::Prune(a) => (&mut a.file, (a.apply || a.undo) && !a.write.dry_run),
-            Command::Edit(a) => (&mut a.file, !a.write.dry_run),
+            Command::Fork(a) => (&mut a.session.file, false),
+            Command::Clone(a) => (&mut a.session.file, false),
+            Command::Migrate(a) => (&mut a.session.file, !a.write.dry_run),
+            Command::Repair(a) => (&mut a.session.file, !a.write.dry_run),
+            Command::Prune(a) => (&mut a.session.file, (a.apply || a.undo) && !a.write.dry_run),
+            Command::Edit(a) => (&mut a.session.file, !a.write.dry_run),
         })
     }
 }

@@ -2,9 +2,9 @@
 //! with `--apply --yes` (or an edit with `--yes`) the plan written as Pi's `context_edit`
 //! entries; `--undo` writes the edits back.
 
+use super::args::{LeafArg, RequiredSessionArg, SessionArg, WriteFlags};
 use super::common::{load, print_json, resolve_leaf, resolve_ref, session_model};
 use super::write::{apply, confirm, show, warn_new_branch};
-use super::{EditArgs, PruneArgs};
 use crate::engine::edit::plan::WriteRequest;
 use crate::engine::edit::prune::{self, Change, Edit, Plan, Policy, Zone};
 use crate::engine::load::session::Session;
@@ -12,9 +12,84 @@ use crate::engine::view::context;
 use crate::engine::view::tokens::{self, Encoding};
 use crate::store;
 use crate::store::config::{agent_dir, cwd, load_registry, load_settings};
+use clap::Args;
 use color_eyre::eyre::{Result, eyre};
 use serde_json::{Value, json};
 use std::path::Path;
+use std::path::PathBuf;
+
+#[derive(Args, Debug)]
+pub struct PruneArgs {
+    #[command(flatten)]
+    pub session: SessionArg,
+    /// output: old tool output past a budget (OpenCode's prune); zones: keep, distill and
+    /// prune by how full the context is.
+    #[arg(long, value_parser = ["output", "zones"], default_value = "output")]
+    pub policy: String,
+    /// For --policy zones: the gauge's zone (auto) or a forced one.
+    #[arg(long, value_parser = ["auto", "green", "yellow", "red"], default_value = "auto")]
+    pub zone: String,
+    /// Prune even when the candidates do not exceed the minimum.
+    #[arg(long)]
+    pub force: bool,
+    /// Reproduce an extension's own rules (pi-context-pruning).
+    #[arg(long, value_parser = ["pi-context-pruning"])]
+    pub compat: Option<String>,
+    /// Tokens the candidates must exceed (settings: contextPruning.minimum, default 20000).
+    #[arg(long)]
+    pub minimum: Option<u64>,
+    /// Newest tool output kept, in tokens (contextPruning.protect, default 40000).
+    #[arg(long)]
+    pub protect: Option<u64>,
+    /// Newest turns never touched (contextPruning.protectedTurns, default 2).
+    #[arg(long)]
+    pub protected_turns: Option<usize>,
+    /// Tools whose output is never pruned, comma-separated (contextPruning.protectedTools).
+    #[arg(long, value_delimiter = ',')]
+    pub protected_tools: Option<Vec<String>>,
+    /// Tools whose output may be pruned, comma-separated; empty for every tool
+    /// (contextPruning.prunableTools, default read,bash,grep,find,ls,edit,write,apply_patch).
+    #[arg(long, value_delimiter = ',')]
+    pub prunable_tools: Option<Vec<String>>,
+    #[command(flatten)]
+    pub at: LeafArg,
+    /// Also count exact tokens (o200k/cl100k) before and after.
+    #[arg(long)]
+    pub exact: bool,
+    /// Write the plan as context edits (with --yes).
+    #[arg(long)]
+    pub apply: bool,
+    /// Undo the last pruning or edit on this branch (with --yes).
+    #[arg(long, conflicts_with = "apply")]
+    pub undo: bool,
+    #[command(flatten)]
+    pub write: WriteFlags,
+}
+
+#[derive(Args, Debug)]
+#[command(group(clap::ArgGroup::new("change").required(true).args(["hide", "replace", "replace_file", "restore"])))]
+pub struct EditArgs {
+    #[command(flatten)]
+    pub session: RequiredSessionArg,
+    /// The entry: an id or idx:N.
+    pub target: String,
+    /// Leave it out of the model's context (user, custom and assistant messages without tool calls).
+    #[arg(long)]
+    pub hide: bool,
+    /// Replace its text (an assistant keeps its tool calls).
+    #[arg(long)]
+    pub replace: Option<String>,
+    /// Replace its text with a file's.
+    #[arg(long)]
+    pub replace_file: Option<PathBuf>,
+    /// Back to the original content.
+    #[arg(long)]
+    pub restore: bool,
+    #[command(flatten)]
+    pub at: LeafArg,
+    #[command(flatten)]
+    pub write: WriteFlags,
+}
 
 /// Said once with every write: older Pi reads the entries but does not apply them.
 const OLD_PI: &str = "context edits take effect in Pi 0.87 and newer; older Pi keeps them in the file and ignores them";
@@ -237,8 +312,8 @@ fn finish(
 }
 
 pub fn prune(a: PruneArgs) -> Result<()> {
-    let s = load(&a.file)?;
-    let leaf = resolve_leaf(&s, a.leaf.as_deref())?.ok_or_else(|| eyre!("the session has no entries"))?;
+    let s = load(&a.session.file)?;
+    let leaf = resolve_leaf(&s, a.at.leaf.as_deref())?.ok_or_else(|| eyre!("the session has no entries"))?;
     let settings = load_settings(&cwd());
     if a.undo {
         // The same undo as `bonsai undo` (Pi resumes where the edits started: one line), when
@@ -252,7 +327,7 @@ pub fn prune(a: PruneArgs) -> Result<()> {
                 u.what
             ));
         }
-        return super::write::write_undo(&a.file, &s, u, &a.write);
+        return super::write::write_undo(&a.session.file, &s, u, &a.write);
     }
     let mut ps = settings.prune_settings();
     if let Some(n) = a.minimum {
@@ -292,12 +367,12 @@ pub fn prune(a: PruneArgs) -> Result<()> {
             "bonsai: note: contextPruning.enabled is false: Pi's pruning extension is off; bonsai's edits still apply"
         );
     }
-    finish(&a.file, &s, &plan, a.apply, None, &a.write, a.exact)
+    finish(&a.session.file, &s, &plan, a.apply, None, &a.write, a.exact)
 }
 
 pub fn edit(a: EditArgs) -> Result<()> {
-    let s = load(&a.file)?;
-    let leaf = resolve_leaf(&s, a.leaf.as_deref())?.ok_or_else(|| eyre!("the session has no entries"))?;
+    let s = load(&a.session.file)?;
+    let leaf = resolve_leaf(&s, a.at.leaf.as_deref())?.ok_or_else(|| eyre!("the session has no entries"))?;
     let target = resolve_ref(&s, &a.target)?;
     let change = if a.hide {
         Edit::Hide
@@ -311,5 +386,5 @@ pub fn edit(a: EditArgs) -> Result<()> {
         unreachable!("clap requires one change")
     };
     let plan = prune::edit(&s, leaf, target, &change).map_err(|e| eyre!("{e}"))?;
-    finish(&a.file, &s, &plan, true, None, &a.write, false)
+    finish(&a.session.file, &s, &plan, true, None, &a.write, false)
 }

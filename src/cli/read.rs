@@ -1,8 +1,8 @@
 //! The commands that only read: context, cut, branch, tree, stats, inspect, list.
 
+use super::args::{CutBudget, LeafArg, SessionArg};
 use super::common::{load, print_json, resolve_leaf, resolve_ref, session_model, short_list};
 use super::out;
-use super::{BranchArgs, ContextArgs, CutArgs, InspectArgs, ListArgs, StatsArgs, TreeArgs};
 use crate::engine::compaction::branch_summary;
 use crate::engine::compaction::cut;
 use crate::engine::load::entry::{Kind, Role};
@@ -13,13 +13,186 @@ use crate::engine::view::tokens::{Encoding, TokenCache};
 use crate::engine::view::tree;
 use crate::engine::view::tree_view;
 use crate::store::config::{agent_dir, cwd, load_registry, load_settings};
+use clap::Args;
 use color_eyre::eyre::{Result, eyre};
 use serde_json::{Value, json};
+use std::path::PathBuf;
+
+#[derive(Args, Debug)]
+pub struct ContextArgs {
+    #[command(flatten)]
+    pub session: SessionArg,
+    #[command(flatten)]
+    pub at: LeafArg,
+    /// Print JSON instead of text.
+    #[arg(long)]
+    pub json: bool,
+    /// Skip exact (tiktoken) counts (faster on large sessions).
+    #[arg(long)]
+    pub no_exact: bool,
+    /// The messages bonsai's Pi package sends at the leaf (the live policy of
+    /// `bonsai.live.policy` in Pi's settings, applied in memory as on every model call).
+    #[arg(long)]
+    pub live: bool,
+    /// With --live: this policy instead of the setting's.
+    #[arg(long, requires = "live", value_parser = ["off", "output", "zones"])]
+    pub policy: Option<String>,
+    /// With --live and the output policy: the pi-context-pruning extension's own rules.
+    #[arg(long, requires = "live", value_parser = ["pi-context-pruning"])]
+    pub compat: Option<String>,
+    /// With --live --json: each message whole (as Pi's AgentMessage), not only described.
+    #[arg(long, requires = "live")]
+    pub content: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct CutArgs {
+    #[command(flatten)]
+    pub session: SessionArg,
+    #[command(flatten)]
+    pub budget: CutBudget,
+    #[command(flatten)]
+    pub at: LeafArg,
+    /// Print JSON instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct BranchArgs {
+    #[command(flatten)]
+    pub session: SessionArg,
+    /// The entry navigated to: an id, or idx:N for the N-th entry (0-based).
+    #[arg(long)]
+    pub target: String,
+    #[command(flatten)]
+    pub at: LeafArg,
+    /// Context window for the budget (default: the session model's, else 128000).
+    #[arg(long)]
+    pub context_window: Option<u64>,
+    /// reserveTokens: tokens kept free for the reply (default: Pi's settings, 16384).
+    #[arg(long)]
+    pub reserve_tokens: Option<u64>,
+    /// Print JSON instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct TreeArgs {
+    #[command(flatten)]
+    pub session: SessionArg,
+    /// Pi's /tree filter (default: treeFilterMode from Pi's settings, else default).
+    #[arg(long, value_parser = crate::engine::settings::TREE_FILTERS)]
+    pub filter: Option<String>,
+    #[command(flatten)]
+    pub at: LeafArg,
+    /// Columns to lay the tree out in (Pi's /tree truncates rows to the terminal width).
+    #[arg(long, default_value_t = 100)]
+    pub width: usize,
+    /// Also the branches archived with `bonsai archive` (hidden by default).
+    #[arg(long)]
+    pub archived: bool,
+    /// Print JSON instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct StatsArgs {
+    #[command(flatten)]
+    pub session: SessionArg,
+    #[command(flatten)]
+    pub at: LeafArg,
+    /// How many of the largest entries to list.
+    #[arg(long, default_value_t = 10)]
+    pub top: usize,
+    /// Print JSON instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct InspectArgs {
+    #[command(flatten)]
+    pub session: SessionArg,
+    #[command(flatten)]
+    pub at: LeafArg,
+    /// keepRecentTokens for the cut (as the oracle's --keep-recent-tokens).
+    #[arg(long, default_value_t = 20000)]
+    pub keep_recent_tokens: u64,
+    /// reserveTokens for the cut and the branch summary's budget.
+    #[arg(long, default_value_t = 16384)]
+    pub reserve_tokens: u64,
+    /// Also the branch-summary input for navigating to this entry (an id or idx:N).
+    #[arg(long)]
+    pub branch_target: Option<String>,
+    /// Context window for the branch summary's budget.
+    #[arg(long, default_value_t = crate::engine::load::models::DEFAULT_CONTEXT_WINDOW)]
+    pub branch_context_window: u64,
+}
+
+#[derive(Args, Debug)]
+pub struct ExportArgs {
+    #[command(flatten)]
+    pub session: SessionArg,
+    /// Export the path to this entry (an id, or idx:N for the N-th entry, 0-based) instead of
+    /// the file's last entry.
+    #[arg(long, conflicts_with = "tree")]
+    pub leaf: Option<String>,
+    /// Every entry, branch by branch, instead of one path.
+    #[arg(long)]
+    pub tree: bool,
+    /// md: Markdown (thinking and long tool output folded in <details>); html: one
+    /// self-contained page (highlighted code, folds, light and dark); json: the entries as the
+    /// file has them, with the header. Default: from OUTPUT's extension, else md.
+    #[arg(long, value_parser = ["md", "html", "json"])]
+    pub format: Option<String>,
+    /// Write to this file (a new one; an existing file is refused without --force) instead of
+    /// standard output.
+    #[arg(short, long)]
+    pub output: Option<PathBuf>,
+    /// Replace OUTPUT if it exists.
+    #[arg(long, requires = "output")]
+    pub force: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct SearchArgs {
+    /// What to find: plain text (a newline or a quote matches as the message has it), or a
+    /// regular expression with --regex. Case-insensitive unless it has a capital letter.
+    pub query: String,
+    /// Session files or folders to search (default: this project's sessions).
+    pub paths: Vec<PathBuf>,
+    /// Every project's sessions.
+    #[arg(long, conflicts_with = "paths")]
+    pub all: bool,
+    /// QUERY is a regular expression (Rust regex syntax).
+    #[arg(long)]
+    pub regex: bool,
+    /// Only entries by this role (tool: tool results and `!` commands).
+    #[arg(long, value_parser = ["user", "assistant", "tool"])]
+    pub role: Option<String>,
+    /// One JSON object per hit and line: session, entryId, role, timestamp, snippet, match
+    /// (byte range in the snippet), matches, line.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct ListArgs {
+    /// Every project's sessions, not only this directory's.
+    #[arg(long)]
+    pub all: bool,
+    /// Print JSON instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
 
 pub fn context(a: ContextArgs) -> Result<()> {
-    let (file, json_out, exact) = (a.file.as_path(), a.json, !a.no_exact);
+    let (file, json_out, exact) = (a.session.file.as_path(), a.json, !a.no_exact);
     let s = load(file)?;
-    let leaf = resolve_leaf(&s, a.leaf.as_deref())?;
+    let leaf = resolve_leaf(&s, a.at.leaf.as_deref())?;
     if a.live {
         return context_live(&s, file, leaf, &a);
     }
@@ -315,9 +488,9 @@ pub fn live_report_json(r: &crate::engine::live::LiveReport) -> Value {
 }
 
 pub fn cut(a: CutArgs) -> Result<()> {
-    let (keep, reserve, json_out) = (a.keep_recent_tokens, a.reserve_tokens, a.json);
-    let s = load(&a.file)?;
-    let leaf = resolve_leaf(&s, a.leaf.as_deref())?;
+    let (keep, reserve, json_out) = (a.budget.keep_recent_tokens, a.budget.reserve_tokens, a.json);
+    let s = load(&a.session.file)?;
+    let leaf = resolve_leaf(&s, a.at.leaf.as_deref())?;
     let settings = load_settings(&cwd());
     let path = leaf.map(|l| s.path_to(l)).unwrap_or_default();
     let proj = context::project(&s, &path);
@@ -395,8 +568,8 @@ pub fn cut(a: CutArgs) -> Result<()> {
 
 pub fn branch(a: BranchArgs) -> Result<()> {
     let (window, reserve, json_out) = (a.context_window, a.reserve_tokens, a.json);
-    let s = load(&a.file)?;
-    let leaf = resolve_leaf(&s, a.leaf.as_deref())?;
+    let s = load(&a.session.file)?;
+    let leaf = resolve_leaf(&s, a.at.leaf.as_deref())?;
     let target = resolve_ref(&s, &a.target)?;
     let settings = load_settings(&cwd());
     let window = window.or_else(|| {
@@ -435,8 +608,8 @@ pub fn branch(a: BranchArgs) -> Result<()> {
 
 pub fn tree(a: TreeArgs) -> Result<()> {
     let (filter, width, json_out) = (a.filter, a.width, a.json);
-    let s = load(&a.file)?;
-    let leaf = resolve_leaf(&s, a.leaf.as_deref())?;
+    let s = load(&a.session.file)?;
+    let leaf = resolve_leaf(&s, a.at.leaf.as_deref())?;
     let settings = load_settings(&cwd());
     let filter = filter.unwrap_or_else(|| settings.tree_filter_mode().to_string());
     let t = tree::Tree::build(&s);
@@ -473,9 +646,9 @@ pub fn tree(a: TreeArgs) -> Result<()> {
 }
 
 pub fn stats(a: StatsArgs) -> Result<()> {
-    let (file, top, json_out) = (a.file.as_path(), a.top, a.json);
+    let (file, top, json_out) = (a.session.file.as_path(), a.top, a.json);
     let s = load(file)?;
-    let leaf = resolve_leaf(&s, a.leaf.as_deref())?;
+    let leaf = resolve_leaf(&s, a.at.leaf.as_deref())?;
     let (types, roles) = report::counts_json(&s);
     let mut by_role: std::collections::BTreeMap<String, (u64, u64)> = Default::default();
     let mut by_tool: std::collections::BTreeMap<String, (u64, u64)> = Default::default();
@@ -634,9 +807,9 @@ pub fn list(a: ListArgs) -> Result<()> {
 }
 
 pub fn inspect(a: InspectArgs) -> Result<()> {
-    let s = load(&a.file)?;
+    let s = load(&a.session.file)?;
     let o = report::InspectOptions {
-        leaf: resolve_leaf(&s, a.leaf.as_deref())?,
+        leaf: resolve_leaf(&s, a.at.leaf.as_deref())?,
         keep_recent_tokens: a.keep_recent_tokens,
         reserve_tokens: a.reserve_tokens,
         branch_target: a.branch_target.as_deref().map(|t| resolve_ref(&s, t)).transpose()?,
@@ -654,7 +827,7 @@ pub fn inspect(a: InspectArgs) -> Result<()> {
 
 pub fn export(a: super::ExportArgs) -> Result<()> {
     use crate::engine::export::{self, Scope};
-    let s = load(&a.file)?;
+    let s = load(&a.session.file)?;
     let scope = if a.tree {
         Scope::Tree
     } else {
@@ -678,7 +851,7 @@ pub fn export(a: super::ExportArgs) -> Result<()> {
                     out.display()
                 ));
             }
-            crate::store::write_document(out, &text, a.force, &a.file)?;
+            crate::store::write_document(out, &text, a.force, &a.session.file)?;
             eprintln!("bonsai: wrote {} ({} bytes)", out.display(), text.len());
         }
     }

@@ -37,9 +37,21 @@ use crate::engine::load::session::Session;
 use crate::engine::settings::Settings;
 use crate::engine::view::context;
 use crate::store::config::{agent_dir, load_registry, load_settings};
+use clap::Args;
 use serde_json::{Value, json};
 use std::io::{BufRead, Write};
 use std::path::{Path, PathBuf};
+
+#[derive(Args, Debug)]
+pub struct ServeArgs {
+    /// Speak JSON lines over stdin and stdout (the only transport).
+    #[arg(long, required = true)]
+    pub stdio: bool,
+    /// Append one JSON line per request to FILE: the method, how long it took and what was
+    /// decided (no session text). Also `$BONSAI_SERVE_LOG`.
+    #[arg(long, value_name = "FILE")]
+    pub log: Option<PathBuf>,
+}
 
 /// The protocol this engine speaks; the package sends the one it speaks in `hello`.
 pub const PROTOCOL: u64 = 1;

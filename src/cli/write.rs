@@ -3,8 +3,8 @@
 //! without one; `--dry-run` only shows. Every append is a `WriteRequest` decided again on the
 //! file right before writing (`store::write::apply`).
 
+use super::args::{CutBudget, LeafArg, RequiredSessionArg, SessionArg, WriteFlags};
 use super::common::{copy_to_clipboard, load, print_json, resolve_leaf, resolve_ref, session_model};
-use super::{CompactArgs, LabelArgs, MigrateArgs, NavigateArgs, RenameArgs, RepairArgs, UndoArgs, WriteFlags};
 use crate::engine::compaction::cut::CompactionSettings;
 use crate::engine::compaction::offline;
 use crate::engine::compaction::summary::Summary;
@@ -17,10 +17,128 @@ use crate::engine::view::context;
 use crate::llm::summarize::Summarizer;
 use crate::store::config::{agent_dir, cwd, load_registry, load_settings};
 use crate::store::{self, Appended};
+use clap::Args;
 use color_eyre::eyre::{Result, bail, eyre};
 use serde_json::{Value, json};
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
+
+#[derive(Args, Debug)]
+pub struct CompactArgs {
+    #[command(flatten)]
+    pub session: SessionArg,
+    /// What the summary should focus on (as after Pi's /compact).
+    #[arg(long)]
+    pub instructions: Option<String>,
+    #[command(flatten)]
+    pub budget: CutBudget,
+    #[command(flatten)]
+    pub at: LeafArg,
+    /// offline (default without an API key) or llm.
+    #[arg(long, value_parser = ["offline", "llm"])]
+    pub summarizer: Option<String>,
+    /// The summary's model as provider/id (default: compaction.model in Pi's settings, else
+    /// the session's model). Needs its API key in Pi's auth.json or the environment.
+    #[arg(long)]
+    pub model: Option<String>,
+    #[command(flatten)]
+    pub write: WriteFlags,
+}
+
+#[derive(Args, Debug)]
+pub struct NavigateArgs {
+    #[command(flatten)]
+    pub session: RequiredSessionArg,
+    /// The entry to move to: an id, or idx:N for the N-th entry (0-based).
+    pub target: String,
+    /// Pi's three choices: none (a marker entry, no summary), default (a branch summary of
+    /// the branch left), custom (one with --instructions).
+    #[arg(long, value_parser = ["none", "default", "custom"], default_value = "none")]
+    pub summary: String,
+    /// Focus for the custom summary.
+    #[arg(long)]
+    pub instructions: Option<String>,
+    /// The instructions replace the summary prompt's own instead of adding to it.
+    #[arg(long)]
+    pub replace_instructions: bool,
+    /// offline (default without an API key) or llm.
+    #[arg(long, value_parser = ["offline", "llm"])]
+    pub summarizer: Option<String>,
+    #[command(flatten)]
+    pub at: LeafArg,
+    #[command(flatten)]
+    pub write: WriteFlags,
+}
+
+#[derive(Args, Debug)]
+pub struct LabelArgs {
+    #[command(flatten)]
+    pub session: RequiredSessionArg,
+    /// The entry to label: an id, or idx:N for the N-th entry (0-based).
+    pub target: String,
+    /// The label; without it the entry's label is cleared.
+    pub label: Option<String>,
+    #[command(flatten)]
+    pub write: WriteFlags,
+}
+
+#[derive(Args, Debug)]
+pub struct RenameArgs {
+    #[command(flatten)]
+    pub session: RequiredSessionArg,
+    /// The session's new name (shown by Pi's /resume and bonsai's picker).
+    pub name: String,
+    #[command(flatten)]
+    pub write: WriteFlags,
+}
+
+#[derive(Args, Debug)]
+pub struct ForkArgs {
+    #[command(flatten)]
+    pub session: RequiredSessionArg,
+    /// The user message to fork before: an id, or idx:N for the N-th entry (0-based).
+    pub target: String,
+    #[command(flatten)]
+    pub write: WriteFlags,
+}
+
+#[derive(Args, Debug)]
+pub struct CloneArgs {
+    #[command(flatten)]
+    pub session: SessionArg,
+    #[command(flatten)]
+    pub at: LeafArg,
+    #[command(flatten)]
+    pub write: WriteFlags,
+}
+
+#[derive(Args, Debug)]
+pub struct MigrateArgs {
+    #[command(flatten)]
+    pub session: SessionArg,
+    #[command(flatten)]
+    pub write: WriteFlags,
+}
+
+#[derive(Args, Debug)]
+pub struct RepairArgs {
+    #[command(flatten)]
+    pub session: SessionArg,
+    /// Also remove an unfinished last line bonsai did not write (only when Pi is not running:
+    /// Pi may be writing that line).
+    #[arg(long)]
+    pub force: bool,
+    #[command(flatten)]
+    pub write: WriteFlags,
+}
+
+#[derive(Args, Debug)]
+pub struct UndoArgs {
+    #[command(flatten)]
+    pub session: SessionArg,
+    #[command(flatten)]
+    pub write: WriteFlags,
+}
 
 /// The summarizer that runs: the offline one when asked or when no API key is configured.
 pub fn choose_summarizer(
@@ -212,7 +330,12 @@ impl CompactionAt {
 }
 
 pub fn compact(a: CompactArgs) -> Result<()> {
-    let at = CompactionAt::load(&a.file, a.leaf.as_deref(), a.reserve_tokens, a.keep_recent_tokens)?;
+    let at = CompactionAt::load(
+        &a.session.file,
+        a.at.leaf.as_deref(),
+        a.budget.reserve_tokens,
+        a.budget.keep_recent_tokens,
+    )?;
     let mref = at.model_ref();
     let CompactionAt {
         s0,
@@ -268,10 +391,10 @@ pub fn compact(a: CompactArgs) -> Result<()> {
     if !a.write.yes {
         preview(&entry, a.write.json, extra.clone());
     }
-    if !confirm(&a.write, "this compaction", &a.file)? {
+    if !confirm(&a.write, "this compaction", &a.session.file)? {
         return Ok(());
     }
-    let applied = apply(&a.file, &req, "a compaction", a.write.json)?;
+    let applied = apply(&a.session.file, &req, "a compaction", a.write.json)?;
     if a.write.json {
         show(&applied.prepared.entries, true, true, extra);
     }
@@ -282,11 +405,11 @@ pub fn navigate(a: NavigateArgs) -> Result<()> {
     if a.summary == "custom" && a.instructions.is_none() {
         bail!("--summary custom needs --instructions TEXT");
     }
-    let s0 = load(&a.file)?;
+    let s0 = load(&a.session.file)?;
     let settings = load_settings(&cwd());
     let registry = load_registry(&agent_dir());
     let target = resolve_ref(&s0, &a.target)?;
-    let old_leaf = resolve_leaf(&s0, a.leaf.as_deref())?;
+    let old_leaf = resolve_leaf(&s0, a.at.leaf.as_deref())?;
     if Some(target) == old_leaf {
         bail!("{}", plan::Refusal::AlreadyThere);
     }
@@ -339,10 +462,10 @@ pub fn navigate(a: NavigateArgs) -> Result<()> {
             json!({"editorText": p0.editor_text, "branchSummary": p0.branch_summary}),
         );
     }
-    if !confirm(&a.write, what, &a.file)? {
+    if !confirm(&a.write, what, &a.session.file)? {
         return Ok(());
     }
-    let p = apply(&a.file, &req, what, a.write.json)?.prepared;
+    let p = apply(&a.session.file, &req, what, a.write.json)?.prepared;
     if a.write.json {
         show(
             &p.entries,
@@ -379,18 +502,23 @@ fn append_simple(file: &Path, w: &WriteFlags, what: &str, write: Write) -> Resul
 }
 
 pub fn label(a: LabelArgs) -> Result<()> {
-    let s = load(&a.file)?;
+    let s = load(&a.session.file)?;
     let target = s.entries[resolve_ref(&s, &a.target)?].id.to_string();
     let what = if a.label.is_some() {
         "a label"
     } else {
         "a label change (cleared)"
     };
-    append_simple(&a.file, &a.write, what, Write::Label { target, label: a.label })
+    append_simple(&a.session.file, &a.write, what, Write::Label { target, label: a.label })
 }
 
 pub fn rename(a: RenameArgs) -> Result<()> {
-    append_simple(&a.file, &a.write, "a session name", Write::SessionName { name: a.name })
+    append_simple(
+        &a.session.file,
+        &a.write,
+        "a session name",
+        Write::SessionName { name: a.name },
+    )
 }
 
 /// Fork (before a user message, like Pi's /fork) or clone (at the leaf, like /clone).
@@ -464,9 +592,9 @@ pub fn fork(file: &Path, target: Option<&str>, leaf: Option<&str>, w: &WriteFlag
 }
 
 pub fn migrate(a: MigrateArgs) -> Result<()> {
-    let s = load(&a.file)?;
+    let s = load(&a.session.file)?;
     if s.header.version >= 3.0 {
-        println!("{} is already version 3; nothing to do", a.file.display());
+        println!("{} is already version 3; nothing to do", a.session.file.display());
         return Ok(());
     }
     let what = format!(
@@ -474,16 +602,20 @@ pub fn migrate(a: MigrateArgs) -> Result<()> {
         s.header.version
     );
     if !a.write.yes {
-        println!("would rewrite {} as {what}", a.file.display());
+        println!("would rewrite {} as {what}", a.session.file.display());
     }
-    if !confirm(&a.write, "the migrated session", &a.file)? {
+    if !confirm(&a.write, "the migrated session", &a.session.file)? {
         return Ok(());
     }
-    let bak = store::migrate(&a.file)?;
+    let bak = store::migrate(&a.session.file)?;
     if a.write.json {
-        print_json(&json!({"written": true, "file": a.file, "backup": bak}));
+        print_json(&json!({"written": true, "file": a.session.file, "backup": bak}));
     } else {
-        println!("migrated {} to version 3 (backup: {})", a.file.display(), bak.display());
+        println!(
+            "migrated {} to version 3 (backup: {})",
+            a.session.file.display(),
+            bak.display()
+        );
     }
     Ok(())
 }
@@ -509,19 +641,19 @@ pub fn repair(a: RepairArgs) -> Result<()> {
         }
     };
     if !a.write.yes {
-        let plan = store::write::repair_plan(&a.file, a.force)?;
+        let plan = store::write::repair_plan(&a.session.file, a.force)?;
         println!(
             "would remove {} bytes ({}) {} {}, keeping a backup",
             plan.removed.len(),
             what(plan.ours),
             whence(&plan.removed, plan.file_len()),
-            a.file.display(),
+            a.session.file.display(),
         );
     }
-    if !confirm(&a.write, "the repaired session", &a.file)? {
+    if !confirm(&a.write, "the repaired session", &a.session.file)? {
         return Ok(());
     }
-    let r = store::repair(&a.file, a.force)?;
+    let r = store::repair(&a.session.file, a.force)?;
     println!(
         "removed {} bytes ({}) {} {}; the file as it was is in {}",
         r.removed.len(),
@@ -531,16 +663,16 @@ pub fn repair(a: RepairArgs) -> Result<()> {
         } else {
             "from the end of"
         },
-        a.file.display(),
+        a.session.file.display(),
         r.backup.display()
     );
     Ok(())
 }
 
 pub fn undo(a: UndoArgs) -> Result<()> {
-    let s = load(&a.file)?;
+    let s = load(&a.session.file)?;
     let u = crate::engine::edit::undo::plan(&s).map_err(|e| eyre!("nothing undone: {e}"))?;
-    write_undo(&a.file, &s, u, &a.write)
+    write_undo(&a.session.file, &s, u, &a.write)
 }
 
 /// Show, confirm and append a planned undo (`bonsai undo`, `bonsai prune --undo`).

@@ -52,26 +52,34 @@ pub struct CleanArgs {
     pub json: bool,
 }
 
+/// Text given as an age that is none (the text as typed, quoted).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum AgeError {
+    #[error("{0:?} is not an age (30d, 12h, 2w, or days)")]
+    NotANumber(String),
+    #[error("{0:?}: the unit is d, h, m or w")]
+    UnknownUnit(String),
+    #[error("{0:?} is not an age")]
+    OutOfRange(String),
+}
+
 /// An age as days: `30d`, `12h`, `2w`, `45m`, or a bare number of days.
-pub fn parse_age(s: &str) -> Result<f64, String> {
+pub fn parse_age(s: &str) -> Result<f64, AgeError> {
     let s = s.trim();
     let (n, unit) = match s.char_indices().find(|(_, c)| c.is_ascii_alphabetic()) {
         Some((i, _)) => (&s[..i], &s[i..]),
         None => (s, "d"),
     };
-    let n: f64 = n
-        .trim()
-        .parse()
-        .map_err(|_| format!("{s:?} is not an age (30d, 12h, 2w, or days)"))?;
+    let n: f64 = n.trim().parse().map_err(|_| AgeError::NotANumber(s.to_string()))?;
     let days = match unit {
         "d" | "day" | "days" => n,
         "h" | "hour" | "hours" => n / 24.0,
         "m" | "min" | "minutes" => n / 1440.0,
         "w" | "week" | "weeks" => n * 7.0,
-        _ => return Err(format!("{s:?}: the unit is d, h, m or w")),
+        _ => return Err(AgeError::UnknownUnit(s.to_string())),
     };
     if !(days >= 0.0 && days.is_finite()) {
-        return Err(format!("{s:?} is not an age"));
+        return Err(AgeError::OutOfRange(s.to_string()));
     }
     Ok(days)
 }

@@ -21,12 +21,31 @@ pub struct Followed {
 
 static FOLLOWED: OnceLock<Followed> = OnceLock::new();
 
+/// A flag, variable or setting whose value is not a Pi version.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ChoiceError {
+    /// `given_in` (the flag, the variable or the setting) holds text that is no version.
+    #[error("{given_in}: {version}")]
+    NotAVersion {
+        given_in: String,
+        version: crate::engine::load::pi_version::NotAVersion,
+    },
+    /// `bonsai.piVersion` is not text.
+    #[error("bonsai.piVersion is {0}: expected a version like \"1.5.2\"")]
+    SettingNotText(serde_json::Value),
+}
+
 /// Decide the release to follow. `Err` names a flag, variable or setting whose value is not a
 /// version.
-pub fn decide(flag: Option<&str>, settings: &Settings) -> Result<Followed, String> {
-    let from = |text: &str, source: String| -> Result<Followed, String> {
-        let (version, note) = PiVersion::nearest(text).map_err(|e| format!("{source}: {e}"))?;
-        Ok(Followed { version, source, note })
+pub fn decide(flag: Option<&str>, settings: &Settings) -> Result<Followed, ChoiceError> {
+    let from = |text: &str, source: String| -> Result<Followed, ChoiceError> {
+        match PiVersion::nearest(text) {
+            Ok((version, note)) => Ok(Followed { version, source, note }),
+            Err(version) => Err(ChoiceError::NotAVersion {
+                given_in: source,
+                version,
+            }),
+        }
     };
     if let Some(f) = flag {
         return from(f, "--pi-version".into());
@@ -37,9 +56,7 @@ pub fn decide(flag: Option<&str>, settings: &Settings) -> Result<Followed, Strin
     if let Some(v) = settings.pi_version_setting() {
         return match v {
             Ok(text) => from(&text, "bonsai.piVersion".into()),
-            Err(shown) => Err(format!(
-                "bonsai.piVersion is {shown}: expected a version like \"1.5.2\""
-            )),
+            Err(value) => Err(ChoiceError::SettingNotText(value)),
         };
     }
     match pi_on_path() {

@@ -8,6 +8,40 @@ use grep_regex::RegexMatcherBuilder;
 use grep_searcher::{BinaryDetection, SearcherBuilder, Sink, SinkMatch};
 use rayon::prelude::*;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// Why a session could not be searched. Cheap to clone: a query the line scan cannot run
+/// is reported for every file.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum SearchError {
+    /// The query as a line pattern (grep's regex) does not build.
+    #[error("{0}")]
+    Pattern(#[from] grep_regex::Error),
+    /// The file could not be opened (it is gone, or no regular file).
+    #[error("{0}")]
+    Open(Arc<super::files::OpenError>),
+    /// The file could not be read.
+    #[error("{0}")]
+    Read(Arc<std::io::Error>),
+    /// The search's worker did not finish (it panicked, or the runtime is gone).
+    #[error("the search stopped: {0}")]
+    Stopped(String),
+    /// The text typed is no query.
+    #[error("{0}")]
+    Query(#[from] crate::engine::view::search::QueryError),
+}
+
+impl From<super::files::OpenError> for SearchError {
+    fn from(e: super::files::OpenError) -> SearchError {
+        SearchError::Open(Arc::new(e))
+    }
+}
+
+impl From<std::io::Error> for SearchError {
+    fn from(e: std::io::Error) -> SearchError {
+        SearchError::Read(Arc::new(e))
+    }
+}
 
 /// The session files under `paths` (files as given; folders walked for `*.jsonl`, a delete's
 /// removed-lines files left out), sorted, each once.
@@ -55,13 +89,13 @@ impl Sink for Hits<'_> {
 }
 
 /// The regex the line scan runs (the query as Pi's JSON writes it, or every line).
-fn line_matcher(q: &Query) -> Result<grep_regex::RegexMatcher, String> {
+fn line_matcher(q: &Query) -> Result<grep_regex::RegexMatcher, SearchError> {
     // Every line: a regex that could match an escaped character is checked decoded.
     let pattern = q.line_pattern().unwrap_or(r"\{");
     RegexMatcherBuilder::new()
         .line_terminator(Some(b'\n'))
         .build(pattern)
-        .map_err(|e| e.to_string())
+        .map_err(SearchError::from)
 }
 
 fn searcher() -> grep_searcher::Searcher {
@@ -72,14 +106,14 @@ fn searcher() -> grep_searcher::Searcher {
 }
 
 /// The hits in one session file, in file order.
-pub fn search_file(path: &Path, q: &Query, stop: &std::sync::atomic::AtomicBool) -> Result<Vec<Hit>, String> {
+pub fn search_file(path: &Path, q: &Query, stop: &std::sync::atomic::AtomicBool) -> Result<Vec<Hit>, SearchError> {
     let m = line_matcher(q)?;
     let mut sink = Hits {
         query: q,
         hits: vec![],
         stop,
     };
-    searcher().search_path(&m, path, &mut sink).map_err(|e| e.to_string())?;
+    searcher().search_path(&m, path, &mut sink)?;
     Ok(sink.hits)
 }
 
@@ -98,17 +132,17 @@ fn search_piece(
     m: &grep_regex::RegexMatcher,
     q: &Query,
     stop: &std::sync::atomic::AtomicBool,
-) -> Result<(Vec<Hit>, u64), String> {
+) -> Result<(Vec<Hit>, u64), SearchError> {
     use std::io::{Seek, SeekFrom};
     thread_local! {
         /// Each worker reads its pieces into one buffer (a fresh 32 MB for every piece cost
         /// the kernel as much time zeroing pages as the search itself).
         static BUF: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
     }
-    let mut f = super::files::open_regular(path).map_err(|e| e.to_string())?;
+    let mut f = super::files::open_regular(path)?;
     // Read from the byte before `from` (is `from` a line start?) to `to`, then on to a line end.
     let start = from.saturating_sub(1);
-    f.seek(SeekFrom::Start(start)).map_err(|e| e.to_string())?;
+    f.seek(SeekFrom::Start(start))?;
     let mut buf = BUF.with(|b| std::mem::take(&mut *b.borrow_mut()));
     buf.clear();
     let r = read_piece(&mut f, &mut buf, to - start).and_then(|()| scan_piece(&buf, from, m, q, stop));
@@ -117,13 +151,13 @@ fn search_piece(
 }
 
 /// `len` bytes from `f`, then on to the end of the line they end in.
-fn read_piece(f: &mut std::fs::File, buf: &mut Vec<u8>, len: u64) -> Result<(), String> {
+fn read_piece(f: &mut std::fs::File, buf: &mut Vec<u8>, len: u64) -> Result<(), SearchError> {
     use std::io::Read;
-    f.take(len).read_to_end(buf).map_err(|e| e.to_string())?;
+    f.take(len).read_to_end(buf)?;
     if buf.len() as u64 == len && buf.last() != Some(&b'\n') {
         let mut more = [0u8; 64 * 1024];
         loop {
-            let n = f.read(&mut more).map_err(|e| e.to_string())?;
+            let n = f.read(&mut more)?;
             if n == 0 {
                 break;
             }
@@ -146,7 +180,7 @@ fn scan_piece(
     m: &grep_regex::RegexMatcher,
     q: &Query,
     stop: &std::sync::atomic::AtomicBool,
-) -> Result<(Vec<Hit>, u64), String> {
+) -> Result<(Vec<Hit>, u64), SearchError> {
     // The piece begins after the line that crosses `from`.
     let begin = if from == 0 {
         0
@@ -162,9 +196,7 @@ fn scan_piece(
         hits: vec![],
         stop,
     };
-    searcher()
-        .search_slice(m, piece, &mut sink)
-        .map_err(|e| e.to_string())?;
+    searcher().search_slice(m, piece, &mut sink)?;
     Ok((sink.hits, memchr::memchr_iter(b'\n', piece).count() as u64))
 }
 
@@ -179,7 +211,7 @@ pub fn search_bytes(
     q: &Query,
     stop: &std::sync::atomic::AtomicBool,
     found: impl Fn(Vec<Hit>) + Sync,
-) -> Result<(), String> {
+) -> Result<(), SearchError> {
     let m = line_matcher(q)?;
     // Piece boundaries just after a newline, then the lines before each (counted on every core).
     let mut bounds = vec![0usize];
@@ -217,9 +249,7 @@ pub fn search_bytes(
                 hits: vec![],
                 stop,
             };
-            searcher()
-                .search_slice(&m, &buf[a..b], &mut sink)
-                .map_err(|e| e.to_string())?;
+            searcher().search_slice(&m, &buf[a..b], &mut sink)?;
             if !sink.hits.is_empty() {
                 for h in &mut sink.hits {
                     h.line += lines_before;
@@ -237,7 +267,7 @@ pub fn search(
     files: &[PathBuf],
     q: &Query,
     stop: &std::sync::atomic::AtomicBool,
-    found: impl Fn(&Path, Result<Vec<Hit>, String>) + Sync,
+    found: impl Fn(&Path, Result<Vec<Hit>, SearchError>) + Sync,
 ) {
     search_in_pieces(files, q, stop, found, PIECE)
 }
@@ -246,7 +276,7 @@ fn search_in_pieces(
     files: &[PathBuf],
     q: &Query,
     stop: &std::sync::atomic::AtomicBool,
-    found: impl Fn(&Path, Result<Vec<Hit>, String>) + Sync,
+    found: impl Fn(&Path, Result<Vec<Hit>, SearchError>) + Sync,
     piece: u64,
 ) {
     use std::sync::Mutex;
@@ -261,7 +291,7 @@ fn search_in_pieces(
         }
     };
     // Per file: its pieces' results and how many are still running.
-    type PieceResult = Result<(Vec<Hit>, u64), String>;
+    type PieceResult = Result<(Vec<Hit>, u64), SearchError>;
     struct Pending {
         pieces: Mutex<Vec<Option<PieceResult>>>,
         left: AtomicUsize,

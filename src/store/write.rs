@@ -30,7 +30,7 @@ pub enum WriteError {
     Partial {
         path: PathBuf,
         source: std::io::Error,
-        cleanup: String,
+        cleanup: TakeBackError,
     },
     /// A file that could not be written whole was not written at all.
     #[error("could not write {}: {source}; no file was left behind. Fix that (e.g. free disk space) and run the command again", path.display())]
@@ -60,6 +60,16 @@ pub enum WriteError {
     Refused(#[from] Refusal),
     #[error("{0}")]
     Repair(String),
+}
+
+/// Why bonsai could not take back the bytes of a failed append.
+#[derive(Debug, thiserror::Error)]
+pub enum TakeBackError {
+    /// Another writer appended after them: cutting them off would cut its lines too.
+    #[error("another program appended after them ({now} bytes in the file, {expected} expected)")]
+    AppendedAfter { now: u64, expected: u64 },
+    #[error("{0}")]
+    Io(#[from] std::io::Error),
 }
 
 /// What happened on an append.
@@ -361,20 +371,19 @@ fn raced_after(f: &File, offset: u64, data: &[u8]) -> Option<usize> {
 }
 
 /// Remove the `written` bytes bonsai appended after `before`, if nothing came after them.
-fn take_back(f: &mut File, before: u64, written: u64) -> Result<(), String> {
+fn take_back(f: &mut File, before: u64, written: u64) -> Result<(), TakeBackError> {
     if written == 0 {
         return Ok(());
     }
-    let now = f.metadata().map_err(|e| e.to_string())?.len();
+    let now = f.metadata()?.len();
     if now != before + written {
-        return Err(format!(
-            "another program appended after them ({} bytes in the file, {} expected)",
+        return Err(TakeBackError::AppendedAfter {
             now,
-            before + written
-        ));
+            expected: before + written,
+        });
     }
-    faults::op("truncate", || f.set_len(before)).map_err(|e| e.to_string())?;
-    faults::op("sync", || f.sync_all()).map_err(|e| e.to_string())
+    faults::op("truncate", || f.set_len(before))?;
+    Ok(faults::op("sync", || f.sync_all())?)
 }
 
 /// A hidden temporary name beside `path` (never a `.jsonl`: nothing lists it as a session).

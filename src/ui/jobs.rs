@@ -305,7 +305,7 @@ pub enum JobResult {
     SearchFile {
         id: u64,
         path: PathBuf,
-        hits: Result<Vec<crate::engine::view::search::Hit>, String>,
+        hits: Result<Vec<crate::engine::view::search::Hit>, store::search::SearchError>,
     },
     /// Hits of find `id`: (entry, matches in it), one piece of the session at a time.
     FindHits {
@@ -316,13 +316,13 @@ pub enum JobResult {
     FindDone {
         id: u64,
         elapsed_ms: u64,
-        error: Option<String>,
+        error: Option<store::search::SearchError>,
     },
     /// Search `id` ended (every file, or stopped).
     SearchDone {
         id: u64,
         elapsed_ms: u64,
-        error: Option<String>,
+        error: Option<store::search::SearchError>,
     },
     Written {
         result: Result<Written, store::WriteError>,
@@ -335,8 +335,8 @@ pub enum JobResult {
         result: Result<PathBuf, store::WriteError>,
         editor_text: Option<String>,
     },
-    Deleted(Result<(store::rewrite::Deleted, Arc<Session>), String>),
-    Exported(Result<(PathBuf, usize), String>),
+    Deleted(Result<(store::rewrite::Deleted, Arc<Session>), DeleteJobError>),
+    Exported(Result<(PathBuf, usize), ExportError>),
     SummaryChunk {
         id: u64,
         text: String,
@@ -507,10 +507,9 @@ impl Job {
             },
             Job::DeleteBranch { path, session, target } => JobResult::Deleted(
                 store::rewrite::delete_branch(&path, &session.buf, &target)
-                    .map_err(|e| e.to_string())
+                    .map_err(DeleteJobError::from)
                     .and_then(|d| {
-                        let s = store::load_session(&path)
-                            .map_err(|e| format!("deleted, but reading the file again failed: {e}"))?;
+                        let s = store::load_session(&path).map_err(DeleteJobError::ReadAgain)?;
                         Ok((d, Arc::new(s)))
                     }),
             ),
@@ -554,7 +553,7 @@ impl Job {
             Job::SearchSessions { id, .. } => JobResult::SearchDone {
                 id,
                 elapsed_ms: 0,
-                error: Some("a search needs the runtime".into()),
+                error: Some(store::search::SearchError::Stopped("a search needs the runtime".into())),
             },
             r @ Job::ExactAll { .. } => run_exact_all(r),
         }
@@ -598,7 +597,7 @@ impl Job {
                 elapsed_ms: started.elapsed().as_millis() as u64,
                 error: match r {
                     Ok(r) => r.err(),
-                    Err(e) => Some(e.to_string()),
+                    Err(e) => Some(store::search::SearchError::Stopped(e.to_string())),
                 },
             };
         }
@@ -616,7 +615,7 @@ impl Job {
                     return JobResult::SearchDone {
                         id,
                         elapsed_ms: 0,
-                        error: Some(e),
+                        error: Some(e.into()),
                     };
                 }
             };
@@ -634,7 +633,7 @@ impl Job {
             return JobResult::SearchDone {
                 id,
                 elapsed_ms: started.elapsed().as_millis() as u64,
-                error: r.err().map(|e| e.to_string()),
+                error: r.err().map(|e| store::search::SearchError::Stopped(e.to_string())),
             };
         }
         if let Job::Summary {
@@ -794,7 +793,7 @@ fn find_in_session(
     query: &str,
     cancel: &AtomicBool,
     report: &(dyn Fn(JobResult) + Sync),
-) -> Result<(), String> {
+) -> Result<(), store::search::SearchError> {
     let q = crate::engine::view::search::Query::new(query, false, None)?;
     store::search::search_bytes(&session.buf, &q, cancel, |hits| {
         let entries = hits
@@ -936,12 +935,31 @@ fn offline_summary(s: &Session, kind: &SummaryKind) -> crate::engine::compaction
     }
 }
 
+/// Why the TUI's delete did not end with the session read again.
+#[derive(Debug, thiserror::Error)]
+pub enum DeleteJobError {
+    #[error(transparent)]
+    Delete(#[from] store::rewrite::DeleteError),
+    /// The branch is deleted, but the file could not be read again.
+    #[error("deleted, but reading the file again failed: {0}")]
+    ReadAgain(store::OpenError),
+}
+
+/// Why the TUI's export wrote nothing.
+#[derive(Debug, thiserror::Error)]
+pub enum ExportError {
+    #[error("{} exists: nothing written (type another name)", .0.display())]
+    Exists(PathBuf),
+    #[error(transparent)]
+    Write(#[from] store::WriteError),
+}
+
 fn export_document(
     s: &Session,
     source: Option<&std::path::Path>,
     leaf: usize,
     out: &std::path::Path,
-) -> Result<(PathBuf, usize), String> {
+) -> Result<(PathBuf, usize), ExportError> {
     use crate::engine::export::{self, Scope};
     let scope = Scope::Path(leaf);
     let text = match export::format_for(out).unwrap_or("md") {
@@ -950,9 +968,9 @@ fn export_document(
         _ => export::markdown(s, scope).into_bytes(),
     };
     if out.exists() {
-        return Err(format!("{} exists: nothing written (type another name)", out.display()));
+        return Err(ExportError::Exists(out.to_path_buf()));
     }
-    store::write_document(out, &text, false, source.unwrap_or(std::path::Path::new(""))).map_err(|e| e.to_string())?;
+    store::write_document(out, &text, false, source.unwrap_or(std::path::Path::new("")))?;
     Ok((out.to_path_buf(), text.len()))
 }
 

@@ -175,13 +175,13 @@ impl Settings {
         p
     }
 
-    /// `bonsai.piVersion`: the Pi release to follow (`Err` with the value shown when it is not
-    /// a string).
-    pub fn pi_version_setting(&self) -> Option<Result<String, String>> {
+    /// `bonsai.piVersion`: the Pi release to follow (`Err` with the value when it is not a
+    /// string).
+    pub fn pi_version_setting(&self) -> Option<Result<String, Value>> {
         match self.get(&["bonsai", "piVersion"])? {
             Value::Null => None,
             Value::String(s) => Some(Ok(s.clone())),
-            other => Some(Err(other.to_string())),
+            other => Some(Err(other.clone())),
         }
     }
 

@@ -66,7 +66,9 @@ impl App {
             r @ JobResult::ExactAllDone { .. } => self.on_exact_all_done(r),
             r @ JobResult::SearchFile { .. } => self.on_search_file(r),
             JobResult::FindHits { id, hits } => self.on_find_hits(id, hits),
-            JobResult::FindDone { id, elapsed_ms, error } => self.on_find_done(id, elapsed_ms, error),
+            JobResult::FindDone { id, elapsed_ms, error } => {
+                self.on_find_done(id, elapsed_ms, error.map(|e| e.to_string()))
+            }
             r @ JobResult::SearchDone { .. } => self.on_search_done(r),
             r @ JobResult::Written { .. } => self.on_written(r),
             r @ JobResult::Branched { .. } => self.on_branched(r),
@@ -284,7 +286,7 @@ impl App {
             s.running = false;
             s.elapsed_ms = elapsed_ms;
             if error.is_some() {
-                s.error = error;
+                s.error = error.map(|e| e.to_string());
             }
         }
     }

@@ -87,25 +87,29 @@ impl Strategy {
     }
 }
 
+/// A list of strategies that names none, or one bonsai does not know.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum StrategyListError {
+    #[error("unknown strategy `{0}` (known: {known})", known = Strategy::ALL.map(|s| s.name()).join(", "))]
+    Unknown(String),
+    #[error("no strategy given")]
+    Empty,
+}
+
 /// `a,b,c` (or `all`) as strategies, each once, in the order given.
-pub fn parse_list(list: &str) -> Result<Vec<Strategy>, String> {
+pub fn parse_list(list: &str) -> Result<Vec<Strategy>, StrategyListError> {
     if list.trim() == "all" {
         return Ok(Strategy::ALL.to_vec());
     }
     let mut out = Vec::new();
     for name in list.split(',').map(str::trim).filter(|s| !s.is_empty()) {
-        let s = Strategy::parse(name).ok_or_else(|| {
-            format!(
-                "unknown strategy `{name}` (known: {})",
-                Strategy::ALL.map(|s| s.name()).join(", ")
-            )
-        })?;
+        let s = Strategy::parse(name).ok_or_else(|| StrategyListError::Unknown(name.to_string()))?;
         if !out.contains(&s) {
             out.push(s);
         }
     }
     if out.is_empty() {
-        return Err("no strategy given".into());
+        return Err(StrategyListError::Empty);
     }
     Ok(out)
 }
@@ -217,6 +221,11 @@ mod tests {
             vec![Strategy::Offline, Strategy::SingleShot]
         );
         assert_eq!(parse_list("all").unwrap().len(), 6);
-        assert!(parse_list("fast").unwrap_err().contains("unknown strategy `fast`"));
+        assert!(
+            parse_list("fast")
+                .unwrap_err()
+                .to_string()
+                .contains("unknown strategy `fast`")
+        );
     }
 }

@@ -13,6 +13,11 @@ pub enum PiVersion {
     V1_5_2,
 }
 
+/// Text given as a Pi version that is none.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("`{0}` is not a version (like 1.5.2)")]
+pub struct NotAVersion(pub String);
+
 impl PiVersion {
     /// Every release bonsai reproduces, oldest first.
     pub const KNOWN: [PiVersion; 2] = [PiVersion::V0_87_1, PiVersion::V1_5_2];
@@ -35,21 +40,18 @@ impl PiVersion {
     /// The release to follow for a version string (`1.5.2`, `v1.6.0`, `1.5.2-beta.1`): that
     /// release if bonsai knows it, else the nearest one below with a note saying so (below
     /// the oldest: the oldest, with a note). `Err` for text that is not a version.
-    pub fn nearest(text: &str) -> Result<(PiVersion, Option<String>), String> {
+    pub fn nearest(text: &str) -> Result<(PiVersion, Option<String>), NotAVersion> {
         let t = text.trim().trim_start_matches('v');
         let core = t.split(['-', '+']).next().unwrap_or("");
         let parts: Vec<&str> = core.split('.').collect();
-        let num = |k: usize| -> Result<u64, String> {
+        let num = |k: usize| -> Result<u64, NotAVersion> {
             parts
                 .get(k)
-                .map(|p| {
-                    p.parse::<u64>()
-                        .map_err(|_| format!("`{text}` is not a version (like 1.5.2)"))
-                })
+                .map(|p| p.parse::<u64>().map_err(|_| NotAVersion(text.to_string())))
                 .unwrap_or(Ok(0))
         };
         if parts.is_empty() || parts.len() > 3 || parts[0].is_empty() {
-            return Err(format!("`{text}` is not a version (like 1.5.2)"));
+            return Err(NotAVersion(text.to_string()));
         }
         let v = (num(0)?, num(1)?, num(2)?);
         let pre = core.len() < t.len() && t[core.len()..].starts_with('-');

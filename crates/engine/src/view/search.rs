@@ -53,17 +53,26 @@ fn may_match_escaped(pattern: &str) -> bool {
     pattern.contains('.') || RISKY.iter().any(|r| pattern.contains(r))
 }
 
+/// Why the text typed is no query.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum QueryError {
+    #[error("the query is empty")]
+    Empty,
+    #[error("not a valid regex: {0}")]
+    BadRegex(#[from] regex::Error),
+}
+
 impl Query {
     /// `text` as typed: a literal, or with `regex` a regular expression. Smart case: any capital
     /// letter in it makes the search case-sensitive.
-    pub fn new(text: &str, regex: bool, role: Option<RoleFilter>) -> Result<Query, String> {
+    pub fn new(text: &str, regex: bool, role: Option<RoleFilter>) -> Result<Query, QueryError> {
         if text.is_empty() {
-            return Err("the query is empty".into());
+            return Err(QueryError::Empty);
         }
         let case_insensitive = !text.chars().any(char::is_uppercase);
         let flags = if case_insensitive { "(?i)" } else { "" };
         let source = if regex { text.to_string() } else { regex::escape(text) };
-        let decoded = regex::Regex::new(&format!("{flags}{source}")).map_err(|e| format!("not a valid regex: {e}"))?;
+        let decoded = regex::Regex::new(&format!("{flags}{source}"))?;
         let line_pattern = if regex {
             (!may_match_escaped(text)).then(|| format!("{flags}{text}"))
         } else {

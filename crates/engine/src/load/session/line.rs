@@ -319,7 +319,23 @@ pub(super) enum Parsed {
 
 /// One line. With `quick`, a `message` line is read by the quick pass (its content is
 /// measured later); anything the quick pass cannot read goes through the full pass, which decides.
-pub(super) fn parse_entry(bytes: &[u8], v2_hook: bool, quick: bool) -> Result<Parsed, String> {
+/// Why a line is skipped (as Pi skips it), said in the file's diagnostics.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum LineError {
+    /// Not JSON: where and how it breaks (`describe_json_error`).
+    #[error("{0}")]
+    NotJson(String),
+    /// JSON, but not an object (the JSON type named).
+    #[error("a JSON {0} where an entry object belongs; skipped")]
+    NotAnObject(&'static str),
+    /// An object the entry's shape does not fit.
+    #[error("unreadable entry: {0}")]
+    Unreadable(String),
+    #[error("`message` entry without a message object")]
+    NoMessage,
+}
+
+pub(super) fn parse_entry(bytes: &[u8], v2_hook: bool, quick: bool) -> Result<Parsed, LineError> {
     if quick
         && let Some(mut h) =
             crate::load::scan::message_head(bytes).or_else(|| serde_json::from_slice::<EntryHeadJson>(bytes).ok())
@@ -342,14 +358,14 @@ pub(super) fn parse_entry(bytes: &[u8], v2_hook: bool, quick: bool) -> Result<Pa
     r
 }
 
-fn parse_entry_text(bytes: &[u8], v2_hook: bool) -> Result<Parsed, String> {
+fn parse_entry_text(bytes: &[u8], v2_hook: bool) -> Result<Parsed, LineError> {
     match serde_json::from_slice::<EntryJson>(bytes) {
         Ok(le) => build_entry(&le, v2_hook),
         Err(e) => {
             // Valid JSON our typed pass refused (a non-object line, or a shape serde could
             // not map): decide with a full parse so we skip exactly what Pi skips.
             match serde_json::from_slice::<Value>(bytes) {
-                Err(_) => Err(describe_json_error(bytes, &e)),
+                Err(_) => Err(LineError::NotJson(describe_json_error(bytes, &e))),
                 Ok(Value::Object(mut m)) => {
                     // JSON.parse keeps a `message` that is not an object (a string, a number):
                     // Pi holds the entry, with no role or content. An empty object reads the same.
@@ -357,21 +373,18 @@ fn parse_entry_text(bytes: &[u8], v2_hook: bool) -> Result<Parsed, String> {
                         m.insert("message".into(), Value::Object(Default::default()));
                     }
                     // Re-serialize (duplicate keys collapse as in JSON.parse) and retry.
-                    let text = serde_json::to_string(&m).map_err(|e| e.to_string())?;
-                    let le: EntryJson = serde_json::from_str(&text)
-                        .map_err(|e| format!("unreadable entry: {}", json_error_text(&e)))?;
+                    let text = serde_json::to_string(&m).map_err(|e| LineError::Unreadable(e.to_string()))?;
+                    let le: EntryJson =
+                        serde_json::from_str(&text).map_err(|e| LineError::Unreadable(json_error_text(&e)))?;
                     build_entry(&le, v2_hook)
                 }
-                Ok(other) => Err(format!(
-                    "a JSON {} where an entry object belongs; skipped",
-                    match other {
-                        Value::Array(_) => "array",
-                        Value::String(_) => "string",
-                        Value::Number(_) => "number",
-                        Value::Bool(_) => "boolean",
-                        _ => "null",
-                    }
-                )),
+                Ok(other) => Err(LineError::NotAnObject(match other {
+                    Value::Array(_) => "array",
+                    Value::String(_) => "string",
+                    Value::Number(_) => "number",
+                    Value::Bool(_) => "boolean",
+                    _ => "null",
+                })),
             }
         }
     }
@@ -391,7 +404,7 @@ fn bx(s: &LStr) -> Option<Box<str>> {
     s.as_deref().map(Box::from)
 }
 
-fn build_entry(le: &EntryJson, v2_hook: bool) -> Result<Parsed, String> {
+fn build_entry(le: &EntryJson, v2_hook: bool) -> Result<Parsed, LineError> {
     // A missing type is `undefined` to Pi, counted under that name (an empty one stays "").
     let ty = le.kind.as_deref().unwrap_or("undefined");
     if ty == "session" {
@@ -399,10 +412,7 @@ fn build_entry(le: &EntryJson, v2_hook: bool) -> Result<Parsed, String> {
     }
     let kind = match ty {
         "message" => {
-            let lm = le
-                .message
-                .as_ref()
-                .ok_or_else(|| "`message` entry without a message object".to_string())?;
+            let lm = le.message.as_ref().ok_or(LineError::NoMessage)?;
             Kind::Message(Box::new(message_from_json(lm, v2_hook)))
         }
         "model_change" => Kind::ModelChange {

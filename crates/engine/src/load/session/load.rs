@@ -26,7 +26,7 @@ const LOAD_BLOCK: usize = 16 << 20;
 /// parse, and the malformed lines met before the header.
 struct ParsedLines {
     header: Option<Header>,
-    lines: Vec<(u32, Result<Parsed, String>)>,
+    lines: Vec<(u32, Result<Parsed, super::line::LineError>)>,
     diagnostics: Vec<Diagnostic>,
     any_text: bool,
     /// Lines of the whole buffer up to its end (a last line without a newline counts).
@@ -194,7 +194,7 @@ struct Assembled {
 /// Phase 2: entries in file order; blank lines dropped, malformed ones reported. `kept` is
 /// how many entries come before these (for v1 positions).
 fn assemble(
-    lines: Vec<(u32, Result<Parsed, String>)>,
+    lines: Vec<(u32, Result<Parsed, super::line::LineError>)>,
     v1: bool,
     kept_before: usize,
     diagnostics: &mut Vec<Diagnostic>,
@@ -234,11 +234,11 @@ fn assemble(
                 });
                 None
             }
-            Err(message) => {
+            Err(e) => {
                 diagnostics.push(Diagnostic {
                     line: ln,
                     kind: DiagnosticKind::MalformedLine,
-                    message,
+                    message: e.to_string(),
                 });
                 None
             }

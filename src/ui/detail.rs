@@ -2,7 +2,7 @@
 
 use super::highlight::{self, Highlighter};
 use super::theme::*;
-use crate::engine::load::entry::{Kind, Role};
+use crate::engine::load::entry::{Kind, Role, StoredMessage};
 use crate::engine::load::js;
 use crate::engine::load::session::Session;
 use crate::engine::view::context;
@@ -211,8 +211,36 @@ pub fn build(s: &Session, entry: usize, width: u16, tool_call: Option<(String, V
     let w = width as usize;
     let e = &s.entries[entry];
     let v = s.entry_value(entry);
-    let mut lines: Vec<Line<'static>> = Vec::new();
+    let mut lines = head_lines(s, entry, edit, w);
     let mut code = None;
+    let msg = v.get("message").cloned().unwrap_or(Value::Null);
+    match &e.kind {
+        Kind::Message(m) => match m.role {
+            Role::Assistant => assistant_lines(m, &msg, w, &mut lines),
+            Role::ToolResult => code = tool_result_lines(s, m, &msg, tool_call.as_ref(), &mut lines),
+            Role::BashExecution => code = bash_lines(m, &msg, &mut lines),
+            Role::System => system_lines(&msg, w, &mut lines),
+            _ => other_message_lines(m, &msg, w, &mut lines),
+        },
+        _ => entry_lines(e, &v, w, &mut lines),
+    }
+    Doc {
+        edit,
+        entry,
+        width,
+        lines,
+        code,
+    }
+}
+
+/// The code block a document splices in: where, its lines, its highlighter.
+type CodeBlock = Option<(usize, Vec<String>, Option<Highlighter>)>;
+
+/// What the entry is, its id, line, time and tokens; its label; the context edit in effect.
+fn head_lines(s: &Session, entry: usize, edit: Option<usize>, w: usize) -> Vec<Line<'static>> {
+    let e = &s.entries[entry];
+    let v = s.entry_value(entry);
+    let mut lines: Vec<Line<'static>> = Vec::new();
     let est: u64 = context::intrinsic_messages(s, entry).iter().map(|m| m.est_tokens).sum();
     let what = match &e.kind {
         Kind::Message(m) => m.role.as_str().to_string(),
@@ -261,203 +289,223 @@ pub fn build(s: &Session, entry: usize, width: u16, tool_call: Option<(String, V
         lines.push(Line::from(Span::styled("── original ──", fg(MUTED))));
     }
     lines.push(Line::default());
-    let msg = v.get("message").cloned().unwrap_or(Value::Null);
-    match &e.kind {
-        Kind::Message(m) => match m.role {
-            Role::Assistant => {
-                if let Some(blocks) = msg.get("content").and_then(|c| c.as_array()) {
-                    for b in blocks {
-                        match b.get("type").and_then(|t| t.as_str()) {
-                            Some("thinking") => {
-                                let st = fg(DIM).add_modifier(Modifier::ITALIC);
-                                lines.extend(wrap(b.get("thinking").and_then(|t| t.as_str()).unwrap_or(""), w, st));
-                                lines.push(Line::default());
-                            }
-                            Some("text") => {
-                                lines.extend(wrap(
-                                    b.get("text").and_then(|t| t.as_str()).unwrap_or(""),
-                                    w,
-                                    Style::default(),
-                                ));
-                                lines.push(Line::default());
-                            }
-                            Some("toolCall") => {
-                                let name = b.get("name").and_then(|n| n.as_str()).unwrap_or("?");
-                                lines.push(Line::from(vec![
-                                    Span::styled("▶ ", fg(ACCENT)),
-                                    Span::styled(name.to_string(), fg(ACCENT).add_modifier(Modifier::BOLD)),
-                                    Span::styled(
-                                        format!("  {}", b.get("id").and_then(|i| i.as_str()).unwrap_or("")),
-                                        fg(DIM),
-                                    ),
-                                ]));
-                                for l in pretty(b.get("arguments").unwrap_or(&Value::Null)).lines() {
-                                    lines.push(Line::from(Span::styled(format!("  {l}"), fg(MUTED))));
-                                }
-                                // Pi 1.5.2 keeps why the model's arguments did not parse.
-                                if let Some(e) = b.get("argumentsError").and_then(|e| e.as_str()) {
-                                    lines.extend(wrap(&format!("  arguments error: {e}"), w, fg(ERROR)));
-                                }
-                                lines.push(Line::default());
-                            }
-                            Some("image") => lines.push(Line::from(Span::styled(image_label(b), fg(ACCENT)))),
-                            _ => {}
-                        }
-                    }
+    lines
+}
+
+/// An assistant message: thinking, text, tool calls, images, the error, the model and usage.
+fn assistant_lines(m: &StoredMessage, msg: &Value, w: usize, lines: &mut Vec<Line<'static>>) {
+    if let Some(blocks) = msg.get("content").and_then(|c| c.as_array()) {
+        for b in blocks {
+            match b.get("type").and_then(|t| t.as_str()) {
+                Some("thinking") => {
+                    let st = fg(DIM).add_modifier(Modifier::ITALIC);
+                    lines.extend(wrap(b.get("thinking").and_then(|t| t.as_str()).unwrap_or(""), w, st));
+                    lines.push(Line::default());
                 }
-                if let Some(err) = msg.get("errorMessage").and_then(|x| x.as_str()) {
-                    lines.extend(wrap(&format!("error: {err}"), w, fg(ERROR)));
-                }
-                let mut meta = Vec::new();
-                if let Some(p) = &m.provider {
-                    let asked = m.model.as_deref().unwrap_or("?");
-                    // Pi 1.5.2 records the model that answered when it is not the one asked.
-                    match msg
-                        .get("responseModel")
-                        .and_then(|r| r.as_str())
-                        .filter(|r| *r != asked)
-                    {
-                        Some(r) => meta.push(format!("{p}/{asked} (answered by {r})")),
-                        None => meta.push(format!("{p}/{asked}")),
-                    }
-                }
-                if let Some(sr) = &m.stop_reason {
-                    meta.push(format!("stop: {sr}"));
-                }
-                if let Some(d) = duration(&msg) {
-                    meta.push(format!("took {d}"));
-                }
-                if let Some(t) = msg.get("thinkingLevel").and_then(|t| t.as_str()) {
-                    meta.push(format!("thinking: {t}"));
-                }
-                if let Some(u) = m.usage {
-                    meta.push(format!(
-                        "usage: in {} · out {} · cache read {} · cache write {} · total {}",
-                        js::js_number(u.input),
-                        js::js_number(u.output),
-                        js::js_number(u.cache_read),
-                        js::js_number(u.cache_write),
-                        js::js_number(u.context_tokens())
+                Some("text") => {
+                    lines.extend(wrap(
+                        b.get("text").and_then(|t| t.as_str()).unwrap_or(""),
+                        w,
+                        Style::default(),
                     ));
+                    lines.push(Line::default());
                 }
-                for l in meta {
-                    lines.push(Line::from(Span::styled(l, fg(DIM))));
-                }
-            }
-            Role::ToolResult => {
-                let name = m.tool_name.as_deref().unwrap_or("tool");
-                let call_text = tool_call.as_ref().map(|(n, a)| format_tool_call(n, a, None, s.pi));
-                lines.push(Line::from(vec![
-                    Span::styled(call_text.unwrap_or_else(|| format!("[{name}]")), fg(MUTED)),
-                    Span::styled(if m.is_error { "  error" } else { "" }, fg(ERROR)),
-                    Span::styled(
-                        duration(&msg).map(|d| format!("  took {d}")).unwrap_or_default(),
-                        fg(DIM),
-                    ),
-                ]));
-                // The calls a codemode script made (Pi 1.5.2 records them; the model never sees
-                // them).
-                if let Some(calls) = msg
-                    .get("nestedCalls")
-                    .and_then(|n| n.get("calls"))
-                    .and_then(|c| c.as_array())
-                {
-                    for c in calls {
-                        let cname = c.get("name").and_then(|n| n.as_str()).unwrap_or("?");
-                        let shown = match c.get("arguments") {
-                            Some(a) => format_tool_call(cname, a, None, s.pi),
-                            None => format!("[{cname}]"),
-                        };
-                        let status = c.get("status").and_then(|x| x.as_str()).unwrap_or("");
-                        lines.push(Line::from(vec![
-                            Span::styled(format!("  ↳ {shown}"), fg(MUTED)),
-                            Span::styled(
-                                if status == "ok" {
-                                    String::new()
-                                } else {
-                                    format!("  {status}")
-                                },
-                                fg(if status == "error" { ERROR } else { DIM }),
-                            ),
-                        ]));
+                Some("toolCall") => {
+                    let name = b.get("name").and_then(|n| n.as_str()).unwrap_or("?");
+                    lines.push(Line::from(vec![
+                        Span::styled("▶ ", fg(ACCENT)),
+                        Span::styled(name.to_string(), fg(ACCENT).add_modifier(Modifier::BOLD)),
+                        Span::styled(
+                            format!("  {}", b.get("id").and_then(|i| i.as_str()).unwrap_or("")),
+                            fg(DIM),
+                        ),
+                    ]));
+                    for l in pretty(b.get("arguments").unwrap_or(&Value::Null)).lines() {
+                        lines.push(Line::from(Span::styled(format!("  {l}"), fg(MUTED))));
                     }
-                }
-                lines.push(Line::default());
-                let path = tool_call.as_ref().filter(|(n, _)| n == "read").and_then(|(_, a)| {
-                    a.get("path")
-                        .or(a.get("file_path"))
-                        .and_then(|p| p.as_str())
-                        .map(String::from)
-                });
-                let text = context::content_text(msg.get("content"), "\n");
-                // Images in the result.
-                if let Some(a) = msg.get("content").and_then(|c| c.as_array()) {
-                    for b in a
-                        .iter()
-                        .filter(|b| b.get("type").and_then(|t| t.as_str()) == Some("image"))
-                    {
-                        lines.push(Line::from(Span::styled(image_label(b), fg(ACCENT))));
+                    // Pi 1.5.2 keeps why the model's arguments did not parse.
+                    if let Some(e) = b.get("argumentsError").and_then(|e| e.as_str()) {
+                        lines.extend(wrap(&format!("  arguments error: {e}"), w, fg(ERROR)));
                     }
+                    lines.push(Line::default());
                 }
-                let hl = if highlight::ready() {
-                    path.as_deref().and_then(Highlighter::new)
-                } else {
-                    None
-                };
-                let text_lines: Vec<String> = text.split('\n').map(|l| l.replace('\t', "    ")).collect();
-                let at = lines.len();
-                code = Some((at, text_lines, hl));
+                Some("image") => lines.push(Line::from(Span::styled(image_label(b), fg(ACCENT)))),
+                _ => {}
             }
-            Role::BashExecution => {
-                lines.push(Line::from(Span::styled(
-                    format!("$ {}", msg.get("command").and_then(|c| c.as_str()).unwrap_or("")),
-                    bold(),
-                )));
-                let out = msg.get("output").and_then(|c| c.as_str()).unwrap_or("").to_string();
-                let at = lines.len();
-                code = Some((at, out.split('\n').map(String::from).collect(), None));
-                let mut tail = vec![Line::default()];
-                if let Some(code) = msg.get("exitCode").filter(|c| !c.is_null()) {
-                    tail.push(kv("exit code", js::js_to_string(code)));
-                }
-                if m.exclude_from_context {
-                    tail.push(Line::from(Span::styled("excluded from context (!!)", fg(WARNING))));
-                }
-                lines.extend(tail);
+        }
+    }
+    if let Some(err) = msg.get("errorMessage").and_then(|x| x.as_str()) {
+        lines.extend(wrap(&format!("error: {err}"), w, fg(ERROR)));
+    }
+    let mut meta = Vec::new();
+    if let Some(p) = &m.provider {
+        let asked = m.model.as_deref().unwrap_or("?");
+        // Pi 1.5.2 records the model that answered when it is not the one asked.
+        match msg
+            .get("responseModel")
+            .and_then(|r| r.as_str())
+            .filter(|r| *r != asked)
+        {
+            Some(r) => meta.push(format!("{p}/{asked} (answered by {r})")),
+            None => meta.push(format!("{p}/{asked}")),
+        }
+    }
+    if let Some(sr) = &m.stop_reason {
+        meta.push(format!("stop: {sr}"));
+    }
+    if let Some(d) = duration(msg) {
+        meta.push(format!("took {d}"));
+    }
+    if let Some(t) = msg.get("thinkingLevel").and_then(|t| t.as_str()) {
+        meta.push(format!("thinking: {t}"));
+    }
+    if let Some(u) = m.usage {
+        meta.push(format!(
+            "usage: in {} · out {} · cache read {} · cache write {} · total {}",
+            js::js_number(u.input),
+            js::js_number(u.output),
+            js::js_number(u.cache_read),
+            js::js_number(u.cache_write),
+            js::js_number(u.context_tokens())
+        ));
+    }
+    for l in meta {
+        lines.push(Line::from(Span::styled(l, fg(DIM))));
+    }
+}
+
+/// A tool result: the call it answers, the calls a script made, images, and its text as a
+/// code block (highlighted by the file's type for a read).
+fn tool_result_lines(
+    s: &Session,
+    m: &StoredMessage,
+    msg: &Value,
+    tool_call: Option<&(String, Value)>,
+    lines: &mut Vec<Line<'static>>,
+) -> CodeBlock {
+    let name = m.tool_name.as_deref().unwrap_or("tool");
+    let call_text = tool_call.map(|(n, a)| format_tool_call(n, a, None, s.pi));
+    lines.push(Line::from(vec![
+        Span::styled(call_text.unwrap_or_else(|| format!("[{name}]")), fg(MUTED)),
+        Span::styled(if m.is_error { "  error" } else { "" }, fg(ERROR)),
+        Span::styled(
+            duration(msg).map(|d| format!("  took {d}")).unwrap_or_default(),
+            fg(DIM),
+        ),
+    ]));
+    // The calls a codemode script made (Pi 1.5.2 records them; the model never sees
+    // them).
+    if let Some(calls) = msg
+        .get("nestedCalls")
+        .and_then(|n| n.get("calls"))
+        .and_then(|c| c.as_array())
+    {
+        for c in calls {
+            let cname = c.get("name").and_then(|n| n.as_str()).unwrap_or("?");
+            let shown = match c.get("arguments") {
+                Some(a) => format_tool_call(cname, a, None, s.pi),
+                None => format!("[{cname}]"),
+            };
+            let status = c.get("status").and_then(|x| x.as_str()).unwrap_or("");
+            lines.push(Line::from(vec![
+                Span::styled(format!("  ↳ {shown}"), fg(MUTED)),
+                Span::styled(
+                    if status == "ok" {
+                        String::new()
+                    } else {
+                        format!("  {status}")
+                    },
+                    fg(if status == "error" { ERROR } else { DIM }),
+                ),
+            ]));
+        }
+    }
+    lines.push(Line::default());
+    let path = tool_call.filter(|(n, _)| n == "read").and_then(|(_, a)| {
+        a.get("path")
+            .or(a.get("file_path"))
+            .and_then(|p| p.as_str())
+            .map(String::from)
+    });
+    let text = context::content_text(msg.get("content"), "\n");
+    // Images in the result.
+    if let Some(a) = msg.get("content").and_then(|c| c.as_array()) {
+        for b in a
+            .iter()
+            .filter(|b| b.get("type").and_then(|t| t.as_str()) == Some("image"))
+        {
+            lines.push(Line::from(Span::styled(image_label(b), fg(ACCENT))));
+        }
+    }
+    let hl = if highlight::ready() {
+        path.as_deref().and_then(Highlighter::new)
+    } else {
+        None
+    };
+    let text_lines: Vec<String> = text.split('\n').map(|l| l.replace('\t', "    ")).collect();
+    let at = lines.len();
+    Some((at, text_lines, hl))
+}
+
+/// A `!` command: the command, its output as a code block, the exit code.
+fn bash_lines(m: &StoredMessage, msg: &Value, lines: &mut Vec<Line<'static>>) -> CodeBlock {
+    lines.push(Line::from(Span::styled(
+        format!("$ {}", msg.get("command").and_then(|c| c.as_str()).unwrap_or("")),
+        bold(),
+    )));
+    let out = msg.get("output").and_then(|c| c.as_str()).unwrap_or("").to_string();
+    let at = lines.len();
+    let code = Some((at, out.split('\n').map(String::from).collect(), None));
+    let mut tail = vec![Line::default()];
+    if let Some(code) = msg.get("exitCode").filter(|c| !c.is_null()) {
+        tail.push(kv("exit code", js::js_to_string(code)));
+    }
+    if m.exclude_from_context {
+        tail.push(Line::from(Span::styled("excluded from context (!!)", fg(WARNING))));
+    }
+    lines.extend(tail);
+    code
+}
+
+/// A system message: its content, its sections, the tools added and removed.
+fn system_lines(msg: &Value, w: usize, lines: &mut Vec<Line<'static>>) {
+    content_lines(msg.get("content"), w, Style::default(), lines);
+    if let Some(Value::Object(sec)) = msg.get("sections") {
+        for (k, val) in sec {
+            lines.push(heading(format!("§ {k}")));
+            match val {
+                Value::String(t) => lines.extend(wrap(t, w, Style::default())),
+                Value::Null => lines.push(Line::from(Span::styled("(removed)", fg(MUTED)))),
+                other => lines.push(Line::raw(other.to_string())),
             }
-            Role::System => {
-                content_lines(msg.get("content"), w, Style::default(), &mut lines);
-                if let Some(Value::Object(sec)) = msg.get("sections") {
-                    for (k, val) in sec {
-                        lines.push(heading(format!("§ {k}")));
-                        match val {
-                            Value::String(t) => lines.extend(wrap(t, w, Style::default())),
-                            Value::Null => lines.push(Line::from(Span::styled("(removed)", fg(MUTED)))),
-                            other => lines.push(Line::raw(other.to_string())),
-                        }
-                    }
-                }
-                for (key, label) in [("toolsAdded", "tools added"), ("toolsRemoved", "tools removed")] {
-                    if let Some(Value::Array(t)) = msg.get(key) {
-                        let names: Vec<String> = t
-                            .iter()
-                            .filter_map(|x| x.get("name").and_then(|n| n.as_str()))
-                            .map(String::from)
-                            .collect();
-                        lines.push(kv(label, names.join(", ")));
-                    }
-                }
-            }
-            _ => {
-                if let Some(ct) = &m.custom_type {
-                    lines.push(kv("customType", ct.to_string()));
-                }
-                content_lines(msg.get("content"), w, Style::default(), &mut lines);
-                if let Some(sm) = msg.get("summary").and_then(|x| x.as_str()) {
-                    lines.extend(markdown(sm, w));
-                }
-            }
-        },
+        }
+    }
+    for (key, label) in [("toolsAdded", "tools added"), ("toolsRemoved", "tools removed")] {
+        if let Some(Value::Array(t)) = msg.get(key) {
+            let names: Vec<String> = t
+                .iter()
+                .filter_map(|x| x.get("name").and_then(|n| n.as_str()))
+                .map(String::from)
+                .collect();
+            lines.push(kv(label, names.join(", ")));
+        }
+    }
+}
+
+/// Any other message (custom, branch or compaction summaries as messages).
+fn other_message_lines(m: &StoredMessage, msg: &Value, w: usize, lines: &mut Vec<Line<'static>>) {
+    if let Some(ct) = &m.custom_type {
+        lines.push(kv("customType", ct.to_string()));
+    }
+    content_lines(msg.get("content"), w, Style::default(), lines);
+    if let Some(sm) = msg.get("summary").and_then(|x| x.as_str()) {
+        lines.extend(markdown(sm, w));
+    }
+}
+
+/// Entries that are not messages.
+fn entry_lines(e: &crate::engine::load::entry::Entry, v: &Value, w: usize, lines: &mut Vec<Line<'static>>) {
+    match &e.kind {
         Kind::Compaction(c) => {
             lines.push(kv(
                 "tokens before",
@@ -481,13 +529,13 @@ pub fn build(s: &Session, entry: usize, width: u16, tool_call: Option<(String, V
             }
             lines.push(Line::default());
             lines.extend(markdown(v.get("summary").and_then(|x| x.as_str()).unwrap_or(""), w));
-            file_lists(c.details.as_ref(), &mut lines);
+            file_lists(c.details.as_ref(), lines);
         }
         Kind::BranchSummary(b) => {
             lines.push(kv("from", b.from_id.as_deref().unwrap_or("?").to_string()));
             lines.push(Line::default());
             lines.extend(markdown(v.get("summary").and_then(|x| x.as_str()).unwrap_or(""), w));
-            file_lists(b.details.as_ref(), &mut lines);
+            file_lists(b.details.as_ref(), lines);
         }
         Kind::CustomMessage { custom_type, .. } => {
             lines.push(kv("customType", custom_type.as_deref().unwrap_or("?").to_string()));
@@ -496,7 +544,7 @@ pub fn build(s: &Session, entry: usize, width: u16, tool_call: Option<(String, V
                 v.get("display").map(js::js_to_string).unwrap_or_default(),
             ));
             lines.push(Line::default());
-            content_lines(v.get("content"), w, Style::default(), &mut lines);
+            content_lines(v.get("content"), w, Style::default(), lines);
         }
         Kind::ContextEdit {
             target_id,
@@ -518,7 +566,7 @@ pub fn build(s: &Session, entry: usize, width: u16, tool_call: Option<(String, V
                     v.get("replacement").and_then(|r| r.get("content")),
                     w,
                     Style::default(),
-                    &mut lines,
+                    lines,
                 );
             }
         }
@@ -545,17 +593,11 @@ pub fn build(s: &Session, entry: usize, width: u16, tool_call: Option<(String, V
                     fg(WARNING),
                 )));
             }
-            for l in pretty(&v).lines() {
+            for l in pretty(v).lines() {
                 lines.push(Line::raw(l.to_string()));
             }
         }
-    }
-    Doc {
-        edit,
-        entry,
-        width,
-        lines,
-        code,
+        Kind::Message(_) => {}
     }
 }
 

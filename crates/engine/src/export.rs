@@ -249,33 +249,12 @@ fn call_line(name: &str, args: &Value) -> String {
 
 /// The Markdown of a session.
 pub fn markdown(s: &Session, scope: Scope) -> String {
-    let mut out = String::new();
     let leaf = match scope {
         Scope::Path(l) => Some(l),
         Scope::Tree => s.leaf(),
     };
-    out.push_str(&format!("# {}\n\n", md_inline(&title(s))));
-    let h = &s.header;
-    let mut meta = vec![format!("session {}", code(&h.id))];
-    if let Some(cwd) = &h.cwd {
-        meta.push(format!("in {}", code(cwd)));
-    }
     let list = entries(s, scope);
-    meta.push(match scope {
-        Scope::Path(l) => format!("{} entries on the path to {}", list.len(), code(&s.entries[l].id)),
-        Scope::Tree => format!("all {} entries, every branch", list.len()),
-    });
-    out.push_str(&format!("*{}*\n\n", meta.join(" · ")));
-    if let Some(l) = leaf {
-        let proj = context::project(s, &s.path_to(l));
-        let msgs: Vec<_> = proj.messages().collect();
-        let t = context::estimate_context_tokens(s, &msgs);
-        out.push_str(&format!(
-            "*context at the leaf: {} messages, {} tokens as Pi counts them*\n\n",
-            msgs.len(),
-            t.tokens.round() as u64
-        ));
-    }
+    let mut out = md_head(s, scope, leaf, list.len());
     let mut depth_now = 0;
     let mut turn_tokens: u64 = 0;
     let mut in_turn = false;
@@ -291,18 +270,7 @@ pub fn markdown(s: &Session, scope: Scope) -> String {
         t.push_str("*\n\n");
         out.push_str(&t);
     };
-    // The context edits in effect at the leaf (Pi: the latest per target on its path), to mark
-    // on the message each one changes (the edit entry itself is a quiet line).
-    let mut edited: std::collections::HashMap<usize, (usize, bool)> = Default::default();
-    if let Some(l) = leaf {
-        for &i in &s.path_to(l) {
-            if let Kind::ContextEdit { target_id: Some(t), .. } = &s.entries[i].kind
-                && let Some(target) = s.idx_of(t)
-            {
-                edited.insert(target, (i, s.entry_value(i)["replacement"].is_null()));
-            }
-        }
-    }
+    let edited = edits_at(s, leaf);
     let mut last_usage: Option<Value> = None;
     for (k, &(i, depth)) in list.iter().enumerate() {
         if matches!(scope, Scope::Tree) && (depth != depth_now || (k > 0 && s.parent_of(i) != Some(list[k - 1].0))) {
@@ -319,23 +287,7 @@ pub fn markdown(s: &Session, scope: Scope) -> String {
         }
         let e = &s.entries[i];
         let v = s.entry_value(i);
-        let id = &e.id;
-        let mut label = s
-            .label_of(id)
-            .map(|l| format!(" · label **{}**", md_inline(l)))
-            .unwrap_or_default();
-        if let Some(&(edit, hidden)) = edited.get(&i) {
-            label.push_str(&format!(
-                " · ✎ {} (context edit {})",
-                if hidden {
-                    "hidden from the model"
-                } else {
-                    "replaced for the model"
-                },
-                code(&s.entries[edit].id)
-            ));
-        }
-        let here = if leaf == Some(i) { " · **leaf**" } else { "" };
+        let (label, here) = md_marks(s, i, leaf, &edited);
         let est: u64 = context::intrinsic_messages(s, i).iter().map(|m| m.est_tokens).sum();
         match &e.kind {
             Kind::Message(m) => {
@@ -348,115 +300,15 @@ pub fn markdown(s: &Session, scope: Scope) -> String {
                         in_turn = true;
                         turn_tokens = 0;
                         last_usage = None;
-                        out.push_str(&format!("## User{label}{here}\n\n"));
-                        out.push_str(&format!("{}\n\n", md(content_text(msg.get("content"), "\n").trim())));
-                        for im in images(msg.get("content")) {
-                            out.push_str(&format!("{im}\n\n"));
-                        }
+                        md_user(&mut out, msg, &label, here);
                     }
                     "assistant" => {
-                        let model = msg["model"].as_str().unwrap_or("");
-                        let stop = match msg["stopReason"].as_str() {
-                            Some("aborted") => " · aborted",
-                            Some("error") => " · error",
-                            Some("length") => " · cut at the length limit",
-                            _ => "",
-                        };
-                        out.push_str(&format!(
-                            "### Assistant{}{stop}{label}{here}\n\n",
-                            if model.is_empty() {
-                                String::new()
-                            } else {
-                                format!(" ({model})")
-                            }
-                        ));
-                        for b in msg["content"].as_array().into_iter().flatten() {
-                            match b["type"].as_str() {
-                                Some("thinking") => {
-                                    let t = b["thinking"].as_str().unwrap_or("").trim();
-                                    if !t.is_empty() {
-                                        out.push_str(&details("Thinking", t));
-                                        out.push('\n');
-                                    }
-                                }
-                                Some("text") => {
-                                    out.push_str(&format!("{}\n\n", md(b["text"].as_str().unwrap_or("").trim())));
-                                }
-                                Some("toolCall") => {
-                                    let name = b["name"].as_str().unwrap_or("tool");
-                                    out.push_str(&format!(
-                                        "**tool call** {}\n\n",
-                                        code(&call_line(name, &b["arguments"]))
-                                    ));
-                                    let args = serde_json::to_string_pretty(&b["arguments"]).unwrap_or_default();
-                                    out.push_str(&code_block(&args, "json"));
-                                    out.push('\n');
-                                }
-                                _ => {}
-                            }
-                        }
-                        if let Some(err) = msg["errorMessage"].as_str() {
-                            out.push_str(&format!("> error: {}\n\n", md_inline(err)));
-                        }
-                        if msg.get("usage").is_some_and(|u| u.is_object()) {
-                            last_usage = Some(msg["usage"].clone());
+                        if let Some(u) = md_assistant(&mut out, msg, &label, here) {
+                            last_usage = Some(u);
                         }
                     }
-                    "toolResult" => {
-                        let call_id = msg["toolCallId"].as_str().unwrap_or("");
-                        let (name, args) = call_of(s, i, call_id)
-                            .unwrap_or_else(|| (msg["toolName"].as_str().unwrap_or("tool").to_string(), Value::Null));
-                        let text = content_text(msg.get("content"), "\n");
-                        let lines: Vec<&str> = text.lines().collect();
-                        // A file read is highlighted by viewers as its language.
-                        let lang = (name == "read")
-                            .then(|| args.get("path").and_then(|p| p.as_str()))
-                            .flatten()
-                            .and_then(|p| p.rsplit_once('.'))
-                            .map(|(_, ext)| ext)
-                            .filter(|e| e.len() <= 10 && e.chars().all(|c| c.is_ascii_alphanumeric()))
-                            .unwrap_or("");
-                        let err = if msg["isError"] == true { " · **error**" } else { "" };
-                        out.push_str(&format!(
-                            "**result** {} · {} line{} · ~{est} tokens{err}{label}{here}\n\n",
-                            code(&call_line(&name, &args)),
-                            lines.len(),
-                            if lines.len() == 1 { "" } else { "s" }
-                        ));
-                        for im in images(msg.get("content")) {
-                            out.push_str(&format!("{im}\n\n"));
-                        }
-                        if lines.len() <= PREVIEW_LINES {
-                            if !text.trim().is_empty() {
-                                out.push_str(&code_block(&text, lang));
-                                out.push('\n');
-                            }
-                        } else {
-                            out.push_str(&code_block(&lines[..PREVIEW_LINES].join("\n"), lang));
-                            out.push('\n');
-                            out.push_str(&details(
-                                &format!("all {} lines", lines.len()),
-                                &code_block(&text, lang),
-                            ));
-                            out.push('\n');
-                        }
-                    }
-                    "bashExecution" => {
-                        let excluded = if msg["excludeFromContext"] == true {
-                            " (not sent to the model)"
-                        } else {
-                            ""
-                        };
-                        out.push_str(&format!(
-                            "**`!` {}**{excluded}{label}{here}\n\n",
-                            md_inline(msg["command"].as_str().unwrap_or(""))
-                        ));
-                        let o = msg["output"].as_str().unwrap_or("");
-                        if !o.trim().is_empty() {
-                            out.push_str(&code_block(o, ""));
-                            out.push('\n');
-                        }
-                    }
+                    "toolResult" => md_tool_result(&mut out, s, i, msg, est, &label, here),
+                    "bashExecution" => md_bash(&mut out, msg, &label, here),
                     "system" => {
                         out.push_str(&format!("*system prompt: ~{est} tokens{label}{here}*\n\n"));
                     }
@@ -506,29 +358,9 @@ pub fn markdown(s: &Session, scope: Scope) -> String {
             }
             _ => {
                 // Entries the model does not see: one quiet line each.
-                let what = match e.kind.type_name() {
-                    "model_change" => format!(
-                        "model: {}/{}",
-                        md_inline(v["provider"].as_str().unwrap_or("?")),
-                        md_inline(v["modelId"].as_str().unwrap_or("?"))
-                    ),
-                    "thinking_level_change" => {
-                        format!("thinking: {}", md_inline(v["thinkingLevel"].as_str().unwrap_or("?")))
-                    }
-                    "session_info" => format!("named: {}", md_inline(v["name"].as_str().unwrap_or(""))),
-                    "context_edit" => format!(
-                        "context edit: {} {}",
-                        code(v["targetId"].as_str().unwrap_or("")),
-                        if v["replacement"].is_null() {
-                            "hidden from the model"
-                        } else {
-                            "replaced for the model"
-                        }
-                    ),
-                    "label" | "custom" | "usage" => continue,
-                    other => md_inline(other),
-                };
-                out.push_str(&format!("*{what}{here}*\n\n"));
+                if let Some(line) = md_quiet_line(e, &v, here) {
+                    out.push_str(&line);
+                }
             }
         }
     }
@@ -536,6 +368,222 @@ pub fn markdown(s: &Session, scope: Scope) -> String {
         flush_turn(&mut out, turn_tokens, last_usage.as_ref());
     }
     out
+}
+
+/// The title, the session's id and folder, what the export holds, the context at the leaf.
+fn md_head(s: &Session, scope: Scope, leaf: Option<usize>, entries: usize) -> String {
+    let mut out = String::new();
+    out.push_str(&format!("# {}\n\n", md_inline(&title(s))));
+    let h = &s.header;
+    let mut meta = vec![format!("session {}", code(&h.id))];
+    if let Some(cwd) = &h.cwd {
+        meta.push(format!("in {}", code(cwd)));
+    }
+    meta.push(match scope {
+        Scope::Path(l) => format!("{entries} entries on the path to {}", code(&s.entries[l].id)),
+        Scope::Tree => format!("all {entries} entries, every branch"),
+    });
+    out.push_str(&format!("*{}*\n\n", meta.join(" · ")));
+    if let Some(l) = leaf {
+        let proj = context::project(s, &s.path_to(l));
+        let msgs: Vec<_> = proj.messages().collect();
+        let t = context::estimate_context_tokens(s, &msgs);
+        out.push_str(&format!(
+            "*context at the leaf: {} messages, {} tokens as Pi counts them*\n\n",
+            msgs.len(),
+            t.tokens.round() as u64
+        ));
+    }
+    out
+}
+
+/// The context edits in effect at the leaf (Pi: the latest per target on its path), to mark
+/// on the message each one changes (the edit entry itself is a quiet line): target → (edit,
+/// hidden).
+fn edits_at(s: &Session, leaf: Option<usize>) -> std::collections::HashMap<usize, (usize, bool)> {
+    let mut edited: std::collections::HashMap<usize, (usize, bool)> = Default::default();
+    if let Some(l) = leaf {
+        for &i in &s.path_to(l) {
+            if let Kind::ContextEdit { target_id: Some(t), .. } = &s.entries[i].kind
+                && let Some(target) = s.idx_of(t)
+            {
+                edited.insert(target, (i, s.entry_value(i)["replacement"].is_null()));
+            }
+        }
+    }
+    edited
+}
+
+/// An entry's label and context edit (" · label **x** · ✎ …"), and " · **leaf**" at the leaf.
+fn md_marks(
+    s: &Session,
+    i: usize,
+    leaf: Option<usize>,
+    edited: &std::collections::HashMap<usize, (usize, bool)>,
+) -> (String, &'static str) {
+    let id = &s.entries[i].id;
+    let mut label = s
+        .label_of(id)
+        .map(|l| format!(" · label **{}**", md_inline(l)))
+        .unwrap_or_default();
+    if let Some(&(edit, hidden)) = edited.get(&i) {
+        label.push_str(&format!(
+            " · ✎ {} (context edit {})",
+            if hidden {
+                "hidden from the model"
+            } else {
+                "replaced for the model"
+            },
+            code(&s.entries[edit].id)
+        ));
+    }
+    let here = if leaf == Some(i) { " · **leaf**" } else { "" };
+    (label, here)
+}
+
+/// A user message: its text and images.
+fn md_user(out: &mut String, msg: &Value, label: &str, here: &str) {
+    out.push_str(&format!("## User{label}{here}\n\n"));
+    out.push_str(&format!("{}\n\n", md(content_text(msg.get("content"), "\n").trim())));
+    for im in images(msg.get("content")) {
+        out.push_str(&format!("{im}\n\n"));
+    }
+}
+
+/// An assistant message: thinking folded, text, tool calls, the error. Returns the usage it
+/// reported (the turn's line says it).
+fn md_assistant(out: &mut String, msg: &Value, label: &str, here: &str) -> Option<Value> {
+    let model = msg["model"].as_str().unwrap_or("");
+    let stop = match msg["stopReason"].as_str() {
+        Some("aborted") => " · aborted",
+        Some("error") => " · error",
+        Some("length") => " · cut at the length limit",
+        _ => "",
+    };
+    out.push_str(&format!(
+        "### Assistant{}{stop}{label}{here}\n\n",
+        if model.is_empty() {
+            String::new()
+        } else {
+            format!(" ({model})")
+        }
+    ));
+    for b in msg["content"].as_array().into_iter().flatten() {
+        match b["type"].as_str() {
+            Some("thinking") => {
+                let t = b["thinking"].as_str().unwrap_or("").trim();
+                if !t.is_empty() {
+                    out.push_str(&details("Thinking", t));
+                    out.push('\n');
+                }
+            }
+            Some("text") => {
+                out.push_str(&format!("{}\n\n", md(b["text"].as_str().unwrap_or("").trim())));
+            }
+            Some("toolCall") => {
+                let name = b["name"].as_str().unwrap_or("tool");
+                out.push_str(&format!(
+                    "**tool call** {}\n\n",
+                    code(&call_line(name, &b["arguments"]))
+                ));
+                let args = serde_json::to_string_pretty(&b["arguments"]).unwrap_or_default();
+                out.push_str(&code_block(&args, "json"));
+                out.push('\n');
+            }
+            _ => {}
+        }
+    }
+    if let Some(err) = msg["errorMessage"].as_str() {
+        out.push_str(&format!("> error: {}\n\n", md_inline(err)));
+    }
+    msg.get("usage").filter(|u| u.is_object()).cloned()
+}
+
+/// A tool result: the call it answers, its size, images, its text (long ones folded).
+fn md_tool_result(out: &mut String, s: &Session, i: usize, msg: &Value, est: u64, label: &str, here: &str) {
+    let call_id = msg["toolCallId"].as_str().unwrap_or("");
+    let (name, args) =
+        call_of(s, i, call_id).unwrap_or_else(|| (msg["toolName"].as_str().unwrap_or("tool").to_string(), Value::Null));
+    let text = content_text(msg.get("content"), "\n");
+    let lines: Vec<&str> = text.lines().collect();
+    // A file read is highlighted by viewers as its language.
+    let lang = (name == "read")
+        .then(|| args.get("path").and_then(|p| p.as_str()))
+        .flatten()
+        .and_then(|p| p.rsplit_once('.'))
+        .map(|(_, ext)| ext)
+        .filter(|e| e.len() <= 10 && e.chars().all(|c| c.is_ascii_alphanumeric()))
+        .unwrap_or("");
+    let err = if msg["isError"] == true { " · **error**" } else { "" };
+    out.push_str(&format!(
+        "**result** {} · {} line{} · ~{est} tokens{err}{label}{here}\n\n",
+        code(&call_line(&name, &args)),
+        lines.len(),
+        if lines.len() == 1 { "" } else { "s" }
+    ));
+    for im in images(msg.get("content")) {
+        out.push_str(&format!("{im}\n\n"));
+    }
+    if lines.len() <= PREVIEW_LINES {
+        if !text.trim().is_empty() {
+            out.push_str(&code_block(&text, lang));
+            out.push('\n');
+        }
+    } else {
+        out.push_str(&code_block(&lines[..PREVIEW_LINES].join("\n"), lang));
+        out.push('\n');
+        out.push_str(&details(
+            &format!("all {} lines", lines.len()),
+            &code_block(&text, lang),
+        ));
+        out.push('\n');
+    }
+}
+
+/// A `!` command and its output.
+fn md_bash(out: &mut String, msg: &Value, label: &str, here: &str) {
+    let excluded = if msg["excludeFromContext"] == true {
+        " (not sent to the model)"
+    } else {
+        ""
+    };
+    out.push_str(&format!(
+        "**`!` {}**{excluded}{label}{here}\n\n",
+        md_inline(msg["command"].as_str().unwrap_or(""))
+    ));
+    let o = msg["output"].as_str().unwrap_or("");
+    if !o.trim().is_empty() {
+        out.push_str(&code_block(o, ""));
+        out.push('\n');
+    }
+}
+
+/// An entry the model does not see, as one quiet line (none for labels, custom entries and
+/// usage).
+fn md_quiet_line(e: &crate::load::entry::Entry, v: &Value, here: &str) -> Option<String> {
+    let what = match e.kind.type_name() {
+        "model_change" => format!(
+            "model: {}/{}",
+            md_inline(v["provider"].as_str().unwrap_or("?")),
+            md_inline(v["modelId"].as_str().unwrap_or("?"))
+        ),
+        "thinking_level_change" => {
+            format!("thinking: {}", md_inline(v["thinkingLevel"].as_str().unwrap_or("?")))
+        }
+        "session_info" => format!("named: {}", md_inline(v["name"].as_str().unwrap_or(""))),
+        "context_edit" => format!(
+            "context edit: {} {}",
+            code(v["targetId"].as_str().unwrap_or("")),
+            if v["replacement"].is_null() {
+                "hidden from the model"
+            } else {
+                "replaced for the model"
+            }
+        ),
+        "label" | "custom" | "usage" => return None,
+        other => md_inline(other),
+    };
+    Some(format!("*{what}{here}*\n\n"))
 }
 
 /// The session as JSON: the header, the scope, and each entry as the file has it (with its

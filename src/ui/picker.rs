@@ -149,6 +149,37 @@ pub fn tokens_short(t: f64) -> String {
 }
 
 /// Identifier prefixes: a project's folder, a pinned copy, a session, a problem.
+/// The listing as trees (see `Picker::forest`).
+struct Forest {
+    /// Each session's forks in the listing.
+    children: Vec<Vec<usize>>,
+    /// Sessions that are no fork of a listed one, by folder.
+    roots_by_dir: HashMap<PathBuf, Vec<usize>>,
+    /// Shown under the filter: a match, or a match below it.
+    keep: Vec<bool>,
+}
+
+/// What a rebuild makes beside the tree items: each row's node, and every row's path with
+/// whether it has children.
+#[derive(Default)]
+struct Built {
+    nodes: HashMap<String, Node>,
+    paths: Vec<(Vec<String>, bool)>,
+}
+
+/// Keep `i` when it or a fork below it matches.
+fn mark_kept(i: usize, children: &[Vec<usize>], keep: &mut [bool], hit: &dyn Fn(usize) -> bool, depth: usize) -> bool {
+    let mut any = hit(i);
+    // Bounded: a parent cycle in the headers must not recurse for ever.
+    if depth < 64 {
+        for &c in &children[i] {
+            any |= mark_kept(c, children, keep, hit, depth + 1);
+        }
+    }
+    keep[i] = any;
+    any
+}
+
 fn project_id(dir: &std::path::Path) -> String {
     format!("p:{}", dir.display())
 }
@@ -425,7 +456,46 @@ impl Picker {
     fn rebuild(&mut self) {
         let q = self.filter.text().to_lowercase();
         self.nodes.clear();
-        // Forks under the session they came from (in the same listing).
+        let forest = self.forest(&q);
+        let mut out = Built::default();
+        let mut items = Vec::new();
+        if self.all {
+            // Pinned sessions of every project first, then the projects, newest first.
+            items.extend(self.pinned_item(&forest, &mut out));
+            let mut dirs: Vec<(&PathBuf, &Vec<usize>)> = forest.roots_by_dir.iter().collect();
+            let newest = |v: &Vec<usize>| v.iter().map(|&i| self.sessions[i].modified_ms).max().unwrap_or(0);
+            dirs.sort_by(|a, b| {
+                let here = |d: &PathBuf| self.home_dir.as_ref() == Some(d);
+                here(b.0)
+                    .cmp(&here(a.0))
+                    .then(newest(b.1).cmp(&newest(a.1)))
+                    .then(a.0.cmp(b.0))
+            });
+            for (dir, roots) in dirs {
+                items.extend(self.project_item(dir, roots, &forest, &mut out));
+            }
+        } else {
+            let mut roots: Vec<usize> = forest
+                .roots_by_dir
+                .values()
+                .flatten()
+                .copied()
+                .filter(|&r| forest.keep[r])
+                .collect();
+            self.order(&mut roots);
+            items = roots.iter().map(|&r| self.item(r, &forest, &mut out, &[])).collect();
+        }
+        items.extend(self.trash_item(&q, &mut out));
+        self.items = items;
+        self.nodes = out.nodes;
+        self.paths = out.paths;
+        self.settle();
+    }
+
+    /// The listing as trees: forks under the session they came from (in the same listing),
+    /// the roots by folder, and which sessions the filter keeps (a session with a match below
+    /// it stays, to show where the match sits).
+    fn forest(&self, q: &str) -> Forest {
         let by_path: HashMap<String, usize> = self
             .sessions
             .iter()
@@ -448,229 +518,193 @@ impl Picker {
                 _ => roots_by_dir.entry(self.sessions[i].dir.clone()).or_default().push(i),
             }
         }
-        // A session with a match below it stays, to show where the match sits.
         let mut keep = vec![false; self.sessions.len()];
-        fn mark(
-            i: usize,
-            children: &[Vec<usize>],
-            keep: &mut [bool],
-            hit: &dyn Fn(usize) -> bool,
-            depth: usize,
-        ) -> bool {
-            let mut any = hit(i);
-            // Bounded: a parent cycle in the headers must not recurse for ever.
-            if depth < 64 {
-                for &c in &children[i] {
-                    any |= mark(c, children, keep, hit, depth + 1);
-                }
-            }
-            keep[i] = any;
-            any
-        }
-        let hit = |i: usize| self.matches(i, &q);
+        let hit = |i: usize| self.matches(i, q);
         for roots in roots_by_dir.values() {
             for &r in roots {
-                mark(r, &children, &mut keep, &hit, 0);
+                mark_kept(r, &children, &mut keep, &hit, 0);
             }
         }
-        // Newest first; pinned sessions first.
-        let order = |v: &mut Vec<usize>| {
-            v.sort_by(|&a, &b| {
-                let (sa, sb) = (&self.sessions[a], &self.sessions[b]);
-                sa.problem
-                    .is_some()
-                    .cmp(&sb.problem.is_some())
-                    .then(self.is_pinned(&sb.path).cmp(&self.is_pinned(&sa.path)))
-                    .then(sb.modified_ms.cmp(&sa.modified_ms))
-                    .then(sa.path.cmp(&sb.path))
-            })
-        };
-        let mut nodes = HashMap::new();
-        let mut paths: Vec<(Vec<String>, bool)> = Vec::new();
-        #[allow(clippy::too_many_arguments)]
-        fn item(
-            p: &Picker,
-            i: usize,
-            children: &[Vec<usize>],
-            keep: &[bool],
-            nodes: &mut HashMap<String, Node>,
-            paths: &mut Vec<(Vec<String>, bool)>,
-            prefix: &[String],
-            order: &dyn Fn(&mut Vec<usize>),
-        ) -> TreeItem<'static, String> {
-            let s = &p.sessions[i];
-            let mut path = prefix.to_vec();
-            if !s.is_session() {
-                let id = format!("x:{}", s.path.display());
-                nodes.insert(id.clone(), Node::Problem(i));
-                path.push(id.clone());
-                paths.push((path, false));
-                return TreeItem::new_leaf(id, p.problem_line(i));
-            }
-            let id = session_id(&s.path);
-            nodes.insert(id.clone(), Node::Session(i));
+        Forest {
+            children,
+            roots_by_dir,
+            keep,
+        }
+    }
+
+    /// Newest first; pinned sessions first; sessions with a problem last.
+    fn order(&self, v: &mut [usize]) {
+        v.sort_by(|&a, &b| {
+            let (sa, sb) = (&self.sessions[a], &self.sessions[b]);
+            sa.problem
+                .is_some()
+                .cmp(&sb.problem.is_some())
+                .then(self.is_pinned(&sb.path).cmp(&self.is_pinned(&sa.path)))
+                .then(sb.modified_ms.cmp(&sa.modified_ms))
+                .then(sa.path.cmp(&sb.path))
+        })
+    }
+
+    /// Session `i` with its forks below it (or a problem's row), under `prefix`.
+    fn item(&self, i: usize, forest: &Forest, out: &mut Built, prefix: &[String]) -> TreeItem<'static, String> {
+        let s = &self.sessions[i];
+        let mut path = prefix.to_vec();
+        if !s.is_session() {
+            let id = format!("x:{}", s.path.display());
+            out.nodes.insert(id.clone(), Node::Problem(i));
             path.push(id.clone());
-            let at = paths.len();
-            paths.push((path.clone(), false));
-            let mut kids: Vec<usize> = children[i].iter().copied().filter(|&c| keep[c]).collect();
-            order(&mut kids);
-            // Bounded: a chain of forks can be deep, a cycle in the headers endless.
-            let kids: Vec<TreeItem<'static, String>> = if path.len() < 64 {
-                kids.into_iter()
-                    .map(|c| item(p, c, children, keep, nodes, paths, &path, order))
-                    .collect()
-            } else {
-                vec![]
-            };
-            paths[at].1 = !kids.is_empty();
-            TreeItem::new(id.clone(), p.session_line(i), kids)
-                .unwrap_or_else(|_| TreeItem::new_leaf(id, p.session_line(i)))
+            out.paths.push((path, false));
+            return TreeItem::new_leaf(id, self.problem_line(i));
         }
-        let mut items = Vec::new();
-        if self.all {
-            // Pinned sessions of every project first, then the projects, newest first.
-            let mut pinned: Vec<usize> = (0..self.sessions.len())
-                .filter(|&i| self.sessions[i].is_session() && self.is_pinned(&self.sessions[i].path) && keep[i])
-                .collect();
-            if !pinned.is_empty() {
-                order(&mut pinned);
-                paths.push((vec!["pinned".to_string()], true));
-                let kids = pinned
-                    .iter()
-                    .map(|&i| {
-                        let id = format!("pin:{}", self.sessions[i].path.display());
-                        nodes.insert(id.clone(), Node::Session(i));
-                        paths.push((vec!["pinned".to_string(), id.clone()], false));
-                        TreeItem::new_leaf(id, self.session_line(i))
-                    })
-                    .collect();
-                if let Ok(it) = TreeItem::new(
-                    "pinned".to_string(),
-                    Line::from(Span::styled("★ pinned", fg(WARNING))),
-                    kids,
-                ) {
-                    nodes.insert("pinned".into(), Node::Pinned);
-                    items.push(it);
-                }
-            }
-            let mut dirs: Vec<(&PathBuf, &Vec<usize>)> = roots_by_dir.iter().collect();
-            let newest = |v: &Vec<usize>| v.iter().map(|&i| self.sessions[i].modified_ms).max().unwrap_or(0);
-            dirs.sort_by(|a, b| {
-                let here = |d: &PathBuf| self.home_dir.as_ref() == Some(d);
-                here(b.0)
-                    .cmp(&here(a.0))
-                    .then(newest(b.1).cmp(&newest(a.1)))
-                    .then(a.0.cmp(b.0))
-            });
-            for (dir, roots) in dirs {
-                let mut roots: Vec<usize> = roots.iter().copied().filter(|&r| keep[r]).collect();
-                if roots.is_empty() {
-                    continue;
-                }
-                order(&mut roots);
-                let count = self.sessions.iter().filter(|s| s.is_session() && &s.dir == dir).count();
-                let cost: f64 = self
-                    .sessions
-                    .iter()
-                    .filter(|s| s.is_session() && &s.dir == dir)
-                    .map(|s| s.spent.cost)
-                    .sum();
-                // The folder itself cannot be read: its row says so.
-                if let [only] = roots[..]
-                    && matches!(self.sessions[only].problem, Some(crate::store::Problem::Folder(_)))
-                {
-                    let id = format!("x:{}", dir.display());
-                    nodes.insert(id.clone(), Node::Problem(only));
-                    paths.push((vec![id.clone()], false));
-                    let why = self.sessions[only]
-                        .problem
-                        .as_ref()
-                        .map(|p| p.reason())
-                        .unwrap_or_default();
-                    items.push(TreeItem::new_leaf(
-                        id,
-                        Line::from(Span::styled(format!("{} — {why}", dir.display()), fg(DIM))),
-                    ));
-                    continue;
-                }
-                let label = roots
-                    .iter()
-                    .map(|&r| &self.sessions[r])
-                    .find(|s| s.is_session() && !s.cwd.is_empty())
-                    .map(|s| tilde(&s.cwd, self.user_home.as_deref()))
-                    .unwrap_or_else(|| {
-                        dir.file_name()
-                            .map(|n| n.to_string_lossy().to_string())
-                            .unwrap_or_default()
-                    });
-                let id = project_id(dir);
-                paths.push((vec![id.clone()], true));
-                let prefix = vec![id.clone()];
-                let kids = roots
-                    .iter()
-                    .map(|&r| item(self, r, &children, &keep, &mut nodes, &mut paths, &prefix, &order))
-                    .collect();
-                let text = Line::from(vec![
-                    Span::styled(label.clone(), title()),
-                    Span::styled(
-                        format!(
-                            "  {count} session{} · {}",
-                            if count == 1 { "" } else { "s" },
-                            money(cost)
-                        ),
-                        fg(DIM),
-                    ),
-                ]);
-                if let Ok(it) = TreeItem::new(id.clone(), text, kids) {
-                    nodes.insert(id, Node::Project { label, sessions: count });
-                    items.push(it);
-                }
-            }
+        let id = session_id(&s.path);
+        out.nodes.insert(id.clone(), Node::Session(i));
+        path.push(id.clone());
+        let at = out.paths.len();
+        out.paths.push((path.clone(), false));
+        let mut kids: Vec<usize> = forest.children[i].iter().copied().filter(|&c| forest.keep[c]).collect();
+        self.order(&mut kids);
+        // Bounded: a chain of forks can be deep, a cycle in the headers endless.
+        let kids: Vec<TreeItem<'static, String>> = if path.len() < 64 {
+            kids.into_iter().map(|c| self.item(c, forest, out, &path)).collect()
         } else {
-            let mut roots: Vec<usize> = roots_by_dir.values().flatten().copied().filter(|&r| keep[r]).collect();
-            order(&mut roots);
-            items = roots
-                .iter()
-                .map(|&r| item(self, r, &children, &keep, &mut nodes, &mut paths, &[], &order))
-                .collect();
-        }
-        // The trash last, folded: what a restore can bring back.
-        let trashed: Vec<usize> = (0..self.trash.len())
-            .filter(|&i| q.is_empty() || self.trash[i].0.original.to_string_lossy().to_lowercase().contains(&q))
+            vec![]
+        };
+        out.paths[at].1 = !kids.is_empty();
+        TreeItem::new(id.clone(), self.session_line(i), kids)
+            .unwrap_or_else(|_| TreeItem::new_leaf(id, self.session_line(i)))
+    }
+
+    /// The pinned sessions of every project, as one folded group on top.
+    fn pinned_item(&self, forest: &Forest, out: &mut Built) -> Option<TreeItem<'static, String>> {
+        let mut pinned: Vec<usize> = (0..self.sessions.len())
+            .filter(|&i| self.sessions[i].is_session() && self.is_pinned(&self.sessions[i].path) && forest.keep[i])
             .collect();
-        if !trashed.is_empty() {
-            paths.push((vec!["trash".to_string()], true));
-            let kids = trashed
-                .iter()
-                .map(|&i| {
-                    let id = format!("t:{}", self.trash[i].0.name);
-                    nodes.insert(id.clone(), Node::Trashed(i));
-                    paths.push((vec!["trash".to_string(), id.clone()], false));
-                    TreeItem::new_leaf(id, self.trashed_line(i))
-                })
-                .collect();
-            let bytes: u64 = self.trash.iter().map(|t| t.1).sum();
-            let label = Line::from(vec![
-                Span::styled("trash", fg(MUTED)),
-                Span::styled(
-                    format!(
-                        "  {} session{} · {} · u restores, D empties",
-                        self.trash.len(),
-                        if self.trash.len() == 1 { "" } else { "s" },
-                        size_text(bytes)
-                    ),
-                    fg(DIM),
-                ),
-            ]);
-            if let Ok(it) = TreeItem::new("trash".to_string(), label, kids) {
-                nodes.insert("trash".into(), Node::Trash);
-                items.push(it);
-            }
+        if pinned.is_empty() {
+            return None;
         }
-        self.items = items;
-        self.nodes = nodes;
-        self.paths = paths;
-        self.settle();
+        self.order(&mut pinned);
+        out.paths.push((vec!["pinned".to_string()], true));
+        let kids = pinned
+            .iter()
+            .map(|&i| {
+                let id = format!("pin:{}", self.sessions[i].path.display());
+                out.nodes.insert(id.clone(), Node::Session(i));
+                out.paths.push((vec!["pinned".to_string(), id.clone()], false));
+                TreeItem::new_leaf(id, self.session_line(i))
+            })
+            .collect();
+        let it = TreeItem::new(
+            "pinned".to_string(),
+            Line::from(Span::styled("★ pinned", fg(WARNING))),
+            kids,
+        )
+        .ok()?;
+        out.nodes.insert("pinned".into(), Node::Pinned);
+        Some(it)
+    }
+
+    /// One project (a session folder) with its sessions, its count and cost; a folder that
+    /// cannot be read is one row saying so.
+    fn project_item(
+        &self,
+        dir: &PathBuf,
+        roots: &[usize],
+        forest: &Forest,
+        out: &mut Built,
+    ) -> Option<TreeItem<'static, String>> {
+        let mut roots: Vec<usize> = roots.iter().copied().filter(|&r| forest.keep[r]).collect();
+        if roots.is_empty() {
+            return None;
+        }
+        self.order(&mut roots);
+        let count = self.sessions.iter().filter(|s| s.is_session() && &s.dir == dir).count();
+        let cost: f64 = self
+            .sessions
+            .iter()
+            .filter(|s| s.is_session() && &s.dir == dir)
+            .map(|s| s.spent.cost)
+            .sum();
+        // The folder itself cannot be read: its row says so.
+        if let [only] = roots[..]
+            && matches!(self.sessions[only].problem, Some(crate::store::Problem::Folder(_)))
+        {
+            let id = format!("x:{}", dir.display());
+            out.nodes.insert(id.clone(), Node::Problem(only));
+            out.paths.push((vec![id.clone()], false));
+            let why = self.sessions[only]
+                .problem
+                .as_ref()
+                .map(|p| p.reason())
+                .unwrap_or_default();
+            return Some(TreeItem::new_leaf(
+                id,
+                Line::from(Span::styled(format!("{} — {why}", dir.display()), fg(DIM))),
+            ));
+        }
+        let label = roots
+            .iter()
+            .map(|&r| &self.sessions[r])
+            .find(|s| s.is_session() && !s.cwd.is_empty())
+            .map(|s| tilde(&s.cwd, self.user_home.as_deref()))
+            .unwrap_or_else(|| {
+                dir.file_name()
+                    .map(|n| n.to_string_lossy().to_string())
+                    .unwrap_or_default()
+            });
+        let id = project_id(dir);
+        out.paths.push((vec![id.clone()], true));
+        let prefix = vec![id.clone()];
+        let kids = roots.iter().map(|&r| self.item(r, forest, out, &prefix)).collect();
+        let text = Line::from(vec![
+            Span::styled(label.clone(), title()),
+            Span::styled(
+                format!(
+                    "  {count} session{} · {}",
+                    if count == 1 { "" } else { "s" },
+                    money(cost)
+                ),
+                fg(DIM),
+            ),
+        ]);
+        let it = TreeItem::new(id.clone(), text, kids).ok()?;
+        out.nodes.insert(id, Node::Project { label, sessions: count });
+        Some(it)
+    }
+
+    /// The trash last, folded: what a restore can bring back.
+    fn trash_item(&self, q: &str, out: &mut Built) -> Option<TreeItem<'static, String>> {
+        let trashed: Vec<usize> = (0..self.trash.len())
+            .filter(|&i| q.is_empty() || self.trash[i].0.original.to_string_lossy().to_lowercase().contains(q))
+            .collect();
+        if trashed.is_empty() {
+            return None;
+        }
+        out.paths.push((vec!["trash".to_string()], true));
+        let kids = trashed
+            .iter()
+            .map(|&i| {
+                let id = format!("t:{}", self.trash[i].0.name);
+                out.nodes.insert(id.clone(), Node::Trashed(i));
+                out.paths.push((vec!["trash".to_string(), id.clone()], false));
+                TreeItem::new_leaf(id, self.trashed_line(i))
+            })
+            .collect();
+        let bytes: u64 = self.trash.iter().map(|t| t.1).sum();
+        let label = Line::from(vec![
+            Span::styled("trash", fg(MUTED)),
+            Span::styled(
+                format!(
+                    "  {} session{} · {} · u restores, D empties",
+                    self.trash.len(),
+                    if self.trash.len() == 1 { "" } else { "s" },
+                    size_text(bytes)
+                ),
+                fg(DIM),
+            ),
+        ]);
+        let it = TreeItem::new("trash".to_string(), label, kids).ok()?;
+        out.nodes.insert("trash".into(), Node::Trash);
+        Some(it)
     }
 
     /// After a rebuild: the first build opens what is worth seeing (this project's forks, the
@@ -1143,60 +1177,80 @@ impl Picker {
         } else {
             match self.selected_node() {
                 Some(Node::Session(i)) | Some(Node::Problem(i)) => Some(*i),
-                Some(Node::Project { label, sessions }) => {
-                    out.push(Line::from(Span::styled(cut(&format!(" {label}")), title())));
-                    out.push(Line::from(Span::styled(
-                        format!(" {sessions} session{}", if *sessions == 1 { "" } else { "s" }),
-                        fg(MUTED),
-                    )));
-                    return out;
-                }
-                Some(Node::Pinned) => {
-                    out.push(Line::from(Span::styled(" pinned sessions (p unpins)", fg(MUTED))));
-                    return out;
-                }
-                Some(Node::Trash) => {
-                    out.push(Line::from(Span::styled(" bonsai's trash", title())));
-                    for l in [
-                        "sessions moved out of Pi's session folders, with their backups:",
-                        "Pi's /resume does not list them.",
-                        "u puts the selected one back where it was; D empties the trash",
-                        "(asks first, says how much).",
-                    ] {
-                        out.push(Line::from(Span::styled(cut(&format!(" {l}")), fg(MUTED))));
-                    }
-                    return out;
-                }
-                Some(Node::Trashed(i)) => {
-                    let (t, bytes) = &self.trash[*i];
-                    let kv = |k: &str, v: String| {
-                        Line::from(vec![Span::styled(format!(" {k:<8}"), fg(DIM)), Span::raw(cut(&v))])
-                    };
-                    out.push(Line::from(Span::styled(cut(" in the trash"), title())));
-                    out.push(kv(
-                        "was",
-                        tilde(&t.original.to_string_lossy(), self.user_home.as_deref()),
-                    ));
-                    let when = crate::engine::load::js::iso_from_ms(t.at_ms);
-                    out.push(kv("trashed", when.get(..16).unwrap_or(&when).replace('T', " ")));
-                    out.push(kv(
-                        "size",
-                        format!(
-                            "{}{}",
-                            size_text(*bytes),
-                            match t.side.len() {
-                                0 => String::new(),
-                                n => format!(" with {n} backup file{}", if n == 1 { "" } else { "s" }),
-                            }
-                        ),
-                    ));
-                    out.push(kv("keys", "u restores it · D empties the trash".into()));
+                Some(node) => {
+                    out.extend(self.node_preview(node, width));
                     return out;
                 }
                 None => None,
             }
         };
-        let Some(i) = session else { return out };
+        if let Some(i) = session {
+            out.extend(self.session_preview(i, width));
+        }
+        out
+    }
+
+    /// What a row that is no session shows: a project, the pins, the trash, a trashed session.
+    fn node_preview(&self, node: &Node, width: usize) -> Vec<Line<'static>> {
+        let cut = |s: &str| truncate_to_width(s, width, "…");
+        let mut out = vec![];
+        match node {
+            Node::Project { label, sessions } => {
+                out.push(Line::from(Span::styled(cut(&format!(" {label}")), title())));
+                out.push(Line::from(Span::styled(
+                    format!(" {sessions} session{}", if *sessions == 1 { "" } else { "s" }),
+                    fg(MUTED),
+                )));
+            }
+            Node::Pinned => {
+                out.push(Line::from(Span::styled(" pinned sessions (p unpins)", fg(MUTED))));
+            }
+            Node::Trash => {
+                out.push(Line::from(Span::styled(" bonsai's trash", title())));
+                for l in [
+                    "sessions moved out of Pi's session folders, with their backups:",
+                    "Pi's /resume does not list them.",
+                    "u puts the selected one back where it was; D empties the trash",
+                    "(asks first, says how much).",
+                ] {
+                    out.push(Line::from(Span::styled(cut(&format!(" {l}")), fg(MUTED))));
+                }
+            }
+            Node::Trashed(i) => {
+                let (t, bytes) = &self.trash[*i];
+                let kv = |k: &str, v: String| {
+                    Line::from(vec![Span::styled(format!(" {k:<8}"), fg(DIM)), Span::raw(cut(&v))])
+                };
+                out.push(Line::from(Span::styled(cut(" in the trash"), title())));
+                out.push(kv(
+                    "was",
+                    tilde(&t.original.to_string_lossy(), self.user_home.as_deref()),
+                ));
+                let when = crate::engine::load::js::iso_from_ms(t.at_ms);
+                out.push(kv("trashed", when.get(..16).unwrap_or(&when).replace('T', " ")));
+                out.push(kv(
+                    "size",
+                    format!(
+                        "{}{}",
+                        size_text(*bytes),
+                        match t.side.len() {
+                            0 => String::new(),
+                            n => format!(" with {n} backup file{}", if n == 1 { "" } else { "s" }),
+                        }
+                    ),
+                ));
+                out.push(kv("keys", "u restores it · D empties the trash".into()));
+            }
+            Node::Session(_) | Node::Problem(_) => {}
+        }
+        out
+    }
+
+    /// A listed session: its title, file, size, header, folder, where it was forked from, its
+    /// first and newest requests, its context, what it spent and its leftovers.
+    fn session_preview(&self, i: usize, width: usize) -> Vec<Line<'static>> {
+        let cut = |s: &str| truncate_to_width(s, width, "…");
+        let mut out = vec![];
         let s = &self.sessions[i];
         if let Some(p) = &s.problem {
             out.push(Line::from(Span::styled(
@@ -1257,7 +1311,35 @@ impl Picker {
             "newest",
             s.last_message.clone().unwrap_or_else(|| "(no request)".into()),
         ));
-        // The context against the model's window, as of the newest reply.
+        out.extend(self.context_preview(i, width));
+        if s.spent.calls > 0 {
+            let k = s.spent.calls;
+            out.push(kv(
+                "spent",
+                format!(
+                    "{} · {} call{} · {} tokens{}",
+                    money(s.spent.cost),
+                    crate::engine::edit::prune::thousands(k),
+                    if k == 1 { "" } else { "s" },
+                    tokens_short(s.spent.tokens),
+                    if s.spent.uncosted > 0 {
+                        format!(" ({} without a recorded cost)", s.spent.uncosted)
+                    } else {
+                        String::new()
+                    }
+                ),
+            ));
+        }
+        out.extend(self.leftovers_preview(&s.path, width));
+        out
+    }
+
+    /// The context against the model's window, as of the newest reply.
+    fn context_preview(&self, i: usize, width: usize) -> Vec<Line<'static>> {
+        let cut = |s: &str| truncate_to_width(s, width, "…");
+        let kv = |k: &str, v: String| Line::from(vec![Span::styled(format!(" {k:<8}"), fg(DIM)), Span::raw(cut(&v))]);
+        let s = &self.sessions[i];
+        let mut out = vec![];
         let window = self.windows.get(i).copied().flatten();
         let model = s.model.as_ref().map(|(p, m)| format!("{p}/{m}")).unwrap_or_default();
         match (s.context_tokens, window) {
@@ -1295,29 +1377,18 @@ impl Picker {
             )),
             (None, _) => out.push(kv("context", "no reply yet".into())),
         }
-        if s.spent.calls > 0 {
-            let k = s.spent.calls;
-            out.push(kv(
-                "spent",
-                format!(
-                    "{} · {} call{} · {} tokens{}",
-                    money(s.spent.cost),
-                    crate::engine::edit::prune::thousands(k),
-                    if k == 1 { "" } else { "s" },
-                    tokens_short(s.spent.tokens),
-                    if s.spent.uncosted > 0 {
-                        format!(" ({} without a recorded cost)", s.spent.uncosted)
-                    } else {
-                        String::new()
-                    }
-                ),
-            ));
-        }
-        // Leftovers: each backup and export with its size and age (B removes the old ones).
+        out
+    }
+
+    /// Leftovers: each backup and export with its size and age (B removes the old ones).
+    fn leftovers_preview(&self, path: &std::path::Path, width: usize) -> Vec<Line<'static>> {
+        let cut = |s: &str| truncate_to_width(s, width, "…");
+        let kv = |k: &str, v: String| Line::from(vec![Span::styled(format!(" {k:<8}"), fg(DIM)), Span::raw(cut(&v))]);
+        let mut out = vec![];
         let now = std::time::SystemTime::now();
         let now_ms = crate::store::clock::now_ms();
-        let (backups, old) = self.backups_of(&s.path, now);
-        let (exports, old_exports) = self.exports_of(&s.path, now_ms);
+        let (backups, old) = self.backups_of(path, now);
+        let (exports, old_exports) = self.exports_of(path, now_ms);
         if !backups.is_empty() || !exports.is_empty() {
             let n = old.len() + old_exports.len();
             out.push(kv(

@@ -433,23 +433,7 @@ impl Job {
             Job::Chore { chore, agent_dir } => {
                 JobResult::ChoreDone(super::chores::run(chore, &agent_dir, store::clock::now_ms()))
             }
-            Job::ResolveSummarizer {
-                id,
-                registry,
-                agent_dir,
-                wanted,
-                session_model,
-            } => JobResult::SummarizerResolved {
-                id,
-                summarizer: Summarizer::resolve(
-                    &registry,
-                    &agent_dir,
-                    wanted.as_deref(),
-                    session_model.as_ref().map(|(p, m)| (p.as_str(), m.as_str())),
-                )
-                .ok()
-                .map(Box::new),
-            },
+            r @ Job::ResolveSummarizer { .. } => resolve_summarizer(r),
             r @ Job::Selection { .. } => run_selection(r),
             r @ Job::ExactTokens { .. } => run_exact_tokens(r),
             r @ Job::ContextView { .. } => run_context_view(r, report),
@@ -477,16 +461,7 @@ impl Job {
             } => JobResult::Fills(Box::new(super::fills::build(
                 &session, generation, leaf, encoding, &cache,
             ))),
-            Job::Reload { session, path } => {
-                let r = store::files::reload_shown(&session, &path);
-                let rewritten = r.as_ref().is_ok_and(|(_, w)| *w);
-                let by_bonsai = std::fs::metadata(&path).is_ok_and(|m| store::own_writes::is_ours(&path, &m));
-                JobResult::Reloaded {
-                    result: r.map(|(s, _)| Arc::new(s)),
-                    rewritten,
-                    by_bonsai,
-                }
-            }
+            Job::Reload { session, path } => reload(&session, &path),
             Job::Open { path } => JobResult::Opened {
                 result: store::load_session(&path).map(Arc::new),
                 path,
@@ -505,50 +480,14 @@ impl Job {
                 result: write_branched(&session, cut, &source),
                 editor_text,
             },
-            Job::DeleteBranch { path, session, target } => JobResult::Deleted(
-                store::rewrite::delete_branch(&path, &session.buf, &target)
-                    .map_err(DeleteJobError::from)
-                    .and_then(|d| {
-                        let s = store::load_session(&path).map_err(DeleteJobError::ReadAgain)?;
-                        Ok((d, Arc::new(s)))
-                    }),
-            ),
+            Job::DeleteBranch { path, session, target } => JobResult::Deleted(delete_branch(&path, &session, &target)),
             Job::Export {
                 session,
                 source,
                 leaf,
                 out,
             } => JobResult::Exported(export_document(&session, source.as_deref(), leaf, &out)),
-            Job::Summary {
-                id,
-                session,
-                summarizer: None,
-                kind:
-                    SummaryKind::Compaction {
-                        plan,
-                        focus,
-                        strategies,
-                        ..
-                    },
-                ..
-            } => JobResult::StrategiesDone {
-                id,
-                finished: offline_strategies(&session, &plan, focus.as_deref(), &strategies),
-            },
-            Job::Summary {
-                id,
-                session,
-                summarizer: None,
-                kind,
-                ..
-            } => JobResult::SummaryDone {
-                id,
-                result: Ok(offline_summary(&session, &kind)),
-            },
-            Job::Summary { id, .. } => JobResult::SummaryDone {
-                id,
-                result: Err(SummaryError::Runtime("a model call needs the runtime".into())),
-            },
+            r @ Job::Summary { .. } => run_summary_here(r),
             r @ Job::FindInSession { .. } => run_find_in_session(r, report),
             Job::SearchSessions { id, .. } => JobResult::SearchDone {
                 id,
@@ -562,148 +501,269 @@ impl Job {
     /// Run a model summary, reporting streamed text through `report`. Ends early (with
     /// `Cancelled`) when the cancel flag is set. A search reports each file as it is done.
     pub async fn run_async(self, report: impl Fn(JobResult) + Send + Sync + 'static) -> JobResult {
-        if let Job::ExactAll {
-            generation,
-            session,
-            encoding,
-            cache,
-            cancel,
-        } = self
-        {
-            let r = tokio::task::spawn_blocking(move || {
-                count_everything(generation, &session, encoding, &cache, &cancel, &report)
-            })
-            .await;
-            return r.unwrap_or(JobResult::ExactAllDone {
-                generation,
-                tokens: 0,
-                messages: 0,
-                elapsed_ms: 0,
-                cancelled: true,
-            });
+        match self {
+            j @ Job::ExactAll { .. } => count_everything_async(j, report).await,
+            j @ Job::FindInSession { .. } => find_in_session_async(j, report).await,
+            j @ Job::SearchSessions { .. } => search_sessions_async(j, report).await,
+            j @ Job::Summary {
+                kind: SummaryKind::Compaction { .. },
+                ..
+            } => compaction_async(j, report).await,
+            j @ Job::Summary {
+                summarizer: Some(_), ..
+            } => branch_summary_async(j, report).await,
+            j => j.run_blocking(),
         }
-        if let Job::FindInSession {
-            id,
-            session,
-            query,
-            cancel,
-        } = self
-        {
-            let started = std::time::Instant::now();
-            let report = Arc::new(report);
-            let r = tokio::task::spawn_blocking(move || find_in_session(id, &session, &query, &cancel, &*report)).await;
-            return JobResult::FindDone {
-                id,
-                elapsed_ms: started.elapsed().as_millis() as u64,
-                error: match r {
-                    Ok(r) => r.err(),
-                    Err(e) => Some(store::search::SearchError::Stopped(e.to_string())),
-                },
-            };
-        }
-        if let Job::SearchSessions {
-            id,
-            files,
-            query,
-            cancel,
-        } = self
-        {
-            let started = std::time::Instant::now();
-            let q = match crate::engine::view::search::Query::new(&query, false, None) {
-                Ok(q) => q,
-                Err(e) => {
-                    return JobResult::SearchDone {
-                        id,
-                        elapsed_ms: 0,
-                        error: Some(e.into()),
-                    };
-                }
-            };
-            let report = Arc::new(report);
-            let r = tokio::task::spawn_blocking(move || {
-                store::search::search(&files, &q, &cancel, |path, hits| {
-                    report(JobResult::SearchFile {
-                        id,
-                        path: path.to_path_buf(),
-                        hits,
-                    })
-                });
-            })
+    }
+}
+
+/// Every entry's exact count on a blocking worker (cancelled: reported as such).
+async fn count_everything_async(job: Job, report: impl Fn(JobResult) + Send + Sync + 'static) -> JobResult {
+    let Job::ExactAll {
+        generation,
+        session,
+        encoding,
+        cache,
+        cancel,
+    } = job
+    else {
+        unreachable!("count_everything_async runs only Job::ExactAll")
+    };
+    let r =
+        tokio::task::spawn_blocking(move || count_everything(generation, &session, encoding, &cache, &cancel, &report))
             .await;
+    r.unwrap_or(JobResult::ExactAllDone {
+        generation,
+        tokens: 0,
+        messages: 0,
+        elapsed_ms: 0,
+        cancelled: true,
+    })
+}
+
+/// Find in the open session on a blocking worker, hits reported as they come.
+async fn find_in_session_async(job: Job, report: impl Fn(JobResult) + Send + Sync + 'static) -> JobResult {
+    let Job::FindInSession {
+        id,
+        session,
+        query,
+        cancel,
+    } = job
+    else {
+        unreachable!("find_in_session_async runs only Job::FindInSession")
+    };
+    let started = std::time::Instant::now();
+    let report = Arc::new(report);
+    let r = tokio::task::spawn_blocking(move || find_in_session(id, &session, &query, &cancel, &*report)).await;
+    JobResult::FindDone {
+        id,
+        elapsed_ms: started.elapsed().as_millis() as u64,
+        error: match r {
+            Ok(r) => r.err(),
+            Err(e) => Some(store::search::SearchError::Stopped(e.to_string())),
+        },
+    }
+}
+
+/// Search the listed sessions on a blocking worker, each file reported when done.
+async fn search_sessions_async(job: Job, report: impl Fn(JobResult) + Send + Sync + 'static) -> JobResult {
+    let Job::SearchSessions {
+        id,
+        files,
+        query,
+        cancel,
+    } = job
+    else {
+        unreachable!("search_sessions_async runs only Job::SearchSessions")
+    };
+    let started = std::time::Instant::now();
+    let q = match crate::engine::view::search::Query::new(&query, false, None) {
+        Ok(q) => q,
+        Err(e) => {
             return JobResult::SearchDone {
                 id,
-                elapsed_ms: started.elapsed().as_millis() as u64,
-                error: r.err().map(|e| store::search::SearchError::Stopped(e.to_string())),
+                elapsed_ms: 0,
+                error: Some(e.into()),
             };
         }
-        if let Job::Summary {
-            id,
-            session,
-            summarizer,
-            kind:
-                SummaryKind::Compaction {
-                    plan,
-                    focus,
-                    thinking,
-                    strategies,
-                    params,
-                },
-            cancel,
-        } = self
-        {
-            let work = run_strategies(
+    };
+    let report = Arc::new(report);
+    let r = tokio::task::spawn_blocking(move || {
+        store::search::search(&files, &q, &cancel, |path, hits| {
+            report(JobResult::SearchFile {
                 id,
-                session,
-                summarizer.map(Arc::from),
-                Arc::from(plan),
+                path: path.to_path_buf(),
+                hits,
+            })
+        });
+    })
+    .await;
+    JobResult::SearchDone {
+        id,
+        elapsed_ms: started.elapsed().as_millis() as u64,
+        error: r.err().map(|e| store::search::SearchError::Stopped(e.to_string())),
+    }
+}
+
+/// The compaction's strategies side by side, until done or cancelled.
+async fn compaction_async(job: Job, report: impl Fn(JobResult) + Send + Sync + 'static) -> JobResult {
+    let Job::Summary {
+        id,
+        session,
+        summarizer,
+        kind:
+            SummaryKind::Compaction {
+                plan,
                 focus,
                 thinking,
                 strategies,
                 params,
-                Arc::new(report),
-            );
-            tokio::select! {
-                () = work => {}
-                () = cancelled(&cancel) => {}
+            },
+        cancel,
+    } = job
+    else {
+        unreachable!("compaction_async runs only a compaction's Job::Summary")
+    };
+    let work = run_strategies(
+        id,
+        session,
+        summarizer.map(Arc::from),
+        Arc::from(plan),
+        focus,
+        thinking,
+        strategies,
+        params,
+        Arc::new(report),
+    );
+    tokio::select! {
+        () = work => {}
+        () = cancelled(&cancel) => {}
+    }
+    JobResult::StrategiesDone { id, finished: vec![] }
+}
+
+/// A branch summary by the model, its text streaming into the dialog, until done or cancelled.
+async fn branch_summary_async(job: Job, report: impl Fn(JobResult) + Send + Sync + 'static) -> JobResult {
+    let Job::Summary {
+        id,
+        session,
+        summarizer: Some(summarizer),
+        kind,
+        cancel,
+    } = job
+    else {
+        unreachable!("branch_summary_async runs only a model's branch Job::Summary")
+    };
+    // The text as it streams, and each retry while the model is slow or down (said in
+    // the tab, as the compaction's strategies do).
+    let on_text = move |e: crate::llm::Event| match e {
+        crate::llm::Event::Text(text) => report(JobResult::SummaryChunk { id, text }),
+        crate::llm::Event::Retry { attempt, wait, reason } => report(JobResult::StrategyProgress {
+            id,
+            tab: 0,
+            progress: crate::llm::strategies::Progress::Retry { attempt, wait, reason },
+        }),
+    };
+    let work = async {
+        match &kind {
+            SummaryKind::Branch { nav, focus, replace } => {
+                summarizer
+                    .branch(&session, nav, focus.as_deref(), *replace, on_text)
+                    .await
             }
-            return JobResult::StrategiesDone { id, finished: vec![] };
+            // Run above.
+            SummaryKind::Compaction { .. } => Err(crate::llm::LlmError::Unsupported("compaction".into())),
         }
-        let Job::Summary {
+    };
+    let result = tokio::select! {
+        r = work => r.map_err(SummaryError::from),
+        () = cancelled(&cancel) => Err(SummaryError::Cancelled),
+    };
+    JobResult::SummaryDone { id, result }
+}
+
+/// Find the summary model and its key (reads Pi's auth.json and the environment).
+fn resolve_summarizer(job: Job) -> JobResult {
+    let Job::ResolveSummarizer {
+        id,
+        registry,
+        agent_dir,
+        wanted,
+        session_model,
+    } = job
+    else {
+        unreachable!("resolve_summarizer runs only Job::ResolveSummarizer")
+    };
+    JobResult::SummarizerResolved {
+        id,
+        summarizer: Summarizer::resolve(
+            &registry,
+            &agent_dir,
+            wanted.as_deref(),
+            session_model.as_ref().map(|(p, m)| (p.as_str(), m.as_str())),
+        )
+        .ok()
+        .map(Box::new),
+    }
+}
+
+/// The session read again after it changed: whether it was rewritten, whether bonsai wrote it.
+fn reload(session: &Session, path: &std::path::Path) -> JobResult {
+    let r = store::files::reload_shown(session, path);
+    let rewritten = r.as_ref().is_ok_and(|(_, w)| *w);
+    let by_bonsai = std::fs::metadata(path).is_ok_and(|m| store::own_writes::is_ours(path, &m));
+    JobResult::Reloaded {
+        result: r.map(|(s, _)| Arc::new(s)),
+        rewritten,
+        by_bonsai,
+    }
+}
+
+/// Delete the branch at `target` (the one rewrite), then read the file again.
+fn delete_branch(
+    path: &std::path::Path,
+    session: &Session,
+    target: &str,
+) -> Result<(store::rewrite::Deleted, Arc<Session>), DeleteJobError> {
+    let d = store::rewrite::delete_branch(path, &session.buf, target)?;
+    let s = store::load_session(path).map_err(DeleteJobError::ReadAgain)?;
+    Ok((d, Arc::new(s)))
+}
+
+/// A summary run here: the offline ones (a model's needs the runtime).
+fn run_summary_here(job: Job) -> JobResult {
+    match job {
+        Job::Summary {
             id,
             session,
-            summarizer: Some(summarizer),
+            summarizer: None,
+            kind:
+                SummaryKind::Compaction {
+                    plan,
+                    focus,
+                    strategies,
+                    ..
+                },
+            ..
+        } => JobResult::StrategiesDone {
+            id,
+            finished: offline_strategies(&session, &plan, focus.as_deref(), &strategies),
+        },
+        Job::Summary {
+            id,
+            session,
+            summarizer: None,
             kind,
-            cancel,
-        } = self
-        else {
-            return self.run_blocking();
-        };
-        // The text as it streams, and each retry while the model is slow or down (said in
-        // the tab, as the compaction's strategies do).
-        let on_text = move |e: crate::llm::Event| match e {
-            crate::llm::Event::Text(text) => report(JobResult::SummaryChunk { id, text }),
-            crate::llm::Event::Retry { attempt, wait, reason } => report(JobResult::StrategyProgress {
-                id,
-                tab: 0,
-                progress: crate::llm::strategies::Progress::Retry { attempt, wait, reason },
-            }),
-        };
-        let work = async {
-            match &kind {
-                SummaryKind::Branch { nav, focus, replace } => {
-                    summarizer
-                        .branch(&session, nav, focus.as_deref(), *replace, on_text)
-                        .await
-                }
-                // Run above.
-                SummaryKind::Compaction { .. } => Err(crate::llm::LlmError::Unsupported("compaction".into())),
-            }
-        };
-        let result = tokio::select! {
-            r = work => r.map_err(SummaryError::from),
-            () = cancelled(&cancel) => Err(SummaryError::Cancelled),
-        };
-        JobResult::SummaryDone { id, result }
+            ..
+        } => JobResult::SummaryDone {
+            id,
+            result: Ok(offline_summary(&session, &kind)),
+        },
+        Job::Summary { id, .. } => JobResult::SummaryDone {
+            id,
+            result: Err(SummaryError::Runtime("a model call needs the runtime".into())),
+        },
+        _ => unreachable!("run_summary_here runs only Job::Summary"),
     }
 }
 

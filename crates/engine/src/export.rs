@@ -258,24 +258,12 @@ pub fn markdown(s: &Session, scope: Scope) -> String {
     let mut depth_now = 0;
     let mut turn_tokens: u64 = 0;
     let mut in_turn = false;
-    let flush_turn = |out: &mut String, tokens: u64, usage: Option<&Value>| {
-        let mut t = format!("*turn: ~{tokens} tokens (Pi's estimate)");
-        if let Some(u) = usage {
-            t.push_str(&format!(
-                "; the reply reported {} in, {} out",
-                u["input"].as_u64().unwrap_or(0) + u["cacheRead"].as_u64().unwrap_or(0),
-                u["output"].as_u64().unwrap_or(0)
-            ));
-        }
-        t.push_str("*\n\n");
-        out.push_str(&t);
-    };
     let edited = edits_at(s, leaf);
     let mut last_usage: Option<Value> = None;
     for (k, &(i, depth)) in list.iter().enumerate() {
         if matches!(scope, Scope::Tree) && (depth != depth_now || (k > 0 && s.parent_of(i) != Some(list[k - 1].0))) {
             if in_turn {
-                flush_turn(&mut out, turn_tokens, last_usage.as_ref());
+                md_turn(&mut out, turn_tokens, last_usage.as_ref());
                 in_turn = false;
             }
             let from = s
@@ -295,7 +283,7 @@ pub fn markdown(s: &Session, scope: Scope) -> String {
                 match m.role.as_str() {
                     "user" => {
                         if in_turn {
-                            flush_turn(&mut out, turn_tokens, last_usage.as_ref());
+                            md_turn(&mut out, turn_tokens, last_usage.as_ref());
                         }
                         in_turn = true;
                         turn_tokens = 0;
@@ -324,7 +312,7 @@ pub fn markdown(s: &Session, scope: Scope) -> String {
             }
             Kind::Compaction(_) => {
                 if in_turn {
-                    flush_turn(&mut out, turn_tokens, last_usage.as_ref());
+                    md_turn(&mut out, turn_tokens, last_usage.as_ref());
                     in_turn = false;
                 }
                 let before = v["tokensBefore"].as_u64().unwrap_or(0);
@@ -337,7 +325,7 @@ pub fn markdown(s: &Session, scope: Scope) -> String {
             }
             Kind::BranchSummary(_) => {
                 if in_turn {
-                    flush_turn(&mut out, turn_tokens, last_usage.as_ref());
+                    md_turn(&mut out, turn_tokens, last_usage.as_ref());
                     in_turn = false;
                 }
                 out.push_str(&format!("## Branch summary{label}{here}\n\n"));
@@ -365,9 +353,23 @@ pub fn markdown(s: &Session, scope: Scope) -> String {
         }
     }
     if in_turn {
-        flush_turn(&mut out, turn_tokens, last_usage.as_ref());
+        md_turn(&mut out, turn_tokens, last_usage.as_ref());
     }
     out
+}
+
+/// The line after a turn: its tokens by Pi's estimate, and what its reply reported.
+fn md_turn(out: &mut String, tokens: u64, usage: Option<&Value>) {
+    let mut t = format!("*turn: ~{tokens} tokens (Pi's estimate)");
+    if let Some(u) = usage {
+        t.push_str(&format!(
+            "; the reply reported {} in, {} out",
+            u["input"].as_u64().unwrap_or(0) + u["cacheRead"].as_u64().unwrap_or(0),
+            u["output"].as_u64().unwrap_or(0)
+        ));
+    }
+    t.push_str("*\n\n");
+    out.push_str(&t);
 }
 
 /// The title, the session's id and folder, what the export holds, the context at the leaf.

@@ -67,7 +67,22 @@ pub fn draw(
     };
     let zone = g.zone(bounds);
     let color = zone_color(zone);
-    let width = area.width.saturating_sub(2) as usize;
+    let bar = bar_spans(g, bounds, after, live, area.width.saturating_sub(2) as usize, color);
+    let info = info_spans(g, zone, color, after, live);
+    let lines = vec![Line::from(bar), Line::from(info)];
+    f.render_widget(Paragraph::new(lines), area);
+}
+
+/// The bar: the context filled (the kept part shaded), the threshold, the zone ticks, what
+/// pruning would leave (◆) and what the live policy sends (◇).
+fn bar_spans(
+    g: &Gauge,
+    bounds: (f64, f64),
+    after: Option<u64>,
+    live: Option<u64>,
+    width: usize,
+    color: ratatui::style::Color,
+) -> Vec<Span<'static>> {
     let mut bar: Vec<Span> = vec![Span::raw(" ")];
     if let Some(win) = g.window.filter(|w| *w > 0) {
         let col = |x: f64| ((x / win as f64) * width as f64).round().clamp(0.0, width as f64) as usize;
@@ -101,6 +116,18 @@ pub fn draw(
     } else {
         bar.push(Span::styled("context window unknown for this model", fg(MUTED)));
     }
+    bar
+}
+
+/// The line under the bar: the tokens, the zone, the marks' figures, the exact count, the
+/// window and threshold, what is kept, and how the figure was made.
+fn info_spans(
+    g: &Gauge,
+    zone: Option<Zone>,
+    color: ratatui::style::Color,
+    after: Option<u64>,
+    live: Option<u64>,
+) -> Vec<Span<'static>> {
     let zone_text = match zone {
         Some(Zone::Green) => "ok",
         Some(Zone::Yellow) => "filling",
@@ -179,8 +206,7 @@ pub fn draw(
             fg(DIM),
         ));
     }
-    let lines = vec![Line::from(bar), Line::from(info)];
-    f.render_widget(Paragraph::new(lines), area);
+    info
 }
 
 #[cfg(test)]

@@ -469,151 +469,12 @@ fn id(s: &Session, i: usize) -> String {
 pub fn draw(f: &mut Frame, area: Rect, d: &Dialog, s: &Session) {
     let r = d.rect(area);
     let mode = d.mode();
-    let (title_text, lines): (String, Vec<Line>) = match d {
-        Dialog::Navigate {
-            target, choice, info, ..
-        } => {
-            let line = s.entries.get(*target).map(|e| e.line).unwrap_or(0);
-            let mut lines = vec![Line::from(Span::styled(
-                format!(" go to {} · line {line}", id(s, *target)),
-                fg(MUTED),
-            ))];
-            lines.push(Line::from(Span::styled(
-                if info.entries == 0 {
-                    " nothing to leave: the target is on the current branch".to_string()
-                } else if info.messages == 0 {
-                    format!(
-                        " leaves {} entr{} with no message to summarize (a summary would say \"No content to summarize\")",
-                        info.entries,
-                        if info.entries == 1 { "y" } else { "ies" }
-                    )
-                } else {
-                    format!(
-                        " leaves {} entr{}; a summary covers {} message{}, ~{} tokens",
-                        info.entries,
-                        if info.entries == 1 { "y" } else { "ies" },
-                        info.messages,
-                        if info.messages == 1 { "" } else { "s" },
-                        info.tokens
-                    )
-                },
-                fg(MUTED),
-            )));
-            if info.to_user_message {
-                lines.push(Line::from(Span::styled(
-                    " a user message: the leaf moves to its parent and its text comes back to the clipboard",
-                    fg(DIM),
-                )));
-            }
-            lines.push(Line::default());
-            for (k, c) in NAV_CHOICES.iter().enumerate() {
-                let sel = k == *choice;
-                lines.push(Line::from(Span::styled(
-                    format!(" {} {c}", if sel { "→" } else { " " }),
-                    if sel {
-                        fg(ACCENT).add_modifier(Modifier::BOLD)
-                    } else {
-                        Style::default()
-                    },
-                )));
-            }
-            lines.push(Line::default());
-            lines.push(hint_line(mode));
-            (" Summarize branch? ".into(), lines)
-        }
-        Dialog::Input {
-            purpose, editor, note, ..
-        } => {
-            let t = match purpose {
-                InputPurpose::Label { .. } => " Label (empty to remove) ",
-                InputPurpose::Rename | InputPurpose::RenameFile(_) => " Session name ",
-                InputPurpose::KeepRecent => " keepRecentTokens for the cut preview ",
-                InputPurpose::NavigateInstructions { .. } => " Custom summarization instructions ",
-                InputPurpose::CompactInstructions { .. } => " Compact: custom instructions (optional) ",
-                InputPurpose::Export { .. } => " Export the path to the selection ",
-            };
-            let mut lines = Vec::new();
-            if let Some(n) = note {
-                lines.push(Line::from(Span::styled(format!(" {n}"), fg(WARNING))));
-            }
-            for y in 0..editor.lines().len() {
-                let mut spans = vec![Span::raw(" > ")];
-                spans.extend(editor.line_spans(y, Style::default()));
-                lines.push(Line::from(spans));
-            }
-            lines.push(Line::default());
-            lines.push(hint_line(mode));
-            (t.into(), lines)
-        }
-        Dialog::Strategies {
-            cursor, checked, by, ..
-        } => {
-            let mut lines = vec![Line::from(Span::styled(
-                format!(" run side by side with {by}, each in its own tab; the one you pick is written"),
-                fg(MUTED),
-            ))];
-            lines.push(Line::default());
-            for (k, st) in crate::engine::compaction::strategy::Strategy::ALL.iter().enumerate() {
-                let sel = k == *cursor;
-                let mark = if checked.get(k).copied().unwrap_or(false) {
-                    "[x]"
-                } else {
-                    "[ ]"
-                };
-                lines.push(Line::from(vec![
-                    Span::styled(
-                        format!(" {} {mark} {:<24}", if sel { "→" } else { " " }, st.name()),
-                        if sel {
-                            fg(ACCENT).add_modifier(Modifier::BOLD)
-                        } else {
-                            Style::default()
-                        },
-                    ),
-                    Span::styled(st.about(), fg(DIM)),
-                ]));
-            }
-            lines.push(Line::default());
-            lines.push(hint_line(mode));
-            (" Compact: summary strategies ".into(), lines)
-        }
-        Dialog::Summary {
-            tabs,
-            active,
-            by,
-            purpose,
-            ..
-        } => {
-            let t = &tabs[(*active).min(tabs.len().saturating_sub(1))];
-            let bar = tab_bar(tabs, *active, r.width.saturating_sub(2) as usize);
-            let figures = figures_lines(t);
-            let mut lines = vec![
-                bar,
-                Line::from(Span::styled(format!(" {}", figures[0]), fg(MUTED))),
-                Line::from(Span::styled(format!(" {}", figures[1]), fg(DIM))),
-                hint_line_of(d.hints()),
-            ];
-            let body = summary_lines(&t.text, r.width.saturating_sub(2));
-            lines.extend(body.into_iter().skip(t.scroll));
-            let title = match purpose {
-                SummaryFor::Compaction { .. } => format!(" Compaction summary ({by}) "),
-                SummaryFor::Branch { .. } => format!(" Branch summary ({by}) "),
-            };
-            (title, lines)
-        }
-        Dialog::Confirm {
-            title: t, lines: text, ..
-        }
-        | Dialog::ConfirmRewrite {
-            title: t, lines: text, ..
-        } => {
-            let mut lines: Vec<Line> = confirm_lines(text, r.width)
-                .into_iter()
-                .map(|l| Line::from(Span::raw(format!(" {l}"))))
-                .collect();
-            lines.push(Line::default());
-            lines.push(hint_line(mode));
-            (format!(" {t} "), lines)
-        }
+    let (title_text, lines) = match d {
+        Dialog::Navigate { .. } => navigate_body(d, s, mode),
+        Dialog::Input { .. } => input_body(d, mode),
+        Dialog::Strategies { .. } => strategies_body(d, mode),
+        Dialog::Summary { .. } => summary_body(d, r),
+        Dialog::Confirm { .. } | Dialog::ConfirmRewrite { .. } => confirm_body(d, r, mode),
     };
     f.render_widget(Clear, r);
     let block = Block::default()
@@ -621,6 +482,180 @@ pub fn draw(f: &mut Frame, area: Rect, d: &Dialog, s: &Session) {
         .border_style(fg(ACCENT))
         .title(Span::styled(title_text, title()));
     f.render_widget(Paragraph::new(lines).block(block), r);
+}
+
+/// Pi's three choices when leaving a branch, with what the branch left holds.
+fn navigate_body(d: &Dialog, s: &Session, mode: keymap::Mode) -> (String, Vec<Line<'static>>) {
+    let Dialog::Navigate {
+        target, choice, info, ..
+    } = d
+    else {
+        unreachable!("navigate_body draws only its own dialog")
+    };
+    let line = s.entries.get(*target).map(|e| e.line).unwrap_or(0);
+    let mut lines = vec![Line::from(Span::styled(
+        format!(" go to {} · line {line}", id(s, *target)),
+        fg(MUTED),
+    ))];
+    lines.push(Line::from(Span::styled(
+        if info.entries == 0 {
+            " nothing to leave: the target is on the current branch".to_string()
+        } else if info.messages == 0 {
+            format!(
+                " leaves {} entr{} with no message to summarize (a summary would say \"No content to summarize\")",
+                info.entries,
+                if info.entries == 1 { "y" } else { "ies" }
+            )
+        } else {
+            format!(
+                " leaves {} entr{}; a summary covers {} message{}, ~{} tokens",
+                info.entries,
+                if info.entries == 1 { "y" } else { "ies" },
+                info.messages,
+                if info.messages == 1 { "" } else { "s" },
+                info.tokens
+            )
+        },
+        fg(MUTED),
+    )));
+    if info.to_user_message {
+        lines.push(Line::from(Span::styled(
+            " a user message: the leaf moves to its parent and its text comes back to the clipboard",
+            fg(DIM),
+        )));
+    }
+    lines.push(Line::default());
+    for (k, c) in NAV_CHOICES.iter().enumerate() {
+        let sel = k == *choice;
+        lines.push(Line::from(Span::styled(
+            format!(" {} {c}", if sel { "→" } else { " " }),
+            if sel {
+                fg(ACCENT).add_modifier(Modifier::BOLD)
+            } else {
+                Style::default()
+            },
+        )));
+    }
+    lines.push(Line::default());
+    lines.push(hint_line(mode));
+    (" Summarize branch? ".into(), lines)
+}
+
+/// A text input, with the note on what the write will do.
+fn input_body(d: &Dialog, mode: keymap::Mode) -> (String, Vec<Line<'static>>) {
+    let Dialog::Input {
+        purpose, editor, note, ..
+    } = d
+    else {
+        unreachable!("input_body draws only its own dialog")
+    };
+    let t = match purpose {
+        InputPurpose::Label { .. } => " Label (empty to remove) ",
+        InputPurpose::Rename | InputPurpose::RenameFile(_) => " Session name ",
+        InputPurpose::KeepRecent => " keepRecentTokens for the cut preview ",
+        InputPurpose::NavigateInstructions { .. } => " Custom summarization instructions ",
+        InputPurpose::CompactInstructions { .. } => " Compact: custom instructions (optional) ",
+        InputPurpose::Export { .. } => " Export the path to the selection ",
+    };
+    let mut lines = Vec::new();
+    if let Some(n) = note {
+        lines.push(Line::from(Span::styled(format!(" {n}"), fg(WARNING))));
+    }
+    for y in 0..editor.lines().len() {
+        let mut spans = vec![Span::raw(" > ")];
+        spans.extend(editor.line_spans(y, Style::default()));
+        lines.push(Line::from(spans));
+    }
+    lines.push(Line::default());
+    lines.push(hint_line(mode));
+    (t.into(), lines)
+}
+
+/// The strategies to run side by side, checked or not.
+fn strategies_body(d: &Dialog, mode: keymap::Mode) -> (String, Vec<Line<'static>>) {
+    let Dialog::Strategies {
+        cursor, checked, by, ..
+    } = d
+    else {
+        unreachable!("strategies_body draws only its own dialog")
+    };
+    let mut lines = vec![Line::from(Span::styled(
+        format!(" run side by side with {by}, each in its own tab; the one you pick is written"),
+        fg(MUTED),
+    ))];
+    lines.push(Line::default());
+    for (k, st) in crate::engine::compaction::strategy::Strategy::ALL.iter().enumerate() {
+        let sel = k == *cursor;
+        let mark = if checked.get(k).copied().unwrap_or(false) {
+            "[x]"
+        } else {
+            "[ ]"
+        };
+        lines.push(Line::from(vec![
+            Span::styled(
+                format!(" {} {mark} {:<24}", if sel { "→" } else { " " }, st.name()),
+                if sel {
+                    fg(ACCENT).add_modifier(Modifier::BOLD)
+                } else {
+                    Style::default()
+                },
+            ),
+            Span::styled(st.about(), fg(DIM)),
+        ]));
+    }
+    lines.push(Line::default());
+    lines.push(hint_line(mode));
+    (" Compact: summary strategies ".into(), lines)
+}
+
+/// A summary: its tabs, its figures, its text scrolled.
+fn summary_body(d: &Dialog, r: Rect) -> (String, Vec<Line<'static>>) {
+    let Dialog::Summary {
+        tabs,
+        active,
+        by,
+        purpose,
+        ..
+    } = d
+    else {
+        unreachable!("summary_body draws only its own dialog")
+    };
+    let t = &tabs[(*active).min(tabs.len().saturating_sub(1))];
+    let bar = tab_bar(tabs, *active, r.width.saturating_sub(2) as usize);
+    let figures = figures_lines(t);
+    let mut lines = vec![
+        bar,
+        Line::from(Span::styled(format!(" {}", figures[0]), fg(MUTED))),
+        Line::from(Span::styled(format!(" {}", figures[1]), fg(DIM))),
+        hint_line_of(d.hints()),
+    ];
+    let body = summary_lines(&t.text, r.width.saturating_sub(2));
+    lines.extend(body.into_iter().skip(t.scroll));
+    let title = match purpose {
+        SummaryFor::Compaction { .. } => format!(" Compaction summary ({by}) "),
+        SummaryFor::Branch { .. } => format!(" Branch summary ({by}) "),
+    };
+    (title, lines)
+}
+
+/// A yes/no question.
+fn confirm_body(d: &Dialog, r: Rect, mode: keymap::Mode) -> (String, Vec<Line<'static>>) {
+    let (Dialog::Confirm {
+        title: t, lines: text, ..
+    }
+    | Dialog::ConfirmRewrite {
+        title: t, lines: text, ..
+    }) = d
+    else {
+        unreachable!("confirm_body draws only its own dialog")
+    };
+    let mut lines: Vec<Line> = confirm_lines(text, r.width)
+        .into_iter()
+        .map(|l| Line::from(Span::raw(format!(" {l}"))))
+        .collect();
+    lines.push(Line::default());
+    lines.push(hint_line(mode));
+    (format!(" {t} "), lines)
 }
 
 #[cfg(test)]

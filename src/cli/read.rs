@@ -296,10 +296,42 @@ pub(super) fn context_live(
     leaf: Option<usize>,
     a: &ContextArgs,
 ) -> Result<()> {
-    use crate::engine::live::{self, LivePolicy, Piece};
+    use crate::engine::live;
     let Some(leaf) = leaf else {
         return Err(eyre!("{}: the session has no entries, so no context", file.display()));
     };
+    let (settings, ls) = live_settings_for(s, a);
+    let reg = load_registry(&agent_dir());
+    let path = s.path_to(leaf);
+    let (model, window) = session_model(&context::project(s, &path), &reg);
+    let mref = model.as_ref().map(|(p, m)| (p.as_str(), m.as_str()));
+    let window = window.unwrap_or(crate::engine::load::models::DEFAULT_CONTEXT_WINDOW);
+    let reserve = settings.reserve_tokens(mref);
+    let at = live::at_leaf(s, leaf, window, reserve, &ls);
+    let sent = at.answer.messages(&at.values);
+    let shown = LiveShown {
+        s,
+        leaf,
+        a,
+        changed: at.answer.changed(at.values.len()),
+        at: &at,
+        sent: &sent,
+    };
+    if a.json {
+        print_live_json(&shown, file, window, reserve);
+    } else {
+        print_live_text(&shown);
+    }
+    Ok(())
+}
+
+/// The live policy's settings for the session: the project's (Pi runs in the session's
+/// folder), with the flags over them.
+fn live_settings_for(
+    s: &crate::engine::load::session::Session,
+    a: &ContextArgs,
+) -> (crate::engine::settings::Settings, crate::engine::live::LiveSettings) {
+    use crate::engine::live::LivePolicy;
     // Pi runs in the session's folder, and reads that project's settings.
     let project = std::path::PathBuf::from(s.header.cwd.as_deref().unwrap_or("."));
     let settings = load_settings(if project.is_dir() {
@@ -322,86 +354,113 @@ pub(super) fn context_live(
             }
         }
     }
-    let reg = load_registry(&agent_dir());
-    let path = s.path_to(leaf);
-    let (model, window) = session_model(&context::project(s, &path), &reg);
-    let mref = model.as_ref().map(|(p, m)| (p.as_str(), m.as_str()));
-    let window = window.unwrap_or(crate::engine::load::models::DEFAULT_CONTEXT_WINDOW);
-    let reserve = settings.reserve_tokens(mref);
-    let at = live::at_leaf(s, leaf, window, reserve, &ls);
-    let changed = at.answer.changed(at.values.len());
-    let sent = at.answer.messages(&at.values);
-    // Pi restores its system messages: in place when nothing changed, else its current one
-    // first.
-    let all: Vec<&context::ContextMessage> = at.proj.messages().collect();
-    let system = if changed {
-        context::current_system_message(s, &all)
-    } else {
-        None
-    };
-    let r = &at.answer.report;
-    if a.json {
-        let mut out_msgs = Vec::new();
-        let described = |m: &context::ContextMessage| Value::Object(report::describe_message(s, m));
-        if changed {
-            if let Some(sys) = &system {
-                let mut d = json!({"role": "system", "estTokens": context::estimate_value(sys), "live": "system"});
-                if a.content {
-                    d["message"] = sys.clone();
-                }
-                out_msgs.push(d);
-            }
-        } else {
-            for m in all.iter().filter(|m| m.role == Role::System) {
-                let mut d = described(m);
-                d["live"] = json!("system");
-                if a.content {
-                    d["message"] = context::materialize(s, m);
-                }
-                out_msgs.push(d);
-            }
+    (settings, ls)
+}
+
+/// What `context --live` prints from.
+struct LiveShown<'a> {
+    s: &'a crate::engine::load::session::Session,
+    leaf: usize,
+    a: &'a ContextArgs,
+    /// The policy changed what Pi sends (Pi then puts its current system message first).
+    changed: bool,
+    at: &'a crate::engine::live::AtLeaf,
+    sent: &'a [Value],
+}
+
+impl LiveShown<'_> {
+    /// Pi restores its system messages: in place when nothing changed, else its current one
+    /// first.
+    fn system(&self) -> Option<Value> {
+        if !self.changed {
+            return None;
         }
-        for (piece, v) in at.answer.pieces.iter().zip(&sent) {
-            let mut d = match piece {
-                Piece::Keep(i) => {
-                    let mut d = described(&at.refs[*i]);
-                    d["live"] = json!("kept");
-                    d
-                }
-                Piece::Replace(i, _) => {
-                    let mut d = described(&at.refs[*i]);
-                    d["estTokens"] = json!(context::estimate_value(v));
-                    d["live"] = json!(if crate::engine::edit::prune::is_pruned(&v["content"]) {
-                        "pruned"
-                    } else {
-                        "distilled"
-                    });
-                    d
-                }
-                Piece::Insert(_) => json!({
-                    "role": "custom",
-                    "customType": live::PACKET_TYPE,
-                    "estTokens": context::estimate_value(v),
-                    "live": "packet",
-                }),
-            };
+        let all: Vec<&context::ContextMessage> = self.at.proj.messages().collect();
+        context::current_system_message(self.s, &all)
+    }
+}
+
+/// `context --live --json`: each message sent, described (whole with --content).
+fn print_live_json(l: &LiveShown, file: &std::path::Path, window: u64, reserve: u64) {
+    use crate::engine::live::{self, Piece};
+    let LiveShown {
+        s,
+        leaf,
+        a,
+        changed,
+        at,
+        sent,
+    } = *l;
+    let all: Vec<&context::ContextMessage> = at.proj.messages().collect();
+    let system = l.system();
+    let r = &at.answer.report;
+    let mut out_msgs = Vec::new();
+    let described = |m: &context::ContextMessage| Value::Object(report::describe_message(s, m));
+    if changed {
+        if let Some(sys) = &system {
+            let mut d = json!({"role": "system", "estTokens": context::estimate_value(sys), "live": "system"});
             if a.content {
-                d["message"] = v.clone();
+                d["message"] = sys.clone();
             }
             out_msgs.push(d);
         }
-        print_json(&json!({
-            "file": file.file_name().map(|f| f.to_string_lossy().to_string()),
-            "leafId": s.entries[leaf].id.to_string(),
-            "leafIdx": leaf,
-            "live": live_report_json(r),
-            "changed": changed,
-            "context": {"messages": out_msgs, "messageCount": out_msgs.len()},
-            "contextWindow": window,
-            "reserveTokens": reserve,
-        }));
-        return Ok(());
+    } else {
+        for m in all.iter().filter(|m| m.role == Role::System) {
+            let mut d = described(m);
+            d["live"] = json!("system");
+            if a.content {
+                d["message"] = context::materialize(s, m);
+            }
+            out_msgs.push(d);
+        }
     }
+    for (piece, v) in at.answer.pieces.iter().zip(sent) {
+        let mut d = match piece {
+            Piece::Keep(i) => {
+                let mut d = described(&at.refs[*i]);
+                d["live"] = json!("kept");
+                d
+            }
+            Piece::Replace(i, _) => {
+                let mut d = described(&at.refs[*i]);
+                d["estTokens"] = json!(context::estimate_value(v));
+                d["live"] = json!(if crate::engine::edit::prune::is_pruned(&v["content"]) {
+                    "pruned"
+                } else {
+                    "distilled"
+                });
+                d
+            }
+            Piece::Insert(_) => json!({
+                "role": "custom",
+                "customType": live::PACKET_TYPE,
+                "estTokens": context::estimate_value(v),
+                "live": "packet",
+            }),
+        };
+        if a.content {
+            d["message"] = v.clone();
+        }
+        out_msgs.push(d);
+    }
+    print_json(&json!({
+        "file": file.file_name().map(|f| f.to_string_lossy().to_string()),
+        "leafId": s.entries[leaf].id.to_string(),
+        "leafIdx": leaf,
+        "live": live_report_json(r),
+        "changed": changed,
+        "context": {"messages": out_msgs, "messageCount": out_msgs.len()},
+        "contextWindow": window,
+        "reserveTokens": reserve,
+    }));
+}
+
+/// `context --live`: one row per message sent, then the figures.
+fn print_live_text(l: &LiveShown) {
+    use crate::engine::live::Piece;
+    let LiveShown { s, leaf, at, sent, .. } = *l;
+    let system = l.system();
+    let r = &at.answer.report;
     println!(
         "live context at leaf {} · policy {} · {}",
         s.entries[leaf].id,
@@ -426,7 +485,7 @@ pub(super) fn context_live(
         );
         k += 1;
     }
-    for (piece, v) in at.answer.pieces.iter().zip(&sent) {
+    for (piece, v) in at.answer.pieces.iter().zip(sent) {
         let (what, entry) = match piece {
             Piece::Keep(i) => ("kept", s.entries[at.refs[*i].source].id.to_string()),
             Piece::Replace(i, _) => (
@@ -461,7 +520,6 @@ pub(super) fn context_live(
         r.turns_total,
         r.note
     );
-    Ok(())
 }
 
 /// The live report's fields as the CLI, `serve` and `/ctx-status` name them.

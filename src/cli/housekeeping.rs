@@ -52,6 +52,100 @@ pub struct CleanArgs {
     pub json: bool,
 }
 
+/// The folders to clean, and the sessions when files were named: every project's with no
+/// path, else the paths' folders.
+fn clean_scope(
+    paths: &[PathBuf],
+    cwd: &std::path::Path,
+    settings: &crate::engine::settings::Settings,
+) -> Result<(Vec<PathBuf>, Option<Vec<PathBuf>>)> {
+    Ok(if paths.is_empty() {
+        (backups::folders(cwd, settings, true), None)
+    } else {
+        let mut dirs = vec![];
+        let mut files = vec![];
+        for p in paths {
+            let abs = std::path::absolute(p)?;
+            if abs.is_dir() {
+                dirs.push(abs);
+            } else {
+                dirs.push(abs.parent().map(PathBuf::from).unwrap_or_default());
+                files.push(abs);
+            }
+        }
+        dirs.sort();
+        dirs.dedup();
+        (dirs, (!files.is_empty()).then_some(files))
+    })
+}
+
+/// The leftovers listed (JSON or text), with their total.
+fn print_leftovers(items: &[Leftover], bytes: u64, kept_for_restore: usize, a: &CleanArgs) {
+    if a.json {
+        let rows: Vec<_> = items
+            .iter()
+            .map(|i| json!({"path": i.path, "what": i.what, "bytes": i.bytes, "ageDays": (i.days * 10.0).round() / 10.0}))
+            .collect();
+        println!(
+            "{}",
+            json!({"old": rows, "bytes": bytes, "olderThanDays": a.older_than, "dryRun": a.dry_run,
+                   "keptForRestore": kept_for_restore})
+        );
+    } else {
+        for i in items {
+            println!(
+                "{:>9}  {:>6.1} d  {}  ({})",
+                mb(i.bytes),
+                i.days,
+                i.path.display(),
+                i.what
+            );
+        }
+        println!(
+            "{} leftover{} older than {} days, {}{}",
+            items.len(),
+            if items.len() == 1 { "" } else { "s" },
+            a.older_than,
+            mb(bytes),
+            if kept_for_restore > 0 {
+                format!("; {kept_for_restore} backups kept: the next bonsai restore needs them")
+            } else {
+                String::new()
+            }
+        );
+    }
+}
+
+/// Remove what was listed and agreed to; returns how many could not be removed (each said).
+fn remove_leftovers(
+    agent: &std::path::Path,
+    old_exports: &[crate::store::exports::Export],
+    old_backups: &[backups::Backup],
+    items: Vec<Leftover>,
+) -> usize {
+    let mut failed = 0;
+    for (p, r) in crate::store::exports::remove(agent, old_exports) {
+        if let Err(e) = r {
+            failed += 1;
+            eprintln!("bonsai: {} not removed: {e}", p.display());
+        }
+    }
+    for (p, r) in backups::remove(&old_backups.iter().collect::<Vec<_>>()) {
+        if let Err(e) = r {
+            failed += 1;
+            eprintln!("bonsai: {} not removed: {e}", p.display());
+        }
+    }
+    let t: Vec<trash::Trashed> = items.into_iter().filter_map(|i| i.trashed).collect();
+    for (t, r) in trash::empty(agent, &t) {
+        if let Err(e) = r {
+            failed += 1;
+            eprintln!("bonsai: {} not removed: {e}", t.name);
+        }
+    }
+    failed
+}
+
 /// Text given as an age that is none (the text as typed, quoted).
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum AgeError {
@@ -226,24 +320,7 @@ pub fn clean(a: CleanArgs) -> Result<()> {
     let agent = crate::store::config::agent_dir();
     let cwd = crate::store::config::cwd();
     let settings = crate::store::config::load_settings(&cwd);
-    let (folders, only): (Vec<PathBuf>, Option<Vec<PathBuf>>) = if a.paths.is_empty() {
-        (backups::folders(&cwd, &settings, true), None)
-    } else {
-        let mut dirs = vec![];
-        let mut files = vec![];
-        for p in &a.paths {
-            let abs = std::path::absolute(p)?;
-            if abs.is_dir() {
-                dirs.push(abs);
-            } else {
-                dirs.push(abs.parent().map(PathBuf::from).unwrap_or_default());
-                files.push(abs);
-            }
-        }
-        dirs.sort();
-        dirs.dedup();
-        (dirs, (!files.is_empty()).then_some(files))
-    };
+    let (folders, only) = clean_scope(&a.paths, &cwd, &settings)?;
     let now = std::time::SystemTime::now();
     // The folders' backups, read once: what is listed and asked about is what goes.
     let found = backups::find(&folders);
@@ -296,39 +373,7 @@ pub fn clean(a: CleanArgs) -> Result<()> {
         }
     }
     let bytes: u64 = items.iter().map(|i| i.bytes).sum();
-    if a.json {
-        let rows: Vec<_> = items
-            .iter()
-            .map(|i| json!({"path": i.path, "what": i.what, "bytes": i.bytes, "ageDays": (i.days * 10.0).round() / 10.0}))
-            .collect();
-        println!(
-            "{}",
-            json!({"old": rows, "bytes": bytes, "olderThanDays": a.older_than, "dryRun": a.dry_run,
-                   "keptForRestore": kept_for_restore})
-        );
-    } else {
-        for i in &items {
-            println!(
-                "{:>9}  {:>6.1} d  {}  ({})",
-                mb(i.bytes),
-                i.days,
-                i.path.display(),
-                i.what
-            );
-        }
-        println!(
-            "{} leftover{} older than {} days, {}{}",
-            items.len(),
-            if items.len() == 1 { "" } else { "s" },
-            a.older_than,
-            mb(bytes),
-            if kept_for_restore > 0 {
-                format!("; {kept_for_restore} backups kept: the next bonsai restore needs them")
-            } else {
-                String::new()
-            }
-        );
-    }
+    print_leftovers(&items, bytes, kept_for_restore, &a);
     if a.dry_run || items.is_empty() {
         return Ok(());
     }
@@ -342,26 +387,7 @@ pub fn clean(a: CleanArgs) -> Result<()> {
         eprintln!("bonsai: nothing removed");
         return Ok(());
     }
-    let mut failed = 0;
-    for (p, r) in crate::store::exports::remove(&agent, &old_exports) {
-        if let Err(e) = r {
-            failed += 1;
-            eprintln!("bonsai: {} not removed: {e}", p.display());
-        }
-    }
-    for (p, r) in backups::remove(&old_backups.iter().collect::<Vec<_>>()) {
-        if let Err(e) = r {
-            failed += 1;
-            eprintln!("bonsai: {} not removed: {e}", p.display());
-        }
-    }
-    let t: Vec<trash::Trashed> = items.into_iter().filter_map(|i| i.trashed).collect();
-    for (t, r) in trash::empty(&agent, &t) {
-        if let Err(e) = r {
-            failed += 1;
-            eprintln!("bonsai: {} not removed: {e}", t.name);
-        }
-    }
+    let failed = remove_leftovers(&agent, &old_exports, &old_backups, items);
     if failed > 0 {
         bail!("{failed} leftovers could not be removed");
     }

@@ -198,35 +198,14 @@ pub fn compare(a: CompareArgs) -> Result<()> {
         s0,
         settings,
         registry,
-        leaf,
         proj,
-        cs,
         plan,
         ..
     } = &at;
-    let (leaf, cs) = (*leaf, *cs);
     let p = params(&a)?;
     let wanted = a.model.clone().or(settings.summary_model());
     let sm = Summarizer::resolve(registry, &agent_dir(), wanted.as_deref(), mref);
-    let strategies = match &a.strategies {
-        Some(list) => strategy::parse_list(list).map_err(|e| eyre!(e))?,
-        None if sm.is_ok() => Strategy::ALL.to_vec(),
-        None => {
-            if let Err(e) = &sm {
-                eprintln!("bonsai: only the offline strategy runs: no model ({e}); --model provider/id picks one");
-            }
-            vec![Strategy::Offline]
-        }
-    };
-    let write = match &a.write {
-        Some(w) => Some(Strategy::parse(w).ok_or_else(|| eyre!("--write: unknown strategy `{w}`"))?),
-        None => None,
-    };
-    if let Some(w) = write
-        && !strategies.contains(&w)
-    {
-        bail!("--write {} names a strategy that is not run (--strategies)", w.name());
-    }
+    let (strategies, write) = strategies_to_run(&a, &sm)?;
     let sm = match sm {
         Ok(sm) => {
             if strategies.iter().any(|s| s.is_llm()) {
@@ -255,37 +234,86 @@ pub fn compare(a: CompareArgs) -> Result<()> {
     )?;
     let slices = input.slices(&p);
     if a.json {
-        let range = recall::Range::of_input(s0, plan, &input);
-        let facts: serde_json::Map<String, Value> = Category::ALL
-            .iter()
-            .map(|c| (c.key().to_string(), json!(range.facts.of(*c).len())))
-            .collect();
-        let out = json!({
-            "file": a.session.file,
-            "leafId": s0.entries[leaf].id.to_string(),
-            "firstKeptEntryId": s0.entries[plan.first_kept_entry].id.to_string(),
-            "isSplitTurn": plan.is_split_turn,
-            "model": sm.as_ref().map(|m| format!("{}/{}", m.model.provider, m.model.id)),
-            "params": {
-                "sliceTokens": p.slice_tokens, "overlapTokens": p.overlap_tokens,
-                "compressionRatio": p.compression_ratio, "recentBoost": p.recent_boost,
-                "budgetFloor": p.budget_floor, "finalBudget": p.final_budget,
-                "concurrency": p.concurrency, "analysis": p.analysis, "harness": a.harness,
-            },
-            "range": {
-                "historyMessages": input.history.len(),
-                "historyTokens": input.history_tokens(),
-                "turnPrefixTokens": input.turn_prefix.as_deref().map(summary::estimate_text),
-                "slices": strategy::slices_json(&slices),
-                "facts": facts,
-            },
-            "strategies": rows.iter().map(|r| row_json(r, sm.as_ref())).collect::<Vec<_>>(),
-        });
+        let out = compare_json(&a, &at, &input, &slices, &p, &rows, sm.as_ref());
         println!("{}", serde_json::to_string_pretty(&out).unwrap_or_default());
     } else {
         print_table(s0, plan, &input, &slices, &p, &rows, sm.as_ref(), a.show);
     }
     let Some(w) = write else { return Ok(()) };
+    write_chosen(&a, &at, w, &rows, sm.as_ref())
+}
+
+/// The strategies to run (the flag's, else all with a model, else offline) and the one to
+/// write, checked against them.
+fn strategies_to_run(
+    a: &CompareArgs,
+    sm: &std::result::Result<Summarizer, crate::llm::summarize::ResolveError>,
+) -> Result<(Vec<Strategy>, Option<Strategy>)> {
+    let strategies = match &a.strategies {
+        Some(list) => strategy::parse_list(list).map_err(|e| eyre!(e))?,
+        None if sm.is_ok() => Strategy::ALL.to_vec(),
+        None => {
+            if let Err(e) = sm {
+                eprintln!("bonsai: only the offline strategy runs: no model ({e}); --model provider/id picks one");
+            }
+            vec![Strategy::Offline]
+        }
+    };
+    let write = match &a.write {
+        Some(w) => Some(Strategy::parse(w).ok_or_else(|| eyre!("--write: unknown strategy `{w}`"))?),
+        None => None,
+    };
+    if let Some(w) = write
+        && !strategies.contains(&w)
+    {
+        bail!("--write {} names a strategy that is not run (--strategies)", w.name());
+    }
+    Ok((strategies, write))
+}
+
+/// `compare --json`: the cut, the parameters, the range's slices and facts, each strategy.
+fn compare_json(
+    a: &CompareArgs,
+    at: &CompactionAt,
+    input: &SummaryInput,
+    slices: &[crate::engine::compaction::slices::Slice],
+    p: &SliceParams,
+    rows: &[Row],
+    sm: Option<&Summarizer>,
+) -> Value {
+    let (s0, plan, leaf) = (&at.s0, &at.plan, at.leaf);
+    let range = recall::Range::of_input(s0, plan, input);
+    let facts: serde_json::Map<String, Value> = Category::ALL
+        .iter()
+        .map(|c| (c.key().to_string(), json!(range.facts.of(*c).len())))
+        .collect();
+    let out = json!({
+        "file": a.session.file,
+        "leafId": s0.entries[leaf].id.to_string(),
+        "firstKeptEntryId": s0.entries[plan.first_kept_entry].id.to_string(),
+        "isSplitTurn": plan.is_split_turn,
+        "model": sm.map(|m| format!("{}/{}", m.model.provider, m.model.id)),
+        "params": {
+            "sliceTokens": p.slice_tokens, "overlapTokens": p.overlap_tokens,
+            "compressionRatio": p.compression_ratio, "recentBoost": p.recent_boost,
+            "budgetFloor": p.budget_floor, "finalBudget": p.final_budget,
+            "concurrency": p.concurrency, "analysis": p.analysis, "harness": a.harness,
+        },
+        "range": {
+            "historyMessages": input.history.len(),
+            "historyTokens": input.history_tokens(),
+            "turnPrefixTokens": input.turn_prefix.as_deref().map(summary::estimate_text),
+            "slices": strategy::slices_json(slices),
+            "facts": facts,
+        },
+        "strategies": rows.iter().map(|r| row_json(r, sm)).collect::<Vec<_>>(),
+    });
+    out
+}
+
+/// `--write STRATEGY`: that strategy's summary as the compaction, asked first.
+fn write_chosen(a: &CompareArgs, at: &CompactionAt, w: Strategy, rows: &[Row], sm: Option<&Summarizer>) -> Result<()> {
+    let (s0, plan, leaf, cs) = (&at.s0, &at.plan, at.leaf, at.cs);
     let Some(Row {
         result: Ok((outcome, _)),
         ..
@@ -299,7 +327,7 @@ pub fn compare(a: CompareArgs) -> Result<()> {
             first_kept: s0.entries[plan.first_kept_entry].id.to_string(),
             summary: Summary {
                 text: outcome.text.clone(),
-                usage: match (&sm, outcome.calls) {
+                usage: match (sm, outcome.calls) {
                     (Some(sm), n) if n > 0 => Some(outcome.usage.to_pi(&sm.model)),
                     _ => None,
                 },

@@ -921,22 +921,7 @@ pub fn search(a: super::SearchArgs) -> Result<()> {
     use std::io::{IsTerminal, Write};
     let role = a.role.as_deref().and_then(RoleFilter::parse);
     let q = Query::new(&a.query, a.regex, role).map_err(|e| eyre!("{e}"))?;
-    let roots: Vec<std::path::PathBuf> = if !a.paths.is_empty() {
-        for p in &a.paths {
-            if !p.exists() {
-                return Err(eyre!("{}: no such file or folder", p.display()));
-            }
-        }
-        a.paths.clone()
-    } else {
-        let settings = load_settings(&cwd());
-        let (dir, flat) = crate::store::config::session_dir_for(&cwd(), &settings);
-        if a.all && !flat {
-            vec![crate::store::config::agent_dir().join("sessions")]
-        } else {
-            vec![dir]
-        }
-    };
+    let roots = search_roots(&a)?;
     let files = crate::store::search::session_files(&roots);
     if files.is_empty() {
         return Err(eyre!(
@@ -952,20 +937,6 @@ pub fn search(a: super::SearchArgs) -> Result<()> {
     let started = std::time::Instant::now();
     let stop = std::sync::atomic::AtomicBool::new(false);
     let out = std::sync::Mutex::new((std::io::stdout(), 0usize, 0usize, Vec::<String>::new()));
-    /// One `--json` line (the fields in this order).
-    #[derive(serde::Serialize)]
-    struct JsonHit<'a> {
-        session: &'a std::path::Path,
-        #[serde(rename = "entryId")]
-        entry_id: &'a str,
-        role: &'a str,
-        timestamp: &'a str,
-        snippet: &'a str,
-        #[serde(rename = "match")]
-        at: [usize; 2],
-        matches: usize,
-        line: u64,
-    }
     crate::store::search::search(&files, &q, &stop, |path, r| {
         let hits = match r {
             Ok(h) => h,
@@ -985,48 +956,7 @@ pub fn search(a: super::SearchArgs) -> Result<()> {
         o.1 += hits.len();
         o.2 += 1;
         let mut w = std::io::BufWriter::with_capacity(1 << 16, &mut o.0);
-        let mut ok = true;
-        if a.json {
-            for h in &hits {
-                let line = JsonHit {
-                    session: path,
-                    entry_id: &h.entry_id,
-                    role: &h.role,
-                    timestamp: &h.timestamp,
-                    snippet: &h.snippet,
-                    at: [h.at.start, h.at.end],
-                    matches: h.matches,
-                    line: h.line,
-                };
-                ok = ok
-                    && serde_json::to_string(&line)
-                        .is_ok_and(|t| w.write_all(out::visible(&t).as_bytes()).is_ok() && w.write_all(b"\n").is_ok());
-            }
-        } else {
-            ok = writeln!(w, "{}", out::visible(&path.display().to_string())).is_ok();
-            for h in &hits {
-                let (pre, m, post) = (
-                    out::visible(&h.snippet[..h.at.start]),
-                    out::visible(&h.snippet[h.at.clone()]),
-                    out::visible(&h.snippet[h.at.end..]),
-                );
-                let m = if colour {
-                    format!("\x1b[1;33m{m}\x1b[0m")
-                } else {
-                    format!("[{m}]")
-                };
-                let time = h.timestamp.get(..16).unwrap_or(&h.timestamp).replace('T', " ");
-                ok = ok
-                    && writeln!(
-                        w,
-                        "  {}  {:<13} {}  {pre}{m}{post}",
-                        out::visible(&h.entry_id),
-                        out::visible(&h.role),
-                        out::visible(&time)
-                    )
-                    .is_ok();
-            }
-        }
+        let ok = write_hits(&mut w, path, &hits, a.json, colour);
         // A closed pipe (`| head`) ends the search.
         if !ok || w.flush().is_err() {
             stop.store(true, std::sync::atomic::Ordering::Relaxed);
@@ -1057,4 +987,94 @@ pub fn search(a: super::SearchArgs) -> Result<()> {
         eprintln!("bonsai: {summary}");
     }
     Ok(())
+}
+
+/// Where `bonsai search` looks: the paths given (each must exist), else this project's
+/// session folder, or every project's with --all.
+fn search_roots(a: &super::SearchArgs) -> Result<Vec<std::path::PathBuf>> {
+    Ok(if !a.paths.is_empty() {
+        for p in &a.paths {
+            if !p.exists() {
+                return Err(eyre!("{}: no such file or folder", p.display()));
+            }
+        }
+        a.paths.clone()
+    } else {
+        let settings = load_settings(&cwd());
+        let (dir, flat) = crate::store::config::session_dir_for(&cwd(), &settings);
+        if a.all && !flat {
+            vec![crate::store::config::agent_dir().join("sessions")]
+        } else {
+            vec![dir]
+        }
+    })
+}
+
+/// One `--json` line (the fields in this order).
+#[derive(serde::Serialize)]
+struct JsonHit<'a> {
+    session: &'a std::path::Path,
+    #[serde(rename = "entryId")]
+    entry_id: &'a str,
+    role: &'a str,
+    timestamp: &'a str,
+    snippet: &'a str,
+    #[serde(rename = "match")]
+    at: [usize; 2],
+    matches: usize,
+    line: u64,
+}
+
+/// One file's hits, as JSON lines or as text under the file's name (the match marked);
+/// false when the output is closed.
+fn write_hits(
+    w: &mut impl std::io::Write,
+    path: &std::path::Path,
+    hits: &[crate::engine::view::search::Hit],
+    json: bool,
+    colour: bool,
+) -> bool {
+    let mut ok = true;
+    if json {
+        for h in hits {
+            let line = JsonHit {
+                session: path,
+                entry_id: &h.entry_id,
+                role: &h.role,
+                timestamp: &h.timestamp,
+                snippet: &h.snippet,
+                at: [h.at.start, h.at.end],
+                matches: h.matches,
+                line: h.line,
+            };
+            ok = ok
+                && serde_json::to_string(&line)
+                    .is_ok_and(|t| w.write_all(out::visible(&t).as_bytes()).is_ok() && w.write_all(b"\n").is_ok());
+        }
+    } else {
+        ok = writeln!(w, "{}", out::visible(&path.display().to_string())).is_ok();
+        for h in hits {
+            let (pre, m, post) = (
+                out::visible(&h.snippet[..h.at.start]),
+                out::visible(&h.snippet[h.at.clone()]),
+                out::visible(&h.snippet[h.at.end..]),
+            );
+            let m = if colour {
+                format!("\x1b[1;33m{m}\x1b[0m")
+            } else {
+                format!("[{m}]")
+            };
+            let time = h.timestamp.get(..16).unwrap_or(&h.timestamp).replace('T', " ");
+            ok = ok
+                && writeln!(
+                    w,
+                    "  {}  {:<13} {}  {pre}{m}{post}",
+                    out::visible(&h.entry_id),
+                    out::visible(&h.role),
+                    out::visible(&time)
+                )
+                .is_ok();
+        }
+    }
+    ok
 }

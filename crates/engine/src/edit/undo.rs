@@ -136,143 +136,184 @@ pub fn plan(s: &Session) -> Result<Undo, UndoRefusal> {
         if target.is_some_and(|t| s.idx_of(t).is_none()) {
             continue;
         }
+        return undo_action(&Undoing::of(s, i), action, &v);
+    }
+    Err(UndoRefusal::Empty)
+}
+
+/// The bonsai action at entry `i` being undone, and how to say it.
+struct Undoing<'a> {
+    s: &'a Session,
+    i: usize,
+    id: String,
+    what: String,
+    line: u32,
+}
+
+impl<'a> Undoing<'a> {
+    fn of(s: &'a Session, i: usize) -> Undoing<'a> {
         let (what, _, line) = describe(s, i);
-        let at_line = |j: usize| format!("{} (line {})", s.entries[j].id, s.entries[j].line);
-        let undo = |write: Write, what: String, how: String| Undo {
+        Undoing {
+            s,
+            i,
+            id: s.entries[i].id.to_string(),
+            what,
+            line,
+        }
+    }
+
+    fn at_line(&self, j: usize) -> String {
+        format!("{} (line {})", self.s.entries[j].id, self.s.entries[j].line)
+    }
+
+    fn undo(&self, write: Write, what: String, how: String) -> Undo {
+        Undo {
             write: Write::Undo {
-                undoes: id.clone(),
+                undoes: self.id.clone(),
                 write: Box::new(write),
             },
             what,
             how,
-            undoes: i,
-        };
-        // A compaction or a navigation: Pi resumes where it was before it.
-        let resume = |at: usize, what: String, how: &str| {
-            undo(
-                Write::Resume {
-                    at: s.entries[at].id.to_string(),
-                    from: Some(id.clone()),
-                },
-                what,
-                format!("Pi resumes at {}, {how}", at_line(at)),
-            )
-        };
-        let no_origin = || UndoRefusal::NoOrigin {
-            what: what.clone(),
-            id: id.clone(),
-            line,
-        };
-        return match action {
-            "compact" => {
-                let parent = s.parent_of(i).ok_or_else(no_origin)?;
-                Ok(resume(
-                    parent,
-                    format!("the compaction {}", at_line(i)),
-                    "where it was before the compaction",
-                ))
-            }
-            "navigate" => {
-                // A summary's fromId, or the marker's data.from: the leaf that was left.
-                let from = match v["type"].as_str() {
-                    Some("branch_summary") => v["fromId"].as_str().filter(|f| *f != "root"),
-                    _ => v["data"]["from"].as_str(),
-                };
-                let from = from.and_then(|f| s.idx_of(f)).ok_or_else(no_origin)?;
-                Ok(resume(
-                    from,
-                    format!("the navigation {}", at_line(i)),
-                    "the leaf it left",
-                ))
-            }
-            "label" => {
-                let target = v["targetId"].as_str().unwrap_or("").to_string();
-                let previous = label_before(s, &target, i);
-                let how = match &previous {
-                    Some(l) => format!("{target}'s label is {l:?} again"),
-                    None => format!("{target} has no label again"),
-                };
-                Ok(undo(
-                    Write::Label {
-                        target,
-                        label: previous,
-                    },
-                    format!("the label {}", at_line(i)),
-                    how,
-                ))
-            }
-            "rename" => {
-                let name = name_before(s, i);
-                let how = if name.is_empty() {
-                    "the session has no name again".to_string()
-                } else {
-                    format!("the session is named {name:?} again")
-                };
-                Ok(undo(
-                    Write::SessionName { name },
-                    format!("the session name {}", at_line(i)),
-                    how,
-                ))
-            }
-            "archive" => {
-                let target = v["data"]["targetId"].as_str().unwrap_or("").to_string();
-                let archived = v["data"]["archived"].as_bool() != Some(false);
-                if s.idx_of(&target).is_none() {
-                    return Err(no_origin());
-                }
-                let how = if archived {
-                    format!("the branch at {target} shows in the tree again")
-                } else {
-                    format!("the branch at {target} is archived again")
-                };
-                Ok(undo(
-                    Write::Archive {
-                        target,
-                        archived: !archived,
-                    },
-                    format!(
-                        "the {} {}",
-                        if archived { "archiving" } else { "unarchiving" },
-                        at_line(i)
-                    ),
-                    how,
-                ))
-            }
-            "context-edits" => {
-                let leaf = s.leaf().ok_or(UndoRefusal::Empty)?;
-                let act = prune::last_action(s, leaf).ok_or_else(no_origin)?;
-                if act.record != i {
-                    return Err(UndoRefusal::Edits(format!(
-                        "bonsai's last context edits {} are not on Pi's branch",
-                        at_line(i)
-                    )));
-                }
-                // Pi keeps the latest edit per target on the path to its leaf, and no edit
-                // clears an earlier one: writing each original back would copy every pruned
-                // output (images too) into the file again. Resuming where the action started
-                // (the parent of its first edit) takes the edits off Pi's path in one line.
-                let first = act.edits.iter().copied().min().unwrap_or(i);
-                let at = s.parent_of(first).ok_or_else(no_origin)?;
-                let n = act.edits.len();
-                Ok(resume(
-                    at,
-                    format!(
-                        "the {} ({n} edit{}) {}",
-                        edits_in_words(&act.what),
-                        if n == 1 { "" } else { "s" },
-                        at_line(i)
-                    ),
-                    &format!(
-                        "where it was before the prune: its {n} edit{} stay in the file on a branch of their own, and the model gets every output back",
-                        if n == 1 { "" } else { "s" }
-                    ),
-                ))
-            }
-            other => Err(UndoRefusal::Edits(format!(
-                "bonsai's entry {} says {other:?}, which this bonsai cannot undo",
-                at_line(i)
-            ))),
-        };
+            undoes: self.i,
+        }
     }
-    Err(UndoRefusal::Empty)
+
+    /// A compaction or a navigation: Pi resumes where it was before it.
+    fn resume(&self, at: usize, what: String, how: &str) -> Undo {
+        self.undo(
+            Write::Resume {
+                at: self.s.entries[at].id.to_string(),
+                from: Some(self.id.clone()),
+            },
+            what,
+            format!("Pi resumes at {}, {how}", self.at_line(at)),
+        )
+    }
+
+    fn no_origin(&self) -> UndoRefusal {
+        UndoRefusal::NoOrigin {
+            what: self.what.clone(),
+            id: self.id.clone(),
+            line: self.line,
+        }
+    }
+}
+
+/// What undoes `action` (the record's) at `u`.
+fn undo_action(u: &Undoing, action: &str, v: &Value) -> Result<Undo, UndoRefusal> {
+    let (s, i) = (u.s, u.i);
+    match action {
+        "compact" => {
+            let parent = s.parent_of(i).ok_or_else(|| u.no_origin())?;
+            Ok(u.resume(
+                parent,
+                format!("the compaction {}", u.at_line(i)),
+                "where it was before the compaction",
+            ))
+        }
+        "navigate" => {
+            // A summary's fromId, or the marker's data.from: the leaf that was left.
+            let from = match v["type"].as_str() {
+                Some("branch_summary") => v["fromId"].as_str().filter(|f| *f != "root"),
+                _ => v["data"]["from"].as_str(),
+            };
+            let from = from.and_then(|f| s.idx_of(f)).ok_or_else(|| u.no_origin())?;
+            Ok(u.resume(from, format!("the navigation {}", u.at_line(i)), "the leaf it left"))
+        }
+        "label" => {
+            let target = v["targetId"].as_str().unwrap_or("").to_string();
+            let previous = label_before(s, &target, i);
+            let how = match &previous {
+                Some(l) => format!("{target}'s label is {l:?} again"),
+                None => format!("{target} has no label again"),
+            };
+            Ok(u.undo(
+                Write::Label {
+                    target,
+                    label: previous,
+                },
+                format!("the label {}", u.at_line(i)),
+                how,
+            ))
+        }
+        "rename" => {
+            let name = name_before(s, i);
+            let how = if name.is_empty() {
+                "the session has no name again".to_string()
+            } else {
+                format!("the session is named {name:?} again")
+            };
+            Ok(u.undo(
+                Write::SessionName { name },
+                format!("the session name {}", u.at_line(i)),
+                how,
+            ))
+        }
+        "archive" => undo_archive(u, v),
+        "context-edits" => undo_context_edits(u),
+        other => Err(UndoRefusal::Edits(format!(
+            "bonsai's entry {} says {other:?}, which this bonsai cannot undo",
+            u.at_line(i)
+        ))),
+    }
+}
+
+/// An archiving undone by the opposite one.
+fn undo_archive(u: &Undoing, v: &Value) -> Result<Undo, UndoRefusal> {
+    let (s, i) = (u.s, u.i);
+    let target = v["data"]["targetId"].as_str().unwrap_or("").to_string();
+    let archived = v["data"]["archived"].as_bool() != Some(false);
+    if s.idx_of(&target).is_none() {
+        return Err(u.no_origin());
+    }
+    let how = if archived {
+        format!("the branch at {target} shows in the tree again")
+    } else {
+        format!("the branch at {target} is archived again")
+    };
+    Ok(u.undo(
+        Write::Archive {
+            target,
+            archived: !archived,
+        },
+        format!(
+            "the {} {}",
+            if archived { "archiving" } else { "unarchiving" },
+            u.at_line(i)
+        ),
+        how,
+    ))
+}
+
+/// bonsai's last context edits undone by resuming before them.
+fn undo_context_edits(u: &Undoing) -> Result<Undo, UndoRefusal> {
+    let (s, i) = (u.s, u.i);
+    let leaf = s.leaf().ok_or(UndoRefusal::Empty)?;
+    let act = prune::last_action(s, leaf).ok_or_else(|| u.no_origin())?;
+    if act.record != i {
+        return Err(UndoRefusal::Edits(format!(
+            "bonsai's last context edits {} are not on Pi's branch",
+            u.at_line(i)
+        )));
+    }
+    // Pi keeps the latest edit per target on the path to its leaf, and no edit
+    // clears an earlier one: writing each original back would copy every pruned
+    // output (images too) into the file again. Resuming where the action started
+    // (the parent of its first edit) takes the edits off Pi's path in one line.
+    let first = act.edits.iter().copied().min().unwrap_or(i);
+    let at = s.parent_of(first).ok_or_else(|| u.no_origin())?;
+    let n = act.edits.len();
+    Ok(u.resume(
+        at,
+        format!(
+            "the {} ({n} edit{}) {}",
+            edits_in_words(&act.what),
+            if n == 1 { "" } else { "s" },
+            u.at_line(i)
+        ),
+        &format!(
+            "where it was before the prune: its {n} edit{} stay in the file on a branch of their own, and the model gets every output back",
+            if n == 1 { "" } else { "s" }
+        ),
+    ))
 }

@@ -262,11 +262,7 @@ impl TreeView {
     /// Pi's `getEntryDisplayText`.
     pub fn display_text(&self, s: &Session, i: usize) -> RowText {
         let e = &s.entries[i];
-        let t = |lead: &str, body: String, style| RowText {
-            lead: lead.to_string(),
-            body,
-            style,
-        };
+        let t = row_text;
         // A tool result's row comes from its call (in the assistant's line): its own line,
         // often the longest, is not decoded.
         let own_result = matches!(&e.kind, Kind::Message(m) if m.role == Role::ToolResult);
@@ -285,71 +281,7 @@ impl TreeView {
         let v = if needs_value { s.entry_value(i) } else { Value::Null };
         let st = |k: &str| v.get(k).map(js::js_to_string).unwrap_or_else(|| "undefined".into());
         match &e.kind {
-            Kind::Message(m) => {
-                let msg = v.get("message").cloned().unwrap_or(Value::Null);
-                match &m.role {
-                    Role::User => t(
-                        "user: ",
-                        normalize(&extract_content(msg.get("content"))),
-                        RowStyle::User,
-                    ),
-                    Role::Assistant => {
-                        let text = normalize(&extract_content(msg.get("content")));
-                        if !text.is_empty() {
-                            t("assistant: ", text, RowStyle::Assistant)
-                        } else if m.stop_reason.as_deref() == Some("aborted") {
-                            t("assistant: ", "(aborted)".into(), RowStyle::AssistantMuted)
-                        } else if let Some(err) = msg.get("errorMessage").filter(|x| js::truthy(Some(x))) {
-                            let n = normalize(&js::js_to_string(err));
-                            t(
-                                "assistant: ",
-                                js::slice_utf16(&n, 80).into_owned(),
-                                RowStyle::AssistantError,
-                            )
-                        } else {
-                            t("assistant: ", "(no content)".into(), RowStyle::AssistantMuted)
-                        }
-                    }
-                    Role::ToolResult => {
-                        let call = m.tool_call_id.as_deref().and_then(|id| {
-                            let &(e, k) = self
-                                .tool_calls
-                                .find(str_hash(id), |&(e, j)| call_id(s, e, j) == Some(id))?;
-                            let block = s.entries[e as usize].message()?.tool_call_ids[k as usize].1;
-                            Some((e as usize, block))
-                        });
-                        if let Some((ai, block)) = call {
-                            let b = tool_call_block(s, ai, block as usize);
-                            let b = &b;
-                            let name = b
-                                .get("name")
-                                .map(js::js_to_string)
-                                .unwrap_or_else(|| "undefined".into());
-                            let args = b.get("arguments").cloned().unwrap_or(Value::Null);
-                            t(
-                                "",
-                                format_tool_call(&name, &args, self.home.as_deref(), s.pi),
-                                RowStyle::Tool,
-                            )
-                        } else {
-                            t(
-                                "",
-                                format!("[{}]", m.tool_name.as_deref().unwrap_or("tool")),
-                                RowStyle::Tool,
-                            )
-                        }
-                    }
-                    Role::BashExecution => {
-                        let cmd = msg
-                            .get("command")
-                            .filter(|c| !c.is_null())
-                            .map(js::js_to_string)
-                            .unwrap_or_default();
-                        t("[bash]: ", normalize(&cmd), RowStyle::Dim)
-                    }
-                    r => t("", format!("[{}]", r.as_str()), RowStyle::Dim),
-                }
-            }
+            Kind::Message(m) => self.message_text(s, m, &v),
             Kind::CustomMessage { .. } => {
                 let content = match v.get("content") {
                     Some(Value::String(x)) => x.clone(),
@@ -417,6 +349,78 @@ impl TreeView {
                 None => t("", "[title: empty]".into(), RowStyle::Dim),
             },
             Kind::Usage | Kind::Unknown(_) => t("", String::new(), RowStyle::Empty),
+        }
+    }
+
+    /// A message's row: Pi's `/tree` text for its role.
+    fn message_text(&self, s: &Session, m: &crate::load::entry::StoredMessage, v: &Value) -> RowText {
+        let t = row_text;
+        let msg = v.get("message").cloned().unwrap_or(Value::Null);
+        match &m.role {
+            Role::User => t(
+                "user: ",
+                normalize(&extract_content(msg.get("content"))),
+                RowStyle::User,
+            ),
+            Role::Assistant => {
+                let text = normalize(&extract_content(msg.get("content")));
+                if !text.is_empty() {
+                    t("assistant: ", text, RowStyle::Assistant)
+                } else if m.stop_reason.as_deref() == Some("aborted") {
+                    t("assistant: ", "(aborted)".into(), RowStyle::AssistantMuted)
+                } else if let Some(err) = msg.get("errorMessage").filter(|x| js::truthy(Some(x))) {
+                    let n = normalize(&js::js_to_string(err));
+                    t(
+                        "assistant: ",
+                        js::slice_utf16(&n, 80).into_owned(),
+                        RowStyle::AssistantError,
+                    )
+                } else {
+                    t("assistant: ", "(no content)".into(), RowStyle::AssistantMuted)
+                }
+            }
+            Role::ToolResult => self.tool_result_text(s, m),
+            Role::BashExecution => {
+                let cmd = msg
+                    .get("command")
+                    .filter(|c| !c.is_null())
+                    .map(js::js_to_string)
+                    .unwrap_or_default();
+                t("[bash]: ", normalize(&cmd), RowStyle::Dim)
+            }
+            r => t("", format!("[{}]", r.as_str()), RowStyle::Dim),
+        }
+    }
+
+    /// A tool result's row: the call it answers (found by its id), as Pi formats it.
+    fn tool_result_text(&self, s: &Session, m: &crate::load::entry::StoredMessage) -> RowText {
+        let t = row_text;
+        let call = m.tool_call_id.as_deref().and_then(|id| {
+            let &(e, k) = self
+                .tool_calls
+                .find(str_hash(id), |&(e, j)| call_id(s, e, j) == Some(id))?;
+            let block = s.entries[e as usize].message()?.tool_call_ids[k as usize].1;
+            Some((e as usize, block))
+        });
+        if let Some((ai, block)) = call {
+            let b = tool_call_block(s, ai, block as usize);
+            let b = &b;
+            let name = b
+                .get("name")
+                .map(js::js_to_string)
+                .unwrap_or_else(|| "undefined".into());
+            let args = b.get("arguments").cloned().unwrap_or(Value::Null);
+            t(
+                "",
+                format_tool_call(&name, &args, self.home.as_deref(), s.pi),
+                RowStyle::Tool,
+            )
+        } else {
+            t(
+                "",
+                format!("[{}]", m.tool_name.as_deref().unwrap_or("tool")),
+                RowStyle::Tool,
+            )
         }
     }
 
@@ -570,4 +574,13 @@ pub fn pan_rows(rows: &[Row], width: usize) -> Vec<(&'static str, String)> {
             }
         })
         .collect()
+}
+
+/// A row's text: its lead (`user: `), its body, its style.
+fn row_text(lead: &str, body: String, style: RowStyle) -> RowText {
+    RowText {
+        lead: lead.to_string(),
+        body,
+        style,
+    }
 }

@@ -306,146 +306,168 @@ fn u(v: &Value, k: &str) -> u64 {
 }
 
 fn parse_event(api: &str, event: Option<&str>, data: &str, usage: &mut Usage) -> Step {
-    let mut st = Step::default();
     if data.trim() == "[DONE]" {
-        return st;
+        return Step::default();
     }
     let Ok(v) = serde_json::from_str::<Value>(data) else {
-        return st;
+        return Step::default();
     };
     match api {
-        "anthropic-messages" => match v.get("type").and_then(|t| t.as_str()).or(event) {
-            Some("message_start") => {
-                let us = &v["message"]["usage"];
-                usage.input = u(us, "input_tokens");
-                usage.cache_read = u(us, "cache_read_input_tokens");
-                usage.cache_write = u(us, "cache_creation_input_tokens");
-                usage.output = u(us, "output_tokens");
-                st.usage = Some(usage.clone());
-            }
-            Some("content_block_start") if v["content_block"]["type"] == "tool_use" => {
-                st.tool_call = true;
-            }
-            Some("content_block_delta") if v["delta"]["type"] == "text_delta" => {
-                st.text = v["delta"]["text"].as_str().map(String::from);
-            }
-            Some("message_delta") => {
-                if v["usage"]["output_tokens"].is_u64() {
-                    usage.output = u(&v["usage"], "output_tokens");
-                }
-                st.stop = v["delta"]["stop_reason"].as_str().map(|r| {
-                    match r {
-                        "end_turn" | "pause_turn" | "stop_sequence" => "stop",
-                        "max_tokens" => "length",
-                        "tool_use" => "toolUse",
-                        _ => "error",
-                    }
-                    .to_string()
-                });
-                st.usage = Some(usage.clone());
-            }
-            Some("error") => st.error = Some(v["error"]["message"].as_str().unwrap_or("stream error").to_string()),
-            _ => {}
-        },
-        "openai-completions" => {
-            if let Some(c) = v["choices"].get(0) {
-                st.text = c["delta"]["content"].as_str().map(String::from);
-                if c["delta"]["tool_calls"].is_array() {
-                    st.tool_call = true;
-                }
-                st.stop = c["finish_reason"].as_str().map(|r| {
-                    match r {
-                        "stop" | "end" => "stop",
-                        "length" => "length",
-                        "tool_calls" | "function_call" => "toolUse",
-                        _ => "error",
-                    }
-                    .to_string()
-                });
-            }
-            if v["usage"].is_object() {
-                let us = &v["usage"];
-                let cached = u(&us["prompt_tokens_details"], "cached_tokens");
-                usage.input = u(us, "prompt_tokens").saturating_sub(cached);
-                usage.cache_read = cached;
-                usage.output = u(us, "completion_tokens");
-                st.usage = Some(usage.clone());
-            }
-            if let Some(e) = v["error"]["message"].as_str() {
-                st.error = Some(e.to_string());
-            }
+        "anthropic-messages" => anthropic_event(&v, event, usage),
+        "openai-completions" => openai_completions_event(&v, usage),
+        "openai-responses" => openai_responses_event(&v, event, usage),
+        "google-generative-ai" => google_event(&v, usage),
+        _ => Step::default(),
+    }
+}
+
+/// An Anthropic Messages stream event.
+fn anthropic_event(v: &Value, event: Option<&str>, usage: &mut Usage) -> Step {
+    let mut st = Step::default();
+    match v.get("type").and_then(|t| t.as_str()).or(event) {
+        Some("message_start") => {
+            let us = &v["message"]["usage"];
+            usage.input = u(us, "input_tokens");
+            usage.cache_read = u(us, "cache_read_input_tokens");
+            usage.cache_write = u(us, "cache_creation_input_tokens");
+            usage.output = u(us, "output_tokens");
+            st.usage = Some(usage.clone());
         }
-        "openai-responses" => match v["type"].as_str().or(event) {
-            Some("response.output_text.delta") => st.text = v["delta"].as_str().map(String::from),
-            Some("response.output_item.added") if v["item"]["type"] == "function_call" => st.tool_call = true,
-            Some("response.completed") | Some("response.incomplete") => {
-                let us = &v["response"]["usage"];
-                let cached = u(&us["input_tokens_details"], "cached_tokens");
-                usage.input = u(us, "input_tokens").saturating_sub(cached);
-                usage.cache_read = cached;
-                usage.output = u(us, "output_tokens");
-                st.usage = Some(usage.clone());
-                st.stop = Some(
-                    if v["type"] == "response.incomplete" {
-                        "length"
-                    } else {
-                        "stop"
-                    }
+        Some("content_block_start") if v["content_block"]["type"] == "tool_use" => {
+            st.tool_call = true;
+        }
+        Some("content_block_delta") if v["delta"]["type"] == "text_delta" => {
+            st.text = v["delta"]["text"].as_str().map(String::from);
+        }
+        Some("message_delta") => {
+            if v["usage"]["output_tokens"].is_u64() {
+                usage.output = u(&v["usage"], "output_tokens");
+            }
+            st.stop = v["delta"]["stop_reason"].as_str().map(|r| {
+                match r {
+                    "end_turn" | "pause_turn" | "stop_sequence" => "stop",
+                    "max_tokens" => "length",
+                    "tool_use" => "toolUse",
+                    _ => "error",
+                }
+                .to_string()
+            });
+            st.usage = Some(usage.clone());
+        }
+        Some("error") => st.error = Some(v["error"]["message"].as_str().unwrap_or("stream error").to_string()),
+        _ => {}
+    }
+    st
+}
+
+/// An OpenAI Chat Completions chunk.
+fn openai_completions_event(v: &Value, usage: &mut Usage) -> Step {
+    let mut st = Step::default();
+    if let Some(c) = v["choices"].get(0) {
+        st.text = c["delta"]["content"].as_str().map(String::from);
+        if c["delta"]["tool_calls"].is_array() {
+            st.tool_call = true;
+        }
+        st.stop = c["finish_reason"].as_str().map(|r| {
+            match r {
+                "stop" | "end" => "stop",
+                "length" => "length",
+                "tool_calls" | "function_call" => "toolUse",
+                _ => "error",
+            }
+            .to_string()
+        });
+    }
+    if v["usage"].is_object() {
+        let us = &v["usage"];
+        let cached = u(&us["prompt_tokens_details"], "cached_tokens");
+        usage.input = u(us, "prompt_tokens").saturating_sub(cached);
+        usage.cache_read = cached;
+        usage.output = u(us, "completion_tokens");
+        st.usage = Some(usage.clone());
+    }
+    if let Some(e) = v["error"]["message"].as_str() {
+        st.error = Some(e.to_string());
+    }
+    st
+}
+
+/// An OpenAI Responses stream event.
+fn openai_responses_event(v: &Value, event: Option<&str>, usage: &mut Usage) -> Step {
+    let mut st = Step::default();
+    match v["type"].as_str().or(event) {
+        Some("response.output_text.delta") => st.text = v["delta"].as_str().map(String::from),
+        Some("response.output_item.added") if v["item"]["type"] == "function_call" => st.tool_call = true,
+        Some("response.completed") | Some("response.incomplete") => {
+            let us = &v["response"]["usage"];
+            let cached = u(&us["input_tokens_details"], "cached_tokens");
+            usage.input = u(us, "input_tokens").saturating_sub(cached);
+            usage.cache_read = cached;
+            usage.output = u(us, "output_tokens");
+            st.usage = Some(usage.clone());
+            st.stop = Some(
+                if v["type"] == "response.incomplete" {
+                    "length"
+                } else {
+                    "stop"
+                }
+                .to_string(),
+            );
+        }
+        Some("response.failed") | Some("error") => {
+            st.error = Some(
+                v["response"]["error"]["message"]
+                    .as_str()
+                    .or(v["message"].as_str())
+                    .unwrap_or("response failed")
                     .to_string(),
-                );
-            }
-            Some("response.failed") | Some("error") => {
-                st.error = Some(
-                    v["response"]["error"]["message"]
-                        .as_str()
-                        .or(v["message"].as_str())
-                        .unwrap_or("response failed")
-                        .to_string(),
-                )
-            }
-            _ => {}
-        },
-        "google-generative-ai" => {
-            if let Some(c) = v["candidates"].get(0) {
-                let text: String = c["content"]["parts"]
-                    .as_array()
-                    .map(|ps| {
-                        ps.iter()
-                            .filter(|p| p["thought"] != true)
-                            .filter_map(|p| p["text"].as_str())
-                            .collect()
-                    })
-                    .unwrap_or_default();
-                if !text.is_empty() {
-                    st.text = Some(text);
-                }
-                if c["content"]["parts"]
-                    .as_array()
-                    .is_some_and(|ps| ps.iter().any(|p| p.get("functionCall").is_some()))
-                {
-                    st.tool_call = true;
-                }
-                st.stop = c["finishReason"].as_str().map(|r| {
-                    if r == "STOP" {
-                        "stop"
-                    } else if r == "MAX_TOKENS" {
-                        "length"
-                    } else {
-                        "error"
-                    }
-                    .to_string()
-                });
-            }
-            if v["usageMetadata"].is_object() {
-                let us = &v["usageMetadata"];
-                let cached = u(us, "cachedContentTokenCount");
-                usage.input = u(us, "promptTokenCount").saturating_sub(cached);
-                usage.cache_read = cached;
-                usage.output = u(us, "candidatesTokenCount") + u(us, "thoughtsTokenCount");
-                st.usage = Some(usage.clone());
-            }
+            )
         }
         _ => {}
+    }
+    st
+}
+
+/// A Gemini stream chunk.
+fn google_event(v: &Value, usage: &mut Usage) -> Step {
+    let mut st = Step::default();
+    if let Some(c) = v["candidates"].get(0) {
+        let text: String = c["content"]["parts"]
+            .as_array()
+            .map(|ps| {
+                ps.iter()
+                    .filter(|p| p["thought"] != true)
+                    .filter_map(|p| p["text"].as_str())
+                    .collect()
+            })
+            .unwrap_or_default();
+        if !text.is_empty() {
+            st.text = Some(text);
+        }
+        if c["content"]["parts"]
+            .as_array()
+            .is_some_and(|ps| ps.iter().any(|p| p.get("functionCall").is_some()))
+        {
+            st.tool_call = true;
+        }
+        st.stop = c["finishReason"].as_str().map(|r| {
+            if r == "STOP" {
+                "stop"
+            } else if r == "MAX_TOKENS" {
+                "length"
+            } else {
+                "error"
+            }
+            .to_string()
+        });
+    }
+    if v["usageMetadata"].is_object() {
+        let us = &v["usageMetadata"];
+        let cached = u(us, "cachedContentTokenCount");
+        usage.input = u(us, "promptTokenCount").saturating_sub(cached);
+        usage.cache_read = cached;
+        usage.output = u(us, "candidatesTokenCount") + u(us, "thoughtsTokenCount");
+        st.usage = Some(usage.clone());
     }
     st
 }

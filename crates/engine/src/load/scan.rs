@@ -726,22 +726,7 @@ fn content_blocks<'a>(p: &mut P<'a>) -> R<LHeadContent> {
             b"id" => set(&mut id, p.value_span()?),
             b"arguments" => {
                 dup |= args.is_some();
-                p.ws();
-                let start = p.i;
-                p.canon = true;
-                p.canon_ok = true;
-                p.canon_ascii = true;
-                p.path = None;
-                p.path_depth = p.depth + 1;
-                let r = p.value();
-                p.canon = false;
-                r?;
-                args = Some(Args {
-                    raw: &p.b[start..p.i],
-                    canonical: p.canon_ok,
-                    ascii: p.canon_ascii,
-                    path: p.path.take(),
-                });
+                args = Some(arguments_span(p)?);
                 Some(())
             }
             _ => p.value_ws(),
@@ -777,44 +762,7 @@ fn content_blocks<'a>(p: &mut P<'a>) -> R<LHeadContent> {
                     }
                 }
             }
-            Some("toolCall") => {
-                let id = lstr(id)?;
-                if let Some(id) = id.as_deref() {
-                    out.tool_call_ids.push((id.into(), bi));
-                }
-                st.tool_calls += 1;
-                let name = lstr(name)?;
-                let name = name.as_deref().unwrap_or("");
-                let (args_len, path) = match args {
-                    None => (0, None),
-                    // Canonical and UTF-8: JSON.stringify would write these very bytes.
-                    Some(Args {
-                        raw,
-                        canonical: true,
-                        ascii,
-                        path,
-                    }) if ascii || simdutf8::basic::from_utf8(raw).is_ok() => {
-                        let path = match path {
-                            Some(pb) if pb.first() == Some(&b'"') => {
-                                lstr(Some(pb))?.as_deref().filter(|s| !s.is_empty()).map(Box::from)
-                            }
-                            _ => None,
-                        };
-                        (if ascii { raw.len() } else { utf16_units(raw) }, path)
-                    }
-                    Some(_) => {
-                        measured = false;
-                        (0, None)
-                    }
-                };
-                st.tool_call_chars += crate::load::js::utf16_len(name) + args_len;
-                calls.push(ToolCall {
-                    id: id.as_deref().map(Box::from),
-                    name: name.into(),
-                    block: bi,
-                    path,
-                });
-            }
+            Some("toolCall") => calls.push(tool_call(id, name, args, bi, &mut out, &mut st, &mut measured)?),
             _ => {}
         }
         Some(())
@@ -827,6 +775,77 @@ fn content_blocks<'a>(p: &mut P<'a>) -> R<LHeadContent> {
         });
     }
     Some(out)
+}
+
+/// A tool call's `arguments`: their bytes, read with the canonical check (whether
+/// `JSON.stringify` would write these very bytes) and the `path` argument noted.
+#[inline]
+fn arguments_span<'a>(p: &mut P<'a>) -> R<Args<'a>> {
+    p.ws();
+    let start = p.i;
+    p.canon = true;
+    p.canon_ok = true;
+    p.canon_ascii = true;
+    p.path = None;
+    p.path_depth = p.depth + 1;
+    let r = p.value();
+    p.canon = false;
+    r?;
+    Some(Args {
+        raw: &p.b[start..p.i],
+        canonical: p.canon_ok,
+        ascii: p.canon_ascii,
+        path: p.path.take(),
+    })
+}
+
+/// A `toolCall` block: its id noted, its characters counted, the call kept.
+#[inline]
+fn tool_call(
+    id: Option<&[u8]>,
+    name: Option<&[u8]>,
+    args: Option<Args>,
+    bi: u32,
+    out: &mut LHeadContent,
+    st: &mut ContentStats,
+    measured: &mut bool,
+) -> R<ToolCall> {
+    let id = lstr(id)?;
+    if let Some(id) = id.as_deref() {
+        out.tool_call_ids.push((id.into(), bi));
+    }
+    st.tool_calls += 1;
+    let name = lstr(name)?;
+    let name = name.as_deref().unwrap_or("");
+    let (args_len, path) = match args {
+        None => (0, None),
+        // Canonical and UTF-8: JSON.stringify would write these very bytes.
+        Some(Args {
+            raw,
+            canonical: true,
+            ascii,
+            path,
+        }) if ascii || simdutf8::basic::from_utf8(raw).is_ok() => {
+            let path = match path {
+                Some(pb) if pb.first() == Some(&b'"') => {
+                    lstr(Some(pb))?.as_deref().filter(|s| !s.is_empty()).map(Box::from)
+                }
+                _ => None,
+            };
+            (if ascii { raw.len() } else { utf16_units(raw) }, path)
+        }
+        Some(_) => {
+            *measured = false;
+            (0, None)
+        }
+    };
+    st.tool_call_chars += crate::load::js::utf16_len(name) + args_len;
+    Some(ToolCall {
+        id: id.as_deref().map(Box::from),
+        name: name.into(),
+        block: bi,
+        path,
+    })
 }
 
 /// A kept field as `LStr` reads it: a string, else nothing. `None` (fall back) only when
@@ -913,88 +932,137 @@ pub fn message_head(line: &[u8]) -> R<EntryHeadJson<'_>> {
             if message.is_some() {
                 return None;
             }
-            p.ws();
-            if p.peek()? != b'{' {
-                return None;
-            }
-            let mut m = MsgSpans::default();
-            p.object(|p, key| match key {
-                b"role" => set(&mut m.role, p.value_span()?),
-                b"content" => {
-                    if m.content.is_some() {
-                        return None;
-                    }
-                    p.ws();
-                    let start = p.i;
-                    match p.peek()? {
-                        b'[' => m.content_head = Some(content_blocks(p)?),
-                        _ => {
-                            p.value()?;
-                            m.content_units = p.last;
-                        }
-                    }
-                    m.content = Some(&p.b[start..p.i]);
-                    Some(())
-                }
-                b"provider" => set(&mut m.provider, p.value_span()?),
-                b"model" => set(&mut m.model, p.value_span()?),
-                b"stopReason" => set(&mut m.stop_reason, p.value_span()?),
-                b"errorMessage" => set(&mut m.error_message, p.value_span()?),
-                b"usage" => {
-                    if m.usage.is_some() {
-                        return None;
-                    }
-                    p.ws();
-                    let start = p.i;
-                    if p.peek()? == b'{' {
-                        let mut u = LUsage::default();
-                        let mut plain = true;
-                        p.object(|p, key| match key {
-                            b"input" => usage_number(p, &mut u.input, &mut plain),
-                            b"output" => usage_number(p, &mut u.output, &mut plain),
-                            b"cacheRead" => usage_number(p, &mut u.cache_read, &mut plain),
-                            b"cacheWrite" => usage_number(p, &mut u.cache_write, &mut plain),
-                            b"totalTokens" => usage_number(p, &mut u.total_tokens, &mut plain),
-                            _ => p.value_ws(),
-                        })?;
-                        m.usage_read = plain.then_some(u);
-                    } else {
-                        p.value()?;
-                    }
-                    m.usage = Some(&p.b[start..p.i]);
-                    Some(())
-                }
-                b"toolName" => set(&mut m.tool_name, p.value_span()?),
-                b"toolCallId" => set(&mut m.tool_call_id, p.value_span()?),
-                b"isError" => set(&mut m.is_error, p.value_span()?),
-                b"excludeFromContext" => set(&mut m.exclude_from_context, p.value_span()?),
-                b"customType" => set(&mut m.custom_type, p.value_span()?),
-                b"command" => set(&mut m.command, p.value_span()?),
-                b"output" => set(&mut m.output, p.value_span()?),
-                b"summary" => set(&mut m.summary, p.value_span()?),
-                _ => p.value_ws(),
-            })?;
-            message = Some(m);
+            message = Some(message_spans(p)?);
             Some(())
         }
+
         _ => p.value_ws(),
     })?;
     p.ws();
     if p.i != line.len() {
         return None;
     }
-    let m = message?;
+    let mut m = message?;
     let kind = lstr(kind)?;
     if kind.as_deref() != Some("message") {
         return None;
     }
+    let content = head_content(&mut m)?;
+    let usage = match (m.usage, m.usage_read) {
+        (None, _) | (Some(b"null"), _) => None,
+        (Some(_), Some(u)) => Some(LUsageOrOther(Some(u))),
+        (Some(b), None) => Some(serde_json::from_slice::<LUsageOrOther>(b).ok()?),
+    };
+    let parent_id = match parent_id {
+        None | Some(b"null") => None,
+        Some(b) => Some(lstr(Some(b))?),
+    };
+    Some(EntryHeadJson {
+        kind,
+        id: lstr(id)?,
+        parent_id,
+        timestamp: lstr(timestamp)?,
+        message: Some(MessageHeadJson {
+            role: lstr(m.role)?,
+            content,
+            provider: lstr(m.provider)?,
+            model: lstr(m.model)?,
+            stop_reason: lstr(m.stop_reason)?,
+            error_message: lstr(m.error_message)?,
+            usage,
+            tool_name: lstr(m.tool_name)?,
+            tool_call_id: lstr(m.tool_call_id)?,
+            is_error: lany(m.is_error)?,
+            exclude_from_context: lany(m.exclude_from_context)?,
+            custom_type: lstr(m.custom_type)?,
+            _p: std::marker::PhantomData,
+        }),
+        _p: std::marker::PhantomData,
+    })
+}
+
+/// A message object's fields, as spans (the usage read when plain).
+#[inline]
+fn message_spans<'a>(p: &mut P<'a>) -> R<MsgSpans<'a>> {
+    p.ws();
+    if p.peek()? != b'{' {
+        return None;
+    }
+    let mut m = MsgSpans::default();
+    p.object(|p, key| match key {
+        b"role" => set(&mut m.role, p.value_span()?),
+        b"content" => {
+            if m.content.is_some() {
+                return None;
+            }
+            p.ws();
+            let start = p.i;
+            match p.peek()? {
+                b'[' => m.content_head = Some(content_blocks(p)?),
+                _ => {
+                    p.value()?;
+                    m.content_units = p.last;
+                }
+            }
+            m.content = Some(&p.b[start..p.i]);
+            Some(())
+        }
+        b"provider" => set(&mut m.provider, p.value_span()?),
+        b"model" => set(&mut m.model, p.value_span()?),
+        b"stopReason" => set(&mut m.stop_reason, p.value_span()?),
+        b"errorMessage" => set(&mut m.error_message, p.value_span()?),
+        b"usage" => usage_spans(p, &mut m),
+        b"toolName" => set(&mut m.tool_name, p.value_span()?),
+        b"toolCallId" => set(&mut m.tool_call_id, p.value_span()?),
+        b"isError" => set(&mut m.is_error, p.value_span()?),
+        b"excludeFromContext" => set(&mut m.exclude_from_context, p.value_span()?),
+        b"customType" => set(&mut m.custom_type, p.value_span()?),
+        b"command" => set(&mut m.command, p.value_span()?),
+        b"output" => set(&mut m.output, p.value_span()?),
+        b"summary" => set(&mut m.summary, p.value_span()?),
+        _ => p.value_ws(),
+    })?;
+    Some(m)
+}
+
+/// The message's `usage`: its span, and its numbers when it holds plain ones.
+#[inline]
+fn usage_spans<'a>(p: &mut P<'a>, m: &mut MsgSpans<'a>) -> R<()> {
+    if m.usage.is_some() {
+        return None;
+    }
+    p.ws();
+    let start = p.i;
+    if p.peek()? == b'{' {
+        let mut u = LUsage::default();
+        let mut plain = true;
+        p.object(|p, key| match key {
+            b"input" => usage_number(p, &mut u.input, &mut plain),
+            b"output" => usage_number(p, &mut u.output, &mut plain),
+            b"cacheRead" => usage_number(p, &mut u.cache_read, &mut plain),
+            b"cacheWrite" => usage_number(p, &mut u.cache_write, &mut plain),
+            b"totalTokens" => usage_number(p, &mut u.total_tokens, &mut plain),
+            _ => p.value_ws(),
+        })?;
+        m.usage_read = plain.then_some(u);
+    } else {
+        p.value()?;
+    }
+    m.usage = Some(&p.b[start..p.i]);
+    Some(())
+}
+
+/// The head of the message's content (its first blocks, or a string's measure), with the
+/// role-specific lengths.
+#[inline]
+fn head_content(m: &mut MsgSpans) -> R<LHeadContent> {
     let plain = || {
         Some(Measured {
             content: ContentStats::default(),
             ..Default::default()
         })
     };
-    let mut content = match (m.content_head, m.content) {
+    let mut content = match (m.content_head.take(), m.content) {
         (Some(h), _) => h,
         (None, None) | (None, Some(b"null")) => LHeadContent {
             missing: true,
@@ -1035,37 +1103,7 @@ pub fn message_head(line: &[u8]) -> R<EntryHeadJson<'_>> {
             _ => content.measured = None,
         }
     }
-    let usage = match (m.usage, m.usage_read) {
-        (None, _) | (Some(b"null"), _) => None,
-        (Some(_), Some(u)) => Some(LUsageOrOther(Some(u))),
-        (Some(b), None) => Some(serde_json::from_slice::<LUsageOrOther>(b).ok()?),
-    };
-    let parent_id = match parent_id {
-        None | Some(b"null") => None,
-        Some(b) => Some(lstr(Some(b))?),
-    };
-    Some(EntryHeadJson {
-        kind,
-        id: lstr(id)?,
-        parent_id,
-        timestamp: lstr(timestamp)?,
-        message: Some(MessageHeadJson {
-            role: lstr(m.role)?,
-            content,
-            provider: lstr(m.provider)?,
-            model: lstr(m.model)?,
-            stop_reason: lstr(m.stop_reason)?,
-            error_message: lstr(m.error_message)?,
-            usage,
-            tool_name: lstr(m.tool_name)?,
-            tool_call_id: lstr(m.tool_call_id)?,
-            is_error: lany(m.is_error)?,
-            exclude_from_context: lany(m.exclude_from_context)?,
-            custom_type: lstr(m.custom_type)?,
-            _p: std::marker::PhantomData,
-        }),
-        _p: std::marker::PhantomData,
-    })
+    Some(content)
 }
 
 #[cfg(test)]

@@ -15,6 +15,31 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Paragraph};
 use serde_json::Value;
 
+/// The detail pane's own state: the document shown and how far it is scrolled.
+#[derive(Default)]
+pub struct DetailState {
+    pub doc: Option<Doc>,
+    pub scroll: usize,
+}
+
+impl DetailState {
+    /// A key while the detail pane has the focus: it scrolls (`page` lines a page; End goes
+    /// to the end, clamped when drawn).
+    pub fn update(&mut self, action: &super::action::Action, page: usize) -> Vec<super::component::Effect> {
+        use super::action::Action;
+        match action {
+            Action::Up => self.scroll = self.scroll.saturating_sub(1),
+            Action::Down => self.scroll += 1,
+            Action::PageUp => self.scroll = self.scroll.saturating_sub(page),
+            Action::PageDown => self.scroll += page,
+            Action::Home => self.scroll = 0,
+            Action::End => self.scroll = usize::MAX / 2,
+            _ => return super::component::ignored(),
+        }
+        super::component::changed()
+    }
+}
+
 /// A rendered entry: prose lines, and at most one code block highlighted lazily.
 pub struct Doc {
     pub entry: usize,

@@ -7,6 +7,8 @@
 //! under its parent makes it quadratic on long chains.
 
 use super::app::App;
+
+pub mod update;
 use super::selection::CutClass;
 use super::theme::*;
 use crate::engine::view::text_width::{char_width, visible_width};

@@ -5,6 +5,7 @@ use super::{App, Focus, Overlay, Terminal};
 use crate::engine::load::entry::Kind;
 use crate::engine::view::tree_view::FilterMode;
 use crate::ui::action::Action;
+use crate::ui::component;
 use crate::ui::input::LineEditor;
 use crate::ui::jobs::Job;
 use crate::ui::keymap::Mode;
@@ -16,31 +17,27 @@ use crate::ui::picker::Picker;
 pub const KEEP_STEP: u64 = 500;
 
 impl App {
-    /// Keys of the tree, the cut preview and the detail pane.
+    /// Keys of the tree, the cut preview and the detail pane: the detail pane's and the tree
+    /// pane's own updates first (scrolling; moving, folding, filtering), then what needs the
+    /// session and the selection.
     pub(super) fn on_browse(&mut self, action: Action) -> bool {
         let s = self.doc.session.clone();
         let detail = self.mode() == Mode::Detail;
+        let page = self.page();
+        let effects = if detail {
+            self.detail.update(&action, page)
+        } else {
+            component::ignored()
+        };
+        let effects = if component::redraws(&effects) {
+            effects
+        } else {
+            crate::ui::tree_pane::update::update(&mut self.view, &s, &action, page)
+        };
+        if component::redraws(&effects) {
+            return self.apply(effects);
+        }
         match action {
-            // Moves: the detail pane scrolls when it has the focus.
-            Action::Up if detail => self.detail.scroll = self.detail.scroll.saturating_sub(1),
-            Action::Down if detail => self.detail.scroll += 1,
-            Action::PageUp if detail => self.detail.scroll = self.detail.scroll.saturating_sub(self.page()),
-            Action::PageDown if detail => self.detail.scroll += self.page(),
-            Action::Home if detail => self.detail.scroll = 0,
-            Action::End if detail => self.detail.scroll = usize::MAX / 2,
-            Action::Up => self.view.move_up(),
-            Action::Down => self.view.move_down(),
-            Action::PageUp => self.view.page_up(self.page()),
-            Action::PageDown => self.view.page_down(self.page()),
-            Action::Home => self.view.selected = 0,
-            Action::End => self.view.selected = self.view.visible.len().saturating_sub(1),
-            Action::FoldOrUp => self.view.fold_or_up(&s),
-            Action::UnfoldOrDown => self.view.unfold_or_down(&s),
-            Action::GoToLeaf => {
-                if let Some(leaf) = s.leaf() {
-                    self.view.select_entry(&s, leaf);
-                }
-            }
             Action::JumpCompaction { next } => self.jump_compaction(next),
             Action::JumpFirstKept | Action::JumpTurnStart => {
                 let first_kept = matches!(action, Action::JumpFirstKept);
@@ -64,18 +61,7 @@ impl App {
                 Some(m) => self.reveal(m),
                 None => self.status = Some("no marked entry (m marks one)".into()),
             },
-            Action::SetFilter(f) => self.view.set_filter(&s, f),
-            Action::ToggleFilter(f) => self.view.toggle_filter(&s, f),
-            Action::CycleFilter { back } => {
-                let f = if back {
-                    self.view.filter.prev()
-                } else {
-                    self.view.filter.next()
-                };
-                self.view.set_filter(&s, f)
-            }
             Action::StartSearch => self.search = Some(LineEditor::new(&self.view.search, false)),
-            Action::ToggleLabelTimes => self.view.show_label_times = !self.view.show_label_times,
             Action::CopyText => self.copy_selected(),
             Action::CopyId => {
                 if let Some(i) = self.selected() {

@@ -25,6 +25,7 @@ use super::action::Action;
 pub use super::component::Terminal;
 pub use super::context_view::{ContextKey, ContextState};
 use super::detail;
+pub use super::detail::DetailState;
 use super::dialog::Dialog;
 pub use super::fills::FillsState;
 use super::input::LineEditor;
@@ -148,12 +149,6 @@ pub struct FrameRow {
     pub edited: Option<bool>,
     /// The pruning preview's change for it.
     pub change: Option<crate::engine::edit::prune::Change>,
-}
-
-#[derive(Default)]
-pub struct DetailState {
-    pub doc: Option<detail::Doc>,
-    pub scroll: usize,
 }
 
 /// The pruning policies Tab cycles through: name, policy, the extension's own rules.

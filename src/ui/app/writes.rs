@@ -37,9 +37,8 @@ pub(crate) enum AfterResolve {
         strategies: Vec<Strategy>,
         seen: Seen,
     },
-    /// Summarize the branch left at `leaf`.
+    /// Summarize the branch left (the model found for its leaf).
     BranchSummary {
-        leaf: usize,
         kind: Box<SummaryKind>,
         purpose: SummaryFor,
         seen: Seen,
@@ -309,12 +308,9 @@ impl App {
                 strategies,
                 seen,
             } => self.start_compaction_with(summarizer, leaf, focus, strategies, seen),
-            AfterResolve::BranchSummary {
-                leaf,
-                kind,
-                purpose,
-                seen,
-            } => self.start_summary_with(summarizer, leaf, kind, purpose, seen),
+            AfterResolve::BranchSummary { kind, purpose, seen } => {
+                self.start_summary_with(summarizer, *kind, purpose, seen)
+            }
         }
     }
 
@@ -324,7 +320,6 @@ impl App {
         self.with_summarizer(
             leaf,
             AfterResolve::BranchSummary {
-                leaf,
                 kind: Box::new(kind),
                 purpose,
                 seen,
@@ -335,12 +330,10 @@ impl App {
     fn start_summary_with(
         &mut self,
         summarizer: Option<crate::llm::summarize::Summarizer>,
-        _leaf: usize,
-        kind: Box<SummaryKind>,
+        kind: SummaryKind,
         purpose: SummaryFor,
         seen: Seen,
     ) {
-        let kind = *kind;
         let id = self.next_job_id();
         let cancel = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
         let by = summarizer

@@ -12,18 +12,9 @@ use clap::Args;
 use color_eyre::eyre::{Result, eyre};
 use serde_json::json;
 
+/// A branch of a session, by its first entry: `archive`, `unarchive` and `delete-branch`.
 #[derive(Args, Debug)]
-pub struct ArchiveArgs {
-    #[command(flatten)]
-    pub session: RequiredSessionArg,
-    /// The branch's first entry: an id, or idx:N for the N-th entry (0-based).
-    pub target: String,
-    #[command(flatten)]
-    pub write: WriteFlags,
-}
-
-#[derive(Args, Debug)]
-pub struct DeleteBranchArgs {
+pub struct BranchAtArgs {
     #[command(flatten)]
     pub session: RequiredSessionArg,
     /// The branch's first entry: an id, or idx:N for the N-th entry (0-based).
@@ -60,7 +51,7 @@ pub struct BackupsArgs {
 }
 
 /// `bonsai archive` (`archived`) and `bonsai unarchive`.
-pub fn archive(a: ArchiveArgs, archived: bool) -> Result<()> {
+pub fn archive(a: BranchAtArgs, archived: bool) -> Result<()> {
     let s = load(&a.session.file)?;
     let t = resolve_ref(&s, &a.target)?;
     let tree = Tree::build(&s);
@@ -105,7 +96,7 @@ fn si(n: usize, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
 }
 
-pub fn delete_branch(a: DeleteBranchArgs) -> Result<()> {
+pub fn delete_branch(a: BranchAtArgs) -> Result<()> {
     let s = load(&a.session.file)?;
     let t = resolve_ref(&s, &a.target)?;
     let tree = Tree::build(&s);

@@ -187,12 +187,7 @@ fn cost(sm: Option<&Summarizer>, o: &Outcome) -> f64 {
 }
 
 pub fn compare(a: CompareArgs) -> Result<()> {
-    let at = CompactionAt::load(
-        &a.session.file,
-        a.at.leaf.as_deref(),
-        a.budget.reserve_tokens,
-        a.budget.keep_recent_tokens,
-    )?;
+    let at = CompactionAt::load(&a.session, &a.at, &a.budget)?;
     let mref = at.model_ref();
     let CompactionAt {
         s0,

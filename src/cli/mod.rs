@@ -34,7 +34,7 @@ mod write;
 
 use args::PROJECT_SESSION;
 pub use args::{CutBudget, LeafArg, RequiredSessionArg, SessionArg, WriteFlags};
-pub use branches::{ArchiveArgs, BackupsArgs, DeleteBranchArgs, RestoreArgs};
+pub use branches::{BackupsArgs, BranchAtArgs, RestoreArgs};
 use clap::{Parser, Subcommand};
 use color_eyre::eyre::Result;
 pub use compare::CompareArgs;
@@ -114,13 +114,13 @@ pub enum Command {
     Undo(UndoArgs),
     /// Hide the branch at TARGET in bonsai's tree (one `bonsai.archive` entry; Pi's leaf and
     /// context do not change). Refused for the branch that holds the leaf.
-    Archive(ArchiveArgs),
+    Archive(BranchAtArgs),
     /// Show an archived branch in bonsai's tree again.
-    Unarchive(ArchiveArgs),
+    Unarchive(BranchAtArgs),
     /// Remove the branch at TARGET from the file (the one rewrite: the original stays as
     /// FILE.bak, the removed lines in FILE.deleted-TIME.jsonl). Refused for the leaf's branch,
     /// a branch other entries refer to, and a file written in the last 10 s.
-    DeleteBranch(DeleteBranchArgs),
+    DeleteBranch(BranchAtArgs),
     /// Undo the last delete-branch: the backup back, with any lines appended since after it.
     Restore(RestoreArgs),
     /// Sessions of the current project (or of all projects), newest first.

@@ -300,8 +300,10 @@ pub(super) struct CompactionAt {
 }
 
 impl CompactionAt {
-    pub fn load(file: &Path, leaf: Option<&str>, reserve: Option<u64>, keep: Option<u64>) -> Result<CompactionAt> {
-        let s0 = load(file)?;
+    /// The compaction at the arguments' leaf, with their budget over Pi's settings.
+    pub fn load(session: &SessionArg, at: &LeafArg, budget: &CutBudget) -> Result<CompactionAt> {
+        let (leaf, reserve, keep) = (at.leaf.as_deref(), budget.reserve_tokens, budget.keep_recent_tokens);
+        let s0 = load(&session.file)?;
         let settings = load_settings(&cwd());
         let registry = load_registry(&agent_dir());
         let leaf = resolve_leaf(&s0, leaf)?.ok_or_else(|| eyre!("the session has no entries"))?;
@@ -330,12 +332,7 @@ impl CompactionAt {
 }
 
 pub fn compact(a: CompactArgs) -> Result<()> {
-    let at = CompactionAt::load(
-        &a.session.file,
-        a.at.leaf.as_deref(),
-        a.budget.reserve_tokens,
-        a.budget.keep_recent_tokens,
-    )?;
+    let at = CompactionAt::load(&a.session, &a.at, &a.budget)?;
     let mref = at.model_ref();
     let CompactionAt {
         s0,

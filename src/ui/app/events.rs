@@ -255,16 +255,19 @@ impl App {
         }
     }
 
+    /// The picker's search inside the sessions, if `id` is still the one running.
+    fn session_search(&mut self, id: u64) -> Option<&mut crate::ui::picker::SessionSearch> {
+        self.picker
+            .as_mut()
+            .and_then(|p| p.search.as_mut())
+            .filter(|s| s.id == id)
+    }
+
     fn on_search_file(&mut self, r: JobResult) {
         let JobResult::SearchFile { id, path, hits } = r else {
             return;
         };
-        if let Some(s) = self
-            .picker
-            .as_mut()
-            .and_then(|p| p.search.as_mut())
-            .filter(|s| s.id == id)
-        {
+        if let Some(s) = self.session_search(id) {
             s.files.0 += 1;
             match hits {
                 Ok(h) => s.hits.extend(h.into_iter().map(|h| (path.clone(), h))),
@@ -277,12 +280,7 @@ impl App {
         let JobResult::SearchDone { id, elapsed_ms, error } = r else {
             return;
         };
-        if let Some(s) = self
-            .picker
-            .as_mut()
-            .and_then(|p| p.search.as_mut())
-            .filter(|s| s.id == id)
-        {
+        if let Some(s) = self.session_search(id) {
             s.running = false;
             s.elapsed_ms = elapsed_ms;
             if error.is_some() {

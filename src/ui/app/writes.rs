@@ -380,18 +380,17 @@ impl App {
         strategies: Vec<Strategy>,
         seen: Seen,
     ) {
+        // Only a model's strategies need the model looked up; the offline one starts now.
+        if !strategies.iter().any(|s| s.is_llm()) {
+            return self.start_compaction_with(None, leaf, focus, strategies, seen);
+        }
         let then = AfterResolve::Strategies {
             leaf,
             focus,
             strategies,
             seen,
         };
-        match &then {
-            AfterResolve::Strategies { strategies, .. } if strategies.iter().any(|s| s.is_llm()) => {
-                self.with_summarizer(leaf, then)
-            }
-            _ => self.go_on(None, then),
-        }
+        self.with_summarizer(leaf, then);
     }
 
     fn start_compaction_with(

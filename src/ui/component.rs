@@ -70,7 +70,7 @@ pub enum Effect {
     },
     /// Summarize the compaction at `leaf` by each strategy, side by side.
     Compact {
-        leaf: usize,
+        at: crate::ui::dialog::PlannedCompaction,
         focus: Option<String>,
         strategies: Vec<Strategy>,
         seen: Seen,

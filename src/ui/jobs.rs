@@ -85,6 +85,16 @@ pub enum Job {
         /// The gauge's zone (the zones policy follows it unless one is chosen).
         zone: crate::engine::edit::prune::Zone,
     },
+    /// Pi's compaction plan at `leaf` (`c`: what is summarized, where the cut falls, or
+    /// why there is nothing to compact).
+    PlanCompaction {
+        id: u64,
+        session: Arc<Session>,
+        leaf: usize,
+        settings: crate::engine::compaction::cut::CompactionSettings,
+        /// What the user saw when `c` was pressed.
+        seen: super::dialog::Seen,
+    },
     /// What fills the context at the selection.
     Fills {
         generation: u64,
@@ -257,6 +267,12 @@ pub enum JobResult {
     Prune {
         generation: u64,
         plan: Box<crate::engine::edit::prune::Plan>,
+    },
+    CompactionPlanned {
+        id: u64,
+        leaf: usize,
+        seen: super::dialog::Seen,
+        plan: Result<Box<crate::engine::compaction::cut::CompactionPlan>, crate::engine::compaction::cut::NoCompaction>,
     },
     Fills(Box<super::fills::FillsData>),
     Reloaded {
@@ -451,6 +467,18 @@ impl Job {
                 plan: Box::new(crate::engine::edit::prune::plan(
                     &session, leaf, policy, &settings, force, zone,
                 )),
+            },
+            Job::PlanCompaction {
+                id,
+                session,
+                leaf,
+                settings,
+                seen,
+            } => JobResult::CompactionPlanned {
+                id,
+                leaf,
+                seen,
+                plan: crate::engine::edit::entries::plan_compaction(&session, leaf, settings).map(Box::new),
             },
             Job::Fills {
                 generation,

@@ -62,13 +62,13 @@ impl App {
                 Effect::AskNavigate { target, choice, seen } => self.open_navigate_dialog(target, choice, seen),
                 Effect::Submit { purpose, text, seen } => self.submit_input(purpose, text, seen),
                 Effect::Compact {
-                    leaf,
+                    at,
                     focus,
                     strategies,
                     seen,
                 } => {
                     self.strategy_choice = strategies.clone();
-                    self.start_compaction(leaf, focus, strategies, seen);
+                    self.start_compaction(at, focus, strategies, seen);
                 }
                 Effect::CancelSummary => {
                     if let Some((_, cancel)) = self.pending.summary.take() {

@@ -211,6 +211,8 @@ pub struct Pending {
     pub writes: usize,
     /// The summary model being looked for, and what waits for it.
     pub(crate) resolving: Option<(u64, writes::AfterResolve)>,
+    /// The compaction being planned for `c` (`Job::PlanCompaction`).
+    pub planning: Option<u64>,
 }
 
 /// Why an old session file is read-only (Pi rewrites v1 and v2 files when it opens them).

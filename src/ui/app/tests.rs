@@ -1452,15 +1452,8 @@ fn a_deep_tree_is_drawn_panned_as_pis_render() {
     assert!(a.view.folded.contains(&entry), "folded");
 }
 
-/// A big session's gauge computed beside `App::new` stands in for the job the app queued for
-/// it, and gives what that job gives; one for other settings is not taken.
-#[test]
-fn a_selection_computed_beside_the_app_replaces_its_queued_job() {
-    use crate::engine::load::models::Registry;
-    use crate::engine::load::session::Session;
-    use crate::engine::settings::Settings;
-    use crate::ui::jobs::Job;
-    use std::sync::Arc;
+/// A session over `LARGE_SESSION` entries, where the app's work goes to jobs, made in memory.
+fn big_session() -> std::sync::Arc<crate::engine::load::session::Session> {
     let mut file =
         String::from(r#"{"type":"session","version":3,"id":"s","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/p"}"#);
     file.push('\n');
@@ -1473,7 +1466,68 @@ fn a_selection_computed_beside_the_app_replaces_its_queued_job() {
         file.push('\n');
         parent = format!(r#""e{k}""#);
     }
-    let s = Arc::new(Session::from_bytes(file.into_bytes()).unwrap());
+    std::sync::Arc::new(crate::engine::load::session::Session::from_bytes(file.into_bytes()).unwrap())
+}
+
+/// `c` on a big session plans the compaction in a job, not in the update; its answer opens
+/// the instructions with that plan, and the strategies go on with the same plan (it is not
+/// worked out again).
+#[test]
+fn a_compaction_is_planned_by_a_job_and_carried_to_the_summaries() {
+    use crate::engine::load::models::Registry;
+    use crate::engine::settings::Settings;
+    use crate::ui::dialog::InputPurpose;
+    use crate::ui::jobs::Job;
+    let s = big_session();
+    let nowhere = Some(PathBuf::from("/nonexistent-bonsai-test/s/big.jsonl"));
+    let mut a = App::with_session(s.clone(), nowhere, Settings::default(), Registry::builtin_only());
+    a.run_jobs_now();
+    a.force_offline = true;
+    a.pending.queue.clear();
+    a.update(Action::Compact);
+    assert!(a.dialog.is_none());
+    let [Job::PlanCompaction { leaf, .. }] = a.pending.queue.as_slice() else {
+        panic!("no plan queued: {:?} {:?}", a.pending.queue.len(), a.status)
+    };
+    assert_eq!(*leaf, s.leaf().unwrap());
+    a.run_jobs_now();
+    let Some(Dialog::Input {
+        purpose: InputPurpose::CompactInstructions { at },
+        ..
+    }) = &a.dialog
+    else {
+        panic!("no instructions asked: {:?}", a.status)
+    };
+    let plan = at.plan.clone();
+    assert_eq!(at.leaf, s.leaf().unwrap());
+    // Offline: the summary job gets the plan the dialog carried, and its tab is written on it.
+    a.update(Action::Select);
+    let [Job::Summary { kind, .. }] = a.pending.queue.as_slice() else {
+        panic!("no summary queued: {:?} {:?}", a.pending.queue.len(), a.status)
+    };
+    let crate::ui::jobs::SummaryKind::Compaction { plan: queued, .. } = kind else {
+        panic!("not a compaction summary")
+    };
+    assert_eq!(queued.first_kept_entry, plan.first_kept_entry);
+    assert_eq!(queued.history, plan.history);
+    let Some(Dialog::Summary {
+        purpose: crate::ui::dialog::SummaryFor::Compaction { first_kept, .. },
+        ..
+    }) = &a.dialog
+    else {
+        panic!("no summary dialog: {:?}", a.status)
+    };
+    assert_eq!(first_kept.as_str(), &*s.entries[plan.first_kept_entry].id);
+}
+
+/// A big session's gauge computed beside `App::new` stands in for the job the app queued for
+/// it, and gives what that job gives; one for other settings is not taken.
+#[test]
+fn a_selection_computed_beside_the_app_replaces_its_queued_job() {
+    use crate::engine::load::models::Registry;
+    use crate::engine::settings::Settings;
+    use crate::ui::jobs::Job;
+    let s = big_session();
     let new_app = || App::with_session(s.clone(), None, Settings::default(), Registry::builtin_only());
     let selection_jobs = |a: &App| {
         a.pending

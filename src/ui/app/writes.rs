@@ -16,7 +16,8 @@ use crate::engine::edit::plan::{self, Refusal, Write, WriteRequest};
 use crate::engine::load::entry::Role;
 use crate::engine::view::context;
 use crate::ui::dialog::{
-    Dialog, FileChore, InputPurpose, NavInfo, PendingWrite, Seen, SummaryFor, SummaryTab, TabFigures, TabState,
+    Dialog, FileChore, InputPurpose, NavInfo, PendingWrite, PlannedCompaction, Seen, SummaryFor, SummaryTab,
+    TabFigures, TabState,
 };
 use crate::ui::input::LineEditor;
 use crate::ui::jobs::{Job, SummaryKind};
@@ -26,13 +27,13 @@ pub(crate) enum AfterResolve {
     /// The compaction's instructions were given: choose the strategies (a model is there)
     /// or compact offline.
     Compact {
-        leaf: usize,
+        at: PlannedCompaction,
         focus: Option<String>,
         seen: Seen,
     },
     /// Compact by these strategies.
     Strategies {
-        leaf: usize,
+        at: PlannedCompaction,
         focus: Option<String>,
         strategies: Vec<Strategy>,
         seen: Seen,
@@ -207,21 +208,56 @@ impl App {
         });
     }
 
+    /// `c`: plan the compaction at the selected leaf (a job on large sessions); the
+    /// instructions are asked for when the plan is there.
     pub(super) fn open_compact(&mut self) {
         let Some(leaf) = self.selected_leaf() else { return };
         if !self.writable() {
             return;
         }
-        // Said before any instructions or strategies are asked for (issue 21, item 12).
-        if let Err(e) = entries::plan_compaction(&self.doc.session, leaf, self.compaction_settings()) {
-            self.status = Some(no_compaction_in_tui_words(e, self.selection.keep_recent));
+        let id = self.next_job_id();
+        self.pending.planning = Some(id);
+        let job = Job::PlanCompaction {
+            id,
+            session: self.doc.session.clone(),
+            leaf,
+            settings: self.compaction_settings(),
+            seen: Seen::of(&self.doc.session),
+        };
+        self.run_or_queue(job, true);
+    }
+
+    /// The plan for `c` is there: say why there is nothing to compact before any instructions
+    /// or strategies are asked for (issue 21, item 12), else ask for the instructions.
+    pub(super) fn on_compaction_planned(
+        &mut self,
+        id: u64,
+        leaf: usize,
+        seen: Seen,
+        plan: Result<crate::engine::compaction::cut::CompactionPlan, NoCompaction>,
+    ) {
+        if self.pending.planning != Some(id) {
             return;
         }
+        self.pending.planning = None;
+        if let Some(r) = self.changed_since(seen) {
+            self.status = Some(r.to_string());
+            return;
+        }
+        let plan = match plan {
+            Ok(p) => std::sync::Arc::new(p),
+            Err(e) => {
+                self.status = Some(no_compaction_in_tui_words(e, self.selection.keep_recent));
+                return;
+            }
+        };
         let note = self.branch_note(leaf).map(|(short, _)| short);
         self.dialog = Some(Dialog::Input {
-            purpose: InputPurpose::CompactInstructions { leaf },
+            purpose: InputPurpose::CompactInstructions {
+                at: PlannedCompaction { leaf, plan },
+            },
             editor: LineEditor::new("", true),
-            seen: Seen::of(&self.doc.session),
+            seen,
             note,
         });
     }
@@ -301,13 +337,13 @@ impl App {
 
     fn go_on(&mut self, summarizer: Option<crate::llm::summarize::Summarizer>, then: AfterResolve) {
         match then {
-            AfterResolve::Compact { leaf, focus, seen } => self.compact_with(summarizer, leaf, focus, seen),
+            AfterResolve::Compact { at, focus, seen } => self.compact_with(summarizer, at, focus, seen),
             AfterResolve::Strategies {
-                leaf,
+                at,
                 focus,
                 strategies,
                 seen,
-            } => self.start_compaction_with(summarizer, leaf, focus, strategies, seen),
+            } => self.start_compaction_with(summarizer, at, focus, strategies, seen),
             AfterResolve::BranchSummary { kind, purpose, seen } => {
                 self.start_summary_with(summarizer, *kind, purpose, seen)
             }
@@ -360,8 +396,8 @@ impl App {
         self.run_or_queue(job, offline);
     }
 
-    /// The offline summary of a small session is instant: show it at once; anything else is
-    /// a job.
+    /// Work that needs no model (an offline summary, a compaction's plan) is instant on a
+    /// small session: run the job's own code at once; anything else is queued.
     fn run_or_queue(&mut self, job: Job, offline: bool) {
         if offline && self.doc.session.entries.len() <= super::LARGE_SESSION {
             for r in crate::ui::jobs::run_now(job) {
@@ -375,17 +411,18 @@ impl App {
     /// The compaction at `leaf` written by each of `strategies` side by side, one tab each.
     pub(super) fn start_compaction(
         &mut self,
-        leaf: usize,
+        at: PlannedCompaction,
         focus: Option<String>,
         strategies: Vec<Strategy>,
         seen: Seen,
     ) {
         // Only a model's strategies need the model looked up; the offline one starts now.
         if !strategies.iter().any(|s| s.is_llm()) {
-            return self.start_compaction_with(None, leaf, focus, strategies, seen);
+            return self.start_compaction_with(None, at, focus, strategies, seen);
         }
+        let leaf = at.leaf;
         let then = AfterResolve::Strategies {
-            leaf,
+            at,
             focus,
             strategies,
             seen,
@@ -396,7 +433,7 @@ impl App {
     fn start_compaction_with(
         &mut self,
         summarizer: Option<crate::llm::summarize::Summarizer>,
-        leaf: usize,
+        at: PlannedCompaction,
         focus: Option<String>,
         strategies: Vec<Strategy>,
         seen: Seen,
@@ -405,14 +442,8 @@ impl App {
             self.status = Some(r.to_string());
             return;
         }
-        let settings = self.compaction_settings();
-        let plan = match entries::plan_compaction(&self.doc.session, leaf, settings) {
-            Ok(p) => p,
-            Err(e) => {
-                self.status = Some(no_compaction_in_tui_words(e, self.selection.keep_recent));
-                return;
-            }
-        };
+        let PlannedCompaction { leaf, plan } = at;
+        let settings = plan.settings;
         let first_kept = self.id_of(plan.first_kept_entry);
         let thinking = context::path_settings(&self.doc.session, &self.doc.session.path_to(leaf)).0;
         let by = summarizer
@@ -443,7 +474,7 @@ impl App {
             session: self.doc.session.clone(),
             summarizer: summarizer.map(Box::new),
             kind: SummaryKind::Compaction {
-                plan: Box::new(plan),
+                plan: Box::new(std::sync::Arc::unwrap_or_clone(plan)),
                 focus,
                 thinking,
                 strategies,
@@ -532,15 +563,16 @@ impl App {
 
     /// After the instructions: with a model, choose the strategies to run side by side;
     /// without one, the offline summary.
-    fn compact(&mut self, leaf: usize, instructions: String, seen: Seen) {
+    fn compact(&mut self, at: PlannedCompaction, instructions: String, seen: Seen) {
         let focus = Some(instructions).filter(|t| !t.trim().is_empty());
-        self.with_summarizer(leaf, AfterResolve::Compact { leaf, focus, seen });
+        let leaf = at.leaf;
+        self.with_summarizer(leaf, AfterResolve::Compact { at, focus, seen });
     }
 
     fn compact_with(
         &mut self,
         summarizer: Option<crate::llm::summarize::Summarizer>,
-        leaf: usize,
+        at: PlannedCompaction,
         focus: Option<String>,
         seen: Seen,
     ) {
@@ -548,7 +580,7 @@ impl App {
             Some(m) => {
                 let checked = Strategy::ALL.iter().map(|s| self.strategy_choice.contains(s)).collect();
                 self.dialog = Some(Dialog::Strategies {
-                    leaf,
+                    at,
                     focus,
                     seen,
                     cursor: 0,
@@ -556,7 +588,7 @@ impl App {
                     by: format!("{}/{}", m.model.provider, m.model.id),
                 });
             }
-            None => self.start_compaction(leaf, focus, vec![Strategy::Offline], seen),
+            None => self.start_compaction(at, focus, vec![Strategy::Offline], seen),
         }
     }
 
@@ -684,9 +716,9 @@ impl App {
                 self.dialog = None;
                 self.summarize_branch(target, Some(text), seen)
             }
-            InputPurpose::CompactInstructions { leaf } => {
+            InputPurpose::CompactInstructions { at } => {
                 self.dialog = None;
-                self.compact(leaf, text, seen)
+                self.compact(at, text, seen)
             }
         }
     }

@@ -8,7 +8,7 @@ use crate::engine::view::tokens::{Encoding, TokenCache};
 use crate::ui::action::Action;
 use crate::ui::chores::{Chore, FileChore};
 use crate::ui::context_view::{self, ContextState};
-use crate::ui::dialog::{Dialog, InputPurpose, NavInfo, PendingWrite, Seen};
+use crate::ui::dialog::{Dialog, InputPurpose, NavInfo, PendingWrite, PlannedCompaction, Seen};
 use crate::ui::fills::{self, FillsState};
 use crate::ui::input::LineEditor;
 use crate::ui::mode::Mode;
@@ -245,8 +245,15 @@ fn the_dialogs_change_themselves_and_ask_for_writes_as_effects() {
     d.update(&typed('w'), rect);
     assert!(matches!(&d.update(&Action::Select, rect)[..], [Effect::Submit { text, .. }] if text == "w"));
 
+    let s = long();
+    let leaf = s.leaf().unwrap();
+    let plan = crate::engine::edit::entries::plan_compaction(&s, leaf, Default::default()).unwrap();
+    let at = PlannedCompaction {
+        leaf,
+        plan: Arc::new(plan),
+    };
     let mut d = Dialog::Strategies {
-        leaf: 4,
+        at: at.clone(),
         focus: None,
         seen,
         cursor: 0,
@@ -256,7 +263,7 @@ fn the_dialogs_change_themselves_and_ask_for_writes_as_effects() {
     assert!(matches!(&d.update(&Action::Select, rect)[..], [Effect::Say(t)] if t.contains("at least one")));
     d.update(&Action::Toggle, rect);
     assert!(
-        matches!(&d.update(&Action::Select, rect)[..], [Effect::Compact { leaf: 4, strategies, .. }] if strategies.len() == 1)
+        matches!(&d.update(&Action::Select, rect)[..], [Effect::Compact { at: asked, strategies, .. }] if *asked == at && strategies.len() == 1)
     );
 
     let request = crate::engine::edit::plan::WriteRequest {

@@ -60,7 +60,7 @@ pub enum InputPurpose {
     RenameFile(std::path::PathBuf),
     KeepRecent,
     CompactInstructions {
-        leaf: usize,
+        at: PlannedCompaction,
     },
     NavigateInstructions {
         target: usize,
@@ -69,6 +69,22 @@ pub enum InputPurpose {
     Export {
         leaf: usize,
     },
+}
+
+/// The compaction a dialog is about: the leaf and Pi's plan for it, worked out by a job when
+/// `c` was pressed and carried to the summaries, so no update plans it again.
+#[derive(Debug, Clone)]
+pub struct PlannedCompaction {
+    pub leaf: usize,
+    pub plan: std::sync::Arc<crate::engine::compaction::cut::CompactionPlan>,
+}
+
+/// One plan is one decision: two are the same when they are the same plan (it is not compared
+/// field by field; it was made once).
+impl PartialEq for PlannedCompaction {
+    fn eq(&self, other: &Self) -> bool {
+        self.leaf == other.leaf && std::sync::Arc::ptr_eq(&self.plan, &other.plan)
+    }
 }
 
 /// What a summary is for, with what the write will need.
@@ -184,7 +200,7 @@ pub enum Dialog {
     },
     /// Which strategies the compaction runs side by side (a model is configured).
     Strategies {
-        leaf: usize,
+        at: PlannedCompaction,
         focus: Option<String>,
         seen: Seen,
         cursor: usize,

@@ -114,7 +114,7 @@ impl Dialog {
     /// Which strategies the compaction runs side by side.
     fn on_strategies(&mut self, action: &Action) -> Vec<Effect> {
         let Dialog::Strategies {
-            leaf,
+            at,
             focus,
             seen,
             cursor,
@@ -152,7 +152,7 @@ impl Dialog {
                     return vec![Effect::Say("check at least one strategy (space)".into())];
                 }
                 return vec![Effect::Compact {
-                    leaf: *leaf,
+                    at: at.clone(),
                     focus: focus.clone(),
                     strategies,
                     seen: *seen,

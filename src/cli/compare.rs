@@ -81,7 +81,7 @@ pub struct CompareArgs {
 /// One strategy's run: its outcome (or why it failed) and its score.
 pub struct Row {
     pub strategy: Strategy,
-    pub result: Result<(Outcome, Score), String>,
+    pub result: Result<(Outcome, Score), crate::llm::LlmError>,
 }
 
 /// The slice parameters from the flags (the harness preset first, then each flag over it).
@@ -169,12 +169,10 @@ pub fn run_all(
         .zip(results)
         .map(|(&st, r)| Row {
             strategy: st,
-            result: r
-                .map(|o| {
-                    let score = range.score(&o.text);
-                    (o, score)
-                })
-                .map_err(|e| e.to_string()),
+            result: r.map(|o| {
+                let score = range.score(&o.text);
+                (o, score)
+            }),
         })
         .collect())
 }
@@ -367,7 +365,7 @@ fn row_json(r: &Row, sm: Option<&Summarizer>) -> Value {
             "recall": score.to_json(),
             "text": o.text,
         }),
-        Err(e) => json!({"strategy": r.strategy.name(), "ok": false, "error": e}),
+        Err(e) => json!({"strategy": r.strategy.name(), "ok": false, "error": e.to_string()}),
     }
 }
 

@@ -21,7 +21,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 pub enum SummaryKind {
     /// A compaction, written by each of `strategies` side by side (one tab each).
     Compaction {
-        plan: Box<crate::engine::compaction::cut::CompactionPlan>,
+        plan: Arc<crate::engine::compaction::cut::CompactionPlan>,
         focus: Option<String>,
         thinking: String,
         strategies: Vec<crate::engine::compaction::strategy::Strategy>,
@@ -359,6 +359,8 @@ pub enum JobResult {
     },
     SummaryDone {
         id: u64,
+        /// How long the job ran (the tab's time, measured where the work was done).
+        wall_ms: u64,
         result: Result<crate::engine::compaction::summary::Summary, SummaryError>,
     },
     /// A compaction strategy's progress (tab `tab` of summary job `id`).
@@ -371,14 +373,33 @@ pub enum JobResult {
     StrategyDone {
         id: u64,
         tab: usize,
-        result: Result<Box<StrategyResult>, String>,
+        result: Result<Box<StrategyResult>, StrategyFailed>,
     },
     /// Every strategy of summary job `id` finished; `finished` holds the tabs that had not
     /// reported yet (the offline group runs in one piece).
     StrategiesDone {
         id: u64,
-        finished: Vec<(usize, Result<Box<StrategyResult>, String>)>,
+        finished: Vec<(usize, Result<Box<StrategyResult>, StrategyFailed>)>,
     },
+}
+
+/// Why a strategy's summary did not come (its tab says it; the others go on), and after how
+/// long.
+#[derive(Debug, thiserror::Error)]
+#[error("{why}")]
+pub struct StrategyFailed {
+    pub why: StrategyError,
+    pub wall_ms: u64,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum StrategyError {
+    /// A model's strategy with no model to call.
+    #[error("no model is configured (an API key in Pi's auth.json or the environment)")]
+    NoModel,
+    /// The model call's own error, said as it is.
+    #[error(transparent)]
+    Model(#[from] crate::llm::LlmError),
 }
 
 /// What a finished strategy gives its tab.
@@ -656,7 +677,7 @@ async fn compaction_async(job: Job, report: impl Fn(JobResult) + Send + Sync + '
         id,
         session,
         summarizer.map(Arc::from),
-        Arc::from(plan),
+        plan,
         focus,
         thinking,
         strategies,
@@ -703,11 +724,16 @@ async fn branch_summary_async(job: Job, report: impl Fn(JobResult) + Send + Sync
             SummaryKind::Compaction { .. } => Err(crate::llm::LlmError::Unsupported("compaction".into())),
         }
     };
+    let started = std::time::Instant::now();
     let result = tokio::select! {
         r = work => r.map_err(SummaryError::from),
         () = cancelled(&cancel) => Err(SummaryError::Cancelled),
     };
-    JobResult::SummaryDone { id, result }
+    JobResult::SummaryDone {
+        id,
+        wall_ms: started.elapsed().as_millis() as u64,
+        result,
+    }
 }
 
 /// Find the summary model and its key (reads Pi's auth.json and the environment).
@@ -783,12 +809,18 @@ fn run_summary_here(job: Job) -> JobResult {
             summarizer: None,
             kind,
             ..
-        } => JobResult::SummaryDone {
-            id,
-            result: Ok(offline_summary(&session, &kind)),
-        },
+        } => {
+            let started = std::time::Instant::now();
+            let summary = offline_summary(&session, &kind);
+            JobResult::SummaryDone {
+                id,
+                wall_ms: started.elapsed().as_millis() as u64,
+                result: Ok(summary),
+            }
+        }
         Job::Summary { id, .. } => JobResult::SummaryDone {
             id,
+            wall_ms: 0,
             result: Err(SummaryError::Runtime("a model call needs the runtime".into())),
         },
         _ => unreachable!("run_summary_here runs only Job::Summary"),
@@ -936,6 +968,7 @@ async fn run_strategies(
             range.clone(),
         );
         set.spawn(async move {
+            let started = std::time::Instant::now();
             let on =
                 |progress: crate::llm::strategies::Progress| report(JobResult::StrategyProgress { id, tab, progress });
             let r = crate::llm::strategies::run(
@@ -967,7 +1000,10 @@ async fn run_strategies(
                         score,
                     }))
                 }
-                Err(e) => Err(e.to_string()),
+                Err(e) => Err(StrategyFailed {
+                    why: e.into(),
+                    wall_ms: started.elapsed().as_millis() as u64,
+                }),
             };
             report(JobResult::StrategyDone { id, tab, result });
         });
@@ -982,7 +1018,7 @@ fn offline_strategies(
     plan: &crate::engine::compaction::cut::CompactionPlan,
     focus: Option<&str>,
     strategies: &[crate::engine::compaction::strategy::Strategy],
-) -> Vec<(usize, Result<Box<StrategyResult>, String>)> {
+) -> Vec<(usize, Result<Box<StrategyResult>, StrategyFailed>)> {
     let started = std::time::Instant::now();
     let input = crate::engine::compaction::summary::SummaryInput::of_plan(s, plan);
     let range = crate::engine::compaction::recall::Range::of_input(s, plan, &input);
@@ -993,7 +1029,10 @@ fn offline_strategies(
             if st.is_llm() {
                 return (
                     tab,
-                    Err("no model is configured (an API key in Pi's auth.json or the environment)".into()),
+                    Err(StrategyFailed {
+                        why: StrategyError::NoModel,
+                        wall_ms: 0,
+                    }),
                 );
             }
             let text = crate::engine::compaction::strategy::offline(s, plan, &input, focus);
@@ -1162,6 +1201,7 @@ pub fn run_now(job: Job) -> Vec<JobResult> {
         })),
         Err(e) => JobResult::SummaryDone {
             id: 0,
+            wall_ms: 0,
             result: Err(SummaryError::Runtime(e.to_string())),
         },
     };

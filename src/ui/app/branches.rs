@@ -23,12 +23,21 @@ fn size(b: usize) -> String {
     }
 }
 
+/// Why there is no branch to act on at the selection (said after "nothing to archive: ").
+#[derive(Debug, thiserror::Error)]
+enum NoBranchHere {
+    #[error("no entry selected")]
+    NothingSelected,
+    #[error("the selection is not on a side branch: there is no fork above it")]
+    NoForkAbove,
+}
+
 impl App {
     /// The branch the selection is in: an archived branch it is inside (shown dimmed), else the
     /// first entry of the side branch it is on (the child of the nearest fork above it).
-    fn branch_at_selection(&self) -> Result<(usize, bool), String> {
+    fn branch_at_selection(&self) -> Result<(usize, bool), NoBranchHere> {
         let s = &self.doc.session;
-        let sel = self.selected().ok_or("no entry selected")?;
+        let sel = self.selected().ok_or(NoBranchHere::NothingSelected)?;
         let roots = archive::archived_roots(s);
         if let Some(r) = s.path_to(sel).into_iter().rev().find(|i| roots.contains(i)) {
             return Ok((r, true));
@@ -40,7 +49,7 @@ impl App {
             }
             cur = p;
         }
-        Err("the selection is not on a side branch: there is no fork above it".into())
+        Err(NoBranchHere::NoForkAbove)
     }
 
     /// [`Self::branch_at_selection`] for a write: `None` (and the reason in the status) when

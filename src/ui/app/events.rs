@@ -77,7 +77,7 @@ impl App {
             r @ JobResult::Branched { .. } => self.on_branched(r),
             r @ (JobResult::Deleted(_) | JobResult::Exported(_)) => self.on_chore_done(&r),
             JobResult::SummaryChunk { id, text } => self.on_summary_chunk(id, &text),
-            JobResult::SummaryDone { id, result } => self.on_summary_done(id, result),
+            JobResult::SummaryDone { id, wall_ms, result } => self.on_summary_done(id, wall_ms, result),
             JobResult::StrategyProgress { id, tab, progress } => self.on_strategy_progress(id, tab, progress),
             JobResult::StrategyDone { id, tab, result } => self.on_strategy_done(id, tab, result),
             JobResult::StrategiesDone { id, finished } => {

@@ -474,7 +474,7 @@ impl App {
             session: self.doc.session.clone(),
             summarizer: summarizer.map(Box::new),
             kind: SummaryKind::Compaction {
-                plan: Box::new(std::sync::Arc::unwrap_or_clone(plan)),
+                plan,
                 focus,
                 thinking,
                 strategies,
@@ -734,19 +734,23 @@ impl App {
 
     /// A branch summary job finished: the branch summary is written (a compaction's
     /// strategies report through `on_strategy_*`).
-    pub(super) fn on_summary_done(&mut self, id: u64, result: Result<Summary, crate::ui::jobs::SummaryError>) {
+    pub(super) fn on_summary_done(
+        &mut self,
+        id: u64,
+        wall_ms: u64,
+        result: Result<Summary, crate::ui::jobs::SummaryError>,
+    ) {
         if self.pending.summary.as_ref().map(|j| j.0) != Some(id) {
             return;
         }
         self.pending.summary = None;
         // The branch summary is shown before anything is written (as a compaction's is):
         // ctrl+s writes it and navigates, e edits it, d discards it.
-        let clock = self.clock;
         let Some(Dialog::Summary { tabs, .. }) = &mut self.dialog else {
             return;
         };
         let Some(tab) = tabs.get_mut(0) else { return };
-        tab.elapsed_ms = clock.saturating_duration_since(tab.started).as_millis() as u64;
+        tab.elapsed_ms = wall_ms;
         match result {
             Ok(sm) => {
                 tab.text = sm.text;
@@ -859,13 +863,12 @@ impl App {
         &mut self,
         id: u64,
         tab: usize,
-        result: Result<Box<crate::ui::jobs::StrategyResult>, String>,
+        result: Result<Box<crate::ui::jobs::StrategyResult>, crate::ui::jobs::StrategyFailed>,
     ) {
-        let clock = self.clock;
         let Some(t) = self.tab_of(id, tab) else { return };
         t.elapsed_ms = match &result {
             Ok(r) => r.wall_ms,
-            Err(_) => clock.saturating_duration_since(t.started).as_millis() as u64,
+            Err(e) => e.wall_ms,
         };
         match result {
             Ok(r) if r.summary.text.trim().is_empty() => {
@@ -890,7 +893,7 @@ impl App {
                     ratio: r.score.ratio(),
                 };
             }
-            Err(e) => t.state = TabState::Failed(e),
+            Err(e) => t.state = TabState::Failed(e.to_string()),
         }
     }
 

@@ -137,8 +137,8 @@ pub struct SummaryTab {
     /// Calls done, planned, in flight.
     pub calls: (usize, usize, usize),
     pub figures: TabFigures,
-    /// When it started, and how long it has run (kept by the tick; when done, the job's own
-    /// measure, or the last tick's when the job has none).
+    /// When it started, and how long it has run (kept by the tick while it runs; when done,
+    /// the job's own measure of its work).
     pub started: std::time::Instant,
     pub elapsed_ms: u64,
     /// The last retry, said in the tab.

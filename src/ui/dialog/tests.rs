@@ -338,7 +338,14 @@ fn strategy_tabs_while_running_and_when_done() {
         JobResult::StrategyDone {
             id,
             tab: 3,
-            result: Err("the provider answered 429: rate limited (gave up after 3 retries)".into()),
+            result: Err(crate::ui::jobs::StrategyFailed {
+                why: crate::llm::LlmError::Http {
+                    status: 429,
+                    message: "rate limited (gave up after 3 retries)".into(),
+                }
+                .into(),
+                wall_ms: 3_000,
+            }),
         },
     );
     feed(

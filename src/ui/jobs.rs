@@ -115,6 +115,21 @@ pub enum Job {
     Reload { session: Arc<Session>, path: PathBuf },
     /// Open another session (the picker).
     Open { path: PathBuf },
+    /// The session bonsai was started on, read with its progress reported (`LoadProgress`,
+    /// then `Loaded`). `early`: a big session's gauge is worked out here right after the
+    /// parse, beside the app building its tree, so the first frame has it
+    /// (`EarlySelection`).
+    Load {
+        path: PathBuf,
+        size: u64,
+        early: Option<(Settings, Arc<Registry>)>,
+    },
+    /// The leaf's newest rows read from the end of a big file, for the loading frame.
+    LeafPreview {
+        path: PathBuf,
+        filter: crate::engine::view::tree_view::FilterMode,
+        rows: usize,
+    },
     /// Find the model and its API key for a summary: Pi's `auth.json`, the environment and
     /// the settings are read here, not in the update. `wanted`: bonsai's summary model
     /// setting; `session_model`: the session's own (provider, id).
@@ -286,6 +301,20 @@ pub enum JobResult {
         path: PathBuf,
         result: Result<Arc<Session>, store::OpenError>,
     },
+    /// Bytes of the first session parsed so far.
+    LoadProgress {
+        parsed: usize,
+    },
+    /// The first session read (or why not).
+    Loaded {
+        path: PathBuf,
+        result: Result<Arc<Session>, store::OpenError>,
+    },
+    /// The gauge of the first session's leaf, worked out by the load (`None`: it has none,
+    /// or the load had nothing to work on).
+    EarlySelection(Option<Box<SelectionInfo>>),
+    /// The leaf's newest rows for the loading frame (`None`: they could not be read).
+    LeafPreview(Option<crate::engine::view::tree_view::TailPreview>),
     Usage(Box<UsageData>),
     Listed {
         all: bool,
@@ -515,6 +544,10 @@ impl Job {
                 result: store::load_session(&path).map(Arc::new),
                 path,
             },
+            r @ Job::Load { .. } => run_load(r, report),
+            Job::LeafPreview { path, filter, rows } => {
+                JobResult::LeafPreview(store::files::leaf_path_preview(&path, filter, rows))
+            }
             r @ Job::Usage { .. } => run_usage(r),
             r @ Job::List { .. } => run_list(r),
             r @ Job::Write { .. } => run_write(r),
@@ -734,6 +767,45 @@ async fn branch_summary_async(job: Job, report: impl Fn(JobResult) + Send + Sync
         wall_ms: started.elapsed().as_millis() as u64,
         result,
     }
+}
+
+/// Read the first session, its progress reported about every 2% (the loading frame's
+/// figure), then its leaf's gauge when asked. A panic in the parse is said as an error, not a
+/// loading frame left waiting.
+fn run_load(job: Job, report: &(dyn Fn(JobResult) + Sync)) -> JobResult {
+    let Job::Load { path, size, early } = job else {
+        unreachable!("run_load runs only Job::Load")
+    };
+    let step = (size as usize / 50).max(1);
+    let last = std::sync::atomic::AtomicUsize::new(0);
+    let progress = |parsed: usize| {
+        let before = last.load(Ordering::Relaxed);
+        if parsed >= before + step
+            && last
+                .compare_exchange(before, parsed, Ordering::Relaxed, Ordering::Relaxed)
+                .is_ok()
+        {
+            report(JobResult::LoadProgress { parsed });
+        }
+    };
+    let read = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        let f = store::files::open_regular(&path)?;
+        store::files::load_session_progress(f, &path, Some(&progress))
+    }));
+    let result = match read {
+        Ok(r) => r.map(Arc::new),
+        Err(_) => Err(store::OpenError::Io {
+            path: path.clone(),
+            source: std::io::Error::other("the parse stopped on an internal error"),
+        }),
+    };
+    let early = early.zip(result.as_ref().ok().cloned());
+    let loaded = JobResult::Loaded { path, result };
+    let Some(((settings, registry), s)) = early.filter(|(_, s)| s.entries.len() > super::app::LARGE_SESSION) else {
+        return loaded;
+    };
+    report(loaded);
+    JobResult::EarlySelection(super::selection::of_leaf(&s, &settings, &registry).map(Box::new))
 }
 
 /// Find the summary model and its key (reads Pi's auth.json and the environment).

@@ -113,6 +113,13 @@ pub fn tool_call_for(s: &Session, entry: usize) -> Option<(String, serde_json::V
 
 /// Paint the app. Reads only: everything it shows was made by `App::update`.
 pub fn draw(f: &mut Frame, app: &App) {
+    if let Some(l) = app.loading_frame() {
+        loading::draw(f, f.area(), l);
+        if app.screen.no_color {
+            strip_colour(f);
+        }
+        return;
+    }
     let a = app.areas();
     if let (Some(r), Some(b)) = (a.banner, &app.notice) {
         app::status::draw_banner(f, r, b);
@@ -216,10 +223,6 @@ fn since_start_ms() -> f64 {
         .map(|t| t.elapsed().as_secs_f64() * 1e3)
         .unwrap_or(0.0)
 }
-
-/// Files from this size show the leaf's newest entries while they load: below it the whole
-/// parse is about as quick as reading the tail (100 MB: ~60 ms).
-const TAIL_PREVIEW_FROM: u64 = 256 << 20;
 
 /// Called first in `main`: the first-frame measure counts from here, command-line parsing,
 /// settings and the model table included.
@@ -346,129 +349,34 @@ fn action_for_event(app: &App, ev: crossterm::event::Event) -> Option<Action> {
     }
 }
 
-/// The session to open first: the demo (with its notice), a placeholder behind the picker,
-/// or the file read behind a progress frame. `None`: the user left while it loaded.
-async fn open_target(
-    terminal: &mut ratatui::DefaultTerminal,
-    target: Target,
-    settings: &Settings,
-    no_color: bool,
-    exit_after_first_frame: bool,
-    events: &mut crossterm::event::EventStream,
-    typed_ahead: &mut Vec<crossterm::event::Event>,
-) -> Result<Option<(Session, Option<PathBuf>, Option<String>)>> {
-    Ok(Some(match target {
-        Target::Demo => (
-            Session::from_bytes(DEMO.to_vec())
-                .map_err(|e| eyre!("demo session: {e}"))?
-                .read_as(crate::store::pi_version::followed()),
-            None,
-            Some("No Pi sessions found: showing bonsai's bundled demo session (read-only).".to_string()),
-        ),
-        Target::Picker => (
-            Session::from_bytes(DEMO.to_vec())
-                .map_err(|e| eyre!("{e}"))?
-                .read_as(crate::store::pi_version::followed()),
-            None,
-            None,
-        ),
+/// The app to start with: the demo (with its notice) or the picker over it, at once; a file
+/// read by the app's own jobs behind its loading frame (`rows`: the frame's room for the
+/// leaf's newest entries).
+fn first_app(target: Target, at: Option<String>, settings: Settings, registry: Registry, rows: usize) -> Result<App> {
+    let notice = match target {
         Target::File(p) => {
-            let loaded = load_with_progress(
-                terminal,
-                &p,
-                settings,
-                no_color,
-                exit_after_first_frame,
-                events,
-                typed_ahead,
-            )
-            .await?;
-            let Some(s) = loaded else { return Ok(None) };
-            (s, Some(p), None)
+            let size = std::fs::metadata(&p).map(|m| m.len()).unwrap_or(0);
+            return Ok(App::loading(p, size, rows, at, settings, registry));
         }
-    }))
+        Target::Demo => Some("No Pi sessions found: showing bonsai's bundled demo session (read-only).".to_string()),
+        Target::Picker => None,
+    };
+    let demo = Session::from_bytes(DEMO.to_vec())
+        .map_err(|e| eyre!("demo session: {e}"))?
+        .read_as(crate::store::pi_version::followed());
+    let mut app = App::with_session(Arc::new(demo), None, settings, registry);
+    app.notice = notice.or_else(|| app.diagnostics_notice());
+    if let Some(at) = at {
+        app.update(Action::SelectEntry(at));
+    }
+    Ok(app)
 }
 
-/// A session file read off the draw thread behind a progress frame (how far the parse is; a big
-/// file shows the leaf's newest entries from its end meanwhile). `None`: the user left with q
-/// or Ctrl+C. Keys typed meanwhile are kept in `typed_ahead` for the session.
-async fn load_with_progress(
-    terminal: &mut ratatui::DefaultTerminal,
-    p: &std::path::Path,
-    settings: &Settings,
-    no_color: bool,
-    exit_after_first_frame: bool,
-    events: &mut crossterm::event::EventStream,
-    typed_ahead: &mut Vec<crossterm::event::Event>,
-) -> Result<Option<Session>> {
+/// q or Ctrl+C: the way out of the loading frame.
+fn is_quit_key(ev: &crossterm::event::Event) -> bool {
     use crossterm::event::{Event, KeyCode, KeyModifiers};
-    use futures_util::StreamExt;
-    // Load off the draw thread, with a progress frame (how far the parse is, for a big
-    // file); Ctrl+C or q aborts.
-    let size = std::fs::metadata(p).map(|m| m.len()).unwrap_or(0);
-    let parsed = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
-    let mut loading = loading::Loading {
-        name: p.display().to_string(),
-        size,
-        parsed: 0,
-        preview: None,
-    };
-    let loading_frame = |terminal: &mut ratatui::DefaultTerminal, l: &loading::Loading| {
-        terminal
-            .draw(|f| {
-                loading::draw(f, f.area(), l);
-                if no_color {
-                    strip_colour(f);
-                }
-            })
-            .map(|_| ())
-    };
-    loading_frame(terminal, &loading)?;
-    let pc = p.to_path_buf();
-    let counter = parsed.clone();
-    let mut load = tokio::task::spawn_blocking(move || {
-        let f = crate::store::files::open_regular(&pc)?;
-        let report = |n: usize| counter.store(n, std::sync::atomic::Ordering::Relaxed);
-        crate::store::files::load_session_progress(f, &pc, Some(&report))
-    });
-    // A file whose parse takes more than a few tenths of a second shows the leaf's
-    // newest entries from its end meanwhile (a few MB read beside the parse).
-    let rows = terminal.size()?.height.saturating_sub(loading::CHROME_ROWS) as usize;
-    let mut tail = (size >= TAIL_PREVIEW_FROM).then(|| {
-        let pc = p.to_path_buf();
-        let filter = crate::engine::view::tree_view::FilterMode::parse(settings.tree_filter_mode()).unwrap_or_default();
-        tokio::task::spawn_blocking(move || crate::store::files::leaf_path_preview(&pc, filter, rows))
-    });
-    let mut redraw = tokio::time::interval(Duration::from_millis(200));
-    let s = loop {
-        tokio::select! {
-            r = &mut load => break r?,
-            Some(read) = async { Some(tail.as_mut()?.await) } => {
-                tail = None;
-                loading.preview = read.ok().flatten();
-                loading.parsed = parsed.load(std::sync::atomic::Ordering::Relaxed);
-                loading_frame(terminal, &loading)?;
-                if exit_after_first_frame && loading.preview.is_some() {
-                    eprintln!("leaf's newest entries on screen after {:.1} ms", since_start_ms());
-                }
-            }
-            _ = redraw.tick() => {
-                loading.parsed = parsed.load(std::sync::atomic::Ordering::Relaxed);
-                loading_frame(terminal, &loading)?;
-            }
-            Some(Ok(ev)) = events.next() => {
-                if let Event::Key(k) = &ev
-                    && (k.code == KeyCode::Char('q')
-                        || (k.code == KeyCode::Char('c') && k.modifiers.contains(KeyModifiers::CONTROL)))
-                {
-                    return Ok(None);
-                }
-                // Typed ahead while loading: kept for the session, not lost.
-                typed_ahead.push(ev);
-            }
-        }
-    };
-    Ok(Some(s?))
+    matches!(ev, Event::Key(k) if k.code == KeyCode::Char('q')
+        || (k.code == KeyCode::Char('c') && k.modifiers.contains(KeyModifiers::CONTROL)))
 }
 
 async fn event_loop(
@@ -479,43 +387,24 @@ async fn event_loop(
     handle: tokio::runtime::Handle,
     at: Option<String>,
 ) -> Result<()> {
-    use crossterm::event::EventStream;
+    use crossterm::event::{Event, EventStream};
     use futures_util::StreamExt;
     let mut events = EventStream::new();
+    // Keys typed while the first session loads: given to it once it is there, not lost.
     let mut typed_ahead = Vec::new();
     let mouse = settings.mouse_capture();
     let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
     // For timing start to first session frame from outside (scripts/first-frame.sh).
     let exit_after_first_frame = std::env::var_os("BONSAI_EXIT_AFTER_FIRST_FRAME").is_some();
-    let opened = open_target(
-        terminal,
-        target,
-        &settings,
-        no_color,
-        exit_after_first_frame,
-        &mut events,
-        &mut typed_ahead,
-    )
-    .await?;
-    let Some((session, path, notice)) = opened else {
-        return Ok(());
-    };
-    let is_picker = path.is_none() && notice.is_none();
-    // A big session's gauge walks a long path (0.1-0.2 s at 1 GB): it runs beside the tree's
-    // building so the first frame has it.
-    let session = Arc::new(session);
-    let early_selection = (session.entries.len() > app::LARGE_SESSION && at.is_none()).then(|| {
-        let (s, settings, registry) = (session.clone(), settings.clone(), registry.clone());
-        tokio::task::spawn_blocking(move || selection::of_leaf(&s, &settings, &registry))
-    });
-    let mut app = App::with_session(session, path, settings, registry);
+    let is_picker = matches!(target, Target::Picker);
+    let size = terminal.size()?;
+    let rows = size.height.saturating_sub(loading::CHROME_ROWS) as usize;
+    let mut app = first_app(target, at, settings, registry, rows)?;
     app.screen.no_color = no_color;
-    app.notice = notice.or_else(|| app.diagnostics_notice());
     // Said once: which Pi is followed when it is not the one asked for (or none was found).
     if let Some(n) = crate::store::pi_version::decided().and_then(|f| f.note.clone()) {
         app.status = Some(n);
     }
-    let size = terminal.size()?;
     app.update(Action::Resize {
         width: size.width,
         height: size.height,
@@ -526,23 +415,10 @@ async fn event_loop(
             p.launched_without_session = true;
         }
     }
-    if let Some(at) = at {
-        app.update(Action::SelectEntry(at));
-    }
-    if let Some(early) = early_selection
-        && let Ok(Some(info)) = early.await
-    {
-        app.adopt_selection(info);
-    }
-    for ev in typed_ahead {
-        if let Some(a) = action_for_event(&app, ev) {
-            app.update(a);
-        }
-    }
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<jobs::JobResult>();
     let mut ticks = tokio::time::interval(Duration::from_millis(250));
     let mut dirty = true;
-    let mut first_frame_told = false;
+    let mut told = FirstFrameTold::default();
     loop {
         for job in app.take_jobs() {
             jobs::spawn(job, &handle, tx.clone());
@@ -554,23 +430,21 @@ async fn event_loop(
             terminal.draw(|f| draw(f, &app))?;
             dirty = false;
         }
-        // The first frame is measured twice: the tree and the detail, then the gauge (a big
-        // session's selection job reports it a moment later; the frame between says so).
-        if exit_after_first_frame && !first_frame_told {
-            eprintln!("first session frame after {:.1} ms", since_start_ms());
-            first_frame_told = true;
-        }
-        if exit_after_first_frame && (app.selection.gauge.is_some() || app.selected_leaf().is_none()) {
-            let ms = since_start_ms();
-            ratatui::restore();
-            eprintln!("whole first frame (tree, detail, gauge) after {ms:.1} ms");
-            std::process::exit(0);
+        if exit_after_first_frame {
+            told.after_draw(&app);
         }
         if app.quit {
-            return Ok(());
+            return match app.fatal.take() {
+                Some(e) => Err(e.into()),
+                None => Ok(()),
+            };
         }
         tokio::select! {
             ev = events.next() => match ev {
+                // While the session loads only q and Ctrl+C act (the job is left to the
+                // runtime's shutdown); other keys wait for the session, a resize is the frame's.
+                Some(Ok(ev)) if app.is_loading() && is_quit_key(&ev) => return Ok(()),
+                Some(Ok(ev)) if app.is_loading() && !matches!(ev, Event::Resize(..)) => typed_ahead.push(ev),
                 Some(Ok(ev)) => {
                     if let Some(a) = action_for_event(&app, ev) {
                         dirty |= app.update(a);
@@ -580,11 +454,51 @@ async fn event_loop(
                 None => return Ok(()),
             },
             Some(r) = rx.recv() => {
+                let was_loading = app.is_loading();
                 dirty |= app.update(Action::Job(Arc::new(r)));
+                if was_loading && !app.is_loading() {
+                    for ev in std::mem::take(&mut typed_ahead) {
+                        if let Some(a) = action_for_event(&app, ev) {
+                            app.update(a);
+                        }
+                    }
+                }
             }
             _ = ticks.tick() => {
                 dirty |= app.update(tick(&app));
             }
+        }
+    }
+}
+
+/// What `BONSAI_EXIT_AFTER_FIRST_FRAME` has said (on standard error, for
+/// `scripts/first-frame.sh`): the leaf's newest entries on the loading frame, the first
+/// session frame (tree and detail), then the whole one (with the gauge; a big session's
+/// selection reports it a moment later), after which the process ends.
+#[derive(Default)]
+struct FirstFrameTold {
+    preview: bool,
+    session: bool,
+}
+
+impl FirstFrameTold {
+    fn after_draw(&mut self, app: &App) {
+        if let Some(l) = app.loading_frame() {
+            if l.preview.is_some() && !self.preview {
+                eprintln!("leaf's newest entries on screen after {:.1} ms", since_start_ms());
+                self.preview = true;
+            }
+            return;
+        }
+        if !self.session {
+            eprintln!("first session frame after {:.1} ms", since_start_ms());
+            self.session = true;
+        }
+        if app.selection.gauge.is_some() || app.selected_leaf().is_none() {
+            let ms = since_start_ms();
+            ratatui::restore();
+            eprintln!("whole first frame (tree, detail, gauge) after {ms:.1} ms");
+            std::process::exit(0);
         }
     }
 }

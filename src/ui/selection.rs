@@ -104,7 +104,7 @@ pub fn keep_recent_for(s: &Session, settings: &Settings) -> u64 {
 }
 
 /// What the app's first frame asks for: the session's leaf, Pi's keepRecentTokens, no cut
-/// classes. A big session's is computed beside `App::new` (see `App::adopt_selection`).
+/// classes. A big session's is computed by the first load (see `ui/app/first_load.rs`).
 pub fn of_leaf(s: &Session, settings: &Settings, registry: &Registry) -> Option<SelectionInfo> {
     let leaf = s.leaf()?;
     Some(compute(

@@ -13,6 +13,10 @@ impl App {
             JobResult::ChoreDone(done) => self.on_small_chore_done(done),
             JobResult::SummarizerResolved { id, summarizer } => self.on_summarizer_resolved(id, summarizer.map(|s| *s)),
             r @ JobResult::Selection { .. } => self.on_selection_info(r),
+            r @ (JobResult::LoadProgress { .. }
+            | JobResult::LeafPreview(_)
+            | JobResult::Loaded { .. }
+            | JobResult::EarlySelection(_)) => self.on_first_load(r),
             JobResult::ExactTokens {
                 generation,
                 total,
@@ -446,7 +450,7 @@ impl App {
     }
 
     /// Another session from the picker: a fresh view of it, the settings kept.
-    fn open_session(&mut self, s: Arc<Session>, path: std::path::PathBuf) {
+    pub(super) fn open_session(&mut self, s: Arc<Session>, path: std::path::PathBuf) {
         let settings = std::mem::take(&mut self.settings);
         let registry = (*self.registry).clone();
         let size = self.screen.size;

@@ -14,7 +14,9 @@ mod dialogs;
 mod effects;
 mod events;
 mod find;
+mod first_load;
 pub(crate) use find::Find;
+pub use first_load::TAIL_PREVIEW_FROM;
 mod housekeeping;
 mod prune;
 pub mod status;
@@ -29,7 +31,7 @@ pub use super::detail::DetailState;
 use super::dialog::Dialog;
 pub use super::fills::FillsState;
 use super::input::LineEditor;
-use super::jobs::{Job, JobResult};
+use super::jobs::Job;
 use super::keymap::{self, Mode};
 use super::layout::{self, Areas, Shown};
 use super::picker::Picker;
@@ -211,6 +213,8 @@ pub struct Pending {
     pub writes: usize,
     /// The summary model being looked for, and what waits for it.
     pub(crate) resolving: Option<(u64, writes::AfterResolve)>,
+    /// The leaf's selection job held while the first load works out the same gauge.
+    pub early: Option<Job>,
     /// The compaction being planned for `c` (`Job::PlanCompaction`).
     pub planning: Option<u64>,
 }
@@ -223,6 +227,10 @@ const MESSAGES_KEPT: usize = 200;
 
 pub struct App {
     pub(crate) doc: Doc,
+    /// The session bonsai was started on, still being read (the loading frame).
+    pub(crate) first_load: Option<first_load::FirstLoad>,
+    /// Why the run ends (the first session could not be read).
+    pub(crate) fatal: Option<crate::store::OpenError>,
     /// Every status message of this run with its time (UTC), newest last.
     pub(crate) messages: Vec<(String, String)>,
     /// The status last put in the log.
@@ -337,6 +345,8 @@ impl App {
             settings.live_package_in_use() || std::env::var_os("BONSAI_PI_SESSION").is_some_and(|v| !v.is_empty());
         let mut app = App {
             doc,
+            first_load: None,
+            fatal: None,
             view,
             live_in_use,
             settings,
@@ -644,24 +654,6 @@ impl App {
     /// keepRecentTokens as Pi's settings give it for the session's model.
     fn keep_recent_setting(&self) -> u64 {
         super::selection::keep_recent_for(&self.doc.session, &self.settings)
-    }
-
-    /// Use a selection computed while the app was being built in place of the job it queued
-    /// for the same entry and settings (a big session's gauge is then on its first frame).
-    /// Anything else queued or selected since is left as it is.
-    pub fn adopt_selection(&mut self, info: super::selection::SelectionInfo) {
-        let queued = self.pending.queue.iter().position(|j| {
-            matches!(j, Job::Selection { leaf, keep_recent, want_classes, .. }
-                if *leaf == info.leaf && *keep_recent == info.gauge.keep_recent && !*want_classes)
-        });
-        if let Some(k) = queued
-            && let Job::Selection { generation, .. } = self.pending.queue.remove(k)
-        {
-            self.on_job(JobResult::Selection {
-                generation,
-                info: Box::new(info),
-            });
-        }
     }
 
     /// Recompute what depends on the selected entry (as a leaf): gauge, cut. On large sessions

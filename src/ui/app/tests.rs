@@ -1520,15 +1520,31 @@ fn a_compaction_is_planned_by_a_job_and_carried_to_the_summaries() {
     assert_eq!(first_kept.as_str(), &*s.entries[plan.first_kept_entry].id);
 }
 
-/// A big session's gauge computed beside `App::new` stands in for the job the app queued for
-/// it, and gives what that job gives; one for other settings is not taken.
+/// The first session is read by the app's jobs behind the loading frame: the parse reports
+/// its progress, then the session replaces the placeholder; a big session's gauge comes from
+/// the load itself (the leaf's selection job is held, not run twice), and is the gauge that
+/// job gives. An answer the held job would not give lets the job run after all.
 #[test]
-fn a_selection_computed_beside_the_app_replaces_its_queued_job() {
+fn the_first_session_is_read_by_jobs_and_its_gauge_comes_from_the_load() {
     use crate::engine::load::models::Registry;
     use crate::engine::settings::Settings;
-    use crate::ui::jobs::Job;
+    use crate::ui::jobs::{Job, JobResult};
+    use std::sync::Arc;
     let s = big_session();
-    let new_app = || App::with_session(s.clone(), None, Settings::default(), Registry::builtin_only());
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("big.jsonl");
+    std::fs::write(&path, &s.buf[..]).unwrap();
+    let size = s.buf.len() as u64;
+    let loading = |at: Option<&str>| {
+        App::loading(
+            path.clone(),
+            size,
+            20,
+            at.map(str::to_string),
+            Settings::default(),
+            Registry::builtin_only(),
+        )
+    };
     let selection_jobs = |a: &App| {
         a.pending
             .queue
@@ -1536,26 +1552,83 @@ fn a_selection_computed_beside_the_app_replaces_its_queued_job() {
             .filter(|j| matches!(j, Job::Selection { .. }))
             .count()
     };
-    let mut by_job = new_app();
+    // The gauge a selection job gives on the session opened as the picker opens one.
+    let mut by_job = App::with_session(
+        s.clone(),
+        Some(path.clone()),
+        Settings::default(),
+        Registry::builtin_only(),
+    );
     assert_eq!(selection_jobs(&by_job), 1);
-    assert!(by_job.selection.gauge.is_none());
     by_job.run_jobs_now();
     let want = by_job.selection.gauge.as_ref().unwrap().tokens.tokens;
 
-    let mut a = new_app();
-    let info = crate::ui::selection::of_leaf(&s, &a.settings, &a.registry).unwrap();
-    a.adopt_selection(info);
-    assert_eq!(selection_jobs(&a), 0);
-    let g = a.selection.gauge.as_ref().expect("the gauge on the first frame");
+    let mut a = loading(None);
+    assert!(a.is_loading());
+    let [Job::Load { early: Some(_), .. }] = a.pending.queue.as_slice() else {
+        panic!("no load queued (a small file has no leaf preview)")
+    };
+    let results = crate::ui::jobs::run_now(a.pending.queue.pop().unwrap());
+    let [
+        progress @ ..,
+        JobResult::Loaded { .. },
+        JobResult::EarlySelection(Some(_)),
+    ] = results.as_slice()
+    else {
+        panic!("the load said: {results:?}")
+    };
+    let reports = progress.len();
+    assert!(reports > 0 && reports <= 51, "{reports} progress reports");
+    let mut results = results.into_iter();
+    for r in results.by_ref().take(reports) {
+        a.update(Action::Job(Arc::new(r)));
+    }
+    assert!(a.loading_frame().unwrap().parsed > 0);
+    a.update(Action::Job(Arc::new(results.next().unwrap())));
+    assert!(!a.is_loading());
+    assert_eq!(a.doc.path.as_deref(), Some(path.as_path()));
+    assert_eq!(a.doc.session.entries.len(), s.entries.len());
+    assert_eq!(selection_jobs(&a), 0, "the leaf's job is held for the load's answer");
+    assert!(a.selection.gauge.is_none());
+    a.update(Action::Job(Arc::new(results.next().unwrap())));
+    let g = a.selection.gauge.as_ref().expect("the gauge from the load");
     assert_eq!(g.tokens.tokens, want);
     assert!(a.selection.cut.is_some());
+    assert_eq!(selection_jobs(&a), 0);
 
-    let mut b = new_app();
-    let mut other = crate::ui::selection::of_leaf(&s, &b.settings, &b.registry).unwrap();
-    other.gauge.keep_recent += 1;
-    b.adopt_selection(other);
+    // No answer from the load: the held job runs after all.
+    let mut b = loading(None);
+    let mut results = crate::ui::jobs::run_now(b.pending.queue.pop().unwrap());
+    results.pop();
+    for r in results {
+        b.update(Action::Job(Arc::new(r)));
+    }
+    b.update(Action::Job(Arc::new(JobResult::EarlySelection(None))));
     assert_eq!(selection_jobs(&b), 1);
-    assert!(b.selection.gauge.is_none());
+    b.run_jobs_now();
+    assert_eq!(b.selection.gauge.as_ref().unwrap().tokens.tokens, want);
+
+    // An entry asked for: no early gauge; that entry is selected.
+    let mut c = loading(Some("e5"));
+    let [Job::Load { early: None, .. }] = c.pending.queue.as_slice() else {
+        panic!("an early gauge asked for although an entry was")
+    };
+    c.run_jobs_now();
+    assert_eq!(c.selected().map(|i| &*c.doc.session.entries[i].id), Some("e5"));
+
+    // A file that cannot be read ends the run with its reason.
+    let mut d = App::loading(
+        dir.path().join("gone.jsonl"),
+        0,
+        20,
+        None,
+        Settings::default(),
+        Registry::builtin_only(),
+    );
+    d.run_jobs_now();
+    assert!(d.quit);
+    let why = d.fatal.as_ref().map(|e| e.to_string()).unwrap_or_default();
+    assert!(why.contains("gone.jsonl") && why.contains("cannot read"), "{why}");
 }
 
 /// Issue 21, item 12: "nothing to compact" came only after instructions and strategies were

@@ -1,0 +1,165 @@
+//! The session bonsai was started on, read as jobs like any other work: the app exists from
+//! the first frame (the loading frame is its state), the parse is a job that reports how far
+//! it is, a big file's leaf rows are another, and the early gauge comes from the load itself.
+//! Keys typed meanwhile are kept by the event loop and given to the session once it is there.
+
+use super::App;
+use crate::engine::load::models::Registry;
+use crate::engine::load::session::Session;
+use crate::engine::settings::Settings;
+use crate::engine::view::tree_view::FilterMode;
+use crate::ui::jobs::{Job, JobResult};
+use crate::ui::loading::Loading;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// Files from this size show the leaf's newest entries while they load: below it the whole
+/// parse is about as quick as reading the tail (100 MB: ~60 ms).
+pub const TAIL_PREVIEW_FROM: u64 = 256 << 20;
+
+/// A session being read for the first frame.
+pub struct FirstLoad {
+    /// What the loading frame shows.
+    pub frame: Loading,
+    /// The entry asked for on the command line (`--at`), selected once the session is there.
+    pub at: Option<String>,
+}
+
+/// What the app shows while the file is read: a session with a header and no entry (nothing
+/// is drawn from it; the loading frame covers the screen).
+fn placeholder() -> Arc<Session> {
+    const HEADER: &str =
+        r#"{"type":"session","version":3,"id":"loading","timestamp":"1970-01-01T00:00:00.000Z","cwd":"/"}"#;
+    Arc::new(Session::from_bytes(format!("{HEADER}\n").into_bytes()).expect("a header alone is a session"))
+}
+
+impl App {
+    /// The app for `path` (of `size` bytes, as the event loop found it), its reading queued:
+    /// the parse (with the early gauge unless an entry was asked for) and, for a big file, the
+    /// leaf's newest `rows` from its end.
+    pub fn loading(
+        path: PathBuf,
+        size: u64,
+        rows: usize,
+        at: Option<String>,
+        settings: Settings,
+        registry: Registry,
+    ) -> App {
+        let mut app = App::with_session(placeholder(), None, settings, registry);
+        // The placeholder's own work is not wanted (none of it ran).
+        app.pending.queue.clear();
+        app.status = None;
+        let early = at.is_none().then(|| (app.settings.clone(), app.registry.clone()));
+        if size >= TAIL_PREVIEW_FROM {
+            let filter = FilterMode::parse(app.settings.tree_filter_mode()).unwrap_or_default();
+            app.pending.queue.push(Job::LeafPreview {
+                path: path.clone(),
+                filter,
+                rows,
+            });
+        }
+        app.pending.queue.push(Job::Load {
+            path: path.clone(),
+            size,
+            early,
+        });
+        app.first_load = Some(FirstLoad {
+            frame: Loading {
+                name: path.display().to_string(),
+                size,
+                parsed: 0,
+                preview: None,
+            },
+            at,
+        });
+        app
+    }
+
+    /// The loading frame is up (the first session is being read).
+    pub fn is_loading(&self) -> bool {
+        self.first_load.is_some()
+    }
+
+    /// What the loading frame shows, while it is up.
+    pub fn loading_frame(&self) -> Option<&Loading> {
+        self.first_load.as_ref().map(|l| &l.frame)
+    }
+
+    /// The first load's reports.
+    pub(super) fn on_first_load(&mut self, r: JobResult) {
+        match (r, &mut self.first_load) {
+            (JobResult::LoadProgress { parsed }, Some(l)) => l.frame.parsed = parsed,
+            (JobResult::LeafPreview(preview), Some(l)) => l.frame.preview = preview,
+            (JobResult::Loaded { path, result }, _) => self.on_loaded(path, result),
+            (JobResult::EarlySelection(info), _) => self.on_early_selection(info),
+            _ => {}
+        }
+    }
+
+    /// The first session is read: it replaces the placeholder (the status said so far, such as
+    /// which Pi is followed, stays), or the run ends with the reason.
+    fn on_loaded(&mut self, path: PathBuf, result: Result<Arc<Session>, crate::store::OpenError>) {
+        let Some(load) = self.first_load.take() else { return };
+        let s = match result {
+            Ok(s) => s,
+            Err(e) => {
+                self.fatal = Some(e);
+                self.quit = true;
+                return;
+            }
+        };
+        let status = self.status.take();
+        let messages = std::mem::take(&mut self.messages);
+        let big = s.entries.len() > super::LARGE_SESSION;
+        self.open_session(s, path);
+        self.messages = messages;
+        self.status = status.or(self.status.take());
+        match load.at {
+            Some(at) => self.select_entry_ref(&at),
+            // The load works out the leaf's gauge beside this: its job waits for that answer.
+            None if big => self.hold_selection_for_the_load(),
+            None => {}
+        }
+    }
+
+    /// Take the selection job just queued for the leaf: the load is computing the same.
+    fn hold_selection_for_the_load(&mut self) {
+        let queued = self.pending.queue.iter().position(|j| {
+            matches!(
+                j,
+                Job::Selection {
+                    want_classes: false,
+                    ..
+                }
+            )
+        });
+        if let Some(k) = queued {
+            self.pending.early = Some(self.pending.queue.remove(k));
+        }
+    }
+
+    /// The load's gauge for the leaf: used when it is what the held job would give (the same
+    /// selection, leaf and keepRecentTokens); else the held job runs after all.
+    fn on_early_selection(&mut self, info: Option<Box<crate::ui::selection::SelectionInfo>>) {
+        let Some(held) = self.pending.early.take() else { return };
+        let Job::Selection {
+            generation,
+            leaf,
+            keep_recent,
+            ..
+        } = &held
+        else {
+            return;
+        };
+        if *generation != self.selection.generation {
+            return;
+        }
+        match info {
+            Some(info) if info.leaf == *leaf && info.gauge.keep_recent == *keep_recent => {
+                let generation = *generation;
+                self.on_job(JobResult::Selection { generation, info });
+            }
+            _ => self.pending.queue.push(held),
+        }
+    }
+}

@@ -34,6 +34,10 @@ pub enum SummaryKind {
     },
 }
 
+/// Sessions above this many entries compute the selection's gauge and cut off the key path
+/// (as jobs; below it they are instant and run in place).
+pub const LARGE_SESSION: usize = 20_000;
+
 pub enum Job {
     /// Gauge and cut for the selected entry (see `selection`).
     Selection {
@@ -92,8 +96,6 @@ pub enum Job {
         session: Arc<Session>,
         leaf: usize,
         settings: crate::engine::compaction::cut::CompactionSettings,
-        /// What the user saw when `c` was pressed.
-        seen: super::dialog::Seen,
     },
     /// What fills the context at the selection.
     Fills {
@@ -286,7 +288,6 @@ pub enum JobResult {
     CompactionPlanned {
         id: u64,
         leaf: usize,
-        seen: super::dialog::Seen,
         plan: Result<Box<crate::engine::compaction::cut::CompactionPlan>, crate::engine::compaction::cut::NoCompaction>,
     },
     Fills(Box<super::fills::FillsData>),
@@ -523,11 +524,9 @@ impl Job {
                 session,
                 leaf,
                 settings,
-                seen,
             } => JobResult::CompactionPlanned {
                 id,
                 leaf,
-                seen,
                 plan: crate::engine::edit::entries::plan_compaction(&session, leaf, settings).map(Box::new),
             },
             Job::Fills {
@@ -801,7 +800,7 @@ fn run_load(job: Job, report: &(dyn Fn(JobResult) + Sync)) -> JobResult {
     };
     let early = early.zip(result.as_ref().ok().cloned());
     let loaded = JobResult::Loaded { path, result };
-    let Some(((settings, registry), s)) = early.filter(|(_, s)| s.entries.len() > super::app::LARGE_SESSION) else {
+    let Some(((settings, registry), s)) = early.filter(|(_, s)| s.entries.len() > LARGE_SESSION) else {
         return loaded;
     };
     report(loaded);

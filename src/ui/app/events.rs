@@ -30,9 +30,7 @@ impl App {
                 }
             }
             JobResult::Prune { generation, plan } => self.on_plan(generation, *plan),
-            JobResult::CompactionPlanned { id, leaf, seen, plan } => {
-                self.on_compaction_planned(id, leaf, seen, plan.map(|p| *p))
-            }
+            JobResult::CompactionPlanned { id, leaf, plan } => self.on_compaction_planned(id, leaf, plan.map(|p| *p)),
             JobResult::Usage(data) => {
                 if let Some((u, _)) = &mut self.usage {
                     u.set_data(data);

@@ -215,8 +215,9 @@ pub struct Pending {
     pub(crate) resolving: Option<(u64, writes::AfterResolve)>,
     /// The leaf's selection job held while the first load works out the same gauge.
     pub early: Option<Job>,
-    /// The compaction being planned for `c` (`Job::PlanCompaction`).
-    pub planning: Option<u64>,
+    /// The compaction being planned for `c` (`Job::PlanCompaction`), and what the user saw
+    /// when `c` was pressed.
+    pub planning: Option<(u64, crate::ui::dialog::Seen)>,
 }
 
 /// Why an old session file is read-only (Pi rewrites v1 and v2 files when it opens them).
@@ -311,8 +312,7 @@ pub struct ExactAll {
     pub announce: bool,
 }
 
-/// Sessions above this many entries compute the selection's gauge and cut off the key path.
-pub const LARGE_SESSION: usize = 20_000;
+pub use super::jobs::LARGE_SESSION;
 
 impl App {
     pub fn new(session: Session, path: Option<PathBuf>, settings: Settings, registry: Registry) -> App {

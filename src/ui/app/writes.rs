@@ -216,13 +216,12 @@ impl App {
             return;
         }
         let id = self.next_job_id();
-        self.pending.planning = Some(id);
+        self.pending.planning = Some((id, Seen::of(&self.doc.session)));
         let job = Job::PlanCompaction {
             id,
             session: self.doc.session.clone(),
             leaf,
             settings: self.compaction_settings(),
-            seen: Seen::of(&self.doc.session),
         };
         self.run_or_queue(job, true);
     }
@@ -233,13 +232,12 @@ impl App {
         &mut self,
         id: u64,
         leaf: usize,
-        seen: Seen,
         plan: Result<crate::engine::compaction::cut::CompactionPlan, NoCompaction>,
     ) {
-        if self.pending.planning != Some(id) {
-            return;
-        }
-        self.pending.planning = None;
+        let seen = match self.pending.planning.take() {
+            Some((want, seen)) if want == id => seen,
+            other => return self.pending.planning = other,
+        };
         if let Some(r) = self.changed_since(seen) {
             self.status = Some(r.to_string());
             return;

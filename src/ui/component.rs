@@ -1,6 +1,6 @@
-//! What a component answers an action with. A component (the help, the context and fills
-//! views, the prune plan list, the usage view, the picker, the find and search inputs, each
-//! dialog) owns
+//! What a component answers an action with. A component (the tree pane, the browser's keys,
+//! the detail pane, the help, the context and fills views, the prune plan list, the usage
+//! view, the picker, the find and search inputs, each dialog) owns
 //! its state and has `update(&Action, …) -> Vec<Effect>`: it changes only itself and says what
 //! else should happen. The app carries the effects out (`App::apply`): it owns the session, the
 //! tree and the jobs, so a component never reads a file, the clock or the settings, and its
@@ -47,6 +47,14 @@ pub enum Effect {
     EndFind,
     /// Move the tree's selection one row.
     MoveTree { down: bool },
+    /// Mark this entry for the context comparison (none: clear the mark).
+    Mark(Option<usize>),
+    /// Preview the cut with this keepRecentTokens.
+    KeepRecent(u64),
+    /// The cut preview was turned on or off (the prune preview is off either way).
+    CutPreview(bool),
+    /// Turn the prune preview on or off.
+    TogglePrune,
     /// Write what a confirmed dialog holds.
     Write(Box<PendingWrite>),
     /// The user said no to a write: the dialog closes, nothing is written, and a compaction

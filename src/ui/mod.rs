@@ -5,6 +5,7 @@
 
 pub mod action;
 pub mod app;
+pub mod browse_keys;
 pub mod chores;
 pub mod component;
 pub mod context_view;
@@ -25,6 +26,7 @@ pub mod mode;
 pub mod picker;
 pub mod prune_list;
 pub mod prune_panel;
+pub mod screen;
 pub mod selection;
 pub mod theme;
 pub mod tree_pane;

@@ -1,10 +1,10 @@
 //! Reading the session: the tree's keys (Pi's `/tree`), the detail pane, typing a search,
 //! "what the model sees", the session picker, and the mouse.
 
-use super::{App, Focus, Overlay, Terminal};
-use crate::engine::load::entry::Kind;
+use super::{App, Focus, Overlay};
 use crate::engine::view::tree_view::FilterMode;
 use crate::ui::action::Action;
+use crate::ui::browse_keys::{self, BrowseView};
 use crate::ui::component;
 use crate::ui::input::LineEditor;
 use crate::ui::jobs::Job;
@@ -12,19 +12,14 @@ use crate::ui::keymap::Mode;
 use crate::ui::layout::contains;
 use crate::ui::picker::Picker;
 
-/// keepRecentTokens moves by this much per `+`/`-`: a constant step, so `+` then `-` always
-/// comes back to the same value.
-pub const KEEP_STEP: u64 = 500;
-
 impl App {
-    /// Keys of the tree, the cut preview and the detail pane: the detail pane's and the tree
-    /// pane's own updates first (scrolling; moving, folding, filtering), then what needs the
-    /// session and the selection.
+    /// Keys of the tree, the cut preview and the detail pane: the components' own updates
+    /// first (the detail pane's scrolling; the tree pane's moves, folds and filters; the
+    /// browser's keys on the screen), then what opens a view, a dialog or a write.
     pub(super) fn on_browse(&mut self, action: Action) -> bool {
         let s = self.doc.session.clone();
-        let detail = self.mode() == Mode::Detail;
         let page = self.page();
-        let effects = if detail {
+        let effects = if self.mode() == Mode::Detail {
             self.detail.update(&action, page)
         } else {
             component::ignored()
@@ -34,70 +29,32 @@ impl App {
         } else {
             crate::ui::tree_pane::update::update(&mut self.view, &s, &action, page)
         };
+        let effects = if component::redraws(&effects) {
+            effects
+        } else {
+            let view = BrowseView {
+                session: &s,
+                selected: self.selected(),
+                cut: self.selection.cut.as_ref(),
+                mark: self.context.mark,
+                detail_text: matches!(action, Action::OpenPager)
+                    .then(|| self.detail.doc.as_ref().map(|d| d.plain_text()))
+                    .flatten(),
+                keep_recent: self.selection.keep_recent,
+                searching: !self.view.search.is_empty(),
+            };
+            browse_keys::update(&mut self.screen, &action, &view)
+        };
         if component::redraws(&effects) {
             return self.apply(effects);
         }
-        match action {
-            Action::JumpCompaction { next } => self.jump_compaction(next),
-            Action::JumpFirstKept | Action::JumpTurnStart => {
-                let first_kept = matches!(action, Action::JumpFirstKept);
-                match &self.selection.cut {
-                    None => self.status = Some("the cut is still being computed; try again in a moment".into()),
-                    Some(Err(e)) => self.status = Some(format!("no cut here: {}", e.reason())),
-                    Some(Ok(p)) => {
-                        let to = if first_kept {
-                            Some(p.first_kept_entry)
-                        } else {
-                            p.turn_start_entry()
-                        };
-                        match to {
-                            Some(e) => self.reveal(e),
-                            None => self.status = Some("the cut here does not split a turn".into()),
-                        }
-                    }
-                }
-            }
-            Action::JumpMark => match self.context.mark {
-                Some(m) => self.reveal(m),
-                None => self.status = Some("no marked entry (m marks one)".into()),
-            },
-            Action::StartSearch => self.search = Some(LineEditor::new(&self.view.search, false)),
-            Action::CopyText => self.copy_selected(),
-            Action::CopyId => {
-                if let Some(i) = self.selected() {
-                    let id = s.entries[i].id.to_string();
-                    self.status = Some(format!("copied the entry id {id}"));
-                    self.effects.push(Terminal::Clipboard(id));
-                }
-            }
-            Action::OpenPager => match &self.detail.doc {
-                Some(d) => self.effects.push(Terminal::Pager(d.plain_text())),
-                None => self.status = Some("no entry selected".into()),
-            },
-            Action::ToggleFocus => {
-                if self.screen.show_detail {
-                    self.screen.focus = match self.screen.focus {
-                        Focus::Tree => Focus::Detail,
-                        Focus::Detail => Focus::Tree,
-                    };
-                }
-            }
-            action => return self.on_browse_command(action),
-        }
-        true
+        self.open_from_browser(action)
     }
 
-    /// The rest of [`Self::on_browse`] (the first part took the moves).
-    fn on_browse_command(&mut self, action: Action) -> bool {
-        let s = self.doc.session.clone();
-        let detail = self.mode() == Mode::Detail;
+    /// What the browser opens or starts: views, dialogs, writes, the prune preview's keys.
+    fn open_from_browser(&mut self, action: Action) -> bool {
         match action {
-            Action::ToggleDetail => {
-                self.screen.show_detail = !self.screen.show_detail;
-                if !self.screen.show_detail {
-                    self.screen.focus = Focus::Tree;
-                }
-            }
+            Action::StartSearch => self.search = Some(LineEditor::new(&self.view.search, false)),
             Action::TogglePrune => self.toggle_prune(),
             Action::CyclePolicy => {
                 self.prune.policy = (self.prune.policy + 1) % super::POLICIES.len();
@@ -121,31 +78,11 @@ impl App {
             Action::StartFind => self.start_find(),
             Action::FindNext => return self.find_step(true),
             Action::FindPrev => return self.find_step(false),
-            Action::OpenMessages => {
-                let main = self.areas().main;
-                let n = crate::ui::messages::lines(self, main.width).len();
-                self.screen.help = crate::ui::help::HelpScroll::at_end(n, main.height);
-                self.screen.overlay = Overlay::Messages;
-            }
+            Action::OpenMessages => self.open_messages(),
             Action::CountExact => {
                 self.start_exact_all();
                 self.exact_all.announce = true;
                 self.status = Some("counting the exact tokens of every entry…".into());
-            }
-            Action::ToggleCutPreview => {
-                self.screen.prune_preview = false;
-                self.prune.plan = None;
-                self.prune.marks.clear();
-                self.screen.cut_preview = !self.screen.cut_preview;
-                if self.screen.cut_preview {
-                    self.selection_changed();
-                } else {
-                    self.selection.cut_classes.clear();
-                }
-            }
-            Action::KeepRecentStep(d) => {
-                let k = self.selection.keep_recent as i64 + d as i64 * KEEP_STEP as i64;
-                self.set_keep_recent(k.max(0) as u64);
             }
             Action::KeepRecentEdit => self.open_keep_recent(),
             Action::KeepRecentReset => {
@@ -153,24 +90,7 @@ impl App {
                 self.set_keep_recent(k);
                 self.status = Some(format!("keepRecentTokens {k} (from the settings)"));
             }
-            Action::OpenContext => {
-                self.screen.overlay = Overlay::Context;
-                self.context.cursor = 0;
-                self.context.scroll = 0;
-                self.context.data = None;
-                self.request_context();
-            }
-            Action::ToggleMark => {
-                self.context.mark = if self.context.mark == self.selected() {
-                    None
-                } else {
-                    self.selected()
-                };
-                self.status = Some(match self.context.mark {
-                    Some(i) => format!("marked {} for the context comparison (v)", s.entries[i].id),
-                    None => "mark cleared".into(),
-                });
-            }
+            Action::OpenContext => self.open_context(),
             Action::OpenPicker => self.open_picker(),
             Action::OpenHelp => self.open_help(self.mode()),
             Action::Navigate => self.open_navigate(),
@@ -183,27 +103,42 @@ impl App {
             Action::ToggleArchived => self.toggle_archived(),
             Action::DeleteBranch => self.delete_selected_branch(),
             Action::Export => self.open_export(),
-            Action::Close => {
-                if detail {
-                    self.screen.focus = Focus::Tree;
-                } else if self.screen.prune_preview {
-                    self.toggle_prune();
-                } else if self.screen.cut_preview {
-                    self.screen.cut_preview = false;
-                    self.selection.cut_classes.clear();
-                } else if !self.view.search.is_empty() {
-                    self.view.set_search(&s, String::new());
-                } else {
-                    return false;
-                }
-            }
             Action::Quit => self.quit = true,
             _ => return false,
         }
         true
     }
 
-    fn set_keep_recent(&mut self, k: u64) {
+    /// The message log, scrolled to its end.
+    fn open_messages(&mut self) {
+        let main = self.areas().main;
+        let n = crate::ui::messages::lines(self, main.width).len();
+        self.screen.help = crate::ui::help::HelpScroll::at_end(n, main.height);
+        self.screen.overlay = Overlay::Messages;
+    }
+
+    /// What the model sees at the selection, from its top.
+    fn open_context(&mut self) {
+        self.screen.overlay = Overlay::Context;
+        self.context.cursor = 0;
+        self.context.scroll = 0;
+        self.context.data = None;
+        self.request_context();
+    }
+
+    /// The cut preview turned on or off: the prune preview's plan goes; the cut's classes are
+    /// worked out for the selection, or dropped.
+    pub(super) fn cut_preview_changed(&mut self, on: bool) {
+        self.prune.plan = None;
+        self.prune.marks.clear();
+        if on {
+            self.selection_changed();
+        } else {
+            self.selection.cut_classes.clear();
+        }
+    }
+
+    pub(super) fn set_keep_recent(&mut self, k: u64) {
         self.selection.keep_recent = k;
         if let Some(g) = &mut self.selection.gauge {
             g.keep_recent = k;
@@ -243,39 +178,6 @@ impl App {
                 "{} is not a row of the tree (Pi hides it); the nearest entry above it is selected",
                 s.entries[entry].id
             ));
-        }
-    }
-
-    fn jump_compaction(&mut self, next: bool) {
-        let s = self.doc.session.clone();
-        let rows = &self.view.visible;
-        let is_compaction = |k: usize| matches!(s.entries[self.view.flat[rows[k]]].kind, Kind::Compaction(_));
-        let cur = self.view.selected;
-        let found = if next {
-            (cur + 1..rows.len()).find(|&k| is_compaction(k))
-        } else {
-            (0..cur).rev().find(|&k| is_compaction(k))
-        };
-        match found {
-            Some(k) => self.view.selected = k,
-            None => {
-                self.status = Some(format!(
-                    "no compaction {} this row",
-                    if next { "below" } else { "above" }
-                ))
-            }
-        }
-    }
-
-    /// Pi 0.87's Ctrl+X in /tree: the entry's text to the clipboard (OSC 52).
-    fn copy_selected(&mut self) {
-        let Some(i) = self.selected() else { return };
-        match crate::engine::view::tree_view::copy_text(&self.doc.session, i) {
-            Some(t) => {
-                self.effects.push(Terminal::Clipboard(t));
-                self.status = Some("Copied selected message to clipboard".into());
-            }
-            None => self.status = Some("Selected entry has no text to copy".into()),
         }
     }
 

@@ -51,6 +51,10 @@ impl App {
                 }
                 Effect::MoveTree { down: true } => self.view.move_down(),
                 Effect::MoveTree { down: false } => self.view.move_up(),
+                Effect::Mark(mark) => self.context.mark = mark,
+                Effect::KeepRecent(k) => self.set_keep_recent(k),
+                Effect::CutPreview(on) => self.cut_preview_changed(on),
+                Effect::TogglePrune => self.toggle_prune(),
                 Effect::Write(w) => self.start_write(w.request, &w.what, w.select),
                 Effect::Declined(said) => {
                     self.dialog = None;

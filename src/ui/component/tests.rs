@@ -295,3 +295,95 @@ fn the_dialogs_change_themselves_and_ask_for_writes_as_effects() {
     assert!(matches!(&d.update(&Action::No, rect)[..], [Effect::Close, Effect::Say(t)] if t == "nothing deleted"));
     assert!(matches!(d.update(&Action::Up, rect)[..], [Effect::Ignored]));
 }
+
+#[test]
+fn the_browsers_keys_change_the_screen_and_ask_for_jumps_copies_and_the_mark() {
+    use crate::ui::browse_keys::{BrowseView, update};
+    use crate::ui::component::Terminal;
+    use crate::ui::screen::{Focus, Overlay, Screen};
+    let s = long();
+    let leaf = s.leaf().unwrap();
+    let plan = crate::engine::edit::entries::plan_compaction(&s, leaf, Default::default());
+    let mut screen = Screen {
+        size: Rect::new(0, 0, 100, 30),
+        focus: Focus::Tree,
+        show_detail: true,
+        cut_preview: false,
+        prune_preview: false,
+        overlay: Overlay::None,
+        no_color: false,
+        zones: (0.5, 0.8),
+        help: Default::default(),
+    };
+    let view = |mark: Option<usize>, cut: Option<&'static _>| BrowseView {
+        session: &s,
+        selected: Some(leaf),
+        cut,
+        mark,
+        detail_text: Some("the entry".into()),
+        keep_recent: 1_000,
+        searching: true,
+    };
+    let v = view(None, None);
+    // Jumps: said while the cut is being worked out; to the first kept entry once it is.
+    assert!(
+        matches!(&update(&mut screen, &Action::JumpFirstKept, &v)[..], [Effect::Say(t)] if t.contains("being computed"))
+    );
+    let cut: &'static _ = Box::leak(Box::new(plan));
+    let first_kept = cut.as_ref().unwrap().first_kept_entry;
+    let with_cut = view(None, Some(cut));
+    assert!(
+        matches!(update(&mut screen, &Action::JumpFirstKept, &with_cut)[..], [Effect::Reveal(e)] if e == first_kept)
+    );
+    assert!(matches!(&update(&mut screen, &Action::JumpMark, &v)[..], [Effect::Say(t)] if t.contains("m marks")));
+    // The mark: set on the selection, then cleared.
+    assert!(matches!(update(&mut screen, &Action::ToggleMark, &v)[..], [Effect::Mark(Some(e)), _] if e == leaf));
+    assert!(matches!(
+        update(&mut screen, &Action::ToggleMark, &view(Some(leaf), None))[..],
+        [Effect::Mark(None), _]
+    ));
+    assert!(matches!(
+        update(&mut screen, &Action::JumpMark, &view(Some(3), None))[..],
+        [Effect::Reveal(3)]
+    ));
+    // Copies and the pager are the terminal's.
+    let id = s.entries[leaf].id.to_string();
+    assert!(matches!(&update(&mut screen, &Action::CopyId, &v)[..],
+        [Effect::Say(_), Effect::Terminal(Terminal::Clipboard(t))] if *t == id));
+    assert!(matches!(&update(&mut screen, &Action::OpenPager, &v)[..],
+        [Effect::Terminal(Terminal::Pager(t))] if t == "the entry"));
+    // keepRecentTokens by steps, never below 0.
+    assert!(matches!(
+        update(&mut screen, &Action::KeepRecentStep(1), &v)[..],
+        [Effect::KeepRecent(1_500)]
+    ));
+    assert!(matches!(
+        update(&mut screen, &Action::KeepRecentStep(-3), &v)[..],
+        [Effect::KeepRecent(0)]
+    ));
+    // The panes: focus, the detail pane, the cut preview; Esc closes the innermost.
+    assert!(update(&mut screen, &Action::ToggleFocus, &v).is_empty());
+    assert_eq!(screen.focus, Focus::Detail);
+    assert!(update(&mut screen, &Action::Close, &v).is_empty());
+    assert_eq!(screen.focus, Focus::Tree);
+    screen.prune_preview = true;
+    assert!(matches!(
+        update(&mut screen, &Action::ToggleCutPreview, &v)[..],
+        [Effect::CutPreview(true)]
+    ));
+    assert!(screen.cut_preview && !screen.prune_preview);
+    assert!(matches!(
+        update(&mut screen, &Action::Close, &v)[..],
+        [Effect::CutPreview(false)]
+    ));
+    assert!(!screen.cut_preview);
+    assert!(matches!(&update(&mut screen, &Action::Close, &v)[..], [Effect::FilterTree(t)] if t.is_empty()));
+    screen.focus = Focus::Detail;
+    update(&mut screen, &Action::ToggleDetail, &v);
+    assert!(!screen.show_detail && screen.focus == Focus::Tree);
+    // Anything else is not the browser's.
+    assert!(matches!(
+        update(&mut screen, &Action::Compact, &v)[..],
+        [Effect::Ignored]
+    ));
+}

@@ -1,8 +1,9 @@
 //! The tree pane's keys (Pi's `/tree`): moving, folding, filtering, going to the leaf,
-//! showing label times. Its state is the engine's `TreeView`; the session is read, never
+//! showing label times, jumping between compactions. Its state is the engine's `TreeView`; the session is read, never
 //! changed. What needs more than the tree (jumps to the cut or the mark, previews, writes) is
 //! the app's.
 
+use crate::engine::load::entry::Kind;
 use crate::engine::load::session::Session;
 use crate::engine::view::tree_view::TreeView;
 use crate::ui::action::Action;
@@ -31,9 +32,32 @@ pub fn update(view: &mut TreeView, s: &Session, action: &Action, page: usize) ->
             view.set_filter(s, f)
         }
         Action::ToggleLabelTimes => view.show_label_times = !view.show_label_times,
+        Action::JumpCompaction { next } => return jump_compaction(view, s, *next),
         _ => return component::ignored(),
     }
     component::changed()
+}
+
+/// The next (or previous) compaction among the shown rows, or why there is none.
+fn jump_compaction(view: &mut TreeView, s: &Session, next: bool) -> Vec<Effect> {
+    let rows = &view.visible;
+    let is_compaction = |k: usize| matches!(s.entries[view.flat[rows[k]]].kind, Kind::Compaction(_));
+    let cur = view.selected;
+    let found = if next {
+        (cur + 1..rows.len()).find(|&k| is_compaction(k))
+    } else {
+        (0..cur).rev().find(|&k| is_compaction(k))
+    };
+    match found {
+        Some(k) => {
+            view.selected = k;
+            component::changed()
+        }
+        None => vec![Effect::Say(format!(
+            "no compaction {} this row",
+            if next { "below" } else { "above" }
+        ))],
+    }
 }
 
 #[cfg(test)]
@@ -70,6 +94,19 @@ mod tests {
         assert!(matches!(
             update(&mut v, &s, &Action::Compact, 10)[..],
             [Effect::Ignored]
+        ));
+        // Between compactions: the one above the leaf, then none above it.
+        update(&mut v, &s, &Action::SetFilter(FilterMode::All), 10);
+        update(&mut v, &s, &Action::GoToLeaf, 10);
+        assert!(update(&mut v, &s, &Action::JumpCompaction { next: false }, 10).is_empty());
+        let at = v.flat[v.visible[v.selected]];
+        assert!(matches!(
+            s.entries[at].kind,
+            crate::engine::load::entry::Kind::Compaction(_)
+        ));
+        assert!(matches!(
+            &update(&mut v, &s, &Action::JumpCompaction { next: false }, 10)[..],
+            [Effect::Say(t)] if t == "no compaction above this row"
         ));
     }
 }

@@ -41,3 +41,21 @@ pub struct Screen {
     /// The help overlay and the message log, scrolled.
     pub help: crate::ui::help::HelpScroll,
 }
+
+impl Screen {
+    /// The browser as it opens: the tree has the keyboard, the detail pane shows, no preview
+    /// or overlay.
+    pub fn new(size: Rect, zones: (f64, f64)) -> Screen {
+        Screen {
+            size,
+            focus: Focus::Tree,
+            show_detail: true,
+            cut_preview: false,
+            prune_preview: false,
+            overlay: Overlay::None,
+            no_color: false,
+            zones,
+            help: Default::default(),
+        }
+    }
+}

@@ -300,21 +300,11 @@ fn the_dialogs_change_themselves_and_ask_for_writes_as_effects() {
 fn the_browsers_keys_change_the_screen_and_ask_for_jumps_copies_and_the_mark() {
     use crate::ui::browse_keys::{BrowseView, update};
     use crate::ui::component::Terminal;
-    use crate::ui::screen::{Focus, Overlay, Screen};
+    use crate::ui::screen::{Focus, Screen};
     let s = long();
     let leaf = s.leaf().unwrap();
     let plan = crate::engine::edit::entries::plan_compaction(&s, leaf, Default::default());
-    let mut screen = Screen {
-        size: Rect::new(0, 0, 100, 30),
-        focus: Focus::Tree,
-        show_detail: true,
-        cut_preview: false,
-        prune_preview: false,
-        overlay: Overlay::None,
-        no_color: false,
-        zones: (0.5, 0.8),
-        help: Default::default(),
-    };
+    let mut screen = Screen::new(Rect::new(0, 0, 100, 30), (0.5, 0.8));
     let view = |mark: Option<usize>, cut: Option<&'static _>| BrowseView {
         session: &s,
         selected: Some(leaf),

@@ -15,7 +15,7 @@ use std::sync::Arc;
 
 /// Files from this size show the leaf's newest entries while they load: below it the whole
 /// parse is about as quick as reading the tail (100 MB: ~60 ms).
-pub const TAIL_PREVIEW_FROM: u64 = 256 << 20;
+const TAIL_PREVIEW_FROM: u64 = 256 << 20;
 
 /// A session being read for the first frame.
 pub struct FirstLoad {

@@ -16,7 +16,6 @@ mod events;
 mod find;
 mod first_load;
 pub(crate) use find::Find;
-pub use first_load::TAIL_PREVIEW_FROM;
 mod housekeeping;
 mod prune;
 pub mod status;

@@ -341,3 +341,49 @@ fn every_path_and_module_architecture_md_names_exists() {
         "ARCHITECTURE.md names what is not there: {missing:?}"
     );
 }
+
+/// The UI's update reads no file, clock or environment: outside the event loop
+/// (`ui/mod.rs`), the jobs (`jobs.rs`, `chores.rs`) and what is read once at the start
+/// (`ui/outside.rs`), no UI file names them but in its tests. The clock comes with the tick,
+/// files through jobs.
+#[test]
+fn the_ui_update_reads_no_file_clock_or_environment() {
+    let forbidden = [
+        "std::fs",
+        "std::env",
+        "Instant::now",
+        "SystemTime::now",
+        "clock::now_ms",
+        "File::open",
+        "config::agent_dir()",
+        "config::cwd()",
+        "Environment::read",
+    ];
+    let ui = root().join("src/ui");
+    let allowed = ["mod.rs", "jobs.rs", "chores.rs", "outside.rs"].map(|f| ui.join(f));
+    let mut found = vec![];
+    for f in rust_files(&ui) {
+        let name = f.file_name().unwrap().to_string_lossy();
+        if allowed.contains(&f)
+            || name == "tests.rs"
+            || name == "snapshots.rs"
+            || f.components().any(|c| c.as_os_str() == "tests")
+        {
+            continue;
+        }
+        let text = std::fs::read_to_string(&f).unwrap();
+        // Everything from the first test module on is tests.
+        let code = &text[..text.find("#[cfg(test)]").unwrap_or(text.len())];
+        for (n, line) in code.lines().enumerate() {
+            for w in forbidden {
+                if line.contains(w) && !line.trim_start().starts_with("//") {
+                    found.push(format!("{}:{}: {w}", f.display(), n + 1));
+                }
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "the UI reads outside the jobs and the event loop: {found:#?}"
+    );
+}

@@ -23,6 +23,7 @@ pub mod layout;
 pub mod loading;
 pub mod messages;
 pub mod mode;
+pub mod outside;
 pub mod picker;
 pub mod prune_list;
 pub mod prune_panel;

@@ -107,8 +107,10 @@ pub struct Picker {
     pub user_home: Option<PathBuf>,
     /// The tree was built once (the first build opens the nodes worth opening).
     built: bool,
-    /// When the listing last arrived (the tick lists again after a while).
-    pub listed_at: std::time::Instant,
+    /// When the listing last arrived (the tick lists again after a while); none yet.
+    pub listed_at: Option<std::time::Instant>,
+    /// The time the previews' ages count to (the app's clock, ms since the epoch).
+    pub now_ms: i64,
     /// The tree pane is wide enough for the cost and token columns (set by `layout`).
     wide: bool,
     /// What is in bonsai's trash (with its bytes), listed under its own node at the end.
@@ -204,7 +206,8 @@ fn tilde(p: &str, home: Option<&std::path::Path>) -> String {
 }
 
 impl Picker {
-    pub fn new(current: Option<PathBuf>) -> Picker {
+    /// A picker for the open session `current`, its ages counted to `now_ms`.
+    pub fn new(current: Option<PathBuf>, now_ms: i64) -> Picker {
         Picker {
             all: false,
             sessions: vec![],
@@ -228,7 +231,8 @@ impl Picker {
             home_dir: None,
             user_home: None,
             built: false,
-            listed_at: std::time::Instant::now(),
+            listed_at: None,
+            now_ms,
             wide: false,
             trash: vec![],
             leftovers: vec![],
@@ -236,8 +240,10 @@ impl Picker {
         }
     }
 
+    /// A picker over `sessions`, its ages counted to now (tests).
+    #[cfg(test)]
     pub fn from_sessions(sessions: Vec<SessionInfo>) -> Picker {
-        let mut p = Picker::new(None);
+        let mut p = Picker::new(None, crate::store::clock::now_ms());
         let windows = vec![None; sessions.len()];
         p.set_sessions(false, sessions, windows, vec![]);
         p
@@ -1385,8 +1391,8 @@ impl Picker {
         let cut = |s: &str| truncate_to_width(s, width, "…");
         let kv = |k: &str, v: String| Line::from(vec![Span::styled(format!(" {k:<8}"), fg(DIM)), Span::raw(cut(&v))]);
         let mut out = vec![];
-        let now = std::time::SystemTime::now();
-        let now_ms = crate::store::clock::now_ms();
+        let now_ms = self.now_ms;
+        let now = std::time::UNIX_EPOCH + std::time::Duration::from_millis(now_ms.max(0) as u64);
         let (backups, old) = self.backups_of(path, now);
         let (exports, old_exports) = self.exports_of(path, now_ms);
         if !backups.is_empty() || !exports.is_empty() {

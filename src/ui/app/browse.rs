@@ -218,7 +218,7 @@ impl App {
     }
 
     pub(super) fn open_picker(&mut self) {
-        let mut p = Picker::new(self.doc.path.clone());
+        let mut p = Picker::new(self.doc.path.clone(), self.now_ms);
         p.loading = true;
         p.home_dir =
             Some(crate::store::config::session_dir_with(&self.agent_dir, &self.cwd, &self.settings, &self.env).0);

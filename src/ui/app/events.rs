@@ -225,7 +225,8 @@ impl App {
             p.exports = exports;
             p.set_sessions(all, sessions, windows, pins);
             p.everywhere = everywhere;
-            p.listed_at = at;
+            p.listed_at = Some(at);
+            p.now_ms = self.now_ms;
             // A search asked for before the first listing arrived starts now.
             waiting_search = p.search.as_ref().is_some_and(|s| s.running && s.id == 0);
         }
@@ -394,7 +395,8 @@ impl App {
             && self.screen.overlay == Overlay::Picker
             && !p.loading
             && p.opening.is_none()
-            && seen.now.saturating_duration_since(p.listed_at) >= std::time::Duration::from_secs(2)
+            && p.listed_at
+                .is_some_and(|t| seen.now.saturating_duration_since(t) >= std::time::Duration::from_secs(2))
         {
             p.loading = true;
             let all = p.all;
@@ -453,13 +455,12 @@ impl App {
         let registry = (*self.registry).clone();
         let size = self.screen.size;
         let no_color = self.screen.no_color;
-        let mut fresh = App::with_session(s, Some(path), settings, registry);
+        let mut fresh = App::with_outside(s, Some(path), settings, registry, self.outside());
         fresh.screen.size = size;
         fresh.screen.no_color = no_color;
         fresh.summarizer_override = self.summarizer_override.take();
         fresh.force_offline = self.force_offline;
         fresh.strategy_choice = std::mem::take(&mut self.strategy_choice);
-        fresh.agent_dir = std::mem::take(&mut self.agent_dir);
         fresh.auto_exact = self.auto_exact;
         if let Some(c) = self.exact_all.cancel.take() {
             c.store(true, std::sync::atomic::Ordering::Relaxed);

@@ -207,6 +207,8 @@ pub struct App {
     pub(crate) settings: Settings,
     /// bonsai's Pi package is in use: the gauge marks what it sends.
     pub(crate) live_in_use: bool,
+    /// bonsai runs inside Pi (`BONSAI_PI_SESSION`), as read when it started.
+    inside_pi: bool,
     pub(crate) registry: Arc<Registry>,
     pub(crate) screen: Screen,
     pub selection: SelectionState,
@@ -277,12 +279,38 @@ pub struct ExactAll {
 
 pub use super::jobs::LARGE_SESSION;
 
+pub use super::outside::Outside;
+
 impl App {
     pub fn new(session: Session, path: Option<PathBuf>, settings: Settings, registry: Registry) -> App {
         App::with_session(Arc::new(session), path, settings, registry)
     }
 
+    /// The app on `session`, with what it needs from outside read now.
     pub fn with_session(session: Arc<Session>, path: Option<PathBuf>, settings: Settings, registry: Registry) -> App {
+        App::with_outside(session, path, settings, registry, Outside::read())
+    }
+
+    /// What the app reads from outside, as [`Outside`] holds it now (for the session opened next).
+    pub(super) fn outside(&self) -> Outside {
+        Outside {
+            now_ms: self.now_ms,
+            clock: self.clock,
+            cwd: self.cwd.clone(),
+            agent_dir: self.agent_dir.clone(),
+            env: self.env.clone(),
+            tree_home: self.view.home.clone(),
+            inside_pi: self.inside_pi,
+        }
+    }
+
+    pub fn with_outside(
+        session: Arc<Session>,
+        path: Option<PathBuf>,
+        settings: Settings,
+        registry: Registry,
+        outside: Outside,
+    ) -> App {
         let filter = FilterMode::parse(settings.tree_filter_mode()).unwrap_or_default();
         let zones = settings.gauge_zones();
         // Said when the session opens (the status), not after something was typed.
@@ -295,17 +323,10 @@ impl App {
         };
         let pruning_enabled = settings.context_pruning_enabled();
         let doc = Doc::new(session, path, read_only);
-        let mut view = TreeView::new(
-            &doc.session,
-            &doc.tree,
-            doc.session.leaf(),
-            filter,
-            crate::store::clock::now_ms(),
-        );
+        let mut view = TreeView::new(&doc.session, &doc.tree, doc.session.leaf(), filter, outside.now_ms);
         // Tool paths under the home folder read as Pi's /tree shows them.
-        view.home = crate::store::config::tree_home();
-        let live_in_use =
-            settings.live_package_in_use() || std::env::var_os("BONSAI_PI_SESSION").is_some_and(|v| !v.is_empty());
+        view.home = outside.tree_home;
+        let live_in_use = settings.live_package_in_use() || outside.inside_pi;
         let mut app = App {
             doc,
             first_load: None,
@@ -346,11 +367,12 @@ impl App {
             summarizer_override: None,
             force_offline: false,
             strategy_choice: vec![crate::engine::compaction::strategy::Strategy::SingleShot],
-            agent_dir: crate::store::config::agent_dir(),
-            cwd: crate::store::config::cwd(),
-            now_ms: crate::store::clock::now_ms(),
-            clock: std::time::Instant::now(),
-            env: crate::store::config::Environment::read(),
+            agent_dir: outside.agent_dir,
+            cwd: outside.cwd,
+            now_ms: outside.now_ms,
+            clock: outside.clock,
+            env: outside.env,
+            inside_pi: outside.inside_pi,
             exact_all: ExactAll::default(),
             file_gone: false,
             auto_exact: true,
@@ -360,6 +382,11 @@ impl App {
         app.auto_exact_all();
         app.refresh();
         app
+    }
+
+    /// The last tick's time as the file system's clock (for file ages).
+    pub(super) fn wall_now(&self) -> std::time::SystemTime {
+        std::time::UNIX_EPOCH + std::time::Duration::from_millis(self.now_ms.max(0) as u64)
     }
 
     pub fn session(&self) -> &Arc<Session> {

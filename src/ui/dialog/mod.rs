@@ -147,7 +147,8 @@ pub struct SummaryTab {
 }
 
 impl SummaryTab {
-    /// A tab with `text` already in it (tests and the offline summary).
+    /// A tab with `text` already in it (tests).
+    #[cfg(test)]
     pub fn with_text(name: &str, text: &str, state: TabState) -> SummaryTab {
         SummaryTab {
             text: text.into(),

@@ -87,7 +87,10 @@ pub(crate) fn acme() -> Vec<SessionInfo> {
 }
 
 pub(crate) fn picker(all: bool, sessions: Vec<SessionInfo>, pins: Vec<PathBuf>) -> Picker {
-    let mut p = Picker::new(Some(PathBuf::from(format!("{ACME}/c.jsonl"))));
+    let mut p = Picker::new(
+        Some(PathBuf::from(format!("{ACME}/c.jsonl"))),
+        crate::store::clock::now_ms(),
+    );
     p.home_dir = Some(PathBuf::from(ACME));
     p.user_home = Some(PathBuf::from("/home/dev"));
     let windows = vec![Some(200_000); sessions.len()];
@@ -237,7 +240,10 @@ fn leftovers_under_their_session_and_the_trash_last() {
     use crate::store::backups::{Backup, BackupKind};
     let day = std::time::Duration::from_secs(86_400);
     let now = std::time::SystemTime::now();
-    let mut p = Picker::new(Some(PathBuf::from(format!("{ACME}/c.jsonl"))));
+    let mut p = Picker::new(
+        Some(PathBuf::from(format!("{ACME}/c.jsonl"))),
+        crate::store::clock::now_ms(),
+    );
     p.home_dir = Some(PathBuf::from(ACME));
     p.user_home = Some(PathBuf::from("/home/dev"));
     let session = PathBuf::from(format!("{ACME}/a.jsonl"));

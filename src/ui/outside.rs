@@ -1,0 +1,33 @@
+//! What the TUI reads from its surroundings, once, when it starts (the update never does).
+
+use std::path::PathBuf;
+
+/// What the app takes from outside, read once when bonsai starts: the clock, the working
+/// directory, Pi's agent folder and the environment. A session opened later (the picker, the
+/// first load) is built on the same values, so the update never reads them.
+#[derive(Debug, Clone)]
+pub struct Outside {
+    pub now_ms: i64,
+    pub clock: std::time::Instant,
+    pub cwd: PathBuf,
+    pub agent_dir: PathBuf,
+    pub env: crate::store::config::Environment,
+    /// `$HOME` as Pi's /tree shortens tool paths with it.
+    pub tree_home: Option<String>,
+    /// `BONSAI_PI_SESSION` is set: bonsai runs inside Pi with its package.
+    pub inside_pi: bool,
+}
+
+impl Outside {
+    pub fn read() -> Outside {
+        Outside {
+            now_ms: crate::store::clock::now_ms(),
+            clock: std::time::Instant::now(),
+            cwd: crate::store::config::cwd(),
+            agent_dir: crate::store::config::agent_dir(),
+            env: crate::store::config::Environment::read(),
+            tree_home: crate::store::config::tree_home(),
+            inside_pi: std::env::var_os("BONSAI_PI_SESSION").is_some_and(|v| !v.is_empty()),
+        }
+    }
+}

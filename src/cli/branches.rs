@@ -254,7 +254,7 @@ pub fn backups(a: super::BackupsArgs) -> Result<()> {
     let cwd = crate::store::config::cwd();
     let settings = crate::store::config::load_settings(&cwd);
     let all = backups::find(&backups::folders(&cwd, &settings, a.all));
-    let now = std::time::SystemTime::now();
+    let now = crate::store::clock::now_ms();
     let old: Vec<&Backup> = all
         .iter()
         .filter(|b| b.age_days(now) >= a.older_than && !b.needed_for_restore)

@@ -321,7 +321,7 @@ pub fn clean(a: CleanArgs) -> Result<()> {
     let cwd = crate::store::config::cwd();
     let settings = crate::store::config::load_settings(&cwd);
     let (folders, only) = clean_scope(&a.paths, &cwd, &settings)?;
-    let now = std::time::SystemTime::now();
+    let now = crate::store::clock::now_ms();
     // The folders' backups, read once: what is listed and asked about is what goes.
     let found = backups::find(&folders);
     let kept_for_restore = found.iter().filter(|b| b.needed_for_restore).count();

@@ -40,8 +40,14 @@ pub struct Backup {
 }
 
 impl Backup {
-    pub fn age_days(&self, now: SystemTime) -> f64 {
-        now.duration_since(self.modified).unwrap_or_default().as_secs_f64() / 86_400.0
+    /// Days since it was last written, counted to `now_ms` (ms since the epoch, as exports
+    /// and the trash count theirs); 0 for a time in the future.
+    pub fn age_days(&self, now_ms: i64) -> f64 {
+        let modified = self
+            .modified
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis() as i64);
+        (now_ms - modified).max(0) as f64 / 86_400_000.0
     }
 }
 

@@ -409,13 +409,13 @@ impl Picker {
     pub fn backups_of(
         &self,
         session: &std::path::Path,
-        now: std::time::SystemTime,
+        now_ms: i64,
     ) -> (Vec<&crate::store::backups::Backup>, Vec<&crate::store::backups::Backup>) {
         let all: Vec<&crate::store::backups::Backup> = self.leftovers.iter().filter(|b| b.session == session).collect();
         let old = all
             .iter()
             .copied()
-            .filter(|b| b.age_days(now) >= OLD_BACKUP_DAYS && !b.needed_for_restore)
+            .filter(|b| b.age_days(now_ms) >= OLD_BACKUP_DAYS && !b.needed_for_restore)
             .collect();
         (all, old)
     }
@@ -1392,8 +1392,7 @@ impl Picker {
         let kv = |k: &str, v: String| Line::from(vec![Span::styled(format!(" {k:<8}"), fg(DIM)), Span::raw(cut(&v))]);
         let mut out = vec![];
         let now_ms = self.now_ms;
-        let now = std::time::UNIX_EPOCH + std::time::Duration::from_millis(now_ms.max(0) as u64);
-        let (backups, old) = self.backups_of(path, now);
+        let (backups, old) = self.backups_of(path, now_ms);
         let (exports, old_exports) = self.exports_of(path, now_ms);
         if !backups.is_empty() || !exports.is_empty() {
             let n = old.len() + old_exports.len();
@@ -1420,7 +1419,7 @@ impl Picker {
                         ""
                     };
                     (
-                        format!("{what}  {}  {:.0} d{why}", size_text(b.bytes), b.age_days(now)),
+                        format!("{what}  {}  {:.0} d{why}", size_text(b.bytes), b.age_days(now_ms)),
                         b.needed_for_restore,
                     )
                 })

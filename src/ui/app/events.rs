@@ -455,17 +455,16 @@ impl App {
         let registry = (*self.registry).clone();
         let size = self.screen.size;
         let no_color = self.screen.no_color;
-        let mut fresh = App::with_outside(s, Some(path), settings, registry, self.outside());
+        if let Some(c) = self.exact_all.cancel.take() {
+            c.store(true, std::sync::atomic::Ordering::Relaxed);
+        }
+        // Built with this app's exact-count choice, so the count starts once.
+        let mut fresh = App::with_outside(s, Some(path), settings, registry, self.outside(), self.auto_exact);
         fresh.screen.size = size;
         fresh.screen.no_color = no_color;
         fresh.summarizer_override = self.summarizer_override.take();
         fresh.force_offline = self.force_offline;
         fresh.strategy_choice = std::mem::take(&mut self.strategy_choice);
-        fresh.auto_exact = self.auto_exact;
-        if let Some(c) = self.exact_all.cancel.take() {
-            c.store(true, std::sync::atomic::Ordering::Relaxed);
-        }
-        fresh.auto_exact_all();
         fresh.notice = fresh.diagnostics_notice();
         *self = fresh;
     }

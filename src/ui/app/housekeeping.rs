@@ -43,7 +43,7 @@ impl App {
             self.status = Some("this session is open here: open another one first".into());
             return;
         }
-        let (backups, _) = p.backups_of(&s.path, self.wall_now());
+        let (backups, _) = p.backups_of(&s.path, self.now_ms);
         let mut lines = vec![
             format!("{} ({}, {} entries)", s.title(), mb(s.bytes), s.entries),
             format!("{}", s.path.display()),
@@ -114,7 +114,7 @@ impl App {
             self.status = Some("select a session to remove its old backups".into());
             return;
         };
-        let (all, old) = p.backups_of(&s.path, self.wall_now());
+        let (all, old) = p.backups_of(&s.path, self.now_ms);
         if old.is_empty() {
             self.status = Some(format!(
                 "no backup of this session is older than {OLD_BACKUP_DAYS} days and unneeded ({} in all)",
@@ -133,7 +133,7 @@ impl App {
                         .map(|n| n.to_string_lossy().to_string())
                         .unwrap_or_default(),
                     mb(b.bytes),
-                    b.age_days(self.wall_now())
+                    b.age_days(self.now_ms)
                 )
             })
             .collect();

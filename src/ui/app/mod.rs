@@ -288,7 +288,7 @@ impl App {
 
     /// The app on `session`, with what it needs from outside read now.
     pub fn with_session(session: Arc<Session>, path: Option<PathBuf>, settings: Settings, registry: Registry) -> App {
-        App::with_outside(session, path, settings, registry, Outside::read())
+        App::with_outside(session, path, settings, registry, Outside::read(), true)
     }
 
     /// What the app reads from outside, as [`Outside`] holds it now (for the session opened next).
@@ -304,12 +304,15 @@ impl App {
         }
     }
 
+    /// The app on `session`, built on what was read from outside (`outside`); `auto_exact`:
+    /// every entry's exact count starts by itself (on files up to `AUTO_EXACT_BYTES`).
     pub fn with_outside(
         session: Arc<Session>,
         path: Option<PathBuf>,
         settings: Settings,
         registry: Registry,
         outside: Outside,
+        auto_exact: bool,
     ) -> App {
         let filter = FilterMode::parse(settings.tree_filter_mode()).unwrap_or_default();
         let zones = settings.gauge_zones();
@@ -375,18 +378,13 @@ impl App {
             inside_pi: outside.inside_pi,
             exact_all: ExactAll::default(),
             file_gone: false,
-            auto_exact: true,
+            auto_exact,
         };
         app.selection.keep_recent = app.keep_recent_setting();
         app.selection_changed();
         app.auto_exact_all();
         app.refresh();
         app
-    }
-
-    /// The last tick's time as the file system's clock (for file ages).
-    pub(super) fn wall_now(&self) -> std::time::SystemTime {
-        std::time::UNIX_EPOCH + std::time::Duration::from_millis(self.now_ms.max(0) as u64)
     }
 
     pub fn session(&self) -> &Arc<Session> {

@@ -1589,6 +1589,13 @@ fn the_first_session_is_read_by_jobs_and_its_gauge_comes_from_the_load() {
     assert_eq!(a.doc.path.as_deref(), Some(path.as_path()));
     assert_eq!(a.doc.session.entries.len(), s.entries.len());
     assert_eq!(selection_jobs(&a), 0, "the leaf's job is held for the load's answer");
+    let exact_counts = a
+        .pending
+        .queue
+        .iter()
+        .filter(|j| matches!(j, Job::ExactAll { .. }))
+        .count();
+    assert_eq!(exact_counts, 1, "every entry's exact count starts once");
     assert!(a.selection.gauge.is_none());
     a.update(Action::Job(Arc::new(results.next().unwrap())));
     let g = a.selection.gauge.as_ref().expect("the gauge from the load");

@@ -25,6 +25,7 @@ mod branches;
 mod common;
 mod compare;
 mod housekeeping;
+mod index;
 pub mod out;
 mod prune;
 mod read;
@@ -141,6 +142,10 @@ pub enum Command {
     /// Remove old leftovers: bonsai's backups and removed-lines files (never those the next
     /// `bonsai restore` needs) and sessions trashed long ago; says what and how much, asks.
     Clean(housekeeping::CleanArgs),
+    /// bonsai's session indexes (in `<agentDir>/bonsai/index/`), which let a session open
+    /// again without a parse: make them now, show how they stand (--status), remove them
+    /// (--clear).
+    Index(index::IndexArgs),
     /// The session as a document: the path to the leaf (or the whole tree) as Markdown, one
     /// self-contained HTML page, or JSON.
     Export(ExportArgs),
@@ -215,6 +220,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Usage(a) => usage::usage(a),
         Command::Trash(a) => housekeeping::trash_cmd(a),
         Command::Clean(a) => housekeeping::clean(a),
+        Command::Index(a) => index::index(a),
         Command::Search(a) => read::search(a),
         Command::Export(a) => read::export(a),
         Command::Undo(a) => write::undo(a),
@@ -257,7 +263,8 @@ impl Command {
             | Command::Backups(_)
             | Command::Usage(_)
             | Command::Trash(_)
-            | Command::Clean(_) => {
+            | Command::Clean(_)
+            | Command::Index(_) => {
                 return None;
             }
             Command::Export(a) => (&mut a.session.file, false),

@@ -153,7 +153,7 @@ pub fn leaf_path_preview(
 /// A line cut short by a kill while bonsai was appending is named as such (the note beside
 /// the file says which bytes bonsai was writing): at the end, where `bonsai repair` removes
 /// it, or followed by lines written since, where it stays as a line Pi skips.
-fn explain_fragment(s: &mut Session, path: &Path) {
+pub(crate) fn explain_fragment(s: &mut Session, path: &Path) {
     let Some(note) = super::journal::read(path) else {
         return;
     };

@@ -8,6 +8,7 @@ pub mod config;
 pub mod exports;
 pub mod faults;
 pub mod files;
+pub mod index;
 pub mod journal;
 pub mod mapped;
 pub mod own_writes;
@@ -29,3 +30,13 @@ pub use sessions::{
 pub use write::{
     Appended, WriteError, append_lines, append_with, migrate, new_session_path, write_document, write_new,
 };
+
+/// A size as people read it: bytes, KB, MB or GB (powers of 1024).
+pub fn human_bytes(n: u64) -> String {
+    match n {
+        n if n >= 1 << 30 => format!("{:.2} GB", n as f64 / (1u64 << 30) as f64),
+        n if n >= 1 << 20 => format!("{:.1} MB", n as f64 / (1u64 << 20) as f64),
+        n if n >= 1 << 10 => format!("{} KB", n.div_ceil(1 << 10)),
+        n => format!("{n} bytes"),
+    }
+}

@@ -58,10 +58,10 @@ pub fn write(file: &Path, bytes: &[u8]) -> std::io::Result<()> {
     r
 }
 
-/// `file`'s bytes when it is a regular file this user owns (else an error saying what is
-/// there). Opened without following a link or waiting on a FIFO.
-pub fn read(file: &Path) -> std::io::Result<Vec<u8>> {
-    let mut f = std::fs::OpenOptions::new()
+/// `file` opened for reading when it is a regular file this user owns (else an error saying
+/// what is there), without following a link or waiting on a FIFO.
+pub fn open(file: &Path) -> std::io::Result<std::fs::File> {
+    let f = std::fs::OpenOptions::new()
         .read(true)
         .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
         .open(file)?;
@@ -73,6 +73,14 @@ pub fn read(file: &Path) -> std::io::Result<Vec<u8>> {
             file.display()
         )));
     }
+    Ok(f)
+}
+
+/// `file`'s bytes when it is a regular file this user owns (else an error saying what is
+/// there). Opened without following a link or waiting on a FIFO.
+pub fn read(file: &Path) -> std::io::Result<Vec<u8>> {
+    let mut f = open(file)?;
+    let m = f.metadata()?;
     let mut v = Vec::with_capacity(m.len() as usize);
     f.read_to_end(&mut v)?;
     Ok(v)

@@ -115,8 +115,18 @@ pub enum Job {
     },
     /// The file grew (Pi appended): the session with the new lines.
     Reload { session: Arc<Session>, path: PathBuf },
-    /// Open another session (the picker).
-    Open { path: PathBuf },
+    /// Open another session (the picker), through its index where it has one.
+    Open {
+        path: PathBuf,
+        index: Option<store::index::Place>,
+    },
+    /// Write the index of a session just opened (in the background, after its first frame;
+    /// a quit does not wait for it).
+    SaveIndex {
+        place: store::index::Place,
+        source: store::index::Source,
+        session: Arc<Session>,
+    },
     /// The session bonsai was started on, read with its progress reported (`LoadProgress`,
     /// then `Loaded`). `early`: a big session's gauge is worked out here right after the
     /// parse, beside the app building its tree, so the first frame has it
@@ -125,6 +135,7 @@ pub enum Job {
         path: PathBuf,
         size: u64,
         early: Option<(Settings, Arc<Registry>)>,
+        index: Option<store::index::Place>,
     },
     /// The leaf's newest rows read from the end of a big file, for the loading frame.
     LeafPreview {
@@ -301,16 +312,22 @@ pub enum JobResult {
     Opened {
         path: PathBuf,
         result: Result<Arc<Session>, store::OpenError>,
+        index: Option<Indexed>,
     },
     /// Bytes of the first session parsed so far.
     LoadProgress {
         parsed: usize,
     },
+    /// How the first session is being read: from its index, or parsed whole and why.
+    LoadVia(store::index::Used),
     /// The first session read (or why not).
     Loaded {
         path: PathBuf,
         result: Result<Arc<Session>, store::OpenError>,
+        index: Option<Indexed>,
     },
+    /// A session's index was written (its size), or why not.
+    IndexSaved(Result<u64, String>),
     /// The gauge of the first session's leaf, worked out by the load (`None`: it has none,
     /// or the load had nothing to work on).
     EarlySelection(Option<Box<SelectionInfo>>),
@@ -539,10 +556,13 @@ impl Job {
                 &session, generation, leaf, encoding, &cache,
             ))),
             Job::Reload { session, path } => reload(&session, &path),
-            Job::Open { path } => JobResult::Opened {
-                result: store::load_session(&path).map(Arc::new),
-                path,
-            },
+            Job::Open { path, index } => {
+                let (result, index) = open_indexed(&path, index.as_ref(), None, None);
+                JobResult::Opened { path, result, index }
+            }
+            Job::SaveIndex { place, source, session } => {
+                JobResult::IndexSaved(store::index::save(&place, &source, &session).map_err(|e| e.to_string()))
+            }
             r @ Job::Load { .. } => run_load(r, report),
             Job::LeafPreview { path, filter, rows } => {
                 JobResult::LeafPreview(store::files::leaf_path_preview(&path, filter, rows))
@@ -772,7 +792,13 @@ async fn branch_summary_async(job: Job, report: impl Fn(JobResult) + Send + Sync
 /// figure), then its leaf's gauge when asked. A panic in the parse is said as an error, not a
 /// loading frame left waiting.
 fn run_load(job: Job, report: &(dyn Fn(JobResult) + Sync)) -> JobResult {
-    let Job::Load { path, size, early } = job else {
+    let Job::Load {
+        path,
+        size,
+        early,
+        index,
+    } = job
+    else {
         unreachable!("run_load runs only Job::Load")
     };
     let step = (size as usize / 50).max(1);
@@ -787,24 +813,52 @@ fn run_load(job: Job, report: &(dyn Fn(JobResult) + Sync)) -> JobResult {
             report(JobResult::LoadProgress { parsed });
         }
     };
-    let read = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        let f = store::files::open_regular(&path)?;
-        store::files::load_session_progress(f, &path, Some(&progress))
-    }));
-    let result = match read {
-        Ok(r) => r.map(Arc::new),
-        Err(_) => Err(store::OpenError::Io {
-            path: path.clone(),
-            source: std::io::Error::other("the parse stopped on an internal error"),
-        }),
-    };
+    let told = |used: &store::index::Used| report(JobResult::LoadVia(used.clone()));
+    let (result, index) = open_indexed(&path, index.as_ref(), Some(&progress), Some(&told));
     let early = early.zip(result.as_ref().ok().cloned());
-    let loaded = JobResult::Loaded { path, result };
+    let loaded = JobResult::Loaded { path, result, index };
     let Some(((settings, registry), s)) = early.filter(|(_, s)| s.entries.len() > LARGE_SESSION) else {
         return loaded;
     };
     report(loaded);
     JobResult::EarlySelection(super::selection::of_leaf(&s, &settings, &registry).map(Box::new))
+}
+
+/// How a session was opened through its index, and what a new index of it describes.
+#[derive(Debug, Clone)]
+pub struct Indexed {
+    pub used: store::index::Used,
+    pub source: store::index::Source,
+}
+
+/// The session at `path`, through its index when `index` is given; a parse that panics is an
+/// error, not a crash.
+fn open_indexed(
+    path: &std::path::Path,
+    index: Option<&store::index::Place>,
+    progress: Option<&(dyn Fn(usize) + Sync)>,
+    told: Option<&(dyn Fn(&store::index::Used) + Sync)>,
+) -> (Result<Arc<Session>, store::OpenError>, Option<Indexed>) {
+    let read = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        store::index::open(path, index, progress, told)
+    }));
+    match read {
+        Ok(Ok(o)) => (
+            Ok(Arc::new(o.session)),
+            index.map(|_| Indexed {
+                used: o.used,
+                source: o.source,
+            }),
+        ),
+        Ok(Err(e)) => (Err(e), None),
+        Err(_) => (
+            Err(store::OpenError::Io {
+                path: path.to_path_buf(),
+                source: std::io::Error::other("the parse stopped on an internal error"),
+            }),
+            None,
+        ),
+    }
 }
 
 /// Find the summary model and its key (reads Pi's auth.json and the environment).

@@ -22,11 +22,16 @@ pub struct Loading {
     pub parsed: usize,
     /// The leaf's newest rows, once read from the end of the file.
     pub preview: Option<TailPreview>,
+    /// How the file is being read (bonsai's index, or a whole parse and why), once known.
+    pub via: Option<crate::store::index::Used>,
 }
 
 impl Loading {
     fn title(&self) -> String {
         let mb = |b: f64| b / 1048576.0;
+        if let Some(via) = self.via.as_ref().filter(|v| !matches!(v, crate::store::index::Used::Parsed(_))) {
+            return format!(" Opening {} ({:.1} MB) {via}…", self.name, mb(self.size as f64), via = via.describe());
+        }
         if self.parsed > 0 && self.size > 0 {
             format!(
                 " Loading {} ({:.1} MB)… {}% ({:.0} MB parsed)",

@@ -111,6 +111,16 @@ impl Settings {
         }
     }
 
+    /// How many bytes bonsai's session indexes may take together (`bonsai.indexCacheMB`,
+    /// default 2048; 0 turns the index off: every open parses the file).
+    pub fn index_cache_bytes(&self) -> u64 {
+        self.get(&["bonsai", "indexCacheMB"])
+            .and_then(|v| v.as_f64())
+            .filter(|mb| mb.is_finite() && *mb >= 0.0)
+            .map(|mb| (mb * 1048576.0) as u64)
+            .unwrap_or(2048 << 20)
+    }
+
     /// Mouse capture in the TUI (`bonsai.mouse`, default on). Off keeps the terminal's own
     /// selection and copy working.
     pub fn mouse_capture(&self) -> bool {

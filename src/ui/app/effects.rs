@@ -27,7 +27,10 @@ impl App {
                     self.keep_context_cursor_visible();
                 }
                 Effect::ConfirmPrune { plan, left_out } => self.confirm_reviewed_plan(&plan, left_out),
-                Effect::Open(path) => self.pending.queue.push(Job::Open { path }),
+                Effect::Open(path) => {
+                    let index = self.index_place();
+                    self.pending.queue.push(Job::Open { path, index })
+                }
                 Effect::List { all } => self.pending.queue.push(Job::List {
                     cwd: self.cwd.clone(),
                     settings: self.settings.clone(),

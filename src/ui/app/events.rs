@@ -13,7 +13,9 @@ impl App {
             JobResult::ChoreDone(done) => self.on_small_chore_done(done),
             JobResult::SummarizerResolved { id, summarizer } => self.on_summarizer_resolved(id, summarizer.map(|s| *s)),
             r @ JobResult::Selection { .. } => self.on_selection_info(r),
+            JobResult::IndexSaved(_) => {}
             r @ (JobResult::LoadProgress { .. }
+            | JobResult::LoadVia(_)
             | JobResult::LeafPreview(_)
             | JobResult::Loaded { .. }
             | JobResult::EarlySelection(_)) => self.on_first_load(r),
@@ -174,13 +176,14 @@ impl App {
     }
 
     fn on_opened(&mut self, r: JobResult) {
-        let JobResult::Opened { path, result } = r else {
+        let JobResult::Opened { path, result, index } = r else {
             return;
         };
         match result {
             Ok(s) => {
                 // A search hit opens its session at its entry.
                 let at = self.picker.as_mut().and_then(|p| p.open_at.take());
+                self.save_index_later(&s, index);
                 self.open_session(s, path);
                 if let Some(at) = at {
                     self.select_entry_ref(&at);
@@ -413,7 +416,8 @@ impl App {
             && let Some(p) = self.doc.path.clone()
         {
             self.status = Some("the session file was truncated or rewritten by another program; reloading it".into());
-            self.pending.queue.push(Job::Open { path: p });
+            let index = self.index_place();
+            self.pending.queue.push(Job::Open { path: p, index });
             redraw = true;
         }
         // The file disappeared (deleted or moved): say so once; what is shown stays.

@@ -8,7 +8,8 @@ use crate::engine::load::models::Registry;
 use crate::engine::load::session::Session;
 use crate::engine::settings::Settings;
 use crate::engine::view::tree_view::FilterMode;
-use crate::ui::jobs::{Job, JobResult};
+use crate::store::index::{Place, Used};
+use crate::ui::jobs::{Indexed, Job, JobResult};
 use crate::ui::loading::Loading;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -58,10 +59,12 @@ impl App {
                 rows,
             });
         }
+        let index = app.index_place();
         app.pending.queue.push(Job::Load {
             path: path.clone(),
             size,
             early,
+            index,
         });
         app.first_load = Some(FirstLoad {
             frame: Loading {
@@ -69,6 +72,7 @@ impl App {
                 size,
                 parsed: 0,
                 preview: None,
+                via: None,
             },
             at,
         });
@@ -89,8 +93,9 @@ impl App {
     pub(super) fn on_first_load(&mut self, r: JobResult) {
         match (r, &mut self.first_load) {
             (JobResult::LoadProgress { parsed }, Some(l)) => l.frame.parsed = parsed,
+            (JobResult::LoadVia(used), Some(l)) => l.frame.via = Some(used),
             (JobResult::LeafPreview(preview), Some(l)) => l.frame.preview = preview,
-            (JobResult::Loaded { path, result }, _) => self.on_loaded(path, result),
+            (JobResult::Loaded { path, result, index }, _) => self.on_loaded(path, result, index),
             (JobResult::EarlySelection(info), _) => self.on_early_selection(info),
             _ => {}
         }
@@ -98,7 +103,12 @@ impl App {
 
     /// The first session is read: it replaces the placeholder (the status said so far, such as
     /// which Pi is followed, stays), or the run ends with the reason.
-    fn on_loaded(&mut self, path: PathBuf, result: Result<Arc<Session>, crate::store::OpenError>) {
+    fn on_loaded(
+        &mut self,
+        path: PathBuf,
+        result: Result<Arc<Session>, crate::store::OpenError>,
+        index: Option<Indexed>,
+    ) {
         let Some(load) = self.first_load.take() else { return };
         let s = match result {
             Ok(s) => s,
@@ -111,14 +121,36 @@ impl App {
         let status = self.status.take();
         let messages = std::mem::take(&mut self.messages);
         let big = s.entries.len() > super::LARGE_SESSION;
+        let from_index = index.as_ref().map(|i| i.used.clone()).filter(|u| !u.wants_saving() || matches!(u, Used::Extended(_)));
+        self.save_index_later(&s, index);
         self.open_session(s, path);
         self.messages = messages;
-        self.status = status.or(self.status.take());
+        self.status = status
+            .or(self.status.take())
+            .or_else(|| from_index.map(|u| format!("Opened {}", u.describe())));
         match load.at {
             Some(at) => self.select_entry_ref(&at),
             // The load works out the leaf's gauge beside this: its job waits for that answer.
             None if big => self.hold_selection_for_the_load(),
             None => {}
+        }
+    }
+
+    /// Where this app keeps session indexes (none when the setting turns them off).
+    pub(crate) fn index_place(&self) -> Option<Place> {
+        Some(Place::in_agent(&self.agent_dir, &self.settings)).filter(|p| p.limit > 0)
+    }
+
+    /// Queue the writing of `s`'s index when it was opened without one that still fits: a
+    /// job, so it runs after the session's first frame, and a quit never waits for it.
+    pub(super) fn save_index_later(&mut self, s: &Arc<Session>, index: Option<Indexed>) {
+        let Some(place) = self.index_place() else { return };
+        if let Some(ix) = index.filter(|i| i.used.wants_saving()) {
+            self.pending.queue.push(Job::SaveIndex {
+                place,
+                source: ix.source,
+                session: s.clone(),
+            });
         }
     }
 

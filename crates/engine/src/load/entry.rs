@@ -6,7 +6,7 @@ use serde_json::Value;
 use std::ops::Range;
 
 /// Message roles Pi knows; anything else is kept by name.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Role {
     System,
     User,
@@ -68,7 +68,7 @@ impl Role {
 }
 
 /// What Pi's token estimate and the oracle's message description need of some content.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ContentStats {
     pub is_string: bool,
     /// UTF-16 length of the string content, or the sum over `text` blocks.
@@ -113,7 +113,7 @@ impl ContentStats {
 }
 
 /// A tool call in an assistant message; `path` feeds Pi's file tracking (read/write/edit).
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct ToolCall {
     pub id: Option<Box<str>>,
     pub name: Box<str>,
@@ -122,7 +122,7 @@ pub struct ToolCall {
 }
 
 /// Usage numbers as JavaScript sees them (NaN where a field is missing).
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, serde::Serialize, serde::Deserialize)]
 pub struct Usage {
     pub input: f64,
     pub output: f64,
@@ -147,7 +147,7 @@ impl Usage {
 /// What the tree and the context walk need of every message is read at load; what needs a
 /// pass over the content (Pi's token estimate, character counts, tool-call arguments) is the
 /// lazily computed [`MessageMeasures`], so opening a session never measures content nobody asked for.
-#[derive(Debug)]
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
 pub struct StoredMessage {
     pub role: Role,
     /// The content was `null` or missing (Pi substitutes `[]` / `""`).
@@ -170,7 +170,41 @@ pub struct StoredMessage {
     /// Byte range of the line holding this message, for measuring it later.
     pub(crate) line: Range<usize>,
     /// Measured on first use (`Session::measures`), or at load when the scanner could.
+    #[serde(with = "measured")]
     pub(crate) measures: std::sync::OnceLock<MessageMeasures>,
+}
+
+/// A message's measures as stored in bonsai's session index: the ones taken so far, if any.
+mod measured {
+    use super::MessageMeasures;
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+    use std::sync::OnceLock;
+
+    pub fn serialize<S: Serializer>(m: &OnceLock<MessageMeasures>, s: S) -> Result<S::Ok, S::Error> {
+        m.get().serialize(s)
+    }
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<OnceLock<MessageMeasures>, D::Error> {
+        let cell = OnceLock::new();
+        if let Some(m) = Option::<MessageMeasures>::deserialize(d)? {
+            let _ = cell.set(m);
+        }
+        Ok(cell)
+    }
+}
+
+/// JSON values stored in bonsai's session index as their text (a compact binary format
+/// cannot describe a value of any shape).
+pub(crate) mod json_text {
+    use serde::{Deserialize, Deserializer, Serialize, Serializer, de::Error};
+    use serde_json::Value;
+
+    pub fn serialize<S: Serializer>(v: &[Value], s: S) -> Result<S::Ok, S::Error> {
+        serde_json::to_string(v).map_err(serde::ser::Error::custom)?.serialize(s)
+    }
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Value>, D::Error> {
+        let text = <&str>::deserialize(d)?;
+        serde_json::from_str(text).map_err(D::Error::custom)
+    }
 }
 
 impl Clone for StoredMessage {
@@ -217,7 +251,7 @@ impl StoredMessage {
 }
 
 /// What Pi derives from a message's content: its token estimate and the measures behind it.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub struct MessageMeasures {
     pub content: ContentStats,
     pub est_tokens: u64,
@@ -226,13 +260,15 @@ pub struct MessageMeasures {
     pub tool_calls: Vec<ToolCall>,
 }
 
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub struct FileLists {
+    #[serde(with = "json_text")]
     pub read_files: Vec<Value>,
+    #[serde(with = "json_text")]
     pub modified_files: Vec<Value>,
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Compaction {
     pub summary_chars: usize,
     pub summary_present: bool,
@@ -243,7 +279,7 @@ pub struct Compaction {
     pub system_message: Option<StoredMessage>,
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct BranchSummary {
     pub summary_chars: usize,
     pub summary_nonempty: bool,
@@ -252,7 +288,7 @@ pub struct BranchSummary {
     pub details: Option<FileLists>,
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub enum Kind {
     Message(Box<StoredMessage>),
     ModelChange {
@@ -307,7 +343,7 @@ impl Kind {
     }
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Entry {
     /// 1-based line number in the file.
     pub line: u32,
@@ -335,7 +371,7 @@ impl Entry {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Diagnostic {
     pub line: u32,
@@ -343,7 +379,7 @@ pub struct Diagnostic {
     pub message: String,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum DiagnosticKind {
     /// Skipped as Pi skips it.

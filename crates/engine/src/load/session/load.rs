@@ -34,7 +34,7 @@ struct ParsedLines {
 }
 
 /// The header line, checked as Pi checks it: a JSON object of type `session` with a string id.
-fn read_header(v: serde_json::Value, line: u32) -> Result<Header, LoadError> {
+pub(super) fn read_header(v: serde_json::Value, line: u32) -> Result<Header, LoadError> {
     let ok = v.get("type").and_then(|t| t.as_str()) == Some("session") && v.get("id").is_some_and(|x| x.is_string());
     if !ok {
         let reason = if !v.is_object() {
@@ -536,7 +536,7 @@ impl Session {
             && (self.settled_len == 0 || buf.get(self.settled_len - 1) == Some(&b'\n'))
     }
 
-    fn extend_parts(
+    pub(super) fn extend_parts(
         buf: FileBytes,
         header: Header,
         mut entries: Vec<Entry>,
@@ -563,7 +563,7 @@ impl Session {
     }
 
     /// Phases 4–6 over the entries: everything derived from them as a whole.
-    fn index(
+    pub(super) fn index(
         buf: FileBytes,
         header: Header,
         entries: Vec<Entry>,

@@ -6,6 +6,9 @@
 
 mod line;
 mod load;
+mod stored;
+
+pub use stored::{IndexError, IndexedParse};
 
 use crate::load::bytes::FileBytes;
 use crate::load::entry::*;

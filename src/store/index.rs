@@ -1,0 +1,505 @@
+//! bonsai's session index: a session's parse kept in `<agentDir>/bonsai/index/` (0700; each
+//! file 0600, named by a hash of the session's path), so a long session opens again without
+//! being parsed.
+//!
+//! An index says which bytes it describes: the file's device, inode, length and modification
+//! time when it was made, and hashes of the first and the last 64 KB of those bytes. Opening
+//! compares them with the file as it is now:
+//! - the same file, same length and time, same blocks: the index is the session, no parse;
+//! - the same file grown (Pi appends), its old blocks unchanged: only the new bytes are parsed;
+//! - anything else (shorter, rewritten, replaced, another time at the same length, a block
+//!   differs), or an index that is damaged, foreign or of another build: a whole parse, as
+//!   without an index, and a new index is written.
+//!
+//! Nothing that writes a session reads the index: every write re-reads the file. The folder
+//! stays under a size limit (`bonsai.indexCacheMB`), the least recently opened dropped first.
+
+use super::files::{OpenError, open_regular};
+use crate::engine::load::bytes::FileBytes;
+use crate::engine::load::session::{IndexedParse, Session};
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+
+/// An index file starts with this; the last byte is the store's format of it.
+const MAGIC: &[u8; 8] = b"bonsaiI\x01";
+
+/// Bytes hashed at each end of the described part of the file.
+const BLOCK: usize = 64 << 10;
+
+/// What an index describes: the session file and its bytes when the index was made.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Source {
+    /// The session's path as opened (made absolute and resolved).
+    pub path: PathBuf,
+    pub dev: u64,
+    pub ino: u64,
+    /// How many bytes of the file the session was read from.
+    pub len: u64,
+    /// The file's modification time (ns), when it was taken with those bytes (a file that
+    /// grew between the look and the read has none, so only its blocks vouch for it).
+    pub mtime_ns: Option<i128>,
+    pub head: [u8; 32],
+    pub tail: [u8; 32],
+}
+
+fn mtime_ns(m: &std::fs::Metadata) -> i128 {
+    m.mtime() as i128 * 1_000_000_000 + m.mtime_nsec() as i128
+}
+
+fn hash(bytes: &[u8]) -> [u8; 32] {
+    Sha256::digest(bytes).into()
+}
+
+/// The first and last blocks of `buf[..len]`, hashed.
+fn blocks(buf: &[u8], len: usize) -> ([u8; 32], [u8; 32]) {
+    let len = len.min(buf.len());
+    (hash(&buf[..len.min(BLOCK)]), hash(&buf[len.saturating_sub(BLOCK)..len]))
+}
+
+impl Source {
+    /// `buf` as read from `path`, whose metadata before the read was `meta`.
+    fn of(path: &Path, meta: &std::fs::Metadata, buf: &[u8]) -> Source {
+        let (head, tail) = blocks(buf, buf.len());
+        Source {
+            path: path.to_path_buf(),
+            dev: meta.dev(),
+            ino: meta.ino(),
+            len: buf.len() as u64,
+            mtime_ns: (meta.len() == buf.len() as u64).then(|| mtime_ns(meta)),
+            head,
+            tail,
+        }
+    }
+
+    /// How the file (`meta` now, its bytes `buf`) stands to what this index describes.
+    fn compare(&self, meta: &std::fs::Metadata, buf: &[u8]) -> Freshness {
+        if meta.dev() != self.dev || meta.ino() != self.ino {
+            return Freshness::Stale("the file was replaced (another inode)");
+        }
+        let len = buf.len() as u64;
+        if len < self.len {
+            return Freshness::Stale("the file is shorter (truncated or rewritten)");
+        }
+        if blocks(buf, self.len as usize) != (self.head, self.tail) {
+            return Freshness::Stale("the file's bytes changed (rewritten)");
+        }
+        if len == self.len {
+            if meta.len() == len && Some(mtime_ns(meta)) == self.mtime_ns {
+                Freshness::Unchanged
+            } else {
+                Freshness::Stale("the file was written again at the same length")
+            }
+        } else {
+            Freshness::Grown(len - self.len)
+        }
+    }
+}
+
+/// How a session file stands to its index.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Freshness {
+    Unchanged,
+    /// Bytes were appended (how many).
+    Grown(u64),
+    Stale(&'static str),
+}
+
+/// How a session was opened.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Used {
+    /// From its index: nothing parsed.
+    Unchanged,
+    /// From its index and the bytes appended since (how many), parsed.
+    Extended(u64),
+    /// Parsed whole, and why the index was not used.
+    Parsed(String),
+}
+
+impl Used {
+    /// Whether the index needs writing (again) for the session as opened.
+    pub fn wants_saving(&self) -> bool {
+        !matches!(self, Used::Unchanged)
+    }
+    /// What the loading frame and the status line say.
+    pub fn describe(&self) -> String {
+        match self {
+            Used::Unchanged => "from bonsai's index (unchanged since it was made)".into(),
+            Used::Extended(n) => format!("from bonsai's index and the {} appended since", super::human_bytes(*n)),
+            Used::Parsed(why) => format!("parsed whole ({why})"),
+        }
+    }
+}
+
+/// Where the indexes live, and how much room they may take.
+#[derive(Debug, Clone)]
+pub struct Place {
+    pub dir: PathBuf,
+    /// Bytes all indexes may take together (0: no index is read or written).
+    pub limit: u64,
+}
+
+impl Place {
+    pub fn in_agent(agent: &Path, settings: &crate::engine::settings::Settings) -> Place {
+        Place {
+            dir: agent.join("bonsai").join("index"),
+            limit: settings.index_cache_bytes(),
+        }
+    }
+
+    /// The index file of the session at `path` (already resolved).
+    pub fn file_for(&self, path: &Path) -> PathBuf {
+        let h = hash(path.as_os_str().as_encoded_bytes());
+        let name: String = h[..16].iter().map(|b| format!("{b:02x}")).collect();
+        self.dir.join(format!("{name}.idx"))
+    }
+}
+
+/// The session's path as the index names it.
+pub fn resolved(path: &Path) -> PathBuf {
+    std::fs::canonicalize(path).unwrap_or_else(|_| std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf()))
+}
+
+/// A session opened through its index: the session, how, and what an index of it describes.
+pub struct Opened {
+    pub session: Session,
+    pub used: Used,
+    pub source: Source,
+}
+
+/// An index file read: what it describes, and the session's parse (still encoded).
+struct IndexFile {
+    source: Source,
+    bytes: FileBytes,
+    at: usize,
+}
+
+/// Why an index file was not used.
+fn read_index(file: &Path) -> Result<IndexFile, String> {
+    let f = super::private::open(file).map_err(|e| match e.kind() {
+        std::io::ErrorKind::NotFound => "no index yet".to_string(),
+        _ => format!("its index cannot be read: {e}"),
+    })?;
+    let bytes = super::mapped::load_file(f, file).map_err(|e| format!("its index cannot be read: {e}"))?;
+    let damaged = || "its index is damaged or of another format".to_string();
+    if bytes.get(..MAGIC.len()) != Some(MAGIC) {
+        return Err(damaged());
+    }
+    let len = bytes
+        .get(8..16)
+        .and_then(|b| b.try_into().ok())
+        .map(u64::from_le_bytes)
+        .ok_or_else(damaged)? as usize;
+    let crc = bytes
+        .get(16..20)
+        .and_then(|b| b.try_into().ok())
+        .map(u32::from_le_bytes)
+        .ok_or_else(damaged)?;
+    let meta = bytes.get(20..20usize.checked_add(len).ok_or_else(damaged)?).ok_or_else(damaged)?;
+    if crc32fast::hash(meta) != crc {
+        return Err(damaged());
+    }
+    let source: Source = postcard::from_bytes(meta).map_err(|_| damaged())?;
+    Ok(IndexFile {
+        source,
+        at: 20 + len,
+        bytes,
+    })
+}
+
+/// The index as bytes: what it describes, then the session's parse.
+fn encode(source: &Source, session: &Session) -> Vec<u8> {
+    let meta = postcard::to_allocvec(source).expect("a source encodes");
+    let parse = session.to_index();
+    let mut out = Vec::with_capacity(20 + meta.len() + parse.len());
+    out.extend_from_slice(MAGIC);
+    out.extend_from_slice(&(meta.len() as u64).to_le_bytes());
+    out.extend_from_slice(&crc32fast::hash(&meta).to_le_bytes());
+    out.extend_from_slice(&meta);
+    out.extend_from_slice(&parse);
+    out
+}
+
+/// The session at `path`, from its index where that still describes the file, else parsed
+/// (`progress` hears how many bytes are parsed). Pi's version and bonsai's note on its own
+/// cut-short writes are applied as for any load.
+/// `told` hears how before the work starts (the loading frame says it).
+pub fn open(
+    path: &Path,
+    place: Option<&Place>,
+    progress: Option<&(dyn Fn(usize) + Sync)>,
+    told: Option<&(dyn Fn(&Used) + Sync)>,
+) -> Result<Opened, OpenError> {
+    let f = open_regular(path)?;
+    let io = |source| OpenError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let meta = f.metadata().map_err(io)?;
+    let buf = super::mapped::load_file(f, path).map_err(io)?;
+    let resolved = resolved(path);
+    let source = Source::of(&resolved, &meta, &buf);
+    let place = place.filter(|p| p.limit > 0);
+    let indexed = match place {
+        None => Err("the index is off (bonsai.indexCacheMB is 0)".to_string()),
+        Some(place) => usable_index(place, &resolved, &meta, &buf),
+    };
+    let invalid = |source| OpenError::Invalid {
+        path: path.to_path_buf(),
+        source,
+    };
+    let tell = |used: &Used| {
+        if let Some(t) = told {
+            t(used)
+        }
+    };
+    let (session, used) = match indexed {
+        Ok((parse, freshness)) => {
+            let used = match freshness {
+                Freshness::Grown(n) => Used::Extended(n),
+                _ => Used::Unchanged,
+            };
+            tell(&used);
+            (Session::from_indexed(buf, parse).map_err(invalid)?, used)
+        }
+        Err(why) => {
+            let used = Used::Parsed(why);
+            tell(&used);
+            (Session::from_bytes_progress(buf, true, progress).map_err(invalid)?, used)
+        }
+    };
+    let mut session = session.read_as(super::pi_version::followed());
+    super::files::explain_fragment(&mut session, path);
+    Ok(Opened { session, used, source })
+}
+
+/// The index of `resolved`, decoded, when it describes the file as it is now (`meta`, `buf`);
+/// else why not.
+fn usable_index(
+    place: &Place,
+    resolved: &Path,
+    meta: &std::fs::Metadata,
+    buf: &[u8],
+) -> Result<(IndexedParse, Freshness), String> {
+    let file = place.file_for(resolved);
+    let index = read_index(&file)?;
+    if index.source.path != resolved {
+        return Err("its index is another session's".into());
+    }
+    let freshness = index.source.compare(meta, buf);
+    if let Freshness::Stale(why) = freshness {
+        return Err(why.into());
+    }
+    let parse = IndexedParse::decode(&index.bytes[index.at..]).map_err(|e| e.to_string())?;
+    if parse.is_v1() && freshness != Freshness::Unchanged {
+        return Err("the file grew, and a version 1 session's ids are made up at load".into());
+    }
+    // Opened now: the least recently opened are dropped first.
+    touch(&file);
+    Ok((parse, freshness))
+}
+
+/// Mark an index as opened now.
+fn touch(file: &Path) {
+    if let Ok(f) = std::fs::OpenOptions::new().append(true).open(file) {
+        let _ = f.set_modified(std::time::SystemTime::now());
+    }
+}
+
+/// Write the index of `session` (read from the bytes `source` describes), then keep the
+/// folder under its limit. An index bigger than the limit alone is not written. Returns the
+/// index's size.
+pub fn save(place: &Place, source: &Source, session: &Session) -> std::io::Result<u64> {
+    if place.limit == 0 {
+        return Ok(0);
+    }
+    let bytes = encode(source, session);
+    if bytes.len() as u64 > place.limit {
+        return Err(std::io::Error::other(format!(
+            "the index ({}) would be larger than bonsai.indexCacheMB allows ({})",
+            super::human_bytes(bytes.len() as u64),
+            super::human_bytes(place.limit)
+        )));
+    }
+    let file = place.file_for(&source.path);
+    super::private::write(&file, &bytes)?;
+    prune(place, &file);
+    Ok(bytes.len() as u64)
+}
+
+/// Every index file in the folder: path, size, last opened.
+fn index_files(dir: &Path) -> Vec<(PathBuf, u64, std::time::SystemTime)> {
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    rd.filter_map(Result::ok)
+        .filter(|e| e.path().extension().is_some_and(|x| x == "idx"))
+        .filter_map(|e| {
+            let m = e.metadata().ok()?;
+            m.is_file().then(|| (e.path(), m.len(), m.modified().unwrap_or(std::time::UNIX_EPOCH)))
+        })
+        .collect()
+}
+
+/// Drop the least recently opened indexes until the folder is within its limit (`keep`, just
+/// written, goes last), and temporary files left by a run that ended while writing.
+fn prune(place: &Place, keep: &Path) {
+    let mut files = index_files(&place.dir);
+    files.sort_by_key(|(p, _, t)| (p == keep, *t));
+    let mut total: u64 = files.iter().map(|(_, n, _)| n).sum();
+    for (p, n, _) in files {
+        if total <= place.limit {
+            break;
+        }
+        if std::fs::remove_file(&p).is_ok() {
+            total -= n;
+        }
+    }
+    let hour_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+    if let Ok(rd) = std::fs::read_dir(&place.dir) {
+        for e in rd.filter_map(Result::ok) {
+            let name = e.file_name();
+            let name = name.to_string_lossy();
+            if name.starts_with('.')
+                && name.ends_with(".tmp")
+                && e.metadata().and_then(|m| m.modified()).is_ok_and(|t| t < hour_ago)
+            {
+                let _ = std::fs::remove_file(e.path());
+            }
+        }
+    }
+}
+
+/// One index as `bonsai index --status` shows it.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Status {
+    pub session: PathBuf,
+    pub index_file: PathBuf,
+    /// Bytes of the index (0: none).
+    pub index_bytes: u64,
+    /// `fresh`, `grown`, `stale`, `none`, `damaged`, `orphaned` (its session is gone).
+    pub state: &'static str,
+    pub detail: String,
+    /// When it was last opened (ms since the epoch).
+    pub opened_ms: Option<i64>,
+}
+
+fn ms(t: std::time::SystemTime) -> i64 {
+    t.duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis() as i64).unwrap_or(0)
+}
+
+/// How the session at `path` stands to its index.
+pub fn status_of(place: &Place, path: &Path) -> Status {
+    let resolved = resolved(path);
+    let file = place.file_for(&resolved);
+    let mut st = Status {
+        session: resolved.clone(),
+        index_file: file.clone(),
+        index_bytes: 0,
+        state: "none",
+        detail: "no index yet: the next open parses it and writes one".into(),
+        opened_ms: None,
+    };
+    let Ok(m) = std::fs::symlink_metadata(&file) else {
+        return st;
+    };
+    st.index_bytes = m.len();
+    st.opened_ms = m.modified().ok().map(ms);
+    let index = match read_index(&file) {
+        Ok(i) if i.source.path == resolved => i,
+        Ok(_) => {
+            st.state = "damaged";
+            st.detail = "the index is another session's".into();
+            return st;
+        }
+        Err(why) => {
+            st.state = "damaged";
+            st.detail = why;
+            return st;
+        }
+    };
+    described(&mut st, &index.source);
+    st
+}
+
+/// `st` filled with how the session file stands to what `source` describes.
+fn described(st: &mut Status, source: &Source) {
+    let now = std::fs::File::open(&source.path).and_then(|f| {
+        let m = f.metadata()?;
+        Ok((super::mapped::load_file(f, &source.path)?, m))
+    });
+    let Ok((buf, meta)) = now else {
+        st.state = "orphaned";
+        st.detail = "its session file is gone".into();
+        return;
+    };
+    match source.compare(&meta, &buf) {
+        Freshness::Unchanged => {
+            st.state = "fresh";
+            st.detail = format!("describes all {}: opens without a parse", super::human_bytes(source.len));
+        }
+        Freshness::Grown(n) => {
+            st.state = "grown";
+            st.detail = format!("{} appended since: only those are parsed", super::human_bytes(n));
+        }
+        Freshness::Stale(why) => {
+            st.state = "stale";
+            st.detail = format!("{why}: the next open parses it whole");
+        }
+    }
+}
+
+/// Every index in the folder, with the session each describes.
+pub fn status_all(place: &Place) -> Vec<Status> {
+    let mut out: Vec<Status> = index_files(&place.dir)
+        .into_iter()
+        .map(|(file, len, opened)| {
+            let mut st = Status {
+                session: PathBuf::new(),
+                index_file: file.clone(),
+                index_bytes: len,
+                state: "damaged",
+                detail: String::new(),
+                opened_ms: Some(ms(opened)),
+            };
+            match read_index(&file) {
+                Ok(i) => {
+                    st.session = i.source.path.clone();
+                    described(&mut st, &i.source);
+                }
+                Err(why) => st.detail = why,
+            }
+            st
+        })
+        .collect();
+    out.sort_by(|a, b| b.opened_ms.cmp(&a.opened_ms));
+    out
+}
+
+/// Remove the indexes of these sessions (every index when `paths` is empty): how many files
+/// and bytes went.
+pub fn clear(place: &Place, paths: &[PathBuf]) -> std::io::Result<(usize, u64)> {
+    let files: Vec<(PathBuf, u64)> = if paths.is_empty() {
+        index_files(&place.dir).into_iter().map(|(p, n, _)| (p, n)).collect()
+    } else {
+        paths
+            .iter()
+            .map(|p| place.file_for(&resolved(p)))
+            .filter_map(|f| std::fs::symlink_metadata(&f).ok().map(|m| (f, m.len())))
+            .collect()
+    };
+    let mut gone = (0, 0);
+    for (f, n) in files {
+        match std::fs::remove_file(&f) {
+            Ok(()) => {
+                gone.0 += 1;
+                gone.1 += n;
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(gone)
+}

@@ -79,7 +79,12 @@ pub fn index(a: IndexArgs) -> Result<()> {
         };
         let what = match (&o.used, saved) {
             (Used::Unchanged, _) => "fresh already: nothing to do".to_string(),
-            (used, Some(n)) => format!("indexed ({}; {}), {} written", used.describe(), ms(read_ms), human_bytes(n)),
+            (used, Some(n)) => format!(
+                "indexed ({}; {}), {} written",
+                used.describe(),
+                ms(read_ms),
+                human_bytes(n)
+            ),
             (used, None) => used.describe(),
         };
         if !a.json {
@@ -134,8 +139,16 @@ fn print_status(place: &Place, rows: &[index::Status], json: bool) -> Result<()>
         println!(
             "{:<8} {:>9}  {}{opened}\n         {}",
             r.state,
-            if r.index_bytes > 0 { human_bytes(r.index_bytes) } else { "-".into() },
-            if r.session.as_os_str().is_empty() { r.index_file.display() } else { r.session.display() },
+            if r.index_bytes > 0 {
+                human_bytes(r.index_bytes)
+            } else {
+                "-".into()
+            },
+            if r.session.as_os_str().is_empty() {
+                r.index_file.display()
+            } else {
+                r.session.display()
+            },
             r.detail
         );
     }

@@ -196,7 +196,9 @@ fn read_index(file: &Path) -> Result<IndexFile, String> {
         .and_then(|b| b.try_into().ok())
         .map(u32::from_le_bytes)
         .ok_or_else(damaged)?;
-    let meta = bytes.get(20..20usize.checked_add(len).ok_or_else(damaged)?).ok_or_else(damaged)?;
+    let meta = bytes
+        .get(20..20usize.checked_add(len).ok_or_else(damaged)?)
+        .ok_or_else(damaged)?;
     if crc32fast::hash(meta) != crc {
         return Err(damaged());
     }
@@ -266,7 +268,10 @@ pub fn open(
         Err(why) => {
             let used = Used::Parsed(why);
             tell(&used);
-            (Session::from_bytes_progress(buf, true, progress).map_err(invalid)?, used)
+            (
+                Session::from_bytes_progress(buf, true, progress).map_err(invalid)?,
+                used,
+            )
         }
     };
     let mut session = session.read_as(super::pi_version::followed());
@@ -337,7 +342,8 @@ fn index_files(dir: &Path) -> Vec<(PathBuf, u64, std::time::SystemTime)> {
         .filter(|e| e.path().extension().is_some_and(|x| x == "idx"))
         .filter_map(|e| {
             let m = e.metadata().ok()?;
-            m.is_file().then(|| (e.path(), m.len(), m.modified().unwrap_or(std::time::UNIX_EPOCH)))
+            m.is_file()
+                .then(|| (e.path(), m.len(), m.modified().unwrap_or(std::time::UNIX_EPOCH)))
         })
         .collect()
 }
@@ -387,7 +393,9 @@ pub struct Status {
 }
 
 fn ms(t: std::time::SystemTime) -> i64 {
-    t.duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis() as i64).unwrap_or(0)
+    t.duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0)
 }
 
 /// How the session at `path` stands to its index.
@@ -438,7 +446,10 @@ fn described(st: &mut Status, source: &Source) {
     match source.compare(&meta, &buf) {
         Freshness::Unchanged => {
             st.state = "fresh";
-            st.detail = format!("describes all {}: opens without a parse", super::human_bytes(source.len));
+            st.detail = format!(
+                "describes all {}: opens without a parse",
+                super::human_bytes(source.len)
+            );
         }
         Freshness::Grown(n) => {
             st.state = "grown";

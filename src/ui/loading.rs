@@ -29,8 +29,17 @@ pub struct Loading {
 impl Loading {
     fn title(&self) -> String {
         let mb = |b: f64| b / 1048576.0;
-        if let Some(via) = self.via.as_ref().filter(|v| !matches!(v, crate::store::index::Used::Parsed(_))) {
-            return format!(" Opening {} ({:.1} MB) {via}…", self.name, mb(self.size as f64), via = via.describe());
+        if let Some(via) = self
+            .via
+            .as_ref()
+            .filter(|v| !matches!(v, crate::store::index::Used::Parsed(_)))
+        {
+            return format!(
+                " Opening {} ({:.1} MB) {via}…",
+                self.name,
+                mb(self.size as f64),
+                via = via.describe()
+            );
         }
         if self.parsed > 0 && self.size > 0 {
             format!(

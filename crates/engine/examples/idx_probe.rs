@@ -16,5 +16,9 @@ fn main() {
         let s2 = Session::from_index(b, &idx).unwrap();
         println!("decode+index {:?} {}", t.elapsed(), s2.entries.len());
     }
-    println!("entry {} msg {}", std::mem::size_of::<bonsai_engine::load::entry::Entry>(), std::mem::size_of::<bonsai_engine::load::entry::StoredMessage>());
+    println!(
+        "entry {} msg {}",
+        std::mem::size_of::<bonsai_engine::load::entry::Entry>(),
+        std::mem::size_of::<bonsai_engine::load::entry::StoredMessage>()
+    );
 }

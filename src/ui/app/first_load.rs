@@ -121,7 +121,10 @@ impl App {
         let status = self.status.take();
         let messages = std::mem::take(&mut self.messages);
         let big = s.entries.len() > super::LARGE_SESSION;
-        let from_index = index.as_ref().map(|i| i.used.clone()).filter(|u| !u.wants_saving() || matches!(u, Used::Extended(_)));
+        let from_index = index
+            .as_ref()
+            .map(|i| i.used.clone())
+            .filter(|u| !u.wants_saving() || matches!(u, Used::Extended(_)));
         self.save_index_later(&s, index);
         self.open_session(s, path);
         self.messages = messages;

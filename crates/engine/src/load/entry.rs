@@ -199,7 +199,9 @@ pub(crate) mod json_text {
     use serde_json::Value;
 
     pub fn serialize<S: Serializer>(v: &[Value], s: S) -> Result<S::Ok, S::Error> {
-        serde_json::to_string(v).map_err(serde::ser::Error::custom)?.serialize(s)
+        serde_json::to_string(v)
+            .map_err(serde::ser::Error::custom)?
+            .serialize(s)
     }
     pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Value>, D::Error> {
         let text = <&str>::deserialize(d)?;

@@ -78,7 +78,9 @@ fn take_part<'a>(bytes: &'a [u8], at: &mut usize) -> Result<&'a [u8], IndexError
         .map(u32::from_le_bytes)
         .map_err(|_| IndexError::Damaged)?;
     let start = *at + 12;
-    let part = bytes.get(start..start.checked_add(len).ok_or(IndexError::Damaged)?).ok_or(IndexError::Damaged)?;
+    let part = bytes
+        .get(start..start.checked_add(len).ok_or(IndexError::Damaged)?)
+        .ok_or(IndexError::Damaged)?;
     if crc32fast::hash(part) != crc {
         return Err(IndexError::Damaged);
     }
@@ -117,7 +119,6 @@ impl Session {
         }
         out
     }
-
 }
 
 /// An index decoded: the parse it holds, ready to become the session of the file's bytes.

@@ -1,0 +1,345 @@
+//! bonsai's session index (`store::index`): a session opened from its index is the session a
+//! fresh parse gives, in every field the views use, on every fixture, and after the file
+//! changed in each way it can (lines appended, a partial last line finished, truncated,
+//! rewritten in place, replaced by another file). An index that is damaged, foreign or of
+//! another session is ignored and replaced, never trusted.
+
+mod common;
+
+use bonsai::engine::load::session::Session;
+use bonsai::engine::report;
+use bonsai::engine::view::{tree, tree_view};
+use bonsai::store::index::{self, Place, Used};
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+
+/// Everything the views read of a session, as one value to compare.
+fn views(s: &Session) -> String {
+    // Every message measured on both sides: an index keeps the measures taken so far, a parse
+    // takes some at load; what is compared is what they are.
+    s.prefetch_measures(0..s.entries.len());
+    let mut labels: Vec<_> = s.labels.iter().map(|(k, v)| format!("{k}={}@{}", v.0, v.1)).collect();
+    labels.sort();
+    let ids: Vec<Option<usize>> = s.entries.iter().map(|e| s.idx_of(&e.id)).collect();
+    let tree_text = s.leaf().map(|leaf| {
+        let t = tree::Tree::build(s);
+        let view = tree_view::TreeView::new(s, &t, Some(leaf), tree_view::FilterMode::All, 0);
+        view.render_plain(s, 100, None)
+    });
+    let inspect = s.leaf().map(|l| {
+        report::inspect_json(
+            s,
+            &report::InspectOptions {
+                leaf: Some(l),
+                keep_recent_tokens: 2000,
+                reserve_tokens: 16384,
+                branch_target: None,
+                branch_context_window: 128000,
+            },
+        )
+    });
+    format!(
+        "entries {:#?}\nparents {:?}\nby id {ids:?}\nlabels {labels:?}\nname {:?}\nheader {:?}\ndiagnostics {:?}\nskipped {} dups {} newline {} migrated {} synthesized {} pi {:?}\ntree {tree_text:#?}\ninspect {}",
+        s.entries,
+        s.parent_idx,
+        s.session_name(),
+        s.header,
+        s.diagnostics,
+        s.skipped_lines,
+        s.has_duplicate_ids,
+        s.file_ends_with_newline,
+        s.migrated,
+        s.ids_synthesized,
+        s.pi,
+        serde_json::to_string_pretty(&inspect).unwrap(),
+    )
+}
+
+fn fixtures() -> Vec<PathBuf> {
+    let repo = common::repo();
+    let mut v = vec![repo.join("fixtures/demo.jsonl")];
+    for d in [
+        "fixtures/bad",
+        "fixtures/pi-0.27.9",
+        "fixtures/pi-0.87.1",
+        "fixtures/pi-1.5.2",
+    ] {
+        v.extend(common::sessions_in(&repo.join(d)));
+    }
+    for d in common::shared_fixture_dirs() {
+        v.extend(common::sessions_in(&d));
+    }
+    v
+}
+
+fn place(dir: &Path) -> Place {
+    Place {
+        dir: dir.join("index"),
+        limit: 1 << 30,
+    }
+}
+
+/// Open `path` through the index at `place` (writing a new index when the open says so) and
+/// the same file parsed fresh; both must be the same session.
+fn open_and_compare(path: &Path, place: &Place, what: &str) -> Used {
+    let opened = index::open(path, Some(place), None, None);
+    let fresh = bonsai::store::files::load_session(path);
+    match (opened, fresh) {
+        (Ok(o), Ok(f)) => {
+            let (a, b) = (views(&o.session), views(&f));
+            if a != b {
+                let at = a.bytes().zip(b.bytes()).position(|(x, y)| x != y).unwrap_or(0);
+                panic!(
+                    "{} ({what}, {:?}): the session from the index differs from a fresh parse near\n{}\n---\n{}",
+                    path.display(),
+                    o.used,
+                    &a[at.saturating_sub(300)..(at + 300).min(a.len())],
+                    &b[at.saturating_sub(300)..(at + 300).min(b.len())]
+                );
+            }
+            if o.used.wants_saving() {
+                index::save(place, &o.source, &o.session).unwrap();
+            }
+            o.used
+        }
+        (Err(a), Err(b)) => {
+            assert_eq!(a.to_string(), b.to_string(), "{}: {what}", path.display());
+            Used::Parsed("both refuse it".into())
+        }
+        (a, b) => panic!(
+            "{} ({what}): index {:?} but fresh parse {:?}",
+            path.display(),
+            a.map(|o| o.used),
+            b.map(|_| ())
+        ),
+    }
+}
+
+#[test]
+fn a_session_from_its_index_is_the_fresh_parse_on_every_fixture() {
+    let tmp = tempfile::tempdir().unwrap();
+    let place = place(tmp.path());
+    let mut from_index = 0;
+    for f in fixtures() {
+        let copy = tmp.path().join("s.jsonl");
+        std::fs::copy(&f, &copy).unwrap();
+        let _ = index::clear(&place, std::slice::from_ref(&copy));
+        let first = open_and_compare(&copy, &place, "first open");
+        assert!(matches!(first, Used::Parsed(_)), "{}: {first:?}", f.display());
+        let second = open_and_compare(&copy, &place, "second open");
+        if Session::from_bytes(std::fs::read(&copy).unwrap()).is_ok() {
+            assert_eq!(second, Used::Unchanged, "{}", f.display());
+            from_index += 1;
+        }
+    }
+    assert!(from_index >= 20, "only {from_index} fixtures were opened from an index");
+}
+
+/// Lines appended one by one (with a partial last line first), as Pi writes them: each open
+/// parses only what was appended and still equals the whole parse.
+#[test]
+fn appends_and_a_partial_last_line_extend_the_index() {
+    let tmp = tempfile::tempdir().unwrap();
+    let place = place(tmp.path());
+    let mut grown = 0;
+    for f in fixtures() {
+        let bytes = std::fs::read(&f).unwrap();
+        if Session::from_bytes(bytes.clone()).is_err() {
+            continue;
+        }
+        let ends: Vec<usize> = memchr::memchr_iter(b'\n', &bytes).map(|k| k + 1).collect();
+        if ends.len() < 4 {
+            continue;
+        }
+        let copy = tmp.path().join("s.jsonl");
+        let _ = index::clear(&place, std::slice::from_ref(&copy));
+        // Start from the first half, then grow: a line cut inside, then finished, then more.
+        let mut at = ends[ends.len() / 2];
+        std::fs::write(&copy, &bytes[..at]).unwrap();
+        open_and_compare(&copy, &place, "half");
+        let mut steps = vec![];
+        for &e in &ends[ends.len() / 2 + 1..] {
+            steps.push(e.saturating_sub(7).max(at));
+            steps.push(e);
+        }
+        steps.truncate(12);
+        steps.push(bytes.len());
+        for next in steps {
+            if next <= at {
+                continue;
+            }
+            let mut fh = std::fs::OpenOptions::new().append(true).open(&copy).unwrap();
+            fh.write_all(&bytes[at..next]).unwrap();
+            drop(fh);
+            at = next;
+            let used = open_and_compare(&copy, &place, &format!("grown to {at}"));
+            // A v1 session's ids are made up at load: it is read whole when it grows.
+            if matches!(used, Used::Extended(_)) {
+                grown += 1;
+            }
+        }
+    }
+    assert!(grown >= 50, "only {grown} opens extended an index");
+}
+
+/// Truncated, rewritten in place at the same length, rewritten at another length, replaced by
+/// another file (a new inode), touched: each is read whole and gets a new index.
+#[test]
+fn a_truncated_rewritten_or_replaced_file_is_parsed_whole() {
+    let tmp = tempfile::tempdir().unwrap();
+    let place = place(tmp.path());
+    let src = common::repo().join("fixtures/demo.jsonl");
+    let bytes = std::fs::read(&src).unwrap();
+    let copy = tmp.path().join("s.jsonl");
+    let fresh_index = |why: &str| {
+        std::fs::write(&copy, &bytes).unwrap();
+        let _ = index::clear(&place, std::slice::from_ref(&copy));
+        assert!(matches!(open_and_compare(&copy, &place, why), Used::Parsed(_)));
+        assert_eq!(open_and_compare(&copy, &place, why), Used::Unchanged);
+    };
+    let parsed_because = |why: &str| match open_and_compare(&copy, &place, why) {
+        Used::Parsed(reason) => reason,
+        other => panic!("{why}: {other:?}"),
+    };
+
+    fresh_index("truncated");
+    let cut = memchr::memrchr(b'\n', &bytes[..bytes.len() - 1]).unwrap() + 1;
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&copy)
+        .unwrap()
+        .set_len(cut as u64)
+        .unwrap();
+    assert!(parsed_because("truncated").contains("shorter"));
+    // Truncated then grown past the old length: the old last block differs.
+    fresh_index("truncated and grown");
+    std::fs::write(&copy, {
+        let mut v = bytes[..cut].to_vec();
+        v.extend_from_slice(
+            b"{\"type\":\"label\",\"id\":\"zzzzzzzz\",\"parentId\":null,\"timestamp\":\"2025-01-01T00:00:00.000Z\"}\n",
+        );
+        v.extend_from_slice(&bytes[cut..]);
+        v
+    })
+    .unwrap();
+    assert!(parsed_because("truncated and grown").contains("changed"));
+
+    fresh_index("rewritten at the same length");
+    let mut same_len = bytes.clone();
+    let k = same_len.len() - 10;
+    same_len[k] = if same_len[k] == b'a' { b'b' } else { b'a' };
+    let mut f = std::fs::OpenOptions::new().write(true).open(&copy).unwrap();
+    f.write_all(&same_len).unwrap();
+    drop(f);
+    parsed_because("rewritten at the same length");
+
+    fresh_index("a byte in the middle changed, then grown");
+    let mut changed = bytes.clone();
+    changed[bytes.len() / 2] ^= 0x20;
+    // The middle is not hashed: the file's time at the same length and a grown file whose
+    // blocks still match are what is trusted (Pi only appends). Same length with a new
+    // time is read whole.
+    let mut f = std::fs::OpenOptions::new().write(true).open(&copy).unwrap();
+    f.write_all(&changed).unwrap();
+    let f = f;
+    f.set_modified(std::time::SystemTime::now() + std::time::Duration::from_secs(5))
+        .unwrap();
+    drop(f);
+    let why = parsed_because("same length, new time");
+    assert!(why.contains("same length") || why.contains("changed"), "{why}");
+
+    fresh_index("replaced");
+    let other = tmp.path().join("other.jsonl");
+    std::fs::write(&other, &bytes).unwrap();
+    std::fs::rename(&other, &copy).unwrap();
+    assert!(parsed_because("replaced").contains("replaced"));
+}
+
+/// Every byte of an index flipped in turn (a sample over a big one): the open ignores the
+/// index (a whole parse), never opens a wrong session, and the next open has a good index again.
+#[test]
+fn a_damaged_or_foreign_index_is_ignored_and_replaced() {
+    let tmp = tempfile::tempdir().unwrap();
+    let place = place(tmp.path());
+    let copy = tmp.path().join("s.jsonl");
+    std::fs::copy(common::repo().join("fixtures/demo.jsonl"), &copy).unwrap();
+    open_and_compare(&copy, &place, "first");
+    let file = place.file_for(&index::resolved(&copy));
+    let good = std::fs::read(&file).unwrap();
+    let step = (good.len() / 400).max(1);
+    let mut ignored = 0;
+    for k in (0..good.len()).step_by(step) {
+        let mut bad = good.clone();
+        bad[k] ^= 0x41;
+        std::fs::write(&file, &bad).unwrap();
+        match open_and_compare(&copy, &place, &format!("byte {k} flipped")) {
+            Used::Parsed(_) => ignored += 1,
+            other => panic!("byte {k} of {} flipped, the index was used: {other:?}", good.len()),
+        }
+        assert_eq!(open_and_compare(&copy, &place, "after the flip"), Used::Unchanged);
+    }
+    assert!(ignored >= 300);
+    // Cut short, empty, another file's bytes, another session's index.
+    for bad in [&good[..good.len() / 2], &b""[..], &b"{\"type\":\"session\"}\n"[..]] {
+        std::fs::write(&file, bad).unwrap();
+        assert!(matches!(open_and_compare(&copy, &place, "bad index"), Used::Parsed(_)));
+    }
+    let second = tmp.path().join("t.jsonl");
+    std::fs::copy(&copy, &second).unwrap();
+    open_and_compare(&second, &place, "second session");
+    std::fs::copy(place.file_for(&index::resolved(&second)), &file).unwrap();
+    let why = match open_and_compare(&copy, &place, "another session's index") {
+        Used::Parsed(why) => why,
+        other => panic!("{other:?}"),
+    };
+    assert!(why.contains("another session"), "{why}");
+}
+
+/// The folder stays within its limit: the least recently opened index goes first, and one
+/// bigger than the limit alone is not written. Files are 0600 in a 0700 folder.
+#[test]
+fn the_index_folder_stays_within_its_limit_dropping_the_least_recently_opened() {
+    use std::os::unix::fs::PermissionsExt;
+    let tmp = tempfile::tempdir().unwrap();
+    let src = common::repo().join("fixtures/demo.jsonl");
+    let mut place = place(tmp.path());
+    let names = ["a", "b", "c"];
+    for n in names {
+        let p = tmp.path().join(format!("{n}.jsonl"));
+        std::fs::copy(&src, &p).unwrap();
+    }
+    let path = |n: &str| tmp.path().join(format!("{n}.jsonl"));
+    open_and_compare(&path("a"), &place, "a");
+    let one = std::fs::metadata(place.file_for(&index::resolved(&path("a"))))
+        .unwrap()
+        .len();
+    // Room for two indexes.
+    place.limit = one * 2 + one / 2;
+    open_and_compare(&path("b"), &place, "b");
+    // a is opened again (from its index), so b is now the least recently opened.
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    assert_eq!(open_and_compare(&path("a"), &place, "a again"), Used::Unchanged);
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    open_and_compare(&path("c"), &place, "c");
+    let at = place.clone();
+    let has = |n: &str| at.file_for(&index::resolved(&path(n))).exists();
+    assert!(
+        has("a") && has("c") && !has("b"),
+        "a {} b {} c {}",
+        has("a"),
+        has("b"),
+        has("c")
+    );
+    let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(&place.dir), 0o700);
+    assert_eq!(mode(&place.file_for(&index::resolved(&path("a")))), 0o600);
+    // Too small for any index: nothing is written, the open still works.
+    place.limit = one / 2;
+    let _ = index::clear(&place, &[]);
+    let o = index::open(&path("a"), Some(&place), None, None).unwrap();
+    assert!(index::save(&place, &o.source, &o.session).is_err());
+    assert!(!has("a"));
+    // Off: no index is read.
+    place.limit = 0;
+    assert!(matches!(open_and_compare(&path("a"), &place, "off"), Used::Parsed(_)));
+}

@@ -51,3 +51,23 @@ fn reload_after_two_appended_lines(bencher: divan::Bencher, mb: usize) {
         .with_inputs(|| bytes.clone())
         .bench_local_values(|all| shown.extended(all.into()).unwrap());
 }
+
+/// The session from bonsai's index (`store::index`), made before timing: a second open with
+/// nothing appended, so no parse (the open decodes the index and rebuilds the lookups).
+#[divan::bench(args = sizes(), sample_count = 9, sample_size = 1)]
+fn open_from_the_index(bencher: divan::Bencher, mb: usize) {
+    let dir = tempfile::tempdir().unwrap();
+    let place = bonsai::store::index::Place {
+        dir: dir.path().join("index"),
+        limit: u64::MAX,
+    };
+    let file = session_file(mb);
+    let o = bonsai::store::index::open(&file, Some(&place), None, None).unwrap();
+    bonsai::store::index::save(&place, &o.source, &o.session).unwrap();
+    drop(o);
+    bencher.bench(|| {
+        let o = bonsai::store::index::open(&file, Some(&place), None, None).unwrap();
+        assert_eq!(o.used, bonsai::store::index::Used::Unchanged);
+        o.session
+    });
+}

@@ -485,7 +485,7 @@ pub fn status_all(place: &Place) -> Vec<Status> {
             st
         })
         .collect();
-    out.sort_by(|a, b| b.opened_ms.cmp(&a.opened_ms));
+    out.sort_by_key(|s| std::cmp::Reverse(s.opened_ms));
     out
 }
 

@@ -136,12 +136,10 @@ pub enum Job {
         size: u64,
         early: Option<(Settings, Arc<Registry>)>,
         index: Option<store::index::Place>,
-    },
-    /// The leaf's newest rows read from the end of a big file, for the loading frame.
-    LeafPreview {
-        path: PathBuf,
-        filter: crate::engine::view::tree_view::FilterMode,
-        rows: usize,
+        /// A big file's leaf rows for the loading frame (the tree's filter, how many rows),
+        /// read from its end beside a whole parse (`LeafPreview`); an open from the index is
+        /// quicker than that read, so it has none.
+        preview: Option<(crate::engine::view::tree_view::FilterMode, usize)>,
     },
     /// Find the model and its API key for a summary: Pi's `auth.json`, the environment and
     /// the settings are read here, not in the update. `wanted`: bonsai's summary model
@@ -564,9 +562,6 @@ impl Job {
                 JobResult::IndexSaved(store::index::save(&place, &source, &session).map_err(|e| e.to_string()))
             }
             r @ Job::Load { .. } => run_load(r, report),
-            Job::LeafPreview { path, filter, rows } => {
-                JobResult::LeafPreview(store::files::leaf_path_preview(&path, filter, rows))
-            }
             r @ Job::Usage { .. } => run_usage(r),
             r @ Job::List { .. } => run_list(r),
             r @ Job::Write { .. } => run_write(r),
@@ -797,6 +792,7 @@ fn run_load(job: Job, report: &(dyn Fn(JobResult) + Sync)) -> JobResult {
         size,
         early,
         index,
+        preview,
     } = job
     else {
         unreachable!("run_load runs only Job::Load")
@@ -813,8 +809,20 @@ fn run_load(job: Job, report: &(dyn Fn(JobResult) + Sync)) -> JobResult {
             report(JobResult::LoadProgress { parsed });
         }
     };
-    let told = |used: &store::index::Used| report(JobResult::LoadVia(used.clone()));
-    let (result, index) = open_indexed(&path, index.as_ref(), Some(&progress), Some(&told));
+    let (result, index) = std::thread::scope(|scope| {
+        let told = |used: &store::index::Used| {
+            report(JobResult::LoadVia(used.clone()));
+            if let (store::index::Used::Parsed(_), Some((filter, rows))) = (used, preview) {
+                let path = &path;
+                scope.spawn(move || {
+                    report(JobResult::LeafPreview(store::files::leaf_path_preview(
+                        path, filter, rows,
+                    )))
+                });
+            }
+        };
+        open_indexed(&path, index.as_ref(), Some(&progress), Some(&told))
+    });
     let early = early.zip(result.as_ref().ok().cloned());
     let loaded = JobResult::Loaded { path, result, index };
     let Some(((settings, registry), s)) = early.filter(|(_, s)| s.entries.len() > LARGE_SESSION) else {

@@ -150,8 +150,23 @@ mod snapshots {
             size: 10_135_670_193,
             parsed: 0,
             preview: None,
+            via: None,
         };
         assert_snapshot!(render(&l, 100, 6));
+    }
+
+    #[test]
+    fn loading_from_the_index() {
+        let mut l = Loading {
+            name: "big.jsonl".into(),
+            size: 1_010_002_658,
+            parsed: 0,
+            preview: None,
+            via: Some(crate::store::index::Used::Unchanged),
+        };
+        assert_snapshot!(render(&l, 110, 3));
+        l.via = Some(crate::store::index::Used::Extended(1_049_127));
+        assert_snapshot!("loading_from_the_index_and_appended_lines", render(&l, 110, 3));
     }
 
     #[test]
@@ -161,6 +176,7 @@ mod snapshots {
             size: 10_135_670_193,
             parsed: 3_456_789_012,
             preview: Some(preview(20)),
+            via: None,
         };
         assert_snapshot!(render(&l, 100, 16));
     }

@@ -51,20 +51,17 @@ impl App {
         app.pending.queue.clear();
         app.status = None;
         let early = at.is_none().then(|| (app.settings.clone(), app.registry.clone()));
-        if size >= TAIL_PREVIEW_FROM {
+        let preview = (size >= TAIL_PREVIEW_FROM).then(|| {
             let filter = FilterMode::parse(app.settings.tree_filter_mode()).unwrap_or_default();
-            app.pending.queue.push(Job::LeafPreview {
-                path: path.clone(),
-                filter,
-                rows,
-            });
-        }
+            (filter, rows)
+        });
         let index = app.index_place();
         app.pending.queue.push(Job::Load {
             path: path.clone(),
             size,
             early,
             index,
+            preview,
         });
         app.first_load = Some(FirstLoad {
             frame: Loading {

@@ -38,9 +38,14 @@ fn views(s: &Session) -> String {
             },
         )
     });
+    // Where a message's measures sit in an index is bookkeeping, not the session.
+    let entries: String = format!("{:#?}", s.entries)
+        .lines()
+        .filter(|l| !l.trim_start().starts_with("slot:"))
+        .collect::<Vec<_>>()
+        .join("\n");
     format!(
-        "entries {:#?}\nparents {:?}\nby id {ids:?}\nlabels {labels:?}\nname {:?}\nheader {:?}\ndiagnostics {:?}\nskipped {} dups {} newline {} migrated {} synthesized {} pi {:?}\ntree {tree_text:#?}\ninspect {}",
-        s.entries,
+        "entries {entries}\nparents {:?}\nby id {ids:?}\nlabels {labels:?}\nname {:?}\nheader {:?}\ndiagnostics {:?}\nskipped {} dups {} newline {} migrated {} synthesized {} pi {:?}\ntree {tree_text:#?}\ninspect {}",
         s.parent_idx,
         s.session_name(),
         s.header,

@@ -296,7 +296,7 @@ fn usable_index(
     if let Freshness::Stale(why) = freshness {
         return Err(why.into());
     }
-    let parse = IndexedParse::decode(&index.bytes[index.at..]).map_err(|e| e.to_string())?;
+    let parse = IndexedParse::decode(std::sync::Arc::new(index.bytes), index.at).map_err(|e| e.to_string())?;
     if parse.is_v1() && freshness != Freshness::Unchanged {
         return Err("the file grew, and a version 1 session's ids are made up at load".into());
     }

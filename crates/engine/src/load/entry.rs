@@ -169,27 +169,23 @@ pub struct StoredMessage {
     pub custom_type: Option<Box<str>>,
     /// Byte range of the line holding this message, for measuring it later.
     pub(crate) line: Range<usize>,
-    /// Measured on first use (`Session::measures`), or at load when the scanner could.
-    #[serde(with = "measured")]
-    pub(crate) measures: std::sync::OnceLock<MessageMeasures>,
+    /// Where bonsai's session index holds this message's measures (the entry's position in
+    /// it), `NO_SLOT` when it does not: they are read from there on first use instead of
+    /// parsing the line again.
+    #[serde(skip, default = "no_slot")]
+    pub(crate) slot: u32,
+    /// Measured on first use (`Session::measures`), or at load when the scanner could. Boxed:
+    /// most messages of a session opened from its index are never measured, and a message
+    /// record is one per entry.
+    #[serde(skip)]
+    pub(crate) measures: std::sync::OnceLock<Box<MessageMeasures>>,
 }
 
-/// A message's measures as stored in bonsai's session index: the ones taken so far, if any.
-mod measured {
-    use super::MessageMeasures;
-    use serde::{Deserialize, Deserializer, Serialize, Serializer};
-    use std::sync::OnceLock;
+/// No place in an index (see `StoredMessage::slot`).
+pub(crate) const NO_SLOT: u32 = u32::MAX;
 
-    pub fn serialize<S: Serializer>(m: &OnceLock<MessageMeasures>, s: S) -> Result<S::Ok, S::Error> {
-        m.get().serialize(s)
-    }
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<OnceLock<MessageMeasures>, D::Error> {
-        let cell = OnceLock::new();
-        if let Some(m) = Option::<MessageMeasures>::deserialize(d)? {
-            let _ = cell.set(m);
-        }
-        Ok(cell)
-    }
+fn no_slot() -> u32 {
+    NO_SLOT
 }
 
 /// JSON values stored in bonsai's session index as their text (a compact binary format
@@ -227,6 +223,7 @@ impl Clone for StoredMessage {
             exclude_from_context: self.exclude_from_context,
             custom_type: self.custom_type.clone(),
             line: self.line.clone(),
+            slot: self.slot,
             measures: self.measures.clone(),
         }
     }
@@ -278,7 +275,30 @@ pub struct Compaction {
     pub tokens_before: Option<f64>,
     pub from_hook: bool,
     pub details: Option<FileLists>,
+    #[serde(with = "with_measures")]
     pub system_message: Option<StoredMessage>,
+}
+
+/// A message that is no entry's own (a compaction's `systemMessage`) is stored in an index
+/// with its measures: it has no line to measure it from again, and no place of its own.
+mod with_measures {
+    use super::{MessageMeasures, StoredMessage};
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    pub fn serialize<S: Serializer>(m: &Option<StoredMessage>, s: S) -> Result<S::Ok, S::Error> {
+        m.as_ref()
+            .map(|m| (m, m.measures.get().map(|b| &**b)))
+            .serialize(s)
+    }
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<StoredMessage>, D::Error> {
+        let pair = Option::<(StoredMessage, Option<MessageMeasures>)>::deserialize(d)?;
+        Ok(pair.map(|(m, measures)| {
+            if let Some(x) = measures {
+                let _ = m.measures.set(Box::new(x));
+            }
+            m
+        }))
+    }
 }
 
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]

@@ -82,6 +82,7 @@ impl MessageFields<'_, '_> {
             exclude_from_context: self.exclude_from_context.truthy,
             custom_type: self.custom_type.as_deref().map(Box::from),
             line: 0..0,
+            slot: NO_SLOT,
             measures: std::sync::OnceLock::new(),
         }
     }
@@ -105,7 +106,7 @@ pub(crate) fn message_from_json(m: &MessageJson, v2_hook_rename: bool) -> Stored
         .iter()
         .filter_map(|tc| tc.id.clone().map(|id| (id, tc.block)))
         .collect();
-    let _ = msg.measures.set(measures);
+    let _ = msg.measures.set(Box::new(measures));
     msg
 }
 
@@ -128,12 +129,12 @@ pub(crate) fn message_from_head(mut m: MessageHeadJson, v2_hook_rename: bool) ->
             Role::BranchSummary | Role::CompactionSummary => (ceil4(ms.summary_chars), ms.summary_chars),
             r => (ms.content.estimate(r), ms.content.text_chars),
         };
-        let _ = msg.measures.set(MessageMeasures {
+        let _ = msg.measures.set(Box::new(MessageMeasures {
             content: ms.content,
             est_tokens,
             text_chars,
             tool_calls: ms.tool_calls,
-        });
+        }));
     }
     msg
 }

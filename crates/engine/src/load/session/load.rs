@@ -505,9 +505,13 @@ impl Session {
             line_diagnostics,
             settled_len,
             settled_lines,
+            stored_measures,
             ..
         } = self;
-        Session::extend_parts(buf, header, entries, line_diagnostics, settled_len, settled_lines).map(|s| s.read_as(pi))
+        Session::extend_parts(buf, header, entries, line_diagnostics, settled_len, settled_lines).map(|mut s| {
+            s.stored_measures = stored_measures;
+            s.read_as(pi)
+        })
     }
 
     /// [`Session::extend`] keeping this session (its entries are copied): a background reload
@@ -524,7 +528,10 @@ impl Session {
             self.settled_len,
             self.settled_lines,
         )
-        .map(|s| s.read_as(self.pi))
+        .map(|mut s| {
+            s.stored_measures = self.stored_measures.clone();
+            s.read_as(self.pi)
+        })
     }
 
     /// Whether `buf` is this session's bytes with lines appended, as far as can be told
@@ -600,6 +607,7 @@ impl Session {
             settled_lines,
             header,
             pi: Default::default(),
+            stored_measures: None,
         }
     }
 }

@@ -48,6 +48,9 @@ pub struct Session {
     /// The Pi release this session is read as (what its summaries are made from, its `/tree`
     /// rows): the store sets the one bonsai follows; the engine's default is 0.87.1.
     pub pi: crate::load::pi_version::PiVersion,
+    /// The measures bonsai's session index holds for this session's messages, read one by
+    /// one on first use (see `StoredMessage::slot`); `None` for a session parsed whole.
+    stored_measures: Option<std::sync::Arc<stored::StoredMeasures>>,
 }
 
 /// Why bytes are not a Pi session.
@@ -110,6 +113,9 @@ impl Session {
     /// What Pi derives from a message of this session, measured now if nobody has yet.
     pub fn measures<'a>(&'a self, m: &'a StoredMessage) -> &'a MessageMeasures {
         m.measures.get_or_init(|| {
+            if let Some(stored) = self.stored_measures.as_ref().and_then(|t| t.get(m.slot)) {
+                return Box::new(stored);
+            }
             let bytes = &self.buf[m.line.clone()];
             match line::parse_entry(bytes, self.header.version < 3.0, false) {
                 Ok(line::Parsed::Entry(
@@ -119,7 +125,7 @@ impl Session {
                     },
                     _,
                 )) => full.measures.into_inner().unwrap_or_default(),
-                _ => MessageMeasures::default(),
+                _ => Box::default(),
             }
         })
     }
@@ -259,7 +265,7 @@ fn line_ranges(buf: &[u8], base: usize) -> Vec<Range<usize>> {
 /// What Pi derives from a message given as JSON text (one that is not an entry's own, such as
 /// a replacement's content wrapped as a message).
 pub fn measure_message_json(raw: &str) -> Option<MessageMeasures> {
-    line::message_from_raw(raw, false).and_then(|m| m.measures.into_inner())
+    line::message_from_raw(raw, false).and_then(|m| m.measures.into_inner().map(|b| *b))
 }
 
 #[cfg(test)]

@@ -7,26 +7,31 @@
 //! blocks); this module only checks that the bytes are an index of this build, whole: a
 //! checksum over every part, so a flipped byte is refused, never decoded into a wrong session.
 //!
-//! The entries are encoded in chunks decoded on every core. The format is postcard (already
-//! the usage cache's): measured on the 1 GB reference, decoding every entry costs less than the
-//! phases that follow; a zero-copy layout (rkyv, fixed records) would still have to become the
-//! owned entries every view walks.
+//! Layout (after the magic): the head (length, CRC-32, postcard), then per-entry byte offsets
+//! and the entries (postcard records), then per-entry offsets and the messages' measures.
+//! Entries are decoded on every core straight into the session's list (the offsets let each
+//! be found without reading those before it). Measures are not decoded at open: each is read
+//! from the index the first time something asks for it ([`StoredMeasures`]), so a session
+//! opened from its index only pays for what its views show. Measured on the 1 GB reference:
+//! the cost of an open is mostly fresh memory, so what is not decoded is what saves most.
 
 use super::{LoadError, Session};
 use crate::load::bytes::FileBytes;
-use crate::load::entry::{Diagnostic, Entry};
+use crate::load::entry::{Diagnostic, Entry, Kind, MessageMeasures, NO_SLOT};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
+use std::ops::Range;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// What an index starts with; the last byte is the format's version (a new format is a new
 /// byte, and an index of another is not read).
-const MAGIC: &[u8; 8] = b"bonsaiX\x01";
+const MAGIC: &[u8; 8] = b"bonsaiX\x02";
 
-/// Entries per chunk: enough to make a chunk's bookkeeping nothing, small enough to spread
-/// a big session over every core.
+/// Entries per checksummed block.
 const CHUNK: usize = 8192;
 
-/// Everything but the entries.
+/// Everything but the entries and their measures.
 #[derive(Serialize, Deserialize)]
 struct Head {
     /// The engine's version: another build may parse differently, so its index is not used.
@@ -38,8 +43,12 @@ struct Head {
     line_diagnostics: Vec<Diagnostic>,
     settled_len: u64,
     settled_lines: u32,
-    /// Each chunk's length in bytes, entry count and CRC-32.
-    chunks: Vec<(u64, u32, u32)>,
+    entries: u64,
+    /// CRC-32 of each offset table (entries', measures').
+    offsets_crc: [u32; 2],
+    /// CRC-32 of each block of `CHUNK` entries' records, then of their measures.
+    entries_crc: Vec<u32>,
+    measures_crc: Vec<u32>,
 }
 
 /// Why some bytes are not a usable index (the store then parses the file and writes a new one).
@@ -57,45 +66,77 @@ fn engine_version() -> String {
     env!("CARGO_PKG_VERSION").to_string()
 }
 
-fn put_part(out: &mut Vec<u8>, part: &[u8]) {
-    out.extend_from_slice(&(part.len() as u64).to_le_bytes());
-    out.extend_from_slice(&crc32fast::hash(part).to_le_bytes());
-    out.extend_from_slice(part);
-}
-
-/// The next part of `bytes` at `*at` (length, checksum, bytes), checked.
-fn take_part<'a>(bytes: &'a [u8], at: &mut usize) -> Result<&'a [u8], IndexError> {
-    let len = bytes
-        .get(*at..*at + 8)
-        .ok_or(IndexError::Damaged)?
-        .try_into()
-        .map(u64::from_le_bytes)
-        .map_err(|_| IndexError::Damaged)? as usize;
-    let crc = bytes
-        .get(*at + 8..*at + 12)
-        .ok_or(IndexError::Damaged)?
-        .try_into()
-        .map(u32::from_le_bytes)
-        .map_err(|_| IndexError::Damaged)?;
-    let start = *at + 12;
-    let part = bytes
-        .get(start..start.checked_add(len).ok_or(IndexError::Damaged)?)
-        .ok_or(IndexError::Damaged)?;
-    if crc32fast::hash(part) != crc {
+/// `n` little-endian u64 offsets at the start of `bytes`, then the rest.
+fn offsets_of(bytes: &[u8], n: usize) -> Result<(&[u8], &[u8]), IndexError> {
+    let len = n.checked_mul(8).ok_or(IndexError::Damaged)?;
+    if bytes.len() < len {
         return Err(IndexError::Damaged);
     }
-    *at = start + len;
-    Ok(part)
+    Ok(bytes.split_at(len))
+}
+
+fn offset(table: &[u8], i: usize) -> usize {
+    u64::from_le_bytes(table[i * 8..i * 8 + 8].try_into().expect("8 bytes")) as usize
+}
+
+/// Records written back to back, with the table of where each starts (and the end).
+struct Records {
+    offsets: Vec<u8>,
+    bytes: Vec<u8>,
+    crcs: Vec<u32>,
+}
+
+fn records<T: Sync>(items: &[T], encode: impl Fn(&T, &mut Vec<u8>) + Sync) -> Records {
+    let blocks: Vec<(Vec<u8>, Vec<u64>)> = items
+        .par_chunks(CHUNK)
+        .map(|c| {
+            let mut bytes = Vec::new();
+            let mut ends = Vec::with_capacity(c.len());
+            for item in c {
+                encode(item, &mut bytes);
+                ends.push(bytes.len() as u64);
+            }
+            (bytes, ends)
+        })
+        .collect();
+    let mut out = Records {
+        offsets: Vec::with_capacity((items.len() + 1) * 8),
+        bytes: Vec::new(),
+        crcs: Vec::with_capacity(blocks.len()),
+    };
+    out.offsets.extend_from_slice(&0u64.to_le_bytes());
+    for (bytes, ends) in blocks {
+        let base = out.bytes.len() as u64;
+        for e in ends {
+            out.offsets.extend_from_slice(&(base + e).to_le_bytes());
+        }
+        out.crcs.push(crc32fast::hash(&bytes));
+        out.bytes.extend_from_slice(&bytes);
+    }
+    out
 }
 
 impl Session {
-    /// This session's index: what its parse made of its lines, for [`Session::from_index`].
+    /// This session's index: what its parse made of its lines, for [`IndexedParse::decode`].
+    /// Measures are kept where they are known (taken at load or since, or in the index this
+    /// session was opened from); none is taken for it.
     pub fn to_index(&self) -> Vec<u8> {
-        let chunks: Vec<Vec<u8>> = self
-            .entries
-            .par_chunks(CHUNK)
-            .map(|c| postcard::to_allocvec(c).expect("entries encode"))
-            .collect();
+        let entries = records(&self.entries, |e, out| {
+            postcard::to_io(e, &mut *out).expect("an entry encodes");
+        });
+        let measures = records(&self.entries, |e, out| {
+            if let Kind::Message(m) = &e.kind {
+                let known = m
+                    .measures
+                    .get()
+                    .map(|b| &**b)
+                    .cloned()
+                    .or_else(|| self.stored_measures.as_ref().and_then(|t| t.get(m.slot)));
+                if let Some(known) = known {
+                    postcard::to_io(&known, &mut *out).expect("measures encode");
+                }
+            }
+        });
         let head = Head {
             engine: engine_version(),
             len: self.buf.len() as u64,
@@ -104,20 +145,62 @@ impl Session {
             line_diagnostics: self.line_diagnostics.clone(),
             settled_len: self.settled_len as u64,
             settled_lines: self.settled_lines,
-            chunks: chunks
-                .iter()
-                .zip(self.entries.chunks(CHUNK))
-                .map(|(b, c)| (b.len() as u64, c.len() as u32, crc32fast::hash(b)))
-                .collect(),
+            entries: self.entries.len() as u64,
+            offsets_crc: [crc32fast::hash(&entries.offsets), crc32fast::hash(&measures.offsets)],
+            entries_crc: entries.crcs,
+            measures_crc: measures.crcs,
         };
         let head = postcard::to_allocvec(&head).expect("the head encodes");
-        let mut out = Vec::with_capacity(MAGIC.len() + 12 + head.len() + chunks.iter().map(Vec::len).sum::<usize>());
+        let mut out = Vec::with_capacity(
+            MAGIC.len()
+                + 12
+                + head.len()
+                + entries.offsets.len()
+                + entries.bytes.len()
+                + measures.offsets.len()
+                + measures.bytes.len(),
+        );
         out.extend_from_slice(MAGIC);
-        put_part(&mut out, &head);
-        for c in &chunks {
-            out.extend_from_slice(c);
+        out.extend_from_slice(&(head.len() as u64).to_le_bytes());
+        out.extend_from_slice(&crc32fast::hash(&head).to_le_bytes());
+        out.extend_from_slice(&head);
+        for part in [entries.offsets, entries.bytes, measures.offsets, measures.bytes] {
+            out.extend_from_slice(&part);
         }
         out
+    }
+}
+
+/// The measures an index holds, read one message at a time (`StoredMessage::slot` is the
+/// entry's position in it). Checked whole when the index was opened.
+pub(crate) struct StoredMeasures {
+    bytes: Arc<FileBytes>,
+    /// Where the offset table and the records are in `bytes`.
+    offsets: Range<usize>,
+    records: Range<usize>,
+}
+
+impl std::fmt::Debug for StoredMeasures {
+    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        write!(f, "StoredMeasures({} bytes)", self.records.len())
+    }
+}
+
+impl StoredMeasures {
+    pub(crate) fn get(&self, slot: u32) -> Option<MessageMeasures> {
+        if slot == NO_SLOT {
+            return None;
+        }
+        let table = &self.bytes[self.offsets.clone()];
+        let i = slot as usize;
+        if (i + 2) * 8 > table.len() {
+            return None;
+        }
+        let (start, end) = (offset(table, i), offset(table, i + 1));
+        let record = self.bytes[self.records.clone()]
+            .get(start..end)
+            .filter(|r| !r.is_empty())?;
+        postcard::from_bytes(record).ok()
     }
 }
 
@@ -129,61 +212,106 @@ pub struct IndexedParse {
     line_diagnostics: Vec<Diagnostic>,
     settled_len: usize,
     settled_lines: u32,
+    measures: Arc<StoredMeasures>,
+}
+
+/// Every block of records whole (their CRC-32s), with their offsets in order and in bounds.
+fn check_records(table: &[u8], records: &[u8], crcs: &[u32], n: usize) -> Result<(), IndexError> {
+    if crcs.len() != n.div_ceil(CHUNK) || offset(table, 0) != 0 || offset(table, n) != records.len() {
+        return Err(IndexError::Damaged);
+    }
+    let ok = crcs.par_iter().enumerate().all(|(b, &crc)| {
+        let (first, last) = (b * CHUNK, ((b + 1) * CHUNK).min(n));
+        let ordered = (first..last).all(|i| offset(table, i) <= offset(table, i + 1));
+        ordered && crc32fast::hash(&records[offset(table, first)..offset(table, last)]) == crc
+    });
+    ok.then_some(()).ok_or(IndexError::Damaged)
 }
 
 impl IndexedParse {
-    /// Decode an index made by [`Session::to_index`], checked whole (its checksums, its
-    /// build, every entry's byte range within the bytes it describes).
-    pub fn decode(index: &[u8]) -> Result<IndexedParse, IndexError> {
+    /// Decode the index `bytes[at..]` made by [`Session::to_index`], checked whole (its
+    /// checksums, its build, every entry's byte range within the bytes it describes).
+    pub fn decode(bytes: Arc<FileBytes>, at: usize) -> Result<IndexedParse, IndexError> {
+        let index = bytes.get(at..).ok_or(IndexError::Foreign)?;
         if index.get(..MAGIC.len()) != Some(MAGIC) {
             return Err(IndexError::Foreign);
         }
-        let mut at = MAGIC.len();
-        let head: Head = postcard::from_bytes(take_part(index, &mut at)?).map_err(|_| IndexError::Damaged)?;
+        let field = |k: usize, n: usize| index.get(k..k + n).ok_or(IndexError::Damaged);
+        let head_len = u64::from_le_bytes(field(8, 8)?.try_into().expect("8 bytes")) as usize;
+        let head_crc = u32::from_le_bytes(field(16, 4)?.try_into().expect("4 bytes"));
+        let head_bytes = index
+            .get(20..20usize.saturating_add(head_len))
+            .ok_or(IndexError::Damaged)?;
+        if crc32fast::hash(head_bytes) != head_crc {
+            return Err(IndexError::Damaged);
+        }
+        let head: Head = postcard::from_bytes(head_bytes).map_err(|_| IndexError::Damaged)?;
         if head.engine != engine_version() {
             return Err(IndexError::OtherBuild(head.engine));
         }
-        let mut spans = Vec::with_capacity(head.chunks.len());
-        for &(len, count, crc) in &head.chunks {
-            let end = at.checked_add(len as usize).ok_or(IndexError::Damaged)?;
-            spans.push((index.get(at..end).ok_or(IndexError::Damaged)?, count, crc));
-            at = end;
-        }
-        if at != index.len() {
+        let n = usize::try_from(head.entries).map_err(|_| IndexError::Damaged)?;
+        let rest = &index[20 + head_len..];
+        let (entry_table, rest) = offsets_of(rest, n + 1)?;
+        if crc32fast::hash(entry_table) != head.offsets_crc[0] {
             return Err(IndexError::Damaged);
         }
-        let decoded: Vec<Vec<Entry>> = spans
-            .par_iter()
-            .map(|&(bytes, count, crc)| {
-                if crc32fast::hash(bytes) != crc {
-                    return Err(IndexError::Damaged);
-                }
-                let entries: Vec<Entry> = postcard::from_bytes(bytes).map_err(|_| IndexError::Damaged)?;
-                if entries.len() != count as usize {
-                    return Err(IndexError::Damaged);
-                }
-                Ok(entries)
-            })
-            .collect::<Result<_, _>>()?;
-        let mut entries = Vec::with_capacity(decoded.iter().map(Vec::len).sum());
-        for chunk in decoded {
-            entries.extend(chunk);
+        let (entry_records, rest) = rest
+            .split_at_checked(offset(entry_table, n))
+            .ok_or(IndexError::Damaged)?;
+        let (measure_table, measure_records) = offsets_of(rest, n + 1)?;
+        if crc32fast::hash(measure_table) != head.offsets_crc[1] {
+            return Err(IndexError::Damaged);
         }
+        let (check_entries, check_measures) = rayon::join(
+            || check_records(entry_table, entry_records, &head.entries_crc, n),
+            || check_records(measure_table, measure_records, &head.measures_crc, n),
+        );
+        check_entries?;
+        check_measures?;
+        // Straight into the list (no block lists joined after): a record that does not
+        // decode leaves a blank entry and the whole index is refused.
+        let bad = AtomicBool::new(false);
+        let mut entries = Vec::with_capacity(n);
+        (0..n)
+            .into_par_iter()
+            .with_min_len(1024)
+            .map(|i| {
+                let record = &entry_records[offset(entry_table, i)..offset(entry_table, i + 1)];
+                match postcard::from_bytes::<Entry>(record) {
+                    Ok(mut e) => {
+                        if let Kind::Message(m) = &mut e.kind {
+                            m.slot = i as u32;
+                        }
+                        e
+                    }
+                    Err(_) => {
+                        bad.store(true, Ordering::Relaxed);
+                        blank()
+                    }
+                }
+            })
+            .collect_into_vec(&mut entries);
         // Every byte range must lie in the bytes the index describes (a checksum guards
         // against damage, not against an index made wrongly).
-        let in_file = |r: &std::ops::Range<usize>| r.start <= r.end && r.end as u64 <= head.len;
-        let ranges_ok = entries.iter().all(|e| {
+        let in_file = |r: &Range<usize>| r.start <= r.end && r.end as u64 <= head.len;
+        let ranges_ok = entries.par_iter().all(|e| {
             in_file(&e.span)
                 && match &e.kind {
-                    crate::load::entry::Kind::Message(m) => in_file(&m.line),
+                    Kind::Message(m) => in_file(&m.line),
                     _ => true,
                 }
         });
-        if !ranges_ok || head.settled_len > head.len {
+        if bad.into_inner() || !ranges_ok || head.settled_len > head.len {
             return Err(IndexError::Damaged);
         }
         let raw: serde_json::Value = serde_json::from_str(&head.header_json).map_err(|_| IndexError::Damaged)?;
         let header = super::load::read_header(raw, head.header_line).map_err(|_| IndexError::Damaged)?;
+        let measures_at = at + 20 + head_len + entry_table.len() + entry_records.len();
+        let measures = Arc::new(StoredMeasures {
+            offsets: measures_at..measures_at + measure_table.len(),
+            records: measures_at + measure_table.len()..measures_at + measure_table.len() + measure_records.len(),
+            bytes,
+        });
         Ok(IndexedParse {
             len: head.len,
             header,
@@ -191,6 +319,7 @@ impl IndexedParse {
             line_diagnostics: head.line_diagnostics,
             settled_len: head.settled_len as usize,
             settled_lines: head.settled_lines,
+            measures,
         })
     }
 
@@ -210,6 +339,18 @@ impl IndexedParse {
     }
 }
 
+/// A placeholder where a record did not decode (the index is then refused).
+fn blank() -> Entry {
+    Entry {
+        line: 0,
+        span: 0..0,
+        id: Box::from(""),
+        parent_id: None,
+        ts: 0.0,
+        kind: Kind::Usage,
+    }
+}
+
 impl Session {
     /// The session of `buf` from a decoded index of its first bytes (the store has checked
     /// they are unchanged). Lines appended since are parsed as [`Session::extend`] parses
@@ -220,23 +361,26 @@ impl Session {
         if len < parse.len || (len > parse.len && parse.is_v1()) {
             return Session::from_bytes(buf);
         }
-        if len == parse.len {
-            return Ok(Session::index(
+        let mut s = if len == parse.len {
+            Session::index(
                 buf,
                 parse.header,
                 parse.entries,
                 parse.line_diagnostics,
                 parse.settled_len,
                 parse.settled_lines,
-            ));
-        }
-        Session::extend_parts(
-            buf,
-            parse.header,
-            parse.entries,
-            parse.line_diagnostics,
-            parse.settled_len,
-            parse.settled_lines,
-        )
+            )
+        } else {
+            Session::extend_parts(
+                buf,
+                parse.header,
+                parse.entries,
+                parse.line_diagnostics,
+                parse.settled_len,
+                parse.settled_lines,
+            )?
+        };
+        s.stored_measures = Some(parse.measures);
+        Ok(s)
     }
 }

@@ -6,6 +6,7 @@
 
 mod common;
 
+use bonsai::engine::load::pi_version::PiVersion;
 use bonsai::engine::load::session::Session;
 use bonsai::engine::report;
 use bonsai::engine::view::{tree, tree_view};
@@ -38,14 +39,47 @@ fn views(s: &Session) -> String {
             },
         )
     });
-    // Where a message's measures sit in an index is bookkeeping, not the session.
-    let entries: String = format!("{:#?}", s.entries)
-        .lines()
-        .filter(|l| !l.trim_start().starts_with("slot:"))
-        .collect::<Vec<_>>()
-        .join("\n");
+    // Where a message's measures sit in an index, and what it noted of a line to spare
+    // reading it again, are bookkeeping, not the session (what they stand for is compared
+    // through the views below).
+    let bookkeeping = regex::Regex::new(r"(slot: \d+|names_nested_calls: (None|Some\((true|false)\))), ").unwrap();
+    let entries = bookkeeping
+        .replace_all(&format!("{:?}", s.entries), "")
+        .replace("}, Entry {", "},\nEntry {");
+    // What a compaction keeping almost nothing would summarize, and the files it tracks
+    // (under Pi 1.5.2 these include the calls tool results name in `nestedCalls`).
+    let keep_little = s.leaf().map(|l| {
+        bonsai::engine::compaction::cut::prepare(
+            s,
+            l,
+            bonsai::engine::compaction::cut::CompactionSettings {
+                reserve_tokens: 16384,
+                keep_recent_tokens: 1,
+            },
+        )
+        .map(|p| {
+            format!(
+                "{:?} {:?} {:?} {:?} {}",
+                p.file_ops.read,
+                p.file_ops.written,
+                p.file_ops.edited,
+                p.history,
+                p.messages_to_summarize.len()
+            )
+        })
+        .map_err(|e| format!("{e:?}"))
+    });
+    // The files every message on the leaf's path would add to a summary's lists.
+    let file_ops = s.leaf().map(|l| {
+        let proj = bonsai::engine::view::context::project(s, &s.path_to(l));
+        let mut ops = bonsai::engine::compaction::serialize::FileOps::default();
+        for m in proj.messages() {
+            bonsai::engine::compaction::cut::add_file_ops(s, m, &mut ops);
+        }
+        format!("{:?} {:?} {:?}", ops.read, ops.written, ops.edited)
+    });
     format!(
-        "entries {entries}\nparents {:?}\nby id {ids:?}\nlabels {labels:?}\nname {:?}\nheader {:?}\ndiagnostics {:?}\nskipped {} dups {} newline {} migrated {} synthesized {} pi {:?}\ntree {tree_text:#?}\ninspect {}",
+        "file ops {file_ops:?}\ncompaction keeping little {keep_little:?}\nentries {entries}\nparents {:?}\nby id {ids:?}\nlabels {labels:?}\nname {:?}\nheader {:?}\ndiagnostics {:?}\nskipped {} dups {} newline {} migrated {} synthesized {} pi {:?}\ntree {tree_text:#?}\ninspect {}",
         s.parent_idx,
         s.session_name(),
         s.header,
@@ -90,8 +124,17 @@ fn open_and_compare(path: &Path, place: &Place, what: &str) -> Used {
     let opened = index::open(path, Some(place), None, None);
     let fresh = bonsai::store::files::load_session(path);
     match (opened, fresh) {
-        (Ok(o), Ok(f)) => {
-            let (a, b) = (views(&o.session), views(&f));
+        (Ok(mut o), Ok(mut f)) => {
+            // Read as each Pi release bonsai follows (1.5.2 also tracks the files of the
+            // calls a tool result names in `nestedCalls`, which the index records).
+            let mut a = String::new();
+            let mut b = String::new();
+            for pi in [PiVersion::V0_87_1, PiVersion::V1_5_2] {
+                o.session.pi = pi;
+                f.pi = pi;
+                a += &views(&o.session);
+                b += &views(&f);
+            }
             if a != b {
                 let at = a.bytes().zip(b.bytes()).position(|(x, y)| x != y).unwrap_or(0);
                 panic!(
@@ -347,4 +390,36 @@ fn the_index_folder_stays_within_its_limit_dropping_the_least_recently_opened() 
     // Off: no index is read.
     place.limit = 0;
     assert!(matches!(open_and_compare(&path("a"), &place, "off"), Used::Parsed(_)));
+}
+
+/// A tool result naming `nestedCalls` (Pi 1.5.2 tracks those calls' files): the index records
+/// which results do, and a session opened from it tracks the same files without reading them.
+#[test]
+fn the_index_records_which_tool_results_name_nested_calls() {
+    let tmp = tempfile::tempdir().unwrap();
+    let place = place(tmp.path());
+    let text = std::fs::read_to_string(common::repo().join("fixtures/pi-1.5.2/changed-in-1.5.2.jsonl")).unwrap();
+    assert!(text.contains("\"nestedCalls\""));
+    // A path only a nested call names.
+    let text = text.replacen(
+        "\"name\":\"read\",\"arguments\":{\"path\":\"src/refund.py\"}",
+        "\"name\":\"read\",\"arguments\":{\"path\":\"only/nested.py\"}",
+        1,
+    );
+    assert!(text.contains("only/nested.py"));
+    let copy = tmp.path().join("s.jsonl");
+    std::fs::write(&copy, &text).unwrap();
+    open_and_compare(&copy, &place, "first");
+    let mut o = index::open(&copy, Some(&place), None, None).unwrap();
+    assert_eq!(o.used, Used::Unchanged);
+    o.session.pi = PiVersion::V1_5_2;
+    let s = &o.session;
+    let result = s.entries.iter().position(|e| &*e.id == "4c5e5222").unwrap();
+    let proj = bonsai::engine::view::context::project(s, &s.path_to(result));
+    let mut ops = bonsai::engine::compaction::serialize::FileOps::default();
+    for m in proj.messages() {
+        bonsai::engine::compaction::cut::add_file_ops(s, m, &mut ops);
+    }
+    assert!(ops.read.iter().any(|p| p == "only/nested.py"), "{:?}", ops.read);
+    open_and_compare(&copy, &place, "second");
 }

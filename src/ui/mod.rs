@@ -432,6 +432,9 @@ async fn event_loop(
         if dirty {
             terminal.draw(|f| draw(f, &app))?;
             dirty = false;
+            for job in app.take_after_frame() {
+                jobs::spawn(job, &handle, tx.clone());
+            }
         }
         if exit_after_first_frame {
             told.after_draw(&app);

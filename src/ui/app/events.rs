@@ -183,8 +183,8 @@ impl App {
             Ok(s) => {
                 // A search hit opens its session at its entry.
                 let at = self.picker.as_mut().and_then(|p| p.open_at.take());
+                self.open_session(s.clone(), path);
                 self.save_index_later(&s, index);
-                self.open_session(s, path);
                 if let Some(at) = at {
                     self.select_entry_ref(&at);
                 }
@@ -469,6 +469,7 @@ impl App {
         fresh.summarizer_override = self.summarizer_override.take();
         fresh.force_offline = self.force_offline;
         fresh.strategy_choice = std::mem::take(&mut self.strategy_choice);
+        fresh.index = self.index.take();
         fresh.notice = fresh.diagnostics_notice();
         *self = fresh;
     }

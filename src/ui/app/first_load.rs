@@ -122,8 +122,8 @@ impl App {
             .as_ref()
             .map(|i| i.used.clone())
             .filter(|u| !u.wants_saving() || matches!(u, Used::Extended(_)));
+        self.open_session(s.clone(), path);
         self.save_index_later(&s, index);
-        self.open_session(s, path);
         self.messages = messages;
         self.status = status
             .or(self.status.take())
@@ -138,15 +138,16 @@ impl App {
 
     /// Where this app keeps session indexes (none when the setting turns them off).
     pub(crate) fn index_place(&self) -> Option<Place> {
-        Some(Place::in_agent(&self.agent_dir, &self.settings)).filter(|p| p.limit > 0)
+        self.index.clone()
     }
 
-    /// Queue the writing of `s`'s index when it was opened without one that still fits: a
-    /// job, so it runs after the session's first frame, and a quit never waits for it.
+    /// Hold the writing of `s`'s index, when it was opened without one that still fits,
+    /// until its first whole frame is drawn (a job: it never slows that frame, and a quit
+    /// never waits for it).
     pub(super) fn save_index_later(&mut self, s: &Arc<Session>, index: Option<Indexed>) {
         let Some(place) = self.index_place() else { return };
         if let Some(ix) = index.filter(|i| i.used.wants_saving()) {
-            self.pending.queue.push(Job::SaveIndex {
+            self.pending.after_frame.push(Job::SaveIndex {
                 place,
                 source: ix.source,
                 session: s.clone(),

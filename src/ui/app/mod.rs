@@ -178,6 +178,8 @@ pub struct Pending {
     pub(crate) resolving: Option<(u64, writes::AfterResolve)>,
     /// The leaf's selection job held while the first load works out the same gauge.
     pub early: Option<Job>,
+    /// Jobs that wait until the session's first whole frame is drawn (writing its index).
+    pub after_frame: Vec<Job>,
     /// The compaction being planned for `c` (`Job::PlanCompaction`), and what the user saw
     /// when `c` was pressed.
     pub planning: Option<(u64, crate::ui::dialog::Seen)>,
@@ -260,6 +262,8 @@ pub struct App {
     /// Count every entry's exact tokens on its own when a session opens (up to
     /// `AUTO_EXACT_BYTES`); tests turn it off to pin what their snapshots show.
     pub(crate) auto_exact: bool,
+    /// Where session indexes are kept (`None`: off; tests set one when they want it).
+    pub(crate) index: Option<crate::store::index::Place>,
 }
 
 /// Sessions up to this size get every entry's exact count on their own when they open (a
@@ -379,7 +383,13 @@ impl App {
             exact_all: ExactAll::default(),
             file_gone: false,
             auto_exact,
+            index: None,
         };
+        // Tests never touch the user's indexes: they set a place of their own.
+        if !cfg!(test) {
+            app.index =
+                Some(crate::store::index::Place::in_agent(&app.agent_dir, &app.settings)).filter(|p| p.limit > 0);
+        }
         app.selection.keep_recent = app.keep_recent_setting();
         app.selection_changed();
         app.auto_exact_all();
@@ -618,6 +628,16 @@ impl App {
     /// The jobs to start (the event loop takes them).
     pub fn take_jobs(&mut self) -> Vec<Job> {
         std::mem::take(&mut self.pending.queue)
+    }
+
+    /// The jobs that waited for the session's first whole frame, once it is drawn (the
+    /// event loop asks after each frame): none while the session loads or its gauge is
+    /// still being worked out by the load.
+    pub fn take_after_frame(&mut self) -> Vec<Job> {
+        if self.is_loading() || self.pending.early.is_some() {
+            return Vec::new();
+        }
+        std::mem::take(&mut self.pending.after_frame)
     }
 
     pub fn take_effects(&mut self) -> Vec<Terminal> {

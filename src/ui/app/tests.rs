@@ -1520,6 +1520,92 @@ fn a_compaction_is_planned_by_a_job_and_carried_to_the_summaries() {
     assert_eq!(first_kept.as_str(), &*s.entries[plan.first_kept_entry].id);
 }
 
+/// The first open of a session parses it and holds the writing of its index until the
+/// session's first whole frame (its gauge included) is drawn; the next open reads the index,
+/// the loading frame says so, and nothing is written again.
+#[test]
+fn the_first_open_writes_the_index_after_the_frame_and_the_next_reads_it() {
+    use crate::engine::load::models::Registry;
+    use crate::engine::settings::Settings;
+    use crate::store::index::{Place, Used};
+    use crate::ui::jobs::{Job, JobResult};
+    use std::sync::Arc;
+    let s = big_session();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("big.jsonl");
+    std::fs::write(&path, &s.buf[..]).unwrap();
+    let place = Place {
+        dir: dir.path().join("index"),
+        limit: 1 << 30,
+    };
+    let open = || {
+        let mut a = App::loading(
+            path.clone(),
+            s.buf.len() as u64,
+            20,
+            None,
+            Settings::default(),
+            Registry::builtin_only(),
+        );
+        a.index = Some(place.clone());
+        let [Job::Load { index, .. }] = a.pending.queue.as_mut_slice() else {
+            panic!("no load queued")
+        };
+        *index = Some(place.clone());
+        let results = crate::ui::jobs::run_now(a.pending.queue.pop().unwrap());
+        (a, results)
+    };
+
+    let (mut a, results) = open();
+    let via = results.iter().find_map(|r| match r {
+        JobResult::LoadVia(u) => Some(u.clone()),
+        _ => None,
+    });
+    assert!(matches!(via, Some(Used::Parsed(_))), "{via:?}");
+    let mut results = results.into_iter().peekable();
+    while let Some(r) = results.next_if(|r| !matches!(r, JobResult::EarlySelection(_))) {
+        a.update(Action::Job(Arc::new(r)));
+    }
+    assert!(!a.is_loading());
+    assert!(!a.pending.queue.iter().any(|j| matches!(j, Job::SaveIndex { .. })));
+    assert!(a.take_after_frame().is_empty(), "the gauge is still being worked out");
+    a.update(Action::Job(Arc::new(results.next().unwrap())));
+    let held = a.take_after_frame();
+    let [Job::SaveIndex { .. }] = held.as_slice() else {
+        panic!("no index written after the frame: {} jobs", held.len())
+    };
+    for job in held {
+        for r in crate::ui::jobs::run_now(job) {
+            assert!(matches!(&r, JobResult::IndexSaved(Ok(n)) if *n > 0), "{r:?}");
+        }
+    }
+
+    let (mut b, results) = open();
+    for r in results {
+        if let (JobResult::LoadVia(u), Some(frame)) = (&r, b.loading_frame()) {
+            assert_eq!(u, &Used::Unchanged);
+            assert!(frame.via.is_none());
+        }
+        let loading_before = b.is_loading();
+        b.update(Action::Job(Arc::new(r)));
+        if loading_before && b.is_loading() {
+            if let Some(v) = &b.loading_frame().unwrap().via {
+                assert_eq!(v, &Used::Unchanged);
+            }
+        }
+    }
+    assert_eq!(b.doc.session.entries.len(), s.entries.len());
+    assert!(
+        b.status.as_deref().is_some_and(|t| t.contains("from bonsai's index")),
+        "{:?}",
+        b.status
+    );
+    assert!(
+        b.take_after_frame().is_empty(),
+        "an index that fits is not written again"
+    );
+}
+
 /// The first session is read by the app's jobs behind the loading frame: the parse reports
 /// its progress, then the session replaces the placeholder; a big session's gauge comes from
 /// the load itself (the leaf's selection job is held, not run twice), and is the gauge that

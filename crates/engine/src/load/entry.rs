@@ -167,6 +167,10 @@ pub struct StoredMessage {
     pub is_error: bool,
     pub exclude_from_context: bool,
     pub custom_type: Option<Box<str>>,
+    /// A tool result whose line names `nestedCalls` (Pi 1.5.2 tracks the files of those
+    /// calls), when known without reading the line again: bonsai's session index records it.
+    #[serde(skip)]
+    pub(crate) names_nested_calls: Option<bool>,
     /// Byte range of the line holding this message, for measuring it later.
     pub(crate) line: Range<usize>,
     /// Where bonsai's session index holds this message's measures (the entry's position in
@@ -222,6 +226,7 @@ impl Clone for StoredMessage {
             is_error: self.is_error,
             exclude_from_context: self.exclude_from_context,
             custom_type: self.custom_type.clone(),
+            names_nested_calls: self.names_nested_calls,
             line: self.line.clone(),
             slot: self.slot,
             measures: self.measures.clone(),
@@ -241,6 +246,12 @@ impl StoredMessage {
         }
         let u = self.usage?;
         (u.context_tokens() > 0.0).then_some(u)
+    }
+
+    /// Whether this tool result's line names `nestedCalls` (read from `line_bytes` unless the
+    /// index said).
+    pub(crate) fn names_nested_calls(&self, line_bytes: impl FnOnce() -> bool) -> bool {
+        self.names_nested_calls.unwrap_or_else(line_bytes)
     }
 
     /// Whether the content has been measured yet (see [`MessageMeasures`]).
@@ -286,9 +297,7 @@ mod with_measures {
     use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
     pub fn serialize<S: Serializer>(m: &Option<StoredMessage>, s: S) -> Result<S::Ok, S::Error> {
-        m.as_ref()
-            .map(|m| (m, m.measures.get().map(|b| &**b)))
-            .serialize(s)
+        m.as_ref().map(|m| (m, m.measures.get().map(|b| &**b))).serialize(s)
     }
     pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<StoredMessage>, D::Error> {
         let pair = Option::<(StoredMessage, Option<MessageMeasures>)>::deserialize(d)?;

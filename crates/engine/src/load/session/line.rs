@@ -81,6 +81,7 @@ impl MessageFields<'_, '_> {
             is_error: self.is_error.truthy,
             exclude_from_context: self.exclude_from_context.truthy,
             custom_type: self.custom_type.as_deref().map(Box::from),
+            names_nested_calls: None,
             line: 0..0,
             slot: NO_SLOT,
             measures: std::sync::OnceLock::new(),

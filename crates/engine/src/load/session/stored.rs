@@ -26,7 +26,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 /// What an index starts with; the last byte is the format's version (a new format is a new
 /// byte, and an index of another is not read).
-const MAGIC: &[u8; 8] = b"bonsaiX\x02";
+const MAGIC: &[u8; 8] = b"bonsaiX\x03";
 
 /// Entries per checksummed block.
 const CHUNK: usize = 8192;
@@ -49,6 +49,9 @@ struct Head {
     /// CRC-32 of each block of `CHUNK` entries' records, then of their measures.
     entries_crc: Vec<u32>,
     measures_crc: Vec<u32>,
+    /// One bit per entry: a tool result whose line names `nestedCalls` (see
+    /// `StoredMessage::names_nested_calls`), so a cut never reads every result's line.
+    nested_calls: Vec<u8>,
 }
 
 /// Why some bytes are not a usable index (the store then parses the file and writes a new one).
@@ -137,6 +140,34 @@ impl Session {
                 }
             }
         });
+        // Read here, in the background, rather than on every cut of a session opened from
+        // it (a long cut's results are most of the file); each block's pages handed back.
+        let nested_calls: Vec<u8> = self
+            .entries
+            .par_chunks(CHUNK)
+            .flat_map_iter(|c| {
+                let mut bits = vec![0u8; CHUNK / 8];
+                // The bytes read: first and last (a range would be empty until it grows).
+                let (mut first, mut last) = (usize::MAX, 0);
+                for (k, e) in c.iter().enumerate() {
+                    if let Kind::Message(m) = &e.kind
+                        && m.role == crate::load::entry::Role::ToolResult
+                        && m.names_nested_calls(|| {
+                            first = first.min(e.span.start);
+                            last = last.max(e.span.end);
+                            memchr::memmem::find(&self.buf[e.span.clone()], b"\"nestedCalls\"").is_some()
+                        })
+                    {
+                        bits[k / 8] |= 1 << (k % 8);
+                    }
+                }
+                if first < last {
+                    self.buf.done_with(first..last);
+                }
+                bits.truncate(c.len().div_ceil(8));
+                bits
+            })
+            .collect();
         let head = Head {
             engine: engine_version(),
             len: self.buf.len() as u64,
@@ -149,6 +180,7 @@ impl Session {
             offsets_crc: [crc32fast::hash(&entries.offsets), crc32fast::hash(&measures.offsets)],
             entries_crc: entries.crcs,
             measures_crc: measures.crcs,
+            nested_calls,
         };
         let head = postcard::to_allocvec(&head).expect("the head encodes");
         let mut out = Vec::with_capacity(
@@ -212,7 +244,7 @@ pub struct IndexedParse {
     line_diagnostics: Vec<Diagnostic>,
     settled_len: usize,
     settled_lines: u32,
-    measures: Arc<StoredMeasures>,
+    measures: Option<Arc<StoredMeasures>>,
 }
 
 /// Every block of records whole (their CRC-32s), with their offsets in order and in bounds.
@@ -232,6 +264,24 @@ impl IndexedParse {
     /// Decode the index `bytes[at..]` made by [`Session::to_index`], checked whole (its
     /// checksums, its build, every entry's byte range within the bytes it describes).
     pub fn decode(bytes: Arc<FileBytes>, at: usize) -> Result<IndexedParse, IndexError> {
+        // Read whole once (checked, then decoded), then handed back: what stays mapped is
+        // read again only for the measures asked for, so a big index is never resident whole.
+        bytes.will_read(at..bytes.len());
+        let parse = Self::decode_mapped(&bytes, at);
+        bytes.done_with(at..bytes.len());
+        let (mut parse, (offsets, records)) = parse?;
+        parse.measures = Some(Arc::new(StoredMeasures {
+            bytes,
+            offsets,
+            records,
+        }));
+        Ok(parse)
+    }
+
+    /// [`IndexedParse::decode`] on the bytes as they are, with where the measures' offsets
+    /// and records are (the caller keeps the bytes for them).
+    #[allow(clippy::type_complexity)]
+    fn decode_mapped(bytes: &FileBytes, at: usize) -> Result<(IndexedParse, (Range<usize>, Range<usize>)), IndexError> {
         let index = bytes.get(at..).ok_or(IndexError::Foreign)?;
         if index.get(..MAGIC.len()) != Some(MAGIC) {
             return Err(IndexError::Foreign);
@@ -268,6 +318,10 @@ impl IndexedParse {
         );
         check_entries?;
         check_measures?;
+        let nested = &head.nested_calls;
+        if nested.len() != n.div_ceil(8) {
+            return Err(IndexError::Damaged);
+        }
         // Straight into the list (no block lists joined after): a record that does not
         // decode leaves a blank entry and the whole index is refused.
         let bad = AtomicBool::new(false);
@@ -281,6 +335,9 @@ impl IndexedParse {
                     Ok(mut e) => {
                         if let Kind::Message(m) = &mut e.kind {
                             m.slot = i as u32;
+                            if m.role == crate::load::entry::Role::ToolResult {
+                                m.names_nested_calls = Some(nested.get(i / 8).is_some_and(|b| b & (1 << (i % 8)) != 0));
+                            }
                         }
                         e
                     }
@@ -307,20 +364,22 @@ impl IndexedParse {
         let raw: serde_json::Value = serde_json::from_str(&head.header_json).map_err(|_| IndexError::Damaged)?;
         let header = super::load::read_header(raw, head.header_line).map_err(|_| IndexError::Damaged)?;
         let measures_at = at + 20 + head_len + entry_table.len() + entry_records.len();
-        let measures = Arc::new(StoredMeasures {
-            offsets: measures_at..measures_at + measure_table.len(),
-            records: measures_at + measure_table.len()..measures_at + measure_table.len() + measure_records.len(),
-            bytes,
-        });
-        Ok(IndexedParse {
-            len: head.len,
-            header,
-            entries,
-            line_diagnostics: head.line_diagnostics,
-            settled_len: head.settled_len as usize,
-            settled_lines: head.settled_lines,
-            measures,
-        })
+        let place = (
+            measures_at..measures_at + measure_table.len(),
+            measures_at + measure_table.len()..measures_at + measure_table.len() + measure_records.len(),
+        );
+        Ok((
+            IndexedParse {
+                len: head.len,
+                header,
+                entries,
+                line_diagnostics: head.line_diagnostics,
+                settled_len: head.settled_len as usize,
+                settled_lines: head.settled_lines,
+                measures: None,
+            },
+            place,
+        ))
     }
 
     /// How many bytes of the file the parse is of.
@@ -380,7 +439,7 @@ impl Session {
                 parse.settled_lines,
             )?
         };
-        s.stored_measures = Some(parse.measures);
+        s.stored_measures = parse.measures;
         Ok(s)
     }
 }

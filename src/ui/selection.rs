@@ -153,9 +153,10 @@ pub fn compute(
     let reserve = settings.reserve_tokens(mref);
     let encoding = Encoding::for_model(mref.map(|m| m.0), mref.map(|m| m.1));
     let messages: Vec<ContextMessage> = msgs.iter().map(|m| (*m).clone()).collect();
-    let cut = cut::prepare_path(
+    drop(msgs);
+    let cut = cut::prepare_projected(
         s,
-        &proj.path,
+        proj,
         settings.compaction_settings(mref, Some(reserve), Some(keep_recent)),
     );
     let classes = want_classes.then(|| cut_classes(&cut));

@@ -296,7 +296,19 @@ pub fn prepare_path(s: &Session, path: &[usize], settings: CompactionSettings) -
     if path.last().is_some_and(|&i| s.entries[i].is_compaction()) {
         return Err(NoCompaction::AlreadyCompacted);
     }
-    let projection = context::project(s, path);
+    prepare_projected(s, context::project(s, path), settings)
+}
+
+/// [`prepare_path`] on the path's projection, made already (the gauge projects the same
+/// path: a long one takes as long to project as the rest of the plan).
+pub fn prepare_projected(
+    s: &Session,
+    projection: context::Projection,
+    settings: CompactionSettings,
+) -> Result<CompactionPlan, NoCompaction> {
+    if projection.path.last().is_some_and(|&i| s.entries[i].is_compaction()) {
+        return Err(NoCompaction::AlreadyCompacted);
+    }
     let entries = &projection.entries;
     let prev = entries
         .iter()

@@ -423,3 +423,45 @@ fn the_index_records_which_tool_results_name_nested_calls() {
     assert!(ops.read.iter().any(|p| p == "only/nested.py"), "{:?}", ops.read);
     open_and_compare(&copy, &place, "second");
 }
+
+/// `bonsai index`: makes an index, says how each stands (fresh, grown, stale), removes them.
+#[test]
+fn bonsai_index_makes_shows_and_clears_indexes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let agent = tmp.path().join("agent");
+    std::fs::create_dir_all(&agent).unwrap();
+    let file = tmp.path().join("s.jsonl");
+    let bytes = std::fs::read(common::repo().join("fixtures/demo.jsonl")).unwrap();
+    let cut = memchr::memrchr(b'\n', &bytes[..bytes.len() - 1]).unwrap() + 1;
+    std::fs::write(&file, &bytes[..cut]).unwrap();
+    let run = |args: &[&str]| {
+        let out = std::process::Command::new(common::bonsai_bin())
+            .args(args)
+            .env("PI_CODING_AGENT_DIR", &agent)
+            .current_dir(tmp.path())
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let f = file.to_str().unwrap();
+    let made = run(&["index", f]);
+    assert!(made.contains("indexed") && made.contains("written"), "{made}");
+    assert!(run(&["index", f]).contains("fresh already"));
+    let status = run(&["index", "--status"]);
+    assert!(status.starts_with("fresh"), "{status}");
+    // Pi appends the last line.
+    let mut fh = std::fs::OpenOptions::new().append(true).open(&file).unwrap();
+    fh.write_all(&bytes[cut..]).unwrap();
+    drop(fh);
+    let status: serde_json::Value = serde_json::from_str(&run(&["index", "--status", "--json", f])).unwrap();
+    assert_eq!(status["indexes"][0]["state"], "grown", "{status}");
+    assert!(run(&["index", f]).contains("appended since"));
+    // Rewritten: stale until indexed again.
+    std::fs::write(&file, &bytes[..cut]).unwrap();
+    let status: serde_json::Value = serde_json::from_str(&run(&["index", "--status", "--json"])).unwrap();
+    assert_eq!(status["indexes"][0]["state"], "stale", "{status}");
+    assert!(status["totalBytes"].as_u64().unwrap() > 0);
+    assert!(run(&["index", "--clear"]).contains("removed 1 index file"));
+    assert!(run(&["index", "--status"]).contains("no session index"));
+}

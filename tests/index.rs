@@ -441,7 +441,11 @@ fn bonsai_index_makes_shows_and_clears_indexes() {
             .current_dir(tmp.path())
             .output()
             .unwrap();
-        assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         String::from_utf8(out.stdout).unwrap()
     };
     let f = file.to_str().unwrap();

@@ -130,19 +130,6 @@ impl TreeView {
         let mut gutters = std::mem::take(&mut self.gutters);
         let mut flat = std::mem::take(&mut self.flat);
         let mut layouts = std::mem::take(&mut self.layout);
-        let mut tool_calls = std::mem::take(&mut self.tool_calls);
-        // Sized once: growing it rehashes every id through its entry (a third of this walk
-        // on a 437,000-entry session).
-        let calls: usize = s
-            .entries
-            .iter()
-            .filter_map(|e| e.message())
-            .filter(|m| m.role == Role::Assistant)
-            .map(|m| m.tool_call_ids.len())
-            .sum();
-        tool_calls.reserve(calls.saturating_sub(tool_calls.len()), |&(e, j)| {
-            str_hash(call_id(s, e, j).unwrap_or(""))
-        });
         flat.reserve(n.saturating_sub(flat.len()));
         lay_out(
             &roots,
@@ -155,18 +142,6 @@ impl TreeView {
                 ordered.extend(children.iter().copied().filter(|c| !active[*c]));
             },
             |node, layout| {
-                if let Kind::Message(m) = &s.entries[node].kind
-                    && m.role == Role::Assistant
-                {
-                    for (k, (id, _)) in m.tool_call_ids.iter().enumerate() {
-                        let found = tool_calls.entry(
-                            str_hash(id),
-                            |&(e, j)| call_id(s, e, j) == Some(&**id),
-                            |&(e, j)| str_hash(call_id(s, e, j).unwrap_or("")),
-                        );
-                        found.insert((node as u32, k as u32));
-                    }
-                }
                 flat.push(node);
                 layouts[node] = layout;
             },
@@ -174,7 +149,35 @@ impl TreeView {
         self.gutters = gutters;
         self.flat = flat;
         self.layout = layouts;
-        self.tool_calls = tool_calls;
+    }
+
+    /// toolCallId → (assistant entry, its call's place) over `flat` (Pi's flattened order),
+    /// the last one in that order winning as in Pi's map. Built on its own so it can run
+    /// beside the filter (it is a third of a big session's rows).
+    pub(super) fn tool_call_table(s: &Session, flat: &[usize]) -> hashbrown::HashTable<(u32, u32)> {
+        // Sized once: growing it rehashes every id through its entry.
+        let calls: usize = flat
+            .iter()
+            .filter_map(|&i| s.entries[i].message())
+            .filter(|m| m.role == Role::Assistant)
+            .map(|m| m.tool_call_ids.len())
+            .sum();
+        let mut table = hashbrown::HashTable::with_capacity(calls);
+        for &node in flat {
+            if let Kind::Message(m) = &s.entries[node].kind
+                && m.role == Role::Assistant
+            {
+                for (k, (id, _)) in m.tool_call_ids.iter().enumerate() {
+                    let found = table.entry(
+                        str_hash(id),
+                        |&(e, j)| call_id(s, e, j) == Some(&**id),
+                        |&(e, j)| str_hash(call_id(s, e, j).unwrap_or("")),
+                    );
+                    found.insert((node as u32, k as u32));
+                }
+            }
+        }
+        table
     }
 
     pub(super) fn relayout(&mut self, s: &Session) {

@@ -116,7 +116,10 @@ impl TreeView {
                 v.active_path[i] = true;
             }
         }
-        v.apply_filter(s);
+        // The tool-call table is built beside the filter (which never reads it).
+        let flat = v.flat.clone();
+        let (calls, ()) = rayon::join(|| TreeView::tool_call_table(s, &flat), || v.apply_filter(s));
+        v.tool_calls = calls;
         v.selected = v.nearest_visible(s, leaf);
         v.last_selected = v.visible.get(v.selected).map(|&f| v.flat[f]);
         v

@@ -1588,10 +1588,11 @@ fn the_first_open_writes_the_index_after_the_frame_and_the_next_reads_it() {
         }
         let loading_before = b.is_loading();
         b.update(Action::Job(Arc::new(r)));
-        if loading_before && b.is_loading() {
-            if let Some(v) = &b.loading_frame().unwrap().via {
-                assert_eq!(v, &Used::Unchanged);
-            }
+        if loading_before
+            && b.is_loading()
+            && let Some(v) = &b.loading_frame().unwrap().via
+        {
+            assert_eq!(v, &Used::Unchanged);
         }
     }
     assert_eq!(b.doc.session.entries.len(), s.entries.len());

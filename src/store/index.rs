@@ -73,8 +73,9 @@ impl Source {
         }
     }
 
-    /// How the file (`meta` now, its bytes `buf`) stands to what this index describes.
-    fn compare(&self, meta: &std::fs::Metadata, buf: &[u8]) -> Freshness {
+    /// How the file (`meta` now, its bytes `buf`, described as `now`) stands to what this
+    /// index describes. At the same length the blocks `now` hashed are these (not hashed again).
+    fn compare(&self, meta: &std::fs::Metadata, buf: &[u8], now: &Source) -> Freshness {
         if meta.dev() != self.dev || meta.ino() != self.ino {
             return Freshness::Stale("the file was replaced (another inode)");
         }
@@ -82,7 +83,12 @@ impl Source {
         if len < self.len {
             return Freshness::Stale("the file is shorter (truncated or rewritten)");
         }
-        if blocks(buf, self.len as usize) != (self.head, self.tail) {
+        let then = if now.len == self.len {
+            (now.head, now.tail)
+        } else {
+            blocks(buf, self.len as usize)
+        };
+        if then != (self.head, self.tail) {
             return Freshness::Stale("the file's bytes changed (rewritten)");
         }
         if len == self.len {
@@ -245,7 +251,7 @@ pub fn open(
     let place = place.filter(|p| p.limit > 0);
     let indexed = match place {
         None => Err("the index is off (bonsai.indexCacheMB is 0)".to_string()),
-        Some(place) => usable_index(place, &resolved, &meta, &buf),
+        Some(place) => usable_index(place, &source, &meta, &buf),
     };
     let invalid = |source| OpenError::Invalid {
         path: path.to_path_buf(),
@@ -279,20 +285,20 @@ pub fn open(
     Ok(Opened { session, used, source })
 }
 
-/// The index of `resolved`, decoded, when it describes the file as it is now (`meta`, `buf`);
+/// The index of the session `now` describes, decoded, when it describes the file as it is now (`meta`, `buf`);
 /// else why not.
 fn usable_index(
     place: &Place,
-    resolved: &Path,
+    now: &Source,
     meta: &std::fs::Metadata,
     buf: &[u8],
 ) -> Result<(IndexedParse, Freshness), String> {
-    let file = place.file_for(resolved);
+    let file = place.file_for(&now.path);
     let index = read_index(&file)?;
-    if index.source.path != resolved {
+    if index.source.path != now.path {
         return Err("its index is another session's".into());
     }
-    let freshness = index.source.compare(meta, buf);
+    let freshness = index.source.compare(meta, buf, now);
     if let Freshness::Stale(why) = freshness {
         return Err(why.into());
     }
@@ -443,7 +449,7 @@ fn described(st: &mut Status, source: &Source) {
         st.detail = "its session file is gone".into();
         return;
     };
-    match source.compare(&meta, &buf) {
+    match source.compare(&meta, &buf, &Source::of(&source.path, &meta, &buf)) {
         Freshness::Unchanged => {
             st.state = "fresh";
             st.detail = format!(

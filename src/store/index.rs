@@ -285,8 +285,8 @@ pub fn open(
     Ok(Opened { session, used, source })
 }
 
-/// The index of the session `now` describes, decoded, when it describes the file as it is now (`meta`, `buf`);
-/// else why not.
+/// The index of the session `now` describes, decoded, when it describes the file as it is
+/// now (`meta`, `buf`); else why not.
 fn usable_index(
     place: &Place,
     now: &Source,

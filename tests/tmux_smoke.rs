@@ -664,3 +664,73 @@ fn find_in_session_opens_the_folded_branch_that_holds_the_hit() {
     t.send(&["q"]);
     t.wait_for("EXITED:0");
 }
+
+/// A session opened a second time opens from bonsai's index (written after the first frame,
+/// in bonsai's folder under Pi's), and says so; after Pi appended, the index and the new
+/// bytes, which show in the tree.
+#[test]
+fn a_session_opened_again_opens_from_its_index() {
+    let Some(t) = Tmux::start(120, 40) else { return };
+    let (_dir, f) = synth_of("again.jsonl", common::synth::Synth::new(3_000_000));
+    let home = tempfile::tempdir().unwrap();
+    let index_dir = home.path().join(".pi/agent/bonsai/index");
+    // Pi's release named, so the status line is free for what the open says.
+    let open = |t: &Tmux| {
+        let bin = env!("CARGO_BIN_EXE_bonsai");
+        t.send(&[
+            &format!(
+                "HOME={} BONSAI_PI_VERSION=1.5.2 {bin} {}; echo EXITED:$?",
+                home.path().display(),
+                f.display()
+            ),
+            "Enter",
+        ]);
+    };
+    let indexes = || {
+        std::fs::read_dir(&index_dir)
+            .map(|rd| {
+                rd.filter_map(Result::ok)
+                    .filter(|e| e.path().extension().is_some_and(|x| x == "idx"))
+                    .count()
+            })
+            .unwrap_or(0)
+    };
+    open(&t);
+    t.wait_for_all(&["? keys", "› "]);
+    // Written in the background after the first whole frame.
+    let asked = Instant::now();
+    while indexes() == 0 {
+        assert!(asked.elapsed() < Duration::from_secs(30), "no index written");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // Then quit and open again.
+    t.send(&["q"]);
+    t.wait_for("EXITED:0");
+    t.send(&["clear", "Enter"]);
+    open(&t);
+    let again = t.wait_for("Opened from bonsai's index (unchanged");
+    assert!(again.contains("› "), "{again}");
+    t.send(&["q"]);
+    t.wait_for("EXITED:0");
+    // Pi appends a line: the next open reads the index and parses only that line.
+    let text = std::fs::read_to_string(&f).unwrap();
+    let last: serde_json::Value = serde_json::from_str(text.lines().last().unwrap()).unwrap();
+    let line = serde_json::json!({
+        "type": "session_info",
+        "id": "grown001",
+        "parentId": last["id"],
+        "timestamp": "2026-11-26T12:00:00.000Z",
+        "name": "grown since the index"
+    });
+    let mut fh = std::fs::OpenOptions::new().append(true).open(&f).unwrap();
+    use std::io::Write as _;
+    writeln!(fh, "{line}").unwrap();
+    drop(fh);
+    t.send(&["clear", "Enter"]);
+    open(&t);
+    let grown = t.wait_for("appended since");
+    assert!(grown.contains("Opened from bonsai's index and the"), "{grown}");
+    t.send(&["q"]);
+    t.wait_for("EXITED:0");
+    assert_eq!(indexes(), 1, "one index per session");
+}

@@ -27,18 +27,7 @@ fn summary(s: &Session) -> serde_json::Value {
         .collect();
     let mut labels: Vec<_> = s.labels.iter().map(|(k, v)| format!("{k}={}@{}", v.0, v.1)).collect();
     labels.sort();
-    let inspect = s.leaf().map(|l| {
-        report::inspect_json(
-            s,
-            &report::InspectOptions {
-                leaf: Some(l),
-                keep_recent_tokens: 2000,
-                reserve_tokens: 16384,
-                branch_target: None,
-                branch_context_window: 128000,
-            },
-        )
-    });
+    let inspect = s.leaf().map(|l| common::inspect_at(s, l));
     serde_json::json!({
         "entries": entries,
         "labels": labels,

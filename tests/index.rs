@@ -8,7 +8,6 @@ mod common;
 
 use bonsai::engine::load::pi_version::PiVersion;
 use bonsai::engine::load::session::Session;
-use bonsai::engine::report;
 use bonsai::engine::view::{tree, tree_view};
 use bonsai::store::index::{self, Place, Used};
 use std::io::Write as _;
@@ -27,18 +26,7 @@ fn views(s: &Session) -> String {
         let view = tree_view::TreeView::new(s, &t, Some(leaf), tree_view::FilterMode::All, 0);
         view.render_plain(s, 100, None)
     });
-    let inspect = s.leaf().map(|l| {
-        report::inspect_json(
-            s,
-            &report::InspectOptions {
-                leaf: Some(l),
-                keep_recent_tokens: 2000,
-                reserve_tokens: 16384,
-                branch_target: None,
-                branch_context_window: 128000,
-            },
-        )
-    });
+    let inspect = s.leaf().map(|l| common::inspect_at(s, l));
     // Where a message's measures sit in an index, and what it noted of a line to spare
     // reading it again, are bookkeeping, not the session (what they stand for is compared
     // through the views below).

@@ -104,14 +104,28 @@ pub fn load_session_progress(
         path: path.to_path_buf(),
         source,
     })?;
-    let mut s = Session::from_bytes_progress(bytes, true, progress)
-        .map_err(|source| OpenError::Invalid {
-            path: path.to_path_buf(),
-            source,
-        })?
-        .read_as(super::pi_version::followed());
+    parse_bytes(bytes, path, progress)
+}
+
+/// The bytes of the session file at `path` parsed whole, as [`as_loaded`] gives it.
+pub(crate) fn parse_bytes(
+    bytes: crate::engine::load::bytes::FileBytes,
+    path: &Path,
+    progress: Option<&(dyn Fn(usize) + Sync)>,
+) -> Result<Session, OpenError> {
+    let s = Session::from_bytes_progress(bytes, true, progress).map_err(|source| OpenError::Invalid {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    Ok(as_loaded(s, path))
+}
+
+/// A session read from `path` as every load gives it: read as the Pi release bonsai follows,
+/// and a cut-short write of bonsai's own named as such.
+pub(crate) fn as_loaded(s: Session, path: &Path) -> Session {
+    let mut s = s.read_as(super::pi_version::followed());
     explain_fragment(&mut s, path);
-    Ok(s)
+    s
 }
 
 /// The leaf's newest rows of a big session, read from the end of its file while the whole
@@ -153,7 +167,7 @@ pub fn leaf_path_preview(
 /// A line cut short by a kill while bonsai was appending is named as such (the note beside
 /// the file says which bytes bonsai was writing): at the end, where `bonsai repair` removes
 /// it, or followed by lines written since, where it stays as a line Pi skips.
-pub(crate) fn explain_fragment(s: &mut Session, path: &Path) {
+fn explain_fragment(s: &mut Session, path: &Path) {
     let Some(note) = super::journal::read(path) else {
         return;
     };

@@ -16,7 +16,7 @@
 
 use super::files::{OpenError, open_regular};
 use crate::engine::load::bytes::FileBytes;
-use crate::engine::load::session::{IndexedParse, Session};
+use crate::engine::load::session::{IndexedParse, Session, frame, unframe};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::os::unix::fs::MetadataExt;
@@ -189,31 +189,9 @@ fn read_index(file: &Path) -> Result<IndexFile, String> {
     })?;
     let bytes = super::mapped::load_file(f, file).map_err(|e| format!("its index cannot be read: {e}"))?;
     let damaged = || "its index is damaged or of another format".to_string();
-    if bytes.get(..MAGIC.len()) != Some(MAGIC) {
-        return Err(damaged());
-    }
-    let len = bytes
-        .get(8..16)
-        .and_then(|b| b.try_into().ok())
-        .map(u64::from_le_bytes)
-        .ok_or_else(damaged)? as usize;
-    let crc = bytes
-        .get(16..20)
-        .and_then(|b| b.try_into().ok())
-        .map(u32::from_le_bytes)
-        .ok_or_else(damaged)?;
-    let meta = bytes
-        .get(20..20usize.checked_add(len).ok_or_else(damaged)?)
-        .ok_or_else(damaged)?;
-    if crc32fast::hash(meta) != crc {
-        return Err(damaged());
-    }
+    let (meta, at) = unframe(MAGIC, &bytes).map_err(|_| damaged())?;
     let source: Source = postcard::from_bytes(meta).map_err(|_| damaged())?;
-    Ok(IndexFile {
-        source,
-        at: 20 + len,
-        bytes,
-    })
+    Ok(IndexFile { source, at, bytes })
 }
 
 /// The index as bytes: what it describes, then the session's parse.
@@ -221,10 +199,7 @@ fn encode(source: &Source, session: &Session) -> Vec<u8> {
     let meta = postcard::to_allocvec(source).expect("a source encodes");
     let parse = session.to_index();
     let mut out = Vec::with_capacity(20 + meta.len() + parse.len());
-    out.extend_from_slice(MAGIC);
-    out.extend_from_slice(&(meta.len() as u64).to_le_bytes());
-    out.extend_from_slice(&crc32fast::hash(&meta).to_le_bytes());
-    out.extend_from_slice(&meta);
+    frame(&mut out, MAGIC, &meta);
     out.extend_from_slice(&parse);
     out
 }
@@ -253,10 +228,6 @@ pub fn open(
         None => Err("the index is off (bonsai.indexCacheMB is 0)".to_string()),
         Some(place) => usable_index(place, &source, &meta, &buf),
     };
-    let invalid = |source| OpenError::Invalid {
-        path: path.to_path_buf(),
-        source,
-    };
     let tell = |used: &Used| {
         if let Some(t) = told {
             t(used)
@@ -269,19 +240,18 @@ pub fn open(
                 _ => Used::Unchanged,
             };
             tell(&used);
-            (Session::from_indexed(buf, parse).map_err(invalid)?, used)
+            let s = Session::from_indexed(buf, parse).map_err(|source| OpenError::Invalid {
+                path: path.to_path_buf(),
+                source,
+            })?;
+            (super::files::as_loaded(s, path), used)
         }
         Err(why) => {
             let used = Used::Parsed(why);
             tell(&used);
-            (
-                Session::from_bytes_progress(buf, true, progress).map_err(invalid)?,
-                used,
-            )
+            (super::files::parse_bytes(buf, path, progress)?, used)
         }
     };
-    let mut session = session.read_as(super::pi_version::followed());
-    super::files::explain_fragment(&mut session, path);
     Ok(Opened { session, used, source })
 }
 

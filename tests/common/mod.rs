@@ -520,3 +520,18 @@ pub fn quiet(p: &Path) {
         .set_modified(t)
         .unwrap();
 }
+
+/// `inspect --json` at `leaf` with a small keepRecentTokens (so long fixtures have a cut):
+/// what the tests comparing two ways of loading a session compare beside the entries.
+pub fn inspect_at(s: &bonsai::engine::load::session::Session, leaf: usize) -> Value {
+    bonsai::engine::report::inspect_json(
+        s,
+        &bonsai::engine::report::InspectOptions {
+            leaf: Some(leaf),
+            keep_recent_tokens: 2000,
+            reserve_tokens: 16384,
+            branch_target: None,
+            branch_context_window: 128000,
+        },
+    )
+}

@@ -222,12 +222,7 @@ fn messages_for_summary(s: &Session, entries: &[context::ProjectedEntry]) -> Vec
 pub fn add_file_ops(s: &Session, m: &ContextMessage, ops: &mut FileOps) {
     if m.role == Role::ToolResult && s.pi.nested_call_file_ops() {
         // Only a result that names them is decoded (a long cut has thousands of results).
-        let names = |i: usize| memchr::memmem::find(s.line_bytes(i), b"\"nestedCalls\"").is_some();
-        let named = match s.entries[m.source].message() {
-            Some(stored) => stored.names_nested_calls(|| names(m.source)),
-            None => names(m.source),
-        };
-        if named {
+        if s.names_nested_calls(m.source) {
             let v = context::materialize(s, m);
             for call in v
                 .get("nestedCalls")

@@ -248,12 +248,6 @@ impl StoredMessage {
         (u.context_tokens() > 0.0).then_some(u)
     }
 
-    /// Whether this tool result's line names `nestedCalls` (read from `line_bytes` unless the
-    /// index said).
-    pub(crate) fn names_nested_calls(&self, line_bytes: impl FnOnce() -> bool) -> bool {
-        self.names_nested_calls.unwrap_or_else(line_bytes)
-    }
-
     /// Whether the content has been measured yet (see [`MessageMeasures`]).
     pub fn is_measured(&self) -> bool {
         self.measures.get().is_some()

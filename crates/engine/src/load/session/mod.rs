@@ -8,7 +8,7 @@ mod line;
 mod load;
 mod stored;
 
-pub use stored::{IndexError, IndexedParse};
+pub use stored::{IndexError, IndexedParse, frame, unframe};
 
 use crate::load::bytes::FileBytes;
 use crate::load::entry::*;
@@ -151,6 +151,16 @@ impl Session {
             todo.par_iter().with_min_len(32).for_each(|m| {
                 self.measures(m);
             });
+        }
+    }
+
+    /// Whether the tool result at `idx` names `nestedCalls` (Pi 1.5.2 tracks those calls'
+    /// files): what bonsai's index recorded, else found in its line.
+    pub fn names_nested_calls(&self, idx: usize) -> bool {
+        let in_line = || memchr::memmem::find(self.line_bytes(idx), b"\"nestedCalls\"").is_some();
+        match self.entries[idx].message() {
+            Some(m) => m.names_nested_calls.unwrap_or_else(in_line),
+            None => in_line(),
         }
     }
 

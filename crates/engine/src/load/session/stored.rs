@@ -69,6 +69,39 @@ fn engine_version() -> String {
     env!("CARGO_PKG_VERSION").to_string()
 }
 
+/// `magic`, then `part` with its length and CRC-32: how an index (the engine's, and the
+/// store's around it) begins.
+pub fn frame(out: &mut Vec<u8>, magic: &[u8; 8], part: &[u8]) {
+    out.extend_from_slice(magic);
+    out.extend_from_slice(&(part.len() as u64).to_le_bytes());
+    out.extend_from_slice(&crc32fast::hash(part).to_le_bytes());
+    out.extend_from_slice(part);
+}
+
+/// The part [`frame`] put at the start of `bytes`, checked, and where what follows it starts:
+/// `Foreign` when the magic is another, `Damaged` when the part is cut short or its checksum
+/// does not match.
+pub fn unframe<'a>(magic: &[u8; 8], bytes: &'a [u8]) -> Result<(&'a [u8], usize), IndexError> {
+    if bytes.get(..8) != Some(magic) {
+        return Err(IndexError::Foreign);
+    }
+    let len = bytes.get(8..16).ok_or(IndexError::Damaged)?;
+    let len = usize::try_from(u64::from_le_bytes(len.try_into().expect("8 bytes"))).map_err(|_| IndexError::Damaged)?;
+    let crc = u32::from_le_bytes(
+        bytes
+            .get(16..20)
+            .ok_or(IndexError::Damaged)?
+            .try_into()
+            .expect("4 bytes"),
+    );
+    let end = len.checked_add(20).ok_or(IndexError::Damaged)?;
+    let part = bytes.get(20..end).ok_or(IndexError::Damaged)?;
+    if crc32fast::hash(part) != crc {
+        return Err(IndexError::Damaged);
+    }
+    Ok((part, end))
+}
+
 /// `n` little-endian u64 offsets at the start of `bytes`, then the rest.
 fn offsets_of(bytes: &[u8], n: usize) -> Result<(&[u8], &[u8]), IndexError> {
     let len = n.checked_mul(8).ok_or(IndexError::Damaged)?;
@@ -129,14 +162,16 @@ impl Session {
         });
         let measures = records(&self.entries, |e, out| {
             if let Kind::Message(m) = &e.kind {
-                let known = m
-                    .measures
-                    .get()
-                    .map(|b| &**b)
-                    .cloned()
-                    .or_else(|| self.stored_measures.as_ref().and_then(|t| t.get(m.slot)));
-                if let Some(known) = known {
-                    postcard::to_io(&known, &mut *out).expect("measures encode");
+                let mut encode = |known: &MessageMeasures| {
+                    postcard::to_io(known, &mut *out).expect("measures encode");
+                };
+                match m.measures.get() {
+                    Some(known) => encode(known),
+                    None => {
+                        if let Some(known) = self.stored_measures.as_ref().and_then(|t| t.get(m.slot)) {
+                            encode(&known)
+                        }
+                    }
                 }
             }
         });
@@ -145,19 +180,22 @@ impl Session {
         let nested_calls: Vec<u8> = self
             .entries
             .par_chunks(CHUNK)
-            .flat_map_iter(|c| {
+            .enumerate()
+            .flat_map_iter(|(b, c)| {
                 let mut bits = vec![0u8; CHUNK / 8];
                 // The bytes read: first and last (a range would be empty until it grows).
                 let (mut first, mut last) = (usize::MAX, 0);
+                let base = b * CHUNK;
                 for (k, e) in c.iter().enumerate() {
-                    if let Kind::Message(m) = &e.kind
-                        && m.role == crate::load::entry::Role::ToolResult
-                        && m.names_nested_calls(|| {
-                            first = first.min(e.span.start);
-                            last = last.max(e.span.end);
-                            memchr::memmem::find(&self.buf[e.span.clone()], b"\"nestedCalls\"").is_some()
-                        })
-                    {
+                    let Kind::Message(m) = &e.kind else { continue };
+                    if m.role != crate::load::entry::Role::ToolResult {
+                        continue;
+                    }
+                    if m.names_nested_calls.is_none() {
+                        first = first.min(e.span.start);
+                        last = last.max(e.span.end);
+                    }
+                    if self.names_nested_calls(base + k) {
                         bits[k / 8] |= 1 << (k % 8);
                     }
                 }
@@ -192,10 +230,7 @@ impl Session {
                 + measures.offsets.len()
                 + measures.bytes.len(),
         );
-        out.extend_from_slice(MAGIC);
-        out.extend_from_slice(&(head.len() as u64).to_le_bytes());
-        out.extend_from_slice(&crc32fast::hash(&head).to_le_bytes());
-        out.extend_from_slice(&head);
+        frame(&mut out, MAGIC, &head);
         for part in [entries.offsets, entries.bytes, measures.offsets, measures.bytes] {
             out.extend_from_slice(&part);
         }
@@ -283,24 +318,13 @@ impl IndexedParse {
     #[allow(clippy::type_complexity)]
     fn decode_mapped(bytes: &FileBytes, at: usize) -> Result<(IndexedParse, (Range<usize>, Range<usize>)), IndexError> {
         let index = bytes.get(at..).ok_or(IndexError::Foreign)?;
-        if index.get(..MAGIC.len()) != Some(MAGIC) {
-            return Err(IndexError::Foreign);
-        }
-        let field = |k: usize, n: usize| index.get(k..k + n).ok_or(IndexError::Damaged);
-        let head_len = u64::from_le_bytes(field(8, 8)?.try_into().expect("8 bytes")) as usize;
-        let head_crc = u32::from_le_bytes(field(16, 4)?.try_into().expect("4 bytes"));
-        let head_bytes = index
-            .get(20..20usize.saturating_add(head_len))
-            .ok_or(IndexError::Damaged)?;
-        if crc32fast::hash(head_bytes) != head_crc {
-            return Err(IndexError::Damaged);
-        }
+        let (head_bytes, after_head) = unframe(MAGIC, index)?;
         let head: Head = postcard::from_bytes(head_bytes).map_err(|_| IndexError::Damaged)?;
         if head.engine != engine_version() {
             return Err(IndexError::OtherBuild(head.engine));
         }
         let n = usize::try_from(head.entries).map_err(|_| IndexError::Damaged)?;
-        let rest = &index[20 + head_len..];
+        let rest = &index[after_head..];
         let (entry_table, rest) = offsets_of(rest, n + 1)?;
         if crc32fast::hash(entry_table) != head.offsets_crc[0] {
             return Err(IndexError::Damaged);
@@ -363,7 +387,7 @@ impl IndexedParse {
         }
         let raw: serde_json::Value = serde_json::from_str(&head.header_json).map_err(|_| IndexError::Damaged)?;
         let header = super::load::read_header(raw, head.header_line).map_err(|_| IndexError::Damaged)?;
-        let measures_at = at + 20 + head_len + entry_table.len() + entry_records.len();
+        let measures_at = at + after_head + entry_table.len() + entry_records.len();
         let place = (
             measures_at..measures_at + measure_table.len(),
             measures_at + measure_table.len()..measures_at + measure_table.len() + measure_records.len(),

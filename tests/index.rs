@@ -15,9 +15,8 @@ use std::path::{Path, PathBuf};
 
 /// Everything the views read of a session, as one value to compare.
 fn views(s: &Session) -> String {
-    // Every message measured on both sides: an index keeps the measures taken so far, a parse
-    // takes some at load; what is compared is what they are.
-    s.prefetch_measures(0..s.entries.len());
+    // The views first, as an app asks for them: a session from its index reads its estimates
+    // and tool calls in the index without taking the measures (compared below).
     let mut labels: Vec<_> = s.labels.iter().map(|(k, v)| format!("{k}={}@{}", v.0, v.1)).collect();
     labels.sort();
     let ids: Vec<Option<usize>> = s.entries.iter().map(|e| s.idx_of(&e.id)).collect();
@@ -27,13 +26,6 @@ fn views(s: &Session) -> String {
         view.render_plain(s, 100, None)
     });
     let inspect = s.leaf().map(|l| common::inspect_at(s, l));
-    // Where a message's measures sit in an index, and what it noted of a line to spare
-    // reading it again, are bookkeeping, not the session (what they stand for is compared
-    // through the views below).
-    let bookkeeping = regex::Regex::new(r"(slot: \d+|names_nested_calls: (None|Some\((true|false)\))), ").unwrap();
-    let entries = bookkeeping
-        .replace_all(&format!("{:?}", s.entries), "")
-        .replace("}, Entry {", "},\nEntry {");
     // What a compaction keeping almost nothing would summarize, and the files it tracks
     // (under Pi 1.5.2 these include the calls tool results name in `nestedCalls`).
     let keep_little = s.leaf().map(|l| {
@@ -66,6 +58,18 @@ fn views(s: &Session) -> String {
         }
         format!("{:?} {:?} {:?}", ops.read, ops.written, ops.edited)
     });
+    // Then every message measured on both sides: an index keeps the measures taken so far,
+    // a parse takes some at load; what is compared is what they are.
+    for i in 0..s.entries.len() {
+        s.measures_of(i);
+    }
+    // Where a message's measures sit in an index, and what it noted of a line to spare
+    // reading it again, are bookkeeping, not the session (what they stand for is compared
+    // through the views below).
+    let bookkeeping = regex::Regex::new(r"(slot: \d+|names_nested_calls: (None|Some\((true|false)\))), ").unwrap();
+    let entries = bookkeeping
+        .replace_all(&format!("{:?}", s.entries), "")
+        .replace("}, Entry {", "},\nEntry {");
     format!(
         "file ops {file_ops:?}\ncompaction keeping little {keep_little:?}\nentries {entries}\nparents {:?}\nby id {ids:?}\nlabels {labels:?}\nname {:?}\nheader {:?}\ndiagnostics {:?}\nskipped {} dups {} newline {} migrated {} synthesized {} pi {:?}\ntree {tree_text:#?}\ninspect {}",
         s.parent_idx,

@@ -93,7 +93,6 @@ pub struct SelectionInfo {
     pub classes: Option<HashMap<usize, CutClass>>,
 }
 
-/// Everything the gauge and the cut preview show for `leaf` (pure; runs on any thread).
 /// keepRecentTokens as Pi's settings give it for the model of the session's leaf.
 pub fn keep_recent_for(s: &Session, settings: &Settings) -> u64 {
     let model = s
@@ -107,22 +106,29 @@ pub fn keep_recent_for(s: &Session, settings: &Settings) -> u64 {
 /// classes. A big session's is computed by the first load (see `ui/app/first_load.rs`).
 pub fn of_leaf(s: &Session, settings: &Settings, registry: &Registry) -> Option<SelectionInfo> {
     let leaf = s.leaf()?;
-    Some(compute(
-        s,
-        leaf,
-        settings,
-        registry,
-        keep_recent_for(s, settings),
-        false,
-    ))
+    Some(compute_with(s, leaf, settings, registry, None, false))
 }
 
+/// Everything the gauge and the cut preview show for `leaf` (pure; runs on any thread).
 pub fn compute(
     s: &Session,
     leaf: usize,
     settings: &Settings,
     registry: &Registry,
     keep_recent: u64,
+    want_classes: bool,
+) -> SelectionInfo {
+    compute_with(s, leaf, settings, registry, Some(keep_recent), want_classes)
+}
+
+/// [`compute`]; `keep_recent` `None`: Pi's setting for the model of the path (as
+/// [`keep_recent_for`] gives it, from the path walked once here instead of twice).
+fn compute_with(
+    s: &Session,
+    leaf: usize,
+    settings: &Settings,
+    registry: &Registry,
+    keep_recent: Option<u64>,
     want_classes: bool,
 ) -> SelectionInfo {
     let proj = context::project(s, &s.path_to(leaf));
@@ -150,6 +156,7 @@ pub fn compute(
         .and_then(|(p, m)| registry.find(p, m))
         .map(|m| m.context_window);
     let mref = model.as_ref().map(|(p, m)| (p.as_str(), m.as_str()));
+    let keep_recent = keep_recent.unwrap_or_else(|| settings.keep_recent_tokens(mref));
     let reserve = settings.reserve_tokens(mref);
     let encoding = Encoding::for_model(mref.map(|m| m.0), mref.map(|m| m.1));
     let messages: Vec<ContextMessage> = msgs.iter().map(|m| (*m).clone()).collect();

@@ -253,11 +253,13 @@ pub fn add_file_ops(s: &Session, m: &ContextMessage, ops: &mut FileOps) {
         return;
     }
     if let Some(msg) = context::msg_of(s, m) {
-        for tc in &s.measures(msg).tool_calls {
-            if let Some(p) = &tc.path {
-                ops.add_tool_call(&tc.name, p);
+        s.with_measures(msg, |known| {
+            for tc in &known.tool_calls {
+                if let Some(p) = &tc.path {
+                    ops.add_tool_call(&tc.name, p);
+                }
             }
-        }
+        });
     }
 }
 

@@ -64,7 +64,7 @@ pub fn intrinsic_messages(s: &Session, idx: usize) -> Vec<ContextMessage> {
         est_tokens: est,
     };
     match &e.kind {
-        Kind::Message(m) => vec![mk(Part::Main, m.role.clone(), s.measures(m).est_tokens)],
+        Kind::Message(m) => vec![mk(Part::Main, m.role.clone(), s.est_tokens(m))],
         Kind::CustomMessage { est_tokens, .. } => vec![mk(Part::Main, Role::Custom, *est_tokens)],
         Kind::BranchSummary(b) if b.summary_nonempty => {
             vec![mk(
@@ -80,10 +80,7 @@ pub fn intrinsic_messages(s: &Session, idx: usize) -> Vec<ContextMessage> {
                 (c.summary_chars as u64).div_ceil(4),
             );
             match &c.system_message {
-                Some(sm) => vec![
-                    mk(Part::CompactionSystem, sm.role.clone(), s.measures(sm).est_tokens),
-                    summary,
-                ],
+                Some(sm) => vec![mk(Part::CompactionSystem, sm.role.clone(), s.est_tokens(sm)), summary],
                 None => vec![summary],
             }
         }
@@ -155,29 +152,29 @@ pub(crate) fn project_entry(s: &Session, idx: usize, edit: Option<usize>) -> Vec
 
 /// The thinking level and model Pi restores from a path (the latest of each on it).
 pub fn path_settings(s: &Session, path: &[usize]) -> (String, Option<(Option<String>, Option<String>)>) {
-    let mut thinking_level = "off".to_string();
+    // From the leaf back, stopping at the latest of each: a long path's every assistant
+    // reply would otherwise make (and drop) its model's strings.
+    let owned = |x: &Option<Box<str>>| x.as_deref().map(String::from);
+    let mut thinking_level = None;
     let mut model = None;
-    for &i in path {
+    for &i in path.iter().rev() {
         match &s.entries[i].kind {
-            Kind::ThinkingLevelChange { level } => {
-                thinking_level = level.as_deref().unwrap_or("").to_string();
+            Kind::ThinkingLevelChange { level } if thinking_level.is_none() => {
+                thinking_level = Some(level.as_deref().unwrap_or("").to_string());
             }
-            Kind::ModelChange { provider, model_id } => {
-                model = Some((
-                    provider.as_deref().map(String::from),
-                    model_id.as_deref().map(String::from),
-                ));
+            Kind::ModelChange { provider, model_id } if model.is_none() => {
+                model = Some((owned(provider), owned(model_id)));
             }
-            Kind::Message(m) if m.role == Role::Assistant => {
-                model = Some((
-                    m.provider.as_deref().map(String::from),
-                    m.model.as_deref().map(String::from),
-                ));
+            Kind::Message(m) if m.role == Role::Assistant && model.is_none() => {
+                model = Some((owned(&m.provider), owned(&m.model)));
             }
             _ => {}
         }
+        if thinking_level.is_some() && model.is_some() {
+            break;
+        }
     }
-    (thinking_level, model)
+    (thinking_level.unwrap_or_else(|| "off".to_string()), model)
 }
 
 /// Pi's `buildSessionProjection` for a root→leaf path.

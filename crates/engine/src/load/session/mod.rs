@@ -130,18 +130,51 @@ impl Session {
         })
     }
 
+    /// Pi's token estimate of `m`: from its measures when taken, else from the index it was
+    /// opened from without taking them (a context's projection reads every message's), else
+    /// measured now.
+    pub fn est_tokens(&self, m: &StoredMessage) -> u64 {
+        if let Some(known) = m.measures.get() {
+            return known.est_tokens;
+        }
+        if let Some(t) = self.stored_measures.as_ref().and_then(|t| t.est_tokens(m.slot)) {
+            return t;
+        }
+        self.measures(m).est_tokens
+    }
+
+    /// `f` of `m`'s measures: those taken, else those of the index it was opened from,
+    /// decoded for `f` and dropped (a cut reads every summarized reply's tool calls once;
+    /// keeping them would cost more than reading them again), else measured now and kept.
+    pub fn with_measures<R>(&self, m: &StoredMessage, f: impl FnOnce(&MessageMeasures) -> R) -> R {
+        if let Some(known) = m.measures.get() {
+            return f(known);
+        }
+        match self.stored_measures.as_ref().and_then(|t| t.get(m.slot)) {
+            Some(stored) => f(&stored),
+            None => f(self.measures(m)),
+        }
+    }
+
     /// What Pi derives from entry `idx`, when it is a message.
     pub fn measures_of(&self, idx: usize) -> Option<&MessageMeasures> {
         self.entries[idx].message().map(|m| self.measures(m))
     }
 
-    /// Measure the messages of these entries on every core (before a walk that needs them all).
+    /// The index this session was opened from holds `m`'s measures (read on first use, one
+    /// by one: far cheaper than measuring the line).
+    fn has_stored_measures(&self, m: &StoredMessage) -> bool {
+        self.stored_measures.as_ref().is_some_and(|t| t.holds(m.slot))
+    }
+
+    /// Measure the messages of these entries on every core (before a walk that needs them all);
+    /// those whose measures an index holds are left to be read there when asked for.
     pub fn prefetch_measures(&self, idxs: impl IntoIterator<Item = usize>) {
         use rayon::prelude::*;
         let todo: Vec<&StoredMessage> = idxs
             .into_iter()
             .filter_map(|i| self.entries[i].message())
-            .filter(|m| !m.is_measured())
+            .filter(|m| !m.is_measured() && !self.has_stored_measures(m))
             .collect();
         if todo.len() < 64 {
             todo.iter().for_each(|m| {

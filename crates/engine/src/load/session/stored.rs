@@ -26,7 +26,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 /// What an index starts with; the last byte is the format's version (a new format is a new
 /// byte, and an index of another is not read).
-const MAGIC: &[u8; 8] = b"bonsaiX\x03";
+const MAGIC: &[u8; 8] = b"bonsaiX\x04";
 
 /// Entries per checksummed block.
 const CHUNK: usize = 8192;
@@ -162,7 +162,10 @@ impl Session {
         });
         let measures = records(&self.entries, |e, out| {
             if let Kind::Message(m) = &e.kind {
+                // Pi's estimate first, on its own: the gauge and the context's projection read
+                // only that, without decoding (and keeping) the rest.
                 let mut encode = |known: &MessageMeasures| {
+                    postcard::to_io(&known.est_tokens, &mut *out).expect("an estimate encodes");
                     postcard::to_io(known, &mut *out).expect("measures encode");
                 };
                 match m.measures.get() {
@@ -254,7 +257,26 @@ impl std::fmt::Debug for StoredMeasures {
 }
 
 impl StoredMeasures {
+    /// The measures of the message at `slot`, decoded (`None`: the index holds none).
     pub(crate) fn get(&self, slot: u32) -> Option<MessageMeasures> {
+        let (_, rest) = postcard::take_from_bytes::<u64>(self.record(slot)?).ok()?;
+        postcard::from_bytes(rest).ok()
+    }
+
+    /// Only Pi's estimate of the message at `slot`: what a projection needs of every message
+    /// in a context, read without decoding or keeping the rest of its measures.
+    pub(crate) fn est_tokens(&self, slot: u32) -> Option<u64> {
+        postcard::take_from_bytes::<u64>(self.record(slot)?)
+            .ok()
+            .map(|(t, _)| t)
+    }
+
+    /// The index holds measures for the message at `slot`.
+    pub(crate) fn holds(&self, slot: u32) -> bool {
+        self.record(slot).is_some()
+    }
+
+    fn record(&self, slot: u32) -> Option<&[u8]> {
         if slot == NO_SLOT {
             return None;
         }
@@ -264,10 +286,9 @@ impl StoredMeasures {
             return None;
         }
         let (start, end) = (offset(table, i), offset(table, i + 1));
-        let record = self.bytes[self.records.clone()]
+        self.bytes[self.records.clone()]
             .get(start..end)
-            .filter(|r| !r.is_empty())?;
-        postcard::from_bytes(record).ok()
+            .filter(|r| !r.is_empty())
     }
 }
 

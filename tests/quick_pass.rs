@@ -25,7 +25,7 @@ fn describe(s: &Session) -> Vec<String> {
             e.kind.type_name()
         );
         if let Kind::Message(m) = &e.kind {
-            let usage = m.usage.map(|u| {
+            let usage = m.usage.as_deref().map(|u| {
                 format!(
                     "{:?}",
                     [u.input, u.output, u.cache_read, u.cache_write, u.total_tokens].map(|x| x.to_bits())

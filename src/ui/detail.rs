@@ -384,7 +384,7 @@ fn assistant_lines(m: &StoredMessage, msg: &Value, w: usize, lines: &mut Vec<Lin
     if let Some(t) = msg.get("thinkingLevel").and_then(|t| t.as_str()) {
         meta.push(format!("thinking: {t}"));
     }
-    if let Some(u) = m.usage {
+    if let Some(u) = m.usage.as_deref() {
         meta.push(format!(
             "usage: in {} · out {} · cache read {} · cache write {} · total {}",
             js::js_number(u.input),

@@ -161,7 +161,8 @@ pub struct StoredMessage {
     pub model: Option<Box<str>>,
     pub stop_reason: Option<Box<str>>,
     pub has_error_message: bool,
-    pub usage: Option<Usage>,
+    /// Boxed: only assistant replies have one, and a message record is one per entry.
+    pub usage: Option<Box<Usage>>,
     pub tool_name: Option<Box<str>>,
     pub tool_call_id: Option<Box<str>>,
     pub is_error: bool,
@@ -220,7 +221,7 @@ impl Clone for StoredMessage {
             model: self.model.clone(),
             stop_reason: self.stop_reason.clone(),
             has_error_message: self.has_error_message,
-            usage: self.usage,
+            usage: self.usage.clone(),
             tool_name: self.tool_name.clone(),
             tool_call_id: self.tool_call_id.clone(),
             is_error: self.is_error,
@@ -244,7 +245,7 @@ impl StoredMessage {
         if sr == Some("aborted") || sr == Some("error") {
             return None;
         }
-        let u = self.usage?;
+        let u = *self.usage.as_deref()?;
         (u.context_tokens() > 0.0).then_some(u)
     }
 

@@ -75,7 +75,7 @@ impl MessageFields<'_, '_> {
             model: self.model.as_deref().map(Box::from),
             stop_reason: self.stop_reason.as_deref().map(Box::from),
             has_error_message: self.error_message.as_deref().is_some_and(|s| !s.is_empty()),
-            usage,
+            usage: usage.map(Box::new),
             tool_name: self.tool_name.as_deref().map(Box::from),
             tool_call_id: self.tool_call_id.as_deref().map(Box::from),
             is_error: self.is_error.truthy,

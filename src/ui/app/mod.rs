@@ -63,12 +63,18 @@ pub struct Doc {
 
 impl Doc {
     pub fn new(session: Arc<Session>, path: Option<PathBuf>, read_only: Option<&'static str>) -> Doc {
-        let edits = session
-            .leaf()
-            .map(|l| crate::engine::edit::prune::edits_changing(&session, l))
-            .unwrap_or_default();
+        // Each walks the whole session (the leaf's path, every entry): side by side.
+        let (edits, tree) = rayon::join(
+            || {
+                session
+                    .leaf()
+                    .map(|l| crate::engine::edit::prune::edits_changing(&session, l))
+                    .unwrap_or_default()
+            },
+            || Tree::build(&session),
+        );
         Doc {
-            tree: Tree::build(&session),
+            tree,
             session,
             path,
             read_only,

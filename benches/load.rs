@@ -1,6 +1,7 @@
-//! Opening a session: read, index, and the cut point, on synthetic sessions made at bench
-//! time by `../shared/tools/gen_session.py` (cached under target/bench-data). A binary of
-//! its own so that, as in a fresh `bonsai` process, no other session sits in memory.
+//! Opening a session: read, index, the cut point and the leaf's gauge, on synthetic
+//! sessions made at bench time by `../shared/tools/gen_session.py` (cached under
+//! target/bench-data). A binary of its own so that, as in a fresh `bonsai` process, no other
+//! session sits in memory.
 //!
 //!     cargo bench --bench load                       # 1, 10, 100, 500 MB
 //!     BONSAI_BENCH_SIZES=100 cargo bench --bench load
@@ -70,4 +71,30 @@ fn open_from_the_index(bencher: divan::Bencher, mb: usize) {
         assert_eq!(o.used, bonsai::store::index::Used::Unchanged);
         o.session
     });
+}
+
+/// The first frame's gauge (the leaf's context, its estimate and Pi's cut) on a session
+/// opened from its index, as the first load works it out beside the tree.
+#[divan::bench(args = sizes(), sample_count = 9, sample_size = 1)]
+fn leaf_gauge_from_the_index(bencher: divan::Bencher, mb: usize) {
+    let dir = tempfile::tempdir().unwrap();
+    let place = bonsai::store::index::Place {
+        dir: dir.path().join("index"),
+        limit: u64::MAX,
+    };
+    let file = session_file(mb);
+    let o = bonsai::store::index::open(&file, Some(&place), None, None).unwrap();
+    bonsai::store::index::save(&place, &o.source, &o.session).unwrap();
+    drop(o);
+    let (settings, registry) = (
+        bonsai::engine::settings::Settings::default(),
+        bonsai::engine::load::models::Registry::builtin_only(),
+    );
+    bencher
+        .with_inputs(|| bonsai::store::index::open(&file, Some(&place), None, None).unwrap().session)
+        .bench_local_values(|s| {
+            let info = bonsai::ui::selection::of_leaf(&s, &settings, &registry);
+            // The session is returned so freeing it is not timed.
+            (s, info.map(|i| i.gauge.tokens.tokens))
+        });
 }

@@ -57,15 +57,7 @@ fn reload_after_two_appended_lines(bencher: divan::Bencher, mb: usize) {
 /// nothing appended, so no parse (the open decodes the index and rebuilds the lookups).
 #[divan::bench(args = sizes(), sample_count = 9, sample_size = 1)]
 fn open_from_the_index(bencher: divan::Bencher, mb: usize) {
-    let dir = tempfile::tempdir().unwrap();
-    let place = bonsai::store::index::Place {
-        dir: dir.path().join("index"),
-        limit: u64::MAX,
-    };
-    let file = session_file(mb);
-    let o = bonsai::store::index::open(&file, Some(&place), None, None).unwrap();
-    bonsai::store::index::save(&place, &o.source, &o.session).unwrap();
-    drop(o);
+    let (_dir, place, file) = indexed(mb);
     bencher.bench(|| {
         let o = bonsai::store::index::open(&file, Some(&place), None, None).unwrap();
         assert_eq!(o.used, bonsai::store::index::Used::Unchanged);
@@ -77,6 +69,27 @@ fn open_from_the_index(bencher: divan::Bencher, mb: usize) {
 /// opened from its index, as the first load works it out beside the tree.
 #[divan::bench(args = sizes(), sample_count = 9, sample_size = 1)]
 fn leaf_gauge_from_the_index(bencher: divan::Bencher, mb: usize) {
+    let (_dir, place, file) = indexed(mb);
+    let (settings, registry) = (
+        bonsai::engine::settings::Settings::default(),
+        bonsai::engine::load::models::Registry::builtin_only(),
+    );
+    bencher
+        .with_inputs(|| {
+            bonsai::store::index::open(&file, Some(&place), None, None)
+                .unwrap()
+                .session
+        })
+        .bench_local_values(|s| {
+            let info = bonsai::ui::selection::of_leaf(&s, &settings, &registry);
+            // The session is returned so freeing it is not timed.
+            (s, info.map(|i| i.gauge.tokens.tokens))
+        });
+}
+
+/// The bench session of `mb` with its index made (in a folder kept while the first value
+/// lives), before timing.
+fn indexed(mb: usize) -> (tempfile::TempDir, bonsai::store::index::Place, std::path::PathBuf) {
     let dir = tempfile::tempdir().unwrap();
     let place = bonsai::store::index::Place {
         dir: dir.path().join("index"),
@@ -85,16 +98,5 @@ fn leaf_gauge_from_the_index(bencher: divan::Bencher, mb: usize) {
     let file = session_file(mb);
     let o = bonsai::store::index::open(&file, Some(&place), None, None).unwrap();
     bonsai::store::index::save(&place, &o.source, &o.session).unwrap();
-    drop(o);
-    let (settings, registry) = (
-        bonsai::engine::settings::Settings::default(),
-        bonsai::engine::load::models::Registry::builtin_only(),
-    );
-    bencher
-        .with_inputs(|| bonsai::store::index::open(&file, Some(&place), None, None).unwrap().session)
-        .bench_local_values(|s| {
-            let info = bonsai::ui::selection::of_leaf(&s, &settings, &registry);
-            // The session is returned so freeing it is not timed.
-            (s, info.map(|i| i.gauge.tokens.tokens))
-        });
+    (dir, place, file)
 }

@@ -370,7 +370,9 @@ fn a_big_session_shows_the_leafs_newest_entries_while_it_loads() {
         counting.contains("exact …"),
         "the exact count was done before the quit; this test needs a bigger file:\n{counting}"
     );
-    assert!(took < Duration::from_secs(3), "the quit took {took:?}");
+    // The quit waits for the label's write (which reads this big file again: ~1.5 s on a
+    // 2-core VM, 3.2 s seen with the other core busy), never for the count.
+    assert!(took < Duration::from_secs(5), "the quit took {took:?}");
     let text = std::fs::read_to_string(&f).unwrap();
     let last = text.lines().last().unwrap();
     assert!(
@@ -728,8 +730,10 @@ fn a_session_opened_again_opens_from_its_index() {
     drop(fh);
     t.send(&["clear", "Enter"]);
     open(&t);
-    let grown = t.wait_for("appended since");
-    assert!(grown.contains("Opened from bonsai's index and the"), "{grown}");
+    // The status once open (the loading frame before it says "Opening … appended since",
+    // and on a busy machine can stay long enough to be taken for settled).
+    let grown = t.wait_for("Opened from bonsai's index and the");
+    assert!(grown.contains("appended since"), "{grown}");
     t.send(&["q"]);
     t.wait_for("EXITED:0");
     assert_eq!(indexes(), 1, "one index per session");

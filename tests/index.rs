@@ -461,3 +461,131 @@ fn bonsai_index_makes_shows_and_clears_indexes() {
     assert!(run(&["index", "--clear"]).contains("removed 1 index file"));
     assert!(run(&["index", "--status"]).contains("no session index"));
 }
+
+/// A session of `turns` turns as Pi writes them (a user prompt, a reply calling `read` on a
+/// file, its result), under a model and thinking level, with the ids Pi would use.
+fn generated_session(turns: usize) -> String {
+    let mut out = String::from(
+        r#"{"type":"session","version":3,"id":"0a1b2c3d-0000-7000-8000-000000000001","timestamp":"2026-11-20T09:00:00.000Z","cwd":"/tmp"}"#,
+    );
+    out.push('\n');
+    out += r#"{"type":"model_change","id":"m0000000","parentId":null,"timestamp":"2026-11-20T09:00:00.001Z","provider":"fakeco","modelId":"fake-model"}"#;
+    out.push('\n');
+    let mut parent = "m0000000".to_string();
+    for t in 0..turns {
+        let (u, a, r) = (format!("u{t:07}"), format!("a{t:07}"), format!("r{t:07}"));
+        let ts = |k: usize| {
+            format!(
+                "2026-11-20T{:02}:{:02}:{:02}.{:03}Z",
+                10 + t / 3600 % 12,
+                t / 60 % 60,
+                t % 60,
+                k
+            )
+        };
+        out += &format!(
+            r#"{{"type":"message","id":"{u}","parentId":"{parent}","timestamp":"{}","message":{{"role":"user","content":[{{"type":"text","text":"Turn {t}: read src/file{t}.rs"}}],"timestamp":1}}}}"#,
+            ts(1)
+        );
+        out.push('\n');
+        out += &format!(
+            r#"{{"type":"message","id":"{a}","parentId":"{u}","timestamp":"{}","message":{{"role":"assistant","content":[{{"type":"text","text":"Reading it."}},{{"type":"toolCall","id":"call_{t}","name":"read","arguments":{{"path":"src/file{t}.rs"}}}}],"provider":"fakeco","model":"fake-model","usage":{{"input":{},"output":20,"cacheRead":0,"cacheWrite":0,"totalTokens":{}}},"stopReason":"toolUse","timestamp":2}}}}"#,
+            ts(2),
+            1000 + t * 60,
+            1020 + t * 60
+        );
+        out.push('\n');
+        out += &format!(
+            r#"{{"type":"message","id":"{r}","parentId":"{a}","timestamp":"{}","message":{{"role":"toolResult","toolCallId":"call_{t}","toolName":"read","content":[{{"type":"text","text":"fn f{t}() {{}}\n"}}],"isError":false,"timestamp":3}}}}"#,
+            ts(3)
+        );
+        out.push('\n');
+        parent = r;
+    }
+    out
+}
+
+/// What the first frame of a session shows, computed as the app does: the tree, `/tree`'s
+/// window of rows at the leaf, the leaf's context size and what a compaction would
+/// summarize and track.
+fn first_frame(s: &Session) -> String {
+    let leaf = s.leaf().unwrap();
+    let t = tree::Tree::build(s);
+    let view = tree_view::TreeView::new(s, &t, Some(leaf), tree_view::FilterMode::Default, 0);
+    let rows = view.render_plain(s, 120, Some(40));
+    let proj = bonsai::engine::view::context::project(s, &s.path_to(leaf));
+    let msgs: Vec<_> = proj.messages().collect();
+    let tokens = bonsai::engine::view::context::estimate_context_tokens(s, &msgs);
+    let plan = bonsai::engine::compaction::cut::prepare_projected(
+        s,
+        proj.clone(),
+        bonsai::engine::compaction::cut::CompactionSettings {
+            reserve_tokens: 16384,
+            keep_recent_tokens: 2000,
+        },
+    )
+    .map(|p| {
+        format!(
+            "{:?} {} {:?}",
+            p.file_ops.read,
+            p.messages_to_summarize.len(),
+            p.history
+        )
+    })
+    .map_err(|e| format!("{e:?}"));
+    format!("{rows:#?}\n{tokens:?}\n{plan:?}")
+}
+
+/// Opening a session from its index decodes no message; its first frame decodes only the
+/// messages it shows (the rows on screen, the newest reply's usage, the summary's
+/// boundary), not every message of the session, and is the fresh parse's first frame.
+/// An index saved from such a session (grown since) copies what it did not decode.
+#[test]
+fn a_session_from_its_index_decodes_only_what_its_first_frame_shows() {
+    let tmp = tempfile::tempdir().unwrap();
+    let place = place(tmp.path());
+    let path = tmp.path().join("long.jsonl");
+    let text = generated_session(3000);
+    std::fs::write(&path, &text).unwrap();
+    let first = index::open(&path, Some(&place), None, None).unwrap();
+    assert!(matches!(first.used, Used::Parsed(_)), "{:?}", first.used);
+    index::save(&place, &first.source, &first.session).unwrap();
+
+    let again = index::open(&path, Some(&place), None, None).unwrap();
+    assert!(matches!(again.used, Used::Unchanged), "{:?}", again.used);
+    let s = &again.session;
+    assert_eq!(s.decoded_messages(), 0, "opening decoded messages");
+    let frame = first_frame(s);
+    let decoded = s.decoded_messages();
+    assert!(
+        decoded <= 60,
+        "the first frame decoded {decoded} of {} messages",
+        s.entries.len()
+    );
+    let fresh = bonsai::store::files::load_session(&path).unwrap();
+    assert_eq!(
+        frame,
+        first_frame(&fresh),
+        "the first frame differs from a fresh parse's"
+    );
+
+    // Pi appends; the session is opened from its index and the new lines, and its index saved
+    // again before anything reads it: what was never decoded is copied as it was.
+    let mut more = generated_session(3100);
+    let extra: String = more.split_off(text.len());
+    std::fs::OpenOptions::new()
+        .append(true)
+        .open(&path)
+        .unwrap()
+        .write_all(extra.as_bytes())
+        .unwrap();
+    let grown = index::open(&path, Some(&place), None, None).unwrap();
+    assert!(matches!(grown.used, Used::Extended(_)), "{:?}", grown.used);
+    index::save(&place, &grown.source, &grown.session).unwrap();
+    assert!(
+        grown.session.decoded_messages() < 400,
+        "saving decoded what it could copy"
+    );
+    let used = open_and_compare(&path, &place, "saved from a session that decoded little");
+    assert!(matches!(used, Used::Unchanged), "{used:?}");
+}

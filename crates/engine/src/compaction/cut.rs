@@ -177,10 +177,7 @@ fn find_projected_cut_point(
     let recovery = exceeded
         && !external_replacement
         && suffix.iter().any(|pe| {
-            s.entries[pe.source]
-                .message()
-                .is_some_and(|m| m.role == Role::Assistant)
-                && is_omitted(pe)
+            matches!(&s.entries[pe.source].kind, Kind::Message(m) if m.facts().is(&Role::Assistant)) && is_omitted(pe)
         })
         && suffix
             .iter()
@@ -252,14 +249,21 @@ pub fn add_file_ops(s: &Session, m: &ContextMessage, ops: &mut FileOps) {
         add_file_ops_value(&v, ops);
         return;
     }
-    if let Some(msg) = context::msg_of(s, m) {
-        s.with_measures(msg, |known| {
-            for tc in &known.tool_calls {
-                if let Some(p) = &tc.path {
-                    ops.add_tool_call(&tc.name, p);
-                }
+    let add = |known: &crate::load::entry::MessageMeasures, ops: &mut FileOps| {
+        for tc in &known.tool_calls {
+            if let Some(p) = &tc.path {
+                ops.add_tool_call(&tc.name, p);
             }
-        });
+        }
+    };
+    match (&s.entries[m.source].kind, m.part) {
+        // The reply's measures alone (a long cut summarizes thousands of replies).
+        (Kind::Message(cell), context::Part::Main) => s.with_message_measures(cell, |known| add(known, ops)),
+        _ => {
+            if let Some(msg) = context::msg_of(s, m) {
+                s.with_measures(msg, |known| add(known, ops));
+            }
+        }
     }
 }
 

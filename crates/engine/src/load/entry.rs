@@ -236,6 +236,31 @@ impl Clone for StoredMessage {
 }
 
 impl StoredMessage {
+    /// A message with nothing known but its role (what an index's record that did not decode
+    /// reads as; never expected, as the index was checked whole when opened).
+    pub(crate) fn blank(role: Role) -> StoredMessage {
+        StoredMessage {
+            role,
+            content_missing: false,
+            visible_text: false,
+            tool_call_ids: Box::default(),
+            provider: None,
+            model: None,
+            stop_reason: None,
+            has_error_message: false,
+            usage: None,
+            tool_name: None,
+            tool_call_id: None,
+            is_error: false,
+            exclude_from_context: false,
+            custom_type: None,
+            names_nested_calls: None,
+            line: 0..0,
+            slot: NO_SLOT,
+            measures: std::sync::OnceLock::new(),
+        }
+    }
+
     /// Pi's `getAssistantUsage`: usable for the context estimate.
     pub fn valid_usage(&self) -> Option<Usage> {
         if self.role != Role::Assistant {
@@ -263,6 +288,217 @@ pub struct MessageMeasures {
     /// The oracle's `textChars` (role-specific, see `describe`).
     pub text_chars: usize,
     pub tool_calls: Vec<ToolCall>,
+}
+
+/// Where a message entry's message comes from when it is not decoded yet: bonsai's session
+/// index (its records, and the entry's place in them).
+pub(crate) trait MessageSource: Send + Sync + std::fmt::Debug {
+    fn message(&self, slot: u32, facts: MessageFacts) -> StoredMessage;
+    /// The message's record as stored, to copy into a new index without decoding it.
+    fn record(&self, slot: u32) -> Option<&[u8]>;
+}
+
+/// What views that look at every entry (`/tree`'s filters, a cut's file tracking) read of a
+/// message, kept beside it so a session opened from its index answers them without
+/// decoding the message: at 1 GB, decoding every message is ~190 MB of fresh memory, which
+/// is most of an open's time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+pub struct MessageFacts {
+    /// The role's code (see `role_code`); `u8::MAX` for a role Pi does not know.
+    role: u8,
+    flags: u8,
+}
+
+impl MessageFacts {
+    const VISIBLE_TEXT: u8 = 1;
+    /// A stop reason other than none, "stop" or "toolUse" (an error or an abort).
+    const STOPPED_ABNORMALLY: u8 = 2;
+    const NESTED_KNOWN: u8 = 4;
+    const NESTED: u8 = 8;
+
+    fn of(m: &StoredMessage) -> MessageFacts {
+        let mut flags = 0;
+        if m.visible_text {
+            flags |= Self::VISIBLE_TEXT;
+        }
+        if m.stop_reason
+            .as_deref()
+            .is_some_and(|r| !r.is_empty() && r != "stop" && r != "toolUse")
+        {
+            flags |= Self::STOPPED_ABNORMALLY;
+        }
+        if let Some(nested) = m.names_nested_calls {
+            flags |= Self::NESTED_KNOWN | if nested { Self::NESTED } else { 0 };
+        }
+        MessageFacts {
+            role: role_code(&m.role),
+            flags,
+        }
+    }
+
+    /// The role, when Pi knows it (`None`: a role kept by name).
+    pub fn role(&self) -> Option<Role> {
+        ROLES.get(self.role as usize).cloned()
+    }
+    pub fn is(&self, role: &Role) -> bool {
+        role_code(role) == self.role && self.role != u8::MAX
+    }
+    pub fn visible_text(&self) -> bool {
+        self.flags & Self::VISIBLE_TEXT != 0
+    }
+    /// Pi's `/tree` shows an assistant reply without text when it ended in an error or abort.
+    pub fn stopped_abnormally(&self) -> bool {
+        self.flags & Self::STOPPED_ABNORMALLY != 0
+    }
+    /// See `StoredMessage::names_nested_calls`.
+    pub fn names_nested_calls(&self) -> Option<bool> {
+        (self.flags & Self::NESTED_KNOWN != 0).then_some(self.flags & Self::NESTED != 0)
+    }
+    pub(crate) fn with_nested_calls(mut self, nested: bool) -> MessageFacts {
+        self.flags |= Self::NESTED_KNOWN | if nested { Self::NESTED } else { 0 };
+        self
+    }
+}
+
+const ROLES: [Role; 8] = [
+    Role::System,
+    Role::User,
+    Role::Assistant,
+    Role::ToolResult,
+    Role::BashExecution,
+    Role::Custom,
+    Role::BranchSummary,
+    Role::CompactionSummary,
+];
+
+fn role_code(r: &Role) -> u8 {
+    ROLES.iter().position(|k| k == r).map_or(u8::MAX, |i| i as u8)
+}
+
+/// The hash a tool call's id is found by (`/tree`'s table of calls; stored in bonsai's
+/// session index, so it must not change within a build).
+pub fn tool_call_id_hash(id: &str) -> u64 {
+    use std::hash::BuildHasher;
+    rustc_hash::FxBuildHasher.hash_one(id)
+}
+
+/// A message entry's message: parsed from its line, or held by bonsai's session index and
+/// decoded the first time something reads more than its [`MessageFacts`] (then kept).
+/// Reads as the [`StoredMessage`] it is.
+pub struct MessageCell {
+    message: std::sync::OnceLock<Box<StoredMessage>>,
+    facts: MessageFacts,
+    slot: u32,
+    source: Option<std::sync::Arc<dyn MessageSource>>,
+}
+
+impl MessageCell {
+    pub fn known(m: StoredMessage) -> MessageCell {
+        MessageCell {
+            facts: MessageFacts::of(&m),
+            slot: m.slot,
+            message: std::sync::OnceLock::from(Box::new(m)),
+            source: None,
+        }
+    }
+
+    /// A message at `slot` of `source`, decoded when first read.
+    pub(crate) fn stored(facts: MessageFacts, slot: u32, source: std::sync::Arc<dyn MessageSource>) -> MessageCell {
+        MessageCell {
+            message: std::sync::OnceLock::new(),
+            facts,
+            slot,
+            source: Some(source),
+        }
+    }
+
+    pub fn facts(&self) -> MessageFacts {
+        self.facts
+    }
+
+    pub fn into_message(self) -> StoredMessage {
+        self.get();
+        *self.message.into_inner().expect("decoded")
+    }
+
+    /// Decoded (or parsed) already: reading it costs nothing more.
+    pub fn is_decoded(&self) -> bool {
+        self.message.get().is_some()
+    }
+
+    /// Where bonsai's session index holds this message (`NO_SLOT`: nowhere).
+    pub(crate) fn slot(&self) -> u32 {
+        self.slot
+    }
+
+    /// The source it would be decoded from, when it is not yet.
+    pub(crate) fn undecoded_source(&self) -> Option<&std::sync::Arc<dyn MessageSource>> {
+        self.source.as_ref().filter(|_| !self.is_decoded())
+    }
+
+    fn get(&self) -> &StoredMessage {
+        self.message.get_or_init(|| {
+            Box::new(match &self.source {
+                Some(src) => src.message(self.slot, self.facts),
+                None => StoredMessage::blank(self.facts.role().unwrap_or(Role::Other("".into()))),
+            })
+        })
+    }
+}
+
+impl std::ops::Deref for MessageCell {
+    type Target = StoredMessage;
+    fn deref(&self) -> &StoredMessage {
+        self.get()
+    }
+}
+
+impl std::ops::DerefMut for MessageCell {
+    /// Mutating reads whole; the facts are taken again after (a parse sets the line).
+    fn deref_mut(&mut self) -> &mut StoredMessage {
+        self.get();
+        self.facts = MessageFacts::of(self.message.get().expect("decoded"));
+        self.message.get_mut().expect("decoded")
+    }
+}
+
+impl Clone for MessageCell {
+    fn clone(&self) -> Self {
+        MessageCell {
+            message: self.message.clone(),
+            facts: self.facts,
+            slot: self.slot,
+            source: self.source.clone(),
+        }
+    }
+}
+
+impl std::fmt::Debug for MessageCell {
+    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        match self.message.get() {
+            Some(m) => m.fmt(f),
+            None => write!(f, "MessageCell(slot {}, {:?})", self.slot, self.facts),
+        }
+    }
+}
+
+/// In an index, a message entry's record holds only its facts: the message is a record of
+/// its own, decoded when read (see `stored`).
+impl serde::Serialize for MessageCell {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.facts.serialize(s)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for MessageCell {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<MessageCell, D::Error> {
+        Ok(MessageCell {
+            message: std::sync::OnceLock::new(),
+            facts: MessageFacts::deserialize(d)?,
+            slot: NO_SLOT,
+            source: None,
+        })
+    }
 }
 
 #[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
@@ -316,7 +552,7 @@ pub struct BranchSummary {
 
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub enum Kind {
-    Message(Box<StoredMessage>),
+    Message(MessageCell),
     ModelChange {
         provider: Option<Box<str>>,
         model_id: Option<Box<str>>,
@@ -393,7 +629,7 @@ impl Entry {
         matches!(self.kind, Kind::Compaction(_))
     }
     pub fn is_system_message(&self) -> bool {
-        self.message().is_some_and(|m| m.role == Role::System)
+        matches!(&self.kind, Kind::Message(m) if m.facts().is(&Role::System))
     }
 }
 

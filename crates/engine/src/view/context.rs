@@ -64,7 +64,13 @@ pub fn intrinsic_messages(s: &Session, idx: usize) -> Vec<ContextMessage> {
         est_tokens: est,
     };
     match &e.kind {
-        Kind::Message(m) => vec![mk(Part::Main, m.role.clone(), s.est_tokens(m))],
+        // Its facts and estimate, read without decoding the message (a session opened from
+        // its index decodes one when something reads it; a context is most of a session).
+        Kind::Message(m) => vec![mk(
+            Part::Main,
+            m.facts().role().unwrap_or_else(|| m.role.clone()),
+            s.message_est_tokens(m),
+        )],
         Kind::CustomMessage { est_tokens, .. } => vec![mk(Part::Main, Role::Custom, *est_tokens)],
         Kind::BranchSummary(b) if b.summary_nonempty => {
             vec![mk(
@@ -165,7 +171,7 @@ pub fn path_settings(s: &Session, path: &[usize]) -> (String, Option<(Option<Str
             Kind::ModelChange { provider, model_id } if model.is_none() => {
                 model = Some((owned(provider), owned(model_id)));
             }
-            Kind::Message(m) if m.role == Role::Assistant && model.is_none() => {
+            Kind::Message(m) if model.is_none() && m.facts().is(&Role::Assistant) => {
                 model = Some((owned(&m.provider), owned(&m.model)));
             }
             _ => {}

@@ -344,7 +344,7 @@ pub(super) fn parse_entry(bytes: &[u8], v2_hook: bool, quick: bool) -> Result<Pa
         && h.kind.as_deref() == Some("message")
         && let Some(m) = h.message.take()
     {
-        let kind = Kind::Message(Box::new(message_from_head(m, v2_hook)));
+        let kind = Kind::Message(MessageCell::known(message_from_head(m, v2_hook)));
         return Ok(Parsed::Entry(
             entry_from_envelope(&h.id, &h.parent_id, &h.timestamp, kind),
             None,
@@ -415,7 +415,7 @@ fn build_entry(le: &EntryJson, v2_hook: bool) -> Result<Parsed, LineError> {
     let kind = match ty {
         "message" => {
             let lm = le.message.as_ref().ok_or(LineError::NoMessage)?;
-            Kind::Message(Box::new(message_from_json(lm, v2_hook)))
+            Kind::Message(MessageCell::known(message_from_json(lm, v2_hook)))
         }
         "model_change" => Kind::ModelChange {
             provider: bx(&le.provider),

@@ -505,11 +505,11 @@ impl Session {
             line_diagnostics,
             settled_len,
             settled_lines,
-            stored_measures,
+            stored_records,
             ..
         } = self;
         Session::extend_parts(buf, header, entries, line_diagnostics, settled_len, settled_lines).map(|mut s| {
-            s.stored_measures = stored_measures;
+            s.stored_records = stored_records;
             s.read_as(pi)
         })
     }
@@ -529,7 +529,7 @@ impl Session {
             self.settled_lines,
         )
         .map(|mut s| {
-            s.stored_measures = self.stored_measures.clone();
+            s.stored_records = self.stored_records.clone();
             s.read_as(self.pi)
         })
     }
@@ -607,7 +607,7 @@ impl Session {
             settled_lines,
             header,
             pi: Default::default(),
-            stored_measures: None,
+            stored_records: None,
         }
     }
 }

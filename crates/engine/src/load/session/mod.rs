@@ -48,9 +48,9 @@ pub struct Session {
     /// The Pi release this session is read as (what its summaries are made from, its `/tree`
     /// rows): the store sets the one bonsai follows; the engine's default is 0.87.1.
     pub pi: crate::load::pi_version::PiVersion,
-    /// The measures bonsai's session index holds for this session's messages, read one by
-    /// one on first use (see `StoredMessage::slot`); `None` for a session parsed whole.
-    stored_measures: Option<std::sync::Arc<stored::StoredMeasures>>,
+    /// The messages and measures bonsai's session index holds for this session, read one
+    /// by one on first use (see `StoredMessage::slot`); `None` for a session parsed whole.
+    stored_records: Option<std::sync::Arc<stored::StoredRecords>>,
 }
 
 /// Why bytes are not a Pi session.
@@ -113,7 +113,7 @@ impl Session {
     /// What Pi derives from a message of this session, measured now if nobody has yet.
     pub fn measures<'a>(&'a self, m: &'a StoredMessage) -> &'a MessageMeasures {
         m.measures.get_or_init(|| {
-            if let Some(stored) = self.stored_measures.as_ref().and_then(|t| t.get(m.slot)) {
+            if let Some(stored) = self.stored_records.as_ref().and_then(|t| t.get(m.slot)) {
                 return Box::new(stored);
             }
             let bytes = &self.buf[m.line.clone()];
@@ -124,7 +124,7 @@ impl Session {
                         ..
                     },
                     _,
-                )) => full.measures.into_inner().unwrap_or_default(),
+                )) => full.into_message().measures.into_inner().unwrap_or_default(),
                 _ => Box::default(),
             }
         })
@@ -137,10 +137,38 @@ impl Session {
         if let Some(known) = m.measures.get() {
             return known.est_tokens;
         }
-        if let Some(t) = self.stored_measures.as_ref().and_then(|t| t.est_tokens(m.slot)) {
+        if let Some(t) = self.stored_records.as_ref().and_then(|t| t.est_tokens(m.slot)) {
             return t;
         }
         self.measures(m).est_tokens
+    }
+
+    /// Pi's token estimate of a message entry's message, as [`Session::est_tokens`], without
+    /// decoding a message that a session opened from its index has not decoded yet.
+    pub fn message_est_tokens(&self, m: &MessageCell) -> u64 {
+        if !m.is_decoded()
+            && let Some(t) = self.stored_records.as_ref().and_then(|t| t.est_tokens(m.slot()))
+        {
+            return t;
+        }
+        self.est_tokens(m)
+    }
+
+    /// `f(k, hash)` for each tool call of a message (its place among them, the hash of its id
+    /// by [`tool_call_id_hash`]): read in place from the index a session was opened from
+    /// while the message is not decoded, else from the message.
+    pub fn tool_call_hashes(&self, m: &MessageCell, mut f: impl FnMut(u32, u64)) {
+        if !m.is_decoded()
+            && let Some(t) = &self.stored_records
+        {
+            for (k, h) in t.call_hashes(m.slot()).enumerate() {
+                f(k as u32, h);
+            }
+            return;
+        }
+        for (k, (id, _)) in m.tool_call_ids.iter().enumerate() {
+            f(k as u32, tool_call_id_hash(id));
+        }
     }
 
     /// `f` of `m`'s measures: those taken, else those of the index it was opened from,
@@ -150,10 +178,21 @@ impl Session {
         if let Some(known) = m.measures.get() {
             return f(known);
         }
-        match self.stored_measures.as_ref().and_then(|t| t.get(m.slot)) {
+        match self.stored_records.as_ref().and_then(|t| t.get(m.slot)) {
             Some(stored) => f(&stored),
             None => f(self.measures(m)),
         }
+    }
+
+    /// [`Session::with_measures`] of a message entry's message, without decoding one that a
+    /// session opened from its index has not decoded yet.
+    pub fn with_message_measures<R>(&self, m: &MessageCell, f: impl FnOnce(&MessageMeasures) -> R) -> R {
+        if !m.is_decoded()
+            && let Some(stored) = self.stored_records.as_ref().and_then(|t| t.get(m.slot()))
+        {
+            return f(&stored);
+        }
+        self.with_measures(m, f)
     }
 
     /// What Pi derives from entry `idx`, when it is a message.
@@ -161,20 +200,23 @@ impl Session {
         self.entries[idx].message().map(|m| self.measures(m))
     }
 
-    /// The index this session was opened from holds `m`'s measures (read on first use, one
-    /// by one: far cheaper than measuring the line).
-    fn has_stored_measures(&self, m: &StoredMessage) -> bool {
-        self.stored_measures.as_ref().is_some_and(|t| t.holds(m.slot))
-    }
-
     /// Measure the messages of these entries on every core (before a walk that needs them all);
     /// those whose measures an index holds are left to be read there when asked for.
     pub fn prefetch_measures(&self, idxs: impl IntoIterator<Item = usize>) {
         use rayon::prelude::*;
+        // Whether the index holds them is asked of the entry's place, so a message not
+        // decoded yet stays so.
         let todo: Vec<&StoredMessage> = idxs
             .into_iter()
-            .filter_map(|i| self.entries[i].message())
-            .filter(|m| !m.is_measured() && !self.has_stored_measures(m))
+            .filter_map(|i| match &self.entries[i].kind {
+                Kind::Message(m) => Some(m),
+                _ => None,
+            })
+            .filter(|m| {
+                let measured = m.is_decoded() && m.is_measured();
+                !measured && !self.stored_records.as_ref().is_some_and(|t| t.holds(m.slot()))
+            })
+            .map(|m| &**m)
             .collect();
         if todo.len() < 64 {
             todo.iter().for_each(|m| {
@@ -191,10 +233,19 @@ impl Session {
     /// files): what bonsai's index recorded, else found in its line.
     pub fn names_nested_calls(&self, idx: usize) -> bool {
         let in_line = || memchr::memmem::find(self.line_bytes(idx), b"\"nestedCalls\"").is_some();
-        match self.entries[idx].message() {
-            Some(m) => m.names_nested_calls.unwrap_or_else(in_line),
-            None => in_line(),
+        match &self.entries[idx].kind {
+            Kind::Message(m) => m.facts().names_nested_calls().unwrap_or_else(in_line),
+            _ => in_line(),
         }
+    }
+
+    /// How many of its messages are decoded: all of a session parsed from its file; of one
+    /// opened from bonsai's index, those something has read beyond their facts.
+    pub fn decoded_messages(&self) -> usize {
+        self.entries
+            .iter()
+            .filter(|e| matches!(&e.kind, Kind::Message(m) if m.is_decoded()))
+            .count()
     }
 
     /// Pi's `byId`: the last entry with this id.

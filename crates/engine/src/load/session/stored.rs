@@ -7,17 +7,22 @@
 //! blocks); this module only checks that the bytes are an index of this build, whole: a
 //! checksum over every part, so a flipped byte is refused, never decoded into a wrong session.
 //!
-//! Layout (after the magic): the head (length, CRC-32, postcard), then per-entry byte offsets
-//! and the entries (postcard records), then per-entry offsets and the messages' measures.
+//! Layout (after the magic): the head (length, CRC-32, postcard), then four parts, each
+//! per-entry byte offsets and records: the entries (postcard; a message entry's record holds
+//! only its [`MessageFacts`]), the messages (postcard), the messages' measures (Pi's
+//! estimate, then postcard), the hashes of each reply's tool-call ids (little-endian u64s).
 //! Entries are decoded on every core straight into the session's list (the offsets let each
-//! be found without reading those before it). Measures are not decoded at open: each is read
-//! from the index the first time something asks for it ([`StoredMeasures`]), so a session
-//! opened from its index only pays for what its views show. Measured on the 1 GB reference:
-//! the cost of an open is mostly fresh memory, so what is not decoded is what saves most.
+//! be found without reading those before it). Messages and measures are not decoded at open:
+//! each is read from the index the first time something asks for it ([`StoredRecords`]), so
+//! a session opened from its index only pays for what its views show. Measured on the 1 GB
+//! reference: the cost of an open is mostly fresh memory (the kernel clearing pages), so what
+//! is not decoded is what saves most.
 
 use super::{LoadError, Session};
 use crate::load::bytes::FileBytes;
-use crate::load::entry::{Diagnostic, Entry, Kind, MessageMeasures, NO_SLOT};
+use crate::load::entry::{
+    Diagnostic, Entry, Kind, MessageCell, MessageFacts, MessageMeasures, MessageSource, NO_SLOT, StoredMessage,
+};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use std::ops::Range;
@@ -26,7 +31,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 /// What an index starts with; the last byte is the format's version (a new format is a new
 /// byte, and an index of another is not read).
-const MAGIC: &[u8; 8] = b"bonsaiX\x04";
+const MAGIC: &[u8; 8] = b"bonsaiX\x06";
 
 /// Entries per checksummed block.
 const CHUNK: usize = 8192;
@@ -44,11 +49,14 @@ struct Head {
     settled_len: u64,
     settled_lines: u32,
     entries: u64,
-    /// CRC-32 of each offset table (entries', measures').
-    offsets_crc: [u32; 2],
-    /// CRC-32 of each block of `CHUNK` entries' records, then of their measures.
+    /// CRC-32 of each offset table (entries', messages', measures', tool calls').
+    offsets_crc: [u32; 4],
+    /// CRC-32 of each block of `CHUNK` entries' records, then of their messages, measures,
+    /// tool calls.
     entries_crc: Vec<u32>,
+    messages_crc: Vec<u32>,
     measures_crc: Vec<u32>,
+    calls_crc: Vec<u32>,
     /// One bit per entry: a tool result whose line names `nestedCalls` (see
     /// `StoredMessage::names_nested_calls`), so a cut never reads every result's line.
     nested_calls: Vec<u8>,
@@ -160,22 +168,45 @@ impl Session {
         let entries = records(&self.entries, |e, out| {
             postcard::to_io(e, &mut *out).expect("an entry encodes");
         });
+        // A message not decoded since it was read from an index is copied from there as it
+        // is: saving an index never decodes what its session did not.
+        let messages = records(&self.entries, |e, out| {
+            if let Kind::Message(cell) = &e.kind {
+                match cell.undecoded_source().and_then(|src| src.record(cell.slot())) {
+                    Some(raw) => out.extend_from_slice(raw),
+                    None => {
+                        postcard::to_io(&**cell, &mut *out).expect("a message encodes");
+                    }
+                }
+            }
+        });
         let measures = records(&self.entries, |e, out| {
-            if let Kind::Message(m) = &e.kind {
+            if let Kind::Message(cell) = &e.kind {
                 // Pi's estimate first, on its own: the gauge and the context's projection read
                 // only that, without decoding (and keeping) the rest.
-                let mut encode = |known: &MessageMeasures| {
-                    postcard::to_io(&known.est_tokens, &mut *out).expect("an estimate encodes");
-                    postcard::to_io(known, &mut *out).expect("measures encode");
-                };
-                match m.measures.get() {
-                    Some(known) => encode(known),
+                let known = cell.is_decoded().then(|| cell.measures.get()).flatten();
+                match known {
+                    Some(known) => {
+                        postcard::to_io(&known.est_tokens, &mut *out).expect("an estimate encodes");
+                        postcard::to_io(&**known, &mut *out).expect("measures encode");
+                    }
                     None => {
-                        if let Some(known) = self.stored_measures.as_ref().and_then(|t| t.get(m.slot)) {
-                            encode(&known)
+                        if let Some(raw) = self
+                            .stored_records
+                            .as_ref()
+                            .and_then(|t| t.measures_record(cell.slot()))
+                        {
+                            out.extend_from_slice(raw);
                         }
                     }
                 }
+            }
+        });
+        // The hashes of each reply's tool-call ids, read in place by `/tree`'s table of calls
+        // (which would otherwise decode every reply of a session to build it).
+        let calls = records(&self.entries, |e, out| {
+            if let Kind::Message(cell) = &e.kind {
+                self.tool_call_hashes(cell, |_, h| out.extend_from_slice(&h.to_le_bytes()));
             }
         });
         // Read here, in the background, rather than on every cut of a session opened from
@@ -191,10 +222,10 @@ impl Session {
                 let base = b * CHUNK;
                 for (k, e) in c.iter().enumerate() {
                     let Kind::Message(m) = &e.kind else { continue };
-                    if m.role != crate::load::entry::Role::ToolResult {
+                    if !m.facts().is(&crate::load::entry::Role::ToolResult) {
                         continue;
                     }
-                    if m.names_nested_calls.is_none() {
+                    if m.facts().names_nested_calls().is_none() {
                         first = first.min(e.span.start);
                         last = last.max(e.span.end);
                     }
@@ -218,9 +249,16 @@ impl Session {
             settled_len: self.settled_len as u64,
             settled_lines: self.settled_lines,
             entries: self.entries.len() as u64,
-            offsets_crc: [crc32fast::hash(&entries.offsets), crc32fast::hash(&measures.offsets)],
+            offsets_crc: [
+                crc32fast::hash(&entries.offsets),
+                crc32fast::hash(&messages.offsets),
+                crc32fast::hash(&measures.offsets),
+                crc32fast::hash(&calls.offsets),
+            ],
             entries_crc: entries.crcs,
+            messages_crc: messages.crcs,
             measures_crc: measures.crcs,
+            calls_crc: calls.crcs,
             nested_calls,
         };
         let head = postcard::to_allocvec(&head).expect("the head encodes");
@@ -230,63 +268,125 @@ impl Session {
                 + head.len()
                 + entries.offsets.len()
                 + entries.bytes.len()
+                + messages.offsets.len()
+                + messages.bytes.len()
                 + measures.offsets.len()
-                + measures.bytes.len(),
+                + measures.bytes.len()
+                + calls.offsets.len()
+                + calls.bytes.len(),
         );
         frame(&mut out, MAGIC, &head);
-        for part in [entries.offsets, entries.bytes, measures.offsets, measures.bytes] {
+        for part in [
+            entries.offsets,
+            entries.bytes,
+            messages.offsets,
+            messages.bytes,
+            measures.offsets,
+            measures.bytes,
+            calls.offsets,
+            calls.bytes,
+        ] {
             out.extend_from_slice(&part);
         }
         out
     }
 }
 
-/// The measures an index holds, read one message at a time (`StoredMessage::slot` is the
-/// entry's position in it). Checked whole when the index was opened.
-pub(crate) struct StoredMeasures {
-    bytes: Arc<FileBytes>,
-    /// Where the offset table and the records are in `bytes`.
+/// One part of an index: where its offset table and its records are in the index's bytes.
+#[derive(Debug, Clone)]
+struct Part {
     offsets: Range<usize>,
     records: Range<usize>,
 }
 
-impl std::fmt::Debug for StoredMeasures {
+/// The messages and measures an index holds, read one message at a time (a message entry's
+/// place in them is its position in the index). Checked whole when the index was opened.
+pub(crate) struct StoredRecords {
+    bytes: Arc<FileBytes>,
+    messages: Part,
+    measures: Part,
+    calls: Part,
+    /// How many bytes of the file the index describes (a message's line must lie in them).
+    len: u64,
+}
+
+impl std::fmt::Debug for StoredRecords {
     fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-        write!(f, "StoredMeasures({} bytes)", self.records.len())
+        write!(
+            f,
+            "StoredRecords({} + {} bytes)",
+            self.messages.records.len(),
+            self.measures.records.len()
+        )
     }
 }
 
-impl StoredMeasures {
+impl MessageSource for StoredRecords {
+    fn message(&self, slot: u32, facts: MessageFacts) -> StoredMessage {
+        let decoded = self
+            .record(slot)
+            .and_then(|r| postcard::from_bytes::<StoredMessage>(r).ok())
+            .filter(|m| m.line.start <= m.line.end && m.line.end as u64 <= self.len);
+        let Some(mut m) = decoded else {
+            // The index was checked whole when opened; a record that does not decode
+            // now would be a wrongly made index: the message reads as blank, never as
+            // some other message.
+            return StoredMessage::blank(facts.role().unwrap_or(crate::load::entry::Role::Other("".into())));
+        };
+        m.slot = slot;
+        m.names_nested_calls = facts.names_nested_calls();
+        m
+    }
+
+    fn record(&self, slot: u32) -> Option<&[u8]> {
+        self.record_of(&self.messages, slot)
+    }
+}
+
+impl StoredRecords {
     /// The measures of the message at `slot`, decoded (`None`: the index holds none).
     pub(crate) fn get(&self, slot: u32) -> Option<MessageMeasures> {
-        let (_, rest) = postcard::take_from_bytes::<u64>(self.record(slot)?).ok()?;
+        let (_, rest) = postcard::take_from_bytes::<u64>(self.measures_record(slot)?).ok()?;
         postcard::from_bytes(rest).ok()
     }
 
     /// Only Pi's estimate of the message at `slot`: what a projection needs of every message
     /// in a context, read without decoding or keeping the rest of its measures.
     pub(crate) fn est_tokens(&self, slot: u32) -> Option<u64> {
-        postcard::take_from_bytes::<u64>(self.record(slot)?)
+        postcard::take_from_bytes::<u64>(self.measures_record(slot)?)
             .ok()
             .map(|(t, _)| t)
     }
 
     /// The index holds measures for the message at `slot`.
     pub(crate) fn holds(&self, slot: u32) -> bool {
-        self.record(slot).is_some()
+        self.measures_record(slot).is_some()
     }
 
-    fn record(&self, slot: u32) -> Option<&[u8]> {
+    /// The hashes of the tool-call ids of the message at `slot` (see `Session::tool_call_hashes`).
+    pub(crate) fn call_hashes(&self, slot: u32) -> impl Iterator<Item = u64> + '_ {
+        self.record_of(&self.calls, slot)
+            .unwrap_or(&[])
+            .chunks_exact(8)
+            .map(|h| u64::from_le_bytes(h.try_into().expect("8 bytes")))
+    }
+
+    /// The measures' record at `slot` as stored (Pi's estimate, then the measures).
+    pub(crate) fn measures_record(&self, slot: u32) -> Option<&[u8]> {
+        self.record_of(&self.measures, slot)
+    }
+
+    fn record_of(&self, part: &Part, slot: u32) -> Option<&[u8]> {
         if slot == NO_SLOT {
             return None;
         }
-        let table = &self.bytes[self.offsets.clone()];
+        let table = &self.bytes[part.offsets.clone()];
         let i = slot as usize;
         if (i + 2) * 8 > table.len() {
             return None;
         }
         let (start, end) = (offset(table, i), offset(table, i + 1));
-        self.bytes[self.records.clone()]
+        self.bytes[part.records.clone()]
             .get(start..end)
             .filter(|r| !r.is_empty())
     }
@@ -300,7 +400,7 @@ pub struct IndexedParse {
     line_diagnostics: Vec<Diagnostic>,
     settled_len: usize,
     settled_lines: u32,
-    measures: Option<Arc<StoredMeasures>>,
+    records: Arc<StoredRecords>,
 }
 
 /// Every block of records whole (their CRC-32s), with their offsets in order and in bounds.
@@ -318,26 +418,19 @@ fn check_records(table: &[u8], records: &[u8], crcs: &[u32], n: usize) -> Result
 
 impl IndexedParse {
     /// Decode the index `bytes[at..]` made by [`Session::to_index`], checked whole (its
-    /// checksums, its build, every entry's byte range within the bytes it describes).
+    /// checksums, its build, every entry's byte range within the bytes it describes). Its
+    /// messages and measures are decoded later, each when read.
     pub fn decode(bytes: Arc<FileBytes>, at: usize) -> Result<IndexedParse, IndexError> {
-        // Read whole once (checked, then decoded), then handed back: what stays mapped is
-        // read again only for the measures asked for, so a big index is never resident whole.
+        // Read whole once (checked, the entries decoded), then handed back: what stays mapped
+        // is read again only for the messages and measures asked for, so a big index is
+        // never resident whole.
         bytes.will_read(at..bytes.len());
         let parse = Self::decode_mapped(&bytes, at);
         bytes.done_with(at..bytes.len());
-        let (mut parse, (offsets, records)) = parse?;
-        parse.measures = Some(Arc::new(StoredMeasures {
-            bytes,
-            offsets,
-            records,
-        }));
-        Ok(parse)
+        parse
     }
 
-    /// [`IndexedParse::decode`] on the bytes as they are, with where the measures' offsets
-    /// and records are (the caller keeps the bytes for them).
-    #[allow(clippy::type_complexity)]
-    fn decode_mapped(bytes: &FileBytes, at: usize) -> Result<(IndexedParse, (Range<usize>, Range<usize>)), IndexError> {
+    fn decode_mapped(bytes: &Arc<FileBytes>, at: usize) -> Result<IndexedParse, IndexError> {
         let index = bytes.get(at..).ok_or(IndexError::Foreign)?;
         let (head_bytes, after_head) = unframe(MAGIC, index)?;
         let head: Head = postcard::from_bytes(head_bytes).map_err(|_| IndexError::Damaged)?;
@@ -345,28 +438,48 @@ impl IndexedParse {
             return Err(IndexError::OtherBuild(head.engine));
         }
         let n = usize::try_from(head.entries).map_err(|_| IndexError::Damaged)?;
-        let rest = &index[after_head..];
-        let (entry_table, rest) = offsets_of(rest, n + 1)?;
-        if crc32fast::hash(entry_table) != head.offsets_crc[0] {
-            return Err(IndexError::Damaged);
+        // Each part: its offset table (checked), then its records (checked block by block).
+        let mut parts = Vec::with_capacity(4);
+        let mut pos = at + after_head;
+        for (k, crcs) in [
+            &head.entries_crc,
+            &head.messages_crc,
+            &head.measures_crc,
+            &head.calls_crc,
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            let (table, rest) = offsets_of(&bytes[pos..], n + 1)?;
+            if crc32fast::hash(table) != head.offsets_crc[k] {
+                return Err(IndexError::Damaged);
+            }
+            let records = rest.get(..offset(table, n)).ok_or(IndexError::Damaged)?;
+            let part = Part {
+                offsets: pos..pos + table.len(),
+                records: pos + table.len()..pos + table.len() + records.len(),
+            };
+            pos = part.records.end;
+            parts.push((part, crcs));
         }
-        let (entry_records, rest) = rest
-            .split_at_checked(offset(entry_table, n))
-            .ok_or(IndexError::Damaged)?;
-        let (measure_table, measure_records) = offsets_of(rest, n + 1)?;
-        if crc32fast::hash(measure_table) != head.offsets_crc[1] {
-            return Err(IndexError::Damaged);
-        }
-        let (check_entries, check_measures) = rayon::join(
-            || check_records(entry_table, entry_records, &head.entries_crc, n),
-            || check_records(measure_table, measure_records, &head.measures_crc, n),
-        );
-        check_entries?;
-        check_measures?;
+        let checks: Vec<Result<(), IndexError>> = parts
+            .par_iter()
+            .map(|(part, crcs)| check_records(&bytes[part.offsets.clone()], &bytes[part.records.clone()], crcs, n))
+            .collect();
+        checks.into_iter().collect::<Result<(), _>>()?;
         let nested = &head.nested_calls;
         if nested.len() != n.div_ceil(8) {
             return Err(IndexError::Damaged);
         }
+        let (entry_table, entry_records) = (&bytes[parts[0].0.offsets.clone()], &bytes[parts[0].0.records.clone()]);
+        let records = Arc::new(StoredRecords {
+            bytes: bytes.clone(),
+            messages: parts[1].0.clone(),
+            measures: parts[2].0.clone(),
+            calls: parts[3].0.clone(),
+            len: head.len,
+        });
+        let source: Arc<dyn MessageSource> = records.clone();
         // Straight into the list (no block lists joined after): a record that does not
         // decode leaves a blank entry and the whole index is refused.
         let bad = AtomicBool::new(false);
@@ -378,11 +491,13 @@ impl IndexedParse {
                 let record = &entry_records[offset(entry_table, i)..offset(entry_table, i + 1)];
                 match postcard::from_bytes::<Entry>(record) {
                     Ok(mut e) => {
-                        if let Kind::Message(m) = &mut e.kind {
-                            m.slot = i as u32;
-                            if m.role == crate::load::entry::Role::ToolResult {
-                                m.names_nested_calls = Some(nested.get(i / 8).is_some_and(|b| b & (1 << (i % 8)) != 0));
+                        if let Kind::Message(cell) = &mut e.kind {
+                            let mut facts = cell.facts();
+                            if facts.is(&crate::load::entry::Role::ToolResult) {
+                                facts =
+                                    facts.with_nested_calls(nested.get(i / 8).is_some_and(|b| b & (1 << (i % 8)) != 0));
                             }
+                            *cell = MessageCell::stored(facts, i as u32, source.clone());
                         }
                         e
                     }
@@ -394,37 +509,23 @@ impl IndexedParse {
             })
             .collect_into_vec(&mut entries);
         // Every byte range must lie in the bytes the index describes (a checksum guards
-        // against damage, not against an index made wrongly).
+        // against damage, not against an index made wrongly); a message's own, when read.
         let in_file = |r: &Range<usize>| r.start <= r.end && r.end as u64 <= head.len;
-        let ranges_ok = entries.par_iter().all(|e| {
-            in_file(&e.span)
-                && match &e.kind {
-                    Kind::Message(m) => in_file(&m.line),
-                    _ => true,
-                }
-        });
+        let ranges_ok = entries.par_iter().all(|e| in_file(&e.span));
         if bad.into_inner() || !ranges_ok || head.settled_len > head.len {
             return Err(IndexError::Damaged);
         }
         let raw: serde_json::Value = serde_json::from_str(&head.header_json).map_err(|_| IndexError::Damaged)?;
         let header = super::load::read_header(raw, head.header_line).map_err(|_| IndexError::Damaged)?;
-        let measures_at = at + after_head + entry_table.len() + entry_records.len();
-        let place = (
-            measures_at..measures_at + measure_table.len(),
-            measures_at + measure_table.len()..measures_at + measure_table.len() + measure_records.len(),
-        );
-        Ok((
-            IndexedParse {
-                len: head.len,
-                header,
-                entries,
-                line_diagnostics: head.line_diagnostics,
-                settled_len: head.settled_len as usize,
-                settled_lines: head.settled_lines,
-                measures: None,
-            },
-            place,
-        ))
+        Ok(IndexedParse {
+            len: head.len,
+            header,
+            entries,
+            line_diagnostics: head.line_diagnostics,
+            settled_len: head.settled_len as usize,
+            settled_lines: head.settled_lines,
+            records,
+        })
     }
 
     /// How many bytes of the file the parse is of.
@@ -484,7 +585,7 @@ impl Session {
                 parse.settled_lines,
             )?
         };
-        s.stored_measures = parse.measures;
+        s.stored_records = Some(parse.records);
         Ok(s)
     }
 }

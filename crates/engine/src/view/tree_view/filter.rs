@@ -81,22 +81,24 @@ impl TreeView {
         if matches!(e.kind, Kind::Usage) {
             return false;
         }
-        if let Kind::Message(m) = &e.kind
-            && m.role == Role::Assistant
+        // A message's facts, not the message: every entry passes through here, and a session
+        // opened from its index decodes a message only when something reads it.
+        let facts = match &e.kind {
+            Kind::Message(m) => Some(m.facts()),
+            _ => None,
+        };
+        if let Some(f) = facts
+            && f.is(&Role::Assistant)
             && Some(i) != self.leaf
+            && !f.visible_text()
+            && !f.stopped_abnormally()
         {
-            let err_or_aborted = m
-                .stop_reason
-                .as_deref()
-                .is_some_and(|r| !r.is_empty() && r != "stop" && r != "toolUse");
-            if !m.visible_text && !err_or_aborted {
-                return false;
-            }
+            return false;
         }
-        let role = e.message().map(|m| &m.role);
+        let is = |role: &Role| facts.is_some_and(|f| f.is(role));
         match self.filter {
-            FilterMode::UserOnly => role == Some(&Role::User),
-            FilterMode::NoTools => !Self::is_settings_entry(&e.kind) && role != Some(&Role::ToolResult),
+            FilterMode::UserOnly => is(&Role::User),
+            FilterMode::NoTools => !Self::is_settings_entry(&e.kind) && !is(&Role::ToolResult),
             FilterMode::LabeledOnly => s.label_of(&e.id).is_some(),
             FilterMode::All => true,
             FilterMode::Default => !Self::is_settings_entry(&e.kind),

@@ -82,9 +82,12 @@ fn lay_out(
     }
 }
 
-pub(super) fn str_hash(id: &str) -> u64 {
-    use std::hash::BuildHasher;
-    rustc_hash::FxBuildHasher.hash_one(id)
+/// Where a tool call is: the `k`th call of the reply at `entry`, and its id's hash.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct ToolCallAt {
+    pub hash: u64,
+    pub entry: u32,
+    pub k: u32,
 }
 
 /// The id of the `k`th tool call of entry `e`.
@@ -153,28 +156,36 @@ impl TreeView {
 
     /// toolCallId → (assistant entry, its call's place) over `flat` (Pi's flattened order),
     /// the last one in that order winning as in Pi's map. Built on its own so it can run
-    /// beside the filter (it is a third of a big session's rows).
-    pub(super) fn tool_call_table(s: &Session, flat: &[usize]) -> hashbrown::HashTable<(u32, u32)> {
-        // Sized once: growing it rehashes every id through its entry.
-        let calls: usize = flat
-            .iter()
-            .filter_map(|&i| s.entries[i].message())
-            .filter(|m| m.role == Role::Assistant)
-            .map(|m| m.tool_call_ids.len())
-            .sum();
+    /// beside the filter (it is a third of a big session's rows). Keyed by the ids' hashes,
+    /// which a session opened from bonsai's index reads in place: its replies are decoded
+    /// only where two ids hash alike (to tell them apart) and for the rows shown.
+    pub(super) fn tool_call_table(s: &Session, flat: &[usize]) -> hashbrown::HashTable<ToolCallAt> {
+        let reply = |i: usize| match &s.entries[i].kind {
+            Kind::Message(m) if m.facts().is(&Role::Assistant) => Some(m),
+            _ => None,
+        };
+        // Sized once: growing it rehashes every call.
+        let mut calls = 0;
+        for &i in flat {
+            if let Some(m) = reply(i) {
+                s.tool_call_hashes(m, |_, _| calls += 1);
+            }
+        }
         let mut table = hashbrown::HashTable::with_capacity(calls);
         for &node in flat {
-            if let Kind::Message(m) = &s.entries[node].kind
-                && m.role == Role::Assistant
-            {
-                for (k, (id, _)) in m.tool_call_ids.iter().enumerate() {
+            if let Some(m) = reply(node) {
+                s.tool_call_hashes(m, |k, hash| {
                     let found = table.entry(
-                        str_hash(id),
-                        |&(e, j)| call_id(s, e, j) == Some(&**id),
-                        |&(e, j)| str_hash(call_id(s, e, j).unwrap_or("")),
+                        hash,
+                        |c: &ToolCallAt| c.hash == hash && call_id(s, c.entry, c.k) == call_id(s, node as u32, k),
+                        |c: &ToolCallAt| c.hash,
                     );
-                    found.insert((node as u32, k as u32));
-                }
+                    found.insert(ToolCallAt {
+                        hash,
+                        entry: node as u32,
+                        k,
+                    });
+                });
             }
         }
         table

@@ -41,7 +41,7 @@ pub struct TreeView {
     active_path: Vec<bool>,
     /// toolCallId → (assistant entry, its `tool_call_ids` index), last one in flattened order
     /// wins; hashed by the id the session holds, so no id is copied.
-    tool_calls: hashbrown::HashTable<(u32, u32)>,
+    tool_calls: hashbrown::HashTable<layout::ToolCallAt>,
     pub filter: FilterMode,
     pub search: String,
     pub folded: HashSet<usize>,

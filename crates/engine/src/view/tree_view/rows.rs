@@ -2,7 +2,7 @@
 //! label, text), the window of rows around the selection, and the plain render.
 
 use super::TreeView;
-use super::layout::{Gutter, call_id, str_hash};
+use super::layout::{Gutter, ToolCallAt, call_id};
 use super::text::{extract_content, format_label_timestamp, format_tool_call, normalize};
 use crate::load::entry::{Kind, Role};
 use crate::load::js;
@@ -396,9 +396,10 @@ impl TreeView {
     fn tool_result_text(&self, s: &Session, m: &crate::load::entry::StoredMessage) -> RowText {
         let t = row_text;
         let call = m.tool_call_id.as_deref().and_then(|id| {
-            let &(e, k) = self
+            let hash = crate::load::entry::tool_call_id_hash(id);
+            let &ToolCallAt { entry: e, k, .. } = self
                 .tool_calls
-                .find(str_hash(id), |&(e, j)| call_id(s, e, j) == Some(id))?;
+                .find(hash, |c| c.hash == hash && call_id(s, c.entry, c.k) == Some(id))?;
             let block = s.entries[e as usize].message()?.tool_call_ids[k as usize].1;
             Some((e as usize, block))
         });

@@ -337,6 +337,28 @@ impl Index {
     }
 }
 
+/// Phases 4–6 as a session's index keeps them: what they made of the entries, so a session
+/// opened from an index of its unchanged file needs only its ids hashed again.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub(super) struct Derived {
+    pub parent_idx: Vec<u32>,
+    /// Every diagnostic (the lines', then phases 4–6's), in line order.
+    pub diagnostics: Vec<Diagnostic>,
+    pub labels: Vec<(Box<str>, Box<str>, u32)>,
+    pub has_duplicate_ids: bool,
+    pub name: Option<Box<str>>,
+}
+
+/// Pi's `byId` over entries whose ids are known to be unique (no id compared, only hashed).
+fn unique_ids(entries: &[Entry]) -> hashbrown::HashTable<u32> {
+    let hashes: Vec<u64> = entries.par_iter().with_min_len(4096).map(|e| id_hash(&e.id)).collect();
+    let mut by_id = hashbrown::HashTable::with_capacity(entries.len());
+    for (i, &h) in hashes.iter().enumerate() {
+        by_id.insert_unique(h, i as u32, |&j| hashes[j as usize]);
+    }
+    by_id
+}
+
 /// Phase 5: each entry's parent as an index (`u32::MAX`: a root). A self-parent is a root
 /// (Pi's getTree); Pi's own path walk would loop on it.
 fn resolve_parents(entries: &[Entry], by_id: &hashbrown::HashTable<u32>) -> Vec<u32> {
@@ -570,6 +592,72 @@ impl Session {
     }
 
     /// Phases 4–6 over the entries: everything derived from them as a whole.
+    /// What phases 4–6 made of this session's entries, for its index.
+    pub(super) fn derived(&self) -> Derived {
+        let mut labels: Vec<_> = self
+            .labels
+            .iter()
+            .map(|(k, (l, i))| (k.clone(), l.clone(), *i))
+            .collect();
+        labels.sort();
+        Derived {
+            parent_idx: self.parent_idx.clone(),
+            diagnostics: self.diagnostics.clone(),
+            labels,
+            has_duplicate_ids: self.has_duplicate_ids,
+            name: self.name.clone(),
+        }
+    }
+
+    /// [`Session::index`] with phases 4–6 as an index of these very entries kept them: only
+    /// `byId` is made again (by hashing alone when no id is used twice).
+    pub(super) fn index_derived(
+        buf: FileBytes,
+        header: Header,
+        entries: Vec<Entry>,
+        line_diagnostics: Vec<Diagnostic>,
+        settled_len: usize,
+        settled_lines: u32,
+        derived: Derived,
+    ) -> Session {
+        let n = entries.len();
+        let parents_ok = derived.parent_idx.len() == n
+            && derived
+                .parent_idx
+                .iter()
+                .enumerate()
+                .all(|(i, &p)| p == u32::MAX || (p as usize) < n && p as usize != i);
+        if derived.has_duplicate_ids || !parents_ok {
+            return Session::index(buf, header, entries, line_diagnostics, settled_len, settled_lines);
+        }
+        let by_id = unique_ids(&entries);
+        let skipped_lines = line_diagnostics
+            .iter()
+            .filter(|d| d.kind == DiagnosticKind::MalformedLine)
+            .count();
+        let version = header.version;
+        Session {
+            file_ends_with_newline: buf.last() == Some(&b'\n') || buf.is_empty(),
+            buf,
+            name: derived.name,
+            parent_idx: derived.parent_idx,
+            entries,
+            diagnostics: derived.diagnostics,
+            line_diagnostics,
+            by_id,
+            labels: derived.labels.into_iter().map(|(k, l, i)| (k, (l, i))).collect(),
+            migrated: version < 3.0,
+            ids_synthesized: version < 2.0,
+            skipped_lines,
+            has_duplicate_ids: false,
+            settled_len,
+            settled_lines,
+            header,
+            pi: Default::default(),
+            stored_records: None,
+        }
+    }
+
     pub(super) fn index(
         buf: FileBytes,
         header: Header,

@@ -1,7 +1,10 @@
 //! A session's parse kept as bytes (bonsai's session index), so a session opened again needs
 //! no parse: what phases 1–3 made of each line (the entries, the line diagnostics, where the
-//! settled part ends) is encoded; opening decodes it and runs phases 4–6 as a parse would, so
-//! a session from its index is the same value as a fresh parse by construction.
+//! settled part ends) is encoded, and what phases 4–6 made of them (parents, diagnostics,
+//! labels, name). Opening an index of an unchanged file decodes both and only hashes the ids
+//! again; when lines were appended it runs phases 4–6 as a parse would (an appended entry can
+//! take over an id). Either way a session from its index is the same value as a fresh parse
+//! by construction.
 //!
 //! The store decides whether an index still describes a file (its identity and hashed
 //! blocks); this module only checks that the bytes are an index of this build, whole: a
@@ -31,7 +34,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 /// What an index starts with; the last byte is the format's version (a new format is a new
 /// byte, and an index of another is not read).
-const MAGIC: &[u8; 8] = b"bonsaiX\x06";
+const MAGIC: &[u8; 8] = b"bonsaiX\x07";
 
 /// Entries per checksummed block.
 const CHUNK: usize = 8192;
@@ -57,6 +60,9 @@ struct Head {
     messages_crc: Vec<u32>,
     measures_crc: Vec<u32>,
     calls_crc: Vec<u32>,
+    /// What phases 4–6 made of the entries (parents, diagnostics, labels, name), used when
+    /// the file is unchanged (lines appended may change what they make of earlier ones).
+    derived: super::load::Derived,
     /// One bit per entry: a tool result whose line names `nestedCalls` (see
     /// `StoredMessage::names_nested_calls`), so a cut never reads every result's line.
     nested_calls: Vec<u8>,
@@ -249,6 +255,7 @@ impl Session {
             settled_len: self.settled_len as u64,
             settled_lines: self.settled_lines,
             entries: self.entries.len() as u64,
+            derived: self.derived(),
             offsets_crc: [
                 crc32fast::hash(&entries.offsets),
                 crc32fast::hash(&messages.offsets),
@@ -400,6 +407,7 @@ pub struct IndexedParse {
     line_diagnostics: Vec<Diagnostic>,
     settled_len: usize,
     settled_lines: u32,
+    derived: super::load::Derived,
     records: Arc<StoredRecords>,
 }
 
@@ -524,6 +532,7 @@ impl IndexedParse {
             line_diagnostics: head.line_diagnostics,
             settled_len: head.settled_len as usize,
             settled_lines: head.settled_lines,
+            derived: head.derived,
             records,
         })
     }
@@ -567,13 +576,14 @@ impl Session {
             return Session::from_bytes(buf);
         }
         let mut s = if len == parse.len {
-            Session::index(
+            Session::index_derived(
                 buf,
                 parse.header,
                 parse.entries,
                 parse.line_diagnostics,
                 parse.settled_len,
                 parse.settled_lines,
+                parse.derived,
             )
         } else {
             Session::extend_parts(

@@ -95,10 +95,19 @@ pub struct SelectionInfo {
 
 /// keepRecentTokens as Pi's settings give it for the model of the session's leaf.
 pub fn keep_recent_for(s: &Session, settings: &Settings) -> u64 {
-    let model = s
-        .leaf()
-        .and_then(|leaf| context::path_settings(s, &s.path_to(leaf)).1)
-        .and_then(|(p, m)| Some((p?, m?)));
+    let model = named_model(s.leaf().and_then(|leaf| context::path_settings(s, &s.path_to(leaf)).1));
+    keep_recent_of(settings, &model)
+}
+
+/// The provider and model a path restores, when it names both (what Pi's per-model
+/// settings are looked up by).
+fn named_model(m: Option<(Option<String>, Option<String>)>) -> Option<(String, String)> {
+    m.and_then(|(p, m)| Some((p?, m?)))
+}
+
+/// Pi's keepRecentTokens for that model: one lookup for the held selection
+/// ([`keep_recent_for`]) and the first gauge ([`compute_with`]), which must agree.
+fn keep_recent_of(settings: &Settings, model: &Option<(String, String)>) -> u64 {
     settings.keep_recent_tokens(model.as_ref().map(|(p, m)| (p.as_str(), m.as_str())))
 }
 
@@ -150,13 +159,13 @@ fn compute_with(
             .any(|&i| matches!(s.entries[i].kind, crate::engine::load::entry::Kind::ContextEdit { .. }));
         edited.then(|| context::estimate_projected_tokens(s, &proj).tokens as u64)
     });
-    let model = proj.model.clone().and_then(|(p, m)| Some((p?, m?)));
+    let model = named_model(proj.model.clone());
     let window = model
         .as_ref()
         .and_then(|(p, m)| registry.find(p, m))
         .map(|m| m.context_window);
     let mref = model.as_ref().map(|(p, m)| (p.as_str(), m.as_str()));
-    let keep_recent = keep_recent.unwrap_or_else(|| settings.keep_recent_tokens(mref));
+    let keep_recent = keep_recent.unwrap_or_else(|| keep_recent_of(settings, &model));
     let reserve = settings.reserve_tokens(mref);
     let encoding = Encoding::for_model(mref.map(|m| m.0), mref.map(|m| m.1));
     let messages: Vec<ContextMessage> = msgs.iter().map(|m| (*m).clone()).collect();

@@ -349,6 +349,16 @@ pub(super) struct Derived {
     pub name: Option<Box<str>>,
 }
 
+/// What phases 4–6 make of a session's entries (see [`Derived`], how an index keeps them).
+struct Phases {
+    by_id: hashbrown::HashTable<u32>,
+    parent_idx: Vec<u32>,
+    diagnostics: Vec<Diagnostic>,
+    labels: HashMap<Box<str>, (Box<str>, u32)>,
+    has_duplicate_ids: bool,
+    name: Option<Box<str>>,
+}
+
 /// Pi's `byId` over entries whose ids are known to be unique (no id compared, only hashed).
 fn unique_ids(entries: &[Entry]) -> hashbrown::HashTable<u32> {
     let hashes: Vec<u64> = entries.par_iter().with_min_len(4096).map(|e| id_hash(&e.id)).collect();
@@ -630,32 +640,22 @@ impl Session {
         if derived.has_duplicate_ids || !parents_ok {
             return Session::index(buf, header, entries, line_diagnostics, settled_len, settled_lines);
         }
-        let by_id = unique_ids(&entries);
-        let skipped_lines = line_diagnostics
-            .iter()
-            .filter(|d| d.kind == DiagnosticKind::MalformedLine)
-            .count();
-        let version = header.version;
-        Session {
-            file_ends_with_newline: buf.last() == Some(&b'\n') || buf.is_empty(),
-            buf,
-            name: derived.name,
+        let phases = Phases {
+            by_id: unique_ids(&entries),
             parent_idx: derived.parent_idx,
-            entries,
             diagnostics: derived.diagnostics,
-            line_diagnostics,
-            by_id,
             labels: derived.labels.into_iter().map(|(k, l, i)| (k, (l, i))).collect(),
-            migrated: version < 3.0,
-            ids_synthesized: version < 2.0,
-            skipped_lines,
             has_duplicate_ids: false,
-            settled_len,
-            settled_lines,
+            name: derived.name,
+        };
+        Session::assemble(
+            buf,
             header,
-            pi: Default::default(),
-            stored_records: None,
-        }
+            entries,
+            line_diagnostics,
+            (settled_len, settled_lines),
+            phases,
+        )
     }
 
     pub(super) fn index(
@@ -672,6 +672,33 @@ impl Session {
         let parent_idx = resolve_parents(&entries, &index.by_id);
         check_structure(&entries, &parent_idx, &mut diagnostics);
         diagnostics.sort_by_key(|d| d.line);
+        let phases = Phases {
+            by_id: index.by_id,
+            parent_idx,
+            diagnostics,
+            labels: index.labels,
+            has_duplicate_ids: index.has_duplicate_ids,
+            name: index.name,
+        };
+        Session::assemble(
+            buf,
+            header,
+            entries,
+            line_diagnostics,
+            (settled_len, settled_lines),
+            phases,
+        )
+    }
+
+    /// The session of these entries and what phases 4–6 made of them.
+    fn assemble(
+        buf: FileBytes,
+        header: Header,
+        entries: Vec<Entry>,
+        line_diagnostics: Vec<Diagnostic>,
+        (settled_len, settled_lines): (usize, u32),
+        phases: Phases,
+    ) -> Session {
         let skipped_lines = line_diagnostics
             .iter()
             .filter(|d| d.kind == DiagnosticKind::MalformedLine)
@@ -680,17 +707,17 @@ impl Session {
         Session {
             file_ends_with_newline: buf.last() == Some(&b'\n') || buf.is_empty(),
             buf,
-            name: index.name,
-            parent_idx,
+            name: phases.name,
+            parent_idx: phases.parent_idx,
             entries,
-            diagnostics,
+            diagnostics: phases.diagnostics,
             line_diagnostics,
-            by_id: index.by_id,
-            labels: index.labels,
+            by_id: phases.by_id,
+            labels: phases.labels,
             migrated: version < 3.0,
             ids_synthesized: version < 2.0,
             skipped_lines,
-            has_duplicate_ids: index.has_duplicate_ids,
+            has_duplicate_ids: phases.has_duplicate_ids,
             settled_len,
             settled_lines,
             header,

@@ -355,6 +355,7 @@ impl MessageFacts {
         (self.flags & Self::NESTED_KNOWN != 0).then_some(self.flags & Self::NESTED != 0)
     }
     pub(crate) fn with_nested_calls(mut self, nested: bool) -> MessageFacts {
+        self.flags &= !(Self::NESTED_KNOWN | Self::NESTED);
         self.flags |= Self::NESTED_KNOWN | if nested { Self::NESTED } else { 0 };
         self
     }
@@ -388,6 +389,8 @@ pub fn tool_call_id_hash(id: &str) -> u64 {
 pub struct MessageCell {
     message: std::sync::OnceLock<Box<StoredMessage>>,
     facts: MessageFacts,
+    /// The message's place in the index it is read from (`StoredMessage::slot` once
+    /// decoded), here so its estimate and measures are found without decoding it.
     slot: u32,
     source: Option<std::sync::Arc<dyn MessageSource>>,
 }
@@ -421,6 +424,15 @@ impl MessageCell {
         *self.message.into_inner().expect("decoded")
     }
 
+    /// Where the message's line is (a parse learns it after the message is made). The one
+    /// change a message takes: none of its facts depend on it.
+    pub(crate) fn set_line(&mut self, line: Range<usize>) {
+        self.get();
+        if let Some(m) = self.message.get_mut() {
+            m.line = line;
+        }
+    }
+
     /// Decoded (or parsed) already: reading it costs nothing more.
     pub fn is_decoded(&self) -> bool {
         self.message.get().is_some()
@@ -450,15 +462,6 @@ impl std::ops::Deref for MessageCell {
     type Target = StoredMessage;
     fn deref(&self) -> &StoredMessage {
         self.get()
-    }
-}
-
-impl std::ops::DerefMut for MessageCell {
-    /// Mutating reads whole; the facts are taken again after (a parse sets the line).
-    fn deref_mut(&mut self) -> &mut StoredMessage {
-        self.get();
-        self.facts = MessageFacts::of(self.message.get().expect("decoded"));
-        self.message.get_mut().expect("decoded")
     }
 }
 

@@ -160,7 +160,7 @@ fn parse_lines(
                                 e.line = ln;
                                 e.span = sp.clone();
                                 if let Kind::Message(m) = &mut e.kind {
-                                    m.line = sp.clone();
+                                    m.set_line(sp.clone());
                                 }
                             }
                             (ln, r)

@@ -67,9 +67,8 @@ fn open_move_filter_preview_quit_restores_terminal() {
     t.wait_for("cut preview ·");
     t.send(&["?"]);
     t.wait_for("any key closes");
-    t.send(&["Escape"]);
-    // A lone ESC followed at once by a key reads as Alt+key; give it a moment.
-    std::thread::sleep(Duration::from_millis(300));
+    // A lone ESC followed at once by a key reads as Alt+key: q waits for the help to close.
+    t.escape_closing("any key closes");
     t.send(&["q"]);
     let screen = t.wait_for("EXITED:0");
     // Back on the main screen: the tree is gone, the shell line is there.
@@ -107,8 +106,7 @@ fn demo_opens_when_pi_has_no_sessions() {
     assert!(screen.contains("CSV importer: quoted commas"), "{screen}");
     t.send(&["v"]);
     t.wait_for("context at");
-    t.send(&["Escape"]);
-    std::thread::sleep(Duration::from_millis(300));
+    t.escape_closing("context at");
     t.send(&["q"]);
     t.wait_for("EXITED:0");
 }
@@ -233,8 +231,7 @@ fn prune_apply_and_undo_in_the_terminal() {
         "one line"
     );
     // (Esc and q apart: together a terminal reads them as Alt+q.)
-    t.send(&["Escape"]);
-    std::thread::sleep(Duration::from_millis(300));
+    t.escape_closing("prune preview");
     t.send(&["q"]);
     t.wait_for("EXITED:0");
     assert_eq!(edits(&std::fs::read(&f).unwrap()), written, "no edit written back");
@@ -258,8 +255,7 @@ fn a_new_users_first_minute() {
     t.send(&["o"]);
     let screen = t.wait_for("no Pi sessions found in any project");
     assert!(screen.contains("sessions · this project"), "{screen}");
-    t.send(&["Escape"]);
-    std::thread::sleep(Duration::from_millis(300));
+    t.escape_closing("sessions · this project");
     let screen = t.wait_for("CSV importer");
     assert!(screen.contains("bundled demo session"), "the banner stays:\n{screen}");
     t.send(&["q"]);
@@ -298,8 +294,7 @@ fn a_key_typed_while_loading_acts_once_the_session_is_open() {
     t.send(&["?"]);
     let screen = t.wait_for(" keys · tree ");
     assert!(screen.contains("big.jsonl ("), "{screen}");
-    t.send(&["Escape"]);
-    std::thread::sleep(Duration::from_millis(300));
+    t.escape_closing(" keys · tree ");
     t.send(&["q"]);
     t.wait_for("EXITED:0");
 }
@@ -635,7 +630,7 @@ fn trash_and_restore_from_the_picker_as_pi_lists_it() {
     for listed in pi_lists(&agent, &project) {
         assert_eq!(listed, both);
     }
-    t.send(&["Escape"]);
+    t.escape_closing("sessions · this project");
     t.send(&["q"]);
     t.wait_for("EXITED:0");
 }

@@ -72,6 +72,29 @@ impl Tmux {
         c.args(keys);
         assert!(c.status().unwrap().success());
     }
+    /// Send a lone Escape and wait until `closes` (a text of the view it closes) is gone from a
+    /// settled screen. A key sent before the app has read the ESC on its own arrives in the
+    /// same read and a terminal takes the pair for Alt+key (CI caught Esc, q as Alt+q on a
+    /// loaded machine after a fixed 300 ms pause), so the next key waits for the proof.
+    pub fn escape_closing(&self, closes: &str) -> String {
+        self.send(&["Escape"]);
+        let start = Instant::now();
+        loop {
+            let screen = self.capture();
+            if !screen.contains(closes) {
+                std::thread::sleep(Duration::from_millis(40));
+                let again = self.capture();
+                if again == screen {
+                    return again;
+                }
+                continue;
+            }
+            if start.elapsed() > Duration::from_secs(10) {
+                panic!("Escape did not close {closes:?}; screen:\n{screen}");
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
     pub fn capture(&self) -> String {
         let out = Command::new("tmux")
             .args(["-L", &self.name, "capture-pane", "-p", "-t", &self.name])

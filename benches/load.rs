@@ -83,7 +83,7 @@ fn leaf_gauge_from_the_index(bencher: divan::Bencher, mb: usize) {
         .bench_local_values(|s| {
             let info = bonsai::ui::selection::of_leaf(&s, &settings, &registry);
             // The session is returned so freeing it is not timed.
-            (s, info.map(|i| i.gauge.tokens.tokens))
+            (s, info.map(|(i, _cut)| i.gauge.tokens.tokens))
         });
 }
 

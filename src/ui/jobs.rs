@@ -49,6 +49,12 @@ pub enum Job {
         keep_recent: u64,
         want_classes: bool,
     },
+    /// The cut of a selection whose gauge is shown (the first load's, after the first frame).
+    Cut {
+        generation: u64,
+        session: Arc<Session>,
+        to_come: Box<selection::CutToCome>,
+    },
     /// Exact token counts of the messages at the selection.
     ExactTokens {
         generation: u64,
@@ -130,7 +136,7 @@ pub enum Job {
     /// The session bonsai was started on, read with its progress reported (`LoadProgress`,
     /// then `Loaded`). `early`: a big session's gauge is worked out here right after the
     /// parse, beside the app building its tree, so the first frame has it
-    /// (`EarlySelection`).
+    /// (`EarlySelection`; its cut is left to a job after the first frame, `Job::Cut`).
     Load {
         path: PathBuf,
         size: u64,
@@ -274,6 +280,11 @@ pub enum JobResult {
         generation: u64,
         info: Box<SelectionInfo>,
     },
+    /// The cut of the selection whose gauge came in `Selection` (of the same generation).
+    SelectionCut {
+        generation: u64,
+        cut: Box<selection::SelectionCut>,
+    },
     ExactTokens {
         generation: u64,
         total: u64,
@@ -328,7 +339,7 @@ pub enum JobResult {
     IndexSaved(Result<u64, String>),
     /// The gauge of the first session's leaf, worked out by the load (`None`: it has none,
     /// or the load had nothing to work on).
-    EarlySelection(Option<Box<SelectionInfo>>),
+    EarlySelection(Option<Box<(SelectionInfo, selection::CutToCome)>>),
     /// The leaf's newest rows for the loading frame (`None`: they could not be read).
     LeafPreview(Option<crate::engine::view::tree_view::TailPreview>),
     Usage(Box<UsageData>),
@@ -464,6 +475,18 @@ impl std::fmt::Debug for SelectionInfo {
     }
 }
 
+impl std::fmt::Debug for selection::CutToCome {
+    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        write!(f, "CutToCome")
+    }
+}
+
+impl std::fmt::Debug for selection::SelectionCut {
+    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        write!(f, "SelectionCut(leaf {})", self.leaf)
+    }
+}
+
 /// Why a model summary did not come.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum SummaryError {
@@ -516,7 +539,15 @@ impl Job {
                 JobResult::ChoreDone(super::chores::run(chore, &agent_dir, store::clock::now_ms()))
             }
             r @ Job::ResolveSummarizer { .. } => resolve_summarizer(r),
-            r @ Job::Selection { .. } => run_selection(r),
+            r @ Job::Selection { .. } => run_selection(r, report),
+            Job::Cut {
+                generation,
+                session,
+                to_come,
+            } => JobResult::SelectionCut {
+                generation,
+                cut: Box::new(to_come.cut(&session, false)),
+            },
             r @ Job::ExactTokens { .. } => run_exact_tokens(r),
             r @ Job::ContextView { .. } => run_context_view(r, report),
             r @ Job::LiveFigure { .. } => run_live_figure(r),
@@ -1343,7 +1374,8 @@ pub fn run_now(job: Job) -> Vec<JobResult> {
     out
 }
 
-fn run_selection(j: Job) -> JobResult {
+/// A selection's gauge, reported as soon as it is known, then its cut (the result).
+fn run_selection(j: Job, report: &(dyn Fn(JobResult) + Sync)) -> JobResult {
     let Job::Selection {
         generation,
         session,
@@ -1356,16 +1388,14 @@ fn run_selection(j: Job) -> JobResult {
     else {
         unreachable!("run_selection runs only Job::Selection")
     };
-    JobResult::Selection {
+    let (info, to_come) = selection::gauge_of(&session, leaf, &settings, &registry, Some(keep_recent));
+    report(JobResult::Selection {
         generation,
-        info: Box::new(selection::compute(
-            &session,
-            leaf,
-            &settings,
-            &registry,
-            keep_recent,
-            want_classes,
-        )),
+        info: Box::new(info),
+    });
+    JobResult::SelectionCut {
+        generation,
+        cut: Box::new(to_come.cut(&session, want_classes)),
     }
 }
 

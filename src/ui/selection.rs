@@ -88,7 +88,8 @@ pub struct SelectionInfo {
     pub gauge: Gauge,
     pub messages: Vec<ContextMessage>,
     pub encoding: Encoding,
-    pub cut: Result<CompactionPlan, NoCompaction>,
+    /// `None` when it comes after the gauge ([`SelectionCut`]).
+    pub cut: Option<Result<CompactionPlan, NoCompaction>>,
     /// The cut preview's classes (only when the preview is on: it touches every path entry).
     pub classes: Option<HashMap<usize, CutClass>>,
 }
@@ -106,16 +107,17 @@ fn named_model(m: Option<(Option<String>, Option<String>)>) -> Option<(String, S
 }
 
 /// Pi's keepRecentTokens for that model: one lookup for the held selection
-/// ([`keep_recent_for`]) and the first gauge ([`compute_with`]), which must agree.
+/// ([`keep_recent_for`]) and the first gauge ([`of_leaf`]), which must agree.
 fn keep_recent_of(settings: &Settings, model: &Option<(String, String)>) -> u64 {
     settings.keep_recent_tokens(model.as_ref().map(|(p, m)| (p.as_str(), m.as_str())))
 }
 
-/// What the app's first frame asks for: the session's leaf, Pi's keepRecentTokens, no cut
-/// classes. A big session's is computed by the first load (see `ui/app/first_load.rs`).
-pub fn of_leaf(s: &Session, settings: &Settings, registry: &Registry) -> Option<SelectionInfo> {
+/// What the app's first frame asks for: the gauge of the session's leaf at Pi's
+/// keepRecentTokens (its cut follows, [`SelectionCut`]). A big session's is computed by the
+/// first load (see `ui/app/first_load.rs`).
+pub fn of_leaf(s: &Session, settings: &Settings, registry: &Registry) -> Option<(SelectionInfo, CutToCome)> {
     let leaf = s.leaf()?;
-    Some(compute_with(s, leaf, settings, registry, None, false))
+    Some(gauge_of(s, leaf, settings, registry, None))
 }
 
 /// Everything the gauge and the cut preview show for `leaf` (pure; runs on any thread).
@@ -127,19 +129,53 @@ pub fn compute(
     keep_recent: u64,
     want_classes: bool,
 ) -> SelectionInfo {
-    compute_with(s, leaf, settings, registry, Some(keep_recent), want_classes)
+    let (mut info, to_come) = gauge_of(s, leaf, settings, registry, Some(keep_recent));
+    let c = to_come.cut(s, want_classes);
+    info.cut = Some(c.cut);
+    info.classes = c.classes;
+    info
 }
 
-/// [`compute`]; `keep_recent` `None`: Pi's setting for the model of the path (as
-/// [`keep_recent_for`] gives it, from the path walked once here instead of twice).
-fn compute_with(
+/// A selection's cut, worked out after its gauge: on a long path it costs as much as the
+/// gauge (every summarized message and its files), and neither the gauge nor the first
+/// frame shows it (the cut preview says "computing the cut…" until it is there).
+pub struct SelectionCut {
+    pub leaf: usize,
+    pub cut: Result<CompactionPlan, NoCompaction>,
+    /// The cut preview's classes (only when the preview is on: it touches every path entry).
+    pub classes: Option<HashMap<usize, CutClass>>,
+}
+
+/// What the gauge's step hands to the cut's: the projection it made, and the compaction
+/// settings of the path's model.
+pub struct CutToCome {
+    leaf: usize,
+    projection: context::Projection,
+    settings: cut::CompactionSettings,
+}
+
+impl CutToCome {
+    pub fn cut(self, s: &Session, want_classes: bool) -> SelectionCut {
+        let cut = cut::prepare_projected(s, self.projection, self.settings);
+        let classes = want_classes.then(|| cut_classes(&cut));
+        SelectionCut {
+            leaf: self.leaf,
+            cut,
+            classes,
+        }
+    }
+}
+
+/// The gauge for `leaf` (its cut left to [`CutToCome::cut`]); `keep_recent` `None`: Pi's
+/// setting for the model of the path (as [`keep_recent_for`] gives it, from the path walked
+/// once here instead of twice).
+pub(crate) fn gauge_of(
     s: &Session,
     leaf: usize,
     settings: &Settings,
     registry: &Registry,
     keep_recent: Option<u64>,
-    want_classes: bool,
-) -> SelectionInfo {
+) -> (SelectionInfo, CutToCome) {
     let proj = context::project(s, &s.path_to(leaf));
     let msgs: Vec<&ContextMessage> = proj.messages().collect();
     let tokens = context::estimate_context_tokens(s, &msgs);
@@ -170,13 +206,12 @@ fn compute_with(
     let encoding = Encoding::for_model(mref.map(|m| m.0), mref.map(|m| m.1));
     let messages: Vec<ContextMessage> = msgs.iter().map(|m| (*m).clone()).collect();
     drop(msgs);
-    let cut = cut::prepare_projected(
-        s,
-        proj,
-        settings.compaction_settings(mref, Some(reserve), Some(keep_recent)),
-    );
-    let classes = want_classes.then(|| cut_classes(&cut));
-    SelectionInfo {
+    let to_come = CutToCome {
+        leaf,
+        settings: settings.compaction_settings(mref, Some(reserve), Some(keep_recent)),
+        projection: proj,
+    };
+    let info = SelectionInfo {
         leaf,
         gauge: Gauge {
             leaf: Some(leaf),
@@ -192,9 +227,10 @@ fn compute_with(
         },
         messages,
         encoding,
-        cut,
-        classes,
-    }
+        cut: None,
+        classes: None,
+    };
+    (info, to_come)
 }
 
 /// Each path entry's place in the cut.

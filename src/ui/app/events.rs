@@ -13,6 +13,7 @@ impl App {
             JobResult::ChoreDone(done) => self.on_small_chore_done(done),
             JobResult::SummarizerResolved { id, summarizer } => self.on_summarizer_resolved(id, summarizer.map(|s| *s)),
             r @ JobResult::Selection { .. } => self.on_selection_info(r),
+            JobResult::SelectionCut { generation, cut } => self.on_selection_cut(generation, *cut),
             JobResult::IndexSaved(_) => {}
             r @ (JobResult::LoadProgress { .. }
             | JobResult::LoadVia(_)
@@ -116,7 +117,8 @@ impl App {
             }),
         }
         self.selection.gauge = Some(gauge);
-        self.selection.cut = Some(info.cut);
+        // The old leaf's cut is not this one's: "computing the cut…" until it comes.
+        self.selection.cut = info.cut;
         // The live figure needs the gauge's window and reserve.
         self.request_live_figure();
         if let Some(c) = info.classes {
@@ -130,6 +132,17 @@ impl App {
         );
         if self.screen.prune_preview && follows_gauge && self.doc.session.entries.len() > super::LARGE_SESSION {
             self.request_plan();
+        }
+    }
+
+    /// The selection's cut, after its gauge.
+    pub(super) fn on_selection_cut(&mut self, generation: u64, cut: crate::ui::selection::SelectionCut) {
+        if generation != self.selection.generation {
+            return;
+        }
+        self.selection.cut = Some(cut.cut);
+        if let Some(c) = cut.classes {
+            self.selection.cut_classes = c;
         }
     }
 

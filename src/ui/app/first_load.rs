@@ -172,8 +172,13 @@ impl App {
     }
 
     /// The load's gauge for the leaf: used when it is what the held job would give (the same
-    /// selection, leaf and keepRecentTokens); else the held job runs after all.
-    fn on_early_selection(&mut self, info: Option<Box<crate::ui::selection::SelectionInfo>>) {
+    /// selection, leaf and keepRecentTokens), its cut left to a job after the first whole
+    /// frame (no view of that frame shows it: the cut preview says "computing the cut…");
+    /// else the held job runs after all.
+    fn on_early_selection(
+        &mut self,
+        early: Option<Box<(crate::ui::selection::SelectionInfo, crate::ui::selection::CutToCome)>>,
+    ) {
         let Some(held) = self.pending.early.take() else { return };
         let Job::Selection {
             generation,
@@ -187,10 +192,18 @@ impl App {
         if *generation != self.selection.generation {
             return;
         }
-        match info {
-            Some(info) if info.leaf == *leaf && info.gauge.keep_recent == *keep_recent => {
+        match early.map(|b| *b) {
+            Some((info, to_come)) if info.leaf == *leaf && info.gauge.keep_recent == *keep_recent => {
                 let generation = *generation;
-                self.on_job(JobResult::Selection { generation, info });
+                self.on_job(JobResult::Selection {
+                    generation,
+                    info: Box::new(info),
+                });
+                self.pending.after_frame.push(Job::Cut {
+                    generation,
+                    session: self.doc.session.clone(),
+                    to_come: Box::new(to_come),
+                });
             }
             _ => self.pending.queue.push(held),
         }

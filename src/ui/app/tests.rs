@@ -1570,7 +1570,12 @@ fn the_first_open_writes_the_index_after_the_frame_and_the_next_reads_it() {
     assert!(!a.pending.queue.iter().any(|j| matches!(j, Job::SaveIndex { .. })));
     assert!(a.take_after_frame().is_empty(), "the gauge is still being worked out");
     a.update(Action::Job(Arc::new(results.next().unwrap())));
-    let held = a.take_after_frame();
+    // After the frame: the index written, and the leaf's cut worked out.
+    let (held, cut): (Vec<Job>, Vec<Job>) = a
+        .take_after_frame()
+        .into_iter()
+        .partition(|j| matches!(j, Job::SaveIndex { .. }));
+    assert!(matches!(cut.as_slice(), [Job::Cut { .. }]), "{} other jobs", cut.len());
     let [Job::SaveIndex { .. }] = held.as_slice() else {
         panic!("no index written after the frame: {} jobs", held.len())
     };
@@ -1602,7 +1607,7 @@ fn the_first_open_writes_the_index_after_the_frame_and_the_next_reads_it() {
         b.status
     );
     assert!(
-        b.take_after_frame().is_empty(),
+        !b.take_after_frame().iter().any(|j| matches!(j, Job::SaveIndex { .. })),
         "an index that fits is not written again"
     );
 }
@@ -1687,8 +1692,27 @@ fn the_first_session_is_read_by_jobs_and_its_gauge_comes_from_the_load() {
     a.update(Action::Job(Arc::new(results.next().unwrap())));
     let g = a.selection.gauge.as_ref().expect("the gauge from the load");
     assert_eq!(g.tokens.tokens, want);
-    assert!(a.selection.cut.is_some());
     assert_eq!(selection_jobs(&a), 0);
+    // Its cut is a job of its own after the first frame, and the same as a selection job's.
+    assert!(a.selection.cut.is_none(), "the first frame does not wait for the cut");
+    let cuts: Vec<Job> = a
+        .take_after_frame()
+        .into_iter()
+        .filter(|j| matches!(j, Job::Cut { .. }))
+        .collect();
+    assert_eq!(cuts.len(), 1);
+    for j in cuts {
+        for r in crate::ui::jobs::run_now(j) {
+            a.update(Action::Job(Arc::new(r)));
+        }
+    }
+    let first_kept = |app: &App| {
+        let cut = app.selection.cut.as_ref().expect("the cut came");
+        cut.as_ref()
+            .map(|p| p.first_kept_entry)
+            .map_err(|e| e.reason().to_string())
+    };
+    assert_eq!(first_kept(&a), first_kept(&by_job));
 
     // No answer from the load: the held job runs after all.
     let mut b = loading(None);

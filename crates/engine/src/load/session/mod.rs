@@ -269,7 +269,35 @@ impl Session {
     }
 
     /// Root→leaf path in linear time. Stops (instead of hanging like Pi) on a cycle.
+    ///
+    /// Walked twice, to count and then to fill from the end, so the path is one allocation
+    /// of its size and no table of visited entries is made: a 437,000-entry session's leaf
+    /// path (342,000 entries) was 2.7 MB grown by doubling plus a 437 KB table, on every
+    /// call, and fresh memory is what opening a big session spends most of its time on. A
+    /// walk longer than the session is a cycle: only then is the table made.
     pub fn path_to(&self, leaf: usize) -> Vec<usize> {
+        let n = self.entries.len();
+        let mut len = 0usize;
+        let mut cur = Some(leaf);
+        while let Some(i) = cur {
+            len += 1;
+            if len > n {
+                return self.path_to_through_a_cycle(leaf);
+            }
+            cur = self.parent_of(i);
+        }
+        let mut path = vec![0usize; len];
+        let mut cur = Some(leaf);
+        for slot in path.iter_mut().rev() {
+            let Some(i) = cur else { break };
+            *slot = i;
+            cur = self.parent_of(i);
+        }
+        path
+    }
+
+    /// [`Session::path_to`] when the leaf's ancestors loop: up to the first entry seen twice.
+    fn path_to_through_a_cycle(&self, leaf: usize) -> Vec<usize> {
         let mut path = Vec::new();
         let mut seen = vec![false; self.entries.len()];
         let mut cur = Some(leaf);
@@ -378,5 +406,27 @@ mod size_tests {
             std::mem::size_of::<super::StoredMessage>(),
             std::mem::size_of::<super::ContentStats>()
         );
+    }
+}
+
+#[cfg(test)]
+mod path_tests {
+    use super::Session;
+
+    /// The counted walk gives every entry the path the walk with a visited table gives, in
+    /// a cycle (the fallback) and out of one.
+    #[test]
+    fn the_counted_path_is_the_walked_one() {
+        for bytes in [
+            &include_bytes!("../../../../../fixtures/bad/cycle.jsonl")[..],
+            &include_bytes!("../../../../../fixtures/bad/duplicate-id-cycle.jsonl")[..],
+            &include_bytes!("../../../../../fixtures/pi-0.87.1/tour.jsonl")[..],
+        ] {
+            let s = Session::from_bytes(bytes.to_vec()).unwrap();
+            assert!(!s.entries.is_empty());
+            for i in 0..s.entries.len() {
+                assert_eq!(s.path_to(i), s.path_to_through_a_cycle(i), "entry {i}");
+            }
+        }
     }
 }

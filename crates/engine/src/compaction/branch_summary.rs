@@ -34,7 +34,7 @@ fn branch_message(s: &Session, idx: usize) -> Option<ContextMessage> {
     };
     match &s.entries[idx].kind {
         Kind::Message(m) if m.role == Role::ToolResult => None,
-        Kind::Message(m) => mk(Part::Main, m.role.clone(), s.est_tokens(m)),
+        Kind::Message(m) => mk(Part::Main, m.role.clone(), s.message_est_tokens(m)),
         Kind::CustomMessage { est_tokens, .. } => mk(Part::Main, Role::Custom, *est_tokens),
         Kind::BranchSummary(b) => mk(Part::Main, Role::BranchSummary, (b.summary_chars as u64).div_ceil(4)),
         Kind::Compaction(c) => mk(

@@ -290,14 +290,6 @@ pub struct MessageMeasures {
     pub tool_calls: Vec<ToolCall>,
 }
 
-/// Where a message entry's message comes from when it is not decoded yet: bonsai's session
-/// index (its records, and the entry's place in them).
-pub(crate) trait MessageSource: Send + Sync + std::fmt::Debug {
-    fn message(&self, slot: u32, facts: MessageFacts) -> StoredMessage;
-    /// The message's record as stored, to copy into a new index without decoding it.
-    fn record(&self, slot: u32) -> Option<&[u8]>;
-}
-
 /// What views that look at every entry (`/tree`'s filters, a cut's file tracking) read of a
 /// message, kept beside it so a session opened from its index answers them without
 /// decoding the message: at 1 GB, decoding every message is ~190 MB of fresh memory, which
@@ -392,7 +384,8 @@ pub struct MessageCell {
     /// The message's place in the index it is read from (`StoredMessage::slot` once
     /// decoded), here so its estimate and measures are found without decoding it.
     slot: u32,
-    source: Option<std::sync::Arc<dyn MessageSource>>,
+    /// Where the message is decoded from while it is not yet: bonsai's session index.
+    source: Option<std::sync::Arc<crate::load::session::StoredRecords>>,
 }
 
 impl MessageCell {
@@ -406,7 +399,11 @@ impl MessageCell {
     }
 
     /// A message at `slot` of `source`, decoded when first read.
-    pub(crate) fn stored(facts: MessageFacts, slot: u32, source: std::sync::Arc<dyn MessageSource>) -> MessageCell {
+    pub(crate) fn stored(
+        facts: MessageFacts,
+        slot: u32,
+        source: std::sync::Arc<crate::load::session::StoredRecords>,
+    ) -> MessageCell {
         MessageCell {
             message: std::sync::OnceLock::new(),
             facts,
@@ -438,13 +435,19 @@ impl MessageCell {
         self.message.get().is_some()
     }
 
+    /// Its measures, when its message is decoded and they are taken (nothing is decoded or
+    /// measured to answer).
+    pub(crate) fn known_measures(&self) -> Option<&MessageMeasures> {
+        self.message.get().and_then(|m| m.measures.get()).map(|b| &**b)
+    }
+
     /// Where bonsai's session index holds this message (`NO_SLOT`: nowhere).
     pub(crate) fn slot(&self) -> u32 {
         self.slot
     }
 
     /// The source it would be decoded from, when it is not yet.
-    pub(crate) fn undecoded_source(&self) -> Option<&std::sync::Arc<dyn MessageSource>> {
+    pub(crate) fn undecoded_source(&self) -> Option<&std::sync::Arc<crate::load::session::StoredRecords>> {
         self.source.as_ref().filter(|_| !self.is_decoded())
     }
 

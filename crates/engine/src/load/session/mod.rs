@@ -8,6 +8,7 @@ mod line;
 mod load;
 mod stored;
 
+pub(crate) use stored::StoredRecords;
 pub use stored::{IndexError, IndexedParse, frame, unframe};
 
 use crate::load::bytes::FileBytes;
@@ -134,24 +135,30 @@ impl Session {
     /// opened from without taking them (a context's projection reads every message's), else
     /// measured now.
     pub fn est_tokens(&self, m: &StoredMessage) -> u64 {
-        if let Some(known) = m.measures.get() {
-            return known.est_tokens;
-        }
-        if let Some(t) = self.stored_records.as_ref().and_then(|t| t.est_tokens(m.slot)) {
-            return t;
-        }
-        self.measures(m).est_tokens
+        self.est_tokens_at(m.slot, m.measures.get().map(|b| &**b), || m)
     }
 
     /// Pi's token estimate of a message entry's message, as [`Session::est_tokens`], without
     /// decoding a message that a session opened from its index has not decoded yet.
     pub fn message_est_tokens(&self, m: &MessageCell) -> u64 {
-        if !m.is_decoded()
-            && let Some(t) = self.stored_records.as_ref().and_then(|t| t.est_tokens(m.slot()))
-        {
+        self.est_tokens_at(m.slot(), m.known_measures(), || m)
+    }
+
+    /// The one lookup behind both: measures `known` already, else the index's record at
+    /// `slot`, else `message()` measured now.
+    fn est_tokens_at<'a>(
+        &'a self,
+        slot: u32,
+        known: Option<&MessageMeasures>,
+        message: impl FnOnce() -> &'a StoredMessage,
+    ) -> u64 {
+        if let Some(known) = known {
+            return known.est_tokens;
+        }
+        if let Some(t) = self.stored_records.as_ref().and_then(|t| t.est_tokens(slot)) {
             return t;
         }
-        self.est_tokens(m)
+        self.measures(message()).est_tokens
     }
 
     /// `f(k, hash)` for each tool call of a message (its place among them, the hash of its id
@@ -175,24 +182,30 @@ impl Session {
     /// decoded for `f` and dropped (a cut reads every summarized reply's tool calls once;
     /// keeping them would cost more than reading them again), else measured now and kept.
     pub fn with_measures<R>(&self, m: &StoredMessage, f: impl FnOnce(&MessageMeasures) -> R) -> R {
-        if let Some(known) = m.measures.get() {
-            return f(known);
-        }
-        match self.stored_records.as_ref().and_then(|t| t.get(m.slot)) {
-            Some(stored) => f(&stored),
-            None => f(self.measures(m)),
-        }
+        self.with_measures_at(m.slot, m.measures.get().map(|b| &**b), || m, f)
     }
 
     /// [`Session::with_measures`] of a message entry's message, without decoding one that a
     /// session opened from its index has not decoded yet.
     pub fn with_message_measures<R>(&self, m: &MessageCell, f: impl FnOnce(&MessageMeasures) -> R) -> R {
-        if !m.is_decoded()
-            && let Some(stored) = self.stored_records.as_ref().and_then(|t| t.get(m.slot()))
-        {
-            return f(&stored);
+        self.with_measures_at(m.slot(), m.known_measures(), || m, f)
+    }
+
+    /// The one lookup behind both (as [`Session::est_tokens_at`]).
+    fn with_measures_at<'a, R>(
+        &'a self,
+        slot: u32,
+        known: Option<&MessageMeasures>,
+        message: impl FnOnce() -> &'a StoredMessage,
+        f: impl FnOnce(&MessageMeasures) -> R,
+    ) -> R {
+        if let Some(known) = known {
+            return f(known);
         }
-        self.with_measures(m, f)
+        match self.stored_records.as_ref().and_then(|t| t.get(slot)) {
+            Some(stored) => f(&stored),
+            None => f(self.measures(message())),
+        }
     }
 
     /// What Pi derives from entry `idx`, when it is a message.
@@ -396,7 +409,7 @@ mod size_tests {
     fn record_sizes_stay_small() {
         // One record per entry: keep the index well under the file size.
         assert!(
-            std::mem::size_of::<super::Entry>() <= 112,
+            std::mem::size_of::<super::Entry>() <= 104,
             "Entry {}",
             std::mem::size_of::<super::Entry>()
         );

@@ -65,8 +65,9 @@ fn open_from_the_index(bencher: divan::Bencher, mb: usize) {
     });
 }
 
-/// The first frame's gauge (the leaf's context, its estimate and Pi's cut) on a session
-/// opened from its index, as the first load works it out beside the tree.
+/// The first frame's gauge (the leaf's context and its estimate; its cut is worked out after
+/// the frame) on a session opened from its index, as the first load works it out beside the
+/// tree.
 #[divan::bench(args = sizes(), sample_count = 9, sample_size = 1)]
 fn leaf_gauge_from_the_index(bencher: divan::Bencher, mb: usize) {
     let (_dir, place, file) = indexed(mb);
@@ -84,6 +85,45 @@ fn leaf_gauge_from_the_index(bencher: divan::Bencher, mb: usize) {
             let info = bonsai::ui::selection::of_leaf(&s, &settings, &registry);
             // The session is returned so freeing it is not timed.
             (s, info.map(|(i, _cut)| i.gauge.tokens.tokens))
+        });
+}
+
+/// `/tree`'s first search on a session opened from its index: every entry's text, so every
+/// message decoded (they are not, until something reads them).
+#[divan::bench(args = sizes(), sample_count = 5, sample_size = 1)]
+fn first_tree_search_from_the_index(bencher: divan::Bencher, mb: usize) {
+    let (_dir, place, file) = indexed(mb);
+    first_tree_search(bencher, || {
+        bonsai::store::index::open(&file, Some(&place), None, None)
+            .unwrap()
+            .session
+    });
+}
+
+/// The same search on a session parsed whole (every message decoded by the parse).
+#[divan::bench(args = sizes(), sample_count = 5, sample_size = 1)]
+fn first_tree_search_parsed(bencher: divan::Bencher, mb: usize) {
+    let file = session_file(mb);
+    first_tree_search(bencher, || bonsai::store::load_session(&file).unwrap());
+}
+
+fn first_tree_search(bencher: divan::Bencher, open: impl Fn() -> Session) {
+    use bonsai::engine::view::{
+        tree::Tree,
+        tree_view::{FilterMode, TreeView},
+    };
+    bencher
+        .with_inputs(|| {
+            let s = open();
+            let tree = Tree::build(&s);
+            let view = TreeView::new(&s, &tree, s.leaf(), FilterMode::default(), 0);
+            (s, view)
+        })
+        .bench_local_values(|(s, mut view)| {
+            view.search = "no such text zq".to_string();
+            view.apply_filter(&s);
+            assert!(view.visible.is_empty());
+            (s, view)
         });
 }
 

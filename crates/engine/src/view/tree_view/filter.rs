@@ -105,9 +105,14 @@ impl TreeView {
         }
     }
 
+    /// Every entry's searchable text, made on the first search on every core: it reads every
+    /// message (a session opened from bonsai's index decodes each here, for the first time).
     fn ensure_search_text(&mut self, s: &Session) {
+        use rayon::prelude::*;
         if self.search_text.is_none() {
             let texts = (0..s.entries.len())
+                .into_par_iter()
+                .with_min_len(256)
                 .map(|i| searchable_text(s, i).to_lowercase())
                 .collect();
             self.search_text = Some(texts);

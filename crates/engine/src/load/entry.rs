@@ -290,6 +290,16 @@ pub struct MessageMeasures {
     pub tool_calls: Vec<ToolCall>,
 }
 
+/// Where a message entry's message comes from when it is not decoded yet: bonsai's session
+/// index (its records, and the entry's place in them). A trait, though the index's records
+/// are its one kind, so that this file needs nothing of `load::session`, which needs it
+/// (`tests/architecture.rs` holds the engine's files free of import circles).
+pub(crate) trait MessageSource: Send + Sync + std::fmt::Debug {
+    fn message(&self, slot: u32, facts: MessageFacts) -> StoredMessage;
+    /// The message's record as stored, to copy into a new index without decoding it.
+    fn record(&self, slot: u32) -> Option<&[u8]>;
+}
+
 /// What views that look at every entry (`/tree`'s filters, a cut's file tracking) read of a
 /// message, kept beside it so a session opened from its index answers them without
 /// decoding the message: at 1 GB, decoding every message is ~190 MB of fresh memory, which
@@ -385,7 +395,7 @@ pub struct MessageCell {
     /// decoded), here so its estimate and measures are found without decoding it.
     slot: u32,
     /// Where the message is decoded from while it is not yet: bonsai's session index.
-    source: Option<std::sync::Arc<crate::load::session::StoredRecords>>,
+    source: Option<std::sync::Arc<dyn MessageSource>>,
 }
 
 impl MessageCell {
@@ -399,11 +409,7 @@ impl MessageCell {
     }
 
     /// A message at `slot` of `source`, decoded when first read.
-    pub(crate) fn stored(
-        facts: MessageFacts,
-        slot: u32,
-        source: std::sync::Arc<crate::load::session::StoredRecords>,
-    ) -> MessageCell {
+    pub(crate) fn stored(facts: MessageFacts, slot: u32, source: std::sync::Arc<dyn MessageSource>) -> MessageCell {
         MessageCell {
             message: std::sync::OnceLock::new(),
             facts,
@@ -447,7 +453,7 @@ impl MessageCell {
     }
 
     /// The source it would be decoded from, when it is not yet.
-    pub(crate) fn undecoded_source(&self) -> Option<&std::sync::Arc<crate::load::session::StoredRecords>> {
+    pub(crate) fn undecoded_source(&self) -> Option<&std::sync::Arc<dyn MessageSource>> {
         self.source.as_ref().filter(|_| !self.is_decoded())
     }
 

@@ -23,7 +23,9 @@
 
 use super::{LoadError, Session};
 use crate::load::bytes::FileBytes;
-use crate::load::entry::{Diagnostic, Entry, Kind, MessageCell, MessageFacts, MessageMeasures, NO_SLOT, StoredMessage};
+use crate::load::entry::{
+    Diagnostic, Entry, Kind, MessageCell, MessageFacts, MessageMeasures, MessageSource, NO_SLOT, StoredMessage,
+};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use std::ops::Range;
@@ -326,10 +328,10 @@ impl std::fmt::Debug for StoredRecords {
     }
 }
 
-impl StoredRecords {
+impl MessageSource for StoredRecords {
     /// The message at `slot` decoded, `facts` being its entry's (a record that does not
     /// decode reads as a blank message of the facts' role).
-    pub(crate) fn message(&self, slot: u32, facts: MessageFacts) -> StoredMessage {
+    fn message(&self, slot: u32, facts: MessageFacts) -> StoredMessage {
         let decoded = self
             .record(slot)
             .and_then(|r| postcard::from_bytes::<StoredMessage>(r).ok())
@@ -345,8 +347,7 @@ impl StoredRecords {
         m
     }
 
-    /// The message's record at `slot` as stored, to copy into a new index without decoding it.
-    pub(crate) fn record(&self, slot: u32) -> Option<&[u8]> {
+    fn record(&self, slot: u32) -> Option<&[u8]> {
         self.record_of(&self.messages, slot)
     }
 }
@@ -488,6 +489,7 @@ impl IndexedParse {
             calls: parts[3].0.clone(),
             len: head.len,
         });
+        let source: Arc<dyn MessageSource> = records.clone();
         // Straight into the list (no block lists joined after): a record that does not
         // decode leaves a blank entry and the whole index is refused.
         let bad = AtomicBool::new(false);
@@ -505,7 +507,7 @@ impl IndexedParse {
                                 facts =
                                     facts.with_nested_calls(nested.get(i / 8).is_some_and(|b| b & (1 << (i % 8)) != 0));
                             }
-                            *cell = MessageCell::stored(facts, i as u32, records.clone());
+                            *cell = MessageCell::stored(facts, i as u32, source.clone());
                         }
                         e
                     }

@@ -83,15 +83,12 @@ impl Gauge {
     }
 }
 
+/// A selection's gauge and the messages behind it (its cut comes apart: [`SelectionCut`]).
 pub struct SelectionInfo {
     pub leaf: usize,
     pub gauge: Gauge,
     pub messages: Vec<ContextMessage>,
     pub encoding: Encoding,
-    /// `None` when it comes after the gauge ([`SelectionCut`]).
-    pub cut: Option<Result<CompactionPlan, NoCompaction>>,
-    /// The cut preview's classes (only when the preview is on: it touches every path entry).
-    pub classes: Option<HashMap<usize, CutClass>>,
 }
 
 /// keepRecentTokens as Pi's settings give it for the model of the session's leaf.
@@ -118,22 +115,6 @@ fn keep_recent_of(settings: &Settings, model: &Option<(String, String)>) -> u64 
 pub fn of_leaf(s: &Session, settings: &Settings, registry: &Registry) -> Option<(SelectionInfo, CutToCome)> {
     let leaf = s.leaf()?;
     Some(gauge_of(s, leaf, settings, registry, None))
-}
-
-/// Everything the gauge and the cut preview show for `leaf` (pure; runs on any thread).
-pub fn compute(
-    s: &Session,
-    leaf: usize,
-    settings: &Settings,
-    registry: &Registry,
-    keep_recent: u64,
-    want_classes: bool,
-) -> SelectionInfo {
-    let (mut info, to_come) = gauge_of(s, leaf, settings, registry, Some(keep_recent));
-    let c = to_come.cut(s, want_classes);
-    info.cut = Some(c.cut);
-    info.classes = c.classes;
-    info
 }
 
 /// A selection's cut, worked out after its gauge: on a long path it costs as much as the
@@ -227,8 +208,6 @@ pub(crate) fn gauge_of(
         },
         messages,
         encoding,
-        cut: None,
-        classes: None,
     };
     (info, to_come)
 }
@@ -273,7 +252,7 @@ mod tests {
         let c = (0..s.entries.len())
             .rfind(|&i| matches!(s.entries[i].kind, Kind::Compaction(_)))
             .expect("the demo has a compaction");
-        let at = |leaf| super::compute(&s, leaf, &Settings::default(), &Registry::builtin_only(), 20_000, false);
+        let at = |leaf| super::gauge_of(&s, leaf, &Settings::default(), &Registry::builtin_only(), Some(20_000)).0;
         let g = at(c).gauge;
         assert!(g.tokens.last_usage_index.is_some());
         assert!(

@@ -118,12 +118,9 @@ impl App {
         }
         self.selection.gauge = Some(gauge);
         // The old leaf's cut is not this one's: "computing the cut…" until it comes.
-        self.selection.cut = info.cut;
+        self.selection.cut = None;
         // The live figure needs the gauge's window and reserve.
         self.request_live_figure();
-        if let Some(c) = info.classes {
-            self.selection.cut_classes = c;
-        }
         // The zones policy follows the gauge: plan again once it is known (large
         // sessions compute it in a job).
         let follows_gauge = matches!(

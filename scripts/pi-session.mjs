@@ -11,6 +11,9 @@
 //                                             names of `bonsai inspect` (entries, path, labels, tree,
 //                                             context, token estimates, the compaction's cut, the
 //                                             branch summary's input): the repository's own oracle
+//   node pi-session.mjs inspect-many < RUNS  RUNS: a JSON array of `inspect`'s argument lists, all
+//                                             made in one process: one line each, {"ok": answers}
+//                                             or {"error": message}
 //   node pi-session.mjs tree FILE WIDTH:FILTER...  (PI_TREE_HOME: the home it shortens paths under)
 //                                             Pi's /tree list for FILE as its TreeSelectorComponent
 //                                             draws it (every row, cursor on the leaf, colours
@@ -37,7 +40,7 @@ import { pathToFileURL } from "node:url";
 // reading, the n-th gets `n` as 8 hex digits instead, as bonsai numbers them, so the two can be
 // compared id for id. Writing (`append`) keeps Pi's random ids.
 let migrationIds = 0;
-if (["inspect", "tree", "load"].includes(process.argv[2])) {
+if (["inspect", "inspect-many", "tree", "load"].includes(process.argv[2])) {
 	const crypto = createRequire(import.meta.url)("node:crypto");
 	crypto.randomUUID = () => `${(++migrationIds).toString(16).padStart(8, "0")}-0000-4000-8000-000000000000`;
 	syncBuiltinESMExports();
@@ -310,27 +313,46 @@ function append(file, count, pauseMs, seed) {
 	}
 }
 
-const [cmd, ...args] = process.argv.slice(2);
-if (cmd === "load") {
-	for (const f of args) process.stdout.write(`${JSON.stringify(load(f))}\n`);
-} else if (cmd === "inspect") {
+/** `inspect`'s arguments (FILE, then options) to Pi's answers. */
+function inspectArgs(args) {
+	// Each file's made-up ids count from 1, as in a process of its own.
+	migrationIds = 0;
 	const opt = (name) => {
 		const k = args.indexOf(name);
 		return k >= 0 ? args[k + 1] : undefined;
 	};
 	const num = (name, dflt) => (opt(name) === undefined ? dflt : Number(opt(name)));
+	return inspect(args[0], {
+		leaf: opt("--leaf"),
+		keep: num("--keep-recent-tokens", 20000),
+		reserve: num("--reserve-tokens", 16384),
+		branchTarget: opt("--branch-target"),
+		window: num("--branch-context-window", 128000),
+	});
+}
+
+const [cmd, ...args] = process.argv.slice(2);
+if (cmd === "load") {
+	for (const f of args) process.stdout.write(`${JSON.stringify(load(f))}\n`);
+} else if (cmd === "inspect") {
 	try {
-		const out = inspect(args[0], {
-			leaf: opt("--leaf"),
-			keep: num("--keep-recent-tokens", 20000),
-			reserve: num("--reserve-tokens", 16384),
-			branchTarget: opt("--branch-target"),
-			window: num("--branch-context-window", 128000),
-		});
-		process.stdout.write(`${JSON.stringify(out)}\n`);
+		process.stdout.write(`${JSON.stringify(inspectArgs(args))}\n`);
 	} catch (e) {
 		console.error(`pi-session.mjs: ${e && e.message ? e.message : e}`);
 		process.exit(1);
+	}
+} else if (cmd === "inspect-many") {
+	// Many inspections in one process (Pi is loaded once): standard input is a JSON array of
+	// argument lists as `inspect` takes them; one line out for each, in order.
+	const runs = JSON.parse(readFileSync(0, "utf8"));
+	for (const run of runs) {
+		let line;
+		try {
+			line = { ok: inspectArgs(run) };
+		} catch (e) {
+			line = { error: e && e.message ? e.message : String(e) };
+		}
+		process.stdout.write(`${JSON.stringify(line)}\n`);
 	}
 } else if (cmd === "tree") {
 	for (const spec of args.slice(1)) {
@@ -352,6 +374,6 @@ if (cmd === "load") {
 	};
 	append(args[0], Number(args[1]), opt("--pause-ms", 2), opt("--seed", 1));
 } else {
-	console.error("usage: pi-session.mjs load FILE... | inspect FILE [options] | list CWD | open FILE | append FILE COUNT [--pause-ms N] [--seed S]");
+	console.error("usage: pi-session.mjs load FILE... | inspect FILE [options] | inspect-many < RUNS.json | list CWD | open FILE | append FILE COUNT [--pause-ms N] [--seed S]");
 	process.exit(2);
 }

@@ -100,33 +100,14 @@ fn pi_and_bonsai_agree_on_the_repositorys_sessions() {
 }
 
 fn agree_on_the_repositorys_sessions(pi: &PiSession) {
-    let mut failures = Vec::new();
-    let mut checked = 0;
-    let mut check = |file: &Path, args: &[&str]| {
-        let name = format!(
-            "Pi {}: {} {}",
-            pi.version,
-            file.file_name().unwrap().to_string_lossy(),
-            args.join(" ")
-        );
-        let ours = bonsai_inspect(file, args, pi.version);
-        match pi.inspect(file, args) {
-            Err(e) => failures.push(format!("{name}: Pi failed: {e}")),
-            Ok(theirs) => {
-                let d = diff(&theirs, &ours);
-                if !d.is_empty() {
-                    failures.push(format!(
-                        "{name}:\n  {}",
-                        d.into_iter().take(8).collect::<Vec<_>>().join("\n  ")
-                    ));
-                }
-            }
-        }
-        checked += 1;
-    };
+    use rayon::prelude::*;
+    // Every run to make, then made at once: Pi's in one node process (a process each took
+    // three quarters of a minute of CI), bonsai's on every core.
+    let mut runs: Vec<(PathBuf, Vec<String>)> = Vec::new();
+    let args = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
     for f in own_sessions() {
         for k in ["2000", "20000"] {
-            check(&f, &["--keep-recent-tokens", k]);
+            runs.push((f.clone(), args(&["--keep-recent-tokens", k])));
         }
     }
     // The branchy sessions: every leaf, and the branch summary's input from the last entry to
@@ -141,17 +122,18 @@ fn agree_on_the_repositorys_sessions(pi: &PiSession) {
         let leaves: Vec<usize> = (0..s.entries.len()).filter(|i| !has_child.contains(i)).collect();
         assert!(leaves.len() >= 2, "{branchy} has branches");
         for l in &leaves {
-            check(&file, &["--leaf", &format!("idx:{l}"), "--keep-recent-tokens", "600"]);
+            let leaf = format!("idx:{l}");
+            runs.push((file.clone(), args(&["--leaf", &leaf, "--keep-recent-tokens", "600"])));
             // From each leaf back to every user message: what a branch summary covers.
             for i in 0..s.entries.len() {
                 if s.entries[i]
                     .message()
                     .is_some_and(|m| m.role == bonsai::engine::load::entry::Role::User)
                 {
-                    check(
-                        &file,
-                        &["--leaf", &format!("idx:{l}"), "--branch-target", &format!("idx:{i}")],
-                    );
+                    runs.push((
+                        file.clone(),
+                        args(&["--leaf", &leaf, "--branch-target", &format!("idx:{i}")]),
+                    ));
                 }
             }
         }
@@ -163,10 +145,35 @@ fn agree_on_the_repositorys_sessions(pi: &PiSession) {
         .find(|&i| s.entries[i].kind.type_name() == "compaction")
         .unwrap();
     let before = s.parent_of(c).unwrap();
-    check(
-        &split,
-        &["--leaf", &format!("idx:{before}"), "--keep-recent-tokens", "3000"],
-    );
+    runs.push((
+        split.clone(),
+        args(&["--leaf", &format!("idx:{before}"), "--keep-recent-tokens", "3000"]),
+    ));
+    // Pi's answers in one process, bonsai's on every core.
+    let theirs = pi.inspect_many(&runs);
+    let failures: Vec<String> = runs
+        .par_iter()
+        .zip(theirs)
+        .filter_map(|((file, args), theirs)| {
+            let args: Vec<&str> = args.iter().map(String::as_str).collect();
+            let name = format!(
+                "Pi {}: {} {}",
+                pi.version,
+                file.file_name().unwrap().to_string_lossy(),
+                args.join(" ")
+            );
+            let ours = bonsai_inspect(file, &args, pi.version);
+            match theirs {
+                Err(e) => Some(format!("{name}: Pi failed: {e}")),
+                Ok(theirs) => {
+                    let d = diff(&theirs, &ours);
+                    (!d.is_empty())
+                        .then(|| format!("{name}:\n  {}", d.into_iter().take(8).collect::<Vec<_>>().join("\n  ")))
+                }
+            }
+        })
+        .collect();
+    let checked = runs.len();
     let at_split = bonsai_inspect(
         &split,
         &["--leaf", &format!("idx:{before}"), "--keep-recent-tokens", "3000"],
@@ -210,44 +217,53 @@ fn tree_byte_for_byte(pi: &PiSession) {
             specs.push(format!("{w}:{f}"));
         }
     }
-    let (mut n, mut failures) = (0, vec![]);
-    for (file, home) in &runs {
-        let (file, home) = (file.as_path(), *home);
-        let o = pi
-            .command()
-            .arg("tree")
-            .arg(file)
-            .args(&specs)
-            .env("PI_TREE_HOME", home)
-            .output()
-            .unwrap();
-        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-        for line in String::from_utf8_lossy(&o.stdout).lines() {
-            let v: Value = serde_json::from_str(line).unwrap();
-            let (w, f) = v["spec"].as_str().unwrap().split_once(':').unwrap();
-            let want: String = v["lines"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|l| format!("{}\n", l.as_str().unwrap()))
-                .collect();
-            let out = Command::new(bonsai_bin())
-                .args(["tree", "--width", w, "--filter", f, "--pi-version", pi.version])
+    // A node process per file (its renders in one), the files on every core.
+    use rayon::prelude::*;
+    let done: Vec<(usize, Vec<String>)> = runs
+        .par_iter()
+        .with_max_len(1)
+        .map(|(file, home)| {
+            let (mut n, mut failures) = (0, vec![]);
+            let (file, home) = (file.as_path(), *home);
+            let o = pi
+                .command()
+                .arg("tree")
                 .arg(file)
-                .env("HOME", home)
+                .args(&specs)
+                .env("PI_TREE_HOME", home)
                 .output()
                 .unwrap();
-            n += 1;
-            if out.stdout != want.as_bytes() {
-                failures.push(format!(
-                    "Pi {}: {} {w} {f} (home {home}):\n--- pi\n{want}--- bonsai\n{}",
-                    pi.version,
-                    file.display(),
-                    String::from_utf8_lossy(&out.stdout)
-                ));
+            assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+            for line in String::from_utf8_lossy(&o.stdout).lines() {
+                let v: Value = serde_json::from_str(line).unwrap();
+                let (w, f) = v["spec"].as_str().unwrap().split_once(':').unwrap();
+                let want: String = v["lines"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|l| format!("{}\n", l.as_str().unwrap()))
+                    .collect();
+                let out = Command::new(bonsai_bin())
+                    .args(["tree", "--width", w, "--filter", f, "--pi-version", pi.version])
+                    .arg(file)
+                    .env("HOME", home)
+                    .output()
+                    .unwrap();
+                n += 1;
+                if out.stdout != want.as_bytes() {
+                    failures.push(format!(
+                        "Pi {}: {} {w} {f} (home {home}):\n--- pi\n{want}--- bonsai\n{}",
+                        pi.version,
+                        file.display(),
+                        String::from_utf8_lossy(&out.stdout)
+                    ));
+                }
             }
-        }
-    }
+            (n, failures)
+        })
+        .collect();
+    let n: usize = done.iter().map(|d| d.0).sum();
+    let failures: Vec<String> = done.into_iter().flat_map(|d| d.1).collect();
     assert_eq!(n, runs.len() * specs.len());
     assert!(
         failures.is_empty(),

@@ -84,45 +84,56 @@ fn live_sessions() -> Vec<PathBuf> {
     v
 }
 
-/// Every session against each Pi release's own answers, bonsai following that release.
+/// Every session against each Pi release's own answers, bonsai following that release. The
+/// runs (a node process each, then bonsai's) go on every core: one after another they were
+/// the suite's longest binary (155 s of CI's 2 cores, one of them idle).
 #[test]
 fn live_oracle_agrees_on_every_session() {
-    let mut failures = Vec::new();
-    let mut runs = 0;
-    for oracle in oracles() {
-        for session in live_sessions() {
+    use rayon::prelude::*;
+    let oracles = oracles();
+    let sessions = live_sessions();
+    let runs: Vec<(&Oracle, &PathBuf, &str)> = oracles
+        .iter()
+        .flat_map(|o| sessions.iter().flat_map(move |s| ["2000", "20000"].map(|k| (o, s, k))))
+        .collect();
+    let failures: Vec<String> = runs
+        .par_iter()
+        .with_max_len(1)
+        .flat_map_iter(|&(oracle, session, k)| {
+            let mut failures = Vec::new();
             let name = session.file_name().unwrap().to_string_lossy().to_string();
             // A branch target: the first user message, so the summary crosses the most.
-            let s = bonsai::store::load_session(&session).unwrap();
+            let s = bonsai::store::load_session(session).unwrap();
             let target = s.entries.iter().position(|e| {
                 e.message()
                     .is_some_and(|m| m.role == bonsai::engine::load::entry::Role::User)
             });
-            for k in ["2000", "20000"] {
-                let mut args = vec!["--keep-recent-tokens", k];
-                let t;
-                if let Some(ti) = target {
-                    t = format!("idx:{ti}");
-                    args.extend(["--branch-target", &t]);
-                }
-                let v = oracle.version;
-                match oracle.run(&session, &args) {
-                    Ok(o) => check(&session, &o, v, &format!("Pi {v}: {name} k{k}"), &mut failures),
-                    Err(e) => failures.push(format!("Pi {v}: {name}: oracle failed: {e}")),
-                }
-                runs += 1;
+            let mut args = vec!["--keep-recent-tokens", k];
+            let t;
+            if let Some(ti) = target {
+                t = format!("idx:{ti}");
+                args.extend(["--branch-target", &t]);
             }
-        }
+            let v = oracle.version;
+            match oracle.run(session, &args) {
+                Ok(o) => check(session, &o, v, &format!("Pi {v}: {name} k{k}"), &mut failures),
+                Err(e) => failures.push(format!("Pi {v}: {name}: oracle failed: {e}")),
+            }
+            failures
+        })
+        .collect();
+    for oracle in &oracles {
         say(&format!(
-            "parity: Pi {}: {runs} live oracle runs so far, {} differing",
+            "parity: Pi {}: {} live oracle runs",
             oracle.version,
-            failures.len()
+            runs.iter().filter(|r| r.0.version == oracle.version).count()
         ));
     }
     assert!(
         failures.is_empty(),
-        "{} of {runs} live oracle runs differ:\n{}",
+        "{} of {} live oracle runs differ:\n{}",
         failures.len(),
+        runs.len(),
         failures.join("\n")
     );
 }

@@ -589,3 +589,96 @@ fn a_session_from_its_index_decodes_only_what_its_first_frame_shows() {
     let used = open_and_compare(&path, &place, "saved from a session that decoded little");
     assert!(matches!(used, Used::Unchanged), "{used:?}");
 }
+
+/// The commands that only read a session (`stats`, `inspect`, `tree`, `context`, `cut`,
+/// `export`) print the same from its index as from a parse, on every fixture: with no index,
+/// with one that describes the file (it was opened: its time moved on), and after Pi appended
+/// a line (the index and the new bytes).
+#[test]
+fn reading_commands_print_the_same_from_the_index() {
+    let tmp = tempfile::tempdir().unwrap();
+    let agent = tmp.path().join("agent");
+    std::fs::create_dir_all(&agent).unwrap();
+    let run = |args: &[&str]| {
+        let out = std::process::Command::new(common::bonsai_bin())
+            .args(args)
+            .env("PI_CODING_AGENT_DIR", &agent)
+            .current_dir(tmp.path())
+            .output()
+            .unwrap();
+        (out.status.code(), out.stdout, out.stderr)
+    };
+    let commands: [&[&str]; 7] = [
+        &["stats", "--json"],
+        &["inspect"],
+        &["tree", "--width", "100", "--filter", "all"],
+        &["context", "--json", "--no-exact"],
+        &["cut", "--json", "--keep-recent-tokens", "200"],
+        &["export", "--format", "md"],
+        &["export", "--format", "json"],
+    ];
+    let outputs = |f: &str| -> Vec<_> { commands.iter().map(|c| run(&[c, &[f][..]].concat())).collect() };
+    let (mut checked, mut from_index) = (0, 0);
+    for (k, fixture) in fixtures().iter().enumerate() {
+        let bytes = std::fs::read(fixture).unwrap();
+        // A file of its own, so each index is this test's (and the fixture is never touched).
+        let file = tmp.path().join(format!("s{k}.jsonl"));
+        let Some(cut) = bytes
+            .len()
+            .checked_sub(1)
+            .and_then(|end| memchr::memrchr(b'\n', &bytes[..end]))
+        else {
+            continue;
+        };
+        std::fs::write(&file, &bytes[..cut + 1]).unwrap();
+        let f = file.to_str().unwrap();
+        let parsed = outputs(f);
+        let (code, _, err) = run(&["index", f]);
+        if code != Some(0) {
+            // Not a session bonsai opens (the bad corpus): no index, the same errors.
+            assert_eq!(parsed, outputs(f), "{}", String::from_utf8_lossy(&err));
+            continue;
+        }
+        let idx = Place {
+            dir: agent.join("bonsai").join("index"),
+            limit: 0,
+        }
+        .file_for(&index::resolved(&file));
+        let old = std::time::SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(1_000_000_000);
+        std::fs::File::options()
+            .append(true)
+            .open(&idx)
+            .unwrap()
+            .set_modified(old)
+            .unwrap();
+        let indexed = outputs(f);
+        let opened = std::fs::metadata(&idx).unwrap().modified().unwrap() > old;
+        from_index += opened as usize;
+        for (c, (a, b)) in commands.iter().zip(parsed.iter().zip(&indexed)) {
+            assert!(
+                a == b,
+                "{} {c:?}: from the index:\n{}\n{}\nparsed:\n{}\n{}",
+                fixture.display(),
+                String::from_utf8_lossy(&b.1),
+                String::from_utf8_lossy(&b.2),
+                String::from_utf8_lossy(&a.1),
+                String::from_utf8_lossy(&a.2)
+            );
+        }
+        // Pi appends the last line: the index and the new bytes, as a parse of the whole.
+        std::fs::OpenOptions::new()
+            .append(true)
+            .open(&file)
+            .unwrap()
+            .write_all(&bytes[cut + 1..])
+            .unwrap();
+        let grown = outputs(f);
+        std::fs::write(&idx, b"").unwrap();
+        assert_eq!(grown, outputs(f), "{}: after an append", fixture.display());
+        checked += 1;
+    }
+    assert!(
+        checked >= 10 && from_index == checked,
+        "{from_index} of {checked} read from their index"
+    );
+}

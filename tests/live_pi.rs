@@ -593,8 +593,8 @@ fn slash_bonsai_in_pis_tui_labels_and_pi_goes_on_from_bonsais_leaf() {
         t.send(&["Enter"]);
         let tree = t.wait_for("[from-bonsai]");
         assert!(tree.contains("[from-bonsai] assistant:"), "{tree}");
-        t.send(&["Escape"]);
-        std::thread::sleep(std::time::Duration::from_millis(300));
+        // Typed before Pi has closed its /tree, the words would be its search.
+        t.escape_closing("Type to search:");
         t.send(&["Step 3: after bonsai"]);
         t.wait_for("Step 3: after bonsai");
         t.send(&["Enter"]);

@@ -18,6 +18,21 @@ pub fn load(path: &Path) -> Result<std::mem::ManuallyDrop<Session>> {
     Ok(std::mem::ManuallyDrop::new(s))
 }
 
+/// A session for a command that only reads it: from bonsai's session index where one still
+/// describes the file (what the TUI and `bonsai index` wrote), else parsed whole as [`load`]
+/// parses it. No index is written: the command would wait for the writing before it ends. A
+/// command that writes uses [`load`], never this: writes never trust the index.
+pub fn load_for_reading(path: &Path) -> Result<std::mem::ManuallyDrop<Session>> {
+    use crate::store::{config, index};
+    let settings = config::load_settings(&config::cwd());
+    let place = index::Place::in_agent(&config::agent_dir(), &settings);
+    let s = index::open(path, Some(&place), None, None)?.session;
+    for d in &s.diagnostics {
+        eprintln!("bonsai: {}:{}: {}", path.display(), d.line, d.message);
+    }
+    Ok(std::mem::ManuallyDrop::new(s))
+}
+
 /// FILE as every command takes it: a session file, or a directory (its newest session, as
 /// `bonsai DIR` opens).
 pub fn session_file(p: &Path) -> Result<PathBuf> {

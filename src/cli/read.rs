@@ -1,7 +1,7 @@
 //! The commands that only read: context, cut, branch, tree, stats, inspect, list.
 
 use super::args::{CutBudget, LeafArg, SessionArg};
-use super::common::{load, print_json, resolve_leaf, resolve_ref, session_model, short_list};
+use super::common::{load_for_reading, print_json, resolve_leaf, resolve_ref, session_model, short_list};
 use super::out;
 use crate::engine::compaction::branch_summary;
 use crate::engine::compaction::cut;
@@ -191,7 +191,7 @@ pub struct ListArgs {
 
 pub fn context(a: ContextArgs) -> Result<()> {
     let (file, json_out, exact) = (a.session.file.as_path(), a.json, !a.no_exact);
-    let s = load(file)?;
+    let s = load_for_reading(file)?;
     let leaf = resolve_leaf(&s, a.at.leaf.as_deref())?;
     if a.live {
         return context_live(&s, file, leaf, &a);
@@ -547,7 +547,7 @@ pub fn live_report_json(r: &crate::engine::live::LiveReport) -> Value {
 
 pub fn cut(a: CutArgs) -> Result<()> {
     let (keep, reserve, json_out) = (a.budget.keep_recent_tokens, a.budget.reserve_tokens, a.json);
-    let s = load(&a.session.file)?;
+    let s = load_for_reading(&a.session.file)?;
     let leaf = resolve_leaf(&s, a.at.leaf.as_deref())?;
     let settings = load_settings(&cwd());
     let path = leaf.map(|l| s.path_to(l)).unwrap_or_default();
@@ -626,7 +626,7 @@ pub fn cut(a: CutArgs) -> Result<()> {
 
 pub fn branch(a: BranchArgs) -> Result<()> {
     let (window, reserve, json_out) = (a.context_window, a.reserve_tokens, a.json);
-    let s = load(&a.session.file)?;
+    let s = load_for_reading(&a.session.file)?;
     let leaf = resolve_leaf(&s, a.at.leaf.as_deref())?;
     let target = resolve_ref(&s, &a.target)?;
     let settings = load_settings(&cwd());
@@ -666,7 +666,7 @@ pub fn branch(a: BranchArgs) -> Result<()> {
 
 pub fn tree(a: TreeArgs) -> Result<()> {
     let (filter, width, json_out) = (a.filter, a.width, a.json);
-    let s = load(&a.session.file)?;
+    let s = load_for_reading(&a.session.file)?;
     let leaf = resolve_leaf(&s, a.at.leaf.as_deref())?;
     let settings = load_settings(&cwd());
     let filter = filter.unwrap_or_else(|| settings.tree_filter_mode().to_string());
@@ -705,7 +705,7 @@ pub fn tree(a: TreeArgs) -> Result<()> {
 
 pub fn stats(a: StatsArgs) -> Result<()> {
     let (file, top, json_out) = (a.session.file.as_path(), a.top, a.json);
-    let s = load(file)?;
+    let s = load_for_reading(file)?;
     let leaf = resolve_leaf(&s, a.at.leaf.as_deref())?;
     let (types, roles) = report::counts_json(&s);
     let mut by_role: std::collections::BTreeMap<String, (u64, u64)> = Default::default();
@@ -865,7 +865,7 @@ pub fn list(a: ListArgs) -> Result<()> {
 }
 
 pub fn inspect(a: InspectArgs) -> Result<()> {
-    let s = load(&a.session.file)?;
+    let s = load_for_reading(&a.session.file)?;
     let o = report::InspectOptions {
         leaf: resolve_leaf(&s, a.at.leaf.as_deref())?,
         keep_recent_tokens: a.keep_recent_tokens,
@@ -885,7 +885,7 @@ pub fn inspect(a: InspectArgs) -> Result<()> {
 
 pub fn export(a: super::ExportArgs) -> Result<()> {
     use crate::engine::export::{self, Scope};
-    let s = load(&a.session.file)?;
+    let s = load_for_reading(&a.session.file)?;
     let scope = if a.tree {
         Scope::Tree
     } else {

@@ -427,12 +427,7 @@ fn bonsai_index_makes_shows_and_clears_indexes() {
     let cut = memchr::memrchr(b'\n', &bytes[..bytes.len() - 1]).unwrap() + 1;
     std::fs::write(&file, &bytes[..cut]).unwrap();
     let run = |args: &[&str]| {
-        let out = std::process::Command::new(common::bonsai_bin())
-            .args(args)
-            .env("PI_CODING_AGENT_DIR", &agent)
-            .current_dir(tmp.path())
-            .output()
-            .unwrap();
+        let out = bonsai_with_agent(&agent, tmp.path(), args);
         assert!(
             out.status.success(),
             "{args:?}: {}",
@@ -460,6 +455,16 @@ fn bonsai_index_makes_shows_and_clears_indexes() {
     assert!(status["totalBytes"].as_u64().unwrap() > 0);
     assert!(run(&["index", "--clear"]).contains("removed 1 index file"));
     assert!(run(&["index", "--status"]).contains("no session index"));
+}
+
+/// The bonsai binary run in `dir` with `agent` as Pi's agent folder.
+fn bonsai_with_agent(agent: &Path, dir: &Path, args: &[&str]) -> std::process::Output {
+    std::process::Command::new(common::bonsai_bin())
+        .args(args)
+        .env("PI_CODING_AGENT_DIR", agent)
+        .current_dir(dir)
+        .output()
+        .unwrap()
 }
 
 /// A session of `turns` turns as Pi writes them (a user prompt, a reply calling `read` on a
@@ -600,12 +605,7 @@ fn reading_commands_print_the_same_from_the_index() {
     let agent = tmp.path().join("agent");
     std::fs::create_dir_all(&agent).unwrap();
     let run = |args: &[&str]| {
-        let out = std::process::Command::new(common::bonsai_bin())
-            .args(args)
-            .env("PI_CODING_AGENT_DIR", &agent)
-            .current_dir(tmp.path())
-            .output()
-            .unwrap();
+        let out = bonsai_with_agent(&agent, tmp.path(), args);
         (out.status.code(), out.stdout, out.stderr)
     };
     let commands: [&[&str]; 7] = [

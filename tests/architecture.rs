@@ -387,3 +387,32 @@ fn the_ui_update_reads_no_file_clock_or_environment() {
         "the UI reads outside the jobs and the event loop: {found:#?}"
     );
 }
+
+/// Only the two lookups of ../shared (the tests' `common::shared`, the unit tests'
+/// `ui::tests::shared`) name the folder, both through `$BONSAI_SHARED` first: CI's run without
+/// ../shared (`.ci/run`) names an empty folder there and runs again only the test files that
+/// mention it, which is sound only while nothing else reaches it by its path.
+#[test]
+fn only_the_two_lookups_name_the_shared_folder() {
+    let mut found = Vec::new();
+    for dir in ["src", "crates", "tests"] {
+        // This file names the patterns it looks for.
+        for f in rust_files(&root().join(dir))
+            .into_iter()
+            .filter(|f| !f.ends_with("tests/architecture.rs"))
+        {
+            let text = std::fs::read_to_string(&f).unwrap();
+            for (n, line) in text.lines().enumerate() {
+                let code = line.split("//").next().unwrap_or("");
+                if code.contains("\"../shared") || code.contains("join(\"shared\")") || code.contains("\"shared/") {
+                    let rel = f.strip_prefix(root()).unwrap().display().to_string();
+                    found.push(format!("{rel}:{}", n + 1));
+                }
+            }
+        }
+    }
+    let allowed = |s: &str| s.starts_with("tests/common/mod.rs:") || s.starts_with("src/ui/mod.rs:");
+    let others: Vec<&String> = found.iter().filter(|s| !allowed(s)).collect();
+    assert!(others.is_empty(), "../shared named outside its two lookups: {others:?}");
+    assert_eq!(found.len(), 2, "the two lookups: {found:?}");
+}

@@ -8,29 +8,35 @@ use color_eyre::eyre::{Result, bail, eyre};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
-/// A session for one CLI command. It is never dropped: the process ends right after the
-/// command, and freeing a big session entry by entry costs ~20 ms at 100 MB for nothing.
+/// A session for one CLI command, parsed. It is never dropped: the process ends right after
+/// the command, and freeing a big session entry by entry costs ~20 ms at 100 MB for nothing.
 pub fn load(path: &Path) -> Result<std::mem::ManuallyDrop<Session>> {
-    let s = crate::store::load_session(path)?;
-    for d in &s.diagnostics {
-        eprintln!("bonsai: {}:{}: {}", path.display(), d.line, d.message);
-    }
-    Ok(std::mem::ManuallyDrop::new(s))
+    Ok(for_the_command(path, crate::store::load_session(path)?))
 }
 
 /// A session for a command that only reads it: from bonsai's session index where one still
-/// describes the file (what the TUI and `bonsai index` wrote), else parsed whole as [`load`]
-/// parses it. No index is written: the command would wait for the writing before it ends. A
-/// command that writes uses [`load`], never this: writes never trust the index.
-pub fn load_for_reading(path: &Path) -> Result<std::mem::ManuallyDrop<Session>> {
+/// describes the file (what the TUI and `bonsai index` wrote; `settings` place and bound it),
+/// else parsed whole as [`load`] parses it. No index is written: the command would wait for
+/// the writing before it ends. A command that writes uses [`load`], never this: writes never
+/// trust the index.
+pub fn load_for_reading(
+    path: &Path,
+    settings: &crate::engine::settings::Settings,
+) -> Result<std::mem::ManuallyDrop<Session>> {
     use crate::store::{config, index};
-    let settings = config::load_settings(&config::cwd());
-    let place = index::Place::in_agent(&config::agent_dir(), &settings);
-    let s = index::open(path, Some(&place), None, None)?.session;
+    let place = index::Place::in_agent(&config::agent_dir(), settings);
+    Ok(for_the_command(
+        path,
+        index::open(path, Some(&place), None, None)?.session,
+    ))
+}
+
+/// The session's diagnostics said on stderr; the session kept to the end of the process.
+fn for_the_command(path: &Path, s: Session) -> std::mem::ManuallyDrop<Session> {
     for d in &s.diagnostics {
         eprintln!("bonsai: {}:{}: {}", path.display(), d.line, d.message);
     }
-    Ok(std::mem::ManuallyDrop::new(s))
+    std::mem::ManuallyDrop::new(s)
 }
 
 /// FILE as every command takes it: a session file, or a directory (its newest session, as

@@ -191,7 +191,8 @@ pub struct ListArgs {
 
 pub fn context(a: ContextArgs) -> Result<()> {
     let (file, json_out, exact) = (a.session.file.as_path(), a.json, !a.no_exact);
-    let s = load_for_reading(file)?;
+    let settings = load_settings(&cwd());
+    let s = load_for_reading(file, &settings)?;
     let leaf = resolve_leaf(&s, a.at.leaf.as_deref())?;
     if a.live {
         return context_live(&s, file, leaf, &a);
@@ -214,7 +215,6 @@ pub fn context(a: ContextArgs) -> Result<()> {
     });
     let ctx_tokens = context::estimate_context_tokens(&s, &msgs);
     let projected = context::estimate_projected_tokens(&s, &proj);
-    let settings = load_settings(&cwd());
     let mref = model.as_ref().map(|(p, m)| (p.as_str(), m.as_str()));
     if json_out {
         let mut ctx = report::context_json(&s, &proj, exact_counts.as_deref());
@@ -547,9 +547,9 @@ pub fn live_report_json(r: &crate::engine::live::LiveReport) -> Value {
 
 pub fn cut(a: CutArgs) -> Result<()> {
     let (keep, reserve, json_out) = (a.budget.keep_recent_tokens, a.budget.reserve_tokens, a.json);
-    let s = load_for_reading(&a.session.file)?;
-    let leaf = resolve_leaf(&s, a.at.leaf.as_deref())?;
     let settings = load_settings(&cwd());
+    let s = load_for_reading(&a.session.file, &settings)?;
+    let leaf = resolve_leaf(&s, a.at.leaf.as_deref())?;
     let path = leaf.map(|l| s.path_to(l)).unwrap_or_default();
     let proj = context::project(&s, &path);
     let reg = load_registry(&agent_dir());
@@ -626,10 +626,10 @@ pub fn cut(a: CutArgs) -> Result<()> {
 
 pub fn branch(a: BranchArgs) -> Result<()> {
     let (window, reserve, json_out) = (a.context_window, a.reserve_tokens, a.json);
-    let s = load_for_reading(&a.session.file)?;
+    let settings = load_settings(&cwd());
+    let s = load_for_reading(&a.session.file, &settings)?;
     let leaf = resolve_leaf(&s, a.at.leaf.as_deref())?;
     let target = resolve_ref(&s, &a.target)?;
-    let settings = load_settings(&cwd());
     let window = window.or_else(|| {
         let path = leaf.map(|l| s.path_to(l)).unwrap_or_default();
         let proj = context::project(&s, &path);
@@ -666,9 +666,9 @@ pub fn branch(a: BranchArgs) -> Result<()> {
 
 pub fn tree(a: TreeArgs) -> Result<()> {
     let (filter, width, json_out) = (a.filter, a.width, a.json);
-    let s = load_for_reading(&a.session.file)?;
-    let leaf = resolve_leaf(&s, a.at.leaf.as_deref())?;
     let settings = load_settings(&cwd());
+    let s = load_for_reading(&a.session.file, &settings)?;
+    let leaf = resolve_leaf(&s, a.at.leaf.as_deref())?;
     let filter = filter.unwrap_or_else(|| settings.tree_filter_mode().to_string());
     let t = tree::Tree::build(&s);
     let mode = tree_view::FilterMode::parse(&filter).unwrap_or_default();
@@ -705,7 +705,8 @@ pub fn tree(a: TreeArgs) -> Result<()> {
 
 pub fn stats(a: StatsArgs) -> Result<()> {
     let (file, top, json_out) = (a.session.file.as_path(), a.top, a.json);
-    let s = load_for_reading(file)?;
+    let settings = load_settings(&cwd());
+    let s = load_for_reading(file, &settings)?;
     let leaf = resolve_leaf(&s, a.at.leaf.as_deref())?;
     let (types, roles) = report::counts_json(&s);
     let mut by_role: std::collections::BTreeMap<String, (u64, u64)> = Default::default();
@@ -736,7 +737,6 @@ pub fn stats(a: StatsArgs) -> Result<()> {
     let ctx = context::estimate_context_tokens(&s, &msgs);
     let reg = load_registry(&agent_dir());
     let (model, window) = session_model(&proj, &reg);
-    let settings = load_settings(&cwd());
     let mref = model.as_ref().map(|(p, m)| (p.as_str(), m.as_str()));
     let reserve = settings.reserve_tokens(mref);
     let threshold = window.map(|w| w as i64 - reserve as i64);
@@ -865,7 +865,7 @@ pub fn list(a: ListArgs) -> Result<()> {
 }
 
 pub fn inspect(a: InspectArgs) -> Result<()> {
-    let s = load_for_reading(&a.session.file)?;
+    let s = load_for_reading(&a.session.file, &load_settings(&cwd()))?;
     let o = report::InspectOptions {
         leaf: resolve_leaf(&s, a.at.leaf.as_deref())?,
         keep_recent_tokens: a.keep_recent_tokens,
@@ -885,7 +885,7 @@ pub fn inspect(a: InspectArgs) -> Result<()> {
 
 pub fn export(a: super::ExportArgs) -> Result<()> {
     use crate::engine::export::{self, Scope};
-    let s = load_for_reading(&a.session.file)?;
+    let s = load_for_reading(&a.session.file, &load_settings(&cwd()))?;
     let scope = if a.tree {
         Scope::Tree
     } else {

@@ -134,6 +134,7 @@ fn indexed(mb: usize) -> (tempfile::TempDir, bonsai::store::index::Place, std::p
     let place = bonsai::store::index::Place {
         dir: dir.path().join("index"),
         limit: u64::MAX,
+        view: Default::default(),
     };
     let file = session_file(mb);
     let o = bonsai::store::index::open(&file, Some(&place), None, None).unwrap();

@@ -107,6 +107,7 @@ fn place(dir: &Path) -> Place {
     Place {
         dir: dir.join("index"),
         limit: 1 << 30,
+        view: Default::default(),
     }
 }
 
@@ -137,6 +138,9 @@ fn open_and_compare(path: &Path, place: &Place, what: &str) -> Used {
                     &b[at.saturating_sub(300)..(at + 300).min(b.len())]
                 );
             }
+            if same_stored_view(&o.session, &f, place.view, path) {
+                VIEWS_IN_PLACE.with(|n| n.set(n.get() + 1));
+            }
             if o.used.wants_saving() {
                 index::save(place, &o.source, &o.session).unwrap();
             }
@@ -155,12 +159,62 @@ fn open_and_compare(path: &Path, place: &Place, what: &str) -> Used {
     }
 }
 
+thread_local! {
+    /// Opens (on this test's thread) whose tree and view were read in place from the index.
+    static VIEWS_IN_PLACE: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// The tree and `/tree` view a session from its index shows (read in place where the index
+/// keeps them) are the ones built on a fresh parse: every table, the rows, and again after
+/// each of a run of keys (moves, folds, filters, a search), which make the tables anew.
+fn same_stored_view(o: &Session, f: &Session, filter: tree_view::FilterMode, path: &Path) -> bool {
+    let (to, tf) = (tree::Tree::build(o), tree::Tree::build(f));
+    assert_eq!(to, tf, "{}: the tree", path.display());
+    let mut vo = tree_view::TreeView::new(o, &to, o.leaf(), filter, 0);
+    let mut vf = tree_view::TreeView::new(f, &tf, f.leaf(), filter, 0);
+    let in_place = to.children.is_in_place() && vo.flat.is_in_place();
+    let same = |vo: &tree_view::TreeView, vf: &tree_view::TreeView, after: &str| {
+        if let Err(e) = vo.same_tables_as(vf) {
+            panic!("{} ({filter:?}, after {after}): {e}", path.display());
+        }
+        assert_eq!(
+            vo.render_plain(o, 100, None),
+            vf.render_plain(f, 100, None),
+            "{} ({filter:?}, after {after})",
+            path.display()
+        );
+    };
+    same(&vo, &vf, "the open");
+    type Key = fn(&mut tree_view::TreeView, &Session);
+    let keys: [(&str, Key); 8] = [
+        ("up", |v, _| v.move_up()),
+        ("fold", |v, s| v.fold_or_up(s)),
+        ("unfold", |v, s| v.unfold_or_down(s)),
+        ("page up and fold", |v, s| {
+            v.page_up(7);
+            v.fold_or_up(s)
+        }),
+        ("no-tools", |v, s| v.toggle_filter(s, tree_view::FilterMode::NoTools)),
+        ("search", |v, s| v.set_search(s, "a".into())),
+        ("archived shown", |v, s| v.set_show_archived(s, true)),
+        ("all", |v, s| v.set_filter(s, tree_view::FilterMode::All)),
+    ];
+    for (name, key) in keys {
+        key(&mut vo, o);
+        key(&mut vf, f);
+        same(&vo, &vf, name);
+    }
+    in_place
+}
+
 #[test]
 fn a_session_from_its_index_is_the_fresh_parse_on_every_fixture() {
     let tmp = tempfile::tempdir().unwrap();
-    let place = place(tmp.path());
+    let mut place = place(tmp.path());
     let mut from_index = 0;
-    for f in fixtures() {
+    for (k, f) in fixtures().into_iter().enumerate() {
+        // Every filter's stored view, one fixture after another.
+        place.view = tree_view::FilterMode::CYCLE[k % 5];
         let copy = tmp.path().join("s.jsonl");
         std::fs::copy(&f, &copy).unwrap();
         let _ = index::clear(&place, std::slice::from_ref(&copy));
@@ -173,6 +227,8 @@ fn a_session_from_its_index_is_the_fresh_parse_on_every_fixture() {
         }
     }
     assert!(from_index >= 20, "only {from_index} fixtures were opened from an index");
+    let in_place = VIEWS_IN_PLACE.with(|n| n.get());
+    assert_eq!(in_place, from_index, "every open from an index read its view in place");
 }
 
 /// Lines appended one by one (with a partial last line first), as Pi writes them: each open
@@ -308,7 +364,10 @@ fn a_damaged_or_foreign_index_is_ignored_and_replaced() {
     let good = std::fs::read(&file).unwrap();
     let step = (good.len() / 400).max(1);
     let mut ignored = 0;
-    for k in (0..good.len()).step_by(step) {
+    // Spread over the whole index, then every byte of its end: the tree's and `/tree`'s
+    // tables kept there are read in place, so none of their bytes may go unchecked.
+    let tail = good.len().saturating_sub(512)..good.len();
+    for k in (0..good.len()).step_by(step).chain(tail) {
         let mut bad = good.clone();
         bad[k] ^= 0x41;
         std::fs::write(&file, &bad).unwrap();
@@ -318,7 +377,7 @@ fn a_damaged_or_foreign_index_is_ignored_and_replaced() {
         }
         assert_eq!(open_and_compare(&copy, &place, "after the flip"), Used::Unchanged);
     }
-    assert!(ignored >= 300);
+    assert!(ignored >= 800);
     // Cut short, empty, another file's bytes, another session's index.
     for bad in [&good[..good.len() / 2], &b""[..], &b"{\"type\":\"session\"}\n"[..]] {
         std::fs::write(&file, bad).unwrap();
@@ -642,6 +701,7 @@ fn reading_commands_print_the_same_from_the_index() {
         let idx = Place {
             dir: agent.join("bonsai").join("index"),
             limit: 0,
+            view: Default::default(),
         }
         .file_for(&index::resolved(&file));
         let old = std::time::SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(1_000_000_000);

@@ -17,13 +17,14 @@
 use super::files::{OpenError, open_regular};
 use crate::engine::load::bytes::FileBytes;
 use crate::engine::load::session::{IndexedParse, Session, frame, unframe};
+use crate::engine::view::tree_view::FilterMode;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 /// An index file starts with this; the last byte is the store's format of it.
-const MAGIC: &[u8; 8] = b"bonsaiI\x01";
+const MAGIC: &[u8; 8] = b"bonsaiI\x02";
 
 /// Bytes hashed at each end of the described part of the file.
 const BLOCK: usize = 64 << 10;
@@ -144,6 +145,9 @@ pub struct Place {
     pub dir: PathBuf,
     /// Bytes all indexes may take together (0: no index is read or written).
     pub limit: u64,
+    /// The `/tree` filter whose first view an index keeps (Pi's `treeFilterMode`): the view
+    /// a second open shows without building it.
+    pub view: FilterMode,
 }
 
 impl Place {
@@ -151,6 +155,7 @@ impl Place {
         Place {
             dir: agent.join("bonsai").join("index"),
             limit: settings.index_cache_bytes(),
+            view: FilterMode::parse(settings.tree_filter_mode()).unwrap_or_default(),
         }
     }
 
@@ -189,17 +194,29 @@ fn read_index(file: &Path) -> Result<IndexFile, String> {
     })?;
     let bytes = super::mapped::load_file(f, file).map_err(|e| format!("its index cannot be read: {e}"))?;
     let damaged = || "its index is damaged or of another format".to_string();
-    let (meta, at) = unframe(MAGIC, &bytes).map_err(|_| damaged())?;
+    let (meta, end) = unframe(MAGIC, &bytes).map_err(|_| damaged())?;
     let source: Source = postcard::from_bytes(meta).map_err(|_| damaged())?;
+    let at = engine_part_start(end);
+    if bytes.get(end..at).is_none_or(|pad| pad.iter().any(|&b| b != 0)) {
+        return Err(damaged());
+    }
     Ok(IndexFile { source, at, bytes })
 }
 
-/// The index as bytes: what it describes, then the session's parse.
-fn encode(source: &Source, session: &Session) -> Vec<u8> {
+/// Where the engine's part of an index starts, after the store's ending at `end`: 8-aligned
+/// (the engine's stored view is read in place, and a mapping starts page-aligned).
+fn engine_part_start(end: usize) -> usize {
+    end.next_multiple_of(8)
+}
+
+/// The index as bytes: what it describes, then the session's parse (with the first view of
+/// `view`'s filter).
+fn encode(source: &Source, session: &Session, view: FilterMode) -> Vec<u8> {
     let meta = postcard::to_allocvec(source).expect("a source encodes");
-    let parse = session.to_index();
-    let mut out = Vec::with_capacity(20 + meta.len() + parse.len());
+    let parse = session.to_index(crate::engine::view::tree_view::stored::encode(session, view));
+    let mut out = Vec::with_capacity(28 + meta.len() + parse.len());
     frame(&mut out, MAGIC, &meta);
+    out.resize(engine_part_start(out.len()), 0);
     out.extend_from_slice(&parse);
     out
 }
@@ -272,7 +289,11 @@ fn usable_index(
     if let Freshness::Stale(why) = freshness {
         return Err(why.into());
     }
-    let parse = IndexedParse::decode(std::sync::Arc::new(index.bytes), index.at).map_err(|e| e.to_string())?;
+    let unchanged = freshness == Freshness::Unchanged;
+    // The tree and `/tree`'s first view kept beside the parse serve an unchanged file only.
+    let views: &crate::engine::load::session::ExtraDecoder = &crate::engine::view::tree_view::stored::decode;
+    let parse = IndexedParse::decode(std::sync::Arc::new(index.bytes), index.at, unchanged.then_some(views))
+        .map_err(|e| e.to_string())?;
     if parse.is_v1() && freshness != Freshness::Unchanged {
         return Err("the file grew, and a version 1 session's ids are made up at load".into());
     }
@@ -295,7 +316,7 @@ pub fn save(place: &Place, source: &Source, session: &Session) -> std::io::Resul
     if place.limit == 0 {
         return Ok(0);
     }
-    let bytes = encode(source, session);
+    let bytes = encode(source, session, place.view);
     if bytes.len() as u64 > place.limit {
         return Err(std::io::Error::other(format!(
             "the index ({}) would be larger than bonsai.indexCacheMB allows ({})",

@@ -362,7 +362,7 @@ pub fn tree_json(s: &Session, t: &crate::view::tree::Tree) -> (Value, Value, usi
     }
     (
         json!({"roots": roots, "children": children}),
-        json!({"roots": t.roots.clone(), "children": children_idx}),
+        json!({"roots": t.roots.to_vec(), "children": children_idx}),
         t.max_branch_depth(),
     )
 }

@@ -1537,6 +1537,7 @@ fn the_first_open_writes_the_index_after_the_frame_and_the_next_reads_it() {
     let place = Place {
         dir: dir.path().join("index"),
         limit: 1 << 30,
+        view: Default::default(),
     };
     let open = || {
         let mut a = App::loading(

@@ -957,13 +957,25 @@ fn tool_of(s: &Session, idx: usize) -> Option<String> {
 /// among the entries the context is built from, the latest edit of a target wins.
 pub fn edits_in_effect(s: &Session, leaf: usize) -> HashMap<usize, usize> {
     let ctx = context::context_entries(s, &s.path_to(leaf));
-    let taking_part: HashSet<usize> = ctx.iter().copied().collect();
-    let mut out = HashMap::new();
+    let edits: Vec<(usize, usize)> = ctx
+        .iter()
+        .filter_map(|&i| match &s.entries[i].kind {
+            Kind::ContextEdit { target_id: Some(t), .. } => Some((s.idx_of(t)?, i)),
+            _ => None,
+        })
+        .collect();
+    // Most contexts have no edit: then the context's entries are not gathered (on a long
+    // path that was most of what opening a session spent here).
+    if edits.is_empty() {
+        return HashMap::new();
+    }
+    let mut taking_part = vec![false; s.entries.len()];
     for &i in &ctx {
-        if let Kind::ContextEdit { target_id: Some(t), .. } = &s.entries[i].kind
-            && let Some(target) = s.idx_of(t)
-            && taking_part.contains(&target)
-        {
+        taking_part[i] = true;
+    }
+    let mut out = HashMap::new();
+    for (target, i) in edits {
+        if taking_part[target] {
             out.insert(target, i);
         }
     }

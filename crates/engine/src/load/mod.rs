@@ -9,3 +9,4 @@ pub mod models;
 pub mod pi_version;
 pub mod scan;
 pub mod session;
+pub mod table;

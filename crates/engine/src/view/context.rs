@@ -30,10 +30,14 @@ pub struct ContextMessage {
     pub est_tokens: u64,
 }
 
+/// An entry's messages in a context: almost always one, kept inline (a long path's
+/// projection is one allocation, not one per entry: at 1 GB, 342,000 of them).
+pub type EntryMessages = smallvec::SmallVec<[ContextMessage; 1]>;
+
 #[derive(Debug, Clone)]
 pub struct ProjectedEntry {
     pub source: usize,
-    pub messages: Vec<ContextMessage>,
+    pub messages: EntryMessages,
 }
 
 #[derive(Debug, Clone)]
@@ -54,7 +58,7 @@ impl Projection {
 }
 
 /// Pi's `sessionEntryToContextMessages` in reference form (roles and estimates only).
-pub fn intrinsic_messages(s: &Session, idx: usize) -> Vec<ContextMessage> {
+pub fn intrinsic_messages(s: &Session, idx: usize) -> EntryMessages {
     let e = &s.entries[idx];
     let mk = |part, role, est| ContextMessage {
         source: idx,
@@ -66,14 +70,14 @@ pub fn intrinsic_messages(s: &Session, idx: usize) -> Vec<ContextMessage> {
     match &e.kind {
         // Its facts and estimate, read without decoding the message (a session opened from
         // its index decodes one when something reads it; a context is most of a session).
-        Kind::Message(m) => vec![mk(
+        Kind::Message(m) => smallvec::smallvec![mk(
             Part::Main,
             m.facts().role().unwrap_or_else(|| m.role.clone()),
             s.message_est_tokens(m),
         )],
-        Kind::CustomMessage { est_tokens, .. } => vec![mk(Part::Main, Role::Custom, *est_tokens)],
+        Kind::CustomMessage { est_tokens, .. } => smallvec::smallvec![mk(Part::Main, Role::Custom, *est_tokens)],
         Kind::BranchSummary(b) if b.summary_nonempty => {
-            vec![mk(
+            smallvec::smallvec![mk(
                 Part::Main,
                 Role::BranchSummary,
                 (b.summary_chars as u64).div_ceil(4),
@@ -86,11 +90,11 @@ pub fn intrinsic_messages(s: &Session, idx: usize) -> Vec<ContextMessage> {
                 (c.summary_chars as u64).div_ceil(4),
             );
             match &c.system_message {
-                Some(sm) => vec![mk(Part::CompactionSystem, sm.role.clone(), s.est_tokens(sm)), summary],
-                None => vec![summary],
+                Some(sm) => smallvec::smallvec![mk(Part::CompactionSystem, sm.role.clone(), s.est_tokens(sm)), summary],
+                None => smallvec::smallvec![summary],
             }
         }
-        _ => vec![],
+        _ => smallvec::smallvec![],
     }
 }
 
@@ -130,14 +134,14 @@ fn replaced_estimate(m: &StoredMessage, rep: &ContentStats) -> u64 {
 
 /// Pi's `projectContextEntry`: an entry's messages with a `context_edit` applied (a null
 /// replacement hides them).
-pub(crate) fn project_entry(s: &Session, idx: usize, edit: Option<usize>) -> Vec<ContextMessage> {
+pub(crate) fn project_entry(s: &Session, idx: usize, edit: Option<usize>) -> EntryMessages {
     let mut msgs = intrinsic_messages(s, idx);
     let Some(ei) = edit else { return msgs };
     let Kind::ContextEdit { replacement, .. } = &s.entries[ei].kind else {
         return msgs;
     };
     let Some(rep) = replacement else {
-        return vec![];
+        return EntryMessages::new();
     };
     for m in &mut msgs {
         if !matches!(m.role, Role::User | Role::Assistant | Role::ToolResult | Role::Custom) {
@@ -200,7 +204,7 @@ pub fn project(s: &Session, path: &[usize]) -> Projection {
         .map(|(k, &i)| {
             let e = &s.entries[i];
             let messages = if e.is_compaction() && k > 0 {
-                vec![]
+                EntryMessages::new()
             } else {
                 project_entry(s, i, edits.get(&*e.id).copied())
             };

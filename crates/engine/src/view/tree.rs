@@ -2,27 +2,34 @@
 //! self-parents as roots. Duplicate ids resolve as Pi's maps do: the later entry owns the id.
 
 use crate::load::session::Session;
+use crate::load::table::Table;
 
-#[derive(Debug, Clone)]
+/// The tables live in memory, or in place in bonsai's index when the session was opened from
+/// an unchanged file's index (`view::stored`): then building the tree reads nothing.
+#[derive(Debug, Clone, PartialEq)]
 pub struct Tree {
-    pub roots: Vec<usize>,
+    pub roots: Table<usize>,
     /// Children per entry index, in Pi's order (`children[i]`).
     pub children: Children,
     /// Reachable from a root (entries in a parent cycle are not).
-    pub in_tree: Vec<bool>,
+    pub in_tree: Table<bool>,
 }
 
 /// Every entry's children in one list, each entry's a slice of it: one allocation for the
 /// whole tree instead of one per entry (a 437,000-entry session's tree in 7 MB instead of 25,
 /// which is what opening it from bonsai's index spends most of its time on: fresh memory).
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct Children {
     /// Entry `i`'s children are `list[at[i]..at[i + 1]]`.
-    at: Vec<usize>,
-    list: Vec<usize>,
+    pub(crate) at: Table<usize>,
+    pub(crate) list: Table<usize>,
 }
 
 impl Children {
+    /// Read in place from bonsai's index (see `Table`).
+    pub fn is_in_place(&self) -> bool {
+        self.list.is_in_place()
+    }
     /// How many entries there are (not children).
     pub fn len(&self) -> usize {
         self.at.len().saturating_sub(1)
@@ -45,6 +52,10 @@ impl std::ops::Index<usize> for Children {
 
 impl Tree {
     pub fn build(s: &Session) -> Tree {
+        // Kept in bonsai's index for this very session (`tree_view::stored`): read in place.
+        if let Some(t) = s.kept::<Tree>().filter(|t| t.children.len() == s.entries.len()) {
+            return t.clone();
+        }
         let n = s.entries.len();
         // With duplicate ids every entry of an id stands for its owner (the later one).
         let node = |i: usize| {
@@ -88,7 +99,10 @@ impl Tree {
                 crate::load::js::v8_sort_by(ch, |&a, &b| s.entries[a].ts - s.entries[b].ts);
             }
         }
-        let children = Children { at, list };
+        let children = Children {
+            at: at.into(),
+            list: list.into(),
+        };
         let mut in_tree = vec![false; n];
         let mut stack: Vec<usize> = roots.clone();
         while let Some(i) = stack.pop() {
@@ -99,9 +113,9 @@ impl Tree {
             stack.extend(children[i].iter().copied());
         }
         Tree {
-            roots,
+            roots: roots.into(),
             children,
-            in_tree,
+            in_tree: in_tree.into(),
         }
     }
 

@@ -723,6 +723,7 @@ impl Session {
             header,
             pi: Default::default(),
             stored_records: None,
+            kept: Vec::new(),
         }
     }
 }

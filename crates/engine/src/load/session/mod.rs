@@ -8,7 +8,7 @@ mod line;
 mod load;
 mod stored;
 
-pub use stored::{IndexError, IndexedParse, frame, unframe};
+pub use stored::{ExtraDecoder, IndexError, IndexedParse, Kept, frame, unframe};
 
 use crate::load::bytes::FileBytes;
 use crate::load::entry::*;
@@ -51,6 +51,9 @@ pub struct Session {
     /// The messages and measures bonsai's session index holds for this session, read one
     /// by one on first use (see `StoredMessage::slot`); `None` for a session parsed whole.
     stored_records: Option<std::sync::Arc<stored::StoredRecords>>,
+    /// What a later layer kept in bonsai's index beside this very session's parse (the tree
+    /// and `/tree`'s first view), when it was opened from an unchanged file's index.
+    kept: Vec<stored::Kept>,
 }
 
 /// Why bytes are not a Pi session.
@@ -265,6 +268,11 @@ impl Session {
         self.by_id
             .find(id_hash(id), |&j| &*self.entries[j as usize].id == id)
             .map(|&i| i as usize)
+    }
+
+    /// The `T` its index kept beside the parse, when opened from an unchanged file's index.
+    pub fn kept<T: std::any::Any>(&self) -> Option<&T> {
+        self.kept.iter().find_map(|k| k.downcast_ref::<T>())
     }
 
     pub fn leaf(&self) -> Option<usize> {

@@ -19,7 +19,9 @@
 //! each is read from the index the first time something asks for it ([`StoredRecords`]), so
 //! a session opened from its index only pays for what its views show. Measured on the 1 GB
 //! reference: the cost of an open is mostly fresh memory (the kernel clearing pages), so what
-//! is not decoded is what saves most.
+//! is not decoded is what saves most. After the four parts a later layer may keep a part of
+//! its own, 8-aligned, its head opaque here ([`ExtraDecoder`]): the view layer keeps the tree
+//! and `/tree`'s first view there, read in place (the loader never imports the views).
 
 use super::{LoadError, Session};
 use crate::load::bytes::FileBytes;
@@ -34,7 +36,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 /// What an index starts with; the last byte is the format's version (a new format is a new
 /// byte, and an index of another is not read).
-const MAGIC: &[u8; 8] = b"bonsaiX\x07";
+const MAGIC: &[u8; 8] = b"bonsaiX\x08";
 
 /// Entries per checksummed block.
 const CHUNK: usize = 8192;
@@ -66,6 +68,23 @@ struct Head {
     /// One bit per entry: a tool result whose line names `nestedCalls` (see
     /// `StoredMessage::names_nested_calls`), so a cut never reads every result's line.
     nested_calls: Vec<u8>,
+    /// What a later layer keeps after the four parts (the tree and `/tree`'s first view, see
+    /// `view::tree_view::stored`): its own head, opaque here; its part follows 8-aligned.
+    extra: Option<Vec<u8>>,
+}
+
+/// What a later layer keeps in the index beside the parse, read back: made from its head
+/// (opaque to the engine's loader), the index's bytes, where its part starts, and how many
+/// entries the session has. `None`: the part is damaged (the whole index is refused).
+pub type ExtraDecoder = dyn Fn(&Arc<FileBytes>, usize, &[u8], usize) -> Option<Vec<Kept>> + Sync;
+
+/// One thing kept beside a session's parse (see [`Session::kept`]).
+pub type Kept = Arc<dyn std::any::Any + Send + Sync>;
+
+/// Where a part kept after the index's four parts starts, when they end at `pos` (an index's
+/// bytes start 8-aligned, so the part is aligned for values read in place).
+fn extra_start(pos: usize) -> usize {
+    pos.next_multiple_of(8)
 }
 
 /// Why some bytes are not a usable index (the store then parses the file and writes a new one).
@@ -170,7 +189,8 @@ impl Session {
     /// This session's index: what its parse made of its lines, for [`IndexedParse::decode`].
     /// Measures are kept where they are known (taken at load or since, or in the index this
     /// session was opened from); none is taken for it.
-    pub fn to_index(&self) -> Vec<u8> {
+    /// `extra`: what a later layer keeps after the parse (its head, its part's bytes).
+    pub fn to_index(&self, extra: Option<(Vec<u8>, Vec<u8>)>) -> Vec<u8> {
         let entries = records(&self.entries, |e, out| {
             postcard::to_io(e, &mut *out).expect("an entry encodes");
         });
@@ -246,7 +266,9 @@ impl Session {
                 bits
             })
             .collect();
+        let (extra_head, extra) = extra.unzip();
         let head = Head {
+            extra: extra_head,
             engine: engine_version(),
             len: self.buf.len() as u64,
             header_json: self.header.raw.to_string(),
@@ -294,6 +316,11 @@ impl Session {
             calls.bytes,
         ] {
             out.extend_from_slice(&part);
+        }
+        if let Some(bytes) = extra {
+            // Aligned from the index's start, which the store places 8-aligned in its file.
+            out.resize(extra_start(out.len()), 0);
+            out.extend_from_slice(&bytes);
         }
         out
     }
@@ -411,6 +438,7 @@ pub struct IndexedParse {
     settled_lines: u32,
     derived: super::load::Derived,
     records: Arc<StoredRecords>,
+    kept: Vec<Kept>,
 }
 
 /// Every block of records whole (their CRC-32s), with their offsets in order and in bounds.
@@ -430,17 +458,23 @@ impl IndexedParse {
     /// Decode the index `bytes[at..]` made by [`Session::to_index`], checked whole (its
     /// checksums, its build, every entry's byte range within the bytes it describes). Its
     /// messages and measures are decoded later, each when read.
-    pub fn decode(bytes: Arc<FileBytes>, at: usize) -> Result<IndexedParse, IndexError> {
+    /// `extra`: read what a later layer kept beside the parse with it (only an unchanged
+    /// file's session uses that; otherwise it is neither checked nor kept).
+    pub fn decode(bytes: Arc<FileBytes>, at: usize, extra: Option<&ExtraDecoder>) -> Result<IndexedParse, IndexError> {
         // Read whole once (checked, the entries decoded), then handed back: what stays mapped
         // is read again only for the messages and measures asked for, so a big index is
         // never resident whole.
         bytes.will_read(at..bytes.len());
-        let parse = Self::decode_mapped(&bytes, at);
+        let parse = Self::decode_mapped(&bytes, at, extra);
         bytes.done_with(at..bytes.len());
         parse
     }
 
-    fn decode_mapped(bytes: &Arc<FileBytes>, at: usize) -> Result<IndexedParse, IndexError> {
+    fn decode_mapped(
+        bytes: &Arc<FileBytes>,
+        at: usize,
+        extra: Option<&ExtraDecoder>,
+    ) -> Result<IndexedParse, IndexError> {
         let index = bytes.get(at..).ok_or(IndexError::Foreign)?;
         let (head_bytes, after_head) = unframe(MAGIC, index)?;
         let head: Head = postcard::from_bytes(head_bytes).map_err(|_| IndexError::Damaged)?;
@@ -477,8 +511,18 @@ impl IndexedParse {
             .map(|(part, crcs)| check_records(&bytes[part.offsets.clone()], &bytes[part.records.clone()], crcs, n))
             .collect();
         checks.into_iter().collect::<Result<(), _>>()?;
+        // Checked: what is not decoded now is let go before the rest is read (a 10 GB
+        // session's index would otherwise be resident whole at its peak).
+        for (part, _) in &parts[1..] {
+            bytes.done_with(part.offsets.start..part.records.end);
+        }
         let nested = &head.nested_calls;
         if nested.len() != n.div_ceil(8) {
+            return Err(IndexError::Damaged);
+        }
+        // The kept part is aligned from the index's start (`at`), itself aligned in its file.
+        let extra_at = at + extra_start(pos - at);
+        if head.extra.is_some() && bytes.get(pos..extra_at).is_none_or(|pad| pad.iter().any(|&b| b != 0)) {
             return Err(IndexError::Damaged);
         }
         let (entry_table, entry_records) = (&bytes[parts[0].0.offsets.clone()], &bytes[parts[0].0.records.clone()]);
@@ -494,30 +538,39 @@ impl IndexedParse {
         // decode leaves a blank entry and the whole index is refused.
         let bad = AtomicBool::new(false);
         let mut entries = Vec::with_capacity(n);
-        (0..n)
-            .into_par_iter()
-            .with_min_len(1024)
-            .map(|i| {
-                let record = &entry_records[offset(entry_table, i)..offset(entry_table, i + 1)];
-                match postcard::from_bytes::<Entry>(record) {
-                    Ok(mut e) => {
-                        if let Kind::Message(cell) = &mut e.kind {
-                            let mut facts = cell.facts();
-                            if facts.is(&crate::load::entry::Role::ToolResult) {
-                                facts =
-                                    facts.with_nested_calls(nested.get(i / 8).is_some_and(|b| b & (1 << (i % 8)) != 0));
+        let decode_entries = || {
+            (0..n)
+                .into_par_iter()
+                .with_min_len(1024)
+                .map(|i| {
+                    let record = &entry_records[offset(entry_table, i)..offset(entry_table, i + 1)];
+                    match postcard::from_bytes::<Entry>(record) {
+                        Ok(mut e) => {
+                            if let Kind::Message(cell) = &mut e.kind {
+                                let mut facts = cell.facts();
+                                if facts.is(&crate::load::entry::Role::ToolResult) {
+                                    facts = facts
+                                        .with_nested_calls(nested.get(i / 8).is_some_and(|b| b & (1 << (i % 8)) != 0));
+                                }
+                                *cell = MessageCell::stored(facts, i as u32, source.clone());
                             }
-                            *cell = MessageCell::stored(facts, i as u32, source.clone());
+                            e
                         }
-                        e
+                        Err(_) => {
+                            bad.store(true, Ordering::Relaxed);
+                            blank()
+                        }
                     }
-                    Err(_) => {
-                        bad.store(true, Ordering::Relaxed);
-                        blank()
-                    }
-                }
-            })
-            .collect_into_vec(&mut entries);
+                })
+                .collect_into_vec(&mut entries)
+        };
+        // The kept part is checked beside the entries' decoding; one that does not check
+        // refuses the index like any other damage.
+        let ((), kept) = rayon::join(decode_entries, || match (&head.extra, extra) {
+            (Some(h), Some(decode)) => decode(bytes, extra_at, h, n),
+            _ => Some(Vec::new()),
+        });
+        let kept = kept.ok_or(IndexError::Damaged)?;
         // Every byte range must lie in the bytes the index describes (a checksum guards
         // against damage, not against an index made wrongly); a message's own, when read.
         let in_file = |r: &Range<usize>| r.start <= r.end && r.end as u64 <= head.len;
@@ -536,6 +589,7 @@ impl IndexedParse {
             settled_lines: head.settled_lines,
             derived: head.derived,
             records,
+            kept,
         })
     }
 
@@ -598,6 +652,10 @@ impl Session {
             )?
         };
         s.stored_records = Some(parse.records);
+        // What was kept is of these very entries only: an extended session makes its own.
+        if len == parse.len {
+            s.kept = parse.kept;
+        }
         Ok(s)
     }
 }

@@ -166,7 +166,7 @@ impl TreeView {
             }
             visible.retain(|&fi| !skip.contains(&self.flat[fi]));
         }
-        self.visible = visible;
+        self.visible = visible.into();
         self.relayout(s);
         if let Some(ls) = self.last_selected {
             self.selected = self.nearest_visible(s, Some(ls));

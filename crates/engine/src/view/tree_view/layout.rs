@@ -7,20 +7,47 @@ use crate::load::session::Session;
 use crate::view::tree::Tree;
 
 /// A vertical guide line continuing a non-last branch (`│`), shared between siblings.
-#[derive(Debug, Clone, Copy)]
-pub(super) struct Gutter {
+/// Plain bytes (`prev`: `NONE` for none) so an index can hold a view's gutters in place.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, bytemuck::CheckedBitPattern, bytemuck::NoUninit)]
+pub(crate) struct Gutter {
     pub(super) position: u32,
+    pub(super) prev: u32,
     pub(super) show: bool,
-    pub(super) prev: Option<u32>,
+    _pad: [u8; 3],
 }
 
-#[derive(Debug, Clone, Copy)]
+impl Gutter {
+    pub(super) fn prev(&self) -> Option<u32> {
+        (self.prev != NONE).then_some(self.prev)
+    }
+}
+
+/// One entry's place in the layout. Plain bytes (`gutters`: `NONE` for none) so an index can
+/// hold a view's layout in place.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, bytemuck::CheckedBitPattern, bytemuck::NoUninit)]
 pub struct Layout {
     pub indent: u32,
+    pub(super) gutters: u32,
     pub show_connector: bool,
     pub is_last: bool,
-    pub(super) gutters: Option<u32>,
     pub is_virtual_root_child: bool,
+    _pad: u8,
+}
+
+impl Layout {
+    const NOWHERE: Layout = Layout {
+        indent: 0,
+        gutters: NONE,
+        show_connector: false,
+        is_last: false,
+        is_virtual_root_child: false,
+        _pad: 0,
+    };
+    pub(super) fn gutters(&self) -> Option<u32> {
+        (self.gutters != NONE).then_some(self.gutters)
+    }
 }
 
 /// Pi's layout walk (`flattenTree` and `recalculateVisualStructure` share it): pre-order,
@@ -53,8 +80,9 @@ fn lay_out(
                 indent,
                 show_connector: conn,
                 is_last: last,
-                gutters: gut,
+                gutters: gut.unwrap_or(NONE),
                 is_virtual_root_child: vrc,
+                _pad: 0,
             },
         );
         children.clear();
@@ -70,7 +98,8 @@ fn lay_out(
             gutters.push(Gutter {
                 position: display.saturating_sub(1),
                 show: !last,
-                prev: gut,
+                prev: gut.unwrap_or(NONE),
+                _pad: [0; 3],
             });
             Some(gutters.len() as u32 - 1)
         } else {
@@ -82,9 +111,11 @@ fn lay_out(
     }
 }
 
-/// Where a tool call is: the `k`th call of the reply at `entry`, and its id's hash.
-#[derive(Debug, Clone, Copy)]
-pub(super) struct ToolCallAt {
+/// Where a tool call is: the `k`th call of the reply at `entry`, and its id's hash. Plain
+/// bytes, so an index can hold the table in place.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, bytemuck::CheckedBitPattern, bytemuck::NoUninit)]
+pub(crate) struct ToolCallAt {
     pub hash: u64,
     pub entry: u32,
     pub k: u32,
@@ -117,23 +148,13 @@ impl TreeView {
     pub(super) fn flatten(&mut self, s: &Session, tree: &Tree) {
         let active = Self::contains_active(s, tree, self.leaf);
         let n = s.entries.len();
-        self.layout = vec![
-            Layout {
-                indent: 0,
-                show_connector: false,
-                is_last: false,
-                gutters: None,
-                is_virtual_root_child: false
-            };
-            n
-        ];
         let multiple = tree.roots.len() > 1;
-        let mut roots = tree.roots.clone();
+        let mut roots = tree.roots.to_vec();
         roots.sort_by_key(|r| !active[*r]);
-        let mut gutters = std::mem::take(&mut self.gutters);
-        let mut flat = std::mem::take(&mut self.flat);
-        let mut layouts = std::mem::take(&mut self.layout);
-        flat.reserve(n.saturating_sub(flat.len()));
+        let mut gutters = std::mem::take(self.gutters.emptied());
+        let mut flat = std::mem::take(self.flat.emptied());
+        let mut layouts = vec![Layout::NOWHERE; n];
+        flat.reserve(n);
         lay_out(
             &roots,
             multiple,
@@ -149,64 +170,86 @@ impl TreeView {
                 layouts[node] = layout;
             },
         );
-        self.gutters = gutters;
-        self.flat = flat;
-        self.layout = layouts;
+        self.gutters = gutters.into();
+        self.flat = flat.into();
+        self.layout = layouts.into();
     }
 
     /// toolCallId → (assistant entry, its call's place) over `flat` (Pi's flattened order),
-    /// the last one in that order winning as in Pi's map. Built on its own so it can run
-    /// beside the filter (it is a third of a big session's rows). Keyed by the ids' hashes,
-    /// which a session opened from bonsai's index reads in place: its replies are decoded
-    /// only where two ids hash alike (to tell them apart) and for the rows shown.
-    pub(super) fn tool_call_table(s: &Session, flat: &[usize]) -> hashbrown::HashTable<ToolCallAt> {
-        let reply = |i: usize| match &s.entries[i].kind {
-            Kind::Message(m) if m.facts().is(&Role::Assistant) => Some(m),
-            _ => None,
-        };
-        // Sized once: growing it rehashes every call.
-        let mut calls = 0;
-        for &i in flat {
-            if let Some(m) = reply(i) {
-                s.tool_call_hashes(m, |_, _| calls += 1);
-            }
-        }
-        let mut table = hashbrown::HashTable::with_capacity(calls);
+    /// the last one in that order winning as in Pi's map: every call sorted by its id's hash,
+    /// one per id (a sorted table rather than a hash map, so an index can hold it in place).
+    /// Built on its own so it can run beside the filter (it is a third of a big session's
+    /// rows). The hashes are read in place from a session opened from bonsai's index: its
+    /// replies are decoded only where two calls hash alike (to tell them apart).
+    pub(super) fn tool_call_table(s: &Session, flat: &[usize]) -> Vec<ToolCallAt> {
+        let mut calls = Vec::new();
         for &node in flat {
-            if let Some(m) = reply(node) {
+            if let Kind::Message(m) = &s.entries[node].kind
+                && m.facts().is(&Role::Assistant)
+            {
                 s.tool_call_hashes(m, |k, hash| {
-                    let found = table.entry(
-                        hash,
-                        |c: &ToolCallAt| c.hash == hash && call_id(s, c.entry, c.k) == call_id(s, node as u32, k),
-                        |c: &ToolCallAt| c.hash,
-                    );
-                    found.insert(ToolCallAt {
+                    calls.push(ToolCallAt {
                         hash,
                         entry: node as u32,
                         k,
-                    });
+                    })
                 });
             }
+        }
+        // Stable: within one hash the calls stay in flattened order.
+        calls.sort_by_key(|c| c.hash);
+        let mut table = Vec::with_capacity(calls.len());
+        for run in calls.chunk_by(|a, b| a.hash == b.hash) {
+            if let [only] = run {
+                table.push(*only);
+                continue;
+            }
+            // Latest first: a call whose id a later one has is shadowed by it.
+            let kept = table.len();
+            for c in run.iter().rev() {
+                let id = call_id(s, c.entry, c.k);
+                if !table[kept..]
+                    .iter()
+                    .any(|d: &ToolCallAt| call_id(s, d.entry, d.k) == id)
+                {
+                    table.push(*c);
+                }
+            }
+            table[kept..].reverse();
         }
         table
     }
 
+    /// The call with the id `id` (see [`TreeView::tool_call_table`]).
+    pub(super) fn tool_call(&self, s: &Session, id: &str) -> Option<ToolCallAt> {
+        let hash = crate::load::entry::tool_call_id_hash(id);
+        let from = self.tool_calls.partition_point(|c| c.hash < hash);
+        self.tool_calls[from..]
+            .iter()
+            .take_while(|c| c.hash == hash)
+            .find(|c| call_id(s, c.entry, c.k) == Some(id))
+            .copied()
+    }
+
     pub(super) fn relayout(&mut self, s: &Session) {
         let n = s.entries.len();
-        self.is_visible.clear();
-        self.is_visible.resize(n, false);
-        self.visible_parent.clear();
-        self.visible_parent.resize(n, NONE);
-        self.row_of.clear();
-        self.row_of.resize(n, NONE);
-        self.visible_child_at.clear();
-        self.visible_child_list.clear();
-        if self.visible.is_empty() {
-            return;
-        }
+        let mut is_visible = std::mem::take(self.is_visible.emptied());
+        is_visible.resize(n, false);
+        let mut visible_parent = std::mem::take(self.visible_parent.emptied());
+        visible_parent.resize(n, NONE);
+        let mut row_of = std::mem::take(self.row_of.emptied());
+        row_of.resize(n, NONE);
+        self.visible_child_at = Vec::new().into();
+        self.visible_child_list = Vec::new().into();
         for (k, &fi) in self.visible.iter().enumerate() {
-            self.is_visible[self.flat[fi]] = true;
-            self.row_of[self.flat[fi]] = k as u32;
+            is_visible[self.flat[fi]] = true;
+            row_of[self.flat[fi]] = k as u32;
+        }
+        self.row_of = row_of.into();
+        if self.visible.is_empty() {
+            self.is_visible = is_visible.into();
+            self.visible_parent = visible_parent.into();
+            return;
         }
         // Nearest visible ancestors, then the children lists laid out flat (counts, offsets,
         // fill in row order) so no entry needs a list of its own.
@@ -219,7 +262,7 @@ impl TreeView {
             let anc = loop {
                 match cur {
                     None => break None,
-                    Some(p) if self.is_visible[p] => break Some(p),
+                    Some(p) if is_visible[p] => break Some(p),
                     Some(p) => {
                         guard += 1;
                         if guard > n {
@@ -231,7 +274,7 @@ impl TreeView {
             };
             match anc {
                 Some(p) => {
-                    self.visible_parent[i] = p as u32;
+                    visible_parent[i] = p as u32;
                     at[p + 1] += 1;
                 }
                 None => roots.push(i),
@@ -244,7 +287,7 @@ impl TreeView {
         let mut fill = at.clone();
         for &fi in &self.visible {
             let i = self.flat[fi];
-            let p = self.visible_parent[i];
+            let p = visible_parent[i];
             if p != NONE {
                 list[fill[p as usize] as usize] = i as u32;
                 fill[p as usize] += 1;
@@ -272,11 +315,12 @@ impl TreeView {
                 mark(&mut stack, &mut reached);
             }
         }
+        self.is_visible = is_visible.into();
+        self.visible_parent = visible_parent.into();
         self.multiple_roots = roots.len() > 1;
         let mr = self.multiple_roots;
-        self.gutters.clear();
-        let mut gutters = std::mem::take(&mut self.gutters);
-        let mut layouts = std::mem::take(&mut self.layout);
+        let mut gutters = std::mem::take(self.gutters.emptied());
+        let mut layouts = std::mem::take(self.layout.to_mut());
         lay_out(
             &roots,
             mr,
@@ -291,10 +335,10 @@ impl TreeView {
             },
             |node, layout| layouts[node] = layout,
         );
-        self.gutters = gutters;
-        self.layout = layouts;
-        self.visible_child_at = at;
-        self.visible_child_list = list;
+        self.gutters = gutters.into();
+        self.layout = layouts.into();
+        self.visible_child_at = at.into();
+        self.visible_child_list = list.into();
     }
 
     /// Visible children of a visible entry, in row order.

@@ -12,6 +12,7 @@
 mod filter;
 mod layout;
 mod rows;
+pub mod stored;
 mod tail;
 mod text;
 
@@ -25,49 +26,53 @@ pub use text::{
 };
 
 use crate::load::session::Session;
+use crate::load::table::Table;
 use crate::view::tree::Tree;
 use rustc_hash::FxHashSet as HashSet;
 
 /// "No entry" in the dense per-entry tables.
 const NONE: u32 = u32::MAX;
 
+/// The per-entry tables are built at open, or read in place from bonsai's index when the
+/// session was opened from an unchanged file's index with this view in it (`view::stored`);
+/// a key that changes one makes it anew in memory.
 pub struct TreeView {
     /// Pi's flattened order (pre-order, active branch first).
-    pub flat: Vec<usize>,
-    layout: Vec<Layout>,
-    gutters: Vec<layout::Gutter>,
+    pub flat: Table<usize>,
+    layout: Table<Layout>,
+    gutters: Table<layout::Gutter>,
     pub leaf: Option<usize>,
     /// On the root→leaf path, by entry index.
-    active_path: Vec<bool>,
+    active_path: Table<bool>,
     /// toolCallId → (assistant entry, its `tool_call_ids` index), last one in flattened order
-    /// wins; hashed by the id the session holds, so no id is copied.
-    tool_calls: hashbrown::HashTable<layout::ToolCallAt>,
+    /// wins; sorted by the id's hash (the session holds the ids, so none is copied).
+    tool_calls: Table<layout::ToolCallAt>,
     pub filter: FilterMode,
     pub search: String,
     pub folded: HashSet<usize>,
     pub show_label_times: bool,
     /// Visible rows: indices into `flat`.
-    pub visible: Vec<usize>,
+    pub visible: Table<usize>,
     pub selected: usize,
     last_selected: Option<usize>,
     multiple_roots: bool,
     /// Nearest visible ancestor of each visible entry (`NONE`: none), dense by entry index.
-    visible_parent: Vec<u32>,
+    visible_parent: Table<u32>,
     /// Visible children of entry `i`: `visible_child_list[visible_child_at[i]..visible_child_at[i + 1]]`.
-    visible_child_at: Vec<u32>,
-    visible_child_list: Vec<u32>,
+    visible_child_at: Table<u32>,
+    visible_child_list: Table<u32>,
     /// Row in `visible` of each visible entry (`NONE` otherwise).
-    row_of: Vec<u32>,
+    row_of: Table<u32>,
     /// Lower-cased searchable text per entry, filled on first search.
     search_text: Option<Vec<String>>,
     /// `$HOME` for shortening tool paths (`None`: no shortening).
     pub home: Option<String>,
     /// Entries whose layout fields are current (those visible after the last filter).
-    is_visible: Vec<bool>,
+    is_visible: Table<bool>,
     /// "Now" for label timestamps (Pi shows today's as HH:MM); fixed in tests.
     pub now_ms: i64,
     /// Per entry: inside a branch bonsai archived (`archive::hidden`); empty when none is.
-    pub archived: Vec<bool>,
+    pub archived: Table<bool>,
     /// How many archived branches there are (hidden unless `show_archived`).
     pub archived_branches: usize,
     /// Archived branches shown (dimmed) instead of hidden.
@@ -77,52 +82,62 @@ pub struct TreeView {
 impl TreeView {
     /// `now_ms` is "now" for label timestamps (Pi shows today's as HH:MM).
     pub fn new(s: &Session, tree: &Tree, leaf: Option<usize>, filter: FilterMode, now_ms: i64) -> TreeView {
-        let mut v = TreeView {
-            flat: vec![],
-            layout: vec![],
-            gutters: vec![],
-            leaf,
-            active_path: vec![false; s.entries.len()],
-            tool_calls: hashbrown::HashTable::new(),
-            filter,
-            search: String::new(),
-            folded: HashSet::default(),
-            show_label_times: false,
-            visible: vec![],
-            selected: 0,
-            last_selected: None,
-            multiple_roots: tree.roots.len() > 1,
-            visible_parent: vec![],
-            visible_child_at: vec![],
-            visible_child_list: vec![],
-            row_of: vec![],
-            search_text: None,
-            home: None,
-            is_visible: vec![false; s.entries.len()],
-            now_ms,
-            archived: vec![],
-            archived_branches: 0,
-            show_archived: false,
-        };
+        if let Some(v) = stored::tree_view(s, tree, leaf, filter, now_ms) {
+            return v;
+        }
+        let mut v = TreeView::empty(s, tree, leaf, filter, now_ms);
         let roots = crate::view::archive::archived_roots(s);
         if !roots.is_empty() {
-            v.archived = crate::view::archive::hidden(s, tree, &roots, leaf);
+            v.archived = crate::view::archive::hidden(s, tree, &roots, leaf).into();
             let on_path: Vec<usize> = leaf.map(|l| s.path_to(l)).unwrap_or_default();
             v.archived_branches = roots.iter().filter(|r| !on_path.contains(r)).count();
         }
         v.flatten(s, tree);
         if let Some(l) = leaf {
+            let mut active_path = vec![false; s.entries.len()];
             for i in s.path_to(l) {
-                v.active_path[i] = true;
+                active_path[i] = true;
             }
+            v.active_path = active_path.into();
         }
         // The tool-call table is built beside the filter (which never reads it).
         let flat = v.flat.clone();
         let (calls, ()) = rayon::join(|| TreeView::tool_call_table(s, &flat), || v.apply_filter(s));
-        v.tool_calls = calls;
+        v.tool_calls = calls.into();
         v.selected = v.nearest_visible(s, leaf);
         v.last_selected = v.visible.get(v.selected).map(|&f| v.flat[f]);
         v
+    }
+
+    /// A view with no rows yet (its tables empty).
+    fn empty(s: &Session, tree: &Tree, leaf: Option<usize>, filter: FilterMode, now_ms: i64) -> TreeView {
+        TreeView {
+            flat: Table::default(),
+            layout: Table::default(),
+            gutters: Table::default(),
+            leaf,
+            active_path: vec![false; s.entries.len()].into(),
+            tool_calls: Table::default(),
+            filter,
+            search: String::new(),
+            folded: HashSet::default(),
+            show_label_times: false,
+            visible: Table::default(),
+            selected: 0,
+            last_selected: None,
+            multiple_roots: tree.roots.len() > 1,
+            visible_parent: Table::default(),
+            visible_child_at: Table::default(),
+            visible_child_list: Table::default(),
+            row_of: Table::default(),
+            search_text: None,
+            home: None,
+            is_visible: vec![false; s.entries.len()].into(),
+            now_ms,
+            archived: Table::default(),
+            archived_branches: 0,
+            show_archived: false,
+        }
     }
 
     /// Pi's `findNearestVisibleIndex`: the entry or its nearest visible ancestor, else the

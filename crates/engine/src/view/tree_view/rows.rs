@@ -2,7 +2,7 @@
 //! label, text), the window of rows around the selection, and the plain render.
 
 use super::TreeView;
-use super::layout::{Gutter, ToolCallAt, call_id};
+use super::layout::{Gutter, ToolCallAt};
 use super::text::{extract_content, format_label_timestamp, format_tool_call, normalize};
 use crate::load::entry::{Kind, Role};
 use crate::load::js;
@@ -141,7 +141,7 @@ impl TreeView {
         // Pi takes the first guide at each level (root first): walking from the row back to
         // the root, the last one seen at a level is that one.
         let mut at_level: Vec<Option<bool>> = vec![None; hi - lo + 1];
-        let mut cur: Option<Gutter> = l.gutters.map(|g| self.gutters[g as usize]);
+        let mut cur: Option<Gutter> = l.gutters().map(|g| self.gutters[g as usize]);
         while let Some(g) = cur {
             let p = g.position as usize;
             if p < lo {
@@ -150,7 +150,7 @@ impl TreeView {
             if p <= hi {
                 at_level[p - lo] = Some(g.show);
             }
-            cur = g.prev.map(|g| self.gutters[g as usize]);
+            cur = g.prev().map(|g| self.gutters[g as usize]);
         }
         let folded = self.folded.contains(&i);
         let mut prefix = String::with_capacity((to - from) * 3);
@@ -396,10 +396,7 @@ impl TreeView {
     fn tool_result_text(&self, s: &Session, m: &crate::load::entry::StoredMessage) -> RowText {
         let t = row_text;
         let call = m.tool_call_id.as_deref().and_then(|id| {
-            let hash = crate::load::entry::tool_call_id_hash(id);
-            let &ToolCallAt { entry: e, k, .. } = self
-                .tool_calls
-                .find(hash, |c| c.hash == hash && call_id(s, c.entry, c.k) == Some(id))?;
+            let ToolCallAt { entry: e, k, .. } = self.tool_call(s, id)?;
             let block = s.entries[e as usize].message()?.tool_call_ids[k as usize].1;
             Some((e as usize, block))
         });

@@ -88,6 +88,38 @@ fn leaf_gauge_from_the_index(bencher: divan::Bencher, mb: usize) {
         });
 }
 
+/// The tree and `/tree`'s first view on a session opened from an unchanged file's index: read
+/// in place from it (checked when the index was opened, which is not timed here).
+#[divan::bench(args = sizes(), sample_count = 9, sample_size = 1)]
+fn tree_and_view_from_the_index(bencher: divan::Bencher, mb: usize) {
+    let (_dir, place, file) = indexed(mb);
+    tree_and_view(bencher, || {
+        bonsai::store::index::open(&file, Some(&place), None, None)
+            .unwrap()
+            .session
+    });
+}
+
+/// The same built over every entry, as without the index's view (the session parsed).
+#[divan::bench(args = sizes(), sample_count = 9, sample_size = 1)]
+fn tree_and_view_built(bencher: divan::Bencher, mb: usize) {
+    let file = session_file(mb);
+    tree_and_view(bencher, || bonsai::store::load_session(&file).unwrap());
+}
+
+fn tree_and_view(bencher: divan::Bencher, open: impl Fn() -> Session) {
+    use bonsai::engine::view::{
+        tree::Tree,
+        tree_view::{FilterMode, TreeView},
+    };
+    bencher.with_inputs(&open).bench_local_values(|s| {
+        let tree = Tree::build(&s);
+        let view = TreeView::new(&s, &tree, s.leaf(), FilterMode::default(), 0);
+        // Returned so freeing them is not timed.
+        (s, tree, view)
+    });
+}
+
 /// `/tree`'s first search on a session opened from its index: every entry's text, so every
 /// message decoded (they are not, until something reads them).
 #[divan::bench(args = sizes(), sample_count = 5, sample_size = 1)]

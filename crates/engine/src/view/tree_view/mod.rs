@@ -36,6 +36,7 @@ const NONE: u32 = u32::MAX;
 /// The per-entry tables are built at open, or read in place from bonsai's index when the
 /// session was opened from an unchanged file's index with this view in it (`view::stored`);
 /// a key that changes one makes it anew in memory.
+#[derive(Clone, Debug)]
 pub struct TreeView {
     /// Pi's flattened order (pre-order, active branch first).
     pub flat: Table<usize>,
@@ -104,19 +105,29 @@ impl TreeView {
         let flat = v.flat.clone();
         let (calls, ()) = rayon::join(|| TreeView::tool_call_table(s, &flat), || v.apply_filter(s));
         v.tool_calls = calls.into();
-        v.selected = v.nearest_visible(s, leaf);
-        v.last_selected = v.visible.get(v.selected).map(|&f| v.flat[f]);
+        v.select_nearest(s, leaf);
         v
     }
 
-    /// A view with no rows yet (its tables empty).
+    /// A view with no rows yet (its tables sized for `s`, empty).
     fn empty(s: &Session, tree: &Tree, leaf: Option<usize>, filter: FilterMode, now_ms: i64) -> TreeView {
+        TreeView {
+            leaf,
+            active_path: vec![false; s.entries.len()].into(),
+            multiple_roots: tree.roots.len() > 1,
+            is_visible: vec![false; s.entries.len()].into(),
+            ..TreeView::no_rows(filter, now_ms)
+        }
+    }
+
+    /// A view of nothing: every table empty, nothing selected, searched or folded.
+    fn no_rows(filter: FilterMode, now_ms: i64) -> TreeView {
         TreeView {
             flat: Table::default(),
             layout: Table::default(),
             gutters: Table::default(),
-            leaf,
-            active_path: vec![false; s.entries.len()].into(),
+            leaf: None,
+            active_path: Table::default(),
             tool_calls: Table::default(),
             filter,
             search: String::new(),
@@ -125,14 +136,14 @@ impl TreeView {
             visible: Table::default(),
             selected: 0,
             last_selected: None,
-            multiple_roots: tree.roots.len() > 1,
+            multiple_roots: false,
             visible_parent: Table::default(),
             visible_child_at: Table::default(),
             visible_child_list: Table::default(),
             row_of: Table::default(),
             search_text: None,
             home: None,
-            is_visible: vec![false; s.entries.len()].into(),
+            is_visible: Table::default(),
             now_ms,
             archived: Table::default(),
             archived_branches: 0,
@@ -166,7 +177,12 @@ impl TreeView {
     }
 
     pub fn select_entry(&mut self, s: &Session, entry: usize) {
-        self.selected = self.nearest_visible(s, Some(entry));
+        self.select_nearest(s, Some(entry));
+    }
+
+    /// Select `id`'s row or its nearest visible ancestor's (none: the last row).
+    fn select_nearest(&mut self, s: &Session, id: Option<usize>) {
+        self.selected = self.nearest_visible(s, id);
         self.last_selected = self.selected_entry();
     }
 

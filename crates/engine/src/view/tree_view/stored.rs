@@ -9,8 +9,7 @@
 //! with the index, never drawn and never a panic. The view is used only for the session it
 //! was made from (same entries, same leaf, same filter); any other view is built as before.
 
-use super::layout::{Gutter, ToolCallAt};
-use super::{FilterMode, Layout, NONE, TreeView};
+use super::{FilterMode, NONE, TreeView};
 use crate::load::bytes::FileBytes;
 use crate::load::session::{Kept, Session};
 use crate::load::table::{IN_PLACE, Plain, Table};
@@ -19,7 +18,7 @@ use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
-/// How many tables a stored view has (their order is `StoredViews::tables`').
+/// How many tables a stored view has (in the order [`encode`] writes them).
 const TABLES: usize = 16;
 
 /// What an index's head says of its stored view: what it is of, and where each table is in
@@ -34,27 +33,12 @@ struct ViewsHead {
     tables: Vec<(u64, u64, u32)>,
 }
 
-/// The stored view of a session opened from its index, checked (its tree is kept beside it,
-/// as a [`Tree`] of its own, which `Tree::build` finds).
+/// The stored view of a session opened from its index, checked: the view itself, its tables
+/// in place (its tree is kept beside it, as a [`Tree`] of its own, which `Tree::build` finds).
 #[derive(Debug)]
 pub struct StoredViews {
-    filter: FilterMode,
-    leaf: Option<usize>,
     entries: usize,
-    archived_branches: usize,
-    multiple_roots: bool,
-    flat: Table<usize>,
-    layout: Table<Layout>,
-    gutters: Table<Gutter>,
-    active_path: Table<bool>,
-    tool_calls: Table<ToolCallAt>,
-    visible: Table<usize>,
-    visible_parent: Table<u32>,
-    visible_child_at: Table<u32>,
-    visible_child_list: Table<u32>,
-    row_of: Table<u32>,
-    is_visible: Table<bool>,
-    archived: Table<bool>,
+    view: TreeView,
 }
 
 fn pad_to_8(out: &mut Vec<u8>) {
@@ -113,7 +97,6 @@ pub fn encode(s: &Session, filter: FilterMode) -> Option<(Vec<u8>, Vec<u8>)> {
 /// refused. An `ExtraDecoder` for `IndexedParse::decode`.
 pub fn decode(bytes: &Arc<FileBytes>, at: usize, head: &[u8], n: usize) -> Option<Vec<Kept>> {
     let head: ViewsHead = postcard::from_bytes(head).ok()?;
-    let head = &head;
     if !IN_PLACE || head.tables.len() != TABLES || head.entries != n as u64 {
         return None;
     }
@@ -155,17 +138,15 @@ pub fn decode(bytes: &Arc<FileBytes>, at: usize, head: &[u8], n: usize) -> Optio
         },
         in_tree: table(bytes, &r[3])?,
     };
-    let views = StoredViews {
-        filter: FilterMode::parse(&head.filter)?,
-        leaf: head.leaf.map(usize::try_from).transpose().ok()?,
-        entries: n,
-        archived_branches: usize::try_from(head.archived_branches).ok()?,
-        multiple_roots: head.multiple_roots,
+    let filter = FilterMode::parse(&head.filter)?;
+    let view = TreeView {
         flat: table(bytes, &r[4])?,
         layout: table(bytes, &r[5])?,
         gutters: table(bytes, &r[6])?,
+        leaf: head.leaf.map(usize::try_from).transpose().ok()?,
         active_path: table(bytes, &r[7])?,
         tool_calls: table(bytes, &r[8])?,
+        multiple_roots: head.multiple_roots,
         visible: table(bytes, &r[9])?,
         visible_parent: table(bytes, &r[10])?,
         visible_child_at: table(bytes, &r[11])?,
@@ -173,7 +154,11 @@ pub fn decode(bytes: &Arc<FileBytes>, at: usize, head: &[u8], n: usize) -> Optio
         row_of: table(bytes, &r[13])?,
         is_visible: table(bytes, &r[14])?,
         archived: table(bytes, &r[15])?,
+        archived_branches: usize::try_from(head.archived_branches).ok()?,
+        // Its selection is set when it is taken (`tree_view`).
+        ..TreeView::no_rows(filter, 0)
     };
+    let views = StoredViews { entries: n, view };
     let ok = tree_in_range(&tree, n) && views.in_range();
     // Checked: only the pages of the rows drawn are read again.
     bytes.done_with(at..end);
@@ -197,24 +182,18 @@ fn below_or_none(values: &[u32], bound: usize) -> bool {
 }
 
 /// Offsets into a list of `len`: one per entry and the end, from 0, never going back.
-fn offsets<T: Copy + Sync + Into<u64>>(at: &[T], n: usize, len: usize) -> bool {
+fn offsets<T: Copy + Sync + TryInto<usize>>(at: &[T], n: usize, len: usize) -> bool {
+    let at_ = |a: T| a.try_into().ok();
     at.len() == n + 1
-        && at.first().is_some_and(|&a| a.into() == 0)
-        && at.last().is_some_and(|&a| a.into() == len as u64)
-        && at
-            .par_windows(2)
-            .with_min_len(1 << 14)
-            .all(|w| w[0].into() <= w[1].into())
+        && at.first().is_some_and(|&a| at_(a) == Some(0))
+        && at.last().is_some_and(|&a| at_(a) == Some(len))
+        && at.par_windows(2).with_min_len(1 << 14).all(|w| at_(w[0]) <= at_(w[1]))
 }
 
 /// Every table of a tree of `n` entries as long as it needs and every position in range.
 fn tree_in_range(t: &Tree, n: usize) -> bool {
-    let at: &[usize] = &t.children.at;
     below(&t.roots, n)
-        && at.len() == n + 1
-        && at.first() == Some(&0)
-        && at.last() == Some(&t.children.list.len())
-        && at.par_windows(2).with_min_len(1 << 14).all(|w| w[0] <= w[1])
+        && offsets(&t.children.at, n, t.children.list.len())
         && below(&t.children.list, n)
         && t.in_tree.len() == n
 }
@@ -224,35 +203,35 @@ impl StoredViews {
     /// walk over them can index outside a table.
     fn in_range(&self) -> bool {
         let n = self.entries;
-        let gutters = self.gutters.len();
-        self.flat.len() <= n
-            && below(&self.flat, n)
-            && self.layout.len() == n
-            && self.is_visible.len() == n
+        let v = &self.view;
+        let gutters = v.gutters.len();
+        v.flat.len() <= n
+            && below(&v.flat, n)
+            && v.layout.len() == n
+            && v.is_visible.len() == n
             // A hidden entry's layout is what the flattening left (never read).
             && (0..n)
                 .into_par_iter()
                 .with_min_len(1 << 14)
-                .all(|i| !self.is_visible[i] || self.layout[i].gutters == NONE || (self.layout[i].gutters as usize) < gutters)
-            && self
-                .gutters
+                .all(|i| !v.is_visible[i] || v.layout[i].gutters == NONE || (v.layout[i].gutters as usize) < gutters)
+            && v.gutters
                 .iter()
                 .enumerate()
                 .all(|(g, x)| x.prev == NONE || (x.prev as usize) < g)
-            && self.active_path.len() == n
-            && self.tool_calls.par_iter().all(|c| (c.entry as usize) < n)
-            && self.tool_calls.windows(2).all(|w| w[0].hash <= w[1].hash)
-            && below(&self.visible, self.flat.len())
-            && self.visible.windows(2).all(|w| w[0] < w[1])
-            && self.visible_parent.len() == n
-            && below_or_none(&self.visible_parent, n)
-            && (offsets(&self.visible_child_at, n, self.visible_child_list.len())
-                || self.visible.is_empty() && self.visible_child_at.is_empty() && self.visible_child_list.is_empty())
-            && below(&self.visible_child_list, n)
-            && self.row_of.len() == n
-            && below_or_none(&self.row_of, self.visible.len())
-            && (self.archived.is_empty() || self.archived.len() == n)
-            && self.leaf.is_none_or(|l| l < n)
+            && v.active_path.len() == n
+            && v.tool_calls.par_iter().all(|c| (c.entry as usize) < n)
+            && v.tool_calls.windows(2).all(|w| w[0].hash <= w[1].hash)
+            && below(&v.visible, v.flat.len())
+            && v.visible.windows(2).all(|w| w[0] < w[1])
+            && v.visible_parent.len() == n
+            && below_or_none(&v.visible_parent, n)
+            && (offsets(&v.visible_child_at, n, v.visible_child_list.len())
+                || v.visible.is_empty() && v.visible_child_at.is_empty() && v.visible_child_list.is_empty())
+            && below(&v.visible_child_list, n)
+            && v.row_of.len() == n
+            && below_or_none(&v.row_of, v.visible.len())
+            && (v.archived.is_empty() || v.archived.len() == n)
+            && v.leaf.is_none_or(|l| l < n)
     }
 }
 
@@ -263,38 +242,13 @@ pub fn tree_view(s: &Session, tree: &Tree, leaf: Option<usize>, filter: FilterMo
     let kept = s.kept::<Tree>()?;
     let same_tree =
         std::ptr::eq(tree.children.list.as_ptr(), kept.children.list.as_ptr()) && tree.children.is_in_place();
-    if st.filter != filter || st.leaf != leaf || st.entries != s.entries.len() || !same_tree {
+    if st.view.filter != filter || st.view.leaf != leaf || st.entries != s.entries.len() || !same_tree {
         return None;
     }
-    let mut v = TreeView {
-        flat: st.flat.clone(),
-        layout: st.layout.clone(),
-        gutters: st.gutters.clone(),
-        leaf,
-        active_path: st.active_path.clone(),
-        tool_calls: st.tool_calls.clone(),
-        filter,
-        search: String::new(),
-        folded: Default::default(),
-        show_label_times: false,
-        visible: st.visible.clone(),
-        selected: 0,
-        last_selected: None,
-        multiple_roots: st.multiple_roots,
-        visible_parent: st.visible_parent.clone(),
-        visible_child_at: st.visible_child_at.clone(),
-        visible_child_list: st.visible_child_list.clone(),
-        row_of: st.row_of.clone(),
-        search_text: None,
-        home: None,
-        is_visible: st.is_visible.clone(),
-        now_ms,
-        archived: st.archived.clone(),
-        archived_branches: st.archived_branches,
-        show_archived: false,
-    };
-    v.selected = v.nearest_visible(s, leaf);
-    v.last_selected = v.visible.get(v.selected).map(|&f| v.flat[f]);
+    // Its tables are shared with the kept view (in place), not copied.
+    let mut v = st.view.clone();
+    v.now_ms = now_ms;
+    v.select_nearest(s, leaf);
     Some(v)
 }
 

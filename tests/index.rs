@@ -19,7 +19,9 @@ fn views(s: &Session) -> String {
     // and tool calls in the index without taking the measures (compared below).
     let mut labels: Vec<_> = s.labels.iter().map(|(k, v)| format!("{k}={}@{}", v.0, v.1)).collect();
     labels.sort();
-    let ids: Vec<Option<usize>> = s.entries.iter().map(|e| s.idx_of(&e.id)).collect();
+    let mut ids: Vec<Option<usize>> = s.entries.iter().map(|e| s.idx_of(&e.id)).collect();
+    // And ids no entry has (a parent or a label's target may name one).
+    ids.extend(["", "no such id", "0000000"].map(|id| s.idx_of(id)));
     let tree_text = s.leaf().map(|leaf| {
         let t = tree::Tree::build(s);
         let view = tree_view::TreeView::new(s, &t, Some(leaf), tree_view::FilterMode::All, 0);
@@ -160,7 +162,8 @@ fn open_and_compare(path: &Path, place: &Place, what: &str) -> Used {
 }
 
 thread_local! {
-    /// Opens (on this test's thread) whose tree and view were read in place from the index.
+    /// Opens (on this test's thread) whose tree and view, parents and `byId` were read in
+    /// place from the index.
     static VIEWS_IN_PLACE: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
 }
 
@@ -172,7 +175,8 @@ fn same_stored_view(o: &Session, f: &Session, filter: tree_view::FilterMode, pat
     assert_eq!(to, tf, "{}: the tree", path.display());
     let mut vo = tree_view::TreeView::new(o, &to, o.leaf(), filter, 0);
     let mut vf = tree_view::TreeView::new(f, &tf, f.leaf(), filter, 0);
-    let in_place = to.children.is_in_place() && vo.flat.is_in_place();
+    // The parents and `byId` too (compared through `views`).
+    let in_place = to.children.is_in_place() && vo.flat.is_in_place() && o.derived_in_place();
     let same = |vo: &tree_view::TreeView, vf: &tree_view::TreeView, after: &str| {
         if let Err(e) = vo.same_tables_as(vf) {
             panic!("{} ({filter:?}, after {after}): {e}", path.display());

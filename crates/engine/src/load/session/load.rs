@@ -7,11 +7,13 @@
 //! instead of parsed again ([`Session::extend`]): only the new lines are parsed; the indexes,
 //! which are cheap next to parsing, are rebuilt over all entries.
 
+use super::ids::IdTable;
 use super::line::{Parsed, describe_json_error, is_blank, parse_entry, parse_header};
 use super::{LoadError, Session, id_hash, line_ranges};
 use crate::load::bytes::FileBytes;
 use crate::load::entry::*;
 use crate::load::js;
+use crate::load::table::Table;
 use rayon::prelude::*;
 use std::collections::HashMap;
 use std::ops::Range;
@@ -271,7 +273,7 @@ fn migrate_v1(entries: &mut [Entry], v1_first_kept: Vec<(usize, usize)>) {
 /// Phase 4: Pi's `byId` (the last entry with each id wins), the resolved labels, and the
 /// session name.
 pub(super) struct Index {
-    pub by_id: hashbrown::HashTable<u32>,
+    pub by_id: IdTable,
     pub labels: HashMap<Box<str>, (Box<str>, u32)>,
     pub has_duplicate_ids: bool,
     pub name: Option<Box<str>>,
@@ -279,26 +281,17 @@ pub(super) struct Index {
 
 impl Index {
     fn build(entries: &[Entry], diagnostics: &mut Vec<Diagnostic>) -> Index {
-        // Indices hashed by their entry's id: no copy of any id.
-        let mut by_id: hashbrown::HashTable<u32> = hashbrown::HashTable::with_capacity(entries.len());
         let mut labels: HashMap<Box<str>, (Box<str>, u32)> = HashMap::new();
         let mut has_duplicate_ids = false;
+        let by_id = IdTable::build(entries, &id_hashes(entries), |i| {
+            has_duplicate_ids = true;
+            diagnostics.push(Diagnostic {
+                line: entries[i].line,
+                kind: DiagnosticKind::Suspicious,
+                message: format!("duplicate id {}: Pi uses this later entry for the id", entries[i].id),
+            });
+        });
         for (i, e) in entries.iter().enumerate() {
-            let found = by_id.entry(
-                id_hash(&e.id),
-                |&j| entries[j as usize].id == e.id,
-                |&j| id_hash(&entries[j as usize].id),
-            );
-            let duplicate = matches!(found, hashbrown::hash_table::Entry::Occupied(_));
-            found.insert(i as u32);
-            if duplicate {
-                has_duplicate_ids = true;
-                diagnostics.push(Diagnostic {
-                    line: e.line,
-                    kind: DiagnosticKind::Suspicious,
-                    message: format!("duplicate id {}: Pi uses this later entry for the id", e.id),
-                });
-            }
             if let Kind::Label {
                 target_id: Some(t),
                 label,
@@ -338,10 +331,10 @@ impl Index {
 }
 
 /// Phases 4–6 as a session's index keeps them: what they made of the entries, so a session
-/// opened from an index of its unchanged file needs only its ids hashed again.
+/// opened from an index of its unchanged file derives nothing again. Its two tables (each
+/// entry's parent, `byId`) are kept apart from the rest, read in place ([`DerivedTables`]).
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub(super) struct Derived {
-    pub parent_idx: Vec<u32>,
     /// Every diagnostic (the lines', then phases 4–6's), in line order.
     pub diagnostics: Vec<Diagnostic>,
     pub labels: Vec<(Box<str>, Box<str>, u32)>,
@@ -349,29 +342,32 @@ pub(super) struct Derived {
     pub name: Option<Box<str>>,
 }
 
+/// The two tables of phases 4–6 (each entry's parent, Pi's `byId`), as an index keeps them
+/// (checked: every parent an entry other than its own, every slot empty or an entry).
+#[derive(Debug)]
+pub(super) struct DerivedTables {
+    pub parent_idx: Table<u32>,
+    pub by_id: IdTable,
+}
+
 /// What phases 4–6 make of a session's entries (see [`Derived`], how an index keeps them).
 struct Phases {
-    by_id: hashbrown::HashTable<u32>,
-    parent_idx: Vec<u32>,
+    by_id: IdTable,
+    parent_idx: Table<u32>,
     diagnostics: Vec<Diagnostic>,
     labels: HashMap<Box<str>, (Box<str>, u32)>,
     has_duplicate_ids: bool,
     name: Option<Box<str>>,
 }
 
-/// Pi's `byId` over entries whose ids are known to be unique (no id compared, only hashed).
-fn unique_ids(entries: &[Entry]) -> hashbrown::HashTable<u32> {
-    let hashes: Vec<u64> = entries.par_iter().with_min_len(4096).map(|e| id_hash(&e.id)).collect();
-    let mut by_id = hashbrown::HashTable::with_capacity(entries.len());
-    for (i, &h) in hashes.iter().enumerate() {
-        by_id.insert_unique(h, i as u32, |&j| hashes[j as usize]);
-    }
-    by_id
+/// Each entry's id hashed, on every core.
+fn id_hashes(entries: &[Entry]) -> Vec<u64> {
+    entries.par_iter().with_min_len(4096).map(|e| id_hash(&e.id)).collect()
 }
 
 /// Phase 5: each entry's parent as an index (`u32::MAX`: a root). A self-parent is a root
 /// (Pi's getTree); Pi's own path walk would loop on it.
-fn resolve_parents(entries: &[Entry], by_id: &hashbrown::HashTable<u32>) -> Vec<u32> {
+fn resolve_parents(entries: &[Entry], by_id: &IdTable) -> Vec<u32> {
     entries
         .par_iter()
         .with_min_len(4096)
@@ -379,8 +375,8 @@ fn resolve_parents(entries: &[Entry], by_id: &hashbrown::HashTable<u32>) -> Vec<
             e.parent_id
                 .as_deref()
                 .filter(|p| *p != &*e.id)
-                .and_then(|p| by_id.find(id_hash(p), |&j| &*entries[j as usize].id == p).copied())
-                .unwrap_or(u32::MAX)
+                .and_then(|p| by_id.find(entries, p))
+                .map_or(u32::MAX, |j| j as u32)
         })
         .collect()
 }
@@ -611,7 +607,6 @@ impl Session {
             .collect();
         labels.sort();
         Derived {
-            parent_idx: self.parent_idx.clone(),
             diagnostics: self.diagnostics.clone(),
             labels,
             has_duplicate_ids: self.has_duplicate_ids,
@@ -619,8 +614,9 @@ impl Session {
         }
     }
 
-    /// [`Session::index`] with phases 4–6 as an index of these very entries kept them: only
-    /// `byId` is made again (by hashing alone when no id is used twice).
+    /// [`Session::index`] with phases 4–6 as an index of these very entries kept them:
+    /// nothing is derived again (without the kept tables, everything is).
+    #[allow(clippy::too_many_arguments)]
     pub(super) fn index_derived(
         buf: FileBytes,
         header: Header,
@@ -629,23 +625,17 @@ impl Session {
         settled_len: usize,
         settled_lines: u32,
         derived: Derived,
+        tables: Option<DerivedTables>,
     ) -> Session {
-        let n = entries.len();
-        let parents_ok = derived.parent_idx.len() == n
-            && derived
-                .parent_idx
-                .iter()
-                .enumerate()
-                .all(|(i, &p)| p == u32::MAX || (p as usize) < n && p as usize != i);
-        if derived.has_duplicate_ids || !parents_ok {
+        let Some(tables) = tables.filter(|t| t.parent_idx.len() == entries.len()) else {
             return Session::index(buf, header, entries, line_diagnostics, settled_len, settled_lines);
-        }
+        };
         let phases = Phases {
-            by_id: unique_ids(&entries),
-            parent_idx: derived.parent_idx,
+            by_id: tables.by_id,
+            parent_idx: tables.parent_idx,
             diagnostics: derived.diagnostics,
             labels: derived.labels.into_iter().map(|(k, l, i)| (k, (l, i))).collect(),
-            has_duplicate_ids: false,
+            has_duplicate_ids: derived.has_duplicate_ids,
             name: derived.name,
         };
         Session::assemble(
@@ -671,6 +661,7 @@ impl Session {
         let index = Index::build(&entries, &mut diagnostics);
         let parent_idx = resolve_parents(&entries, &index.by_id);
         check_structure(&entries, &parent_idx, &mut diagnostics);
+        let parent_idx = parent_idx.into();
         diagnostics.sort_by_key(|d| d.line);
         let phases = Phases {
             by_id: index.by_id,

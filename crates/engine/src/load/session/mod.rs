@@ -4,6 +4,7 @@
 //! range of its line and the numbers Pi derives from it (token estimates, usage, tool calls).
 //! Anything else is decoded on demand from the line (`Session::entry_value`).
 
+mod ids;
 mod line;
 mod load;
 mod stored;
@@ -24,9 +25,9 @@ pub struct Session {
     pub entries: Vec<Entry>,
     pub diagnostics: Vec<Diagnostic>,
     /// Pi's `byId`: the last entry with each id, as indices hashed by id (see `idx_of`).
-    by_id: hashbrown::HashTable<u32>,
+    by_id: ids::IdTable,
     /// Parent entry index per entry (`u32::MAX`: none), resolved once through `by_id`.
-    pub parent_idx: Vec<u32>,
+    pub parent_idx: crate::load::table::Table<u32>,
     /// Resolved labels by target id: (label, timestamp of the label entry).
     pub labels: HashMap<Box<str>, (Box<str>, u32)>,
     pub migrated: bool,
@@ -265,9 +266,13 @@ impl Session {
 
     /// Pi's `byId`: the last entry with this id.
     pub fn idx_of(&self, id: &str) -> Option<usize> {
-        self.by_id
-            .find(id_hash(id), |&j| &*self.entries[j as usize].id == id)
-            .map(|&i| i as usize)
+        self.by_id.find(&self.entries, id)
+    }
+
+    /// Each entry's parent and Pi's `byId` are read in place from bonsai's index (opened
+    /// from an unchanged file's), not derived again.
+    pub fn derived_in_place(&self) -> bool {
+        self.parent_idx.is_in_place() && self.by_id.is_in_place()
     }
 
     /// The `T` its index kept beside the parse, when opened from an unchanged file's index.

@@ -1,10 +1,11 @@
 //! A session's parse kept as bytes (bonsai's session index), so a session opened again needs
 //! no parse: what phases 1–3 made of each line (the entries, the line diagnostics, where the
 //! settled part ends) is encoded, and what phases 4–6 made of them (parents, diagnostics,
-//! labels, name). Opening an index of an unchanged file decodes both and only hashes the ids
-//! again; when lines were appended it runs phases 4–6 as a parse would (an appended entry can
-//! take over an id). Either way a session from its index is the same value as a fresh parse
-//! by construction.
+//! labels, name). Opening an index of an unchanged file decodes the entries and derives
+//! nothing again: the parents and Pi's `byId` are plain tables read in place (see `ids`);
+//! when lines were appended it runs phases 4–6 as a parse would (an appended entry can take
+//! over an id). Either way a session from its index is the same value as a fresh parse by
+//! construction.
 //!
 //! The store decides whether an index still describes a file (its identity and hashed
 //! blocks); this module only checks that the bytes are an index of this build, whole: a
@@ -19,15 +20,19 @@
 //! each is read from the index the first time something asks for it ([`StoredRecords`]), so
 //! a session opened from its index only pays for what its views show. Measured on the 1 GB
 //! reference: the cost of an open is mostly fresh memory (the kernel clearing pages), so what
-//! is not decoded is what saves most. After the four parts a later layer may keep a part of
-//! its own, 8-aligned, its head opaque here ([`ExtraDecoder`]): the view layer keeps the tree
-//! and `/tree`'s first view there, read in place (the loader never imports the views).
+//! is not decoded is what saves most. After the four parts come the two derived tables
+//! (little-endian u32s, each 8-aligned and checksummed), then a later layer may keep a part
+//! of its own, 8-aligned, its head opaque here ([`ExtraDecoder`]): the view layer keeps the
+//! tree and `/tree`'s first view there, read in place (the loader never imports the views).
 
+use super::ids::IdTable;
+use super::load::DerivedTables;
 use super::{LoadError, Session};
 use crate::load::bytes::FileBytes;
 use crate::load::entry::{
     Diagnostic, Entry, Kind, MessageCell, MessageFacts, MessageMeasures, MessageSource, NO_SLOT, StoredMessage,
 };
+use crate::load::table::Table;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use std::ops::Range;
@@ -36,7 +41,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 /// What an index starts with; the last byte is the format's version (a new format is a new
 /// byte, and an index of another is not read).
-const MAGIC: &[u8; 8] = b"bonsaiX\x08";
+const MAGIC: &[u8; 8] = b"bonsaiX\x09";
 
 /// Entries per checksummed block.
 const CHUNK: usize = 8192;
@@ -62,9 +67,15 @@ struct Head {
     messages_crc: Vec<u32>,
     measures_crc: Vec<u32>,
     calls_crc: Vec<u32>,
-    /// What phases 4–6 made of the entries (parents, diagnostics, labels, name), used when
-    /// the file is unchanged (lines appended may change what they make of earlier ones).
+    /// What phases 4–6 made of the entries (diagnostics, labels, name), used when the file
+    /// is unchanged (lines appended may change what they make of earlier ones).
     derived: super::load::Derived,
+    /// Their two tables after the four parts, each 8-aligned, little-endian u32s: each
+    /// entry's parent, then Pi's `byId` (see `ids`): bytes and CRC-32 of each.
+    tables: [(u64, u32); 2],
+    /// An id hashed by this build: `byId`'s slots (and the tool calls' hashes) are placed by
+    /// the hasher, so an index hashed otherwise is another build's.
+    hash_check: u64,
     /// One bit per entry: a tool result whose line names `nestedCalls` (see
     /// `StoredMessage::names_nested_calls`), so a cut never reads every result's line.
     nested_calls: Vec<u8>,
@@ -85,6 +96,66 @@ pub type Kept = Arc<dyn std::any::Any + Send + Sync>;
 /// bytes start 8-aligned, so the part is aligned for values read in place).
 fn extra_start(pos: usize) -> usize {
     pos.next_multiple_of(8)
+}
+
+/// What [`Head::hash_check`] holds for this build.
+fn hash_check() -> u64 {
+    super::id_hash("bonsai's hash check")
+}
+
+/// `values` as little-endian bytes (what an index keeps, read in place where the machine's
+/// own order is that).
+fn le_bytes(values: &[u32]) -> Vec<u8> {
+    if cfg!(target_endian = "little") {
+        bytemuck::cast_slice(values).to_vec()
+    } else {
+        values.iter().flat_map(|v| v.to_le_bytes()).collect()
+    }
+}
+
+/// The u32s at `bytes[range]`: in place where this machine reads them so (aligned,
+/// little-endian), else decoded into memory.
+fn u32_table(bytes: &Arc<FileBytes>, range: Range<usize>) -> Option<Table<u32>> {
+    if cfg!(target_endian = "little")
+        && let Some(t) = Table::in_place(bytes, range.clone())
+    {
+        return Some(t);
+    }
+    let raw = bytes.get(range)?;
+    (raw.len() % 4 == 0).then(|| {
+        raw.chunks_exact(4)
+            .map(|c| u32::from_le_bytes(c.try_into().expect("4 bytes")))
+            .collect::<Vec<u32>>()
+            .into()
+    })
+}
+
+/// The two derived tables at `bytes[ranges]` for `n` entries, checked whole (their CRC-32s,
+/// every parent an entry other than its own, `byId`'s slots: see `IdTable::fits`).
+fn derived_tables(
+    bytes: &Arc<FileBytes>,
+    ranges: &[Range<usize>; 2],
+    sums: [(u64, u32); 2],
+    n: usize,
+) -> Option<DerivedTables> {
+    let sums_ok = ranges
+        .par_iter()
+        .zip(&sums)
+        .all(|(r, &(_, crc))| bytes.get(r.clone()).is_some_and(|b| crc32fast::hash(b) == crc));
+    if !sums_ok {
+        return None;
+    }
+    let parent_idx = u32_table(bytes, ranges[0].clone())?;
+    let slots = u32_table(bytes, ranges[1].clone())?;
+    let parents_ok = parent_idx.len() == n
+        && parent_idx
+            .par_iter()
+            .enumerate()
+            .all(|(i, &p)| p == u32::MAX || (p as usize) < n && p as usize != i);
+    (parents_ok && IdTable::fits(&slots, n)).then(|| DerivedTables {
+        parent_idx,
+        by_id: IdTable::stored(slots),
+    })
 }
 
 /// Why some bytes are not a usable index (the store then parses the file and writes a new one).
@@ -267,7 +338,10 @@ impl Session {
             })
             .collect();
         let (extra_head, extra) = extra.unzip();
+        let derived_tables = [le_bytes(&self.parent_idx), le_bytes(self.by_id.slots())];
         let head = Head {
+            tables: [0, 1].map(|k| (derived_tables[k].len() as u64, crc32fast::hash(&derived_tables[k]))),
+            hash_check: hash_check(),
             extra: extra_head,
             engine: engine_version(),
             len: self.buf.len() as u64,
@@ -316,6 +390,11 @@ impl Session {
             calls.bytes,
         ] {
             out.extend_from_slice(&part);
+        }
+        for table in derived_tables {
+            // Aligned from the index's start, which the store places 8-aligned in its file.
+            out.resize(extra_start(out.len()), 0);
+            out.extend_from_slice(&table);
         }
         if let Some(bytes) = extra {
             // Aligned from the index's start, which the store places 8-aligned in its file.
@@ -439,6 +518,8 @@ pub struct IndexedParse {
     derived: super::load::Derived,
     records: Arc<StoredRecords>,
     kept: Vec<Kept>,
+    /// What phases 4–6 made, read in place (an unchanged file's only).
+    tables: Option<DerivedTables>,
 }
 
 /// Every block of records whole (their CRC-32s), with their offsets in order and in bounds.
@@ -460,12 +541,17 @@ impl IndexedParse {
     /// messages and measures are decoded later, each when read.
     /// `extra`: read what a later layer kept beside the parse with it (only an unchanged
     /// file's session uses that; otherwise it is neither checked nor kept).
-    pub fn decode(bytes: Arc<FileBytes>, at: usize, extra: Option<&ExtraDecoder>) -> Result<IndexedParse, IndexError> {
+    pub fn decode(
+        bytes: Arc<FileBytes>,
+        at: usize,
+        unchanged: bool,
+        extra: Option<&ExtraDecoder>,
+    ) -> Result<IndexedParse, IndexError> {
         // Read whole once (checked, the entries decoded), then handed back: what stays mapped
         // is read again only for the messages and measures asked for, so a big index is
         // never resident whole.
         bytes.will_read(at..bytes.len());
-        let parse = Self::decode_mapped(&bytes, at, extra);
+        let parse = Self::decode_mapped(&bytes, at, unchanged, extra);
         bytes.done_with(at..bytes.len());
         parse
     }
@@ -473,12 +559,13 @@ impl IndexedParse {
     fn decode_mapped(
         bytes: &Arc<FileBytes>,
         at: usize,
+        unchanged: bool,
         extra: Option<&ExtraDecoder>,
     ) -> Result<IndexedParse, IndexError> {
         let index = bytes.get(at..).ok_or(IndexError::Foreign)?;
         let (head_bytes, after_head) = unframe(MAGIC, index)?;
         let head: Head = postcard::from_bytes(head_bytes).map_err(|_| IndexError::Damaged)?;
-        if head.engine != engine_version() {
+        if head.engine != engine_version() || head.hash_check != hash_check() {
             return Err(IndexError::OtherBuild(head.engine));
         }
         let n = usize::try_from(head.entries).map_err(|_| IndexError::Damaged)?;
@@ -520,7 +607,22 @@ impl IndexedParse {
         if nested.len() != n.div_ceil(8) {
             return Err(IndexError::Damaged);
         }
-        // The kept part is aligned from the index's start (`at`), itself aligned in its file.
+        // The derived tables, then the kept part, each aligned from the index's start (`at`),
+        // itself aligned in its file; nothing but zeros between.
+        let mut table_ranges = Vec::with_capacity(2);
+        for (len, _) in head.tables {
+            let start = at + extra_start(pos - at);
+            let end = usize::try_from(len)
+                .ok()
+                .and_then(|len| start.checked_add(len))
+                .ok_or(IndexError::Damaged)?;
+            if bytes.get(pos..start).is_none_or(|pad| pad.iter().any(|&b| b != 0)) || end > bytes.len() {
+                return Err(IndexError::Damaged);
+            }
+            table_ranges.push(start..end);
+            pos = end;
+        }
+        let table_ranges: [Range<usize>; 2] = table_ranges.try_into().expect("two tables");
         let extra_at = at + extra_start(pos - at);
         if head.extra.is_some() && bytes.get(pos..extra_at).is_none_or(|pad| pad.iter().any(|&b| b != 0)) {
             return Err(IndexError::Damaged);
@@ -566,11 +668,18 @@ impl IndexedParse {
         };
         // The kept part is checked beside the entries' decoding; one that does not check
         // refuses the index like any other damage.
-        let ((), kept) = rayon::join(decode_entries, || match (&head.extra, extra) {
-            (Some(h), Some(decode)) => decode(bytes, extra_at, h, n),
-            _ => Some(Vec::new()),
+        // So are the derived tables, which serve an unchanged file only.
+        let ((), (kept, tables)) = rayon::join(decode_entries, || {
+            rayon::join(
+                || match (&head.extra, extra) {
+                    (Some(h), Some(decode)) => decode(bytes, extra_at, h, n),
+                    _ => Some(Vec::new()),
+                },
+                || unchanged.then(|| derived_tables(bytes, &table_ranges, head.tables, n)),
+            )
         });
         let kept = kept.ok_or(IndexError::Damaged)?;
+        let tables = tables.map(|t| t.ok_or(IndexError::Damaged)).transpose()?;
         // Every byte range must lie in the bytes the index describes (a checksum guards
         // against damage, not against an index made wrongly); a message's own, when read.
         let in_file = |r: &Range<usize>| r.start <= r.end && r.end as u64 <= head.len;
@@ -590,6 +699,7 @@ impl IndexedParse {
             derived: head.derived,
             records,
             kept,
+            tables,
         })
     }
 
@@ -640,6 +750,7 @@ impl Session {
                 parse.settled_len,
                 parse.settled_lines,
                 parse.derived,
+                parse.tables,
             )
         } else {
             Session::extend_parts(

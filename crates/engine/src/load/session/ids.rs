@@ -1,0 +1,166 @@
+//! Pi's `byId` as a plain table: each slot an entry's index (or empty), placed by the hash
+//! of its id and probed linearly. Plain, so bonsai's session index keeps it and a second open
+//! of an unchanged file reads it in place instead of hashing every id again. Measured on the
+//! 10 GB reference (4.4 million entries), hashing the ids into a fresh table was 250–420 ms
+//! of the open, mostly cache misses on ids scattered over the heap; read in place, a lookup
+//! touches one slot's page and the entries it names.
+//!
+//! Hand-written rather than a `hashbrown` table because a table to be read in place must
+//! have a layout of its own: hashbrown's is private and not meant to be stored.
+
+use super::id_hash;
+use crate::load::entry::Entry;
+use crate::load::table::Table;
+
+/// A slot with no entry.
+const EMPTY: u32 = u32::MAX;
+
+/// Pi's `byId`: the last entry with each id, found by hashing the id.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub(crate) struct IdTable {
+    /// A power of two long (or empty when there are no entries), at most three quarters full.
+    slots: Table<u32>,
+}
+
+/// Slots for `n` entries: a power of two with a quarter of them free at least.
+fn capacity_for(n: usize) -> usize {
+    if n == 0 {
+        0
+    } else {
+        (n + n / 3 + 1).next_power_of_two().max(2)
+    }
+}
+
+/// The slot where the probe for a hash starts: its high bits after a multiplicative mix
+/// (the hash's low bits alone place ids with similar endings in runs).
+fn home(hash: u64, slots: usize) -> usize {
+    let bits = slots.trailing_zeros();
+    (hash.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - bits)) as usize
+}
+
+impl IdTable {
+    /// The table of `entries` whose ids hash to `hashes` (each entry's [`id_hash`]); the
+    /// later entry with an id takes it, as in Pi's map, and `duplicate(i)` hears of each entry
+    /// `i` that took an id from an earlier one.
+    pub(crate) fn build(entries: &[Entry], hashes: &[u64], mut duplicate: impl FnMut(usize)) -> IdTable {
+        let cap = capacity_for(entries.len());
+        let mut slots = vec![EMPTY; cap];
+        let mask = cap.wrapping_sub(1);
+        for (i, &h) in hashes.iter().enumerate() {
+            let mut k = home(h, cap);
+            loop {
+                let j = slots[k];
+                if j == EMPTY {
+                    slots[k] = i as u32;
+                    break;
+                }
+                if hashes[j as usize] == h && entries[j as usize].id == entries[i].id {
+                    slots[k] = i as u32;
+                    duplicate(i);
+                    break;
+                }
+                k = (k + 1) & mask;
+            }
+        }
+        IdTable { slots: slots.into() }
+    }
+
+    /// The table read from an index (see [`IdTable::fits`]).
+    pub(crate) fn stored(slots: Table<u32>) -> IdTable {
+        IdTable { slots }
+    }
+
+    /// Whether `slots` can be the table of `n` entries: as many slots as it would be built
+    /// with, each empty or an entry, and none walked forever. A table made wrongly otherwise
+    /// finds wrong entries, never panics (a checksum guards the index against damage).
+    pub(crate) fn fits(slots: &[u32], n: usize) -> bool {
+        use rayon::prelude::*;
+        slots.len() == capacity_for(n)
+            && slots.par_iter().all(|&j| j == EMPTY || (j as usize) < n)
+            && (slots.is_empty() || slots.par_iter().any(|&j| j == EMPTY))
+    }
+
+    /// The entry with this id (the last with it), as an index into `entries`.
+    pub(crate) fn find(&self, entries: &[Entry], id: &str) -> Option<usize> {
+        let cap = self.slots.len();
+        if cap == 0 {
+            return None;
+        }
+        let mask = cap - 1;
+        let mut k = home(id_hash(id), cap);
+        // At most every slot: a stored table is checked to have an empty one, but a walk
+        // bounded by the table's size needs no such promise.
+        for _ in 0..cap {
+            let j = self.slots[k];
+            if j == EMPTY {
+                return None;
+            }
+            if entries.get(j as usize).is_some_and(|e| &*e.id == id) {
+                return Some(j as usize);
+            }
+            k = (k + 1) & mask;
+        }
+        None
+    }
+
+    /// The slots (what an index keeps).
+    pub(crate) fn slots(&self) -> &[u32] {
+        &self.slots
+    }
+
+    /// Read in place from an index.
+    pub(crate) fn is_in_place(&self) -> bool {
+        self.slots.is_in_place()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::load::entry::Kind;
+
+    fn entry(id: &str) -> Entry {
+        Entry {
+            line: 0,
+            span: 0..0,
+            id: id.into(),
+            parent_id: None,
+            ts: 0.0,
+            kind: Kind::Usage,
+        }
+    }
+
+    #[test]
+    fn the_last_entry_with_an_id_is_found_and_duplicates_are_told() {
+        let ids = ["a", "b", "a", "c", "b", "b"];
+        let entries: Vec<Entry> = ids.iter().map(|i| entry(i)).collect();
+        let hashes: Vec<u64> = ids.iter().map(|i| id_hash(i)).collect();
+        let mut dups = Vec::new();
+        let t = IdTable::build(&entries, &hashes, |i| dups.push(i));
+        assert_eq!(dups, vec![2, 4, 5]);
+        assert_eq!(t.find(&entries, "a"), Some(2));
+        assert_eq!(t.find(&entries, "b"), Some(5));
+        assert_eq!(t.find(&entries, "c"), Some(3));
+        assert_eq!(t.find(&entries, "d"), None);
+        assert!(IdTable::fits(&t.slots, entries.len()));
+        assert!(!IdTable::fits(&t.slots, 2), "an entry out of range");
+        assert!(
+            !IdTable::fits(&vec![0u32; t.slots.len()], entries.len()),
+            "no empty slot"
+        );
+    }
+
+    #[test]
+    fn many_ids_are_all_found_and_a_full_table_ends_a_miss() {
+        let entries: Vec<Entry> = (0..5000).map(|i| entry(&format!("{i:08x}"))).collect();
+        let hashes: Vec<u64> = entries.iter().map(|e| id_hash(&e.id)).collect();
+        let t = IdTable::build(&entries, &hashes, |_| panic!("no duplicate"));
+        for (i, e) in entries.iter().enumerate() {
+            assert_eq!(t.find(&entries, &e.id), Some(i));
+        }
+        assert_eq!(IdTable::default().find(&entries, "0"), None);
+        // A wrongly made table with no empty slot: a miss still ends.
+        let full = IdTable::stored(vec![0u32; 8].into());
+        assert_eq!(full.find(&entries, "nope"), None);
+    }
+}

@@ -176,7 +176,16 @@ fn same_stored_view(o: &Session, f: &Session, filter: tree_view::FilterMode, pat
     let mut vo = tree_view::TreeView::new(o, &to, o.leaf(), filter, 0);
     let mut vf = tree_view::TreeView::new(f, &tf, f.leaf(), filter, 0);
     // The parents and `byId` too (compared through `views`).
-    let in_place = to.children.is_in_place() && vo.flat.is_in_place() && o.derived_in_place();
+    let mut in_place = to.children.is_in_place() && vo.flat.is_in_place() && o.derived_in_place();
+    // And the context at the leaf (the first frame's gauge and edits) is the one projected.
+    if let Some(leaf) = o.leaf() {
+        use bonsai::engine::view::context::{self, LeafContext};
+        let fresh = LeafContext::of_projection(f, leaf, &context::project(f, &f.path_to(leaf)));
+        match LeafContext::kept(o, leaf) {
+            Some(kept) => assert_eq!(kept, &fresh, "{}: the leaf's context", path.display()),
+            None => in_place = false,
+        }
+    }
     let same = |vo: &tree_view::TreeView, vf: &tree_view::TreeView, after: &str| {
         if let Err(e) = vo.same_tables_as(vf) {
             panic!("{} ({filter:?}, after {after}): {e}", path.display());

@@ -6,7 +6,7 @@ use crate::engine::compaction::cut::{self, CompactionPlan, NoCompaction};
 use crate::engine::load::models::Registry;
 use crate::engine::load::session::Session;
 use crate::engine::settings::Settings;
-use crate::engine::view::context::{self, ContextMessage, ContextTokens};
+use crate::engine::view::context::{self, ContextMessage, ContextTokens, LeafContext};
 use crate::engine::view::tokens::Encoding;
 use std::collections::HashMap;
 
@@ -87,14 +87,18 @@ impl Gauge {
 pub struct SelectionInfo {
     pub leaf: usize,
     pub gauge: Gauge,
-    pub messages: Vec<ContextMessage>,
+    /// `None` when the gauge came from bonsai's index: they come with the cut.
+    pub messages: Option<Vec<ContextMessage>>,
     pub encoding: Encoding,
 }
 
 /// keepRecentTokens as Pi's settings give it for the model of the session's leaf.
 pub fn keep_recent_for(s: &Session, settings: &Settings) -> u64 {
-    let model = named_model(s.leaf().and_then(|leaf| context::path_settings(s, &s.path_to(leaf)).1));
-    keep_recent_of(settings, &model)
+    let model = s.leaf().and_then(|leaf| match LeafContext::kept(s, leaf) {
+        Some(c) => c.model.clone(),
+        None => context::path_settings(s, &s.path_to(leaf)).1,
+    });
+    keep_recent_of(settings, &named_model(model))
 }
 
 /// The provider and model a path restores, when it names both (what Pi's per-model
@@ -111,9 +115,13 @@ fn keep_recent_of(settings: &Settings, model: &Option<(String, String)>) -> u64 
 
 /// What the app's first frame asks for: the gauge of the session's leaf at Pi's
 /// keepRecentTokens (its cut follows, [`SelectionCut`]). A big session's is computed by the
-/// first load (see `ui/app/first_load.rs`).
+/// first load (see `ui/app/first_load.rs`); one opened from an unchanged file's index has
+/// the leaf's context kept there, and nothing is projected before the cut.
 pub fn of_leaf(s: &Session, settings: &Settings, registry: &Registry) -> Option<(SelectionInfo, CutToCome)> {
     let leaf = s.leaf()?;
+    if let Some(kept) = LeafContext::kept(s, leaf) {
+        return Some(gauge_from(leaf, kept, None, settings, registry, None));
+    }
     Some(gauge_of(s, leaf, settings, registry, None))
 }
 
@@ -125,24 +133,38 @@ pub struct SelectionCut {
     pub cut: Result<CompactionPlan, NoCompaction>,
     /// The cut preview's classes (only when the preview is on: it touches every path entry).
     pub classes: Option<HashMap<usize, CutClass>>,
+    /// The gauge's messages and their encoding, when its figures came from bonsai's index
+    /// (projected here).
+    pub messages: Option<(Vec<ContextMessage>, Encoding)>,
 }
 
-/// What the gauge's step hands to the cut's: the projection it made, and the compaction
-/// settings of the path's model.
+/// What the gauge's step hands to the cut's: the projection it made (none when the gauge
+/// came from bonsai's index: the cut makes it), and the compaction settings of the path's
+/// model.
 pub struct CutToCome {
     leaf: usize,
-    projection: context::Projection,
+    projection: Option<context::Projection>,
     settings: cut::CompactionSettings,
+    encoding: Encoding,
 }
 
 impl CutToCome {
     pub fn cut(self, s: &Session, want_classes: bool) -> SelectionCut {
-        let cut = cut::prepare_projected(s, self.projection, self.settings);
+        let (projection, messages) = match self.projection {
+            Some(p) => (p, None),
+            None => {
+                let p = context::project(s, &s.path_to(self.leaf));
+                let messages = p.messages().cloned().collect();
+                (p, Some((messages, self.encoding)))
+            }
+        };
+        let cut = cut::prepare_projected(s, projection, self.settings);
         let classes = want_classes.then(|| cut_classes(&cut));
         SelectionCut {
             leaf: self.leaf,
             cut,
             classes,
+            messages,
         }
     }
 }
@@ -158,25 +180,21 @@ pub(crate) fn gauge_of(
     keep_recent: Option<u64>,
 ) -> (SelectionInfo, CutToCome) {
     let proj = context::project(s, &s.path_to(leaf));
-    let msgs: Vec<&ContextMessage> = proj.messages().collect();
-    let tokens = context::estimate_context_tokens(s, &msgs);
-    let at = |entry: usize| proj.path.iter().position(|&i| i == entry);
-    let latest_compaction = proj
-        .path
-        .iter()
-        .rposition(|&i| matches!(s.entries[i].kind, crate::engine::load::entry::Kind::Compaction(_)));
-    let usage_before_compaction = match (tokens.last_usage_index, latest_compaction) {
-        (Some(u), Some(c)) => at(msgs[u].source).is_some_and(|p| p < c),
-        _ => false,
-    };
-    let after_edits = tokens.last_usage_index.and_then(|u| {
-        let usage_at = at(msgs[u].source)?;
-        let edited = proj.path[usage_at..]
-            .iter()
-            .any(|&i| matches!(s.entries[i].kind, crate::engine::load::entry::Kind::ContextEdit { .. }));
-        edited.then(|| context::estimate_projected_tokens(s, &proj).tokens as u64)
-    });
-    let model = named_model(proj.model.clone());
+    let facts = LeafContext::of_projection(s, leaf, &proj);
+    gauge_from(leaf, &facts, Some(proj), settings, registry, keep_recent)
+}
+
+/// The gauge of the leaf context `facts` under the settings; `proj`: its projection, when
+/// made (its messages are the gauge's; otherwise they come with the cut).
+fn gauge_from(
+    leaf: usize,
+    facts: &LeafContext,
+    proj: Option<context::Projection>,
+    settings: &Settings,
+    registry: &Registry,
+    keep_recent: Option<u64>,
+) -> (SelectionInfo, CutToCome) {
+    let model = named_model(facts.model.clone());
     let window = model
         .as_ref()
         .and_then(|(p, m)| registry.find(p, m))
@@ -185,26 +203,26 @@ pub(crate) fn gauge_of(
     let keep_recent = keep_recent.unwrap_or_else(|| keep_recent_of(settings, &model));
     let reserve = settings.reserve_tokens(mref);
     let encoding = Encoding::for_model(mref.map(|m| m.0), mref.map(|m| m.1));
-    let messages: Vec<ContextMessage> = msgs.iter().map(|m| (*m).clone()).collect();
-    drop(msgs);
+    let messages = proj.as_ref().map(|p| p.messages().cloned().collect());
     let to_come = CutToCome {
         leaf,
         settings: settings.compaction_settings(mref, Some(reserve), Some(keep_recent)),
         projection: proj,
+        encoding,
     };
     let info = SelectionInfo {
         leaf,
         gauge: Gauge {
             leaf: Some(leaf),
-            tokens,
+            tokens: facts.tokens,
             exact: None,
             window,
             reserve,
             keep_recent,
             model: model.map(|(p, m)| format!("{p}/{m}")),
             stale: false,
-            usage_before_compaction,
-            after_edits,
+            usage_before_compaction: facts.usage_before_compaction,
+            after_edits: facts.after_edits,
         },
         messages,
         encoding,

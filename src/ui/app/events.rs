@@ -102,21 +102,11 @@ impl App {
             return;
         }
         let info = *info;
-        let mut gauge = info.gauge;
-        let refs: Vec<_> = info.messages.iter().collect();
-        let cached: Option<Vec<u64>> = refs.iter().map(|m| self.exact.get(m, info.encoding)).collect();
-        gauge.exact = cached.as_ref().map(|v| v.iter().sum());
-        match cached {
-            Some(v) => self.selection.exact = Some(v),
-            None => self.pending.queue.push(Job::ExactTokens {
-                generation,
-                session: self.doc.session.clone(),
-                messages: info.messages,
-                encoding: info.encoding,
-                cache: self.exact.clone(),
-            }),
+        self.selection.gauge = Some(info.gauge);
+        // From bonsai's index the messages come with the cut (then counted).
+        if let Some(messages) = info.messages {
+            self.count_exactly(generation, messages, info.encoding);
         }
-        self.selection.gauge = Some(gauge);
         // The old leaf's cut is not this one's: "computing the cut…" until it comes.
         self.selection.cut = None;
         // The live figure needs the gauge's window and reserve.
@@ -132,10 +122,37 @@ impl App {
         }
     }
 
+    /// The gauge's exact count of `messages`: from the cache when every one is counted
+    /// already, else as a job.
+    fn count_exactly(
+        &mut self,
+        generation: u64,
+        messages: Vec<crate::engine::view::context::ContextMessage>,
+        encoding: crate::engine::view::tokens::Encoding,
+    ) {
+        let cached: Option<Vec<u64>> = messages.iter().map(|m| self.exact.get(m, encoding)).collect();
+        if let Some(g) = &mut self.selection.gauge {
+            g.exact = cached.as_ref().map(|v| v.iter().sum());
+        }
+        match cached {
+            Some(v) => self.selection.exact = Some(v),
+            None => self.pending.queue.push(Job::ExactTokens {
+                generation,
+                session: self.doc.session.clone(),
+                messages,
+                encoding,
+                cache: self.exact.clone(),
+            }),
+        }
+    }
+
     /// The selection's cut, after its gauge.
     pub(super) fn on_selection_cut(&mut self, generation: u64, cut: crate::ui::selection::SelectionCut) {
         if generation != self.selection.generation {
             return;
+        }
+        if let Some((messages, encoding)) = cut.messages {
+            self.count_exactly(generation, messages, encoding);
         }
         self.selection.cut = Some(cut.cut);
         if let Some(c) = cut.classes {

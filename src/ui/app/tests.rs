@@ -1607,10 +1607,44 @@ fn the_first_open_writes_the_index_after_the_frame_and_the_next_reads_it() {
         "{:?}",
         b.status
     );
+    // The gauge came from the leaf's context the index kept (nothing projected before the
+    // frame), and is the one the first open projected; its messages come with the cut, and
+    // then their exact count is the first open's.
+    let leaf = b.doc.session.leaf().unwrap();
+    assert!(crate::engine::view::context::LeafContext::kept(&b.doc.session, leaf).is_some());
+    let (ga, gb) = (a.selection.gauge.clone().unwrap(), b.selection.gauge.clone().unwrap());
+    assert_eq!(
+        (ga.tokens, ga.after_edits, ga.usage_before_compaction),
+        (gb.tokens, gb.after_edits, gb.usage_before_compaction)
+    );
     assert!(
-        !b.take_after_frame().iter().any(|j| matches!(j, Job::SaveIndex { .. })),
+        !b.pending.queue.iter().any(|j| matches!(j, Job::ExactTokens { .. })),
+        "no messages yet to count"
+    );
+    let after = b.take_after_frame();
+    assert!(
+        !after.iter().any(|j| matches!(j, Job::SaveIndex { .. })),
         "an index that fits is not written again"
     );
+    for j in after.into_iter().filter(|j| matches!(j, Job::Cut { .. })) {
+        for r in crate::ui::jobs::run_now(j) {
+            b.update(Action::Job(Arc::new(r)));
+        }
+    }
+    assert!(b.selection.cut.is_some());
+    let to_count = |app: &App| {
+        app.pending.queue.iter().find_map(|j| match j {
+            Job::ExactTokens { messages, .. } => Some(messages.len()),
+            _ => None,
+        })
+    };
+    assert_eq!(to_count(&b), to_count(&a));
+    assert!(to_count(&b).is_some_and(|n| n > 0));
+    a.run_jobs_now();
+    b.run_jobs_now();
+    let exact = |app: &App| app.selection.gauge.as_ref().and_then(|g| g.exact);
+    assert!(exact(&a).is_some());
+    assert_eq!(exact(&b), exact(&a));
 }
 
 /// The first session is read by the app's jobs behind the loading frame: the parse reports

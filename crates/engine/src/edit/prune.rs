@@ -956,30 +956,12 @@ fn tool_of(s: &Session, idx: usize) -> Option<String> {
 /// The context edit in effect for each entry at `leaf` (target → edit), as Pi applies them:
 /// among the entries the context is built from, the latest edit of a target wins.
 pub fn edits_in_effect(s: &Session, leaf: usize) -> HashMap<usize, usize> {
+    // The file's leaf of a session opened from its index: as the index kept them.
+    if let Some(kept) = context::LeafContext::kept(s, leaf) {
+        return kept.edits.iter().copied().collect();
+    }
     let ctx = context::context_entries(s, &s.path_to(leaf));
-    let edits: Vec<(usize, usize)> = ctx
-        .iter()
-        .filter_map(|&i| match &s.entries[i].kind {
-            Kind::ContextEdit { target_id: Some(t), .. } => Some((s.idx_of(t)?, i)),
-            _ => None,
-        })
-        .collect();
-    // Most contexts have no edit: then the context's entries are not gathered (on a long
-    // path that was most of what opening a session spent here).
-    if edits.is_empty() {
-        return HashMap::new();
-    }
-    let mut taking_part = vec![false; s.entries.len()];
-    for &i in &ctx {
-        taking_part[i] = true;
-    }
-    let mut out = HashMap::new();
-    for (target, i) in edits {
-        if taking_part[target] {
-            out.insert(target, i);
-        }
-    }
-    out
+    context::edits_in_effect(s, &ctx).into_iter().collect()
 }
 
 /// [`edits_in_effect`] without the edits that give a target its original content back

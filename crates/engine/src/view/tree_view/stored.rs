@@ -13,6 +13,7 @@ use super::{FilterMode, NONE, TreeView};
 use crate::load::bytes::FileBytes;
 use crate::load::session::{Kept, Session};
 use crate::load::table::{IN_PLACE, Plain, Table};
+use crate::view::context::{self, LeafContext};
 use crate::view::tree::{Children, Tree};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
@@ -31,6 +32,8 @@ struct ViewsHead {
     archived_branches: u64,
     multiple_roots: bool,
     tables: Vec<(u64, u64, u32)>,
+    /// The context at the file's leaf, as the first frame's gauge and edits need it.
+    leaf_context: Option<LeafContext>,
 }
 
 /// The stored view of a session opened from its index, checked: the view itself, its tables
@@ -80,7 +83,11 @@ pub fn encode(s: &Session, filter: FilterMode) -> Option<(Vec<u8>, Vec<u8>)> {
         tables.push((out.len() as u64, p.len() as u64, crc32fast::hash(p)));
         out.extend_from_slice(p);
     }
+    let leaf_context = s
+        .leaf()
+        .map(|leaf| LeafContext::of_projection(s, leaf, &context::project(s, &s.path_to(leaf))));
     let head = ViewsHead {
+        leaf_context,
         filter: filter.name().to_string(),
         leaf: s.leaf().map(|l| l as u64),
         entries: s.entries.len() as u64,
@@ -159,10 +166,16 @@ pub fn decode(bytes: &Arc<FileBytes>, at: usize, head: &[u8], n: usize) -> Optio
         ..TreeView::no_rows(filter, 0)
     };
     let views = StoredViews { entries: n, view };
-    let ok = tree_in_range(&tree, n) && views.in_range();
+    let context_ok = head
+        .leaf_context
+        .as_ref()
+        .is_none_or(|c| c.leaf < n && head.leaf == Some(c.leaf as u64) && c.edits.iter().all(|&(t, e)| t < n && e < n));
+    let ok = tree_in_range(&tree, n) && views.in_range() && context_ok;
     // Checked: only the pages of the rows drawn are read again.
     bytes.done_with(at..end);
-    ok.then(|| vec![Arc::new(tree) as Kept, Arc::new(views) as Kept])
+    let mut kept = vec![Arc::new(tree) as Kept, Arc::new(views) as Kept];
+    kept.extend(head.leaf_context.map(|c| Arc::new(c) as Kept));
+    ok.then_some(kept)
 }
 
 /// Every value below `bound`, on every core.

@@ -1,5 +1,5 @@
-//! Pi's `byId` as a plain table: each slot an entry's index (or empty), placed by the hash
-//! of its id and probed linearly. Plain, so bonsai's session index keeps it and a second open
+//! Pi's `byId` as a plain table: each slot an entry's index and a tag of its id's hash (or
+//! empty), placed by the hash and probed linearly. Plain, so bonsai's session index keeps it and a second open
 //! of an unchanged file reads it in place instead of hashing every id again. Measured on the
 //! 10 GB reference (4.4 million entries), hashing the ids into a fresh table was 250–420 ms
 //! of the open, mostly cache misses on ids scattered over the heap; read in place, a lookup
@@ -13,13 +13,29 @@ use crate::load::entry::Entry;
 use crate::load::table::Table;
 
 /// A slot with no entry.
-const EMPTY: u32 = u32::MAX;
+const EMPTY: u64 = u64::MAX;
+
+/// A slot: the entry's index in the low half, a tag of its id's hash in the high half (a
+/// probe compares tags, and reads an entry's id only when they match: ids are scattered over
+/// the heap, so each one read is a cache miss).
+fn slot(tag: u32, i: usize) -> u64 {
+    (u64::from(tag) << 32) | i as u64
+}
+
+fn entry_of(slot: u64) -> usize {
+    (slot & u64::from(u32::MAX)) as usize
+}
+
+/// The tag of an id's hash: both its halves folded.
+fn tag_of(hash: u64) -> u32 {
+    (hash ^ (hash >> 32)) as u32
+}
 
 /// Pi's `byId`: the last entry with each id, found by hashing the id.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub(crate) struct IdTable {
     /// A power of two long (or empty when there are no entries), at most three quarters full.
-    slots: Table<u32>,
+    slots: Table<u64>,
 }
 
 /// Slots for `n` entries: a power of two with a quarter of them free at least.
@@ -31,11 +47,15 @@ fn capacity_for(n: usize) -> usize {
     }
 }
 
-/// The slot where the probe for a hash starts: its high bits after a multiplicative mix
-/// (the hash's low bits alone place ids with similar endings in runs).
-fn home(hash: u64, slots: usize) -> usize {
+/// An id's hash mixed (the hash's low bits alone place ids with similar endings in runs).
+fn mixed(hash: u64) -> u64 {
+    hash.wrapping_mul(0x9E37_79B9_7F4A_7C15)
+}
+
+/// The slot where the probe for a mixed hash starts: its high bits.
+fn home(mixed: u64, slots: usize) -> usize {
     let bits = slots.trailing_zeros();
-    (hash.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - bits)) as usize
+    (mixed >> (64 - bits)) as usize
 }
 
 impl IdTable {
@@ -47,15 +67,17 @@ impl IdTable {
         let mut slots = vec![EMPTY; cap];
         let mask = cap.wrapping_sub(1);
         for (i, &h) in hashes.iter().enumerate() {
-            let mut k = home(h, cap);
+            let m = mixed(h);
+            let tag = tag_of(h);
+            let mut k = home(m, cap);
             loop {
-                let j = slots[k];
-                if j == EMPTY {
-                    slots[k] = i as u32;
+                let s = slots[k];
+                if s == EMPTY {
+                    slots[k] = slot(tag, i);
                     break;
                 }
-                if hashes[j as usize] == h && entries[j as usize].id == entries[i].id {
-                    slots[k] = i as u32;
+                if (s >> 32) as u32 == tag && entries[entry_of(s)].id == entries[i].id {
+                    slots[k] = slot(tag, i);
                     duplicate(i);
                     break;
                 }
@@ -66,18 +88,18 @@ impl IdTable {
     }
 
     /// The table read from an index (see [`IdTable::fits`]).
-    pub(crate) fn stored(slots: Table<u32>) -> IdTable {
+    pub(crate) fn stored(slots: Table<u64>) -> IdTable {
         IdTable { slots }
     }
 
     /// Whether `slots` can be the table of `n` entries: as many slots as it would be built
     /// with, each empty or an entry, and none walked forever. A table made wrongly otherwise
     /// finds wrong entries, never panics (a checksum guards the index against damage).
-    pub(crate) fn fits(slots: &[u32], n: usize) -> bool {
+    pub(crate) fn fits(slots: &[u64], n: usize) -> bool {
         use rayon::prelude::*;
         slots.len() == capacity_for(n)
-            && slots.par_iter().all(|&j| j == EMPTY || (j as usize) < n)
-            && (slots.is_empty() || slots.par_iter().any(|&j| j == EMPTY))
+            && slots.par_iter().all(|&s| s == EMPTY || entry_of(s) < n)
+            && (slots.is_empty() || slots.par_iter().any(|&s| s == EMPTY))
     }
 
     /// The entry with this id (the last with it), as an index into `entries`.
@@ -87,16 +109,18 @@ impl IdTable {
             return None;
         }
         let mask = cap - 1;
-        let mut k = home(id_hash(id), cap);
+        let h = id_hash(id);
+        let (m, tag) = (mixed(h), tag_of(h));
+        let mut k = home(m, cap);
         // At most every slot: a stored table is checked to have an empty one, but a walk
         // bounded by the table's size needs no such promise.
         for _ in 0..cap {
-            let j = self.slots[k];
-            if j == EMPTY {
+            let s = self.slots[k];
+            if s == EMPTY {
                 return None;
             }
-            if entries.get(j as usize).is_some_and(|e| &*e.id == id) {
-                return Some(j as usize);
+            if (s >> 32) as u32 == tag && entries.get(entry_of(s)).is_some_and(|e| &*e.id == id) {
+                return Some(entry_of(s));
             }
             k = (k + 1) & mask;
         }
@@ -104,7 +128,7 @@ impl IdTable {
     }
 
     /// The slots (what an index keeps).
-    pub(crate) fn slots(&self) -> &[u32] {
+    pub(crate) fn slots(&self) -> &[u64] {
         &self.slots
     }
 
@@ -145,7 +169,7 @@ mod tests {
         assert!(IdTable::fits(&t.slots, entries.len()));
         assert!(!IdTable::fits(&t.slots, 2), "an entry out of range");
         assert!(
-            !IdTable::fits(&vec![0u32; t.slots.len()], entries.len()),
+            !IdTable::fits(&vec![0u64; t.slots.len()], entries.len()),
             "no empty slot"
         );
     }
@@ -160,7 +184,7 @@ mod tests {
         }
         assert_eq!(IdTable::default().find(&entries, "0"), None);
         // A wrongly made table with no empty slot: a miss still ends.
-        let full = IdTable::stored(vec![0u32; 8].into());
+        let full = IdTable::stored(vec![0u64; 8].into());
         assert_eq!(full.find(&entries, "nope"), None);
     }
 }

@@ -21,7 +21,7 @@
 //! a session opened from its index only pays for what its views show. Measured on the 1 GB
 //! reference: the cost of an open is mostly fresh memory (the kernel clearing pages), so what
 //! is not decoded is what saves most. After the four parts come the two derived tables
-//! (little-endian u32s, each 8-aligned and checksummed), then a later layer may keep a part
+//! (little-endian integers, each 8-aligned and checksummed), then a later layer may keep a part
 //! of its own, 8-aligned, its head opaque here ([`ExtraDecoder`]): the view layer keeps the
 //! tree and `/tree`'s first view there, read in place (the loader never imports the views).
 
@@ -41,7 +41,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 /// What an index starts with; the last byte is the format's version (a new format is a new
 /// byte, and an index of another is not read).
-const MAGIC: &[u8; 8] = b"bonsaiX\x09";
+const MAGIC: &[u8; 8] = b"bonsaiX\x0a";
 
 /// Entries per checksummed block.
 const CHUNK: usize = 8192;
@@ -70,8 +70,8 @@ struct Head {
     /// What phases 4–6 made of the entries (diagnostics, labels, name), used when the file
     /// is unchanged (lines appended may change what they make of earlier ones).
     derived: super::load::Derived,
-    /// Their two tables after the four parts, each 8-aligned, little-endian u32s: each
-    /// entry's parent, then Pi's `byId` (see `ids`): bytes and CRC-32 of each.
+    /// Their two tables after the four parts, each 8-aligned, little-endian: each entry's
+    /// parent (u32s), then Pi's `byId` (u64 slots, see `ids`): bytes and CRC-32 of each.
     tables: [(u64, u32); 2],
     /// An id hashed by this build: `byId`'s slots (and the tool calls' hashes) are placed by
     /// the hasher, so an index hashed otherwise is another build's.
@@ -105,29 +105,49 @@ fn hash_check() -> u64 {
 
 /// `values` as little-endian bytes (what an index keeps, read in place where the machine's
 /// own order is that).
-fn le_bytes(values: &[u32]) -> Vec<u8> {
+fn le_bytes<T: LittleEndian>(values: &[T]) -> Vec<u8> {
     if cfg!(target_endian = "little") {
         bytemuck::cast_slice(values).to_vec()
     } else {
-        values.iter().flat_map(|v| v.to_le_bytes()).collect()
+        values.iter().flat_map(|v| v.le()).collect()
     }
 }
 
-/// The u32s at `bytes[range]`: in place where this machine reads them so (aligned,
+/// The values at `bytes[range]`: in place where this machine reads them so (aligned,
 /// little-endian), else decoded into memory.
-fn u32_table(bytes: &Arc<FileBytes>, range: Range<usize>) -> Option<Table<u32>> {
+fn le_table<T: LittleEndian>(bytes: &Arc<FileBytes>, range: Range<usize>) -> Option<Table<T>> {
     if cfg!(target_endian = "little")
         && let Some(t) = Table::in_place(bytes, range.clone())
     {
         return Some(t);
     }
     let raw = bytes.get(range)?;
-    (raw.len() % 4 == 0).then(|| {
-        raw.chunks_exact(4)
-            .map(|c| u32::from_le_bytes(c.try_into().expect("4 bytes")))
-            .collect::<Vec<u32>>()
-            .into()
-    })
+    let size = std::mem::size_of::<T>();
+    (raw.len() % size == 0).then(|| raw.chunks_exact(size).map(T::from_le).collect::<Vec<T>>().into())
+}
+
+/// The integers the derived tables hold, as an index keeps them.
+trait LittleEndian: crate::load::table::Plain + bytemuck::Pod {
+    fn le(&self) -> Vec<u8>;
+    fn from_le(bytes: &[u8]) -> Self;
+}
+
+impl LittleEndian for u32 {
+    fn le(&self) -> Vec<u8> {
+        self.to_le_bytes().to_vec()
+    }
+    fn from_le(bytes: &[u8]) -> Self {
+        u32::from_le_bytes(bytes.try_into().expect("4 bytes"))
+    }
+}
+
+impl LittleEndian for u64 {
+    fn le(&self) -> Vec<u8> {
+        self.to_le_bytes().to_vec()
+    }
+    fn from_le(bytes: &[u8]) -> Self {
+        u64::from_le_bytes(bytes.try_into().expect("8 bytes"))
+    }
 }
 
 /// The two derived tables at `bytes[ranges]` for `n` entries, checked whole (their CRC-32s,
@@ -145,8 +165,8 @@ fn derived_tables(
     if !sums_ok {
         return None;
     }
-    let parent_idx = u32_table(bytes, ranges[0].clone())?;
-    let slots = u32_table(bytes, ranges[1].clone())?;
+    let parent_idx = le_table::<u32>(bytes, ranges[0].clone())?;
+    let slots = le_table::<u64>(bytes, ranges[1].clone())?;
     let parents_ok = parent_idx.len() == n
         && parent_idx
             .par_iter()

@@ -28,7 +28,11 @@ fn summary(s: &Session) -> serde_json::Value {
     let mut labels: Vec<_> = s.labels.iter().map(|(k, v)| format!("{k}={}@{}", v.0, v.1)).collect();
     labels.sort();
     let inspect = s.leaf().map(|l| common::inspect_at(s, l));
+    // Pi's `byId` for every id, and for ids no entry has.
+    let mut by_id: Vec<Option<usize>> = s.entries.iter().map(|e| s.idx_of(&e.id)).collect();
+    by_id.extend(["", "no such id"].map(|id| s.idx_of(id)));
     serde_json::json!({
+        "by_id": by_id,
         "entries": entries,
         "labels": labels,
         "name": s.session_name(),

@@ -289,6 +289,84 @@ fn appends_and_a_partial_last_line_extend_the_index() {
         }
     }
     assert!(grown >= 50, "only {grown} opens extended an index");
+    // Most appends derive only what was appended (the rest: a partial last line read again,
+    // an appended entry taking over an id or found by an orphan).
+    let quick = bonsai::engine::load::session::appended_only_derivations();
+    assert!(
+        quick * 2 >= grown,
+        "only {quick} of {grown} extensions derived only the appended entries"
+    );
+}
+
+/// Appended entries that change what earlier ones derive (one takes over an id, one is the
+/// parent an earlier entry was missing) make the whole derivation run again; labels, a name,
+/// orphans and a cycle among appended entries are derived from the appended alone. Each open
+/// equals a fresh parse.
+#[test]
+fn appended_entries_derive_alone_unless_they_change_earlier_ones() {
+    let tmp = tempfile::tempdir().unwrap();
+    let place = place(tmp.path());
+    let file = tmp.path().join("s.jsonl");
+    let line = |id: &str, parent: Option<&str>, body: &str| {
+        let parent = parent.map_or("null".to_string(), |p| format!("\"{p}\""));
+        format!(r#"{{"id":"{id}","parentId":{parent},"timestamp":"2026-01-01T00:00:00.000Z",{body}}}"#) + "\n"
+    };
+    let user = |text: &str| format!(r#""type":"message","message":{{"role":"user","content":"{text}","timestamp":1}}"#);
+    let mut text =
+        String::from(r#"{"type":"session","version":3,"id":"s","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/p"}"#)
+            + "\n";
+    text += &line("a1", None, &user("one"));
+    text += &line("a2", Some("a1"), &user("two"));
+    text += &line("o1", Some("gone"), &user("orphan"));
+    std::fs::write(&file, &text).unwrap();
+    open_and_compare(&file, &place, "first");
+    let append = |more: String, what: &str, quick: bool| {
+        let before = bonsai::engine::load::session::appended_only_derivations();
+        std::fs::OpenOptions::new()
+            .append(true)
+            .open(&file)
+            .unwrap()
+            .write_all(more.as_bytes())
+            .unwrap();
+        let used = open_and_compare(&file, &place, what);
+        assert!(matches!(used, Used::Extended(_)), "{what}: {used:?}");
+        let after = bonsai::engine::load::session::appended_only_derivations();
+        assert_eq!(
+            after - before,
+            quick as usize,
+            "{what}: derived from the appended alone?"
+        );
+    };
+    append(
+        line("l1", Some("a2"), r#""type":"label","targetId":"a1","label":"start""#)
+            + &line("i1", Some("l1"), r#""type":"session_info","name":"  named  ""#)
+            + &line("o2", Some("also-gone"), &user("another orphan"))
+            + &line("c1", Some("c2"), &user("cycle one"))
+            + &line("c2", Some("c1"), &user("cycle two"))
+            + &line("s1", Some("s1"), &user("its own parent")),
+        "labels, a name, an orphan, a cycle, a self-parent",
+        true,
+    );
+    append(
+        line("l2", Some("i1"), r#""type":"label","targetId":"a1","label":"""#),
+        "a label removed",
+        true,
+    );
+    append(
+        line("gone", Some("a2"), &user("the orphan's parent")),
+        "an earlier orphan's parent",
+        false,
+    );
+    append(
+        line("a2", Some("gone"), &user("a second a2")),
+        "an id taken over",
+        false,
+    );
+    append(
+        line("z1", Some("a2"), &user("after a duplicate")),
+        "after a duplicate",
+        true,
+    );
 }
 
 /// Truncated, rewritten in place at the same length, rewritten at another length, replaced by

@@ -292,13 +292,8 @@ fn usable_index(
     let unchanged = freshness == Freshness::Unchanged;
     // The tree and `/tree`'s first view kept beside the parse serve an unchanged file only.
     let views: &crate::engine::load::session::ExtraDecoder = &crate::engine::view::tree_view::stored::decode;
-    let parse = IndexedParse::decode(
-        std::sync::Arc::new(index.bytes),
-        index.at,
-        unchanged,
-        unchanged.then_some(views),
-    )
-    .map_err(|e| e.to_string())?;
+    let parse = IndexedParse::decode(std::sync::Arc::new(index.bytes), index.at, unchanged.then_some(views))
+        .map_err(|e| e.to_string())?;
     if parse.is_v1() && freshness != Freshness::Unchanged {
         return Err("the file grew, and a version 1 session's ids are made up at load".into());
     }

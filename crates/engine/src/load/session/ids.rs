@@ -87,6 +87,39 @@ impl IdTable {
         IdTable { slots: slots.into() }
     }
 
+    /// This table with the entries from `from` on added (those before it are the ones it is
+    /// of), when none of them takes over an earlier entry's id (which may change what other
+    /// entries' parents resolve to): `None` then.
+    pub(crate) fn appended(&self, entries: &[Entry], from: usize) -> Option<IdTable> {
+        let hashes =
+            |range: std::ops::Range<usize>| -> Vec<u64> { entries[range].iter().map(|e| id_hash(&e.id)).collect() };
+        let cap = capacity_for(entries.len());
+        if cap != self.slots.len() {
+            // Grown past its size: made anew.
+            let mut took_over = false;
+            let table = IdTable::build(entries, &hashes(0..entries.len()), |i| took_over |= i >= from);
+            return (!took_over).then_some(table);
+        }
+        let mut slots = self.slots.to_vec();
+        let mask = cap - 1;
+        for (i, h) in (from..entries.len()).zip(hashes(from..entries.len())) {
+            let (m, tag) = (mixed(h), tag_of(h));
+            let mut k = home(m, cap);
+            loop {
+                let s = slots[k];
+                if s == EMPTY {
+                    slots[k] = slot(tag, i);
+                    break;
+                }
+                if (s >> 32) as u32 == tag && entries[entry_of(s)].id == entries[i].id {
+                    return None;
+                }
+                k = (k + 1) & mask;
+            }
+        }
+        Some(IdTable { slots: slots.into() })
+    }
+
     /// The table read from an index (see [`IdTable::fits`]).
     pub(crate) fn stored(slots: Table<u64>) -> IdTable {
         IdTable { slots }

@@ -292,35 +292,9 @@ impl Index {
             });
         });
         for (i, e) in entries.iter().enumerate() {
-            if let Kind::Label {
-                target_id: Some(t),
-                label,
-            } = &e.kind
-            {
-                match label {
-                    Some(l) if !l.is_empty() => {
-                        labels.insert(t.clone(), (l.clone(), i as u32));
-                    }
-                    _ => {
-                        labels.remove(t);
-                    }
-                }
-            }
+            apply_label(&mut labels, i, e);
         }
-        // The latest `session_info` in file order names the session (an empty name clears it).
-        let name = entries
-            .iter()
-            .rev()
-            .find_map(|e| match &e.kind {
-                Kind::SessionInfo { name } => Some(
-                    name.as_deref()
-                        .map(js::js_trim)
-                        .filter(|n| !n.is_empty())
-                        .map(Box::from),
-                ),
-                _ => None,
-            })
-            .flatten();
+        let name = latest_name(entries).flatten();
         Index {
             by_id,
             labels,
@@ -328,6 +302,38 @@ impl Index {
             name,
         }
     }
+}
+
+/// A label entry's effect on the labels by target id (an empty label removes one).
+fn apply_label(labels: &mut HashMap<Box<str>, (Box<str>, u32)>, i: usize, e: &Entry) {
+    if let Kind::Label {
+        target_id: Some(t),
+        label,
+    } = &e.kind
+    {
+        match label {
+            Some(l) if !l.is_empty() => {
+                labels.insert(t.clone(), (l.clone(), i as u32));
+            }
+            _ => {
+                labels.remove(t);
+            }
+        }
+    }
+}
+
+/// The name the latest `session_info` in file order gives (an empty name clears it: `Some(None)`);
+/// `None` without any.
+fn latest_name(entries: &[Entry]) -> Option<Option<Box<str>>> {
+    entries.iter().rev().find_map(|e| match &e.kind {
+        Kind::SessionInfo { name } => Some(
+            name.as_deref()
+                .map(js::js_trim)
+                .filter(|n| !n.is_empty())
+                .map(Box::from),
+        ),
+        _ => None,
+    })
 }
 
 /// Phases 4–6 as a session's index keeps them: what they made of the entries, so a session
@@ -360,6 +366,82 @@ struct Phases {
     name: Option<Box<str>>,
 }
 
+thread_local! {
+    /// How many extensions on this thread derived only their appended entries (for tests).
+    static APPENDED_ONLY: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// How many sessions extended from an index on this thread derived only their appended
+/// entries (tests check the quick way is taken, not only that its result is right).
+#[doc(hidden)]
+pub fn appended_only_derivations() -> usize {
+    APPENDED_ONLY.with(|n| n.get())
+}
+
+/// Phases 4–6 of `entries` when those up to `d`'s (and `t`'s) are the entries of lines up to
+/// `old_lines` and the rest were appended: only the appended are derived, the same as all of
+/// them would be, or `None` when an appended entry changes what the earlier ones derive (it
+/// takes over an id, or is the missing parent of an earlier entry). `line_diagnostics`: every
+/// line's, the appended lines' among them.
+fn appended_phases(
+    entries: &[Entry],
+    line_diagnostics: &[Diagnostic],
+    old_lines: u32,
+    d: Derived,
+    t: DerivedTables,
+) -> Option<Phases> {
+    let from = t.parent_idx.len();
+    let added = &entries[from..];
+    // The parents earlier entries miss: an appended entry with one of these ids is found by
+    // them now.
+    let missing: std::collections::HashSet<&str> = t
+        .parent_idx
+        .par_iter()
+        .enumerate()
+        .filter(|&(_, &p)| p == u32::MAX)
+        .filter_map(|(i, _)| entries[i].parent_id.as_deref().filter(|&p| p != &*entries[i].id))
+        .collect();
+    if added.iter().any(|e| missing.contains(&*e.id)) {
+        return None;
+    }
+    let by_id = t.by_id.appended(entries, from)?;
+    let mut parent_idx = t.parent_idx;
+    parent_idx.to_mut().extend(added.iter().map(|e| {
+        e.parent_id
+            .as_deref()
+            .filter(|p| *p != &*e.id)
+            .and_then(|p| by_id.find(entries, p))
+            .map_or(u32::MAX, |j| j as u32)
+    }));
+    // The earlier lines' diagnostics as derived (without the unsettled line's, read again),
+    // then the appended lines', then what phase 6 finds of the appended entries: in line order,
+    // as a whole derivation orders them.
+    let mut diagnostics = d.diagnostics;
+    diagnostics.retain(|x| x.line <= old_lines);
+    let mut new: Vec<Diagnostic> = line_diagnostics
+        .iter()
+        .filter(|x| x.line > old_lines)
+        .cloned()
+        .collect();
+    new.sort_by_key(|x| x.line);
+    check_structure_from(entries, &parent_idx, from, &mut new);
+    new.sort_by_key(|x| x.line);
+    diagnostics.extend(new);
+    let mut labels: HashMap<Box<str>, (Box<str>, u32)> = d.labels.into_iter().map(|(k, l, i)| (k, (l, i))).collect();
+    for (i, e) in added.iter().enumerate() {
+        apply_label(&mut labels, from + i, e);
+    }
+    APPENDED_ONLY.with(|n| n.set(n.get() + 1));
+    Some(Phases {
+        by_id,
+        parent_idx,
+        diagnostics,
+        labels,
+        has_duplicate_ids: d.has_duplicate_ids,
+        name: latest_name(added).unwrap_or(d.name),
+    })
+}
+
 /// Each entry's id hashed, on every core.
 fn id_hashes(entries: &[Entry]) -> Vec<u64> {
     entries.par_iter().with_min_len(4096).map(|e| id_hash(&e.id)).collect()
@@ -383,8 +465,15 @@ fn resolve_parents(entries: &[Entry], by_id: &IdTable) -> Vec<u32> {
 
 /// Phase 6: orphans, self-parents and cycles, which Pi shows as extra roots or hangs on.
 fn check_structure(entries: &[Entry], parent_idx: &[u32], diagnostics: &mut Vec<Diagnostic>) {
+    check_structure_from(entries, parent_idx, 0, diagnostics)
+}
+
+/// [`check_structure`] of the entries from `from` on, those before it checked already with
+/// these very parents (a walk that reaches one of them ends there: no cycle through them can
+/// reach a later entry).
+fn check_structure_from(entries: &[Entry], parent_idx: &[u32], from: usize, diagnostics: &mut Vec<Diagnostic>) {
     let n = entries.len();
-    for (i, e) in entries.iter().enumerate() {
+    for (i, e) in entries.iter().enumerate().skip(from) {
         match e.parent_id.as_deref() {
             Some(p) if p == &*e.id => diagnostics.push(Diagnostic {
                 line: e.line,
@@ -417,8 +506,9 @@ fn check_structure(entries: &[Entry], parent_idx: &[u32], diagnostics: &mut Vec<
     }
     // Cycles through resolved parents. state: 0 unknown, 1 on the current walk, 2 done.
     let mut state = vec![0u8; n];
+    state[..from.min(n)].fill(2);
     let mut stack = Vec::new();
-    for i in 0..n {
+    for i in from..n {
         if state[i] != 0 {
             continue;
         }
@@ -527,6 +617,7 @@ impl Session {
         if !self.continues_into(&buf) {
             return Session::from_bytes(buf).map(|s| s.read_as(pi));
         }
+        let derived = self.derived();
         let Session {
             header,
             entries,
@@ -534,9 +625,22 @@ impl Session {
             settled_len,
             settled_lines,
             stored_records,
+            parent_idx,
+            by_id,
             ..
         } = self;
-        Session::extend_parts(buf, header, entries, line_diagnostics, settled_len, settled_lines).map(|mut s| {
+        // Only the appended entries are derived (where that gives the same as all).
+        let derived = Some((derived, DerivedTables { parent_idx, by_id }));
+        Session::extend_parts(
+            buf,
+            header,
+            entries,
+            line_diagnostics,
+            settled_len,
+            settled_lines,
+            derived,
+        )
+        .map(|mut s| {
             s.stored_records = stored_records;
             s.read_as(pi)
         })
@@ -555,6 +659,13 @@ impl Session {
             self.line_diagnostics.clone(),
             self.settled_len,
             self.settled_lines,
+            Some((
+                self.derived(),
+                DerivedTables {
+                    parent_idx: self.parent_idx.clone(),
+                    by_id: self.by_id.clone(),
+                },
+            )),
         )
         .map(|mut s| {
             s.stored_records = self.stored_records.clone();
@@ -571,6 +682,9 @@ impl Session {
             && (self.settled_len == 0 || buf.get(self.settled_len - 1) == Some(&b'\n'))
     }
 
+    /// `derived`: what an index derived of these very `entries` (phases 4–6), so only the
+    /// appended entries are derived where that gives the same (see [`Session::index_appended`]).
+    #[allow(clippy::too_many_arguments)]
     pub(super) fn extend_parts(
         buf: FileBytes,
         header: Header,
@@ -578,23 +692,33 @@ impl Session {
         mut line_diagnostics: Vec<Diagnostic>,
         settled_len: usize,
         settled_lines: u32,
+        derived: Option<(Derived, DerivedTables)>,
     ) -> Result<Session, LoadError> {
         // The unsettled last line is read again with what followed it.
+        let before = entries.len();
         entries.retain(|e| e.line <= settled_lines);
         line_diagnostics.retain(|d| d.line <= settled_lines);
+        let old_lines = settled_lines;
         let parsed = parse_lines(&buf, settled_len, settled_lines + 1, Some(&header), true, None)?;
         let (settled_len, settled_lines) = settled(&buf, parsed.line_count);
         line_diagnostics.extend(parsed.diagnostics);
         let kept = entries.len();
         entries.extend(assemble(parsed.lines, false, kept, &mut line_diagnostics).entries);
-        Ok(Session::index(
-            buf,
-            header,
-            entries,
-            line_diagnostics,
-            settled_len,
-            settled_lines,
-        ))
+        // What was derived is of every entry kept (none was the unsettled line's).
+        let derived = derived.filter(|(_, t)| kept == before && t.parent_idx.len() == kept);
+        let phases = derived.and_then(|(d, t)| appended_phases(&entries, &line_diagnostics, old_lines, d, t));
+        line_diagnostics.sort_by_key(|d| d.line);
+        Ok(match phases {
+            Some(phases) => Session::assemble(
+                buf,
+                header,
+                entries,
+                line_diagnostics,
+                (settled_len, settled_lines),
+                phases,
+            ),
+            None => Session::index(buf, header, entries, line_diagnostics, settled_len, settled_lines),
+        })
     }
 
     /// Phases 4–6 over the entries: everything derived from them as a whole.

@@ -9,6 +9,7 @@ mod line;
 mod load;
 mod stored;
 
+pub use load::appended_only_derivations;
 pub use stored::{ExtraDecoder, IndexError, IndexedParse, Kept, frame, unframe};
 
 use crate::load::bytes::FileBytes;

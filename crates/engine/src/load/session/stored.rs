@@ -538,8 +538,8 @@ pub struct IndexedParse {
     derived: super::load::Derived,
     records: Arc<StoredRecords>,
     kept: Vec<Kept>,
-    /// What phases 4–6 made, read in place (an unchanged file's only).
-    tables: Option<DerivedTables>,
+    /// What phases 4–6 made, read in place.
+    tables: DerivedTables,
 }
 
 /// Every block of records whole (their CRC-32s), with their offsets in order and in bounds.
@@ -561,17 +561,12 @@ impl IndexedParse {
     /// messages and measures are decoded later, each when read.
     /// `extra`: read what a later layer kept beside the parse with it (only an unchanged
     /// file's session uses that; otherwise it is neither checked nor kept).
-    pub fn decode(
-        bytes: Arc<FileBytes>,
-        at: usize,
-        unchanged: bool,
-        extra: Option<&ExtraDecoder>,
-    ) -> Result<IndexedParse, IndexError> {
+    pub fn decode(bytes: Arc<FileBytes>, at: usize, extra: Option<&ExtraDecoder>) -> Result<IndexedParse, IndexError> {
         // Read whole once (checked, the entries decoded), then handed back: what stays mapped
         // is read again only for the messages and measures asked for, so a big index is
         // never resident whole.
         bytes.will_read(at..bytes.len());
-        let parse = Self::decode_mapped(&bytes, at, unchanged, extra);
+        let parse = Self::decode_mapped(&bytes, at, extra);
         bytes.done_with(at..bytes.len());
         parse
     }
@@ -579,7 +574,6 @@ impl IndexedParse {
     fn decode_mapped(
         bytes: &Arc<FileBytes>,
         at: usize,
-        unchanged: bool,
         extra: Option<&ExtraDecoder>,
     ) -> Result<IndexedParse, IndexError> {
         let index = bytes.get(at..).ok_or(IndexError::Foreign)?;
@@ -688,18 +682,19 @@ impl IndexedParse {
         };
         // The kept part is checked beside the entries' decoding; one that does not check
         // refuses the index like any other damage.
-        // So are the derived tables, which serve an unchanged file only.
+        // So are the derived tables (an unchanged file's session uses them as they are, a
+        // grown one's derives only its appended entries).
         let ((), (kept, tables)) = rayon::join(decode_entries, || {
             rayon::join(
                 || match (&head.extra, extra) {
                     (Some(h), Some(decode)) => decode(bytes, extra_at, h, n),
                     _ => Some(Vec::new()),
                 },
-                || unchanged.then(|| derived_tables(bytes, &table_ranges, head.tables, n)),
+                || derived_tables(bytes, &table_ranges, head.tables, n),
             )
         });
         let kept = kept.ok_or(IndexError::Damaged)?;
-        let tables = tables.map(|t| t.ok_or(IndexError::Damaged)).transpose()?;
+        let tables = tables.ok_or(IndexError::Damaged)?;
         // Every byte range must lie in the bytes the index describes (a checksum guards
         // against damage, not against an index made wrongly); a message's own, when read.
         let in_file = |r: &Range<usize>| r.start <= r.end && r.end as u64 <= head.len;
@@ -770,7 +765,7 @@ impl Session {
                 parse.settled_len,
                 parse.settled_lines,
                 parse.derived,
-                parse.tables,
+                Some(parse.tables),
             )
         } else {
             Session::extend_parts(
@@ -780,6 +775,7 @@ impl Session {
                 parse.line_diagnostics,
                 parse.settled_len,
                 parse.settled_lines,
+                Some((parse.derived, parse.tables)),
             )?
         };
         s.stored_records = Some(parse.records);

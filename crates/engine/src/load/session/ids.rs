@@ -58,6 +58,23 @@ fn home(mixed: u64, slots: usize) -> usize {
     (mixed >> (64 - bits)) as usize
 }
 
+/// Where entry `i`, its id hashed to `h`, goes in `slots` (a power of two long, with an empty
+/// slot): `Ok` an empty slot, `Err` the slot of an earlier entry with the same id.
+fn place(slots: &[u64], entries: &[Entry], i: usize, h: u64) -> Result<usize, usize> {
+    let (mask, tag) = (slots.len() - 1, tag_of(h));
+    let mut k = home(mixed(h), slots.len());
+    loop {
+        let s = slots[k];
+        if s == EMPTY {
+            return Ok(k);
+        }
+        if (s >> 32) as u32 == tag && entries[entry_of(s)].id == entries[i].id {
+            return Err(k);
+        }
+        k = (k + 1) & mask;
+    }
+}
+
 impl IdTable {
     /// The table of `entries` whose ids hash to `hashes` (each entry's [`id_hash`]); the
     /// later entry with an id takes it, as in Pi's map, and `duplicate(i)` hears of each entry
@@ -65,24 +82,12 @@ impl IdTable {
     pub(crate) fn build(entries: &[Entry], hashes: &[u64], mut duplicate: impl FnMut(usize)) -> IdTable {
         let cap = capacity_for(entries.len());
         let mut slots = vec![EMPTY; cap];
-        let mask = cap.wrapping_sub(1);
         for (i, &h) in hashes.iter().enumerate() {
-            let m = mixed(h);
-            let tag = tag_of(h);
-            let mut k = home(m, cap);
-            loop {
-                let s = slots[k];
-                if s == EMPTY {
-                    slots[k] = slot(tag, i);
-                    break;
-                }
-                if (s >> 32) as u32 == tag && entries[entry_of(s)].id == entries[i].id {
-                    slots[k] = slot(tag, i);
-                    duplicate(i);
-                    break;
-                }
-                k = (k + 1) & mask;
-            }
+            let k = place(&slots, entries, i, h).unwrap_or_else(|k| {
+                duplicate(i);
+                k
+            });
+            slots[k] = slot(tag_of(h), i);
         }
         IdTable { slots: slots.into() }
     }
@@ -93,29 +98,16 @@ impl IdTable {
     pub(crate) fn appended(&self, entries: &[Entry], from: usize) -> Option<IdTable> {
         let hashes =
             |range: std::ops::Range<usize>| -> Vec<u64> { entries[range].iter().map(|e| id_hash(&e.id)).collect() };
-        let cap = capacity_for(entries.len());
-        if cap != self.slots.len() {
+        if capacity_for(entries.len()) != self.slots.len() {
             // Grown past its size: made anew.
             let mut took_over = false;
             let table = IdTable::build(entries, &hashes(0..entries.len()), |i| took_over |= i >= from);
             return (!took_over).then_some(table);
         }
         let mut slots = self.slots.to_vec();
-        let mask = cap - 1;
         for (i, h) in (from..entries.len()).zip(hashes(from..entries.len())) {
-            let (m, tag) = (mixed(h), tag_of(h));
-            let mut k = home(m, cap);
-            loop {
-                let s = slots[k];
-                if s == EMPTY {
-                    slots[k] = slot(tag, i);
-                    break;
-                }
-                if (s >> 32) as u32 == tag && entries[entry_of(s)].id == entries[i].id {
-                    return None;
-                }
-                k = (k + 1) & mask;
-            }
+            let k = place(&slots, entries, i, h).ok()?;
+            slots[k] = slot(tag_of(h), i);
         }
         Some(IdTable { slots: slots.into() })
     }

@@ -95,7 +95,7 @@ impl IdTable {
     /// This table with the entries from `from` on added (those before it are the ones it is
     /// of), when none of them takes over an earlier entry's id (which may change what other
     /// entries' parents resolve to): `None` then.
-    pub(crate) fn appended(&self, entries: &[Entry], from: usize) -> Option<IdTable> {
+    pub(crate) fn appended(self, entries: &[Entry], from: usize) -> Option<IdTable> {
         let hashes =
             |range: std::ops::Range<usize>| -> Vec<u64> { entries[range].iter().map(|e| id_hash(&e.id)).collect() };
         if capacity_for(entries.len()) != self.slots.len() {
@@ -104,12 +104,14 @@ impl IdTable {
             let table = IdTable::build(entries, &hashes(0..entries.len()), |i| took_over |= i >= from);
             return (!took_over).then_some(table);
         }
-        let mut slots = self.slots.to_vec();
+        // Copied once when read in place; a table in memory is added to as it is.
+        let mut table = self.slots;
+        let slots = table.to_mut();
         for (i, h) in (from..entries.len()).zip(hashes(from..entries.len())) {
-            let k = place(&slots, entries, i, h).ok()?;
+            let k = place(slots, entries, i, h).ok()?;
             slots[k] = slot(tag_of(h), i);
         }
-        Some(IdTable { slots: slots.into() })
+        Some(IdTable { slots: table })
     }
 
     /// The table read from an index (see [`IdTable::fits`]).

@@ -180,7 +180,7 @@ pub(crate) fn gauge_of(
     keep_recent: Option<u64>,
 ) -> (SelectionInfo, CutToCome) {
     let proj = context::project(s, &s.path_to(leaf));
-    let facts = LeafContext::of_projection(s, leaf, &proj);
+    let facts = LeafContext::gauge_of(s, leaf, &proj);
     gauge_from(leaf, &facts, Some(proj), settings, registry, keep_recent)
 }
 

@@ -604,6 +604,16 @@ pub struct LeafContext {
 impl LeafContext {
     /// The leaf context of `proj` (the projection of the path to `leaf`).
     pub fn of_projection(s: &Session, leaf: usize, proj: &Projection) -> LeafContext {
+        let ctx: Vec<usize> = proj.entries.iter().map(|e| e.source).collect();
+        LeafContext {
+            edits: edits_in_effect(s, &ctx),
+            ..LeafContext::gauge_of(s, leaf, proj)
+        }
+    }
+
+    /// Only what the gauge reads of [`LeafContext::of_projection`]: its `edits` are left
+    /// empty (a selection's gauge, worked out on every move, needs none of them).
+    pub fn gauge_of(s: &Session, leaf: usize, proj: &Projection) -> LeafContext {
         let msgs: Vec<&ContextMessage> = proj.messages().collect();
         let tokens = estimate_context_tokens(s, &msgs);
         let at = |entry: usize| proj.path.iter().position(|&i| i == entry);
@@ -619,14 +629,13 @@ impl LeafContext {
                 .any(|&i| matches!(s.entries[i].kind, Kind::ContextEdit { .. }));
             edited.then(|| estimate_projected_tokens(s, proj).tokens as u64)
         });
-        let ctx: Vec<usize> = proj.entries.iter().map(|e| e.source).collect();
         LeafContext {
             leaf,
             model: proj.model.clone(),
             tokens,
             usage_before_compaction,
             after_edits,
-            edits: edits_in_effect(s, &ctx),
+            edits: Vec::new(),
         }
     }
 

@@ -738,8 +738,8 @@ impl Session {
         }
     }
 
-    /// [`Session::index`] with phases 4–6 as an index of these very entries kept them:
-    /// nothing is derived again (without the kept tables, everything is).
+    /// [`Session::index`] with phases 4–6 as an index of these very entries kept them
+    /// (its tables checked to be of as many entries): nothing is derived again.
     #[allow(clippy::too_many_arguments)]
     pub(super) fn index_derived(
         buf: FileBytes,
@@ -749,11 +749,8 @@ impl Session {
         settled_len: usize,
         settled_lines: u32,
         derived: Derived,
-        tables: Option<DerivedTables>,
+        tables: DerivedTables,
     ) -> Session {
-        let Some(tables) = tables.filter(|t| t.parent_idx.len() == entries.len()) else {
-            return Session::index(buf, header, entries, line_diagnostics, settled_len, settled_lines);
-        };
         let phases = Phases {
             by_id: tables.by_id,
             parent_idx: tables.parent_idx,

@@ -765,7 +765,7 @@ impl Session {
                 parse.settled_len,
                 parse.settled_lines,
                 parse.derived,
-                Some(parse.tables),
+                parse.tables,
             )
         } else {
             Session::extend_parts(

@@ -34,9 +34,9 @@ pub fn load(data: &[u8]) {
             .extend(FileBytes::Owned(data.to_vec()))
             .expect("a valid prefix extends");
         assert_eq!(extended.entries.len(), s.entries.len(), "extend: entry count");
-        for (a, b) in extended.entries.iter().zip(&s.entries) {
+        for (i, (a, b)) in extended.entries.iter().zip(&s.entries).enumerate() {
             assert_eq!(a.id, b.id, "extend: ids");
-            assert_eq!(a.parent_id, b.parent_id, "extend: parents");
+            assert_eq!(extended.parent_id(i), s.parent_id(i), "extend: parents");
         }
         assert_eq!(extended.leaf(), s.leaf(), "extend: leaf");
         assert_eq!(extended.skipped_lines, s.skipped_lines, "extend: skipped lines");

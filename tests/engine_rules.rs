@@ -99,7 +99,7 @@ fn v1_migration_chains_entries_and_maps_first_kept_index() {
     let s = Session::from_bytes(text.into_bytes()).unwrap();
     assert!(s.migrated && s.ids_synthesized);
     assert_eq!(&*s.entries[0].id, "00000001");
-    assert_eq!(s.entries[1].parent_id.as_deref(), Some("00000001"));
+    assert_eq!(s.parent_id(1), Some("00000001"));
     let v = s.entry_value(2);
     assert_eq!(v["firstKeptEntryId"], "00000002", "file line 2 = the assistant entry");
     assert!(v.get("firstKeptEntryIndex").is_none());

@@ -20,6 +20,7 @@ fn summary(s: &Session) -> serde_json::Value {
                 e.span.end,
                 &*e.id,
                 s.parent_of(i),
+                s.parent_id(i),
                 e.kind.type_name(),
                 s.measures_of(i).map(|m| m.est_tokens)
             ])

@@ -72,8 +72,10 @@ fn views(s: &Session) -> String {
     let entries = bookkeeping
         .replace_all(&format!("{:?}", s.entries), "")
         .replace("}, Entry {", "},\nEntry {");
+    // Each entry's parentId as its line has it (an index keeps only the unresolved ones).
+    let parent_ids: Vec<Option<&str>> = (0..s.entries.len()).map(|i| s.parent_id(i)).collect();
     format!(
-        "file ops {file_ops:?}\ncompaction keeping little {keep_little:?}\nentries {entries}\nparents {:?}\nby id {ids:?}\nlabels {labels:?}\nname {:?}\nheader {:?}\ndiagnostics {:?}\nskipped {} dups {} newline {} migrated {} synthesized {} pi {:?}\ntree {tree_text:#?}\ninspect {}",
+        "file ops {file_ops:?}\ncompaction keeping little {keep_little:?}\nentries {entries}\nparent ids {parent_ids:?}\nparents {:?}\nby id {ids:?}\nlabels {labels:?}\nname {:?}\nheader {:?}\ndiagnostics {:?}\nskipped {} dups {} newline {} migrated {} synthesized {} pi {:?}\ntree {tree_text:#?}\ninspect {}",
         s.parent_idx,
         s.session_name(),
         s.header,

@@ -20,7 +20,7 @@ fn describe(s: &Session) -> Vec<String> {
             e.line,
             e.span,
             e.id,
-            e.parent_id,
+            s.parent_id(i),
             ts,
             e.kind.type_name()
         );

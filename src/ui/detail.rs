@@ -221,8 +221,8 @@ fn file_lists(details: Option<&crate::engine::load::entry::FileLists>, lines: &m
     if let Some(d) = details {
         let list = |v: &[Value]| crate::engine::compaction::serialize::list_strings(v).join(", ");
         lines.push(Line::default());
-        lines.push(kv("read files", list(&d.read_files)));
-        lines.push(kv("modified files", list(&d.modified_files)));
+        lines.push(kv("read files", list(&d.read_files())));
+        lines.push(kv("modified files", list(&d.modified_files())));
     }
 }
 
@@ -562,8 +562,8 @@ fn entry_lines(e: &crate::engine::load::entry::Entry, v: &Value, w: usize, lines
             lines.extend(markdown(v.get("summary").and_then(|x| x.as_str()).unwrap_or(""), w));
             file_lists(b.details.as_ref(), lines);
         }
-        Kind::CustomMessage { custom_type, .. } => {
-            lines.push(kv("customType", custom_type.as_deref().unwrap_or("?").to_string()));
+        Kind::CustomMessage(c) => {
+            lines.push(kv("customType", c.custom_type.as_deref().unwrap_or("?").to_string()));
             lines.push(kv(
                 "display",
                 v.get("display").map(js::js_to_string).unwrap_or_default(),
@@ -595,20 +595,20 @@ fn entry_lines(e: &crate::engine::load::entry::Entry, v: &Value, w: usize, lines
                 );
             }
         }
-        Kind::ModelChange { provider, model_id } => lines.push(kv(
+        Kind::ModelChange(c) => lines.push(kv(
             "model",
             format!(
                 "{}/{}",
-                provider.as_deref().unwrap_or("?"),
-                model_id.as_deref().unwrap_or("?")
+                c.provider.as_deref().unwrap_or("?"),
+                c.model_id.as_deref().unwrap_or("?")
             ),
         )),
         Kind::ThinkingLevelChange { level } => {
             lines.push(kv("thinking level", level.as_deref().unwrap_or("?").to_string()))
         }
-        Kind::Label { target_id, label } => {
-            lines.push(kv("target", target_id.as_deref().unwrap_or("?").to_string()));
-            lines.push(kv("label", label.as_deref().unwrap_or("(cleared)").to_string()));
+        Kind::Label(l) => {
+            lines.push(kv("target", l.target_id.as_deref().unwrap_or("?").to_string()));
+            lines.push(kv("label", l.label.as_deref().unwrap_or("(cleared)").to_string()));
         }
         Kind::SessionInfo { name } => lines.push(kv("name", name.as_deref().unwrap_or("(cleared)").to_string())),
         Kind::Custom { .. } | Kind::Usage | Kind::Unknown(_) => {

@@ -52,11 +52,11 @@ pub fn describe_message(s: &Session, m: &ContextMessage) -> Map<String, Value> {
             }
             (Kind::Compaction(c), _) => c.summary_chars,
             (Kind::BranchSummary(b), _) => b.summary_chars,
-            (Kind::CustomMessage { content, .. }, _) => content.text_chars,
+            (Kind::CustomMessage(c), _) => c.content.text_chars,
             _ => 0,
         };
         let st = match (&s.entries[m.source].kind, m.part) {
-            (Kind::CustomMessage { content, .. }, _) => Some((**content).clone()),
+            (Kind::CustomMessage(c), _) => Some(c.content.clone()),
             _ => msg.map(|x| s.measures(x).content.clone()),
         };
         (st, tc)
@@ -81,7 +81,7 @@ pub fn describe_message(s: &Session, m: &ContextMessage) -> Map<String, Value> {
             }
             if m.role == Role::Custom {
                 let ct = match &s.entries[m.source].kind {
-                    Kind::CustomMessage { custom_type, .. } => custom_type.as_deref(),
+                    Kind::CustomMessage(c) => c.custom_type.as_deref(),
                     _ => msg.and_then(|x| x.custom_type.as_deref()),
                 };
                 if let Some(ct) = ct {

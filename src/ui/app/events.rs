@@ -522,7 +522,8 @@ impl App {
         let selected_id = self.selected().map(|i| old.entries[i].id.clone());
         let was_at_leaf = self.selected() == old.leaf();
         let added = s.entries.len().saturating_sub(old.entries.len());
-        let folded_ids: Vec<Box<str>> = self.view.folded.iter().map(|&i| old.entries[i].id.clone()).collect();
+        let folded_ids: Vec<crate::engine::load::entry::EntryId> =
+            self.view.folded.iter().map(|&i| old.entries[i].id.clone()).collect();
         let filter = self.view.filter;
         let search = self.view.search.clone();
         let show_times = self.view.show_label_times;

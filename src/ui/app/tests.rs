@@ -1278,7 +1278,7 @@ fn red_zone_writes_the_edits_then_opens_the_compaction_keeping_from_the_proposed
     assert_eq!(a.mode(), Mode::Instructions);
     assert!(!a.screen.prune_preview);
     let cut = a.selection.cut.as_ref().unwrap().as_ref().unwrap();
-    assert_eq!(a.doc.session.entries[cut.first_kept_entry].id.as_ref(), from_id);
+    assert_eq!(a.doc.session.entries[cut.first_kept_entry].id.as_str(), from_id);
     assert!(a.status.as_deref().unwrap().contains(&from_id), "{:?}", a.status);
     // Esc leaves it: nothing more is written.
     let written = std::fs::read(&p).unwrap();

@@ -35,7 +35,7 @@ fn branch_message(s: &Session, idx: usize) -> Option<ContextMessage> {
     match &s.entries[idx].kind {
         Kind::Message(m) if m.role == Role::ToolResult => None,
         Kind::Message(m) => mk(Part::Main, m.role.clone(), s.message_est_tokens(m)),
-        Kind::CustomMessage { est_tokens, .. } => mk(Part::Main, Role::Custom, *est_tokens),
+        Kind::CustomMessage(c) => mk(Part::Main, Role::Custom, c.est_tokens),
         Kind::BranchSummary(b) => mk(Part::Main, Role::BranchSummary, (b.summary_chars as u64).div_ceil(4)),
         Kind::Compaction(c) => mk(
             Part::CompactionSummary,
@@ -93,11 +93,11 @@ pub fn prepare(s: &Session, from_leaf: Option<usize>, target: usize, token_budge
             && !b.from_hook
             && let Some(d) = &b.details
         {
-            for f in &d.read_files {
-                plan.file_ops.add_read(f.clone());
+            for f in d.read_files() {
+                plan.file_ops.add_read(f);
             }
-            for f in &d.modified_files {
-                plan.file_ops.add_edited(f.clone());
+            for f in d.modified_files() {
+                plan.file_ops.add_edited(f);
             }
         }
     }

@@ -338,11 +338,11 @@ pub fn prepare_projected(
         && !c.from_hook
         && let Some(d) = &c.details
     {
-        for f in &d.read_files {
-            file_ops.add_read(f.clone());
+        for f in d.read_files() {
+            file_ops.add_read(f);
         }
-        for f in &d.modified_files {
-            file_ops.add_edited(f.clone());
+        for f in d.modified_files() {
+            file_ops.add_edited(f);
         }
     }
     for m in messages_to_summarize.iter().chain(turn_prefix_messages.iter()) {

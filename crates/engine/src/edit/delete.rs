@@ -80,7 +80,8 @@ fn references(s: &Session, removed: &[bool]) -> (Vec<Reference>, Vec<Reference>)
             }
         };
         match &s.entries[i].kind {
-            Kind::Label { target_id, label } => {
+            Kind::Label(l) => {
+                let (target_id, label) = (&l.target_id, &l.label);
                 // Clearing a label of a removed entry is harmless; setting one is not.
                 push(idx(target_id.as_deref()), "label", label.is_some());
             }
@@ -127,7 +128,8 @@ fn file_wide(
             continue;
         }
         match &e.kind {
-            Kind::Label { target_id, label } => {
+            Kind::Label(l) => {
+                let (target_id, label) = (&l.target_id, &l.label);
                 if let Some(t) = target_id.as_deref().and_then(|t| s.idx_of(t)) {
                     labels.insert(t, label.as_deref().map(str::to_string));
                 }

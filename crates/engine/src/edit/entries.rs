@@ -277,11 +277,10 @@ pub fn branched_session(s: &Session, leaf: Option<usize>, header: Value, seed: u
     // Labels of kept entries, in Pi's label-map order (first set, re-set keeps position).
     let mut order: Vec<String> = vec![];
     for e in &s.entries {
-        if let Kind::Label {
-            target_id: Some(t),
-            label,
-        } = &e.kind
+        if let Kind::Label(l) = &e.kind
+            && let Some(t) = &l.target_id
         {
+            let label = &l.label;
             let t = t.to_string();
             if label.as_deref().is_some_and(|l| !l.is_empty()) {
                 if !order.contains(&t) {

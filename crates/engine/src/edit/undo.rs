@@ -66,10 +66,7 @@ fn describe(s: &Session, i: usize) -> (String, String, u32) {
 /// The label `target` had just before entry `before` (file order, as Pi resolves labels).
 fn label_before(s: &Session, target: &str, before: usize) -> Option<String> {
     (0..before).rev().find_map(|i| match &s.entries[i].kind {
-        Kind::Label {
-            target_id: Some(t),
-            label,
-        } if &**t == target => Some(label.as_deref().map(str::to_string)),
+        Kind::Label(l) if l.target_id.as_deref() == Some(target) => Some(l.label.as_deref().map(str::to_string)),
         _ => None,
     })?
 }

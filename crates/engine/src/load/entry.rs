@@ -193,23 +193,6 @@ fn no_slot() -> u32 {
     NO_SLOT
 }
 
-/// JSON values stored in bonsai's session index as their text (a compact binary format
-/// cannot describe a value of any shape).
-pub(crate) mod json_text {
-    use serde::{Deserialize, Deserializer, Serialize, Serializer, de::Error};
-    use serde_json::Value;
-
-    pub fn serialize<S: Serializer>(v: &[Value], s: S) -> Result<S::Ok, S::Error> {
-        serde_json::to_string(v)
-            .map_err(serde::ser::Error::custom)?
-            .serialize(s)
-    }
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Value>, D::Error> {
-        let text = <&str>::deserialize(d)?;
-        serde_json::from_str(text).map_err(D::Error::custom)
-    }
-}
-
 impl Clone for StoredMessage {
     fn clone(&self) -> Self {
         StoredMessage {
@@ -300,6 +283,11 @@ pub(crate) trait MessageSource: Send + Sync + std::fmt::Debug {
     fn record(&self, slot: u32) -> Option<&[u8]>;
 }
 
+/// A message's source as its cell holds it: one pointer (to the source's handle, boxed once
+/// and shared by every cell), where `Arc<dyn MessageSource>` would be two, so a cell is
+/// three words.
+pub(crate) type SourceRef = std::sync::Arc<Box<dyn MessageSource>>;
+
 /// What views that look at every entry (`/tree`'s filters, a cut's file tracking) read of a
 /// message, kept beside it so a session opened from its index answers them without
 /// decoding the message: at 1 GB, decoding every message is ~190 MB of fresh memory, which
@@ -389,13 +377,15 @@ pub fn tool_call_id_hash(id: &str) -> u64 {
 /// decoded the first time something reads more than its [`MessageFacts`] (then kept).
 /// Reads as the [`StoredMessage`] it is.
 pub struct MessageCell {
-    message: std::sync::OnceLock<Box<StoredMessage>>,
+    /// One pointer, not `OnceLock`'s two words: a 10 GB session has 4.4 million entries,
+    /// and fresh memory is most of opening it from the index.
+    message: once_cell::race::OnceBox<StoredMessage>,
     facts: MessageFacts,
     /// The message's place in the index it is read from (`StoredMessage::slot` once
     /// decoded), here so its estimate and measures are found without decoding it.
     slot: u32,
     /// Where the message is decoded from while it is not yet: bonsai's session index.
-    source: Option<std::sync::Arc<dyn MessageSource>>,
+    source: Option<SourceRef>,
 }
 
 impl MessageCell {
@@ -403,15 +393,15 @@ impl MessageCell {
         MessageCell {
             facts: MessageFacts::of(&m),
             slot: m.slot,
-            message: std::sync::OnceLock::from(Box::new(m)),
+            message: once_cell::race::OnceBox::with_value(Box::new(m)),
             source: None,
         }
     }
 
     /// A message at `slot` of `source`, decoded when first read.
-    pub(crate) fn stored(facts: MessageFacts, slot: u32, source: std::sync::Arc<dyn MessageSource>) -> MessageCell {
+    pub(crate) fn stored(facts: MessageFacts, slot: u32, source: SourceRef) -> MessageCell {
         MessageCell {
-            message: std::sync::OnceLock::new(),
+            message: once_cell::race::OnceBox::new(),
             facts,
             slot,
             source: Some(source),
@@ -420,20 +410,6 @@ impl MessageCell {
 
     pub fn facts(&self) -> MessageFacts {
         self.facts
-    }
-
-    pub fn into_message(self) -> StoredMessage {
-        self.get();
-        *self.message.into_inner().expect("decoded")
-    }
-
-    /// Where the message's line is (a parse learns it after the message is made). The one
-    /// change a message takes: none of its facts depend on it.
-    pub(crate) fn set_line(&mut self, line: Range<usize>) {
-        self.get();
-        if let Some(m) = self.message.get_mut() {
-            m.line = line;
-        }
     }
 
     /// Decoded (or parsed) already: reading it costs nothing more.
@@ -453,8 +429,8 @@ impl MessageCell {
     }
 
     /// The source it would be decoded from, when it is not yet.
-    pub(crate) fn undecoded_source(&self) -> Option<&std::sync::Arc<dyn MessageSource>> {
-        self.source.as_ref().filter(|_| !self.is_decoded())
+    pub(crate) fn undecoded_source(&self) -> Option<&dyn MessageSource> {
+        self.source.as_deref().map(|b| &**b).filter(|_| !self.is_decoded())
     }
 
     fn get(&self) -> &StoredMessage {
@@ -505,7 +481,7 @@ impl serde::Serialize for MessageCell {
 impl<'de> serde::Deserialize<'de> for MessageCell {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<MessageCell, D::Error> {
         Ok(MessageCell {
-            message: std::sync::OnceLock::new(),
+            message: once_cell::race::OnceBox::new(),
             facts: MessageFacts::deserialize(d)?,
             slot: NO_SLOT,
             source: None,
@@ -513,12 +489,41 @@ impl<'de> serde::Deserialize<'de> for MessageCell {
     }
 }
 
+/// A summary's `details` as its line holds them (a JSON object), read when asked: a 10 GB
+/// session holds 40 thousand branch summaries, and their file lists decoded into JSON values
+/// at open were a tenth of opening it from the index (only a cut's file tracking and the
+/// detail pane read them, one summary at a time).
 #[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub struct FileLists {
-    #[serde(with = "json_text")]
-    pub read_files: Vec<Value>,
-    #[serde(with = "json_text")]
-    pub modified_files: Vec<Value>,
+    json: Box<str>,
+}
+
+impl FileLists {
+    /// `None` unless `json` is a JSON object (Pi reads no file lists from anything else).
+    pub fn of_json(json: &str) -> Option<FileLists> {
+        let v: Value = serde_json::from_str(json).ok()?;
+        v.is_object().then(|| FileLists { json: json.into() })
+    }
+
+    /// Pi's `details.readFiles`: empty when it is not an array.
+    pub fn read_files(&self) -> Vec<Value> {
+        self.list("readFiles")
+    }
+
+    /// Pi's `details.modifiedFiles`: empty when it is not an array.
+    pub fn modified_files(&self) -> Vec<Value> {
+        self.list("modifiedFiles")
+    }
+
+    fn list(&self, key: &str) -> Vec<Value> {
+        match serde_json::from_str::<Value>(&self.json) {
+            Ok(Value::Object(mut o)) => match o.remove(key) {
+                Some(Value::Array(a)) => a,
+                _ => Vec::new(),
+            },
+            _ => Vec::new(),
+        }
+    }
 }
 
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
@@ -562,13 +567,35 @@ pub struct BranchSummary {
     pub details: Option<FileLists>,
 }
 
+// The kinds few entries are, boxed: every entry holds a `Kind`, and the fewer bytes it takes
+// the less fresh memory a 10 GB session's 4.4 million entries need at open.
+
+/// A `model_change` entry's own fields.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct ModelChangeEntry {
+    pub provider: Option<Box<str>>,
+    pub model_id: Option<Box<str>>,
+}
+
+/// A `custom_message` entry's own fields.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct CustomMessageEntry {
+    pub custom_type: Option<Box<str>>,
+    pub content: ContentStats,
+    pub est_tokens: u64,
+}
+
+/// A `label` entry's own fields.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct LabelEntry {
+    pub target_id: Option<Box<str>>,
+    pub label: Option<Box<str>>,
+}
+
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub enum Kind {
     Message(MessageCell),
-    ModelChange {
-        provider: Option<Box<str>>,
-        model_id: Option<Box<str>>,
-    },
+    ModelChange(Box<ModelChangeEntry>),
     ThinkingLevelChange {
         level: Option<Box<str>>,
     },
@@ -577,20 +604,13 @@ pub enum Kind {
     Custom {
         custom_type: Option<Box<str>>,
     },
-    CustomMessage {
-        custom_type: Option<Box<str>>,
-        content: Box<ContentStats>,
-        est_tokens: u64,
-    },
+    CustomMessage(Box<CustomMessageEntry>),
     ContextEdit {
         target_id: Option<Box<str>>,
         replacement: Option<Box<ContentStats>>,
         replacement_null: bool,
     },
-    Label {
-        target_id: Option<Box<str>>,
-        label: Option<Box<str>>,
-    },
+    Label(Box<LabelEntry>),
     SessionInfo {
         name: Option<Box<str>>,
     },
@@ -617,14 +637,20 @@ impl Kind {
     }
 }
 
+/// An entry's id, held inline up to 24 bytes (Pi's are 8): a 10 GB session has 4.4 million
+/// entries, and a heap string for each id and parent was a sixth of opening it from the
+/// index (fresh memory the kernel zeroes; measured with perf).
+pub type EntryId = compact_str::CompactString;
+
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Entry {
     /// 1-based line number in the file.
     pub line: u32,
     /// Byte range of the line (without the newline).
     pub span: Range<usize>,
-    pub id: Box<str>,
-    pub parent_id: Option<Box<str>>,
+    pub id: EntryId,
+    // Its parentId is not kept here: `Session::parent_idx` resolves it, and
+    // `Session::parent_id` reads it (24 bytes an entry less at open).
     /// `new Date(timestamp).getTime()`, NaN when unparseable.
     pub ts: f64,
     pub kind: Kind,
@@ -670,4 +696,21 @@ pub struct Header {
     pub cwd: Option<String>,
     pub parent_session: Option<String>,
     pub line: u32,
+}
+
+#[cfg(test)]
+mod file_lists_tests {
+    use super::FileLists;
+    use serde_json::json;
+
+    #[test]
+    fn a_summarys_file_lists_are_read_when_asked_as_pi_reads_them() {
+        assert!(FileLists::of_json("[1]").is_none(), "details that are not an object");
+        assert!(FileLists::of_json("{").is_none());
+        let d = FileLists::of_json(r#"{"readFiles":"a.rs","modifiedFiles":["b.rs",3],"other":1}"#).unwrap();
+        assert!(d.read_files().is_empty(), "a list that is not an array is empty");
+        assert_eq!(d.modified_files(), vec![json!("b.rs"), json!(3)]);
+        let d = FileLists::of_json("{}").unwrap();
+        assert!(d.read_files().is_empty() && d.modified_files().is_empty());
+    }
 }

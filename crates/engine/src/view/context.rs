@@ -75,7 +75,7 @@ pub fn intrinsic_messages(s: &Session, idx: usize) -> EntryMessages {
             m.facts().role().unwrap_or_else(|| m.role.clone()),
             s.message_est_tokens(m),
         )],
-        Kind::CustomMessage { est_tokens, .. } => smallvec::smallvec![mk(Part::Main, Role::Custom, *est_tokens)],
+        Kind::CustomMessage(c) => smallvec::smallvec![mk(Part::Main, Role::Custom, c.est_tokens)],
         Kind::BranchSummary(b) if b.summary_nonempty => {
             smallvec::smallvec![mk(
                 Part::Main,
@@ -172,8 +172,8 @@ pub fn path_settings(s: &Session, path: &[usize]) -> (String, Option<(Option<Str
             Kind::ThinkingLevelChange { level } if thinking_level.is_none() => {
                 thinking_level = Some(level.as_deref().unwrap_or("").to_string());
             }
-            Kind::ModelChange { provider, model_id } if model.is_none() => {
-                model = Some((owned(provider), owned(model_id)));
+            Kind::ModelChange(c) if model.is_none() => {
+                model = Some((owned(&c.provider), owned(&c.model_id)));
             }
             Kind::Message(m) if model.is_none() && m.facts().is(&Role::Assistant) => {
                 model = Some((owned(&m.provider), owned(&m.model)));

@@ -175,7 +175,6 @@ mod tests {
             line: 0,
             span: 0..0,
             id: id.into(),
-            parent_id: None,
             ts: 0.0,
             kind: Kind::Usage,
         }

@@ -8,6 +8,7 @@ use crate::load::lenient::{
     EntryHeadJson, EntryJson, LAny, LBlock, LContent, LStr, LUsageOrOther, MessageHeadJson, MessageJson, json_str_stats,
 };
 use serde_json::Value;
+use std::ops::Range;
 
 /// The fields every message has, whichever loader pass read them.
 struct MessageFields<'x, 'a> {
@@ -251,19 +252,26 @@ fn add_block(st: &mut ContentStats, b: &LBlock, bi: usize, calls: &mut Vec<ToolC
 
 /// An entry from its envelope fields as either loader pass read them (line and span are set
 /// by the loader).
-fn entry_from_envelope(id: &LStr, parent_id: &Option<LStr>, timestamp: &LStr, kind: Kind) -> Entry {
-    Entry {
+fn entry_from_envelope(
+    id: &LStr,
+    parent_id: &Option<LStr>,
+    timestamp: &LStr,
+    kind: Kind,
+    first_kept_index: Option<usize>,
+) -> Parsed {
+    let entry = Entry {
         line: 0,
         span: 0..0,
-        id: id.as_deref().map(Box::from).unwrap_or_default(),
-        parent_id: parent_id
-            .as_ref()
-            .and_then(|p| p.as_deref())
-            .filter(|p| !p.is_empty())
-            .map(Box::from),
+        id: id.as_deref().map(EntryId::from).unwrap_or_default(),
         ts: timestamp.as_deref().map(js::parse_iso_ms).unwrap_or(f64::NAN),
         kind,
-    }
+    };
+    let parent_id = parent_id
+        .as_ref()
+        .and_then(|p| p.as_deref())
+        .filter(|p| !p.is_empty())
+        .map(EntryId::from);
+    Parsed::Entry(entry, parent_id, first_kept_index)
 }
 
 /// The header line as JSON (Node decodes bad UTF-8 to U+FFFD before parsing).
@@ -314,7 +322,8 @@ pub(super) fn json_error_text(e: &serde_json::Error) -> String {
 }
 
 pub(super) enum Parsed {
-    Entry(Entry, Option<usize>),
+    /// The entry, its parentId (an empty one is none), and (v1) its first kept line.
+    Entry(Entry, Option<EntryId>, Option<usize>),
     ExtraHeader,
     Blank,
 }
@@ -337,32 +346,32 @@ pub enum LineError {
     NoMessage,
 }
 
-pub(super) fn parse_entry(bytes: &[u8], v2_hook: bool, quick: bool) -> Result<Parsed, LineError> {
+/// `span`: where `bytes` are in the file (a message keeps it, to be measured from later).
+pub(super) fn parse_entry(bytes: &[u8], span: Range<usize>, v2_hook: bool, quick: bool) -> Result<Parsed, LineError> {
     if quick
         && let Some(mut h) =
             crate::load::scan::message_head(bytes).or_else(|| serde_json::from_slice::<EntryHeadJson>(bytes).ok())
         && h.kind.as_deref() == Some("message")
         && let Some(m) = h.message.take()
     {
-        let kind = Kind::Message(MessageCell::known(message_from_head(m, v2_hook)));
-        return Ok(Parsed::Entry(
-            entry_from_envelope(&h.id, &h.parent_id, &h.timestamp, kind),
-            None,
-        ));
+        let mut m = message_from_head(m, v2_hook);
+        m.line = span.clone();
+        let kind = Kind::Message(MessageCell::known(m));
+        return Ok(entry_from_envelope(&h.id, &h.parent_id, &h.timestamp, kind, None));
     }
-    let r = parse_entry_text(bytes, v2_hook);
+    let r = parse_entry_text(bytes, &span, v2_hook);
     if r.is_err() && std::str::from_utf8(bytes).is_err() {
         // Node decodes invalid UTF-8 to U+FFFD before JSON.parse, so such a line can still be
         // a valid entry for Pi. Decode the same way (maximal-subpart replacement).
         let text = String::from_utf8_lossy(bytes).into_owned();
-        return parse_entry_text(text.as_bytes(), v2_hook);
+        return parse_entry_text(text.as_bytes(), &span, v2_hook);
     }
     r
 }
 
-fn parse_entry_text(bytes: &[u8], v2_hook: bool) -> Result<Parsed, LineError> {
+fn parse_entry_text(bytes: &[u8], span: &Range<usize>, v2_hook: bool) -> Result<Parsed, LineError> {
     match serde_json::from_slice::<EntryJson>(bytes) {
-        Ok(le) => build_entry(&le, v2_hook),
+        Ok(le) => build_entry(&le, span, v2_hook),
         Err(e) => {
             // Valid JSON our typed pass refused (a non-object line, or a shape serde could
             // not map): decide with a full parse so we skip exactly what Pi skips.
@@ -378,7 +387,7 @@ fn parse_entry_text(bytes: &[u8], v2_hook: bool) -> Result<Parsed, LineError> {
                     let text = serde_json::to_string(&m).map_err(|e| LineError::Unreadable(e.to_string()))?;
                     let le: EntryJson =
                         serde_json::from_str(&text).map_err(|e| LineError::Unreadable(json_error_text(&e)))?;
-                    build_entry(&le, v2_hook)
+                    build_entry(&le, span, v2_hook)
                 }
                 Ok(other) => Err(LineError::NotAnObject(match other {
                     Value::Array(_) => "array",
@@ -393,20 +402,14 @@ fn parse_entry_text(bytes: &[u8], v2_hook: bool) -> Result<Parsed, LineError> {
 }
 
 fn file_lists(raw: Option<&str>) -> Option<FileLists> {
-    let v: Value = serde_json::from_str(raw?).ok()?;
-    let obj = v.as_object()?;
-    let arr = |k: &str| obj.get(k).and_then(|a| a.as_array()).cloned().unwrap_or_default();
-    Some(FileLists {
-        read_files: arr("readFiles"),
-        modified_files: arr("modifiedFiles"),
-    })
+    FileLists::of_json(raw?)
 }
 
 fn bx(s: &LStr) -> Option<Box<str>> {
     s.as_deref().map(Box::from)
 }
 
-fn build_entry(le: &EntryJson, v2_hook: bool) -> Result<Parsed, LineError> {
+fn build_entry(le: &EntryJson, span: &Range<usize>, v2_hook: bool) -> Result<Parsed, LineError> {
     // A missing type is `undefined` to Pi, counted under that name (an empty one stays "").
     let ty = le.kind.as_deref().unwrap_or("undefined");
     if ty == "session" {
@@ -415,12 +418,14 @@ fn build_entry(le: &EntryJson, v2_hook: bool) -> Result<Parsed, LineError> {
     let kind = match ty {
         "message" => {
             let lm = le.message.as_ref().ok_or(LineError::NoMessage)?;
-            Kind::Message(MessageCell::known(message_from_json(lm, v2_hook)))
+            let mut m = message_from_json(lm, v2_hook);
+            m.line = span.clone();
+            Kind::Message(MessageCell::known(m))
         }
-        "model_change" => Kind::ModelChange {
+        "model_change" => Kind::ModelChange(Box::new(ModelChangeEntry {
             provider: bx(&le.provider),
             model_id: bx(&le.model_id),
-        },
+        })),
         "thinking_level_change" => Kind::ThinkingLevelChange {
             level: bx(&le.thinking_level),
         },
@@ -450,11 +455,11 @@ fn build_entry(le: &EntryJson, v2_hook: bool) -> Result<Parsed, LineError> {
         "custom_message" => {
             let (content, _) = content_stats(&le.content);
             let est_tokens = content.estimate(&Role::Custom);
-            Kind::CustomMessage {
+            Kind::CustomMessage(Box::new(CustomMessageEntry {
                 custom_type: bx(&le.custom_type),
-                content: Box::new(content),
+                content,
                 est_tokens,
-            }
+            }))
         }
         "context_edit" => {
             let replacement = le.replacement.value().map(|r| {
@@ -473,10 +478,10 @@ fn build_entry(le: &EntryJson, v2_hook: bool) -> Result<Parsed, LineError> {
                 replacement,
             }
         }
-        "label" => Kind::Label {
+        "label" => Kind::Label(Box::new(LabelEntry {
             target_id: bx(&le.target_id),
             label: bx(&le.label),
-        },
+        })),
         "session_info" => Kind::SessionInfo { name: bx(&le.name) },
         "usage" => Kind::Usage,
         other => Kind::Unknown(other.into()),
@@ -486,8 +491,11 @@ fn build_entry(le: &EntryJson, v2_hook: bool) -> Result<Parsed, LineError> {
         .number
         .filter(|n| *n >= 0.0 && n.fract() == 0.0)
         .map(|n| n as usize);
-    Ok(Parsed::Entry(
-        entry_from_envelope(&le.id, &le.parent_id, &le.timestamp, kind),
+    Ok(entry_from_envelope(
+        &le.id,
+        &le.parent_id,
+        &le.timestamp,
+        kind,
         fk_index,
     ))
 }

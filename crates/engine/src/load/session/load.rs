@@ -157,13 +157,10 @@ fn parse_lines(
                             if is_blank(&buf[sp.clone()]) {
                                 return (ln, Ok(Parsed::Blank));
                             }
-                            let mut r = parse_entry(&buf[sp.clone()], v2_hook, quick);
-                            if let Ok(Parsed::Entry(e, _)) = &mut r {
+                            let mut r = parse_entry(&buf[sp.clone()], sp.clone(), v2_hook, quick);
+                            if let Ok(Parsed::Entry(e, _, _)) = &mut r {
                                 e.line = ln;
                                 e.span = sp.clone();
-                                if let Kind::Message(m) = &mut e.kind {
-                                    m.set_line(sp.clone());
-                                }
                             }
                             (ln, r)
                         }),
@@ -190,6 +187,8 @@ fn parse_lines(
 /// first kept entry is still a line position.
 struct Assembled {
     entries: Vec<Entry>,
+    /// Each entry's parentId (kept apart from the entries: only phases 5 and 6 read them).
+    parents: Vec<Option<EntryId>>,
     v1_first_kept: Vec<(usize, usize)>,
 }
 
@@ -202,13 +201,14 @@ fn assemble(
     diagnostics: &mut Vec<Diagnostic>,
 ) -> Assembled {
     let mut v1_first_kept = Vec::new();
+    let mut parents = Vec::new();
     let mut kept = kept_before;
     // Assembled in place: the parsed list's memory becomes the entry list (fresh pages are a
     // real cost on a big load).
     let entries = lines
         .into_iter()
         .filter_map(|(ln, result)| match result {
-            Ok(Parsed::Entry(e, fk_index)) => {
+            Ok(Parsed::Entry(e, parent, fk_index)) => {
                 if v1 {
                     if let Some(n) = fk_index {
                         v1_first_kept.push((kept, n));
@@ -225,6 +225,7 @@ fn assemble(
                     return None;
                 }
                 kept += 1;
+                parents.push(parent);
                 Some(e)
             }
             Ok(Parsed::Blank) => None,
@@ -246,18 +247,22 @@ fn assemble(
             }
         })
         .collect();
-    Assembled { entries, v1_first_kept }
+    Assembled {
+        entries,
+        parents,
+        v1_first_kept,
+    }
 }
 
 /// Phase 3 (v1 files): Pi's v1→v2 migration gives each entry a fresh id, chained in file
 /// order. We use the oracle's deterministic counter so ids are stable from load to load, and
 /// resolve compactions' first kept line positions to those ids.
-fn migrate_v1(entries: &mut [Entry], v1_first_kept: Vec<(usize, usize)>) {
-    let mut prev: Option<Box<str>> = None;
-    for (i, e) in entries.iter_mut().enumerate() {
-        let id: Box<str> = format!("{:08x}", i + 1).into();
+fn migrate_v1(entries: &mut [Entry], parents: &mut [Option<EntryId>], v1_first_kept: Vec<(usize, usize)>) {
+    let mut prev: Option<EntryId> = None;
+    for (i, (e, parent)) in entries.iter_mut().zip(parents.iter_mut()).enumerate() {
+        let id = compact_str::format_compact!("{:08x}", i + 1);
         e.id = id.clone();
-        e.parent_id = prev.replace(id);
+        *parent = prev.replace(id);
     }
     for (ei, n) in v1_first_kept {
         // `n` indexes the parsed lines with the header at 0.
@@ -265,7 +270,7 @@ fn migrate_v1(entries: &mut [Entry], v1_first_kept: Vec<(usize, usize)>) {
             && let Some(target) = entries.get(n - 1).map(|t| t.id.clone())
             && let Kind::Compaction(c) = &mut entries[ei].kind
         {
-            c.first_kept_entry_id = Some(target);
+            c.first_kept_entry_id = Some(target.into());
         }
     }
 }
@@ -306,11 +311,10 @@ impl Index {
 
 /// A label entry's effect on the labels by target id (an empty label removes one).
 fn apply_label(labels: &mut HashMap<Box<str>, (Box<str>, u32)>, i: usize, e: &Entry) {
-    if let Kind::Label {
-        target_id: Some(t),
-        label,
-    } = &e.kind
+    if let Kind::Label(l) = &e.kind
+        && let Some(t) = &l.target_id
     {
+        let label = &l.label;
         match label {
             Some(l) if !l.is_empty() => {
                 labels.insert(t.clone(), (l.clone(), i as u32));
@@ -346,6 +350,8 @@ pub(super) struct Derived {
     pub labels: Vec<(Box<str>, Box<str>, u32)>,
     pub has_duplicate_ids: bool,
     pub name: Option<Box<str>>,
+    /// `Session::orphan_parents`.
+    pub orphan_parents: Vec<(u32, EntryId)>,
 }
 
 /// The two tables of phases 4–6 (each entry's parent, Pi's `byId`), as an index keeps them
@@ -360,6 +366,7 @@ pub(super) struct DerivedTables {
 struct Phases {
     by_id: IdTable,
     parent_idx: Table<u32>,
+    orphan_parents: Vec<(u32, EntryId)>,
     diagnostics: Vec<Diagnostic>,
     labels: HashMap<Box<str>, (Box<str>, u32)>,
     has_duplicate_ids: bool,
@@ -383,36 +390,40 @@ pub fn appended_only_derivations() -> usize {
 /// them would be, or `None` when an appended entry changes what the earlier ones derive (it
 /// takes over an id, or is the missing parent of an earlier entry). `line_diagnostics`: every
 /// line's, the appended lines' among them.
+///
+/// `added_parents`: the appended entries' parentIds. `Err`: the earlier entries' parentIds,
+/// for deriving them all.
 fn appended_phases(
     entries: &[Entry],
+    added_parents: &[Option<EntryId>],
     line_diagnostics: &[Diagnostic],
     old_lines: u32,
     d: Derived,
     t: DerivedTables,
-) -> Option<Phases> {
+) -> Result<Phases, Vec<Option<EntryId>>> {
     let from = t.parent_idx.len();
     let added = &entries[from..];
     // The parents earlier entries miss: an appended entry with one of these ids is found by
     // them now.
-    let missing: std::collections::HashSet<&str> = t
-        .parent_idx
-        .par_iter()
-        .enumerate()
-        .filter(|&(_, &p)| p == u32::MAX)
-        .filter_map(|(i, _)| entries[i].parent_id.as_deref().filter(|&p| p != &*entries[i].id))
+    let missing: std::collections::HashSet<&str> = d
+        .orphan_parents
+        .iter()
+        .filter(|(i, p)| entries.get(*i as usize).is_some_and(|e| e.id != *p))
+        .map(|(_, p)| p.as_str())
         .collect();
     if added.iter().any(|e| missing.contains(&*e.id)) {
-        return None;
+        return Err(parents_of(&entries[..from], &t.parent_idx, &d.orphan_parents));
     }
-    let by_id = t.by_id.appended(entries, from)?;
-    let mut parent_idx = t.parent_idx;
-    parent_idx.to_mut().extend(added.iter().map(|e| {
-        e.parent_id
-            .as_deref()
-            .filter(|p| *p != &*e.id)
-            .and_then(|p| by_id.find(entries, p))
-            .map_or(u32::MAX, |j| j as u32)
-    }));
+    let DerivedTables { parent_idx, by_id } = t;
+    let Some(by_id) = by_id.appended(entries, from) else {
+        return Err(parents_of(&entries[..from], &parent_idx, &d.orphan_parents));
+    };
+    let mut parent_idx = parent_idx;
+    parent_idx
+        .to_mut()
+        .extend(resolve_parents(added, added_parents, |p| by_id.find(entries, p)));
+    let mut orphan_parents = d.orphan_parents;
+    orphan_parents.extend(orphans(added_parents, &parent_idx[from..], from));
     // The earlier lines' diagnostics as derived (without the unsettled line's, read again),
     // then the appended lines', then what phase 6 finds of the appended entries: in line order,
     // as a whole derivation orders them.
@@ -424,7 +435,7 @@ fn appended_phases(
         .cloned()
         .collect();
     new.sort_by_key(|x| x.line);
-    check_structure_from(entries, &parent_idx, from, &mut new);
+    check_structure_from(entries, added_parents, &parent_idx, from, &mut new);
     new.sort_by_key(|x| x.line);
     diagnostics.extend(new);
     let mut labels: HashMap<Box<str>, (Box<str>, u32)> = d.labels.into_iter().map(|(k, l, i)| (k, (l, i))).collect();
@@ -432,9 +443,10 @@ fn appended_phases(
         apply_label(&mut labels, from + i, e);
     }
     APPENDED_ONLY.with(|n| n.set(n.get() + 1));
-    Some(Phases {
+    Ok(Phases {
         by_id,
         parent_idx,
+        orphan_parents,
         diagnostics,
         labels,
         has_duplicate_ids: d.has_duplicate_ids,
@@ -449,32 +461,77 @@ fn id_hashes(entries: &[Entry]) -> Vec<u64> {
 
 /// Phase 5: each entry's parent as an index (`u32::MAX`: a root). A self-parent is a root
 /// (Pi's getTree); Pi's own path walk would loop on it.
-fn resolve_parents(entries: &[Entry], by_id: &IdTable) -> Vec<u32> {
+/// `entries` and `parents` side by side; `find`: Pi's `byId`.
+fn resolve_parents(
+    entries: &[Entry],
+    parents: &[Option<EntryId>],
+    find: impl Fn(&str) -> Option<usize> + Sync,
+) -> Vec<u32> {
     entries
         .par_iter()
+        .zip(parents)
         .with_min_len(4096)
-        .map(|e| {
-            e.parent_id
-                .as_deref()
+        .map(|(e, p)| {
+            p.as_deref()
                 .filter(|p| *p != &*e.id)
-                .and_then(|p| by_id.find(entries, p))
+                .and_then(&find)
                 .map_or(u32::MAX, |j| j as u32)
         })
         .collect()
 }
 
+/// The parentIds that `parent_idx` does not resolve (see `Session::orphan_parents`), of the
+/// entries from `from` on.
+fn orphans(parents: &[Option<EntryId>], parent_idx: &[u32], from: usize) -> Vec<(u32, EntryId)> {
+    parents
+        .iter()
+        .zip(parent_idx)
+        .enumerate()
+        .filter_map(|(k, (p, &j))| Some(((from + k) as u32, p.clone().filter(|_| j == u32::MAX)?)))
+        .collect()
+}
+
+/// Entry `idx`'s parentId among `orphans` (sorted by entry).
+pub(super) fn orphan_parent(orphans: &[(u32, EntryId)], idx: usize) -> Option<&str> {
+    let k = orphans.binary_search_by_key(&idx, |(i, _)| *i as usize).ok()?;
+    Some(orphans[k].1.as_str())
+}
+
+/// Every entry's parentId again, from what phase 5 made of them (a derivation of them all
+/// needs them; an entry's resolved parent has its parentId as id).
+fn parents_of(entries: &[Entry], parent_idx: &[u32], orphans: &[(u32, EntryId)]) -> Vec<Option<EntryId>> {
+    (0..entries.len())
+        .map(|i| match parent_idx.get(i) {
+            Some(&p) if p != u32::MAX => entries.get(p as usize).map(|e| e.id.clone()),
+            _ => orphan_parent(orphans, i).map(EntryId::from),
+        })
+        .collect()
+}
+
 /// Phase 6: orphans, self-parents and cycles, which Pi shows as extra roots or hangs on.
-fn check_structure(entries: &[Entry], parent_idx: &[u32], diagnostics: &mut Vec<Diagnostic>) {
-    check_structure_from(entries, parent_idx, 0, diagnostics)
+fn check_structure(
+    entries: &[Entry],
+    parents: &[Option<EntryId>],
+    parent_idx: &[u32],
+    diagnostics: &mut Vec<Diagnostic>,
+) {
+    check_structure_from(entries, parents, parent_idx, 0, diagnostics)
 }
 
 /// [`check_structure`] of the entries from `from` on, those before it checked already with
 /// these very parents (a walk that reaches one of them ends there: no cycle through them can
 /// reach a later entry).
-fn check_structure_from(entries: &[Entry], parent_idx: &[u32], from: usize, diagnostics: &mut Vec<Diagnostic>) {
+/// `parents`: the parentIds of the entries from `from` on.
+fn check_structure_from(
+    entries: &[Entry],
+    parents: &[Option<EntryId>],
+    parent_idx: &[u32],
+    from: usize,
+    diagnostics: &mut Vec<Diagnostic>,
+) {
     let n = entries.len();
-    for (i, e) in entries.iter().enumerate().skip(from) {
-        match e.parent_id.as_deref() {
+    for ((i, e), parent) in entries.iter().enumerate().skip(from).zip(parents) {
+        match parent.as_deref() {
             Some(p) if p == &*e.id => diagnostics.push(Diagnostic {
                 line: e.line,
                 kind: DiagnosticKind::Suspicious,
@@ -593,15 +650,17 @@ impl Session {
         let v1 = header.version < 2.0;
         let Assembled {
             mut entries,
+            mut parents,
             v1_first_kept,
         } = assemble(parsed.lines, v1, 0, &mut line_diagnostics);
         if v1 {
-            migrate_v1(&mut entries, v1_first_kept);
+            migrate_v1(&mut entries, &mut parents, v1_first_kept);
         }
         Ok(Session::index(
             buf,
             header,
             entries,
+            parents,
             line_diagnostics,
             settled_len,
             settled_lines,
@@ -630,7 +689,7 @@ impl Session {
             ..
         } = self;
         // Only the appended entries are derived (where that gives the same as all).
-        let derived = Some((derived, DerivedTables { parent_idx, by_id }));
+        let derived = (derived, DerivedTables { parent_idx, by_id });
         Session::extend_parts(
             buf,
             header,
@@ -659,13 +718,13 @@ impl Session {
             self.line_diagnostics.clone(),
             self.settled_len,
             self.settled_lines,
-            Some((
+            (
                 self.derived(),
                 DerivedTables {
                     parent_idx: self.parent_idx.clone(),
                     by_id: self.by_id.clone(),
                 },
-            )),
+            ),
         )
         .map(|mut s| {
             s.stored_records = self.stored_records.clone();
@@ -692,21 +751,35 @@ impl Session {
         mut line_diagnostics: Vec<Diagnostic>,
         settled_len: usize,
         settled_lines: u32,
-        derived: Option<(Derived, DerivedTables)>,
+        (d, t): (Derived, DerivedTables),
     ) -> Result<Session, LoadError> {
-        // The unsettled last line is read again with what followed it.
+        // The unsettled last line is read again with what followed it (its entry, if it had
+        // become one, is the last).
         let before = entries.len();
-        entries.retain(|e| e.line <= settled_lines);
+        let kept = entries
+            .iter()
+            .rposition(|e| e.line <= settled_lines)
+            .map_or(0, |k| k + 1);
+        // What was derived is of every entry kept (none was the unsettled line's); otherwise
+        // they are all derived again, from their parentIds as derived (read before the
+        // unsettled line's entry goes: an earlier entry may name it).
+        let quick = kept == before && t.parent_idx.len() == before;
+        let mut earlier_parents = (!quick).then(|| parents_of(&entries, &t.parent_idx, &d.orphan_parents));
+        let derived = quick.then_some((d, t));
+        entries.truncate(kept);
         line_diagnostics.retain(|d| d.line <= settled_lines);
         let old_lines = settled_lines;
         let parsed = parse_lines(&buf, settled_len, settled_lines + 1, Some(&header), true, None)?;
         let (settled_len, settled_lines) = settled(&buf, parsed.line_count);
         line_diagnostics.extend(parsed.diagnostics);
-        let kept = entries.len();
-        entries.extend(assemble(parsed.lines, false, kept, &mut line_diagnostics).entries);
-        // What was derived is of every entry kept (none was the unsettled line's).
-        let derived = derived.filter(|(_, t)| kept == before && t.parent_idx.len() == kept);
-        let phases = derived.and_then(|(d, t)| appended_phases(&entries, &line_diagnostics, old_lines, d, t));
+        let appended = assemble(parsed.lines, false, kept, &mut line_diagnostics);
+        entries.extend(appended.entries);
+        let phases = match derived {
+            Some((d, t)) => appended_phases(&entries, &appended.parents, &line_diagnostics, old_lines, d, t)
+                .map_err(|earlier| earlier_parents = Some(earlier))
+                .ok(),
+            None => None,
+        };
         line_diagnostics.sort_by_key(|d| d.line);
         Ok(match phases {
             Some(phases) => Session::assemble(
@@ -717,7 +790,20 @@ impl Session {
                 (settled_len, settled_lines),
                 phases,
             ),
-            None => Session::index(buf, header, entries, line_diagnostics, settled_len, settled_lines),
+            None => {
+                let mut parents = earlier_parents.unwrap_or_default();
+                parents.truncate(kept);
+                parents.extend(appended.parents);
+                Session::index(
+                    buf,
+                    header,
+                    entries,
+                    parents,
+                    line_diagnostics,
+                    settled_len,
+                    settled_lines,
+                )
+            }
         })
     }
 
@@ -735,6 +821,7 @@ impl Session {
             labels,
             has_duplicate_ids: self.has_duplicate_ids,
             name: self.name.clone(),
+            orphan_parents: self.orphan_parents.clone(),
         }
     }
 
@@ -754,6 +841,7 @@ impl Session {
         let phases = Phases {
             by_id: tables.by_id,
             parent_idx: tables.parent_idx,
+            orphan_parents: derived.orphan_parents,
             diagnostics: derived.diagnostics,
             labels: derived.labels.into_iter().map(|(k, l, i)| (k, (l, i))).collect(),
             has_duplicate_ids: derived.has_duplicate_ids,
@@ -773,6 +861,7 @@ impl Session {
         buf: FileBytes,
         header: Header,
         entries: Vec<Entry>,
+        parents: Vec<Option<EntryId>>,
         mut line_diagnostics: Vec<Diagnostic>,
         settled_len: usize,
         settled_lines: u32,
@@ -780,13 +869,16 @@ impl Session {
         line_diagnostics.sort_by_key(|d| d.line);
         let mut diagnostics = line_diagnostics.clone();
         let index = Index::build(&entries, &mut diagnostics);
-        let parent_idx = resolve_parents(&entries, &index.by_id);
-        check_structure(&entries, &parent_idx, &mut diagnostics);
+        let parent_idx = resolve_parents(&entries, &parents, |p| index.by_id.find(&entries, p));
+        check_structure(&entries, &parents, &parent_idx, &mut diagnostics);
+        let orphan_parents = orphans(&parents, &parent_idx, 0);
+        drop(parents);
         let parent_idx = parent_idx.into();
         diagnostics.sort_by_key(|d| d.line);
         let phases = Phases {
             by_id: index.by_id,
             parent_idx,
+            orphan_parents,
             diagnostics,
             labels: index.labels,
             has_duplicate_ids: index.has_duplicate_ids,
@@ -821,6 +913,7 @@ impl Session {
             buf,
             name: phases.name,
             parent_idx: phases.parent_idx,
+            orphan_parents: phases.orphan_parents,
             entries,
             diagnostics: phases.diagnostics,
             line_diagnostics,

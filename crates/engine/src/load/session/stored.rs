@@ -30,7 +30,8 @@ use super::load::DerivedTables;
 use super::{LoadError, Session};
 use crate::load::bytes::FileBytes;
 use crate::load::entry::{
-    Diagnostic, Entry, Kind, MessageCell, MessageFacts, MessageMeasures, MessageSource, NO_SLOT, StoredMessage,
+    Diagnostic, Entry, Kind, MessageCell, MessageFacts, MessageMeasures, MessageSource, NO_SLOT, SourceRef,
+    StoredMessage,
 };
 use crate::load::table::Table;
 use rayon::prelude::*;
@@ -41,7 +42,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 /// What an index starts with; the last byte is the format's version (a new format is a new
 /// byte, and an index of another is not read).
-const MAGIC: &[u8; 8] = b"bonsaiX\x0a";
+const MAGIC: &[u8; 8] = b"bonsaiX\x0b";
 
 /// Entries per checksummed block.
 const CHUNK: usize = 8192;
@@ -454,6 +455,16 @@ impl std::fmt::Debug for StoredRecords {
     }
 }
 
+/// The records shared with their session (what the cells' one handle holds).
+impl MessageSource for Arc<StoredRecords> {
+    fn message(&self, slot: u32, facts: MessageFacts) -> StoredMessage {
+        (**self).message(slot, facts)
+    }
+    fn record(&self, slot: u32) -> Option<&[u8]> {
+        MessageSource::record(&**self, slot)
+    }
+}
+
 impl MessageSource for StoredRecords {
     /// The message at `slot` decoded, `facts` being its entry's (a record that does not
     /// decode reads as a blank message of the facts' role).
@@ -649,9 +660,13 @@ impl IndexedParse {
             calls: parts[3].0.clone(),
             len: head.len,
         });
-        let source: Arc<dyn MessageSource> = records.clone();
+        let source: SourceRef = Arc::new(Box::new(records.clone()));
         // Straight into the list (no block lists joined after): a record that does not
         // decode leaves a blank entry and the whole index is refused.
+        // So does a byte range outside the bytes the index describes (a checksum guards
+        // against damage, not against an index made wrongly; a message's own range is
+        // checked when it is read), checked here rather than in a second pass over them all.
+        let in_file = |r: &Range<usize>| r.start <= r.end && r.end as u64 <= head.len;
         let bad = AtomicBool::new(false);
         let mut entries = Vec::with_capacity(n);
         let decode_entries = || {
@@ -661,7 +676,7 @@ impl IndexedParse {
                 .map(|i| {
                     let record = &entry_records[offset(entry_table, i)..offset(entry_table, i + 1)];
                     match postcard::from_bytes::<Entry>(record) {
-                        Ok(mut e) => {
+                        Ok(mut e) if in_file(&e.span) => {
                             if let Kind::Message(cell) = &mut e.kind {
                                 let mut facts = cell.facts();
                                 if facts.is(&crate::load::entry::Role::ToolResult) {
@@ -672,7 +687,7 @@ impl IndexedParse {
                             }
                             e
                         }
-                        Err(_) => {
+                        _ => {
                             bad.store(true, Ordering::Relaxed);
                             blank()
                         }
@@ -695,11 +710,7 @@ impl IndexedParse {
         });
         let kept = kept.ok_or(IndexError::Damaged)?;
         let tables = tables.ok_or(IndexError::Damaged)?;
-        // Every byte range must lie in the bytes the index describes (a checksum guards
-        // against damage, not against an index made wrongly); a message's own, when read.
-        let in_file = |r: &Range<usize>| r.start <= r.end && r.end as u64 <= head.len;
-        let ranges_ok = entries.par_iter().all(|e| in_file(&e.span));
-        if bad.into_inner() || !ranges_ok || head.settled_len > head.len {
+        if bad.into_inner() || head.settled_len > head.len {
             return Err(IndexError::Damaged);
         }
         let raw: serde_json::Value = serde_json::from_str(&head.header_json).map_err(|_| IndexError::Damaged)?;
@@ -739,8 +750,7 @@ fn blank() -> Entry {
     Entry {
         line: 0,
         span: 0..0,
-        id: Box::from(""),
-        parent_id: None,
+        id: crate::load::entry::EntryId::default(),
         ts: 0.0,
         kind: Kind::Usage,
     }
@@ -775,7 +785,7 @@ impl Session {
                 parse.line_diagnostics,
                 parse.settled_len,
                 parse.settled_lines,
-                Some((parse.derived, parse.tables)),
+                (parse.derived, parse.tables),
             )?
         };
         s.stored_records = Some(parse.records);

@@ -239,7 +239,7 @@ impl TreeView {
         let label = s.label_of(&e.id).map(String::from);
         let label_time = if self.show_label_times && label.is_some() {
             s.labels
-                .get(&e.id)
+                .get(e.id.as_str())
                 .map(|(_, li)| format_label_timestamp(s.entries[*li as usize].ts, self.now_ms))
         } else {
             None
@@ -311,9 +311,9 @@ impl TreeView {
                 t("", format!("[compaction: {k}k tokens]"), RowStyle::Compaction)
             }
             Kind::BranchSummary(_) => t("[branch summary]: ", normalize(&st("summary")), RowStyle::BranchSummary),
-            Kind::ModelChange { model_id, .. } => t(
+            Kind::ModelChange(c) => t(
                 "",
-                format!("[model: {}]", model_id.as_deref().unwrap_or("undefined")),
+                format!("[model: {}]", c.model_id.as_deref().unwrap_or("undefined")),
                 RowStyle::Dim,
             ),
             Kind::ThinkingLevelChange { level } => t(
@@ -339,9 +339,9 @@ impl TreeView {
                 ),
                 RowStyle::Dim,
             ),
-            Kind::Label { label, .. } => t(
+            Kind::Label(l) => t(
                 "",
-                format!("[label: {}]", label.as_deref().unwrap_or("(cleared)")),
+                format!("[label: {}]", l.label.as_deref().unwrap_or("(cleared)")),
                 RowStyle::Dim,
             ),
             Kind::SessionInfo { name } => match name.as_deref().filter(|n| !n.is_empty()) {

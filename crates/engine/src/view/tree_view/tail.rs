@@ -50,7 +50,7 @@ pub fn tail_preview(
     let mut path = s.path_to(leaf);
     // Only the file's first entry has no parentId; a root here otherwise lost its parent to
     // the tail's start.
-    let whole_path = s.entries[path[0]].parent_id.is_none();
+    let whole_path = s.parent_id(path[0]).is_none();
     // A tool result's row is its call's title, from the assistant entry before it: one whose
     // call is cut off by the tail's start would read otherwise than in the tree.
     let cut_off_result = |i: usize| s.entries[i].message().is_some_and(|m| m.role == Role::ToolResult);

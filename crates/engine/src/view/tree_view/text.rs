@@ -275,9 +275,9 @@ pub fn searchable_text(s: &Session, i: usize) -> String {
                 parts.push(n.to_string());
             }
         }
-        Kind::ModelChange { model_id, .. } => {
+        Kind::ModelChange(c) => {
             parts.push("model".into());
-            parts.push(model_id.as_deref().unwrap_or("undefined").to_string());
+            parts.push(c.model_id.as_deref().unwrap_or("undefined").to_string());
         }
         Kind::ThinkingLevelChange { level } => {
             parts.push("thinking".into());
@@ -296,9 +296,9 @@ pub fn searchable_text(s: &Session, i: usize) -> String {
             parts.push(if *replacement_null { "omit" } else { "replace" }.into());
             parts.push(target_id.as_deref().unwrap_or("undefined").to_string());
         }
-        Kind::Label { label, .. } => {
+        Kind::Label(l) => {
             parts.push("label".into());
-            parts.push(label.as_deref().unwrap_or("").to_string());
+            parts.push(l.label.as_deref().unwrap_or("").to_string());
         }
         Kind::Usage | Kind::Unknown(_) => {}
     }

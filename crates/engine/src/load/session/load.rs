@@ -487,7 +487,10 @@ fn orphans(parents: &[Option<EntryId>], parent_idx: &[u32], from: usize) -> Vec<
         .iter()
         .zip(parent_idx)
         .enumerate()
-        .filter_map(|(k, (p, &j))| Some(((from + k) as u32, p.clone().filter(|_| j == u32::MAX)?)))
+        .filter_map(|(k, (p, &j))| match p {
+            Some(p) if j == u32::MAX => Some(((from + k) as u32, p.clone())),
+            _ => None,
+        })
         .collect()
 }
 

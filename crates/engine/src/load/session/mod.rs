@@ -471,3 +471,53 @@ mod path_tests {
         }
     }
 }
+
+#[cfg(test)]
+mod parent_id_tests {
+    use super::Session;
+
+    fn line(id: &str, parent: Option<&str>) -> String {
+        let parent = parent.map_or("null".to_string(), |p| format!("\"{p}\""));
+        format!(
+            r#"{{"type":"message","id":"{id}","parentId":{parent},"timestamp":"2025-01-01T00:00:00.000Z","message":{{"role":"user","content":"hi"}}}}"#
+        )
+    }
+
+    /// An entry's parentId reads as its line has it, whether the parent resolved (then it is
+    /// the parent's id), is missing, is the entry itself, or is none at all; and an extension
+    /// keeps reading the earlier ones so.
+    #[test]
+    fn parent_ids_read_as_their_lines_have_them() {
+        let header = r#"{"type":"session","version":3,"id":"s","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/"}"#;
+        let first = [
+            header.to_string(),
+            line("a", None),
+            line("b", Some("a")),
+            line("c", Some("gone")),
+            line("d", Some("d")),
+            line("e", Some("")),
+        ]
+        .join("\n")
+            + "\n";
+        let s = Session::from_bytes(first.clone().into_bytes()).unwrap();
+        let ids: Vec<Option<&str>> = (0..s.entries.len()).map(|i| s.parent_id(i)).collect();
+        assert_eq!(ids, [None, Some("a"), Some("gone"), Some("d"), None]);
+        assert_eq!(s.parent_of(2), None, "a missing parent is no entry");
+        let grown = first + &line("f", Some("c")) + "\n" + &line("g", Some("nowhere")) + "\n";
+        let x = s.extend(grown.into_bytes().into()).unwrap();
+        let ids: Vec<Option<&str>> = (0..x.entries.len()).map(|i| x.parent_id(i)).collect();
+        assert_eq!(
+            ids,
+            [
+                None,
+                Some("a"),
+                Some("gone"),
+                Some("d"),
+                None,
+                Some("c"),
+                Some("nowhere")
+            ]
+        );
+        assert_eq!(x.parent_of(5), Some(2));
+    }
+}

@@ -221,8 +221,9 @@ fn file_lists(details: Option<&crate::engine::load::entry::FileLists>, lines: &m
     if let Some(d) = details {
         let list = |v: &[Value]| crate::engine::compaction::serialize::list_strings(v).join(", ");
         lines.push(Line::default());
-        lines.push(kv("read files", list(&d.read_files())));
-        lines.push(kv("modified files", list(&d.modified_files())));
+        let lists = d.lists();
+        lines.push(kv("read files", list(&lists.read_files)));
+        lines.push(kv("modified files", list(&lists.modified_files)));
     }
 }
 

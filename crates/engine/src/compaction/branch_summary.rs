@@ -93,10 +93,11 @@ pub fn prepare(s: &Session, from_leaf: Option<usize>, target: usize, token_budge
             && !b.from_hook
             && let Some(d) = &b.details
         {
-            for f in d.read_files() {
+            let lists = d.lists();
+            for f in lists.read_files {
                 plan.file_ops.add_read(f);
             }
-            for f in d.modified_files() {
+            for f in lists.modified_files {
                 plan.file_ops.add_edited(f);
             }
         }

@@ -338,10 +338,11 @@ pub fn prepare_projected(
         && !c.from_hook
         && let Some(d) = &c.details
     {
-        for f in d.read_files() {
+        let lists = d.lists();
+        for f in lists.read_files {
             file_ops.add_read(f);
         }
-        for f in d.modified_files() {
+        for f in lists.modified_files {
             file_ops.add_edited(f);
         }
     }

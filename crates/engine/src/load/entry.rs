@@ -498,6 +498,13 @@ pub struct FileLists {
     json: Box<str>,
 }
 
+/// A summary's file lists as read from its `details` ([`FileLists::lists`]).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct FileListsRead {
+    pub read_files: Vec<Value>,
+    pub modified_files: Vec<Value>,
+}
+
 impl FileLists {
     /// `None` unless `json` is a JSON object (Pi reads no file lists from anything else).
     pub fn of_json(json: &str) -> Option<FileLists> {
@@ -505,23 +512,20 @@ impl FileLists {
         v.is_object().then(|| FileLists { json: json.into() })
     }
 
-    /// Pi's `details.readFiles`: empty when it is not an array.
-    pub fn read_files(&self) -> Vec<Value> {
-        self.list("readFiles")
-    }
-
-    /// Pi's `details.modifiedFiles`: empty when it is not an array.
-    pub fn modified_files(&self) -> Vec<Value> {
-        self.list("modifiedFiles")
-    }
-
-    fn list(&self, key: &str) -> Vec<Value> {
-        match serde_json::from_str::<Value>(&self.json) {
-            Ok(Value::Object(mut o)) => match o.remove(key) {
-                Some(Value::Array(a)) => a,
-                _ => Vec::new(),
-            },
+    /// Pi's `details.readFiles` and `details.modifiedFiles` (every reader wants both, so
+    /// the text is parsed once): each empty when it is not an array.
+    pub fn lists(&self) -> FileListsRead {
+        let mut o = match serde_json::from_str::<Value>(&self.json) {
+            Ok(Value::Object(o)) => o,
+            _ => Default::default(),
+        };
+        let mut list = |key: &str| match o.remove(key) {
+            Some(Value::Array(a)) => a,
             _ => Vec::new(),
+        };
+        FileListsRead {
+            read_files: list("readFiles"),
+            modified_files: list("modifiedFiles"),
         }
     }
 }
@@ -708,9 +712,10 @@ mod file_lists_tests {
         assert!(FileLists::of_json("[1]").is_none(), "details that are not an object");
         assert!(FileLists::of_json("{").is_none());
         let d = FileLists::of_json(r#"{"readFiles":"a.rs","modifiedFiles":["b.rs",3],"other":1}"#).unwrap();
-        assert!(d.read_files().is_empty(), "a list that is not an array is empty");
-        assert_eq!(d.modified_files(), vec![json!("b.rs"), json!(3)]);
-        let d = FileLists::of_json("{}").unwrap();
-        assert!(d.read_files().is_empty() && d.modified_files().is_empty());
+        let lists = d.lists();
+        assert!(lists.read_files.is_empty(), "a list that is not an array is empty");
+        assert_eq!(lists.modified_files, vec![json!("b.rs"), json!(3)]);
+        let lists = FileLists::of_json("{}").unwrap().lists();
+        assert!(lists.read_files.is_empty() && lists.modified_files.is_empty());
     }
 }

@@ -250,18 +250,19 @@ fn add_block(st: &mut ContentStats, b: &LBlock, bi: usize, calls: &mut Vec<ToolC
     }
 }
 
-/// An entry from its envelope fields as either loader pass read them (line and span are set
-/// by the loader).
+/// An entry of the line at `span` from its envelope fields as either loader pass read them
+/// (its line number is set by the loader).
 fn entry_from_envelope(
     id: &LStr,
     parent_id: &Option<LStr>,
     timestamp: &LStr,
+    span: &Range<usize>,
     kind: Kind,
     first_kept_index: Option<usize>,
 ) -> Parsed {
     let entry = Entry {
         line: 0,
-        span: 0..0,
+        span: span.clone(),
         id: id.as_deref().map(EntryId::from).unwrap_or_default(),
         ts: timestamp.as_deref().map(js::parse_iso_ms).unwrap_or(f64::NAN),
         kind,
@@ -354,10 +355,15 @@ pub(super) fn parse_entry(bytes: &[u8], span: Range<usize>, v2_hook: bool, quick
         && h.kind.as_deref() == Some("message")
         && let Some(m) = h.message.take()
     {
-        let mut m = message_from_head(m, v2_hook);
-        m.line = span.clone();
-        let kind = Kind::Message(MessageCell::known(m));
-        return Ok(entry_from_envelope(&h.id, &h.parent_id, &h.timestamp, kind, None));
+        let kind = message_at(message_from_head(m, v2_hook), &span);
+        return Ok(entry_from_envelope(
+            &h.id,
+            &h.parent_id,
+            &h.timestamp,
+            &span,
+            kind,
+            None,
+        ));
     }
     let r = parse_entry_text(bytes, &span, v2_hook);
     if r.is_err() && std::str::from_utf8(bytes).is_err() {
@@ -418,9 +424,7 @@ fn build_entry(le: &EntryJson, span: &Range<usize>, v2_hook: bool) -> Result<Par
     let kind = match ty {
         "message" => {
             let lm = le.message.as_ref().ok_or(LineError::NoMessage)?;
-            let mut m = message_from_json(lm, v2_hook);
-            m.line = span.clone();
-            Kind::Message(MessageCell::known(m))
+            message_at(message_from_json(lm, v2_hook), span)
         }
         "model_change" => Kind::ModelChange(Box::new(ModelChangeEntry {
             provider: bx(&le.provider),
@@ -495,7 +499,15 @@ fn build_entry(le: &EntryJson, span: &Range<usize>, v2_hook: bool) -> Result<Par
         &le.id,
         &le.parent_id,
         &le.timestamp,
+        span,
         kind,
         fk_index,
     ))
+}
+
+/// A message entry's kind: its message, which keeps where its line is (to be measured from
+/// later).
+fn message_at(mut m: StoredMessage, span: &Range<usize>) -> Kind {
+    m.line = span.clone();
+    Kind::Message(MessageCell::known(m))
 }

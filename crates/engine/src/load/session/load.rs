@@ -160,7 +160,6 @@ fn parse_lines(
                             let mut r = parse_entry(&buf[sp.clone()], sp.clone(), v2_hook, quick);
                             if let Ok(Parsed::Entry(e, _, _)) = &mut r {
                                 e.line = ln;
-                                e.span = sp.clone();
                             }
                             (ln, r)
                         }),
@@ -387,12 +386,10 @@ pub fn appended_only_derivations() -> usize {
 
 /// Phases 4–6 of `entries` when those up to `d`'s (and `t`'s) are the entries of lines up to
 /// `old_lines` and the rest were appended: only the appended are derived, the same as all of
-/// them would be, or `None` when an appended entry changes what the earlier ones derive (it
-/// takes over an id, or is the missing parent of an earlier entry). `line_diagnostics`: every
-/// line's, the appended lines' among them.
-///
-/// `added_parents`: the appended entries' parentIds. `Err`: the earlier entries' parentIds,
-/// for deriving them all.
+/// them would be. `Err` when an appended entry changes what the earlier ones derive (it takes
+/// over an id, or is the missing parent of an earlier entry): then it holds the earlier
+/// entries' parentIds, for deriving them all. `added_parents`: the appended entries'
+/// parentIds; `line_diagnostics`: every line's, the appended lines' among them.
 fn appended_phases(
     entries: &[Entry],
     added_parents: &[Option<EntryId>],
@@ -403,6 +400,7 @@ fn appended_phases(
 ) -> Result<Phases, Vec<Option<EntryId>>> {
     let from = t.parent_idx.len();
     let added = &entries[from..];
+    let earlier_parents = |parent_idx: &[u32]| parents_of(&entries[..from], parent_idx, &d.orphan_parents);
     // The parents earlier entries miss: an appended entry with one of these ids is found by
     // them now.
     let missing: std::collections::HashSet<&str> = d
@@ -412,11 +410,11 @@ fn appended_phases(
         .map(|(_, p)| p.as_str())
         .collect();
     if added.iter().any(|e| missing.contains(&*e.id)) {
-        return Err(parents_of(&entries[..from], &t.parent_idx, &d.orphan_parents));
+        return Err(earlier_parents(&t.parent_idx));
     }
     let DerivedTables { parent_idx, by_id } = t;
     let Some(by_id) = by_id.appended(entries, from) else {
-        return Err(parents_of(&entries[..from], &parent_idx, &d.orphan_parents));
+        return Err(earlier_parents(&parent_idx));
     };
     let mut parent_idx = parent_idx;
     parent_idx
@@ -766,9 +764,11 @@ impl Session {
         // What was derived is of every entry kept (none was the unsettled line's); otherwise
         // they are all derived again, from their parentIds as derived (read before the
         // unsettled line's entry goes: an earlier entry may name it).
-        let quick = kept == before && t.parent_idx.len() == before;
-        let mut earlier_parents = (!quick).then(|| parents_of(&entries, &t.parent_idx, &d.orphan_parents));
-        let derived = quick.then_some((d, t));
+        let derived = if kept == before && t.parent_idx.len() == before {
+            Ok((d, t))
+        } else {
+            Err(parents_of(&entries, &t.parent_idx, &d.orphan_parents))
+        };
         entries.truncate(kept);
         line_diagnostics.retain(|d| d.line <= settled_lines);
         let old_lines = settled_lines;
@@ -777,15 +777,11 @@ impl Session {
         line_diagnostics.extend(parsed.diagnostics);
         let appended = assemble(parsed.lines, false, kept, &mut line_diagnostics);
         entries.extend(appended.entries);
-        let phases = match derived {
-            Some((d, t)) => appended_phases(&entries, &appended.parents, &line_diagnostics, old_lines, d, t)
-                .map_err(|earlier| earlier_parents = Some(earlier))
-                .ok(),
-            None => None,
-        };
+        let phases =
+            derived.and_then(|(d, t)| appended_phases(&entries, &appended.parents, &line_diagnostics, old_lines, d, t));
         line_diagnostics.sort_by_key(|d| d.line);
         Ok(match phases {
-            Some(phases) => Session::assemble(
+            Ok(phases) => Session::assemble(
                 buf,
                 header,
                 entries,
@@ -793,8 +789,7 @@ impl Session {
                 (settled_len, settled_lines),
                 phases,
             ),
-            None => {
-                let mut parents = earlier_parents.unwrap_or_default();
+            Err(mut parents) => {
                 parents.truncate(kept);
                 parents.extend(appended.parents);
                 Session::index(

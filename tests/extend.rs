@@ -16,8 +16,8 @@ fn summary(s: &Session) -> serde_json::Value {
         .map(|(i, e)| {
             serde_json::json!([
                 e.line,
-                e.span.start,
-                e.span.end,
+                e.span().start,
+                e.span().end,
                 &*e.id,
                 s.parent_of(i),
                 s.parent_id(i),

@@ -18,7 +18,7 @@ fn describe(s: &Session) -> Vec<String> {
             "{} line {} {:?} id {} parent {:?} ts {} {}",
             i,
             e.line,
-            e.span,
+            e.span(),
             e.id,
             s.parent_id(i),
             ts,

@@ -7,7 +7,6 @@
 //! `build` runs as a job (it projects and counts); `draw` only reads what it made.
 
 use super::theme::*;
-use crate::engine::load::entry::Kind;
 use crate::engine::load::js::num;
 use crate::engine::load::session::Session;
 use crate::engine::view::context::{self, ContextMessage, ContextTokens, Part};
@@ -87,7 +86,7 @@ fn pane(s: &Session, leaf: usize, encoding: Encoding, cache: &TokenCache) -> Pan
     // Which edit omits which entry (the last edit of a target wins, as in Pi).
     let mut edits: HashMap<&str, usize> = HashMap::new();
     for pe in &proj.entries {
-        if let Kind::ContextEdit { target_id: Some(t), .. } = &s.entries[pe.source].kind {
+        if let Some(t) = s.entries[pe.source].kind.context_edit_target() {
             edits.insert(t, pe.source);
         }
     }

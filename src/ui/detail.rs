@@ -572,11 +572,8 @@ fn entry_lines(e: &crate::engine::load::entry::Entry, v: &Value, w: usize, lines
             lines.push(Line::default());
             content_lines(v.get("content"), w, Style::default(), lines);
         }
-        Kind::ContextEdit {
-            target_id,
-            replacement_null,
-            ..
-        } => {
+        Kind::ContextEdit(ce) => {
+            let (target_id, replacement_null) = (&ce.target_id, &ce.replacement_null);
             lines.push(kv("target", target_id.as_deref().unwrap_or("?").to_string()));
             if *replacement_null {
                 lines.push(Line::from(Span::styled(

@@ -406,7 +406,7 @@ fn edits_at(s: &Session, leaf: Option<usize>) -> std::collections::HashMap<usize
     let mut edited: std::collections::HashMap<usize, (usize, bool)> = Default::default();
     if let Some(l) = leaf {
         for &i in &s.path_to(l) {
-            if let Kind::ContextEdit { target_id: Some(t), .. } = &s.entries[i].kind
+            if let Some(t) = s.entries[i].kind.context_edit_target()
                 && let Some(target) = s.idx_of(t)
             {
                 edited.insert(target, (i, s.entry_value(i)["replacement"].is_null()));

@@ -823,11 +823,8 @@ impl App {
             };
             let edited = self.doc.edits.get(&row.entry).map(|&e| {
                 matches!(
-                    s.entries[e].kind,
-                    crate::engine::load::entry::Kind::ContextEdit {
-                        replacement_null: true,
-                        ..
-                    }
+                    &s.entries[e].kind,
+                    crate::engine::load::entry::Kind::ContextEdit(ce) if ce.replacement_null
                 )
             });
             let item = self

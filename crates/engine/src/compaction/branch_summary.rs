@@ -107,7 +107,7 @@ pub fn prepare(s: &Session, from_leaf: Option<usize>, target: usize, token_budge
     let mut edits: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
     if s.pi.branch_applies_context_edits() {
         for &i in &plan.entries {
-            if let Kind::ContextEdit { target_id: Some(t), .. } = &s.entries[i].kind {
+            if let Some(t) = s.entries[i].kind.context_edit_target() {
                 edits.insert(t, i);
             }
         }

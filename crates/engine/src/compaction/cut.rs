@@ -167,11 +167,7 @@ fn find_projected_cut_point(
         .map(|pe| &*s.entries[pe.source].id)
         .collect();
     let external_replacement = suffix.iter().any(|pe| match &s.entries[pe.source].kind {
-        Kind::ContextEdit {
-            replacement_null: false,
-            target_id,
-            ..
-        } => !omitted_ids.contains(&target_id.as_deref().unwrap_or("")),
+        Kind::ContextEdit(ce) if !ce.replacement_null => !omitted_ids.contains(&ce.target_id.as_deref().unwrap_or("")),
         _ => false,
     });
     let recovery = exceeded

@@ -85,7 +85,7 @@ fn references(s: &Session, removed: &[bool]) -> (Vec<Reference>, Vec<Reference>)
                 // Clearing a label of a removed entry is harmless; setting one is not.
                 push(idx(target_id.as_deref()), "label", label.is_some());
             }
-            Kind::ContextEdit { target_id, .. } => push(idx(target_id.as_deref()), "context edit", true),
+            Kind::ContextEdit(ce) => push(idx(ce.target_id.as_deref()), "context edit", true),
             Kind::Compaction(_) | Kind::BranchSummary(_) | Kind::Custom { .. } => {
                 let v = s.entry_value(i);
                 push(
@@ -237,7 +237,7 @@ pub fn plan(s: &Session, tree: &Tree, target: usize) -> Result<DeletePlan, Delet
 
 /// The bytes of entry `i`'s line with its newline (when it has one).
 pub fn line_range(s: &Session, i: usize) -> Range<usize> {
-    let sp = &s.entries[i].span;
+    let sp = &s.entries[i].span();
     let end = if s.buf.get(sp.end) == Some(&b'\n') {
         sp.end + 1
     } else {

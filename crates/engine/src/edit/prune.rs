@@ -855,7 +855,7 @@ fn latest_edit(s: &Session, path: &[usize], target: usize) -> Option<usize> {
     path.iter()
         .rev()
         .copied()
-        .find(|&i| matches!(&s.entries[i].kind, Kind::ContextEdit { target_id: Some(t), .. } if &**t == id))
+        .find(|&i| matches!(&s.entries[i].kind, Kind::ContextEdit(ce) if ce.target_id.as_deref() == Some(id)))
 }
 
 /// The raw content of a message entry as stored (before any edit).
@@ -1028,7 +1028,7 @@ pub fn undo(s: &Session, leaf: usize) -> Result<(Plan, Action), EditRefusal> {
     let path = &live.proj.path;
     let mut items = Vec::new();
     for &e in &action.edits {
-        let Kind::ContextEdit { target_id: Some(t), .. } = &s.entries[e].kind else {
+        let Some(t) = s.entries[e].kind.context_edit_target() else {
             continue;
         };
         let Some(target) = s.idx_of(t) else { continue };

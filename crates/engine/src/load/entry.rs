@@ -294,9 +294,26 @@ pub(crate) type SourceRef = std::sync::Arc<Box<dyn MessageSource>>;
 /// is most of an open's time.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
 pub struct MessageFacts {
-    /// The role's code (see `role_code`); `u8::MAX` for a role Pi does not know.
-    role: u8,
+    role: RoleCode,
     flags: u8,
+}
+
+/// A role's place in `ROLES`, or `Other` for a role kept by name. An enum, not a `u8`, so
+/// its unused values leave room for [`Kind`]'s tag inside a message's cell: a `Kind` is
+/// then 24 bytes, not 32, in each of a 10 GB session's 4.4 million entries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[repr(u8)]
+enum RoleCode {
+    #[default]
+    System,
+    User,
+    Assistant,
+    ToolResult,
+    BashExecution,
+    Custom,
+    BranchSummary,
+    CompactionSummary,
+    Other,
 }
 
 impl MessageFacts {
@@ -331,7 +348,7 @@ impl MessageFacts {
         ROLES.get(self.role as usize).cloned()
     }
     pub fn is(&self, role: &Role) -> bool {
-        role_code(role) == self.role && self.role != u8::MAX
+        role_code(role) == self.role && self.role != RoleCode::Other
     }
     pub fn visible_text(&self) -> bool {
         self.flags & Self::VISIBLE_TEXT != 0
@@ -362,8 +379,18 @@ const ROLES: [Role; 8] = [
     Role::CompactionSummary,
 ];
 
-fn role_code(r: &Role) -> u8 {
-    ROLES.iter().position(|k| k == r).map_or(u8::MAX, |i| i as u8)
+fn role_code(r: &Role) -> RoleCode {
+    match r {
+        Role::System => RoleCode::System,
+        Role::User => RoleCode::User,
+        Role::Assistant => RoleCode::Assistant,
+        Role::ToolResult => RoleCode::ToolResult,
+        Role::BashExecution => RoleCode::BashExecution,
+        Role::Custom => RoleCode::Custom,
+        Role::BranchSummary => RoleCode::BranchSummary,
+        Role::CompactionSummary => RoleCode::CompactionSummary,
+        Role::Other(_) => RoleCode::Other,
+    }
 }
 
 /// The hash a tool call's id is found by (`/tree`'s table of calls; stored in bonsai's
@@ -574,6 +601,14 @@ pub struct BranchSummary {
 // The kinds few entries are, boxed: every entry holds a `Kind`, and the fewer bytes it takes
 // the less fresh memory a 10 GB session's 4.4 million entries need at open.
 
+/// A `context_edit` entry's own fields.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct ContextEditEntry {
+    pub target_id: Option<Box<str>>,
+    pub replacement: Option<Box<ContentStats>>,
+    pub replacement_null: bool,
+}
+
 /// A `model_change` entry's own fields.
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct ModelChangeEntry {
@@ -600,29 +635,27 @@ pub struct LabelEntry {
 pub enum Kind {
     Message(MessageCell),
     ModelChange(Box<ModelChangeEntry>),
-    ThinkingLevelChange {
-        level: Option<Box<str>>,
-    },
+    ThinkingLevelChange { level: Option<Box<str>> },
     Compaction(Box<Compaction>),
     BranchSummary(Box<BranchSummary>),
-    Custom {
-        custom_type: Option<Box<str>>,
-    },
+    Custom { custom_type: Option<Box<str>> },
     CustomMessage(Box<CustomMessageEntry>),
-    ContextEdit {
-        target_id: Option<Box<str>>,
-        replacement: Option<Box<ContentStats>>,
-        replacement_null: bool,
-    },
+    ContextEdit(Box<ContextEditEntry>),
     Label(Box<LabelEntry>),
-    SessionInfo {
-        name: Option<Box<str>>,
-    },
+    SessionInfo { name: Option<Box<str>> },
     Usage,
     Unknown(Box<str>),
 }
 
 impl Kind {
+    /// The entry a context edit names, when it names one.
+    pub fn context_edit_target(&self) -> Option<&str> {
+        match self {
+            Kind::ContextEdit(ce) => ce.target_id.as_deref(),
+            _ => None,
+        }
+    }
+
     pub fn type_name(&self) -> &str {
         match self {
             Kind::Message(_) => "message",
@@ -641,17 +674,21 @@ impl Kind {
     }
 }
 
-/// An entry's id, held inline up to 24 bytes (Pi's are 8): a 10 GB session has 4.4 million
-/// entries, and a heap string for each id and parent was a sixth of opening it from the
-/// index (fresh memory the kernel zeroes; measured with perf).
-pub type EntryId = compact_str::CompactString;
+/// An entry's id, held inline up to 15 bytes (Pi's are 8) in a 16-byte string (a longer one
+/// is shared on the heap): a 10 GB session has 4.4 million entries, and a heap string for
+/// each id and parent was a sixth of opening it from the index (fresh memory the kernel
+/// zeroes; measured with perf); `compact_str`'s 24 bytes were 8 more per entry.
+pub type EntryId = ecow::EcoString;
 
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Entry {
     /// 1-based line number in the file.
     pub line: u32,
-    /// Byte range of the line (without the newline).
-    pub span: Range<usize>,
+    // The line's byte range ([`Entry::span`]) as its start and length apart: with `line`
+    // they take 16 bytes, not 24, in each of a 10 GB session's 4.4 million entries. A line
+    // is under 4 GiB (`parse_entry` skips a longer one).
+    span_len: u32,
+    span_start: u64,
     pub id: EntryId,
     // Its parentId is not kept here: `Session::parent_idx` resolves it, and
     // `Session::parent_id` reads it (24 bytes an entry less at open).
@@ -661,6 +698,24 @@ pub struct Entry {
 }
 
 impl Entry {
+    /// An entry of the line at `span` (under 4 GiB long); its line number is set by the loader.
+    pub fn new(span: Range<usize>, id: EntryId, ts: f64, kind: Kind) -> Entry {
+        Entry {
+            line: 0,
+            span_len: u32::try_from(span.len()).unwrap_or(u32::MAX),
+            span_start: span.start as u64,
+            id,
+            ts,
+            kind,
+        }
+    }
+
+    /// Byte range of the line (without the newline).
+    pub fn span(&self) -> Range<usize> {
+        let start = self.span_start as usize;
+        start..start.saturating_add(self.span_len as usize)
+    }
+
     pub fn message(&self) -> Option<&StoredMessage> {
         match &self.kind {
             Kind::Message(m) => Some(m),

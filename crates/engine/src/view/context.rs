@@ -137,10 +137,10 @@ fn replaced_estimate(m: &StoredMessage, rep: &ContentStats) -> u64 {
 pub(crate) fn project_entry(s: &Session, idx: usize, edit: Option<usize>) -> EntryMessages {
     let mut msgs = intrinsic_messages(s, idx);
     let Some(ei) = edit else { return msgs };
-    let Kind::ContextEdit { replacement, .. } = &s.entries[ei].kind else {
+    let Kind::ContextEdit(ce) = &s.entries[ei].kind else {
         return msgs;
     };
-    let Some(rep) = replacement else {
+    let Some(rep) = &ce.replacement else {
         return EntryMessages::new();
     };
     for m in &mut msgs {
@@ -194,7 +194,7 @@ pub fn project(s: &Session, path: &[usize]) -> Projection {
     s.prefetch_measures(ctx.iter().copied());
     let mut edits: HashMap<&str, usize> = HashMap::new();
     for &i in &ctx {
-        if let Kind::ContextEdit { target_id: Some(t), .. } = &s.entries[i].kind {
+        if let Some(t) = s.entries[i].kind.context_edit_target() {
             edits.insert(t, i);
         }
     }
@@ -651,7 +651,7 @@ pub fn edits_in_effect(s: &Session, ctx: &[usize]) -> Vec<(usize, usize)> {
     let edits: Vec<(usize, usize)> = ctx
         .iter()
         .filter_map(|&i| match &s.entries[i].kind {
-            Kind::ContextEdit { target_id: Some(t), .. } => Some((s.idx_of(t)?, i)),
+            Kind::ContextEdit(ce) => Some((s.idx_of(ce.target_id.as_deref()?)?, i)),
             _ => None,
         })
         .collect();

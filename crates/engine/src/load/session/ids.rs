@@ -171,13 +171,7 @@ mod tests {
     use crate::load::entry::Kind;
 
     fn entry(id: &str) -> Entry {
-        Entry {
-            line: 0,
-            span: 0..0,
-            id: id.into(),
-            ts: 0.0,
-            kind: Kind::Usage,
-        }
+        Entry::new(0..0, id.into(), 0.0, Kind::Usage)
     }
 
     #[test]

@@ -260,13 +260,12 @@ fn entry_from_envelope(
     kind: Kind,
     first_kept_index: Option<usize>,
 ) -> Parsed {
-    let entry = Entry {
-        line: 0,
-        span: span.clone(),
-        id: id.as_deref().map(EntryId::from).unwrap_or_default(),
-        ts: timestamp.as_deref().map(js::parse_iso_ms).unwrap_or(f64::NAN),
+    let entry = Entry::new(
+        span.clone(),
+        id.as_deref().map(EntryId::from).unwrap_or_default(),
+        timestamp.as_deref().map(js::parse_iso_ms).unwrap_or(f64::NAN),
         kind,
-    };
+    );
     let parent_id = parent_id
         .as_ref()
         .and_then(|p| p.as_deref())
@@ -349,6 +348,11 @@ pub enum LineError {
 
 /// `span`: where `bytes` are in the file (a message keeps it, to be measured from later).
 pub(super) fn parse_entry(bytes: &[u8], span: Range<usize>, v2_hook: bool, quick: bool) -> Result<Parsed, LineError> {
+    if u32::try_from(span.len()).is_err() {
+        // An entry keeps its line's length in 32 bits (`Entry::new`); Pi itself cannot read
+        // a string that long.
+        return Err(LineError::Unreadable("a line of 4 GiB or more; skipped".into()));
+    }
     if quick
         && let Some(mut h) =
             crate::load::scan::message_head(bytes).or_else(|| serde_json::from_slice::<EntryHeadJson>(bytes).ok())
@@ -476,11 +480,11 @@ fn build_entry(le: &EntryJson, span: &Range<usize>, v2_hook: bool) -> Result<Par
                     .map(|rep| Box::new(content_stats(&rep.content).0))
                     .unwrap_or_default()
             });
-            Kind::ContextEdit {
+            Kind::ContextEdit(Box::new(ContextEditEntry {
                 target_id: bx(&le.target_id),
                 replacement_null: le.replacement.is_null(),
                 replacement,
-            }
+            }))
         }
         "label" => Kind::Label(Box::new(LabelEntry {
             target_id: bx(&le.target_id),
@@ -510,4 +514,36 @@ fn build_entry(le: &EntryJson, span: &Range<usize>, v2_hook: bool) -> Result<Par
 fn message_at(mut m: StoredMessage, span: &Range<usize>) -> Kind {
     m.line = span.clone();
     Kind::Message(MessageCell::known(m))
+}
+
+#[cfg(test)]
+mod span_tests {
+    use super::{LineError, Parsed, parse_entry};
+
+    const LINE: &[u8] = br#"{"type":"message","id":"a1b2c3d4","parentId":null,"timestamp":"2026-01-01T00:00:00Z","message":{"role":"user","content":"hi"}}"#;
+
+    #[test]
+    fn an_entry_keeps_its_lines_byte_range() {
+        // Past 4 GiB: a 10 GB session's later lines start there.
+        let start = 5usize << 30;
+        for quick in [false, true] {
+            let Ok(Parsed::Entry(e, ..)) = parse_entry(LINE, start..start + LINE.len(), false, quick) else {
+                panic!("not an entry");
+            };
+            assert_eq!(e.span(), start..start + LINE.len());
+        }
+    }
+
+    #[test]
+    fn a_line_of_4_gib_or_more_is_skipped_not_cut_short() {
+        // The entry keeps its line's length in 32 bits; a longer one is refused with a
+        // reason, never kept with a wrong range.
+        let span = 10..10 + (1usize << 32);
+        match parse_entry(LINE, span, false, false) {
+            Err(LineError::Unreadable(why)) => assert!(why.contains("4 GiB"), "{why}"),
+            _ => panic!("a line of 4 GiB was read"),
+        }
+        let span = 10..10 + (1usize << 32) - 1;
+        assert!(matches!(parse_entry(LINE, span, false, false), Ok(Parsed::Entry(..))));
+    }
 }

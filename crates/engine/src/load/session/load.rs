@@ -259,7 +259,7 @@ fn assemble(
 fn migrate_v1(entries: &mut [Entry], parents: &mut [Option<EntryId>], v1_first_kept: Vec<(usize, usize)>) {
     let mut prev: Option<EntryId> = None;
     for (i, (e, parent)) in entries.iter_mut().zip(parents.iter_mut()).enumerate() {
-        let id = compact_str::format_compact!("{:08x}", i + 1);
+        let id = ecow::eco_format!("{:08x}", i + 1);
         e.id = id.clone();
         *parent = prev.replace(id);
     }
@@ -269,7 +269,7 @@ fn migrate_v1(entries: &mut [Entry], parents: &mut [Option<EntryId>], v1_first_k
             && let Some(target) = entries.get(n - 1).map(|t| t.id.clone())
             && let Kind::Compaction(c) = &mut entries[ei].kind
         {
-            c.first_kept_entry_id = Some(target.into());
+            c.first_kept_entry_id = Some(target.as_str().into());
         }
     }
 }

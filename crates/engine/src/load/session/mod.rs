@@ -80,7 +80,7 @@ pub enum LoadError {
 
 impl Session {
     pub fn line_bytes(&self, idx: usize) -> &[u8] {
-        &self.buf[self.entries[idx].span.clone()]
+        &self.buf[self.entries[idx].span()]
     }
 
     /// The entry's JSON as Pi holds it after migration (ids, roles), decoded on demand.
@@ -433,11 +433,13 @@ mod size_tests {
     #[test]
     fn record_sizes_stay_small() {
         // One per entry: 4.4 million at 10 GB, where fresh memory is most of opening it
-        // from the index. 88 bytes with its id inline (it was 112 with two ids of 8 bytes or
-        // more on the heap beside it): the parentId is resolved into `parent_idx`, a
-        // message's cell is three words, rare kinds are boxed.
+        // from the index. 64 bytes with its id inline (it was 112 with two ids of 8 bytes or
+        // more on the heap beside it): the parentId is resolved into `parent_idx`, the id
+        // is a 16-byte string, the line's range a start and a 32-bit length, a message's
+        // cell is three words whose role code leaves room for `Kind`'s tag, rare kinds are
+        // boxed.
         assert!(
-            std::mem::size_of::<super::Entry>() <= 88,
+            std::mem::size_of::<super::Entry>() <= 64,
             "Entry {}",
             std::mem::size_of::<super::Entry>()
         );

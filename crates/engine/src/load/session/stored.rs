@@ -42,7 +42,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 /// What an index starts with; the last byte is the format's version (a new format is a new
 /// byte, and an index of another is not read).
-const MAGIC: &[u8; 8] = b"bonsaiX\x0b";
+const MAGIC: &[u8; 8] = b"bonsaiX\x0c";
 
 /// Entries per checksummed block.
 const CHUNK: usize = 8192;
@@ -344,8 +344,8 @@ impl Session {
                         continue;
                     }
                     if m.facts().names_nested_calls().is_none() {
-                        first = first.min(e.span.start);
-                        last = last.max(e.span.end);
+                        first = first.min(e.span().start);
+                        last = last.max(e.span().end);
                     }
                     if self.names_nested_calls(base + k) {
                         bits[k / 8] |= 1 << (k % 8);
@@ -676,7 +676,7 @@ impl IndexedParse {
                 .map(|i| {
                     let record = &entry_records[offset(entry_table, i)..offset(entry_table, i + 1)];
                     match postcard::from_bytes::<Entry>(record) {
-                        Ok(mut e) if in_file(&e.span) => {
+                        Ok(mut e) if in_file(&e.span()) => {
                             if let Kind::Message(cell) = &mut e.kind {
                                 let mut facts = cell.facts();
                                 if facts.is(&crate::load::entry::Role::ToolResult) {
@@ -747,13 +747,7 @@ impl IndexedParse {
 
 /// A placeholder where a record did not decode (the index is then refused).
 fn blank() -> Entry {
-    Entry {
-        line: 0,
-        span: 0..0,
-        id: crate::load::entry::EntryId::default(),
-        ts: 0.0,
-        kind: Kind::Usage,
-    }
+    Entry::new(0..0, crate::load::entry::EntryId::default(), 0.0, Kind::Usage)
 }
 
 impl Session {

@@ -326,16 +326,12 @@ impl TreeView {
                 format!("[custom: {}]", custom_type.as_deref().unwrap_or("undefined")),
                 RowStyle::Dim,
             ),
-            Kind::ContextEdit {
-                target_id,
-                replacement_null,
-                ..
-            } => t(
+            Kind::ContextEdit(ce) => t(
                 "",
                 format!(
                     "[context {}: {}]",
-                    if *replacement_null { "omit" } else { "replace" },
-                    target_id.as_deref().unwrap_or("undefined")
+                    if ce.replacement_null { "omit" } else { "replace" },
+                    ce.target_id.as_deref().unwrap_or("undefined")
                 ),
                 RowStyle::Dim,
             ),

@@ -361,6 +361,24 @@ impl MessageFacts {
     pub fn names_nested_calls(&self) -> Option<bool> {
         (self.flags & Self::NESTED_KNOWN != 0).then_some(self.flags & Self::NESTED != 0)
     }
+    /// The facts of a role code and flags as [`record`] stores them (`None`: not such).
+    fn from_raw(role: u8, flags: u8) -> Option<MessageFacts> {
+        let role = match role {
+            0 => RoleCode::System,
+            1 => RoleCode::User,
+            2 => RoleCode::Assistant,
+            3 => RoleCode::ToolResult,
+            4 => RoleCode::BashExecution,
+            5 => RoleCode::Custom,
+            6 => RoleCode::BranchSummary,
+            7 => RoleCode::CompactionSummary,
+            8 => RoleCode::Other,
+            _ => return None,
+        };
+        (flags & !(Self::VISIBLE_TEXT | Self::STOPPED_ABNORMALLY | Self::NESTED_KNOWN | Self::NESTED) == 0)
+            .then_some(MessageFacts { role, flags })
+    }
+
     pub(crate) fn with_nested_calls(mut self, nested: bool) -> MessageFacts {
         self.flags &= !(Self::NESTED_KNOWN | Self::NESTED);
         self.flags |= Self::NESTED_KNOWN | if nested { Self::NESTED } else { 0 };
@@ -507,12 +525,19 @@ impl serde::Serialize for MessageCell {
 
 impl<'de> serde::Deserialize<'de> for MessageCell {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<MessageCell, D::Error> {
-        Ok(MessageCell {
+        Ok(MessageCell::of_facts(MessageFacts::deserialize(d)?))
+    }
+}
+
+impl MessageCell {
+    /// A cell of only its facts, its message to be decoded from a source set later.
+    fn of_facts(facts: MessageFacts) -> MessageCell {
+        MessageCell {
             message: once_cell::race::OnceBox::new(),
-            facts: MessageFacts::deserialize(d)?,
+            facts,
             slot: NO_SLOT,
             source: None,
-        })
+        }
     }
 }
 
@@ -697,6 +722,67 @@ pub struct Entry {
     pub kind: Kind,
 }
 
+/// An entry as bonsai's session index stores it: a message entry with an id of up to 15
+/// bytes (every entry Pi writes but a few kinds) in fixed fields, any other in postcard.
+/// Hand-written because a 10 GB session's index holds 4.4 million of them and decoding them
+/// is most of opening it: postcard's generic decode of an `Entry` spent about twice as long
+/// per entry (varints, the enum's tag, serde's visitors), measured with perf.
+pub(crate) mod record {
+    use super::{Entry, EntryId, Kind, MessageCell, MessageFacts};
+
+    /// A message entry: this byte, its role code, its facts' flags, its id's length, then
+    /// line, span length (u32), span start, timestamp (f64 bits; u64), all little-endian,
+    /// then the id's bytes.
+    const MESSAGE: u8 = 0;
+    /// Any other entry: this byte, then the entry in postcard.
+    const POSTCARD: u8 = 1;
+    const FIXED: usize = 4 + 4 + 4 + 8 + 8;
+
+    pub(crate) fn encode(e: &Entry, out: &mut Vec<u8>) {
+        match &e.kind {
+            Kind::Message(cell) if e.id.len() <= 15 => {
+                let facts = cell.facts();
+                out.extend_from_slice(&[MESSAGE, facts.role as u8, facts.flags, e.id.len() as u8]);
+                out.extend_from_slice(&e.line.to_le_bytes());
+                out.extend_from_slice(&e.span_len.to_le_bytes());
+                out.extend_from_slice(&e.span_start.to_le_bytes());
+                out.extend_from_slice(&e.ts.to_bits().to_le_bytes());
+                out.extend_from_slice(e.id.as_bytes());
+            }
+            _ => {
+                out.push(POSTCARD);
+                postcard::to_io(e, &mut *out).expect("an entry encodes");
+            }
+        }
+    }
+
+    /// `None`: not a record [`encode`] makes.
+    pub(crate) fn decode(r: &[u8]) -> Option<Entry> {
+        let (&tag, rest) = r.split_first()?;
+        if tag == POSTCARD {
+            return postcard::from_bytes(rest).ok();
+        }
+        if tag != MESSAGE || r.len() < FIXED {
+            return None;
+        }
+        let (fixed, id) = r.split_at(FIXED);
+        if id.len() != fixed[3] as usize {
+            return None;
+        }
+        let u32_at = |at: usize| u32::from_le_bytes(fixed[at..at + 4].try_into().expect("4 bytes"));
+        let u64_at = |at: usize| u64::from_le_bytes(fixed[at..at + 8].try_into().expect("8 bytes"));
+        let facts = MessageFacts::from_raw(fixed[1], fixed[2])?;
+        Some(Entry {
+            line: u32_at(4),
+            span_len: u32_at(8),
+            span_start: u64_at(12),
+            ts: f64::from_bits(u64_at(20)),
+            id: EntryId::from(std::str::from_utf8(id).ok()?),
+            kind: Kind::Message(MessageCell::of_facts(facts)),
+        })
+    }
+}
+
 impl Entry {
     /// An entry of the line at `span` (under 4 GiB long); its line number is set by the loader.
     pub fn new(span: Range<usize>, id: EntryId, ts: f64, kind: Kind) -> Entry {
@@ -772,5 +858,98 @@ mod file_lists_tests {
         assert_eq!(lists.modified_files, vec![json!("b.rs"), json!(3)]);
         let lists = FileLists::of_json("{}").unwrap().lists();
         assert!(lists.read_files.is_empty() && lists.modified_files.is_empty());
+    }
+}
+
+#[cfg(test)]
+mod record_tests {
+    use super::{Entry, Kind, MessageCell, Role, StoredMessage, record};
+
+    fn message(role: Role, visible: bool, stop: Option<&str>) -> Kind {
+        let mut m = StoredMessage::blank(role);
+        m.visible_text = visible;
+        m.stop_reason = stop.map(Into::into);
+        Kind::Message(MessageCell::known(m))
+    }
+
+    fn same(a: &Entry, b: &Entry) {
+        assert_eq!((a.line, a.span(), &a.id), (b.line, b.span(), &b.id));
+        assert_eq!(a.ts.to_bits(), b.ts.to_bits());
+        assert_eq!(a.kind.type_name(), b.kind.type_name());
+        if let (Some(x), Kind::Message(y)) = (a.message(), &b.kind) {
+            assert_eq!(super::MessageFacts::of(x), y.facts());
+        }
+    }
+
+    #[test]
+    fn every_entry_reads_back_as_it_was_stored() {
+        let far = 7usize << 30;
+        let mut entries = vec![
+            Entry::new(
+                far..far + 4_000_000,
+                "a1b2c3d4".into(),
+                1.7e12,
+                message(Role::User, true, None),
+            ),
+            Entry::new(
+                3..9,
+                "".into(),
+                f64::NAN,
+                message(Role::Assistant, false, Some("error")),
+            ),
+            Entry::new(
+                9..99,
+                "id-of-exactly15".into(),
+                -1.0,
+                message(Role::ToolResult, true, None),
+            ),
+            // Longer than the fixed layout holds: postcard.
+            Entry::new(
+                9..99,
+                "an-id-of-sixteen".into(),
+                0.0,
+                message(Role::Other("x".into()), true, None),
+            ),
+            Entry::new(0..1, "é".into(), 5.0, message(Role::CompactionSummary, false, None)),
+            Entry::new(1..2, "f00".into(), 5.0, Kind::Usage),
+            Entry::new(1..2, "f01".into(), 5.0, Kind::Unknown("odd".into())),
+        ];
+        for (i, e) in entries.iter_mut().enumerate() {
+            e.line = 1 + i as u32 * 1000;
+        }
+        for e in &entries {
+            let mut out = Vec::new();
+            record::encode(e, &mut out);
+            let fixed = e.message().is_some() && e.id.len() <= 15;
+            assert_eq!(
+                out[0] == 0,
+                fixed,
+                "{}: fixed fields for a message with a short id",
+                e.id
+            );
+            let back = record::decode(&out).expect("decodes");
+            same(e, &back);
+        }
+    }
+
+    #[test]
+    fn a_record_that_is_not_one_is_refused() {
+        let e = Entry::new(3..9, "a1b2c3d4".into(), 1.0, message(Role::User, true, None));
+        let mut good = Vec::new();
+        record::encode(&e, &mut good);
+        assert!(record::decode(&good).is_some());
+        let mut bad = vec![Vec::new(), good[..good.len() - 1].to_vec(), [&good[..], b"x"].concat()];
+        for (at, value) in [(0, 7), (1, 9), (2, 0x10), (3, 9)] {
+            let mut b = good.clone();
+            b[at] = value;
+            bad.push(b);
+        }
+        let mut b = good.clone();
+        let last = b.len() - 1;
+        b[last] = 0xff;
+        bad.push(b);
+        for b in bad {
+            assert!(record::decode(&b).is_none(), "{b:?}");
+        }
     }
 }

@@ -42,7 +42,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 /// What an index starts with; the last byte is the format's version (a new format is a new
 /// byte, and an index of another is not read).
-const MAGIC: &[u8; 8] = b"bonsaiX\x0c";
+const MAGIC: &[u8; 8] = b"bonsaiX\x0d";
 
 /// Entries per checksummed block.
 const CHUNK: usize = 8192;
@@ -283,9 +283,7 @@ impl Session {
     /// session was opened from); none is taken for it.
     /// `extra`: what a later layer keeps after the parse (its head, its part's bytes).
     pub fn to_index(&self, extra: Option<(Vec<u8>, Vec<u8>)>) -> Vec<u8> {
-        let entries = records(&self.entries, |e, out| {
-            postcard::to_io(e, &mut *out).expect("an entry encodes");
-        });
+        let entries = records(&self.entries, crate::load::entry::record::encode);
         // A message not decoded since it was read from an index is copied from there as it
         // is: saving an index never decodes what its session did not.
         let messages = records(&self.entries, |e, out| {
@@ -678,8 +676,8 @@ impl IndexedParse {
                 .with_min_len(1024)
                 .map_init(block_source, |source, i| {
                     let record = &entry_records[offset(entry_table, i)..offset(entry_table, i + 1)];
-                    match postcard::from_bytes::<Entry>(record) {
-                        Ok(mut e) if in_file(&e.span()) => {
+                    match crate::load::entry::record::decode(record) {
+                        Some(mut e) if in_file(&e.span()) => {
                             if let Kind::Message(cell) = &mut e.kind {
                                 let mut facts = cell.facts();
                                 if facts.is(&crate::load::entry::Role::ToolResult) {

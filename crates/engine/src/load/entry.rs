@@ -316,6 +316,21 @@ enum RoleCode {
     Other,
 }
 
+impl RoleCode {
+    /// Every code in order: `ROLES`' places, then `Other`.
+    const ALL: [RoleCode; 9] = [
+        RoleCode::System,
+        RoleCode::User,
+        RoleCode::Assistant,
+        RoleCode::ToolResult,
+        RoleCode::BashExecution,
+        RoleCode::Custom,
+        RoleCode::BranchSummary,
+        RoleCode::CompactionSummary,
+        RoleCode::Other,
+    ];
+}
+
 impl MessageFacts {
     const VISIBLE_TEXT: u8 = 1;
     /// A stop reason other than none, "stop" or "toolUse" (an error or an abort).
@@ -363,18 +378,7 @@ impl MessageFacts {
     }
     /// The facts of a role code and flags as [`record`] stores them (`None`: not such).
     fn from_raw(role: u8, flags: u8) -> Option<MessageFacts> {
-        let role = match role {
-            0 => RoleCode::System,
-            1 => RoleCode::User,
-            2 => RoleCode::Assistant,
-            3 => RoleCode::ToolResult,
-            4 => RoleCode::BashExecution,
-            5 => RoleCode::Custom,
-            6 => RoleCode::BranchSummary,
-            7 => RoleCode::CompactionSummary,
-            8 => RoleCode::Other,
-            _ => return None,
-        };
+        let role = *RoleCode::ALL.get(role as usize)?;
         (flags & !(Self::VISIBLE_TEXT | Self::STOPPED_ABNORMALLY | Self::NESTED_KNOWN | Self::NESTED) == 0)
             .then_some(MessageFacts { role, flags })
     }
@@ -398,17 +402,10 @@ const ROLES: [Role; 8] = [
 ];
 
 fn role_code(r: &Role) -> RoleCode {
-    match r {
-        Role::System => RoleCode::System,
-        Role::User => RoleCode::User,
-        Role::Assistant => RoleCode::Assistant,
-        Role::ToolResult => RoleCode::ToolResult,
-        Role::BashExecution => RoleCode::BashExecution,
-        Role::Custom => RoleCode::Custom,
-        Role::BranchSummary => RoleCode::BranchSummary,
-        Role::CompactionSummary => RoleCode::CompactionSummary,
-        Role::Other(_) => RoleCode::Other,
-    }
+    ROLES
+        .iter()
+        .position(|k| k == r)
+        .map_or(RoleCode::Other, |i| RoleCode::ALL[i])
 }
 
 /// The hash a tool call's id is found by (`/tree`'s table of calls; stored in bonsai's
@@ -929,6 +926,30 @@ mod record_tests {
             );
             let back = record::decode(&out).expect("decodes");
             same(e, &back);
+        }
+    }
+
+    #[test]
+    fn every_role_reads_back_as_itself() {
+        for (i, code) in super::RoleCode::ALL.iter().enumerate() {
+            assert_eq!(*code as usize, i, "{code:?} out of place");
+        }
+        let mut roles = super::ROLES.to_vec();
+        roles.push(Role::Other("someRole".into()));
+        for role in roles {
+            let e = Entry::new(0..1, "a".into(), 1.0, message(role.clone(), true, None));
+            let mut out = Vec::new();
+            record::encode(&e, &mut out);
+            let Some(Entry {
+                kind: Kind::Message(back),
+                ..
+            }) = record::decode(&out)
+            else {
+                panic!("{role:?} did not read back");
+            };
+            let known = (!matches!(role, Role::Other(_))).then(|| role.clone());
+            assert_eq!(back.facts().role(), known, "{role:?}");
+            assert_eq!(back.facts().is(&role), known.is_some(), "{role:?}");
         }
     }
 

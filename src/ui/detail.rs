@@ -573,9 +573,8 @@ fn entry_lines(e: &crate::engine::load::entry::Entry, v: &Value, w: usize, lines
             content_lines(v.get("content"), w, Style::default(), lines);
         }
         Kind::ContextEdit(ce) => {
-            let (target_id, replacement_null) = (&ce.target_id, &ce.replacement_null);
-            lines.push(kv("target", target_id.as_deref().unwrap_or("?").to_string()));
-            if *replacement_null {
+            lines.push(kv("target", ce.target_id.as_deref().unwrap_or("?").to_string()));
+            if ce.replacement_null {
                 lines.push(Line::from(Span::styled(
                     "omits the target from the model's context",
                     fg(WARNING),

@@ -722,8 +722,9 @@ pub struct Entry {
 /// An entry as bonsai's session index stores it: a message entry with an id of up to 15
 /// bytes (every entry Pi writes but a few kinds) in fixed fields, any other in postcard.
 /// Hand-written because a 10 GB session's index holds 4.4 million of them and decoding them
-/// is most of opening it: postcard's generic decode of an `Entry` spent about twice as long
-/// per entry (varints, the enum's tag, serde's visitors), measured with perf.
+/// was most of opening it through postcard's generic decode of an `Entry` (varints, the
+/// enum's tag, serde's visitors): with these records a 10 GB second open's median went from
+/// 544 to 371 ms (11 alternating runs).
 pub(crate) mod record {
     use super::{Entry, EntryId, Kind, MessageCell, MessageFacts};
 

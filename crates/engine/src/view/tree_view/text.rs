@@ -288,10 +288,9 @@ pub fn searchable_text(s: &Session, i: usize) -> String {
             parts.push(custom_type.as_deref().unwrap_or("undefined").to_string());
         }
         Kind::ContextEdit(ce) => {
-            let (target_id, replacement_null) = (&ce.target_id, &ce.replacement_null);
             parts.push("context edit".into());
-            parts.push(if *replacement_null { "omit" } else { "replace" }.into());
-            parts.push(target_id.as_deref().unwrap_or("undefined").to_string());
+            parts.push(if ce.replacement_null { "omit" } else { "replace" }.into());
+            parts.push(ce.target_id.as_deref().unwrap_or("undefined").to_string());
         }
         Kind::Label(l) => {
             parts.push("label".into());

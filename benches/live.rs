@@ -1,12 +1,14 @@
 //! The live policy as the Pi package's `context` hook runs it, on Pi's messages of 100,
 //! 1,000 and 10,000 (a coding session's shape: a request, a tool call, ~2 KB of its output,
-//! an answer): the request line parsed, the zones answer, the packet alone, and the whole
-//! `serve` request (parse, answer, reply written). The whole hook from the extension's side
-//! (JSON over the pipe included) is `scripts/bench-live-hook.mjs`.
+//! an answer): the request line parsed; the next call's answer with the state kept from the
+//! call before (what `bonsai serve` does on every call); the answer from nothing, every
+//! recorded call replayed (what `bonsai context --live` and `bonsai bill` do); the packet
+//! alone; the output policy from nothing. The whole hook from the extension's side (JSON over
+//! the pipe included) is `scripts/bench-live-hook.mjs`.
 //!
 //!     cargo bench --bench live
 
-use bonsai::engine::live::{self, LiveInput, LiveSettings};
+use bonsai::engine::live::{self, CallEnv, LiveSettings, LiveState, Prices, ValueSource};
 use serde_json::{Value, json};
 
 fn main() {
@@ -33,13 +35,24 @@ fn session(n: usize) -> Vec<Value> {
 
 const SIZES: [usize; 3] = [100, 1_000, 10_000];
 
-fn input(msgs: &[Value]) -> LiveInput<'_> {
-    LiveInput {
-        messages: msgs,
-        usage_tokens: Some(20_000.0),
+/// Anthropic's prices: the policy steps when it pays.
+const PRICES: Prices = Prices {
+    input: 3.0,
+    output: 15.0,
+    cache_read: 0.3,
+    cache_write: 3.75,
+};
+
+fn env() -> CallEnv {
+    CallEnv {
         context_window: 200_000,
         reserve_tokens: 16_384,
+        prices: Some(PRICES),
     }
+}
+
+fn prices_of(_: &str, _: &str) -> Option<Prices> {
+    Some(PRICES)
 }
 
 #[divan::bench(args = SIZES, sample_count = 30)]
@@ -48,26 +61,37 @@ fn parse_request(b: divan::Bencher, n: usize) {
     b.bench(|| serde_json::from_str::<Value>(divan::black_box(&line)).unwrap());
 }
 
+/// The next call with the state kept from the call before: the package's every call.
 #[divan::bench(args = SIZES, sample_count = 30)]
-fn zones_answer(b: divan::Bencher, n: usize) {
+fn zones_next_call(b: divan::Bencher, n: usize) {
     let msgs = session(n);
     let s = LiveSettings::default();
-    b.bench(|| live::live_context(&input(divan::black_box(&msgs)), &s));
+    let mut kept = LiveState::default();
+    kept.answer(&ValueSource::new(&msgs[..n - 2], &prices_of), &env(), &s);
+    b.with_inputs(|| kept.clone())
+        .bench_local_values(|mut st| st.answer(&ValueSource::new(divan::black_box(&msgs), &prices_of), &env(), &s));
+}
+
+/// The answer from nothing: every call the messages record replayed first.
+#[divan::bench(args = SIZES, sample_count = 10)]
+fn zones_from_nothing(b: divan::Bencher, n: usize) {
+    let msgs = session(n);
+    let s = LiveSettings::default();
+    b.bench(|| live::live_context(divan::black_box(&msgs), &env(), &s, &prices_of));
 }
 
 #[divan::bench(args = SIZES, sample_count = 30)]
 fn packet_only(b: divan::Bencher, n: usize) {
     let msgs = session(n);
-    let refs: Vec<&Value> = msgs.iter().collect();
-    b.bench(|| bonsai::engine::compaction::offline::packet_ledger(divan::black_box(&refs), 1_500));
+    b.bench(|| live::packet_text(divan::black_box(&msgs), n / 4, 100_000, 600));
 }
 
-#[divan::bench(args = SIZES, sample_count = 30)]
-fn output_policy(b: divan::Bencher, n: usize) {
+#[divan::bench(args = SIZES, sample_count = 10)]
+fn output_from_nothing(b: divan::Bencher, n: usize) {
     let msgs = session(n);
     let s = LiveSettings {
         policy: live::LivePolicy::Output { compat: false },
         ..LiveSettings::default()
     };
-    b.bench(|| live::live_context(&input(divan::black_box(&msgs)), &s));
+    b.bench(|| live::live_context(divan::black_box(&msgs), &env(), &s, &prices_of));
 }

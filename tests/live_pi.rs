@@ -4,8 +4,10 @@
 //!
 //! - Every request's messages equal `bonsai context --live` at the entry that was the leaf when
 //!   it was sent (print mode and RPC mode, with `-e` and after `pi install`).
-//! - Context tokens per request with and without the package over 60 turns (written to
-//!   `target/live-tokens-<version>.csv` for BENCHMARKS.md): flat against growth.
+//! - The bill Pi records over 60 turns with a provider that caches prompts, priced as
+//!   Anthropic's and with no cache discount, with and without the package (written to
+//!   `target/live-bill-<version>.csv` for BENCHMARKS.md); between two steps each request
+//!   starts with the previous one's bytes; `bonsai bill` replays what was sent call by call.
 //! - Early compaction fires once per pressure episode in red, before Pi's threshold, with the
 //!   offline summary and with Pi's own; in print mode it is in the file when Pi exits.
 //! - One packet, no raw summary; the same packet bytes from both Pi versions.
@@ -16,7 +18,6 @@ mod common;
 use common::fake_openai::{self, Reply, is_summary_request};
 use common::live_pi::{self, PiBin, Rpc, World, same, sent_of_agent, sent_of_request};
 use serde_json::{Value, json};
-use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 /// Marks the text of a summary the fake model writes (Pi's own compaction).
@@ -165,87 +166,167 @@ fn packets(live: &Value) -> Vec<String> {
         .collect()
 }
 
-/// Sixty turns in RPC mode, with and without the package: (a) every request is what
-/// `bonsai context --live` says at its leaf, (b) the context sent stays flat where Pi's grows,
-/// (d) exactly one packet whenever something is left out, the same bytes from both Pi versions.
+/// A notice the engine gives at a step (info, not a failure).
+fn is_step_notice(n: &str) -> bool {
+    n.starts_with("bonsai: ") && n.contains(" tokens sent (")
+}
+
+/// The package's notices that are not step notices.
+fn other_notices(notices: &[String]) -> Vec<&String> {
+    notices
+        .iter()
+        .filter(|n| n.starts_with("bonsai:") && !is_step_notice(n))
+        .collect()
+}
+
+/// One RPC run of `turns` turns: what Pi recorded (its bill), the requests' tokens, and the
+/// step notices shown.
+struct Run {
+    world: World,
+    bill: f64,
+    tokens: Vec<u64>,
+    steps_noticed: usize,
+}
+
+fn run_turns(pi: &PiBin, turns: usize, with: bool, prices: live_pi::Prices) -> Run {
+    let w = World::priced(200_000, json!({}), Some(prices), script);
+    write_logs(&w);
+    let mut rpc = Rpc::start(w.pi(pi, with));
+    for n in 1..=turns {
+        rpc.prompt(&prompt(n));
+    }
+    let notices = rpc.notices();
+    rpc.quit();
+    assert!(
+        other_notices(&notices).is_empty(),
+        "Pi {}: {:?}",
+        pi.version,
+        other_notices(&notices)
+    );
+    let reqs = w.server.requests();
+    assert_eq!(reqs.len(), 2 * turns, "Pi {}: two requests per turn", pi.version);
+    Run {
+        bill: w.recorded_bill(),
+        tokens: reqs.iter().map(fake_openai::request_tokens).collect(),
+        steps_noticed: notices.iter().filter(|n| is_step_notice(n)).count(),
+        world: w,
+    }
+}
+
+/// Sixty turns in RPC mode with a provider that caches prompts, with and without the package:
+/// (a) every request is what `bonsai context --live` says at its leaf; (b) between two steps
+/// each request starts with the previous one's messages, byte for byte, and every step was
+/// said; (c) the bill Pi recorded with the default settings is at most 0.6× Pi alone's priced
+/// as Anthropic's, 0.35× with no cache discount, and at turn 60 at most 40 % of Pi alone's
+/// tokens are sent; (d) `bonsai bill` replays each call's tokens as the provider counted them;
+/// (e) exactly one packet whenever turns are left out, the same bytes from both Pi versions.
 #[test]
-fn sixty_turns_send_what_bonsai_context_live_says_and_stay_flat() {
+fn sixty_turns_cost_less_and_keep_the_cache() {
     let pis = live_pi::pis("tests::live_pi::sixty_turns");
     let mut packets_by_version: Vec<Vec<Vec<String>>> = vec![];
     for pi in &pis {
-        let mut tokens: BTreeMap<&str, Vec<u64>> = BTreeMap::new();
-        for with in [false, true] {
-            let w = World::new(200_000, json!({}), script);
-            write_logs(&w);
-            let mut rpc = Rpc::start(w.pi(pi, with));
-            for n in 1..=60 {
-                rpc.prompt(&prompt(n));
+        let alone = run_turns(pi, 60, false, live_pi::CACHING);
+        let with = run_turns(pi, 60, true, live_pi::CACHING);
+        let flat_alone = run_turns(pi, 60, false, live_pi::NO_DISCOUNT);
+        let flat_with = run_turns(pi, 60, true, live_pi::NO_DISCOUNT);
+        let w = &with.world;
+        // (a) and (e).
+        let lives = assert_requests_are_live(w, pi, "rpc, 60 turns");
+        let mut pk = vec![];
+        let mut steps = 0;
+        for live in &lives {
+            let p = packets(live);
+            let dropped = live["live"]["dropped"].as_u64().unwrap();
+            assert_eq!(
+                p.len(),
+                usize::from(dropped > 0),
+                "one packet when anything is left out"
+            );
+            steps += usize::from(live["live"]["step"].is_object());
+            pk.push(p);
+        }
+        packets_by_version.push(pk);
+        assert!(steps >= 2, "Pi {}: {steps} steps in 60 turns", pi.version);
+        assert_eq!(with.steps_noticed, steps, "Pi {}: every step is said", pi.version);
+        // (b): the chat requests in order; between steps each one extends the one before.
+        let chats: Vec<Value> = w
+            .server
+            .requests()
+            .into_iter()
+            .filter(|b| !is_summary_request(b))
+            .collect();
+        for k in 1..chats.len() {
+            if lives[k]["live"]["step"].is_object() {
+                continue;
             }
-            let notices = rpc.notices();
-            rpc.quit();
+            let (a, b) = (
+                chats[k - 1]["messages"].as_array().unwrap(),
+                chats[k]["messages"].as_array().unwrap(),
+            );
             assert!(
-                notices.iter().all(|n| !n.starts_with("bonsai:")),
-                "Pi {}: {notices:?}",
-                pi.version
+                b.len() >= a.len() && b[..a.len()] == a[..],
+                "Pi {}: request {k} does not start with request {}'s messages",
+                pi.version,
+                k - 1
             );
-            let reqs = w.server.requests();
-            assert_eq!(reqs.len(), 120, "Pi {}: two requests per turn", pi.version);
-            tokens.insert(
-                if with { "with" } else { "without" },
-                reqs.iter().map(fake_openai::request_tokens).collect(),
-            );
-            if with {
-                let lives = assert_requests_are_live(&w, pi, "rpc, 60 turns");
-                let mut pk = vec![];
-                for live in &lives {
-                    let p = packets(live);
-                    let dropped =
-                        live["live"]["dropped"].as_u64().unwrap() + live["live"]["summariesFiltered"].as_u64().unwrap();
-                    assert_eq!(
-                        p.len(),
-                        usize::from(dropped > 0),
-                        "one packet when anything is left out"
-                    );
-                    pk.push(p);
-                }
-                packets_by_version.push(pk);
-            }
         }
-        // (b): the table for BENCHMARKS.md, and flat against growth.
-        let (without, with) = (&tokens["without"], &tokens["with"]);
-        let mut csv = String::from("request,turn,without,with\n");
-        for k in 0..without.len() {
-            csv.push_str(&format!("{},{},{},{}\n", k + 1, k / 2 + 1, without[k], with[k]));
+        // (c): the bills Pi recorded, and the tokens sent at turn 60.
+        let cached = with.bill / alone.bill;
+        let flat = flat_with.bill / flat_alone.bill;
+        let sent = *with.tokens.last().unwrap() as f64 / *alone.tokens.last().unwrap() as f64;
+        assert!(
+            cached <= 0.6,
+            "Pi {}: {cached:.3} × Pi alone's bill with caching",
+            pi.version
+        );
+        assert!(flat <= 0.35, "Pi {}: {flat:.3} × with no cache discount", pi.version);
+        assert!(
+            sent <= 0.4,
+            "Pi {}: {sent:.3} of Pi alone's tokens at turn 60",
+            pi.version
+        );
+        // (d): the replay of the session recorded with the package sends, call by call, what
+        // the provider counted (the system prompt from the first call).
+        let o = w
+            .bonsai()
+            .args(["bill", "--json", "--policy", "zones"])
+            .arg(&w.session)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let b: Value = serde_json::from_slice(&o.stdout).unwrap();
+        let per_call = b["sessions"][0]["policies"][0]["perCall"].as_array().unwrap();
+        let counted: Vec<u64> = w.server.usage().iter().map(|u| u.0).collect();
+        let replayed: Vec<u64> = per_call.iter().map(|c| c["sent"].as_u64().unwrap()).collect();
+        assert_eq!(replayed, counted, "Pi {}: the replay's tokens per call", pi.version);
+        // The table for BENCHMARKS.md.
+        let mut csv = String::from("request,turn,alone,with,alone_no_discount,with_no_discount\n");
+        for k in 0..alone.tokens.len() {
+            csv.push_str(&format!(
+                "{},{},{},{},{},{}\n",
+                k + 1,
+                k / 2 + 1,
+                alone.tokens[k],
+                with.tokens[k],
+                flat_alone.tokens[k],
+                flat_with.tokens[k]
+            ));
         }
-        // The build's target folder (a plain clone's test run builds elsewhere: then there).
         let dir = std::env::var_os("CARGO_TARGET_DIR")
             .map(std::path::PathBuf::from)
             .unwrap_or_else(|| common::repo().join("target"));
         std::fs::create_dir_all(&dir).unwrap();
-        let out = dir.join(format!("live-tokens-{}.csv", pi.version));
+        let out = dir.join(format!("live-bill-{}.csv", pi.version));
         std::fs::write(&out, csv).unwrap();
-        assert!(
-            without.windows(2).all(|p| p[1] >= p[0]),
-            "without the package the context only grows"
-        );
-        let late = &with[40..];
-        let (lo, hi) = (late.iter().min().unwrap(), late.iter().max().unwrap());
-        assert!(
-            *hi as f64 <= 1.25 * *lo as f64,
-            "with the package the context is flat after the first turns: {lo}..{hi}"
-        );
-        assert!(
-            (*with.last().unwrap() as f64) < 0.3 * *without.last().unwrap() as f64,
-            "Pi {}: at turn 60 {} with, {} without",
-            pi.version,
-            with.last().unwrap(),
-            without.last().unwrap()
-        );
         common::say(&format!(
-            "live_pi: Pi {}: request tokens at turn 60: {} without the package, {} with (table in {})",
+            "live_pi: Pi {}: 60 turns: bill ${:.4} with the package against ${:.4} alone ({cached:.3}×), no cache discount ${:.4} against ${:.4} ({flat:.3}×); turn 60 sends {} of {} tokens ({sent:.3}); {steps} steps (table in {})",
             pi.version,
-            without.last().unwrap(),
-            with.last().unwrap(),
+            with.bill,
+            alone.bill,
+            flat_with.bill,
+            flat_alone.bill,
+            with.tokens.last().unwrap(),
+            alone.tokens.last().unwrap(),
             out.display()
         ));
     }
@@ -276,9 +357,14 @@ fn early_compaction_run(pi: &PiBin, summarizer: &str) -> (World, Vec<Value>, Vec
     let notices = rpc.notices();
     let stderr = rpc.stderr.lock().unwrap().clone();
     rpc.quit();
+    // Each early compaction is said, attributed to bonsai with its reason and summarizer.
+    let others: Vec<&String> = other_notices(&notices)
+        .into_iter()
+        .filter(|n| !n.starts_with("bonsai compacts early"))
+        .collect();
     assert!(
-        notices.iter().all(|n| !n.starts_with("bonsai:")),
-        "Pi {} summarizer {summarizer}: {notices:?} {stderr}",
+        others.is_empty(),
+        "Pi {} summarizer {summarizer}: {others:?} {stderr}",
         pi.version
     );
     let compactions: Vec<Value> = w.entries().into_iter().filter(|e| e["type"] == "compaction").collect();
@@ -352,14 +438,15 @@ fn early_compaction_fires_once_per_episode_before_pis_threshold() {
 }
 
 /// Print mode: the compaction a turn's end asks for is in the file when Pi exits, and every
-/// request is what `bonsai context --live` says. Then with the zones policy on, the compaction's
-/// raw summary is never sent: its facts come in the one packet.
+/// request is what `bonsai context --live` says. Then with the zones policy on, the
+/// compaction's summary is sent as Pi wrote it, in Pi's framing, once, with at most one packet
+/// beside it.
 #[test]
 fn print_mode_compacts_before_exit_and_sends_the_live_context() {
     for pi in live_pi::pis("tests::live_pi::print_mode") {
         // The policy off lets the context grow into red.
         let mut settings = json!({"compaction": {"keepRecentTokens": 2000},
-            "bonsai": {"live": {"policy": "off", "summarizer": "offline", "turns": {"green": 2, "yellow": 1}}}});
+            "bonsai": {"live": {"policy": "off", "summarizer": "offline", "steps": {"high": 2000, "low": 1000}}}});
         let w = World::new(24_000, settings.clone(), script);
         write_logs(&w);
         let mut compacted_at = None;
@@ -380,7 +467,7 @@ fn print_mode_compacts_before_exit_and_sends_the_live_context() {
         let n = compacted_at.unwrap_or_else(|| panic!("Pi {}: no early compaction in print mode", pi.version));
         assert!(n < 8, "compacted at run {n}");
         assert_requests_are_live(&w, &pi, "print mode, policy off");
-        // Zones on: no raw summary is ever sent; the compaction's facts come in the packet.
+        // Zones on: the summary as written, never folded into the packet.
         settings["bonsai"]["live"]["policy"] = json!("zones");
         w.set_settings(&settings);
         let before = w.server.requests().len();
@@ -390,16 +477,35 @@ fn print_mode_compacts_before_exit_and_sends_the_live_context() {
             assert!(o.status.success());
         }
         let lives = assert_requests_are_live_from(&w, &pi, "print mode, zones", before_chat);
+        let summaries: Vec<String> = w
+            .entries()
+            .into_iter()
+            .filter(|e| e["type"] == "compaction")
+            .map(|e| e["summary"].as_str().unwrap().to_string())
+            .collect();
         for (k, body) in w.server.requests().iter().enumerate().skip(before) {
             let text = body.to_string();
-            assert!(
-                !text.contains("was compacted into the following summary"),
-                "request {k} has a raw summary"
+            assert_eq!(
+                text.matches("was compacted into the following summary").count(),
+                1,
+                "request {k}: the summary once, in Pi's framing"
             );
-            assert_eq!(text.matches("[bonsai: ").count(), 1, "request {k}: one packet");
+            let sent: Vec<String> = body["messages"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|m| fake_openai::content_text(&m["content"]))
+                .collect();
+            assert!(
+                sent.iter().any(|t| summaries.iter().any(|s| t.contains(s.as_str()))),
+                "request {k}: the summary as written"
+            );
+            assert!(
+                text.matches("[bonsai: ").count() <= 1,
+                "request {k}: at most one packet"
+            );
         }
         assert_eq!(lives.len(), 4);
-        assert!(lives.iter().all(|l| l["live"]["summariesFiltered"].as_u64() > Some(0)));
     }
 }
 
@@ -408,7 +514,8 @@ fn print_mode_compacts_before_exit_and_sends_the_live_context() {
 #[test]
 fn a_killed_engine_passes_the_context_through_with_one_notice() {
     for pi in live_pi::pis("tests::live_pi::killed_engine") {
-        let settings = json!({"bonsai": {"live": {"turns": {"green": 2}}}});
+        // A cache that never holds (its lifetime 0 s): every call may step.
+        let settings = json!({"bonsai": {"live": {"steps": {"high": 3000, "low": 1000}, "cacheTtlSeconds": 0}}});
         let w = World::new(200_000, settings, script);
         write_logs(&w);
         let mut rpc = Rpc::start(w.pi(&pi, true));
@@ -417,7 +524,11 @@ fn a_killed_engine_passes_the_context_through_with_one_notice() {
         }
         rpc.command(json!({"type": "prompt", "message": "/ctx-status"}));
         let status = wait_notice(&rpc, "policy zones");
-        assert!(status.contains("turns kept 2 of 5"), "{status}");
+        // The floor: the turn in progress and the two complete ones before it.
+        assert!(status.contains("turns sent 3 of 5"), "{status}");
+        assert!(status.contains("whole context ~"), "{status}");
+        assert!(status.contains("steps "), "{status}");
+        assert!(status.contains("bill so far"), "{status}");
         assert!(status.contains("latch idle"), "{status}");
         let before = requests_with_leaves(&w).len();
         let kids = live_pi::serve_children(rpc.child.id());
@@ -436,7 +547,7 @@ fn a_killed_engine_passes_the_context_through_with_one_notice() {
         let notices: Vec<String> = rpc
             .notices()
             .into_iter()
-            .filter(|n| n.starts_with("bonsai:") && !n.contains("policy zones"))
+            .filter(|n| n.starts_with("bonsai:") && !n.contains("policy zones") && !is_step_notice(n))
             .collect();
         rpc.quit();
         assert_eq!(notices.len(), 1, "Pi {}: {notices:?}", pi.version);
@@ -476,7 +587,8 @@ fn wait_notice(rpc: &Rpc, containing: &str) -> String {
 #[test]
 fn installed_with_pi_install_and_settings_named_when_unusable() {
     for pi in live_pi::pis("tests::live_pi::pi_install") {
-        let settings = json!({"bonsai": {"live": {"turns": {"green": 1}}}});
+        let settings =
+            json!({"bonsai": {"live": {"steps": {"high": 2000, "low": 1000}, "floorTurns": 0, "cacheTtlSeconds": 0}}});
         let w = World::new(200_000, settings, script);
         write_logs(&w);
         let o = w
@@ -640,7 +752,7 @@ fn slash_bonsai_in_pis_tui_labels_and_pi_goes_on_from_bonsais_leaf() {
 #[test]
 fn a_missing_old_or_slow_engine_is_said_once_and_passed_through() {
     for pi in live_pi::pis("tests::live_pi::failing_engine") {
-        let settings = json!({"bonsai": {"live": {"timeoutMs": 300, "turns": {"green": 1}}}});
+        let settings = json!({"bonsai": {"live": {"timeoutMs": 300, "steps": {"high": 2000, "low": 1000}}}});
         let w = World::new(200_000, settings, script);
         write_logs(&w);
         let bin = w.dir.path().join("bin");
@@ -657,7 +769,10 @@ fn a_missing_old_or_slow_engine_is_said_once_and_passed_through() {
             r#"read line; echo '{"id":1,"result":{"protocol":1,"engine":"bonsai slow","settings":{"summarizer":"pi"},"problems":[]}}'; exec sleep 30"#,
         );
         let cases = [
-            (PathBuf::from("/nonexistent/bonsai"), "/nonexistent/bonsai: not found"),
+            (
+                PathBuf::from("/nonexistent/bonsai"),
+                "the bonsai program /nonexistent/bonsai was not found",
+            ),
             (old, "is too old: it has no `serve` command"),
             (slow, "context took over 300 ms"),
         ];

@@ -5,17 +5,19 @@
  *   it runs); when bonsai changed the file, Pi reloads the session and goes on at the leaf
  *   bonsai left.
  * - The `context` hook: on every model call, bonsai's engine decides what the model is sent
- *   (`bonsai.live.policy`: off, output, zones). Nothing is written.
+ *   (`bonsai.live.policy`: off, output, zones). Nothing is written. Only the messages Pi
+ *   appended since the last call are sent to the engine, with the fingerprints that let it
+ *   check it holds the same earlier ones. The engine's notice at a step is shown.
  * - `turn_end`: compaction before Pi's own threshold, once per pressure episode, decided by
  *   the engine; the compaction is returned to Pi as an entry draft, so it is in the file
  *   before the next request (and before print mode exits).
  * - `session_before_compact`: bonsai's summary for Pi's own compactions when
  *   `bonsai.live.summarizer` is not `pi`.
- * - `/ctx-status`: what the engine did on the last call.
+ * - `/ctx-status`: what the engine did on the last call, its steps, and the bill so far.
  *
- * This file holds no policy: every decision is the engine's (`bonsai serve --stdio`). When the
- * engine is missing, too old, too slow or gone, the context passes through unchanged and the
- * user is told once.
+ * This file holds no policy: every decision and every notice's words are the engine's
+ * (`bonsai serve --stdio`). When the engine is missing, too old, too slow or gone, the context
+ * passes through unchanged and the user is told once.
  */
 
 import { spawnSync } from "node:child_process";
@@ -23,7 +25,7 @@ import { readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import type { ExtensionAPI, ExtensionCommandContext, ExtensionContext } from "@earendil-works/pi-coding-agent";
 import { compact, getAgentDir, VERSION } from "@earendil-works/pi-coding-agent";
-import { Engine, type Failure, PROTOCOL } from "../lib/engine.ts";
+import { CHAIN_START, chainNext, Engine, type Failure, fingerprint, hex, missingText, PROTOCOL } from "../lib/engine.ts";
 
 /** The package's own settings (everything else is read by the engine). */
 type PackageSettings = { bin: string; binFrom: string; timeoutMs: number; problems: string[] };
@@ -75,10 +77,20 @@ export default function bonsai(pi: ExtensionAPI) {
 	/** The one notice about the engine failing has been given. */
 	let warned = false;
 	let lastFailure: string | undefined;
+	/** What the engine holds of Pi's messages after the last answered call: their
+	 * fingerprints, and the chain over them (`chain[k]`: of the first `k`). */
+	const nothingHeld = () => ({ fps: [] as string[], chain: [CHAIN_START] });
+	let held = nothingHeld();
 
 	function tell(ctx: ExtensionContext, text: string, level: "info" | "warning" | "error") {
 		if (ctx.hasUI) ctx.ui.notify(text, level);
 		else process.stderr.write(`${text}\n`);
+	}
+
+	/** The engine's word on what it did (a step, an early compaction): shown where there is a
+	 * UI; print mode stays quiet. */
+	function note(ctx: ExtensionContext, text: string | undefined) {
+		if (text && ctx.hasUI) ctx.ui.notify(text, "info");
 	}
 
 	/** From now on the context passes through; say so the first time only. */
@@ -88,9 +100,7 @@ export default function bonsai(pi: ExtensionAPI) {
 		warned = true;
 		const fix =
 			f.kind === "missing"
-				? settings?.binFrom === "bonsai.binary"
-					? ` (bonsai.binary is ${JSON.stringify(settings.bin)})`
-					: " (install bonsai, or set bonsai.binary in Pi's settings.json)"
+				? missingFix()
 				: f.kind === "timeout"
 					? " (bonsai.live.timeoutMs sets the limit)"
 					: f.kind === "died"
@@ -99,10 +109,20 @@ export default function bonsai(pi: ExtensionAPI) {
 		tell(ctx, `bonsai: ${f.message}${fix}. Pi's context is passed through unchanged.`, "warning");
 	}
 
+	/** How to mend a missing program, said after the failure. */
+	function missingFix(): string {
+		return settings?.binFrom === "bonsai.binary"
+			? ` (bonsai.binary is ${JSON.stringify(settings.bin)})`
+			: settings?.binFrom === "BONSAI_BIN"
+				? " (BONSAI_BIN names it)"
+				: " (install bonsai, or set bonsai.binary in Pi's settings.json)";
+	}
+
 	async function start(ctx: ExtensionContext) {
 		engine?.close();
 		warned = false;
 		lastFailure = undefined;
+		held = nothingHeld();
 		settings = packageSettings(ctx.cwd);
 		engine = new Engine(settings.bin, ctx.cwd);
 		const r = await engine.request(
@@ -160,18 +180,45 @@ export default function bonsai(pi: ExtensionAPI) {
 	pi.on("context", async (event, ctx) => {
 		const e = live(ctx);
 		if (!e) return undefined;
-		const r = await e.request(
-			"context",
-			{ messages: event.messages, usage: usageOf(ctx), model: modelOf(ctx) },
-			settings?.timeoutMs ?? 2000,
-		);
+		const msgs = event.messages;
+		const fps = msgs.map(fingerprint);
+		// The engine holds the messages of the last call: send what differs from there on.
+		let base = 0;
+		const common = Math.min(fps.length, held.fps.length);
+		while (base < common && fps[base] === held.fps[base]) base++;
+		const ask = (from: number) =>
+			e.request(
+				"context",
+				{
+					base: from,
+					baseHash: hex(held.chain[from] ?? CHAIN_START),
+					messages: from === 0 ? msgs : msgs.slice(from),
+					hashes: fps.slice(from),
+					usage: usageOf(ctx),
+					model: modelOf(ctx),
+				},
+				settings?.timeoutMs ?? 2000,
+			);
+		let r = await ask(base);
+		// The engine holds something else (it restarted, or a late answer): the whole list.
+		if (!r.ok && r.code === "resync" && base > 0) r = await ask(0);
 		if (!r.ok) {
+			held = nothingHeld();
 			failed(ctx, r);
 			return undefined;
 		}
+		const chain = held.chain.slice(0, base + 1);
+		for (let k = base; k < fps.length; k++) chain.push(chainNext(chain[k], fps[k]));
+		held = { fps, chain };
+		note(ctx, r.result.notice);
 		if (!r.result.changed) return undefined;
-		const msgs = event.messages;
-		return { messages: r.result.pieces.map((p: any) => ("keep" in p ? msgs[p.keep] : p.message)) };
+		const out: unknown[] = [];
+		for (const p of r.result.pieces) {
+			if (!("keep" in p)) out.push(p.message);
+			else if (Array.isArray(p.keep)) for (let i = p.keep[0]; i < p.keep[1]; i++) out.push(msgs[i]);
+			else out.push(msgs[p.keep]);
+		}
+		return { messages: out as typeof msgs };
 	});
 
 	pi.on("turn_end", async (_event, ctx) => {
@@ -188,8 +235,15 @@ export default function bonsai(pi: ExtensionAPI) {
 			return undefined;
 		}
 		const d = r.result;
-		if (!d.compact) return undefined;
-		if (d.draft) return { entries: [d.draft] };
+		if (!d.compact) {
+			// Red with nothing to compact, or a summary that failed: said once per episode.
+			if (d.notice) tell(ctx, d.notice, "warning");
+			return undefined;
+		}
+		if (d.draft) {
+			note(ctx, d.notice);
+			return { entries: [d.draft] };
+		}
 		if (!d.preparation || !ctx.model) return undefined;
 		// Pi's own summary: Pi's `compact` on the preparation the engine made (what Pi's
 		// prepareCompaction gives on the same path).
@@ -205,6 +259,7 @@ export default function bonsai(pi: ExtensionAPI) {
 			const model = auth.baseUrl ? { ...ctx.model, baseUrl: auth.baseUrl } : ctx.model;
 			const res = await compact(preparation as any, model, auth.apiKey, auth.headers as any, undefined, ctx.signal, ctx.thinkingLevel);
 			await e.request("compaction_done", { ok: true }, 5_000);
+			note(ctx, d.notice);
 			return {
 				entries: [
 					{ type: "compaction", summary: res.summary, firstKeptEntryId: res.firstKeptEntryId, details: res.details, usage: (res as any).usage },
@@ -240,7 +295,7 @@ export default function bonsai(pi: ExtensionAPI) {
 	});
 
 	pi.registerCommand("ctx-status", {
-		description: "bonsai: the live context policy, zone, tokens, turns kept, packet, latch",
+		description: "bonsai: the live policy, the whole context and what was sent, steps, cache hits and the bill so far",
 		handler: async (_args, ctx) => {
 			const e = engine && !engine.gone && !engine.stalled ? engine : undefined;
 			const lines: string[] = [];
@@ -248,27 +303,12 @@ export default function bonsai(pi: ExtensionAPI) {
 				const state = engine?.stalled ? "not answering" : "not running";
 				lines.push(`bonsai: engine ${state}${lastFailure ? ` (${lastFailure})` : ""}; Pi's context is passed through unchanged`);
 			} else {
-				const r = await e.request("status", {}, settings?.timeoutMs ?? 2000);
+				const r = await e.request("status", { sessionFile: ctx.sessionManager.getSessionFile() ?? null }, 10_000);
 				if (!r.ok) {
 					failed(ctx, r);
 					lines.push(`bonsai: ${r.message}`);
 				} else {
-					const s = r.result;
-					const l = s.last;
-					const n = (x: number | null | undefined) => (x == null ? "unknown" : Math.round(x).toLocaleString("en-US"));
-					lines.push(
-						`bonsai ${s.engine.replace(/^bonsai /, "")} (protocol ${s.protocol}, following Pi ${s.piVersion}) · policy ${s.settings.policy} · summarizer ${s.settings.summarizer}`,
-					);
-					if (l) {
-						lines.push(`zone ${l.zone ?? "-"} · tokens now ${n(l.tokensNow)} (Pi) · as sent ${n(l.tokensSent)} of ${n(l.tokensFull)} · T ${n(l.threshold)}`);
-						lines.push(
-							`turns kept ${l.turnsKept} of ${l.turnsTotal} · packet ${l.packetTokens == null ? "none" : `${n(l.packetTokens)} tokens`} · raw summaries ${l.summariesFiltered > 0 ? `filtered (${l.summariesFiltered})` : "none filtered"}${l.distilled ? ` · ${l.distilled} distilled` : ""}${l.pruned ? ` · ${l.pruned} pruned` : ""}`,
-						);
-					} else {
-						lines.push("no model call yet");
-					}
-					lines.push(`early compaction ${s.settings.compactEarly ? "on" : "off"} · latch ${s.latch}${s.lastDecision ? ` (${s.lastDecision})` : ""} · ${s.compactions} compaction${s.compactions === 1 ? "" : "s"} · ${s.calls} call${s.calls === 1 ? "" : "s"}`);
-					if (s.problems?.length) lines.push(`settings not used: ${s.problems.join("; ")}`);
+					lines.push(...statusLines(r.result, ctx.getContextUsage()?.tokens));
 				}
 			}
 			const text = lines.join("\n");
@@ -282,6 +322,8 @@ export default function bonsai(pi: ExtensionAPI) {
 		handler: async (args: string, ctx: ExtensionCommandContext) => {
 			if (ctx.mode !== "tui") {
 				tell(ctx, "bonsai: /bonsai needs Pi's terminal UI; from print, RPC or JSON mode run `bonsai FILE` in a terminal", "warning");
+				// A script that ran `pi -p /bonsai` learns it did nothing.
+				if (ctx.mode === "print") process.exitCode = 1;
 				return;
 			}
 			const file = ctx.sessionManager.getSessionFile();
@@ -289,11 +331,13 @@ export default function bonsai(pi: ExtensionAPI) {
 				tell(ctx, "bonsai: this session is not saved to a file, so bonsai has nothing to open", "warning");
 				return;
 			}
+			if (!ctx.isIdle()) tell(ctx, "bonsai: Pi is working; the tree opens when this turn ends", "info");
 			await ctx.waitForIdle();
-			const bin = (settings ?? packageSettings(ctx.cwd)).bin;
-			const before = fingerprint(file);
+			settings ??= packageSettings(ctx.cwd);
+			const bin = settings.bin;
+			const before = stamp(file);
 			const argv = [file, ...splitArgs(args)];
-			const status = await ctx.ui.custom<{ code: number | null; error?: string }>((tui, _theme, _kb, done) => {
+			const status = await ctx.ui.custom<{ code: number | null; error?: NodeJS.ErrnoException }>((tui, _theme, _kb, done) => {
 				tui.stop();
 				process.stdout.write("\x1b[2J\x1b[H");
 				const r = spawnSync(bin, argv, {
@@ -305,14 +349,19 @@ export default function bonsai(pi: ExtensionAPI) {
 				});
 				tui.start();
 				tui.requestRender(true);
-				done({ code: r.status, error: r.error ? r.error.message : undefined });
+				done({ code: r.status, error: r.error as NodeJS.ErrnoException | undefined });
 				return { render: () => [], invalidate: () => {} };
 			});
 			if (status.error) {
-				tell(ctx, `bonsai: cannot run ${bin}: ${status.error}`, "error");
+				const code = status.error.code;
+				const why =
+					code === "ENOENT" || code === "EACCES"
+						? `${missingText(bin, code)}${missingFix()}`
+						: `cannot run ${bin}: ${status.error.message}`;
+				tell(ctx, `bonsai: ${why}`, "error");
 				return;
 			}
-			if (fingerprint(file) !== before) {
+			if (stamp(file) !== before) {
 				// Pi holds its leaf in memory: reopen the file so it goes on where bonsai left it.
 				await ctx.switchSession(file);
 			}
@@ -321,7 +370,7 @@ export default function bonsai(pi: ExtensionAPI) {
 }
 
 /** Size and modification time: what tells that bonsai wrote to the file. */
-function fingerprint(file: string): string {
+function stamp(file: string): string {
 	try {
 		const s = statSync(file);
 		return `${s.size}:${s.mtimeMs}:${s.ino}`;
@@ -335,5 +384,38 @@ function splitArgs(s: string): string[] {
 	const out: string[] = [];
 	const re = /"([^"]*)"|'([^']*)'|(\S+)/g;
 	for (let m = re.exec(s); m; m = re.exec(s)) out.push(m[1] ?? m[2] ?? m[3]);
+	return out;
+}
+
+/** `/ctx-status`'s lines from the engine's status (the words and figures are the engine's;
+ * Pi's own figure for the last reply is added beside them). */
+function statusLines(s: any, piFigure: number | null | undefined): string[] {
+	const n = (x: number | null | undefined) => (x == null ? "unknown" : Math.round(x).toLocaleString("en-US"));
+	const usd = (x: number) => `$${x.toFixed(x < 1 ? 4 : 2)}`;
+	const l = s.last;
+	const out = [
+		`bonsai ${s.engine.replace(/^bonsai /, "")} (protocol ${s.protocol}, following Pi ${s.piVersion}) · policy ${s.settings.policy} · summarizer ${s.settings.summarizer}`,
+	];
+	if (l) {
+		out.push(
+			`whole context ~${n(l.whole)} tokens (what Pi would send; Pi's figure for the last reply ${n(piFigure)}) · zone ${l.zone ?? "-"} of T ${n(l.threshold)}`,
+		);
+		out.push(
+			`sent ${n(l.tokensSent)} of ${n(l.tokensFull)} tokens of messages · turns sent ${l.turnsKept} of ${l.turnsTotal} · packet ${l.packetTokens == null ? "none" : `${n(l.packetTokens)} tokens`}${l.summariesAhead ? ` · ${l.summariesAhead} summar${l.summariesAhead === 1 ? "y" : "ies"} sent as written` : ""}${l.distilled ? ` · ${l.distilled} long output${l.distilled === 1 ? "" : "s"} distilled` : ""}${l.pruned ? ` · ${l.pruned} pruned` : ""}`,
+		);
+		out.push(`steps ${s.steps}${l.step ? ` (this call: ${l.step.reason})` : ""} · ${l.note}`);
+	} else {
+		out.push("no model call yet");
+	}
+	const b = s.bill;
+	if (b) {
+		out.push(
+			`cache hits ${Math.round(100 * b.cacheHits)} % of input tokens · bill so far ${usd(b.recorded)} (Pi's records, ${b.calls} call${b.calls === 1 ? "" : "s"}) · ~${usd(b.withoutPackage)} without the package (estimated)${b.unpriced ? ` · ${b.unpriced} unpriced` : ""}`,
+		);
+	}
+	out.push(
+		`early compaction ${s.settings.compactEarly ? "on" : "off"} · latch ${s.latch}${s.lastDecision ? ` (${s.lastDecision})` : ""} · ${s.compactions} compaction${s.compactions === 1 ? "" : "s"} · ${s.calls} call${s.calls === 1 ? "" : "s"}`,
+	);
+	if (s.problems?.length) out.push(`settings not used: ${s.problems.join("; ")}`);
 	return out;
 }

@@ -12,9 +12,15 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { createInterface } from "node:readline";
 
 /** The protocol this package speaks (bonsai's `serve` must speak the same). */
-export const PROTOCOL = 1;
+export const PROTOCOL = 2;
 
-export type Failure = { ok: false; kind: "missing" | "died" | "timeout" | "refused" | "protocol"; message: string };
+/** `code`: the engine's error code when it refused a request (e.g. `resync`). */
+export type Failure = {
+	ok: false;
+	kind: "missing" | "died" | "timeout" | "refused" | "protocol";
+	message: string;
+	code?: string;
+};
 export type Reply<T> = { ok: true; result: T } | Failure;
 
 type Pending = {
@@ -48,8 +54,7 @@ export class Engine {
 		this.child = child;
 		child.on("error", (e: NodeJS.ErrnoException) => {
 			const kind = e.code === "ENOENT" || e.code === "EACCES" ? "missing" : "died";
-			const why = e.code === "ENOENT" ? "not found" : e.code === "EACCES" ? "not executable" : e.message;
-			this.fail({ ok: false, kind, message: `${bin}: ${why}` });
+			this.fail({ ok: false, kind, message: kind === "missing" ? missingText(bin, e.code) : `${bin}: ${e.message}` });
 		});
 		// `close`, not `exit`: by then its stderr is read to the end (what says it is too old).
 		child.on("close", (code, signal) => {
@@ -99,7 +104,7 @@ export class Engine {
 		if (p.timer) clearTimeout(p.timer);
 		if (msg.error) {
 			const kind = msg.error.code === "protocol" ? "protocol" : "refused";
-			p.resolve({ ok: false, kind, message: `${p.method}: ${msg.error.message}` });
+			p.resolve({ ok: false, kind, message: `${p.method}: ${msg.error.message}`, code: msg.error.code });
 		} else {
 			p.resolve({ ok: true, result: msg.result });
 		}
@@ -162,4 +167,98 @@ export class Engine {
 	get pid(): number | undefined {
 		return this.child?.pid;
 	}
+}
+
+/** What to say when the program cannot be started: which program, and why. */
+export function missingText(bin: string, code?: string): string {
+	const what = bin.includes("/") ? `the bonsai program ${bin}` : `the bonsai program (\`${bin}\` on PATH)`;
+	return `${what} ${code === "EACCES" ? "is not executable" : "was not found"}`;
+}
+
+/** FNV-1a's offset basis and prime (32-bit). */
+const FNV_START = 0x811c9dc5;
+const FNV_PRIME = 0x01000193;
+
+/**
+ * A message's fingerprint, 8 hex digits: FNV-1a over its shape (keys, every string's length
+ * and a sample of its characters, numbers) without serializing it. Pi hands the `context`
+ * hook a fresh copy of every message on each call, so only a walk tells which are the same;
+ * a whole serialization of 10,000 messages would cost more than the call itself.
+ */
+export function fingerprint(message: unknown): string {
+	let h = FNV_START;
+	const mix = (x: number) => {
+		h ^= x & 0xffff;
+		h = Math.imul(h, FNV_PRIME);
+		h ^= (x >>> 16) & 0xffff;
+		h = Math.imul(h, FNV_PRIME);
+	};
+	const text = (s: string) => {
+		const n = s.length;
+		mix(n);
+		if (n <= 48) {
+			for (let i = 0; i < n; i++) mix(s.charCodeAt(i));
+			return;
+		}
+		const step = Math.floor(n / 16);
+		for (let i = 0; i < 16; i++) mix(s.charCodeAt(i));
+		for (let i = 16; i < n - 16; i += step) mix(s.charCodeAt(i));
+		for (let i = n - 16; i < n; i++) mix(s.charCodeAt(i));
+	};
+	const walk = (v: unknown) => {
+		switch (typeof v) {
+			case "string":
+				text(v);
+				return;
+			case "number":
+				mix(1);
+				mix(Number.isInteger(v) ? v % 4294967296 : Math.floor(v * 1000) % 4294967296);
+				mix(Math.floor(v / 4294967296));
+				return;
+			case "boolean":
+				mix(v ? 2 : 3);
+				return;
+			case "object":
+				if (v === null) {
+					mix(4);
+				} else if (Array.isArray(v)) {
+					mix(5);
+					mix(v.length);
+					for (const x of v) walk(x);
+				} else {
+					mix(6);
+					for (const k in v as Record<string, unknown>) {
+						text(k);
+						walk((v as Record<string, unknown>)[k]);
+					}
+				}
+				return;
+			default:
+				mix(7);
+		}
+	};
+	walk(message);
+	return (h >>> 0).toString(16).padStart(8, "0");
+}
+
+/** The chain after one more message: FNV-1a over the chain's and the fingerprint's bytes,
+ * little-endian (bonsai's `serve` computes the same). */
+export function chainNext(chain: number, fingerprintHex: string): number {
+	const fp = Number.parseInt(fingerprintHex, 16);
+	let h = FNV_START;
+	for (const w of [chain, fp]) {
+		for (let k = 0; k < 4; k++) {
+			h ^= (w >>> (8 * k)) & 0xff;
+			h = Math.imul(h, FNV_PRIME);
+		}
+	}
+	return h >>> 0;
+}
+
+/** The chain's start. */
+export const CHAIN_START = FNV_START;
+
+/** Hex of a chain value as the engine writes it. */
+export function hex(n: number): string {
+	return (n >>> 0).toString(16).padStart(8, "0");
 }

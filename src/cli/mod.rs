@@ -21,6 +21,7 @@ macro_rules! eprint {
 }
 
 mod args;
+mod bill;
 mod branches;
 mod common;
 mod compare;
@@ -136,6 +137,10 @@ pub enum Command {
     /// What the sessions' model calls used and cost (tokens, cache, cost as Pi recorded it)
     /// by day, month, session, project or model; summary calls and fork copies apart.
     Usage(usage::UsageArgs),
+    /// What sessions would cost under each live policy of bonsai's Pi package: every call
+    /// replayed as the package would have sent it, priced with the model's prices under
+    /// prompt caching, beside the bill Pi recorded.
+    Bill(bill::BillArgs),
     /// Move sessions into bonsai's trash inside Pi's agent folder (Pi's /resume no longer
     /// lists them), list it, put them back (--restore) or empty it (--empty, asks first).
     Trash(housekeeping::TrashArgs),
@@ -218,6 +223,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::List(a) => read::list(a),
         Command::Backups(a) => branches::backups(a),
         Command::Usage(a) => usage::usage(a),
+        Command::Bill(a) => bill::bill(a),
         Command::Trash(a) => housekeeping::trash_cmd(a),
         Command::Clean(a) => housekeeping::clean(a),
         Command::Index(a) => index::index(a),
@@ -262,6 +268,7 @@ impl Command {
             | Command::Serve(_)
             | Command::Backups(_)
             | Command::Usage(_)
+            | Command::Bill(_)
             | Command::Trash(_)
             | Command::Clean(_)
             | Command::Index(_) => {

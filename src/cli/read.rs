@@ -307,7 +307,13 @@ pub(super) fn context_live(
     let mref = model.as_ref().map(|(p, m)| (p.as_str(), m.as_str()));
     let window = window.unwrap_or(crate::engine::load::models::DEFAULT_CONTEXT_WINDOW);
     let reserve = settings.reserve_tokens(mref);
-    let at = live::at_leaf(s, leaf, window, reserve, &ls);
+    let env = live::CallEnv {
+        context_window: window,
+        reserve_tokens: reserve,
+        prices: mref.and_then(|(p, m)| reg.find(p, m)).map(live::Prices::of_model),
+    };
+    let prices_of = |p: &str, m: &str| reg.find(p, m).map(live::Prices::of_model);
+    let at = live::at_leaf(s, leaf, &env, &ls, &prices_of);
     let sent = at.answer.messages(&at.values);
     let shown = LiveShown {
         s,
@@ -344,11 +350,10 @@ fn live_settings_for(
         eprintln!("bonsai: {p}");
     }
     let compat = a.compat.is_some();
-    match a.policy.as_deref() {
-        Some("off") => ls.policy = LivePolicy::Off,
-        Some("output") => ls.policy = LivePolicy::Output { compat },
-        Some("zones") => ls.policy = LivePolicy::Zones,
-        _ => {
+    match a.policy.as_deref().and_then(LivePolicy::parse) {
+        Some(LivePolicy::Output { .. }) => ls.policy = LivePolicy::Output { compat },
+        Some(p) => ls.policy = p,
+        None => {
             if compat && let LivePolicy::Output { .. } = ls.policy {
                 ls.policy = LivePolicy::Output { compat: true };
             }
@@ -511,8 +516,8 @@ fn print_live_text(l: &LiveShown) {
         k += 1;
     }
     println!(
-        "Pi's usage {} · full {} · sent {} (T {}) · turns {}/{} · {}",
-        r.tokens_now.map(num).unwrap_or_else(|| "unknown".into()),
+        "whole context ~{} (what Pi would send) · Pi's messages {} · sent {} (T {}) · turns {}/{} · {}",
+        num(r.whole),
         r.tokens_full,
         r.tokens_sent,
         r.threshold,
@@ -528,7 +533,7 @@ pub fn live_report_json(r: &crate::engine::live::LiveReport) -> Value {
         "policy": r.policy,
         "zone": r.zone.map(|z| z.name()),
         "threshold": r.threshold,
-        "tokensNow": r.tokens_now,
+        "whole": r.whole,
         "tokensFull": r.tokens_full,
         "tokensSent": r.tokens_sent,
         "turnsTotal": r.turns_total,
@@ -538,9 +543,20 @@ pub fn live_report_json(r: &crate::engine::live::LiveReport) -> Value {
         "dropped": r.dropped,
         "distilled": r.distilled,
         "pruned": r.pruned,
-        "summariesFiltered": r.summaries_filtered,
+        "summariesAhead": r.summaries_ahead,
         "orphansDropped": r.orphans_dropped,
         "packetTokens": r.packet_tokens,
+        "step": r.step.as_ref().map(|s| json!({
+            "reason": s.reason.name(),
+            "turns": s.turns,
+            "pruned": s.pruned,
+            "before": s.before,
+            "after": s.after,
+            "idleMinutes": s.idle_minutes,
+        })),
+        "steps": r.steps,
+        "waiting": r.waiting,
+        "calls": r.calls,
         "note": r.note,
     })
 }

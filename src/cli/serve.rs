@@ -8,20 +8,27 @@
 //! process goes on; a panic in one request is caught and answered as `internal`. The process
 //! ends when stdin closes or on `shutdown`.
 //!
-//! Methods (protocol 1):
+//! Methods (protocol 2):
 //! - `hello {protocol, cwd, sessionFile, piVersion}` → the engine's version and protocol, the
 //!   live settings in effect and the settings it could not use (each named with its value).
-//! - `context {messages, usage: {tokens, contextWindow}, model: {provider, id}}` → `changed`,
-//!   and when changed the messages to send as `pieces` (`{"keep": i}`, `{"message": {...}}`),
-//!   and the `report`. The same function `bonsai context --live` calls.
+//! - `context {base, baseHash, messages, hashes, usage: {tokens, contextWindow}, model:
+//!   {provider, id}}` → `changed`, and when changed the messages to send as `pieces`
+//!   (`{"keep": i}`, `{"keep": [from, to]}` for Pi's messages `from..to`, `{"message": {...}}`),
+//!   the `report`, and a `notice` when this call took a step. Only what Pi appended since the
+//!   last call is sent: `messages` are Pi's from `base` on, `hashes` their fingerprints (the
+//!   package's). The engine keeps the messages it was sent and the chain of their
+//!   fingerprints; a `baseHash` that is not its chain at `base` is answered with the error
+//!   `resync`, and the package sends the whole list (`base` 0). The answer comes from the
+//!   same engine function `bonsai context --live` calls.
 //! - `turn_end {usage, leafId, sessionFile, model}` → whether to compact now (the latch, see
-//!   `engine::live::early_compaction`), and how: a compaction `draft` Pi appends at that
-//!   boundary (offline summary or one of bonsai's strategies), or for Pi's own summary its
-//!   `preparation` (Pi's `CompactionPreparation`, which the package hands to Pi's `compact`).
+//!   `engine::live::early_compaction`, on the whole context), and how: a compaction `draft` Pi
+//!   appends at that boundary (offline summary or one of bonsai's strategies), or for Pi's own
+//!   summary its `preparation` (Pi's `CompactionPreparation`, which the package hands to Pi's
+//!   `compact`); a `notice` to show.
 //! - `compaction_done {ok, error}` → the latch after the package's compaction.
 //! - `summarize {sessionFile, leafId, firstKeptEntryId, customInstructions}` → for Pi's
 //!   `session_before_compact` hook: bonsai's summary when `bonsai.live.summarizer` is not `pi`.
-//! - `status` → what `/ctx-status` shows.
+//! - `status {sessionFile}` → what `/ctx-status` shows, the bill so far included.
 //! - `shutdown` → replies, then exits.
 
 use crate::engine::compaction::cut::CompactionPlan;
@@ -31,7 +38,7 @@ use crate::engine::compaction::strategy::Strategy;
 use crate::engine::compaction::summary::Summary;
 use crate::engine::compaction::summary::SummaryInput;
 use crate::engine::edit::entries;
-use crate::engine::live::{self, Latch, LiveInput, LiveReport, LiveSettings, Piece, Summarizer};
+use crate::engine::live::{self, CallEnv, Latch, LiveReport, LiveSettings, LiveState, Piece, Prices, Summarizer};
 use crate::engine::load::models::Registry;
 use crate::engine::load::session::Session;
 use crate::engine::settings::Settings;
@@ -54,7 +61,7 @@ pub struct ServeArgs {
 }
 
 /// The protocol this engine speaks; the package sends the one it speaks in `hello`.
-pub const PROTOCOL: u64 = 1;
+pub const PROTOCOL: u64 = 2;
 
 /// One Pi session's engine state.
 struct Served {
@@ -68,6 +75,11 @@ struct Served {
     calls: u64,
     compactions: u64,
     last_decision: Option<String>,
+    /// Pi's messages as the package sent them, the chain of their fingerprints
+    /// (`chain[k]`: of the first `k`), and the policy's state after them.
+    messages: Vec<Value>,
+    chain: Vec<u32>,
+    state: LiveState,
     /// The method of the request being answered (for the log).
     method: Option<String>,
     /// The Pi release the package runs in (`hello`'s `piVersion`): sessions are read as it.
@@ -89,6 +101,9 @@ impl Served {
             calls: 0,
             compactions: 0,
             last_decision: None,
+            messages: Vec::new(),
+            chain: vec![CHAIN_START],
+            state: LiveState::default(),
             method: None,
             pi: crate::store::pi_version::followed(),
         }
@@ -98,13 +113,34 @@ impl Served {
         let l = &self.live;
         json!({
             "policy": l.policy.name(),
-            "turns": {"green": l.turns.green, "yellow": l.turns.yellow, "red": l.turns.red},
+            "steps": {"high": l.marks.high, "low": l.marks.low},
+            "floorTurns": l.floor_turns,
+            "cacheTtlSeconds": l.cache_ttl_ms / 1000.0,
             "packetTokens": l.packet_tokens,
             "gaugeZones": [l.zones.0, l.zones.1],
             "compactEarly": l.compact_early,
             "summarizer": l.summarizer.name(),
         })
     }
+
+    /// A model's prices from Pi's registry.
+    fn prices(&self, provider: &str, id: &str) -> Option<Prices> {
+        self.registry.find(provider, id).map(Prices::of_model)
+    }
+}
+
+/// The fingerprint chain's start: FNV-1a's offset basis.
+const CHAIN_START: u32 = 0x811c_9dc5;
+
+/// The chain after one more message's fingerprint: FNV-1a over the chain's and the
+/// fingerprint's bytes, little-endian (the package computes the same).
+fn chain_next(chain: u32, fingerprint: u32) -> u32 {
+    let mut h = CHAIN_START;
+    for b in chain.to_le_bytes().into_iter().chain(fingerprint.to_le_bytes()) {
+        h ^= u32::from(b);
+        h = h.wrapping_mul(0x0100_0193);
+    }
+    h
 }
 
 /// A request's failure: its code and what to say.
@@ -193,7 +229,8 @@ fn handle_line(state: &mut Served, line: &str, n: u64) -> (Value, Result<Value, 
         return (id, Err(bad("\"params\" must be an object")), false);
     }
     // A bug in one request must not take the engine down: Pi would lose its live policy.
-    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| dispatch(state, &method, &params)));
+    let mut params = params;
+    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| dispatch(state, &method, &mut params)));
     // `hello` starts the state afresh.
     state.method = Some(method.clone());
     match r {
@@ -246,7 +283,7 @@ fn reply(out: &mut impl Write, id: &Value, r: Result<Value, Fail>) -> std::io::R
     out.flush()
 }
 
-fn dispatch(state: &mut Served, method: &str, p: &Value) -> Result<Value, Fail> {
+fn dispatch(state: &mut Served, method: &str, p: &mut Value) -> Result<Value, Fail> {
     match method {
         "hello" => hello(state, p),
         "context" => context_call(state, p),
@@ -257,7 +294,12 @@ fn dispatch(state: &mut Served, method: &str, p: &Value) -> Result<Value, Fail> 
                 .and_then(|o| o.as_bool())
                 .ok_or_else(|| bad("compaction_done needs \"ok\": true or false"))?;
             if state.latch == Latch::InFlight {
-                state.latch = if ok { Latch::Done } else { Latch::Failed };
+                state.latch = if ok {
+                    Latch::Done
+                } else {
+                    let why = p.get("error").and_then(|e| e.as_str()).unwrap_or("the summary failed");
+                    Latch::Failed(why.to_string())
+                };
             }
             if ok {
                 state.compactions += 1;
@@ -265,7 +307,7 @@ fn dispatch(state: &mut Served, method: &str, p: &Value) -> Result<Value, Fail> 
             Ok(json!({"latch": state.latch.name()}))
         }
         "summarize" => summarize_call(state, p),
-        "status" => Ok(status(state)),
+        "status" => Ok(status(state, p)),
         "shutdown" => Ok(json!({"bye": true})),
         other => Err(Fail(
             "unknown-method",
@@ -345,41 +387,120 @@ fn usage_tokens(p: &Value) -> Option<f64> {
     p.get("usage").and_then(|u| u.get("tokens")).and_then(|t| t.as_f64())
 }
 
-fn context_call(state: &mut Served, p: &Value) -> Result<Value, Fail> {
-    let msgs = p
-        .get("messages")
-        .and_then(|m| m.as_array())
-        .ok_or_else(|| bad("context needs \"messages\": an array"))?;
+/// A call's window, reserve and prices.
+fn call_env(state: &Served, p: &Value) -> CallEnv {
+    let (context_window, reserve_tokens) = window_and_reserve(state, p);
+    CallEnv {
+        context_window,
+        reserve_tokens,
+        prices: model_of(p).and_then(|(a, b)| state.prices(&a, &b)),
+    }
+}
+
+/// A fingerprint as the package writes it: 8 hex digits.
+fn fingerprint(v: Option<&Value>) -> Result<u32, Fail> {
+    match v {
+        None => Ok(0),
+        Some(Value::String(h)) => {
+            u32::from_str_radix(h, 16).map_err(|_| bad(format!("hash {h:?} is not 8 hex digits")))
+        }
+        Some(other) => Err(bad(format!("hash {other} is not 8 hex digits"))),
+    }
+}
+
+fn context_call(state: &mut Served, p: &mut Value) -> Result<Value, Fail> {
+    let base = match p.get("base") {
+        None => 0,
+        Some(b) => b.as_u64().ok_or_else(|| bad("\"base\" must be a whole number"))? as usize,
+    };
+    let msgs = match p.get_mut("messages").map(Value::take) {
+        Some(Value::Array(m)) => m,
+        _ => return Err(bad("context needs \"messages\": an array")),
+    };
     if let Some((k, _)) = msgs.iter().enumerate().find(|(_, m)| !m.is_object()) {
         return Err(bad(format!("messages[{k}] is not an object")));
     }
-    let (window, reserve) = window_and_reserve(state, p);
-    let input = LiveInput {
-        messages: msgs,
-        usage_tokens: usage_tokens(p),
-        context_window: window,
-        reserve_tokens: reserve,
-    };
-    let answer = live::live_context(&input, &state.live);
+    let hashes = p.get("hashes").and_then(|h| h.as_array());
+    if hashes.is_some_and(|h| h.len() != msgs.len()) {
+        return Err(bad("\"hashes\" must have one fingerprint per message"));
+    }
+    if base > 0 {
+        let want = p.get("baseHash").and_then(|h| h.as_str());
+        let held = state.chain.get(base).map(|c| format!("{c:08x}"));
+        if held.is_none() || want != held.as_deref() {
+            return Err(Fail(
+                "resync",
+                format!(
+                    "the engine holds {} messages and another chain: send the whole list",
+                    state.messages.len()
+                ),
+            ));
+        }
+    }
+    if base < state.messages.len() {
+        state.messages.truncate(base);
+        state.chain.truncate(base + 1);
+        state.state.truncate(base);
+    }
+    for (k, m) in msgs.into_iter().enumerate() {
+        let h = fingerprint(hashes.and_then(|h| h.get(k)))?;
+        let next = chain_next(*state.chain.last().expect("the chain has its start"), h);
+        state.chain.push(next);
+        state.messages.push(m);
+    }
+    let env = call_env(state, p);
+    let registry = &state.registry;
+    let prices_of = |a: &str, b: &str| registry.find(a, b).map(Prices::of_model);
+    let src = live::ValueSource::new(&state.messages, &prices_of);
+    let answer = state.state.answer(&src, &env, &state.live);
     state.calls += 1;
-    let changed = answer.changed(msgs.len());
+    let changed = answer.changed(state.messages.len());
     let mut out = json!({
         "changed": changed,
         "report": super::read::live_report_json(&answer.report),
+        "held": state.messages.len(),
     });
+    if let Some(step) = &answer.report.step {
+        out["notice"] = json!(step.notice());
+    }
     if changed {
-        let pieces: Vec<Value> = answer
-            .pieces
-            .into_iter()
-            .map(|piece| match piece {
-                Piece::Keep(i) => json!({"keep": i}),
-                Piece::Replace(_, v) | Piece::Insert(v) => json!({"message": v}),
-            })
-            .collect();
-        out["pieces"] = Value::Array(pieces);
+        out["pieces"] = Value::Array(pieces_json(answer.pieces));
     }
     state.last = Some(answer.report);
     Ok(out)
+}
+
+/// The answer's pieces, Pi's messages in runs: `{"keep": i}`, `{"keep": [from, to]}`,
+/// `{"message": …}` (a reply lists what is sent, not Pi's ten thousand messages one by one).
+fn pieces_json(pieces: Vec<Piece>) -> Vec<Value> {
+    let mut out: Vec<Value> = Vec::new();
+    let mut run: Option<(usize, usize)> = None;
+    let flush = |out: &mut Vec<Value>, run: &mut Option<(usize, usize)>| {
+        if let Some((a, b)) = run.take() {
+            out.push(if b == a + 1 {
+                json!({"keep": a})
+            } else {
+                json!({"keep": [a, b]})
+            });
+        }
+    };
+    for piece in pieces {
+        match piece {
+            Piece::Keep(i) => match &mut run {
+                Some((_, b)) if *b == i => *b = i + 1,
+                _ => {
+                    flush(&mut out, &mut run);
+                    run = Some((i, i + 1));
+                }
+            },
+            Piece::Replace(_, v) | Piece::Insert(v) => {
+                flush(&mut out, &mut run);
+                out.push(json!({"message": v}));
+            }
+        }
+    }
+    flush(&mut out, &mut run);
+    out
 }
 
 /// The session file of a request (its own, else the one `hello` named).
@@ -475,12 +596,26 @@ fn compaction_json(s: &Session, plan: &CompactionPlan, summary: &Summary) -> Val
 fn turn_end(state: &mut Served, p: &Value) -> Result<Value, Fail> {
     let (window, reserve) = window_and_reserve(state, p);
     let threshold = window.saturating_sub(reserve);
-    let d = live::early_compaction(state.latch, usage_tokens(p), threshold, &state.live);
-    state.latch = d.latch;
+    // The whole context: Pi's figure is what was sent; what bonsai left out counts too.
+    let whole = usage_tokens(p).map(|u| {
+        state
+            .state
+            .whole_after_reply(u, threshold, &state.live)
+            .unwrap_or((u, crate::engine::edit::prune::zone_of(u, threshold, state.live.zones)))
+    });
+    let d = live::early_compaction(
+        &state.latch,
+        whole.map(|w| w.0),
+        whole.map(|w| w.1),
+        threshold,
+        &state.live,
+    );
+    state.latch = d.latch.clone();
     state.last_decision = Some(d.reason.clone());
     let mut out = json!({
         "compact": false,
         "zone": d.zone.map(|z| z.name()),
+        "whole": whole.map(|w| w.0),
         "reason": d.reason,
         "latch": d.latch.name(),
         "summarizer": state.live.summarizer.name(),
@@ -496,12 +631,28 @@ fn turn_end(state: &mut Served, p: &Value) -> Result<Value, Fail> {
     let (s, _leaf, plan) = match planned {
         Ok(x) => x,
         Err(Fail(_, why)) => {
-            state.latch = Latch::Failed;
+            state.latch = Latch::Failed(why.clone());
+            state.last_decision = Some(format!("red, but {why}"));
             out["latch"] = json!(state.latch.name());
             out["reason"] = json!(format!("red, but {why}"));
+            out["notice"] = json!(format!(
+                "bonsai: the context is in red ({}) but {why}; the newest turns that fit are sent, and Pi compacts at its own threshold",
+                d.reason.trim_start_matches("red: ")
+            ));
             return Ok(out);
         }
     };
+    let notice = format!(
+        "bonsai compacts early ({}): {} tokens summarized by {}",
+        d.reason,
+        crate::engine::edit::prune::thousands(plan.tokens_before as u64),
+        match &state.live.summarizer {
+            Summarizer::Pi => "Pi's summarizer".to_string(),
+            Summarizer::Offline => "bonsai's offline summarizer".to_string(),
+            Summarizer::Strategy(x) => format!("bonsai's {x} strategy"),
+        }
+    );
+    out["notice"] = json!(notice);
     out["compact"] = json!(true);
     if state.live.summarizer == Summarizer::Pi {
         out["preparation"] = preparation_json(&s, &plan);
@@ -520,9 +671,12 @@ fn turn_end(state: &mut Served, p: &Value) -> Result<Value, Fail> {
             state.compactions += 1;
         }
         Err(Fail(_, why)) => {
-            state.latch = Latch::Failed;
+            state.latch = Latch::Failed(format!("the summary failed: {why}"));
             out["compact"] = json!(false);
             out["reason"] = json!(format!("red, but the summary failed: {why}"));
+            out["notice"] = json!(format!(
+                "bonsai: early compaction failed ({why}); Pi compacts at its own threshold"
+            ));
         }
     }
     out["latch"] = json!(state.latch.name());
@@ -569,7 +723,12 @@ fn summarize_call(state: &mut Served, p: &Value) -> Result<Value, Fail> {
     Ok(json!({"compaction": compaction_json(&s, &plan, &summary), "summarizer": state.live.summarizer.name()}))
 }
 
-fn status(state: &Served) -> Value {
+fn status(state: &Served, p: &Value) -> Value {
+    let file = p
+        .get("sessionFile")
+        .and_then(|f| f.as_str())
+        .map(PathBuf::from)
+        .or_else(|| state.session_file.clone());
     json!({
         "engine": format!("bonsai {}", env!("CARGO_PKG_VERSION")),
         "protocol": PROTOCOL,
@@ -577,13 +736,46 @@ fn status(state: &Served) -> Value {
         "settings": state.settings_json(),
         "problems": state.live.problems.iter().map(|x| x.to_string()).collect::<Vec<_>>(),
         "calls": state.calls,
+        "steps": state.state.steps(),
         "last": state.last.as_ref().map(super::read::live_report_json),
         "latch": state.latch.name(),
         "lastDecision": state.last_decision,
         "compactions": state.compactions,
+        "bill": file.and_then(|f| bill_so_far(state, &f)),
         "cwd": state.cwd,
         "sessionFile": state.session_file,
     })
+}
+
+/// The session's bill so far: as Pi recorded it, and the same calls replayed without the
+/// package (estimated), with the cache hits Pi recorded.
+fn bill_so_far(state: &Served, file: &Path) -> Option<Value> {
+    let s = crate::store::load_session(file).ok()?.read_as(state.pi);
+    let env_of = |m: Option<(&str, &str)>| {
+        let (window, reserve) = m
+            .and_then(|(a, b)| state.registry.find(a, b))
+            .map(|x| (x.context_window, state.settings.reserve_tokens(m)))
+            .unwrap_or((
+                crate::engine::load::models::DEFAULT_CONTEXT_WINDOW,
+                state.settings.reserve_tokens(m),
+            ));
+        CallEnv {
+            context_window: crate::engine::load::models::window_or_default(Some(window)),
+            reserve_tokens: reserve,
+            prices: m.and_then(|(a, b)| state.prices(a, b)),
+        }
+    };
+    let off = state.live.with_policy(live::LivePolicy::Off);
+    let b = live::bill::bill(&s, &[off], &state.registry, &env_of);
+    let r = &b.recorded;
+    let prompt = r.tokens.input + r.tokens.cache_read + r.tokens.cache_write;
+    Some(json!({
+        "calls": r.calls,
+        "recorded": r.cost + r.summary_cost,
+        "cacheHits": if prompt > 0.0 { r.tokens.cache_read / prompt } else { 0.0 },
+        "withoutPackage": b.policies[0].cost + r.summary_cost,
+        "unpriced": r.unpriced,
+    }))
 }
 
 #[cfg(test)]
@@ -607,9 +799,9 @@ mod tests {
         assert_eq!(ask(&mut st, r#"{"id": 3}"#)["id"], 3);
         let r = ask(&mut st, r#"{"id": 4, "method": "frobnicate"}"#);
         assert_eq!(r["error"]["code"], "unknown-method");
-        let r = ask(&mut st, r#"{"id": 5, "method": "hello", "params": {"protocol": 99}}"#);
+        let r = ask(&mut st, r#"{"id": 5, "method": "hello", "params": {"protocol": 1}}"#);
         assert_eq!(r["error"]["code"], "protocol");
-        assert!(r["error"]["message"].as_str().unwrap().contains("speaks 1"));
+        assert!(r["error"]["message"].as_str().unwrap().contains("speaks 2"));
         let r = ask(
             &mut st,
             r#"{"id": 6, "method": "context", "params": {"messages": [1]}}"#,
@@ -617,37 +809,94 @@ mod tests {
         assert_eq!(r["error"]["message"], "messages[0] is not an object");
         let r = ask(&mut st, r#"{"id": 7, "method": "context", "params": []}"#);
         assert_eq!(r["error"]["code"], "bad-request");
+        let r = ask(
+            &mut st,
+            r#"{"id": 8, "method": "context", "params": {"messages": [{}], "hashes": ["xyz"]}}"#,
+        );
+        assert_eq!(r["error"]["code"], "bad-request");
+    }
+
+    /// A coding session's messages: `n` turns of a request and an answer, a minute apart.
+    fn turns(n: usize) -> Vec<Value> {
+        let mut msgs = Vec::new();
+        for t in 0..n {
+            let ts = 1_000_000 + 60_000 * t as i64;
+            msgs.push(json!({"role": "user", "content": [{"type": "text", "text": format!("request {t}: {}", "x".repeat(4000))}], "timestamp": ts}));
+            msgs.push(json!({"role": "assistant", "content": [{"type": "text", "text": format!("answer {t}")}], "stopReason": "stop", "timestamp": ts + 1,
+                "usage": {"input": 1000 * t, "output": 5, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 1000 * t + 5}}));
+        }
+        msgs
+    }
+
+    fn hex(n: u32) -> String {
+        format!("{n:08x}")
+    }
+
+    /// The package's side: fingerprints are its own; here, a message's index.
+    fn context_request(id: u64, msgs: &[Value], base: usize) -> String {
+        let mut chain = vec![CHAIN_START];
+        for k in 0..msgs.len() {
+            chain.push(chain_next(chain[k], k as u32));
+        }
+        let hashes: Vec<String> = (base..msgs.len()).map(|k| hex(k as u32)).collect();
+        json!({"id": id, "method": "context", "params": {"base": base, "baseHash": hex(chain[base]),
+            "messages": &msgs[base..], "hashes": hashes, "usage": {"tokens": 100, "contextWindow": 200000}}})
+        .to_string()
     }
 
     #[test]
-    fn context_replies_keep_pieces_by_index() {
+    fn context_takes_what_was_appended_and_answers_in_runs() {
         let mut st = Served::new(PathBuf::from("/nonexistent-bonsai-test"));
-        let r = ask(&mut st, r#"{"id": "h", "method": "hello", "params": {"protocol": 1}}"#);
-        assert_eq!(r["result"]["protocol"], 1);
+        let r = ask(&mut st, r#"{"id": "h", "method": "hello", "params": {"protocol": 2}}"#);
+        assert_eq!(r["result"]["protocol"], 2);
         assert_eq!(r["result"]["settings"]["policy"], "zones");
-        let mut msgs = Vec::new();
-        for t in 0..10 {
-            msgs.push(
-                json!({"role": "user", "content": [{"type": "text", "text": format!("request {t}")}], "timestamp": t}),
-            );
-            msgs.push(json!({"role": "assistant", "content": [{"type": "text", "text": format!("answer {t}")}], "stopReason": "stop", "timestamp": t}));
+        assert_eq!(r["result"]["settings"]["steps"]["high"], 16_000);
+        // Every call a minute after the one before: the cache is warm, steps wait until
+        // they pay; the whole list first, then what was appended.
+        let msgs = turns(40);
+        let mut last = Value::Null;
+        let mut stepped = 0;
+        // Each call's context ends at a request; the engine holds the call before's.
+        let mut held = 0;
+        for len in (1..msgs.len()).step_by(2) {
+            let r = ask(&mut st, &context_request(len as u64, &msgs[..len], held));
+            assert!(r["error"].is_null(), "{r}");
+            assert_eq!(r["result"]["held"], len);
+            held = len;
+            stepped += usize::from(r["result"]["notice"].is_string());
+            last = r["result"].clone();
         }
-        let req = json!({"id": 1, "method": "context", "params": {"messages": msgs, "usage": {"tokens": 100, "contextWindow": 200000}}});
-        let r = ask(&mut st, &req.to_string());
-        let res = &r["result"];
-        assert_eq!(res["changed"], true);
-        let pieces = res["pieces"].as_array().unwrap();
+        assert!(stepped >= 1, "no step in 40 turns of 1,000 tokens");
+        assert_eq!(last["changed"], true);
+        let pieces = last["pieces"].as_array().unwrap();
         assert!(pieces[0]["message"]["customType"] == live::PACKET_TYPE);
-        assert_eq!(pieces[1], json!({"keep": 4}));
-        assert_eq!(pieces.len(), 1 + 16);
-        assert_eq!(res["report"]["turnsKept"], 8);
-        // Few messages: unchanged, no pieces.
-        let req = json!({"id": 2, "method": "context", "params": {"messages": &msgs[..4], "usage": {"tokens": 100, "contextWindow": 200000}}});
-        let r = ask(&mut st, &req.to_string());
-        assert_eq!(r["result"]["changed"], false);
-        assert!(r["result"].get("pieces").is_none());
+        // Pi's messages kept come as one run.
+        let runs: Vec<&Value> = pieces.iter().filter(|p| p["keep"].is_array()).collect();
+        assert_eq!(runs.len(), 1, "{pieces:?}");
+        assert_eq!(runs[0]["keep"][1], held);
+        // A chain that is not the engine's: resync, and the whole list mends it.
+        let wrong = context_request(99, &msgs, msgs.len() - 1).replace(&hex(7), &hex(8));
+        let mut bad: Value = serde_json::from_str(&wrong).unwrap();
+        bad["params"]["baseHash"] = json!("00000000");
+        let r = ask(&mut st, &bad.to_string());
+        assert_eq!(r["error"]["code"], "resync", "{r}");
+        let r = ask(&mut st, &context_request(100, &msgs, 0));
+        assert_eq!(r["result"]["held"], msgs.len());
+        // The same answer from a state kept over the calls and from the whole list at once.
+        let mut fresh = Served::new(PathBuf::from("/nonexistent-bonsai-test"));
+        let once = ask(&mut fresh, &context_request(1, &msgs, 0));
+        assert_eq!(once["result"]["pieces"], r["result"]["pieces"]);
         let s = ask(&mut st, r#"{"id": 9, "method": "status"}"#);
-        assert_eq!(s["result"]["calls"], 2);
-        assert_eq!(s["result"]["last"]["turnsKept"], 2);
+        assert!(s["result"]["steps"].as_u64().unwrap() >= 1);
+        assert!(s["result"]["last"]["turnsKept"].as_u64().unwrap() < 40);
+    }
+
+    #[test]
+    fn the_chain_is_fnv1a_over_little_endian_bytes() {
+        // The package computes the same (pi-package/lib/engine.ts, chainNext).
+        // The values node prints for `hex(chainNext(CHAIN_START, "00000000"))` and
+        // `hex(chainNext(0x12345678, "deadbeef"))`.
+        assert_eq!(hex(chain_next(CHAIN_START, 0)), "f4b97920");
+        assert_eq!(hex(chain_next(0x1234_5678, 0xdead_beef)), "2ca9bf8b");
     }
 }

@@ -22,6 +22,34 @@ use std::collections::HashMap;
 mod state;
 pub use state::*;
 
+/// What the live policy is asked with at a leaf: its settings, the call's window, reserve
+/// and prices, and Pi's model registry (the prices of the models the replies name).
+#[derive(Debug, Clone)]
+pub struct LiveParams {
+    pub settings: crate::engine::live::LiveSettings,
+    pub env: crate::engine::live::CallEnv,
+    pub registry: std::sync::Arc<crate::engine::load::models::Registry>,
+}
+
+impl LiveParams {
+    /// What bonsai's Pi package sends at `leaf`.
+    pub fn at_leaf(&self, s: &Session, leaf: usize) -> crate::engine::live::AtLeaf {
+        let prices_of = |p: &str, m: &str| self.registry.find(p, m).map(crate::engine::live::Prices::of_model);
+        crate::engine::live::at_leaf(s, leaf, &self.env, &self.settings, &prices_of)
+    }
+
+    /// The session's calls replayed under the live policy and without it (`bonsai bill`).
+    pub fn bill(&self, s: &Session) -> crate::engine::live::bill::Bill {
+        use crate::engine::live::{CallEnv, LivePolicy, Prices, bill};
+        let env_of = |m: Option<(&str, &str)>| CallEnv {
+            prices: m.and_then(|(p, id)| self.registry.find(p, id)).map(Prices::of_model),
+            ..self.env
+        };
+        let policies = [self.settings.clone(), self.settings.with_policy(LivePolicy::Off)];
+        bill::bill(s, &policies, &self.registry, &env_of)
+    }
+}
+
 /// One message at a leaf.
 #[derive(Debug, Clone, PartialEq)]
 pub struct MessageRow {
@@ -49,6 +77,8 @@ pub struct Pane {
     pub exact_sum: u64,
     /// The live policy's report when the pane shows what bonsai's Pi package sends.
     pub live: Option<crate::engine::live::LiveReport>,
+    /// The session's bill under the live policy and without it (`bonsai bill`), one line.
+    pub bill: Option<String>,
 }
 
 /// The view's data: the selection's messages, and with a mark both aligned.
@@ -126,21 +156,16 @@ fn pane(s: &Session, leaf: usize, encoding: Encoding, cache: &TokenCache) -> Pan
         est_sum: msgs.iter().map(|m| m.est_tokens).sum(),
         exact_sum: exact.iter().sum(),
         live: None,
+        bill: None,
     }
 }
 
 /// What bonsai's Pi package sends at `leaf` (`engine::live`, the function its hook calls):
 /// each message kept, distilled or pruned, and the packet, with Pi's estimate and the exact
 /// count (the cache's for a message as stored, counted here for one the policy changed).
-fn live_pane(
-    s: &Session,
-    leaf: usize,
-    encoding: Encoding,
-    cache: &TokenCache,
-    (settings, window, reserve): &(crate::engine::live::LiveSettings, u64, u64),
-) -> Pane {
-    use crate::engine::live::{self, Piece};
-    let at = live::at_leaf(s, leaf, *window, *reserve, settings);
+fn live_pane(s: &Session, leaf: usize, encoding: Encoding, cache: &TokenCache, params: &LiveParams) -> Pane {
+    use crate::engine::live::Piece;
+    let at = params.at_leaf(s, leaf);
     let refs: Vec<&ContextMessage> = at.refs.iter().collect();
     let exact = cache.count_all(s, &refs, encoding);
     let sent = at.answer.messages(&at.values);
@@ -206,7 +231,36 @@ fn live_pane(
         est_sum,
         exact_sum,
         live: Some(at.answer.report),
+        bill: None,
     }
+}
+
+/// The bill line of the live pane: the session's calls replayed under the live policy and
+/// without it, beside what Pi recorded.
+fn bill_line(b: &crate::engine::live::bill::Bill) -> Option<String> {
+    let [with, off] = b.policies.as_slice() else {
+        return None;
+    };
+    if with.calls == 0 {
+        return None;
+    }
+    let usd = crate::engine::live::bill::usd;
+    let ratio = if off.cost > 0.0 {
+        format!(" · {:.2}×", with.cost / off.cost)
+    } else {
+        String::new()
+    };
+    Some(format!(
+        " bill of {} calls replayed (est.): {} {} · off {}{ratio} · cached {:.0}/{:.0} % · {} · Pi recorded {} ",
+        with.calls,
+        with.policy,
+        usd(with.cost),
+        usd(off.cost),
+        100.0 * with.cached_share(),
+        100.0 * off.cached_share(),
+        crate::engine::live::plural(with.steps, "step", "steps"),
+        usd(b.recorded.cost + b.recorded.summary_cost),
+    ))
 }
 
 /// Align two message lists on their common messages. Keys are unique within a list, so the
@@ -265,7 +319,7 @@ pub fn build(
     mark: Option<usize>,
     encoding: Encoding,
     cache: &TokenCache,
-    live: Option<&(crate::engine::live::LiveSettings, u64, u64)>,
+    live: Option<&LiveParams>,
 ) -> ContextData {
     build_with_progress(s, generation, leaf, mark, encoding, cache, live, &|_, _| {})
 }
@@ -285,7 +339,7 @@ pub fn build_with_progress(
     mark: Option<usize>,
     encoding: Encoding,
     cache: &TokenCache,
-    live: Option<&(crate::engine::live::LiveSettings, u64, u64)>,
+    live: Option<&LiveParams>,
     progress: &dyn Fn(usize, usize),
 ) -> ContextData {
     let mut todo: Vec<ContextMessage> = Vec::new();
@@ -308,7 +362,10 @@ pub fn build_with_progress(
         Some(l) => live_pane(s, at, encoding, cache, l),
         None => pane(s, at, encoding, cache),
     };
-    let selected = one(leaf);
+    let mut selected = one(leaf);
+    if let Some(l) = live {
+        selected.bill = bill_line(&l.bill(s));
+    }
     let marked = mark.filter(|m| *m != leaf).map(one);
     let aligned = match &marked {
         Some(m) => align(&m.rows, &selected.rows),
@@ -465,10 +522,11 @@ pub fn draw(
             for (k, &(_, r)) in rows {
                 lines.push(cell(r.map(|r| &data.selected.rows[r]), " ", w, k == cursor));
             }
-            f.render_widget(
-                Paragraph::new(lines).block(block(title(&data.selected, Side::Alone))),
-                area,
-            );
+            let mut b = block(title(&data.selected, Side::Alone));
+            if let Some(bill) = &data.selected.bill {
+                b = b.title_bottom(Span::styled(bill.clone(), fg(MUTED)));
+            }
+            f.render_widget(Paragraph::new(lines).block(b), area);
         }
         Some(m) => {
             let halves = Layout::horizontal([Constraint::Percentage(50), Constraint::Percentage(50)]).split(area);
@@ -568,8 +626,9 @@ mod snapshots {
 
     #[test]
     fn live_context_view_120x40() {
-        // Tab: what bonsai's Pi package sends at the leaf of a long session (zones, green:
-        // the newest 8 turns and the packet).
+        // Tab: what bonsai's Pi package sends at the leaf of a long session (zones: the
+        // compaction summary as written, the packet, the turns since the last step), and at
+        // the bottom the session's bill replayed with and without the package.
         let mut a = app_for(&own("long.jsonl"));
         a.handle_key(KeyEvent::from(KeyCode::Char('v')));
         a.handle_key(KeyEvent::from(KeyCode::Tab));

@@ -72,7 +72,7 @@ pub enum Job {
         mark: Option<usize>,
         encoding: Encoding,
         cache: Arc<TokenCache>,
-        live: Option<(crate::engine::live::LiveSettings, u64, u64)>,
+        live: Option<context_view::LiveParams>,
     },
     /// The live policy's figure at the selection (what the Pi package would send), for the
     /// gauge's mark.
@@ -80,9 +80,7 @@ pub enum Job {
         generation: u64,
         session: Arc<Session>,
         leaf: usize,
-        settings: crate::engine::live::LiveSettings,
-        window: u64,
-        reserve: u64,
+        params: context_view::LiveParams,
     },
     /// A pruning plan for the selection (see `engine::edit::prune`).
     Prune {
@@ -1467,14 +1465,12 @@ fn run_live_figure(j: Job) -> JobResult {
         generation,
         session,
         leaf,
-        settings,
-        window,
-        reserve,
+        params,
     } = j
     else {
         unreachable!("run_live_figure runs only Job::LiveFigure")
     };
-    let at = || crate::engine::live::at_leaf(&session, leaf, window, reserve, &settings);
+    let at = || params.at_leaf(&session, leaf);
     let at = match low_priority_pool() {
         Some(p) => p.install(at),
         None => at(),

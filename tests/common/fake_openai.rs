@@ -1,8 +1,13 @@
 //! A fake OpenAI-compatible model on 127.0.0.1 (chat completions, streamed as server-sent
 //! events the way Pi's `openai-completions` provider reads them) for real Pi: every request is
 //! recorded, a script decides each answer (text, or tool calls Pi then runs), and the usage it
-//! reports is the request's size in Pi's estimate (chars/4), so Pi's context figures move as
-//! they would with a real model. Nothing leaves the machine.
+//! reports is the request's size in Pi's estimate (chars/4 of each message), so Pi's context
+//! figures move as they would with a real model. Nothing leaves the machine.
+//!
+//! With prompt caching on, it caches as providers do: the part of a request equal, message by
+//! message, to the start of one of its recent requests is reported as read from the cache
+//! (`prompt_tokens_details.cached_tokens`), the rest as written to it (`cache_write_tokens`),
+//! which is what Pi reads to record each reply's cost.
 
 use super::fake_model::read_request;
 use serde_json::{Value, json};
@@ -20,6 +25,8 @@ pub struct FakeOpenAi {
     /// `http://127.0.0.1:PORT/v1`, the provider's `baseUrl`.
     pub base_url: String,
     bodies: Arc<Mutex<Vec<Value>>>,
+    /// Per request: (prompt tokens, read from the cache), as reported.
+    usage: Arc<Mutex<Vec<(u64, u64)>>>,
 }
 
 impl FakeOpenAi {
@@ -29,6 +36,11 @@ impl FakeOpenAi {
     }
     pub fn clear(&self) {
         self.bodies.lock().unwrap().clear();
+        self.usage.lock().unwrap().clear();
+    }
+    /// Per request, in order: the prompt tokens reported and the part read from the cache.
+    pub fn usage(&self) -> Vec<(u64, u64)> {
+        self.usage.lock().unwrap().clone()
     }
 }
 
@@ -55,18 +67,44 @@ pub fn is_summary_request(body: &Value) -> bool {
         })
 }
 
-/// Pi's estimate of a request's messages: chars/4 of their text, tool calls' names and
-/// arguments included.
-pub fn request_tokens(body: &Value) -> u64 {
-    let mut chars = 0usize;
-    for m in body["messages"].as_array().into_iter().flatten() {
-        chars += content_text(&m["content"]).encode_utf16().count();
-        for c in m["tool_calls"].as_array().into_iter().flatten() {
-            chars += c["function"]["name"].as_str().unwrap_or("").len();
-            chars += c["function"]["arguments"].as_str().unwrap_or("").len();
-        }
+/// Pi's estimate of one request message: chars/4 (rounded up) of its text, tool calls'
+/// names and arguments included.
+pub fn message_tokens(m: &Value) -> u64 {
+    let mut chars = content_text(&m["content"]).encode_utf16().count();
+    for c in m["tool_calls"].as_array().into_iter().flatten() {
+        chars += c["function"]["name"].as_str().unwrap_or("").encode_utf16().count();
+        chars += c["function"]["arguments"].as_str().unwrap_or("").encode_utf16().count();
     }
     chars.div_ceil(4) as u64
+}
+
+/// Pi's estimate of a request's messages, message by message.
+pub fn request_tokens(body: &Value) -> u64 {
+    body["messages"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(message_tokens)
+        .sum()
+}
+
+/// The tokens of `body`'s longest start equal, message by message, to the start of one of
+/// `earlier` (the provider's cache).
+fn cached_tokens(body: &Value, earlier: &[Value]) -> u64 {
+    let msgs = body["messages"].as_array().cloned().unwrap_or_default();
+    earlier
+        .iter()
+        .filter(|e| e["model"] == body["model"])
+        .map(|e| {
+            let prev = e["messages"].as_array().cloned().unwrap_or_default();
+            msgs.iter()
+                .zip(&prev)
+                .take_while(|(a, b)| a == b)
+                .map(|(a, _)| message_tokens(a))
+                .sum::<u64>()
+        })
+        .max()
+        .unwrap_or(0)
 }
 
 fn chunk(sock: &mut std::net::TcpStream, data: &str) -> bool {
@@ -77,24 +115,36 @@ fn chunk(sock: &mut std::net::TcpStream, data: &str) -> bool {
 
 /// Serve on a random loopback port; `script(body)` answers each request.
 pub fn serve(script: impl Fn(&Value) -> Reply + Send + Sync + 'static) -> FakeOpenAi {
+    serve_caching(script, false)
+}
+
+/// How many recent requests the fake cache compares a request with.
+const CACHED_REQUESTS: usize = 8;
+
+/// [`serve`], reporting prompt caching when `caching`.
+pub fn serve_caching(script: impl Fn(&Value) -> Reply + Send + Sync + 'static, caching: bool) -> FakeOpenAi {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let base_url = format!("http://{}/v1", listener.local_addr().unwrap());
     let bodies: Arc<Mutex<Vec<Value>>> = Arc::new(Mutex::new(Vec::new()));
+    let usage: Arc<Mutex<Vec<(u64, u64)>>> = Arc::new(Mutex::new(Vec::new()));
     let script = Arc::new(script);
     {
-        let bodies = bodies.clone();
+        let (bodies, usage) = (bodies.clone(), usage.clone());
         std::thread::spawn(move || {
             for sock in listener.incoming() {
                 let Ok(mut sock) = sock else { return };
-                let (bodies, script) = (bodies.clone(), script.clone());
+                let (bodies, usage, script) = (bodies.clone(), usage.clone(), script.clone());
                 std::thread::spawn(move || {
                     let Some(body) = read_request(&sock) else { return };
                     // Recorded before answering: Pi sends the next request only after this one's
                     // answer, so the order of the list is the order of the calls.
-                    let req_n = {
+                    let (req_n, cached) = {
                         let mut b = bodies.lock().unwrap();
+                        let from = b.len().saturating_sub(CACHED_REQUESTS);
+                        let cached = if caching { cached_tokens(&body, &b[from..]) } else { 0 };
                         b.push(body.clone());
-                        b.len()
+                        usage.lock().unwrap().push((request_tokens(&body), cached));
+                        (b.len(), cached)
                     };
                     let reply = script(&body);
                     let model = body["model"].as_str().unwrap_or("fake").to_string();
@@ -124,9 +174,14 @@ pub fn serve(script: impl Fn(&Value) -> Reply + Send + Sync + 'static) -> FakeOp
                     let first = json!({"id": "fake", "object": "chat.completion.chunk", "created": 1, "model": model,
                         "choices": [{"index": 0, "delta": delta, "finish_reason": null}]});
                     let completion = out_chars.div_ceil(4) as u64;
+                    let mut reported = json!({"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion});
+                    if caching {
+                        reported["prompt_tokens_details"] =
+                            json!({"cached_tokens": cached, "cache_write_tokens": prompt - cached});
+                    }
                     let last = json!({"id": "fake", "object": "chat.completion.chunk", "created": 1, "model": model,
                         "choices": [{"index": 0, "delta": {}, "finish_reason": finish}],
-                        "usage": {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}});
+                        "usage": reported});
                     let _ = chunk(&mut sock, &format!("data: {first}\n\n"))
                         && chunk(&mut sock, &format!("data: {last}\n\n"))
                         && chunk(&mut sock, "data: [DONE]\n\n")
@@ -135,5 +190,9 @@ pub fn serve(script: impl Fn(&Value) -> Reply + Send + Sync + 'static) -> FakeOp
             }
         });
     }
-    FakeOpenAi { base_url, bodies }
+    FakeOpenAi {
+        base_url,
+        bodies,
+        usage,
+    }
 }

@@ -69,18 +69,59 @@ pub struct World {
     pub server: FakeOpenAi,
 }
 
+/// A model's prices in models.json (USD per million tokens).
+#[derive(Clone, Copy, Debug)]
+pub struct Prices {
+    pub input: f64,
+    pub output: f64,
+    pub cache_read: f64,
+    pub cache_write: f64,
+}
+
+/// Anthropic's prices for a Sonnet: a cache read 0.1×, a cache write 1.25× the input.
+pub const CACHING: Prices = Prices {
+    input: 3.0,
+    output: 15.0,
+    cache_read: 0.3,
+    cache_write: 3.75,
+};
+
+/// The same input price with no cache discount.
+pub const NO_DISCOUNT: Prices = Prices {
+    input: 3.0,
+    output: 15.0,
+    cache_read: 3.0,
+    cache_write: 3.0,
+};
+
 impl World {
     /// `window`: the fake model's context window; `settings`: Pi's settings.json.
     pub fn new(window: u64, settings: Value, script: impl Fn(&Value) -> Reply + Send + Sync + 'static) -> World {
+        World::priced(window, settings, None, script)
+    }
+
+    /// [`World::new`] with the model priced in models.json and a provider that caches
+    /// prompts (Pi records each reply's cost from both).
+    pub fn priced(
+        window: u64,
+        settings: Value,
+        prices: Option<Prices>,
+        script: impl Fn(&Value) -> Reply + Send + Sync + 'static,
+    ) -> World {
         let dir = tempfile::tempdir().unwrap();
         let agent = dir.path().join("agent");
         let project = dir.path().join("project");
         std::fs::create_dir_all(&agent).unwrap();
         std::fs::create_dir_all(project.join("data")).unwrap();
-        let server = fake_openai::serve(script);
+        let server = fake_openai::serve_caching(script, prices.is_some());
+        let mut model = json!({"id": "fake-model", "contextWindow": window, "maxTokens": 4096});
+        if let Some(p) = prices {
+            model["cost"] =
+                json!({"input": p.input, "output": p.output, "cacheRead": p.cache_read, "cacheWrite": p.cache_write});
+        }
         let models = json!({"providers": {"fakeco": {
             "baseUrl": server.base_url, "api": "openai-completions", "apiKey": "fake-key",
-            "models": [{"id": "fake-model", "contextWindow": window, "maxTokens": 4096}]}}});
+            "models": [model]}}});
         std::fs::write(agent.join("models.json"), models.to_string()).unwrap();
         std::fs::write(agent.join("settings.json"), settings.to_string()).unwrap();
         let session = dir.path().join("session.jsonl");
@@ -151,6 +192,22 @@ impl World {
             String::from_utf8_lossy(&o.stderr)
         );
         serde_json::from_slice(&o.stdout).unwrap()
+    }
+
+    /// The bill Pi recorded in the session file: every reply's `usage.cost.total`, and the
+    /// summary calls' (compactions, branch summaries).
+    pub fn recorded_bill(&self) -> f64 {
+        self.entries()
+            .iter()
+            .filter_map(|e| {
+                let u = if e["type"] == "message" {
+                    &e["message"]["usage"]
+                } else {
+                    &e["usage"]
+                };
+                u["cost"]["total"].as_f64()
+            })
+            .sum()
     }
 
     /// The session file's entries (none before Pi wrote it).

@@ -1,26 +1,45 @@
 //! The live context policy: what the model is sent on each call when bonsai runs inside Pi
-//! (the Pi package's `context` hook, through `bonsai serve`) and what `bonsai context --live`
-//! prints at a leaf. One function, [`live_context`], on Pi's in-memory messages (the
-//! `AgentMessage`s of the `context` event: no system messages); nothing is written.
+//! (the Pi package's `context` hook, through `bonsai serve`), what `bonsai context --live`
+//! prints at a leaf, and what `bonsai bill` replays. Nothing is written.
+//!
+//! Providers cache the start of a request: the part equal to an earlier request's start is
+//! billed at a tenth to a half of the input price. A policy that changes what it sends near
+//! the start on every call makes every call pay for the whole request again. So what bonsai
+//! leaves out changes only at planned *steps*:
+//! - between two steps, each request is the previous one plus what Pi appended, byte for byte;
+//! - a step leaves out several whole turns at once, from a high mark down to a low mark
+//!   (tokens of the turns sent), never below a floor of turns;
+//! - a step is taken when the cache is cold anyway (the provider's cache lifetime has passed
+//!   since the last call), when what it saves over the next calls outweighs writing the
+//!   request again, or in red (the whole context near Pi's threshold);
+//! - a model with no cache discount slides: it steps down to the low mark on every call.
+//!
+//! The state between calls is never stored: it is rebuilt from Pi's messages alone
+//! ([`state::LiveState`] replays the calls the messages record: every assistant reply is one
+//! call whose context was the messages before it). So the package, `bonsai context --live`
+//! and `bonsai bill` give the same answer from the same messages.
 //!
 //! Policies (`bonsai.live.policy`):
 //! - `off`: the messages as Pi has them.
-//! - `output`: OpenCode's prune of old tool output, or with `bonsai.live.compat:
-//!   "pi-context-pruning"` that extension's own rules: the plan `bonsai prune` makes
-//!   ([`prune::output`]), applied in memory instead of written as context edits.
-//! - `zones` (default): the context-manager design. The zone comes from Pi's usage against
-//!   T = window − reserveTokens; raw compaction and branch summaries are dropped; only the
-//!   newest turns are kept (how many depends on the zone), long tool output in the kept older
-//!   turns is distilled, the newest turn is never touched; one hidden packet carries what
-//!   everything dropped established (the offline summarizer's ledger).
+//! - `output`: OpenCode's prune of old tool output (or with `bonsai.live.compat:
+//!   "pi-context-pruning"` that extension's rules), applied in memory in steps.
+//! - `zones` (default): whole turns left out in steps; the newest turn lossless; long output
+//!   in the older kept turns distilled at a step; one hidden packet stands for the turns left
+//!   out; compaction and branch summaries are sent as Pi wrote them.
 
-use crate::compaction::offline;
+pub mod bill;
+mod packet;
+pub mod state;
+
 use crate::edit::prune::{self, PruneSettings, Zone};
+use crate::load::models::ModelInfo;
 use crate::load::session::Session;
 use crate::view::context;
-use serde_json::{Value, json};
-use std::collections::HashSet;
+use serde_json::Value;
 use std::fmt::Write as _;
+
+pub use packet::text as packet_text;
+pub use state::{LiveState, MessageSource, ValueSource};
 
 /// The `customType` of the packet message (Pi sends a `custom` message as a user message).
 pub const PACKET_TYPE: &str = "bonsai.packet";
@@ -41,33 +60,73 @@ impl LivePolicy {
             LivePolicy::Zones => "zones",
         }
     }
+
+    /// The policy a name gives (`--policy`, `bonsai.live.policy`).
+    pub fn parse(name: &str) -> Option<LivePolicy> {
+        match name {
+            "off" => Some(LivePolicy::Off),
+            "output" => Some(LivePolicy::Output { compat: false }),
+            "output-compat" | "pi-context-pruning" => Some(LivePolicy::Output { compat: true }),
+            "zones" => Some(LivePolicy::Zones),
+            _ => None,
+        }
+    }
+
+    /// The names [`LivePolicy::parse`] takes.
+    pub const NAMES: [&'static str; 3] = ["off", "output", "zones"];
 }
 
-/// How many of the newest turns the zones policy keeps in each zone.
+/// The known name nearest to `wrong` (a typo's fix), when one is near enough.
+pub fn nearest_name<'a>(wrong: &str, names: &[&'a str]) -> Option<&'a str> {
+    names
+        .iter()
+        .map(|n| (edit_distance(&wrong.to_lowercase(), n), *n))
+        .filter(|(d, n)| *d <= 2.max(n.len() / 3))
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, n)| n)
+}
+
+/// Levenshtein distance in characters (the names compared are a few letters long).
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut prev = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let cur = row[j + 1];
+            row[j + 1] = (prev + usize::from(ca != *cb)).min(row[j] + 1).min(cur + 1);
+            prev = cur;
+        }
+    }
+    row[b.len()]
+}
+
+/// Where the zones policy steps: tokens of the turns it sends (Pi's estimate).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct TurnsKept {
-    pub green: usize,
-    pub yellow: usize,
-    pub red: usize,
+pub struct Marks {
+    /// A step is considered when the turns sent pass this.
+    pub high: u64,
+    /// A step leaves out whole old turns until the turns sent fit under this.
+    pub low: u64,
 }
 
-impl Default for TurnsKept {
+impl Default for Marks {
     fn default() -> Self {
-        TurnsKept {
-            green: 8,
-            yellow: 4,
-            red: 1,
+        Marks {
+            high: 16_000,
+            low: 6_000,
         }
     }
 }
 
-impl TurnsKept {
-    pub fn get(&self, z: Zone) -> usize {
-        match z {
-            Zone::Green => self.green,
-            Zone::Yellow => self.yellow,
-            Zone::Red => self.red,
-        }
+impl Marks {
+    /// The marks for a threshold T: at most half of T and a fifth of T, so a small window
+    /// steps before it fills.
+    pub fn within(self, threshold: u64) -> Marks {
+        let high = self.high.min(threshold / 2).max(1);
+        let low = self.low.min(threshold / 5).min(high.saturating_sub(1)).max(1);
+        Marks { high, low }
     }
 }
 
@@ -109,8 +168,13 @@ impl std::fmt::Display for SettingProblem {
 #[derive(Debug, Clone)]
 pub struct LiveSettings {
     pub policy: LivePolicy,
-    pub turns: TurnsKept,
-    /// The packet's budget in Pi's estimated tokens.
+    pub marks: Marks,
+    /// Complete turns always sent before the newest one, whatever the zone.
+    pub floor_turns: usize,
+    /// How long the provider keeps a request's start cached, in milliseconds.
+    pub cache_ttl_ms: f64,
+    /// The budget of the packet's prose (goal, decisions, tasks) in Pi's estimated tokens.
+    /// Its facts (files, commands' paths, errors, the requests' terms) are all listed.
     pub packet_tokens: u64,
     /// The gauge's zone bounds as fractions of T.
     pub zones: (f64, f64),
@@ -123,12 +187,17 @@ pub struct LiveSettings {
     pub problems: Vec<SettingProblem>,
 }
 
+/// Anthropic's cache lifetime unless the request asks for more; OpenAI keeps 5 to 10 minutes.
+pub const DEFAULT_CACHE_TTL_MS: f64 = 300_000.0;
+
 impl Default for LiveSettings {
     fn default() -> Self {
         LiveSettings {
             policy: LivePolicy::Zones,
-            turns: TurnsKept::default(),
-            packet_tokens: 1_500,
+            marks: Marks::default(),
+            floor_turns: 2,
+            cache_ttl_ms: DEFAULT_CACHE_TTL_MS,
+            packet_tokens: 600,
             zones: (0.7, 0.9),
             prune: PruneSettings::default(),
             compact_early: true,
@@ -138,19 +207,88 @@ impl Default for LiveSettings {
     }
 }
 
-/// What Pi knows about the context at this call.
-#[derive(Debug, Clone, Copy)]
-pub struct LiveInput<'a> {
-    /// Pi's messages for this call, oldest first, without system messages.
-    pub messages: &'a [Value],
-    /// `ctx.getContextUsage().tokens`: `None` when Pi does not know (right after a compaction,
-    /// before the next reply).
-    pub usage_tokens: Option<f64>,
-    pub context_window: u64,
-    pub reserve_tokens: u64,
+impl LiveSettings {
+    /// The same settings under another policy (`bonsai bill --policy`).
+    pub fn with_policy(&self, policy: LivePolicy) -> LiveSettings {
+        LiveSettings { policy, ..self.clone() }
+    }
 }
 
-impl LiveInput<'_> {
+/// A model's prices in USD per million tokens, as Pi's model registry has them.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct Prices {
+    pub input: f64,
+    pub output: f64,
+    pub cache_read: f64,
+    pub cache_write: f64,
+}
+
+impl Prices {
+    pub fn of_model(m: &ModelInfo) -> Prices {
+        Prices {
+            input: m.cost[0],
+            output: m.cost[1],
+            cache_read: m.cost[2],
+            cache_write: m.cost[3],
+        }
+    }
+
+    /// No price is known (a local or free model).
+    pub fn unpriced(&self) -> bool {
+        self.input <= 0.0 && self.output <= 0.0 && self.cache_read <= 0.0 && self.cache_write <= 0.0
+    }
+
+    /// Whether a request's start equal to an earlier one's costs less than new input. An
+    /// unpriced model counts as caching: a local server reuses its cache the same way, and
+    /// time is what it saves.
+    pub fn caches(&self) -> bool {
+        self.input <= 0.0 || (self.cache_read > 0.0 && self.cache_read < self.input)
+    }
+
+    /// The price of an input token the cache did not hold (written to the cache where the
+    /// provider charges for that).
+    pub fn uncached(&self) -> f64 {
+        if self.cache_write > 0.0 {
+            self.cache_write
+        } else {
+            self.input
+        }
+    }
+
+    /// A cached and an uncached input token against an input token, for comparing costs:
+    /// Anthropic's ratios (0.1 and 1.25) where no price is known.
+    pub fn weights(&self) -> (f64, f64) {
+        if self.input <= 0.0 {
+            (0.1, 1.25)
+        } else if self.caches() {
+            (self.cache_read / self.input, self.uncached() / self.input)
+        } else {
+            (1.0, self.uncached() / self.input)
+        }
+    }
+
+    /// The cost in USD of a call: `cached` input tokens read from the cache, `uncached`
+    /// input tokens, `output` tokens.
+    pub fn cost(&self, cached: f64, uncached: f64, output: f64) -> f64 {
+        let read = if self.caches() && self.cache_read > 0.0 {
+            self.cache_read
+        } else {
+            self.input
+        };
+        (cached * read + uncached * self.uncached() + output * self.output) / 1e6
+    }
+}
+
+/// What a call is asked with, besides Pi's messages.
+#[derive(Debug, Clone, Copy)]
+pub struct CallEnv {
+    pub context_window: u64,
+    pub reserve_tokens: u64,
+    /// The prices of the model this call goes to (`None`: unknown, taken as caching).
+    pub prices: Option<Prices>,
+}
+
+impl CallEnv {
     /// T = window − reserveTokens, where Pi compacts.
     pub fn threshold(&self) -> u64 {
         self.context_window.saturating_sub(self.reserve_tokens)
@@ -165,14 +303,90 @@ pub enum Piece {
     Insert(Value),
 }
 
+/// Why a step was taken now.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StepReason {
+    /// The provider's cache had expired: the request is written whole anyway.
+    CacheCold,
+    /// Leaving out now saves more over the next calls than writing the request again costs.
+    Pays,
+    /// The whole context is in red.
+    Red,
+    /// The model has no cache discount: every call is billed whole, so less is cheaper.
+    NoDiscount,
+}
+
+impl StepReason {
+    pub fn name(self) -> &'static str {
+        match self {
+            StepReason::CacheCold => "cache cold",
+            StepReason::Pays => "it pays",
+            StepReason::Red => "red",
+            StepReason::NoDiscount => "no cache discount",
+        }
+    }
+}
+
+/// A step: what it left out and what it changed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StepRecord {
+    /// The number of messages in the context of the call that took it.
+    pub at: usize,
+    pub reason: StepReason,
+    /// Turns left out by this step.
+    pub turns: usize,
+    /// Tool outputs pruned by this step (the output policy).
+    pub pruned: usize,
+    /// Pi's estimate of what was sent before and after the step (messages only).
+    pub before: u64,
+    pub after: u64,
+    /// Minutes since the last call, when the cache was cold.
+    pub idle_minutes: Option<f64>,
+}
+
+impl StepRecord {
+    /// What the package tells the user.
+    pub fn notice(&self) -> String {
+        let what = if self.pruned > 0 {
+            plural(self.pruned, "old tool output", "old tool outputs") + " pruned"
+        } else {
+            plural(self.turns, "earlier turn", "earlier turns") + " left out"
+        };
+        let why = match (self.reason, self.idle_minutes) {
+            (StepReason::CacheCold, Some(m)) => format!("cache cold: {} since the last call", minutes(m)),
+            (r, _) => r.name().to_string(),
+        };
+        format!(
+            "bonsai: {what}, {} → {} tokens sent ({why})",
+            prune::thousands(self.before),
+            prune::thousands(self.after)
+        )
+    }
+}
+
+fn minutes(m: f64) -> String {
+    if m >= 90.0 {
+        format!("{:.1} h", m / 60.0)
+    } else {
+        format!("{:.0} min", m.max(1.0))
+    }
+}
+
+/// `n` with the singular or plural noun.
+pub fn plural(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct LiveReport {
     pub policy: String,
     pub zone: Option<Zone>,
     /// T = window − reserveTokens.
     pub threshold: u64,
-    /// Pi's own figure (`None`: unknown, the estimate `tokens_full` stands in for it).
-    pub tokens_now: Option<f64>,
+    /// The whole context: what Pi would send without bonsai (Pi's figure for the last reply,
+    /// with what bonsai left out of that call added back, and an estimate of what came
+    /// after). The zone is read from it.
+    pub whole: f64,
     /// Pi's estimate of the messages Pi gave (chars/4, as Pi estimates).
     pub tokens_full: u64,
     /// Pi's estimate of the messages sent.
@@ -185,12 +399,21 @@ pub struct LiveReport {
     pub dropped: usize,
     pub distilled: usize,
     pub pruned: usize,
-    /// Raw compaction and branch summaries left out (their facts are in the packet).
-    pub summaries_filtered: usize,
+    /// Compaction and branch summaries of the left-out part, sent as Pi wrote them ahead of
+    /// the packet.
+    pub summaries_ahead: usize,
     /// Tool results left out because their call was not kept (never expected; a safety net).
     pub orphans_dropped: usize,
     /// The packet's estimated tokens, when one was added.
     pub packet_tokens: Option<u64>,
+    /// The step this call took.
+    pub step: Option<StepRecord>,
+    /// Steps taken in this context so far (this call's included).
+    pub steps: usize,
+    /// Why no step was taken although the turns sent are over the high mark.
+    pub waiting: Option<String>,
+    /// The calls this context records (this one included).
+    pub calls: usize,
     pub note: String,
 }
 
@@ -232,59 +455,24 @@ pub fn is_packet(v: &Value) -> bool {
         && v.get("customType").and_then(|c| c.as_str()) == Some(PACKET_TYPE)
 }
 
-fn role(v: &Value) -> &str {
-    v.get("role").and_then(|r| r.as_str()).unwrap_or("")
-}
-
-fn estimate_all(msgs: impl Iterator<Item = impl std::borrow::Borrow<Value>>) -> u64 {
-    msgs.map(|m| context::estimate_value(m.borrow())).sum()
-}
-
-/// The zone of this call: Pi's usage (its estimate of the messages when it has none) against T.
-pub fn zone_at(input: &LiveInput, bounds: (f64, f64)) -> Zone {
-    let tokens = input
-        .usage_tokens
-        .unwrap_or_else(|| estimate_all(input.messages.iter()) as f64);
-    prune::zone_of(tokens, input.threshold(), bounds)
-}
-
-/// The live policy's answer for one model call.
-pub fn live_context(input: &LiveInput, settings: &LiveSettings) -> LiveAnswer {
-    let msgs = input.messages;
-    let tokens_full = estimate_all(msgs.iter());
-    let mut report = LiveReport {
-        policy: settings.policy.name().to_string(),
-        threshold: input.threshold(),
-        tokens_now: input.usage_tokens,
-        tokens_full,
-        messages_in: msgs.len(),
-        turns_total: msgs.iter().filter(|m| role(m) == "user").count(),
-        ..LiveReport::default()
-    };
-    let pieces = match settings.policy {
-        LivePolicy::Off => {
-            report.turns_kept = report.turns_total;
-            report.note = "policy off: the messages as Pi has them".into();
-            (0..msgs.len()).map(Piece::Keep).collect()
-        }
-        LivePolicy::Output { compat } => output(msgs, settings, compat, &mut report),
-        LivePolicy::Zones => zones(input, settings, &mut report),
-    };
-    report.messages_out = pieces.len();
-    report.tokens_sent = pieces
-        .iter()
-        .map(|p| match p {
-            Piece::Keep(i) => context::estimate_value(&msgs[*i]),
-            Piece::Replace(_, v) | Piece::Insert(v) => context::estimate_value(v),
-        })
-        .sum();
-    LiveAnswer { pieces, report }
+/// The live policy's answer for the call whose context is `messages`, rebuilt from nothing:
+/// the calls the messages record are replayed first. `prices_of` gives a model's prices by
+/// provider and id (the replies name the model each call went to).
+pub fn live_context(
+    messages: &[Value],
+    env: &CallEnv,
+    settings: &LiveSettings,
+    prices_of: &dyn Fn(&str, &str) -> Option<Prices>,
+) -> LiveAnswer {
+    let src = ValueSource::new(messages, prices_of);
+    let mut state = LiveState::default();
+    state.answer(&src, env, settings)
 }
 
 /// Early compaction's latch: at most one compaction per pressure episode. An episode begins
-/// when Pi's usage reaches red and ends when a known usage falls below red again (which a
+/// when the whole context reaches red and ends when it falls below red again (which a
 /// successful compaction brings at the next reply).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub enum Latch {
     /// No compaction for the current pressure (or none needed).
     #[default]
@@ -293,18 +481,18 @@ pub enum Latch {
     InFlight,
     /// This episode's compaction is written.
     Done,
-    /// This episode's compaction failed: Pi's own threshold is the fallback until the episode
-    /// ends.
-    Failed,
+    /// This episode's compaction could not be made, for the reason held: Pi's own threshold
+    /// is the fallback until the episode ends.
+    Failed(String),
 }
 
 impl Latch {
-    pub fn name(self) -> &'static str {
+    pub fn name(&self) -> String {
         match self {
-            Latch::Idle => "idle",
-            Latch::InFlight => "in flight",
-            Latch::Done => "done for this episode",
-            Latch::Failed => "failed for this episode",
+            Latch::Idle => "idle".into(),
+            Latch::InFlight => "in flight".into(),
+            Latch::Done => "done for this episode".into(),
+            Latch::Failed(why) => format!("failed for this episode ({why})"),
         }
     }
 }
@@ -318,30 +506,36 @@ pub struct EarlyCompaction {
     pub reason: String,
 }
 
-/// At a turn's end: compact now? (`usage`: Pi's `getContextUsage().tokens`, `None` when
-/// unknown, and then nothing changes.)
-pub fn early_compaction(latch: Latch, usage: Option<f64>, threshold: u64, settings: &LiveSettings) -> EarlyCompaction {
-    let Some(tokens) = usage else {
+/// At a turn's end: compact now? `whole` is the whole context (see [`LiveReport::whole`]),
+/// `None` when unknown (right after a compaction, before the next reply: nothing changes);
+/// `zone` its zone with the state's hysteresis.
+pub fn early_compaction(
+    latch: &Latch,
+    whole: Option<f64>,
+    zone: Option<Zone>,
+    threshold: u64,
+    settings: &LiveSettings,
+) -> EarlyCompaction {
+    let (Some(tokens), Some(zone)) = (whole, zone) else {
         return EarlyCompaction {
             compact: false,
-            latch,
+            latch: latch.clone(),
             zone: None,
-            reason: "usage unknown (no reply since the last compaction)".into(),
+            reason: "the context's size is unknown until the next reply".into(),
         };
     };
-    let zone = prune::zone_of(tokens, threshold, settings.zones);
     let red = zone == Zone::Red;
     let (compact, latch, reason) = match (latch, red) {
         (_, _) if !settings.compact_early => (
             false,
-            latch,
+            latch.clone(),
             "early compaction is off (bonsai.live.compactEarly)".to_string(),
         ),
         (Latch::Idle, true) => (
             true,
             Latch::InFlight,
             format!(
-                "red: {} of T {} ({:.0} %)",
+                "red: the whole context is {} of T {} ({:.0} %)",
                 prune::thousands(tokens.round() as u64),
                 prune::thousands(threshold),
                 100.0 * tokens / threshold.max(1) as f64
@@ -349,10 +543,21 @@ pub fn early_compaction(latch: Latch, usage: Option<f64>, threshold: u64, settin
         ),
         (Latch::Idle, false) => (false, Latch::Idle, format!("{}: no compaction needed", zone.name())),
         (Latch::InFlight, _) => (false, Latch::InFlight, "a compaction is in flight".into()),
-        (Latch::Done | Latch::Failed, true) => {
-            (false, latch, "this pressure episode already had its compaction".into())
-        }
-        (Latch::Done | Latch::Failed, false) => (false, Latch::Idle, format!("{}: the episode is over", zone.name())),
+        (Latch::Done, true) => (
+            false,
+            Latch::Done,
+            "red: this pressure episode already had its compaction".into(),
+        ),
+        (Latch::Failed(why), true) => (
+            false,
+            latch.clone(),
+            format!("red: this episode's compaction could not be made ({why})"),
+        ),
+        (Latch::Done | Latch::Failed(_), false) => (
+            false,
+            Latch::Idle,
+            format!("{}: the pressure episode is over", zone.name()),
+        ),
     };
     EarlyCompaction {
         compact,
@@ -363,20 +568,23 @@ pub fn early_compaction(latch: Latch, usage: Option<f64>, threshold: u64, settin
 }
 
 /// The live answer at a leaf of a session file: Pi's messages there as Pi holds them in
-/// memory, Pi's usage figure as `ctx.getContextUsage()` gives it, and the policy's answer on
-/// them: exactly what the package computes at the `context` event of the request sent when
-/// that entry was the newest.
+/// memory and the policy's answer on them: exactly what the package computes at the
+/// `context` event of the request sent when that entry was the newest.
 pub struct AtLeaf {
     pub proj: context::Projection,
-    /// The projected messages that are not system messages (what the `context` event holds),
-    /// with their materialized values.
+    /// The projected messages that are not system messages (what the `context` event holds).
     pub refs: Vec<context::ContextMessage>,
     pub values: Vec<Value>,
-    pub usage: Option<f64>,
     pub answer: LiveAnswer,
 }
 
-pub fn at_leaf(s: &Session, leaf: usize, window: u64, reserve: u64, settings: &LiveSettings) -> AtLeaf {
+pub fn at_leaf(
+    s: &Session,
+    leaf: usize,
+    env: &CallEnv,
+    settings: &LiveSettings,
+    prices_of: &dyn Fn(&str, &str) -> Option<Prices>,
+) -> AtLeaf {
     let proj = context::project(s, &s.path_to(leaf));
     let refs: Vec<context::ContextMessage> = proj
         .messages()
@@ -384,21 +592,11 @@ pub fn at_leaf(s: &Session, leaf: usize, window: u64, reserve: u64, settings: &L
         .cloned()
         .collect();
     let values: Vec<Value> = refs.iter().map(|m| context::materialize(s, m)).collect();
-    let usage = context::pi_context_usage(s, &proj);
-    let answer = live_context(
-        &LiveInput {
-            messages: &values,
-            usage_tokens: usage,
-            context_window: window,
-            reserve_tokens: reserve,
-        },
-        settings,
-    );
+    let answer = live_context(&values, env, settings, prices_of);
     AtLeaf {
         proj,
         refs,
         values,
-        usage,
         answer,
     }
 }
@@ -427,199 +625,6 @@ pub fn as_session(msgs: &[Value]) -> Session {
     }
     // A header we wrote ourselves always loads (the loader refuses only a missing header).
     Session::from_bytes(buf.into_bytes()).expect("bonsai's own header loads")
-}
-
-fn output(msgs: &[Value], settings: &LiveSettings, compat: bool, report: &mut LiveReport) -> Vec<Piece> {
-    report.turns_kept = report.turns_total;
-    if msgs.is_empty() {
-        report.note = "no messages".into();
-        return vec![];
-    }
-    let s = as_session(msgs);
-    let mut ps = settings.prune.clone();
-    ps.compat = compat;
-    let plan = prune::output(&s, msgs.len() - 1, &ps, false);
-    report.note = plan.note.clone();
-    let mut pieces: Vec<Piece> = (0..msgs.len()).map(Piece::Keep).collect();
-    for item in plan.edits() {
-        let Some(Value::Object(mut m)) = msgs.get(item.entry).cloned() else {
-            continue;
-        };
-        if let Some(c) = item.replacement.get("content") {
-            m.insert("content".into(), c.clone());
-        }
-        pieces[item.entry] = Piece::Replace(item.entry, Value::Object(m));
-        report.pruned += 1;
-    }
-    pieces
-}
-
-/// The tool-call ids of an assistant message.
-fn call_ids(m: &Value) -> impl Iterator<Item = &str> {
-    m.get("content")
-        .and_then(|c| c.as_array())
-        .into_iter()
-        .flatten()
-        .filter(|b| b.get("type").and_then(|t| t.as_str()) == Some("toolCall"))
-        .filter_map(|b| b.get("id").and_then(|i| i.as_str()))
-}
-
-/// A tool result's text and image blocks, for distilling (`None` unless it is all text and
-/// images, which is every tool result Pi writes).
-fn distilled_result(m: &Value) -> Option<(Value, usize)> {
-    let tool = m.get("toolName").and_then(|t| t.as_str()).unwrap_or("tool");
-    let blocks = m.get("content")?.as_array()?;
-    let mut text = String::new();
-    let mut images = Vec::new();
-    for b in blocks {
-        match b.get("type").and_then(|t| t.as_str()) {
-            Some("text") => {
-                if !text.is_empty() {
-                    text.push('\n');
-                }
-                text.push_str(b.get("text").and_then(|t| t.as_str()).unwrap_or(""));
-            }
-            Some("image") => images.push(b.clone()),
-            _ => return None,
-        }
-    }
-    let (short, elided) = prune::distill(&text, tool)?;
-    let mut content = vec![json!({"type": "text", "text": short})];
-    content.extend(images);
-    let mut out = m.clone();
-    out["content"] = Value::Array(content);
-    Some((out, elided))
-}
-
-fn zones(input: &LiveInput, settings: &LiveSettings, report: &mut LiveReport) -> Vec<Piece> {
-    let msgs = input.messages;
-    let zone = zone_at(input, settings.zones);
-    report.zone = Some(zone);
-    let keep = settings.turns.get(zone).max(1);
-    let users: Vec<usize> = (0..msgs.len()).filter(|&i| role(&msgs[i]) == "user").collect();
-    // Where the kept messages start: the oldest kept turn's user message; everything when
-    // there are no more turns than kept; in red with no user message at all (a turn that
-    // began before the last compaction), the smallest suffix that holds no tool result
-    // without its call: from the newest message that is not a tool result.
-    let start = if users.len() > keep {
-        users[users.len() - keep]
-    } else if users.is_empty() && zone == Zone::Red {
-        (0..msgs.len())
-            .rev()
-            .find(|&i| role(&msgs[i]) != "toolResult")
-            .unwrap_or(0)
-    } else {
-        0
-    };
-    report.turns_kept = users.iter().filter(|&&u| u >= start).count();
-    let newest_turn = users.last().copied().unwrap_or(0);
-    let is_summary = |m: &Value| matches!(role(m), "compactionSummary" | "branchSummary");
-    let mut dropped: Vec<&Value> = Vec::new();
-    let mut kept: Vec<usize> = Vec::new();
-    for (i, m) in msgs.iter().enumerate() {
-        if is_summary(m) {
-            report.summaries_filtered += 1;
-            dropped.push(m);
-        } else if i < start {
-            report.dropped += 1;
-            dropped.push(m);
-        } else {
-            kept.push(i);
-        }
-    }
-    // Never a tool result without its call (a call's results follow it within its turn, so
-    // this only acts on input that already had an orphan).
-    let calls: HashSet<&str> = kept.iter().flat_map(|&i| call_ids(&msgs[i])).collect();
-    let mut pieces = Vec::with_capacity(kept.len() + 1);
-    for &i in &kept {
-        let m = &msgs[i];
-        if role(m) == "toolResult" {
-            let id = m.get("toolCallId").and_then(|t| t.as_str()).unwrap_or("");
-            if !calls.contains(id) {
-                report.orphans_dropped += 1;
-                continue;
-            }
-            // The older kept turns: long output of a prunable tool is distilled; the newest
-            // turn stays lossless.
-            let tool = m.get("toolName").and_then(|t| t.as_str()).unwrap_or("");
-            let prunable = settings.prune.protected_tools.iter().all(|t| t != tool)
-                && (settings.prune.prunable_tools.is_empty()
-                    || settings.prune.prunable_tools.iter().any(|t| t == tool));
-            let is_error = m.get("isError").and_then(|e| e.as_bool()).unwrap_or(false);
-            if i < newest_turn
-                && prunable
-                && !is_error
-                && let Some((short, _)) = distilled_result(m)
-            {
-                report.distilled += 1;
-                pieces.push(Piece::Replace(i, short));
-                continue;
-            }
-        }
-        pieces.push(Piece::Keep(i));
-    }
-    if !dropped.is_empty() {
-        let ts = kept
-            .first()
-            .and_then(|&i| msgs[i].get("timestamp"))
-            .cloned()
-            .unwrap_or(json!(0));
-        let text = packet_text(&dropped, report, settings.packet_tokens);
-        let packet = json!({
-            "role": "custom",
-            "customType": PACKET_TYPE,
-            "content": text,
-            "display": false,
-            "timestamp": ts,
-        });
-        report.packet_tokens = Some(context::estimate_value(&packet));
-        pieces.insert(0, packet_piece(packet));
-    }
-    report.note = format!(
-        "{}: the newest {} of {} turns kept ({} distilled), {} older messages and {} summaries in the packet",
-        zone.name(),
-        report.turns_kept,
-        report.turns_total,
-        report.distilled,
-        report.dropped,
-        report.summaries_filtered
-    );
-    pieces
-}
-
-fn packet_piece(v: Value) -> Piece {
-    Piece::Insert(v)
-}
-
-/// The packet: a line saying what is left out, then the ledger of what it established.
-fn packet_text(dropped: &[&Value], report: &LiveReport, budget: u64) -> String {
-    let turns = report.turns_total - report.turns_kept;
-    let tokens: u64 = estimate_all(dropped.iter().copied());
-    let mut what = Vec::new();
-    if turns > 0 {
-        what.push(format!("{turns} earlier turn{}", if turns == 1 { "" } else { "s" }));
-    } else if report.dropped > 0 {
-        what.push(format!(
-            "{} earlier message{}",
-            report.dropped,
-            if report.dropped == 1 { "" } else { "s" }
-        ));
-    }
-    if report.summaries_filtered > 0 {
-        what.push(format!(
-            "{} earlier summar{}",
-            report.summaries_filtered,
-            if report.summaries_filtered == 1 { "y" } else { "ies" }
-        ));
-    }
-    let head = format!(
-        "[bonsai: {} of this session (~{} tokens) are left out of this request to keep the context small. What they established, for continuing the work:]\n\n",
-        what.join(" and "),
-        prune::thousands(tokens)
-    );
-    // The head line counts against the budget too.
-    let body_budget = budget.saturating_sub(head.len().div_ceil(4) as u64).max(64);
-    format!("{head}{}", offline::packet_ledger(dropped, body_budget))
 }
 
 #[cfg(test)]

@@ -243,59 +243,95 @@ impl Settings {
         let mut policy = LivePolicy::Zones;
         match self.get(&["bonsai", "live", "policy"]) {
             None | Some(Value::Null) => {}
-            Some(Value::String(p)) if p == "off" => policy = LivePolicy::Off,
-            Some(Value::String(p)) if p == "output" => policy = LivePolicy::Output { compat },
-            Some(Value::String(p)) if p == "zones" => policy = LivePolicy::Zones,
-            Some(v) => {
-                problem(
-                    "policy",
-                    v,
-                    "expected \"off\", \"output\" or \"zones\"; the context is passed through unchanged",
-                );
-                policy = LivePolicy::Off;
-            }
+            Some(v) => match v.as_str().and_then(LivePolicy::parse) {
+                Some(LivePolicy::Output { .. }) => policy = LivePolicy::Output { compat },
+                Some(p) => policy = p,
+                None => {
+                    let hint = v
+                        .as_str()
+                        .and_then(|w| crate::live::nearest_name(w, &LivePolicy::NAMES))
+                        .map(|n| format!("did you mean \"{n}\"? "))
+                        .unwrap_or_default();
+                    problem(
+                        "policy",
+                        v,
+                        &format!(
+                            "{hint}expected \"off\", \"output\" or \"zones\"; the context is passed through unchanged"
+                        ),
+                    );
+                    policy = LivePolicy::Off;
+                }
+            },
         }
-        let mut turns = out.turns;
         if let Some(t) = self.get(&["bonsai", "live", "turns"]) {
-            match t {
+            problem(
+                "turns",
+                t,
+                "no longer read: the zones policy leaves out whole turns in steps between the token marks of bonsai.live.steps ({\"high\": 16000, \"low\": 6000}); bonsai.live.floorTurns keeps the newest turns",
+            );
+        }
+        if let Some(m) = self.get(&["bonsai", "live", "steps"]) {
+            let mut marks = out.marks;
+            match m {
                 Value::Object(o) => {
                     for (k, v) in o {
                         let slot = match k.as_str() {
-                            "green" => &mut turns.green,
-                            "yellow" => &mut turns.yellow,
-                            "red" => &mut turns.red,
+                            "high" => &mut marks.high,
+                            "low" => &mut marks.low,
                             _ => {
-                                problem(&format!("turns.{k}"), v, "not a zone (green, yellow, red); ignored");
+                                problem(&format!("steps.{k}"), v, "not a mark (high, low); ignored");
                                 continue;
                             }
                         };
                         match v.as_u64() {
-                            Some(n) if n >= 1 => *slot = n as usize,
+                            Some(n) if n >= 100 => *slot = n,
                             _ => problem(
-                                &format!("turns.{k}"),
+                                &format!("steps.{k}"),
                                 v,
-                                "expected a whole number of turns, at least 1; the default is used",
+                                "expected a number of tokens, at least 100; the default is used",
                             ),
                         }
                     }
+                    if marks.low >= marks.high {
+                        problem(
+                            "steps",
+                            m,
+                            "the low mark must be below the high one; the defaults are used",
+                        );
+                    } else {
+                        out.marks = marks;
+                    }
                 }
                 v => problem(
-                    "turns",
+                    "steps",
                     v,
-                    "expected {\"green\": N, \"yellow\": N, \"red\": N}; the defaults are used",
+                    "expected {\"high\": TOKENS, \"low\": TOKENS}; the defaults are used",
                 ),
             }
         }
-        // Fewer turns as the zone worsens, whatever was written.
-        turns.yellow = turns.yellow.min(turns.green);
-        turns.red = turns.red.min(turns.yellow);
+        if let Some(v) = self.get(&["bonsai", "live", "floorTurns"]) {
+            match v.as_u64() {
+                Some(n) if n <= 100 => out.floor_turns = n as usize,
+                _ => problem(
+                    "floorTurns",
+                    v,
+                    "expected a whole number of turns (0 to 100); 2 is used",
+                ),
+            }
+        }
+        if let Some(v) = self.get(&["bonsai", "live", "cacheTtlSeconds"]) {
+            match v.as_f64() {
+                Some(n) if n >= 0.0 && n.is_finite() => out.cache_ttl_ms = n * 1000.0,
+                _ => problem("cacheTtlSeconds", v, "expected seconds (0 or more); 300 is used"),
+            }
+        }
         if let Some(v) = self.get(&["bonsai", "live", "packetTokens"]) {
             match v.as_u64() {
                 Some(n) if n >= 100 => out.packet_tokens = n,
                 _ => problem(
                     "packetTokens",
                     v,
-                    "expected a number of tokens, at least 100; 1500 is used",
+                    "expected a number of tokens, at least 100; 600 is used",
                 ),
             }
         }
@@ -319,7 +355,6 @@ impl Settings {
             ),
         }
         out.policy = policy;
-        out.turns = turns;
         out
     }
 

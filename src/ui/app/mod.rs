@@ -747,15 +747,28 @@ impl App {
         });
     }
 
-    /// The live policy's settings (Pi's settings.json, `bonsai.live`) and the window and
-    /// reserve the gauge uses at the selection.
-    pub(super) fn live_params(&self) -> (crate::engine::live::LiveSettings, u64, u64) {
+    /// The live policy's settings (Pi's settings.json, `bonsai.live`), and the window,
+    /// reserve and prices of the gauge's model at the selection.
+    pub(super) fn live_params(&self) -> super::context_view::LiveParams {
         let g = self.selection.gauge.as_ref();
         let window = crate::engine::load::models::window_or_default(g.and_then(|g| g.window));
         let reserve = g
             .map(|g| g.reserve)
             .unwrap_or_else(|| self.settings.reserve_tokens(None));
-        (self.settings.live_settings(), window, reserve)
+        let prices = g
+            .and_then(|g| g.model.as_deref())
+            .and_then(|m| m.split_once('/'))
+            .and_then(|(p, id)| self.registry.find(p, id))
+            .map(crate::engine::live::Prices::of_model);
+        super::context_view::LiveParams {
+            settings: self.settings.live_settings(),
+            env: crate::engine::live::CallEnv {
+                context_window: window,
+                reserve_tokens: reserve,
+                prices,
+            },
+            registry: self.registry.clone(),
+        }
     }
 
     /// Count what the Pi package would send at the selection (the gauge marks it) in a
@@ -767,17 +780,15 @@ impl App {
             return;
         }
         let Some(leaf) = self.selected_leaf() else { return };
-        let (settings, window, reserve) = self.live_params();
-        if settings.policy == crate::engine::live::LivePolicy::Off {
+        let params = self.live_params();
+        if params.settings.policy == crate::engine::live::LivePolicy::Off {
             return;
         }
         self.pending.queue.push(Job::LiveFigure {
             generation: self.selection.generation,
             session: self.doc.session.clone(),
             leaf,
-            settings,
-            window,
-            reserve,
+            params,
         });
     }
 

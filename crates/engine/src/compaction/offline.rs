@@ -827,6 +827,15 @@ impl<'a> Pack<'a> {
         });
         self.reduce(&mut total, limit, |p| p.next_to_terms(1..n.saturating_sub(1)));
         self.reduce(&mut total, limit, |p| p.next_to_terms(0..1));
+        // The live packet stands for turns the model no longer sees: it keeps every fact the
+        // recall score counts (files, commands' paths, errors, the requests' terms) whatever
+        // its budget, and only its prose is reduced.
+        if self.layout == Layout::Packet {
+            for list in [CONSTRAINTS, DECISIONS, DONE, NOTES] {
+                self.reduce(&mut total, limit, |p| p.drop_oldest(list, 0));
+            }
+            return;
+        }
         // Last, the oldest facts: command paths, request terms, errors.
         self.reduce(&mut total, limit, |p| p.drop_oldest(COMMAND_PATHS_LIST, 0));
         self.reduce(&mut total, limit, |p| {
@@ -942,27 +951,15 @@ const NOTES: usize = 3;
 const CONSTRAINTS: usize = 4;
 const COMMAND_PATHS_LIST: usize = 5;
 
-/// Newest file paths a packet names per list (the rest counted).
-const PACKET_FILES: usize = 20;
-
 /// The live packet's ledger: the goal, constraints, decisions, tasks, blockers and files of
-/// `messages` (what the live policy dropped, earlier summaries included), within `budget`
-/// tokens (Pi's chars/4). Deterministic like [`history_summary`]: messages are read in
-/// timestamp order (ties by content), so the same messages give the same bytes in any order.
+/// `messages` (the turns the live policy leaves out), its prose within `budget` tokens (Pi's
+/// chars/4), every fact the recall score counts listed whatever the budget. Deterministic
+/// like [`history_summary`]: messages are read in timestamp order (ties by content), so the
+/// same messages give the same bytes in any order.
 pub fn packet_ledger(messages: &[&Value], budget: u64) -> String {
     let f = gather(messages.iter().copied(), None);
-    let newest = |v: &[String], what: &str| -> Option<String> {
-        if v.is_empty() {
-            return None;
-        }
-        let shown = &v[v.len().saturating_sub(PACKET_FILES)..];
-        let more = v.len() - shown.len();
-        Some(if more > 0 {
-            format!("{what}: {} (and {more} older)", shown.join(", "))
-        } else {
-            format!("{what}: {}", shown.join(", "))
-        })
-    };
+    let newest =
+        |v: &[String], what: &str| -> Option<String> { (!v.is_empty()).then(|| format!("{what}: {}", v.join(", "))) };
     let mut modified: Vec<String> = Vec::new();
     for p in f.edits.iter().chain(&f.writes) {
         push_unique(&mut modified, p.clone());
@@ -978,7 +975,6 @@ pub fn packet_ledger(messages: &[&Value], budget: u64) -> String {
     };
     pack.keep_newest(DONE, 4);
     pack.keep_newest(DECISIONS, MAX_CHATTER);
-    pack.keep_newest(COMMAND_PATHS_LIST, PACKET_FILES);
     pack.fit(budget as usize * 4);
     pack.render()
 }

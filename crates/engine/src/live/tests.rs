@@ -1,14 +1,25 @@
+use super::state::zone_after;
 use super::*;
+use crate::compaction::recall;
 use proptest::prelude::*;
+use serde_json::json;
+use std::collections::HashSet;
+
+fn role(v: &Value) -> &str {
+    v.get("role").and_then(|r| r.as_str()).unwrap_or("")
+}
 
 fn user(text: &str, ts: i64) -> Value {
     json!({"role": "user", "content": [{"type": "text", "text": text}], "timestamp": ts})
 }
 
-fn call(id: &str, tool: &str, args: Value, ts: i64) -> Value {
+fn usage(tokens: u64) -> Value {
+    json!({"input": tokens, "output": 20, "cacheRead": 0, "cacheWrite": 0, "totalTokens": tokens + 20})
+}
+
+fn call(id: &str, tool: &str, args: Value, ts: i64, sent: u64) -> Value {
     json!({"role": "assistant", "content": [{"type": "toolCall", "id": id, "name": tool, "arguments": args}],
-        "stopReason": "toolUse", "timestamp": ts,
-        "usage": {"input": 10, "output": 5, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 15}})
+        "provider": "p", "model": "m", "stopReason": "toolUse", "timestamp": ts, "usage": usage(sent)})
 }
 
 fn result(id: &str, tool: &str, text: &str, ts: i64) -> Value {
@@ -16,39 +27,92 @@ fn result(id: &str, tool: &str, text: &str, ts: i64) -> Value {
         "isError": false, "timestamp": ts})
 }
 
-fn answer(text: &str, ts: i64) -> Value {
-    json!({"role": "assistant", "content": [{"type": "text", "text": text}], "stopReason": "stop", "timestamp": ts,
-        "usage": {"input": 10, "output": 5, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 15}})
+fn answer(text: &str, ts: i64, sent: u64) -> Value {
+    json!({"role": "assistant", "content": [{"type": "text", "text": text}], "provider": "p", "model": "m",
+        "stopReason": "stop", "timestamp": ts, "usage": usage(sent)})
 }
 
-/// `n` turns: each a request, a read of a file with `bytes` of output, and an answer.
-fn session(n: usize, bytes: usize) -> Vec<Value> {
-    let mut v = Vec::new();
-    for t in 0..n {
-        let ts = 1_000_000 + t as i64 * 1000;
-        v.push(user(
+/// Anthropic's prices (per million tokens).
+const ANTHROPIC: Prices = Prices {
+    input: 3.0,
+    output: 15.0,
+    cache_read: 0.3,
+    cache_write: 3.75,
+};
+
+/// No cache discount.
+const FLAT: Prices = Prices {
+    input: 3.0,
+    output: 15.0,
+    cache_read: 0.0,
+    cache_write: 0.0,
+};
+
+fn env(prices: Prices) -> CallEnv {
+    CallEnv {
+        context_window: 200_000,
+        reserve_tokens: 16_384,
+        prices: Some(prices),
+    }
+}
+
+/// One call: what was sent and the report.
+struct Sent {
+    context: usize,
+    messages: Vec<Value>,
+    report: LiveReport,
+}
+
+/// Pi's part: `turns` turns of a request, a `read` of `bytes` of output and an answer, each
+/// reply recording the usage of what the policy sent (plus a 2,000-token system prompt),
+/// calls `gap_ms` apart. Every call is answered both by a state kept between calls (as the
+/// package's engine does) and from nothing (as `bonsai context --live` does): they must agree.
+fn play(turns: usize, bytes: usize, settings: &LiveSettings, prices: Prices, gap_ms: i64) -> (Vec<Value>, Vec<Sent>) {
+    let prices_of = move |_: &str, _: &str| Some(prices);
+    let e = env(prices);
+    let mut msgs: Vec<Value> = Vec::new();
+    let mut state = LiveState::default();
+    let mut out = Vec::new();
+    let mut ts = 1_000_000_000i64;
+    let ask = |msgs: &Vec<Value>, state: &mut LiveState, out: &mut Vec<Sent>| -> u64 {
+        let src = ValueSource::new(msgs, &prices_of);
+        let a = state.answer(&src, &e, settings);
+        let fresh = live_context(msgs, &e, settings, &prices_of);
+        assert_eq!(a.pieces, fresh.pieces, "kept state and replay differ at {}", msgs.len());
+        assert_eq!(a.report, fresh.report);
+        let sent = a.messages(msgs);
+        let tokens = a.report.tokens_sent + 2_000;
+        out.push(Sent {
+            context: msgs.len(),
+            messages: sent,
+            report: a.report,
+        });
+        tokens
+    };
+    for t in 0..turns {
+        ts += gap_ms;
+        msgs.push(user(
             &format!("Turn {t}: look at src/mod{t}.rs and fix `handler_{t}`"),
             ts,
         ));
+        let sent = ask(&msgs, &mut state, &mut out);
         let id = format!("call_{t}");
-        v.push(call(&id, "read", json!({"path": format!("src/mod{t}.rs")}), ts + 1));
-        v.push(result(&id, "read", &"x".repeat(bytes), ts + 2));
-        v.push(answer(&format!("Fixed handler_{t} in src/mod{t}.rs."), ts + 3));
+        msgs.push(call(
+            &id,
+            "read",
+            json!({"path": format!("src/mod{t}.rs")}),
+            ts + 1,
+            sent,
+        ));
+        msgs.push(result(&id, "read", &format!("{t}:{}", "x".repeat(bytes)), ts + 2));
+        let sent = ask(&msgs, &mut state, &mut out);
+        msgs.push(answer(
+            &format!("Fixed handler_{t} in src/mod{t}.rs; we decided to keep the API."),
+            ts + 3,
+            sent,
+        ));
     }
-    v
-}
-
-fn input(msgs: &[Value], usage: Option<f64>) -> LiveInput<'_> {
-    LiveInput {
-        messages: msgs,
-        usage_tokens: usage,
-        context_window: 100_000,
-        reserve_tokens: 10_000,
-    }
-}
-
-fn zones_settings() -> LiveSettings {
-    LiveSettings::default()
+    (msgs, out)
 }
 
 /// Every tool result sent has its call before it; every call sent has its results.
@@ -56,8 +120,10 @@ fn assert_paired(sent: &[Value]) {
     let mut calls: HashSet<String> = HashSet::new();
     let mut answered: HashSet<String> = HashSet::new();
     for m in sent {
-        for id in call_ids(m) {
-            calls.insert(id.to_string());
+        for b in m["content"].as_array().into_iter().flatten() {
+            if b["type"] == "toolCall" {
+                calls.insert(b["id"].as_str().unwrap().to_string());
+            }
         }
         if role(m) == "toolResult" {
             let id = m["toolCallId"].as_str().unwrap().to_string();
@@ -65,180 +131,298 @@ fn assert_paired(sent: &[Value]) {
             answered.insert(id);
         }
     }
-    assert_eq!(calls, answered, "a call without its result");
+    let in_flight = sent.last().filter(|m| role(m) == "assistant").map(|_| 1).unwrap_or(0);
+    assert!(calls.len() - answered.len() <= in_flight, "a call without its result");
+}
+
+fn bytes(v: &[Value]) -> Vec<String> {
+    v.iter().map(|m| m.to_string()).collect()
 }
 
 #[test]
 fn off_passes_every_message_through() {
-    let msgs = session(12, 100);
     let s = LiveSettings {
         policy: LivePolicy::Off,
         ..LiveSettings::default()
     };
-    let a = live_context(&input(&msgs, Some(500.0)), &s);
-    assert!(!a.changed(msgs.len()));
-    assert_eq!(a.messages(&msgs), msgs);
+    let (msgs, sent) = play(12, 400, &s, ANTHROPIC, 5_000);
+    let last = sent.last().unwrap();
+    assert_eq!(last.messages, msgs[..last.context]);
+    assert!(sent.iter().all(|x| x.report.step.is_none()));
 }
 
 #[test]
-fn green_keeps_the_newest_turns_and_one_packet() {
-    let msgs = session(12, 100);
-    let a = live_context(&input(&msgs, Some(1_000.0)), &zones_settings());
-    let sent = a.messages(&msgs);
-    assert_eq!(a.report.zone, Some(Zone::Green));
-    assert_eq!(a.report.turns_total, 12);
-    assert_eq!(a.report.turns_kept, 8);
-    assert_eq!(a.report.dropped, 16);
-    // The packet first, then the oldest kept turn's request.
-    assert!(is_packet(&sent[0]));
-    assert_eq!(sent.iter().filter(|m| is_packet(m)).count(), 1);
-    assert_eq!(sent[1], msgs[16]);
-    assert_eq!(&sent[1..], &msgs[16..]);
-    assert_paired(&sent);
-    let p = a.packet().unwrap();
-    assert!(p.starts_with("[bonsai: 4 earlier turns"), "{p}");
-    // The dropped turns' requests and files are in it.
-    for t in 0..4 {
-        assert!(p.contains(&format!("src/mod{t}.rs")), "{p}");
+fn below_the_high_mark_nothing_is_left_out() {
+    let (msgs, sent) = play(5, 400, &LiveSettings::default(), ANTHROPIC, 5_000);
+    for x in &sent {
+        assert_eq!(x.messages, msgs[..x.context], "call at {}", x.context);
     }
-    assert!(!p.contains("src/mod5.rs"), "a kept turn's file in the packet: {p}");
-    assert!(a.report.tokens_sent < a.report.tokens_full);
 }
 
+/// The bill's first rule: between two steps each request is the previous one plus what Pi
+/// appended, byte for byte; a step leaves out whole old turns down to the low mark; nothing
+/// left out ever comes back.
 #[test]
-fn fewer_turns_as_the_zone_worsens() {
-    let msgs = session(12, 100);
-    let t = input(&msgs, None).threshold() as f64;
-    let yellow = live_context(&input(&msgs, Some(0.75 * t)), &zones_settings());
-    assert_eq!(yellow.report.zone, Some(Zone::Yellow));
-    assert_eq!(yellow.report.turns_kept, 4);
-    let red = live_context(&input(&msgs, Some(0.95 * t)), &zones_settings());
-    assert_eq!(red.report.zone, Some(Zone::Red));
-    assert_eq!(red.report.turns_kept, 1);
-    let sent = red.messages(&msgs);
-    assert_eq!(&sent[1..], &msgs[44..]);
-    assert_paired(&sent);
-    // Over T (Pi would compact) is red too.
-    let over = live_context(&input(&msgs, Some(2.0 * t)), &zones_settings());
-    assert_eq!(over.report.zone, Some(Zone::Red));
-}
-
-#[test]
-fn unknown_usage_takes_the_estimate_of_the_messages() {
-    let msgs = session(12, 20_000);
-    let full: u64 = msgs.iter().map(context::estimate_value).sum();
-    let a = live_context(&input(&msgs, None), &zones_settings());
-    assert_eq!(a.report.tokens_full, full);
-    assert_eq!(a.report.zone, Some(prune::zone_of(full as f64, 90_000, (0.7, 0.9))));
-}
-
-#[test]
-fn long_output_of_older_kept_turns_is_distilled_and_the_newest_turn_is_lossless() {
-    let msgs = session(6, 30_000);
-    let a = live_context(&input(&msgs, Some(1_000.0)), &zones_settings());
-    assert_eq!(a.report.turns_kept, 6);
-    // Five older turns distilled, the newest turn's read kept whole.
-    assert_eq!(a.report.distilled, 5);
-    let sent = a.messages(&msgs);
-    let last_read = sent.iter().rev().find(|m| role(m) == "toolResult").unwrap();
-    assert_eq!(last_read, &msgs[22]);
-    let first_read = sent.iter().find(|m| role(m) == "toolResult").unwrap();
-    let text = first_read["content"][0]["text"].as_str().unwrap();
-    assert!(text.contains("chars elided from read"), "{}", &text[..100]);
-    // Nothing dropped: no packet.
-    assert!(a.packet().is_none());
-    assert_paired(&sent);
-}
-
-#[test]
-fn raw_summaries_are_dropped_and_their_facts_go_to_the_packet() {
-    let mut msgs = vec![
-        json!({"role": "compactionSummary", "summary": "## Goal\n- Port the parser to `nom`\n\n## Constraints & Preferences\n- Keep the public API\n", "tokensBefore": 50_000, "timestamp": 900_000}),
-    ];
-    msgs.extend(session(3, 100));
-    msgs.insert(
-        5,
-        json!({"role": "branchSummary", "summary": "The user explored a branch.\n\n## Goal\n- Try `winnow` instead\n", "fromId": "abc", "timestamp": 1_001_500}),
-    );
-    let a = live_context(&input(&msgs, Some(1_000.0)), &zones_settings());
-    let sent = a.messages(&msgs);
-    assert_eq!(a.report.summaries_filtered, 2);
+fn between_steps_each_request_starts_with_the_previous_one() {
+    let settings = LiveSettings::default();
+    let (msgs, sent) = play(60, 6_000, &settings, ANTHROPIC, 5_000);
+    let marks = settings.marks;
+    let mut steps = 0;
+    let mut first_kept_seen = 0usize;
+    for w in sent.windows(2) {
+        let (a, b) = (&w[0], &w[1]);
+        let (pa, pb) = (bytes(&a.messages), bytes(&b.messages));
+        match &b.report.step {
+            None => assert!(
+                pb.len() >= pa.len() && pb[..pa.len()] == pa[..],
+                "call at {}: not the previous request plus what Pi appended",
+                b.context
+            ),
+            Some(s) => {
+                steps += 1;
+                assert!(s.turns >= 2, "a step leaves out several turns: {s:?}");
+                assert!(s.after < s.before, "{s:?}");
+            }
+        }
+        assert_paired(&b.messages);
+        assert!(b.messages.iter().filter(|m| is_packet(m)).count() <= 1);
+        // Nothing left out comes back: the oldest of Pi's messages sent only moves forward.
+        let first_kept = msgs[..b.context]
+            .iter()
+            .position(|m| b.messages.iter().any(|x| x == m && !is_packet(x)))
+            .unwrap_or(0);
+        assert!(
+            first_kept >= first_kept_seen,
+            "call at {}: a left-out turn came back",
+            b.context
+        );
+        first_kept_seen = first_kept;
+    }
+    assert!(steps >= 3, "{steps} steps in 60 turns");
+    // After a step the turns sent fit under the low mark (or the floor).
+    for x in sent.iter().filter(|x| x.report.step.is_some()) {
+        let turns: u64 = x
+            .messages
+            .iter()
+            .filter(|m| !is_packet(m))
+            .map(context::estimate_value)
+            .sum();
+        assert!(
+            turns <= marks.low || x.report.turns_kept <= settings.floor_turns + 1,
+            "{turns} tokens of turns after a step, {} turns",
+            x.report.turns_kept
+        );
+    }
+    // Sixty turns: far less sent than Pi's whole context.
+    let last = sent.last().unwrap();
     assert!(
-        sent.iter()
-            .all(|m| !matches!(role(m), "compactionSummary" | "branchSummary"))
+        last.report.tokens_sent * 5 < last.report.tokens_full,
+        "{:?}",
+        last.report
     );
-    let p = a.packet().unwrap();
-    assert!(p.contains("Port the parser to `nom`"), "{p}");
-    assert!(p.contains("Keep the public API"), "{p}");
-    assert!(p.contains("Try `winnow` instead"), "{p}");
-    assert!(p.contains("2 earlier summaries"), "{p}");
-    assert_eq!(sent.len(), msgs.len() - 2 + 1);
-    assert_paired(&sent);
 }
 
 #[test]
-fn red_without_a_request_keeps_the_smallest_safe_suffix() {
-    // What a compaction left mid-turn: no user message in the context.
-    let msgs = vec![
-        json!({"role": "compactionSummary", "summary": "## Goal\n- Refactor\n", "tokensBefore": 1, "timestamp": 1}),
-        call("a", "bash", json!({"command": "ls"}), 2),
-        result("a", "bash", "x", 3),
-        call("b", "bash", json!({"command": "cargo test"}), 4),
-        result("b", "bash", "ok", 5),
-    ];
-    let a = live_context(&input(&msgs, Some(1e9)), &zones_settings());
-    let sent = a.messages(&msgs);
+fn a_model_without_a_cache_discount_slides_every_call() {
+    let settings = LiveSettings::default();
+    let (_, sent) = play(30, 6_000, &settings, FLAT, 5_000);
+    let late = &sent[20..];
+    assert!(
+        late.iter()
+            .filter(|x| x.report.step.is_some())
+            .all(|x| x.report.step.as_ref().unwrap().reason == StepReason::NoDiscount)
+    );
+    for x in late {
+        assert!(
+            x.report.tokens_sent <= settings.marks.low + 2_500,
+            "call at {}: {} sent",
+            x.context,
+            x.report.tokens_sent
+        );
+    }
+}
+
+#[test]
+fn a_cold_cache_steps_down_to_the_low_mark_at_once() {
+    let settings = LiveSettings::default();
+    // Ten minutes between calls: every call finds the cache cold.
+    let (_, sent) = play(12, 6_000, &settings, ANTHROPIC, 600_000);
+    let steps: Vec<&StepRecord> = sent.iter().filter_map(|x| x.report.step.as_ref()).collect();
+    assert!(!steps.is_empty());
+    for s in &steps {
+        assert_eq!(s.reason, StepReason::CacheCold);
+        assert!(s.idle_minutes.unwrap() >= 5.0);
+        assert!(
+            s.notice().contains("cache cold: 10 min since the last call"),
+            "{}",
+            s.notice()
+        );
+    }
+}
+
+#[test]
+fn a_step_waits_until_it_pays() {
+    // Turns of ~5,000 tokens: past the high mark the next step is near, so leaving out now
+    // would cost more than it saves; the report says why it waits.
+    let settings = LiveSettings::default();
+    let (_, sent) = play(12, 20_000, &settings, ANTHROPIC, 5_000);
+    assert!(sent.iter().any(|x| x.report.waiting.is_some()), "never waited");
+    let w = sent.iter().find_map(|x| x.report.waiting.clone()).unwrap();
+    assert!(w.contains("would save"), "{w}");
+}
+
+#[test]
+fn the_floor_keeps_the_newest_turns_whatever_the_zone() {
+    // Turns of ~12,000 tokens in a small window: red at once; the floor still keeps the
+    // newest complete turns before the one in progress.
+    let settings = LiveSettings::default();
+    let prices_of = |_: &str, _: &str| Some(ANTHROPIC);
+    let (msgs, _) = play(6, 48_000, &settings, ANTHROPIC, 5_000);
+    let small = CallEnv {
+        context_window: 60_000,
+        reserve_tokens: 16_384,
+        prices: Some(ANTHROPIC),
+    };
+    let a = live_context(&msgs, &small, &settings, &prices_of);
     assert_eq!(a.report.zone, Some(Zone::Red));
-    assert!(is_packet(&sent[0]));
-    assert_eq!(&sent[1..], &msgs[3..]);
-    assert_paired(&sent);
-}
-
-#[test]
-fn a_tool_result_whose_call_is_gone_is_never_sent() {
-    let mut msgs = session(2, 100);
-    msgs.insert(0, result("lost", "read", "orphan", 1));
-    let a = live_context(&input(&msgs, Some(1_000.0)), &zones_settings());
-    assert_eq!(a.report.orphans_dropped, 1);
+    assert_eq!(a.report.turns_kept, settings.floor_turns + 1);
     assert_paired(&a.messages(&msgs));
 }
 
 #[test]
-fn the_output_policy_is_bonsai_prunes_plan() {
-    let msgs = session(40, 8_000);
-    let s = LiveSettings {
+fn zones_keep_their_zone_until_well_below_its_bound() {
+    let t = 100_000;
+    let b = (0.7, 0.9);
+    assert_eq!(zone_after(None, 91_000.0, t, b), Zone::Red);
+    assert_eq!(zone_after(Some(Zone::Red), 88_000.0, t, b), Zone::Red);
+    assert_eq!(zone_after(Some(Zone::Red), 84_000.0, t, b), Zone::Yellow);
+    assert_eq!(zone_after(Some(Zone::Yellow), 67_000.0, t, b), Zone::Yellow);
+    assert_eq!(zone_after(Some(Zone::Yellow), 64_000.0, t, b), Zone::Green);
+    assert_eq!(zone_after(Some(Zone::Green), 69_000.0, t, b), Zone::Green);
+}
+
+/// The zone is read from the whole context, not from what bonsai sent: a context far past
+/// what is sent reaches red.
+#[test]
+fn the_zone_is_read_from_the_whole_context() {
+    let settings = LiveSettings::default();
+    let (_, sent) = play(40, 24_000, &settings, ANTHROPIC, 5_000);
+    let last = sent.last().unwrap();
+    assert!(last.report.tokens_sent < 30_000, "{}", last.report.tokens_sent);
+    assert!(last.report.whole > 200_000.0, "{}", last.report.whole);
+    assert_eq!(last.report.zone, Some(Zone::Red));
+}
+
+#[test]
+fn summaries_are_sent_as_written_ahead_of_the_packet() {
+    let settings = LiveSettings::default();
+    let (mut msgs, _) = play(40, 6_000, &settings, ANTHROPIC, 5_000);
+    let compaction = json!({"role": "compactionSummary", "summary": "## Goal\n- Port the parser to `nom`\n\n## Constraints & Preferences\n- Keep the public API\n\n## Next Steps\n1. Fuzz it\n\n## Critical Context\n- The lexer is shared\n\n<read-files>\nsrc/lex.rs\n</read-files>", "tokensBefore": 50_000, "timestamp": 900_000});
+    let branch = json!({"role": "branchSummary", "summary": "The user explored a different conversation branch before returning here.\nSummary of that exploration:\n\n## Goal\n- Try `winnow` instead\n", "fromId": "abc", "timestamp": 1_000_001_500});
+    msgs.insert(0, compaction.clone());
+    msgs.insert(6, branch.clone());
+    let prices_of = |_: &str, _: &str| Some(ANTHROPIC);
+    let a = live_context(&msgs, &env(ANTHROPIC), &settings, &prices_of);
+    let sent = a.messages(&msgs);
+    assert_eq!(a.report.summaries_ahead, 2);
+    assert_eq!(sent[0], compaction, "the compaction summary as Pi wrote it, first");
+    assert_eq!(sent[1], branch, "the branch summary as Pi wrote it, with its framing");
+    assert!(is_packet(&sent[2]));
+    assert_eq!(sent.iter().filter(|m| is_packet(m)).count(), 1);
+    assert_paired(&sent);
+}
+
+/// The packet names every fact of the turns it stands for that the recall score counts.
+#[test]
+fn the_packet_keeps_every_fact_of_the_turns_it_stands_for() {
+    let settings = LiveSettings::default();
+    let prices_of = |_: &str, _: &str| Some(ANTHROPIC);
+    let mut msgs = Vec::new();
+    let mut ts = 1_000_000_000i64;
+    for t in 0..80 {
+        ts += 5_000;
+        msgs.push(user(
+            &format!(
+                "Step {t}: check `parse_row_{t}` in crates/app/src/row{t}.rs against data/part-{t}.csv on port {}",
+                8000 + t
+            ),
+            ts,
+        ));
+        let id = format!("c{t}");
+        let (tool, args) = match t % 3 {
+            0 => (
+                "edit",
+                json!({"path": format!("crates/app/src/row{t}.rs"), "oldText": "a", "newText": "b"}),
+            ),
+            1 => (
+                "bash",
+                json!({"command": format!("cargo test -p app --test rows_{t} && cat logs/run-{t}.log")}),
+            ),
+            _ => ("read", json!({"path": format!("docs/notes-{t}.md")})),
+        };
+        msgs.push(call(&id, tool, args, ts + 1, 1_000));
+        let out = if t % 7 == 0 {
+            json!({"role": "toolResult", "toolCallId": id, "toolName": tool, "content": [{"type": "text", "text": format!("error[E0{t:03}]: mismatched types in row{t}")}], "isError": true, "timestamp": ts + 2})
+        } else {
+            result(&id, tool, &"y".repeat(3_000), ts + 2)
+        };
+        msgs.push(out);
+        msgs.push(answer(&format!("Done with step {t}."), ts + 3, 1_000));
+    }
+    let a = live_context(&msgs, &env(ANTHROPIC), &settings, &prices_of);
+    let packet = a.packet().expect("turns were left out").to_string();
+    let left: Vec<Value> = msgs[..msgs.iter().position(|m| a.messages(&msgs)[1] == *m).unwrap()].to_vec();
+    assert!(left.len() > 100, "{} messages left out", left.len());
+    let range = recall::Range::new(&left, &packet, "/work", 0, 0);
+    let score = range.score(&packet);
+    for c in &score.categories {
+        assert!(
+            c.recall() >= 0.95,
+            "{}: {} of {} ({:?})",
+            c.category.name(),
+            c.found,
+            c.total,
+            c.missing
+        );
+    }
+}
+
+#[test]
+fn a_tool_result_whose_call_is_gone_is_never_sent() {
+    let settings = LiveSettings::default();
+    let (mut msgs, _) = play(40, 6_000, &settings, ANTHROPIC, 5_000);
+    // A result after a request whose call was before it (never written by Pi).
+    let at = msgs.len() - 8;
+    msgs.insert(at, result("call_0", "read", "orphan", 1_000_000_000));
+    let prices_of = |_: &str, _: &str| Some(ANTHROPIC);
+    let a = live_context(&msgs, &env(ANTHROPIC), &settings, &prices_of);
+    assert_eq!(a.report.orphans_dropped, 1);
+}
+
+#[test]
+fn the_output_policy_prunes_in_steps_of_at_least_its_minimum() {
+    let settings = LiveSettings {
         policy: LivePolicy::Output { compat: false },
         ..LiveSettings::default()
     };
-    let a = live_context(&input(&msgs, None), &s);
-    let plan = prune::output(&as_session(&msgs), msgs.len() - 1, &PruneSettings::default(), false);
-    let pruned: Vec<usize> = plan
-        .edits()
-        .filter(|i| i.change == prune::Change::Pruned)
-        .map(|i| i.entry)
-        .collect();
-    assert!(!pruned.is_empty());
-    assert_eq!(a.report.pruned, pruned.len());
-    let sent = a.messages(&msgs);
-    for (k, m) in sent.iter().enumerate() {
-        if pruned.contains(&k) {
-            assert!(prune::is_pruned(&m["content"]), "message {k} not pruned");
-        } else {
-            assert_eq!(m, &msgs[k]);
+    let (_, sent) = play(40, 16_000, &settings, ANTHROPIC, 5_000);
+    let steps: Vec<&StepRecord> = sent.iter().filter_map(|x| x.report.step.as_ref()).collect();
+    assert!(!steps.is_empty());
+    for s in &steps {
+        assert!(s.pruned > 0);
+        assert!(s.before - s.after >= settings.prune.minimum, "{s:?}");
+    }
+    for w in sent.windows(2) {
+        if w[1].report.step.is_none() {
+            let (pa, pb) = (bytes(&w[0].messages), bytes(&w[1].messages));
+            assert_eq!(pb[..pa.len()], pa[..], "call at {}", w[1].context);
         }
     }
-    // Compat prunes by the extension's own rules: at least as much here.
-    let c = LiveSettings {
-        policy: LivePolicy::Output { compat: true },
-        ..LiveSettings::default()
-    };
-    let b = live_context(&input(&msgs, None), &c);
-    assert!(b.report.pruned >= a.report.pruned);
 }
 
 #[test]
 fn the_synthetic_session_estimates_as_pi() {
-    let mut msgs = session(3, 5_000);
+    let (mut msgs, _) = play(3, 5_000, &LiveSettings::default(), ANTHROPIC, 5_000);
     msgs.push(
         json!({"role": "custom", "customType": "note", "content": "hello there", "display": true, "timestamp": 9}),
     );
@@ -254,33 +438,69 @@ fn the_synthetic_session_estimates_as_pi() {
 #[test]
 fn settings_problems_are_named_with_their_values() {
     let set = |v: Value| crate::settings::Settings::from_layers(&json!({"bonsai": {"live": v}}), &json!({}), vec![]);
-    let s = set(json!({"policy": "zone", "turns": {"green": 0, "blue": 2}, "summarizer": "gpt"})).live_settings();
+    let s = set(
+        json!({"policy": "zonez", "turns": {"green": 2}, "summarizer": "gpt", "steps": {"high": 5000, "low": 9000}}),
+    )
+    .live_settings();
     assert_eq!(s.policy, LivePolicy::Off);
     let shown: Vec<String> = s.problems.iter().map(|p| p.to_string()).collect();
+    let has = |prefix: &str| shown.iter().any(|p| p.starts_with(prefix));
     assert!(
-        shown.iter().any(|p| p.starts_with("bonsai.live.policy is \"zone\": ")),
+        has("bonsai.live.policy is \"zonez\": did you mean \"zones\"?"),
         "{shown:?}"
     );
-    assert!(
-        shown.iter().any(|p| p.starts_with("bonsai.live.turns.green is 0: ")),
-        "{shown:?}"
-    );
-    assert!(
-        shown.iter().any(|p| p.starts_with("bonsai.live.turns.blue is 2: ")),
-        "{shown:?}"
-    );
-    assert!(
-        shown
-            .iter()
-            .any(|p| p.starts_with("bonsai.live.summarizer is \"gpt\": ")),
-        "{shown:?}"
-    );
-    let ok = set(json!({"policy": "output", "compat": "pi-context-pruning", "turns": {"green": 3, "yellow": 5}, "summarizer": "offline"})).live_settings();
-    assert!(ok.problems.is_empty());
+    assert!(has("bonsai.live.turns is {\"green\":2}: no longer read"), "{shown:?}");
+    assert!(has("bonsai.live.summarizer is \"gpt\": "), "{shown:?}");
+    assert!(has("bonsai.live.steps is "), "{shown:?}");
+    assert_eq!(s.marks, Marks::default());
+    let ok = set(json!({"policy": "output", "compat": "pi-context-pruning", "steps": {"high": 30000, "low": 8000}, "floorTurns": 3, "cacheTtlSeconds": 3600, "summarizer": "offline"})).live_settings();
+    assert!(ok.problems.is_empty(), "{:?}", ok.problems);
     assert_eq!(ok.policy, LivePolicy::Output { compat: true });
-    // Never more turns as the zone worsens.
-    assert_eq!((ok.turns.green, ok.turns.yellow, ok.turns.red), (3, 3, 1));
+    assert_eq!(
+        ok.marks,
+        Marks {
+            high: 30_000,
+            low: 8_000
+        }
+    );
+    assert_eq!(ok.floor_turns, 3);
+    assert_eq!(ok.cache_ttl_ms, 3_600_000.0);
     assert_eq!(ok.summarizer, Summarizer::Offline);
+    // A name far from every policy gets no guess.
+    let far = set(json!({"policy": "aggressive"})).live_settings();
+    assert!(!far.problems[0].why.contains("did you mean"), "{:?}", far.problems);
+}
+
+#[test]
+fn notices_say_one_and_many() {
+    let one = StepRecord {
+        at: 10,
+        reason: StepReason::Pays,
+        turns: 1,
+        pruned: 0,
+        before: 17_000,
+        after: 6_400,
+        idle_minutes: None,
+    };
+    assert_eq!(
+        one.notice(),
+        "bonsai: 1 earlier turn left out, 17,000 → 6,400 tokens sent (it pays)"
+    );
+    let many = StepRecord {
+        turns: 12,
+        ..one.clone()
+    };
+    assert!(many.notice().starts_with("bonsai: 12 earlier turns left out"));
+    let pruned = StepRecord {
+        pruned: 1,
+        reason: StepReason::Red,
+        ..one
+    };
+    assert!(
+        pruned.notice().starts_with("bonsai: 1 old tool output pruned"),
+        "{}",
+        pruned.notice()
+    );
 }
 
 proptest! {
@@ -294,9 +514,9 @@ proptest! {
             let ts = 5_000 + (t as i64 / 3) * 10;
             msgs.push(user(&format!("Request {t}: keep `item_{t}` and never touch vendor/{t}"), ts));
             let id = format!("c{t}");
-            msgs.push(call(&id, if t % 2 == 0 { "edit" } else { "read" }, json!({"path": format!("src/f{t}.rs")}), ts));
+            msgs.push(call(&id, if t % 2 == 0 { "edit" } else { "read" }, json!({"path": format!("src/f{t}.rs")}), ts, 10));
             msgs.push(result(&id, "read", if t % 4 == 0 { "Error: no such file" } else { "fine" }, ts));
-            msgs.push(answer(&format!("We decided to use approach {t}. Done with item_{t}."), ts));
+            msgs.push(answer(&format!("We decided to use approach {t}. Done with item_{t}."), ts, 10));
         }
         let dropped: Vec<Value> = msgs[..32].to_vec();
         let mut shuffled = dropped.clone();
@@ -306,60 +526,148 @@ proptest! {
             state ^= state << 13; state ^= state >> 7; state ^= state << 17;
             shuffled.swap(i, (state % (i as u64 + 1)) as usize);
         }
-        let a = offline::packet_ledger(&dropped.iter().collect::<Vec<_>>(), 1_500);
-        let b = offline::packet_ledger(&shuffled.iter().collect::<Vec<_>>(), 1_500);
+        let a = packet::text(&dropped, 8, 1_000, 600);
+        let b = packet::text(&shuffled, 8, 1_000, 600);
         prop_assert_eq!(a, b);
     }
-}
 
-#[test]
-fn the_packet_stays_within_its_budget() {
-    let msgs = session(200, 100);
-    let s = LiveSettings {
-        packet_tokens: 400,
-        ..LiveSettings::default()
-    };
-    let a = live_context(&input(&msgs, Some(1_000.0)), &s);
-    let tokens = a.report.packet_tokens.unwrap();
-    assert!(tokens <= 440, "packet {tokens} tokens for a budget of 400");
-    let p = a.packet().unwrap();
-    assert!(p.contains("## Goal") && p.contains("## Files"), "{p}");
+    /// A state kept between calls answers as a replay from nothing, whatever the marks, the
+    /// pace and the prices (`play` asserts it at every call).
+    #[test]
+    fn kept_state_and_replay_agree(
+        turns in 5usize..40,
+        kb in 1usize..12,
+        high in 4_000u64..20_000,
+        gap in prop_oneof![Just(2_000i64), Just(400_000i64)],
+        flat in any::<bool>(),
+    ) {
+        let settings = LiveSettings {
+            marks: Marks { high, low: high / 3 },
+            ..LiveSettings::default()
+        };
+        let (_, sent) = play(turns, kb * 1_000, &settings, if flat { FLAT } else { ANTHROPIC }, gap);
+        prop_assert!(!sent.is_empty());
+    }
 }
 
 #[test]
 fn early_compaction_fires_once_per_pressure_episode() {
     let s = LiveSettings::default();
     let t = 100_000;
+    let z = |x: f64| Some(prune::zone_of(x, t, s.zones));
     let mut latch = Latch::Idle;
     let mut fired = 0;
     // Green, yellow, then red at three turn ends in a row: one compaction.
     for tokens in [50_000.0, 80_000.0, 91_000.0, 92_000.0, 95_000.0] {
-        let d = early_compaction(latch, Some(tokens), t, &s);
+        let d = early_compaction(&latch, Some(tokens), z(tokens), t, &s);
         fired += d.compact as usize;
         latch = d.latch;
     }
     assert_eq!(fired, 1);
     assert_eq!(latch, Latch::InFlight);
-    // Its outcome, then usage unknown until the next reply: nothing changes.
+    // Its outcome, then the size unknown until the next reply: nothing changes.
     latch = Latch::Done;
-    let d = early_compaction(latch, None, t, &s);
+    let d = early_compaction(&latch, None, None, t, &s);
     assert!(!d.compact);
     assert_eq!(d.latch, Latch::Done);
     // Still red after it: not again in this episode.
-    let d = early_compaction(latch, Some(93_000.0), t, &s);
+    let d = early_compaction(&latch, Some(93_000.0), z(93_000.0), t, &s);
     assert!(!d.compact);
+    assert!(d.reason.contains("already had its compaction"), "{}", d.reason);
     // Below red: the episode is over; red again is a new episode.
-    let d = early_compaction(Latch::Done, Some(30_000.0), t, &s);
+    let d = early_compaction(&Latch::Done, Some(30_000.0), z(30_000.0), t, &s);
     assert_eq!(d.latch, Latch::Idle);
-    let d = early_compaction(d.latch, Some(91_000.0), t, &s);
+    let d = early_compaction(&d.latch, Some(91_000.0), z(91_000.0), t, &s);
     assert!(d.compact);
-    // A failed one waits for the episode to end too.
-    let d = early_compaction(Latch::Failed, Some(99_000.0), t, &s);
+    // A failed one waits for the episode to end too, and says why it failed.
+    let failed = Latch::Failed("nothing to compact: every turn is within keepRecentTokens".into());
+    let d = early_compaction(&failed, Some(99_000.0), z(99_000.0), t, &s);
     assert!(!d.compact);
+    assert!(d.reason.contains("nothing to compact"), "{}", d.reason);
+    assert!(d.latch.name().contains("nothing to compact"), "{}", d.latch.name());
     // Off: never.
     let off = LiveSettings {
         compact_early: false,
         ..LiveSettings::default()
     };
-    assert!(!early_compaction(Latch::Idle, Some(99_000.0), t, &off).compact);
+    assert!(!early_compaction(&Latch::Idle, Some(99_000.0), z(99_000.0), t, &off).compact);
+}
+
+/// Pi alone's session of `turns` ordinary turns (a request, a `bash` call with `bytes` of
+/// output, an answer), each reply's usage what Pi alone sent (a 2,000-token system prompt
+/// and every message).
+fn pi_alone(turns: usize, bytes: usize) -> Vec<Value> {
+    let mut msgs: Vec<Value> = Vec::new();
+    let mut ts = 1_000_000_000i64;
+    let sent = |m: &Vec<Value>| m.iter().map(context::estimate_value).sum::<u64>() + 2_000;
+    for t in 0..turns {
+        ts += 5_000;
+        msgs.push(user(
+            &format!(
+                "Step {t}: check data/part-{:02}.log for warnings and say what you decide.",
+                t % 12
+            ),
+            ts,
+        ));
+        let id = format!("call_{t}");
+        let s = sent(&msgs);
+        msgs.push(call(
+            &id,
+            "bash",
+            json!({"command": format!("cat data/part-{:02}.log", t % 12)}),
+            ts + 1,
+            s,
+        ));
+        msgs.push(result(
+            &id,
+            "bash",
+            &format!(
+                "{t}:{}",
+                "2026-11-01T10:00:00Z INFO  import.row=1 account=acct-1 amount=1.00\n".repeat(bytes / 64)
+            ),
+            ts + 2,
+        ));
+        let s = sent(&msgs);
+        msgs.push(answer(
+            &format!(
+                "Step {t}: part-{:02}.log has {} warnings. We decided to keep the importer as it is.",
+                t % 12,
+                3 + t % 5
+            ),
+            ts + 3,
+            s,
+        ));
+    }
+    msgs
+}
+
+fn bill_ratios(turns: usize, prices: Prices) -> (f64, f64, bill::PolicyBill) {
+    let msgs = pi_alone(turns, 6_000);
+    let s = as_session(&msgs);
+    let reg = crate::load::models::Registry::default();
+    let env_of = |_: Option<(&str, &str)>| env(prices);
+    let zones = LiveSettings::default();
+    let off = zones.with_policy(LivePolicy::Off);
+    let b = bill::bill(&s, &[off, zones], &reg, &env_of);
+    assert_eq!(b.overhead, 2_000);
+    let (o, z) = (&b.policies[0], &b.policies[1]);
+    assert_eq!(o.calls, 2 * turns);
+    let sent_ratio = z.per_call.last().unwrap().sent as f64 / o.per_call.last().unwrap().sent as f64;
+    (z.cost / o.cost, sent_ratio, z.clone())
+}
+
+#[test]
+fn the_bill_with_steps_is_a_fraction_of_pi_alones() {
+    for (turns, cached_max, flat_max) in [(60, 0.6, 0.35), (200, 0.35, 0.2)] {
+        let (cached, sent, z) = bill_ratios(turns, ANTHROPIC);
+        let (flat, _, _) = bill_ratios(turns, FLAT);
+        eprintln!(
+            "{turns} turns: {cached:.3} × Pi alone's bill with a cache discount, {flat:.3} × without; tokens sent at the last call {sent:.3} ×; {} steps, cached share {:.2}",
+            z.steps,
+            z.cached_share()
+        );
+        assert!(cached <= cached_max, "{turns} turns, cached prices: {cached:.3}");
+        assert!(flat <= flat_max, "{turns} turns, flat prices: {flat:.3}");
+        assert!(sent <= 0.4, "{turns} turns: {sent:.3} of Pi alone's tokens sent");
+    }
 }

@@ -1,0 +1,460 @@
+//! What a session's calls would cost under each live policy: `bonsai bill`, the TUI's
+//! context view, and the bill so far in `/ctx-status`.
+//!
+//! Every assistant reply of the file is one call; its context is Pi's context at the reply's
+//! parent. Each policy answers each call as `bonsai serve` would have (the same
+//! [`LiveState`], its state carried from the previous call where the context continues it),
+//! and each call is priced under prefix caching:
+//! - what a request shares at its start with the previous request (the system prompt and
+//!   tools, then whole messages) is read from the cache, unless the cache lifetime passed
+//!   between them or the model changed;
+//! - the rest is written (at the model's cache-write price where it has one, else input);
+//! - the output is the reply's as recorded.
+//!
+//! The system prompt and tools are not in the file: their size is the first call's recorded
+//! prompt less Pi's estimate of its messages. Tokens are Pi's estimate (chars/4) scaled by
+//! nothing: a provider's tokenizer counts differently, so absolute figures are estimates and
+//! the ratios between policies are what to read. The calls as Pi recorded them (their
+//! usage and cost, summary calls included) are given beside.
+
+use super::state::{MessageSource, MsgFacts, MsgKind};
+use super::{CallEnv, LiveSettings, LiveState, Piece, Prices, StepReason};
+use crate::load::entry::{Kind, Role};
+use crate::load::models::Registry;
+use crate::load::session::Session;
+use crate::usage;
+use crate::view::context::{self, ContextMessage};
+use serde_json::Value;
+use std::borrow::Cow;
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::hash::{Hash, Hasher};
+
+/// US dollars as the bill shows them: cents, or four decimals below a cent.
+pub fn usd(x: f64) -> String {
+    if x != 0.0 && x.abs() < 0.01 {
+        format!("${x:.4}")
+    } else {
+        format!("${x:.2}")
+    }
+}
+
+/// One call as a policy would have sent it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BilledCall {
+    /// The reply's entry.
+    pub entry: usize,
+    /// Tokens sent (system prompt and tools included), read from the cache, written.
+    pub sent: u64,
+    pub cached: u64,
+    pub output: u64,
+    pub cost: f64,
+    pub step: Option<StepReason>,
+}
+
+/// A policy's bill for the session.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct PolicyBill {
+    pub policy: String,
+    pub calls: usize,
+    pub sent: u64,
+    pub cached: u64,
+    pub output: u64,
+    pub cost: f64,
+    pub steps: usize,
+    /// Calls whose model has no known price (their cost counts as 0).
+    pub unpriced: usize,
+    pub per_call: Vec<BilledCall>,
+}
+
+impl PolicyBill {
+    /// The share of the tokens sent that the cache held.
+    pub fn cached_share(&self) -> f64 {
+        if self.sent == 0 {
+            0.0
+        } else {
+            self.cached as f64 / self.sent as f64
+        }
+    }
+}
+
+/// The calls as Pi recorded them.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Recorded {
+    /// Assistant replies, and what they cost.
+    pub calls: u64,
+    pub cost: f64,
+    pub tokens: usage::Tokens,
+    /// Summary calls (compactions, branch summaries, others) and their cost.
+    pub summary_calls: u64,
+    pub summary_cost: f64,
+    /// Calls whose cost is not known.
+    pub unpriced: u64,
+}
+
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Bill {
+    /// The system prompt and tools, in tokens (from the first call's recorded prompt).
+    pub overhead: u64,
+    pub recorded: Recorded,
+    pub policies: Vec<PolicyBill>,
+}
+
+/// A call's window, reserve and prices by its model (provider, id).
+pub type EnvOf<'a> = dyn Fn(Option<(&str, &str)>) -> CallEnv + 'a;
+
+/// The bill of `s` under each of `policies`.
+pub fn bill(s: &Session, policies: &[LiveSettings], registry: &Registry, env_of: &EnvOf) -> Bill {
+    let calls: Vec<usize> = (0..s.entries.len())
+        .filter(|&i| is_reply(s, i) && s.parent_of(i).is_some())
+        .collect();
+    let mut out = Bill {
+        recorded: recorded(s, registry),
+        ..Bill::default()
+    };
+    let prices = PriceBook::new(registry, implied_prices(&s.buf));
+    out.overhead = overhead(s, &calls, &prices);
+    for settings in policies {
+        out.policies
+            .push(one_policy(s, &calls, settings, &prices, env_of, out.overhead));
+    }
+    out
+}
+
+fn is_reply(s: &Session, i: usize) -> bool {
+    matches!(&s.entries[i].kind, Kind::Message(m) if m.facts().is(&Role::Assistant))
+}
+
+/// The calls Pi recorded in the file, summed.
+fn recorded(s: &Session, registry: &Registry) -> Recorded {
+    let mut r = Recorded::default();
+    for c in usage::calls(&s.buf) {
+        let cost = match usage::cost_of(&c, registry) {
+            usage::Cost::Recorded(x) | usage::Cost::Estimated(x) => x,
+            usage::Cost::Unknown => {
+                r.unpriced += 1;
+                0.0
+            }
+        };
+        if c.kind == usage::CallKind::Reply {
+            r.calls += 1;
+            r.cost += cost;
+            r.tokens.input += c.tokens.input;
+            r.tokens.output += c.tokens.output;
+            r.tokens.cache_read += c.tokens.cache_read;
+            r.tokens.cache_write += c.tokens.cache_write;
+        } else {
+            r.summary_calls += 1;
+            r.summary_cost += cost;
+        }
+    }
+    r
+}
+
+/// Model prices by provider and id, each looked up once (the table has hundreds): Pi's
+/// registry, else what the session's records imply.
+struct PriceBook<'a> {
+    registry: &'a Registry,
+    implied: HashMap<(String, String), Prices>,
+    seen: RefCell<HashMap<(String, String), Option<Prices>>>,
+}
+
+impl<'a> PriceBook<'a> {
+    fn new(registry: &'a Registry, implied: HashMap<(String, String), Prices>) -> PriceBook<'a> {
+        PriceBook {
+            registry,
+            implied,
+            seen: RefCell::new(HashMap::new()),
+        }
+    }
+    fn get(&self, provider: &str, id: &str) -> Option<Prices> {
+        let key = (provider.to_string(), id.to_string());
+        *self.seen.borrow_mut().entry(key).or_insert_with_key(|k| {
+            self.registry
+                .find(provider, id)
+                .map(Prices::of_model)
+                .filter(|p| !p.unpriced())
+                .or_else(|| self.implied.get(k).copied())
+        })
+    }
+}
+
+/// The prices a session's records imply for each model it called: what Pi charged per token
+/// of each kind (its `usage.cost` parts over the tokens), for a model the registry does not
+/// price. Output and cache reads never charged take the input price (the estimate errs
+/// high); cache writes never charged mean the provider has none (uncached input is input).
+pub fn implied_prices(body: &[u8]) -> HashMap<(String, String), Prices> {
+    // Per model: tokens and cost of input, output, cache read, cache write.
+    let mut sums: HashMap<(String, String), [(f64, f64); 4]> = HashMap::new();
+    let mut next_line = 0;
+    for at in memchr::memmem::find_iter(body, b"\"cost\"") {
+        if at < next_line {
+            continue;
+        }
+        let start = memchr::memrchr(b'\n', &body[..at]).map_or(0, |i| i + 1);
+        let end = memchr::memchr(b'\n', &body[at..]).map_or(body.len(), |i| at + i);
+        next_line = end + 1;
+        let Ok(v) = serde_json::from_slice::<Value>(&body[start..end]) else {
+            continue;
+        };
+        let m = &v["message"];
+        let (Some(p), Some(id)) = (m["provider"].as_str(), m["model"].as_str()) else {
+            continue;
+        };
+        let u = &m["usage"];
+        let slot = sums.entry((p.to_string(), id.to_string())).or_default();
+        for (i, k) in ["input", "output", "cacheRead", "cacheWrite"].into_iter().enumerate() {
+            if let (Some(t), Some(c)) = (u[k].as_f64(), u["cost"][k].as_f64()) {
+                slot[i].0 += t;
+                slot[i].1 += c;
+            }
+        }
+    }
+    sums.into_iter()
+        .filter_map(|(k, s)| {
+            let per = |(t, c): (f64, f64)| (t > 0.0 && c > 0.0).then(|| c / t * 1e6);
+            let input = per(s[0])?;
+            Some((
+                k,
+                Prices {
+                    input,
+                    output: per(s[1]).unwrap_or(input),
+                    cache_read: per(s[2]).unwrap_or(input),
+                    cache_write: per(s[3]).unwrap_or(0.0),
+                },
+            ))
+        })
+        .collect()
+}
+
+/// The system prompt and tools: the first call's recorded prompt less its messages.
+fn overhead(s: &Session, calls: &[usize], prices: &PriceBook) -> u64 {
+    let Some(&first) = calls.first() else { return 0 };
+    let Kind::Message(m) = &s.entries[first].kind else {
+        return 0;
+    };
+    let Some(u) = m.usage.as_deref() else { return 0 };
+    let prompt = u.input + u.cache_read + u.cache_write;
+    let parent = s.parent_of(first).expect("a call has a parent");
+    let src = SessionSource::at(s, parent, prices);
+    let est: u64 = (0..src.len()).map(|i| src.refs[i].est_tokens).sum();
+    (prompt - est as f64).max(0.0).round() as u64
+}
+
+/// Pi's context at an entry, held as references (messages are read when a step needs them).
+struct SessionSource<'a> {
+    s: &'a Session,
+    prices: &'a PriceBook<'a>,
+    refs: Vec<ContextMessage>,
+    /// The path's entry the context ends at.
+    at: usize,
+    values: RefCell<HashMap<usize, Value>>,
+}
+
+impl<'a> SessionSource<'a> {
+    fn at(s: &'a Session, entry: usize, prices: &'a PriceBook<'a>) -> SessionSource<'a> {
+        let proj = context::project(s, &s.path_to(entry));
+        SessionSource {
+            s,
+            prices,
+            refs: proj.messages().filter(|m| m.role != Role::System).cloned().collect(),
+            at: entry,
+            values: RefCell::new(HashMap::new()),
+        }
+    }
+
+    /// Move to `entry` when Pi's context there is this one with messages appended (a
+    /// descendant, with no compaction or context edit on the way): the entries on the way
+    /// add their messages. `false` when it is not.
+    fn advance(&mut self, entry: usize) -> bool {
+        let mut way = Vec::new();
+        let mut i = entry;
+        while i != self.at {
+            match &self.s.entries[i].kind {
+                Kind::Compaction(_) | Kind::ContextEdit(_) => return false,
+                _ => {}
+            }
+            way.push(i);
+            match self.s.parent_of(i) {
+                Some(p) => i = p,
+                None => return false,
+            }
+        }
+        for &i in way.iter().rev() {
+            self.refs.extend(
+                context::intrinsic_messages(self.s, i)
+                    .into_iter()
+                    .filter(|m| m.role != Role::System),
+            );
+        }
+        self.at = entry;
+        true
+    }
+
+    /// A message's identity as sent unchanged: its entry and part.
+    fn key(&self, i: usize) -> u64 {
+        let m = &self.refs[i];
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        (m.source, m.part as u8, m.replaced_by).hash(&mut h);
+        h.finish()
+    }
+}
+
+impl MessageSource for SessionSource<'_> {
+    fn len(&self) -> usize {
+        self.refs.len()
+    }
+
+    fn facts(&self, i: usize) -> MsgFacts {
+        let m = &self.refs[i];
+        let kind = match m.role {
+            Role::User => MsgKind::User,
+            Role::Assistant => MsgKind::Assistant,
+            Role::ToolResult => MsgKind::ToolResult,
+            Role::CompactionSummary => MsgKind::CompactionSummary,
+            Role::BranchSummary => MsgKind::BranchSummary,
+            _ => MsgKind::Other,
+        };
+        let mut f = MsgFacts {
+            kind,
+            est: m.est_tokens,
+            time: self.s.entries[m.source].ts,
+            context_tokens: None,
+            output_tokens: 0.0,
+            prices: None,
+        };
+        if kind == MsgKind::Assistant
+            && let Some(sm) = context::msg_of(self.s, m)
+        {
+            f.context_tokens = sm.valid_usage().map(|u| u.context_tokens());
+            f.output_tokens = sm.usage.as_deref().map_or(0.0, |u| u.output);
+            if let (Some(p), Some(id)) = (sm.provider.as_deref(), sm.model.as_deref()) {
+                f.prices = self.prices.get(p, id);
+            }
+        }
+        f
+    }
+
+    fn value(&self, i: usize) -> Cow<'_, Value> {
+        let v = self
+            .values
+            .borrow_mut()
+            .entry(i)
+            .or_insert_with(|| context::materialize(self.s, &self.refs[i]))
+            .clone();
+        Cow::Owned(v)
+    }
+}
+
+/// The request before, as the cache compares with it.
+struct Request {
+    /// Its messages' identities and tokens.
+    messages: Vec<(u64, u64)>,
+    time: f64,
+    model: Option<(String, String)>,
+}
+
+fn hash_value(v: &Value) -> u64 {
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    v.to_string().hash(&mut h);
+    h.finish()
+}
+
+/// The model a reply went to.
+fn model_of(s: &Session, i: usize) -> Option<(&str, &str)> {
+    match &s.entries[i].kind {
+        Kind::Message(m) => Some((m.provider.as_deref()?, m.model.as_deref()?)),
+        _ => None,
+    }
+}
+
+fn one_policy(
+    s: &Session,
+    calls: &[usize],
+    settings: &LiveSettings,
+    prices: &PriceBook,
+    env_of: &EnvOf,
+    overhead: u64,
+) -> PolicyBill {
+    let mut out = PolicyBill {
+        policy: settings.policy.name().to_string(),
+        ..PolicyBill::default()
+    };
+    let mut src: Option<SessionSource> = None;
+    let mut state = LiveState::default();
+    let mut prev: Option<Request> = None;
+    for &a in calls {
+        let parent = s.parent_of(a).expect("a call has a parent");
+        let continued = src.as_mut().is_some_and(|x| x.advance(parent));
+        if !continued {
+            src = Some(SessionSource::at(s, parent, prices));
+            state = LiveState::default();
+        }
+        let src = src.as_ref().expect("set above");
+        let model = model_of(s, a);
+        let mut env = env_of(model);
+        if env.prices.is_none() {
+            env.prices = model.and_then(|(p, id)| prices.get(p, id));
+        }
+        let answer = state.answer(src, &env, settings);
+        let seq: Vec<(u64, u64)> = answer
+            .pieces
+            .iter()
+            .map(|p| match p {
+                Piece::Keep(i) => (src.key(*i), src.refs[*i].est_tokens),
+                Piece::Replace(i, v) => (src.key(*i) ^ hash_value(v), context::estimate_value(v)),
+                Piece::Insert(v) => (hash_value(v), context::estimate_value(v)),
+            })
+            .collect();
+        let time = s.entries[a].ts;
+        let model_owned = model.map(|(p, m)| (p.to_string(), m.to_string()));
+        let sent_msgs: u64 = seq.iter().map(|x| x.1).sum();
+        let sent = overhead + sent_msgs;
+        let cached = match &prev {
+            Some(p)
+                if p.model == model_owned && (time - p.time <= settings.cache_ttl_ms || (time - p.time).is_nan()) =>
+            {
+                overhead
+                    + p.messages
+                        .iter()
+                        .zip(&seq)
+                        .take_while(|(x, y)| x.0 == y.0)
+                        .map(|(x, _)| x.1)
+                        .sum::<u64>()
+            }
+            _ => 0,
+        };
+        let output = match &s.entries[a].kind {
+            Kind::Message(m) => m.usage.as_deref().map_or(0.0, |u| u.output),
+            _ => 0.0,
+        };
+        let cost = match env.prices {
+            Some(p) if !p.unpriced() => p.cost(cached as f64, (sent - cached) as f64, output),
+            _ => {
+                out.unpriced += 1;
+                0.0
+            }
+        };
+        let step = answer.report.step.as_ref().map(|x| x.reason);
+        out.calls += 1;
+        out.sent += sent;
+        out.cached += cached;
+        out.output += output as u64;
+        out.cost += cost;
+        out.steps += usize::from(step.is_some());
+        out.per_call.push(BilledCall {
+            entry: a,
+            sent,
+            cached,
+            output: output as u64,
+            cost,
+            step,
+        });
+        prev = Some(Request {
+            messages: seq,
+            time,
+            model: model_owned,
+        });
+    }
+    out
+}

@@ -1,0 +1,936 @@
+//! The live policy's state between calls, rebuilt from Pi's messages by replaying the calls
+//! they record.
+//!
+//! Every assistant reply in Pi's context is the answer to one call, whose context was the
+//! messages before it. Replaying those calls in order, each decided by the same function as
+//! the call being made now ([`PolicyState::call`]), gives the state the policy had when it
+//! sent each of them: where its cut is, which outputs it distilled, its packet. Nothing is
+//! stored beside the session, so the package (which keeps the state between calls and only
+//! replays the calls Pi appended), `bonsai context --live` and `bonsai bill` (which replay
+//! from the first call) agree.
+//!
+//! A compaction starts Pi's context afresh (its summary first): only the replies after it are
+//! calls of this context; the kept messages' replies answered an older one.
+
+use super::{CallEnv, LivePolicy, LiveReport, LiveSettings, Piece, Prices, StepReason, StepRecord, packet, plural};
+use crate::edit::prune::{self, Zone};
+use crate::view::context;
+use serde_json::Value;
+use std::borrow::Cow;
+use std::collections::{BTreeMap, HashMap, HashSet};
+
+/// What a message is to the policy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MsgKind {
+    User,
+    Assistant,
+    ToolResult,
+    CompactionSummary,
+    BranchSummary,
+    Other,
+}
+
+impl MsgKind {
+    pub fn of_role(role: &str) -> MsgKind {
+        match role {
+            "user" => MsgKind::User,
+            "assistant" => MsgKind::Assistant,
+            "toolResult" => MsgKind::ToolResult,
+            "compactionSummary" => MsgKind::CompactionSummary,
+            "branchSummary" => MsgKind::BranchSummary,
+            _ => MsgKind::Other,
+        }
+    }
+    pub fn is_summary(self) -> bool {
+        matches!(self, MsgKind::CompactionSummary | MsgKind::BranchSummary)
+    }
+}
+
+/// What the policy reads of one message, read once.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct MsgFacts {
+    pub kind: MsgKind,
+    /// Pi's estimate (chars/4).
+    pub est: u64,
+    /// When it was written, in milliseconds (NaN: unknown).
+    pub time: f64,
+    /// An assistant reply's usage as Pi counts a context (`calculateContextTokens`), when Pi
+    /// trusts it (not an aborted or failed reply).
+    pub context_tokens: Option<f64>,
+    /// An assistant reply's output tokens.
+    pub output_tokens: f64,
+    /// An assistant reply's model's prices, when the registry knows them.
+    pub prices: Option<Prices>,
+}
+
+/// Pi's messages as the policy reads them.
+pub trait MessageSource {
+    fn len(&self) -> usize;
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    fn facts(&self, i: usize) -> MsgFacts;
+    fn value(&self, i: usize) -> Cow<'_, Value>;
+    /// The messages as one slice, when they are held as one (saves a copy).
+    fn slice(&self) -> Option<&[Value]> {
+        None
+    }
+}
+
+/// Pi's messages as JSON values (what the `context` event holds).
+pub struct ValueSource<'a> {
+    msgs: &'a [Value],
+    prices_of: &'a dyn Fn(&str, &str) -> Option<Prices>,
+}
+
+impl<'a> ValueSource<'a> {
+    pub fn new(msgs: &'a [Value], prices_of: &'a dyn Fn(&str, &str) -> Option<Prices>) -> ValueSource<'a> {
+        ValueSource { msgs, prices_of }
+    }
+}
+
+/// A message's `timestamp` in milliseconds (a number, or ISO text as Pi's entries write it).
+pub fn time_of(m: &Value) -> f64 {
+    match m.get("timestamp") {
+        Some(Value::Number(n)) => n.as_f64().unwrap_or(f64::NAN),
+        Some(Value::String(s)) => crate::load::js::parse_iso_ms(s),
+        _ => f64::NAN,
+    }
+}
+
+/// The facts of a message held as JSON.
+pub fn facts_of_value(m: &Value, prices_of: &dyn Fn(&str, &str) -> Option<Prices>) -> MsgFacts {
+    let kind = MsgKind::of_role(m.get("role").and_then(|r| r.as_str()).unwrap_or(""));
+    let mut f = MsgFacts {
+        kind,
+        est: context::estimate_value(m),
+        time: time_of(m),
+        context_tokens: None,
+        output_tokens: 0.0,
+        prices: None,
+    };
+    if kind == MsgKind::Assistant {
+        let num = |u: &Value, k: &str| u.get(k).and_then(|x| x.as_f64()).unwrap_or(0.0);
+        let stop = m.get("stopReason").and_then(|s| s.as_str());
+        if let Some(u) = m.get("usage").filter(|u| u.is_object()) {
+            f.output_tokens = num(u, "output");
+            if stop != Some("aborted") && stop != Some("error") {
+                let usage = crate::load::entry::Usage {
+                    input: num(u, "input"),
+                    output: num(u, "output"),
+                    cache_read: num(u, "cacheRead"),
+                    cache_write: num(u, "cacheWrite"),
+                    total_tokens: num(u, "totalTokens"),
+                };
+                f.context_tokens = Some(usage.context_tokens());
+            }
+        }
+        let s = |k: &str| m.get(k).and_then(|x| x.as_str());
+        if let (Some(p), Some(id)) = (s("provider"), s("model")) {
+            f.prices = prices_of(p, id);
+        }
+    }
+    f
+}
+
+impl MessageSource for ValueSource<'_> {
+    fn len(&self) -> usize {
+        self.msgs.len()
+    }
+    fn facts(&self, i: usize) -> MsgFacts {
+        facts_of_value(&self.msgs[i], self.prices_of)
+    }
+    fn value(&self, i: usize) -> Cow<'_, Value> {
+        Cow::Borrowed(&self.msgs[i])
+    }
+    fn slice(&self) -> Option<&[Value]> {
+        Some(self.msgs)
+    }
+}
+
+/// The messages' facts, their running sums and turn starts; append-only.
+#[derive(Debug, Clone, Default)]
+struct Index {
+    facts: Vec<MsgFacts>,
+    /// `prefix[i]`: Pi's estimate of messages `0..i`.
+    prefix: Vec<u64>,
+    /// Where each turn starts (its user message).
+    users: Vec<usize>,
+    /// For each message, the newest assistant reply at or before it whose usage Pi trusts.
+    last_reply: Vec<Option<usize>>,
+    /// The time of the compaction summary the context starts with (−∞ without one).
+    epoch_time: f64,
+    /// Long tool outputs distilled (once per message; `None`: not distilled).
+    distilled: HashMap<usize, Option<(Value, u64)>>,
+}
+
+impl Index {
+    fn extend(&mut self, src: &dyn MessageSource) {
+        if self.prefix.is_empty() {
+            self.prefix.push(0);
+        }
+        for i in self.facts.len()..src.len() {
+            let f = src.facts(i);
+            if i == 0 {
+                self.epoch_time = if f.kind == MsgKind::CompactionSummary {
+                    f.time
+                } else {
+                    f64::NEG_INFINITY
+                };
+            }
+            self.prefix.push(self.prefix[i] + f.est);
+            if f.kind == MsgKind::User {
+                self.users.push(i);
+            }
+            let prev = i.checked_sub(1).and_then(|p| self.last_reply[p]);
+            self.last_reply
+                .push(if f.kind == MsgKind::Assistant && f.context_tokens.is_some() {
+                    Some(i)
+                } else {
+                    prev
+                });
+            self.facts.push(f);
+        }
+    }
+
+    /// Whether the reply at `j` answered a call of this context (not one before its
+    /// compaction).
+    fn is_call(&self, j: usize) -> bool {
+        let t = self.facts[j].time;
+        j > 0 && self.facts[j].kind == MsgKind::Assistant && (t >= self.epoch_time || t.is_nan())
+    }
+
+    /// Turn starts in `from..to`.
+    fn users_in(&self, from: usize, to: usize) -> &[usize] {
+        let a = self.users.partition_point(|&u| u < from);
+        let b = self.users.partition_point(|&u| u < to);
+        &self.users[a..b]
+    }
+
+    fn sum(&self, from: usize, to: usize) -> u64 {
+        self.prefix[to] - self.prefix[from]
+    }
+
+    /// A tool result distilled as a kept older turn's is (`None` when it stays whole).
+    fn distill(&mut self, src: &dyn MessageSource, i: usize, settings: &LiveSettings) -> Option<&(Value, u64)> {
+        if self.facts[i].kind != MsgKind::ToolResult {
+            return None;
+        }
+        self.distilled
+            .entry(i)
+            .or_insert_with(|| {
+                distilled_result(&src.value(i), settings).map(|v| {
+                    let est = context::estimate_value(&v);
+                    (v, est)
+                })
+            })
+            .as_ref()
+    }
+}
+
+/// A long output of a prunable tool, distilled (its head and tail with what was elided
+/// said); `None` unless it is all text and images (every tool result Pi writes), long, not
+/// an error, of a tool that may be pruned.
+fn distilled_result(m: &Value, settings: &LiveSettings) -> Option<Value> {
+    let tool = m.get("toolName").and_then(|t| t.as_str()).unwrap_or("tool");
+    let ps = &settings.prune;
+    let prunable = ps.protected_tools.iter().all(|t| t != tool)
+        && (ps.prunable_tools.is_empty() || ps.prunable_tools.iter().any(|t| t == tool));
+    if !prunable || m.get("isError").and_then(|e| e.as_bool()).unwrap_or(false) {
+        return None;
+    }
+    let blocks = m.get("content")?.as_array()?;
+    let mut text = String::new();
+    let mut images = Vec::new();
+    for b in blocks {
+        match b.get("type").and_then(|t| t.as_str()) {
+            Some("text") => {
+                if !text.is_empty() {
+                    text.push('\n');
+                }
+                text.push_str(b.get("text").and_then(|t| t.as_str()).unwrap_or(""));
+            }
+            Some("image") => images.push(b.clone()),
+            _ => return None,
+        }
+    }
+    let (short, _) = prune::distill(&text, tool)?;
+    let mut content = vec![serde_json::json!({"type": "text", "text": short})];
+    content.extend(images);
+    let mut out = m.clone();
+    out["content"] = Value::Array(content);
+    Some(out)
+}
+
+/// A message sent in place of one of Pi's.
+#[derive(Debug, Clone, PartialEq)]
+struct Replacement {
+    value: Value,
+    est: u64,
+    /// Pruned by the output policy (else distilled).
+    pruned: bool,
+}
+
+/// The packet as sent.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) struct Packet {
+    pub value: Value,
+    pub est: u64,
+}
+
+/// What is left out now; it changes only at a step.
+#[derive(Debug, Clone, Default, PartialEq)]
+struct LeftOut {
+    /// Pi's messages before this one are left out (their summaries are sent ahead).
+    cut: usize,
+    /// Messages sent in place of Pi's (distilled or pruned outputs).
+    replaced: BTreeMap<usize, Replacement>,
+    /// What the replacements save, in Pi's estimate.
+    saved: u64,
+    /// The compaction and branch summaries before the cut, sent as written ahead of the packet.
+    ahead: Vec<usize>,
+    ahead_est: u64,
+    packet: Option<Packet>,
+    /// Messages before the cut that are not summaries, and turns there.
+    dropped: usize,
+    turns_out: usize,
+}
+
+/// One call's figures, for the next call.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct CallFacts {
+    /// The messages of its context.
+    end: usize,
+    time: f64,
+    /// Pi's estimate of Pi's messages, and of what was sent.
+    full: u64,
+    sent: u64,
+}
+
+/// The policy's state at a call: what is left out and what the calls so far were.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(super) struct PolicyState {
+    left: LeftOut,
+    zone: Option<Zone>,
+    last: Option<CallFacts>,
+    calls: usize,
+    /// Tokens Pi appended between the calls of this context (their growth per call).
+    grown: u64,
+    steps: usize,
+    /// Output policy: tokens appended since it last planned (a plan is made only when a
+    /// step could prune `contextPruning.minimum`).
+    since_plan: u64,
+    /// This call's whole context and decision, for its report.
+    whole: f64,
+    step: Option<StepRecord>,
+    waiting: Option<String>,
+}
+
+/// Hysteresis of the zones: a zone is left only this far (a fraction of T) below its bound,
+/// so a context at a bound does not flip on every call.
+const ZONE_HYSTERESIS: f64 = 0.05;
+
+/// The zone of `tokens` given the zone before: entered at its bound, left below it less
+/// [`ZONE_HYSTERESIS`].
+pub fn zone_after(before: Option<Zone>, tokens: f64, threshold: u64, bounds: (f64, f64)) -> Zone {
+    let raw = prune::zone_of(tokens, threshold, bounds);
+    let t = threshold as f64;
+    match (before, raw) {
+        (Some(Zone::Red), Zone::Yellow | Zone::Green) if tokens >= (bounds.1 - ZONE_HYSTERESIS) * t => Zone::Red,
+        (Some(Zone::Red | Zone::Yellow), Zone::Green) if tokens >= (bounds.0 - ZONE_HYSTERESIS) * t => Zone::Yellow,
+        _ => raw,
+    }
+}
+
+impl PolicyState {
+    /// Pi's estimate of what is sent for the context `0..end`.
+    fn sent(&self, idx: &Index, end: usize) -> u64 {
+        let l = &self.left;
+        l.ahead_est + l.packet.as_ref().map_or(0, |p| p.est) + idx.sum(l.cut.min(end), end) - l.saved
+    }
+
+    /// Tokens of the turns sent (what the marks are read against).
+    fn kept(&self, idx: &Index, end: usize) -> u64 {
+        idx.sum(self.left.cut.min(end), end) - self.left.saved
+    }
+
+    /// The whole context at `end`: Pi's figure for the newest reply of this context, with
+    /// what bonsai left out of the call it answered added back, plus an estimate of the
+    /// messages after it; the estimate of every message when there is no such reply.
+    fn whole(&self, idx: &Index, end: usize) -> f64 {
+        let Some(a) = end.checked_sub(1).and_then(|e| idx.last_reply[e]) else {
+            return idx.prefix[end] as f64;
+        };
+        let f = &idx.facts[a];
+        if f.time < idx.epoch_time {
+            return idx.prefix[end] as f64;
+        }
+        let usage = f.context_tokens.unwrap_or(0.0);
+        // A reply whose usage covers every message of its call's context (Pi alone sent it,
+        // as in a session recorded without bonsai) needs nothing added back.
+        let left_out = match self.last {
+            Some(c) if c.end == a && usage < c.full as f64 => c.full.saturating_sub(c.sent),
+            _ => 0,
+        };
+        usage + (left_out + idx.sum(a + 1, end)) as f64
+    }
+
+    /// Decide the call whose context is Pi's messages `0..end`; returns whether it stepped.
+    fn call(
+        &mut self,
+        idx: &mut Index,
+        src: &dyn MessageSource,
+        end: usize,
+        env: &CallEnv,
+        settings: &LiveSettings,
+    ) -> Option<StepRecord> {
+        self.step = None;
+        self.waiting = None;
+        let full = idx.prefix[end];
+        let time = end.checked_sub(1).map_or(f64::NAN, |e| idx.facts[e].time);
+        let appended = self.last.map_or(0, |l| full.saturating_sub(l.full));
+        self.grown += appended;
+        self.since_plan += appended;
+        let whole = self.whole(idx, end);
+        self.whole = whole;
+        let zone = zone_after(self.zone, whole, env.threshold(), settings.zones);
+        self.zone = Some(zone);
+        // No call before this one in this context: nothing is cached that a step could lose.
+        let idle = self.last.map(|l| time - l.time);
+        let cold = idle.is_none_or(|ms| ms > settings.cache_ttl_ms);
+        let before = self.sent(idx, end);
+        let step = match settings.policy {
+            LivePolicy::Off => None,
+            LivePolicy::Zones => self.step_zones(idx, src, end, env, settings, zone, cold, before),
+            LivePolicy::Output { compat } => self.step_output(idx, src, end, env, settings, compat, zone, cold, before),
+        };
+        let mut step = step.map(|(reason, turns, pruned)| StepRecord {
+            at: end,
+            reason,
+            turns,
+            pruned,
+            before,
+            after: self.sent(idx, end),
+            idle_minutes: None,
+        });
+        if let Some(s) = &mut step {
+            if s.reason == StepReason::CacheCold {
+                s.idle_minutes = idle.filter(|ms| ms.is_finite()).map(|ms| ms / 60_000.0);
+            }
+            self.steps += 1;
+        }
+        self.last = Some(CallFacts {
+            end,
+            time,
+            full,
+            sent: self.sent(idx, end),
+        });
+        self.calls += 1;
+        self.step = step.clone();
+        step
+    }
+
+    /// Growth per call so far (tokens Pi appends between two calls), and the calls until
+    /// the next step at that pace.
+    fn horizon(&self, marks: super::Marks, newest_turn: u64) -> f64 {
+        let per_call = if self.calls >= 2 {
+            self.grown as f64 / (self.calls - 1) as f64
+        } else {
+            newest_turn as f64
+        };
+        ((marks.high - marks.low) as f64 / per_call.max(1.0)).max(1.0)
+    }
+
+    /// Whether a step from `before` to `after` tokens sent pays: what it saves on this call
+    /// and the next `horizon` ones (each reads less from the cache) against writing `after`
+    /// again instead of reading it.
+    fn pays(env: &CallEnv, before: u64, after: u64, horizon: f64) -> (bool, f64, f64) {
+        let (read, write) = env.prices.unwrap_or_default().weights();
+        let saves = read * before.saturating_sub(after) as f64 * (horizon + 1.0);
+        let costs = (write - read) * after as f64;
+        (saves >= costs, saves, costs)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn step_zones(
+        &mut self,
+        idx: &mut Index,
+        src: &dyn MessageSource,
+        end: usize,
+        env: &CallEnv,
+        settings: &LiveSettings,
+        zone: Zone,
+        cold: bool,
+        before: u64,
+    ) -> Option<(StepReason, usize, usize)> {
+        let marks = settings.marks.within(env.threshold());
+        let caches = env.prices.is_none_or(|p| p.caches());
+        let kept = self.kept(idx, end);
+        let over = if caches { marks.high } else { marks.low };
+        if !(zone == Zone::Red || kept > over || (cold && kept > marks.low)) {
+            return None;
+        }
+        let Some(plan) = self.plan_cut(idx, src, end, marks.low, settings) else {
+            if kept > over {
+                self.waiting = Some(format!(
+                    "{} tokens of turns, over the {} mark, but the floor keeps the newest {} (bonsai.live.floorTurns)",
+                    prune::thousands(kept),
+                    prune::thousands(over),
+                    plural(settings.floor_turns + 1, "turn", "turns")
+                ));
+            }
+            return None;
+        };
+        let packet_guess = settings.packet_tokens + 100;
+        let ahead_after = self.left.ahead_est
+            + (self.left.cut..plan.cut)
+                .filter(|&i| idx.facts[i].kind.is_summary())
+                .map(|i| idx.facts[i].est)
+                .sum::<u64>();
+        let after = plan.kept + packet_guess + ahead_after;
+        let reason = if zone == Zone::Red {
+            StepReason::Red
+        } else if cold {
+            StepReason::CacheCold
+        } else if !caches {
+            StepReason::NoDiscount
+        } else {
+            let newest = idx.users_in(0, end).last().map_or(0, |&u| idx.sum(u, end));
+            let horizon = self.horizon(marks, newest);
+            let (ok, saves, costs) = Self::pays(env, before, after, horizon);
+            if !ok {
+                self.waiting = Some(format!(
+                    "{} tokens of turns, over the {} mark; a step now would save ~{} token-reads over the next ~{:.0} calls and cost ~{} to write the request again",
+                    prune::thousands(kept),
+                    prune::thousands(marks.high),
+                    prune::thousands(saves as u64),
+                    horizon,
+                    prune::thousands(costs as u64)
+                ));
+                return None;
+            }
+            StepReason::Pays
+        };
+        let turns_before = self.left.turns_out;
+        self.apply_cut(idx, src, end, plan, settings);
+        Some((reason, self.left.turns_out - turns_before, 0))
+    }
+
+    /// The cut a step makes: the most newest turns whose tokens fit under `low` (the
+    /// newest whole, the older ones with long outputs distilled), never fewer than the
+    /// floor; `None` when that leaves out nothing more than now.
+    fn plan_cut(
+        &self,
+        idx: &mut Index,
+        src: &dyn MessageSource,
+        end: usize,
+        low: u64,
+        settings: &LiveSettings,
+    ) -> Option<CutPlan> {
+        let us: Vec<usize> = idx.users_in(self.left.cut, end).to_vec();
+        let last = us.len().checked_sub(1)?;
+        // The floor: this many complete turns before the newest stay.
+        let latest = last.checked_sub(settings.floor_turns)?;
+        let mut size = idx.sum(us[last], end);
+        let mut from = last;
+        let mut distilled: Vec<(usize, Replacement)> = Vec::new();
+        for k in (0..last).rev() {
+            let mut turn = 0u64;
+            let mut turn_distilled = Vec::new();
+            for i in us[k]..us[k + 1] {
+                match idx.distill(src, i, settings) {
+                    Some((v, est)) => {
+                        turn += est;
+                        turn_distilled.push((
+                            i,
+                            Replacement {
+                                value: v.clone(),
+                                est: *est,
+                                pruned: false,
+                            },
+                        ));
+                    }
+                    None => turn += idx.facts[i].est,
+                }
+            }
+            if size + turn > low && from <= latest {
+                break;
+            }
+            size += turn;
+            from = k;
+            distilled.extend(turn_distilled);
+        }
+        let cut = us[from.min(latest)];
+        (cut > self.left.cut).then(|| CutPlan {
+            cut,
+            kept: size,
+            distilled: distilled.into_iter().filter(|(i, _)| *i >= cut).collect(),
+        })
+    }
+
+    fn apply_cut(&mut self, idx: &Index, src: &dyn MessageSource, end: usize, plan: CutPlan, settings: &LiveSettings) {
+        let l = &mut self.left;
+        for i in l.cut..plan.cut {
+            let f = &idx.facts[i];
+            if f.kind.is_summary() {
+                l.ahead.push(i);
+                l.ahead_est += f.est;
+            } else {
+                l.dropped += 1;
+            }
+        }
+        l.turns_out = idx.users_in(0, plan.cut).len();
+        l.cut = plan.cut;
+        l.replaced = plan.distilled.into_iter().collect();
+        l.saved = l
+            .replaced
+            .iter()
+            .map(|(i, r)| idx.facts[*i].est.saturating_sub(r.est))
+            .sum();
+        l.packet = packet::build(src, &idx.facts, l.cut, end, l.turns_out, settings);
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn step_output(
+        &mut self,
+        idx: &mut Index,
+        src: &dyn MessageSource,
+        end: usize,
+        env: &CallEnv,
+        settings: &LiveSettings,
+        compat: bool,
+        zone: Zone,
+        cold: bool,
+        before: u64,
+    ) -> Option<(StepReason, usize, usize)> {
+        let minimum = settings.prune.minimum.max(1);
+        // A plan can prune at most what was appended since the last one.
+        if end == 0 || (self.since_plan < minimum && zone != Zone::Red && !(cold && self.calls == 0)) {
+            return None;
+        }
+        self.since_plan = 0;
+        let owned: Vec<Value>;
+        let msgs: &[Value] = match src.slice() {
+            Some(s) => &s[..end],
+            None => {
+                owned = (0..end).map(|i| src.value(i).into_owned()).collect();
+                &owned
+            }
+        };
+        let s = super::as_session(msgs);
+        let mut ps = settings.prune.clone();
+        ps.compat = compat;
+        let plan = prune::output(&s, end - 1, &ps, false);
+        let mut new: Vec<(usize, Replacement)> = Vec::new();
+        for item in plan.edits() {
+            if self.left.replaced.contains_key(&item.entry) {
+                continue;
+            }
+            let Some(Value::Object(mut m)) = msgs.get(item.entry).cloned() else {
+                continue;
+            };
+            if let Some(c) = item.replacement.get("content") {
+                m.insert("content".into(), c.clone());
+            }
+            let value = Value::Object(m);
+            let est = context::estimate_value(&value);
+            new.push((
+                item.entry,
+                Replacement {
+                    value,
+                    est,
+                    pruned: true,
+                },
+            ));
+        }
+        let saves: u64 = new.iter().map(|(i, r)| idx.facts[*i].est.saturating_sub(r.est)).sum();
+        if new.is_empty() || (saves < minimum && zone != Zone::Red) {
+            return None;
+        }
+        let after = before.saturating_sub(saves);
+        let caches = env.prices.is_none_or(|p| p.caches());
+        let reason = if zone == Zone::Red {
+            StepReason::Red
+        } else if cold {
+            StepReason::CacheCold
+        } else if !caches {
+            StepReason::NoDiscount
+        } else {
+            // From the oldest output pruned now on, the request is written again.
+            let first = new.iter().map(|(i, _)| *i).min().unwrap_or(0);
+            let rewritten = after.saturating_sub(idx.sum(0, first));
+            let horizon = (minimum as f64 / (self.grown as f64 / self.calls.max(1) as f64).max(1.0)).max(1.0);
+            let (read, write) = env.prices.unwrap_or_default().weights();
+            if read * saves as f64 * (horizon + 1.0) < (write - read) * rewritten as f64 {
+                self.waiting = Some(format!(
+                    "{} tokens of old output could be pruned; waiting until it pays",
+                    prune::thousands(saves)
+                ));
+                return None;
+            }
+            StepReason::Pays
+        };
+        let pruned = new.len();
+        self.left.saved += saves;
+        self.left.replaced.extend(new);
+        Some((reason, 0, pruned))
+    }
+
+    /// What is sent for the context `0..end`: the summaries left out (as written), the
+    /// packet, then Pi's messages from the cut (replacements in place). The report's counts
+    /// go into `r`.
+    fn pieces(&self, idx: &Index, src: &dyn MessageSource, end: usize, r: &mut LiveReport) -> Vec<Piece> {
+        let l = &self.left;
+        let mut out = Vec::with_capacity(end - l.cut.min(end) + l.ahead.len() + 1);
+        out.extend(l.ahead.iter().map(|&i| Piece::Keep(i)));
+        if let Some(p) = &l.packet {
+            out.push(Piece::Insert(p.value.clone()));
+        }
+        // Never a tool result without its call: a cut falls before a user message, so this
+        // acts only on input that already had an orphan.
+        let calls: HashSet<String> = if l.cut > 0 {
+            (l.cut..end)
+                .filter(|&i| idx.facts[i].kind == MsgKind::Assistant)
+                .flat_map(|i| call_ids(&src.value(i)))
+                .collect()
+        } else {
+            HashSet::new()
+        };
+        for i in l.cut.min(end)..end {
+            if l.cut > 0 && idx.facts[i].kind == MsgKind::ToolResult {
+                let v = src.value(i);
+                let id = v.get("toolCallId").and_then(|t| t.as_str()).unwrap_or("");
+                if !calls.contains(id) {
+                    r.orphans_dropped += 1;
+                    continue;
+                }
+            }
+            match l.replaced.get(&i) {
+                Some(rep) => {
+                    if rep.pruned {
+                        r.pruned += 1;
+                    } else {
+                        r.distilled += 1;
+                    }
+                    out.push(Piece::Replace(i, rep.value.clone()))
+                }
+                None => out.push(Piece::Keep(i)),
+            }
+        }
+        out
+    }
+}
+
+/// The tool-call ids of an assistant message.
+fn call_ids(m: &Value) -> Vec<String> {
+    m.get("content")
+        .and_then(|c| c.as_array())
+        .into_iter()
+        .flatten()
+        .filter(|b| b.get("type").and_then(|t| t.as_str()) == Some("toolCall"))
+        .filter_map(|b| b.get("id").and_then(|i| i.as_str()).map(String::from))
+        .collect()
+}
+
+/// Where a step cuts, what the turns kept weigh, and the outputs it distills.
+struct CutPlan {
+    cut: usize,
+    kept: u64,
+    distilled: Vec<(usize, Replacement)>,
+}
+
+/// The live policy between calls: what it read of Pi's messages, and its state after the
+/// calls they record.
+#[derive(Debug, Clone, Default)]
+pub struct LiveState {
+    index: Index,
+    /// The calls answered by replies before this message are replayed.
+    replayed: usize,
+    policy: PolicyState,
+    /// The state after the call answered last, kept for when its reply comes back in the
+    /// next context (its decision is then not made again).
+    pending: Option<(usize, PolicyState)>,
+}
+
+/// One replayed or answered call, as `bonsai bill` prices it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CallFigures {
+    /// The messages of its context.
+    pub end: usize,
+    pub time: f64,
+    /// Pi's estimate of Pi's messages and of what was sent (messages only).
+    pub full: u64,
+    pub sent: u64,
+    pub step: Option<StepRecord>,
+}
+
+impl LiveState {
+    /// Messages held: a context must start with them.
+    pub fn len(&self) -> usize {
+        self.index.facts.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.index.facts.is_empty()
+    }
+
+    /// Forget the messages from `n` on (Pi's context changed there): the state is rebuilt
+    /// from nothing when it had read past them.
+    pub fn truncate(&mut self, n: usize) {
+        if n < self.index.facts.len() || n < self.replayed {
+            *self = LiveState::default();
+        }
+    }
+
+    /// Replay the calls answered by replies before `end`, each as it was decided; `each`
+    /// sees every one.
+    pub fn replay(
+        &mut self,
+        src: &dyn MessageSource,
+        end: usize,
+        env: &CallEnv,
+        settings: &LiveSettings,
+        each: &mut dyn FnMut(CallFigures),
+    ) {
+        if src.len() < self.index.facts.len() {
+            *self = LiveState::default();
+        }
+        self.index.extend(src);
+        for j in self.replayed..end {
+            if !self.index.is_call(j) {
+                continue;
+            }
+            match self.pending.take() {
+                Some((e, st)) if e == j => self.policy = st,
+                _ => {
+                    let env_j = CallEnv {
+                        prices: self.index.facts[j].prices.or(env.prices),
+                        ..*env
+                    };
+                    self.policy.call(&mut self.index, src, j, &env_j, settings);
+                }
+            }
+            let p = &self.policy;
+            let last = p.last.expect("a call was made");
+            each(CallFigures {
+                end: j,
+                time: last.time,
+                full: last.full,
+                sent: last.sent,
+                step: p.step.clone(),
+            });
+        }
+        self.replayed = self.replayed.max(end);
+    }
+
+    /// The answer for the call whose context is all of `src`: the calls its replies record
+    /// are replayed first.
+    pub fn answer(&mut self, src: &dyn MessageSource, env: &CallEnv, settings: &LiveSettings) -> super::LiveAnswer {
+        let end = src.len();
+        self.replay(src, end, env, settings, &mut |_| {});
+        let mut p = self.policy.clone();
+        p.call(&mut self.index, src, end, env, settings);
+        let answer = self.report(&p, src, end, env, settings);
+        self.pending = Some((end, p));
+        answer
+    }
+
+    /// The whole context after the reply to the last answered call (Pi's figure for it,
+    /// `usage`, with what bonsai left out of that call added back), and its zone; `None`
+    /// when no call was answered.
+    pub fn whole_after_reply(&self, usage: f64, threshold: u64, settings: &LiveSettings) -> Option<(f64, Zone)> {
+        let (_, p) = self.pending.as_ref()?;
+        let last = p.last?;
+        let left_out = if usage < last.full as f64 {
+            last.full.saturating_sub(last.sent)
+        } else {
+            0
+        };
+        let whole = usage + left_out as f64;
+        Some((whole, zone_after(p.zone, whole, threshold, settings.zones)))
+    }
+
+    /// Steps taken in this context, the last answered call's included.
+    pub fn steps(&self) -> usize {
+        self.pending.as_ref().map_or(self.policy.steps, |(_, p)| p.steps)
+    }
+
+    fn report(
+        &self,
+        p: &PolicyState,
+        src: &dyn MessageSource,
+        end: usize,
+        env: &CallEnv,
+        settings: &LiveSettings,
+    ) -> super::LiveAnswer {
+        let idx = &self.index;
+        let mut r = LiveReport {
+            policy: settings.policy.name().to_string(),
+            zone: p.zone,
+            threshold: env.threshold(),
+            whole: p.whole,
+            tokens_full: idx.prefix[end],
+            messages_in: end,
+            turns_total: idx.users_in(0, end).len(),
+            step: p.step.clone(),
+            steps: p.steps,
+            waiting: p.waiting.clone(),
+            calls: p.calls,
+            ..LiveReport::default()
+        };
+        let pieces = if settings.policy == LivePolicy::Off {
+            (0..end).map(Piece::Keep).collect()
+        } else {
+            p.pieces(idx, src, end, &mut r)
+        };
+        let l = &p.left;
+        r.turns_kept = r.turns_total - idx.users_in(0, l.cut.min(end)).len();
+        r.dropped = l.dropped;
+        r.summaries_ahead = l.ahead.len();
+        r.packet_tokens = l.packet.as_ref().map(|p| p.est);
+        r.messages_out = pieces.len();
+        r.tokens_sent = pieces
+            .iter()
+            .map(|x| match x {
+                Piece::Keep(i) => idx.facts[*i].est,
+                Piece::Replace(_, v) | Piece::Insert(v) => context::estimate_value(v),
+            })
+            .sum();
+        r.note = note(&r, settings, env);
+        super::LiveAnswer { pieces, report: r }
+    }
+}
+
+/// One line on what this call sent and why.
+fn note(r: &LiveReport, settings: &LiveSettings, env: &CallEnv) -> String {
+    let zone = r.zone.map_or("no zone", |z| z.name());
+    if settings.policy == LivePolicy::Off {
+        return "policy off: the messages as Pi has them".into();
+    }
+    let sent = format!(
+        "{} of {} tokens sent",
+        prune::thousands(r.tokens_sent),
+        prune::thousands(r.tokens_full)
+    );
+    let what = if let Some(s) = &r.step {
+        s.notice().trim_start_matches("bonsai: ").to_string()
+    } else if let Some(w) = &r.waiting {
+        format!("no step: {w}")
+    } else if settings.policy == LivePolicy::Zones {
+        let marks = settings.marks.within(env.threshold());
+        format!(
+            "the newest {} of {} sent; the next step over {} tokens of turns",
+            r.turns_kept,
+            plural(r.turns_total, "turn", "turns"),
+            prune::thousands(marks.high)
+        )
+    } else {
+        plural(r.pruned, "old output pruned", "old outputs pruned")
+    };
+    let distilled = if r.distilled > 0 {
+        format!(" ({} distilled)", plural(r.distilled, "long output", "long outputs"))
+    } else {
+        String::new()
+    };
+    format!("{zone}: {sent}; {what}{distilled}")
+}

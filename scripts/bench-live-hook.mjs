@@ -1,8 +1,11 @@
 // The package's `context` hook as Pi calls it: the extension itself (pi-package/extensions/
-// bonsai.ts) loaded with a stand-in for Pi's extension API, its handler called with sessions
+// bonsai.ts) loaded with a stand-in for Pi's extension API, its handler called on sessions
 // of 100, 1,000 and 10,000 messages (a coding session's shape: a request, a tool call, its
 // output, an answer; outputs of ~2 KB like the reference session's), timed per call from the
-// event in to the messages out (JSON over the pipe, bonsai's engine, the answer mapped back).
+// event in to the messages out (fingerprints, JSON over the pipe, bonsai's engine, the answer
+// mapped back). Each call is the next one of a conversation: Pi hands a fresh copy of every
+// message, the two it appended since the call before included. The first call of each size
+// (the whole list sent once) is timed apart.
 //
 //   node scripts/bench-live-hook.mjs [--calls N] [--bonsai PATH]
 //
@@ -61,25 +64,33 @@ function session(n) {
 	return out.slice(0, n);
 }
 
-await handlers.session_start({ type: "session_start", reason: "startup" }, ctx(0));
 for (const n of [100, 1000, 10000]) {
-	const msgs = session(n);
+	// The conversation grows by two messages a call (a tool call and its result, or an answer
+	// and the next request) up to `n` at the last call.
+	const all = session(n + 2 * (calls + 5));
 	const times = [];
 	let changed = 0;
+	let first = 0;
+	// A new Pi session for each size: the engine starts from nothing.
+	await handlers.session_start({ type: "session_start", reason: "startup" }, ctx(0));
 	for (let k = 0; k < calls + 5; k++) {
+		// Each call's context ends at a request or a tool result, as Pi calls.
+		const msgs = all.slice(0, n + 1 - 2 * (calls + 4 - k));
 		// Pi hands each handler a fresh copy of its messages.
 		const event = { type: "context", messages: structuredClone(msgs) };
 		const t0 = process.hrtime.bigint();
 		const r = await handlers.context(event, ctx(20_000));
 		const ms = Number(process.hrtime.bigint() - t0) / 1e6;
+		if (k === 0) first = ms;
 		if (k >= 5) times.push(ms);
 		if (r?.messages) changed++;
 	}
+	const msgs = all.slice(0, n + 1);
 	times.sort((a, b) => a - b);
 	const q = (p) => times[Math.min(times.length - 1, Math.floor(p * times.length))];
 	const mean = times.reduce((a, b) => a + b, 0) / times.length;
 	const bytes = JSON.stringify(msgs).length;
-	console.log(JSON.stringify({ messages: n, requestBytes: bytes, calls, changed: changed > 0, p50: +q(0.5).toFixed(2), p99: +q(0.99).toFixed(2), mean: +mean.toFixed(2), max: +times[times.length - 1].toFixed(2) }));
+	console.log(JSON.stringify({ messages: n, listBytes: bytes, calls, changed, firstCall: +first.toFixed(2), p50: +q(0.5).toFixed(2), p99: +q(0.99).toFixed(2), mean: +mean.toFixed(2), max: +times[times.length - 1].toFixed(2) }));
 }
 await handlers.session_shutdown({ type: "session_shutdown", reason: "quit" }, ctx(0));
 rmSync(copy, { recursive: true, force: true });

@@ -186,6 +186,7 @@ export default function bonsai(pi: ExtensionAPI) {
 		let base = 0;
 		const common = Math.min(fps.length, held.fps.length);
 		while (base < common && fps[base] === held.fps[base]) base++;
+		const timeoutMs = settings?.timeoutMs ?? 2000;
 		const ask = (from: number) =>
 			e.request(
 				"context",
@@ -197,7 +198,9 @@ export default function bonsai(pi: ExtensionAPI) {
 					usage: usageOf(ctx),
 					model: modelOf(ctx),
 				},
-				settings?.timeoutMs ?? 2000,
+				// The whole of a long list goes once (the engine replays its calls): it gets
+				// longer than a call that sends what Pi appended.
+				msgs.length - from > 1000 ? Math.max(timeoutMs, 10_000) : timeoutMs,
 			);
 		let r = await ask(base);
 		// The engine holds something else (it restarted, or a late answer): the whole list.

@@ -180,64 +180,53 @@ const FNV_START = 0x811c9dc5;
 const FNV_PRIME = 0x01000193;
 
 /**
- * A message's fingerprint, 8 hex digits: FNV-1a over its shape (keys, every string's length
- * and a sample of its characters, numbers) without serializing it. Pi hands the `context`
- * hook a fresh copy of every message on each call, so only a walk tells which are the same;
- * a whole serialization of 10,000 messages would cost more than the call itself.
+ * A message's fingerprint, 8 hex digits: FNV-1a over what tells one message from another
+ * without reading all of it: its role, time, ids and kinds, each string's length and its
+ * first and last characters. Pi hands the `context` hook a fresh copy of every message on each
+ * call, so only such a read tells which are the same; walking or serializing all of 10,000
+ * messages would cost more than the call itself. Pi never changes a message in place: a
+ * message with the same fingerprint is the same message.
  */
-export function fingerprint(message: unknown): string {
+export function fingerprint(m: any): string {
 	let h = FNV_START;
 	const mix = (x: number) => {
-		h ^= x & 0xffff;
-		h = Math.imul(h, FNV_PRIME);
-		h ^= (x >>> 16) & 0xffff;
-		h = Math.imul(h, FNV_PRIME);
+		h = Math.imul(h ^ (x | 0), FNV_PRIME);
 	};
 	const text = (s: string) => {
 		const n = s.length;
 		mix(n);
-		if (n <= 48) {
-			for (let i = 0; i < n; i++) mix(s.charCodeAt(i));
-			return;
-		}
-		const step = Math.floor(n / 16);
-		for (let i = 0; i < 16; i++) mix(s.charCodeAt(i));
-		for (let i = 16; i < n - 16; i += step) mix(s.charCodeAt(i));
-		for (let i = n - 16; i < n; i++) mix(s.charCodeAt(i));
+		const head = Math.min(n, 12);
+		for (let i = 0; i < head; i++) mix(s.charCodeAt(i));
+		for (let i = Math.max(head, n - 12); i < n; i++) mix(s.charCodeAt(i));
 	};
-	const walk = (v: unknown) => {
-		switch (typeof v) {
-			case "string":
-				text(v);
-				return;
-			case "number":
-				mix(1);
-				mix(Number.isInteger(v) ? v % 4294967296 : Math.floor(v * 1000) % 4294967296);
-				mix(Math.floor(v / 4294967296));
-				return;
-			case "boolean":
-				mix(v ? 2 : 3);
-				return;
-			case "object":
-				if (v === null) {
-					mix(4);
-				} else if (Array.isArray(v)) {
-					mix(5);
-					mix(v.length);
-					for (const x of v) walk(x);
-				} else {
-					mix(6);
-					for (const k in v as Record<string, unknown>) {
-						text(k);
-						walk((v as Record<string, unknown>)[k]);
-					}
-				}
-				return;
-			default:
-				mix(7);
-		}
+	const str = (x: unknown) => (typeof x === "string" ? text(x) : mix(-2));
+	const num = (x: unknown) => {
+		if (typeof x === "number") {
+			mix(x % 4294967296);
+			mix(Math.floor(x / 4294967296));
+		} else mix(-1);
 	};
-	walk(message);
+	str(m?.role);
+	num(m?.timestamp);
+	str(m?.toolCallId);
+	str(m?.customType);
+	str(m?.stopReason);
+	str(m?.summary);
+	str(m?.command);
+	str(m?.output);
+	const c = m?.content;
+	if (typeof c === "string") text(c);
+	else if (Array.isArray(c)) {
+		mix(c.length);
+		for (const b of c) {
+			str(b?.type);
+			str(b?.text);
+			str(b?.thinking);
+			str(b?.id);
+			str(b?.name);
+			str(b?.data);
+		}
+	} else mix(-3);
 	return (h >>> 0).toString(16).padStart(8, "0");
 }
 

@@ -14,8 +14,9 @@ pub struct Outside {
     pub env: crate::store::config::Environment,
     /// `$HOME` as Pi's /tree shortens tool paths with it.
     pub tree_home: Option<String>,
-    /// `BONSAI_PI_SESSION` is set: bonsai runs inside Pi with its package.
-    pub inside_pi: bool,
+    /// The session file Pi waits on while bonsai runs (`BONSAI_PI_SESSION`: bonsai runs inside
+    /// Pi with its package).
+    pub pi_session: Option<PathBuf>,
 }
 
 impl Outside {
@@ -27,7 +28,9 @@ impl Outside {
             agent_dir: crate::store::config::agent_dir(),
             env: crate::store::config::Environment::read(),
             tree_home: crate::store::config::tree_home(),
-            inside_pi: std::env::var_os("BONSAI_PI_SESSION").is_some_and(|v| !v.is_empty()),
+            pi_session: std::env::var_os("BONSAI_PI_SESSION")
+                .filter(|v| !v.is_empty())
+                .map(PathBuf::from),
         }
     }
 }

@@ -310,7 +310,7 @@ pub enum StepReason {
     CacheCold,
     /// Leaving out now saves more over the next calls than writing the request again costs.
     Pays,
-    /// The whole context is in red.
+    /// The whole context is in red: a step due is taken without waiting for it to pay.
     Red,
     /// The model has no cache discount: every call is billed whole, so less is cheaper.
     NoDiscount,

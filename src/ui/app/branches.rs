@@ -179,7 +179,7 @@ impl App {
                 )
             });
         }
-        lines.push("Refused if the file was written in the last 10 s (Pi may be running).".into());
+        lines.extend(self.recent_write_rule(self.doc.path.as_deref()));
         lines.push("Delete it?".into());
         self.dialog = Some(Dialog::ConfirmRewrite {
             title: "Delete a branch".into(),
@@ -385,6 +385,37 @@ mod tests {
         a.view.select_entry(&s, s.idx_of(id).unwrap());
         a.selection_changed();
         a.run_jobs_now();
+    }
+
+    /// Under `/bonsai` (Pi waits on this very file) the delete confirm does not name the
+    /// "written in the last 10 s" rule: it is not applied to the file Pi waits on. Another file
+    /// keeps it.
+    #[test]
+    fn the_delete_confirm_inside_pi_names_no_rule_it_does_not_apply() {
+        let (_d, p) = copy_of("tour.jsonl");
+        let lines_with = |pi_session: Option<std::path::PathBuf>| {
+            let base = app_for(&p);
+            let mut outside = base.outside();
+            outside.pi_session = pi_session;
+            let mut a = super::App::with_outside(
+                base.doc.session.clone(),
+                Some(p.clone()),
+                base.settings.clone(),
+                (*base.registry).clone(),
+                outside,
+                false,
+            );
+            select_id(&mut a, "2e33ee61");
+            a.handle_key(ch('D'));
+            let Some(Dialog::ConfirmRewrite { lines, .. }) = &a.dialog else {
+                panic!("no delete confirm: {:?}", a.status)
+            };
+            lines.join("\n")
+        };
+        let inside = lines_with(Some(p.clone()));
+        assert!(!inside.contains("10 s"), "{inside}");
+        let elsewhere = lines_with(Some(p.with_file_name("other.jsonl")));
+        assert!(elsewhere.contains("written in the last 10 s"), "{elsewhere}");
     }
 
     /// The tour's dead branch (a branch summary, then "Instead of fixing tests…": 5 entries;

@@ -52,7 +52,7 @@ impl App {
         if !backups.is_empty() {
             lines.push(format!("Its {} backup file(s) go with it.", backups.len()));
         }
-        lines.push("Refused if the file was written in the last 10 s (Pi may be running).".into());
+        lines.extend(self.recent_write_rule(Some(&s.path)));
         lines.push("Move it to the trash?".into());
         self.dialog = Some(Dialog::ConfirmRewrite {
             title: "Move to the trash".into(),

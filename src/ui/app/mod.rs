@@ -215,8 +215,9 @@ pub struct App {
     pub(crate) settings: Settings,
     /// bonsai's Pi package is in use: the gauge marks what it sends.
     pub(crate) live_in_use: bool,
-    /// bonsai runs inside Pi (`BONSAI_PI_SESSION`), as read when it started.
-    inside_pi: bool,
+    /// The session file Pi waits on while bonsai runs inside it (`BONSAI_PI_SESSION`), as
+    /// read when it started.
+    pi_session: Option<PathBuf>,
     pub(crate) registry: Arc<Registry>,
     pub(crate) screen: Screen,
     pub selection: SelectionState,
@@ -301,6 +302,15 @@ impl App {
         App::with_outside(session, path, settings, registry, Outside::read(), true)
     }
 
+    /// The "Pi may be running" rule of a rewrite, as the confirm says it: not for the file Pi
+    /// waits on while bonsai runs inside it (Pi writes nothing until bonsai exits).
+    pub(super) fn recent_write_rule(&self, path: Option<&std::path::Path>) -> Option<String> {
+        if path.is_some() && path == self.pi_session.as_deref() {
+            return None;
+        }
+        Some("Refused if the file was written in the last 10 s (Pi may be running).".into())
+    }
+
     /// What the app reads from outside, as [`Outside`] holds it now (for the session opened next).
     pub(super) fn outside(&self) -> Outside {
         Outside {
@@ -310,7 +320,7 @@ impl App {
             agent_dir: self.agent_dir.clone(),
             env: self.env.clone(),
             tree_home: self.view.home.clone(),
-            inside_pi: self.inside_pi,
+            pi_session: self.pi_session.clone(),
         }
     }
 
@@ -339,7 +349,7 @@ impl App {
         let mut view = TreeView::new(&doc.session, &doc.tree, doc.session.leaf(), filter, outside.now_ms);
         // Tool paths under the home folder read as Pi's /tree shows them.
         view.home = outside.tree_home;
-        let live_in_use = settings.live_package_in_use() || outside.inside_pi;
+        let live_in_use = settings.live_package_in_use() || outside.pi_session.is_some();
         let mut app = App {
             doc,
             first_load: None,
@@ -385,7 +395,7 @@ impl App {
             now_ms: outside.now_ms,
             clock: outside.clock,
             env: outside.env,
-            inside_pi: outside.inside_pi,
+            pi_session: outside.pi_session.clone(),
             exact_all: ExactAll::default(),
             file_gone: false,
             auto_exact,

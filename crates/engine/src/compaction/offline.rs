@@ -182,7 +182,7 @@ struct Request {
 }
 
 /// What the messages say, by kind.
-#[derive(Debug, Default)]
+#[derive(Debug, Clone, Default)]
 struct Facts {
     requests: Vec<Request>,
     request_at: HashMap<String, usize>,
@@ -295,7 +295,13 @@ fn gather<'a>(messages: impl IntoIterator<Item = &'a Value>, previous: Option<&s
         // Older than anything in the range: an item said again in the range is the newer.
         f.carry(p, f64::NEG_INFINITY);
     }
-    let mut last_user: Option<String> = None;
+    gather_into(&mut f, messages);
+    f
+}
+
+/// The facts of `messages` added to `f` (in their timestamps' order among themselves).
+fn gather_into<'a>(f: &mut Facts, messages: impl IntoIterator<Item = &'a Value>) {
+    let mut last_user: Option<String> = f.pending.take();
     for (ts, m) in ordered(messages) {
         let role = m.get("role").and_then(|r| r.as_str()).unwrap_or("");
         match role {
@@ -389,7 +395,6 @@ fn gather<'a>(messages: impl IntoIterator<Item = &'a Value>, previous: Option<&s
         }
     }
     f.pending = last_user;
-    f
 }
 
 /// Sections of an earlier summary (`## Name` and `### Name` → bullet lines), for an update
@@ -951,13 +956,36 @@ const NOTES: usize = 3;
 const CONSTRAINTS: usize = 4;
 const COMMAND_PATHS_LIST: usize = 5;
 
+/// What the turns a live policy left out established, read a part at a time: each step adds
+/// the turns it newly leaves out, so a step reads only those (a context of 10,000 messages is
+/// not read again at every step). The facts of each part are read in their timestamps' order.
+#[derive(Debug, Clone, Default)]
+pub struct Ledger {
+    facts: Facts,
+}
+
+impl Ledger {
+    /// Add the facts of `messages` (the part newly left out).
+    pub fn add<'a>(&mut self, messages: impl IntoIterator<Item = &'a Value>) {
+        gather_into(&mut self.facts, messages);
+    }
+
+    /// The packet's ledger of everything added so far (see [`packet_ledger`]).
+    pub fn packet(&self, budget: u64) -> String {
+        packet_of(&self.facts, budget)
+    }
+}
+
 /// The live packet's ledger: the goal, constraints, decisions, tasks, blockers and files of
 /// `messages` (the turns the live policy leaves out), its prose within `budget` tokens (Pi's
 /// chars/4), every fact the recall score counts listed whatever the budget. Deterministic
 /// like [`history_summary`]: messages are read in timestamp order (ties by content), so the
 /// same messages give the same bytes in any order.
 pub fn packet_ledger(messages: &[&Value], budget: u64) -> String {
-    let f = gather(messages.iter().copied(), None);
+    packet_of(&gather(messages.iter().copied(), None), budget)
+}
+
+fn packet_of(f: &Facts, budget: u64) -> String {
     let newest =
         |v: &[String], what: &str| -> Option<String> { (!v.is_empty()).then(|| format!("{what}: {}", v.join(", "))) };
     let mut modified: Vec<String> = Vec::new();
@@ -971,7 +999,7 @@ pub fn packet_ledger(messages: &[&Value], budget: u64) -> String {
         .collect();
     let mut pack = Pack {
         files,
-        ..Pack::of(&f, Layout::Packet)
+        ..Pack::of(f, Layout::Packet)
     };
     pack.keep_newest(DONE, 4);
     pack.keep_newest(DECISIONS, MAX_CHATTER);

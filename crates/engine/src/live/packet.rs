@@ -5,30 +5,30 @@
 //! start stays cached. Compaction and branch summaries are not folded into it: they are sent
 //! as Pi wrote them, with Pi's own framing, ahead of it.
 
-use super::state::MsgFacts;
 use super::{LiveSettings, MessageSource, PACKET_TYPE, plural, state::Packet};
-use crate::compaction::offline;
+use crate::compaction::offline::Ledger;
 use crate::edit::prune;
 use crate::view::context;
 use serde_json::{Value, json};
 
-/// The packet for the messages before `cut` (`None` when all of them are summaries, which
-/// are sent as written); `turns` is how many turns start before the cut.
+/// The packet for the turns before `cut`, from their ledger (`left`: how many messages it
+/// stands for, `tokens` their estimate, `turns` the turns among them); `None` when it stands
+/// for none (only summaries were left out, and they are sent as written).
+#[allow(clippy::too_many_arguments)]
 pub(super) fn build(
     src: &dyn MessageSource,
-    facts: &[MsgFacts],
+    ledger: &Ledger,
+    left: usize,
+    tokens: u64,
+    turns: usize,
     cut: usize,
     end: usize,
-    turns: usize,
     settings: &LiveSettings,
 ) -> Option<Packet> {
-    let left: Vec<usize> = (0..cut).filter(|&i| !facts[i].kind.is_summary()).collect();
-    if left.is_empty() {
+    if left == 0 {
         return None;
     }
-    let values: Vec<Value> = left.iter().map(|&i| src.value(i).into_owned()).collect();
-    let tokens: u64 = left.iter().map(|&i| facts[i].est).sum();
-    let text = text(&values, turns, tokens, settings.packet_tokens);
+    let text = text_of(ledger, left, turns, tokens, settings.packet_tokens);
     // The first message sent after it dates it; it never changes while the cut stays.
     let ts = (cut < end)
         .then(|| src.value(cut).get("timestamp").cloned())
@@ -45,23 +45,26 @@ pub(super) fn build(
     Some(Packet { value, est })
 }
 
-/// The packet's text: what it stands for, then the ledger of those turns.
+/// The packet's text for `left_out` read at once (a step's ledger adds its part at a time).
 pub fn text(left_out: &[Value], turns: usize, tokens: u64, budget: u64) -> String {
+    let mut ledger = Ledger::default();
+    ledger.add(left_out);
+    text_of(&ledger, left_out.len(), turns, tokens, budget)
+}
+
+/// What the packet stands for, then the ledger of those turns.
+fn text_of(ledger: &Ledger, left: usize, turns: usize, tokens: u64, budget: u64) -> String {
     let (what, n) = if turns > 0 {
         (plural(turns, "earlier turn", "earlier turns"), turns)
     } else {
-        (
-            plural(left_out.len(), "earlier message", "earlier messages"),
-            left_out.len(),
-        )
+        (plural(left, "earlier message", "earlier messages"), left)
     };
     let (verb, pronoun) = if n == 1 { ("is", "it") } else { ("are", "they") };
     let head = format!(
         "[bonsai: {what} of this conversation (~{} tokens) {verb} not repeated in this request. This note lists what {pronoun} covered: requests, decisions, tasks, errors, files and commands.]\n\n",
         prune::thousands(tokens)
     );
-    let refs: Vec<&Value> = left_out.iter().collect();
     // The head line counts against the budget too.
     let body_budget = budget.saturating_sub(head.len().div_ceil(4) as u64).max(64);
-    format!("{head}{}", offline::packet_ledger(&refs, body_budget))
+    format!("{head}{}", ledger.packet(body_budget))
 }

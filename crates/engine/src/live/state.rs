@@ -279,7 +279,7 @@ pub(super) struct Packet {
 }
 
 /// What is left out now; it changes only at a step.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default)]
 struct LeftOut {
     /// Pi's messages before this one are left out (their summaries are sent ahead).
     cut: usize,
@@ -290,10 +290,28 @@ struct LeftOut {
     /// The compaction and branch summaries before the cut, sent as written ahead of the packet.
     ahead: Vec<usize>,
     ahead_est: u64,
+    /// The packet, made when a call that sends it is answered (a replayed call needs none:
+    /// making one reads every message before the cut), then kept until the next step.
     packet: Option<Packet>,
-    /// Messages before the cut that are not summaries, and turns there.
+    /// Messages before the cut that are not summaries, their estimate, and turns there.
     dropped: usize,
+    dropped_tokens: u64,
     turns_out: usize,
+    /// What the messages before the cut established, added to at each step (shared between
+    /// the state of a call and the next until a step changes it).
+    ledger: std::sync::Arc<crate::compaction::offline::Ledger>,
+}
+
+impl LeftOut {
+    /// What the packet weighs in the decisions: its budget plus room for its facts, the same
+    /// whether it is made yet or not (a replay decides as the call did).
+    fn packet_allowance(&self, settings: &LiveSettings) -> u64 {
+        if self.dropped > 0 {
+            settings.packet_tokens + 100
+        } else {
+            0
+        }
+    }
 }
 
 /// One call's figures, for the next call.
@@ -308,7 +326,7 @@ struct CallFacts {
 }
 
 /// The policy's state at a call: what is left out and what the calls so far were.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default)]
 pub(super) struct PolicyState {
     left: LeftOut,
     zone: Option<Zone>,
@@ -343,8 +361,32 @@ pub fn zone_after(before: Option<Zone>, tokens: f64, threshold: u64, bounds: (f6
 }
 
 impl PolicyState {
-    /// Pi's estimate of what is sent for the context `0..end`.
-    fn sent(&self, idx: &Index, end: usize) -> u64 {
+    /// Pi's estimate of what is sent for the context `0..end`, the packet by its allowance
+    /// (what the decisions read).
+    fn sent(&self, idx: &Index, end: usize, settings: &LiveSettings) -> u64 {
+        let l = &self.left;
+        l.ahead_est + l.packet_allowance(settings) + idx.sum(l.cut.min(end), end) - l.saved
+    }
+
+    /// The packet for the cut, made now if it was not.
+    fn make_packet(&mut self, src: &dyn MessageSource, end: usize, settings: &LiveSettings) {
+        let l = &mut self.left;
+        if l.packet.is_none() && l.dropped > 0 {
+            l.packet = packet::build(
+                src,
+                &l.ledger,
+                l.dropped,
+                l.dropped_tokens,
+                l.turns_out,
+                l.cut,
+                end,
+                settings,
+            );
+        }
+    }
+
+    /// Pi's estimate of what is sent, the packet as made.
+    fn sent_exactly(&self, idx: &Index, end: usize) -> u64 {
         let l = &self.left;
         l.ahead_est + l.packet.as_ref().map_or(0, |p| p.est) + idx.sum(l.cut.min(end), end) - l.saved
     }
@@ -398,7 +440,7 @@ impl PolicyState {
         // No call before this one in this context: nothing is cached that a step could lose.
         let idle = self.last.map(|l| time - l.time);
         let cold = idle.is_none_or(|ms| ms > settings.cache_ttl_ms);
-        let before = self.sent(idx, end);
+        let before = self.sent(idx, end, settings);
         let step = match settings.policy {
             LivePolicy::Off => None,
             LivePolicy::Zones => self.step_zones(idx, src, end, env, settings, zone, cold, before),
@@ -410,7 +452,7 @@ impl PolicyState {
             turns,
             pruned,
             before,
-            after: self.sent(idx, end),
+            after: self.sent(idx, end, settings),
             idle_minutes: None,
         });
         if let Some(s) = &mut step {
@@ -423,7 +465,7 @@ impl PolicyState {
             end,
             time,
             full,
-            sent: self.sent(idx, end),
+            sent: self.sent(idx, end, settings),
         });
         self.calls += 1;
         self.step = step.clone();
@@ -467,7 +509,9 @@ impl PolicyState {
         let caches = env.prices.is_none_or(|p| p.caches());
         let kept = self.kept(idx, end);
         let over = if caches { marks.high } else { marks.low };
-        if !(zone == Zone::Red || kept > over || (cold && kept > marks.low)) {
+        // Red does not make a step due (what is sent is under the high mark already); it only
+        // takes one without waiting for it to pay.
+        if !(kept > over || (cold && kept > marks.low)) {
             return None;
         }
         let Some(plan) = self.plan_cut(idx, src, end, marks.low, settings) else {
@@ -512,7 +556,7 @@ impl PolicyState {
             StepReason::Pays
         };
         let turns_before = self.left.turns_out;
-        self.apply_cut(idx, src, end, plan, settings);
+        self.apply_cut(idx, src, plan);
         Some((reason, self.left.turns_out - turns_before, 0))
     }
 
@@ -568,8 +612,9 @@ impl PolicyState {
         })
     }
 
-    fn apply_cut(&mut self, idx: &Index, src: &dyn MessageSource, end: usize, plan: CutPlan, settings: &LiveSettings) {
+    fn apply_cut(&mut self, idx: &Index, src: &dyn MessageSource, plan: CutPlan) {
         let l = &mut self.left;
+        let mut part = Vec::new();
         for i in l.cut..plan.cut {
             let f = &idx.facts[i];
             if f.kind.is_summary() {
@@ -577,8 +622,11 @@ impl PolicyState {
                 l.ahead_est += f.est;
             } else {
                 l.dropped += 1;
+                l.dropped_tokens += f.est;
+                part.push(src.value(i));
             }
         }
+        std::sync::Arc::make_mut(&mut l.ledger).add(part.iter().map(|v| v.as_ref()));
         l.turns_out = idx.users_in(0, plan.cut).len();
         l.cut = plan.cut;
         l.replaced = plan.distilled.into_iter().collect();
@@ -587,7 +635,7 @@ impl PolicyState {
             .iter()
             .map(|(i, r)| idx.facts[*i].est.saturating_sub(r.est))
             .sum();
-        l.packet = packet::build(src, &idx.facts, l.cut, end, l.turns_out, settings);
+        l.packet = None;
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -830,6 +878,16 @@ impl LiveState {
         self.replay(src, end, env, settings, &mut |_| {});
         let mut p = self.policy.clone();
         p.call(&mut self.index, src, end, env, settings);
+        p.make_packet(src, end, settings);
+        if p.step.is_some() {
+            // The notice's figures as sent: the request before the step, its packet made too.
+            self.policy.make_packet(src, end, settings);
+            let before = self.policy.sent_exactly(&self.index, end);
+            let after = p.sent_exactly(&self.index, end);
+            if let Some(step) = &mut p.step {
+                (step.before, step.after) = (before, after);
+            }
+        }
         let answer = self.report(&p, src, end, env, settings);
         self.pending = Some((end, p));
         answer

@@ -66,10 +66,17 @@ fn parse_request(b: divan::Bencher, n: usize) {
 fn zones_next_call(b: divan::Bencher, n: usize) {
     let msgs = session(n);
     let s = LiveSettings::default();
+    // The call before was answered at a tool call (its context ends at the request before
+    // it); this call comes after the call's result, as Pi makes them.
     let mut kept = LiveState::default();
-    kept.answer(&ValueSource::new(&msgs[..n - 2], &prices_of), &env(), &s);
-    b.with_inputs(|| kept.clone())
-        .bench_local_values(|mut st| st.answer(&ValueSource::new(divan::black_box(&msgs), &prices_of), &env(), &s));
+    kept.answer(&ValueSource::new(&msgs[..n - 3], &prices_of), &env(), &s);
+    b.with_inputs(|| kept.clone()).bench_local_values(|mut st| {
+        st.answer(
+            &ValueSource::new(divan::black_box(&msgs[..n - 1]), &prices_of),
+            &env(),
+            &s,
+        )
+    });
 }
 
 /// The answer from nothing: every call the messages record replayed first.

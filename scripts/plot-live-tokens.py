@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """Plot the context sent per request with and without bonsai's Pi package (the CSVs the test
-`live_pi::sixty_turns_send_what_bonsai_context_live_says_and_stay_flat` writes to target/) as
-an SVG for BENCHMARKS.md. No dependencies.
+`live_pi::sixty_turns_cost_less_and_keep_the_cache` writes to target/, or the older
+`live-tokens-*.csv`) as an SVG for BENCHMARKS.md. No dependencies.
 
-    python3 scripts/plot-live-tokens.py target/live-tokens-0.87.1.csv target/live-tokens-1.5.2.csv -o assets/live-tokens.svg
+    python3 scripts/plot-live-tokens.py target/live-bill-0.87.1.csv target/live-bill-1.5.2.csv -o assets/live-steps.svg
 """
 import csv
 import sys
@@ -18,8 +18,10 @@ series = []
 for path in args:
     with open(path) as f:
         rows = list(csv.DictReader(f))
-    version = path.rsplit("live-tokens-", 1)[-1].removesuffix(".csv")
-    series.append((version, [(int(r["request"]), int(r["without"]), int(r["with"])) for r in rows]))
+    version = path.rsplit("-", 1)[-1].removesuffix(".csv")
+    # Pi alone's column is "alone" in the bill test's table, "without" in the older one.
+    alone = "alone" if "alone" in rows[0] else "without"
+    series.append((version, [(int(r["request"]), int(r[alone]), int(r["with"])) for r in rows]))
 
 W, H, L, R, T, B = 760, 380, 70, 20, 40, 50
 n = max(len(s) for _, s in series)

@@ -661,6 +661,88 @@ fn installed_with_pi_install_and_settings_named_when_unusable() {
     }
 }
 
+/// Pi's TUI in tmux: `cmd` (a `World::pi` command) run in the project folder, until Pi's
+/// editor and footer show.
+fn start_pi_tui(t: &common::tmux::Tmux, w: &World, pi: &PiBin, cmd: std::process::Command) {
+    let env: Vec<String> = cmd
+        .get_envs()
+        .filter_map(|(k, v)| Some(format!("{}='{}'", k.to_str()?, v?.to_str()?)))
+        .collect();
+    let args: Vec<String> = cmd.get_args().map(|a| format!("'{}'", a.to_string_lossy())).collect();
+    t.send(&[
+        &format!(
+            "cd '{}' && env {} '{}' {}; echo EXITED:$?",
+            w.project.display(),
+            env.join(" "),
+            pi.node.display(),
+            args.join(" ")
+        ),
+        "Enter",
+    ]);
+    // Pi's editor (its border) and footer: the command line echoed above names the model too.
+    t.wait_for_all(&["────", "fake-model"]);
+}
+
+/// `/bonsai` typed while Pi is working says it waits for the turn to end, and opens bonsai
+/// when it has; with the bonsai program missing it says so in the words of the package's
+/// notice (not Node's `spawnSync bonsai ENOENT`).
+#[test]
+fn slash_bonsai_waits_for_the_turn_and_says_when_bonsai_is_missing() {
+    for pi in live_pi::pis("tests::live_pi::slash_bonsai_waits") {
+        // A request with "slowly" in it is answered after 4 s.
+        let w = World::new(200_000, json!({}), |body: &Value| {
+            let asks_slowly = body["messages"]
+                .as_array()
+                .and_then(|m| m.iter().rev().find(|x| x["role"] == "user"))
+                .is_some_and(|u| fake_openai::content_text(&u["content"]).contains("slowly"));
+            if asks_slowly && body["messages"].as_array().unwrap().last().unwrap()["role"] == "user" {
+                std::thread::sleep(std::time::Duration::from_secs(4));
+            }
+            script(body)
+        });
+        write_logs(&w);
+        let o = w.pi(&pi, true).args(["-p", &prompt(1)]).output().unwrap();
+        assert!(o.status.success());
+        let Some(t) = common::tmux::Tmux::start(120, 40) else {
+            return;
+        };
+        start_pi_tui(&t, &w, &pi, w.pi(&pi, true));
+        t.send(&["Step 2: slowly check data/part-02.log"]);
+        t.wait_for("slowly check");
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        t.send(&["Enter"]);
+        // The request is out and the model is slow to answer.
+        t.wait_for("Working");
+        t.send(&["/bonsai"]);
+        t.wait_for("/bonsai");
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        t.send(&["Enter"]);
+        t.wait_for("the tree opens when this turn ends");
+        // The turn ended, then bonsai took the terminal on the session.
+        t.wait_for_all(&["q quit", "Step 2"]);
+        t.send(&["q"]);
+        t.wait_for("────");
+        t.send(&["C-c"]);
+        t.send(&["C-c"]);
+        t.wait_for("EXITED:");
+        // No bonsai program: the package says so, once, and /bonsai says the same.
+        t.send(&["clear", "Enter"]);
+        start_pi_tui(&t, &w, &pi, {
+            let mut c = w.pi(&pi, true);
+            c.env("BONSAI_BIN", "/nonexistent/bonsai");
+            c
+        });
+        t.send(&["/bonsai"]);
+        t.wait_for("/bonsai");
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        t.send(&["Enter"]);
+        let screen = t.wait_for("bonsai: the bonsai program /nonexistent/bonsai was not found (BONSAI_BIN names it)");
+        assert!(!screen.contains("ENOENT"), "{screen}");
+        t.send(&["C-c"]);
+        t.send(&["C-c"]);
+    }
+}
+
 /// `/bonsai` in Pi's own terminal UI (tmux): bonsai takes the terminal on the session, a label
 /// is written there, bonsai quits, Pi reloads the session: its `/tree` shows the label and its
 /// next entry hangs off the leaf bonsai left. bonsai knew Pi was waiting (no "Pi seems to be
@@ -680,24 +762,7 @@ fn slash_bonsai_in_pis_tui_labels_and_pi_goes_on_from_bonsais_leaf() {
         let Some(t) = common::tmux::Tmux::start(120, 40) else {
             return;
         };
-        let cmd = w.pi(&pi, true);
-        let env: Vec<String> = cmd
-            .get_envs()
-            .filter_map(|(k, v)| Some(format!("{}='{}'", k.to_str()?, v?.to_str()?)))
-            .collect();
-        let args: Vec<String> = cmd.get_args().map(|a| format!("'{}'", a.to_string_lossy())).collect();
-        t.send(&[
-            &format!(
-                "cd '{}' && env {} '{}' {}; echo EXITED:$?",
-                w.project.display(),
-                env.join(" "),
-                pi.node.display(),
-                args.join(" ")
-            ),
-            "Enter",
-        ]);
-        // Pi's editor (its border) and footer: the command line echoed above names the model too.
-        t.wait_for_all(&["────", "fake-model"]);
+        start_pi_tui(&t, &w, &pi, w.pi(&pi, true));
         std::thread::sleep(std::time::Duration::from_millis(500));
         t.send(&["/bonsai"]);
         // Pi's editor shows the command (and its completion) before Enter runs it.
@@ -810,6 +875,11 @@ fn a_missing_old_or_slow_engine_is_said_once_and_passed_through() {
             // Pi's own context went out.
             assert_requests_pass_through(&w, &pi, &binary.display().to_string(), before);
         }
+        // `/bonsai` in print mode says it needs Pi's terminal UI, and Pi exits non-zero.
+        let o = w.pi(&pi, true).args(["-p", "/bonsai"]).output().unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(!o.status.success(), "Pi {}: pi -p /bonsai exited 0", pi.version);
+        assert!(err.contains("/bonsai needs Pi's terminal UI"), "{err}");
     }
 }
 

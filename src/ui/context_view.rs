@@ -77,8 +77,6 @@ pub struct Pane {
     pub exact_sum: u64,
     /// The live policy's report when the pane shows what bonsai's Pi package sends.
     pub live: Option<crate::engine::live::LiveReport>,
-    /// The session's bill under the live policy and without it (`bonsai bill`), one line.
-    pub bill: Option<String>,
 }
 
 /// The view's data: the selection's messages, and with a mark both aligned.
@@ -156,7 +154,6 @@ fn pane(s: &Session, leaf: usize, encoding: Encoding, cache: &TokenCache) -> Pan
         est_sum: msgs.iter().map(|m| m.est_tokens).sum(),
         exact_sum: exact.iter().sum(),
         live: None,
-        bill: None,
     }
 }
 
@@ -231,13 +228,12 @@ fn live_pane(s: &Session, leaf: usize, encoding: Encoding, cache: &TokenCache, p
         est_sum,
         exact_sum,
         live: Some(at.answer.report),
-        bill: None,
     }
 }
 
 /// The bill line of the live pane: the session's calls replayed under the live policy and
 /// without it, beside what Pi recorded.
-fn bill_line(b: &crate::engine::live::bill::Bill) -> Option<String> {
+pub fn bill_line(b: &crate::engine::live::bill::Bill) -> Option<String> {
     let [with, off] = b.policies.as_slice() else {
         return None;
     };
@@ -362,10 +358,7 @@ pub fn build_with_progress(
         Some(l) => live_pane(s, at, encoding, cache, l),
         None => pane(s, at, encoding, cache),
     };
-    let mut selected = one(leaf);
-    if let Some(l) = live {
-        selected.bill = bill_line(&l.bill(s));
-    }
+    let selected = one(leaf);
     let marked = mark.filter(|m| *m != leaf).map(one);
     let aligned = match &marked {
         Some(m) => align(&m.rows, &selected.rows),
@@ -479,7 +472,7 @@ fn title(p: &Pane, side: Side) -> String {
 }
 
 /// Draw the view: `data` as the last job made it (`None`: still counting), the cursor row and
-/// the first row shown.
+/// the first row shown; the live pane's bill line when it has come.
 pub fn draw(
     f: &mut Frame,
     area: Rect,
@@ -487,6 +480,7 @@ pub fn draw(
     cursor: usize,
     scroll: usize,
     progress: Option<(usize, usize)>,
+    bill: Option<&str>,
 ) {
     f.render_widget(Clear, area);
     let Some(data) = data else {
@@ -523,8 +517,8 @@ pub fn draw(
                 lines.push(cell(r.map(|r| &data.selected.rows[r]), " ", w, k == cursor));
             }
             let mut b = block(title(&data.selected, Side::Alone));
-            if let Some(bill) = &data.selected.bill {
-                b = b.title_bottom(Span::styled(bill.clone(), fg(MUTED)));
+            if let (Some(bill), Some(_)) = (bill, &data.selected.live) {
+                b = b.title_bottom(Span::styled(bill.to_string(), fg(MUTED)));
             }
             f.render_widget(Paragraph::new(lines).block(b), area);
         }

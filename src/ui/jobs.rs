@@ -82,6 +82,15 @@ pub enum Job {
         leaf: usize,
         params: context_view::LiveParams,
     },
+    /// The open session's bill replayed under the live policy and without it (`bonsai bill`):
+    /// the live context view's bottom line. A job of its own: on a 100 MB session it takes
+    /// seconds, and the view's rows come first.
+    LiveBill {
+        /// The session's length it is for.
+        generation: u64,
+        session: Arc<Session>,
+        params: context_view::LiveParams,
+    },
     /// A pruning plan for the selection (see `engine::edit::prune`).
     Prune {
         generation: u64,
@@ -298,6 +307,10 @@ pub enum JobResult {
     LiveFigure {
         generation: u64,
         report: Box<crate::engine::live::LiveReport>,
+    },
+    LiveBill {
+        generation: u64,
+        line: Option<String>,
     },
     Prune {
         generation: u64,
@@ -549,6 +562,20 @@ impl Job {
             r @ Job::ExactTokens { .. } => run_exact_tokens(r),
             r @ Job::ContextView { .. } => run_context_view(r, report),
             r @ Job::LiveFigure { .. } => run_live_figure(r),
+            Job::LiveBill {
+                generation,
+                session,
+                params,
+            } => {
+                let line = || context_view::bill_line(&params.bill(&session));
+                JobResult::LiveBill {
+                    generation,
+                    line: match low_priority_pool() {
+                        Some(p) => p.install(line),
+                        None => line(),
+                    },
+                }
+            }
             Job::Prune {
                 generation,
                 session,

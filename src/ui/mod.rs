@@ -173,7 +173,15 @@ pub fn draw(f: &mut Frame, app: &App) {
         }
         Overlay::Context => {
             let (cursor, scroll) = app.context_cursor();
-            context_view::draw(f, a.main, app.context_data(), cursor, scroll, app.context.progress)
+            context_view::draw(
+                f,
+                a.main,
+                app.context_data(),
+                cursor,
+                scroll,
+                app.context.progress,
+                app.context.bill.as_deref(),
+            )
         }
         Overlay::Picker => {
             if let Some(p) = &app.picker {

@@ -49,6 +49,11 @@ impl App {
                     self.selection.live = Some(report);
                 }
             }
+            JobResult::LiveBill { generation, line } => {
+                if Some(generation as usize) == self.context.bill_for {
+                    self.context.bill = line;
+                }
+            }
             JobResult::ContextProgress {
                 generation,
                 done,

@@ -733,6 +733,9 @@ impl App {
             live: self.context.live,
             len: self.doc.session.buf.len(),
         };
+        if self.context.live {
+            self.request_live_bill();
+        }
         if let Some((k, d)) = &self.context.built
             && *k == key
         {
@@ -754,6 +757,22 @@ impl App {
             encoding,
             cache: self.exact.clone(),
             live,
+        });
+    }
+
+    /// The open session's bill under the live policy and without it, for the live view's
+    /// bottom line: asked once per version of the session.
+    fn request_live_bill(&mut self) {
+        let len = self.doc.session.buf.len();
+        if self.context.bill_for == Some(len) {
+            return;
+        }
+        self.context.bill_for = Some(len);
+        self.context.bill = None;
+        self.pending.queue.push(Job::LiveBill {
+            generation: len as u64,
+            session: self.doc.session.clone(),
+            params: self.live_params(),
         });
     }
 

@@ -23,6 +23,10 @@ pub struct ContextState {
     /// The last view built and what it was built for: `v` again on the same state shows it
     /// at once.
     pub built: Option<(ContextKey, Box<ContextData>)>,
+    /// The live view's bill line (`bonsai bill` of the open session), and the session's length
+    /// it was asked for.
+    pub bill: Option<String>,
+    pub bill_for: Option<usize>,
 }
 
 /// What a context view depends on: the leaf, the mark, the encoding, live or not, and the

@@ -165,12 +165,6 @@ impl Items {
             }
         }
     }
-    /// Oldest first (ties by text), as they are shown.
-    fn sorted(self) -> Vec<Item> {
-        let mut v = self.items;
-        v.sort_by(|a, b| a.ts.total_cmp(&b.ts).then_with(|| a.text.cmp(&b.text)));
-        v
-    }
 }
 
 /// A user request: its first line and its distinctive terms.
@@ -613,7 +607,7 @@ pub fn history_summary(
         next,
         focus,
         names: recurring_names(&f),
-        notes: texts(f.notes.clone()),
+        notes: texts(&f.notes),
         ..Pack::of(&f, Layout::Compaction)
     };
     // The assistant's answers and decisions are context, not facts: the newest few always.
@@ -628,7 +622,7 @@ pub fn history_summary(
 
 /// What is still open: the items in progress, then the request still waiting for its answer.
 fn open_items(f: &Facts) -> Vec<String> {
-    let mut v: Vec<String> = f.in_progress.clone().sorted().into_iter().map(|i| i.text).collect();
+    let mut v: Vec<String> = texts(&f.in_progress);
     if let Some(p) = &f.pending
         && !v.contains(p)
     {
@@ -642,8 +636,12 @@ const MAX_CHATTER: usize = 8;
 /// The most carried notes.
 const MAX_NOTES: usize = 12;
 
-fn texts(items: Items) -> Vec<String> {
-    items.sorted().into_iter().map(|i| i.text).collect()
+fn texts(items: &Items) -> Vec<String> {
+    // Sorted by reference and only the texts copied: the lists of a long session's ledger
+    // hold thousands of items, and the live packet is made at every step.
+    let mut v: Vec<&Item> = items.items.iter().collect();
+    v.sort_by(|a, b| a.ts.total_cmp(&b.ts).then_with(|| a.text.cmp(&b.text)));
+    v.into_iter().map(|i| i.text.clone()).collect()
 }
 
 /// The names the assistant keeps coming back to: in three or more of its messages, the most
@@ -711,12 +709,12 @@ impl<'a> Pack<'a> {
         Pack {
             goal: Goal::new(&f.requests),
             requests: &f.requests,
-            constraints: texts(f.constraints.clone()),
-            done: texts(f.done.clone()),
+            constraints: texts(&f.constraints),
+            done: texts(&f.done),
             tool_work: None,
             in_progress: open_items(f),
-            errors: texts(f.errors.clone()),
-            decisions: texts(f.decisions.clone()),
+            errors: texts(&f.errors),
+            decisions: texts(&f.decisions),
             next: String::new(),
             focus: None,
             command_paths: f
@@ -884,6 +882,13 @@ impl<'a> Pack<'a> {
                     None => break,
                 }
             }
+            // The live packet goes by the estimates: its facts are never reduced and can be
+            // thousands of lines, and it is made at every step (rendering it after each
+            // stage was most of `bonsai bill`'s time on a 100 MB session). Its prose may end
+            // a little over the budget.
+            if self.layout == Layout::Packet {
+                break;
+            }
             // The savings are estimates: measure, and go on while this step still can.
             *total = self.size() as isize;
             if *total <= limit || !acted {
@@ -1014,11 +1019,8 @@ pub fn turn_prefix_summary(messages: &[Value], budget: Option<u64>) -> String {
     let goal = Goal::new(&f.requests);
     let mut requests: Vec<String> = (0..f.requests.len()).map(|k| goal.full_text(&f.requests, k)).collect();
     let mut progress: Vec<String> = tool_work(&f).into_iter().collect();
-    let mut done = texts(f.done.clone());
-    let mut errors: Vec<String> = texts(f.errors.clone())
-        .into_iter()
-        .map(|e| format!("Error: {e}"))
-        .collect();
+    let mut done = texts(&f.done);
+    let mut errors: Vec<String> = texts(&f.errors).into_iter().map(|e| format!("Error: {e}")).collect();
     let known_files = f.known_files();
     let mut paths: Vec<String> = f
         .command_paths

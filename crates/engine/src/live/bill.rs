@@ -17,8 +17,8 @@
 //! the ratios between policies are what to read. The calls as Pi recorded them (their
 //! usage and cost, summary calls included) are given beside.
 
-use super::state::{MessageSource, MsgFacts, MsgKind};
-use super::{CallEnv, LiveSettings, LiveState, Piece, Prices, StepReason};
+use super::state::{MessageSource, MsgFacts, MsgKind, SentPart, id_hash};
+use super::{CallEnv, LiveSettings, LiveState, Prices, StepReason};
 use crate::load::entry::{Kind, Role};
 use crate::load::models::Registry;
 use crate::load::session::Session;
@@ -28,7 +28,6 @@ use serde_json::Value;
 use std::borrow::Cow;
 use std::cell::RefCell;
 use std::collections::HashMap;
-use std::hash::{Hash, Hasher};
 
 /// US dollars as the bill shows them: cents, or four decimals below a cent.
 pub fn usd(x: f64) -> String {
@@ -248,55 +247,88 @@ struct SessionSource<'a> {
     refs: Vec<ContextMessage>,
     /// The path's entry the context ends at.
     at: usize,
-    values: RefCell<HashMap<usize, Value>>,
+    /// The path from the root to `at`, and each entry's place on it.
+    path: Vec<usize>,
+    place: HashMap<usize, usize>,
+    /// Per place on the path, the messages the context holds up to that entry (`None` before
+    /// the context's start, its latest compaction: those entries are not a prefix of it).
+    refs_after: Vec<Option<usize>>,
 }
 
 impl<'a> SessionSource<'a> {
     fn at(s: &'a Session, entry: usize, prices: &'a PriceBook<'a>) -> SessionSource<'a> {
-        let proj = context::project(s, &s.path_to(entry));
+        let path = s.path_to(entry);
+        let proj = context::project(s, &path);
+        let place: HashMap<usize, usize> = path.iter().enumerate().map(|(k, &i)| (i, k)).collect();
+        // A compaction's summary and the messages it keeps (entries before it) are its place's.
+        let start = path.iter().rposition(|&i| s.entries[i].is_compaction()).unwrap_or(0);
+        let mut refs_after = vec![None; path.len()];
+        let mut refs = Vec::new();
+        for pe in &proj.entries {
+            refs.extend(pe.messages.iter().filter(|m| m.role != Role::System).cloned());
+            if let Some(&k) = place.get(&pe.source) {
+                refs_after[k.max(start)] = Some(refs.len());
+            }
+        }
         SessionSource {
             s,
             prices,
-            refs: proj.messages().filter(|m| m.role != Role::System).cloned().collect(),
+            refs,
             at: entry,
-            values: RefCell::new(HashMap::new()),
+            path,
+            place,
+            refs_after,
         }
     }
 
-    /// Move to `entry` when Pi's context there is this one with messages appended (a
-    /// descendant, with no compaction or context edit on the way): the entries on the way
-    /// add their messages. `false` when it is not.
-    fn advance(&mut self, entry: usize) -> bool {
+    /// Move to `entry`'s context from where it branches off this one (this one's end when it
+    /// is a descendant): the messages after that point are dropped and the entries on the
+    /// way add theirs. Returns how many messages both contexts share; `None` when `entry`'s
+    /// context is not this one's start plus messages (no shared entry in the context, or a
+    /// compaction or context edit on the way).
+    fn branch_to(&mut self, entry: usize) -> Option<usize> {
         let mut way = Vec::new();
         let mut i = entry;
-        while i != self.at {
+        let branch = loop {
+            if let Some(&k) = self.place.get(&i) {
+                break k;
+            }
             match &self.s.entries[i].kind {
-                Kind::Compaction(_) | Kind::ContextEdit(_) => return false,
+                Kind::Compaction(_) | Kind::ContextEdit(_) => return None,
                 _ => {}
             }
             way.push(i);
-            match self.s.parent_of(i) {
-                Some(p) => i = p,
-                None => return false,
-            }
+            i = self.s.parent_of(i)?;
+        };
+        let keep = self.refs_after[branch]?;
+        for gone in self.path.drain(branch + 1..) {
+            self.place.remove(&gone);
         }
+        self.refs_after.truncate(branch + 1);
+        self.refs.truncate(keep);
         for &i in way.iter().rev() {
             self.refs.extend(
                 context::intrinsic_messages(self.s, i)
                     .into_iter()
                     .filter(|m| m.role != Role::System),
             );
+            self.place.insert(i, self.path.len());
+            self.path.push(i);
+            self.refs_after.push(Some(self.refs.len()));
         }
+
         self.at = entry;
-        true
+        Some(keep)
     }
 
-    /// A message's identity as sent unchanged: its entry and part.
-    fn key(&self, i: usize) -> u64 {
-        let m = &self.refs[i];
-        let mut h = std::collections::hash_map::DefaultHasher::new();
-        (m.source, m.part as u8, m.replaced_by).hash(&mut h);
-        h.finish()
+    /// How many leading messages this context shares with `other` (the same entries, parts
+    /// and edits).
+    fn common_with(&self, other: &SessionSource) -> usize {
+        self.refs
+            .iter()
+            .zip(&other.refs)
+            .take_while(|(a, b)| a.source == b.source && a.part == b.part && a.replaced_by == b.replaced_by)
+            .count()
     }
 }
 
@@ -315,6 +347,7 @@ impl MessageSource for SessionSource<'_> {
             Role::BranchSummary => MsgKind::BranchSummary,
             _ => MsgKind::Other,
         };
+        let sm = context::msg_of(self.s, m);
         let mut f = MsgFacts {
             kind,
             est: m.est_tokens,
@@ -322,6 +355,7 @@ impl MessageSource for SessionSource<'_> {
             context_tokens: None,
             output_tokens: 0.0,
             prices: None,
+            result_of: sm.and_then(|x| x.tool_call_id.as_deref()).map(id_hash),
         };
         if kind == MsgKind::Assistant
             && let Some(sm) = context::msg_of(self.s, m)
@@ -335,29 +369,45 @@ impl MessageSource for SessionSource<'_> {
         f
     }
 
+    /// Made on each read, kept by nobody: the policy reads a message when a step leaves it
+    /// out or distills it, about once (a 100 MB session's messages would take gigabytes).
     fn value(&self, i: usize) -> Cow<'_, Value> {
-        let v = self
-            .values
-            .borrow_mut()
-            .entry(i)
-            .or_insert_with(|| context::materialize(self.s, &self.refs[i]))
-            .clone();
-        Cow::Owned(v)
+        Cow::Owned(context::materialize(self.s, &self.refs[i]))
+    }
+
+    fn call_ids(&self, i: usize) -> Vec<u64> {
+        context::msg_of(self.s, &self.refs[i])
+            .map(|m| m.tool_call_ids.iter().map(|(id, _)| id_hash(id)).collect())
+            .unwrap_or_default()
     }
 }
 
 /// The request before, as the cache compares with it.
 struct Request {
-    /// Its messages' identities and tokens.
-    messages: Vec<(u64, u64)>,
+    parts: Vec<SentPart>,
+    /// Pi's messages in its call's context.
+    end: usize,
     time: f64,
     model: Option<(String, String)>,
 }
 
-fn hash_value(v: &Value) -> u64 {
-    let mut h = std::collections::hash_map::DefaultHasher::new();
-    v.to_string().hash(&mut h);
-    h.finish()
+/// The tokens of the start `cur` shares with `prev`, Pi's messages compared only within the
+/// first `common`, which both contexts share (`tokens(from, to)`: Pi's estimate of them).
+fn shared_start(prev: &[SentPart], cur: &[SentPart], common: usize, tokens: impl Fn(usize, usize) -> u64) -> u64 {
+    let mut n = 0;
+    for (a, b) in prev.iter().zip(cur) {
+        match (*a, *b) {
+            (SentPart::Run(a0, a1), SentPart::Run(b0, b1)) if a0 == b0 && a0 < common => {
+                n += tokens(a0, a1.min(b1).min(common));
+                if a1 != b1 || a1 > common {
+                    break;
+                }
+            }
+            (SentPart::Made { hash: x, est }, SentPart::Made { hash: y, .. }) if x == y => n += est,
+            _ => break,
+        }
+    }
+    n
 }
 
 /// The model a reply went to.
@@ -385,42 +435,39 @@ fn one_policy(
     let mut prev: Option<Request> = None;
     for &a in calls {
         let parent = s.parent_of(a).expect("a call has a parent");
-        let continued = src.as_mut().is_some_and(|x| x.advance(parent));
-        if !continued {
-            src = Some(SessionSource::at(s, parent, prices));
-            state = LiveState::default();
-        }
+        // Pi's messages this call's context shares with the call before's: all of them when it
+        // continues it, up to where it branches off otherwise.
+        let common = match src.as_mut().and_then(|x| x.branch_to(parent)) {
+            Some(keep) => {
+                state.truncate(keep);
+                prev.as_ref().map_or(0, |p| keep.min(p.end))
+            }
+            None => {
+                let fresh = SessionSource::at(s, parent, prices);
+                let common = match (&src, &prev) {
+                    (Some(old), Some(p)) => fresh.common_with(old).min(p.end),
+                    _ => 0,
+                };
+                src = Some(fresh);
+                state = LiveState::default();
+                common
+            }
+        };
         let src = src.as_ref().expect("set above");
         let model = model_of(s, a);
         let mut env = env_of(model);
         if env.prices.is_none() {
             env.prices = model.and_then(|(p, id)| prices.get(p, id));
         }
-        let answer = state.answer(src, &env, settings);
-        let seq: Vec<(u64, u64)> = answer
-            .pieces
-            .iter()
-            .map(|p| match p {
-                Piece::Keep(i) => (src.key(*i), src.refs[*i].est_tokens),
-                Piece::Replace(i, v) => (src.key(*i) ^ hash_value(v), context::estimate_value(v)),
-                Piece::Insert(v) => (hash_value(v), context::estimate_value(v)),
-            })
-            .collect();
+        let (parts, report) = state.answer_parts(src, &env, settings);
         let time = s.entries[a].ts;
         let model_owned = model.map(|(p, m)| (p.to_string(), m.to_string()));
-        let sent_msgs: u64 = seq.iter().map(|x| x.1).sum();
-        let sent = overhead + sent_msgs;
+        let sent = overhead + report.tokens_sent;
         let cached = match &prev {
             Some(p)
                 if p.model == model_owned && (time - p.time <= settings.cache_ttl_ms || (time - p.time).is_nan()) =>
             {
-                overhead
-                    + p.messages
-                        .iter()
-                        .zip(&seq)
-                        .take_while(|(x, y)| x.0 == y.0)
-                        .map(|(x, _)| x.1)
-                        .sum::<u64>()
+                overhead + shared_start(&p.parts, &parts, common, |x, y| state.tokens(x, y))
             }
             _ => 0,
         };
@@ -435,7 +482,7 @@ fn one_policy(
                 0.0
             }
         };
-        let step = answer.report.step.as_ref().map(|x| x.reason);
+        let step = report.step.as_ref().map(|x| x.reason);
         out.calls += 1;
         out.sent += sent;
         out.cached += cached;
@@ -451,7 +498,8 @@ fn one_policy(
             step,
         });
         prev = Some(Request {
-            messages: seq,
+            parts,
+            end: src.len(),
             time,
             model: model_owned,
         });

@@ -42,7 +42,8 @@ pub(super) fn build(
         "timestamp": ts,
     });
     let est = context::estimate_value(&value);
-    Some(Packet { value, est })
+    let hash = super::state::hash_of(&value);
+    Some(Packet { value, est, hash })
 }
 
 /// The packet's text for `left_out` read at once (a step's ledger adds its part at a time).

@@ -17,7 +17,7 @@ use crate::edit::prune::{self, Zone};
 use crate::view::context;
 use serde_json::Value;
 use std::borrow::Cow;
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap};
 
 /// What a message is to the policy.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -61,6 +61,16 @@ pub struct MsgFacts {
     pub output_tokens: f64,
     /// An assistant reply's model's prices, when the registry knows them.
     pub prices: Option<Prices>,
+    /// A tool result's call, by its id's hash ([`id_hash`]).
+    pub result_of: Option<u64>,
+}
+
+/// A tool call id's hash (what tells a tool result's call among the calls).
+pub fn id_hash(id: &str) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    id.hash(&mut h);
+    h.finish()
 }
 
 /// Pi's messages as the policy reads them.
@@ -71,6 +81,10 @@ pub trait MessageSource {
     }
     fn facts(&self, i: usize) -> MsgFacts;
     fn value(&self, i: usize) -> Cow<'_, Value>;
+    /// An assistant reply's tool calls, by their ids' hashes ([`id_hash`]).
+    fn call_ids(&self, i: usize) -> Vec<u64> {
+        call_ids(&self.value(i)).iter().map(|c| id_hash(c)).collect()
+    }
     /// The messages as one slice, when they are held as one (saves a copy).
     fn slice(&self) -> Option<&[Value]> {
         None
@@ -108,6 +122,7 @@ pub fn facts_of_value(m: &Value, prices_of: &dyn Fn(&str, &str) -> Option<Prices
         context_tokens: None,
         output_tokens: 0.0,
         prices: None,
+        result_of: m.get("toolCallId").and_then(|t| t.as_str()).map(id_hash),
     };
     if kind == MsgKind::Assistant {
         let num = |u: &Value, k: &str| u.get(k).and_then(|x| x.as_f64()).unwrap_or(0.0);
@@ -148,7 +163,8 @@ impl MessageSource for ValueSource<'_> {
     }
 }
 
-/// The messages' facts, their running sums and turn starts; append-only.
+/// The messages' facts, their running sums and turn starts; appended to, or cut back where
+/// Pi's context changed.
 #[derive(Debug, Clone, Default)]
 struct Index {
     facts: Vec<MsgFacts>,
@@ -162,9 +178,21 @@ struct Index {
     epoch_time: f64,
     /// Long tool outputs distilled (once per message; `None`: not distilled).
     distilled: HashMap<usize, Option<(Value, u64)>>,
+    /// Each tool call (by its id's hash) and the reply that made it.
+    calls: HashMap<u64, usize>,
 }
 
 impl Index {
+    /// Forget the messages from `n` on.
+    fn truncate(&mut self, n: usize) {
+        self.facts.truncate(n);
+        self.prefix.truncate(n + 1);
+        self.users.truncate(self.users.partition_point(|&u| u < n));
+        self.last_reply.truncate(n);
+        self.distilled.retain(|&i, _| i < n);
+        self.calls.retain(|_, i| *i < n);
+    }
+
     fn extend(&mut self, src: &dyn MessageSource) {
         if self.prefix.is_empty() {
             self.prefix.push(0);
@@ -181,6 +209,11 @@ impl Index {
             self.prefix.push(self.prefix[i] + f.est);
             if f.kind == MsgKind::User {
                 self.users.push(i);
+            }
+            if f.kind == MsgKind::Assistant {
+                for c in src.call_ids(i) {
+                    self.calls.insert(c, i);
+                }
             }
             let prev = i.checked_sub(1).and_then(|p| self.last_reply[p]);
             self.last_reply
@@ -264,11 +297,24 @@ fn distilled_result(m: &Value, settings: &LiveSettings) -> Option<Value> {
 
 /// A message sent in place of one of Pi's.
 #[derive(Debug, Clone, PartialEq)]
-struct Replacement {
-    value: Value,
-    est: u64,
+pub(super) struct Replacement {
+    pub value: Value,
+    pub est: u64,
     /// Pruned by the output policy (else distilled).
-    pruned: bool,
+    pub pruned: bool,
+    /// Its bytes' hash: what tells it from another message (a provider's cache compares bytes).
+    pub hash: u64,
+}
+
+impl Replacement {
+    fn new(value: Value, pruned: bool) -> Replacement {
+        Replacement {
+            est: context::estimate_value(&value),
+            hash: hash_of(&value),
+            value,
+            pruned,
+        }
+    }
 }
 
 /// The packet as sent.
@@ -276,6 +322,28 @@ struct Replacement {
 pub(super) struct Packet {
     pub value: Value,
     pub est: u64,
+    pub hash: u64,
+}
+
+/// A message's bytes hashed (deterministic: std's SipHash with its fixed keys).
+pub(super) fn hash_of(v: &Value) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    v.to_string().hash(&mut h);
+    h.finish()
+}
+
+/// What a call sends, in order: runs of Pi's messages as they are, and messages bonsai
+/// sends instead (a replacement, the packet). Its size and its start shared with another
+/// call's cost as many steps as it has parts, not as many as it has messages.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Part<'a> {
+    /// Pi's messages `from..to`.
+    Run(usize, usize),
+    /// A message sent in place of Pi's message at this index.
+    Replace(usize, &'a Value, u64, u64),
+    /// The packet, its estimate and hash.
+    Packet(&'a Value, u64, u64),
 }
 
 /// What is left out now; it changes only at a step.
@@ -328,7 +396,8 @@ struct CallFacts {
 /// The policy's state at a call: what is left out and what the calls so far were.
 #[derive(Debug, Clone, Default)]
 pub(super) struct PolicyState {
-    left: LeftOut,
+    /// Shared with the states of earlier calls until a step changes it.
+    left: std::sync::Arc<LeftOut>,
     zone: Option<Zone>,
     last: Option<CallFacts>,
     calls: usize,
@@ -370,8 +439,8 @@ impl PolicyState {
 
     /// The packet for the cut, made now if it was not.
     fn make_packet(&mut self, src: &dyn MessageSource, end: usize, settings: &LiveSettings) {
-        let l = &mut self.left;
-        if l.packet.is_none() && l.dropped > 0 {
+        if self.left.packet.is_none() && self.left.dropped > 0 {
+            let l = std::sync::Arc::make_mut(&mut self.left);
             l.packet = packet::build(
                 src,
                 &l.ledger,
@@ -556,7 +625,10 @@ impl PolicyState {
             StepReason::Pays
         };
         let turns_before = self.left.turns_out;
+        let cut = plan.cut;
         self.apply_cut(idx, src, plan);
+        // Outputs before the cut are never sent again.
+        idx.distilled.retain(|&i, _| i >= cut);
         Some((reason, self.left.turns_out - turns_before, 0))
     }
 
@@ -585,14 +657,7 @@ impl PolicyState {
                 match idx.distill(src, i, settings) {
                     Some((v, est)) => {
                         turn += est;
-                        turn_distilled.push((
-                            i,
-                            Replacement {
-                                value: v.clone(),
-                                est: *est,
-                                pruned: false,
-                            },
-                        ));
+                        turn_distilled.push((i, Replacement::new(v.clone(), false)));
                     }
                     None => turn += idx.facts[i].est,
                 }
@@ -613,7 +678,7 @@ impl PolicyState {
     }
 
     fn apply_cut(&mut self, idx: &Index, src: &dyn MessageSource, plan: CutPlan) {
-        let l = &mut self.left;
+        let l = std::sync::Arc::make_mut(&mut self.left);
         let mut part = Vec::new();
         for i in l.cut..plan.cut {
             let f = &idx.facts[i];
@@ -680,16 +745,7 @@ impl PolicyState {
             if let Some(c) = item.replacement.get("content") {
                 m.insert("content".into(), c.clone());
             }
-            let value = Value::Object(m);
-            let est = context::estimate_value(&value);
-            new.push((
-                item.entry,
-                Replacement {
-                    value,
-                    est,
-                    pruned: true,
-                },
-            ));
+            new.push((item.entry, Replacement::new(Value::Object(m), true)));
         }
         let saves: u64 = new.iter().map(|(i, r)| idx.facts[*i].est.saturating_sub(r.est)).sum();
         if new.is_empty() || (saves < minimum && zone != Zone::Red) {
@@ -719,52 +775,72 @@ impl PolicyState {
             StepReason::Pays
         };
         let pruned = new.len();
-        self.left.saved += saves;
-        self.left.replaced.extend(new);
+        let l = std::sync::Arc::make_mut(&mut self.left);
+        l.saved += saves;
+        l.replaced.extend(new);
         Some((reason, 0, pruned))
     }
 
     /// What is sent for the context `0..end`: the summaries left out (as written), the
     /// packet, then Pi's messages from the cut (replacements in place). The report's counts
     /// go into `r`.
-    fn pieces(&self, idx: &Index, src: &dyn MessageSource, end: usize, r: &mut LiveReport) -> Vec<Piece> {
+    fn shape<'a>(&'a self, idx: &Index, end: usize, r: &mut LiveReport) -> Vec<Part<'a>> {
         let l = &self.left;
-        let mut out = Vec::with_capacity(end - l.cut.min(end) + l.ahead.len() + 1);
-        out.extend(l.ahead.iter().map(|&i| Piece::Keep(i)));
-        if let Some(p) = &l.packet {
-            out.push(Piece::Insert(p.value.clone()));
+        let mut out: Vec<Part> = Vec::with_capacity(l.ahead.len() + l.replaced.len() * 2 + 4);
+        let push_run = |out: &mut Vec<Part<'a>>, a: usize, b: usize| {
+            if a >= b {
+                return;
+            }
+            match out.last_mut() {
+                Some(Part::Run(_, to)) if *to == a => *to = b,
+                _ => out.push(Part::Run(a, b)),
+            }
+        };
+        for &i in &l.ahead {
+            push_run(&mut out, i, i + 1);
         }
+        if let Some(p) = &l.packet {
+            out.push(Part::Packet(&p.value, p.est, p.hash));
+        }
+        let from = l.cut.min(end);
         // Never a tool result without its call: a cut falls before a user message, so this
-        // acts only on input that already had an orphan.
-        let calls: HashSet<String> = if l.cut > 0 {
-            (l.cut..end)
-                .filter(|&i| idx.facts[i].kind == MsgKind::Assistant)
-                .flat_map(|i| call_ids(&src.value(i)))
+        // acts only on input that already had an orphan (and only a cut can make one).
+        let orphans: Vec<usize> = if l.cut > 0 {
+            (from..end)
+                .filter(|&i| idx.facts[i].kind == MsgKind::ToolResult)
+                .filter(|&i| {
+                    idx.facts[i]
+                        .result_of
+                        .and_then(|c| idx.calls.get(&c))
+                        .is_none_or(|&a| a < from)
+                })
                 .collect()
         } else {
-            HashSet::new()
+            Vec::new()
         };
-        for i in l.cut.min(end)..end {
-            if l.cut > 0 && idx.facts[i].kind == MsgKind::ToolResult {
-                let v = src.value(i);
-                let id = v.get("toolCallId").and_then(|t| t.as_str()).unwrap_or("");
-                if !calls.contains(id) {
-                    r.orphans_dropped += 1;
-                    continue;
+        r.orphans_dropped = orphans.len();
+        // The replacements and orphans in the sent part, in order; Pi's runs between them.
+        let mut marks: Vec<(usize, Option<&Replacement>)> = l
+            .replaced
+            .range(from..end)
+            .map(|(&i, rep)| (i, Some(rep)))
+            .chain(orphans.iter().map(|&i| (i, None)))
+            .collect();
+        marks.sort_by_key(|m| m.0);
+        let mut at = from;
+        for (i, rep) in marks {
+            push_run(&mut out, at, i);
+            at = i + 1;
+            if let Some(rep) = rep {
+                if rep.pruned {
+                    r.pruned += 1;
+                } else {
+                    r.distilled += 1;
                 }
-            }
-            match l.replaced.get(&i) {
-                Some(rep) => {
-                    if rep.pruned {
-                        r.pruned += 1;
-                    } else {
-                        r.distilled += 1;
-                    }
-                    out.push(Piece::Replace(i, rep.value.clone()))
-                }
-                None => out.push(Piece::Keep(i)),
+                out.push(Part::Replace(i, &rep.value, rep.est, rep.hash));
             }
         }
+        push_run(&mut out, at, end);
         out
     }
 }
@@ -795,10 +871,20 @@ pub struct LiveState {
     /// The calls answered by replies before this message are replayed.
     replayed: usize,
     policy: PolicyState,
+    /// The state after each of the last [`HISTORY`] replayed calls, by its reply's index:
+    /// where a context that changed part way (`/tree`, another branch) goes on from. What is
+    /// left out is shared between them; each step's ledger is its own.
+    history: std::collections::VecDeque<(usize, PolicyState)>,
+    /// The newest reply whose state was let go from the history.
+    forgotten: Option<usize>,
     /// The state after the call answered last, kept for when its reply comes back in the
     /// next context (its decision is then not made again).
     pending: Option<(usize, PolicyState)>,
 }
+
+/// Calls whose state a [`LiveState`] keeps to go back to (Pi's `/tree` and a session's side
+/// branches go back a few turns; further back is replayed from the start).
+const HISTORY: usize = 256;
 
 /// One replayed or answered call, as `bonsai bill` prices it.
 #[derive(Debug, Clone, PartialEq)]
@@ -822,12 +908,28 @@ impl LiveState {
         self.index.facts.is_empty()
     }
 
-    /// Forget the messages from `n` on (Pi's context changed there): the state is rebuilt
-    /// from nothing when it had read past them.
+    /// Forget the messages from `n` on (Pi's context changed there): the state goes back to
+    /// what it was after the last call whose reply is before `n`, as a replay of the first
+    /// `n` messages would make it.
     pub fn truncate(&mut self, n: usize) {
-        if n < self.index.facts.len() || n < self.replayed {
-            *self = LiveState::default();
+        if n >= self.index.facts.len() && n >= self.replayed {
+            return;
         }
+        if n == 0 {
+            *self = LiveState::default();
+            return;
+        }
+        let kept = self.history.partition_point(|(j, _)| *j < n);
+        if kept == 0 && self.forgotten.is_some_and(|j| j < n) {
+            // Further back than the history reaches: from nothing.
+            *self = LiveState::default();
+            return;
+        }
+        self.index.truncate(n);
+        self.history.truncate(kept);
+        self.policy = self.history.back().map(|(_, p)| p.clone()).unwrap_or_default();
+        self.replayed = n;
+        self.pending = None;
     }
 
     /// Replay the calls answered by replies before `end`, each as it was decided; `each`
@@ -858,6 +960,10 @@ impl LiveState {
                     self.policy.call(&mut self.index, src, j, &env_j, settings);
                 }
             }
+            self.history.push_back((j, self.policy.clone()));
+            if self.history.len() > HISTORY {
+                self.forgotten = self.history.pop_front().map(|(j, _)| j);
+            }
             let p = &self.policy;
             let last = p.last.expect("a call was made");
             each(CallFigures {
@@ -874,6 +980,54 @@ impl LiveState {
     /// The answer for the call whose context is all of `src`: the calls its replies record
     /// are replayed first.
     pub fn answer(&mut self, src: &dyn MessageSource, env: &CallEnv, settings: &LiveSettings) -> super::LiveAnswer {
+        let (end, p) = self.decide(src, env, settings);
+        let (shape, report) = self.report(&p, end, env, settings);
+        let pieces: Vec<Piece> = shape
+            .iter()
+            .flat_map(|x| -> Box<dyn Iterator<Item = Piece>> {
+                match x {
+                    Part::Run(a, b) => Box::new((*a..*b).map(Piece::Keep)),
+                    Part::Replace(i, v, _, _) => Box::new(std::iter::once(Piece::Replace(*i, (*v).clone()))),
+                    Part::Packet(v, _, _) => Box::new(std::iter::once(Piece::Insert((*v).clone()))),
+                }
+            })
+            .collect();
+        drop(shape);
+        self.pending = Some((end, p));
+        super::LiveAnswer { pieces, report }
+    }
+
+    /// [`LiveState::answer`] as `bonsai bill` reads it: what is sent as runs of Pi's messages
+    /// and messages bonsai makes (by hash), and the report, no message copied.
+    pub fn answer_parts(
+        &mut self,
+        src: &dyn MessageSource,
+        env: &CallEnv,
+        settings: &LiveSettings,
+    ) -> (Vec<SentPart>, LiveReport) {
+        let (end, p) = self.decide(src, env, settings);
+        let (shape, report) = self.report(&p, end, env, settings);
+        let parts = shape
+            .iter()
+            .map(|x| match x {
+                Part::Run(a, b) => SentPart::Run(*a, *b),
+                Part::Replace(_, _, est, hash) | Part::Packet(_, est, hash) => {
+                    SentPart::Made { hash: *hash, est: *est }
+                }
+            })
+            .collect();
+        drop(shape);
+        self.pending = Some((end, p));
+        (parts, report)
+    }
+
+    /// Pi's estimate of Pi's messages `from..to` (read so far).
+    pub fn tokens(&self, from: usize, to: usize) -> u64 {
+        self.index.sum(from, to)
+    }
+
+    /// The call whose context is all of `src`, decided after the calls its replies record.
+    fn decide(&mut self, src: &dyn MessageSource, env: &CallEnv, settings: &LiveSettings) -> (usize, PolicyState) {
         let end = src.len();
         self.replay(src, end, env, settings, &mut |_| {});
         let mut p = self.policy.clone();
@@ -888,9 +1042,7 @@ impl LiveState {
                 (step.before, step.after) = (before, after);
             }
         }
-        let answer = self.report(&p, src, end, env, settings);
-        self.pending = Some((end, p));
-        answer
+        (end, p)
     }
 
     /// The whole context after the reply to the last answered call (Pi's figure for it,
@@ -913,14 +1065,13 @@ impl LiveState {
         self.pending.as_ref().map_or(self.policy.steps, |(_, p)| p.steps)
     }
 
-    fn report(
+    fn report<'a>(
         &self,
-        p: &PolicyState,
-        src: &dyn MessageSource,
+        p: &'a PolicyState,
         end: usize,
         env: &CallEnv,
         settings: &LiveSettings,
-    ) -> super::LiveAnswer {
+    ) -> (Vec<Part<'a>>, LiveReport) {
         let idx = &self.index;
         let mut r = LiveReport {
             policy: settings.policy.name().to_string(),
@@ -936,27 +1087,41 @@ impl LiveState {
             calls: p.calls,
             ..LiveReport::default()
         };
-        let pieces = if settings.policy == LivePolicy::Off {
-            (0..end).map(Piece::Keep).collect()
+        let shape = if settings.policy == LivePolicy::Off {
+            vec![Part::Run(0, end)]
         } else {
-            p.pieces(idx, src, end, &mut r)
+            p.shape(idx, end, &mut r)
         };
         let l = &p.left;
         r.turns_kept = r.turns_total - idx.users_in(0, l.cut.min(end)).len();
         r.dropped = l.dropped;
         r.summaries_ahead = l.ahead.len();
         r.packet_tokens = l.packet.as_ref().map(|p| p.est);
-        r.messages_out = pieces.len();
-        r.tokens_sent = pieces
+        r.tokens_sent = shape
             .iter()
             .map(|x| match x {
-                Piece::Keep(i) => idx.facts[*i].est,
-                Piece::Replace(_, v) | Piece::Insert(v) => context::estimate_value(v),
+                Part::Run(a, b) => idx.sum(*a, *b),
+                Part::Replace(_, _, est, _) | Part::Packet(_, est, _) => *est,
+            })
+            .sum();
+        r.messages_out = shape
+            .iter()
+            .map(|x| match x {
+                Part::Run(a, b) => b - a,
+                _ => 1,
             })
             .sum();
         r.note = note(&r, settings, env);
-        super::LiveAnswer { pieces, report: r }
+        (shape, r)
     }
+}
+
+/// What a call sends, as `bonsai bill` compares it with the call before: a run of Pi's
+/// messages, or a message bonsai makes, known by its bytes' hash.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SentPart {
+    Run(usize, usize),
+    Made { hash: u64, est: u64 },
 }
 
 /// One line on what this call sent and why.

@@ -531,6 +531,31 @@ proptest! {
         prop_assert_eq!(a, b);
     }
 
+    /// Pi's context changes part way (`/tree` to an earlier turn, then new turns there): the
+    /// kept state cut back to where the two agree answers the new context as a replay of it
+    /// from nothing does.
+    #[test]
+    fn a_state_cut_back_to_a_branch_point_answers_as_a_replay(turns in 12usize..40, back in 1usize..30, seed in 0u64..1000) {
+        let settings = LiveSettings { marks: Marks { high: 4_000, low: 1_500 }, ..LiveSettings::default() };
+        let prices_of = |_: &str, _: &str| Some(ANTHROPIC);
+        let (msgs, _) = play(turns, 2_000, &settings, ANTHROPIC, 5_000);
+        let mut state = LiveState::default();
+        state.answer(&ValueSource::new(&msgs, &prices_of), &env(ANTHROPIC), &settings);
+        // Back to a request `back` turns ago; two new turns from there.
+        let users: Vec<usize> = (0..msgs.len()).filter(|&i| role(&msgs[i]) == "user").collect();
+        let at = users[users.len() - back.min(users.len() - 1)];
+        let mut other: Vec<Value> = msgs[..at].to_vec();
+        let ts = 2_000_000_000 + seed as i64;
+        other.push(user(&format!("Instead: look at src/other{seed}.rs"), ts));
+        other.push(call("x1", "read", json!({"path": format!("src/other{seed}.rs")}), ts + 1, 5_000));
+        other.push(result("x1", "read", &"z".repeat(3_000), ts + 2));
+        state.truncate(at);
+        let kept = state.answer(&ValueSource::new(&other, &prices_of), &env(ANTHROPIC), &settings);
+        let fresh = live_context(&other, &env(ANTHROPIC), &settings, &prices_of);
+        prop_assert_eq!(kept.pieces, fresh.pieces);
+        prop_assert_eq!(kept.report, fresh.report);
+    }
+
     /// A state kept between calls answers as a replay from nothing, whatever the marks, the
     /// pace and the prices (`play` asserts it at every call).
     #[test]
@@ -670,4 +695,129 @@ fn the_bill_with_steps_is_a_fraction_of_pi_alones() {
         assert!(flat <= flat_max, "{turns} turns, flat prices: {flat:.3}");
         assert!(sent <= 0.4, "{turns} turns: {sent:.3} of Pi alone's tokens sent");
     }
+}
+
+/// The repository's sessions, as Pi 0.87.1 and 1.5.2 wrote them.
+fn repository_sessions() -> Vec<(&'static str, Session)> {
+    let files: [(&str, &[u8]); 9] = [
+        (
+            "0.87.1/tour",
+            include_bytes!("../../../../fixtures/pi-0.87.1/tour.jsonl"),
+        ),
+        (
+            "0.87.1/long",
+            include_bytes!("../../../../fixtures/pi-0.87.1/long.jsonl"),
+        ),
+        (
+            "0.87.1/split-turn",
+            include_bytes!("../../../../fixtures/pi-0.87.1/split-turn.jsonl"),
+        ),
+        (
+            "0.87.1/forked",
+            include_bytes!("../../../../fixtures/pi-0.87.1/forked.jsonl"),
+        ),
+        ("1.5.2/tour", include_bytes!("../../../../fixtures/pi-1.5.2/tour.jsonl")),
+        ("1.5.2/long", include_bytes!("../../../../fixtures/pi-1.5.2/long.jsonl")),
+        (
+            "1.5.2/split-turn",
+            include_bytes!("../../../../fixtures/pi-1.5.2/split-turn.jsonl"),
+        ),
+        (
+            "1.5.2/changed",
+            include_bytes!("../../../../fixtures/pi-1.5.2/changed-in-1.5.2.jsonl"),
+        ),
+        (
+            "1.5.2/forked",
+            include_bytes!("../../../../fixtures/pi-1.5.2/forked.jsonl"),
+        ),
+    ];
+    files
+        .into_iter()
+        .map(|(name, bytes)| (name, Session::from_bytes(bytes.to_vec()).expect("a fixture loads")))
+        .collect()
+}
+
+/// On the repository's sessions, at every call of each file, with marks low enough
+/// that turns are left out: the packet names at least 95 % of each kind of fact of the turns
+/// it stands for, summaries go out as Pi wrote them, and `bill`'s replay of the file sends
+/// exactly what `at_leaf` says at each call.
+#[test]
+fn on_the_repositorys_sessions_the_packet_keeps_its_facts_and_the_replay_agrees() {
+    let settings = LiveSettings {
+        marks: Marks {
+            high: 3_000,
+            low: 1_000,
+        },
+        ..LiveSettings::default()
+    };
+    let prices_of = |_: &str, _: &str| Some(ANTHROPIC);
+    let reg = crate::load::models::Registry::default();
+    let env_of = |_: Option<(&str, &str)>| env(ANTHROPIC);
+    let mut packets = 0;
+    let mut lowest = [1.0f64; 5];
+    for (name, s) in repository_sessions() {
+        let cwd = s.header.cwd.clone().unwrap_or_default();
+        let b = bill::bill(&s, std::slice::from_ref(&settings), &reg, &env_of);
+        let per_call: std::collections::HashMap<usize, u64> = b.policies[0]
+            .per_call
+            .iter()
+            .map(|c| (c.entry, c.sent - b.overhead))
+            .collect();
+        // Every call of the file, side branches included (a replay goes back to where each
+        // branches off).
+        let mut calls: Vec<usize> = per_call.keys().copied().collect();
+        calls.sort();
+        for a in calls {
+            let replayed = per_call[&a];
+            let leaf = s.parent_of(a).unwrap();
+            let at = at_leaf(&s, leaf, &env(ANTHROPIC), &settings, &prices_of);
+            let sent = at.answer.messages(&at.values);
+            let est: u64 = sent.iter().map(context::estimate_value).sum();
+            assert_eq!(
+                est, replayed,
+                "{name}: the call at {}: replay and at_leaf differ",
+                s.entries[a].id
+            );
+            for m in &at.values {
+                if matches!(role(m), "compactionSummary" | "branchSummary") {
+                    assert!(sent.contains(m), "{name}: a summary not sent as written");
+                }
+            }
+            let Some(packet) = at.answer.packet() else { continue };
+            packets += 1;
+            let first_kept = at
+                .answer
+                .pieces
+                .iter()
+                .find_map(|p| match p {
+                    Piece::Keep(i) | Piece::Replace(i, _)
+                        if !matches!(role(&at.values[*i]), "compactionSummary" | "branchSummary") =>
+                    {
+                        Some(*i)
+                    }
+                    _ => None,
+                })
+                .unwrap_or(at.values.len());
+            let left: Vec<Value> = at.values[..first_kept]
+                .iter()
+                .filter(|m| !matches!(role(m), "compactionSummary" | "branchSummary"))
+                .cloned()
+                .collect();
+            let score = recall::Range::new(&left, packet, &cwd, 0, 0).score(packet);
+            for (k, c) in score.categories.iter().enumerate() {
+                lowest[k] = lowest[k].min(c.recall());
+                assert!(
+                    c.recall() >= 0.95,
+                    "{name} at {}: {} {} of {} ({:?})",
+                    s.entries[a].id,
+                    c.category.name(),
+                    c.found,
+                    c.total,
+                    c.missing
+                );
+            }
+        }
+    }
+    eprintln!("{packets} packets; the lowest recall per kind: {lowest:?}");
+    assert!(packets >= 20, "{packets} packets checked");
 }

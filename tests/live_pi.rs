@@ -194,12 +194,17 @@ fn run_turns(pi: &PiBin, turns: usize, with: bool, prices: live_pi::Prices) -> R
 
 /// [`run_turns`] with the package's policy `policy` (`None`: Pi alone).
 fn run_policy(pi: &PiBin, turns: usize, policy: Option<&str>, prices: live_pi::Prices) -> Run {
+    run_wire(pi, turns, policy, prices, fake_openai::Wire::OpenAi)
+}
+
+/// [`run_policy`] against a model that speaks `wire`.
+fn run_wire(pi: &PiBin, turns: usize, policy: Option<&str>, prices: live_pi::Prices, wire: fake_openai::Wire) -> Run {
     let settings = match policy {
         Some(p) => json!({"bonsai": {"live": {"policy": p}}}),
         None => json!({}),
     };
     let with = policy.is_some();
-    let w = World::priced(200_000, settings, Some(prices), script);
+    let w = World::priced_wire(200_000, settings, Some(prices), wire, script);
     write_logs(&w);
     let mut rpc = Rpc::start(w.pi(pi, with));
     for n in 1..=turns {
@@ -350,6 +355,57 @@ fn sixty_turns_cost_less_and_keep_the_cache() {
             packets_by_version[0], packets_by_version[1],
             "the packets differ between Pi versions"
         );
+    }
+}
+
+/// The same sixty turns against a model that speaks Anthropic's Messages API: Pi's Anthropic
+/// client records the cache reads and writes the provider reports (`cache_read_input_tokens`,
+/// `cache_creation_input_tokens`), and the bill it records with the package is at most 0.6×
+/// Pi alone's.
+#[test]
+fn sixty_turns_over_anthropics_wire_cost_less() {
+    for pi in live_pi::pis("tests::live_pi::anthropic_wire") {
+        let wire = fake_openai::Wire::Anthropic;
+        let alone = run_wire(&pi, 60, None, live_pi::CACHING, wire);
+        let with = run_wire(&pi, 60, Some("zones"), live_pi::CACHING, wire);
+        for r in [&alone, &with] {
+            let replies: Vec<Value> = r
+                .world
+                .entries()
+                .into_iter()
+                .filter(|e| e["message"]["role"] == "assistant")
+                .collect();
+            assert!(
+                replies.iter().all(|e| e["message"]["api"] == "anthropic-messages"),
+                "Pi {}: a reply not through Pi's Anthropic client",
+                pi.version
+            );
+            let cached: f64 = replies
+                .iter()
+                .filter_map(|e| e["message"]["usage"]["cacheRead"].as_f64())
+                .sum();
+            let written: f64 = replies
+                .iter()
+                .filter_map(|e| e["message"]["usage"]["cacheWrite"].as_f64())
+                .sum();
+            assert!(
+                cached > 0.0 && written > 0.0,
+                "Pi {}: cache reads {cached}, writes {written}",
+                pi.version
+            );
+        }
+        assert!(
+            with.steps_noticed >= 2,
+            "Pi {}: {} steps",
+            pi.version,
+            with.steps_noticed
+        );
+        let ratio = with.bill / alone.bill;
+        assert!(ratio <= 0.6, "Pi {}: {ratio:.3} × Pi alone's bill", pi.version);
+        common::say(&format!(
+            "live_pi: Pi {}: 60 turns over Anthropic's wire: ${:.4} with the package against ${:.4} alone ({ratio:.3}×)",
+            pi.version, with.bill, alone.bill
+        ));
     }
 }
 

@@ -8,6 +8,20 @@
 //! message, to the start of one of its recent requests is reported as read from the cache
 //! (`prompt_tokens_details.cached_tokens`), the rest as written to it (`cache_write_tokens`),
 //! which is what Pi reads to record each reply's cost.
+//!
+//! It also speaks Anthropic's Messages API ([`Wire::Anthropic`]: `message_start` …
+//! `message_stop`, text and `tool_use` blocks, usage as `cache_read_input_tokens` and
+//! `cache_creation_input_tokens`). A request in that format is recorded, scripted, counted and
+//! cached in the OpenAI shape ([`openai_view`]: the system prompt a system message, a tool
+//! result a `tool` message, `cache_control` marks dropped), so every script and check reads
+//! one shape.
+
+/// The API the fake model speaks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Wire {
+    OpenAi,
+    Anthropic,
+}
 
 use super::fake_model::read_request;
 use serde_json::{Value, json};
@@ -123,8 +137,158 @@ const CACHED_REQUESTS: usize = 8;
 
 /// [`serve`], reporting prompt caching when `caching`.
 pub fn serve_caching(script: impl Fn(&Value) -> Reply + Send + Sync + 'static, caching: bool) -> FakeOpenAi {
+    serve_wire(script, caching, Wire::OpenAi)
+}
+
+/// An Anthropic Messages request in the OpenAI shape the scripts and checks read.
+pub fn openai_view(body: &Value) -> Value {
+    let text_of = |c: &Value| -> String {
+        match c {
+            Value::String(s) => s.clone(),
+            Value::Array(a) => a
+                .iter()
+                .filter(|b| b["type"] == "text")
+                .filter_map(|b| b["text"].as_str())
+                .collect::<Vec<_>>()
+                .join(""),
+            _ => String::new(),
+        }
+    };
+    let mut msgs = Vec::new();
+    let system = text_of(&body["system"]);
+    if !system.is_empty() {
+        msgs.push(json!({"role": "system", "content": system}));
+    }
+    for m in body["messages"].as_array().into_iter().flatten() {
+        let blocks: Vec<Value> = match &m["content"] {
+            Value::String(s) => vec![json!({"type": "text", "text": s})],
+            Value::Array(a) => a.clone(),
+            _ => vec![],
+        };
+        if m["role"] == "assistant" {
+            let text: String = blocks
+                .iter()
+                .filter(|b| b["type"] == "text")
+                .filter_map(|b| b["text"].as_str())
+                .collect();
+            let calls: Vec<Value> = blocks
+                .iter()
+                .filter(|b| b["type"] == "tool_use")
+                .map(|b| json!({"id": b["id"], "type": "function", "function": {"name": b["name"], "arguments": b["input"].to_string()}}))
+                .collect();
+            let mut v =
+                json!({"role": "assistant", "content": if text.is_empty() { Value::Null } else { json!(text) }});
+            if !calls.is_empty() {
+                v["tool_calls"] = json!(calls);
+            }
+            msgs.push(v);
+            continue;
+        }
+        // A user turn: its tool results as tool messages, its text as a user message.
+        let mut text = String::new();
+        for b in &blocks {
+            match b["type"].as_str() {
+                Some("tool_result") => msgs
+                    .push(json!({"role": "tool", "tool_call_id": b["tool_use_id"], "content": text_of(&b["content"])})),
+                Some("text") => text.push_str(b["text"].as_str().unwrap_or("")),
+                _ => {}
+            }
+        }
+        if !text.is_empty() {
+            msgs.push(json!({"role": "user", "content": text}));
+        }
+    }
+    json!({"model": body["model"], "tools": body["tools"], "messages": msgs})
+}
+
+/// Write an answer as Anthropic's Messages API streams it.
+fn write_anthropic(
+    sock: &mut std::net::TcpStream,
+    reply: Reply,
+    model: &str,
+    req_n: usize,
+    prompt: u64,
+    cached: Option<u64>,
+) {
+    let event = |sock: &mut std::net::TcpStream, name: &str, data: Value| {
+        chunk(sock, &format!("event: {name}\ndata: {data}\n\n"))
+    };
+    let usage = match cached {
+        Some(c) => {
+            json!({"input_tokens": 0, "output_tokens": 1, "cache_read_input_tokens": c, "cache_creation_input_tokens": prompt - c})
+        }
+        None => json!({"input_tokens": prompt, "output_tokens": 1}),
+    };
+    let head =
+        "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\nconnection: close\r\n\r\n";
+    if sock.write_all(head.as_bytes()).is_err() {
+        return;
+    }
+    let start = json!({"type": "message_start", "message": {"id": format!("msg_fake_{req_n}"), "type": "message", "role": "assistant",
+        "model": model, "content": [], "stop_reason": null, "stop_sequence": null, "usage": usage}});
+    let mut ok = event(sock, "message_start", start);
+    let (stop, out_chars) = match reply {
+        Reply::Text(t) => {
+            ok =
+                ok && event(
+                    sock,
+                    "content_block_start",
+                    json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
+                ) && event(
+                    sock,
+                    "content_block_delta",
+                    json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": t}}),
+                ) && event(
+                    sock,
+                    "content_block_stop",
+                    json!({"type": "content_block_stop", "index": 0}),
+                );
+            ("end_turn", t.len())
+        }
+        Reply::Tools(calls) => {
+            let mut n = 0;
+            for (k, (name, args)) in calls.iter().enumerate() {
+                let a = args.to_string();
+                n += name.len() + a.len();
+                ok = ok
+                    && event(
+                        sock,
+                        "content_block_start",
+                        json!({"type": "content_block_start", "index": k,
+                        "content_block": {"type": "tool_use", "id": format!("toolu_{req_n}_{k}"), "name": name, "input": {}}}),
+                    )
+                    && event(
+                        sock,
+                        "content_block_delta",
+                        json!({"type": "content_block_delta", "index": k, "delta": {"type": "input_json_delta", "partial_json": a}}),
+                    )
+                    && event(
+                        sock,
+                        "content_block_stop",
+                        json!({"type": "content_block_stop", "index": k}),
+                    );
+            }
+            ("tool_use", n)
+        }
+    };
+    let _ =
+        ok && event(
+            sock,
+            "message_delta",
+            json!({"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": null},
+            "usage": {"output_tokens": out_chars.div_ceil(4)}}),
+        ) && event(sock, "message_stop", json!({"type": "message_stop"}))
+            && sock.write_all(b"0\r\n\r\n").is_ok();
+}
+
+/// [`serve_caching`] speaking `wire`.
+pub fn serve_wire(script: impl Fn(&Value) -> Reply + Send + Sync + 'static, caching: bool, wire: Wire) -> FakeOpenAi {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let base_url = format!("http://{}/v1", listener.local_addr().unwrap());
+    let base_url = match wire {
+        Wire::OpenAi => format!("http://{}/v1", listener.local_addr().unwrap()),
+        // Anthropic's client adds `/v1/messages` itself.
+        Wire::Anthropic => format!("http://{}", listener.local_addr().unwrap()),
+    };
     let bodies: Arc<Mutex<Vec<Value>>> = Arc::new(Mutex::new(Vec::new()));
     let usage: Arc<Mutex<Vec<(u64, u64)>>> = Arc::new(Mutex::new(Vec::new()));
     let script = Arc::new(script);
@@ -136,6 +300,10 @@ pub fn serve_caching(script: impl Fn(&Value) -> Reply + Send + Sync + 'static, c
                 let (bodies, usage, script) = (bodies.clone(), usage.clone(), script.clone());
                 std::thread::spawn(move || {
                     let Some(body) = read_request(&sock) else { return };
+                    let body = match wire {
+                        Wire::OpenAi => body,
+                        Wire::Anthropic => openai_view(&body),
+                    };
                     // Recorded before answering: Pi sends the next request only after this one's
                     // answer, so the order of the list is the order of the calls.
                     let (req_n, cached) = {
@@ -149,6 +317,10 @@ pub fn serve_caching(script: impl Fn(&Value) -> Reply + Send + Sync + 'static, c
                     let reply = script(&body);
                     let model = body["model"].as_str().unwrap_or("fake").to_string();
                     let prompt = request_tokens(&body);
+                    if wire == Wire::Anthropic {
+                        write_anthropic(&mut sock, reply, &model, req_n, prompt, caching.then_some(cached));
+                        return;
+                    }
                     let head = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\nconnection: close\r\n\r\n";
                     let _ = sock.write_all(head.as_bytes());
                     let (delta, finish, out_chars) = match reply {

@@ -108,19 +108,34 @@ impl World {
         prices: Option<Prices>,
         script: impl Fn(&Value) -> Reply + Send + Sync + 'static,
     ) -> World {
+        World::priced_wire(window, settings, prices, fake_openai::Wire::OpenAi, script)
+    }
+
+    /// [`World::priced`] with the fake provider speaking `wire` (its `api` in models.json).
+    pub fn priced_wire(
+        window: u64,
+        settings: Value,
+        prices: Option<Prices>,
+        wire: fake_openai::Wire,
+        script: impl Fn(&Value) -> Reply + Send + Sync + 'static,
+    ) -> World {
         let dir = tempfile::tempdir().unwrap();
         let agent = dir.path().join("agent");
         let project = dir.path().join("project");
         std::fs::create_dir_all(&agent).unwrap();
         std::fs::create_dir_all(project.join("data")).unwrap();
-        let server = fake_openai::serve_caching(script, prices.is_some());
+        let server = fake_openai::serve_wire(script, prices.is_some(), wire);
         let mut model = json!({"id": "fake-model", "contextWindow": window, "maxTokens": 4096});
         if let Some(p) = prices {
             model["cost"] =
                 json!({"input": p.input, "output": p.output, "cacheRead": p.cache_read, "cacheWrite": p.cache_write});
         }
+        let api = match wire {
+            fake_openai::Wire::OpenAi => "openai-completions",
+            fake_openai::Wire::Anthropic => "anthropic-messages",
+        };
         let models = json!({"providers": {"fakeco": {
-            "baseUrl": server.base_url, "api": "openai-completions", "apiKey": "fake-key",
+            "baseUrl": server.base_url, "api": api, "apiKey": "fake-key",
             "models": [model]}}});
         std::fs::write(agent.join("models.json"), models.to_string()).unwrap();
         std::fs::write(agent.join("settings.json"), settings.to_string()).unwrap();

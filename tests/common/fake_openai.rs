@@ -142,18 +142,7 @@ pub fn serve_caching(script: impl Fn(&Value) -> Reply + Send + Sync + 'static, c
 
 /// An Anthropic Messages request in the OpenAI shape the scripts and checks read.
 pub fn openai_view(body: &Value) -> Value {
-    let text_of = |c: &Value| -> String {
-        match c {
-            Value::String(s) => s.clone(),
-            Value::Array(a) => a
-                .iter()
-                .filter(|b| b["type"] == "text")
-                .filter_map(|b| b["text"].as_str())
-                .collect::<Vec<_>>()
-                .join(""),
-            _ => String::new(),
-        }
-    };
+    let text_of = content_text;
     let mut msgs = Vec::new();
     let system = text_of(&body["system"]);
     if !system.is_empty() {

@@ -416,18 +416,8 @@ pub fn sent_of_request(body: &Value) -> Vec<Sent> {
 /// Pi's messages (AgentMessages, as `bonsai context --live --content` prints them) reduced
 /// the same way: what Pi's `convertToLlm` and its OpenAI provider make of each.
 pub fn sent_of_agent(messages: &[Value]) -> Vec<Sent> {
-    let text_of = |c: &Value| -> String {
-        match c {
-            Value::String(s) => s.clone(),
-            Value::Array(a) => a
-                .iter()
-                .filter(|b| b["type"] == "text")
-                .filter_map(|b| b["text"].as_str())
-                .collect::<Vec<_>>()
-                .join(""),
-            _ => String::new(),
-        }
-    };
+    // Text blocks joined (a thinking or image block has no `text`).
+    let text_of = fake_openai::content_text;
     let mut out = Vec::new();
     for m in messages {
         let role = m["role"].as_str().unwrap_or("");

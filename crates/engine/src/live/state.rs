@@ -562,6 +562,29 @@ impl PolicyState {
         (saves >= costs, saves, costs)
     }
 
+    /// Why a step that is due is taken now, by precedence: red, a cold cache, no cache
+    /// discount, else only when it pays (`waits` says why not, and that is said).
+    fn reason(
+        &mut self,
+        zone: Zone,
+        cold: bool,
+        caches: bool,
+        waits: impl FnOnce() -> Option<String>,
+    ) -> Option<StepReason> {
+        if zone == Zone::Red {
+            Some(StepReason::Red)
+        } else if cold {
+            Some(StepReason::CacheCold)
+        } else if !caches {
+            Some(StepReason::NoDiscount)
+        } else if let Some(why) = waits() {
+            self.waiting = Some(why);
+            None
+        } else {
+            Some(StepReason::Pays)
+        }
+    }
+
     #[allow(clippy::too_many_arguments)]
     fn step_zones(
         &mut self,
@@ -601,29 +624,21 @@ impl PolicyState {
                 .map(|i| idx.facts[i].est)
                 .sum::<u64>();
         let after = plan.kept + packet_guess + ahead_after;
-        let reason = if zone == Zone::Red {
-            StepReason::Red
-        } else if cold {
-            StepReason::CacheCold
-        } else if !caches {
-            StepReason::NoDiscount
-        } else {
-            let newest = idx.users_in(0, end).last().map_or(0, |&u| idx.sum(u, end));
-            let horizon = self.horizon(marks, newest);
+        let newest = idx.users_in(0, end).last().map_or(0, |&u| idx.sum(u, end));
+        let horizon = self.horizon(marks, newest);
+        let reason = self.reason(zone, cold, caches, || {
             let (ok, saves, costs) = Self::pays(env, before, after, horizon);
-            if !ok {
-                self.waiting = Some(format!(
+            (!ok).then(|| {
+                format!(
                     "{} tokens of turns, over the {} mark; a step now would save ~{} token-reads over the next ~{:.0} calls and cost ~{} to write the request again",
                     prune::thousands(kept),
                     prune::thousands(marks.high),
                     prune::thousands(saves as u64),
                     horizon,
                     prune::thousands(costs as u64)
-                ));
-                return None;
-            }
-            StepReason::Pays
-        };
+                )
+            })
+        })?;
         let turns_before = self.left.turns_out;
         let cut = plan.cut;
         self.apply_cut(idx, src, plan);
@@ -753,27 +768,19 @@ impl PolicyState {
         }
         let after = before.saturating_sub(saves);
         let caches = env.prices.is_none_or(|p| p.caches());
-        let reason = if zone == Zone::Red {
-            StepReason::Red
-        } else if cold {
-            StepReason::CacheCold
-        } else if !caches {
-            StepReason::NoDiscount
-        } else {
+        let horizon = (minimum as f64 / (self.grown as f64 / self.calls.max(1) as f64).max(1.0)).max(1.0);
+        let reason = self.reason(zone, cold, caches, || {
             // From the oldest output pruned now on, the request is written again.
             let first = new.iter().map(|(i, _)| *i).min().unwrap_or(0);
             let rewritten = after.saturating_sub(idx.sum(0, first));
-            let horizon = (minimum as f64 / (self.grown as f64 / self.calls.max(1) as f64).max(1.0)).max(1.0);
             let (read, write) = env.prices.unwrap_or_default().weights();
-            if read * saves as f64 * (horizon + 1.0) < (write - read) * rewritten as f64 {
-                self.waiting = Some(format!(
+            (read * saves as f64 * (horizon + 1.0) < (write - read) * rewritten as f64).then(|| {
+                format!(
                     "{} tokens of old output could be pruned; waiting until it pays",
                     prune::thousands(saves)
-                ));
-                return None;
-            }
-            StepReason::Pays
-        };
+                )
+            })
+        })?;
         let pruned = new.len();
         let l = std::sync::Arc::make_mut(&mut self.left);
         l.saved += saves;

@@ -893,28 +893,7 @@ pub struct LiveState {
 /// branches go back a few turns; further back is replayed from the start).
 const HISTORY: usize = 256;
 
-/// One replayed or answered call, as `bonsai bill` prices it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct CallFigures {
-    /// The messages of its context.
-    pub end: usize,
-    pub time: f64,
-    /// Pi's estimate of Pi's messages and of what was sent (messages only).
-    pub full: u64,
-    pub sent: u64,
-    pub step: Option<StepRecord>,
-}
-
 impl LiveState {
-    /// Messages held: a context must start with them.
-    pub fn len(&self) -> usize {
-        self.index.facts.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.index.facts.is_empty()
-    }
-
     /// Forget the messages from `n` on (Pi's context changed there): the state goes back to
     /// what it was after the last call whose reply is before `n`, as a replay of the first
     /// `n` messages would make it.
@@ -939,16 +918,8 @@ impl LiveState {
         self.pending = None;
     }
 
-    /// Replay the calls answered by replies before `end`, each as it was decided; `each`
-    /// sees every one.
-    pub fn replay(
-        &mut self,
-        src: &dyn MessageSource,
-        end: usize,
-        env: &CallEnv,
-        settings: &LiveSettings,
-        each: &mut dyn FnMut(CallFigures),
-    ) {
+    /// Replay the calls answered by replies before `end`, each as it was decided.
+    fn replay(&mut self, src: &dyn MessageSource, end: usize, env: &CallEnv, settings: &LiveSettings) {
         if src.len() < self.index.facts.len() {
             *self = LiveState::default();
         }
@@ -971,15 +942,6 @@ impl LiveState {
             if self.history.len() > HISTORY {
                 self.forgotten = self.history.pop_front().map(|(j, _)| j);
             }
-            let p = &self.policy;
-            let last = p.last.expect("a call was made");
-            each(CallFigures {
-                end: j,
-                time: last.time,
-                full: last.full,
-                sent: last.sent,
-                step: p.step.clone(),
-            });
         }
         self.replayed = self.replayed.max(end);
     }
@@ -1036,7 +998,7 @@ impl LiveState {
     /// The call whose context is all of `src`, decided after the calls its replies record.
     fn decide(&mut self, src: &dyn MessageSource, env: &CallEnv, settings: &LiveSettings) -> (usize, PolicyState) {
         let end = src.len();
-        self.replay(src, end, env, settings, &mut |_| {});
+        self.replay(src, end, env, settings);
         let mut p = self.policy.clone();
         p.call(&mut self.index, src, end, env, settings);
         p.make_packet(src, end, settings);

@@ -148,7 +148,7 @@ pub fn find_key(model: &ModelInfo, agent_dir: &Path) -> Result<ApiKey, KeyError>
 fn find_key_anywhere(model: &ModelInfo, agent_dir: &Path) -> Result<ApiKey, KeyError> {
     let p = &model.provider;
     let auth_path = agent_dir.join("auth.json");
-    if let Ok(text) = std::fs::read_to_string(&auth_path)
+    if let Ok(Some(text)) = crate::store::files::read_config(&auth_path)
         && let Ok(v) = serde_json::from_str::<Value>(&text)
         && let Some(entry) = v.get(p)
     {

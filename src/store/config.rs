@@ -70,11 +70,34 @@ pub fn cwd() -> PathBuf {
     std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."))
 }
 
+/// Set while the TUI holds the terminal: a line on stderr would tear its screen.
+pub static TERMINAL_TAKEN: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// A configuration file that could not be read (a FIFO, a folder, unreadable), said on
+/// stderr once per process: every command reads settings, and a silent `{}` would hide why
+/// bonsai ignores what the user set.
+fn say_once(problem: &str) {
+    static SAID: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+    let mut said = SAID.lock().unwrap_or_else(|e| e.into_inner());
+    if said.iter().any(|s| s == problem) {
+        return;
+    }
+    said.push(problem.to_string());
+    if !TERMINAL_TAKEN.load(std::sync::atomic::Ordering::Relaxed) {
+        eprintln!("bonsai: warning: {problem}");
+    }
+}
+
 /// A settings file as Pi reads it: a missing file is `{}`; a broken one is `{}` with a warning.
 fn read_json_object(path: &Path, warnings: &mut Vec<String>) -> Value {
-    match std::fs::read_to_string(path) {
-        Err(_) => Value::Object(Map::new()),
-        Ok(text) => match serde_json::from_str::<Value>(&text) {
+    match super::files::read_config(path) {
+        Ok(None) => Value::Object(Map::new()),
+        Err(e) => {
+            say_once(&e);
+            warnings.push(e);
+            Value::Object(Map::new())
+        }
+        Ok(Some(text)) => match serde_json::from_str::<Value>(&text) {
             Ok(v @ Value::Object(_)) => v,
             Ok(_) => {
                 warnings.push(format!("{}: not a JSON object; ignored", path.display()));
@@ -106,9 +129,15 @@ pub fn load_settings_from(global: &Path, project: &Path) -> Settings {
 /// Pi's model table with the custom models of `<agentDir>/models.json`.
 pub fn load_registry(agent_dir: &Path) -> Registry {
     let path = agent_dir.join("models.json");
-    match std::fs::read_to_string(&path) {
-        Ok(text) => Registry::with_models_json(&text, &path.display().to_string()),
-        Err(_) => Registry::builtin_only(),
+    match super::files::read_config(&path) {
+        Ok(Some(text)) => Registry::with_models_json(&text, &path.display().to_string()),
+        Ok(None) => Registry::builtin_only(),
+        Err(e) => {
+            let mut r = Registry::builtin_only();
+            say_once(&e);
+            r.warnings.push(format!("{e} (custom models)"));
+            r
+        }
     }
 }
 

@@ -76,6 +76,22 @@ pub fn read_regular(path: &Path) -> Result<Vec<u8>, OpenError> {
     })
 }
 
+/// A configuration file's text (Pi's settings, models, auth, a package's `package.json`).
+/// `Ok(None)` when nothing is there. Opened without waiting on a FIFO, so a pipe, a device or
+/// a folder planted at the name is an error naming it, never a hang.
+pub fn read_config(path: &Path) -> Result<Option<String>, String> {
+    match read_regular(path) {
+        Ok(b) => String::from_utf8(b)
+            .map(Some)
+            .map_err(|_| format!("{}: not UTF-8 text; ignored", path.display())),
+        Err(OpenError::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(OpenError::NotAFile { what, .. }) => {
+            Err(format!("{}: {what}, not a regular file; ignored", path.display()))
+        }
+        Err(e) => Err(format!("{e}; ignored")),
+    }
+}
+
 /// The bytes of a session file (see `mapped` for when they are mapped).
 pub fn session_bytes(path: &Path) -> Result<FileBytes, OpenError> {
     let f = open_regular(path)?;

@@ -431,14 +431,22 @@ pub fn status_of(place: &Place, path: &Path) -> Status {
 
 /// `st` filled with how the session file stands to what `source` describes.
 fn described(st: &mut Status, source: &Source) {
-    let now = std::fs::File::open(&source.path).and_then(|f| {
-        let m = f.metadata()?;
-        Ok((super::mapped::load_file(f, &source.path)?, m))
+    // Opened without waiting: a FIFO now at the session's path is said, not waited on.
+    let now = super::files::open_regular(&source.path).map_err(|e| match e {
+        super::files::OpenError::NotAFile { what, .. } => format!("its session path is now {what}"),
+        _ => "its session file is gone".to_string(),
     });
-    let Ok((buf, meta)) = now else {
-        st.state = "orphaned";
-        st.detail = "its session file is gone".into();
-        return;
+    let now = now.and_then(|f| {
+        let m = f.metadata().map_err(|e| e.to_string())?;
+        Ok((super::mapped::load_file(f, &source.path).map_err(|e| e.to_string())?, m))
+    });
+    let (buf, meta) = match now {
+        Ok(x) => x,
+        Err(why) => {
+            st.state = "orphaned";
+            st.detail = why;
+            return;
+        }
     };
     match source.compare(&meta, &buf, &Source::of(&source.path, &meta, &buf)) {
         Freshness::Unchanged => {

@@ -118,7 +118,7 @@ pub fn pi_on_path() -> Option<(PathBuf, Option<String>)> {
 
 fn package_version(script: &Path) -> Option<String> {
     for dir in script.ancestors().skip(1).take(8) {
-        let Ok(text) = std::fs::read_to_string(dir.join("package.json")) else {
+        let Ok(Some(text)) = super::files::read_config(&dir.join("package.json")) else {
             continue;
         };
         let Ok(v) = serde_json::from_str::<serde_json::Value>(&text) else {

@@ -276,6 +276,7 @@ pub fn run(arg: Option<PathBuf>, at: Option<String>) -> Result<()> {
         .enable_all()
         .build()?;
     let mouse = settings.mouse_capture();
+    crate::store::config::TERMINAL_TAKEN.store(true, std::sync::atomic::Ordering::Relaxed);
     let mut terminal = ratatui::try_init()?;
     let _ = enter_extras(mouse);
     let r = rt.block_on(event_loop(
@@ -288,6 +289,7 @@ pub fn run(arg: Option<PathBuf>, at: Option<String>) -> Result<()> {
     ));
     leave_extras(mouse);
     ratatui::restore();
+    crate::store::config::TERMINAL_TAKEN.store(false, std::sync::atomic::Ordering::Relaxed);
     // A write under way finishes; the rest (a parse still running after q on the loading
     // frame, a count, a search) is not waited for: dropping the runtime would wait for every
     // blocking task, seconds on a big session.

@@ -189,11 +189,12 @@ fn trash_refuses_a_session_written_seconds_ago_and_asks_before_emptying() {
     let out = w.bonsai().args(["trash", "--empty", "--yes"]).output().unwrap();
     assert!(out.status.success());
     assert!(String::from_utf8_lossy(&out.stdout).contains("removed"));
-    let left: Vec<_> = std::fs::read_dir(w.agent.join("bonsai/trash"))
+    let mut left: Vec<_> = std::fs::read_dir(w.agent.join("bonsai/trash"))
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().to_string())
         .collect();
-    assert_eq!(left, ["index.json"]);
+    left.sort();
+    assert_eq!(left, [".index.json.lock", "index.json"], "the record and its lock");
 }
 
 #[test]

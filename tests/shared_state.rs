@@ -85,9 +85,21 @@ fn a_fifo_wherever_configuration_is_read_is_named_and_never_waited_on() {
         (vec!["serve", "--stdio"], hello.into_bytes()),
     ];
     for (args, stdin) in runs {
-        let mut c = common::bonsai_isolated(home.path());
-        c.current_dir(&project).args(&args);
-        let (o, took) = timed(c, &stdin, Duration::from_secs(10));
+        // Within 1 s in one of three runs: a hang never ends, and a busy machine (the other
+        // tests start a hundred processes) can slow one start.
+        let mut best = Duration::MAX;
+        let mut last = None;
+        for _ in 0..3 {
+            let mut c = common::bonsai_isolated(home.path());
+            c.current_dir(&project).args(&args);
+            let (o, took) = timed(c, &stdin, Duration::from_secs(10));
+            best = best.min(took);
+            last = Some(o);
+            if best < Duration::from_secs(1) {
+                break;
+            }
+        }
+        let (o, took) = (last.unwrap(), best);
         let all = format!(
             "{}{}",
             String::from_utf8_lossy(&o.stdout),
@@ -103,4 +115,276 @@ fn a_fifo_wherever_configuration_is_read_is_named_and_never_waited_on() {
             );
         }
     }
+}
+
+/// `n` quiet sessions in the project folder of `home` (`s0.jsonl` …).
+fn sessions(agent: &Path, n: usize) -> Vec<PathBuf> {
+    let folder = agent.join("sessions/--proj--");
+    std::fs::create_dir_all(&folder).unwrap();
+    (0..n)
+        .map(|i| {
+            let p = folder.join(format!("s{i}.jsonl"));
+            std::fs::copy(common::repo().join("fixtures/demo.jsonl"), &p).unwrap();
+            common::quiet(&p);
+            p
+        })
+        .collect()
+}
+
+fn trash_list(home: &Path) -> Vec<serde_json::Value> {
+    let o = common::bonsai_isolated(home)
+        .args(["trash", "--list", "--json"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    v["trash"].as_array().unwrap().clone()
+}
+
+/// Every file in the trash folder is listed, and every listed name is a file there.
+fn trash_is_whole(home: &Path, agent: &Path) -> Vec<String> {
+    let listed: std::collections::BTreeSet<String> = trash_list(home)
+        .iter()
+        .map(|t| t["name"].as_str().unwrap().to_string())
+        .collect();
+    let there: std::collections::BTreeSet<String> = std::fs::read_dir(agent.join("bonsai/trash"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().to_string())
+        .filter(|n| n.ends_with(".jsonl"))
+        .collect();
+    assert_eq!(listed, there, "the trash folder and its list differ");
+    listed.into_iter().collect()
+}
+
+fn spawn_all(home: &Path, runs: Vec<Vec<String>>) -> Vec<std::process::Output> {
+    let children: Vec<_> = runs
+        .into_iter()
+        .map(|args| {
+            common::bonsai_isolated(home)
+                .args(&args)
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    children.into_iter().map(|c| c.wait_with_output().unwrap()).collect()
+}
+
+#[test]
+fn a_hundred_trash_restore_and_empty_runs_at_once_lose_no_record() {
+    let (home, agent, _) = home_with_session();
+    let all = sessions(&agent, 100);
+    // A hundred trashes at once: each is recorded.
+    let outs = spawn_all(
+        home.path(),
+        all.iter()
+            .map(|p| vec!["trash".into(), p.display().to_string()])
+            .collect(),
+    );
+    for o in &outs {
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    }
+    let names = trash_is_whole(home.path(), &agent);
+    assert_eq!(names.len(), 100);
+    assert!(all.iter().all(|p| !p.exists()));
+    // Fifty restores racing fifty empties: each session ends restored, listed, or removed by
+    // an empty that said so; never in the folder without a record.
+    let mut runs: Vec<Vec<String>> = vec![];
+    for (i, n) in names.iter().enumerate() {
+        if i % 2 == 0 {
+            runs.push(vec!["trash".into(), "--restore".into(), n.clone()]);
+        } else {
+            runs.push(vec!["trash".into(), "--empty".into(), "--yes".into()]);
+        }
+    }
+    let outs = spawn_all(home.path(), runs);
+    let said: String = outs
+        .iter()
+        .map(|o| String::from_utf8_lossy(&o.stdout).to_string())
+        .collect();
+    let left = trash_is_whole(home.path(), &agent);
+    for (i, p) in all.iter().enumerate() {
+        let name = names.iter().find(|n| n.ends_with(&format!("-s{i}.jsonl"))).unwrap();
+        let restored = p.exists();
+        let listed = left.contains(name);
+        let removed = said.contains(&format!("removed {name} "));
+        assert_eq!(
+            [restored, listed, removed].iter().filter(|x| **x).count(),
+            1,
+            "s{i}: restored {restored}, listed {listed}, removed {removed}"
+        );
+    }
+}
+
+#[test]
+fn a_tampered_record_or_a_linked_folder_never_acts_outside_the_trash() {
+    let (home, agent, s) = home_with_session();
+    let victim = home.path().join("victim.txt");
+    std::fs::write(&victim, "precious").unwrap();
+    let out = common::bonsai_isolated(home.path())
+        .args(["trash", s.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    // The record rewritten to name a file outside the trash.
+    let record = agent.join("bonsai/trash/index.json");
+    let mut v: serde_json::Value = serde_json::from_slice(&std::fs::read(&record).unwrap()).unwrap();
+    v[0]["name"] = "../../../../victim.txt".into();
+    std::fs::write(&record, serde_json::to_vec(&v).unwrap()).unwrap();
+    let out = common::bonsai_isolated(home.path())
+        .args(["trash", "--empty", "--yes"])
+        .output()
+        .unwrap();
+    assert_eq!(std::fs::read(&victim).unwrap(), b"precious", "{out:?}");
+    // The session the record no longer names was listed as an orphan and emptied with the rest.
+    assert!(trash_list(home.path()).is_empty());
+    assert!(!s.exists());
+
+    // A linked own folder: nothing is moved through it.
+    let (home, agent, s) = home_with_session();
+    let elsewhere = home.path().join("elsewhere");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    std::os::unix::fs::symlink(&elsewhere, agent.join("bonsai")).unwrap();
+    let out = common::bonsai_isolated(home.path())
+        .args(["trash", s.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("is not a folder"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(s.exists());
+    assert_eq!(std::fs::read_dir(&elsewhere).unwrap().count(), 0);
+
+    // A path through a link into the trash is inside the trash.
+    let (home, agent, s) = home_with_session();
+    let out = common::bonsai_isolated(home.path())
+        .args(["trash", s.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let link = home.path().join("t");
+    std::os::unix::fs::symlink(agent.join("bonsai/trash"), &link).unwrap();
+    let name = trash_list(home.path())[0]["name"].as_str().unwrap().to_string();
+    let out = common::bonsai_isolated(home.path())
+        .args(["trash", link.join(&name).to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("already in the trash"));
+    let out = common::bonsai_isolated(home.path())
+        .args(["trash", "--restore", &name])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(s.exists());
+}
+
+#[test]
+fn a_session_in_the_trash_with_no_record_is_listed_and_restorable() {
+    let (home, agent, s) = home_with_session();
+    let out = common::bonsai_isolated(home.path())
+        .args(["trash", s.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    // The record lost (a crash of an older bonsai, a hand edit).
+    std::fs::write(agent.join("bonsai/trash/index.json"), "[]").unwrap();
+    let list = trash_list(home.path());
+    assert_eq!(list.len(), 1, "{list:?}");
+    // Its header's project folder is where it goes back: here the session's own folder is
+    // named for `/proj`, so the header's cwd decides.
+    let cwd = {
+        let text = std::fs::read_to_string(common::repo().join("fixtures/demo.jsonl")).unwrap();
+        let h: serde_json::Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
+        h["cwd"].as_str().unwrap().to_string()
+    };
+    let enc = format!("--{}--", cwd.trim_start_matches('/').replace(['/', '\\', ':'], "-"));
+    let back = agent.join("sessions").join(enc).join(s.file_name().unwrap());
+    assert_eq!(list[0]["original"].as_str().unwrap(), back.to_str().unwrap());
+    let name = list[0]["name"].as_str().unwrap();
+    let out = common::bonsai_isolated(home.path())
+        .args(["trash", "--restore", name])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(back.exists());
+    assert!(trash_list(home.path()).is_empty());
+}
+
+/// A stand-in for Pi: a process titled `pi` (as Pi titles itself) running in `cwd`.
+fn fake_pi(cwd: &Path) -> std::process::Child {
+    std::process::Command::new("bash")
+        .args(["-c", "exec -a pi sleep 60"])
+        .current_dir(cwd)
+        .spawn()
+        .unwrap()
+}
+
+#[test]
+fn a_session_pi_may_hold_is_not_trashed_and_what_pi_wrote_after_is_joined_back() {
+    let home = tempfile::tempdir().unwrap();
+    let agent = home.path().join(".pi/agent");
+    let project = home.path().join("proj");
+    std::fs::create_dir_all(&project).unwrap();
+    let enc = format!(
+        "--{}--",
+        project.to_str().unwrap().trim_start_matches('/').replace('/', "-")
+    );
+    let folder = agent.join("sessions").join(enc);
+    std::fs::create_dir_all(&folder).unwrap();
+    let s = folder.join("a.jsonl");
+    std::fs::copy(common::repo().join("fixtures/demo.jsonl"), &s).unwrap();
+    common::quiet(&s);
+    let trash = |extra: &[&str]| {
+        common::bonsai_isolated(home.path())
+            .arg("trash")
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    // A Pi running in the project, idle far longer than 10 s: refused, by the kernel's word.
+    let mut pi = fake_pi(&project);
+    std::thread::sleep(Duration::from_millis(100));
+    let o = trash(&[s.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&o.stderr).to_string();
+    assert!(
+        !o.status.success() && err.contains(&format!("Pi (process {})", pi.id())),
+        "{err}"
+    );
+    assert!(s.exists());
+    pi.kill().unwrap();
+    pi.wait().unwrap();
+    // A process holding the file open for writing: refused too.
+    let mut holder = std::process::Command::new("bash")
+        .args(["-c", &format!("exec 3>>'{}'; sleep 60", s.display())])
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(100));
+    let o = trash(&[s.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&o.stderr).to_string();
+    assert!(err.contains("has it open for writing"), "{err}");
+    holder.kill().unwrap();
+    holder.wait().unwrap();
+    // Pi gone: trashed. Pi's next append then starts a headerless file at the old path.
+    let before = std::fs::read(&s).unwrap();
+    let o = trash(&[s.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let appended = "{\"type\":\"message\",\"id\":\"zz000001\",\"parentId\":null,\"timestamp\":\"2026-01-01T00:00:00.000Z\",\"message\":{\"role\":\"user\",\"content\":\"after\",\"timestamp\":1}}\n";
+    std::fs::write(&s, appended).unwrap();
+    let name = trash_list(home.path())[0]["name"].as_str().unwrap().to_string();
+    let o = trash(&["--restore", &name]);
+    let err = String::from_utf8_lossy(&o.stderr).to_string();
+    assert!(!o.status.success() && err.contains("--join"), "{err}");
+    assert_eq!(std::fs::read(&s).unwrap(), appended.as_bytes(), "nothing changed");
+    let o = trash(&["--restore", &name, "--join"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let mut whole = before.clone();
+    whole.extend_from_slice(appended.as_bytes());
+    assert_eq!(std::fs::read(&s).unwrap(), whole);
+    assert!(trash_list(home.path()).is_empty());
 }

@@ -19,6 +19,10 @@ pub struct TrashArgs {
     /// Put these back where they were (a name from --list, or the original path).
     #[arg(long, num_args = 1.., conflicts_with_all = ["files", "empty"])]
     pub restore: Vec<String>,
+    /// With --restore: when Pi wrote at the old path after the session was trashed (its
+    /// entries, no header), put the session back with those lines after it.
+    #[arg(long, requires = "restore")]
+    pub join: bool,
     /// Remove what is in the trash for good (asks first; with --older-than, only older).
     #[arg(long, conflicts_with = "files")]
     pub empty: bool,
@@ -201,6 +205,14 @@ fn ask(question: &str, yes: bool) -> Result<bool> {
     Ok(matches!(answer.trim().to_ascii_lowercase().as_str(), "y" | "yes"))
 }
 
+/// Ask when there is a terminal; without one the answer is no (the caller says how to say yes).
+fn ask_or_no(question: &str) -> Result<bool> {
+    if !(std::io::stdin().is_terminal() && std::io::stderr().is_terminal()) {
+        return Ok(false);
+    }
+    ask(question, false)
+}
+
 fn age_days(at_ms: i64) -> f64 {
     (crate::store::clock::now_ms() - at_ms) as f64 / 86_400_000.0
 }
@@ -209,7 +221,20 @@ pub fn trash_cmd(a: TrashArgs) -> Result<()> {
     let agent = crate::store::config::agent_dir();
     if !a.restore.is_empty() {
         for which in &a.restore {
-            let t = trash::restore(&agent, which).map_err(|e| eyre!(e.to_string()))?;
+            let t = match trash::restore_joining(&agent, which, a.join) {
+                Err(trash::TrashError::PiWroteAfter(at, bytes)) => {
+                    let q = format!(
+                        "Pi wrote {bytes} bytes at {} after the session was trashed; put the session back with them after it?",
+                        at.display()
+                    );
+                    if !ask_or_no(&q)? {
+                        bail!("{}", trash::TrashError::PiWroteAfter(at, bytes));
+                    }
+                    trash::restore_joining(&agent, which, true)
+                }
+                r => r,
+            }
+            .map_err(|e| eyre!(e.to_string()))?;
             println!("restored {}", t.original.display());
         }
         return Ok(());

@@ -15,6 +15,7 @@ pub mod own_writes;
 pub mod pi_version;
 pub mod pins;
 pub mod private;
+pub mod procs;
 pub mod rewrite;
 pub mod search;
 pub mod sessions;

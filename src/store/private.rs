@@ -12,14 +12,33 @@ use std::path::Path;
 /// `dir` and any missing parent, made 0700; bonsai's own folder is narrowed to 0700 when it is
 /// this user's and wider.
 pub fn dir(dir: &Path) -> std::io::Result<()> {
-    std::fs::DirBuilder::new().recursive(true).mode(0o700).create(dir)?;
-    let m = std::fs::symlink_metadata(dir)?;
-    if !m.is_dir() {
-        return Err(std::io::Error::other(format!(
-            "{} is not a folder (a link or a file is there): bonsai keeps its files elsewhere only when you move it",
-            dir.display()
-        )));
+    // Every folder from `bonsai/` down must be a real folder: a link planted at any of them
+    // would send bonsai's moves and removals somewhere else. They are checked top down before
+    // any is made, so nothing is made through a link either. A folder outside `bonsai/` (a
+    // test's, or a user's own path) is checked alone: the folders above it are the user's.
+    let upto = dir
+        .ancestors()
+        .position(|d| d.file_name().is_some_and(|n| n == "bonsai"));
+    let ours: Vec<&Path> = dir.ancestors().take(upto.map_or(1, |i| i + 1)).collect();
+    for d in ours.iter().rev() {
+        match std::fs::symlink_metadata(d) {
+            Ok(m) if m.is_dir() => {}
+            Ok(_) => {
+                return Err(std::io::Error::other(format!(
+                    "{} is not a folder (a link or a file is there): bonsai keeps its own files only in a real folder",
+                    d.display()
+                )));
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                std::fs::DirBuilder::new().recursive(true).mode(0o700).create(d)?;
+                if !std::fs::symlink_metadata(d)?.is_dir() {
+                    return Err(std::io::Error::other(format!("{} is not a folder", d.display())));
+                }
+            }
+            Err(e) => return Err(e),
+        }
     }
+    let m = std::fs::symlink_metadata(dir)?;
     // SAFETY: geteuid has no preconditions.
     if m.uid() == unsafe { libc::geteuid() } && m.mode() & 0o077 != 0 {
         std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))?;
@@ -56,6 +75,57 @@ pub fn write(file: &Path, bytes: &[u8]) -> std::io::Result<()> {
         let _ = std::fs::remove_file(&tmp);
     }
     r
+}
+
+/// Run `f` holding `file`'s lock: an exclusive `flock` on `.NAME.lock` beside it. bonsai's
+/// records are read, changed and written whole; two processes doing that at once would each
+/// write back what they read and lose the other's change. Waits up to 30 s for another
+/// holder (a lock dies with its process, so only a live bonsai can hold it that long).
+pub fn locked<T>(file: &Path, f: impl FnOnce() -> T) -> std::io::Result<T> {
+    use std::os::fd::AsRawFd;
+    let parent = file.parent().unwrap_or(Path::new("."));
+    dir(parent)?;
+    let name = file
+        .file_name()
+        .map(|n| n.to_string_lossy().to_string())
+        .unwrap_or_default();
+    let lock_path = parent.join(format!(".{name}.lock"));
+    let lock = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(&lock_path)?;
+    if !lock.metadata()?.is_file() {
+        return Err(std::io::Error::other(format!(
+            "{} is not a regular file: bonsai cannot lock its record",
+            lock_path.display()
+        )));
+    }
+    let start = std::time::Instant::now();
+    loop {
+        // SAFETY: a valid open descriptor; flock has no other preconditions.
+        if unsafe { libc::flock(lock.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0 {
+            break;
+        }
+        let e = std::io::Error::last_os_error();
+        if e.raw_os_error() != Some(libc::EWOULDBLOCK) && e.kind() != std::io::ErrorKind::Interrupted {
+            return Err(e);
+        }
+        if start.elapsed() > std::time::Duration::from_secs(30) {
+            return Err(std::io::Error::other(format!(
+                "another bonsai has held {} for 30 s; nothing changed",
+                lock_path.display()
+            )));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    let out = f();
+    // Closing the descriptor releases the lock.
+    drop(lock);
+    Ok(out)
 }
 
 /// `file` opened for reading when it is a regular file this user owns (else an error saying

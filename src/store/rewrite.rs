@@ -8,6 +8,7 @@
 //! carries such lines over).
 
 use super::faults;
+use super::procs::writers_of;
 use super::write::{
     FileMode, Lease, RepairPlan, Repaired, WriteError, backup, repair_plan, sync_dir, write_file_new, write_temp,
 };
@@ -40,6 +41,10 @@ pub enum DeleteError {
         "the file was written {0:.1} s ago: Pi may be running this session, and rewriting it now could lose what Pi writes next. Nothing changed; close Pi's session (or wait until it has been idle for 10 s) and run the command again"
     )]
     RecentlyWritten(f64),
+    #[error(
+        "{0}: rewriting the file now could lose what it writes next. Nothing changed; close that Pi (or /resume another project's session) and run the command again"
+    )]
+    PiRunning(String),
     #[error(
         "this is a version {0} session file; bonsai deletes branches only in version 3 files. Run `bonsai migrate FILE` first (it keeps a .bak)"
     )]
@@ -87,7 +92,11 @@ fn quiet_enough(path: &Path, meta: &std::fs::Metadata) -> Result<(), DeleteError
     }
     match age(meta) {
         Some(a) if a < QUIET.as_secs_f64() => Err(DeleteError::RecentlyWritten(a)),
-        _ => Ok(()),
+        // Quiet by the clock; the kernel is asked too: an idle Pi holds no descriptor.
+        _ => match super::procs::pi_may_write(path) {
+            Some(who) => Err(DeleteError::PiRunning(who)),
+            None => Ok(()),
+        },
     }
 }
 
@@ -111,47 +120,6 @@ fn stamp() -> String {
 /// How long a rewrite waits for a process that opened the old file for writing to close it
 /// (Pi opens, writes and closes in one call; a slow writer holds it up to a second).
 pub const HOLDERS_WAIT: Duration = Duration::from_secs(5);
-
-/// Processes other than this one holding the file `(dev, ino)` open for writing (Linux
-/// `/proc`; processes this user may not inspect are not seen), as "pid (name)".
-fn writers_of(dev: u64, ino: u64) -> Vec<String> {
-    use std::os::unix::fs::MetadataExt;
-    let me = std::process::id().to_string();
-    let mut out = Vec::new();
-    let Ok(procs) = std::fs::read_dir("/proc") else {
-        return out;
-    };
-    for p in procs.flatten() {
-        let pid = p.file_name().to_string_lossy().to_string();
-        if pid == me || !pid.bytes().all(|b| b.is_ascii_digit()) {
-            continue;
-        }
-        let Ok(fds) = std::fs::read_dir(p.path().join("fd")) else {
-            continue;
-        };
-        for fd in fds.flatten() {
-            let Ok(m) = std::fs::metadata(fd.path()) else { continue };
-            if (m.dev(), m.ino()) != (dev, ino) {
-                continue;
-            }
-            // fdinfo's "flags:" is octal; the low two bits are the access mode.
-            let writes = std::fs::read_to_string(p.path().join("fdinfo").join(fd.file_name()))
-                .ok()
-                .and_then(|t| {
-                    t.lines()
-                        .find_map(|l| l.strip_prefix("flags:"))
-                        .and_then(|f| u32::from_str_radix(f.trim(), 8).ok())
-                })
-                .is_none_or(|flags| flags & 3 != 0);
-            if writes {
-                let name = std::fs::read_to_string(p.path().join("comm")).unwrap_or_default();
-                out.push(format!("{pid} ({})", name.trim()));
-                break;
-            }
-        }
-    }
-    out
-}
 
 /// What a rewrite carried over from the old file.
 #[derive(Debug, Clone, Default)]

@@ -41,6 +41,13 @@ pub enum TrashError {
     NotInTrash(String),
     #[error("{} exists again: nothing restored over it (move it away first)", .0.display())]
     Occupied(PathBuf),
+    #[error(
+        "{path}: Pi wrote {1} bytes there after the session was trashed (its entries, no header). Nothing restored; `bonsai trash --restore NAME --join` puts the session back with those lines after it",
+        path = .0.display()
+    )]
+    PiWroteAfter(PathBuf, u64),
+    #[error("{path}: {1}. Nothing moved; close that Pi (or /resume another session there) and try again", path = .0.display())]
+    Held(PathBuf, String),
     #[error("{path}: {1}", path = .0.display())]
     Io(PathBuf, std::io::Error),
 }
@@ -53,16 +60,107 @@ fn index_file(agent: &Path) -> PathBuf {
     trash_dir(agent).join("index.json")
 }
 
-/// What is in the trash, oldest first (entries whose file is gone are left out).
-pub fn list(agent: &Path) -> Vec<Trashed> {
-    let dir = trash_dir(agent);
-    let mut v: Vec<Trashed> = super::private::read(&index_file(agent))
+/// Whether `name` is a plain file name bonsai could have made inside the trash: a record
+/// naming `../x` or `/x` is a tampered record, and believing it would move or remove a file
+/// outside the trash.
+fn plain_name(name: &str) -> bool {
+    !name.is_empty() && name != "." && name != ".." && !name.starts_with('.') && !name.contains(['/', '\\', '\0'])
+}
+
+/// The records as written, each checked before it is believed: names plain, the original an
+/// absolute path. A record that fails is left out (its file, if any, is then an orphan).
+fn records(agent: &Path) -> Vec<Trashed> {
+    let v: Vec<Trashed> = super::private::read(&index_file(agent))
         .ok()
         .and_then(|b| serde_json::from_slice(&b).ok())
         .unwrap_or_default();
-    v.retain(|t| dir.join(&t.name).is_file());
+    v.into_iter()
+        .filter(|t| plain_name(&t.name) && t.original.is_absolute())
+        .map(|mut t| {
+            t.side.retain(|(n, p)| plain_name(n) && p.is_absolute());
+            t
+        })
+        .collect()
+}
+
+/// Run `f` with the trash record locked: `trash`, `restore` and `empty` each read, change
+/// and write it, and two bonsai processes at once would otherwise lose a record.
+fn with_lock<T>(agent: &Path, f: impl FnOnce() -> Result<T, TrashError>) -> Result<T, TrashError> {
+    let dir = trash_dir(agent);
+    super::private::dir(&dir).map_err(|e| TrashError::Io(dir.clone(), e))?;
+    super::private::locked(&index_file(agent), f).map_err(|e| TrashError::Io(index_file(agent), e))?
+}
+
+/// What is in the trash, oldest first: the records whose file is there, then the sessions
+/// in the trash folder no record names (a record lost to a crash or an older bonsai), each
+/// put back where its header's project keeps sessions.
+pub fn list(agent: &Path) -> Vec<Trashed> {
+    let dir = trash_dir(agent);
+    let mut v = records(agent);
+    v.retain(|t| std::fs::symlink_metadata(dir.join(&t.name)).is_ok_and(|m| m.is_file()));
+    v.extend(orphans(agent, &v));
     v.sort_by(|a, b| a.at_ms.cmp(&b.at_ms).then(a.name.cmp(&b.name)));
     v
+}
+
+/// Session files in the trash folder that no record in `known` names.
+fn orphans(agent: &Path, known: &[Trashed]) -> Vec<Trashed> {
+    let dir = trash_dir(agent);
+    let Ok(rd) = std::fs::read_dir(&dir) else {
+        return vec![];
+    };
+    let named: std::collections::HashSet<&str> = known
+        .iter()
+        .flat_map(|t| std::iter::once(t.name.as_str()).chain(t.side.iter().map(|(n, _)| n.as_str())))
+        .collect();
+    let settings = super::config::load_settings(&super::config::cwd());
+    let mut out = vec![];
+    for e in rd.flatten() {
+        let name = e.file_name().to_string_lossy().to_string();
+        if !plain_name(&name) || named.contains(name.as_str()) || name == "index.json" || !name.ends_with(".jsonl") {
+            continue;
+        }
+        let p = dir.join(&name);
+        let Ok(m) = std::fs::symlink_metadata(&p) else { continue };
+        let Some(cwd) = m.is_file().then(|| session_cwd(&p)).flatten() else {
+            continue;
+        };
+        // bonsai names what it trashes "<ms>-<name>"; the name Pi gave it is the rest.
+        let (at_ms, own) = match name.split_once('-') {
+            Some((ms, rest)) if !rest.is_empty() && ms.bytes().all(|b| b.is_ascii_digit()) => {
+                (ms.parse().unwrap_or(0), rest.to_string())
+            }
+            _ => (super::files::mtime_ms(&m), name.clone()),
+        };
+        let (folder, _) = super::config::session_dir_in(agent, Path::new(&cwd), &settings);
+        out.push(Trashed {
+            original: folder.join(own),
+            name,
+            at_ms,
+            bytes: m.len(),
+            side: vec![],
+        });
+    }
+    out
+}
+
+/// The `cwd` of a session file's header (`None` when it is not a session).
+fn session_cwd(p: &Path) -> Option<String> {
+    use std::io::BufRead;
+    let f = super::files::open_regular(p).ok()?;
+    let mut line = String::new();
+    let mut r = std::io::BufReader::new(f);
+    while r.read_line(&mut line).is_ok_and(|n| n > 0) {
+        if !line.trim().is_empty() {
+            let v = serde_json::from_str::<serde_json::Value>(line.trim()).ok()?;
+            if v.get("type").and_then(|t| t.as_str()) != Some("session") {
+                return None;
+            }
+            return Some(v.get("cwd").and_then(|c| c.as_str()).unwrap_or("/").to_string());
+        }
+        line.clear();
+    }
+    None
 }
 
 fn save(agent: &Path, v: &[Trashed]) -> std::io::Result<()> {
@@ -105,103 +203,188 @@ fn move_file(from: &Path, to: &Path) -> std::io::Result<()> {
 }
 
 fn is_session_file(p: &Path) -> bool {
-    use std::io::BufRead;
-    let Ok(f) = super::files::open_regular(p) else {
-        return false;
-    };
-    let mut line = String::new();
-    let mut r = std::io::BufReader::new(f);
-    while r.read_line(&mut line).is_ok_and(|n| n > 0) {
-        if !line.trim().is_empty() {
-            return serde_json::from_str::<serde_json::Value>(line.trim())
-                .is_ok_and(|v| v.get("type").and_then(|t| t.as_str()) == Some("session"));
-        }
-        line.clear();
-    }
-    false
+    session_cwd(p).is_some()
 }
 
 /// Move `session` (and its backups and removed-lines files) into the trash. Refused for a
-/// file written in the last 10 s (Pi may be running it) and for what is not a session.
+/// file Pi may still be writing (see [`held_by`]) and for what is not a session.
 pub fn trash(agent: &Path, session: &Path, now_ms: i64) -> Result<Trashed, TrashError> {
     let io = |e| TrashError::Io(session.to_path_buf(), e);
     let session = std::path::absolute(session).map_err(io)?;
     let dir = trash_dir(agent);
-    if session.starts_with(&dir) {
+    // Compared after links are resolved: a path through a link into the trash is inside too.
+    let real = std::fs::canonicalize(&session).unwrap_or_else(|_| session.clone());
+    let real_dir = std::fs::canonicalize(&dir).unwrap_or_else(|_| dir.clone());
+    if session.starts_with(&dir) || real.starts_with(&real_dir) {
         return Err(TrashError::InsideTrash(session));
     }
     let meta = std::fs::symlink_metadata(&session).map_err(io)?;
     if !meta.is_file() || !is_session_file(&session) {
         return Err(TrashError::NotASession(session));
     }
-    let age = meta.modified().ok().and_then(|t| t.elapsed().ok()).unwrap_or_default();
-    if age < super::rewrite::QUIET && !super::own_writes::is_ours(&session, &meta) {
-        return Err(TrashError::RecentlyWritten(session, age.as_secs_f64()));
+    if !super::own_writes::is_ours(&session, &meta) {
+        let age = meta.modified().ok().and_then(|t| t.elapsed().ok()).unwrap_or_default();
+        if age < super::rewrite::QUIET {
+            return Err(TrashError::RecentlyWritten(session, age.as_secs_f64()));
+        }
+        if let Some(who) = held_by(&session) {
+            return Err(TrashError::Held(session, who));
+        }
     }
-    super::private::dir(&dir).map_err(|e| TrashError::Io(dir.clone(), e))?;
     let file_name = session
         .file_name()
         .map(|n| n.to_string_lossy().to_string())
         .unwrap_or_default();
-    let name = format!("{now_ms}-{file_name}");
-    // Its side files follow it (a restore needs them beside it again).
-    let folder = session.parent().map(Path::to_path_buf).unwrap_or_default();
-    let side: Vec<(String, PathBuf)> = backups::find(&[folder])
-        .into_iter()
-        .filter(|b| b.session == session)
-        .filter_map(|b| {
-            let n = b.path.file_name()?.to_string_lossy().to_string();
-            Some((format!("{now_ms}-{n}"), b.path))
-        })
-        .collect();
-    let t = Trashed {
-        name,
-        original: session.clone(),
-        at_ms: now_ms,
-        bytes: meta.len(),
-        side,
-    };
-    // The record first, then the moves: killed in between, the record names a file the trash
-    // does not hold (listed as nothing), never a moved session that nothing lists.
-    let mut all = list(agent);
-    all.push(t.clone());
-    save(agent, &all).map_err(|e| TrashError::Io(index_file(agent), e))?;
-    if let Err(e) = move_file(&session, &dir.join(&t.name)) {
-        all.pop();
-        let _ = save(agent, &all);
-        return Err(io(e));
+    with_lock(agent, || {
+        // A name taken already (two sessions of one name trashed in the same millisecond) gets
+        // a counter: a move never lands on another's file.
+        let mut stamp = now_ms;
+        while std::fs::symlink_metadata(dir.join(format!("{stamp}-{file_name}"))).is_ok() {
+            stamp += 1;
+        }
+        let name = format!("{stamp}-{file_name}");
+        // Its side files follow it (a restore needs them beside it again).
+        let folder = session.parent().map(Path::to_path_buf).unwrap_or_default();
+        let side: Vec<(String, PathBuf)> = backups::find(&[folder])
+            .into_iter()
+            .filter(|b| b.session == session)
+            .filter_map(|b| {
+                let n = b.path.file_name()?.to_string_lossy().to_string();
+                Some((format!("{stamp}-{n}"), b.path))
+            })
+            .collect();
+        let t = Trashed {
+            name,
+            original: session.clone(),
+            at_ms: now_ms,
+            bytes: meta.len(),
+            side,
+        };
+        // The record first, then the moves: killed in between, the record names a file the
+        // trash does not hold (listed as nothing), never a moved session that nothing lists.
+        let mut all = records(agent);
+        all.push(t.clone());
+        save(agent, &all).map_err(|e| TrashError::Io(index_file(agent), e))?;
+        if let Err(e) = move_file(&session, &dir.join(&t.name)) {
+            all.pop();
+            let _ = save(agent, &all);
+            return Err(io(e));
+        }
+        for (inside, from) in &t.side {
+            let _ = move_file(from, &dir.join(inside));
+        }
+        Ok(t)
+    })
+}
+
+/// Who may still write `session`, asked of the kernel rather than the clock:
+/// - a process holding it open for writing;
+/// - Pi waiting on it (`/bonsai` started this bonsai for it): Pi writes there when bonsai exits;
+/// - a Pi whose command line names it;
+/// - another Pi whose sessions go to this session's folder: it may have any of them open.
+///
+/// Pi appends by opening the path anew each time, so an idle Pi holds no descriptor; its next
+/// append after a move would start a headerless file at the old path.
+pub fn held_by(session: &Path) -> Option<String> {
+    use std::os::unix::fs::MetadataExt;
+    let m = std::fs::metadata(session).ok()?;
+    if let Some(w) = super::procs::writers_of(m.dev(), m.ino()).into_iter().next() {
+        return Some(format!("process {w} has it open for writing"));
     }
-    for (inside, from) in &t.side {
-        let _ = move_file(from, &dir.join(inside));
+    if super::files::pi_waits_on(session) {
+        return Some("Pi waits on this session for bonsai to exit, then writes to it".into());
     }
-    Ok(t)
+    super::procs::pi_may_write(session)
 }
 
 /// Put a trashed session (by its name in the trash, or its original path) back where it was,
-/// its side files too. Refused when something is at its old name now.
+/// its side files too. Refused when something is at its old name now, except a file Pi
+/// started there after the move (no header): that is joined back when `join` says so.
 pub fn restore(agent: &Path, which: &str) -> Result<Trashed, TrashError> {
-    let mut all = list(agent);
-    let at = all
-        .iter()
-        .rposition(|t| t.name == which || t.original.as_os_str() == which)
-        .ok_or_else(|| TrashError::NotInTrash(which.to_string()))?;
-    let t = all[at].clone();
-    if std::fs::symlink_metadata(&t.original).is_ok() {
-        return Err(TrashError::Occupied(t.original));
+    restore_joining(agent, which, false)
+}
+
+/// [`restore`], with `join`: lines Pi appended at the old path after the session was trashed
+/// (a file with no session header) are appended to the session as it comes back.
+pub fn restore_joining(agent: &Path, which: &str, join: bool) -> Result<Trashed, TrashError> {
+    with_lock(agent, || {
+        let all = list(agent);
+        let t = all
+            .iter()
+            .rev()
+            .find(|t| t.name == which || t.original.as_os_str() == which)
+            .cloned()
+            .ok_or_else(|| TrashError::NotInTrash(which.to_string()))?;
+        let dir = trash_dir(agent);
+        let inside = dir.join(&t.name);
+        if let Ok(m) = std::fs::symlink_metadata(&t.original) {
+            if !(m.is_file() && !is_session_file(&t.original) && starts_as_entries(&t.original)) {
+                return Err(TrashError::Occupied(t.original));
+            }
+            if !join {
+                return Err(TrashError::PiWroteAfter(t.original, m.len()));
+            }
+            join_back(&inside, &t.original).map_err(|e| TrashError::Io(t.original.clone(), e))?;
+        }
+        if let Some(parent) = t.original.parent() {
+            std::fs::create_dir_all(parent).map_err(|e| TrashError::Io(parent.to_path_buf(), e))?;
+        }
+        move_file(&inside, &t.original).map_err(|e| TrashError::Io(t.original.clone(), e))?;
+        for (inside, original) in &t.side {
+            if std::fs::symlink_metadata(original).is_err() {
+                let _ = move_file(&dir.join(inside), original);
+            }
+        }
+        let left: Vec<Trashed> = records(agent).into_iter().filter(|r| r.name != t.name).collect();
+        save(agent, &left).map_err(|e| TrashError::Io(index_file(agent), e))?;
+        Ok(t)
+    })
+}
+
+/// Whether `p` holds Pi entries (JSON objects with an `id`): what Pi appends to a path whose
+/// session was moved away.
+fn starts_as_entries(p: &Path) -> bool {
+    use std::io::BufRead;
+    let Ok(f) = super::files::open_regular(p) else {
+        return false;
+    };
+    let r = std::io::BufReader::new(f);
+    let mut any = false;
+    for line in r.lines() {
+        let Ok(line) = line else { return false };
+        if line.trim().is_empty() {
+            continue;
+        }
+        let Ok(v) = serde_json::from_str::<serde_json::Value>(&line) else {
+            return false;
+        };
+        if v.get("id").is_none() || v.get("type").and_then(|t| t.as_str()) == Some("session") {
+            return false;
+        }
+        any = true;
     }
-    let dir = trash_dir(agent);
-    if let Some(parent) = t.original.parent() {
-        std::fs::create_dir_all(parent).map_err(|e| TrashError::Io(parent.to_path_buf(), e))?;
-    }
-    move_file(&dir.join(&t.name), &t.original).map_err(|e| TrashError::Io(t.original.clone(), e))?;
-    for (inside, original) in &t.side {
-        if std::fs::symlink_metadata(original).is_err() {
-            let _ = move_file(&dir.join(inside), original);
+    any
+}
+
+/// `appended`'s lines added to the end of the trashed `session` (synced), then `appended`
+/// removed: the session comes back whole, with what Pi wrote while it was in the trash.
+fn join_back(session: &Path, appended: &Path) -> std::io::Result<()> {
+    use std::io::Write;
+    let extra = std::fs::read(appended)?;
+    let mut f = std::fs::OpenOptions::new().read(true).append(true).open(session)?;
+    let len = f.metadata()?.len();
+    if len > 0 {
+        // A session ends with a newline; one missing is added so lines stay whole.
+        let mut last = [0u8; 1];
+        use std::os::unix::fs::FileExt;
+        f.read_exact_at(&mut last, len - 1)?;
+        if last[0] != b'\n' {
+            f.write_all(b"\n")?;
         }
     }
-    all.remove(at);
-    save(agent, &all).map_err(|e| TrashError::Io(index_file(agent), e))?;
-    Ok(t)
+    f.write_all(&extra)?;
+    f.sync_all()?;
+    std::fs::remove_file(appended)
 }
 
 /// The bytes `t` holds in the trash (the session and its side files).
@@ -214,29 +397,55 @@ pub fn size(agent: &Path, t: &Trashed) -> u64 {
         .sum()
 }
 
-/// Remove `which` from the trash for good (each with its side files).
+/// Remove `which` from the trash for good (each with its side files). Under the record's
+/// lock, each is looked up again first: one restored meanwhile is not removed.
 pub fn empty(agent: &Path, which: &[Trashed]) -> Vec<(Trashed, std::io::Result<()>)> {
     let dir = trash_dir(agent);
-    let mut out = vec![];
-    for t in which {
-        let r = std::fs::remove_file(dir.join(&t.name));
-        for (n, _) in &t.side {
-            let _ = std::fs::remove_file(dir.join(n));
+    let r = with_lock(agent, || {
+        let now = list(agent);
+        let mut out = vec![];
+        for t in which {
+            if !plain_name(&t.name) || !now.iter().any(|n| n.name == t.name) {
+                out.push((
+                    t.clone(),
+                    Err(std::io::Error::new(
+                        std::io::ErrorKind::NotFound,
+                        "no longer in the trash (restored or removed meanwhile)",
+                    )),
+                ));
+                continue;
+            }
+            let r = std::fs::remove_file(dir.join(&t.name));
+            for (n, _) in &t.side {
+                if plain_name(n) {
+                    let _ = std::fs::remove_file(dir.join(n));
+                }
+            }
+            out.push((t.clone(), r));
         }
-        out.push((t.clone(), r));
+        let gone: Vec<&str> = out
+            .iter()
+            .filter(|(_, r)| r.is_ok())
+            .map(|(t, _)| t.name.as_str())
+            .collect();
+        let left: Vec<Trashed> = records(agent)
+            .into_iter()
+            .filter(|t| !gone.contains(&t.name.as_str()))
+            .collect();
+        let _ = save(agent, &left);
+        super::write::sync_dir(&dir);
+        Ok(out)
+    });
+    match r {
+        Ok(out) => out,
+        Err(e) => {
+            let msg = e.to_string();
+            which
+                .iter()
+                .map(|t| (t.clone(), Err(std::io::Error::other(msg.clone()))))
+                .collect()
+        }
     }
-    let gone: Vec<&str> = out
-        .iter()
-        .filter(|(_, r)| r.is_ok())
-        .map(|(t, _)| t.name.as_str())
-        .collect();
-    let left: Vec<Trashed> = list(agent)
-        .into_iter()
-        .filter(|t| !gone.contains(&t.name.as_str()))
-        .collect();
-    let _ = save(agent, &left);
-    super::write::sync_dir(&dir);
-    out
 }
 
 #[cfg(test)]
@@ -292,8 +501,8 @@ mod tests {
         assert!(list(agent.path()).is_empty());
         assert_eq!(
             std::fs::read_dir(trash_dir(agent.path())).unwrap().count(),
-            1,
-            "only the index is left"
+            2,
+            "only the record and its lock are left"
         );
     }
 

@@ -36,7 +36,8 @@ fn record(agent: &Path) -> PathBuf {
 
 /// The exports bonsai wrote that are still as it wrote them, oldest first.
 pub fn list(agent: &Path) -> Vec<Export> {
-    let all: Vec<Export> = super::private::read(&record(agent))
+    // 500 records of ~300 bytes: anything past 4 MB was not written by bonsai.
+    let all: Vec<Export> = super::private::read_at_most(&record(agent), 4 << 20)
         .ok()
         .and_then(|b| serde_json::from_slice(&b).ok())
         .unwrap_or_default();
@@ -50,18 +51,21 @@ pub fn note(agent: &Path, path: &Path, session: &Path) {
         return;
     };
     let session = std::path::absolute(session).unwrap_or_else(|_| session.to_path_buf());
-    let mut all = list(agent);
-    all.retain(|e| e.path != path);
-    all.push(Export {
-        path,
-        session,
-        bytes: m.len(),
-        mtime_ms: mtime_ms(&m),
+    // Under the record's lock: two exports at once each keep the other's line.
+    let _ = super::private::locked(&record(agent), || {
+        let mut all = list(agent);
+        all.retain(|e| e.path != path);
+        all.push(Export {
+            path,
+            session,
+            bytes: m.len(),
+            mtime_ms: mtime_ms(&m),
+        });
+        if all.len() > KEEP {
+            all.drain(..all.len() - KEEP);
+        }
+        super::private::write(&record(agent), &serde_json::to_vec(&all).unwrap_or_default())
     });
-    if all.len() > KEEP {
-        all.drain(..all.len() - KEEP);
-    }
-    let _ = super::private::write(&record(agent), &serde_json::to_vec(&all).unwrap_or_default());
 }
 
 /// Remove `which` (each only if still as bonsai wrote it) and forget them.
@@ -77,8 +81,10 @@ pub fn remove(agent: &Path, which: &[Export]) -> Vec<(PathBuf, std::io::Result<(
             (e.path.clone(), r)
         })
         .collect();
-    let left: Vec<Export> = list(agent);
-    let _ = super::private::write(&record(agent), &serde_json::to_vec(&left).unwrap_or_default());
+    let _ = super::private::locked(&record(agent), || {
+        let left: Vec<Export> = list(agent);
+        super::private::write(&record(agent), &serde_json::to_vec(&left).unwrap_or_default())
+    });
     out
 }
 

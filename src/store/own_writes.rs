@@ -24,7 +24,8 @@ fn stamp(meta: &std::fs::Metadata) -> Option<(u64, i128)> {
 }
 
 fn load() -> Vec<(String, u64, i128)> {
-    let Ok(text) = super::private::read(&record_file()) else {
+    // 200 lines of ~150 bytes: anything near 1 MB was not written by bonsai.
+    let Ok(text) = super::private::read_at_most(&record_file(), 1 << 20) else {
         return vec![];
     };
     let Ok(v) = serde_json::from_slice::<serde_json::Value>(&text) else {
@@ -55,15 +56,19 @@ pub fn note(path: &Path, len_after: u64) {
         return;
     }
     let key = real.to_string_lossy().to_string();
-    let mut all = load();
-    all.retain(|(p, _, _)| *p != key);
-    all.push((key, len, ns));
-    let from = all.len().saturating_sub(KEEP);
-    let writes: Vec<serde_json::Value> = all[from..]
-        .iter()
-        .map(|(p, l, n)| serde_json::json!({"path": p, "len": l, "mtimeNs": n.to_string()}))
-        .collect();
-    let _ = save(&serde_json::json!({ "writes": writes }));
+    // Under the record's lock: two bonsai writing two sessions at once each keep the other's
+    // line (a lost line brought back a spurious "Pi may be running").
+    let _ = super::private::locked(&record_file(), || {
+        let mut all = load();
+        all.retain(|(p, _, _)| *p != key);
+        all.push((key, len, ns));
+        let from = all.len().saturating_sub(KEEP);
+        let writes: Vec<serde_json::Value> = all[from..]
+            .iter()
+            .map(|(p, l, n)| serde_json::json!({"path": p, "len": l, "mtimeNs": n.to_string()}))
+            .collect();
+        save(&serde_json::json!({ "writes": writes }))
+    });
 }
 
 /// Whether the file as it is now (`meta`) is exactly as bonsai's own last write left it.

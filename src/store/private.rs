@@ -149,8 +149,22 @@ pub fn open(file: &Path) -> std::io::Result<std::fs::File> {
 /// `file`'s bytes when it is a regular file this user owns (else an error saying what is
 /// there). Opened without following a link or waiting on a FIFO.
 pub fn read(file: &Path) -> std::io::Result<Vec<u8>> {
+    read_at_most(file, u64::MAX)
+}
+
+/// [`read`] refusing a file longer than `most` bytes: a record bonsai keeps short (the newest
+/// few hundred lines) that is longer was not written by bonsai, and reading it would cost
+/// seconds and memory on every command.
+pub fn read_at_most(file: &Path, most: u64) -> std::io::Result<Vec<u8>> {
     let mut f = open(file)?;
     let m = f.metadata()?;
+    if m.len() > most {
+        return Err(std::io::Error::other(format!(
+            "{} is {} bytes, longer than bonsai writes it: ignored (replaced on the next write)",
+            file.display(),
+            m.len()
+        )));
+    }
     let mut v = Vec::with_capacity(m.len() as usize);
     f.read_to_end(&mut v)?;
     Ok(v)

@@ -181,66 +181,110 @@ pub fn read_sessions(paths: &[PathBuf]) -> (Vec<SessionCalls>, Vec<Skipped>) {
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 struct CachedFile {
     path: PathBuf,
-    /// The file's length and modification time when read (unchanged: not read again).
+    /// The file as it was when read: the same inode, length and times mean not read again.
+    ino: u64,
     file_len: u64,
-    mtime_ms: i64,
-    /// The bytes up to its last newline were read; the 32 bytes before tell appended bytes
-    /// from a rewrite.
+    mtime_ns: i128,
+    ctime_ns: i128,
+    /// The bytes up to its last newline were read; the hash of its first 4 KB and the 32 bytes
+    /// before the end of that part tell appended bytes from a rewrite.
     settled: u64,
+    head: [u8; 32],
     end: Vec<u8>,
     calls: SessionCalls,
 }
 
-/// bonsai's usage cache (`<agentDir>/bonsai/usage.bin`, postcard; bonsai's private files):
-/// what every session's calls were, so that the usage view does not read every file again.
+/// bonsai's usage cache (`<agentDir>/bonsai/usage.bin`; bonsai's private files): what every
+/// session's calls were, so that the usage view does not read every file again.
 fn cache_file(agent: &Path) -> PathBuf {
     agent.join("bonsai").join("usage.bin")
 }
 
-/// The cache's format: a cache of another shape is read as none.
-const CACHE_VERSION: u32 = 1;
+/// The cache starts with this; the last byte is its format. A SHA-256 of the rest follows:
+/// the cache carries the totals a report adds up, so a flipped bit must not become a wrong
+/// bill that stays until a session changes.
+const CACHE_MAGIC: &[u8; 8] = b"bonsaiU\x02";
+
+/// Bytes of a file's start whose hash the cache keeps.
+const HEAD: usize = 4096;
+
+fn sha(bytes: &[u8]) -> [u8; 32] {
+    use sha2::Digest;
+    sha2::Sha256::digest(bytes).into()
+}
 
 fn load_cache(agent: &Path) -> std::collections::HashMap<PathBuf, CachedFile> {
-    super::private::read(&cache_file(agent))
-        .ok()
-        .and_then(|b| postcard::from_bytes::<(u32, Vec<CachedFile>)>(&b).ok())
-        .filter(|(v, _)| *v == CACHE_VERSION)
-        .map(|(_, v)| v.into_iter().map(|c| (c.path.clone(), c)).collect())
+    let Ok(b) = super::private::read(&cache_file(agent)) else {
+        return Default::default();
+    };
+    let Some(body) = b.strip_prefix(&CACHE_MAGIC[..]).filter(|r| r.len() >= 32) else {
+        return Default::default();
+    };
+    let (sum, body) = body.split_at(32);
+    if sum != sha(body) {
+        return Default::default();
+    }
+    postcard::from_bytes::<Vec<CachedFile>>(body)
+        .map(|v| v.into_iter().map(|c| (c.path.clone(), c)).collect())
         .unwrap_or_default()
 }
 
-use super::files::mtime_ms;
+fn cache_bytes(v: &[&CachedFile]) -> Option<Vec<u8>> {
+    let body = postcard::to_stdvec(v).ok()?;
+    Some([&CACHE_MAGIC[..], &sha(&body), &body].concat())
+}
+
+fn times(m: &std::fs::Metadata) -> (i128, i128) {
+    use std::os::unix::fs::MetadataExt;
+    (
+        m.mtime() as i128 * 1_000_000_000 + m.mtime_nsec() as i128,
+        m.ctime() as i128 * 1_000_000_000 + m.ctime_nsec() as i128,
+    )
+}
 
 /// `path` read whole, as the cache keeps it.
 fn read_fresh(path: &Path, meta: &std::fs::Metadata) -> Result<CachedFile, UsageReadError> {
+    use std::os::unix::fs::MetadataExt;
     let buf = load(path)?;
     let settled = memchr::memrchr(b'\n', &buf).map_or(0, |i| i + 1);
     let calls = calls_in(path, &buf)?;
+    let (mtime_ns, ctime_ns) = times(meta);
     Ok(CachedFile {
         path: path.to_path_buf(),
+        ino: meta.ino(),
         file_len: meta.len(),
-        mtime_ms: mtime_ms(meta),
+        mtime_ns,
+        ctime_ns,
         settled: settled as u64,
+        head: sha(&buf[..settled.min(HEAD)]),
         end: buf[settled.saturating_sub(32)..settled].to_vec(),
         calls,
     })
 }
 
 /// `path` from the cache: as it was when unchanged, with only the new lines read when Pi
-/// appended, whole again otherwise.
+/// appended, whole again otherwise. Unchanged means the same inode, length, modification and
+/// change times. A file of the same length with other times was edited in place: read whole.
 fn read_cached(path: &Path, cached: Option<&CachedFile>) -> Result<CachedFile, UsageReadError> {
+    use std::os::unix::fs::MetadataExt;
     let meta = std::fs::metadata(path)?;
     let Some(c) = cached else {
         return read_fresh(path, &meta);
     };
-    if c.file_len == meta.len() && c.mtime_ms == mtime_ms(&meta) {
+    let (mtime_ns, ctime_ns) = times(&meta);
+    if c.ino == meta.ino() && c.file_len == meta.len() && c.mtime_ns == mtime_ns && c.ctime_ns == ctime_ns {
         return Ok(c.clone());
     }
-    if meta.len() < c.settled || c.settled == 0 {
+    if c.ino != meta.ino() || meta.len() <= c.file_len || c.settled == 0 {
         return read_fresh(path, &meta);
     }
     use std::io::{Read, Seek, SeekFrom};
     let mut f = super::files::open_regular(path)?;
+    let mut head = vec![0u8; (c.settled as usize).min(HEAD)];
+    f.read_exact(&mut head)?;
+    if sha(&head) != c.head {
+        return read_fresh(path, &meta);
+    }
     let from = c.settled.saturating_sub(c.end.len() as u64);
     f.seek(SeekFrom::Start(from))?;
     let mut buf = Vec::with_capacity((meta.len() - from) as usize);
@@ -260,8 +304,15 @@ fn read_cached(path: &Path, cached: Option<&CachedFile>) -> Result<CachedFile, U
         }
     }
     next.file_len = meta.len();
-    next.mtime_ms = mtime_ms(&meta);
+    next.mtime_ns = mtime_ns;
+    next.ctime_ns = ctime_ns;
     next.settled = c.settled + settled as u64;
+    if c.settled < HEAD as u64 {
+        let mut h = vec![0u8; (next.settled as usize).min(HEAD)];
+        f.seek(SeekFrom::Start(0))?;
+        f.read_exact(&mut h)?;
+        next.head = sha(&h);
+    }
     let all_before = [&c.end[..], new].concat();
     next.end = all_before[all_before.len().saturating_sub(32)..].to_vec();
     Ok(next)
@@ -277,11 +328,11 @@ pub fn read_sessions_cached(agent: &Path, paths: &[PathBuf]) -> (Vec<SessionCall
         .par_iter()
         .map(|p| (p.clone(), read_cached(p, cache.get(p))))
         .collect();
-    let changed = read.len() != cache.len()
-        || read.iter().any(|(p, r)| match (r, cache.get(p)) {
-            (Ok(n), Some(o)) => n.file_len != o.file_len || n.mtime_ms != o.mtime_ms,
-            _ => true,
-        });
+    let changed = read.iter().any(|(p, r)| match (r, cache.get(p)) {
+        (Ok(n), Some(o)) => (n.ino, n.file_len, n.mtime_ns, n.ctime_ns) != (o.ino, o.file_len, o.mtime_ns, o.ctime_ns),
+        (Err(_), None) => false,
+        _ => true,
+    });
     let mut kept = Vec::new();
     let mut sessions = Vec::new();
     let mut removed = Vec::new();
@@ -301,8 +352,21 @@ pub fn read_sessions_cached(agent: &Path, paths: &[PathBuf]) -> (Vec<SessionCall
             }),
         }
     }
-    if changed && let Ok(bytes) = postcard::to_stdvec(&(CACHE_VERSION, &kept)) {
-        let _ = super::private::write(&cache_file(agent), &bytes);
+    if changed {
+        // Under the cache's lock, with what another report wrote meanwhile: its files this one
+        // did not read stay (while they exist), so two reports of two folders keep both.
+        let _ = super::private::locked(&cache_file(agent), || {
+            let on_disk = load_cache(agent);
+            let mine: std::collections::HashSet<&PathBuf> = files.iter().collect();
+            let others: Vec<&CachedFile> = on_disk
+                .values()
+                .filter(|c| !mine.contains(&c.path) && c.path.is_file())
+                .collect();
+            let all: Vec<&CachedFile> = kept.iter().chain(others).collect();
+            if let Some(bytes) = cache_bytes(&all) {
+                let _ = super::private::write(&cache_file(agent), &bytes);
+            }
+        });
     }
     for r in removed {
         match sessions.iter_mut().find(|s| s.path == r.path) {
@@ -351,7 +415,7 @@ mod tests {
         let v: Vec<CachedFile> = c.into_values().collect();
         super::super::private::write(
             &cache_file(agent.path()),
-            &postcard::to_stdvec(&(CACHE_VERSION, &v)).unwrap(),
+            &cache_bytes(&v.iter().collect::<Vec<_>>()).unwrap(),
         )
         .unwrap();
         assert_eq!(
@@ -379,5 +443,62 @@ mod tests {
         assert_eq!(same("rewritten longer")[0].calls.len(), 3);
         std::fs::write(cache_file(agent.path()), "garbage").unwrap();
         same("garbage cache");
+    }
+
+    /// Issue 43: a flipped bit in the cache changed totals that stayed (4 of 150 flips), and an
+    /// edit that kept the length was never read again. Every flip is now refused by the
+    /// checksum, and such an edit is read.
+    #[test]
+    fn a_damaged_cache_or_an_edit_in_place_never_gives_other_totals() {
+        let agent = tempfile::tempdir().unwrap();
+        let dir = agent.path().join("sessions").join("--p--");
+        std::fs::create_dir_all(&dir).unwrap();
+        let head = "{\"type\":\"session\",\"version\":3,\"id\":\"s\",\"timestamp\":\"2026-11-20T09:00:00.000Z\",\"cwd\":\"/p\"}\n";
+        for i in 0..3 {
+            let body: String = (1..8).map(|n| reply(&format!("r{i}{n}"), n)).collect();
+            std::fs::write(dir.join(format!("s{i}.jsonl")), format!("{head}{body}")).unwrap();
+        }
+        let roots = [agent.path().join("sessions")];
+        let totals = |v: &[SessionCalls]| {
+            let mut t: Vec<(String, Vec<(String, String)>)> = v
+                .iter()
+                .map(|s| {
+                    (
+                        s.path.clone(),
+                        s.calls
+                            .iter()
+                            .map(|c| (c.id.clone(), format!("{:?} {:?} {}", c.tokens, c.cost, c.total_tokens)))
+                            .collect(),
+                    )
+                })
+                .collect();
+            t.sort();
+            t
+        };
+        let fresh = totals(&read_sessions(&roots).0);
+        assert_eq!(totals(&read_sessions_cached(agent.path(), &roots).0), fresh);
+        let good = std::fs::read(cache_file(agent.path())).unwrap();
+        let bits = good.len() * 8;
+        for k in 0..150 {
+            let bit = (k * 7919 + 13) % bits;
+            let mut bad = good.clone();
+            bad[bit / 8] ^= 1 << (bit % 8);
+            super::super::private::write(&cache_file(agent.path()), &bad).unwrap();
+            assert_eq!(
+                totals(&read_sessions_cached(agent.path(), &roots).0),
+                fresh,
+                "bit {bit} flipped"
+            );
+        }
+        // An edit in place that keeps the length (a cost changed), with a new time: read again.
+        let f = dir.join("s1.jsonl");
+        let text = std::fs::read_to_string(&f).unwrap();
+        let edited = text.replacen("\"total\":0.3", "\"total\":0.9", 1);
+        assert_eq!(edited.len(), text.len());
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        std::fs::write(&f, &edited).unwrap();
+        let now = totals(&read_sessions_cached(agent.path(), &roots).0);
+        assert_eq!(now, totals(&read_sessions(&roots).0));
+        assert_ne!(now, fresh);
     }
 }

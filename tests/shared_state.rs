@@ -388,3 +388,56 @@ fn a_session_pi_may_hold_is_not_trashed_and_what_pi_wrote_after_is_joined_back()
     assert_eq!(std::fs::read(&s).unwrap(), whole);
     assert!(trash_list(home.path()).is_empty());
 }
+
+#[test]
+fn a_backup_a_new_delete_reuses_is_not_removed_by_a_clean_listed_before() {
+    let home = tempfile::tempdir().unwrap();
+    let folder = home.path().join("s");
+    std::fs::create_dir_all(&folder).unwrap();
+    let f = folder.join("tour.jsonl");
+    std::fs::copy(common::repo().join("fixtures/pi-0.87.1/tour.jsonl"), &f).unwrap();
+    common::quiet(&f);
+    let text = std::fs::read_to_string(&f).unwrap();
+    let dead = text
+        .lines()
+        .find(|l| l.contains("Instead of fixing tests"))
+        .map(|l| {
+            serde_json::from_str::<serde_json::Value>(l).unwrap()["id"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
+        .unwrap();
+    // A 40-day-old backup holding exactly the session's bytes.
+    let bak = folder.join("tour.jsonl.bak");
+    std::fs::write(&bak, &text).unwrap();
+    std::fs::File::options()
+        .write(true)
+        .open(&bak)
+        .unwrap()
+        .set_modified(std::time::SystemTime::now() - Duration::from_secs(40 * 86_400))
+        .unwrap();
+    // `clean` lists it as old, then asks; meanwhile a delete-branch reuses it.
+    let now = bonsai::store::clock::now_ms();
+    let listed: Vec<_> = bonsai::store::backups::find(std::slice::from_ref(&folder))
+        .into_iter()
+        .filter(|b| b.age_days(now) > 30.0 && !b.needed_for_restore)
+        .collect();
+    assert_eq!(listed.len(), 1);
+    let o = common::bonsai_isolated(home.path())
+        .args(["delete-branch", f.to_str().unwrap(), &dead, "--yes"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    // The "y": the backup is looked at again, and kept.
+    let r = bonsai::store::backups::remove(&listed.iter().collect::<Vec<_>>());
+    let why = r[0].1.as_ref().unwrap_err().to_string();
+    assert!(why.contains("kept"), "{why}");
+    assert!(bak.exists());
+    let o = common::bonsai_isolated(home.path())
+        .args(["restore", f.to_str().unwrap(), "--yes"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(std::fs::read_to_string(&f).unwrap(), text);
+}

@@ -113,11 +113,28 @@ pub fn find(dirs: &[PathBuf]) -> Vec<Backup> {
     out
 }
 
-/// Remove `backups` (those the next restore needs are skipped by the caller's choice).
+/// Remove `backups` (those the next restore needs are skipped by the caller's choice). Each is
+/// looked at again just before it goes, since the user may have taken a while to answer: one
+/// written since it was listed (a delete-branch reused it) or that the next restore needs now
+/// is kept, and said.
 pub fn remove(backups: &[&Backup]) -> Vec<(PathBuf, std::io::Result<()>)> {
     backups
         .iter()
-        .map(|b| (b.path.clone(), std::fs::remove_file(&b.path)))
+        .map(|b| {
+            let folder = b.path.parent().map(Path::to_path_buf).unwrap_or_default();
+            let now = find(&[folder]).into_iter().find(|n| n.path == b.path);
+            let r = match now {
+                None => Err(std::io::Error::new(std::io::ErrorKind::NotFound, "gone already")),
+                Some(n) if n.bytes != b.bytes || n.modified != b.modified => Err(std::io::Error::other(
+                    "written again since it was listed (a new delete or repair uses it): kept",
+                )),
+                Some(n) if n.needed_for_restore && !b.needed_for_restore => {
+                    Err(std::io::Error::other("the next bonsai restore needs it now: kept"))
+                }
+                Some(_) => std::fs::remove_file(&b.path),
+            };
+            (b.path.clone(), r)
+        })
         .collect()
 }
 

@@ -619,7 +619,18 @@ pub fn backup(path: &Path, bytes: &[u8], kind: &str) -> Result<PathBuf, WriteErr
     // Only a regular file can be a backup: a link planted at the name (even to a copy of these
     // very bytes, which may change or vanish later) is left alone, and a stamped one is made.
     match read_side_file(&bak, path) {
-        Ok(existing) if existing == bytes => Ok(bak),
+        // The same bytes are there already: kept, its time made now, so that no `clean`
+        // counting it old removes the backup this rewrite relies on.
+        Ok(existing) if existing == bytes => {
+            use std::os::unix::fs::OpenOptionsExt;
+            let f = OpenOptions::new()
+                .write(true)
+                .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+                .open(&bak)
+                .map_err(WriteError::Io)?;
+            f.set_modified(std::time::SystemTime::now()).map_err(WriteError::Io)?;
+            Ok(bak)
+        }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             write_file_new(&bak, bytes, FileMode::private_like(path))?;
             Ok(bak)

@@ -216,3 +216,185 @@ fn exercise(s: &Session) {
         let _ = report::inspect_json(s, &o);
     }
 }
+
+/// What a session shows, as a read command prints it: the `/tree` view, the oracle-shaped
+/// report at the leaf (tree, context, cut) and the whole tree exported as Markdown.
+fn shown(s: &Session) -> String {
+    let t = Tree::build(s);
+    let v = TreeView::new(s, &t, s.leaf(), FilterMode::default(), 0);
+    let mut out = v.render_plain(s, 100, None).join("\n");
+    if let Some(l) = s.leaf() {
+        let o = report::InspectOptions {
+            leaf: Some(l),
+            keep_recent_tokens: 20,
+            reserve_tokens: 16384,
+            branch_target: None,
+            branch_context_window: 128000,
+        };
+        out.push_str(&report::inspect_json(s, &o).to_string());
+    }
+    out.push_str(&bonsai::engine::export::markdown(
+        s,
+        bonsai::engine::export::Scope::Tree,
+    ));
+    out
+}
+
+/// `index`: the bytes' first part a recipe of edits, the rest a tree recipe whose texts carry
+/// a few letters. The session is written, indexed, then edited in place keeping its size and
+/// modification time (lines of one length swapped, letters changed), sometimes with a line
+/// appended too (then only the index's line checks can tell). Read through the index as a
+/// command reads it, it must show what a parse of the file shows.
+pub fn index(data: &[u8]) {
+    // Run on a one-thread pool's own thread: the loader's and the index's parallel steps then
+    // run in place, not through wake-ups of idle threads, which took ~40 % of a small case.
+    static POOL: std::sync::OnceLock<rayon::ThreadPool> = std::sync::OnceLock::new();
+    POOL.get_or_init(|| rayon::ThreadPoolBuilder::new().num_threads(1).build().expect("a pool"))
+        .install(|| index_case(data))
+}
+
+fn index_case(data: &[u8]) {
+    use bonsai::store::index;
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static N: AtomicU64 = AtomicU64::new(0);
+    let edits_len = (data.first().copied().unwrap_or(0) as usize % 16).min(data.len());
+    let (edits, rest) = data.split_at(edits_len);
+    let text = recipe_with_text(rest, "abc");
+    if text.lines().count() < 3 {
+        return;
+    }
+    // Two long lines around the entries: the index's end blocks (64 KB each) then miss an edit
+    // among the entries, which only its line checks can find once the file has grown. They
+    // are lines Pi skips (not JSON), so that each case parses them in no time.
+    let filler = |_: &str| "X".repeat(70_000);
+    let (header, entries) = text.split_once('\n').unwrap_or((&text, ""));
+    let (before, after) = (format!("{header}\n{}\n", filler("f0")), format!("{}\n", filler("f1")));
+    let text = format!("{before}{entries}{after}");
+    // In memory where the system has it: each case writes and syncs a few files.
+    let shm = std::path::Path::new("/dev/shm");
+    let base = if shm.is_dir() {
+        shm.to_path_buf()
+    } else {
+        std::env::temp_dir()
+    };
+    let dir = base.join(format!(
+        "bonsai-index-fuzz-{}-{}",
+        std::process::id(),
+        N.fetch_add(1, Ordering::Relaxed)
+    ));
+    std::fs::create_dir_all(&dir).expect("a temp folder");
+    let file = dir.join("s.jsonl");
+    std::fs::write(&file, &text).expect("the session written");
+    let place = index::Place {
+        dir: dir.join("index"),
+        limit: 1 << 30,
+        view: FilterMode::default(),
+    };
+    let first = index::open(&file, Some(&place), None, None).expect("a session opens");
+    index::save(&place, &first.source, &first.session).expect("the index written");
+    drop(first);
+    let mtime = std::fs::metadata(&file).and_then(|m| m.modified()).expect("a time");
+    // The edits, among the entries only (the long lines around them stay): each two bytes,
+    // what and where.
+    let mut bytes = entries.as_bytes().to_vec();
+    let mut append = false;
+    for e in edits.chunks(2) {
+        let (what, at) = (e[0], e.get(1).copied().unwrap_or(0) as usize);
+        let starts: Vec<usize> = std::iter::once(0)
+            .chain(
+                bytes
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, b)| **b == b'\n')
+                    .map(|(i, _)| i + 1),
+            )
+            .filter(|&i| i < bytes.len())
+            .collect();
+        match what % 4 {
+            // Two lines of one length swapped.
+            0 | 1 => {
+                let lines: Vec<(usize, usize)> = starts
+                    .iter()
+                    .map(|&s| {
+                        (
+                            s,
+                            bytes[s..]
+                                .iter()
+                                .position(|b| *b == b'\n')
+                                .map_or(bytes.len(), |k| s + k),
+                        )
+                    })
+                    .collect();
+                let Some(&(a0, a1)) = lines.get(at % lines.len().max(1)) else {
+                    continue;
+                };
+                if let Some(&(b0, b1)) = lines.iter().find(|(s, e)| *s != a0 && e - s == a1 - a0) {
+                    let a = bytes[a0..a1].to_vec();
+                    let b = bytes[b0..b1].to_vec();
+                    bytes[a0..a1].copy_from_slice(&b);
+                    bytes[b0..b1].copy_from_slice(&a);
+                }
+            }
+            // A letter changed to another.
+            2 => {
+                let letters: Vec<usize> = (0..bytes.len()).filter(|&i| bytes[i].is_ascii_lowercase()).collect();
+                if !letters.is_empty() {
+                    let i = letters[(at * 7919 + what as usize) % letters.len()];
+                    bytes[i] = b'a' + (bytes[i] - b'a' + 1 + at as u8 % 25) % 26;
+                }
+            }
+            _ => append = true,
+        }
+    }
+    let bytes = [before.as_bytes(), &bytes, after.as_bytes()].concat();
+    std::fs::write(&file, &bytes).expect("the edit written");
+    if append {
+        use std::io::Write;
+        let mut f = std::fs::OpenOptions::new().append(true).open(&file).expect("append");
+        let _ = f.write_all(
+            br#"{"type":"message","id":"zz","parentId":null,"timestamp":"2026-01-01T00:00:00.000Z","message":{"role":"user","content":"late","timestamp":1}}
+"#,
+        );
+    } else {
+        std::fs::File::options()
+            .write(true)
+            .open(&file)
+            .and_then(|f| f.set_modified(mtime))
+            .expect("the time put back");
+    }
+    let read = index::open_proven(&file, &place);
+    let parsed = bonsai::store::load_session(&file);
+    match (read, parsed) {
+        (Ok(read), Ok(parsed)) => {
+            let through_index = shown(&read.session);
+            // A line that failed its check while it was read: the command fails and says so
+            // (cli::common::after_reading), so nothing it showed is believed.
+            if !read.session.index_failed() {
+                let parsed = shown(&parsed);
+                if through_index != parsed {
+                    let at = through_index.lines().zip(parsed.lines()).position(|(a, b)| a != b);
+                    let line = |t: &str| {
+                        at.and_then(|k| t.lines().nth(k))
+                            .unwrap_or("")
+                            .chars()
+                            .take(300)
+                            .collect::<String>()
+                    };
+                    panic!(
+                        "through the index ({:?}) against a parse, first difference at line {at:?}:\n  {}\n  {}",
+                        read.used,
+                        line(&through_index),
+                        line(&parsed)
+                    );
+                }
+            }
+        }
+        (Err(_), Err(_)) => {}
+        (a, b) => panic!(
+            "through the index {:?}, parsed {:?}",
+            a.map(|o| o.used),
+            b.map(|s| s.entries.len())
+        ),
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

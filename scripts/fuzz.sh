@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Coverage-guided fuzzing (libFuzzer through libfuzzer-sys) of the loader, the /tree view, the
-# exporter and the search decoder.
-#   scripts/fuzz.sh [SECONDS_PER_TARGET] [TARGET...]   default: 60 s, targets load tree export search
+# exporter, the search decoder and the session index against edits in place (index).
+#   scripts/fuzz.sh [SECONDS_PER_TARGET] [TARGET...]   default: 60 s, targets load tree export search index
 # Builds fuzz/ with SanitizerCoverage on stable Rust (no nightly: -C passes/llvm-args only),
 # seeds the corpus from the repo's sessions (and ../shared's when present), runs each target
 # for the time given, and prints one RELIABILITY line per target. A crash stops the run and
@@ -12,7 +12,7 @@ cd "$(dirname "$0")/.."
 secs=${1:-60}
 shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(load tree export search)
+[ ${#targets[@]} -gt 0 ] || targets=(load tree export search index)
 triple=$(rustc -vV | sed -n 's/^host: //p')
 export RUSTFLAGS="-Cpasses=sancov-module -Cllvm-args=-sanitizer-coverage-level=4 \
 -Cllvm-args=-sanitizer-coverage-inline-8bit-counters -Cllvm-args=-sanitizer-coverage-pc-table \
@@ -20,7 +20,7 @@ export RUSTFLAGS="-Cpasses=sancov-module -Cllvm-args=-sanitizer-coverage-level=4
 # --target keeps the instrumentation off build scripts and proc macros.
 cargo build --release --locked --quiet --manifest-path fuzz/Cargo.toml --target-dir target/fuzz --target "$triple" --bins
 seeds=target/fuzz/seeds
-rm -rf "$seeds" && mkdir -p "$seeds/load" "$seeds/tree" "$seeds/export" "$seeds/search"
+rm -rf "$seeds" && mkdir -p "$seeds/load" "$seeds/tree" "$seeds/export" "$seeds/search" "$seeds/index"
 for f in fixtures/*.jsonl fixtures/bad/*.jsonl fuzz/regressions/load/*; do
   [ -f "$f" ] && cp "$f" "$seeds/load/$(echo "$f" | tr / _)"
 done
@@ -35,6 +35,8 @@ for f in fixtures/demo.jsonl fixtures/bad/*.jsonl fuzz/regressions/search/*; do
   [ -f "$f" ] && { printf '\003the'; head -c 60000 "$f"; } > "$seeds/search/$(echo "$f" | tr / _)"
 done
 head -c 512 /dev/urandom > "$seeds/tree/random" 2>/dev/null || true
+# The index target: edits (up to 15 bytes), then a tree recipe (messages mostly).
+for k in 1 2 3 4; do head -c 300 /dev/urandom > "$seeds/index/random$k" 2>/dev/null || true; done
 status=0
 for t in "${targets[@]}"; do
   corpus=target/fuzz/corpus/$t
@@ -45,7 +47,12 @@ for t in "${targets[@]}"; do
   max_len=65536
   [ "$t" = tree ] && max_len=1024
   [ "$t" = export ] && max_len=2048
-  "target/fuzz/$triple/release/$t" "$corpus" "$seeds/$t" -max_total_time="$secs" -max_len=$max_len \
+  [ "$t" = index ] && max_len=256
+  # The index target writes, indexes and edits a file per case (~130 a second here): half as
+  # long again, for its 10,000 cases a run.
+  t_secs=$secs
+  [ "$t" = index ] && t_secs=$((secs * 3 / 2))
+  "target/fuzz/$triple/release/$t" "$corpus" "$seeds/$t" -max_total_time="$t_secs" -max_len=$max_len \
     -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="fuzz/artifacts/$t/" >"$log" 2>&1
   rc=$?
   set -e
@@ -57,7 +64,7 @@ for t in "${targets[@]}"; do
     echo "fuzz $t: FAILED (exit $rc); the input is in fuzz/artifacts/$t/; the end of the log:" >&2
     tail -40 "$log" >&2
   fi
-  line="fuzz $t: ${execs:-0} executions in ${secs} s, ${cov:-cov: ?}, corpus $corpus_n inputs, crashes: $([ $rc -eq 0 ] && echo 0 || echo 1)"
+  line="fuzz $t: ${execs:-0} executions in ${t_secs} s, ${cov:-cov: ?}, corpus $corpus_n inputs, crashes: $([ $rc -eq 0 ] && echo 0 || echo 1)"
   echo "RELIABILITY $line"
   mkdir -p target/tmp/reliability && echo "$line" > "target/tmp/reliability/fuzz-$t.txt"
 done

@@ -426,6 +426,12 @@ fn backups_are_listed_and_old_ones_removed_but_not_what_restore_needs() {
     );
     let needed_bak = put("2026-01-02T00-00-00-000Z_b.jsonl.bak", old);
     let recent = put("2026-01-03T00-00-00-000Z_c.jsonl.bak", std::time::SystemTime::now());
+    // A session someone saved under a backup's name: bonsai has no record of making it.
+    let theirs = put("2026-01-04T00-00-00-000Z_d.jsonl.bak", old);
+    common::mark_made(
+        &home.path().join(".pi/agent"),
+        &[&stamp_old, &restored, &needed, &needed_bak, &recent],
+    );
     let run_here = |args: &[&str]| {
         common::bonsai_isolated(home.path())
             .current_dir(&cwd)
@@ -437,7 +443,7 @@ fn backups_are_listed_and_old_ones_removed_but_not_what_restore_needs() {
     let (out, err) = text(&o);
     assert!(o.status.success(), "{err}");
     assert!(
-        out.contains("5 backups") && out.contains("2 older than 30 days"),
+        out.contains("6 backups") && out.contains("2 older than 30 days"),
         "{out}"
     );
     assert!(out.contains("the next bonsai restore needs it"), "{out}");
@@ -452,5 +458,6 @@ fn backups_are_listed_and_old_ones_removed_but_not_what_restore_needs() {
         needed.exists() && needed_bak.exists() && recent.exists(),
         "restore's and recent ones stay"
     );
+    assert!(theirs.exists(), "a file bonsai did not make stays");
     assert!(s.exists());
 }

@@ -213,6 +213,9 @@ fn clean_removes_old_leftovers_only_and_never_what_restore_needs() {
     let b_removed_new = file("b.jsonl.deleted-2026-11-02T10-00-00-000Z.jsonl", OLD); // needed
     let b_removed_old = file("b.jsonl.deleted-2026-10-01T10-00-00-000Z.jsonl", OLD); // older: goes
     let a_recent = file("a.jsonl.bak-2026-11-25T10-00-00-000Z", Duration::from_secs(86_400)); // young
+    common::mark_made(&w.agent, &[&a_bak, &b_bak, &b_removed_new, &b_removed_old, &a_recent]);
+    // A session saved under a backup's name, old: bonsai has no record of making it.
+    let theirs = file("c.jsonl.bak", OLD);
     let out = w.bonsai().args(["clean", "--dry-run", "--json"]).output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
@@ -233,7 +236,7 @@ fn clean_removes_old_leftovers_only_and_never_what_restore_needs() {
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(String::from_utf8_lossy(&out.stdout).contains("2 leftovers older than 30 days"));
     assert!(!a_bak.exists() && !b_removed_old.exists());
-    for kept in [&a, &b, &b_bak, &b_removed_new, &a_recent] {
+    for kept in [&a, &b, &b_bak, &b_removed_new, &a_recent, &theirs] {
         assert!(kept.exists(), "{} kept", kept.display());
     }
     // The trash: a session trashed long enough ago goes with --older-than.

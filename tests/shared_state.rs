@@ -441,3 +441,192 @@ fn a_backup_a_new_delete_reuses_is_not_removed_by_a_clean_listed_before() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert_eq!(std::fs::read_to_string(&f).unwrap(), text);
 }
+
+/// A session of `n` user messages with a long one first and last (so the index's end blocks
+/// miss the middle), written to `dir`.
+fn long_session(dir: &Path) -> PathBuf {
+    let mut text = String::from(
+        "{\"type\":\"session\",\"version\":3,\"id\":\"s\",\"timestamp\":\"2026-01-01T00:00:00.000Z\",\"cwd\":\"/p\"}\n",
+    );
+    let line = |id: &str, parent: Option<&str>, body: &str| {
+        format!(
+            "{{\"type\":\"message\",\"id\":\"{id}\",\"parentId\":{},\"timestamp\":\"2026-01-01T00:00:00.000Z\",\"message\":{{\"role\":\"user\",\"content\":\"{body}\",\"timestamp\":1}}}}\n",
+            parent.map_or("null".to_string(), |p| format!("\"{p}\""))
+        )
+    };
+    text.push_str(&line("m000", None, &"A".repeat(80_000)));
+    for k in 1..40 {
+        text.push_str(&line(
+            &format!("m{k:03}"),
+            Some(&format!("m{:03}", k - 1)),
+            &format!("question number {k:03}"),
+        ));
+    }
+    text.push_str(&line("m040", Some("m039"), &"B".repeat(80_000)));
+    let p = dir.join("long.jsonl");
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+#[test]
+fn a_write_built_from_a_session_whose_index_no_longer_matches_is_refused() {
+    use bonsai::store::index;
+    let dir = tempfile::tempdir().unwrap();
+    let p = long_session(dir.path());
+    let place = index::Place {
+        dir: dir.path().join("index"),
+        limit: 1 << 30,
+        view: Default::default(),
+    };
+    let first = index::open(&p, Some(&place), None, None).unwrap();
+    index::save(&place, &first.source, &first.session).unwrap();
+    // Two messages swapped in place (same length), then Pi appends: the file grew, its end
+    // blocks are as indexed, and only the line checks can tell.
+    let text = std::fs::read_to_string(&p).unwrap();
+    let swapped = text
+        .replace("question number 007", "QUESTION-PLACEHOLDER")
+        .replace("question number 008", "question number 007")
+        .replace("QUESTION-PLACEHOLDER", "question number 008");
+    assert_eq!(swapped.len(), text.len());
+    std::fs::write(
+        &p,
+        format!(
+            "{swapped}{}",
+            text.lines()
+                .nth(5)
+                .unwrap()
+                .replace("m004", "m041")
+                .replace("\"m003\"", "\"m040\"")
+                + "\n"
+        ),
+    )
+    .unwrap();
+    let opened = index::open(&p, Some(&place), None, None).unwrap();
+    assert!(matches!(opened.used, index::Used::Extended(_)), "{:?}", opened.used);
+    let session = std::sync::Arc::new(opened.session);
+    let before = std::fs::read(&p).unwrap();
+    let job = bonsai::ui::jobs::Job::Write {
+        path: p.clone(),
+        request: bonsai::engine::edit::plan::WriteRequest {
+            write: bonsai::engine::edit::plan::Write::SessionName { name: "x".into() },
+            seen: None,
+        },
+        what: "a name".into(),
+        select: None,
+        reread_on_refusal: false,
+        built_from: session.clone(),
+    };
+    match job.run_blocking() {
+        bonsai::ui::jobs::JobResult::Written { result, now } => {
+            let e = result.unwrap_err();
+            assert!(e.to_string().contains("no longer matched the file"), "{e}");
+            assert!(now.is_some(), "the file parsed again");
+        }
+        r => panic!("{r:?}"),
+    }
+    assert_eq!(std::fs::read(&p).unwrap(), before, "nothing written");
+    assert!(session.index_failed());
+    // A command reading through the index parses instead, and shows what the file holds.
+    let (a, b) = (
+        index::open_proven(&p, &place).unwrap(),
+        bonsai::store::load_session(&p).unwrap(),
+    );
+    assert_eq!(a.used, index::Used::Parsed(index::MISMATCH.into()));
+    let text_of = |s: &bonsai::engine::load::session::Session| {
+        (0..s.entries.len())
+            .map(|i| String::from_utf8_lossy(s.line_bytes(i)).to_string())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(text_of(&a.session), text_of(&b));
+}
+
+#[test]
+fn read_commands_through_the_index_equal_a_parse_after_an_edit_that_keeps_size_and_time() {
+    let (home, _agent, _) = home_with_session();
+    let plain = tempfile::tempdir().unwrap();
+    let p = long_session(home.path());
+    let run = |home: &Path, args: &[&str]| {
+        let o = common::bonsai_isolated(home).args(args).output().unwrap();
+        (
+            o.status.success(),
+            String::from_utf8_lossy(&o.stdout).to_string(),
+            String::from_utf8_lossy(&o.stderr).to_string(),
+        )
+    };
+    let f = p.to_str().unwrap();
+    assert!(run(home.path(), &["index", f]).0);
+    let mtime = std::fs::metadata(&p).unwrap().modified().unwrap();
+    // Lines swapped at equal lengths and a word changed, then the time put back (`touch -r`).
+    let text = std::fs::read_to_string(&p).unwrap();
+    let edited = text
+        .replace("question number 011", "QUESTION-PLACEHOLDER")
+        .replace("question number 012", "question number 011")
+        .replace("QUESTION-PLACEHOLDER", "question number 012")
+        .replace("question number 020", "question numbex 020");
+    assert_eq!(edited.len(), text.len());
+    std::fs::write(&p, &edited).unwrap();
+    std::fs::File::options()
+        .write(true)
+        .open(&p)
+        .unwrap()
+        .set_modified(mtime)
+        .unwrap();
+    assert_eq!(std::fs::metadata(&p).unwrap().len() as usize, text.len());
+    for args in [
+        vec!["tree", f],
+        vec!["context", f, "--json"],
+        vec!["cut", f, "--json"],
+        vec!["export", f, "--tree", "--format", "md", "-o", "-"],
+    ] {
+        let through = run(home.path(), &args);
+        let parsed = run(plain.path(), &args);
+        assert!(through.0 && parsed.0, "{args:?}: {} / {}", through.2, parsed.2);
+        assert_eq!(through.1, parsed.1, "{args:?} through the index");
+    }
+}
+
+fn aged(p: &Path, secs: u64) {
+    std::fs::File::options()
+        .write(true)
+        .open(p)
+        .unwrap()
+        .set_modified(std::time::SystemTime::now() - Duration::from_secs(secs))
+        .unwrap();
+}
+
+#[test]
+fn leftovers_are_counted_and_cleaned_and_a_linked_index_folder_is_left_alone() {
+    let (home, agent, s) = home_with_session();
+    let f = s.to_str().unwrap();
+    let run = |args: &[&str]| common::bonsai_isolated(home.path()).args(args).output().unwrap();
+    assert!(run(&["index", f]).status.success());
+    let dir = agent.join("bonsai/index");
+    // A killed index write's temporary file: counted by --status, removed by --clear.
+    let tmp = dir.join(".0123.idx.999.ab.tmp");
+    std::fs::write(&tmp, vec![0u8; 40_000]).unwrap();
+    let o = run(&["index", "--status"]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("1 temporary file of writes that did not finish"), "{out}");
+    assert!(run(&["index", "--clear"]).status.success());
+    assert!(!tmp.exists());
+    // An empty write note two hours old beside the session: removed by the next load; a
+    // fresh one (a write under way) stays.
+    let note = s.with_file_name(format!(".{}.bonsai-write", s.file_name().unwrap().to_string_lossy()));
+    std::fs::write(&note, "").unwrap();
+    let o = run(&["tree", f]);
+    assert!(o.status.success());
+    assert!(note.exists(), "a fresh note stays");
+    aged(&note, 7200);
+    assert!(run(&["tree", f]).status.success());
+    assert!(!note.exists(), "a stale note is removed");
+    // The index folder a link to elsewhere: --clear removes nothing there.
+    std::fs::remove_dir_all(&dir).unwrap();
+    let elsewhere = home.path().join("elsewhere");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    std::fs::write(elsewhere.join("precious.idx"), "x").unwrap();
+    std::os::unix::fs::symlink(&elsewhere, &dir).unwrap();
+    let o = run(&["index", "--clear"]);
+    assert!(!o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("not a folder of bonsai's"));
+    assert!(elsewhere.join("precious.idx").exists());
+}

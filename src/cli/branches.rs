@@ -257,7 +257,7 @@ pub fn backups(a: super::BackupsArgs) -> Result<()> {
     let now = crate::store::clock::now_ms();
     let old: Vec<&Backup> = all
         .iter()
-        .filter(|b| b.age_days(now) >= a.older_than && !b.needed_for_restore)
+        .filter(|b| b.age_days(now) >= a.older_than && !b.needed_for_restore && b.made)
         .collect();
     let mb = |bytes: u64| format!("{:.1} MB", bytes as f64 / 1e6);
     if a.json {
@@ -271,6 +271,7 @@ pub fn backups(a: super::BackupsArgs) -> Result<()> {
                     "bytes": b.bytes,
                     "ageDays": (b.age_days(now) * 10.0).round() / 10.0,
                     "neededForRestore": b.needed_for_restore,
+                    "madeByBonsai": b.made,
                 })
             })
             .collect();
@@ -297,6 +298,8 @@ pub fn backups(a: super::BackupsArgs) -> Result<()> {
                 b.kind.describe(),
                 if b.needed_for_restore {
                     "; the next bonsai restore needs it"
+                } else if !b.made {
+                    "; not recorded as bonsai's: never removed by bonsai"
                 } else {
                     ""
                 }

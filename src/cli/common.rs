@@ -25,10 +25,43 @@ pub fn load_for_reading(
 ) -> Result<std::mem::ManuallyDrop<Session>> {
     use crate::store::{config, index};
     let place = index::Place::in_agent(&config::agent_dir(), settings);
-    Ok(for_the_command(
-        path,
-        index::open(path, Some(&place), None, None)?.session,
-    ))
+    let opened = index::open_proven(path, &place)?;
+    if opened.used == index::Used::Parsed(index::MISMATCH.into()) {
+        eprintln!("bonsai: {}: {}", path.display(), index::MISMATCH);
+    }
+    if let Some(proof) = opened.session.proof() {
+        READ_THROUGH_INDEX
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push((path.to_path_buf(), proof, place));
+    }
+    Ok(for_the_command(path, opened.session))
+}
+
+/// Sessions this command read through their index, checked line by line as they were read.
+type ReadThroughIndex = Vec<(
+    PathBuf,
+    std::sync::Arc<crate::engine::load::session::LineProof>,
+    crate::store::index::Place,
+)>;
+static READ_THROUGH_INDEX: std::sync::Mutex<ReadThroughIndex> = std::sync::Mutex::new(Vec::new());
+
+/// The command's last word on what it read through an index: a line that failed its check
+/// means the output may show another line's text. The index is dropped (the next run parses)
+/// and the command fails, saying so.
+pub fn after_reading() -> Result<()> {
+    let read = std::mem::take(&mut *READ_THROUGH_INDEX.lock().unwrap_or_else(|e| e.into_inner()));
+    for (path, proof, place) in read {
+        if proof.failed() {
+            crate::store::index::forget(&place, &path);
+            bail!(
+                "{}: {}. What was printed above may show other lines' text: run the command again",
+                path.display(),
+                crate::store::index::MISMATCH
+            );
+        }
+    }
+    Ok(())
 }
 
 /// The session's diagnostics said on stderr; the session kept to the end of the process.

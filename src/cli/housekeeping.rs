@@ -353,7 +353,9 @@ pub fn clean(a: CleanArgs) -> Result<()> {
     let old_backups: Vec<backups::Backup> = found
         .into_iter()
         .filter(|b| only.as_ref().is_none_or(|f| f.contains(&b.session)))
-        .filter(|b| b.age_days(now) >= a.older_than && !b.needed_for_restore)
+        // Only files bonsai's record says it made: `clean DIR` never takes a session someone
+        // saved under a backup's name.
+        .filter(|b| b.age_days(now) >= a.older_than && !b.needed_for_restore && b.made)
         .collect();
     let mut items: Vec<Leftover> = old_backups
         .iter()

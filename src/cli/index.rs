@@ -113,7 +113,11 @@ fn ms(v: f64) -> String {
 }
 
 fn print_status(place: &Place, rows: &[index::Status], json: bool) -> Result<()> {
-    let total: u64 = rows.iter().map(|r| r.index_bytes).sum();
+    // Temporary files of killed writes count too: they take room until the next write (or
+    // `--clear`) removes them.
+    let leftovers = index::leftovers(&place.dir, std::time::Duration::ZERO);
+    let leftover_bytes: u64 = leftovers.iter().map(|(_, n)| n).sum();
+    let total: u64 = rows.iter().map(|r| r.index_bytes).sum::<u64>() + leftover_bytes;
     if json {
         println!(
             "{}",
@@ -122,9 +126,18 @@ fn print_status(place: &Place, rows: &[index::Status], json: bool) -> Result<()>
                 "limitBytes": place.limit,
                 "totalBytes": total,
                 "indexes": rows,
+                "leftovers": leftovers.iter().map(|(p, n)| serde_json::json!({"file": p, "bytes": n})).collect::<Vec<_>>(),
             })
         );
         return Ok(());
+    }
+    if !leftovers.is_empty() {
+        println!(
+            "leftover {:>9}  {} temporary file{} of writes that did not finish (the next index write removes those over an hour old; --clear removes them now)",
+            human_bytes(leftover_bytes),
+            leftovers.len(),
+            if leftovers.len() == 1 { "" } else { "s" }
+        );
     }
     if rows.is_empty() {
         println!("no session index in {}", place.dir.display());

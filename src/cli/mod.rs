@@ -213,7 +213,7 @@ pub fn run(cli: Cli) -> Result<()> {
             common::session_file(file)?
         };
     }
-    match cmd {
+    let r = match cmd {
         Command::Context(a) => read::context(a),
         Command::Cut(a) => read::cut(a),
         Command::Branch(a) => read::branch(a),
@@ -249,7 +249,8 @@ pub fn run(cli: Cli) -> Result<()> {
             a.log
                 .or_else(|| std::env::var_os("BONSAI_SERVE_LOG").map(PathBuf::from)),
         ),
-    }
+    };
+    r.and(common::after_reading())
 }
 
 impl Command {

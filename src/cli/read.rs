@@ -913,7 +913,9 @@ pub fn export(a: super::ExportArgs) -> Result<()> {
         "html" => export::html(&s, scope).into_bytes(),
         _ => export::markdown(&s, scope).into_bytes(),
     };
-    match &a.output {
+    // `-o -` is standard output, as for most tools (it wrote a file named "-").
+    let output = a.output.as_ref().filter(|o| o.as_os_str() != "-");
+    match output {
         None => {
             // A terminal (or whatever shows this later) never sees the session's escapes.
             out::stdout_bytes(&out::visible_bytes(&text));

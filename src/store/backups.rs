@@ -37,6 +37,9 @@ pub struct Backup {
     pub modified: SystemTime,
     /// The next `bonsai restore` of its session reads it: never removed here.
     pub needed_for_restore: bool,
+    /// bonsai's record says it made this file (see `made`): only such a file is removed by
+    /// `clean` or `backups --remove`; one that only has a backup's name is the user's.
+    pub made: bool,
 }
 
 impl Backup {
@@ -70,6 +73,8 @@ fn classify(name: &str) -> Option<(BackupKind, String)> {
 
 /// bonsai's backups in `dirs`, oldest first.
 pub fn find(dirs: &[PathBuf]) -> Vec<Backup> {
+    use std::os::unix::fs::MetadataExt;
+    let made = super::made::all();
     let mut out = Vec::new();
     for dir in dirs {
         let Ok(rd) = std::fs::read_dir(dir) else { continue };
@@ -89,6 +94,7 @@ pub fn find(dirs: &[PathBuf]) -> Vec<Backup> {
                 bytes: m.len(),
                 modified: m.modified().unwrap_or(SystemTime::UNIX_EPOCH),
                 needed_for_restore: false,
+                made: made.contains(&(m.dev(), m.ino())),
             });
         }
     }

@@ -184,6 +184,7 @@ pub fn leaf_path_preview(
 /// the file says which bytes bonsai was writing): at the end, where `bonsai repair` removes
 /// it, or followed by lines written since, where it stays as a line Pi skips.
 fn explain_fragment(s: &mut Session, path: &Path) {
+    super::journal::remove_stale(path, &s.buf);
     let Some(note) = super::journal::read(path) else {
         return;
     };

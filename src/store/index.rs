@@ -16,7 +16,7 @@
 
 use super::files::{OpenError, open_regular};
 use crate::engine::load::bytes::FileBytes;
-use crate::engine::load::session::{IndexedParse, Session, frame, unframe};
+use crate::engine::load::session::{IndexedParse, LineProof, Session, frame, unframe};
 use crate::engine::view::tree_view::FilterMode;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -24,7 +24,7 @@ use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 /// An index file starts with this; the last byte is the store's format of it.
-const MAGIC: &[u8; 8] = b"bonsaiI\x02";
+const MAGIC: &[u8; 8] = b"bonsaiI\x03";
 
 /// Bytes hashed at each end of the described part of the file.
 const BLOCK: usize = 64 << 10;
@@ -43,10 +43,20 @@ pub struct Source {
     pub mtime_ns: Option<i128>,
     pub head: [u8; 32],
     pub tail: [u8; 32],
+    /// The file's change time (ns) with those bytes: any write or `touch` moves it, so an
+    /// edit in place that restores the length and the modification time still shows.
+    pub ctime_ns: i128,
+    /// A CRC-32 of every 64 KB block of those bytes, made when the index is written: every
+    /// line read through the index is checked against them first (engine `LineProof`).
+    pub crcs: Vec<u32>,
 }
 
 fn mtime_ns(m: &std::fs::Metadata) -> i128 {
     m.mtime() as i128 * 1_000_000_000 + m.mtime_nsec() as i128
+}
+
+fn ctime_ns(m: &std::fs::Metadata) -> i128 {
+    m.ctime() as i128 * 1_000_000_000 + m.ctime_nsec() as i128
 }
 
 fn hash(bytes: &[u8]) -> [u8; 32] {
@@ -71,6 +81,8 @@ impl Source {
             mtime_ns: (meta.len() == buf.len() as u64).then(|| mtime_ns(meta)),
             head,
             tail,
+            ctime_ns: ctime_ns(meta),
+            crcs: vec![],
         }
     }
 
@@ -93,7 +105,7 @@ impl Source {
             return Freshness::Stale("the file's bytes changed (rewritten)");
         }
         if len == self.len {
-            if meta.len() == len && Some(mtime_ns(meta)) == self.mtime_ns {
+            if meta.len() == len && Some(mtime_ns(meta)) == self.mtime_ns && ctime_ns(meta) == self.ctime_ns {
                 Freshness::Unchanged
             } else {
                 Freshness::Stale("the file was written again at the same length")
@@ -212,7 +224,10 @@ fn engine_part_start(end: usize) -> usize {
 /// The index as bytes: what it describes, then the session's parse (with the first view of
 /// `view`'s filter).
 fn encode(source: &Source, session: &Session, view: FilterMode) -> Vec<u8> {
-    let meta = postcard::to_allocvec(source).expect("a source encodes");
+    let mut source = source.clone();
+    let described = (source.len as usize).min(session.buf.len());
+    source.crcs = crate::engine::load::session::block_crcs(&session.buf[..described]);
+    let meta = postcard::to_allocvec(&source).expect("a source encodes");
     let parse = session.to_index(crate::engine::view::tree_view::stored::encode(session, view));
     let mut out = Vec::with_capacity(28 + meta.len() + parse.len());
     frame(&mut out, MAGIC, &meta);
@@ -251,16 +266,17 @@ pub fn open(
         }
     };
     let (session, used) = match indexed {
-        Ok((parse, freshness)) => {
+        Ok((parse, freshness, proof)) => {
             let used = match freshness {
                 Freshness::Grown(n) => Used::Extended(n),
                 _ => Used::Unchanged,
             };
             tell(&used);
-            let s = Session::from_indexed(buf, parse).map_err(|source| OpenError::Invalid {
+            let mut s = Session::from_indexed(buf, parse).map_err(|source| OpenError::Invalid {
                 path: path.to_path_buf(),
                 source,
             })?;
+            s.set_proof(proof);
             (super::files::as_loaded(s, path), used)
         }
         Err(why) => {
@@ -272,6 +288,26 @@ pub fn open(
     Ok(Opened { session, used, source })
 }
 
+/// [`open`] for a reader that cannot take back what it showed (a command's output). A file
+/// that grew since its index was made is proven whole first (a CRC-32 per 64 KB, on every
+/// core): its size and times say nothing of its old part. When a line fails, the index is
+/// dropped and the file parsed whole, `used` then saying [`MISMATCH`].
+pub fn open_proven(path: &Path, place: &Place) -> Result<Opened, OpenError> {
+    let opened = open(path, Some(place), None, None)?;
+    // An unchanged file (the same inode, size, modification and change times, end blocks)
+    // is checked line by line as it is read: proving 10 GB first would cost seconds. The
+    // caller asks `index_failed` before it ends.
+    if opened.used == Used::Unchanged || opened.session.prove_all() {
+        return Ok(opened);
+    }
+    forget(place, path);
+    let again = open(path, None, None, None)?;
+    Ok(Opened {
+        used: Used::Parsed(MISMATCH.into()),
+        ..again
+    })
+}
+
 /// The index of the session `now` describes, decoded, when it describes the file as it is
 /// now (`meta`, `buf`); else why not.
 fn usable_index(
@@ -279,9 +315,9 @@ fn usable_index(
     now: &Source,
     meta: &std::fs::Metadata,
     buf: &[u8],
-) -> Result<(IndexedParse, Freshness), String> {
+) -> Result<(IndexedParse, Freshness, LineProof), String> {
     let file = place.file_for(&now.path);
-    let index = read_index(&file)?;
+    let mut index = read_index(&file)?;
     if index.source.path != now.path {
         return Err("its index is another session's".into());
     }
@@ -289,6 +325,8 @@ fn usable_index(
     if let Freshness::Stale(why) = freshness {
         return Err(why.into());
     }
+    let proof = LineProof::new(index.source.len as usize, std::mem::take(&mut index.source.crcs))
+        .ok_or_else(|| "its index has no line checks".to_string())?;
     let unchanged = freshness == Freshness::Unchanged;
     // The tree and `/tree`'s first view kept beside the parse serve an unchanged file only.
     let views: &crate::engine::load::session::ExtraDecoder = &crate::engine::view::tree_view::stored::decode;
@@ -299,7 +337,17 @@ fn usable_index(
     }
     // Opened now: the least recently opened are dropped first.
     touch(&file);
-    Ok((parse, freshness))
+    Ok((parse, freshness, proof))
+}
+
+/// What is said when a line read through a session's index no longer matches the file.
+pub const MISMATCH: &str = "bonsai's index of this session no longer matches the file (a line was changed in place): it is dropped and the session parsed whole";
+
+/// Remove the index of the session at `path` (it no longer describes the file).
+pub fn forget(place: &Place, path: &Path) {
+    if super::private::is_real_dir(&place.dir) {
+        let _ = std::fs::remove_file(place.file_for(&resolved(path)));
+    }
 }
 
 /// Mark an index as opened now.
@@ -332,6 +380,10 @@ pub fn save(place: &Place, source: &Source, session: &Session) -> std::io::Resul
 
 /// Every index file in the folder: path, size, last opened.
 fn index_files(dir: &Path) -> Vec<(PathBuf, u64, std::time::SystemTime)> {
+    // A linked index folder is not bonsai's: nothing in it is listed, counted or removed.
+    if !super::private::is_real_dir(dir) {
+        return Vec::new();
+    }
     let Ok(rd) = std::fs::read_dir(dir) else {
         return Vec::new();
     };
@@ -359,19 +411,36 @@ fn prune(place: &Place, keep: &Path) {
             total -= n;
         }
     }
-    let hour_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
-    if let Ok(rd) = std::fs::read_dir(&place.dir) {
-        for e in rd.filter_map(Result::ok) {
+    for (p, _) in leftovers(&place.dir, LEFTOVER_AGE) {
+        let _ = std::fs::remove_file(p);
+    }
+}
+
+/// How old a temporary file must be before a command takes it for a killed write's leftover
+/// (a write under way in another bonsai is seconds old).
+pub const LEFTOVER_AGE: std::time::Duration = std::time::Duration::from_secs(3600);
+
+/// Hidden temporary files (`.NAME.PID.N.tmp`) in the index folder older than `age`, with their
+/// sizes: what a write killed midway left.
+pub fn leftovers(dir: &Path, age: std::time::Duration) -> Vec<(PathBuf, u64)> {
+    if !super::private::is_real_dir(dir) {
+        return Vec::new();
+    }
+    let before = std::time::SystemTime::now() - age;
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    rd.filter_map(Result::ok)
+        .filter(|e| {
             let name = e.file_name();
             let name = name.to_string_lossy();
-            if name.starts_with('.')
-                && name.ends_with(".tmp")
-                && e.metadata().and_then(|m| m.modified()).is_ok_and(|t| t < hour_ago)
-            {
-                let _ = std::fs::remove_file(e.path());
-            }
-        }
-    }
+            name.starts_with('.') && name.ends_with(".tmp")
+        })
+        .filter_map(|e| {
+            let m = e.metadata().ok()?;
+            (m.is_file() && m.modified().is_ok_and(|t| t <= before)).then(|| (e.path(), m.len()))
+        })
+        .collect()
 }
 
 /// One index as `bonsai index --status` shows it.
@@ -497,8 +566,17 @@ pub fn status_all(place: &Place) -> Vec<Status> {
 /// Remove the indexes of these sessions (every index when `paths` is empty): how many files
 /// and bytes went.
 pub fn clear(place: &Place, paths: &[PathBuf]) -> std::io::Result<(usize, u64)> {
+    if std::fs::symlink_metadata(&place.dir).is_ok() && !super::private::is_real_dir(&place.dir) {
+        return Err(std::io::Error::other(format!(
+            "{} is not a folder of bonsai's (a link is there or above it): nothing removed",
+            place.dir.display()
+        )));
+    }
     let files: Vec<(PathBuf, u64)> = if paths.is_empty() {
-        index_files(&place.dir).into_iter().map(|(p, n, _)| (p, n)).collect()
+        // The indexes, and what a write killed midway left (hidden temporary files).
+        let mut v: Vec<(PathBuf, u64)> = index_files(&place.dir).into_iter().map(|(p, n, _)| (p, n)).collect();
+        v.extend(leftovers(&place.dir, std::time::Duration::ZERO));
+        v
     } else {
         paths
             .iter()

@@ -87,6 +87,32 @@ pub fn remove(session: &Path) -> std::io::Result<()> {
     }
 }
 
+/// How old a note must be before a load takes it for a leftover: bonsai's own appends hold
+/// their note for milliseconds.
+pub const STALE: std::time::Duration = std::time::Duration::from_secs(3600);
+
+/// Remove the note beside `session` when it is over [`STALE`] old and names no bytes in `buf`
+/// (empty, cut short by a full disk, or left by a kill after its write was complete): what
+/// would otherwise sit beside the session for good. A note that still explains the file's end
+/// stays for `bonsai repair`. Only a regular file is ever removed.
+pub fn remove_stale(session: &Path, buf: &[u8]) {
+    let p = path_for(session);
+    let Ok(f) = open_note(&p, false) else { return };
+    let old = f
+        .metadata()
+        .and_then(|m| m.modified())
+        .is_ok_and(|t| t.elapsed().is_ok_and(|a| a > STALE));
+    drop(f);
+    if !old {
+        return;
+    }
+    let explains = read(session)
+        .is_some_and(|n| fragment(buf, &n).is_some() || glued(buf, &n).is_some() || stranded(buf, &n).is_some());
+    if !explains {
+        let _ = std::fs::remove_file(&p);
+    }
+}
+
 /// The note, if there is one and it is a regular file (a link or a device is never read:
 /// a note pointing at `/dev/zero` would be read forever).
 pub fn read(session: &Path) -> Option<Note> {

@@ -10,6 +10,7 @@ pub mod faults;
 pub mod files;
 pub mod index;
 pub mod journal;
+pub mod made;
 pub mod mapped;
 pub mod own_writes;
 pub mod pi_version;

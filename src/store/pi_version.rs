@@ -116,9 +116,26 @@ pub fn pi_on_path() -> Option<(PathBuf, Option<String>)> {
     Some((exe, package_version(&real)))
 }
 
+/// A `package.json`'s text when it is a regular file, opened without waiting on a FIFO.
+fn read_package_json(p: &Path) -> Option<String> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(p)
+        .ok()?;
+    if !f.metadata().ok()?.is_file() {
+        return None;
+    }
+    let mut text = String::new();
+    f.read_to_string(&mut text).ok()?;
+    Some(text)
+}
+
 fn package_version(script: &Path) -> Option<String> {
     for dir in script.ancestors().skip(1).take(8) {
-        let Ok(Some(text)) = super::files::read_config(&dir.join("package.json")) else {
+        let Some(text) = read_package_json(&dir.join("package.json")) else {
             continue;
         };
         let Ok(v) = serde_json::from_str::<serde_json::Value>(&text) else {

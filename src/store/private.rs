@@ -46,6 +46,18 @@ pub fn dir(dir: &Path) -> std::io::Result<()> {
     Ok(())
 }
 
+/// Whether `dir` is one of bonsai's own folders as it should be: it and every folder from
+/// `bonsai/` down to it real folders, not links (nothing is made). A removal in a folder that
+/// fails this would act wherever a planted link points.
+pub fn is_real_dir(dir: &Path) -> bool {
+    let upto = dir
+        .ancestors()
+        .position(|d| d.file_name().is_some_and(|n| n == "bonsai"));
+    dir.ancestors()
+        .take(upto.map_or(1, |i| i + 1))
+        .all(|d| std::fs::symlink_metadata(d).is_ok_and(|m| m.is_dir()))
+}
+
 /// Write `bytes` as `file` whole (0600, temporary name, fsync, rename).
 pub fn write(file: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let parent = file.parent().unwrap_or(Path::new("."));

@@ -226,6 +226,7 @@ pub fn delete_branch(path: &Path, seen: &[u8], target_id: &str) -> Result<Delete
     let (kept, gone) = delete::rewrite(&s, &plan);
     let removed_file = sibling(&target, &format!(".deleted-{}.jsonl", stamp()));
     write_file_new(&removed_file, &gone, FileMode::private_like(&target))?;
+    super::made::note(&removed_file);
     let rest = (|| {
         let bak = backup(&target, bytes, "bak")?;
         let tmp = write_temp(&target, &kept, FileMode::same_as(&target)).map_err(|source| WriteError::Failed {

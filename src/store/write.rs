@@ -18,6 +18,12 @@ use std::path::{Path, PathBuf};
 
 #[derive(Debug, thiserror::Error)]
 pub enum WriteError {
+    /// The session a write was built from was opened through bonsai's index, and a line of it
+    /// no longer matched the file: what was built may hold another line's text.
+    #[error(
+        "nothing written: bonsai's index of this session no longer matched the file (a line was changed in place), so what would be written may have been made from other lines. The session is parsed again; make it again from what it shows"
+    )]
+    IndexMismatch,
     /// The write failed and bonsai took back what it had written: the session is as before.
     #[error("could not write to {}: {source}; nothing was changed. Fix that (e.g. free disk space) and run the command again", path.display())]
     Failed { path: PathBuf, source: std::io::Error },
@@ -611,6 +617,12 @@ pub fn new_session_path(dir: &Path, session_id: &str, ts_ms: i64) -> PathBuf {
 /// is free or already holds exactly these bytes, else `FILE.bak-<time>` (an existing backup
 /// is never overwritten, nor trusted without comparing it).
 pub fn backup(path: &Path, bytes: &[u8], kind: &str) -> Result<PathBuf, WriteError> {
+    let made = backup_file(path, bytes, kind)?;
+    super::made::note(&made);
+    Ok(made)
+}
+
+fn backup_file(path: &Path, bytes: &[u8], kind: &str) -> Result<PathBuf, WriteError> {
     let name = path
         .file_name()
         .map(|n| n.to_string_lossy().to_string())

@@ -210,6 +210,9 @@ pub enum Job {
         /// A refusal reads the file again (a summary dialog waits to be given back with what
         /// changed); without one, a refused write reads nothing more.
         reread_on_refusal: bool,
+        /// The session what is written was made from: proven against the file first when it
+        /// was opened through bonsai's index (every line, not only those read).
+        built_from: Arc<Session>,
     },
     /// A new session file with the path up to `cut` (Pi's `/fork` and `/clone`), beside
     /// `source`.
@@ -1584,18 +1587,25 @@ fn run_write(j: Job) -> JobResult {
         what,
         select,
         reread_on_refusal,
+        built_from,
     } = j
     else {
         unreachable!("run_write runs only Job::Write")
     };
-    let result = store::write::apply(&path, &request).map(|a| Written {
+    let result = if built_from.prove_all() {
+        store::write::apply(&path, &request)
+    } else {
+        Err(store::WriteError::IndexMismatch)
+    };
+    let result = result.map(|a| Written {
         session: Arc::new(a.session),
         applied: a.appended,
         prepared: a.prepared,
         what,
         select,
     });
-    let now = (result.is_err() && reread_on_refusal)
+    let mismatch = matches!(result, Err(store::WriteError::IndexMismatch));
+    let now = (result.is_err() && (reread_on_refusal || mismatch))
         .then(|| store::load_session(&path).ok().map(Arc::new))
         .flatten();
     JobResult::Written { result, now }

@@ -415,7 +415,7 @@ impl Picker {
         let old = all
             .iter()
             .copied()
-            .filter(|b| b.age_days(now_ms) >= OLD_BACKUP_DAYS && !b.needed_for_restore)
+            .filter(|b| b.age_days(now_ms) >= OLD_BACKUP_DAYS && !b.needed_for_restore && b.made)
             .collect();
         (all, old)
     }

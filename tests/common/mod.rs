@@ -579,3 +579,20 @@ pub fn inspect_at(s: &bonsai::engine::load::session::Session, leaf: usize) -> Va
         },
     )
 }
+
+/// Record `files` as made by bonsai in `agent`'s record (`store::made`): what a test that
+/// makes backups by hand needs before `clean` or `backups --remove` may take them.
+pub fn mark_made(agent: &Path, files: &[&Path]) {
+    use std::os::unix::fs::MetadataExt;
+    let record = agent.join("bonsai").join("made.json");
+    let mut all: Vec<(u64, u64)> = std::fs::read(&record)
+        .ok()
+        .and_then(|b| serde_json::from_slice(&b).ok())
+        .unwrap_or_default();
+    for f in files {
+        let m = std::fs::metadata(f).unwrap();
+        all.push((m.dev(), m.ino()));
+    }
+    std::fs::create_dir_all(record.parent().unwrap()).unwrap();
+    std::fs::write(&record, serde_json::to_vec(&all).unwrap()).unwrap();
+}

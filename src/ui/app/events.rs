@@ -211,6 +211,7 @@ impl App {
         let JobResult::Opened { path, result, index } = r else {
             return;
         };
+        self.pending.reparsing = false;
         match result {
             Ok(s) => {
                 // A search hit opens its session at its entry.
@@ -449,6 +450,21 @@ impl App {
         {
             self.status = Some("the session file was truncated or rewritten by another program; reloading it".into());
             let index = self.index_place();
+            self.pending.queue.push(Job::Open { path: p, index });
+            redraw = true;
+        }
+        // A line read through bonsai's index no longer matched the file: what is shown may
+        // hold another line's text. Said once; the index dropped and the file parsed whole.
+        if self.doc.session.index_failed()
+            && !self.pending.reparsing
+            && let Some(p) = self.doc.path.clone()
+        {
+            self.pending.reparsing = true;
+            self.status = Some(crate::store::index::MISMATCH.into());
+            let index = self.index_place();
+            if let Some(place) = &index {
+                crate::store::index::forget(place, &p);
+            }
             self.pending.queue.push(Job::Open { path: p, index });
             redraw = true;
         }

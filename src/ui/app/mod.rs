@@ -176,6 +176,8 @@ pub enum EditorFor {
 pub struct Pending {
     pub queue: Vec<Job>,
     pub reload: bool,
+    /// The session is being parsed again because a line failed its index's check.
+    pub reparsing: bool,
     /// The summary being written: its job id and cancel flag.
     pub summary: Option<(u64, Arc<AtomicBool>)>,
     /// Writes not yet reported back.

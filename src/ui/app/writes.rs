@@ -505,6 +505,7 @@ impl App {
             what: what.to_string(),
             select,
             reread_on_refusal: self.parked.is_some(),
+            built_from: self.doc.session.clone(),
         });
     }
 

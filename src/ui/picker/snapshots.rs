@@ -254,6 +254,7 @@ fn leftovers_under_their_session_and_the_trash_last() {
         bytes,
         modified: now - day * age,
         needed_for_restore: needed,
+        made: true,
     };
     p.leftovers = vec![
         backup("a.jsonl.bak", BackupKind::Original, 41_000, 45, true),

@@ -687,6 +687,7 @@ impl Session {
             stored_records,
             parent_idx,
             by_id,
+            proof,
             ..
         } = self;
         // Only the appended entries are derived (where that gives the same as all).
@@ -702,6 +703,7 @@ impl Session {
         )
         .map(|mut s| {
             s.stored_records = stored_records;
+            s.proof = proof;
             s.read_as(pi)
         })
     }
@@ -729,6 +731,7 @@ impl Session {
         )
         .map(|mut s| {
             s.stored_records = self.stored_records.clone();
+            s.proof = self.proof.clone();
             s.read_as(self.pi)
         })
     }
@@ -927,6 +930,7 @@ impl Session {
             pi: Default::default(),
             stored_records: None,
             kept: Vec::new(),
+            proof: None,
         }
     }
 }

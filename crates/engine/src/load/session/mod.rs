@@ -7,9 +7,11 @@
 mod ids;
 mod line;
 mod load;
+mod proof;
 mod stored;
 
 pub use load::appended_only_derivations;
+pub use proof::{LineProof, PROOF_BLOCK, block_crcs};
 pub use stored::{ExtraDecoder, IndexError, IndexedParse, Kept, frame, unframe};
 
 use crate::load::bytes::FileBytes;
@@ -59,6 +61,9 @@ pub struct Session {
     /// What a later layer kept in bonsai's index beside this very session's parse (the tree
     /// and `/tree`'s first view), when it was opened from an unchanged file's index.
     kept: Vec<stored::Kept>,
+    /// For a session opened from bonsai's index: the check every line read passes first
+    /// (see `proof`). `None` for a session parsed whole.
+    proof: Option<std::sync::Arc<LineProof>>,
 }
 
 /// Why bytes are not a Pi session.
@@ -80,7 +85,36 @@ pub enum LoadError {
 
 impl Session {
     pub fn line_bytes(&self, idx: usize) -> &[u8] {
-        &self.buf[self.entries[idx].span()]
+        let span = self.entries[idx].span();
+        if let Some(p) = &self.proof {
+            p.check(&self.buf, span.clone());
+        }
+        &self.buf[span]
+    }
+
+    /// Hold `proof` as the check of every line read from now on (the store, opening a session
+    /// from its index).
+    pub fn set_proof(&mut self, proof: LineProof) {
+        self.proof = Some(std::sync::Arc::new(proof));
+    }
+
+    /// Whether a line read from this session failed its index's check: what was read from it
+    /// may be another line's bytes, so its reader must parse the file again. `false` for a
+    /// session parsed whole.
+    pub fn index_failed(&self) -> bool {
+        self.proof.as_ref().is_some_and(|p| p.failed())
+    }
+
+    /// The check this session's lines pass, for a reader that looks at it after the session
+    /// itself is gone (a command's last word).
+    pub fn proof(&self) -> Option<std::sync::Arc<LineProof>> {
+        self.proof.clone()
+    }
+
+    /// Check every line the index vouches for now: `false` when one no longer matches. A
+    /// session parsed whole is its file's bytes: `true`.
+    pub fn prove_all(&self) -> bool {
+        self.proof.as_ref().is_none_or(|p| p.check_all(&self.buf))
     }
 
     /// The entry's JSON as Pi holds it after migration (ids, roles), decoded on demand.
@@ -122,6 +156,9 @@ impl Session {
         m.measures.get_or_init(|| {
             if let Some(stored) = self.stored_records.as_ref().and_then(|t| t.get(m.slot)) {
                 return Box::new(stored);
+            }
+            if let Some(p) = &self.proof {
+                p.check(&self.buf, m.line.clone());
             }
             let bytes = &self.buf[m.line.clone()];
             match line::parse_entry(bytes, m.line.clone(), self.header.version < 3.0, false) {

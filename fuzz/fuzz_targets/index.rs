@@ -1,0 +1,4 @@
+#![no_main]
+#[path = "../harness.rs"]
+mod harness;
+libfuzzer_sys::fuzz_target!(|data: &[u8]| harness::index(data));

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The reliability report. Each suite keeps its counts in target/tmp/reliability/*.txt as it
-# runs (tests/faults.rs, kills.rs, concurrent_pi.rs, disk_full.rs, hostile.rs; scripts/fuzz.sh); this
+# runs (tests/faults.rs, kills.rs, concurrent_pi.rs, disk_full.rs, hostile.rs, shared_state.rs,
+# fuzz_regressions.rs; scripts/fuzz.sh); this
 # script writes them into RELIABILITY.md.
 #   scripts/reliability.sh            run those suites and fuzz each target 10 minutes, then write
 #   scripts/reliability.sh --fuzz S   the same with S seconds of fuzzing per target
@@ -17,7 +18,7 @@ case "${1:-}" in
 esac
 if [ -n "$fuzz" ]; then
   rm -rf "$dir"
-  BONSAI_REQUIRE_ORACLE=${BONSAI_REQUIRE_ORACLE:-1} cargo test --locked --test faults --test kills --test concurrent_pi --test disk_full --test hostile
+  BONSAI_REQUIRE_ORACLE=${BONSAI_REQUIRE_ORACLE:-1} cargo test --locked --test faults --test kills --test concurrent_pi --test disk_full --test hostile --test shared_state --test fuzz_regressions
   ./scripts/fuzz.sh "$fuzz"
 fi
 [ -d "$dir" ] || { echo "no counts in $dir: run the tests first" >&2; exit 1; }
@@ -44,10 +45,16 @@ row() { # name file
   row "Slow appenders (tests/hostile.rs): a writer holding the old file open across delete-branch and restore" slow-appenders
   row "Escape payloads (tests/hostile.rs): OSC 52, title, clear, C1 and DCS in a session's text and names through every reading command" escapes
   row "Modes and owners (tests/hostile.rs): files made from a 0600 session under umask 022 (owners as root)" modes
+  row "Stale index (tests/fuzz_regressions.rs): sessions edited in place at their size and time, some grown, read through their index" stale-index
+  row "Shared records (tests/shared_state.rs): trash, restore and empty from many processes at once" shared-records
+  row "Held files (tests/shared_state.rs): a session Pi or another process may still write" held-files
+  row "Hostile own files (tests/shared_state.rs): tampered records and linked folders of bonsai's own" hostile-own-files
+  row "FIFOs where configuration is read (tests/shared_state.rs)" fifos
   row "Fuzzing the loader (scripts/fuzz.sh load)" fuzz-load
   row "Fuzzing the /tree view (scripts/fuzz.sh tree)" fuzz-tree
   row "Fuzzing the exporter (scripts/fuzz.sh export): hostile text on odd trees, Markdown, HTML and JSON" fuzz-export
   row "Fuzzing the search decoder (scripts/fuzz.sh search)" fuzz-search
+  row "Fuzzing the index against edits in place (scripts/fuzz.sh index)" fuzz-index
 } > RELIABILITY.md.new
 if [ -f RELIABILITY.md ] && grep -q '^## ' RELIABILITY.md; then
   # Keep the hand-written sections below the table (long runs, what was found).

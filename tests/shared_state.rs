@@ -76,6 +76,7 @@ fn a_fifo_wherever_configuration_is_read_is_named_and_never_waited_on() {
         "{{\"type\":\"hello\",\"id\":1,\"protocol\":2,\"cwd\":{:?},\"sessionFile\":{session:?}}}\n",
         project.to_str().unwrap()
     );
+    let mut slowest = Duration::ZERO;
     let runs: Vec<(Vec<&str>, Vec<u8>)> = vec![
         (vec!["tree", session], vec![]),
         (vec!["context", session], vec![]),
@@ -114,7 +115,30 @@ fn a_fifo_wherever_configuration_is_read_is_named_and_never_waited_on() {
                 f.display()
             );
         }
+        slowest = slowest.max(took);
     }
+    // A session indexed, then a FIFO at its path: `index --status` says so, never waits.
+    let (home2, _, s2) = home_with_session();
+    let o = common::bonsai_isolated(home2.path())
+        .args(["index", s2.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(o.status.success());
+    std::fs::remove_file(&s2).unwrap();
+    mkfifo(&s2);
+    let mut c = common::bonsai_isolated(home2.path());
+    c.args(["index", "--status"]);
+    let (o, took) = timed(c, b"", Duration::from_secs(10));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("its session path is now a FIFO"), "{out}");
+    slowest = slowest.max(took);
+    common::report_reliability(
+        "fifos",
+        &format!(
+            "FIFOs at settings.json, models.json, auth.json and a project's .pi/settings.json: tree, context, stats, usage, list and serve's hello each ended in under 1 s naming them; a FIFO at an indexed session's path: index --status said so (slowest of the 7: {} ms); 0 hangs",
+            slowest.as_millis()
+        ),
+    );
 }
 
 /// `n` quiet sessions in the project folder of `home` (`s0.jsonl` …).
@@ -216,6 +240,10 @@ fn a_hundred_trash_restore_and_empty_runs_at_once_lose_no_record() {
             "s{i}: restored {restored}, listed {listed}, removed {removed}"
         );
     }
+    common::report_reliability(
+        "shared-records",
+        "100 trash runs at once, then 50 restores racing 50 empties: 0 records lost (every session restored, listed or said removed; the trash folder equals its list)",
+    );
 }
 
 #[test]
@@ -276,6 +304,10 @@ fn a_tampered_record_or_a_linked_folder_never_acts_outside_the_trash() {
         .unwrap();
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("already in the trash"));
+    common::report_reliability(
+        "hostile-own-files",
+        "a trash record naming ../../../../victim.txt, a linked bonsai/ folder, a path through a link into the trash, a linked index folder (shared_state.rs): 0 files touched outside bonsai's folders",
+    );
     let out = common::bonsai_isolated(home.path())
         .args(["trash", "--restore", &name])
         .output()
@@ -387,6 +419,10 @@ fn a_session_pi_may_hold_is_not_trashed_and_what_pi_wrote_after_is_joined_back()
     whole.extend_from_slice(appended.as_bytes());
     assert_eq!(std::fs::read(&s).unwrap(), whole);
     assert!(trash_list(home.path()).is_empty());
+    common::report_reliability(
+        "held-files",
+        "trash of a session an idle Pi may hold (a Pi running in its project, idle past 10 s) and of one a process holds open for writing: refused by the kernel's word; what Pi wrote at the old path after a move: joined back on restore, 0 bytes lost",
+    );
 }
 
 #[test]

@@ -373,8 +373,13 @@ pub fn save(place: &Place, source: &Source, session: &Session) -> std::io::Resul
         )));
     }
     let file = place.file_for(&source.path);
-    super::private::write(&file, &bytes)?;
-    prune(place, &file);
+    // The folder's bookkeeping (which to drop for room) under its lock: two bonsai saving at
+    // once would each count the other's index and drop more than needed.
+    super::private::locked(&place.dir.join("folder"), || {
+        super::private::write(&file, &bytes)?;
+        prune(place, &file);
+        Ok::<_, std::io::Error>(())
+    })??;
     Ok(bytes.len() as u64)
 }
 

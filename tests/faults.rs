@@ -658,6 +658,14 @@ fn every_operation_of_delete_and_restore_fails_safely() {
                 if r.is_err() && now == old && removed_file && !crashed {
                     c.fail(format!("{what}: a failed delete left its removed-lines file"));
                 }
+                // Issue 43: a full disk left the complete backup a failed delete had made.
+                if r.is_err()
+                    && now == old
+                    && !crashed
+                    && names.iter().any(|n| n.contains(".bak") && !n.starts_with('.'))
+                {
+                    c.fail(format!("{what}: a failed delete left the backup it made"));
+                }
                 // What the user does next works: a restore refuses on the original and gives
                 // the original back on the new file; a delete again succeeds.
                 common::quiet(&p);

@@ -328,6 +328,7 @@ fn a_session_in_the_trash_with_no_record_is_listed_and_restorable() {
     std::fs::write(agent.join("bonsai/trash/index.json"), "[]").unwrap();
     let list = trash_list(home.path());
     assert_eq!(list.len(), 1, "{list:?}");
+    assert_eq!(list[0]["recorded"], false, "listed as one with no record");
     // Its header's project folder is where it goes back: here the session's own folder is
     // named for `/proj`, so the header's cwd decides.
     let cwd = {

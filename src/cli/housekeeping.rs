@@ -282,7 +282,7 @@ pub fn trash_cmd(a: TrashArgs) -> Result<()> {
                 .iter()
                 .map(|t| {
                     json!({"name": t.name, "original": t.original, "trashedAt": crate::engine::load::js::iso_from_ms(t.at_ms),
-                           "bytes": trash::size(&agent, t), "sideFiles": t.side.len()})
+                           "bytes": trash::size(&agent, t), "sideFiles": t.side.len(), "recorded": t.recorded})
                 })
                 .collect();
             println!("{}", json!({ "trash": rows, "folder": trash::trash_dir(&agent) }));
@@ -291,10 +291,15 @@ pub fn trash_cmd(a: TrashArgs) -> Result<()> {
         } else {
             for t in &all {
                 println!(
-                    "{:>9}  {:>6.1} d  {}  (was {})",
+                    "{:>9}  {:>6.1} d  {}  ({} {})",
                     mb(trash::size(&agent, t)),
                     age_days(t.at_ms),
                     t.name,
+                    if t.recorded {
+                        "was"
+                    } else {
+                        "no record of it: goes back, by its header's project, to"
+                    },
                     t.original.display()
                 );
             }

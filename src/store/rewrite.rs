@@ -227,8 +227,13 @@ pub fn delete_branch(path: &Path, seen: &[u8], target_id: &str) -> Result<Delete
     let removed_file = sibling(&target, &format!(".deleted-{}.jsonl", stamp()));
     write_file_new(&removed_file, &gone, FileMode::private_like(&target))?;
     super::made::note(&removed_file);
+    // The backups beside it before this delete: one this delete makes and then fails after
+    // is removed with the removed lines' copy (a full disk left a complete, useless one).
+    let before = siblings_with(&target, ".bak");
+    let mut made_bak = None;
     let rest = (|| {
         let bak = backup(&target, bytes, "bak")?;
+        made_bak = Some(bak.clone());
         let tmp = write_temp(&target, &kept, FileMode::same_as(&target)).map_err(|source| WriteError::Failed {
             path: target.clone(),
             source,
@@ -242,6 +247,9 @@ pub fn delete_branch(path: &Path, seen: &[u8], target_id: &str) -> Result<Delete
             // killed process leaves it; a restore then refuses, the file being the original).
             if !crashed(&e) {
                 let _ = std::fs::remove_file(&removed_file);
+                if let Some(b) = made_bak.filter(|b| !before.contains(b)) {
+                    let _ = std::fs::remove_file(b);
+                }
             }
             return Err(e);
         }

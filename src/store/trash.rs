@@ -24,6 +24,14 @@ pub struct Trashed {
     /// Its side files moved along (names inside the trash → names where they were).
     #[serde(default)]
     pub side: Vec<(String, PathBuf)>,
+    /// Named by the trash's record; `false` for a session found in the trash folder with no
+    /// record (its way back is read from its header).
+    #[serde(skip, default = "recorded")]
+    pub recorded: bool,
+}
+
+fn recorded() -> bool {
+    true
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -139,6 +147,7 @@ fn orphans(agent: &Path, known: &[Trashed]) -> Vec<Trashed> {
             at_ms,
             bytes: m.len(),
             side: vec![],
+            recorded: false,
         });
     }
     out
@@ -259,6 +268,7 @@ pub fn trash(agent: &Path, session: &Path, now_ms: i64) -> Result<Trashed, Trash
             at_ms: now_ms,
             bytes: meta.len(),
             side,
+            recorded: true,
         };
         // The record first, then the moves: killed in between, the record names a file the
         // trash does not hold (listed as nothing), never a moved session that nothing lists.

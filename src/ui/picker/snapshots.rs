@@ -280,6 +280,7 @@ fn leftovers_under_their_session_and_the_trash_last() {
             at_ms: 1_795_000_000_000,
             bytes: 120_000,
             side: vec![],
+            recorded: true,
         },
         120_000,
     )];

@@ -23,6 +23,11 @@ fn home_with_session() -> (tempfile::TempDir, PathBuf, PathBuf) {
     (home, agent, s)
 }
 
+/// `bonsai ARGS` with `home` as its home, to its end.
+fn bonsai_in(home: &Path, args: &[&str]) -> std::process::Output {
+    common::bonsai_isolated(home).args(args).output().unwrap()
+}
+
 fn mkfifo(p: &Path) {
     let c = std::ffi::CString::new(p.as_os_str().as_encoded_bytes()).unwrap();
     // SAFETY: a valid NUL-terminated path.
@@ -119,10 +124,7 @@ fn a_fifo_wherever_configuration_is_read_is_named_and_never_waited_on() {
     }
     // A session indexed, then a FIFO at its path: `index --status` says so, never waits.
     let (home2, _, s2) = home_with_session();
-    let o = common::bonsai_isolated(home2.path())
-        .args(["index", s2.to_str().unwrap()])
-        .output()
-        .unwrap();
+    let o = bonsai_in(home2.path(), &["index", s2.to_str().unwrap()]);
     assert!(o.status.success());
     std::fs::remove_file(&s2).unwrap();
     mkfifo(&s2);
@@ -156,10 +158,7 @@ fn sessions(agent: &Path, n: usize) -> Vec<PathBuf> {
 }
 
 fn trash_list(home: &Path) -> Vec<serde_json::Value> {
-    let o = common::bonsai_isolated(home)
-        .args(["trash", "--list", "--json"])
-        .output()
-        .unwrap();
+    let o = bonsai_in(home, &["trash", "--list", "--json"]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     v["trash"].as_array().unwrap().clone()
@@ -251,20 +250,14 @@ fn a_tampered_record_or_a_linked_folder_never_acts_outside_the_trash() {
     let (home, agent, s) = home_with_session();
     let victim = home.path().join("victim.txt");
     std::fs::write(&victim, "precious").unwrap();
-    let out = common::bonsai_isolated(home.path())
-        .args(["trash", s.to_str().unwrap()])
-        .output()
-        .unwrap();
+    let out = bonsai_in(home.path(), &["trash", s.to_str().unwrap()]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     // The record rewritten to name a file outside the trash.
     let record = agent.join("bonsai/trash/index.json");
     let mut v: serde_json::Value = serde_json::from_slice(&std::fs::read(&record).unwrap()).unwrap();
     v[0]["name"] = "../../../../victim.txt".into();
     std::fs::write(&record, serde_json::to_vec(&v).unwrap()).unwrap();
-    let out = common::bonsai_isolated(home.path())
-        .args(["trash", "--empty", "--yes"])
-        .output()
-        .unwrap();
+    let out = bonsai_in(home.path(), &["trash", "--empty", "--yes"]);
     assert_eq!(std::fs::read(&victim).unwrap(), b"precious", "{out:?}");
     // The session the record no longer names was listed as an orphan and emptied with the rest.
     assert!(trash_list(home.path()).is_empty());
@@ -275,10 +268,7 @@ fn a_tampered_record_or_a_linked_folder_never_acts_outside_the_trash() {
     let elsewhere = home.path().join("elsewhere");
     std::fs::create_dir_all(&elsewhere).unwrap();
     std::os::unix::fs::symlink(&elsewhere, agent.join("bonsai")).unwrap();
-    let out = common::bonsai_isolated(home.path())
-        .args(["trash", s.to_str().unwrap()])
-        .output()
-        .unwrap();
+    let out = bonsai_in(home.path(), &["trash", s.to_str().unwrap()]);
     assert!(!out.status.success());
     assert!(
         String::from_utf8_lossy(&out.stderr).contains("is not a folder"),
@@ -290,28 +280,19 @@ fn a_tampered_record_or_a_linked_folder_never_acts_outside_the_trash() {
 
     // A path through a link into the trash is inside the trash.
     let (home, agent, s) = home_with_session();
-    let out = common::bonsai_isolated(home.path())
-        .args(["trash", s.to_str().unwrap()])
-        .output()
-        .unwrap();
+    let out = bonsai_in(home.path(), &["trash", s.to_str().unwrap()]);
     assert!(out.status.success());
     let link = home.path().join("t");
     std::os::unix::fs::symlink(agent.join("bonsai/trash"), &link).unwrap();
     let name = trash_list(home.path())[0]["name"].as_str().unwrap().to_string();
-    let out = common::bonsai_isolated(home.path())
-        .args(["trash", link.join(&name).to_str().unwrap()])
-        .output()
-        .unwrap();
+    let out = bonsai_in(home.path(), &["trash", link.join(&name).to_str().unwrap()]);
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("already in the trash"));
     common::report_reliability(
         "hostile-own-files",
         "a trash record naming ../../../../victim.txt, a linked bonsai/ folder, a path through a link into the trash, a linked index folder (shared_state.rs): 0 files touched outside bonsai's folders",
     );
-    let out = common::bonsai_isolated(home.path())
-        .args(["trash", "--restore", &name])
-        .output()
-        .unwrap();
+    let out = bonsai_in(home.path(), &["trash", "--restore", &name]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(s.exists());
 }
@@ -319,10 +300,7 @@ fn a_tampered_record_or_a_linked_folder_never_acts_outside_the_trash() {
 #[test]
 fn a_session_in_the_trash_with_no_record_is_listed_and_restorable() {
     let (home, agent, s) = home_with_session();
-    let out = common::bonsai_isolated(home.path())
-        .args(["trash", s.to_str().unwrap()])
-        .output()
-        .unwrap();
+    let out = bonsai_in(home.path(), &["trash", s.to_str().unwrap()]);
     assert!(out.status.success());
     // The record lost (a crash of an older bonsai, a hand edit).
     std::fs::write(agent.join("bonsai/trash/index.json"), "[]").unwrap();
@@ -340,10 +318,7 @@ fn a_session_in_the_trash_with_no_record_is_listed_and_restorable() {
     let back = agent.join("sessions").join(enc).join(s.file_name().unwrap());
     assert_eq!(list[0]["original"].as_str().unwrap(), back.to_str().unwrap());
     let name = list[0]["name"].as_str().unwrap();
-    let out = common::bonsai_isolated(home.path())
-        .args(["trash", "--restore", name])
-        .output()
-        .unwrap();
+    let out = bonsai_in(home.path(), &["trash", "--restore", name]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(back.exists());
     assert!(trash_list(home.path()).is_empty());
@@ -461,20 +436,14 @@ fn a_backup_a_new_delete_reuses_is_not_removed_by_a_clean_listed_before() {
         .filter(|b| b.age_days(now) > 30.0 && !b.needed_for_restore)
         .collect();
     assert_eq!(listed.len(), 1);
-    let o = common::bonsai_isolated(home.path())
-        .args(["delete-branch", f.to_str().unwrap(), &dead, "--yes"])
-        .output()
-        .unwrap();
+    let o = bonsai_in(home.path(), &["delete-branch", f.to_str().unwrap(), &dead, "--yes"]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     // The "y": the backup is looked at again, and kept.
     let r = bonsai::store::backups::remove(&listed.iter().collect::<Vec<_>>());
     let why = r[0].1.as_ref().unwrap_err().to_string();
     assert!(why.contains("kept"), "{why}");
     assert!(bak.exists());
-    let o = common::bonsai_isolated(home.path())
-        .args(["restore", f.to_str().unwrap(), "--yes"])
-        .output()
-        .unwrap();
+    let o = bonsai_in(home.path(), &["restore", f.to_str().unwrap(), "--yes"]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert_eq!(std::fs::read_to_string(&f).unwrap(), text);
 }

@@ -24,15 +24,18 @@ pub fn load(agent_dir: &Path) -> Vec<PathBuf> {
 
 /// Pin `session` (or unpin it when it is pinned); returns the new list.
 pub fn toggle(agent_dir: &Path, session: &Path) -> std::io::Result<Vec<PathBuf>> {
-    let mut pins = load(agent_dir);
-    match pins.iter().position(|p| p == session) {
-        Some(i) => {
-            pins.remove(i);
+    // Under the file's lock: two bonsai pinning at once each keep the other's pin.
+    super::private::locked(&pins_file(agent_dir), || {
+        let mut pins = load(agent_dir);
+        match pins.iter().position(|p| p == session) {
+            Some(i) => {
+                pins.remove(i);
+            }
+            None => pins.push(session.to_path_buf()),
         }
-        None => pins.push(session.to_path_buf()),
-    }
-    save(agent_dir, &pins)?;
-    Ok(pins)
+        save(agent_dir, &pins)?;
+        Ok(pins)
+    })?
 }
 
 fn save(agent_dir: &Path, pins: &[PathBuf]) -> std::io::Result<()> {
@@ -56,11 +59,18 @@ mod tests {
         assert_eq!(load(d.path()), vec![a.clone(), b.clone()]);
         assert_eq!(toggle(d.path(), &a).unwrap(), vec![b.clone()]);
         assert!(pins_file(d.path()).starts_with(d.path().join("bonsai")));
-        // Nothing else is left in the folder (the temporary file was renamed).
-        let names: Vec<_> = std::fs::read_dir(d.path().join("bonsai"))
+        // Nothing else is left in the folder but the lock (the temporary file was renamed).
+        let mut names: Vec<_> = std::fs::read_dir(d.path().join("bonsai"))
             .unwrap()
             .map(|e| e.unwrap().file_name())
             .collect();
-        assert_eq!(names, vec![std::ffi::OsString::from("pins.json")]);
+        names.sort();
+        assert_eq!(
+            names,
+            vec![
+                std::ffi::OsString::from(".pins.json.lock"),
+                std::ffi::OsString::from("pins.json")
+            ]
+        );
     }
 }

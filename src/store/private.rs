@@ -16,11 +16,7 @@ pub fn dir(dir: &Path) -> std::io::Result<()> {
     // would send bonsai's moves and removals somewhere else. They are checked top down before
     // any is made, so nothing is made through a link either. A folder outside `bonsai/` (a
     // test's, or a user's own path) is checked alone: the folders above it are the user's.
-    let upto = dir
-        .ancestors()
-        .position(|d| d.file_name().is_some_and(|n| n == "bonsai"));
-    let ours: Vec<&Path> = dir.ancestors().take(upto.map_or(1, |i| i + 1)).collect();
-    for d in ours.iter().rev() {
+    for d in own_folders(dir).iter().rev() {
         match std::fs::symlink_metadata(d) {
             Ok(m) if m.is_dir() => {}
             Ok(_) => {
@@ -50,12 +46,18 @@ pub fn dir(dir: &Path) -> std::io::Result<()> {
 /// `bonsai/` down to it real folders, not links (nothing is made). A removal in a folder that
 /// fails this would act wherever a planted link points.
 pub fn is_real_dir(dir: &Path) -> bool {
+    own_folders(dir)
+        .iter()
+        .all(|d| std::fs::symlink_metadata(d).is_ok_and(|m| m.is_dir()))
+}
+
+/// `dir` and the folders above it up to bonsai's own (`bonsai/`), innermost first; `dir`
+/// alone when it is not under one.
+fn own_folders(dir: &Path) -> Vec<&Path> {
     let upto = dir
         .ancestors()
         .position(|d| d.file_name().is_some_and(|n| n == "bonsai"));
-    dir.ancestors()
-        .take(upto.map_or(1, |i| i + 1))
-        .all(|d| std::fs::symlink_metadata(d).is_ok_and(|m| m.is_dir()))
+    dir.ancestors().take(upto.map_or(1, |i| i + 1)).collect()
 }
 
 /// Write `bytes` as `file` whole (0600, temporary name, fsync, rename).

@@ -86,17 +86,20 @@ fn age(meta: &std::fs::Metadata) -> Option<f64> {
 
 fn quiet_enough(path: &Path, meta: &std::fs::Metadata) -> Result<(), DeleteError> {
     // Pi waiting for this bonsai (`/bonsai`) wrote last, and reopens the file after.
-    // bonsai's own last write (an archive, a label, a restore just before) is not Pi's.
-    if super::files::pi_waits_on(path) || super::own_writes::is_ours(path, meta) {
+    if super::files::pi_waits_on(path) {
         return Ok(());
     }
-    match age(meta) {
-        Some(a) if a < QUIET.as_secs_f64() => Err(DeleteError::RecentlyWritten(a)),
-        // Quiet by the clock; the kernel is asked too: an idle Pi holds no descriptor.
-        _ => match super::procs::pi_may_write(path) {
-            Some(who) => Err(DeleteError::PiRunning(who)),
-            None => Ok(()),
-        },
+    // bonsai's own last write (an archive, a label, a restore just before) is not Pi's.
+    if !super::own_writes::is_ours(path, meta)
+        && let Some(a) = age(meta).filter(|a| *a < QUIET.as_secs_f64())
+    {
+        return Err(DeleteError::RecentlyWritten(a));
+    }
+    // Quiet by the clock, or last written by bonsai: the kernel is asked too, since an idle
+    // Pi holds no descriptor and writes again whoever wrote last.
+    match super::procs::pi_may_write(path) {
+        Some(who) => Err(DeleteError::PiRunning(who)),
+        None => Ok(()),
     }
 }
 

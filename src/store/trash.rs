@@ -236,9 +236,10 @@ pub fn trash(agent: &Path, session: &Path, now_ms: i64) -> Result<Trashed, Trash
         if age < super::rewrite::QUIET {
             return Err(TrashError::RecentlyWritten(session, age.as_secs_f64()));
         }
-        if let Some(who) = held_by(&session) {
-            return Err(TrashError::Held(session, who));
-        }
+    }
+    // Asked whoever wrote last: an idle Pi writes again after bonsai's own write too.
+    if let Some(who) = held_by(&session) {
+        return Err(TrashError::Held(session, who));
     }
     let file_name = session
         .file_name()

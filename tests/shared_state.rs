@@ -509,6 +509,9 @@ fn a_write_built_from_a_session_whose_index_no_longer_matches_is_refused() {
     .unwrap();
     let opened = index::open(&p, Some(&place), None, None).unwrap();
     assert!(matches!(opened.used, index::Used::Extended(_)), "{:?}", opened.used);
+    // No new index is made from it: its entries are the old index's, its bytes not.
+    let saved = index::save(&place, &opened.source, &opened.session);
+    assert!(saved.is_err(), "an index vouching for other bytes was written");
     let session = std::sync::Arc::new(opened.session);
     let before = std::fs::read(&p).unwrap();
     let job = bonsai::ui::jobs::Job::Write {

@@ -223,17 +223,24 @@ fn engine_part_start(end: usize) -> usize {
 
 /// The index as bytes: what it describes, then the session's parse (with the first view of
 /// `view`'s filter).
-fn encode(source: &Source, session: &Session, view: FilterMode) -> Vec<u8> {
+fn encode(source: &Source, session: &Session, view: FilterMode) -> std::io::Result<Vec<u8>> {
     let mut source = source.clone();
     let described = (source.len as usize).min(session.buf.len());
     source.crcs = crate::engine::load::session::block_crcs(&session.buf[..described]);
+    // A session opened from an older index: its entries are that index's, so the new one may
+    // vouch for these bytes only where they are the bytes the old one described.
+    if let Some(proof) = session.proof()
+        && !proof.agrees_with(&session.buf[..described], &source.crcs)
+    {
+        return Err(std::io::Error::other(MISMATCH));
+    }
     let meta = postcard::to_allocvec(&source).expect("a source encodes");
     let parse = session.to_index(crate::engine::view::tree_view::stored::encode(session, view));
     let mut out = Vec::with_capacity(28 + meta.len() + parse.len());
     frame(&mut out, MAGIC, &meta);
     out.resize(engine_part_start(out.len()), 0);
     out.extend_from_slice(&parse);
-    out
+    Ok(out)
 }
 
 /// The session at `path`, from its index where that still describes the file, else parsed
@@ -364,7 +371,7 @@ pub fn save(place: &Place, source: &Source, session: &Session) -> std::io::Resul
     if place.limit == 0 {
         return Ok(0);
     }
-    let bytes = encode(source, session, place.view);
+    let bytes = encode(source, session, place.view)?;
     if bytes.len() as u64 > place.limit {
         return Err(std::io::Error::other(format!(
             "the index ({}) would be larger than bonsai.indexCacheMB allows ({})",

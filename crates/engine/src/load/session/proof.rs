@@ -104,6 +104,26 @@ impl LineProof {
         ok
     }
 
+    /// Whether `buf`, whose blocks hash to `crcs` (as [`block_crcs`] made them from all of
+    /// `buf`), still holds the bytes this proof describes: the whole blocks compared by their
+    /// hashes, the last short one hashed again. A new index is made from a session only when
+    /// this holds; else its entries (read from the old index) would be vouched for by hashes of
+    /// other bytes.
+    /// A disagreement marks the session as failed, as a failed line would.
+    pub fn agrees_with(&self, buf: &[u8], crcs: &[u32]) -> bool {
+        let whole = self.len / PROOF_BLOCK;
+        let from = whole * PROOF_BLOCK;
+        let agrees = !self.failed()
+            && buf.len() >= self.len
+            && crcs.len() >= whole
+            && crcs[..whole] == self.crcs[..whole]
+            && (from == self.len || crc32fast::hash(&buf[from..self.len]) == self.crcs[whole]);
+        if !agrees {
+            self.failed.store(true, Ordering::Relaxed);
+        }
+        agrees
+    }
+
     /// Whether a line read so far failed its check.
     pub fn failed(&self) -> bool {
         self.failed.load(Ordering::Relaxed)
@@ -134,5 +154,14 @@ mod tests {
         assert!(q.check_all(&grown));
         assert!(!LineProof::new(buf.len(), block_crcs(&buf)).unwrap().check_all(&edited));
         assert!(LineProof::new(buf.len(), vec![1]).is_none());
+        // A new index's hashes agree with the old proof only where the bytes are the same.
+        let p = LineProof::new(200_000, block_crcs(&buf[..200_000])).unwrap();
+        assert!(p.agrees_with(&grown, &block_crcs(&grown)));
+        let mut inside = grown.clone();
+        inside[100_000] ^= 1;
+        assert!(!p.agrees_with(&inside, &block_crcs(&inside)));
+        let mut tail_edit = grown.clone();
+        tail_edit[199_999] ^= 1;
+        assert!(!p.agrees_with(&tail_edit, &block_crcs(&tail_edit)));
     }
 }

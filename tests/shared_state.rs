@@ -128,12 +128,20 @@ fn a_fifo_wherever_configuration_is_read_is_named_and_never_waited_on() {
     assert!(o.status.success());
     std::fs::remove_file(&s2).unwrap();
     mkfifo(&s2);
-    let mut c = common::bonsai_isolated(home2.path());
-    c.args(["index", "--status"]);
-    let (o, took) = timed(c, b"", Duration::from_secs(10));
-    let out = String::from_utf8_lossy(&o.stdout);
-    assert!(out.contains("its session path is now a FIFO"), "{out}");
-    slowest = slowest.max(took);
+    // Best of three, as above: a hang never ends, a busy machine slows one start.
+    let mut best = Duration::MAX;
+    for _ in 0..3 {
+        let mut c = common::bonsai_isolated(home2.path());
+        c.args(["index", "--status"]);
+        let (o, took) = timed(c, b"", Duration::from_secs(10));
+        let out = String::from_utf8_lossy(&o.stdout);
+        assert!(out.contains("its session path is now a FIFO"), "{out}");
+        best = best.min(took);
+        if best < Duration::from_secs(1) {
+            break;
+        }
+    }
+    slowest = slowest.max(best);
     common::report_reliability(
         "fifos",
         &format!(

@@ -60,14 +60,21 @@ fn own_folders(dir: &Path) -> Vec<&Path> {
     dir.ancestors().take(upto.map_or(1, |i| i + 1)).collect()
 }
 
-/// Write `bytes` as `file` whole (0600, temporary name, fsync, rename).
-pub fn write(file: &Path, bytes: &[u8]) -> std::io::Result<()> {
+/// `file`'s folder (made, and checked as [`dir`] does) and its name: where its temporary file
+/// and its lock go.
+fn folder_and_name(file: &Path) -> std::io::Result<(&Path, String)> {
     let parent = file.parent().unwrap_or(Path::new("."));
     dir(parent)?;
     let name = file
         .file_name()
         .map(|n| n.to_string_lossy().to_string())
         .unwrap_or_default();
+    Ok((parent, name))
+}
+
+/// Write `bytes` as `file` whole (0600, temporary name, fsync, rename).
+pub fn write(file: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let (parent, name) = folder_and_name(file)?;
     let tmp = parent.join(format!(
         ".{name}.{}.{:x}.tmp",
         std::process::id(),
@@ -97,12 +104,7 @@ pub fn write(file: &Path, bytes: &[u8]) -> std::io::Result<()> {
 /// holder (a lock dies with its process, so only a live bonsai can hold it that long).
 pub fn locked<T>(file: &Path, f: impl FnOnce() -> T) -> std::io::Result<T> {
     use std::os::fd::AsRawFd;
-    let parent = file.parent().unwrap_or(Path::new("."));
-    dir(parent)?;
-    let name = file
-        .file_name()
-        .map(|n| n.to_string_lossy().to_string())
-        .unwrap_or_default();
+    let (parent, name) = folder_and_name(file)?;
     let lock_path = parent.join(format!(".{name}.lock"));
     let lock = std::fs::OpenOptions::new()
         .read(true)

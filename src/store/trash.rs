@@ -202,12 +202,9 @@ fn move_file(from: &Path, to: &Path) -> std::io::Result<()> {
         }
         Err(e) => return Err(e),
     }
-    if let Some(d) = to.parent() {
-        super::write::sync_dir(d);
-    }
-    if let Some(d) = from.parent() {
-        super::write::sync_dir(d);
-    }
+    // `sync_dir` syncs the folder a path is in: both folders the move changed.
+    super::write::sync_dir(to);
+    super::write::sync_dir(from);
     Ok(())
 }
 
@@ -380,21 +377,21 @@ fn starts_as_entries(p: &Path) -> bool {
 /// `appended`'s lines added to the end of the trashed `session` (synced), then `appended`
 /// removed: the session comes back whole, with what Pi wrote while it was in the trash.
 fn join_back(session: &Path, appended: &Path) -> std::io::Result<()> {
-    use std::io::Write;
-    let extra = std::fs::read(appended)?;
-    let mut f = std::fs::OpenOptions::new().read(true).append(true).open(session)?;
-    let len = f.metadata()?.len();
-    if len > 0 {
+    // The joined file is written beside the trashed one and renamed over it (the rewrite's
+    // own temporary file): a full disk or a kill leaves the trashed session as it was, never
+    // half of Pi's lines glued to its end.
+    let mut joined = super::files::read_regular(session).map_err(std::io::Error::other)?;
+    if joined.last().is_some_and(|&b| b != b'\n') {
         // A session ends with a newline; one missing is added so lines stay whole.
-        let mut last = [0u8; 1];
-        use std::os::unix::fs::FileExt;
-        f.read_exact_at(&mut last, len - 1)?;
-        if last[0] != b'\n' {
-            f.write_all(b"\n")?;
-        }
+        joined.push(b'\n');
     }
-    f.write_all(&extra)?;
-    f.sync_all()?;
+    joined.extend_from_slice(&super::files::read_regular(appended).map_err(std::io::Error::other)?);
+    let tmp = super::write::write_temp(session, &joined, super::write::FileMode::same_as(session))?;
+    if let Err(e) = std::fs::rename(&tmp, session) {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(e);
+    }
+    super::write::sync_dir(session);
     std::fs::remove_file(appended)
 }
 
@@ -444,7 +441,7 @@ pub fn empty(agent: &Path, which: &[Trashed]) -> Vec<(Trashed, std::io::Result<(
             .filter(|t| !gone.contains(&t.name.as_str()))
             .collect();
         let _ = save(agent, &left);
-        super::write::sync_dir(&dir);
+        super::write::sync_dir(&index_file(agent));
         Ok(out)
     });
     match r {

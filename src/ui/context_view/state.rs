@@ -1,7 +1,7 @@
 //! The context view as a component: its state and what a key does to it (apart from the
 //! view's data, which the jobs build, so that the key handling may name actions).
 
-use super::ContextData;
+use super::data::ContextData;
 use crate::ui::action::Action;
 use crate::ui::component::{self, Effect};
 use crate::ui::mode::Mode;

@@ -1,7 +1,7 @@
 //! The fills view as a component: its state and what a key does to it (apart from the
 //! view's data, which the jobs build, so that the key handling may name actions).
 
-use super::FillsData;
+use super::data::FillsData;
 use crate::ui::action::Action;
 use crate::ui::component::{self, Effect};
 use crate::ui::mode::Mode;

@@ -5,7 +5,7 @@
 //! and the session's own text cannot add any (its raw HTML is shown as text, its images
 //! become links, `javascript:` links are disarmed).
 
-use super::Scope;
+use super::markdown::{self, Scope};
 use crate::load::session::Session;
 use crate::view::syntax;
 use pulldown_cmark::{CodeBlockKind, CowStr, Event, Options, Parser, Tag, TagEnd};
@@ -115,7 +115,7 @@ impl Highlighting {
 
 /// The HTML page for a session (`scope` as for Markdown).
 pub fn html(s: &Session, scope: Scope) -> String {
-    let md = super::markdown(s, scope);
+    let md = markdown::markdown(s, scope);
     let title = md
         .lines()
         .next()

@@ -17,8 +17,10 @@
 //! the ratios between policies are what to read. The calls as Pi recorded them (their
 //! usage and cost, summary calls included) are given beside.
 
-use super::state::{MessageSource, MsgFacts, MsgKind, SentPart, id_hash};
-use super::{CallEnv, LiveSettings, LiveState, Prices, StepReason};
+use super::policy::{CallEnv, LiveSettings, Prices, StepReason};
+use super::source::{MessageSource, MsgFacts, MsgKind, id_hash};
+use super::state::LiveState;
+use super::state::SentPart;
 use crate::load::entry::{Kind, Role};
 use crate::load::models::Registry;
 use crate::load::session::Session;

@@ -5,7 +5,8 @@
 //! start stays cached. Compaction and branch summaries are not folded into it: they are sent
 //! as Pi wrote them, with Pi's own framing, ahead of it.
 
-use super::{LiveSettings, MessageSource, PACKET_TYPE, plural, state::Packet};
+use super::policy::{LiveSettings, PACKET_TYPE, plural};
+use super::source::MessageSource;
 use crate::compaction::offline::Ledger;
 use crate::edit::prune;
 use crate::view::context;
@@ -42,7 +43,7 @@ pub(super) fn build(
         "timestamp": ts,
     });
     let est = context::estimate_value(&value);
-    let hash = super::state::hash_of(&value);
+    let hash = hash_of(&value);
     Some(Packet { value, est, hash })
 }
 
@@ -68,4 +69,20 @@ fn text_of(ledger: &Ledger, left: usize, turns: usize, tokens: u64, budget: u64)
     // The head line counts against the budget too.
     let body_budget = budget.saturating_sub(head.len().div_ceil(4) as u64).max(64);
     format!("{head}{}", ledger.packet(body_budget))
+}
+
+/// The packet as sent.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) struct Packet {
+    pub value: Value,
+    pub est: u64,
+    pub hash: u64,
+}
+
+/// A message's bytes hashed (deterministic: std's SipHash with its fixed keys).
+pub(super) fn hash_of(v: &Value) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    v.to_string().hash(&mut h);
+    h.finish()
 }

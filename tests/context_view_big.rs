@@ -28,7 +28,7 @@ fn the_context_view_says_its_progress_and_is_reused() {
     let jobs = app.take_jobs();
     let view = jobs
         .into_iter()
-        .find(|j| matches!(j, Job::ContextView { .. }))
+        .find(|j| matches!(j, Job::ContextView(bonsai::ui::jobs::ContextViewJob { .. })))
         .expect("a view job");
     let results = run_now(view);
     let steps: Vec<(usize, usize)> = results
@@ -60,7 +60,9 @@ fn the_context_view_says_its_progress_and_is_reused() {
     app.handle_key(KeyEvent::from(KeyCode::Char('v')));
     assert!(app.context_data().is_some(), "reused");
     assert!(
-        !app.take_jobs().iter().any(|j| matches!(j, Job::ContextView { .. })),
+        !app.take_jobs()
+            .iter()
+            .any(|j| matches!(j, Job::ContextView(bonsai::ui::jobs::ContextViewJob { .. }))),
         "built again"
     );
 }

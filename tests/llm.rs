@@ -600,7 +600,7 @@ fn tui_summary_can_be_cancelled() {
     let job = app
         .take_jobs()
         .into_iter()
-        .find(|j| matches!(j, bonsai::ui::jobs::Job::Summary { .. }))
+        .find(|j| matches!(j, bonsai::ui::jobs::Job::Summary(bonsai::ui::jobs::SummaryJob { .. })))
         .unwrap();
     let cancel = app.pending.summary.as_ref().unwrap().1.clone();
     std::thread::spawn(move || {

@@ -522,7 +522,7 @@ fn a_write_built_from_a_session_whose_index_no_longer_matches_is_refused() {
     assert!(saved.is_err(), "an index vouching for other bytes was written");
     let session = std::sync::Arc::new(opened.session);
     let before = std::fs::read(&p).unwrap();
-    let job = bonsai::ui::jobs::Job::Write {
+    let job = bonsai::ui::jobs::Job::Write(bonsai::ui::jobs::WriteJob {
         path: p.clone(),
         request: bonsai::engine::edit::plan::WriteRequest {
             write: bonsai::engine::edit::plan::Write::SessionName { name: "x".into() },
@@ -532,7 +532,7 @@ fn a_write_built_from_a_session_whose_index_no_longer_matches_is_refused() {
         select: None,
         reread_on_refusal: false,
         built_from: session.clone(),
-    };
+    });
     match job.run_blocking() {
         bonsai::ui::jobs::JobResult::Written { result, now } => {
             let e = result.unwrap_err();

@@ -248,7 +248,7 @@ pub fn restore(a: RestoreArgs) -> Result<()> {
 }
 
 /// `bonsai backups`: list bonsai's backups beside the sessions; remove old ones when asked.
-pub fn backups(a: super::BackupsArgs) -> Result<()> {
+pub fn backups(a: BackupsArgs) -> Result<()> {
     use crate::store::backups::{self, Backup};
     use std::io::{IsTerminal, Write as _};
     let cwd = crate::store::config::cwd();

@@ -333,7 +333,7 @@ fn write_chosen(a: &CompareArgs, at: &CompactionAt, w: Strategy, rows: &[Row], s
         .prepare(s0, store::clock::entropy(), store::clock::now_ms())?
         .entries;
     warn_new_branch(s0, leaf, "the compaction");
-    let flags = super::WriteFlags {
+    let flags = super::args::WriteFlags {
         dry_run: false,
         yes: a.yes,
         json: a.json,

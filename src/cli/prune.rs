@@ -268,7 +268,7 @@ fn finish(
     plan: &Plan,
     apply_it: bool,
     undoes: Option<&str>,
-    a: &super::WriteFlags,
+    a: &super::args::WriteFlags,
     exact: bool,
 ) -> Result<()> {
     let enc = gauge_zone(s, plan.leaf).1;
@@ -383,7 +383,10 @@ pub fn edit(a: EditArgs) -> Result<()> {
     } else if let Some(f) = &a.replace_file {
         Edit::Replace(std::fs::read_to_string(f).map_err(|e| eyre!("{}: {e}", f.display()))?)
     } else {
-        unreachable!("clap requires one change")
+        // clap asks for one of them; said here too rather than assumed.
+        return Err(eyre!(
+            "say what to change: --hide, --restore, --replace TEXT or --replace-file FILE"
+        ));
     };
     let plan = prune::edit(&s, leaf, target, &change).map_err(|e| eyre!("{e}"))?;
     finish(&a.session.file, &s, &plan, true, None, &a.write, false)

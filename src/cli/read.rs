@@ -899,7 +899,7 @@ pub fn inspect(a: InspectArgs) -> Result<()> {
     Ok(())
 }
 
-pub fn export(a: super::ExportArgs) -> Result<()> {
+pub fn export(a: ExportArgs) -> Result<()> {
     use crate::engine::export::{self, Scope};
     let s = load_for_reading(&a.session.file, &load_settings(&cwd()))?;
     let scope = if a.tree {
@@ -934,7 +934,7 @@ pub fn export(a: super::ExportArgs) -> Result<()> {
     Ok(())
 }
 
-pub fn search(a: super::SearchArgs) -> Result<()> {
+pub fn search(a: SearchArgs) -> Result<()> {
     use crate::engine::view::search::{Query, RoleFilter};
     use std::io::{IsTerminal, Write};
     let role = a.role.as_deref().and_then(RoleFilter::parse);
@@ -1009,7 +1009,7 @@ pub fn search(a: super::SearchArgs) -> Result<()> {
 
 /// Where `bonsai search` looks: the paths given (each must exist), else this project's
 /// session folder, or every project's with --all.
-fn search_roots(a: &super::SearchArgs) -> Result<Vec<std::path::PathBuf>> {
+fn search_roots(a: &SearchArgs) -> Result<Vec<std::path::PathBuf>> {
     Ok(if !a.paths.is_empty() {
         for p in &a.paths {
             if !p.exists() {

@@ -677,7 +677,7 @@ pub fn write_undo(
     file: &std::path::Path,
     s: &crate::engine::load::session::Session,
     u: crate::engine::edit::undo::Undo,
-    w: &super::WriteFlags,
+    w: &super::args::WriteFlags,
 ) -> Result<()> {
     let req = WriteRequest {
         write: u.write.clone(),

@@ -145,7 +145,10 @@ impl Used {
     pub fn describe(&self) -> String {
         match self {
             Used::Unchanged => "from bonsai's index (unchanged since it was made)".into(),
-            Used::Extended(n) => format!("from bonsai's index and the {} appended since", super::human_bytes(*n)),
+            Used::Extended(n) => format!(
+                "from bonsai's index and the {} appended since",
+                super::files::human_bytes(*n)
+            ),
             Used::Parsed(why) => format!("parsed whole ({why})"),
         }
     }
@@ -375,8 +378,8 @@ pub fn save(place: &Place, source: &Source, session: &Session) -> std::io::Resul
     if bytes.len() as u64 > place.limit {
         return Err(std::io::Error::other(format!(
             "the index ({}) would be larger than bonsai.indexCacheMB allows ({})",
-            super::human_bytes(bytes.len() as u64),
-            super::human_bytes(place.limit)
+            super::files::human_bytes(bytes.len() as u64),
+            super::files::human_bytes(place.limit)
         )));
     }
     let file = place.file_for(&source.path);
@@ -534,12 +537,12 @@ fn described(st: &mut Status, source: &Source) {
             st.state = "fresh";
             st.detail = format!(
                 "describes all {}: opens without a parse",
-                super::human_bytes(source.len)
+                super::files::human_bytes(source.len)
             );
         }
         Freshness::Grown(n) => {
             st.state = "grown";
-            st.detail = format!("{} appended since: only those are parsed", super::human_bytes(n));
+            st.detail = format!("{} appended since: only those are parsed", super::files::human_bytes(n));
         }
         Freshness::Stale(why) => {
             st.state = "stale";

@@ -24,7 +24,7 @@ pub mod trash;
 pub mod usage;
 pub mod write;
 
-pub use files::{OpenError, load_session, reload};
+pub use files::{OpenError, human_bytes, load_session, reload};
 pub use rewrite::repair;
 pub use sessions::{
     Problem, SessionInfo, count_all_sessions, list_sessions, newest_in_dir, newest_session, session_info,
@@ -32,13 +32,3 @@ pub use sessions::{
 pub use write::{
     Appended, WriteError, append_lines, append_with, migrate, new_session_path, write_document, write_new,
 };
-
-/// A size as people read it: bytes, KB, MB or GB (powers of 1024).
-pub fn human_bytes(n: u64) -> String {
-    match n {
-        n if n >= 1 << 30 => format!("{:.2} GB", n as f64 / (1u64 << 30) as f64),
-        n if n >= 1 << 20 => format!("{:.1} MB", n as f64 / (1u64 << 20) as f64),
-        n if n >= 1 << 10 => format!("{} KB", n.div_ceil(1 << 10)),
-        n => format!("{n} bytes"),
-    }
-}

@@ -54,7 +54,7 @@ pub enum DeleteError {
     #[error(transparent)]
     Write(#[from] WriteError),
     #[error(transparent)]
-    Open(#[from] super::OpenError),
+    Open(#[from] super::files::OpenError),
     #[error(transparent)]
     Io(#[from] std::io::Error),
 }
@@ -214,7 +214,7 @@ pub fn delete_branch(path: &Path, seen: &[u8], target_id: &str) -> Result<Delete
         return Err(DeleteError::Changed);
     }
     quiet_enough(&target, &meta)?;
-    let s = Session::from_bytes(bytes).map_err(|source| super::OpenError::Invalid {
+    let s = Session::from_bytes(bytes).map_err(|source| super::files::OpenError::Invalid {
         path: path.to_path_buf(),
         source,
     })?;

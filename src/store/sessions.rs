@@ -296,8 +296,10 @@ fn read_info(path: &Path, dir: &Path, cached: Option<&Cached>) -> SessionInfo {
     }
     let f = match super::files::open_regular(path) {
         Ok(f) => f,
-        Err(super::OpenError::Io { source, .. }) => return problem(format!("cannot read it: {}", io_reason(&source))),
-        Err(super::OpenError::NotAFile { what, .. }) => return problem(format!("{what}, not a session file")),
+        Err(super::files::OpenError::Io { source, .. }) => {
+            return problem(format!("cannot read it: {}", io_reason(&source)));
+        }
+        Err(super::files::OpenError::NotAFile { what, .. }) => return problem(format!("{what}, not a session file")),
         Err(e) => return problem(e.to_string()),
     };
     // Mapped when large: listing a folder of 100 MB sessions copies none of them.

@@ -60,7 +60,7 @@ pub enum WriteError {
     #[error("{}: {reason}", path.display())]
     Unfinished { path: PathBuf, reason: String },
     #[error(transparent)]
-    Open(#[from] super::OpenError),
+    Open(#[from] super::files::OpenError),
     /// The write, decided again on the file as it is now, is refused.
     #[error(transparent)]
     Refused(#[from] Refusal),
@@ -123,7 +123,7 @@ where
         let s = if lease.is_some() {
             super::files::load_session_from(f.try_clone()?, path)?
         } else {
-            super::load_session(path)?
+            super::files::load_session(path)?
         };
         if s.header.version < 3.0 {
             return Err(WriteError::NeedsMigration {
@@ -230,7 +230,7 @@ pub fn apply(path: &Path, req: &WriteRequest) -> Result<Applied, WriteError> {
         prepared = Some(p);
         Ok(entries)
     })?;
-    let session = super::reload(before, path)?;
+    let session = super::files::reload(before, path)?;
     Ok(Applied {
         session,
         appended,
@@ -704,7 +704,7 @@ pub(super) fn read_side_file(p: &Path, session: &Path) -> std::io::Result<Vec<u8
 pub fn migrate(path: &Path) -> Result<PathBuf, WriteError> {
     let target = std::fs::canonicalize(path)?;
     let bytes = super::files::read_regular(&target)?;
-    let s = Session::from_bytes(bytes.clone()).map_err(|source| super::OpenError::Invalid {
+    let s = Session::from_bytes(bytes.clone()).map_err(|source| super::files::OpenError::Invalid {
         path: path.to_path_buf(),
         source,
     })?;

@@ -19,19 +19,26 @@ use std::sync::atomic::{AtomicBool, Ordering};
 /// What a summary is for.
 #[derive(Clone)]
 pub enum SummaryKind {
-    /// A compaction, written by each of `strategies` side by side (one tab each).
-    Compaction {
-        plan: Arc<crate::engine::compaction::cut::CompactionPlan>,
-        focus: Option<String>,
-        thinking: String,
-        strategies: Vec<crate::engine::compaction::strategy::Strategy>,
-        params: crate::engine::compaction::slices::SliceParams,
-    },
-    Branch {
-        nav: Box<crate::engine::edit::entries::Navigation>,
-        focus: Option<String>,
-        replace: bool,
-    },
+    Compaction(CompactionSummary),
+    Branch(BranchSummary),
+}
+
+/// A compaction, written by each of `strategies` side by side (one tab each).
+#[derive(Clone)]
+pub struct CompactionSummary {
+    pub plan: Arc<crate::engine::compaction::cut::CompactionPlan>,
+    pub focus: Option<String>,
+    pub thinking: String,
+    pub strategies: Vec<crate::engine::compaction::strategy::Strategy>,
+    pub params: crate::engine::compaction::slices::SliceParams,
+}
+
+/// The branch left, summarized before going to another entry.
+#[derive(Clone)]
+pub struct BranchSummary {
+    pub nav: Box<crate::engine::edit::entries::Navigation>,
+    pub focus: Option<String>,
+    pub replace: bool,
 }
 
 /// Sessions above this many entries compute the selection's gauge and cut off the key path
@@ -40,215 +47,309 @@ pub const LARGE_SESSION: usize = 20_000;
 
 pub enum Job {
     /// Gauge and cut for the selected entry (see `selection`).
-    Selection {
-        generation: u64,
-        session: Arc<Session>,
-        leaf: usize,
-        settings: Settings,
-        registry: Arc<Registry>,
-        keep_recent: u64,
-        want_classes: bool,
-    },
+    Selection(SelectionJob),
     /// The cut of a selection whose gauge is shown (the first load's, after the first frame).
-    Cut {
-        generation: u64,
-        session: Arc<Session>,
-        to_come: Box<selection::CutToCome>,
-    },
+    Cut(CutJob),
     /// Exact token counts of the messages at the selection.
-    ExactTokens {
-        generation: u64,
-        session: Arc<Session>,
-        messages: Vec<ContextMessage>,
-        encoding: Encoding,
-        cache: Arc<TokenCache>,
-    },
+    ExactTokens(ExactTokensJob),
     /// "What the model sees" at the selection (and the marked entry): the session's context,
     /// or with `live` what bonsai's Pi package sends (its settings, window and reserve).
-    ContextView {
-        generation: u64,
-        session: Arc<Session>,
-        leaf: usize,
-        mark: Option<usize>,
-        encoding: Encoding,
-        cache: Arc<TokenCache>,
-        live: Option<context_view::LiveParams>,
-    },
+    ContextView(ContextViewJob),
     /// The live policy's figure at the selection (what the Pi package would send), for the
     /// gauge's mark.
-    LiveFigure {
-        generation: u64,
-        session: Arc<Session>,
-        leaf: usize,
-        params: context_view::LiveParams,
-    },
+    LiveFigure(LiveFigureJob),
     /// The open session's bill replayed under the live policy and without it (`bonsai bill`):
     /// the live context view's bottom line. A job of its own: on a 100 MB session it takes
     /// seconds, and the view's rows come first.
-    LiveBill {
-        /// The session's length it is for.
-        generation: u64,
-        session: Arc<Session>,
-        params: context_view::LiveParams,
-    },
+    LiveBill(LiveBillJob),
     /// A pruning plan for the selection (see `engine::edit::prune`).
-    Prune {
-        generation: u64,
-        session: Arc<Session>,
-        leaf: usize,
-        policy: crate::engine::edit::prune::Policy,
-        settings: crate::engine::edit::prune::PruneSettings,
-        force: bool,
-        /// The gauge's zone (the zones policy follows it unless one is chosen).
-        zone: crate::engine::edit::prune::Zone,
-    },
+    Prune(PruneJob),
     /// Pi's compaction plan at `leaf` (`c`: what is summarized, where the cut falls, or
     /// why there is nothing to compact).
-    PlanCompaction {
-        id: u64,
-        session: Arc<Session>,
-        leaf: usize,
-        settings: crate::engine::compaction::cut::CompactionSettings,
-    },
+    PlanCompaction(PlanCompactionJob),
     /// What fills the context at the selection.
-    Fills {
-        generation: u64,
-        session: Arc<Session>,
-        leaf: usize,
-        encoding: Encoding,
-        cache: Arc<TokenCache>,
-    },
+    Fills(FillsJob),
     /// Every session's model calls for the usage view (and the open session's compactions).
-    Usage {
-        generation: u64,
-        cwd: PathBuf,
-        settings: crate::engine::settings::Settings,
-        agent_dir: PathBuf,
-        session: Option<(PathBuf, Vec<i64>)>,
-    },
+    Usage(UsageJob),
     /// The file grew (Pi appended): the session with the new lines.
-    Reload { session: Arc<Session>, path: PathBuf },
+    Reload(ReloadJob),
     /// Open another session (the picker), through its index where it has one.
-    Open {
-        path: PathBuf,
-        index: Option<store::index::Place>,
-    },
+    Open(OpenJob),
     /// Write the index of a session just opened (in the background, after its first frame;
     /// a quit does not wait for it).
-    SaveIndex {
-        place: store::index::Place,
-        source: store::index::Source,
-        session: Arc<Session>,
-    },
+    SaveIndex(SaveIndexJob),
     /// The session bonsai was started on, read with its progress reported (`LoadProgress`,
     /// then `Loaded`). `early`: a big session's gauge is worked out here right after the
     /// parse, beside the app building its tree, so the first frame has it
     /// (`EarlySelection`; its cut is left to a job after the first frame, `Job::Cut`).
-    Load {
-        path: PathBuf,
-        size: u64,
-        early: Option<(Settings, Arc<Registry>)>,
-        index: Option<store::index::Place>,
-        /// A big file's leaf rows for the loading frame (the tree's filter, how many rows),
-        /// read from its end beside a whole parse (`LeafPreview`); an open from the index is
-        /// quicker than that read, so it has none.
-        preview: Option<(crate::engine::view::tree_view::FilterMode, usize)>,
-    },
+    Load(LoadJob),
     /// Find the model and its API key for a summary: Pi's `auth.json`, the environment and
     /// the settings are read here, not in the update. `wanted`: bonsai's summary model
     /// setting; `session_model`: the session's own (provider, id).
-    ResolveSummarizer {
-        id: u64,
-        registry: Arc<Registry>,
-        agent_dir: PathBuf,
-        wanted: Option<String>,
-        session_model: Option<(String, String)>,
-    },
+    ResolveSummarizer(ResolveSummarizerJob),
     /// Small file work (the trash, old backups, pins, a listed session's name).
-    Chore {
-        chore: super::chores::Chore,
-        agent_dir: PathBuf,
-    },
+    Chore(ChoreJob),
     /// List sessions (the picker; `all`: every project), with bonsai's pins.
-    List {
-        cwd: PathBuf,
-        settings: Settings,
-        all: bool,
-        /// Pi's agent directory (bonsai's pins are under it).
-        agent_dir: PathBuf,
-    },
+    List(ListJob),
     /// Exact counts of every message of every entry (the tree's right column), in the
     /// background at a low priority, reporting progress.
-    ExactAll {
-        generation: u64,
-        session: Arc<Session>,
-        encoding: Encoding,
-        cache: Arc<TokenCache>,
-        cancel: Arc<AtomicBool>,
-    },
+    ExactAll(ExactAllJob),
     /// Search inside `files` (the picker), each file's hits reported as it is done.
-    SearchSessions {
-        id: u64,
-        files: Vec<PathBuf>,
-        query: String,
-        cancel: Arc<AtomicBool>,
-    },
+    SearchSessions(SearchSessionsJob),
     /// Find text inside the open session (its bytes in memory), hits reported as they come.
-    FindInSession {
-        id: u64,
-        session: Arc<Session>,
-        query: String,
-        cancel: Arc<AtomicBool>,
-    },
+    FindInSession(FindInSessionJob),
     /// Append, decided again on the file as it is (see `engine::edit::plan`).
-    Write {
-        path: PathBuf,
-        request: WriteRequest,
-        what: String,
-        /// The entry to select afterwards (by id; `None`: the new leaf).
-        select: Option<String>,
-        /// A refusal reads the file again (a summary dialog waits to be given back with what
-        /// changed); without one, a refused write reads nothing more.
-        reread_on_refusal: bool,
-        /// The session what is written was made from: proven against the file first when it
-        /// was opened through bonsai's index (every line, not only those read).
-        built_from: Arc<Session>,
-    },
+    Write(WriteJob),
     /// A new session file with the path up to `cut` (Pi's `/fork` and `/clone`), beside
     /// `source`.
-    Branched {
-        session: Arc<Session>,
-        cut: Option<usize>,
-        source: PathBuf,
-        what: &'static str,
-        /// The text a fork hands back (the user message it forked before).
-        editor_text: Option<String>,
-    },
+    Branched(BranchedJob),
     /// Delete the branch at `target` from the file `session` was read from (refused if the
     /// file is no longer exactly those bytes), then read the new file.
-    DeleteBranch {
-        path: PathBuf,
-        session: Arc<Session>,
-        target: String,
-    },
+    DeleteBranch(DeleteBranchJob),
     /// The path to `leaf` as a document at `out` (a new file; the format from its extension).
-    Export {
-        session: Arc<Session>,
-        /// The session's file: the export gets its mode.
-        source: Option<PathBuf>,
-        leaf: usize,
-        out: PathBuf,
-    },
+    Export(ExportJob),
     /// A summary: a compaction's strategies (each reporting as `Strategy*` results), or a
     /// branch's, a model's (streamed back as `SummaryChunk`s) or, without a summarizer, the
     /// offline one.
-    Summary {
-        id: u64,
-        session: Arc<Session>,
-        summarizer: Option<Box<Summarizer>>,
-        kind: SummaryKind,
-        cancel: Arc<AtomicBool>,
-    },
+    Summary(SummaryJob),
+}
+
+/// Gauge and cut for the selected entry (see `selection`).
+pub struct SelectionJob {
+    pub generation: u64,
+    pub session: Arc<Session>,
+    pub leaf: usize,
+    pub settings: Settings,
+    pub registry: Arc<Registry>,
+    pub keep_recent: u64,
+    pub want_classes: bool,
+}
+
+/// The cut of a selection whose gauge is shown (the first load's, after the first frame).
+pub struct CutJob {
+    pub generation: u64,
+    pub session: Arc<Session>,
+    pub to_come: Box<selection::CutToCome>,
+}
+
+/// Exact token counts of the messages at the selection.
+pub struct ExactTokensJob {
+    pub generation: u64,
+    pub session: Arc<Session>,
+    pub messages: Vec<ContextMessage>,
+    pub encoding: Encoding,
+    pub cache: Arc<TokenCache>,
+}
+
+/// "What the model sees" at the selection (and the marked entry): the session's context,
+/// or with `live` what bonsai's Pi package sends (its settings, window and reserve).
+pub struct ContextViewJob {
+    pub generation: u64,
+    pub session: Arc<Session>,
+    pub leaf: usize,
+    pub mark: Option<usize>,
+    pub encoding: Encoding,
+    pub cache: Arc<TokenCache>,
+    pub live: Option<context_view::LiveParams>,
+}
+
+/// The live policy's figure at the selection (what the Pi package would send), for the
+/// gauge's mark.
+pub struct LiveFigureJob {
+    pub generation: u64,
+    pub session: Arc<Session>,
+    pub leaf: usize,
+    pub params: context_view::LiveParams,
+}
+
+/// The open session's bill replayed under the live policy and without it (`bonsai bill`):
+/// the live context view's bottom line. A job of its own: on a 100 MB session it takes
+/// seconds, and the view's rows come first.
+pub struct LiveBillJob {
+    /// The session's length it is for.
+    pub generation: u64,
+    pub session: Arc<Session>,
+    pub params: context_view::LiveParams,
+}
+
+/// A pruning plan for the selection (see `engine::edit::prune`).
+pub struct PruneJob {
+    pub generation: u64,
+    pub session: Arc<Session>,
+    pub leaf: usize,
+    pub policy: crate::engine::edit::prune::Policy,
+    pub settings: crate::engine::edit::prune::PruneSettings,
+    pub force: bool,
+    /// The gauge's zone (the zones policy follows it unless one is chosen).
+    pub zone: crate::engine::edit::prune::Zone,
+}
+
+/// Pi's compaction plan at `leaf` (`c`: what is summarized, where the cut falls, or
+/// why there is nothing to compact).
+pub struct PlanCompactionJob {
+    pub id: u64,
+    pub session: Arc<Session>,
+    pub leaf: usize,
+    pub settings: crate::engine::compaction::cut::CompactionSettings,
+}
+
+/// What fills the context at the selection.
+pub struct FillsJob {
+    pub generation: u64,
+    pub session: Arc<Session>,
+    pub leaf: usize,
+    pub encoding: Encoding,
+    pub cache: Arc<TokenCache>,
+}
+
+/// Every session's model calls for the usage view (and the open session's compactions).
+pub struct UsageJob {
+    pub generation: u64,
+    pub cwd: PathBuf,
+    pub settings: crate::engine::settings::Settings,
+    pub agent_dir: PathBuf,
+    pub session: Option<(PathBuf, Vec<i64>)>,
+}
+
+/// The file grew (Pi appended): the session with the new lines.
+pub struct ReloadJob {
+    pub session: Arc<Session>,
+    pub path: PathBuf,
+}
+
+/// Open another session (the picker), through its index where it has one.
+pub struct OpenJob {
+    pub path: PathBuf,
+    pub index: Option<store::index::Place>,
+}
+
+/// Write the index of a session just opened (in the background, after its first frame;
+/// a quit does not wait for it).
+pub struct SaveIndexJob {
+    pub place: store::index::Place,
+    pub source: store::index::Source,
+    pub session: Arc<Session>,
+}
+
+/// The session bonsai was started on, read with its progress reported (`LoadProgress`,
+/// then `Loaded`). `early`: a big session's gauge is worked out here right after the
+/// parse, beside the app building its tree, so the first frame has it
+/// (`EarlySelection`; its cut is left to a job after the first frame, `Job::Cut`).
+pub struct LoadJob {
+    pub path: PathBuf,
+    pub size: u64,
+    pub early: Option<(Settings, Arc<Registry>)>,
+    pub index: Option<store::index::Place>,
+    /// A big file's leaf rows for the loading frame (the tree's filter, how many rows),
+    /// read from its end beside a whole parse (`LeafPreview`); an open from the index is
+    /// quicker than that read, so it has none.
+    pub preview: Option<(crate::engine::view::tree_view::FilterMode, usize)>,
+}
+
+/// Find the model and its API key for a summary: Pi's `auth.json`, the environment and
+/// the settings are read here, not in the update. `wanted`: bonsai's summary model
+/// setting; `session_model`: the session's own (provider, id).
+pub struct ResolveSummarizerJob {
+    pub id: u64,
+    pub registry: Arc<Registry>,
+    pub agent_dir: PathBuf,
+    pub wanted: Option<String>,
+    pub session_model: Option<(String, String)>,
+}
+
+/// Small file work (the trash, old backups, pins, a listed session's name).
+pub struct ChoreJob {
+    pub chore: super::chores::Chore,
+    pub agent_dir: PathBuf,
+}
+
+/// List sessions (the picker; `all`: every project), with bonsai's pins.
+pub struct ListJob {
+    pub cwd: PathBuf,
+    pub settings: Settings,
+    pub all: bool,
+    /// Pi's agent directory (bonsai's pins are under it).
+    pub agent_dir: PathBuf,
+}
+
+/// Exact counts of every message of every entry (the tree's right column), in the
+/// background at a low priority, reporting progress.
+pub struct ExactAllJob {
+    pub generation: u64,
+    pub session: Arc<Session>,
+    pub encoding: Encoding,
+    pub cache: Arc<TokenCache>,
+    pub cancel: Arc<AtomicBool>,
+}
+
+/// Search inside `files` (the picker), each file's hits reported as it is done.
+pub struct SearchSessionsJob {
+    pub id: u64,
+    pub files: Vec<PathBuf>,
+    pub query: String,
+    pub cancel: Arc<AtomicBool>,
+}
+
+/// Find text inside the open session (its bytes in memory), hits reported as they come.
+pub struct FindInSessionJob {
+    pub id: u64,
+    pub session: Arc<Session>,
+    pub query: String,
+    pub cancel: Arc<AtomicBool>,
+}
+
+/// Append, decided again on the file as it is (see `engine::edit::plan`).
+pub struct WriteJob {
+    pub path: PathBuf,
+    pub request: WriteRequest,
+    pub what: String,
+    /// The entry to select afterwards (by id; `None`: the new leaf).
+    pub select: Option<String>,
+    /// A refusal reads the file again (a summary dialog waits to be given back with what
+    /// changed); without one, a refused write reads nothing more.
+    pub reread_on_refusal: bool,
+    /// The session what is written was made from: proven against the file first when it
+    /// was opened through bonsai's index (every line, not only those read).
+    pub built_from: Arc<Session>,
+}
+
+/// A new session file with the path up to `cut` (Pi's `/fork` and `/clone`), beside
+/// `source`.
+pub struct BranchedJob {
+    pub session: Arc<Session>,
+    pub cut: Option<usize>,
+    pub source: PathBuf,
+    pub what: &'static str,
+    /// The text a fork hands back (the user message it forked before).
+    pub editor_text: Option<String>,
+}
+
+/// Delete the branch at `target` from the file `session` was read from (refused if the
+/// file is no longer exactly those bytes), then read the new file.
+pub struct DeleteBranchJob {
+    pub path: PathBuf,
+    pub session: Arc<Session>,
+    pub target: String,
+}
+
+/// The path to `leaf` as a document at `out` (a new file; the format from its extension).
+pub struct ExportJob {
+    pub session: Arc<Session>,
+    /// The session's file: the export gets its mode.
+    pub source: Option<PathBuf>,
+    pub leaf: usize,
+    pub out: PathBuf,
+}
+
+/// A summary: a compaction's strategies (each reporting as `Strategy*` results), or a
+/// branch's, a model's (streamed back as `SummaryChunk`s) or, without a summarizer, the
+/// offline one.
+pub struct SummaryJob {
+    pub id: u64,
+    pub session: Arc<Session>,
+    pub summarizer: Option<Box<Summarizer>>,
+    pub kind: SummaryKind,
+    pub cancel: Arc<AtomicBool>,
 }
 
 /// A finished write: the session after it and what was appended.
@@ -518,12 +619,12 @@ impl Job {
     pub fn writes_files(&self) -> bool {
         matches!(
             self,
-            Job::Write { .. }
-                | Job::Branched { .. }
-                | Job::DeleteBranch { .. }
-                | Job::Export { .. }
-                | Job::List { .. }
-                | Job::Chore { .. }
+            Job::Write(WriteJob { .. })
+                | Job::Branched(BranchedJob { .. })
+                | Job::DeleteBranch(DeleteBranchJob { .. })
+                | Job::Export(ExportJob { .. })
+                | Job::List(ListJob { .. })
+                | Job::Chore(ChoreJob { .. })
         )
     }
 
@@ -532,12 +633,12 @@ impl Job {
     pub fn is_async(&self) -> bool {
         matches!(
             self,
-            Job::Summary {
+            Job::Summary(SummaryJob {
                 summarizer: Some(_),
                 ..
-            } | Job::SearchSessions { .. }
-                | Job::FindInSession { .. }
-                | Job::ExactAll { .. }
+            }) | Job::SearchSessions(SearchSessionsJob { .. })
+                | Job::FindInSession(FindInSessionJob { .. })
+                | Job::ExactAll(ExactAllJob { .. })
         )
     }
 
@@ -549,27 +650,27 @@ impl Job {
     /// Run a blocking job to its result, reporting progress (the context view's count).
     pub fn run_blocking_with(self, report: &(dyn Fn(JobResult) + Sync)) -> JobResult {
         match self {
-            Job::Chore { chore, agent_dir } => {
+            Job::Chore(ChoreJob { chore, agent_dir }) => {
                 JobResult::ChoreDone(super::chores::run(chore, &agent_dir, store::clock::now_ms()))
             }
-            r @ Job::ResolveSummarizer { .. } => resolve_summarizer(r),
-            r @ Job::Selection { .. } => run_selection(r, report),
-            Job::Cut {
+            Job::ResolveSummarizer(r) => resolve_summarizer(r),
+            Job::Selection(r) => run_selection(r, report),
+            Job::Cut(CutJob {
                 generation,
                 session,
                 to_come,
-            } => JobResult::SelectionCut {
+            }) => JobResult::SelectionCut {
                 generation,
                 cut: Box::new(to_come.cut(&session, false)),
             },
-            r @ Job::ExactTokens { .. } => run_exact_tokens(r),
-            r @ Job::ContextView { .. } => run_context_view(r, report),
-            r @ Job::LiveFigure { .. } => run_live_figure(r),
-            Job::LiveBill {
+            Job::ExactTokens(r) => run_exact_tokens(r),
+            Job::ContextView(r) => run_context_view(r, report),
+            Job::LiveFigure(r) => run_live_figure(r),
+            Job::LiveBill(LiveBillJob {
                 generation,
                 session,
                 params,
-            } => {
+            }) => {
                 let line = || context_view::bill_line(&params.bill(&session));
                 JobResult::LiveBill {
                     generation,
@@ -579,7 +680,7 @@ impl Job {
                     },
                 }
             }
-            Job::Prune {
+            Job::Prune(PruneJob {
                 generation,
                 session,
                 leaf,
@@ -587,69 +688,71 @@ impl Job {
                 settings,
                 force,
                 zone,
-            } => JobResult::Prune {
+            }) => JobResult::Prune {
                 generation,
                 plan: Box::new(crate::engine::edit::prune::plan(
                     &session, leaf, policy, &settings, force, zone,
                 )),
             },
-            Job::PlanCompaction {
+            Job::PlanCompaction(PlanCompactionJob {
                 id,
                 session,
                 leaf,
                 settings,
-            } => JobResult::CompactionPlanned {
+            }) => JobResult::CompactionPlanned {
                 id,
                 leaf,
                 plan: crate::engine::edit::entries::plan_compaction(&session, leaf, settings).map(Box::new),
             },
-            Job::Fills {
+            Job::Fills(FillsJob {
                 generation,
                 session,
                 leaf,
                 encoding,
                 cache,
-            } => JobResult::Fills(Box::new(super::fills::build(
+            }) => JobResult::Fills(Box::new(super::fills::build(
                 &session, generation, leaf, encoding, &cache,
             ))),
-            Job::Reload { session, path } => reload(&session, &path),
-            Job::Open { path, index } => {
+            Job::Reload(ReloadJob { session, path }) => reload(&session, &path),
+            Job::Open(OpenJob { path, index }) => {
                 let (result, index) = open_indexed(&path, index.as_ref(), None, None);
                 JobResult::Opened { path, result, index }
             }
-            Job::SaveIndex { place, source, session } => {
+            Job::SaveIndex(SaveIndexJob { place, source, session }) => {
                 JobResult::IndexSaved(store::index::save(&place, &source, &session).map_err(|e| e.to_string()))
             }
-            r @ Job::Load { .. } => run_load(r, report),
-            r @ Job::Usage { .. } => run_usage(r),
-            r @ Job::List { .. } => run_list(r),
-            r @ Job::Write { .. } => run_write(r),
-            Job::Branched {
+            Job::Load(r) => run_load(r, report),
+            Job::Usage(r) => run_usage(r),
+            Job::List(r) => run_list(r),
+            Job::Write(r) => run_write(r),
+            Job::Branched(BranchedJob {
                 session,
                 cut,
                 source,
                 what,
                 editor_text,
-            } => JobResult::Branched {
+            }) => JobResult::Branched {
                 what,
                 result: write_branched(&session, cut, &source),
                 editor_text,
             },
-            Job::DeleteBranch { path, session, target } => JobResult::Deleted(delete_branch(&path, &session, &target)),
-            Job::Export {
+            Job::DeleteBranch(DeleteBranchJob { path, session, target }) => {
+                JobResult::Deleted(delete_branch(&path, &session, &target))
+            }
+            Job::Export(ExportJob {
                 session,
                 source,
                 leaf,
                 out,
-            } => JobResult::Exported(export_document(&session, source.as_deref(), leaf, &out)),
-            r @ Job::Summary { .. } => run_summary_here(r),
-            r @ Job::FindInSession { .. } => run_find_in_session(r, report),
-            Job::SearchSessions { id, .. } => JobResult::SearchDone {
+            }) => JobResult::Exported(export_document(&session, source.as_deref(), leaf, &out)),
+            Job::Summary(r) => run_summary_here(r),
+            Job::FindInSession(r) => run_find_in_session(r, report),
+            Job::SearchSessions(SearchSessionsJob { id, .. }) => JobResult::SearchDone {
                 id,
                 elapsed_ms: 0,
                 error: Some(store::search::SearchError::Stopped("a search needs the runtime".into())),
             },
-            r @ Job::ExactAll { .. } => run_exact_all(r),
+            Job::ExactAll(r) => run_exact_all(r),
         }
     }
 
@@ -657,33 +760,37 @@ impl Job {
     /// `Cancelled`) when the cancel flag is set. A search reports each file as it is done.
     pub async fn run_async(self, report: impl Fn(JobResult) + Send + Sync + 'static) -> JobResult {
         match self {
-            j @ Job::ExactAll { .. } => count_everything_async(j, report).await,
-            j @ Job::FindInSession { .. } => find_in_session_async(j, report).await,
-            j @ Job::SearchSessions { .. } => search_sessions_async(j, report).await,
-            j @ Job::Summary {
-                kind: SummaryKind::Compaction { .. },
-                ..
-            } => compaction_async(j, report).await,
-            j @ Job::Summary {
-                summarizer: Some(_), ..
-            } => branch_summary_async(j, report).await,
+            Job::ExactAll(j) => count_everything_async(j, report).await,
+            Job::FindInSession(j) => find_in_session_async(j, report).await,
+            Job::SearchSessions(j) => search_sessions_async(j, report).await,
+            Job::Summary(SummaryJob {
+                id,
+                session,
+                summarizer,
+                kind: SummaryKind::Compaction(c),
+                cancel,
+            }) => compaction_async(id, session, summarizer, c, cancel, report).await,
+            Job::Summary(SummaryJob {
+                id,
+                session,
+                summarizer: Some(m),
+                kind: SummaryKind::Branch(b),
+                cancel,
+            }) => branch_summary_async(id, session, *m, b, cancel, report).await,
             j => j.run_blocking(),
         }
     }
 }
 
 /// Every entry's exact count on a blocking worker (cancelled: reported as such).
-async fn count_everything_async(job: Job, report: impl Fn(JobResult) + Send + Sync + 'static) -> JobResult {
-    let Job::ExactAll {
+async fn count_everything_async(job: ExactAllJob, report: impl Fn(JobResult) + Send + Sync + 'static) -> JobResult {
+    let ExactAllJob {
         generation,
         session,
         encoding,
         cache,
         cancel,
-    } = job
-    else {
-        unreachable!("count_everything_async runs only Job::ExactAll")
-    };
+    } = job;
     let r =
         tokio::task::spawn_blocking(move || count_everything(generation, &session, encoding, &cache, &cancel, &report))
             .await;
@@ -697,16 +804,13 @@ async fn count_everything_async(job: Job, report: impl Fn(JobResult) + Send + Sy
 }
 
 /// Find in the open session on a blocking worker, hits reported as they come.
-async fn find_in_session_async(job: Job, report: impl Fn(JobResult) + Send + Sync + 'static) -> JobResult {
-    let Job::FindInSession {
+async fn find_in_session_async(job: FindInSessionJob, report: impl Fn(JobResult) + Send + Sync + 'static) -> JobResult {
+    let FindInSessionJob {
         id,
         session,
         query,
         cancel,
-    } = job
-    else {
-        unreachable!("find_in_session_async runs only Job::FindInSession")
-    };
+    } = job;
     let started = std::time::Instant::now();
     let report = Arc::new(report);
     let r = tokio::task::spawn_blocking(move || find_in_session(id, &session, &query, &cancel, &*report)).await;
@@ -721,16 +825,16 @@ async fn find_in_session_async(job: Job, report: impl Fn(JobResult) + Send + Syn
 }
 
 /// Search the listed sessions on a blocking worker, each file reported when done.
-async fn search_sessions_async(job: Job, report: impl Fn(JobResult) + Send + Sync + 'static) -> JobResult {
-    let Job::SearchSessions {
+async fn search_sessions_async(
+    job: SearchSessionsJob,
+    report: impl Fn(JobResult) + Send + Sync + 'static,
+) -> JobResult {
+    let SearchSessionsJob {
         id,
         files,
         query,
         cancel,
-    } = job
-    else {
-        unreachable!("search_sessions_async runs only Job::SearchSessions")
-    };
+    } = job;
     let started = std::time::Instant::now();
     let q = match crate::engine::view::search::Query::new(&query, false, None) {
         Ok(q) => q,
@@ -761,24 +865,21 @@ async fn search_sessions_async(job: Job, report: impl Fn(JobResult) + Send + Syn
 }
 
 /// The compaction's strategies side by side, until done or cancelled.
-async fn compaction_async(job: Job, report: impl Fn(JobResult) + Send + Sync + 'static) -> JobResult {
-    let Job::Summary {
-        id,
-        session,
-        summarizer,
-        kind:
-            SummaryKind::Compaction {
-                plan,
-                focus,
-                thinking,
-                strategies,
-                params,
-            },
-        cancel,
-    } = job
-    else {
-        unreachable!("compaction_async runs only a compaction's Job::Summary")
-    };
+async fn compaction_async(
+    id: u64,
+    session: Arc<Session>,
+    summarizer: Option<Box<Summarizer>>,
+    c: CompactionSummary,
+    cancel: Arc<AtomicBool>,
+    report: impl Fn(JobResult) + Send + Sync + 'static,
+) -> JobResult {
+    let CompactionSummary {
+        plan,
+        focus,
+        thinking,
+        strategies,
+        params,
+    } = c;
     let work = run_strategies(
         id,
         session,
@@ -798,17 +899,14 @@ async fn compaction_async(job: Job, report: impl Fn(JobResult) + Send + Sync + '
 }
 
 /// A branch summary by the model, its text streaming into the dialog, until done or cancelled.
-async fn branch_summary_async(job: Job, report: impl Fn(JobResult) + Send + Sync + 'static) -> JobResult {
-    let Job::Summary {
-        id,
-        session,
-        summarizer: Some(summarizer),
-        kind,
-        cancel,
-    } = job
-    else {
-        unreachable!("branch_summary_async runs only a model's branch Job::Summary")
-    };
+async fn branch_summary_async(
+    id: u64,
+    session: Arc<Session>,
+    summarizer: Summarizer,
+    b: BranchSummary,
+    cancel: Arc<AtomicBool>,
+    report: impl Fn(JobResult) + Send + Sync + 'static,
+) -> JobResult {
     // The text as it streams, and each retry while the model is slow or down (said in
     // the tab, as the compaction's strategies do).
     let on_text = move |e: crate::llm::Event| match e {
@@ -819,17 +917,7 @@ async fn branch_summary_async(job: Job, report: impl Fn(JobResult) + Send + Sync
             progress: crate::llm::strategies::Progress::Retry { attempt, wait, reason },
         }),
     };
-    let work = async {
-        match &kind {
-            SummaryKind::Branch { nav, focus, replace } => {
-                summarizer
-                    .branch(&session, nav, focus.as_deref(), *replace, on_text)
-                    .await
-            }
-            // Run above.
-            SummaryKind::Compaction { .. } => Err(crate::llm::LlmError::Unsupported("compaction".into())),
-        }
-    };
+    let work = summarizer.branch(&session, &b.nav, b.focus.as_deref(), b.replace, on_text);
     let started = std::time::Instant::now();
     let result = tokio::select! {
         r = work => r.map_err(SummaryError::from),
@@ -845,17 +933,14 @@ async fn branch_summary_async(job: Job, report: impl Fn(JobResult) + Send + Sync
 /// Read the first session, its progress reported about every 2% (the loading frame's
 /// figure), then its leaf's gauge when asked. A panic in the parse is said as an error, not a
 /// loading frame left waiting.
-fn run_load(job: Job, report: &(dyn Fn(JobResult) + Sync)) -> JobResult {
-    let Job::Load {
+fn run_load(job: LoadJob, report: &(dyn Fn(JobResult) + Sync)) -> JobResult {
+    let LoadJob {
         path,
         size,
         early,
         index,
         preview,
-    } = job
-    else {
-        unreachable!("run_load runs only Job::Load")
-    };
+    } = job;
     let step = (size as usize / 50).max(1);
     let last = std::sync::atomic::AtomicUsize::new(0);
     let progress = |parsed: usize| {
@@ -929,17 +1014,14 @@ fn open_indexed(
 }
 
 /// Find the summary model and its key (reads Pi's auth.json and the environment).
-fn resolve_summarizer(job: Job) -> JobResult {
-    let Job::ResolveSummarizer {
+fn resolve_summarizer(job: ResolveSummarizerJob) -> JobResult {
+    let ResolveSummarizerJob {
         id,
         registry,
         agent_dir,
         wanted,
         session_model,
-    } = job
-    else {
-        unreachable!("resolve_summarizer runs only Job::ResolveSummarizer")
-    };
+    } = job;
     JobResult::SummarizerResolved {
         id,
         summarizer: Summarizer::resolve(
@@ -977,31 +1059,20 @@ fn delete_branch(
 }
 
 /// A summary run here: the offline ones (a model's needs the runtime).
-fn run_summary_here(job: Job) -> JobResult {
-    match job {
-        Job::Summary {
+fn run_summary_here(job: SummaryJob) -> JobResult {
+    let SummaryJob {
+        id,
+        session,
+        summarizer,
+        kind,
+        ..
+    } = job;
+    match (summarizer, kind) {
+        (None, SummaryKind::Compaction(c)) => JobResult::StrategiesDone {
             id,
-            session,
-            summarizer: None,
-            kind:
-                SummaryKind::Compaction {
-                    plan,
-                    focus,
-                    strategies,
-                    ..
-                },
-            ..
-        } => JobResult::StrategiesDone {
-            id,
-            finished: offline_strategies(&session, &plan, focus.as_deref(), &strategies),
+            finished: offline_strategies(&session, &c.plan, c.focus.as_deref(), &c.strategies),
         },
-        Job::Summary {
-            id,
-            session,
-            summarizer: None,
-            kind,
-            ..
-        } => {
+        (None, kind) => {
             let started = std::time::Instant::now();
             let summary = offline_summary(&session, &kind);
             JobResult::SummaryDone {
@@ -1010,12 +1081,11 @@ fn run_summary_here(job: Job) -> JobResult {
                 result: Ok(summary),
             }
         }
-        Job::Summary { id, .. } => JobResult::SummaryDone {
+        (Some(_), _) => JobResult::SummaryDone {
             id,
             wall_ms: 0,
             result: Err(SummaryError::Runtime("a model call needs the runtime".into())),
         },
-        _ => unreachable!("run_summary_here runs only Job::Summary"),
     }
 }
 
@@ -1245,12 +1315,10 @@ fn offline_strategies(
 /// The offline summary (deterministic and instant next to a model's).
 fn offline_summary(s: &Session, kind: &SummaryKind) -> crate::engine::compaction::summary::Summary {
     match kind {
-        SummaryKind::Compaction { plan, focus, .. } => {
-            crate::engine::compaction::offline::compaction_summary(s, plan, focus.as_deref())
+        SummaryKind::Compaction(c) => {
+            crate::engine::compaction::offline::compaction_summary(s, &c.plan, c.focus.as_deref())
         }
-        SummaryKind::Branch { nav, focus, .. } => {
-            crate::engine::edit::entries::offline_branch_summary(s, nav, focus.as_deref())
-        }
+        SummaryKind::Branch(b) => crate::engine::edit::entries::offline_branch_summary(s, &b.nav, b.focus.as_deref()),
     }
 }
 
@@ -1403,8 +1471,8 @@ pub fn run_now(job: Job) -> Vec<JobResult> {
 }
 
 /// A selection's gauge, reported as soon as it is known, then its cut (the result).
-fn run_selection(j: Job, report: &(dyn Fn(JobResult) + Sync)) -> JobResult {
-    let Job::Selection {
+fn run_selection(j: SelectionJob, report: &(dyn Fn(JobResult) + Sync)) -> JobResult {
+    let SelectionJob {
         generation,
         session,
         leaf,
@@ -1412,10 +1480,7 @@ fn run_selection(j: Job, report: &(dyn Fn(JobResult) + Sync)) -> JobResult {
         registry,
         keep_recent,
         want_classes,
-    } = j
-    else {
-        unreachable!("run_selection runs only Job::Selection")
-    };
+    } = j;
     let (info, to_come) = selection::gauge_of(&session, leaf, &settings, &registry, Some(keep_recent));
     report(JobResult::Selection {
         generation,
@@ -1427,17 +1492,14 @@ fn run_selection(j: Job, report: &(dyn Fn(JobResult) + Sync)) -> JobResult {
     }
 }
 
-fn run_exact_tokens(j: Job) -> JobResult {
-    let Job::ExactTokens {
+fn run_exact_tokens(j: ExactTokensJob) -> JobResult {
+    let ExactTokensJob {
         generation,
         session,
         messages,
         encoding,
         cache,
-    } = j
-    else {
-        unreachable!("run_exact_tokens runs only Job::ExactTokens")
-    };
+    } = j;
     let refs: Vec<&ContextMessage> = messages.iter().collect();
     let count = || cache.count_all(&session, &refs, encoding);
     let per_message = match low_priority_pool() {
@@ -1451,8 +1513,8 @@ fn run_exact_tokens(j: Job) -> JobResult {
     }
 }
 
-fn run_context_view(j: Job, report: &(dyn Fn(JobResult) + Sync)) -> JobResult {
-    let Job::ContextView {
+fn run_context_view(j: ContextViewJob, report: &(dyn Fn(JobResult) + Sync)) -> JobResult {
+    let ContextViewJob {
         generation,
         session,
         leaf,
@@ -1460,10 +1522,7 @@ fn run_context_view(j: Job, report: &(dyn Fn(JobResult) + Sync)) -> JobResult {
         encoding,
         cache,
         live,
-    } = j
-    else {
-        unreachable!("run_context_view runs only Job::ContextView")
-    };
+    } = j;
     // At a low priority, so keys and frames never wait on the count.
     let build = || {
         context_view::build_with_progress(
@@ -1490,16 +1549,13 @@ fn run_context_view(j: Job, report: &(dyn Fn(JobResult) + Sync)) -> JobResult {
     JobResult::ContextView(Box::new(data))
 }
 
-fn run_live_figure(j: Job) -> JobResult {
-    let Job::LiveFigure {
+fn run_live_figure(j: LiveFigureJob) -> JobResult {
+    let LiveFigureJob {
         generation,
         session,
         leaf,
         params,
-    } = j
-    else {
-        unreachable!("run_live_figure runs only Job::LiveFigure")
-    };
+    } = j;
     let at = || params.at_leaf(&session, leaf);
     let at = match low_priority_pool() {
         Some(p) => p.install(at),
@@ -1511,17 +1567,14 @@ fn run_live_figure(j: Job) -> JobResult {
     }
 }
 
-fn run_usage(j: Job) -> JobResult {
-    let Job::Usage {
+fn run_usage(j: UsageJob) -> JobResult {
+    let UsageJob {
         generation,
         cwd,
         settings,
         agent_dir,
         session,
-    } = j
-    else {
-        unreachable!("run_usage runs only Job::Usage")
-    };
+    } = j;
     let t0 = std::time::Instant::now();
     let mut paths = store::sessions::session_folders(&cwd, &settings, true);
     // The open session counts even when it lives outside Pi's folders.
@@ -1543,16 +1596,13 @@ fn run_usage(j: Job) -> JobResult {
     }))
 }
 
-fn run_list(j: Job) -> JobResult {
-    let Job::List {
+fn run_list(j: ListJob) -> JobResult {
+    let ListJob {
         cwd,
         settings,
         all,
         agent_dir,
-    } = j
-    else {
-        unreachable!("run_list runs only Job::List")
-    };
+    } = j;
     let sessions = store::sessions::list_sessions_in(&agent_dir, &cwd, &settings, all);
     // None here: say how many there are elsewhere (counted, not opened).
     let everywhere =
@@ -1580,18 +1630,15 @@ fn run_list(j: Job) -> JobResult {
     }
 }
 
-fn run_write(j: Job) -> JobResult {
-    let Job::Write {
+fn run_write(j: WriteJob) -> JobResult {
+    let WriteJob {
         path,
         request,
         what,
         select,
         reread_on_refusal,
         built_from,
-    } = j
-    else {
-        unreachable!("run_write runs only Job::Write")
-    };
+    } = j;
     let result = if built_from.prove_all() {
         store::write::apply(&path, &request)
     } else {
@@ -1611,16 +1658,13 @@ fn run_write(j: Job) -> JobResult {
     JobResult::Written { result, now }
 }
 
-fn run_find_in_session(j: Job, report: &(dyn Fn(JobResult) + Sync)) -> JobResult {
-    let Job::FindInSession {
+fn run_find_in_session(j: FindInSessionJob, report: &(dyn Fn(JobResult) + Sync)) -> JobResult {
+    let FindInSessionJob {
         id,
         session,
         query,
         cancel,
-    } = j
-    else {
-        unreachable!("run_find_in_session runs only Job::FindInSession")
-    };
+    } = j;
     let started = std::time::Instant::now();
     let error = find_in_session(id, &session, &query, &cancel, &|r| report(r)).err();
     JobResult::FindDone {
@@ -1630,16 +1674,13 @@ fn run_find_in_session(j: Job, report: &(dyn Fn(JobResult) + Sync)) -> JobResult
     }
 }
 
-fn run_exact_all(j: Job) -> JobResult {
-    let Job::ExactAll {
+fn run_exact_all(j: ExactAllJob) -> JobResult {
+    let ExactAllJob {
         generation,
         session,
         encoding,
         cache,
         cancel,
-    } = j
-    else {
-        unreachable!("run_exact_all runs only Job::ExactAll")
-    };
+    } = j;
     count_everything(generation, &session, encoding, &cache, &cancel, &|_| {})
 }

@@ -689,7 +689,7 @@ pub mod tests {
         }
         a.pending
             .queue
-            .retain(|j| !matches!(j, crate::ui::jobs::Job::ExactAll { .. }));
+            .retain(|j| !matches!(j, crate::ui::jobs::Job::ExactAll(crate::ui::jobs::ExactAllJob { .. })));
         a.exact_all.progress = None;
         // Never the user's own agent directory (pins are written there).
         a.agent_dir = tempfile::tempdir()

@@ -194,11 +194,13 @@ impl App {
         self.dialog = None;
         self.pending.writes += 1;
         self.status = Some(format!("deleting the branch at {target}…"));
-        self.pending.queue.push(Job::DeleteBranch {
-            path,
-            session: self.doc.session.clone(),
-            target,
-        });
+        self.pending
+            .queue
+            .push(Job::DeleteBranch(crate::ui::jobs::DeleteBranchJob {
+                path,
+                session: self.doc.session.clone(),
+                target,
+            }));
     }
 
     /// e: the path to the selection as a document; the name typed decides the format.
@@ -229,12 +231,12 @@ impl App {
         }
         let out = self.cwd.clone().join(name);
         self.status = Some(format!("exporting to {}…", out.display()));
-        self.pending.queue.push(Job::Export {
+        self.pending.queue.push(Job::Export(crate::ui::jobs::ExportJob {
             session: self.doc.session.clone(),
             source: self.doc.path.clone(),
             leaf,
             out,
-        });
+        }));
     }
 
     /// Select the entry `r` names (an id or idx:N), showing it if the filter or an archive

@@ -225,12 +225,12 @@ impl App {
         p.user_home = Some(self.env.home.clone());
         self.picker = Some(p);
         self.screen.overlay = Overlay::Picker;
-        self.pending.queue.push(Job::List {
+        self.pending.queue.push(Job::List(crate::ui::jobs::ListJob {
             cwd: self.cwd.clone(),
             settings: self.settings.clone(),
             all: false,
             agent_dir: self.agent_dir.clone(),
-        });
+        }));
     }
 
     /// The picker (its own update), after the keys that open the usage view or a
@@ -295,12 +295,14 @@ impl App {
         let Some(s) = &mut p.search else { return };
         s.id = id;
         s.files = (0, files.len());
-        self.pending.queue.push(Job::SearchSessions {
-            id,
-            files,
-            query: s.query.text(),
-            cancel: s.cancel.clone(),
-        });
+        self.pending
+            .queue
+            .push(Job::SearchSessions(crate::ui::jobs::SearchSessionsJob {
+                id,
+                files,
+                query: s.query.text(),
+                cancel: s.cancel.clone(),
+            }));
     }
 
     /// A click: select a tree row (on its fold marker: fold or unfold), focus the detail

@@ -29,14 +29,16 @@ impl App {
                 Effect::ConfirmPrune { plan, left_out } => self.confirm_reviewed_plan(&plan, left_out),
                 Effect::Open(path) => {
                     let index = self.index_place();
-                    self.pending.queue.push(Job::Open { path, index })
+                    self.pending
+                        .queue
+                        .push(Job::Open(crate::ui::jobs::OpenJob { path, index }))
                 }
-                Effect::List { all } => self.pending.queue.push(Job::List {
+                Effect::List { all } => self.pending.queue.push(Job::List(crate::ui::jobs::ListJob {
                     cwd: self.cwd.clone(),
                     settings: self.settings.clone(),
                     all,
                     agent_dir: self.agent_dir.clone(),
-                }),
+                })),
                 Effect::SearchSessions => {
                     let id = self.next_job_id();
                     self.start_session_search(id);

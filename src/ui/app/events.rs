@@ -141,13 +141,16 @@ impl App {
         }
         match cached {
             Some(v) => self.selection.exact = Some(v),
-            None => self.pending.queue.push(Job::ExactTokens {
-                generation,
-                session: self.doc.session.clone(),
-                messages,
-                encoding,
-                cache: self.exact.clone(),
-            }),
+            None => self
+                .pending
+                .queue
+                .push(Job::ExactTokens(crate::ui::jobs::ExactTokensJob {
+                    generation,
+                    session: self.doc.session.clone(),
+                    messages,
+                    encoding,
+                    cache: self.exact.clone(),
+                })),
         }
     }
 
@@ -436,12 +439,12 @@ impl App {
         {
             p.loading = true;
             let all = p.all;
-            self.pending.queue.push(Job::List {
+            self.pending.queue.push(Job::List(crate::ui::jobs::ListJob {
                 cwd: self.cwd.clone(),
                 settings: self.settings.clone(),
                 all,
                 agent_dir: self.agent_dir.clone(),
-            });
+            }));
         }
         // A mapped file that lost pages under us (see store::mapped) reads as zeros there:
         // say so and read it whole again.
@@ -450,7 +453,9 @@ impl App {
         {
             self.status = Some("the session file was truncated or rewritten by another program; reloading it".into());
             let index = self.index_place();
-            self.pending.queue.push(Job::Open { path: p, index });
+            self.pending
+                .queue
+                .push(Job::Open(crate::ui::jobs::OpenJob { path: p, index }));
             redraw = true;
         }
         // A line read through bonsai's index no longer matched the file: what is shown may
@@ -465,7 +470,9 @@ impl App {
             if let Some(place) = &index {
                 crate::store::index::forget(place, &p);
             }
-            self.pending.queue.push(Job::Open { path: p, index });
+            self.pending
+                .queue
+                .push(Job::Open(crate::ui::jobs::OpenJob { path: p, index }));
             redraw = true;
         }
         // The file disappeared (deleted or moved): say so once; what is shown stays.
@@ -486,10 +493,10 @@ impl App {
             && len != self.doc.session.buf.len() as u64
         {
             self.pending.reload = true;
-            self.pending.queue.push(Job::Reload {
+            self.pending.queue.push(Job::Reload(crate::ui::jobs::ReloadJob {
                 session: self.doc.session.clone(),
                 path: p.clone(),
-            });
+            }));
         }
         let upto = self.areas().detail.map(|a| self.detail.scroll + a.height as usize);
         if let (Some(doc), Some(upto)) = (&mut self.detail.doc, upto)

@@ -148,12 +148,14 @@ impl App {
             scroll_pending: false,
             order,
         };
-        self.pending.queue.push(Job::FindInSession {
-            id,
-            session: s,
-            query: q,
-            cancel,
-        });
+        self.pending
+            .queue
+            .push(Job::FindInSession(crate::ui::jobs::FindInSessionJob {
+                id,
+                session: s,
+                query: q,
+                cancel,
+            }));
     }
 
     /// Hits of find `id` arrived (one piece of the file): kept in tree order; the first one

@@ -56,13 +56,13 @@ impl App {
             (filter, rows)
         });
         let index = app.index_place();
-        app.pending.queue.push(Job::Load {
+        app.pending.queue.push(Job::Load(crate::ui::jobs::LoadJob {
             path: path.clone(),
             size,
             early,
             index,
             preview,
-        });
+        }));
         app.first_load = Some(FirstLoad {
             frame: Loading {
                 name: path.display().to_string(),
@@ -147,11 +147,13 @@ impl App {
     pub(super) fn save_index_later(&mut self, s: &Arc<Session>, index: Option<Indexed>) {
         let Some(place) = self.index_place() else { return };
         if let Some(ix) = index.filter(|i| i.used.wants_saving()) {
-            self.pending.after_frame.push(Job::SaveIndex {
-                place,
-                source: ix.source,
-                session: s.clone(),
-            });
+            self.pending
+                .after_frame
+                .push(Job::SaveIndex(crate::ui::jobs::SaveIndexJob {
+                    place,
+                    source: ix.source,
+                    session: s.clone(),
+                }));
         }
     }
 
@@ -160,10 +162,10 @@ impl App {
         let queued = self.pending.queue.iter().position(|j| {
             matches!(
                 j,
-                Job::Selection {
+                Job::Selection(crate::ui::jobs::SelectionJob {
                     want_classes: false,
                     ..
-                }
+                })
             )
         });
         if let Some(k) = queued {
@@ -180,12 +182,12 @@ impl App {
         early: Option<Box<(crate::ui::selection::SelectionInfo, crate::ui::selection::CutToCome)>>,
     ) {
         let Some(held) = self.pending.early.take() else { return };
-        let Job::Selection {
+        let Job::Selection(crate::ui::jobs::SelectionJob {
             generation,
             leaf,
             keep_recent,
             ..
-        } = &held
+        }) = &held
         else {
             return;
         };
@@ -199,11 +201,11 @@ impl App {
                     generation,
                     info: Box::new(info),
                 });
-                self.pending.after_frame.push(Job::Cut {
+                self.pending.after_frame.push(Job::Cut(crate::ui::jobs::CutJob {
                     generation,
                     session: self.doc.session.clone(),
                     to_come: Box::new(to_come),
-                });
+                }));
             }
             _ => self.pending.queue.push(held),
         }

@@ -24,12 +24,12 @@ impl App {
         if let Some(p) = &mut self.picker {
             p.loading = true;
         }
-        self.pending.queue.push(Job::List {
+        self.pending.queue.push(Job::List(crate::ui::jobs::ListJob {
             cwd: self.cwd.clone(),
             settings: self.settings.clone(),
             all,
             agent_dir: self.agent_dir.clone(),
-        });
+        }));
     }
 
     /// `d`: the selected session to the trash (asked first).
@@ -181,10 +181,10 @@ impl App {
 
     /// Queue a chore for the jobs.
     pub(super) fn chore(&mut self, chore: Chore) {
-        self.pending.queue.push(Job::Chore {
+        self.pending.queue.push(Job::Chore(crate::ui::jobs::ChoreJob {
             chore,
             agent_dir: self.agent_dir.clone(),
-        });
+        }));
     }
 
     /// What a chore did.

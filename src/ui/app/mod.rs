@@ -429,13 +429,13 @@ impl App {
         self.exact_all.cancel = Some(cancel.clone());
         self.exact_all.progress = Some((0, 0));
         self.exact_all.announce = false;
-        self.pending.queue.push(Job::ExactAll {
+        self.pending.queue.push(Job::ExactAll(crate::ui::jobs::ExactAllJob {
             generation: self.exact_all.generation,
             session: self.doc.session.clone(),
             encoding: self.selection_encoding(),
             cache: self.exact.clone(),
             cancel,
-        });
+        }));
     }
 
     /// On opening (or a new version of) a session: count it all when it is small enough.
@@ -685,7 +685,7 @@ impl App {
             self.selection.cut_classes.clear();
             return;
         };
-        let job = Job::Selection {
+        let job = Job::Selection(crate::ui::jobs::SelectionJob {
             generation: self.selection.generation,
             session: self.doc.session.clone(),
             leaf,
@@ -693,7 +693,7 @@ impl App {
             registry: self.registry.clone(),
             keep_recent: self.selection.keep_recent,
             want_classes: self.screen.cut_preview,
-        };
+        });
         if let Some(g) = &mut self.selection.gauge {
             g.stale = true;
         }
@@ -751,15 +751,17 @@ impl App {
         }
         self.context.progress = None;
         let live = self.context.live.then(|| self.live_params());
-        self.pending.queue.push(Job::ContextView {
-            generation: self.context.generation,
-            session: self.doc.session.clone(),
-            leaf,
-            mark: self.context.mark,
-            encoding,
-            cache: self.exact.clone(),
-            live,
-        });
+        self.pending
+            .queue
+            .push(Job::ContextView(crate::ui::jobs::ContextViewJob {
+                generation: self.context.generation,
+                session: self.doc.session.clone(),
+                leaf,
+                mark: self.context.mark,
+                encoding,
+                cache: self.exact.clone(),
+                live,
+            }));
     }
 
     /// The open session's bill under the live policy and without it, for the live view's
@@ -771,11 +773,11 @@ impl App {
         }
         self.context.bill_for = Some(len);
         self.context.bill = None;
-        self.pending.queue.push(Job::LiveBill {
+        self.pending.queue.push(Job::LiveBill(crate::ui::jobs::LiveBillJob {
             generation: len as u64,
             session: self.doc.session.clone(),
             params: self.live_params(),
-        });
+        }));
     }
 
     /// The live policy's settings (Pi's settings.json, `bonsai.live`), and the window,
@@ -815,12 +817,12 @@ impl App {
         if params.settings.policy == crate::engine::live::LivePolicy::Off {
             return;
         }
-        self.pending.queue.push(Job::LiveFigure {
+        self.pending.queue.push(Job::LiveFigure(crate::ui::jobs::LiveFigureJob {
             generation: self.selection.generation,
             session: self.doc.session.clone(),
             leaf,
             params,
-        });
+        }));
     }
 
     pub fn context_data(&self) -> Option<&super::context_view::ContextData> {

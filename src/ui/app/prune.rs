@@ -49,7 +49,7 @@ impl App {
         let (_, policy, compat) = POLICIES[self.prune.policy % POLICIES.len()];
         let mut settings = self.settings.prune_settings();
         settings.compat = compat;
-        let job = Job::Prune {
+        let job = Job::Prune(crate::ui::jobs::PruneJob {
             generation: self.prune.generation,
             session: self.doc.session.clone(),
             leaf,
@@ -57,7 +57,7 @@ impl App {
             settings,
             force: self.prune.force,
             zone: self.gauge_zone(),
-        };
+        });
         if self.doc.session.entries.len() > super::LARGE_SESSION {
             self.pending.queue.push(job);
         } else {
@@ -291,13 +291,13 @@ impl App {
         self.fills.data = None;
         self.fills.generation += 1;
         let encoding = self.selection_encoding();
-        self.pending.queue.push(Job::Fills {
+        self.pending.queue.push(Job::Fills(crate::ui::jobs::FillsJob {
             generation: self.fills.generation,
             session: self.doc.session.clone(),
             leaf,
             encoding,
             cache: self.exact.clone(),
-        });
+        }));
     }
 
     pub fn fills_data(&self) -> Option<&crate::ui::fills::FillsData> {

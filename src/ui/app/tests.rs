@@ -1486,7 +1486,7 @@ fn a_compaction_is_planned_by_a_job_and_carried_to_the_summaries() {
     a.pending.queue.clear();
     a.update(Action::Compact);
     assert!(a.dialog.is_none());
-    let [Job::PlanCompaction { leaf, .. }] = a.pending.queue.as_slice() else {
+    let [Job::PlanCompaction(crate::ui::jobs::PlanCompactionJob { leaf, .. })] = a.pending.queue.as_slice() else {
         panic!("no plan queued: {:?} {:?}", a.pending.queue.len(), a.status)
     };
     assert_eq!(*leaf, s.leaf().unwrap());
@@ -1502,10 +1502,10 @@ fn a_compaction_is_planned_by_a_job_and_carried_to_the_summaries() {
     assert_eq!(at.leaf, s.leaf().unwrap());
     // Offline: the summary job gets the plan the dialog carried, and its tab is written on it.
     a.update(Action::Select);
-    let [Job::Summary { kind, .. }] = a.pending.queue.as_slice() else {
+    let [Job::Summary(crate::ui::jobs::SummaryJob { kind, .. })] = a.pending.queue.as_slice() else {
         panic!("no summary queued: {:?} {:?}", a.pending.queue.len(), a.status)
     };
-    let crate::ui::jobs::SummaryKind::Compaction { plan: queued, .. } = kind else {
+    let crate::ui::jobs::SummaryKind::Compaction(crate::ui::jobs::CompactionSummary { plan: queued, .. }) = kind else {
         panic!("not a compaction summary")
     };
     assert_eq!(queued.first_kept_entry, plan.first_kept_entry);
@@ -1549,7 +1549,7 @@ fn the_first_open_writes_the_index_after_the_frame_and_the_next_reads_it() {
             Registry::builtin_only(),
         );
         a.index = Some(place.clone());
-        let [Job::Load { index, .. }] = a.pending.queue.as_mut_slice() else {
+        let [Job::Load(crate::ui::jobs::LoadJob { index, .. })] = a.pending.queue.as_mut_slice() else {
             panic!("no load queued")
         };
         *index = Some(place.clone());
@@ -1568,16 +1568,25 @@ fn the_first_open_writes_the_index_after_the_frame_and_the_next_reads_it() {
         a.update(Action::Job(Arc::new(r)));
     }
     assert!(!a.is_loading());
-    assert!(!a.pending.queue.iter().any(|j| matches!(j, Job::SaveIndex { .. })));
+    assert!(
+        !a.pending
+            .queue
+            .iter()
+            .any(|j| matches!(j, Job::SaveIndex(crate::ui::jobs::SaveIndexJob { .. })))
+    );
     assert!(a.take_after_frame().is_empty(), "the gauge is still being worked out");
     a.update(Action::Job(Arc::new(results.next().unwrap())));
     // After the frame: the index written, and the leaf's cut worked out.
     let (held, cut): (Vec<Job>, Vec<Job>) = a
         .take_after_frame()
         .into_iter()
-        .partition(|j| matches!(j, Job::SaveIndex { .. }));
-    assert!(matches!(cut.as_slice(), [Job::Cut { .. }]), "{} other jobs", cut.len());
-    let [Job::SaveIndex { .. }] = held.as_slice() else {
+        .partition(|j| matches!(j, Job::SaveIndex(crate::ui::jobs::SaveIndexJob { .. })));
+    assert!(
+        matches!(cut.as_slice(), [Job::Cut(crate::ui::jobs::CutJob { .. })]),
+        "{} other jobs",
+        cut.len()
+    );
+    let [Job::SaveIndex(crate::ui::jobs::SaveIndexJob { .. })] = held.as_slice() else {
         panic!("no index written after the frame: {} jobs", held.len())
     };
     for job in held {
@@ -1618,15 +1627,23 @@ fn the_first_open_writes_the_index_after_the_frame_and_the_next_reads_it() {
         (gb.tokens, gb.after_edits, gb.usage_before_compaction)
     );
     assert!(
-        !b.pending.queue.iter().any(|j| matches!(j, Job::ExactTokens { .. })),
+        !b.pending
+            .queue
+            .iter()
+            .any(|j| matches!(j, Job::ExactTokens(crate::ui::jobs::ExactTokensJob { .. }))),
         "no messages yet to count"
     );
     let after = b.take_after_frame();
     assert!(
-        !after.iter().any(|j| matches!(j, Job::SaveIndex { .. })),
+        !after
+            .iter()
+            .any(|j| matches!(j, Job::SaveIndex(crate::ui::jobs::SaveIndexJob { .. }))),
         "an index that fits is not written again"
     );
-    for j in after.into_iter().filter(|j| matches!(j, Job::Cut { .. })) {
+    for j in after
+        .into_iter()
+        .filter(|j| matches!(j, Job::Cut(crate::ui::jobs::CutJob { .. })))
+    {
         for r in crate::ui::jobs::run_now(j) {
             b.update(Action::Job(Arc::new(r)));
         }
@@ -1634,7 +1651,7 @@ fn the_first_open_writes_the_index_after_the_frame_and_the_next_reads_it() {
     assert!(b.selection.cut.is_some());
     let to_count = |app: &App| {
         app.pending.queue.iter().find_map(|j| match j {
-            Job::ExactTokens { messages, .. } => Some(messages.len()),
+            Job::ExactTokens(crate::ui::jobs::ExactTokensJob { messages, .. }) => Some(messages.len()),
             _ => None,
         })
     };
@@ -1676,7 +1693,7 @@ fn the_first_session_is_read_by_jobs_and_its_gauge_comes_from_the_load() {
         a.pending
             .queue
             .iter()
-            .filter(|j| matches!(j, Job::Selection { .. }))
+            .filter(|j| matches!(j, Job::Selection(crate::ui::jobs::SelectionJob { .. })))
             .count()
     };
     // The gauge a selection job gives on the session opened as the picker opens one.
@@ -1692,7 +1709,7 @@ fn the_first_session_is_read_by_jobs_and_its_gauge_comes_from_the_load() {
 
     let mut a = loading(None);
     assert!(a.is_loading());
-    let [Job::Load { early: Some(_), .. }] = a.pending.queue.as_slice() else {
+    let [Job::Load(crate::ui::jobs::LoadJob { early: Some(_), .. })] = a.pending.queue.as_slice() else {
         panic!("no load queued (a small file has no leaf preview)")
     };
     let results = crate::ui::jobs::run_now(a.pending.queue.pop().unwrap());
@@ -1720,7 +1737,7 @@ fn the_first_session_is_read_by_jobs_and_its_gauge_comes_from_the_load() {
         .pending
         .queue
         .iter()
-        .filter(|j| matches!(j, Job::ExactAll { .. }))
+        .filter(|j| matches!(j, Job::ExactAll(crate::ui::jobs::ExactAllJob { .. })))
         .count();
     assert_eq!(exact_counts, 1, "every entry's exact count starts once");
     assert!(a.selection.gauge.is_none());
@@ -1733,7 +1750,7 @@ fn the_first_session_is_read_by_jobs_and_its_gauge_comes_from_the_load() {
     let cuts: Vec<Job> = a
         .take_after_frame()
         .into_iter()
-        .filter(|j| matches!(j, Job::Cut { .. }))
+        .filter(|j| matches!(j, Job::Cut(crate::ui::jobs::CutJob { .. })))
         .collect();
     assert_eq!(cuts.len(), 1);
     for j in cuts {
@@ -1763,7 +1780,7 @@ fn the_first_session_is_read_by_jobs_and_its_gauge_comes_from_the_load() {
 
     // An entry asked for: no early gauge; that entry is selected.
     let mut c = loading(Some("e5"));
-    let [Job::Load { early: None, .. }] = c.pending.queue.as_slice() else {
+    let [Job::Load(crate::ui::jobs::LoadJob { early: None, .. })] = c.pending.queue.as_slice() else {
         panic!("an early gauge asked for although an entry was")
     };
     c.run_jobs_now();
@@ -1972,10 +1989,10 @@ fn clone_and_fork_ask_first_and_u_removes_an_untouched_one() {
     assert!(
         matches!(
             a.pending.queue.as_slice(),
-            [crate::ui::jobs::Job::Chore {
+            [crate::ui::jobs::Job::Chore(crate::ui::jobs::ChoreJob {
                 chore: crate::ui::chores::Chore::CheckBranched(_),
                 ..
-            }]
+            })]
         ),
         "u asks a job first"
     );
@@ -1990,7 +2007,7 @@ fn clone_and_fork_ask_first_and_u_removes_an_untouched_one() {
     assert_eq!(files(), before + 1, "{:?}", a.status);
     assert!(matches!(
         a.pending.queue.as_slice(),
-        [crate::ui::jobs::Job::Chore { .. }]
+        [crate::ui::jobs::Job::Chore(crate::ui::jobs::ChoreJob { .. })]
     ));
     a.run_jobs_now();
     assert_eq!(files(), before, "{:?}", a.status);
@@ -2257,7 +2274,9 @@ fn the_update_works_without_a_disk_and_says_what_to_do() {
     assert_eq!(a.now_ms, 1_800_000_000_000);
     // Pi appended: read it again (a job).
     a.update(tick(FileSeen::Len(len + 120), false));
-    assert!(matches!(a.pending.queue.as_slice(), [Job::Reload { path, .. }] if *path == nowhere));
+    assert!(
+        matches!(a.pending.queue.as_slice(), [Job::Reload(crate::ui::jobs::ReloadJob { path, .. })] if *path == nowhere)
+    );
     // Gone: said once, nothing queued.
     a.pending.queue.clear();
     a.pending.reload = false;
@@ -2266,7 +2285,10 @@ fn the_update_works_without_a_disk_and_says_what_to_do() {
     assert!(a.pending.queue.is_empty());
     // A mapping that lost pages: open it again.
     a.update(tick(FileSeen::Len(len), true));
-    assert!(matches!(a.pending.queue.as_slice(), [Job::Open { .. }]));
+    assert!(matches!(
+        a.pending.queue.as_slice(),
+        [Job::Open(crate::ui::jobs::OpenJob { .. })]
+    ));
     assert!(a.status.as_deref().unwrap_or("").contains("the session file is back"));
     // Cannot look at it: nothing concluded.
     a.pending.queue.clear();
@@ -2279,10 +2301,10 @@ fn the_update_works_without_a_disk_and_says_what_to_do() {
     a.pending.queue.clear();
     a.handle_key(ch('p'));
     let [
-        Job::Chore {
+        Job::Chore(crate::ui::jobs::ChoreJob {
             chore: Chore::TogglePin(path),
             agent_dir,
-        },
+        }),
     ] = a.pending.queue.as_slice()
     else {
         panic!("no pin chore: {:?} {:?}", a.pending.queue.len(), a.status)
@@ -2313,7 +2335,9 @@ fn the_update_works_without_a_disk_and_says_what_to_do() {
     a.update(Action::Compact);
     assert!(matches!(a.dialog, Some(Dialog::Input { .. })), "{:?}", a.status);
     a.update(Action::Select);
-    let [Job::ResolveSummarizer { id, agent_dir, .. }] = a.pending.queue.as_slice() else {
+    let [Job::ResolveSummarizer(crate::ui::jobs::ResolveSummarizerJob { id, agent_dir, .. })] =
+        a.pending.queue.as_slice()
+    else {
         panic!("no model lookup queued: {:?} {:?}", a.pending.queue.len(), a.status)
     };
     assert_eq!(agent_dir, &a.agent_dir);

@@ -28,13 +28,13 @@ impl App {
         }
         self.usage = Some((view, self.screen.overlay));
         self.screen.overlay = Overlay::Usage;
-        self.pending.queue.push(Job::Usage {
+        self.pending.queue.push(Job::Usage(crate::ui::jobs::UsageJob {
             generation,
             cwd: self.cwd.clone(),
             settings: self.settings.clone(),
             agent_dir: self.agent_dir.clone(),
             session,
-        });
+        }));
     }
 
     /// The usage view (its own update; closing goes back to where it was opened from).

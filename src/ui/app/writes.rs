@@ -217,12 +217,12 @@ impl App {
         }
         let id = self.next_job_id();
         self.pending.planning = Some((id, Seen::of(&self.doc.session)));
-        let job = Job::PlanCompaction {
+        let job = Job::PlanCompaction(crate::ui::jobs::PlanCompactionJob {
             id,
             session: self.doc.session.clone(),
             leaf,
             settings: self.compaction_settings(),
-        };
+        });
         self.run_or_queue(job, true);
     }
 
@@ -316,13 +316,15 @@ impl App {
         let session_model = model.and_then(|(p, m)| Some((p?, m?)));
         let id = self.next_job_id();
         self.pending.resolving = Some((id, then));
-        self.pending.queue.push(Job::ResolveSummarizer {
-            id,
-            registry: self.registry.clone(),
-            agent_dir: self.agent_dir.clone(),
-            wanted: self.settings.summary_model(),
-            session_model,
-        });
+        self.pending
+            .queue
+            .push(Job::ResolveSummarizer(crate::ui::jobs::ResolveSummarizerJob {
+                id,
+                registry: self.registry.clone(),
+                agent_dir: self.agent_dir.clone(),
+                wanted: self.settings.summary_model(),
+                session_model,
+            }));
     }
 
     /// The summary model was looked for (`None`: no model or no key).
@@ -376,13 +378,13 @@ impl App {
             .unwrap_or_else(|| "offline".into());
         let offline = summarizer.is_none();
         self.pending.summary = Some((id, cancel.clone()));
-        let job = Job::Summary {
+        let job = Job::Summary(crate::ui::jobs::SummaryJob {
             id,
             session: self.doc.session.clone(),
             summarizer: summarizer.map(Box::new),
             kind,
             cancel,
-        };
+        });
         self.dialog = Some(Dialog::Summary {
             purpose,
             seen,
@@ -467,19 +469,19 @@ impl App {
             active: 0,
             job: id,
         });
-        let job = Job::Summary {
+        let job = Job::Summary(crate::ui::jobs::SummaryJob {
             id,
             session: self.doc.session.clone(),
             summarizer: summarizer.map(Box::new),
-            kind: SummaryKind::Compaction {
+            kind: SummaryKind::Compaction(crate::ui::jobs::CompactionSummary {
                 plan,
                 focus,
                 thinking,
                 strategies,
                 params: SliceParams::default(),
-            },
+            }),
             cancel,
-        };
+        });
         self.run_or_queue(job, offline);
     }
 
@@ -499,14 +501,14 @@ impl App {
         };
         self.pending.writes += 1;
         self.status = Some(format!("writing {what}…"));
-        self.pending.queue.push(Job::Write {
+        self.pending.queue.push(Job::Write(crate::ui::jobs::WriteJob {
             path,
             request,
             what: what.to_string(),
             select,
             reread_on_refusal: self.parked.is_some(),
             built_from: self.doc.session.clone(),
-        });
+        }));
     }
 
     /// Navigation with an optional branch summary, decided on what the user saw.
@@ -550,11 +552,11 @@ impl App {
         }
         self.start_summary(
             old,
-            SummaryKind::Branch {
+            SummaryKind::Branch(crate::ui::jobs::BranchSummary {
                 nav: Box::new(nav),
                 focus,
                 replace: false,
-            },
+            }),
             SummaryFor::Branch { target, budget },
             seen,
         );
@@ -1004,13 +1006,13 @@ impl App {
         let Some(path) = self.doc.path.clone() else { return };
         let what = if clone { "clone" } else { "fork" };
         self.status = Some(format!("writing the {what}…"));
-        self.pending.queue.push(Job::Branched {
+        self.pending.queue.push(Job::Branched(crate::ui::jobs::BranchedJob {
             session: self.doc.session.clone(),
             cut,
             source: path,
             what,
             editor_text,
-        });
+        }));
     }
 
     /// `u` after a fork or clone: whether nobody has written to it since is asked of a job

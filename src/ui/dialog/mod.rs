@@ -487,11 +487,28 @@ pub fn draw(f: &mut Frame, area: Rect, d: &Dialog, s: &Session) {
     let r = d.rect(area);
     let mode = d.mode();
     let (title_text, lines) = match d {
-        Dialog::Navigate { .. } => navigate_body(d, s, mode),
-        Dialog::Input { .. } => input_body(d, mode),
-        Dialog::Strategies { .. } => strategies_body(d, mode),
-        Dialog::Summary { .. } => summary_body(d, r),
-        Dialog::Confirm { .. } | Dialog::ConfirmRewrite { .. } => confirm_body(d, r, mode),
+        Dialog::Navigate {
+            target, choice, info, ..
+        } => navigate_body(target, choice, info, s, mode),
+        Dialog::Input {
+            purpose, editor, note, ..
+        } => input_body(purpose, editor, note, mode),
+        Dialog::Strategies {
+            cursor, checked, by, ..
+        } => strategies_body(cursor, checked, by, mode),
+        Dialog::Summary {
+            tabs,
+            active,
+            by,
+            purpose,
+            ..
+        } => summary_body(tabs, active, by, purpose, d.hints(), r),
+        Dialog::Confirm {
+            title: t, lines: text, ..
+        }
+        | Dialog::ConfirmRewrite {
+            title: t, lines: text, ..
+        } => confirm_body(t, text, r, mode),
     };
     f.render_widget(Clear, r);
     let block = Block::default()
@@ -502,13 +519,13 @@ pub fn draw(f: &mut Frame, area: Rect, d: &Dialog, s: &Session) {
 }
 
 /// Pi's three choices when leaving a branch, with what the branch left holds.
-fn navigate_body(d: &Dialog, s: &Session, mode: keymap::Mode) -> (String, Vec<Line<'static>>) {
-    let Dialog::Navigate {
-        target, choice, info, ..
-    } = d
-    else {
-        unreachable!("navigate_body draws only its own dialog")
-    };
+fn navigate_body(
+    target: &usize,
+    choice: &usize,
+    info: &NavInfo,
+    s: &Session,
+    mode: keymap::Mode,
+) -> (String, Vec<Line<'static>>) {
     let line = s.entries.get(*target).map(|e| e.line).unwrap_or(0);
     let mut lines = vec![Line::from(Span::styled(
         format!(" go to {} · line {line}", id(s, *target)),
@@ -559,13 +576,12 @@ fn navigate_body(d: &Dialog, s: &Session, mode: keymap::Mode) -> (String, Vec<Li
 }
 
 /// A text input, with the note on what the write will do.
-fn input_body(d: &Dialog, mode: keymap::Mode) -> (String, Vec<Line<'static>>) {
-    let Dialog::Input {
-        purpose, editor, note, ..
-    } = d
-    else {
-        unreachable!("input_body draws only its own dialog")
-    };
+fn input_body(
+    purpose: &InputPurpose,
+    editor: &LineEditor,
+    note: &Option<String>,
+    mode: keymap::Mode,
+) -> (String, Vec<Line<'static>>) {
     let t = match purpose {
         InputPurpose::Label { .. } => " Label (empty to remove) ",
         InputPurpose::Rename | InputPurpose::RenameFile(_) => " Session name ",
@@ -589,13 +605,7 @@ fn input_body(d: &Dialog, mode: keymap::Mode) -> (String, Vec<Line<'static>>) {
 }
 
 /// The strategies to run side by side, checked or not.
-fn strategies_body(d: &Dialog, mode: keymap::Mode) -> (String, Vec<Line<'static>>) {
-    let Dialog::Strategies {
-        cursor, checked, by, ..
-    } = d
-    else {
-        unreachable!("strategies_body draws only its own dialog")
-    };
+fn strategies_body(cursor: &usize, checked: &[bool], by: &str, mode: keymap::Mode) -> (String, Vec<Line<'static>>) {
     let mut lines = vec![Line::from(Span::styled(
         format!(" run side by side with {by}, each in its own tab; the one you pick is written"),
         fg(MUTED),
@@ -626,17 +636,14 @@ fn strategies_body(d: &Dialog, mode: keymap::Mode) -> (String, Vec<Line<'static>
 }
 
 /// A summary: its tabs, its figures, its text scrolled.
-fn summary_body(d: &Dialog, r: Rect) -> (String, Vec<Line<'static>>) {
-    let Dialog::Summary {
-        tabs,
-        active,
-        by,
-        purpose,
-        ..
-    } = d
-    else {
-        unreachable!("summary_body draws only its own dialog")
-    };
+fn summary_body(
+    tabs: &[SummaryTab],
+    active: &usize,
+    by: &str,
+    purpose: &SummaryFor,
+    hints: Vec<(String, &'static str)>,
+    r: Rect,
+) -> (String, Vec<Line<'static>>) {
     let t = &tabs[(*active).min(tabs.len().saturating_sub(1))];
     let bar = tab_bar(tabs, *active, r.width.saturating_sub(2) as usize);
     let figures = figures_lines(t);
@@ -644,7 +651,7 @@ fn summary_body(d: &Dialog, r: Rect) -> (String, Vec<Line<'static>>) {
         bar,
         Line::from(Span::styled(format!(" {}", figures[0]), fg(MUTED))),
         Line::from(Span::styled(format!(" {}", figures[1]), fg(DIM))),
-        hint_line_of(d.hints()),
+        hint_line_of(hints),
     ];
     let body = summary_lines(&t.text, r.width.saturating_sub(2));
     lines.extend(body.into_iter().skip(t.scroll));
@@ -656,16 +663,7 @@ fn summary_body(d: &Dialog, r: Rect) -> (String, Vec<Line<'static>>) {
 }
 
 /// A yes/no question.
-fn confirm_body(d: &Dialog, r: Rect, mode: keymap::Mode) -> (String, Vec<Line<'static>>) {
-    let (Dialog::Confirm {
-        title: t, lines: text, ..
-    }
-    | Dialog::ConfirmRewrite {
-        title: t, lines: text, ..
-    }) = d
-    else {
-        unreachable!("confirm_body draws only its own dialog")
-    };
+fn confirm_body(t: &str, text: &[String], r: Rect, mode: keymap::Mode) -> (String, Vec<Line<'static>>) {
     let mut lines: Vec<Line> = confirm_lines(text, r.width)
         .into_iter()
         .map(|l| Line::from(Span::raw(format!(" {l}"))))

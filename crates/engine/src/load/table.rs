@@ -23,18 +23,39 @@ impl<T: bytemuck::CheckedBitPattern + bytemuck::NoUninit + Send + Sync + 'static
 pub const IN_PLACE: bool = cfg!(target_endian = "little") && std::mem::size_of::<usize>() == 8;
 
 pub struct Table<T: Plain> {
-    inner: Inner<T>,
+    /// The values, when built in memory (empty while `in_place` holds them).
+    owned: Vec<T>,
+    /// The values read in place, until they are changed.
+    in_place: Option<InPlace<T>>,
 }
 
-enum Inner<T> {
-    Owned(Vec<T>),
-    /// `len` values at `bytes[at..]`, checked when made.
-    InPlace {
-        bytes: Arc<FileBytes>,
-        at: usize,
-        len: usize,
-        _t: std::marker::PhantomData<T>,
-    },
+/// `len` values at `bytes[at..]`, checked when made.
+struct InPlace<T> {
+    bytes: Arc<FileBytes>,
+    at: usize,
+    len: usize,
+    _t: std::marker::PhantomData<T>,
+}
+
+impl<T> Clone for InPlace<T> {
+    fn clone(&self) -> Self {
+        InPlace {
+            bytes: self.bytes.clone(),
+            at: self.at,
+            len: self.len,
+            _t: std::marker::PhantomData,
+        }
+    }
+}
+
+impl<T: Plain> InPlace<T> {
+    fn values(&self) -> &[T] {
+        let raw = &self.bytes[self.at..self.at + self.len * std::mem::size_of::<T>()];
+        // SAFETY: `in_place` checked these very bytes (the source never changes while the
+        // `Arc` holds it) for alignment, length and every value's bit pattern; a checked cast
+        // again on every read would cost a full scan.
+        unsafe { std::slice::from_raw_parts(raw.as_ptr().cast::<T>(), self.len) }
+    }
 }
 
 impl<T: Plain> Table<T> {
@@ -44,39 +65,35 @@ impl<T: Plain> Table<T> {
         let raw = bytes.get(range.clone())?;
         let values: &[T] = bytemuck::checked::try_cast_slice(raw).ok()?;
         Some(Table {
-            inner: Inner::InPlace {
+            owned: Vec::new(),
+            in_place: Some(InPlace {
                 bytes: bytes.clone(),
                 at: range.start,
                 len: values.len(),
                 _t: std::marker::PhantomData,
-            },
+            }),
         })
     }
 
     /// The values to change, copied into memory first when they were read in place.
     pub fn to_mut(&mut self) -> &mut Vec<T> {
-        if let Inner::InPlace { .. } = self.inner {
-            self.inner = Inner::Owned(self.to_vec());
+        if let Some(p) = self.in_place.take() {
+            self.owned = p.values().to_vec();
         }
-        match &mut self.inner {
-            Inner::Owned(v) => v,
-            Inner::InPlace { .. } => unreachable!("made owned above"),
-        }
+        &mut self.owned
     }
 
     /// The values to fill again from nothing: emptied (what was read in place is let go
     /// without being copied).
     pub fn emptied(&mut self) -> &mut Vec<T> {
-        match &mut self.inner {
-            Inner::Owned(v) => v.clear(),
-            Inner::InPlace { .. } => self.inner = Inner::Owned(Vec::new()),
-        }
-        self.to_mut()
+        self.in_place = None;
+        self.owned.clear();
+        &mut self.owned
     }
 
     /// Read in place from an index (not built in memory).
     pub fn is_in_place(&self) -> bool {
-        matches!(self.inner, Inner::InPlace { .. })
+        self.in_place.is_some()
     }
 
     /// The values' bytes as this machine (and an index) lays them out.
@@ -88,15 +105,9 @@ impl<T: Plain> Table<T> {
 impl<T: Plain> Deref for Table<T> {
     type Target = [T];
     fn deref(&self) -> &[T] {
-        match &self.inner {
-            Inner::Owned(v) => v,
-            Inner::InPlace { bytes, at, len, .. } => {
-                let raw = &bytes[*at..*at + *len * std::mem::size_of::<T>()];
-                // SAFETY: `in_place` checked these very bytes (the source never changes
-                // while the `Arc` holds it) for alignment, length and every value's bit
-                // pattern; a checked cast again on every read would cost a full scan.
-                unsafe { std::slice::from_raw_parts(raw.as_ptr().cast::<T>(), *len) }
-            }
+        match &self.in_place {
+            Some(p) => p.values(),
+            None => &self.owned,
         }
     }
 }
@@ -111,7 +122,10 @@ impl<'a, T: Plain> IntoIterator for &'a Table<T> {
 
 impl<T: Plain> From<Vec<T>> for Table<T> {
     fn from(v: Vec<T>) -> Self {
-        Table { inner: Inner::Owned(v) }
+        Table {
+            owned: v,
+            in_place: None,
+        }
     }
 }
 
@@ -123,16 +137,9 @@ impl<T: Plain> Default for Table<T> {
 
 impl<T: Plain> Clone for Table<T> {
     fn clone(&self) -> Self {
-        match &self.inner {
-            Inner::Owned(v) => v.clone().into(),
-            Inner::InPlace { bytes, at, len, .. } => Table {
-                inner: Inner::InPlace {
-                    bytes: bytes.clone(),
-                    at: *at,
-                    len: *len,
-                    _t: std::marker::PhantomData,
-                },
-            },
+        Table {
+            owned: self.owned.clone(),
+            in_place: self.in_place.clone(),
         }
     }
 }

@@ -118,10 +118,10 @@ fn graph(src: &Path, aliases: &[&str]) -> BTreeMap<Vec<String>, BTreeSet<Vec<Str
             } else if head == "self::" {
                 m.clone()
             } else if let Some(c) = own_child(head.trim_end_matches("::")) {
-                // A child named from its parent's file (`app::App` in `ui/mod.rs`).
+                // A child named from its parent's file (`app::App` in `ui.rs`).
                 c
             } else if head.starts_with("super::") {
-                // `super` is the module's parent (a folder's `mod.rs` is the folder's module).
+                // `super` is the module's parent (`x.rs` is the module of the folder `x/`).
                 let n = head.matches("super::").count();
                 let keep = m.len().saturating_sub(n);
                 m[..keep].to_vec()
@@ -158,7 +158,7 @@ fn without_ancestor_edges(
 
 /// The edges between rooms, per folder. A folder's rooms are its files and sub-folders, a
 /// file `x.rs` and a folder `x/` being one room `x`; the folder's own module file
-/// (`mod.rs`, or `x.rs` beside `x/`) is the room `(own)`. An edge between two modules is an
+/// (`x.rs` beside `x/`) is the room `(own)`. An edge between two modules is an
 /// edge between their rooms in the deepest folder holding both, parent and child included.
 fn rooms(
     g: &BTreeMap<Vec<String>, BTreeSet<Vec<String>>>,
@@ -349,6 +349,31 @@ fn nothing_outside_tests_is_unreachable() {
     assert!(found.is_empty(), "unreachable! outside tests: {found:#?}");
 }
 
+/// One module layout throughout: a folder `x/` has its module in `x.rs` beside it, never in
+/// `x/mod.rs`.
+#[test]
+fn every_folder_has_its_module_beside_it() {
+    let mut found = vec![];
+    for dir in ["src", "crates/engine/src"] {
+        for f in rust_files(&root().join(dir)) {
+            if f.file_name().is_some_and(|n| n == "mod.rs") {
+                found.push(f.strip_prefix(root()).unwrap().display().to_string());
+            }
+        }
+        for e in walkdir::WalkDir::new(root().join(dir)).min_depth(1) {
+            let e = e.unwrap();
+            let name = e.file_name().to_string_lossy();
+            if e.file_type().is_dir() && name != "snapshots" && !e.path().with_extension("rs").exists() {
+                found.push(format!(
+                    "{} has no {name}.rs beside it",
+                    e.path().strip_prefix(root()).unwrap().display()
+                ));
+            }
+        }
+    }
+    assert!(found.is_empty(), "{found:#?}");
+}
+
 #[test]
 fn a_circle_is_found_when_there_is_one() {
     let m = |s: &str| s.split("::").map(String::from).collect::<Vec<_>>();
@@ -507,7 +532,7 @@ fn every_path_and_module_architecture_md_names_exists() {
         // The first segment after the crate or folder is a module (a file or a folder) or an
         // item of the folder's own module file (`ui::run`).
         let first = rest.split("::").next().unwrap();
-        let own = std::fs::read_to_string(base.join("mod.rs")).unwrap_or_default();
+        let own = std::fs::read_to_string(base.with_extension("rs")).unwrap_or_default();
         let item = ["fn", "struct", "enum", "const", "mod"]
             .iter()
             .any(|k| own.contains(&format!("pub {k} {first}")) || own.contains(&format!("pub async {k} {first}")));
@@ -526,7 +551,7 @@ fn every_path_and_module_architecture_md_names_exists() {
 }
 
 /// The UI's update reads no file, clock or environment: outside the event loop
-/// (`ui/mod.rs`), the jobs (`jobs.rs`, `chores.rs`) and what is read once at the start
+/// (`ui.rs`), the jobs (`jobs.rs`, `chores.rs`) and what is read once at the start
 /// (`ui/outside.rs`), no UI file names them but in its tests. The clock comes with the tick,
 /// files through jobs.
 #[test]
@@ -543,7 +568,12 @@ fn the_ui_update_reads_no_file_clock_or_environment() {
         "Environment::read",
     ];
     let ui = root().join("src/ui");
-    let allowed = ["mod.rs", "jobs.rs", "chores.rs", "outside.rs"].map(|f| ui.join(f));
+    let allowed = [
+        root().join("src/ui.rs"),
+        ui.join("jobs.rs"),
+        ui.join("chores.rs"),
+        ui.join("outside.rs"),
+    ];
     let mut found = vec![];
     for f in rust_files(&ui) {
         let name = f.file_name().unwrap().to_string_lossy();
@@ -594,7 +624,7 @@ fn only_the_two_lookups_name_the_shared_folder() {
             }
         }
     }
-    let allowed = |s: &str| s.starts_with("tests/common/mod.rs:") || s.starts_with("src/ui/mod.rs:");
+    let allowed = |s: &str| s.starts_with("tests/common/mod.rs:") || s.starts_with("src/ui.rs:");
     let others: Vec<&String> = found.iter().filter(|s| !allowed(s)).collect();
     assert!(others.is_empty(), "../shared named outside its two lookups: {others:?}");
     assert_eq!(found.len(), 2, "the two lookups: {found:?}");

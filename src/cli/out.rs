@@ -1,5 +1,5 @@
 //! Everything the CLI prints goes through here (the `println!`/`print!`/`eprintln!`/`eprint!`
-//! of the `cli` module are this module's, see `cli/mod.rs`), for two reasons:
+//! of the `cli` module are this module's, see `cli.rs`), for two reasons:
 //! - A session's text, names, tool names and file names are anyone's bytes: an escape sequence
 //!   in them must not reach the terminal (OSC 52 writes the clipboard, others set the title or
 //!   clear the screen). Control characters are shown as `\u001b`-style escapes, which is also

@@ -1,4 +1,4 @@
-//! The TUI's state and its one update function. No terminal here: `draw` (ui/mod.rs) renders
+//! The TUI's state and its one update function. No terminal here: `draw` (ui.rs) renders
 //! this state, and the event loop turns keys (through the key table), mouse, time and finished
 //! jobs into [`Action`]s for [`App::update`], the only place the state changes.
 //!

@@ -498,9 +498,9 @@ mod path_tests {
     #[test]
     fn the_counted_path_is_the_walked_one() {
         for bytes in [
-            &include_bytes!("../../../../../fixtures/bad/cycle.jsonl")[..],
-            &include_bytes!("../../../../../fixtures/bad/duplicate-id-cycle.jsonl")[..],
-            &include_bytes!("../../../../../fixtures/pi-0.87.1/tour.jsonl")[..],
+            &include_bytes!("../../../../fixtures/bad/cycle.jsonl")[..],
+            &include_bytes!("../../../../fixtures/bad/duplicate-id-cycle.jsonl")[..],
+            &include_bytes!("../../../../fixtures/pi-0.87.1/tour.jsonl")[..],
         ] {
             let s = Session::from_bytes(bytes.to_vec()).unwrap();
             assert!(!s.entries.is_empty());

@@ -47,7 +47,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 /// The demo session shown when Pi has no sessions at all.
-pub const DEMO: &[u8] = include_bytes!("../../fixtures/demo.jsonl");
+pub const DEMO: &[u8] = include_bytes!("../fixtures/demo.jsonl");
 
 /// What `bonsai [PATH]` opens.
 #[derive(Debug)]

@@ -27,6 +27,7 @@ pub mod outside;
 pub mod picker;
 pub mod prune_list;
 pub mod prune_panel;
+pub mod request;
 pub mod screen;
 pub mod selection;
 pub mod theme;
@@ -34,7 +35,6 @@ pub mod tree_pane;
 pub mod tree_search;
 pub mod usage_view;
 
-use crate::engine::load::entry::{Kind, Role};
 use crate::engine::load::models::Registry;
 use crate::engine::load::session::Session;
 use crate::engine::settings::Settings;
@@ -81,39 +81,6 @@ pub fn resolve_target(arg: Option<&Path>, cwd: &Path, settings: &Settings) -> Re
     Ok(Target::Demo)
 }
 
-/// The tool call a tool result answers (for its title and syntax highlighting).
-pub fn tool_call_for(s: &Session, entry: usize) -> Option<(String, serde_json::Value)> {
-    let Kind::Message(m) = &s.entries[entry].kind else {
-        return None;
-    };
-    if m.role != Role::ToolResult {
-        return None;
-    }
-    let id = m.tool_call_id.as_deref()?;
-    // The call is almost always on the path just above the result.
-    let mut cur = s.parent_of(entry);
-    let mut hops = 0;
-    while let Some(i) = cur {
-        if let Kind::Message(am) = &s.entries[i].kind
-            && am.role == Role::Assistant
-            && let Some(tc) = s.measures(am).tool_calls.iter().find(|t| t.id.as_deref() == Some(id))
-        {
-            let v = s.entry_value(i);
-            let args = v["message"]["content"][tc.block as usize]
-                .get("arguments")
-                .cloned()
-                .unwrap_or_default();
-            return Some((tc.name.to_string(), args));
-        }
-        hops += 1;
-        if hops > 64 {
-            break;
-        }
-        cur = s.parent_of(i);
-    }
-    None
-}
-
 /// Paint the app. Reads only: everything it shows was made by `App::update`.
 pub fn draw(f: &mut Frame, app: &App) {
     if let Some(l) = app.loading_frame() {
@@ -127,12 +94,24 @@ pub fn draw(f: &mut Frame, app: &App) {
     if let (Some(r), Some(b)) = (a.banner, &app.notice) {
         app::status::draw_banner(f, r, b);
     }
-    tree_pane::draw(f, a.tree, app);
+    tree_pane::draw(
+        f,
+        a.tree,
+        &tree_pane::TreeDraw {
+            view: &app.view,
+            session: &app.doc.session,
+            frame: &app.frame,
+            cut_classes: &app.selection.cut_classes,
+            cut_preview: app.screen.cut_preview,
+            prune_preview: app.screen.prune_preview,
+            no_color: app.screen.no_color,
+        },
+    );
     if let Some(r) = a.cut_panel {
         if app.screen.prune_preview {
-            prune_panel::draw(f, r, app);
+            prune_panel::draw(f, r, &app.prune, &app.doc.session, app.screen.no_color);
         } else {
-            cut_panel::draw(f, r, app);
+            cut_panel::draw(f, r, &app.selection, &app.doc.session, app.screen.no_color);
         }
     }
     if let (Some(r), Some(doc)) = (a.detail, &app.detail.doc) {
@@ -165,7 +144,7 @@ pub fn draw(f: &mut Frame, app: &App) {
     app::status::draw_hints(f, a.hints, app);
     match app.screen.overlay {
         Overlay::Help(mode) => help::draw(f, a.main, mode, app.screen.help.scroll),
-        Overlay::Messages => messages::draw(f, a.main, app),
+        Overlay::Messages => messages::draw(f, a.main, &app.messages, app.screen.help.scroll),
         Overlay::PrunePlan => {
             if let Some(l) = &app.prune.list {
                 prune_list::draw(f, a.main, &app.doc.session, l)
@@ -471,7 +450,7 @@ async fn event_loop(
             },
             Some(r) = rx.recv() => {
                 let was_loading = app.is_loading();
-                dirty |= app.update(Action::Job(Arc::new(r)));
+                dirty |= app.job_done(r);
                 if was_loading && !app.is_loading() {
                     for ev in std::mem::take(&mut typed_ahead) {
                         if let Some(a) = action_for_event(&app, ev) {

@@ -47,11 +47,11 @@ fn the_context_view_says_its_progress_and_is_reused() {
     );
     // The first step shows in the overlay while the rest is counted.
     let mut results = results.into_iter();
-    app.update(Action::Job(std::sync::Arc::new(results.next().unwrap())));
+    app.job_done(results.next().unwrap());
     let screen = render(&mut app);
     assert!(screen.contains("messages counted"), "{screen}");
     for r in results {
-        app.update(Action::Job(std::sync::Arc::new(r)));
+        app.job_done(r);
     }
     let n = app.context_data().expect("the view").aligned.len();
     assert!(n > 2_000, "{n}");

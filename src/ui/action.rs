@@ -2,10 +2,8 @@
 //! key table in `keymap`), mouse clicks and the wheel, text edits, the terminal's size, the
 //! clock, and background jobs reporting back. `App::update` is the only consumer.
 
-use super::jobs::JobResult;
 use crate::engine::view::tree_view::FilterMode;
 use crossterm::event::KeyEvent;
-use std::sync::Arc;
 
 #[derive(Debug, Clone)]
 pub enum Action {
@@ -154,8 +152,6 @@ pub enum Action {
     /// The live-follow and highlighting tick, with what the event loop saw (`ui::tick`): the
     /// update reads no clock and no file.
     Tick(Observed),
-    /// A background job finished or reported progress.
-    Job(Arc<JobResult>),
     /// `$EDITOR` returned (the text, or `None` when it failed).
     EditorClosed(Option<String>),
 }

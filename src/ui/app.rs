@@ -30,13 +30,16 @@ pub use super::detail::DetailState;
 use super::dialog::Dialog;
 pub use super::fills::FillsState;
 use super::input::LineEditor;
-use super::jobs::Job;
+use super::jobs::{Job, JobResult};
 use super::keymap::{self, Mode};
 use super::layout::{self, Areas, Shown};
 use super::picker::Picker;
 pub use super::prune_list::PlanList;
-use super::selection::{CutClass, Gauge};
-use crate::engine::compaction::cut::{CompactionPlan, NoCompaction};
+pub use super::prune_panel::{POLICIES, PruneState};
+pub use super::selection::SelectionState;
+
+pub use super::tree_pane::{FrameRow, TreeFrame};
+
 use crate::engine::load::models::Registry;
 use crate::engine::load::session::Session;
 use crate::engine::settings::Settings;
@@ -84,82 +87,6 @@ impl Doc {
 }
 
 pub use super::screen::{Focus, Overlay, Screen};
-
-/// What depends on the selected entry taken as a leaf.
-#[derive(Default)]
-pub struct SelectionState {
-    pub generation: u64,
-    pub gauge: Option<Gauge>,
-    pub cut: Option<Result<CompactionPlan, NoCompaction>>,
-    pub cut_classes: HashMap<usize, CutClass>,
-    /// Exact counts of the selection's context messages, once counted.
-    pub exact: Option<Vec<u64>>,
-    /// keepRecentTokens for the cut preview (the setting until changed here).
-    pub keep_recent: u64,
-    /// What bonsai's Pi package would send at the selection (for the gauge's mark), once
-    /// counted; `None` while counting or when the live policy is off.
-    pub live: Option<Box<crate::engine::live::LiveReport>>,
-}
-
-/// The tree rows on screen, made in `update` for `draw`.
-#[derive(Default)]
-pub struct Frame {
-    /// First visible row's index in the view.
-    pub start: usize,
-    pub rows: Vec<FrameRow>,
-    /// Columns the row bodies are shifted left (Pi's horizontal pan of deep trees).
-    pub pan: usize,
-}
-
-pub struct FrameRow {
-    pub row: Row,
-    /// The token column: Pi's estimate, and the exact count once known (in the pruning
-    /// preview, what the row's edit saves).
-    pub tokens: String,
-    /// A context edit is in effect for it at Pi's leaf: hidden (`true`) or replaced.
-    pub edited: Option<bool>,
-    /// The pruning preview's change for it.
-    pub change: Option<crate::engine::edit::prune::Change>,
-}
-
-/// The pruning policies Tab cycles through: name, policy, the extension's own rules.
-pub const POLICIES: [(&str, crate::engine::edit::prune::Policy, bool); 5] = {
-    use crate::engine::edit::prune::{Policy, Zone};
-    [
-        ("output", Policy::Output, false),
-        ("output · pi-context-pruning", Policy::Output, true),
-        ("zones · the gauge's", Policy::Zones(None), false),
-        ("zones · yellow", Policy::Zones(Some(Zone::Yellow)), false),
-        ("zones · red", Policy::Zones(Some(Zone::Red)), false),
-    ]
-};
-
-/// The pruning preview.
-#[derive(Default)]
-pub struct PruneState {
-    /// Index into [`POLICIES`].
-    pub policy: usize,
-    pub force: bool,
-    pub generation: u64,
-    pub plan: Option<Arc<crate::engine::edit::prune::Plan>>,
-    /// Entry → its item in the plan (for the tree rows).
-    pub marks: HashMap<usize, usize>,
-    /// `contextPruning.enabled` (Pi's extension's own switch).
-    pub pruning_enabled: bool,
-    /// The note that Pi older than 0.87 ignores context edits was shown.
-    pub told_old_pi: bool,
-    /// The red zone's compaction, to open once the plan's edits are written: keep from this
-    /// entry (by id).
-    pub compact_after: Option<String>,
-    /// The plan as a list to review (r): fixed while it is open.
-    pub list: Option<PlanList>,
-}
-
-impl PruneState {
-    pub fn policy_name(&self) -> &'static str {
-        POLICIES[self.policy % POLICIES.len()].0
-    }
-}
 
 /// What `$EDITOR` is editing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -223,7 +150,7 @@ pub struct App {
     pub(crate) registry: Arc<Registry>,
     pub(crate) screen: Screen,
     pub selection: SelectionState,
-    pub(crate) frame: Frame,
+    pub(crate) frame: TreeFrame,
     pub(crate) detail: DetailState,
     pub(crate) context: ContextState,
     pub(crate) prune: PruneState,
@@ -362,7 +289,7 @@ impl App {
             registry: Arc::new(registry),
             screen: Screen::new(Rect::new(0, 0, 120, 40), zones),
             selection: SelectionState::default(),
-            frame: Frame::default(),
+            frame: TreeFrame::default(),
             detail: DetailState::default(),
             context: ContextState::default(),
             prune: PruneState {
@@ -557,10 +484,24 @@ impl App {
         }
     }
 
-    /// The one place the state changes. Returns whether the screen needs a redraw.
+    /// The one place the state changes on an action. Returns whether the screen needs a
+    /// redraw.
     pub fn update(&mut self, action: Action) -> bool {
         let redraw = self.update_state(action);
-        // Every message said lands in the log (M), whole, with its time.
+        self.log_status();
+        redraw
+    }
+
+    /// A job reported back (its progress or its end): always a redraw.
+    pub fn job_done(&mut self, r: JobResult) -> bool {
+        self.on_job(r);
+        self.refresh();
+        self.log_status();
+        true
+    }
+
+    /// Every message said lands in the log (M), whole, with its time.
+    fn log_status(&mut self) {
         if self.status.is_some() && self.status != self.logged {
             self.logged = self.status.clone();
             let time = crate::engine::load::js::iso_from_ms(self.now_ms);
@@ -570,7 +511,6 @@ impl App {
                 self.messages.remove(0);
             }
         }
-        redraw
     }
 
     fn update_state(&mut self, action: Action) -> bool {
@@ -581,14 +521,6 @@ impl App {
                 true
             }
             Action::Tick(seen) => self.on_tick(seen),
-            Action::Job(r) => {
-                match Arc::try_unwrap(r) {
-                    Ok(r) => self.on_job(r),
-                    Err(r) => self.status = Some(format!("a job reported twice: {r:?}")),
-                }
-                self.refresh();
-                true
-            }
             Action::EditorClosed(text) => {
                 self.on_editor_closed(text);
                 true
@@ -637,7 +569,7 @@ impl App {
         while !self.pending.queue.is_empty() {
             for job in std::mem::take(&mut self.pending.queue) {
                 for r in super::jobs::run_now(job) {
-                    self.update(Action::Job(Arc::new(r)));
+                    self.job_done(r);
                 }
             }
         }
@@ -897,7 +829,7 @@ impl App {
         for (fr, r) in rows.iter_mut().zip(plain) {
             fr.row = r;
         }
-        self.frame = Frame {
+        self.frame = TreeFrame {
             start: range.start,
             pan,
             rows,
@@ -915,7 +847,7 @@ impl App {
         let stale = !matches!(&self.detail.doc, Some(d) if d.entry == entry && d.width == width && d.edit == edit);
         if stale {
             let s = self.doc.session.clone();
-            let tc = super::tool_call_for(&s, entry);
+            let tc = crate::engine::view::context::tool_call_for(&s, entry);
             self.detail.doc = Some(detail::build(&s, entry, width, tc, edit));
         }
         self.scroll_detail_to_match();

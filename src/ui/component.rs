@@ -7,8 +7,8 @@
 //! update is tested with values alone.
 
 use super::chores::{Chore, FileChore};
-use super::dialog::{InputPurpose, PendingWrite, Seen};
 use super::mode::Mode;
+use super::request::{InputPurpose, PendingWrite, Seen};
 use crate::engine::compaction::strategy::Strategy;
 use crate::engine::edit::prune::Plan;
 use std::path::PathBuf;
@@ -78,7 +78,7 @@ pub enum Effect {
     },
     /// Summarize the compaction at `leaf` by each strategy, side by side.
     Compact {
-        at: crate::ui::dialog::PlannedCompaction,
+        at: crate::ui::request::PlannedCompaction,
         focus: Option<String>,
         strategies: Vec<Strategy>,
         seen: Seen,

@@ -1,7 +1,7 @@
 //! The cut-preview panel: what Pi's next compaction would summarize, keep, and (for a split
 //! turn) summarize as a turn prefix.
 
-use super::app::App;
+use super::selection::SelectionState;
 use super::theme::*;
 use crate::engine::compaction::serialize::list_strings;
 use crate::engine::load::js::num;
@@ -11,28 +11,32 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Paragraph, Wrap};
 
-pub fn draw(f: &mut Frame, area: Rect, app: &App) {
+pub fn draw(
+    f: &mut Frame,
+    area: Rect,
+    sel: &SelectionState,
+    s: &crate::engine::load::session::Session,
+    no_color: bool,
+) {
     let block = Block::default()
         .borders(Borders::LEFT | Borders::TOP)
         .border_style(fg(WARNING))
         .title(Span::styled(
             format!(
                 " cut preview · keepRecentTokens {} (+/- 500 · # type · 0 setting) ",
-                app.selection.keep_recent
+                sel.keep_recent
             ),
             fg(WARNING),
         ));
-    let s = &app.doc.session;
     let id = |i: usize| format!("{} (line {})", s.entries[i].id, s.entries[i].line);
     let mut lines: Vec<Line> = Vec::new();
-    match &app.selection.cut {
+    match &sel.cut {
         None => lines.push(Line::raw("computing the cut…")),
         Some(Err(e)) => lines.push(Line::from(Span::styled(e.reason().to_string(), fg(MUTED)))),
         Some(Ok(p)) => {
             let kept = p.kept_tokens();
             let budget = p.settings.history_summary_limit();
             // Without colour (NO_COLOR) each swatch names the symbol the tree rows carry.
-            let no_color = app.screen.no_color;
             let sw = |c, t: String| {
                 let t = match (no_color, t.trim()) {
                     (true, "summarized") => " S summarized ".to_string(),

@@ -719,7 +719,7 @@ mod snapshots {
                     a.view.set_filter(&s, crate::engine::view::tree_view::FilterMode::All);
                 }
                 a.selection_changed();
-                let mut doc = super::build(&s, i, 78, super::super::tool_call_for(&s, i), None);
+                let mut doc = super::build(&s, i, 78, crate::engine::view::context::tool_call_for(&s, i), None);
                 doc.highlight_to(30);
                 let text: Vec<String> = doc.window(0, 30).iter().map(|l| l.to_string()).collect();
                 insta::assert_snapshot!(format!("detail_{kind}"), text.join("\n"));
@@ -753,7 +753,7 @@ mod snapshots {
             find(&|v| v["message"]["responseModel"].is_string() && v["message"]["content"][0]["type"] == "text");
         let nested = find(&|v| v["message"]["nestedCalls"].is_object());
         for (name, i) in [("assistant", answered), ("nested_calls", nested)] {
-            let doc = super::build(&s, i, 78, super::super::tool_call_for(&s, i), None);
+            let doc = super::build(&s, i, 78, crate::engine::view::context::tool_call_for(&s, i), None);
             let text: Vec<String> = doc.window(0, 16).iter().map(|l| l.to_string()).collect();
             insta::assert_snapshot!(format!("detail_pi_1_5_2_{name}"), text.join("\n"));
         }

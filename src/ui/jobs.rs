@@ -1,6 +1,6 @@
 //! Slow work, off the key path: each job runs on a worker (disk and CPU on tokio's blocking
 //! pool, model calls as tasks on the one runtime) and reports back through the event loop as
-//! an `Action::Job`. Tests run them in place (`run_now`).
+//! `App::job_done`. Tests run them in place (`run_now`).
 
 use super::context_view::{self, ContextData};
 use super::selection::{self, SelectionInfo};

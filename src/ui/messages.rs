@@ -1,7 +1,6 @@
 //! The message log (M): every status message of this run, whole and word-wrapped, with its
 //! time, so a message cut at the screen edge or replaced by the next one can be read.
 
-use super::app::App;
 use super::theme::*;
 use ratatui::Frame;
 use ratatui::layout::Rect;
@@ -9,13 +8,13 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph};
 
 /// The log's lines inside an overlay `width` wide (borders off), oldest first.
-pub fn lines(app: &App, width: u16) -> Vec<Line<'static>> {
+pub fn lines(messages: &[(String, String)], width: u16) -> Vec<Line<'static>> {
     let w = (width as usize).saturating_sub(4 + 9);
     let mut out = Vec::new();
-    if app.messages.is_empty() {
+    if messages.is_empty() {
         out.push(Line::from(Span::styled(" nothing said yet", fg(MUTED))));
     }
-    for (time, text) in &app.messages {
+    for (time, text) in messages {
         for (k, piece) in crate::ui::dialog::wrap(text, w).into_iter().enumerate() {
             let stamp = if k == 0 { time.as_str() } else { "" };
             out.push(Line::from(vec![
@@ -27,11 +26,11 @@ pub fn lines(app: &App, width: u16) -> Vec<Line<'static>> {
     out
 }
 
-pub fn draw(f: &mut Frame, area: Rect, app: &App) {
+pub fn draw(f: &mut Frame, area: Rect, messages: &[(String, String)], scroll: usize) {
     f.render_widget(Clear, area);
-    let all = lines(app, area.width);
+    let all = lines(messages, area.width);
     let room = area.height.saturating_sub(3) as usize;
-    let scroll = app.screen.help.scroll.min(all.len().saturating_sub(room));
+    let scroll = scroll.min(all.len().saturating_sub(room));
     let mut shown: Vec<Line> = all.into_iter().skip(scroll).take(room).collect();
     shown.push(Line::from(Span::styled(" ↑/↓ scroll · any other key closes", fg(DIM))));
     let block = Block::default()

@@ -1,7 +1,7 @@
 //! The pruning preview's panel: the policy and zone, what the plan prunes, distills, keeps
 //! and hides with the tokens it saves, the context now and after, and why.
 
-use super::app::App;
+use super::prune_list::PlanList;
 use super::theme::*;
 use crate::engine::edit::prune::{self, Change, thousands};
 use ratatui::Frame;
@@ -9,6 +9,8 @@ use ratatui::layout::Rect;
 use ratatui::style::{Color, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Paragraph, Wrap};
+use std::collections::HashMap;
+use std::sync::Arc;
 
 /// A change's colour in the tree and the panel, and its symbol without colour (NO_COLOR).
 pub fn change_style(c: &Change) -> (Color, char) {
@@ -21,8 +23,46 @@ pub fn change_style(c: &Change) -> (Color, char) {
     }
 }
 
-pub fn draw(f: &mut Frame, area: Rect, app: &App) {
-    let p = &app.prune;
+/// The pruning policies Tab cycles through: name, policy, the extension's own rules.
+pub const POLICIES: [(&str, crate::engine::edit::prune::Policy, bool); 5] = {
+    use crate::engine::edit::prune::{Policy, Zone};
+    [
+        ("output", Policy::Output, false),
+        ("output · pi-context-pruning", Policy::Output, true),
+        ("zones · the gauge's", Policy::Zones(None), false),
+        ("zones · yellow", Policy::Zones(Some(Zone::Yellow)), false),
+        ("zones · red", Policy::Zones(Some(Zone::Red)), false),
+    ]
+};
+
+/// The pruning preview.
+#[derive(Default)]
+pub struct PruneState {
+    /// Index into [`POLICIES`].
+    pub policy: usize,
+    pub force: bool,
+    pub generation: u64,
+    pub plan: Option<Arc<crate::engine::edit::prune::Plan>>,
+    /// Entry → its item in the plan (for the tree rows).
+    pub marks: HashMap<usize, usize>,
+    /// `contextPruning.enabled` (Pi's extension's own switch).
+    pub pruning_enabled: bool,
+    /// The note that Pi older than 0.87 ignores context edits was shown.
+    pub told_old_pi: bool,
+    /// The red zone's compaction, to open once the plan's edits are written: keep from this
+    /// entry (by id).
+    pub compact_after: Option<String>,
+    /// The plan as a list to review (r): fixed while it is open.
+    pub list: Option<PlanList>,
+}
+
+impl PruneState {
+    pub fn policy_name(&self) -> &'static str {
+        POLICIES[self.policy % POLICIES.len()].0
+    }
+}
+
+pub fn draw(f: &mut Frame, area: Rect, p: &PruneState, s: &crate::engine::load::session::Session, no_color: bool) {
     let block = Block::default()
         .borders(Borders::LEFT | Borders::TOP)
         .border_style(fg(WARNING))
@@ -38,7 +78,6 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) {
     match &p.plan {
         None => lines.push(Line::raw("planning…")),
         Some(plan) => {
-            let no_color = app.screen.no_color;
             let count = |name: &str| plan.items.iter().filter(|i| i.change.name() == name).count();
             let mut kinds: Vec<Span> = Vec::new();
             for (c, label) in [
@@ -104,7 +143,6 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) {
                 }
             }
             if let Some(c) = plan.compact_from {
-                let s = &app.doc.session;
                 lines.push(Line::from(Span::styled(
                     format!(
                         "compact too, keeping from {} (line {}): press a to {}open the compaction there",

@@ -257,6 +257,22 @@ fn cut_classes(plan: &Result<CompactionPlan, NoCompaction>) -> HashMap<usize, Cu
     classes
 }
 
+/// What depends on the selected entry taken as a leaf.
+#[derive(Default)]
+pub struct SelectionState {
+    pub generation: u64,
+    pub gauge: Option<Gauge>,
+    pub cut: Option<Result<CompactionPlan, NoCompaction>>,
+    pub cut_classes: HashMap<usize, CutClass>,
+    /// Exact counts of the selection's context messages, once counted.
+    pub exact: Option<Vec<u64>>,
+    /// keepRecentTokens for the cut preview (the setting until changed here).
+    pub keep_recent: u64,
+    /// What bonsai's Pi package would send at the selection (for the gauge's mark), once
+    /// counted; `None` while counting or when the live policy is off.
+    pub live: Option<Box<crate::engine::live::LiveReport>>,
+}
+
 #[cfg(test)]
 mod tests {
     use crate::engine::load::entry::Kind;

@@ -6,8 +6,6 @@
 //! guides, the `•` path marker, the extra indent after a branch), and nesting each entry
 //! under its parent makes it quadratic on long chains.
 
-use super::app::App;
-
 pub mod update;
 use super::selection::CutClass;
 use super::theme::*;
@@ -18,6 +16,27 @@ use ratatui::layout::Rect;
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
+
+/// The tree rows on screen, made in `update` for `draw`.
+#[derive(Default)]
+pub struct TreeFrame {
+    /// First visible row's index in the view.
+    pub start: usize,
+    pub rows: Vec<FrameRow>,
+    /// Columns the row bodies are shifted left (Pi's horizontal pan of deep trees).
+    pub pan: usize,
+}
+
+pub struct FrameRow {
+    pub row: crate::engine::view::tree_view::Row,
+    /// The token column: Pi's estimate, and the exact count once known (in the pruning
+    /// preview, what the row's edit saves).
+    pub tokens: String,
+    /// A context edit is in effect for it at Pi's leaf: hidden (`true`) or replaced.
+    pub edited: Option<bool>,
+    /// The pruning preview's change for it.
+    pub change: Option<crate::engine::edit::prune::Change>,
+}
 
 pub(super) fn text_style(s: RowStyle) -> (Style, Style) {
     match s {
@@ -72,9 +91,20 @@ fn skip_columns(spans: Vec<Span<'static>>, mut n: usize) -> Vec<Span<'static>> {
     out
 }
 
-pub fn draw(f: &mut Frame, area: Rect, app: &App) {
-    if app.view.visible.is_empty() {
-        let msg = if app.doc.session.entries.is_empty() {
+/// What the tree pane is drawn from, lent by the app for one frame.
+pub struct TreeDraw<'a> {
+    pub view: &'a crate::engine::view::tree_view::TreeView,
+    pub session: &'a crate::engine::load::session::Session,
+    pub frame: &'a TreeFrame,
+    pub cut_classes: &'a std::collections::HashMap<usize, CutClass>,
+    pub cut_preview: bool,
+    pub prune_preview: bool,
+    pub no_color: bool,
+}
+
+pub fn draw(f: &mut Frame, area: Rect, d: &TreeDraw) {
+    if d.view.visible.is_empty() {
+        let msg = if d.session.entries.is_empty() {
             "  (no entries)"
         } else {
             "  No entries found"
@@ -83,13 +113,13 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) {
         return;
     }
     // Without colour (NO_COLOR) the previews' classes are a symbol column.
-    let symbols = (app.screen.cut_preview || app.screen.prune_preview) && app.screen.no_color;
+    let symbols = (d.cut_preview || d.prune_preview) && d.no_color;
     let sym_col = if symbols { 2 } else { 0 };
     let token_col = super::layout::token_column(area.width);
     let body_width = (area.width as usize).saturating_sub(token_col + sym_col);
-    let scroll = app.frame.pan;
-    let mut lines = Vec::with_capacity(app.frame.rows.len());
-    for fr in &app.frame.rows {
+    let scroll = d.frame.pan;
+    let mut lines = Vec::with_capacity(d.frame.rows.len());
+    for fr in &d.frame.rows {
         let r = &fr.row;
         let (lead_style, body_style) = text_style(r.text.style);
         // The drawing is already the columns from the pan; the rest shifts by what is left.
@@ -114,11 +144,7 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) {
         }
         // An archived branch, shown: dimmed, its first row tagged.
         let (lead_style, body_style) = if r.archived {
-            let first = app
-                .doc
-                .session
-                .parent_of(r.entry)
-                .is_none_or(|p| !app.view.is_archived(p));
+            let first = d.session.parent_of(r.entry).is_none_or(|p| !d.view.is_archived(p));
             if first {
                 spans.push(Span::styled("[archived] ", fg(DIM).add_modifier(Modifier::ITALIC)));
             }
@@ -133,12 +159,7 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) {
             spans = skip_columns(spans, skip);
         }
         spans.insert(0, Span::styled(r.prefix.clone(), fg(DIM)));
-        let class = app
-            .selection
-            .cut_classes
-            .get(&r.entry)
-            .copied()
-            .filter(|_| app.screen.cut_preview);
+        let class = d.cut_classes.get(&r.entry).copied().filter(|_| d.cut_preview);
         let change = fr.change.as_ref().map(super::prune_panel::change_style);
         let mut line_spans = vec![];
         if symbols {
@@ -164,7 +185,7 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) {
         }
         if r.selected {
             line = line.style(Style::default().bg(SELECTED_BG).add_modifier(Modifier::BOLD));
-            if app.screen.no_color {
+            if d.no_color {
                 line = line.style(Style::default().add_modifier(Modifier::REVERSED));
             }
         }

@@ -112,7 +112,7 @@ impl App {
     /// The message log, scrolled to its end.
     fn open_messages(&mut self) {
         let main = self.areas().main;
-        let n = crate::ui::messages::lines(self, main.width).len();
+        let n = crate::ui::messages::lines(&self.messages, main.width).len();
         self.screen.help = crate::ui::help::HelpScroll::at_end(n, main.height);
         self.screen.overlay = Overlay::Messages;
     }
@@ -186,7 +186,7 @@ impl App {
         let area = self.areas().main;
         let rows = match self.screen.overlay {
             Overlay::Help(mode) => crate::ui::help::layout(mode, area.width).rows.len(),
-            Overlay::Messages => crate::ui::messages::lines(self, area.width).len(),
+            Overlay::Messages => crate::ui::messages::lines(&self.messages, area.width).len(),
             _ => return false,
         };
         let effects = self.screen.help.update(&action, rows, area.height);

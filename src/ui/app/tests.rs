@@ -1102,7 +1102,7 @@ fn a_reload_read_before_bonsai_wrote_does_not_roll_the_session_back() {
     a.run_jobs_now();
     let entries = a.doc.session.entries.len();
     for r in late {
-        a.update(Action::Job(std::sync::Arc::new(r)));
+        a.job_done(r);
     }
     assert_eq!(a.doc.session.entries.len(), entries, "the stale reload is ignored");
     assert!(matches!(a.doc.session.entries.last().unwrap().kind, Kind::Label { .. }));
@@ -1529,7 +1529,7 @@ fn the_first_open_writes_the_index_after_the_frame_and_the_next_reads_it() {
     use crate::engine::settings::Settings;
     use crate::store::index::{Place, Used};
     use crate::ui::jobs::{Job, JobResult};
-    use std::sync::Arc;
+
     let s = big_session();
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("big.jsonl");
@@ -1565,7 +1565,7 @@ fn the_first_open_writes_the_index_after_the_frame_and_the_next_reads_it() {
     assert!(matches!(via, Some(Used::Parsed(_))), "{via:?}");
     let mut results = results.into_iter().peekable();
     while let Some(r) = results.next_if(|r| !matches!(r, JobResult::EarlySelection(_))) {
-        a.update(Action::Job(Arc::new(r)));
+        a.job_done(r);
     }
     assert!(!a.is_loading());
     assert!(
@@ -1575,7 +1575,7 @@ fn the_first_open_writes_the_index_after_the_frame_and_the_next_reads_it() {
             .any(|j| matches!(j, Job::SaveIndex(crate::ui::jobs::SaveIndexJob { .. })))
     );
     assert!(a.take_after_frame().is_empty(), "the gauge is still being worked out");
-    a.update(Action::Job(Arc::new(results.next().unwrap())));
+    a.job_done(results.next().unwrap());
     // After the frame: the index written, and the leaf's cut worked out.
     let (held, cut): (Vec<Job>, Vec<Job>) = a
         .take_after_frame()
@@ -1602,7 +1602,7 @@ fn the_first_open_writes_the_index_after_the_frame_and_the_next_reads_it() {
             assert!(frame.via.is_none());
         }
         let loading_before = b.is_loading();
-        b.update(Action::Job(Arc::new(r)));
+        b.job_done(r);
         if loading_before
             && b.is_loading()
             && let Some(v) = &b.loading_frame().unwrap().via
@@ -1645,7 +1645,7 @@ fn the_first_open_writes_the_index_after_the_frame_and_the_next_reads_it() {
         .filter(|j| matches!(j, Job::Cut(crate::ui::jobs::CutJob { .. })))
     {
         for r in crate::ui::jobs::run_now(j) {
-            b.update(Action::Job(Arc::new(r)));
+            b.job_done(r);
         }
     }
     assert!(b.selection.cut.is_some());
@@ -1673,7 +1673,7 @@ fn the_first_session_is_read_by_jobs_and_its_gauge_comes_from_the_load() {
     use crate::engine::load::models::Registry;
     use crate::engine::settings::Settings;
     use crate::ui::jobs::{Job, JobResult};
-    use std::sync::Arc;
+
     let s = big_session();
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("big.jsonl");
@@ -1725,10 +1725,10 @@ fn the_first_session_is_read_by_jobs_and_its_gauge_comes_from_the_load() {
     assert!(reports > 0 && reports <= 51, "{reports} progress reports");
     let mut results = results.into_iter();
     for r in results.by_ref().take(reports) {
-        a.update(Action::Job(Arc::new(r)));
+        a.job_done(r);
     }
     assert!(a.loading_frame().unwrap().parsed > 0);
-    a.update(Action::Job(Arc::new(results.next().unwrap())));
+    a.job_done(results.next().unwrap());
     assert!(!a.is_loading());
     assert_eq!(a.doc.path.as_deref(), Some(path.as_path()));
     assert_eq!(a.doc.session.entries.len(), s.entries.len());
@@ -1741,7 +1741,7 @@ fn the_first_session_is_read_by_jobs_and_its_gauge_comes_from_the_load() {
         .count();
     assert_eq!(exact_counts, 1, "every entry's exact count starts once");
     assert!(a.selection.gauge.is_none());
-    a.update(Action::Job(Arc::new(results.next().unwrap())));
+    a.job_done(results.next().unwrap());
     let g = a.selection.gauge.as_ref().expect("the gauge from the load");
     assert_eq!(g.tokens.tokens, want);
     assert_eq!(selection_jobs(&a), 0);
@@ -1755,7 +1755,7 @@ fn the_first_session_is_read_by_jobs_and_its_gauge_comes_from_the_load() {
     assert_eq!(cuts.len(), 1);
     for j in cuts {
         for r in crate::ui::jobs::run_now(j) {
-            a.update(Action::Job(Arc::new(r)));
+            a.job_done(r);
         }
     }
     let first_kept = |app: &App| {
@@ -1771,9 +1771,9 @@ fn the_first_session_is_read_by_jobs_and_its_gauge_comes_from_the_load() {
     let mut results = crate::ui::jobs::run_now(b.pending.queue.pop().unwrap());
     results.pop();
     for r in results {
-        b.update(Action::Job(Arc::new(r)));
+        b.job_done(r);
     }
-    b.update(Action::Job(Arc::new(JobResult::EarlySelection(None))));
+    b.job_done(JobResult::EarlySelection(None));
     assert_eq!(selection_jobs(&b), 1);
     b.run_jobs_now();
     assert_eq!(b.selection.gauge.as_ref().unwrap().tokens.tokens, want);
@@ -2315,14 +2315,12 @@ fn the_update_works_without_a_disk_and_says_what_to_do() {
     // What the job says comes back as an action.
     let pinned = path.clone();
     a.pending.queue.clear();
-    a.update(Action::Job(std::sync::Arc::new(crate::ui::jobs::JobResult::ChoreDone(
-        crate::ui::chores::ChoreDone {
-            message: "pinned on top".into(),
-            pins: Some(vec![pinned.clone()]),
-            relist: false,
-            branched: None,
-        },
-    ))));
+    a.job_done(crate::ui::jobs::JobResult::ChoreDone(crate::ui::chores::ChoreDone {
+        message: "pinned on top".into(),
+        pins: Some(vec![pinned.clone()]),
+        relist: false,
+        branched: None,
+    }));
     assert_eq!(a.status.as_deref(), Some("pinned on top"));
     assert!(a.picker.as_ref().unwrap().pins.contains(&pinned));
     // A compaction's summary model is looked for by a job (finding the key reads Pi's
@@ -2344,9 +2342,7 @@ fn the_update_works_without_a_disk_and_says_what_to_do() {
     let id = *id;
     a.pending.queue.clear();
     // No key: the offline summary, its tab timed from the last tick's clock.
-    a.update(Action::Job(std::sync::Arc::new(
-        crate::ui::jobs::JobResult::SummarizerResolved { id, summarizer: None },
-    )));
+    a.job_done(crate::ui::jobs::JobResult::SummarizerResolved { id, summarizer: None });
     let Some(Dialog::Summary { by, tabs, .. }) = &a.dialog else {
         panic!("no summary dialog: {:?}", a.status)
     };

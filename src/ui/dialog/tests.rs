@@ -181,10 +181,10 @@ fn redact_times(screen: &str) -> String {
 #[test]
 fn strategy_tabs_while_running_and_when_done() {
     use crate::engine::compaction::strategy::Strategy;
-    use crate::ui::action::Action;
+
     use crate::ui::jobs::{JobResult, StrategyResult};
     use crate::ui::keymap::Mode;
-    use std::sync::Arc;
+
     let (_d, p) = temp_copy("long.jsonl");
     let before = std::fs::read(&p).unwrap();
     let mut a = app_for(&p);
@@ -201,7 +201,7 @@ fn strategy_tabs_while_running_and_when_done() {
     assert_eq!(job.len(), 1);
     let id = a.pending.summary.as_ref().unwrap().0;
     let feed = |a: &mut crate::ui::app::App, r: JobResult| {
-        a.update(Action::Job(Arc::new(r)));
+        a.job_done(r);
     };
     use crate::llm::strategies::Progress;
     let s = a.doc.session.clone();

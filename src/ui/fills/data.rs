@@ -65,7 +65,7 @@ fn sorted(map: HashMap<String, FillRow>) -> Vec<FillRow> {
 
 /// The file a tool result read, from its call's arguments.
 fn file_of(s: &Session, entry: usize) -> Option<String> {
-    let (_, args) = crate::ui::tool_call_for(s, entry)?;
+    let (_, args) = crate::engine::view::context::tool_call_for(s, entry)?;
     ["path", "file_path", "filePath"]
         .iter()
         .find_map(|k| args.get(*k).and_then(|v| v.as_str()).map(String::from))

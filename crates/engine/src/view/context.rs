@@ -674,3 +674,36 @@ pub fn edits_in_effect(s: &Session, ctx: &[usize]) -> Vec<(usize, usize)> {
     out.sort_unstable();
     out
 }
+
+/// The tool call a tool result answers (for its title and syntax highlighting).
+pub fn tool_call_for(s: &Session, entry: usize) -> Option<(String, serde_json::Value)> {
+    let crate::load::entry::Kind::Message(m) = &s.entries[entry].kind else {
+        return None;
+    };
+    if m.role != crate::load::entry::Role::ToolResult {
+        return None;
+    }
+    let id = m.tool_call_id.as_deref()?;
+    // The call is almost always on the path just above the result.
+    let mut cur = s.parent_of(entry);
+    let mut hops = 0;
+    while let Some(i) = cur {
+        if let crate::load::entry::Kind::Message(am) = &s.entries[i].kind
+            && am.role == crate::load::entry::Role::Assistant
+            && let Some(tc) = s.measures(am).tool_calls.iter().find(|t| t.id.as_deref() == Some(id))
+        {
+            let v = s.entry_value(i);
+            let args = v["message"]["content"][tc.block as usize]
+                .get("arguments")
+                .cloned()
+                .unwrap_or_default();
+            return Some((tc.name.to_string(), args));
+        }
+        hops += 1;
+        if hops > 64 {
+            break;
+        }
+        cur = s.parent_of(i);
+    }
+    None
+}

@@ -30,6 +30,7 @@ pub mod prune_panel;
 pub mod request;
 pub mod screen;
 pub mod selection;
+pub mod status_line;
 pub mod theme;
 pub mod tree_pane;
 pub mod tree_search;
@@ -91,16 +92,16 @@ pub fn draw(f: &mut Frame, app: &App) {
         return;
     }
     let a = app.areas();
-    if let (Some(r), Some(b)) = (a.banner, &app.notice) {
-        app::status::draw_banner(f, r, b);
+    if let (Some(r), Some(b)) = (a.banner, &app.log.notice) {
+        status_line::draw_banner(f, r, b);
     }
     tree_pane::draw(
         f,
         a.tree,
         &tree_pane::TreeDraw {
-            view: &app.view,
+            view: &app.tree.view,
             session: &app.doc.session,
-            frame: &app.frame,
+            frame: &app.tree.frame,
             cut_classes: &app.selection.cut_classes,
             cut_preview: app.screen.cut_preview,
             prune_preview: app.screen.prune_preview,
@@ -109,21 +110,23 @@ pub fn draw(f: &mut Frame, app: &App) {
     );
     if let Some(r) = a.cut_panel {
         if app.screen.prune_preview {
-            prune_panel::draw(f, r, &app.prune, &app.doc.session, app.screen.no_color);
+            prune_panel::draw(f, r, &app.parts.prune, &app.doc.session, app.screen.no_color);
         } else {
             cut_panel::draw(f, r, &app.selection, &app.doc.session, app.screen.no_color);
         }
     }
-    if let (Some(r), Some(doc)) = (a.detail, &app.detail.doc) {
+    if let (Some(r), Some(doc)) = (a.detail, &app.parts.detail.doc) {
         let focused = app.screen.focus == app::Focus::Detail;
         let find = app
+            .parts
             .find
             .as_ref()
             .filter(|f| f.editor.is_none())
             .and_then(|f| f.regex.as_ref());
-        detail::draw(f, r, doc, app.detail.scroll, focused, find);
+        detail::draw(f, r, doc, app.parts.detail.scroll, focused, find);
     }
     let after = app
+        .parts
         .prune
         .plan
         .as_ref()
@@ -140,13 +143,17 @@ pub fn draw(f: &mut Frame, app: &App) {
         live,
         counting,
     );
-    app::status::draw(f, a.status, app);
-    app::status::draw_hints(f, a.hints, app);
+    status_line::draw(
+        f,
+        a.status,
+        status_line::lines(app.status_header(), app.log.status.as_deref(), a.status.width),
+    );
+    status_line::draw_hints(f, a.hints, &app.hints());
     match app.screen.overlay {
         Overlay::Help(mode) => help::draw(f, a.main, mode, app.screen.help.scroll),
-        Overlay::Messages => messages::draw(f, a.main, &app.messages, app.screen.help.scroll),
+        Overlay::Messages => messages::draw(f, a.main, &app.log.messages, app.screen.help.scroll),
         Overlay::PrunePlan => {
-            if let Some(l) = &app.prune.list {
+            if let Some(l) = &app.parts.prune.list {
                 prune_list::draw(f, a.main, &app.doc.session, l)
             }
         }
@@ -158,17 +165,17 @@ pub fn draw(f: &mut Frame, app: &App) {
                 app.context_data(),
                 cursor,
                 scroll,
-                app.context.progress,
-                app.context.bill.as_deref(),
+                app.parts.context.progress,
+                app.parts.context.bill.as_deref(),
             )
         }
         Overlay::Picker => {
-            if let Some(p) = &app.picker {
+            if let Some(p) = &app.parts.picker {
                 p.draw(f, a.main);
             }
         }
         Overlay::Usage => {
-            if let Some((u, _)) = &app.usage {
+            if let Some((u, _)) = &app.parts.usage {
                 u.draw(f, a.main);
             }
         }
@@ -177,12 +184,12 @@ pub fn draw(f: &mut Frame, app: &App) {
             a.main,
             &app.doc.session,
             app.fills_data(),
-            app.fills.cursor,
-            app.fills.scroll,
+            app.parts.fills.cursor,
+            app.parts.fills.scroll,
         ),
         Overlay::None => {}
     }
-    if let Some(d) = &app.dialog {
+    if let Some(d) = &app.parts.dialog {
         dialog::draw(f, a.main, d, &app.doc.session);
     }
     if app.screen.no_color {
@@ -357,7 +364,7 @@ fn first_app(target: Target, at: Option<String>, settings: Settings, registry: R
         .map_err(|e| eyre!("demo session: {e}"))?
         .read_as(crate::store::pi_version::followed());
     let mut app = App::with_session(Arc::new(demo), None, settings, registry);
-    app.notice = notice.or_else(|| app.diagnostics_notice());
+    app.log.notice = notice.or_else(|| app.diagnostics_notice());
     if let Some(at) = at {
         app.update(Action::SelectEntry(at));
     }
@@ -395,7 +402,7 @@ async fn event_loop(
     app.screen.no_color = no_color;
     // Said once: which Pi is followed when it is not the one asked for (or none was found).
     if let Some(n) = crate::store::pi_version::decided().and_then(|f| f.note.clone()) {
-        app.status = Some(n);
+        app.log.status = Some(n);
     }
     app.update(Action::Resize {
         width: size.width,
@@ -403,7 +410,7 @@ async fn event_loop(
     });
     if is_picker {
         app.update(Action::OpenPicker);
-        if let Some(p) = &mut app.picker {
+        if let Some(p) = &mut app.parts.picker {
             p.launched_without_session = true;
         }
     }
@@ -660,18 +667,18 @@ pub mod tests {
     /// Offline, without the background count of every entry, with a throwaway agent
     /// directory, its jobs run.
     fn for_snapshots(mut a: App) -> App {
-        a.force_offline = true;
+        a.setup.force_offline = true;
         // Snapshots show what their tests counted, not every entry.
-        a.auto_exact = false;
-        if let Some(c) = a.exact_all.cancel.take() {
+        a.setup.auto_exact = false;
+        if let Some(c) = a.exact.all.cancel.take() {
             c.store(true, std::sync::atomic::Ordering::Relaxed);
         }
         a.pending
             .queue
             .retain(|j| !matches!(j, crate::ui::jobs::Job::ExactAll(crate::ui::jobs::ExactAllJob { .. })));
-        a.exact_all.progress = None;
+        a.exact.all.progress = None;
         // Never the user's own agent directory (pins are written there).
-        a.agent_dir = tempfile::tempdir()
+        a.outside.agent_dir = tempfile::tempdir()
             .map(|d| d.keep())
             .unwrap_or_else(|_| std::env::temp_dir());
         a.run_jobs_now();

@@ -311,7 +311,7 @@ fn no_room_of_a_folder_needs_a_room_that_needs_it() {
     let known = [
         "load::session: (own), ids, load, stored",
         "view::tree_view: (own), filter, layout, rows, stored, tail",
-        "ui::app: (own), find, first_load, status, writes",
+        "ui::app: (own), find, first_load, writes",
     ];
     let found: Vec<&str> = e.iter().chain(&a).map(String::as_str).collect();
     assert_eq!(
@@ -371,6 +371,33 @@ fn every_folder_has_its_module_beside_it() {
         }
     }
     assert!(found.is_empty(), "{found:#?}");
+}
+
+/// The app keeps the session, the routing and the runner; the components' state is theirs.
+/// Its own fields stay few (15 at most), and nothing outside the root (`ui.rs`) and the app
+/// itself names `App`: every component draws from what it is lent.
+#[test]
+fn the_app_stays_small_and_no_component_draws_from_it() {
+    let app = std::fs::read_to_string(root().join("src/ui/app.rs")).unwrap();
+    let body = app.split("pub struct App {").nth(1).unwrap().split("\n}\n").next().unwrap();
+    let field = regex::Regex::new(r"^    (pub(\([a-z]+\))? )?[a-z_]+: ").unwrap();
+    let fields: Vec<&str> = body.lines().filter(|l| field.is_match(l)).collect();
+    assert!((10..=15).contains(&fields.len()), "App has {} fields: {fields:#?}", fields.len());
+    let word = regex::Regex::new(r"\bApp\b").unwrap();
+    let mut found = vec![];
+    for f in rust_files(&root().join("src/ui")) {
+        let rel = f.strip_prefix(root()).unwrap().display().to_string();
+        if rel.starts_with("src/ui/app") || rel.ends_with("tests.rs") || rel.ends_with("snapshots.rs") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&f).unwrap();
+        for (n, line) in non_test(&text).lines().enumerate() {
+            if word.is_match(line) && !line.trim_start().starts_with("//") {
+                found.push(format!("{rel}:{}", n + 1));
+            }
+        }
+    }
+    assert!(found.is_empty(), "App named outside the root and the app: {found:#?}");
 }
 
 #[test]

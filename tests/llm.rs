@@ -523,7 +523,7 @@ fn tui_app(fixture: &str, server: &str) -> (tempfile::TempDir, std::path::PathBu
         bonsai::engine::settings::Settings::default(),
         bonsai::engine::load::models::Registry::builtin_only(),
     );
-    app.summarizer_override = Some(bonsai::llm::summarize::Summarizer {
+    app.setup.summarizer_override = Some(bonsai::llm::summarize::Summarizer {
         model: model("openai-completions", "fakecoder-large", server, false),
         key: ApiKey {
             key: "sk-test-SECRET".into(),
@@ -554,7 +554,7 @@ fn tui_compaction_with_a_model_previews_and_writes_usage() {
     app.handle_key(KeyEvent::from(KeyCode::Enter));
     assert_eq!(app.mode(), bonsai::ui::keymap::Mode::Streaming);
     app.run_jobs_now();
-    match &app.dialog {
+    match &app.parts.dialog {
         Some(bonsai::ui::dialog::Dialog::Summary { tabs, by, .. }) => {
             assert_eq!(tabs.len(), 1);
             assert_eq!(tabs[0].name, "single-shot");
@@ -563,7 +563,7 @@ fn tui_compaction_with_a_model_previews_and_writes_usage() {
             assert_eq!(tabs[0].calls.0, 2, "the history and the turn prefix");
             assert_eq!(by, "fake/fakecoder-large");
         }
-        other => panic!("{other:?} / {:?}", app.status),
+        other => panic!("{other:?} / {:?}", app.log.status),
     }
     // Writing takes the deliberate key.
     app.handle_key(KeyEvent::new(KeyCode::Char('s'), KeyModifiers::CONTROL));
@@ -620,7 +620,7 @@ fn tui_summary_can_be_cancelled() {
         "no strategy finished: the group was cancelled"
     );
     app.handle_key(KeyEvent::from(KeyCode::Esc));
-    assert!(app.dialog.is_none());
+    assert!(app.parts.dialog.is_none());
     assert_eq!(std::fs::read(&file).unwrap(), before);
 }
 
@@ -661,20 +661,20 @@ fn tui_branch_summary_is_shown_with_its_retries_before_it_is_written() {
     app.handle_key(KeyEvent::from(KeyCode::Enter));
     app.run_jobs_now();
     assert_eq!(std::fs::read(&file).unwrap(), before, "nothing written before ctrl+s");
-    match &app.dialog {
+    match &app.parts.dialog {
         Some(bonsai::ui::dialog::Dialog::Summary { tabs, .. }) => {
             assert_eq!(tabs[0].state, bonsai::ui::dialog::TabState::Done);
             assert!(tabs[0].text.contains("branch by the model"), "{}", tabs[0].text);
             let note = tabs[0].note.clone().unwrap_or_default();
             assert!(note.starts_with("retry 1") && note.contains("503"), "{note}");
         }
-        other => panic!("{other:?} / {:?}", app.status),
+        other => panic!("{other:?} / {:?}", app.log.status),
     }
     app.handle_key(KeyEvent::new(KeyCode::Char('s'), KeyModifiers::CONTROL));
     app.run_jobs_now();
     let text = std::fs::read_to_string(&file).unwrap();
     let last: serde_json::Value = serde_json::from_str(text.lines().last().unwrap()).unwrap();
-    assert_eq!(last["type"], "branch_summary", "{:?}", app.status);
+    assert_eq!(last["type"], "branch_summary", "{:?}", app.log.status);
     assert!(last["summary"].as_str().unwrap().contains("branch by the model"));
     assert_eq!(last["usage"]["input"], 900);
 }

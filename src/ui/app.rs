@@ -101,6 +101,12 @@ pub enum EditorFor {
 /// Background work in flight.
 #[derive(Default)]
 pub struct Pending {
+    /// A summary dialog whose write is under way: given back if the write is refused.
+    pub(crate) parked: Option<Dialog>,
+    /// The fork or clone bonsai wrote last in this run (`u` removes it while untouched).
+    pub(crate) last_branched: Option<crate::ui::dialog::BranchedFile>,
+    /// The id the next job gets.
+    pub(crate) next_id: u64,
     pub queue: Vec<Job>,
     pub reload: bool,
     /// The session is being parsed again because a line failed its index's check.
@@ -126,31 +132,77 @@ const OLD_VERSION: &str = "read-only: an old (v1/v2) session file; bonsai writes
 /// Messages the log keeps.
 const MESSAGES_KEPT: usize = 200;
 
+/// The app: the open session, what the components hold, the work in flight, and what it
+/// runs with. Each part is a struct of its own; the update routes to them.
 pub struct App {
     pub(crate) doc: Doc,
     /// The session bonsai was started on, still being read (the loading frame).
     pub(crate) first_load: Option<first_load::FirstLoad>,
     /// Why the run ends (the first session could not be read).
     pub(crate) fatal: Option<crate::store::OpenError>,
+    /// The status line, the banner and every message said.
+    pub log: StatusLog,
+    /// The tree pane: Pi's `/tree` view, the rows on screen and their text.
+    pub(crate) tree: TreePart,
+    /// What was read from outside when bonsai started, and the clock at the last tick.
+    pub(crate) outside: Outside,
+    /// What the app runs with: settings, models, where indexes go, what tests turn off.
+    pub setup: Setup,
+    pub(crate) screen: Screen,
+    pub selection: SelectionState,
+    /// The state of each component that is not the tree.
+    pub parts: Parts,
+    /// Background work in flight, and what waits for it.
+    pub pending: Pending,
+    /// Terminal work for the event loop.
+    pub(crate) effects: Vec<Terminal>,
+    /// Exact token counts: the cache and the whole-session count.
+    pub(crate) exact: Exact,
+    /// What is known of the open session's file since it was read.
+    pub(crate) file: FileState,
+    pub(crate) quit: bool,
+}
+
+/// The status line, the banner and the log of messages (M).
+#[derive(Default)]
+pub struct StatusLog {
     /// Every status message of this run with its time (UTC), newest last.
     pub(crate) messages: Vec<(String, String)>,
     /// The status last put in the log.
-    logged: Option<String>,
-    /// The fork or clone bonsai wrote last in this run (`u` removes it while untouched).
-    pub(crate) last_branched: Option<crate::ui::dialog::BranchedFile>,
-    /// A summary dialog whose write is under way: given back if the write is refused.
-    pub(crate) parked: Option<Dialog>,
+    pub(crate) logged: Option<String>,
+    /// The one-line banner (demo notice, malformed lines).
+    pub(crate) notice: Option<String>,
+    pub status: Option<String>,
+}
+
+/// The tree pane's state.
+pub struct TreePart {
     pub(crate) view: TreeView,
+    pub(crate) frame: TreeFrame,
+    pub(crate) row_cache: HashMap<usize, RowText>,
+}
+
+/// What the app runs with, set when it starts (tests change some).
+pub struct Setup {
     pub(crate) settings: Settings,
+    pub(crate) registry: Arc<Registry>,
     /// bonsai's Pi package is in use: the gauge marks what it sends.
     pub(crate) live_in_use: bool,
-    /// The session file Pi waits on while bonsai runs inside it (`BONSAI_PI_SESSION`), as
-    /// read when it started.
-    pi_session: Option<PathBuf>,
-    pub(crate) registry: Arc<Registry>,
-    pub(crate) screen: Screen,
-    pub selection: SelectionState,
-    pub(crate) frame: TreeFrame,
+    /// Where session indexes are kept (`None`: off; tests set one when they want it).
+    pub(crate) index: Option<crate::store::index::Place>,
+    /// Count every entry's exact tokens on its own when a session opens (up to
+    /// `AUTO_EXACT_BYTES`); tests turn it off to pin what their snapshots show.
+    pub(crate) auto_exact: bool,
+    /// Never call a model (tests: no test may touch the network).
+    pub(crate) force_offline: bool,
+    /// Tests put a summarizer here; otherwise it is resolved from Pi's keys when needed.
+    pub summarizer_override: Option<crate::llm::summarize::Summarizer>,
+    /// The summary strategies chosen last (the chooser starts from them).
+    pub(crate) strategy_choice: Vec<crate::engine::compaction::strategy::Strategy>,
+}
+
+/// The state of the components other than the tree pane: each its own.
+pub struct Parts {
     pub(crate) detail: DetailState,
     pub(crate) context: ContextState,
     pub(crate) prune: PruneState,
@@ -164,42 +216,23 @@ pub struct App {
     /// Find inside the session (Ctrl+F), its hits and the one shown.
     pub(crate) find: Option<Find>,
     pub dialog: Option<Dialog>,
-    /// The one-line banner (demo notice, malformed lines).
-    pub(crate) notice: Option<String>,
-    pub status: Option<String>,
+}
+
+/// Exact token counts.
+#[derive(Default)]
+pub struct Exact {
+    pub(crate) cache: Arc<TokenCache>,
+    /// The exact count of every entry (the tree's right column), running or done.
+    pub(crate) all: ExactAll,
+}
+
+/// What is known of the open session's file since it was read.
+#[derive(Default)]
+pub struct FileState {
     /// Pi appended while bonsai was open.
     pub(crate) live: bool,
-    pub(crate) quit: bool,
-    pub pending: Pending,
-    pub(crate) effects: Vec<Terminal>,
-    pub(crate) exact: Arc<TokenCache>,
-    row_cache: HashMap<usize, RowText>,
-    next_id: u64,
-    /// Tests put a summarizer here; otherwise it is resolved from Pi's keys when needed.
-    pub summarizer_override: Option<crate::llm::summarize::Summarizer>,
-    /// Never call a model (tests: no test may touch the network).
-    pub(crate) force_offline: bool,
-    /// The summary strategies chosen last (the chooser starts from them).
-    pub(crate) strategy_choice: Vec<crate::engine::compaction::strategy::Strategy>,
-    /// Pi's agent directory (bonsai keeps its pins under it; tests use their own).
-    pub(crate) agent_dir: PathBuf,
-    /// The working directory bonsai started in (the picker's "this project"), read once.
-    pub(crate) cwd: std::path::PathBuf,
-    /// The clock at the last tick (the update reads no clock).
-    pub(crate) now_ms: i64,
-    /// The same instant on the monotonic clock (summary tabs time themselves by it).
-    pub(crate) clock: std::time::Instant,
-    /// Where the environment puts sessions and home, read once at the start.
-    pub(crate) env: crate::store::config::Environment,
-    /// The exact count of every entry (the tree's right column), running or done.
-    pub(crate) exact_all: ExactAll,
-    /// The open session's file is gone from its folder (said once in the status line).
-    pub(crate) file_gone: bool,
-    /// Count every entry's exact tokens on its own when a session opens (up to
-    /// `AUTO_EXACT_BYTES`); tests turn it off to pin what their snapshots show.
-    pub(crate) auto_exact: bool,
-    /// Where session indexes are kept (`None`: off; tests set one when they want it).
-    pub(crate) index: Option<crate::store::index::Place>,
+    /// The file is gone from its folder (said once in the status line).
+    pub(crate) gone: bool,
 }
 
 /// Sessions up to this size get every entry's exact count on their own when they open (a
@@ -234,7 +267,7 @@ impl App {
     /// The "Pi may be running" rule of a rewrite, as the confirm says it: not for the file Pi
     /// waits on while bonsai runs inside it (Pi writes nothing until bonsai exits).
     pub(super) fn recent_write_rule(&self, path: Option<&std::path::Path>) -> Option<String> {
-        if path.is_some() && path == self.pi_session.as_deref() {
+        if path.is_some() && path == self.outside.pi_session.as_deref() {
             return None;
         }
         Some("Refused if the file was written in the last 10 s (Pi may be running).".into())
@@ -243,13 +276,13 @@ impl App {
     /// What the app reads from outside, as [`Outside`] holds it now (for the session opened next).
     pub(super) fn outside(&self) -> Outside {
         Outside {
-            now_ms: self.now_ms,
-            clock: self.clock,
-            cwd: self.cwd.clone(),
-            agent_dir: self.agent_dir.clone(),
-            env: self.env.clone(),
-            tree_home: self.view.home.clone(),
-            pi_session: self.pi_session.clone(),
+            now_ms: self.outside.now_ms,
+            clock: self.outside.clock,
+            cwd: self.outside.cwd.clone(),
+            agent_dir: self.outside.agent_dir.clone(),
+            env: self.outside.env.clone(),
+            tree_home: self.tree.view.home.clone(),
+            pi_session: self.outside.pi_session.clone(),
         }
     }
 
@@ -277,63 +310,62 @@ impl App {
         let doc = Doc::new(session, path, read_only);
         let mut view = TreeView::new(&doc.session, &doc.tree, doc.session.leaf(), filter, outside.now_ms);
         // Tool paths under the home folder read as Pi's /tree shows them.
-        view.home = outside.tree_home;
+        view.home = outside.tree_home.clone();
         let live_in_use = settings.live_package_in_use() || outside.pi_session.is_some();
         let mut app = App {
             doc,
             first_load: None,
             fatal: None,
-            view,
-            live_in_use,
-            settings,
-            registry: Arc::new(registry),
-            screen: Screen::new(Rect::new(0, 0, 120, 40), zones),
-            selection: SelectionState::default(),
-            frame: TreeFrame::default(),
-            detail: DetailState::default(),
-            context: ContextState::default(),
-            prune: PruneState {
-                pruning_enabled,
+            log: StatusLog {
+                status: (read_only == Some(OLD_VERSION)).then(|| OLD_VERSION.to_string()),
                 ..Default::default()
             },
-            fills: FillsState::default(),
-            usage: None,
-            editor_for: EditorFor::Summary,
-            picker: None,
-            search: None,
-            find: None,
-            dialog: None,
-            notice: None,
-            last_branched: None,
-            parked: None,
-            messages: Vec::new(),
-            logged: None,
-            status: (read_only == Some(OLD_VERSION)).then(|| OLD_VERSION.to_string()),
-            live: false,
-            quit: false,
+            tree: TreePart {
+                view,
+                frame: TreeFrame::default(),
+                row_cache: HashMap::new(),
+            },
+            setup: Setup {
+                settings,
+                registry: Arc::new(registry),
+                live_in_use,
+                index: None,
+                auto_exact,
+                force_offline: false,
+                summarizer_override: None,
+                strategy_choice: vec![crate::engine::compaction::strategy::Strategy::SingleShot],
+            },
+            screen: Screen::new(Rect::new(0, 0, 120, 40), zones),
+            selection: SelectionState::default(),
+            parts: Parts {
+                detail: DetailState::default(),
+                context: ContextState::default(),
+                prune: PruneState {
+                    pruning_enabled,
+                    ..Default::default()
+                },
+                fills: FillsState::default(),
+                editor_for: EditorFor::Summary,
+                picker: None,
+                usage: None,
+                search: None,
+                find: None,
+                dialog: None,
+            },
             pending: Pending::default(),
             effects: vec![],
-            exact: Arc::new(TokenCache::default()),
-            row_cache: HashMap::new(),
-            next_id: 0,
-            summarizer_override: None,
-            force_offline: false,
-            strategy_choice: vec![crate::engine::compaction::strategy::Strategy::SingleShot],
-            agent_dir: outside.agent_dir,
-            cwd: outside.cwd,
-            now_ms: outside.now_ms,
-            clock: outside.clock,
-            env: outside.env,
-            pi_session: outside.pi_session.clone(),
-            exact_all: ExactAll::default(),
-            file_gone: false,
-            auto_exact,
-            index: None,
+            exact: Exact::default(),
+            file: FileState::default(),
+            quit: false,
+            outside,
         };
         // Tests never touch the user's indexes: they set a place of their own.
         if !cfg!(test) {
-            app.index =
-                Some(crate::store::index::Place::in_agent(&app.agent_dir, &app.settings)).filter(|p| p.limit > 0);
+            app.setup.index = Some(crate::store::index::Place::in_agent(
+                &app.outside.agent_dir,
+                &app.setup.settings,
+            ))
+            .filter(|p| p.limit > 0);
         }
         app.selection.keep_recent = app.keep_recent_setting();
         app.selection_changed();
@@ -348,32 +380,32 @@ impl App {
 
     /// Count every entry's exact tokens in the background (what is counted already stays).
     pub(crate) fn start_exact_all(&mut self) {
-        if let Some(c) = self.exact_all.cancel.take() {
+        if let Some(c) = self.exact.all.cancel.take() {
             c.store(true, std::sync::atomic::Ordering::Relaxed);
         }
-        self.exact_all.generation += 1;
+        self.exact.all.generation += 1;
         let cancel = Arc::new(AtomicBool::new(false));
-        self.exact_all.cancel = Some(cancel.clone());
-        self.exact_all.progress = Some((0, 0));
-        self.exact_all.announce = false;
+        self.exact.all.cancel = Some(cancel.clone());
+        self.exact.all.progress = Some((0, 0));
+        self.exact.all.announce = false;
         self.pending.queue.push(Job::ExactAll(crate::ui::jobs::ExactAllJob {
-            generation: self.exact_all.generation,
+            generation: self.exact.all.generation,
             session: self.doc.session.clone(),
             encoding: self.selection_encoding(),
-            cache: self.exact.clone(),
+            cache: self.exact.cache.clone(),
             cancel,
         }));
     }
 
     /// On opening (or a new version of) a session: count it all when it is small enough.
     pub(crate) fn auto_exact_all(&mut self) {
-        if self.auto_exact && self.doc.session.buf.len() <= AUTO_EXACT_BYTES {
+        if self.setup.auto_exact && self.doc.session.buf.len() <= AUTO_EXACT_BYTES {
             self.start_exact_all();
         }
     }
 
     pub fn selected(&self) -> Option<usize> {
-        self.view.selected_entry()
+        self.tree.view.selected_entry()
     }
 
     /// The selection taken as a leaf: the selected entry, or, when only entries without
@@ -401,7 +433,7 @@ impl App {
 
     /// What has the keyboard.
     pub fn mode(&self) -> Mode {
-        if let Some(d) = &self.dialog {
+        if let Some(d) = &self.parts.dialog {
             return d.mode();
         }
         match self.screen.overlay {
@@ -409,7 +441,7 @@ impl App {
             Overlay::PrunePlan => return Mode::PrunePlan,
             Overlay::Picker => {
                 use super::picker::PickerFocus;
-                return match self.picker.as_ref().map(|p| p.focus) {
+                return match self.parts.picker.as_ref().map(|p| p.focus) {
                     Some(PickerFocus::Filter) => Mode::PickerFilter,
                     Some(PickerFocus::Query) => Mode::PickerQuery,
                     Some(PickerFocus::Hits) => Mode::PickerHits,
@@ -421,9 +453,9 @@ impl App {
             Overlay::Usage => return Mode::Usage,
             Overlay::None => {}
         }
-        if self.find.as_ref().is_some_and(|f| f.editor.is_some()) {
+        if self.parts.find.as_ref().is_some_and(|f| f.editor.is_some()) {
             Mode::Find
-        } else if self.search.is_some() {
+        } else if self.parts.search.is_some() {
             Mode::Search
         } else if self.screen.focus == Focus::Detail && self.screen.show_detail {
             Mode::Detail
@@ -438,7 +470,7 @@ impl App {
 
     /// The keys the hint bar offers now (the mode's; a dialog may leave some out).
     pub fn hints(&self) -> Vec<(String, &'static str)> {
-        match &self.dialog {
+        match &self.parts.dialog {
             Some(d) => d.hints(),
             None => keymap::hints(self.mode()),
         }
@@ -449,8 +481,13 @@ impl App {
         layout::areas(
             self.screen.size,
             Shown {
-                banner: self.notice.is_some(),
-                status_lines: status::lines(self, self.screen.size.width).len() as u16,
+                banner: self.log.notice.is_some(),
+                status_lines: crate::ui::status_line::lines(
+                    self.status_header(),
+                    self.log.status.as_deref(),
+                    self.screen.size.width,
+                )
+                .len() as u16,
                 detail: self.screen.show_detail,
                 cut_preview: self.screen.cut_preview || self.screen.prune_preview,
             },
@@ -465,7 +502,7 @@ impl App {
     /// What a key means now: the open dialog's reading of it, else the key table's for the
     /// mode (in a text input, an unbound key edits the text; in the help, any key closes it).
     pub fn action_for_key(&self, key: &KeyEvent) -> Option<Action> {
-        if let Some(d) = &self.dialog {
+        if let Some(d) = &self.parts.dialog {
             return d.on_key(key);
         }
         let mode = self.mode();
@@ -502,13 +539,15 @@ impl App {
 
     /// Every message said lands in the log (M), whole, with its time.
     fn log_status(&mut self) {
-        if self.status.is_some() && self.status != self.logged {
-            self.logged = self.status.clone();
-            let time = crate::engine::load::js::iso_from_ms(self.now_ms);
+        if self.log.status.is_some() && self.log.status != self.log.logged {
+            self.log.logged = self.log.status.clone();
+            let time = crate::engine::load::js::iso_from_ms(self.outside.now_ms);
             let hms = time.get(11..19).unwrap_or("").to_string();
-            self.messages.push((hms, self.status.clone().unwrap_or_default()));
-            if self.messages.len() > MESSAGES_KEPT {
-                self.messages.remove(0);
+            self.log
+                .messages
+                .push((hms, self.log.status.clone().unwrap_or_default()));
+            if self.log.messages.len() > MESSAGES_KEPT {
+                self.log.messages.remove(0);
             }
         }
     }
@@ -541,7 +580,7 @@ impl App {
                 r
             }
             action => {
-                self.status = None;
+                self.log.status = None;
                 let before = self.selected();
                 let handled = match self.mode() {
                     Mode::Tree | Mode::CutPreview | Mode::Prune | Mode::Detail => self.on_browse(action),
@@ -595,20 +634,20 @@ impl App {
     }
 
     fn next_job_id(&mut self) -> u64 {
-        self.next_id += 1;
-        self.next_id
+        self.pending.next_id += 1;
+        self.pending.next_id
     }
 
     /// keepRecentTokens as Pi's settings give it for the session's model.
     fn keep_recent_setting(&self) -> u64 {
-        super::selection::keep_recent_for(&self.doc.session, &self.settings)
+        super::selection::keep_recent_for(&self.doc.session, &self.setup.settings)
     }
 
     /// Recompute what depends on the selected entry (as a leaf): gauge, cut. On large sessions
     /// this walks a long path, so it runs as a job and the frame for the key press draws at
     /// once (the gauge follows when the job reports).
     pub fn selection_changed(&mut self) {
-        self.detail.scroll = 0;
+        self.parts.detail.scroll = 0;
         self.selection.generation += 1;
         self.selection.exact = None;
         let Some(leaf) = self.selected_leaf() else {
@@ -621,8 +660,8 @@ impl App {
             generation: self.selection.generation,
             session: self.doc.session.clone(),
             leaf,
-            settings: self.settings.clone(),
-            registry: self.registry.clone(),
+            settings: self.setup.settings.clone(),
+            registry: self.setup.registry.clone(),
             keep_recent: self.selection.keep_recent,
             want_classes: self.screen.cut_preview,
         });
@@ -658,40 +697,40 @@ impl App {
     /// Count "what the model sees" for the selection (and the mark) in a job.
     fn request_context(&mut self) {
         let Some(leaf) = self.selected_leaf() else { return };
-        self.context.generation += 1;
+        self.parts.context.generation += 1;
         let encoding = self.selection_encoding();
         let key = ContextKey {
             leaf,
-            mark: self.context.mark,
+            mark: self.parts.context.mark,
             encoding: encoding.name(),
-            live: self.context.live,
+            live: self.parts.context.live,
             len: self.doc.session.buf.len(),
         };
-        if self.context.live {
+        if self.parts.context.live {
             self.request_live_bill();
         }
-        if let Some((k, d)) = &self.context.built
+        if let Some((k, d)) = &self.parts.context.built
             && *k == key
         {
             let mut d = d.clone();
-            d.generation = self.context.generation;
+            d.generation = self.parts.context.generation;
             let n = d.aligned.len();
-            self.context.data = Some(d);
-            self.context.cursor = self.context.cursor.min(n.saturating_sub(1));
-            self.context.progress = None;
+            self.parts.context.data = Some(d);
+            self.parts.context.cursor = self.parts.context.cursor.min(n.saturating_sub(1));
+            self.parts.context.progress = None;
             return;
         }
-        self.context.progress = None;
-        let live = self.context.live.then(|| self.live_params());
+        self.parts.context.progress = None;
+        let live = self.parts.context.live.then(|| self.live_params());
         self.pending
             .queue
             .push(Job::ContextView(crate::ui::jobs::ContextViewJob {
-                generation: self.context.generation,
+                generation: self.parts.context.generation,
                 session: self.doc.session.clone(),
                 leaf,
-                mark: self.context.mark,
+                mark: self.parts.context.mark,
                 encoding,
-                cache: self.exact.clone(),
+                cache: self.exact.cache.clone(),
                 live,
             }));
     }
@@ -700,11 +739,11 @@ impl App {
     /// bottom line: asked once per version of the session.
     fn request_live_bill(&mut self) {
         let len = self.doc.session.buf.len();
-        if self.context.bill_for == Some(len) {
+        if self.parts.context.bill_for == Some(len) {
             return;
         }
-        self.context.bill_for = Some(len);
-        self.context.bill = None;
+        self.parts.context.bill_for = Some(len);
+        self.parts.context.bill = None;
         self.pending.queue.push(Job::LiveBill(crate::ui::jobs::LiveBillJob {
             generation: len as u64,
             session: self.doc.session.clone(),
@@ -719,20 +758,20 @@ impl App {
         let window = crate::engine::load::models::window_or_default(g.and_then(|g| g.window));
         let reserve = g
             .map(|g| g.reserve)
-            .unwrap_or_else(|| self.settings.reserve_tokens(None));
+            .unwrap_or_else(|| self.setup.settings.reserve_tokens(None));
         let prices = g
             .and_then(|g| g.model.as_deref())
             .and_then(|m| m.split_once('/'))
-            .and_then(|(p, id)| self.registry.find(p, id))
+            .and_then(|(p, id)| self.setup.registry.find(p, id))
             .map(crate::engine::live::Prices::of_model);
         super::context_view::LiveParams {
-            settings: self.settings.live_settings(),
+            settings: self.setup.settings.live_settings(),
             env: crate::engine::live::CallEnv {
                 context_window: window,
                 reserve_tokens: reserve,
                 prices,
             },
-            registry: self.registry.clone(),
+            registry: self.setup.registry.clone(),
         }
     }
 
@@ -741,7 +780,7 @@ impl App {
     /// packages, or `bonsai.live` configured) and its policy is not off.
     pub(super) fn request_live_figure(&mut self) {
         self.selection.live = None;
-        if !self.live_in_use {
+        if !self.setup.live_in_use {
             return;
         }
         let Some(leaf) = self.selected_leaf() else { return };
@@ -758,11 +797,11 @@ impl App {
     }
 
     pub fn context_data(&self) -> Option<&super::context_view::ContextData> {
-        self.context.data.as_deref()
+        self.parts.context.data.as_deref()
     }
 
     pub fn context_cursor(&self) -> (usize, usize) {
-        (self.context.cursor, self.context.scroll)
+        (self.parts.context.cursor, self.parts.context.scroll)
     }
 
     /// Make what `draw` reads: the tree rows on screen and the detail document (and the
@@ -771,27 +810,27 @@ impl App {
         self.refresh_frame();
         self.refresh_detail();
         let main = self.areas().main;
-        if let Some(p) = &mut self.picker {
+        if let Some(p) = &mut self.parts.picker {
             p.layout(main);
         }
     }
 
     fn refresh_frame(&mut self) {
         let area = self.areas().tree;
-        let range = self.view.window(area.height as usize);
+        let range = self.tree.view.window(area.height as usize);
         let token_col = super::layout::token_column(area.width);
         let s = self.doc.session.clone();
         let mut rows = Vec::with_capacity(range.len());
         for k in range.clone() {
             // A row's text decodes its line: once per entry, not once per frame.
-            let (view, cache) = (&self.view, &mut self.row_cache);
+            let (view, cache) = (&self.tree.view, &mut self.tree.row_cache);
             let row = view.row_undrawn(&s, k, |i| {
                 cache.entry(i).or_insert_with(|| view.display_text(&s, i)).clone()
             });
             let msgs = crate::engine::view::context::intrinsic_messages(&s, row.entry);
             let est: u64 = msgs.iter().map(|m| m.est_tokens).sum();
             let enc = crate::engine::view::tokens::Encoding::O200k;
-            let exact: Option<u64> = msgs.iter().map(|m| self.exact.get(m, enc)).sum();
+            let exact: Option<u64> = msgs.iter().map(|m| self.exact.cache.get(m, enc)).sum();
             let mut tokens = match (est, exact) {
                 (0, _) => String::new(),
                 (e, Some(x)) if token_col >= 12 => format!("{} {}", short_tokens(e), short_tokens(x)),
@@ -804,11 +843,12 @@ impl App {
                 )
             });
             let item = self
+                .parts
                 .prune
                 .plan
                 .as_ref()
                 .filter(|_| self.screen.prune_preview)
-                .and_then(|p| self.prune.marks.get(&row.entry).map(|&k| &p.items[k]));
+                .and_then(|p| self.parts.prune.marks.get(&row.entry).map(|&k| &p.items[k]));
             if let Some(i) = item.filter(|i| i.change.writes()) {
                 tokens = format!("−{}", short_tokens(i.saved()));
             }
@@ -825,11 +865,11 @@ impl App {
             .iter_mut()
             .map(|r| std::mem::replace(&mut r.row, Row::EMPTY))
             .collect();
-        let pan = self.view.draw_prefixes(&mut plain, range.start, body_width);
+        let pan = self.tree.view.draw_prefixes(&mut plain, range.start, body_width);
         for (fr, r) in rows.iter_mut().zip(plain) {
             fr.row = r;
         }
-        self.frame = TreeFrame {
+        self.tree.frame = TreeFrame {
             start: range.start,
             pan,
             rows,
@@ -839,22 +879,23 @@ impl App {
     fn refresh_detail(&mut self) {
         let Some(area) = self.areas().detail else { return };
         let Some(entry) = self.selected() else {
-            self.detail.doc = None;
+            self.parts.detail.doc = None;
             return;
         };
         let width = area.width.saturating_sub(1);
         let edit = self.doc.edits.get(&entry).copied();
-        let stale = !matches!(&self.detail.doc, Some(d) if d.entry == entry && d.width == width && d.edit == edit);
+        let stale =
+            !matches!(&self.parts.detail.doc, Some(d) if d.entry == entry && d.width == width && d.edit == edit);
         if stale {
             let s = self.doc.session.clone();
             let tc = crate::engine::view::context::tool_call_for(&s, entry);
-            self.detail.doc = Some(detail::build(&s, entry, width, tc, edit));
+            self.parts.detail.doc = Some(detail::build(&s, entry, width, tc, edit));
         }
         self.scroll_detail_to_match();
         let h = area.height as usize;
-        if let Some(doc) = &mut self.detail.doc {
-            self.detail.scroll = self.detail.scroll.min(doc.total_lines().saturating_sub(h));
-            doc.highlight_to(self.detail.scroll + h);
+        if let Some(doc) = &mut self.parts.detail.doc {
+            self.parts.detail.scroll = self.parts.detail.scroll.min(doc.total_lines().saturating_sub(h));
+            doc.highlight_to(self.parts.detail.scroll + h);
         }
     }
 

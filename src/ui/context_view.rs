@@ -247,11 +247,13 @@ mod snapshots {
         // common (the final leaf is past a compaction), so all − on the left, all + on the right.
         let mut a = app_for(&own("tour.jsonl"));
         let s = a.doc.session.clone();
-        a.view.set_filter(&s, crate::engine::view::tree_view::FilterMode::All);
-        a.view.select_entry(&s, 25);
+        a.tree
+            .view
+            .set_filter(&s, crate::engine::view::tree_view::FilterMode::All);
+        a.tree.view.select_entry(&s, 25);
         a.selection_changed();
         a.handle_key(KeyEvent::from(KeyCode::Char('m')));
-        a.view.select_entry(&s, s.leaf().unwrap());
+        a.tree.view.select_entry(&s, s.leaf().unwrap());
         a.selection_changed();
         a.run_jobs_now();
         a.handle_key(KeyEvent::from(KeyCode::Char('v')));

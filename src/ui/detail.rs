@@ -693,7 +693,8 @@ mod snapshots {
         let mut seen = std::collections::BTreeSet::new();
         for f in files {
             let mut a = app_for(&own(f));
-            a.view
+            a.tree
+                .view
                 .set_filter(&a.doc.session.clone(), crate::engine::view::tree_view::FilterMode::All);
             let n = a.doc.session.entries.len();
             for i in 0..n {
@@ -713,10 +714,12 @@ mod snapshots {
                     continue;
                 }
                 let s = a.doc.session.clone();
-                a.view.select_entry(&s, i);
+                a.tree.view.select_entry(&s, i);
                 if a.selected() != Some(i) {
                     // Hidden in every filter (usage): select via the detail document directly.
-                    a.view.set_filter(&s, crate::engine::view::tree_view::FilterMode::All);
+                    a.tree
+                        .view
+                        .set_filter(&s, crate::engine::view::tree_view::FilterMode::All);
                 }
                 a.selection_changed();
                 let mut doc = super::build(&s, i, 78, crate::engine::view::context::tool_call_for(&s, i), None);
@@ -729,7 +732,7 @@ mod snapshots {
         // And one whole screen with the pane focused and scrolled.
         let mut a = app_for(&own("split-turn.jsonl"));
         let s = a.doc.session.clone();
-        a.view.select_entry(&s, 3);
+        a.tree.view.select_entry(&s, 3);
         a.selection_changed();
         a.handle_key(crossterm::event::KeyEvent::from(crossterm::event::KeyCode::Tab));
         a.handle_key(crossterm::event::KeyEvent::from(crossterm::event::KeyCode::Down));

@@ -295,7 +295,7 @@ mod snapshots {
     fn labels_and_timestamps() {
         let mut a = app_for(&own("tour.jsonl"));
         a.screen.show_detail = false;
-        a.view.now_ms = 1_900_000_000_000; // a fixed "now" in 2030: dates show as YY/M/D
+        a.tree.view.now_ms = 1_900_000_000_000; // a fixed "now" in 2030: dates show as YY/M/D
         a.handle_key(ctrl('l'));
         a.handle_key(KeyEvent::from(KeyCode::Char('T')));
         insta::assert_snapshot!(render(&mut a, 100, 12));
@@ -323,7 +323,7 @@ mod snapshots {
         insta::assert_debug_snapshot!(classes);
         // And the rows really carry the colours (selection aside).
         a.screen.show_detail = false;
-        a.view.selected = 0;
+        a.tree.view.selected = 0;
         let mut t = ratatui::Terminal::new(ratatui::backend::TestBackend::new(100, 60)).unwrap();
         t.draw(|f| super::super::draw(f, &a)).unwrap();
         let buf = t.backend().buffer();

@@ -61,7 +61,7 @@ impl App {
         match self.branch_at_selection() {
             Ok(b) => Some(b),
             Err(e) => {
-                self.status = Some(format!("nothing to {verb}: {e}"));
+                self.log.status = Some(format!("nothing to {verb}: {e}"));
                 None
             }
         }
@@ -69,7 +69,7 @@ impl App {
 
     /// The first row's text of the branch at `i` (what the user recognises it by).
     fn branch_text(&self, i: usize) -> String {
-        let t = self.view.display_text(&self.doc.session, i).plain();
+        let t = self.tree.view.display_text(&self.doc.session, i).plain();
         crate::engine::view::tree_view::one_line(&t, 60)
     }
 
@@ -80,7 +80,7 @@ impl App {
         };
         let s = self.doc.session.clone();
         if let Err(e) = archive::check(&s, target, !archived_now) {
-            self.status = Some(e.to_string());
+            self.log.status = Some(e.to_string());
             return;
         }
         let id = s.entries[target].id.to_string();
@@ -98,7 +98,7 @@ impl App {
         });
         lines.push("Write it?".into());
         let seen = Seen::of(&s);
-        self.dialog = Some(Dialog::Confirm {
+        self.parts.dialog = Some(Dialog::Confirm {
             title: if archived_now {
                 "Unarchive a branch"
             } else {
@@ -127,11 +127,11 @@ impl App {
     /// H: archived branches shown dimmed, or hidden.
     pub(super) fn toggle_archived(&mut self) {
         let s = self.doc.session.clone();
-        let show = !self.view.show_archived;
-        self.view.set_show_archived(&s, show);
-        let n = self.view.archived_branches;
+        let show = !self.tree.view.show_archived;
+        self.tree.view.set_show_archived(&s, show);
+        let n = self.tree.view.archived_branches;
         // The status bar's "N archived shown / hidden (H)" says the rest.
-        self.status =
+        self.log.status =
             (n == 0).then(|| "no archived branches in this session (A archives the selection's branch)".into());
         self.selection_changed();
     }
@@ -145,7 +145,7 @@ impl App {
         let plan = match crate::engine::edit::delete::plan(&s, &self.doc.tree, target) {
             Ok(p) => p,
             Err(e) => {
-                self.status = Some(format!("not deleted: {e}"));
+                self.log.status = Some(format!("not deleted: {e}"));
                 return;
             }
         };
@@ -181,7 +181,7 @@ impl App {
         }
         lines.extend(self.recent_write_rule(self.doc.path.as_deref()));
         lines.push("Delete it?".into());
-        self.dialog = Some(Dialog::ConfirmRewrite {
+        self.parts.dialog = Some(Dialog::ConfirmRewrite {
             title: "Delete a branch".into(),
             lines,
             then: crate::ui::dialog::FileChore::Delete(id),
@@ -191,9 +191,9 @@ impl App {
     /// Yes in the delete confirm: the rewrite runs as a job.
     pub(super) fn start_delete(&mut self, target: String) {
         let Some(path) = self.doc.path.clone() else { return };
-        self.dialog = None;
+        self.parts.dialog = None;
         self.pending.writes += 1;
-        self.status = Some(format!("deleting the branch at {target}…"));
+        self.log.status = Some(format!("deleting the branch at {target}…"));
         self.pending
             .queue
             .push(Job::DeleteBranch(crate::ui::jobs::DeleteBranchJob {
@@ -209,7 +209,7 @@ impl App {
         let s = &self.doc.session;
         let stem = export_stem(s.session_name(), self.doc.path.as_deref());
         let n = s.path_to(leaf).len();
-        self.dialog = Some(Dialog::Input {
+        self.parts.dialog = Some(Dialog::Input {
             purpose: InputPurpose::Export { leaf },
             editor: LineEditor::new(&format!("{stem}.md"), false),
             seen: Seen::of(s),
@@ -217,20 +217,20 @@ impl App {
                 "the path to {} ({}) · .md Markdown, .html one page, .json entries · in {}",
                 s.entries[leaf].id,
                 plural(n, "entry", "entries"),
-                self.cwd.clone().display()
+                self.outside.cwd.clone().display()
             )),
         });
     }
 
     pub(super) fn start_export(&mut self, leaf: usize, name: &str) {
-        self.dialog = None;
+        self.parts.dialog = None;
         let name = name.trim();
         if name.is_empty() {
-            self.status = Some("nothing exported: no file name".into());
+            self.log.status = Some("nothing exported: no file name".into());
             return;
         }
-        let out = self.cwd.clone().join(name);
-        self.status = Some(format!("exporting to {}…", out.display()));
+        let out = self.outside.cwd.clone().join(name);
+        self.log.status = Some(format!("exporting to {}…", out.display()));
         self.pending.queue.push(Job::Export(crate::ui::jobs::ExportJob {
             session: self.doc.session.clone(),
             source: self.doc.path.clone(),
@@ -248,12 +248,12 @@ impl App {
             None => s.idx_of(r),
         };
         let Some(i) = found else {
-            self.status = Some(format!("entry {r} is not in this session"));
+            self.log.status = Some(format!("entry {r} is not in this session"));
             return;
         };
         let mut said = Vec::new();
-        if self.view.is_archived(i) && !self.view.show_archived {
-            self.view.set_show_archived(&s, true);
+        if self.tree.view.is_archived(i) && !self.tree.view.show_archived {
+            self.tree.view.set_show_archived(&s, true);
             said.push("its branch is archived: archived branches are shown (H hides them)".to_string());
         }
         // Pi's /tree has no row for an assistant message with only tool calls: its call shows on
@@ -262,13 +262,14 @@ impl App {
         if row != i {
             said.push(format!("its tool call shows on its result's row {}", s.entries[row].id));
         }
-        self.view.select_entry(&s, row);
-        if self.view.selected_entry() != Some(row) {
+        self.tree.view.select_entry(&s, row);
+        if self.tree.view.selected_entry() != Some(row) {
             // The filter hides it (a label, a model change…): show every entry, and say so.
-            let was = self.view.filter;
-            self.view
+            let was = self.tree.view.filter;
+            self.tree
+                .view
                 .set_filter(&s, crate::engine::view::tree_view::FilterMode::All);
-            self.view.select_entry(&s, row);
+            self.tree.view.select_entry(&s, row);
             said.push(format!("the {} filter hides it, so the filter is now all", was.name()));
         }
         self.selection_changed();
@@ -277,7 +278,7 @@ impl App {
             status.push_str(" · ");
             status.push_str(&w);
         }
-        self.status = Some(status);
+        self.log.status = Some(status);
     }
 
     /// The row that stands for entry `i`: itself, or for an assistant message Pi's /tree does
@@ -302,7 +303,7 @@ impl App {
             JobResult::Deleted(Ok((d, s))) => {
                 self.pending.writes = self.pending.writes.saturating_sub(1);
                 self.replace_session(s.clone(), true);
-                self.status = Some(format!(
+                self.log.status = Some(format!(
                     "deleted {} ({}) · original in {}, removed lines in {} (bonsai restore puts them back; bonsai backups lists and removes old backups){}",
                     plural(d.plan.removed.len(), "entry", "entries"),
                     size(d.plan.bytes),
@@ -328,12 +329,12 @@ impl App {
             }
             JobResult::Deleted(Err(e)) => {
                 self.pending.writes = self.pending.writes.saturating_sub(1);
-                self.status = Some(format!("not deleted: {e}"));
+                self.log.status = Some(format!("not deleted: {e}"));
             }
             JobResult::Exported(Ok((p, bytes))) => {
-                self.status = Some(format!("exported to {} ({})", p.display(), size(*bytes)));
+                self.log.status = Some(format!("exported to {} ({})", p.display(), size(*bytes)));
             }
-            JobResult::Exported(Err(e)) => self.status = Some(format!("not exported: {e}")),
+            JobResult::Exported(Err(e)) => self.log.status = Some(format!("not exported: {e}")),
             _ => {}
         }
     }
@@ -384,7 +385,7 @@ mod tests {
 
     fn select_id(a: &mut super::App, id: &str) {
         let s = a.doc.session.clone();
-        a.view.select_entry(&s, s.idx_of(id).unwrap());
+        a.tree.view.select_entry(&s, s.idx_of(id).unwrap());
         a.selection_changed();
         a.run_jobs_now();
     }
@@ -402,15 +403,15 @@ mod tests {
             let mut a = super::App::with_outside(
                 base.doc.session.clone(),
                 Some(p.clone()),
-                base.settings.clone(),
-                (*base.registry).clone(),
+                base.setup.settings.clone(),
+                (*base.setup.registry).clone(),
                 outside,
                 false,
             );
             select_id(&mut a, "2e33ee61");
             a.handle_key(ch('D'));
-            let Some(Dialog::ConfirmRewrite { lines, .. }) = &a.dialog else {
-                panic!("no delete confirm: {:?}", a.status)
+            let Some(Dialog::ConfirmRewrite { lines, .. }) = &a.parts.dialog else {
+                panic!("no delete confirm: {:?}", a.log.status)
             };
             lines.join("\n")
         };
@@ -446,8 +447,8 @@ mod tests {
         // On the archived branch, D asks with the entry count, bytes and tokens.
         select_id(&mut a, "2e33ee61");
         a.handle_key(ch('D'));
-        let Some(Dialog::ConfirmRewrite { lines, .. }) = &a.dialog else {
-            panic!("no delete confirm: {:?}", a.status)
+        let Some(Dialog::ConfirmRewrite { lines, .. }) = &a.parts.dialog else {
+            panic!("no delete confirm: {:?}", a.log.status)
         };
         assert!(
             lines[0].starts_with("Delete the branch at 73b50f69: 5 entries, "),
@@ -466,9 +467,9 @@ mod tests {
         a.handle_key(ch('y'));
         a.run_jobs_now();
         assert!(
-            a.status.as_deref().unwrap_or("").contains("Pi may be running"),
+            a.log.status.as_deref().unwrap_or("").contains("Pi may be running"),
             "{:?}",
-            a.status
+            a.log.status
         );
         assert_eq!(std::fs::read(&p).unwrap(), before);
         // Quiet: deleted, the session reloaded without the branch.
@@ -476,27 +477,27 @@ mod tests {
         a.handle_key(ch('D'));
         a.handle_key(ch('y'));
         a.run_jobs_now();
-        let status = a.status.clone().unwrap_or_default();
+        let status = a.log.status.clone().unwrap_or_default();
         assert!(status.starts_with("deleted 5 entries ("), "{status}");
         assert!(a.doc.session.idx_of("2e33ee61").is_none());
         assert!(a.doc.session.idx_of("73b50f69").is_none());
-        assert_eq!(a.view.archived_branches, 0, "the archived branch is gone");
+        assert_eq!(a.tree.view.archived_branches, 0, "the archived branch is gone");
         assert!(p.with_file_name("tour.jsonl.bak").exists());
         assert_eq!(std::fs::read(p.with_file_name("tour.jsonl.bak")).unwrap(), before);
         // Issue 21, item 2: the archive entry left behind points into the deleted branch; undo
         // goes past it (nothing to undo there) instead of blocking on it for good.
         a.handle_key(ch('u'));
-        let st = a.status.clone().unwrap_or_default();
+        let st = a.log.status.clone().unwrap_or_default();
         assert!(!st.contains("does not say where it came from"), "{st}");
         assert!(st.contains("nothing of bonsai's left to undo"), "{st}");
         // The leaf's own branch: refused with the reason.
         select_id(&mut a, "7d7709f7");
         a.handle_key(ch('A'));
-        assert!(a.dialog.is_none());
+        assert!(a.parts.dialog.is_none());
         assert!(
-            a.status.as_deref().unwrap_or("").contains("holds the leaf"),
+            a.log.status.as_deref().unwrap_or("").contains("holds the leaf"),
             "{:?}",
-            a.status
+            a.log.status
         );
     }
 
@@ -504,18 +505,18 @@ mod tests {
     fn undo_unarchives() {
         let (_d, p) = copy_of("tour.jsonl");
         let mut a = app_for(&p);
-        let rows = a.view.visible.len();
+        let rows = a.tree.view.visible.len();
         select_id(&mut a, "2e33ee61");
         a.handle_key(ch('A'));
         a.handle_key(ch('y'));
         a.run_jobs_now();
-        assert_eq!(a.view.archived_branches, 1);
-        assert_eq!(a.view.visible.len(), rows - 5);
+        assert_eq!(a.tree.view.archived_branches, 1);
+        assert_eq!(a.tree.view.visible.len(), rows - 5);
         a.handle_key(ch('u'));
         a.handle_key(ch('y'));
         a.run_jobs_now();
-        assert_eq!(a.view.archived_branches, 0);
-        assert_eq!(a.view.visible.len(), rows, "every row is back");
+        assert_eq!(a.tree.view.archived_branches, 0);
+        assert_eq!(a.tree.view.visible.len(), rows, "every row is back");
     }
 
     #[test]
@@ -524,7 +525,7 @@ mod tests {
         let mut a = app_for(&p);
         select_id(&mut a, "2e33ee61");
         a.handle_key(ch('e'));
-        let Some(Dialog::Input { editor, .. }) = &a.dialog else {
+        let Some(Dialog::Input { editor, .. }) = &a.parts.dialog else {
             panic!("no export dialog")
         };
         assert_eq!(editor.text(), "ledger-fix-rounding.md");
@@ -534,7 +535,7 @@ mod tests {
         typed(&mut a, out.to_str().unwrap());
         a.handle_key(key(KeyCode::Enter));
         a.run_jobs_now();
-        let status = a.status.clone().unwrap_or_default();
+        let status = a.log.status.clone().unwrap_or_default();
         assert!(status.starts_with("exported to "), "{status}");
         let html = std::fs::read_to_string(&out).unwrap();
         assert!(html.starts_with("<!doctype html>"));
@@ -549,7 +550,11 @@ mod tests {
         typed(&mut a, out.to_str().unwrap());
         a.handle_key(key(KeyCode::Enter));
         a.run_jobs_now();
-        assert!(a.status.as_deref().unwrap_or("").contains("exists"), "{:?}", a.status);
+        assert!(
+            a.log.status.as_deref().unwrap_or("").contains("exists"),
+            "{:?}",
+            a.log.status
+        );
     }
 
     #[test]
@@ -558,13 +563,13 @@ mod tests {
         let mut a = app_for(&p);
         a.update(crate::ui::action::Action::SelectEntry("cf39b9f8".into()));
         assert_eq!(a.selected(), a.doc.session.idx_of("cf39b9f8"));
-        assert_eq!(a.view.filter, crate::engine::view::tree_view::FilterMode::Default);
+        assert_eq!(a.tree.view.filter, crate::engine::view::tree_view::FilterMode::Default);
         // A label entry: hidden by the default filter, so every entry is shown.
         a.update(crate::ui::action::Action::SelectEntry("925fc4b0".into()));
         assert_eq!(a.selected(), a.doc.session.idx_of("925fc4b0"));
-        assert_eq!(a.view.filter, crate::engine::view::tree_view::FilterMode::All);
+        assert_eq!(a.tree.view.filter, crate::engine::view::tree_view::FilterMode::All);
         a.update(crate::ui::action::Action::SelectEntry("nosuch".into()));
-        assert_eq!(a.status.as_deref(), Some("entry nosuch is not in this session"));
+        assert_eq!(a.log.status.as_deref(), Some("entry nosuch is not in this session"));
         assert_eq!(a.selected(), a.doc.session.idx_of("925fc4b0"), "the selection stays");
     }
 

@@ -20,14 +20,14 @@ impl App {
         let s = self.doc.session.clone();
         let page = self.page();
         let effects = if self.mode() == Mode::Detail {
-            self.detail.update(&action, page)
+            self.parts.detail.update(&action, page)
         } else {
             component::ignored()
         };
         let effects = if component::redraws(&effects) {
             effects
         } else {
-            crate::ui::tree_pane::update::update(&mut self.view, &s, &action, page)
+            crate::ui::tree_pane::update::update(&mut self.tree.view, &s, &action, page)
         };
         let effects = if component::redraws(&effects) {
             effects
@@ -36,12 +36,12 @@ impl App {
                 session: &s,
                 selected: self.selected(),
                 cut: self.selection.cut.as_ref(),
-                mark: self.context.mark,
+                mark: self.parts.context.mark,
                 detail_text: matches!(action, Action::OpenPager)
-                    .then(|| self.detail.doc.as_ref().map(|d| d.plain_text()))
+                    .then(|| self.parts.detail.doc.as_ref().map(|d| d.plain_text()))
                     .flatten(),
                 keep_recent: self.selection.keep_recent,
-                searching: !self.view.search.is_empty(),
+                searching: !self.tree.view.search.is_empty(),
             };
             browse_keys::update(&mut self.screen, &action, &view)
         };
@@ -54,15 +54,15 @@ impl App {
     /// What the browser opens or starts: views, dialogs, writes, the prune preview's keys.
     fn open_from_browser(&mut self, action: Action) -> bool {
         match action {
-            Action::StartSearch => self.search = Some(LineEditor::new(&self.view.search, false)),
+            Action::StartSearch => self.parts.search = Some(LineEditor::new(&self.tree.view.search, false)),
             Action::TogglePrune => self.toggle_prune(),
             Action::CyclePolicy => {
-                self.prune.policy = (self.prune.policy + 1) % super::POLICIES.len();
+                self.parts.prune.policy = (self.parts.prune.policy + 1) % super::POLICIES.len();
                 self.request_plan();
             }
             Action::TogglePruneForce => {
-                self.prune.force = !self.prune.force;
-                self.status = Some(if self.prune.force {
+                self.parts.prune.force = !self.parts.prune.force;
+                self.log.status = Some(if self.parts.prune.force {
                     "forced: the minimum is ignored".into()
                 } else {
                     "the minimum applies".into()
@@ -81,14 +81,14 @@ impl App {
             Action::OpenMessages => self.open_messages(),
             Action::CountExact => {
                 self.start_exact_all();
-                self.exact_all.announce = true;
-                self.status = Some("counting the exact tokens of every entry…".into());
+                self.exact.all.announce = true;
+                self.log.status = Some("counting the exact tokens of every entry…".into());
             }
             Action::KeepRecentEdit => self.open_keep_recent(),
             Action::KeepRecentReset => {
                 let k = self.keep_recent_setting();
                 self.set_keep_recent(k);
-                self.status = Some(format!("keepRecentTokens {k} (from the settings)"));
+                self.log.status = Some(format!("keepRecentTokens {k} (from the settings)"));
             }
             Action::OpenContext => self.open_context(),
             Action::OpenPicker => self.open_picker(),
@@ -112,7 +112,7 @@ impl App {
     /// The message log, scrolled to its end.
     fn open_messages(&mut self) {
         let main = self.areas().main;
-        let n = crate::ui::messages::lines(&self.messages, main.width).len();
+        let n = crate::ui::messages::lines(&self.log.messages, main.width).len();
         self.screen.help = crate::ui::help::HelpScroll::at_end(n, main.height);
         self.screen.overlay = Overlay::Messages;
     }
@@ -120,17 +120,17 @@ impl App {
     /// What the model sees at the selection, from its top.
     fn open_context(&mut self) {
         self.screen.overlay = Overlay::Context;
-        self.context.cursor = 0;
-        self.context.scroll = 0;
-        self.context.data = None;
+        self.parts.context.cursor = 0;
+        self.parts.context.scroll = 0;
+        self.parts.context.data = None;
         self.request_context();
     }
 
     /// The cut preview turned on or off: the prune preview's plan goes; the cut's classes are
     /// worked out for the selection, or dropped.
     pub(super) fn cut_preview_changed(&mut self, on: bool) {
-        self.prune.plan = None;
-        self.prune.marks.clear();
+        self.parts.prune.plan = None;
+        self.parts.prune.marks.clear();
         if on {
             self.selection_changed();
         } else {
@@ -143,7 +143,7 @@ impl App {
         if let Some(g) = &mut self.selection.gauge {
             g.keep_recent = k;
         }
-        self.status = Some(format!("keepRecentTokens {k}"));
+        self.log.status = Some(format!("keepRecentTokens {k}"));
         self.selection_changed();
     }
 
@@ -154,27 +154,27 @@ impl App {
     pub(super) fn reveal(&mut self, entry: usize) {
         let s = self.doc.session.clone();
         for a in s.path_to(entry) {
-            self.view.folded.remove(&a);
+            self.tree.view.folded.remove(&a);
         }
-        self.view.apply_filter(&s);
-        self.view.select_entry(&s, entry);
-        if self.selected() != Some(entry) && !self.view.search.is_empty() {
-            self.view.set_search(&s, String::new());
-            self.view.select_entry(&s, entry);
+        self.tree.view.apply_filter(&s);
+        self.tree.view.select_entry(&s, entry);
+        if self.selected() != Some(entry) && !self.tree.view.search.is_empty() {
+            self.tree.view.set_search(&s, String::new());
+            self.tree.view.select_entry(&s, entry);
         }
-        let filter = self.view.filter;
+        let filter = self.tree.view.filter;
         if self.selected() != Some(entry) && filter != FilterMode::All {
-            self.view.set_filter(&s, FilterMode::All);
-            self.view.select_entry(&s, entry);
+            self.tree.view.set_filter(&s, FilterMode::All);
+            self.tree.view.select_entry(&s, entry);
             if self.selected() == Some(entry) {
-                self.status = Some("filter: all (the entry is hidden in the other filters)".into());
+                self.log.status = Some("filter: all (the entry is hidden in the other filters)".into());
                 return;
             }
-            self.view.set_filter(&s, filter);
-            self.view.select_entry(&s, entry);
+            self.tree.view.set_filter(&s, filter);
+            self.tree.view.select_entry(&s, entry);
         }
         if self.selected() != Some(entry) {
-            self.status = Some(format!(
+            self.log.status = Some(format!(
                 "{} is not a row of the tree (Pi hides it); the nearest entry above it is selected",
                 s.entries[entry].id
             ));
@@ -186,7 +186,7 @@ impl App {
         let area = self.areas().main;
         let rows = match self.screen.overlay {
             Overlay::Help(mode) => crate::ui::help::layout(mode, area.width).rows.len(),
-            Overlay::Messages => crate::ui::messages::lines(&self.messages, area.width).len(),
+            Overlay::Messages => crate::ui::messages::lines(&self.log.messages, area.width).len(),
             _ => return false,
         };
         let effects = self.screen.help.update(&action, rows, area.height);
@@ -195,7 +195,7 @@ impl App {
 
     /// Typing a search: the filter follows every key (the input's own update).
     pub(super) fn on_search(&mut self, action: Action) -> bool {
-        let Some(ed) = &mut self.search else { return false };
+        let Some(ed) = &mut self.parts.search else { return false };
         let effects = crate::ui::tree_search::update(ed, &action);
         self.apply(effects)
     }
@@ -203,7 +203,7 @@ impl App {
     /// "What the model sees" (its own update; the app builds the view again when asked).
     pub(super) fn on_context(&mut self, action: Action) -> bool {
         let (page, height) = (self.page(), self.context_rows());
-        let effects = self.context.update(&action, page, height);
+        let effects = self.parts.context.update(&action, page, height);
         self.apply(effects)
     }
 
@@ -214,22 +214,29 @@ impl App {
 
     pub(super) fn keep_context_cursor_visible(&mut self) {
         let height = self.context_rows();
-        self.context.keep_cursor_visible(height);
+        self.parts.context.keep_cursor_visible(height);
     }
 
     pub(super) fn open_picker(&mut self) {
-        let mut p = Picker::new(self.doc.path.clone(), self.now_ms);
+        let mut p = Picker::new(self.doc.path.clone(), self.outside.now_ms);
         p.loading = true;
-        p.home_dir =
-            Some(crate::store::config::session_dir_with(&self.agent_dir, &self.cwd, &self.settings, &self.env).0);
-        p.user_home = Some(self.env.home.clone());
-        self.picker = Some(p);
+        p.home_dir = Some(
+            crate::store::config::session_dir_with(
+                &self.outside.agent_dir,
+                &self.outside.cwd,
+                &self.setup.settings,
+                &self.outside.env,
+            )
+            .0,
+        );
+        p.user_home = Some(self.outside.env.home.clone());
+        self.parts.picker = Some(p);
         self.screen.overlay = Overlay::Picker;
         self.pending.queue.push(Job::List(crate::ui::jobs::ListJob {
-            cwd: self.cwd.clone(),
-            settings: self.settings.clone(),
+            cwd: self.outside.cwd.clone(),
+            settings: self.setup.settings.clone(),
             all: false,
-            agent_dir: self.agent_dir.clone(),
+            agent_dir: self.outside.agent_dir.clone(),
         }));
     }
 
@@ -238,13 +245,14 @@ impl App {
     pub(super) fn on_picker(&mut self, action: Action) -> bool {
         let page = self.page() as isize;
         let tree = self
+            .parts
             .picker
             .as_ref()
             .is_some_and(|p| p.focus == crate::ui::picker::PickerFocus::Tree);
         if self.on_picker_housekeeping(&action, tree) {
             return true;
         }
-        let Some(p) = &mut self.picker else {
+        let Some(p) = &mut self.parts.picker else {
             self.screen.overlay = Overlay::None;
             return true;
         };
@@ -266,7 +274,14 @@ impl App {
             }
             // Enter on a trashed session puts it back (on the trash itself it folds, as on a
             // project).
-            Action::Select if tree && self.picker.as_ref().is_some_and(|p| p.selected_trashed().is_some()) => {
+            Action::Select
+                if tree
+                    && self
+                        .parts
+                        .picker
+                        .as_ref()
+                        .is_some_and(|p| p.selected_trashed().is_some()) =>
+            {
                 self.ask_restore_trashed();
             }
             Action::EmptyTrash if tree => {
@@ -285,7 +300,7 @@ impl App {
 
     /// Search the sessions the picker lists (this project's, or every project's) for its query.
     pub(super) fn start_session_search(&mut self, id: u64) {
-        let Some(p) = &mut self.picker else { return };
+        let Some(p) = &mut self.parts.picker else { return };
         let files: Vec<std::path::PathBuf> = p
             .sessions
             .iter()
@@ -308,7 +323,7 @@ impl App {
     /// A click: select a tree row (on its fold marker: fold or unfold), focus the detail
     /// pane, put the context view's cursor or the picker's selection on a row.
     pub(super) fn on_click(&mut self, col: u16, row: u16) -> bool {
-        if self.dialog.is_some() {
+        if self.parts.dialog.is_some() {
             return false;
         }
         let a = self.areas();
@@ -321,16 +336,16 @@ impl App {
                 if !contains(a.main, col, row) || row < a.main.y + 2 {
                     return false;
                 }
-                let k = self.context.scroll + (row - a.main.y - 2) as usize;
-                let n = self.context.data.as_ref().map(|d| d.aligned.len()).unwrap_or(0);
+                let k = self.parts.context.scroll + (row - a.main.y - 2) as usize;
+                let n = self.parts.context.data.as_ref().map(|d| d.aligned.len()).unwrap_or(0);
                 if k < n {
-                    self.context.cursor = k;
+                    self.parts.context.cursor = k;
                     return true;
                 }
                 return false;
             }
             Overlay::Picker => {
-                let Some(p) = &mut self.picker else { return false };
+                let Some(p) = &mut self.parts.picker else { return false };
                 return p.click(a.main, col, row);
             }
             Overlay::Fills | Overlay::PrunePlan | Overlay::Usage => return false,
@@ -346,16 +361,16 @@ impl App {
             return false;
         }
         let k = (row - a.tree.y) as usize;
-        let Some(fr) = self.frame.rows.get(k) else {
+        let Some(fr) = self.tree.frame.rows.get(k) else {
             return false;
         };
         let entry = fr.row.entry;
         let before = self.selected();
         self.screen.focus = Focus::Tree;
-        self.view.selected = self.frame.start + k;
+        self.tree.view.selected = self.tree.frame.start + k;
         // The fold marker: `⊟`/`⊞` in the connector, or `⊞ ` after the prefix. The body is
         // drawn after the 2-column selection gutter and shifted left by the pan.
-        let x = (col - a.tree.x) as usize + self.frame.pan;
+        let x = (col - a.tree.x) as usize + self.tree.frame.pan;
         let marker = fr
             .row
             .prefix
@@ -365,12 +380,12 @@ impl App {
             .or((!fr.row.fold_marker.is_empty()).then_some(fr.row.prefix_cols));
         if marker.is_some_and(|m| x == m + 2) {
             let s = self.doc.session.clone();
-            if self.view.folded.contains(&entry) {
-                self.view.unfold_or_down(&s);
-            } else if self.view.is_foldable(entry) {
-                self.view.fold_or_up(&s);
+            if self.tree.view.folded.contains(&entry) {
+                self.tree.view.unfold_or_down(&s);
+            } else if self.tree.view.is_foldable(entry) {
+                self.tree.view.fold_or_up(&s);
             }
-            self.view.select_entry(&s, entry);
+            self.tree.view.select_entry(&s, entry);
         }
         if self.selected() != before {
             self.selection_changed();
@@ -383,13 +398,13 @@ impl App {
     pub(super) fn on_wheel(&mut self, down: bool, col: u16, row: u16) -> bool {
         const STEP: usize = 3;
         let a = self.areas();
-        if let Some(crate::ui::dialog::Dialog::Summary { .. }) = &self.dialog {
+        if let Some(crate::ui::dialog::Dialog::Summary { .. }) = &self.parts.dialog {
             for _ in 0..STEP {
                 self.update(if down { Action::Down } else { Action::Up });
             }
             return true;
         }
-        if self.dialog.is_some() {
+        if self.parts.dialog.is_some() {
             return false;
         }
         match self.screen.overlay {
@@ -400,7 +415,7 @@ impl App {
                 return true;
             }
             Overlay::Picker => {
-                if let Some(p) = &mut self.picker {
+                if let Some(p) = &mut self.parts.picker {
                     p.move_by(if down { STEP as isize } else { -(STEP as isize) });
                 }
                 return true;
@@ -418,7 +433,7 @@ impl App {
                 return true;
             }
             Overlay::Usage => {
-                if let Some((u, _)) = &mut self.usage {
+                if let Some((u, _)) = &mut self.parts.usage {
                     u.update(if down { &Action::Down } else { &Action::Up });
                 }
                 return true;
@@ -429,21 +444,21 @@ impl App {
         if let Some(d) = a.detail
             && contains(d, col, row)
         {
-            self.detail.scroll = if down {
-                self.detail.scroll + STEP
+            self.parts.detail.scroll = if down {
+                self.parts.detail.scroll + STEP
             } else {
-                self.detail.scroll.saturating_sub(STEP)
+                self.parts.detail.scroll.saturating_sub(STEP)
             };
             return true;
         }
         let before = self.selected();
         for _ in 0..STEP {
             if down {
-                if self.view.selected + 1 < self.view.visible.len() {
-                    self.view.selected += 1;
+                if self.tree.view.selected + 1 < self.tree.view.visible.len() {
+                    self.tree.view.selected += 1;
                 }
             } else {
-                self.view.selected = self.view.selected.saturating_sub(1);
+                self.tree.view.selected = self.tree.view.selected.saturating_sub(1);
             }
         }
         if self.selected() != before {

@@ -9,7 +9,7 @@ impl App {
     /// Keys while a dialog is open.
     pub(super) fn on_dialog(&mut self, action: Action) -> bool {
         let area = self.areas().main;
-        let Some(d) = &mut self.dialog else { return false };
+        let Some(d) = &mut self.parts.dialog else { return false };
         let rect = d.rect(area);
         let effects = d.update(&action, rect);
         self.apply(effects)

@@ -21,7 +21,7 @@ impl App {
                     self.close_top();
                     self.reveal(entry);
                 }
-                Effect::Say(text) => self.status = Some(text),
+                Effect::Say(text) => self.log.status = Some(text),
                 Effect::RebuildContext => {
                     self.request_context();
                     self.keep_context_cursor_visible();
@@ -34,10 +34,10 @@ impl App {
                         .push(Job::Open(crate::ui::jobs::OpenJob { path, index }))
                 }
                 Effect::List { all } => self.pending.queue.push(Job::List(crate::ui::jobs::ListJob {
-                    cwd: self.cwd.clone(),
-                    settings: self.settings.clone(),
+                    cwd: self.outside.cwd.clone(),
+                    settings: self.setup.settings.clone(),
                     all,
-                    agent_dir: self.agent_dir.clone(),
+                    agent_dir: self.outside.agent_dir.clone(),
                 })),
                 Effect::SearchSessions => {
                     let id = self.next_job_id();
@@ -46,25 +46,25 @@ impl App {
                 Effect::Chore(chore) => self.chore(chore),
                 Effect::FilterTree(text) => {
                     let s = self.doc.session.clone();
-                    self.view.set_search(&s, text);
+                    self.tree.view.set_search(&s, text);
                 }
                 Effect::Find(text) => self.run_find(text),
                 Effect::EndFind => {
-                    if let Some(f) = self.find.take() {
+                    if let Some(f) = self.parts.find.take() {
                         f.cancel.store(true, std::sync::atomic::Ordering::Relaxed);
                     }
                 }
-                Effect::MoveTree { down: true } => self.view.move_down(),
-                Effect::MoveTree { down: false } => self.view.move_up(),
-                Effect::Mark(mark) => self.context.mark = mark,
+                Effect::MoveTree { down: true } => self.tree.view.move_down(),
+                Effect::MoveTree { down: false } => self.tree.view.move_up(),
+                Effect::Mark(mark) => self.parts.context.mark = mark,
                 Effect::KeepRecent(k) => self.set_keep_recent(k),
                 Effect::CutPreview(on) => self.cut_preview_changed(on),
                 Effect::TogglePrune => self.toggle_prune(),
                 Effect::Write(w) => self.start_write(w.request, &w.what, w.select),
                 Effect::Declined(said) => {
-                    self.dialog = None;
-                    self.prune.compact_after = None;
-                    self.status = Some(said);
+                    self.parts.dialog = None;
+                    self.parts.prune.compact_after = None;
+                    self.log.status = Some(said);
                 }
                 Effect::Navigate { target, seen } => self.write_navigation(target, None, seen),
                 Effect::SummarizeBranch { target, focus, seen } => self.summarize_branch(target, focus, seen),
@@ -76,7 +76,7 @@ impl App {
                     strategies,
                     seen,
                 } => {
-                    self.strategy_choice = strategies.clone();
+                    self.setup.strategy_choice = strategies.clone();
                     self.start_compaction(at, focus, strategies, seen);
                 }
                 Effect::CancelSummary => {
@@ -101,21 +101,21 @@ impl App {
     /// Close what has the keyboard: the dialog, else the overlay (the usage view goes back to where it was
     /// opened from; the plan list is dropped), else the tree search's input.
     fn close_top(&mut self) {
-        if self.dialog.take().is_some() {
+        if self.parts.dialog.take().is_some() {
             return;
         }
         match self.screen.overlay {
             Overlay::None => {
                 if self.mode() == Mode::Search {
-                    self.search = None;
+                    self.parts.search = None;
                 }
             }
             Overlay::Usage => {
-                let back = self.usage.take().map(|(_, back)| back);
+                let back = self.parts.usage.take().map(|(_, back)| back);
                 self.screen.overlay = back.unwrap_or(Overlay::None);
             }
             Overlay::PrunePlan => {
-                self.prune.list = None;
+                self.parts.prune.list = None;
                 self.screen.overlay = Overlay::None;
             }
             _ => self.screen.overlay = Overlay::None,
@@ -143,7 +143,7 @@ impl App {
     fn confirm_reviewed_plan(&mut self, plan: &crate::engine::edit::prune::Plan, left_out: usize) {
         self.confirm_plan(plan, None, "Write the pruning as context edits");
         if left_out > 0
-            && let Some(Dialog::Confirm { lines, .. }) = &mut self.dialog
+            && let Some(Dialog::Confirm { lines, .. }) = &mut self.parts.dialog
         {
             lines.insert(
                 1,

@@ -35,13 +35,13 @@ impl App {
             JobResult::Prune { generation, plan } => self.on_plan(generation, *plan),
             JobResult::CompactionPlanned { id, leaf, plan } => self.on_compaction_planned(id, leaf, plan.map(|p| *p)),
             JobResult::Usage(data) => {
-                if let Some((u, _)) = &mut self.usage {
+                if let Some((u, _)) = &mut self.parts.usage {
                     u.set_data(data);
                 }
             }
             JobResult::Fills(data) => {
-                if data.generation == self.fills.generation {
-                    self.fills.data = Some(data);
+                if data.generation == self.parts.fills.generation {
+                    self.parts.fills.data = Some(data);
                 }
             }
             JobResult::LiveFigure { generation, report } => {
@@ -50,8 +50,8 @@ impl App {
                 }
             }
             JobResult::LiveBill { generation, line } => {
-                if Some(generation as usize) == self.context.bill_for {
-                    self.context.bill = line;
+                if Some(generation as usize) == self.parts.context.bill_for {
+                    self.parts.context.bill = line;
                 }
             }
             JobResult::ContextProgress {
@@ -59,8 +59,8 @@ impl App {
                 done,
                 total,
             } => {
-                if generation == self.context.generation {
-                    self.context.progress = Some((done, total));
+                if generation == self.parts.context.generation {
+                    self.parts.context.progress = Some((done, total));
                 }
             }
             r @ JobResult::ContextView(..) => self.on_context_view(r),
@@ -72,8 +72,8 @@ impl App {
                 done,
                 total,
             } => {
-                if generation == self.exact_all.generation && self.exact_all.progress.is_some() {
-                    self.exact_all.progress = Some((done, total));
+                if generation == self.exact.all.generation && self.exact.all.progress.is_some() {
+                    self.exact.all.progress = Some((done, total));
                 }
             }
             r @ JobResult::ExactAllDone { .. } => self.on_exact_all_done(r),
@@ -119,7 +119,7 @@ impl App {
         // The zones policy follows the gauge: plan again once it is known (large
         // sessions compute it in a job).
         let follows_gauge = matches!(
-            super::POLICIES[self.prune.policy % super::POLICIES.len()].1,
+            super::POLICIES[self.parts.prune.policy % super::POLICIES.len()].1,
             crate::engine::edit::prune::Policy::Zones(None)
         );
         if self.screen.prune_preview && follows_gauge && self.doc.session.entries.len() > super::LARGE_SESSION {
@@ -135,7 +135,7 @@ impl App {
         messages: Vec<crate::engine::view::context::ContextMessage>,
         encoding: crate::engine::view::tokens::Encoding,
     ) {
-        let cached: Option<Vec<u64>> = messages.iter().map(|m| self.exact.get(m, encoding)).collect();
+        let cached: Option<Vec<u64>> = messages.iter().map(|m| self.exact.cache.get(m, encoding)).collect();
         if let Some(g) = &mut self.selection.gauge {
             g.exact = cached.as_ref().map(|v| v.iter().sum());
         }
@@ -149,7 +149,7 @@ impl App {
                     session: self.doc.session.clone(),
                     messages,
                     encoding,
-                    cache: self.exact.clone(),
+                    cache: self.exact.cache.clone(),
                 })),
         }
     }
@@ -172,21 +172,21 @@ impl App {
         let JobResult::ContextView(data) = r else {
             return;
         };
-        if data.generation == self.context.generation {
+        if data.generation == self.parts.context.generation {
             let n = data.aligned.len();
-            self.context.progress = None;
+            self.parts.context.progress = None;
             if let Some(leaf) = self.selected_leaf() {
                 let key = super::ContextKey {
                     leaf,
-                    mark: self.context.mark,
+                    mark: self.parts.context.mark,
                     encoding: self.selection_encoding().name(),
-                    live: self.context.live,
+                    live: self.parts.context.live,
                     len: self.doc.session.buf.len(),
                 };
-                self.context.built = Some((key, data.clone()));
+                self.parts.context.built = Some((key, data.clone()));
             }
-            self.context.data = Some(data);
-            self.context.cursor = self.context.cursor.min(n.saturating_sub(1));
+            self.parts.context.data = Some(data);
+            self.parts.context.cursor = self.parts.context.cursor.min(n.saturating_sub(1));
             self.keep_context_cursor_visible();
         }
     }
@@ -206,7 +206,7 @@ impl App {
             // back first) is stale: the file only grows unless it was rewritten.
             Ok(s) if !rewritten && s.buf.len() < self.doc.session.buf.len() => {}
             Ok(s) => self.replace_session_as(s, false, rewritten, by_bonsai),
-            Err(e) => self.status = Some(format!("reload failed: {e}")),
+            Err(e) => self.log.status = Some(format!("reload failed: {e}")),
         }
     }
 
@@ -218,19 +218,19 @@ impl App {
         match result {
             Ok(s) => {
                 // A search hit opens its session at its entry.
-                let at = self.picker.as_mut().and_then(|p| p.open_at.take());
+                let at = self.parts.picker.as_mut().and_then(|p| p.open_at.take());
                 self.open_session(s.clone(), path);
                 self.save_index_later(&s, index);
                 if let Some(at) = at {
                     self.select_entry_ref(&at);
                 }
             }
-            Err(e) => match &mut self.picker {
+            Err(e) => match &mut self.parts.picker {
                 Some(p) => {
                     p.opening = None;
                     p.error = Some(e.to_string());
                 }
-                None => self.status = Some(e.to_string()),
+                None => self.log.status = Some(e.to_string()),
             },
         };
     }
@@ -254,18 +254,22 @@ impl App {
             .iter()
             .map(|s| {
                 let (p, m) = s.model.as_ref()?;
-                self.registry.find(p, m).map(|x| x.context_window).filter(|w| *w > 0)
+                self.setup
+                    .registry
+                    .find(p, m)
+                    .map(|x| x.context_window)
+                    .filter(|w| *w > 0)
             })
             .collect();
         let mut waiting_search = false;
-        if let Some(p) = &mut self.picker {
+        if let Some(p) = &mut self.parts.picker {
             p.trash = trash;
             p.leftovers = leftovers;
             p.exports = exports;
             p.set_sessions(all, sessions, windows, pins);
             p.everywhere = everywhere;
             p.listed_at = Some(at);
-            p.now_ms = self.now_ms;
+            p.now_ms = self.outside.now_ms;
             // A search asked for before the first listing arrived starts now.
             waiting_search = p.search.as_ref().is_some_and(|s| s.running && s.id == 0);
         }
@@ -286,11 +290,11 @@ impl App {
         else {
             return;
         };
-        if generation == self.exact_all.generation {
-            self.exact_all.progress = None;
-            self.exact_all.cancel = None;
-            if !cancelled && messages > 0 && std::mem::take(&mut self.exact_all.announce) {
-                self.status = Some(format!(
+        if generation == self.exact.all.generation {
+            self.exact.all.progress = None;
+            self.exact.all.cancel = None;
+            if !cancelled && messages > 0 && std::mem::take(&mut self.exact.all.announce) {
+                self.log.status = Some(format!(
                     "exact tokens of every entry: {} in {} messages ({:.1} s)",
                     super::short_tokens(tokens),
                     messages,
@@ -302,7 +306,8 @@ impl App {
 
     /// The picker's search inside the sessions, if `id` is still the one running.
     fn session_search(&mut self, id: u64) -> Option<&mut crate::ui::picker::SessionSearch> {
-        self.picker
+        self.parts
+            .picker
             .as_mut()
             .and_then(|p| p.search.as_mut())
             .filter(|s| s.id == id)
@@ -349,7 +354,7 @@ impl App {
                 let s = self.doc.session.clone();
                 let select = w.select.as_deref().and_then(|id| s.idx_of(id)).or(s.leaf());
                 if let Some(i) = select {
-                    self.view.select_entry(&s, i);
+                    self.tree.view.select_entry(&s, i);
                     self.selection_changed();
                 }
                 let mut msg = format!("wrote {}", w.what);
@@ -365,25 +370,25 @@ impl App {
                     );
                     self.effects.push(Terminal::Clipboard(t));
                 }
-                self.status = Some(msg);
-                self.parked = None;
-                self.live = false;
-                if let Some(id) = self.prune.compact_after.take() {
+                self.log.status = Some(msg);
+                self.pending.parked = None;
+                self.file.live = false;
+                if let Some(id) = self.parts.prune.compact_after.take() {
                     self.open_compact_keeping(&id);
                 }
             }
             Err(e) => {
-                self.prune.compact_after = None;
-                self.status = Some(e.to_string());
+                self.parts.prune.compact_after = None;
+                self.log.status = Some(e.to_string());
                 // A summary whose write was refused comes back with its drafts (the
                 // session read again first, so the dialog shows what changed).
-                if let Some(d) = self.parked.take() {
+                if let Some(d) = self.pending.parked.take() {
                     if let Some(s) = now
                         && s.buf.len() != self.doc.session.buf.len()
                     {
                         self.replace_session(s, true);
                     }
-                    self.dialog = Some(d);
+                    self.parts.dialog = Some(d);
                     let why = match &e {
                         crate::store::WriteError::Refused(r) => super::writes::refusal_words(r),
                         crate::store::WriteError::Changed { .. } => "the session changed as bonsai wrote".to_string(),
@@ -410,15 +415,15 @@ impl App {
                     .file_name()
                     .map(|n| n.to_string_lossy().to_string())
                     .unwrap_or_default();
-                self.status = Some(format!(
+                self.log.status = Some(format!(
                     "{what} written beside this session: {name} (o opens it, u removes it)"
                 ));
-                self.last_branched = crate::ui::dialog::BranchedFile::of(path.clone(), what);
+                self.pending.last_branched = crate::ui::dialog::BranchedFile::of(path.clone(), what);
                 if let Some(t) = editor_text {
                     self.effects.push(Terminal::Clipboard(t));
                 }
             }
-            Err(e) => self.status = Some(format!("{what} not written: {e}")),
+            Err(e) => self.log.status = Some(format!("{what} not written: {e}")),
         };
     }
 
@@ -426,11 +431,11 @@ impl App {
     /// let the highlighter catch up on a long output.
     pub(super) fn on_tick(&mut self, seen: crate::ui::action::Observed) -> bool {
         use crate::ui::action::FileSeen;
-        self.now_ms = seen.now_ms;
-        self.clock = seen.now;
+        self.outside.now_ms = seen.now_ms;
+        self.outside.clock = seen.now;
         let mut redraw = self.tick_summaries(seen.now);
         // The picker follows the session folders: listed again every two seconds.
-        if let Some(p) = &mut self.picker
+        if let Some(p) = &mut self.parts.picker
             && self.screen.overlay == Overlay::Picker
             && !p.loading
             && p.opening.is_none()
@@ -440,10 +445,10 @@ impl App {
             p.loading = true;
             let all = p.all;
             self.pending.queue.push(Job::List(crate::ui::jobs::ListJob {
-                cwd: self.cwd.clone(),
-                settings: self.settings.clone(),
+                cwd: self.outside.cwd.clone(),
+                settings: self.setup.settings.clone(),
                 all,
-                agent_dir: self.agent_dir.clone(),
+                agent_dir: self.outside.agent_dir.clone(),
             }));
         }
         // A mapped file that lost pages under us (see store::mapped) reads as zeros there:
@@ -451,7 +456,8 @@ impl App {
         if seen.mapping_damaged
             && let Some(p) = self.doc.path.clone()
         {
-            self.status = Some("the session file was truncated or rewritten by another program; reloading it".into());
+            self.log.status =
+                Some("the session file was truncated or rewritten by another program; reloading it".into());
             let index = self.index_place();
             self.pending
                 .queue
@@ -465,7 +471,7 @@ impl App {
             && let Some(p) = self.doc.path.clone()
         {
             self.pending.reparsing = true;
-            self.status = Some(crate::store::index::MISMATCH.into());
+            self.log.status = Some(crate::store::index::MISMATCH.into());
             let index = self.index_place();
             if let Some(place) = &index {
                 crate::store::index::forget(place, &p);
@@ -477,9 +483,9 @@ impl App {
         }
         // The file disappeared (deleted or moved): say so once; what is shown stays.
         let gone = seen.file == FileSeen::Gone;
-        if gone != self.file_gone {
-            self.file_gone = gone;
-            self.status = Some(if gone {
+        if gone != self.file.gone {
+            self.file.gone = gone;
+            self.log.status = Some(if gone {
                 "the session file is gone (deleted or moved): what is shown stays, nothing can be written; o opens another".into()
             } else {
                 "the session file is back".into()
@@ -498,8 +504,11 @@ impl App {
                 path: p.clone(),
             }));
         }
-        let upto = self.areas().detail.map(|a| self.detail.scroll + a.height as usize);
-        if let (Some(doc), Some(upto)) = (&mut self.detail.doc, upto)
+        let upto = self
+            .areas()
+            .detail
+            .map(|a| self.parts.detail.scroll + a.height as usize);
+        if let (Some(doc), Some(upto)) = (&mut self.parts.detail.doc, upto)
             && doc.highlight_pending(upto)
         {
             doc.highlight_to(upto);
@@ -510,22 +519,22 @@ impl App {
 
     /// Another session from the picker: a fresh view of it, the settings kept.
     pub(super) fn open_session(&mut self, s: Arc<Session>, path: std::path::PathBuf) {
-        let settings = std::mem::take(&mut self.settings);
-        let registry = (*self.registry).clone();
+        let settings = std::mem::take(&mut self.setup.settings);
+        let registry = (*self.setup.registry).clone();
         let size = self.screen.size;
         let no_color = self.screen.no_color;
-        if let Some(c) = self.exact_all.cancel.take() {
+        if let Some(c) = self.exact.all.cancel.take() {
             c.store(true, std::sync::atomic::Ordering::Relaxed);
         }
         // Built with this app's exact-count choice, so the count starts once.
-        let mut fresh = App::with_outside(s, Some(path), settings, registry, self.outside(), self.auto_exact);
+        let mut fresh = App::with_outside(s, Some(path), settings, registry, self.outside(), self.setup.auto_exact);
         fresh.screen.size = size;
         fresh.screen.no_color = no_color;
-        fresh.summarizer_override = self.summarizer_override.take();
-        fresh.force_offline = self.force_offline;
-        fresh.strategy_choice = std::mem::take(&mut self.strategy_choice);
-        fresh.index = self.index.take();
-        fresh.notice = fresh.diagnostics_notice();
+        fresh.setup.summarizer_override = self.setup.summarizer_override.take();
+        fresh.setup.force_offline = self.setup.force_offline;
+        fresh.setup.strategy_choice = std::mem::take(&mut self.setup.strategy_choice);
+        fresh.setup.index = self.setup.index.take();
+        fresh.log.notice = fresh.diagnostics_notice();
         *self = fresh;
     }
 
@@ -550,60 +559,65 @@ impl App {
         let selected_id = self.selected().map(|i| old.entries[i].id.clone());
         let was_at_leaf = self.selected() == old.leaf();
         let added = s.entries.len().saturating_sub(old.entries.len());
-        let folded_ids: Vec<crate::engine::load::entry::EntryId> =
-            self.view.folded.iter().map(|&i| old.entries[i].id.clone()).collect();
-        let filter = self.view.filter;
-        let search = self.view.search.clone();
-        let show_times = self.view.show_label_times;
-        let show_archived = self.view.show_archived;
-        let mark_id = self.context.mark.map(|m| old.entries[m].id.clone());
+        let folded_ids: Vec<crate::engine::load::entry::EntryId> = self
+            .tree
+            .view
+            .folded
+            .iter()
+            .map(|&i| old.entries[i].id.clone())
+            .collect();
+        let filter = self.tree.view.filter;
+        let search = self.tree.view.search.clone();
+        let show_times = self.tree.view.show_label_times;
+        let show_archived = self.tree.view.show_archived;
+        let mark_id = self.parts.context.mark.map(|m| old.entries[m].id.clone());
         let old_notice = self.diagnostics_notice();
         self.doc = Doc::new(s, self.doc.path.take(), self.doc.read_only);
         // The banner about malformed lines follows the file (a line Pi was still writing is
         // whole now); a demo notice stays.
-        if self.notice == old_notice {
-            self.notice = self.diagnostics_notice();
+        if self.log.notice == old_notice {
+            self.log.notice = self.diagnostics_notice();
         }
         let s = self.doc.session.clone();
-        let home = self.view.home.take();
-        self.view = TreeView::new(&s, &self.doc.tree, s.leaf(), filter, self.now_ms);
-        self.view.home = home;
-        self.view.show_label_times = show_times;
-        self.view.show_archived = show_archived;
+        let home = self.tree.view.home.take();
+        self.tree.view = TreeView::new(&s, &self.doc.tree, s.leaf(), filter, self.outside.now_ms);
+        self.tree.view.home = home;
+        self.tree.view.show_label_times = show_times;
+        self.tree.view.show_archived = show_archived;
         for id in folded_ids {
             if let Some(i) = s.idx_of(&id) {
-                self.view.folded.insert(i);
+                self.tree.view.folded.insert(i);
             }
         }
-        self.view.search = search;
-        self.view.apply_filter(&s);
+        self.tree.view.search = search;
+        self.tree.view.apply_filter(&s);
         let target = if was_at_leaf {
             s.leaf()
         } else {
             selected_id.and_then(|id| s.idx_of(&id))
         };
         if let Some(t) = target {
-            self.view.select_entry(&s, t);
+            self.tree.view.select_entry(&s, t);
         }
-        self.context.mark = mark_id.and_then(|id| s.idx_of(&id));
-        self.row_cache.clear();
-        self.detail.doc = None;
+        self.parts.context.mark = mark_id.and_then(|id| s.idx_of(&id));
+        self.tree.row_cache.clear();
+        self.parts.detail.doc = None;
         // What is counted stays when Pi only appended; a rewritten file starts over.
         if rebuilt {
-            self.exact = Arc::new(crate::engine::view::tokens::TokenCache::default());
+            self.exact.cache = Arc::new(crate::engine::view::tokens::TokenCache::default());
         }
-        if self.exact_all.cancel.is_some() || (rebuilt && self.auto_exact) {
+        if self.exact.all.cancel.is_some() || (rebuilt && self.setup.auto_exact) {
             self.auto_exact_all();
         }
-        if rebuilt && self.dialog.is_some() {
+        if rebuilt && self.parts.dialog.is_some() {
             // Entry positions changed under the dialog: it cannot be trusted any more.
-            self.dialog = None;
-            self.status = Some("the session file was rewritten by another program; the dialog was closed".into());
+            self.parts.dialog = None;
+            self.log.status = Some("the session file was rewritten by another program; the dialog was closed".into());
         } else if !own {
-            self.live = true;
+            self.file.live = true;
             // bonsai's own write from elsewhere (`bonsai restore`, another window) is not Pi's.
             let removed = old.entries.len().saturating_sub(s.entries.len());
-            self.status = Some(if rebuilt {
+            self.log.status = Some(if rebuilt {
                 format!(
                     "live: the file was rewritten {} ({} entries, {})",
                     if by_bonsai {
@@ -632,9 +646,9 @@ impl App {
                 "live: the file was written again with nothing new".into()
             });
         }
-        let keep = self.detail.scroll;
+        let keep = self.parts.detail.scroll;
         self.selection_changed();
-        self.detail.scroll = keep;
+        self.parts.detail.scroll = keep;
         if self.screen.overlay == Overlay::Context {
             self.request_context();
         }

@@ -105,16 +105,16 @@ fn tree_order(entries: usize, flat: &[usize]) -> Vec<u32> {
 impl App {
     /// Ctrl+F: type what to find (the last query to start from).
     pub(super) fn start_find(&mut self) {
-        let last = self.find.as_ref().map(|f| f.query.clone()).unwrap_or_default();
-        match &mut self.find {
+        let last = self.parts.find.as_ref().map(|f| f.query.clone()).unwrap_or_default();
+        match &mut self.parts.find {
             Some(f) => f.editor = Some(LineEditor::new(&last, false)),
-            None => self.find = Some(Find::typing()),
+            None => self.parts.find = Some(Find::typing()),
         }
     }
 
     /// Keys while the query is typed (the find's own update).
     pub(super) fn on_find_input(&mut self, action: Action) -> bool {
-        let Some(f) = &mut self.find else { return false };
+        let Some(f) = &mut self.parts.find else { return false };
         let effects = f.update_input(&action);
         self.apply(effects)
     }
@@ -125,13 +125,13 @@ impl App {
         let query = match crate::engine::view::search::Query::new(&q, false, None) {
             Ok(query) => query,
             Err(e) => {
-                self.status = Some(format!("find: {e}"));
+                self.log.status = Some(format!("find: {e}"));
                 return;
             }
         };
         let s = self.doc.session.clone();
-        let order = Arc::new(tree_order(s.entries.len(), &self.view.flat));
-        let Some(f) = &mut self.find else { return };
+        let order = Arc::new(tree_order(s.entries.len(), &self.tree.view.flat));
+        let Some(f) = &mut self.parts.find else { return };
         f.cancel.store(true, std::sync::atomic::Ordering::Relaxed);
         let cancel = Arc::new(AtomicBool::new(false));
         *f = Find {
@@ -161,7 +161,7 @@ impl App {
     /// Hits of find `id` arrived (one piece of the file): kept in tree order; the first one
     /// is shown at once.
     pub(super) fn on_find_hits(&mut self, id: u64, hits: Vec<(usize, usize)>) {
-        let Some(f) = self.find.as_mut().filter(|f| f.id == id) else {
+        let Some(f) = self.parts.find.as_mut().filter(|f| f.id == id) else {
             return;
         };
         for (entry, matches) in hits {
@@ -178,27 +178,27 @@ impl App {
     }
 
     pub(super) fn on_find_done(&mut self, id: u64, elapsed_ms: u64, error: Option<String>) {
-        let Some(f) = self.find.as_mut().filter(|f| f.id == id) else {
+        let Some(f) = self.parts.find.as_mut().filter(|f| f.id == id) else {
             return;
         };
         f.running = false;
         f.elapsed_ms = elapsed_ms;
         f.error = error.clone();
         if let Some(e) = error {
-            self.status = Some(format!("find: {e}"));
+            self.log.status = Some(format!("find: {e}"));
         } else if f.hits.is_empty() {
-            self.status = Some(format!("find: {:?} is nowhere in this session", f.query));
+            self.log.status = Some(format!("find: {:?} is nowhere in this session", f.query));
         }
     }
 
     /// `n` / `N`: the next (previous) hit in tree order from the one shown, round the end.
     pub(super) fn find_step(&mut self, forward: bool) -> bool {
-        let Some(f) = &mut self.find else {
-            self.status = Some("Ctrl+F finds text inside this session first".into());
+        let Some(f) = &mut self.parts.find else {
+            self.log.status = Some("Ctrl+F finds text inside this session first".into());
             return true;
         };
         if f.hits.is_empty() {
-            self.status = Some(if f.running {
+            self.log.status = Some(if f.running {
                 "find: no hit yet, still searching".into()
             } else {
                 format!("find: {:?} is nowhere in this session", f.query)
@@ -225,11 +225,11 @@ impl App {
 
     /// Once the detail pane shows the hit: scrolled to the first line holding a match.
     pub(super) fn scroll_detail_to_match(&mut self) {
-        let Some(f) = &mut self.find else { return };
+        let Some(f) = &mut self.parts.find else { return };
         if !f.scroll_pending {
             return;
         }
-        let (Some(doc), Some(re)) = (&self.detail.doc, &f.regex) else {
+        let (Some(doc), Some(re)) = (&self.parts.detail.doc, &f.regex) else {
             return;
         };
         f.scroll_pending = false;
@@ -238,7 +238,7 @@ impl App {
             .iter()
             .position(|l| re.is_match(&l.spans.iter().map(|s| s.content.as_ref()).collect::<String>()))
         {
-            self.detail.scroll = k.saturating_sub(2);
+            self.parts.detail.scroll = k.saturating_sub(2);
         }
     }
 }

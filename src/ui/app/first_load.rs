@@ -49,10 +49,12 @@ impl App {
         let mut app = App::with_session(placeholder(), None, settings, registry);
         // The placeholder's own work is not wanted (none of it ran).
         app.pending.queue.clear();
-        app.status = None;
-        let early = at.is_none().then(|| (app.settings.clone(), app.registry.clone()));
+        app.log.status = None;
+        let early = at
+            .is_none()
+            .then(|| (app.setup.settings.clone(), app.setup.registry.clone()));
         let preview = (size >= TAIL_PREVIEW_FROM).then(|| {
-            let filter = FilterMode::parse(app.settings.tree_filter_mode()).unwrap_or_default();
+            let filter = FilterMode::parse(app.setup.settings.tree_filter_mode()).unwrap_or_default();
             (filter, rows)
         });
         let index = app.index_place();
@@ -115,8 +117,8 @@ impl App {
                 return;
             }
         };
-        let status = self.status.take();
-        let messages = std::mem::take(&mut self.messages);
+        let status = self.log.status.take();
+        let messages = std::mem::take(&mut self.log.messages);
         let big = s.entries.len() > super::LARGE_SESSION;
         let from_index = index
             .as_ref()
@@ -124,9 +126,9 @@ impl App {
             .filter(|u| !u.wants_saving() || matches!(u, Used::Extended(_)));
         self.open_session(s.clone(), path);
         self.save_index_later(&s, index);
-        self.messages = messages;
-        self.status = status
-            .or(self.status.take())
+        self.log.messages = messages;
+        self.log.status = status
+            .or(self.log.status.take())
             .or_else(|| from_index.map(|u| format!("Opened {}", u.describe())));
         match load.at {
             Some(at) => self.select_entry_ref(&at),
@@ -138,7 +140,7 @@ impl App {
 
     /// Where this app keeps session indexes (none when the setting turns them off).
     pub(crate) fn index_place(&self) -> Option<Place> {
-        self.index.clone()
+        self.setup.index.clone()
     }
 
     /// Hold the writing of `s`'s index, when it was opened without one that still fits,

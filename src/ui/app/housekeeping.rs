@@ -20,30 +20,30 @@ fn mb(bytes: u64) -> String {
 impl App {
     /// Read the listing again (after a move, a removal or a rename).
     fn relist(&mut self) {
-        let all = self.picker.as_ref().is_some_and(|p| p.all);
-        if let Some(p) = &mut self.picker {
+        let all = self.parts.picker.as_ref().is_some_and(|p| p.all);
+        if let Some(p) = &mut self.parts.picker {
             p.loading = true;
         }
         self.pending.queue.push(Job::List(crate::ui::jobs::ListJob {
-            cwd: self.cwd.clone(),
-            settings: self.settings.clone(),
+            cwd: self.outside.cwd.clone(),
+            settings: self.setup.settings.clone(),
             all,
-            agent_dir: self.agent_dir.clone(),
+            agent_dir: self.outside.agent_dir.clone(),
         }));
     }
 
     /// `d`: the selected session to the trash (asked first).
     pub(super) fn ask_trash(&mut self) {
-        let Some(p) = &self.picker else { return };
+        let Some(p) = &self.parts.picker else { return };
         let Some(s) = p.selected_session() else {
-            self.status = Some("select a session to move it to the trash".into());
+            self.log.status = Some("select a session to move it to the trash".into());
             return;
         };
         if self.doc.path.as_ref() == Some(&s.path) {
-            self.status = Some("this session is open here: open another one first".into());
+            self.log.status = Some("this session is open here: open another one first".into());
             return;
         }
-        let (backups, _) = p.backups_of(&s.path, self.now_ms);
+        let (backups, _) = p.backups_of(&s.path, self.outside.now_ms);
         let mut lines = vec![
             format!("{} ({}, {} entries)", s.title(), mb(s.bytes), s.entries),
             format!("{}", s.path.display()),
@@ -54,7 +54,7 @@ impl App {
         }
         lines.extend(self.recent_write_rule(Some(&s.path)));
         lines.push("Move it to the trash?".into());
-        self.dialog = Some(Dialog::ConfirmRewrite {
+        self.parts.dialog = Some(Dialog::ConfirmRewrite {
             title: "Move to the trash".into(),
             lines,
             then: FileChore::Trash(s.path.clone()),
@@ -63,16 +63,16 @@ impl App {
 
     /// `u`: a trashed session back where it was (asked first).
     pub(super) fn ask_restore_trashed(&mut self) {
-        let Some(p) = &self.picker else { return };
+        let Some(p) = &self.parts.picker else { return };
         let Some(t) = p.selected_trashed() else {
-            self.status = Some(if p.trash.is_empty() {
+            self.log.status = Some(if p.trash.is_empty() {
                 "the trash is empty".into()
             } else {
                 "select a session in the trash to put it back".into()
             });
             return;
         };
-        self.dialog = Some(Dialog::ConfirmRewrite {
+        self.parts.dialog = Some(Dialog::ConfirmRewrite {
             title: "Restore from the trash".into(),
             lines: vec![
                 format!("Back to {}", t.original.display()),
@@ -85,14 +85,14 @@ impl App {
 
     /// `D`: empty the trash (asked first, with what and how much).
     pub(super) fn ask_empty_trash(&mut self) {
-        let Some(p) = &self.picker else { return };
+        let Some(p) = &self.parts.picker else { return };
         if p.trash.is_empty() {
-            self.status = Some("the trash is empty".into());
+            self.log.status = Some("the trash is empty".into());
             return;
         }
         let bytes: u64 = p.trash.iter().map(|t| t.1).sum();
         let n = p.trash.len();
-        self.dialog = Some(Dialog::ConfirmRewrite {
+        self.parts.dialog = Some(Dialog::ConfirmRewrite {
             title: "Empty the trash".into(),
             lines: vec![
                 format!(
@@ -109,14 +109,14 @@ impl App {
 
     /// `B`: the selected session's backups older than 30 days (never what a restore needs).
     pub(super) fn ask_remove_backups(&mut self) {
-        let Some(p) = &self.picker else { return };
+        let Some(p) = &self.parts.picker else { return };
         let Some(s) = p.selected_session() else {
-            self.status = Some("select a session to remove its old backups".into());
+            self.log.status = Some("select a session to remove its old backups".into());
             return;
         };
-        let (all, old) = p.backups_of(&s.path, self.now_ms);
+        let (all, old) = p.backups_of(&s.path, self.outside.now_ms);
         if old.is_empty() {
-            self.status = Some(format!(
+            self.log.status = Some(format!(
                 "no backup of this session is older than {OLD_BACKUP_DAYS} days and unneeded ({} in all)",
                 all.len()
             ));
@@ -133,7 +133,7 @@ impl App {
                         .map(|n| n.to_string_lossy().to_string())
                         .unwrap_or_default(),
                     mb(b.bytes),
-                    b.age_days(self.now_ms)
+                    b.age_days(self.outside.now_ms)
                 )
             })
             .collect();
@@ -143,7 +143,7 @@ impl App {
             mb(bytes)
         ));
         lines.push("Remove them?".into());
-        self.dialog = Some(Dialog::ConfirmRewrite {
+        self.parts.dialog = Some(Dialog::ConfirmRewrite {
             title: "Remove old backups".into(),
             lines,
             then: FileChore::RemoveBackups(old.iter().map(|b| b.path.clone()).collect()),
@@ -152,11 +152,11 @@ impl App {
 
     /// `R` in the picker: a name for the selected session.
     pub(super) fn ask_rename_listed(&mut self) {
-        let Some(s) = self.picker.as_ref().and_then(|p| p.selected_session()) else {
-            self.status = Some("select a session to rename it".into());
+        let Some(s) = self.parts.picker.as_ref().and_then(|p| p.selected_session()) else {
+            self.log.status = Some("select a session to rename it".into());
             return;
         };
-        self.dialog = Some(Dialog::Input {
+        self.parts.dialog = Some(Dialog::Input {
             purpose: InputPurpose::RenameFile(s.path.clone()),
             editor: LineEditor::new(s.name.as_deref().unwrap_or(""), false),
             seen: Seen::of(&self.doc.session),
@@ -175,7 +175,7 @@ impl App {
 
     /// Yes in one of the confirms above: the job does it (the update touches no file).
     pub(super) fn do_housekeeping(&mut self, chore: FileChore) {
-        self.dialog = None;
+        self.parts.dialog = None;
         self.chore(Chore::Confirmed(chore));
     }
 
@@ -183,16 +183,16 @@ impl App {
     pub(super) fn chore(&mut self, chore: Chore) {
         self.pending.queue.push(Job::Chore(crate::ui::jobs::ChoreJob {
             chore,
-            agent_dir: self.agent_dir.clone(),
+            agent_dir: self.outside.agent_dir.clone(),
         }));
     }
 
     /// What a chore did.
     pub(super) fn on_small_chore_done(&mut self, done: crate::ui::chores::ChoreDone) {
         if !done.message.is_empty() {
-            self.status = Some(done.message);
+            self.log.status = Some(done.message);
         }
-        if let (Some(pins), Some(p)) = (done.pins, &mut self.picker) {
+        if let (Some(pins), Some(p)) = (done.pins, &mut self.parts.picker) {
             p.set_pins(pins);
         }
         if done.relist {

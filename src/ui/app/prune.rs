@@ -23,8 +23,8 @@ impl App {
             self.selection.cut_classes.clear();
             self.request_plan();
         } else {
-            self.prune.plan = None;
-            self.prune.marks.clear();
+            self.parts.prune.plan = None;
+            self.parts.prune.marks.clear();
         }
     }
 
@@ -42,20 +42,20 @@ impl App {
     /// Plan for the selection with the current policy (a job on large sessions).
     pub(super) fn request_plan(&mut self) {
         let Some(leaf) = self.selected_leaf() else {
-            self.prune.plan = None;
+            self.parts.prune.plan = None;
             return;
         };
-        self.prune.generation += 1;
-        let (_, policy, compat) = POLICIES[self.prune.policy % POLICIES.len()];
-        let mut settings = self.settings.prune_settings();
+        self.parts.prune.generation += 1;
+        let (_, policy, compat) = POLICIES[self.parts.prune.policy % POLICIES.len()];
+        let mut settings = self.setup.settings.prune_settings();
         settings.compat = compat;
         let job = Job::Prune(crate::ui::jobs::PruneJob {
-            generation: self.prune.generation,
+            generation: self.parts.prune.generation,
             session: self.doc.session.clone(),
             leaf,
             policy,
             settings,
-            force: self.prune.force,
+            force: self.parts.prune.force,
             zone: self.gauge_zone(),
         });
         if self.doc.session.entries.len() > super::LARGE_SESSION {
@@ -68,11 +68,11 @@ impl App {
     }
 
     pub(super) fn on_plan(&mut self, generation: u64, plan: Plan) {
-        if generation != self.prune.generation || !self.screen.prune_preview {
+        if generation != self.parts.prune.generation || !self.screen.prune_preview {
             return;
         }
-        self.prune.marks = plan.items.iter().enumerate().map(|(k, i)| (i.entry, k)).collect();
-        self.prune.plan = Some(Arc::new(plan));
+        self.parts.prune.marks = plan.items.iter().enumerate().map(|(k, i)| (i.entry, k)).collect();
+        self.parts.prune.plan = Some(Arc::new(plan));
     }
 
     /// The confirm before writing a plan (or an undo): what it writes and saves.
@@ -81,7 +81,7 @@ impl App {
             return;
         }
         if plan.is_empty() {
-            self.status = Some(format!("nothing to write: {}", plan.note));
+            self.log.status = Some(format!("nothing to write: {}", plan.note));
             return;
         }
         let s = self.doc.session.clone();
@@ -112,13 +112,13 @@ impl App {
         if let Some((short, _)) = self.branch_note(plan.leaf) {
             lines.push(format!("{short}."));
         }
-        if !self.prune.told_old_pi {
+        if !self.parts.prune.told_old_pi {
             lines.push(OLD_PI.into());
-            self.prune.told_old_pi = true;
+            self.parts.prune.told_old_pi = true;
         }
         lines.push("Write them?".into());
         let seen = Seen::of(&s);
-        self.dialog = Some(Dialog::Confirm {
+        self.parts.dialog = Some(Dialog::Confirm {
             title: title.into(),
             lines,
             then: Box::new(PendingWrite {
@@ -135,18 +135,18 @@ impl App {
 
     /// r in the prune preview: the plan as a list of its own, fixed while it is open.
     pub(super) fn open_plan_list(&mut self) {
-        let Some(plan) = self.prune.plan.clone() else {
-            self.status = Some("the plan is still being made; try again in a moment".into());
+        let Some(plan) = self.parts.prune.plan.clone() else {
+            self.log.status = Some("the plan is still being made; try again in a moment".into());
             return;
         };
         let rows: Vec<usize> = (0..plan.items.len())
             .filter(|&k| plan.items[k].change.writes())
             .collect();
         if rows.is_empty() {
-            self.status = Some(format!("nothing to review: {}", plan.note));
+            self.log.status = Some(format!("nothing to review: {}", plan.note));
             return;
         }
-        self.prune.list = Some(super::PlanList {
+        self.parts.prune.list = Some(super::PlanList {
             plan,
             rows,
             cursor: 0,
@@ -158,14 +158,16 @@ impl App {
     /// Keys in the plan list (its own update).
     pub(super) fn on_plan_list(&mut self, action: Action) -> bool {
         let page = self.areas().main.height.saturating_sub(6).max(1) as usize;
-        let Some(l) = &mut self.prune.list else { return false };
+        let Some(l) = &mut self.parts.prune.list else {
+            return false;
+        };
         let effects = l.update(&action, page);
         self.apply(effects)
     }
 
     pub(super) fn apply_prune(&mut self) {
-        let Some(p) = self.prune.plan.clone() else {
-            self.status = Some("the plan is still being made; try again in a moment".into());
+        let Some(p) = self.parts.prune.plan.clone() else {
+            self.log.status = Some("the plan is still being made; try again in a moment".into());
             return;
         };
         // Red: the edits (if any), then the compaction dialog keeping from the proposed entry.
@@ -174,10 +176,12 @@ impl App {
             if p.is_empty() {
                 return self.open_compact_keeping(&id);
             }
-            self.prune.compact_after = Some(id);
+            self.parts.prune.compact_after = Some(id);
         }
         self.confirm_plan(&p, None, "Write the pruning as context edits");
-        if let (Some(Dialog::Confirm { lines, then, .. }), Some(id)) = (&mut self.dialog, &self.prune.compact_after) {
+        if let (Some(Dialog::Confirm { lines, then, .. }), Some(id)) =
+            (&mut self.parts.dialog, &self.parts.prune.compact_after)
+        {
             lines.insert(
                 lines.len() - 1,
                 format!("Then the compaction dialog opens, keeping from {id}."),
@@ -196,7 +200,7 @@ impl App {
         };
         let path = s.path_to(leaf);
         let Some(at) = path.iter().position(|&i| i == from) else {
-            self.status = Some(format!("{id} is not on this branch any more"));
+            self.log.status = Some(format!("{id} is not on this branch any more"));
             return;
         };
         let after: std::collections::HashSet<usize> = path[at..].iter().copied().collect();
@@ -207,11 +211,11 @@ impl App {
             .map(|m| m.est_tokens)
             .sum();
         self.screen.prune_preview = false;
-        self.prune.plan = None;
-        self.prune.marks.clear();
+        self.parts.prune.plan = None;
+        self.parts.prune.marks.clear();
         self.selection.keep_recent = keep;
         self.selection_changed();
-        self.status = Some(format!("keepRecentTokens {keep}: the cut keeps from {id}"));
+        self.log.status = Some(format!("keepRecentTokens {keep}: the cut keeps from {id}"));
         self.open_compact();
     }
 
@@ -226,14 +230,14 @@ impl App {
             _ => {
                 // Check it can be edited before opening the editor on its current text.
                 if let Err(e) = prune::edit(&s, leaf, target, &Edit::Replace(String::new())) {
-                    self.status = Some(e.to_string());
+                    self.log.status = Some(e.to_string());
                     return;
                 }
                 if !self.writable() {
                     return;
                 }
                 let text = self.model_text(target);
-                self.editor_for = EditorFor::Replacement { target };
+                self.parts.editor_for = EditorFor::Replacement { target };
                 self.effects.push(Terminal::EditSummary(text));
                 return;
             }
@@ -246,7 +250,7 @@ impl App {
                 };
                 self.confirm_plan(&plan, None, title)
             }
-            Err(e) => self.status = Some(e.to_string()),
+            Err(e) => self.log.status = Some(e.to_string()),
         }
     }
 
@@ -266,47 +270,47 @@ impl App {
 
     /// `$EDITOR` came back with the replacement text for `target`.
     pub(super) fn on_replacement_edited(&mut self, target: usize, text: Option<String>) {
-        self.editor_for = EditorFor::Summary;
+        self.parts.editor_for = EditorFor::Summary;
         let Some(text) = text else {
-            self.status = Some("the editor did not finish; nothing written".into());
+            self.log.status = Some("the editor did not finish; nothing written".into());
             return;
         };
         if text == self.model_text(target) {
-            self.status = Some("unchanged; nothing written".into());
+            self.log.status = Some("unchanged; nothing written".into());
             return;
         }
         let s = self.doc.session.clone();
         let Some(leaf) = s.leaf() else { return };
         match prune::edit(&s, leaf, target, &Edit::Replace(text)) {
             Ok(plan) => self.confirm_plan(&plan, None, "Replace this entry's text in the model's context"),
-            Err(e) => self.status = Some(e.to_string()),
+            Err(e) => self.log.status = Some(e.to_string()),
         }
     }
 
     pub(super) fn open_fills(&mut self) {
         let Some(leaf) = self.selected_leaf() else { return };
         self.screen.overlay = Overlay::Fills;
-        self.fills.cursor = 0;
-        self.fills.scroll = 0;
-        self.fills.data = None;
-        self.fills.generation += 1;
+        self.parts.fills.cursor = 0;
+        self.parts.fills.scroll = 0;
+        self.parts.fills.data = None;
+        self.parts.fills.generation += 1;
         let encoding = self.selection_encoding();
         self.pending.queue.push(Job::Fills(crate::ui::jobs::FillsJob {
-            generation: self.fills.generation,
+            generation: self.parts.fills.generation,
             session: self.doc.session.clone(),
             leaf,
             encoding,
-            cache: self.exact.clone(),
+            cache: self.exact.cache.clone(),
         }));
     }
 
     pub fn fills_data(&self) -> Option<&crate::ui::fills::FillsData> {
-        self.fills.data.as_deref()
+        self.parts.fills.data.as_deref()
     }
 
     /// What fills the context (its own update).
     pub(super) fn on_fills(&mut self, action: Action) -> bool {
-        let effects = self.fills.update(&action);
+        let effects = self.parts.fills.update(&action);
         self.apply(effects)
     }
 }

@@ -33,7 +33,8 @@ fn pi_appends(p: &Path, a: &App, id: &str) {
 /// The first row on screen with a fold marker (`⊟`): its row and the marker's column in the
 /// row's drawing.
 fn fold_marker_on_screen(a: &App) -> (usize, usize) {
-    a.frame
+    a.tree
+        .frame
         .rows
         .iter()
         .enumerate()
@@ -65,7 +66,7 @@ fn middle_of_path(a: &App) -> usize {
 
 fn select(a: &mut App, entry: usize) {
     let s = a.doc.session.clone();
-    a.view.select_entry(&s, entry);
+    a.tree.view.select_entry(&s, entry);
     a.selection_changed();
     a.run_jobs_now();
 }
@@ -76,7 +77,7 @@ fn select(a: &mut App, entry: usize) {
 fn fingerprint(a: &mut App) -> String {
     let effects = a.take_effects();
     let queued = a.pending.queue.len();
-    let state = format!("{:?}|{:?}|{}|{:?}|{}", a.mode(), a.status, a.quit, effects, queued);
+    let state = format!("{:?}|{:?}|{}|{:?}|{}", a.mode(), a.log.status, a.quit, effects, queued);
     let (w, h) = (a.screen.size.width, a.screen.size.height);
     format!("{state}\n{}", render(a, w, h))
 }
@@ -143,7 +144,7 @@ fn apps_in(mode: Mode, p: &Path) -> Vec<App> {
             for tab in 0..3 {
                 let mut a = base();
                 a.handle_key(ch('$'));
-                let (v, _) = a.usage.as_mut().unwrap();
+                let (v, _) = a.parts.usage.as_mut().unwrap();
                 let generation = v.generation;
                 let mut data = crate::ui::usage_view::snapshots::data(true);
                 data.generation = generation;
@@ -225,7 +226,7 @@ fn apps_in(mode: Mode, p: &Path) -> Vec<App> {
                 modified_ms: ms,
                 ..Default::default()
             };
-            if let Some(pk) = &mut a.picker {
+            if let Some(pk) = &mut a.parts.picker {
                 // b forks a: a has something to fold.
                 pk.set_sessions(
                     false,
@@ -264,7 +265,7 @@ fn apps_in(mode: Mode, p: &Path) -> Vec<App> {
                         matches: 1,
                         line: 3,
                     };
-                    if let Some(s) = a.picker.as_mut().and_then(|p| p.search.as_mut()) {
+                    if let Some(s) = a.parts.picker.as_mut().and_then(|p| p.search.as_mut()) {
                         s.hits = vec![
                             (p.to_path_buf(), hit("e1")),
                             (p.to_path_buf(), hit("e2")),
@@ -277,10 +278,10 @@ fn apps_in(mode: Mode, p: &Path) -> Vec<App> {
                 _ => {
                     // Also one with a folded node to unfold.
                     let mut b = base();
-                    b.picker = None;
+                    b.parts.picker = None;
                     b.handle_key(ch('o'));
                     b.run_jobs_now();
-                    if let (Some(pk), Some(pa)) = (&mut b.picker, &a.picker) {
+                    if let (Some(pk), Some(pa)) = (&mut b.parts.picker, &a.parts.picker) {
                         pk.set_sessions(false, pa.sessions.clone(), vec![None; 3], vec![]);
                         pk.fold(false);
                     }
@@ -325,7 +326,7 @@ fn apps_in(mode: Mode, p: &Path) -> Vec<App> {
                 b.handle_key(shift('C'));
                 b.handle_key(key(KeyCode::Enter));
                 b.run_jobs_now();
-                if let Some(Dialog::Summary { tabs, .. }) = &mut b.dialog {
+                if let Some(Dialog::Summary { tabs, .. }) = &mut b.parts.dialog {
                     let mut second = tabs[0].clone();
                     second.name = "single-shot".into();
                     tabs.push(second);
@@ -336,7 +337,7 @@ fn apps_in(mode: Mode, p: &Path) -> Vec<App> {
         }
         Mode::Strategies => {
             let mut a = base();
-            a.summarizer_override = Some(unreachable_model());
+            a.setup.summarizer_override = Some(unreachable_model());
             a.selection.keep_recent = 2000;
             a.handle_key(shift('C'));
             a.handle_key(key(KeyCode::Enter));
@@ -353,7 +354,7 @@ fn apps_in(mode: Mode, p: &Path) -> Vec<App> {
                 &text,
                 crate::ui::dialog::TabState::Running,
             );
-            a.dialog = Some(Dialog::Summary {
+            a.parts.dialog = Some(Dialog::Summary {
                 purpose: crate::ui::dialog::SummaryFor::Branch { target: 3, budget: 1 },
                 seen: crate::ui::dialog::Seen::of(&a.doc.session),
                 by: "test/model".into(),
@@ -473,8 +474,8 @@ fn live_follow_keeps_selection_and_moves_with_the_leaf() {
     a.update(crate::ui::tick(&a));
     a.run_jobs_now();
     assert_eq!(a.doc.session.entries.len(), entries_before + 2);
-    assert!(a.live);
-    assert_eq!(a.status.as_deref(), Some("live: 2 new entries from Pi"));
+    assert!(a.file.live);
+    assert_eq!(a.log.status.as_deref(), Some("live: 2 new entries from Pi"));
     assert_eq!(
         a.doc.session.entries[a.selected().unwrap()].id,
         chosen_id,
@@ -488,7 +489,7 @@ fn live_follow_keeps_selection_and_moves_with_the_leaf() {
     a.update(crate::ui::tick(&a));
     a.run_jobs_now();
     assert_eq!(&*a.doc.session.entries[a.selected().unwrap()].id, "live0003");
-    assert_eq!(a.status.as_deref(), Some("live: 1 new entry from Pi"));
+    assert_eq!(a.log.status.as_deref(), Some("live: 1 new entry from Pi"));
     // A partial line (Pi half-way through a write) is said as such, not as "0 new entries".
     let mut f = std::fs::OpenOptions::new().append(true).open(&p).unwrap();
     write!(f, r#"{{"type":"message","id":"live0004","par"#).unwrap();
@@ -496,7 +497,7 @@ fn live_follow_keeps_selection_and_moves_with_the_leaf() {
     a.update(crate::ui::tick(&a));
     a.run_jobs_now();
     assert_eq!(
-        a.status.as_deref(),
+        a.log.status.as_deref(),
         Some("live: the file grew by a partial line (waiting for the rest)")
     );
     // Issue 22, item 10: cut back (the partial line removed) or replaced by the same entries
@@ -506,7 +507,7 @@ fn live_follow_keeps_selection_and_moves_with_the_leaf() {
     std::fs::write(&p, &whole[..cut]).unwrap();
     a.update(crate::ui::tick(&a));
     a.run_jobs_now();
-    let said = a.status.clone().unwrap_or_default();
+    let said = a.log.status.clone().unwrap_or_default();
     assert!(said.starts_with("live: the file was rewritten"), "{said}");
     let replaced = String::from_utf8(whole[..cut].to_vec())
         .unwrap()
@@ -514,7 +515,7 @@ fn live_follow_keeps_selection_and_moves_with_the_leaf() {
     std::fs::write(&p, replaced).unwrap();
     a.update(crate::ui::tick(&a));
     a.run_jobs_now();
-    let said = a.status.clone().unwrap_or_default();
+    let said = a.log.status.clone().unwrap_or_default();
     assert!(said.starts_with("live: the file was rewritten"), "{said}");
 }
 
@@ -526,9 +527,9 @@ fn preview_compaction(a: &mut App) {
     a.handle_key(key(KeyCode::Enter));
     a.run_jobs_now();
     assert!(
-        matches!(&a.dialog, Some(Dialog::Summary { tabs, .. }) if tabs.iter().all(|t| t.state == crate::ui::dialog::TabState::Done)),
+        matches!(&a.parts.dialog, Some(Dialog::Summary { tabs, .. }) if tabs.iter().all(|t| t.state == crate::ui::dialog::TabState::Done)),
         "{:?}",
-        a.status
+        a.log.status
     );
 }
 
@@ -546,7 +547,7 @@ fn a_compaction_accepted_after_pi_appended_is_refused_whether_or_not_the_app_not
             a.update(crate::ui::tick(&a));
             a.run_jobs_now();
             assert_eq!(a.doc.session.entries.len(), entries + 1, "Pi's entry is in");
-            assert!(matches!(a.dialog, Some(Dialog::Summary { .. })));
+            assert!(matches!(a.parts.dialog, Some(Dialog::Summary { .. })));
         }
         a.handle_key(ctrl('s'));
         a.run_jobs_now();
@@ -555,7 +556,7 @@ fn a_compaction_accepted_after_pi_appended_is_refused_whether_or_not_the_app_not
             with_pi,
             "nothing written (noticed: {noticed})"
         );
-        let st = a.status.clone().unwrap_or_default();
+        let st = a.log.status.clone().unwrap_or_default();
         assert!(st.contains("Pi appended 1 entry"), "{st}");
         // Issue 21, item 3: the drafts are kept, with what changed, and can be written at
         // Pi's new leaf (the cut did not move).
@@ -564,15 +565,15 @@ fn a_compaction_accepted_after_pi_appended_is_refused_whether_or_not_the_app_not
             "{st}"
         );
         assert!(st.contains("ctrl+s writes the draft at Pi's new leaf pi000001"), "{st}");
-        let Some(Dialog::Summary { tabs, .. }) = &a.dialog else {
-            panic!("the drafts were thrown away: {:?}", a.dialog)
+        let Some(Dialog::Summary { tabs, .. }) = &a.parts.dialog else {
+            panic!("the drafts were thrown away: {:?}", a.parts.dialog)
         };
         assert!(tabs[0].text.contains("## Goal"), "{}", tabs[0].text);
         a.handle_key(ctrl('s'));
         a.run_jobs_now();
         let text = std::fs::read_to_string(&p).unwrap();
         let last: serde_json::Value = serde_json::from_str(text.lines().last().unwrap()).unwrap();
-        assert_eq!(last["type"], "compaction", "{:?}", a.status);
+        assert_eq!(last["type"], "compaction", "{:?}", a.log.status);
         assert_eq!(last["parentId"], "pi000001", "written at Pi's new leaf");
     }
 }
@@ -586,8 +587,8 @@ fn a_compaction_that_starts_a_branch_says_what_it_leaves_and_asks() {
     select(&mut a, m);
     preview_compaction(&mut a);
     a.handle_key(ctrl('s'));
-    let Some(Dialog::Confirm { lines, .. }) = &a.dialog else {
-        panic!("{:?}", a.dialog)
+    let Some(Dialog::Confirm { lines, .. }) = &a.parts.dialog else {
+        panic!("{:?}", a.parts.dialog)
     };
     let text = lines.join("\n");
     assert!(text.contains("starts a new branch"), "{text}");
@@ -659,7 +660,9 @@ fn the_navigate_dialog_says_when_there_is_nothing_to_summarize() {
 fn the_context_diff_is_aligned_with_exact_counts_on_both_sides() {
     let mut a = app_for(&own("tour.jsonl"));
     let s = a.doc.session.clone();
-    a.view.set_filter(&s, crate::engine::view::tree_view::FilterMode::All);
+    a.tree
+        .view
+        .set_filter(&s, crate::engine::view::tree_view::FilterMode::All);
     // Four entries back on the same path: most messages are shared, the newest are not.
     let path = s.path_to(s.leaf().unwrap());
     select(&mut a, path[path.len() - 5]);
@@ -738,9 +741,9 @@ fn the_tree_search_is_a_line_editor_too() {
     a.handle_key(ch('/'));
     typed(&mut a, "validation csv");
     a.handle_key(ctrl('w'));
-    assert_eq!(a.view.search, "validation ");
+    assert_eq!(a.tree.view.search, "validation ");
     a.handle_key(ctrl('u'));
-    assert_eq!(a.view.search, "");
+    assert_eq!(a.tree.view.search, "");
 }
 
 // ---- 5. Only a deliberate key writes a previewed summary --------------------------------
@@ -768,7 +771,7 @@ fn stray_keys_in_the_summary_preview_write_nothing() {
         a.run_jobs_now();
         assert!(!a.quit, "{k:?} does not quit from the preview");
         assert!(
-            matches!(a.dialog, Some(Dialog::Summary { .. })),
+            matches!(a.parts.dialog, Some(Dialog::Summary { .. })),
             "{k:?} keeps the preview"
         );
     }
@@ -818,7 +821,11 @@ fn keep_recent_steps_are_reversible_and_can_be_typed_or_reset() {
     a.handle_key(ch('#'));
     typed(&mut a, "x");
     a.handle_key(key(KeyCode::Enter));
-    assert!(a.status.as_deref().unwrap().contains("whole number"), "{:?}", a.status);
+    assert!(
+        a.log.status.as_deref().unwrap().contains("whole number"),
+        "{:?}",
+        a.log.status
+    );
     a.handle_key(key(KeyCode::Esc));
     a.handle_key(ch('0'));
     assert_eq!(a.selection.keep_recent, 20000, "the setting (Pi's default)");
@@ -831,7 +838,9 @@ fn the_context_view_cursor_goes_to_the_entry_and_shows_omitted_messages() {
     let mut a = app_for(&own("tour.jsonl"));
     // Just before the compaction: the user message a context edit hides is omitted.
     let s = a.doc.session.clone();
-    a.view.set_filter(&s, crate::engine::view::tree_view::FilterMode::All);
+    a.tree
+        .view
+        .set_filter(&s, crate::engine::view::tree_view::FilterMode::All);
     let c = (0..s.entries.len())
         .rfind(|&i| matches!(s.entries[i].kind, Kind::Compaction(_)))
         .unwrap();
@@ -868,7 +877,7 @@ fn click_selects_clicking_a_fold_marker_folds_and_the_wheel_scrolls() {
     a.update(Action::Resize { width: 120, height: 40 });
     let tree = a.areas().tree;
     let k = 3usize;
-    let want = a.frame.rows[k].row.entry;
+    let want = a.tree.frame.rows[k].row.entry;
     a.update(Action::Click {
         col: tree.x + 10,
         row: tree.y + k as u16,
@@ -876,28 +885,28 @@ fn click_selects_clicking_a_fold_marker_folds_and_the_wheel_scrolls() {
     assert_eq!(a.selected(), Some(want));
     // A row with a fold marker: clicking the marker folds the branch.
     let (k, col) = fold_marker_on_screen(&a);
-    let entry = a.frame.rows[k].row.entry;
-    let visible = a.view.visible.len();
+    let entry = a.tree.frame.rows[k].row.entry;
+    let visible = a.tree.view.visible.len();
     a.update(Action::Click {
         col: tree.x + 2 + col as u16,
         row: tree.y + k as u16,
     });
-    assert!(a.view.folded.contains(&entry), "folded");
-    assert!(a.view.visible.len() < visible);
-    let k2 = a.frame.rows.iter().position(|r| r.row.entry == entry).unwrap();
+    assert!(a.tree.view.folded.contains(&entry), "folded");
+    assert!(a.tree.view.visible.len() < visible);
+    let k2 = a.tree.frame.rows.iter().position(|r| r.row.entry == entry).unwrap();
     a.update(Action::Click {
         col: tree.x + 2 + col as u16,
         row: tree.y + k2 as u16,
     });
-    assert!(!a.view.folded.contains(&entry), "unfolded");
+    assert!(!a.tree.view.folded.contains(&entry), "unfolded");
     // The wheel moves the selection three rows.
-    a.view.selected = 0;
+    a.tree.view.selected = 0;
     a.update(Action::Wheel {
         down: true,
         col: tree.x + 1,
         row: tree.y + 1,
     });
-    assert_eq!(a.view.selected, 3);
+    assert_eq!(a.tree.view.selected, 3);
     // Over the detail pane it scrolls the detail.
     let d = a.areas().detail.unwrap();
     a.update(Action::Wheel {
@@ -905,7 +914,7 @@ fn click_selects_clicking_a_fold_marker_folds_and_the_wheel_scrolls() {
         col: d.x + 2,
         row: d.y + 2,
     });
-    assert_eq!(a.view.selected, 3);
+    assert_eq!(a.tree.view.selected, 3);
     // Mouse capture can be turned off in Pi's settings.
     let s = crate::engine::settings::Settings::from_layers(
         &serde_json::json!({"bonsai": {"mouse": false}}),
@@ -943,7 +952,7 @@ fn jumps_to_compactions_the_cut_and_the_mark_and_copies() {
     let at = a.selected().unwrap();
     assert!(s.path_to(plan.first_kept_entry).contains(&at), "{at}");
     if at != plan.first_kept_entry {
-        assert!(a.status.as_deref().unwrap().contains("not a row of the tree"));
+        assert!(a.log.status.as_deref().unwrap().contains("not a row of the tree"));
     }
     a.handle_key(ch('y'));
     let id = s.entries[at].id.to_string();
@@ -986,7 +995,7 @@ fn at_80_columns_the_zone_word_stays_on_screen() {
         crate::engine::settings::Settings::default(),
         registry,
     );
-    a.force_offline = true;
+    a.setup.force_offline = true;
     let screen = render(&mut a, 80, 24);
     let lines: Vec<&str> = screen.lines().collect();
     let n = lines.iter().position(|l| l.contains(" tokens · ")).unwrap();
@@ -1030,10 +1039,10 @@ fn previews_stop_scrolling_at_their_end() {
     for _ in 0..500 {
         a.handle_key(key(KeyCode::Down));
     }
-    let Some(Dialog::Summary { tabs, active, .. }) = &a.dialog else {
+    let Some(Dialog::Summary { tabs, active, .. }) = &a.parts.dialog else {
         panic!()
     };
-    let r = a.dialog.as_ref().unwrap().rect(a.areas().main);
+    let r = a.parts.dialog.as_ref().unwrap().rect(a.areas().main);
     assert_eq!(
         tabs[*active].scroll,
         crate::ui::dialog::max_scroll(&tabs[*active].text, r)
@@ -1063,9 +1072,9 @@ fn ctrl_c_in_a_dialog_cancels_it_and_does_not_quit() {
     }
     for open in [shift('L'), shift('R'), shift('C')] {
         a.handle_key(open);
-        assert!(a.dialog.is_some());
+        assert!(a.parts.dialog.is_some());
         a.handle_key(ctrl('c'));
-        assert!(a.dialog.is_none(), "{open:?}");
+        assert!(a.parts.dialog.is_none(), "{open:?}");
         assert!(!a.quit);
     }
     a.handle_key(ctrl('c'));
@@ -1079,7 +1088,7 @@ fn fork_and_clone_name_the_new_file_in_a_status_that_fits() {
     a.handle_key(shift('K'));
     a.handle_key(ch('y'));
     a.run_jobs_now();
-    let st = a.status.clone().unwrap();
+    let st = a.log.status.clone().unwrap();
     assert!(st.starts_with("clone written beside this session: "), "{st}");
     assert!(!st.contains(&*d.path().to_string_lossy()), "no long path: {st}");
     let name = st.split(": ").nth(1).unwrap().split(' ').next().unwrap();
@@ -1131,8 +1140,8 @@ fn the_prune_preview_applies_after_a_yes_and_undo_takes_it_back() {
     for _ in 0..3 {
         a.handle_key(key(KeyCode::Tab));
     }
-    assert_eq!(a.prune.policy_name(), "zones · yellow");
-    let plan = a.prune.plan.clone().unwrap();
+    assert_eq!(a.parts.prune.policy_name(), "zones · yellow");
+    let plan = a.parts.prune.plan.clone().unwrap();
     assert!(plan.edits().count() > 5, "{}", plan.note);
     let before = std::fs::read(&p).unwrap();
     a.handle_key(ch('a'));
@@ -1149,10 +1158,10 @@ fn the_prune_preview_applies_after_a_yes_and_undo_takes_it_back() {
     // The tree marks the entries whose context changed, and the panel plans again on the
     // new leaf: the pruned outputs are not pruned twice.
     assert_eq!(a.doc.edits.len(), written.len());
-    let marked = a.frame.rows.iter().filter(|r| r.edited == Some(false)).count();
-    assert!(marked > 0 || a.frame.rows.len() < 10);
+    let marked = a.tree.frame.rows.iter().filter(|r| r.edited == Some(false)).count();
+    assert!(marked > 0 || a.tree.frame.rows.len() < 10);
     // The plan at the last row now sees the edits under it: nothing new to prune.
-    let again = a.prune.plan.clone().unwrap();
+    let again = a.parts.prune.plan.clone().unwrap();
     assert!(again.is_empty(), "{}", again.note);
     // Undo: one line (Pi resumes where the prune started; issue 21, item 4), nothing in
     // effect any more.
@@ -1166,7 +1175,7 @@ fn the_prune_preview_applies_after_a_yes_and_undo_takes_it_back() {
     assert_eq!(added.iter().filter(|&&b| b == b'\n').count(), 1, "the undo is one line");
     assert!(a.doc.edits.is_empty(), "undone: no entry's context differs");
     a.handle_key(ch('u'));
-    let st = a.status.as_deref().unwrap_or("");
+    let st = a.log.status.as_deref().unwrap_or("");
     assert!(st.contains("nothing of bonsai's left to undo"), "{st}");
 }
 
@@ -1181,9 +1190,9 @@ fn hide_replace_and_restore_the_selected_entry() {
     select(&mut a, result);
     a.handle_key(ch('x'));
     assert!(
-        a.status.as_deref().unwrap().contains("No result provided"),
+        a.log.status.as_deref().unwrap().contains("No result provided"),
         "{:?}",
-        a.status
+        a.log.status
     );
     // Hide the user message, after a yes.
     select(&mut a, user);
@@ -1258,8 +1267,8 @@ fn red_zone_writes_the_edits_then_opens_the_compaction_keeping_from_the_proposed
     for _ in 0..4 {
         a.handle_key(key(KeyCode::Tab));
     }
-    assert_eq!(a.prune.policy_name(), "zones · red");
-    let plan = a.prune.plan.clone().unwrap();
+    assert_eq!(a.parts.prune.policy_name(), "zones · red");
+    let plan = a.parts.prune.plan.clone().unwrap();
     let from = plan.compact_from.expect("red proposes a compaction");
     let from_id = a.doc.session.entries[from].id.to_string();
     if plan.is_empty() {
@@ -1279,7 +1288,11 @@ fn red_zone_writes_the_edits_then_opens_the_compaction_keeping_from_the_proposed
     assert!(!a.screen.prune_preview);
     let cut = a.selection.cut.as_ref().unwrap().as_ref().unwrap();
     assert_eq!(a.doc.session.entries[cut.first_kept_entry].id.as_str(), from_id);
-    assert!(a.status.as_deref().unwrap().contains(&from_id), "{:?}", a.status);
+    assert!(
+        a.log.status.as_deref().unwrap().contains(&from_id),
+        "{:?}",
+        a.log.status
+    );
     // Esc leaves it: nothing more is written.
     let written = std::fs::read(&p).unwrap();
     a.handle_key(key(KeyCode::Esc));
@@ -1318,7 +1331,7 @@ fn u_undoes_bonsais_last_action_a_compaction_then_says_nothing_is_left() {
     assert_eq!(context(&s), before, "Pi's context is what it was");
     // Again: only Pi's entries are left before bonsai's.
     a.handle_key(ch('u'));
-    let st = a.status.clone().unwrap_or_default();
+    let st = a.log.status.clone().unwrap_or_default();
     assert!(st.contains("nothing of bonsai's left to undo"), "{st}");
 }
 
@@ -1332,19 +1345,23 @@ fn every_entry_gets_its_exact_count_in_the_background_with_progress() {
         .flat_map(|i| crate::engine::view::context::intrinsic_messages(&s, i))
         .collect();
     let enc = crate::engine::view::tokens::Encoding::O200k;
-    assert!(a.exact.missing(&msgs, enc) > 0, "not counted before");
+    assert!(a.exact.cache.missing(&msgs, enc) > 0, "not counted before");
     a.handle_key(shift('S'));
-    assert_eq!(a.exact_all.progress, Some((0, 0)), "running, said in the status line");
+    assert_eq!(a.exact.all.progress, Some((0, 0)), "running, said in the status line");
     let screen = render(&mut a, 200, 40);
-    assert_eq!(a.exact.missing(&msgs, enc), 0, "every message of every entry counted");
-    assert!(a.exact_all.progress.is_none());
-    let status = a.status.clone().unwrap_or_default();
+    assert_eq!(
+        a.exact.cache.missing(&msgs, enc),
+        0,
+        "every message of every entry counted"
+    );
+    assert!(a.exact.all.progress.is_none());
+    let status = a.log.status.clone().unwrap_or_default();
     assert!(status.starts_with("exact tokens of every entry: "), "{status}");
     // Each count is the tokenizer's own.
     for m in msgs.iter().take(40) {
         let v = crate::engine::view::context::materialize(&s, m);
         assert_eq!(
-            a.exact.get(m, enc),
+            a.exact.cache.get(m, enc),
             Some(crate::engine::view::tokens::exact_count(enc, &v))
         );
     }
@@ -1370,17 +1387,17 @@ fn a_session_whose_file_disappears_says_so_and_writes_nothing() {
     let moved = d.path().join("elsewhere.jsonl");
     std::fs::rename(&p, &moved).unwrap();
     a.update(crate::ui::tick(&a));
-    let status = a.status.clone().unwrap_or_default();
+    let status = a.log.status.clone().unwrap_or_default();
     assert!(status.contains("the session file is gone"), "{status}");
     let screen = render(&mut a, 100, 30);
     assert!(screen.contains("split-turn"), "what is shown stays:\n{screen}");
     a.handle_key(shift('L'));
-    assert!(a.dialog.is_none(), "no write dialog");
-    assert!(a.status.as_deref().unwrap_or("").contains("nothing can be written"));
+    assert!(a.parts.dialog.is_none(), "no write dialog");
+    assert!(a.log.status.as_deref().unwrap_or("").contains("nothing can be written"));
     assert!(!p.exists(), "nothing was written where it was");
     std::fs::rename(&moved, &p).unwrap();
     a.update(crate::ui::tick(&a));
-    assert_eq!(a.status.as_deref(), Some("the session file is back"));
+    assert_eq!(a.log.status.as_deref(), Some("the session file is back"));
 }
 
 /// A session whose branches nest hundreds of levels deep: the tree pane, panned to the
@@ -1423,19 +1440,20 @@ fn a_deep_tree_is_drawn_panned_as_pis_render() {
     std::fs::write(&p, text).unwrap();
     let mut a = app_for(&p);
     render(&mut a, 120, 40);
-    assert!(a.frame.pan > 0, "the selected row is deep enough to pan");
-    assert!(a.frame.rows.iter().any(|r| r.row.prefix_cols > 500));
+    assert!(a.tree.frame.pan > 0, "the selected row is deep enough to pan");
+    assert!(a.tree.frame.rows.iter().any(|r| r.row.prefix_cols > 500));
     // Each row's drawing is at most the pane's width.
-    assert!(a.frame.rows.iter().all(|r| r.row.prefix.chars().count() <= 120));
+    assert!(a.tree.frame.rows.iter().all(|r| r.row.prefix.chars().count() <= 120));
     let tree = a.areas().tree;
     let body_width = tree.width as usize - crate::ui::layout::token_column(tree.width);
     let want = a
+        .tree
         .view
         .render_plain(&a.doc.session, body_width, Some(tree.height as usize));
     let mut t = ratatui::Terminal::new(ratatui::backend::TestBackend::new(120, 40)).unwrap();
     t.draw(|f| crate::ui::draw(f, &a)).unwrap();
     let buf = t.backend().buffer().clone();
-    for (j, want) in want.iter().take(a.frame.rows.len()).enumerate() {
+    for (j, want) in want.iter().take(a.tree.frame.rows.len()).enumerate() {
         let y = tree.y + j as u16;
         let got: String = (tree.x..tree.x + body_width as u16)
             .map(|x| buf[(x, y)].symbol())
@@ -1444,12 +1462,12 @@ fn a_deep_tree_is_drawn_panned_as_pis_render() {
     }
     // A fold marker on screen, clicked where it is drawn, folds its branch.
     let (k, col) = fold_marker_on_screen(&a);
-    let entry = a.frame.rows[k].row.entry;
+    let entry = a.tree.frame.rows[k].row.entry;
     a.update(Action::Click {
         col: tree.x + 2 + col as u16,
         row: tree.y + k as u16,
     });
-    assert!(a.view.folded.contains(&entry), "folded");
+    assert!(a.tree.view.folded.contains(&entry), "folded");
 }
 
 /// A session over `LARGE_SESSION` entries, where the app's work goes to jobs, made in memory.
@@ -1482,28 +1500,28 @@ fn a_compaction_is_planned_by_a_job_and_carried_to_the_summaries() {
     let nowhere = Some(PathBuf::from("/nonexistent-bonsai-test/s/big.jsonl"));
     let mut a = App::with_session(s.clone(), nowhere, Settings::default(), Registry::builtin_only());
     a.run_jobs_now();
-    a.force_offline = true;
+    a.setup.force_offline = true;
     a.pending.queue.clear();
     a.update(Action::Compact);
-    assert!(a.dialog.is_none());
+    assert!(a.parts.dialog.is_none());
     let [Job::PlanCompaction(crate::ui::jobs::PlanCompactionJob { leaf, .. })] = a.pending.queue.as_slice() else {
-        panic!("no plan queued: {:?} {:?}", a.pending.queue.len(), a.status)
+        panic!("no plan queued: {:?} {:?}", a.pending.queue.len(), a.log.status)
     };
     assert_eq!(*leaf, s.leaf().unwrap());
     a.run_jobs_now();
     let Some(Dialog::Input {
         purpose: InputPurpose::CompactInstructions { at },
         ..
-    }) = &a.dialog
+    }) = &a.parts.dialog
     else {
-        panic!("no instructions asked: {:?}", a.status)
+        panic!("no instructions asked: {:?}", a.log.status)
     };
     let plan = at.plan.clone();
     assert_eq!(at.leaf, s.leaf().unwrap());
     // Offline: the summary job gets the plan the dialog carried, and its tab is written on it.
     a.update(Action::Select);
     let [Job::Summary(crate::ui::jobs::SummaryJob { kind, .. })] = a.pending.queue.as_slice() else {
-        panic!("no summary queued: {:?} {:?}", a.pending.queue.len(), a.status)
+        panic!("no summary queued: {:?} {:?}", a.pending.queue.len(), a.log.status)
     };
     let crate::ui::jobs::SummaryKind::Compaction(crate::ui::jobs::CompactionSummary { plan: queued, .. }) = kind else {
         panic!("not a compaction summary")
@@ -1513,9 +1531,9 @@ fn a_compaction_is_planned_by_a_job_and_carried_to_the_summaries() {
     let Some(Dialog::Summary {
         purpose: crate::ui::dialog::SummaryFor::Compaction { first_kept, .. },
         ..
-    }) = &a.dialog
+    }) = &a.parts.dialog
     else {
-        panic!("no summary dialog: {:?}", a.status)
+        panic!("no summary dialog: {:?}", a.log.status)
     };
     assert_eq!(first_kept.as_str(), &*s.entries[plan.first_kept_entry].id);
 }
@@ -1548,7 +1566,7 @@ fn the_first_open_writes_the_index_after_the_frame_and_the_next_reads_it() {
             Settings::default(),
             Registry::builtin_only(),
         );
-        a.index = Some(place.clone());
+        a.setup.index = Some(place.clone());
         let [Job::Load(crate::ui::jobs::LoadJob { index, .. })] = a.pending.queue.as_mut_slice() else {
             panic!("no load queued")
         };
@@ -1612,9 +1630,12 @@ fn the_first_open_writes_the_index_after_the_frame_and_the_next_reads_it() {
     }
     assert_eq!(b.doc.session.entries.len(), s.entries.len());
     assert!(
-        b.status.as_deref().is_some_and(|t| t.contains("from bonsai's index")),
+        b.log
+            .status
+            .as_deref()
+            .is_some_and(|t| t.contains("from bonsai's index")),
         "{:?}",
-        b.status
+        b.log.status
     );
     // The gauge came from the leaf's context the index kept (nothing projected before the
     // frame), and is the one the first open projected; its messages come with the cut, and
@@ -1809,8 +1830,8 @@ fn nothing_to_compact_is_said_when_c_is_pressed_in_the_tuis_words() {
     let (_d, p) = temp_copy("tour.jsonl");
     let mut a = app_for(&p);
     a.handle_key(shift('C'));
-    assert!(a.dialog.is_none(), "a dialog opened: {:?}", a.mode());
-    let st = a.status.clone().unwrap_or_default();
+    assert!(a.parts.dialog.is_none(), "a dialog opened: {:?}", a.mode());
+    let st = a.log.status.clone().unwrap_or_default();
     assert!(st.starts_with("Nothing to compact here"), "{st}");
     assert!(st.contains("- or # keeps fewer") && !st.contains("--keep"), "{st}");
     // Keeping fewer tokens: the dialog opens.
@@ -1821,7 +1842,7 @@ fn nothing_to_compact_is_said_when_c_is_pressed_in_the_tuis_words() {
     }
     a.handle_key(key(KeyCode::Enter));
     a.handle_key(shift('C'));
-    assert!(a.dialog.is_some(), "{:?}", a.status);
+    assert!(a.parts.dialog.is_some(), "{:?}", a.log.status);
 }
 
 /// Issue 21, item 16: `bonsai FILE --at ID` on a tool call's hit selected the tool result
@@ -1838,20 +1859,20 @@ fn at_a_tool_calls_hit_selects_its_own_row_and_says_when_the_filter_widened() {
         .find(|&j| s.parent_of(j) == Some(call))
         .unwrap();
     a.select_entry_ref("8207837f");
-    let st = a.status.clone().unwrap_or_default();
-    assert_eq!(a.view.selected_entry(), Some(result), "{st}");
+    let st = a.log.status.clone().unwrap_or_default();
+    assert_eq!(a.tree.view.selected_entry(), Some(result), "{st}");
     assert!(render(&mut a, 120, 40).contains("sort -t"), "the row shows the call");
     assert!(st.contains("its tool call shows on its result's row"), "{st}");
     assert_eq!(
-        a.view.filter,
+        a.tree.view.filter,
         crate::engine::view::tree_view::FilterMode::Default,
         "not widened"
     );
     // A label entry: the default filter hides it; widened, and said.
     let label = s.idx_of("5cad1209").unwrap();
     a.select_entry_ref("5cad1209");
-    let st = a.status.clone().unwrap_or_default();
-    assert_eq!(a.view.selected_entry(), Some(label), "{st}");
+    let st = a.log.status.clone().unwrap_or_default();
+    assert_eq!(a.tree.view.selected_entry(), Some(label), "{st}");
     assert!(
         st.contains("the default filter hides it, so the filter is now all"),
         "{st}"
@@ -1876,7 +1897,7 @@ fn a_restore_elsewhere_is_said_as_bonsais_and_the_banner_follows_the_file() {
     crate::store::rewrite::delete_branch(&p, &seen, "2e33ee61").unwrap();
     a.update(crate::ui::tick(&a));
     a.run_jobs_now();
-    let st = a.status.clone().unwrap_or_default();
+    let st = a.log.status.clone().unwrap_or_default();
     assert!(
         st.contains("rewritten by bonsai elsewhere") && st.contains(" fewer)"),
         "{st}"
@@ -1885,7 +1906,7 @@ fn a_restore_elsewhere_is_said_as_bonsais_and_the_banner_follows_the_file() {
     a.update(crate::ui::tick(&a));
     a.run_jobs_now();
     assert_eq!(a.doc.session.entries.len(), n);
-    let st = a.status.clone().unwrap_or_default();
+    let st = a.log.status.clone().unwrap_or_default();
     assert!(!st.contains("from Pi"), "{st}");
     assert!(
         st.contains("rewritten by bonsai elsewhere") && st.contains(" more)"),
@@ -1902,8 +1923,8 @@ fn a_restore_elsewhere_is_said_as_bonsais_and_the_banner_follows_the_file() {
     write!(f, "{head}").unwrap();
     drop(f);
     let mut b = app_for(&p);
-    b.notice = b.diagnostics_notice(); // as `bonsai FILE` starts
-    let banner = b.notice.clone().unwrap_or_default();
+    b.log.notice = b.diagnostics_notice(); // as `bonsai FILE` starts
+    let banner = b.log.notice.clone().unwrap_or_default();
     assert!(banner.contains("malformed line"), "{banner:?}");
     let mut f = std::fs::OpenOptions::new().append(true).open(&p).unwrap();
     writeln!(f, "{tail}").unwrap();
@@ -1911,7 +1932,7 @@ fn a_restore_elsewhere_is_said_as_bonsais_and_the_banner_follows_the_file() {
     b.update(crate::ui::tick(&b));
     b.run_jobs_now();
     assert!(b.doc.session.idx_of("half0001").is_some());
-    assert_eq!(b.notice, None, "the line is whole: no banner");
+    assert_eq!(b.log.notice, None, "the line is whole: no banner");
 }
 
 /// Issue 21, item 6: the prune panel and the x / X confirms mixed Pi's usage ("now") with the
@@ -1923,9 +1944,9 @@ fn hide_and_restore_say_their_change_on_one_basis_and_the_gauge_says_when_it_app
     let (_d, p) = temp_copy("long.jsonl");
     let mut a = app_for(&p);
     let user = newest_on_path(&a, Role::User);
-    let confirm_lines = |a: &App| match &a.dialog {
+    let confirm_lines = |a: &App| match &a.parts.dialog {
         Some(Dialog::Confirm { lines, .. }) => lines.join("\n"),
-        d => panic!("no confirm: {d:?} {:?}", a.status),
+        d => panic!("no confirm: {d:?} {:?}", a.log.status),
     };
     select(&mut a, user);
     a.handle_key(ch('x'));
@@ -1969,8 +1990,8 @@ fn clone_and_fork_ask_first_and_u_removes_an_untouched_one() {
     let before = files();
     let mut a = app_for(&p);
     a.handle_key(shift('K'));
-    let Some(Dialog::ConfirmRewrite { lines, .. }) = &a.dialog else {
-        panic!("no question: {:?}", a.status)
+    let Some(Dialog::ConfirmRewrite { lines, .. }) = &a.parts.dialog else {
+        panic!("no question: {:?}", a.log.status)
     };
     let text = lines.join(" ");
     assert!(text.contains("resume the newest session file"), "{text}");
@@ -1996,22 +2017,22 @@ fn clone_and_fork_ask_first_and_u_removes_an_untouched_one() {
         ),
         "u asks a job first"
     );
-    assert!(a.dialog.is_none());
+    assert!(a.parts.dialog.is_none());
     a.run_jobs_now();
-    let Some(Dialog::ConfirmRewrite { lines, .. }) = &a.dialog else {
-        panic!("u did not offer to remove the clone: {:?}", a.status)
+    let Some(Dialog::ConfirmRewrite { lines, .. }) = &a.parts.dialog else {
+        panic!("u did not offer to remove the clone: {:?}", a.log.status)
     };
     assert!(lines[0].starts_with("Remove the clone "), "{lines:?}");
     a.handle_key(ch('y'));
     // The update only queued the removal: the job does it.
-    assert_eq!(files(), before + 1, "{:?}", a.status);
+    assert_eq!(files(), before + 1, "{:?}", a.log.status);
     assert!(matches!(
         a.pending.queue.as_slice(),
         [crate::ui::jobs::Job::Chore(crate::ui::jobs::ChoreJob { .. })]
     ));
     a.run_jobs_now();
-    assert_eq!(files(), before, "{:?}", a.status);
-    assert!(a.status.as_deref().unwrap_or("").starts_with("removed the clone"));
+    assert_eq!(files(), before, "{:?}", a.log.status);
+    assert!(a.log.status.as_deref().unwrap_or("").starts_with("removed the clone"));
     assert_eq!(std::fs::read(&p).unwrap(), session, "this session untouched");
     // A fork that Pi has written to since is kept: u goes on to bonsai's actions in this file.
     let s = a.doc.session.clone();
@@ -2023,7 +2044,7 @@ fn clone_and_fork_ask_first_and_u_removes_an_untouched_one() {
     a.handle_key(shift('F'));
     a.handle_key(ch('y'));
     a.run_jobs_now();
-    let st = a.status.clone().unwrap_or_default();
+    let st = a.log.status.clone().unwrap_or_default();
     let name = st.split(": ").nth(1).unwrap().split(' ').next().unwrap().to_string();
     let fork = d.path().join(&name);
     let mut f = std::fs::OpenOptions::new().append(true).open(&fork).unwrap();
@@ -2036,7 +2057,7 @@ fn clone_and_fork_ask_first_and_u_removes_an_untouched_one() {
     a.handle_key(ch('u'));
     a.run_jobs_now();
     assert!(
-        !matches!(a.dialog, Some(Dialog::ConfirmRewrite { .. })),
+        !matches!(a.parts.dialog, Some(Dialog::ConfirmRewrite { .. })),
         "offered to remove a fork Pi wrote to"
     );
     assert!(fork.exists());
@@ -2050,7 +2071,7 @@ fn long_messages_wrap_the_log_keeps_them_and_the_way_out_always_shows() {
     let (_d, p) = temp_copy("tour.jsonl");
     let mut a = app_for(&p);
     let long = "the fork was written to /a/very/long/folder/name/that/goes/on/and/on/2026-11-25T00-00-00-000Z_0199aaaa-bbbb-cccc-dddd-eeeeffff0000.jsonl and Pi resumes it next";
-    a.status = Some(long.into());
+    a.log.status = Some(long.into());
     a.update(crate::ui::tick(&a));
     let screen = render(&mut a, 80, 24);
     let flat: String = screen
@@ -2061,7 +2082,7 @@ fn long_messages_wrap_the_log_keeps_them_and_the_way_out_always_shows() {
     assert!(flat.contains("and Pi resumes it next"), "{screen}");
     let last = screen.lines().last().unwrap();
     assert!(last.contains("q quit") && last.contains("? keys"), "{last}");
-    a.status = Some("a second message".into());
+    a.log.status = Some("a second message".into());
     a.update(crate::ui::tick(&a));
     a.handle_key(shift('M'));
     let screen = render(&mut a, 80, 24);
@@ -2111,7 +2132,7 @@ fn the_prune_plan_is_a_list_to_review_and_leave_items_out_of() {
     a.handle_key(ch('l'));
     a.handle_key(ch('p'));
     a.handle_key(ch('!'));
-    let plan = a.prune.plan.clone().unwrap();
+    let plan = a.parts.prune.plan.clone().unwrap();
     let edits: Vec<usize> = plan.edits().map(|i| i.entry).collect();
     assert!(edits.len() >= 3, "{}", plan.note);
     a.handle_key(ch('r'));
@@ -2123,18 +2144,18 @@ fn the_prune_plan_is_a_list_to_review_and_leave_items_out_of() {
     // Leave the first out; move; the plan's leaf stays.
     a.handle_key(ch(' '));
     a.handle_key(key(KeyCode::Down));
-    assert_eq!(a.prune.list.as_ref().unwrap().plan.leaf, plan.leaf);
+    assert_eq!(a.parts.prune.list.as_ref().unwrap().plan.leaf, plan.leaf);
     let screen = render(&mut a, 120, 30);
     assert!(screen.contains("1 left out"), "{screen}");
     a.handle_key(ch('a'));
-    let Some(Dialog::Confirm { lines, .. }) = &a.dialog else {
-        panic!("no confirm: {:?}", a.status)
+    let Some(Dialog::Confirm { lines, .. }) = &a.parts.dialog else {
+        panic!("no confirm: {:?}", a.log.status)
     };
     assert!(lines.iter().any(|l| l.contains("1 item left out by you")), "{lines:?}");
     a.handle_key(ch('y'));
     a.run_jobs_now();
     let written = edits_in_file(&p);
-    assert_eq!(written.len(), edits.len() - 1, "{:?}", a.status);
+    assert_eq!(written.len(), edits.len() - 1, "{:?}", a.log.status);
     assert!(
         !written.iter().any(|(t, _)| *t == first),
         "the left-out item was written"
@@ -2149,18 +2170,18 @@ fn an_old_session_file_says_it_is_read_only_when_it_opens() {
     let p = dir.path().join("v1.jsonl");
     std::fs::copy(own("../pi-0.27.9/v1.jsonl"), &p).unwrap();
     let mut a = app_for(&p);
-    a.notice = a.diagnostics_notice();
-    let st = a.status.clone().unwrap_or_default();
+    a.log.notice = a.diagnostics_notice();
+    let st = a.log.status.clone().unwrap_or_default();
     assert!(st.contains("read-only") && st.contains("bonsai migrate"), "{st}");
     assert!(
-        a.notice.as_deref().unwrap_or("").contains("read-only"),
+        a.log.notice.as_deref().unwrap_or("").contains("read-only"),
         "{:?}",
-        a.notice
+        a.log.notice
     );
     let before = std::fs::read(&p).unwrap();
     a.handle_key(shift('L'));
-    assert!(a.dialog.is_none(), "a label was asked for");
-    assert!(a.status.as_deref().unwrap_or("").contains("read-only"));
+    assert!(a.parts.dialog.is_none(), "a label was asked for");
+    assert!(a.log.status.as_deref().unwrap_or("").contains("read-only"));
     assert_eq!(std::fs::read(&p).unwrap(), before);
 }
 
@@ -2178,14 +2199,14 @@ fn find_in_session_goes_from_hit_to_hit_in_tree_order_unfolding_and_marking() {
                 .starts_with("What does this screenshot")
         })
         .unwrap();
-    a.view.folded.insert(screenshot);
-    a.view.apply_filter(&s);
+    a.tree.view.folded.insert(screenshot);
+    a.tree.view.apply_filter(&s);
     a.handle_key(ctrl('f'));
     assert_eq!(a.mode(), Mode::Find);
     typed(&mut a, "rows");
     a.handle_key(key(KeyCode::Enter));
     a.run_jobs_now();
-    let f = a.find.as_ref().unwrap();
+    let f = a.parts.find.as_ref().unwrap();
     assert!(!f.running);
     // Tool output, custom messages and summaries are searched too: 6 entries hold "rows".
     assert_eq!(f.hits.len(), 6, "{:?}", f.hits);
@@ -2202,11 +2223,11 @@ fn find_in_session_goes_from_hit_to_hit_in_tree_order_unfolding_and_marking() {
     a.handle_key(ch('n'));
     assert_eq!(a.selected(), Some(idx("809ec3d7")));
     // Into the folded branch: it opens.
-    assert!(a.view.folded.contains(&screenshot));
+    assert!(a.tree.view.folded.contains(&screenshot));
     a.handle_key(ch('n'));
     assert_eq!(a.selected(), Some(idx("732f24c9")));
     assert!(
-        !a.view.folded.contains(&screenshot),
+        !a.tree.view.folded.contains(&screenshot),
         "the branch was unfolded to show the hit"
     );
     assert!(render(&mut a, 140, 40).contains("4/6"));
@@ -2228,7 +2249,7 @@ fn find_in_session_goes_from_hit_to_hit_in_tree_order_unfolding_and_marking() {
     // Esc while typing a new query keeps the old find; a query found nowhere says so.
     a.handle_key(ctrl('f'));
     a.handle_key(key(KeyCode::Esc));
-    assert_eq!(a.find.as_ref().unwrap().hits.len(), 6);
+    assert_eq!(a.parts.find.as_ref().unwrap().hits.len(), 6);
     a.handle_key(ctrl('f'));
     for _ in 0..4 {
         a.handle_key(key(KeyCode::Backspace));
@@ -2236,7 +2257,13 @@ fn find_in_session_goes_from_hit_to_hit_in_tree_order_unfolding_and_marking() {
     typed(&mut a, "zebra crossing");
     a.handle_key(key(KeyCode::Enter));
     a.run_jobs_now();
-    assert!(a.status.as_deref().unwrap_or("").contains("nowhere in this session"));
+    assert!(
+        a.log
+            .status
+            .as_deref()
+            .unwrap_or("")
+            .contains("nowhere in this session")
+    );
 }
 
 /// The update reads no file and no clock: the tick brings what the event loop saw, and file
@@ -2257,7 +2284,7 @@ fn the_update_works_without_a_disk_and_says_what_to_do() {
         crate::engine::settings::Settings::default(),
         crate::engine::load::models::Registry::builtin_only(),
     );
-    a.agent_dir = PathBuf::from("/nonexistent-bonsai-test/agent");
+    a.outside.agent_dir = PathBuf::from("/nonexistent-bonsai-test/agent");
     a.pending.queue.clear();
     let len = a.doc.session.buf.len() as u64;
     let tick = |file, mapping_damaged| {
@@ -2271,7 +2298,7 @@ fn the_update_works_without_a_disk_and_says_what_to_do() {
     // The same length: nothing to do; the clock taken from the tick.
     a.update(tick(FileSeen::Len(len), false));
     assert!(a.pending.queue.is_empty(), "{:?}", a.pending.queue.len());
-    assert_eq!(a.now_ms, 1_800_000_000_000);
+    assert_eq!(a.outside.now_ms, 1_800_000_000_000);
     // Pi appended: read it again (a job).
     a.update(tick(FileSeen::Len(len + 120), false));
     assert!(
@@ -2281,7 +2308,11 @@ fn the_update_works_without_a_disk_and_says_what_to_do() {
     a.pending.queue.clear();
     a.pending.reload = false;
     a.update(tick(FileSeen::Gone, false));
-    assert!(a.status.as_deref().unwrap_or("").contains("gone"), "{:?}", a.status);
+    assert!(
+        a.log.status.as_deref().unwrap_or("").contains("gone"),
+        "{:?}",
+        a.log.status
+    );
     assert!(a.pending.queue.is_empty());
     // A mapping that lost pages: open it again.
     a.update(tick(FileSeen::Len(len), true));
@@ -2289,13 +2320,19 @@ fn the_update_works_without_a_disk_and_says_what_to_do() {
         a.pending.queue.as_slice(),
         [Job::Open(crate::ui::jobs::OpenJob { .. })]
     ));
-    assert!(a.status.as_deref().unwrap_or("").contains("the session file is back"));
+    assert!(
+        a.log
+            .status
+            .as_deref()
+            .unwrap_or("")
+            .contains("the session file is back")
+    );
     // Cannot look at it: nothing concluded.
     a.pending.queue.clear();
     a.update(tick(FileSeen::Unknown, false));
-    assert!(a.pending.queue.is_empty() && !a.file_gone);
+    assert!(a.pending.queue.is_empty() && !a.file.gone);
     // The picker's pin key: a chore for the jobs, no pins file written.
-    a.picker = Some(picker(false, acme(), vec![]));
+    a.parts.picker = Some(picker(false, acme(), vec![]));
     a.screen.overlay = Overlay::Picker;
     a.handle_key(key(KeyCode::Down));
     a.pending.queue.clear();
@@ -2307,11 +2344,11 @@ fn the_update_works_without_a_disk_and_says_what_to_do() {
         }),
     ] = a.pending.queue.as_slice()
     else {
-        panic!("no pin chore: {:?} {:?}", a.pending.queue.len(), a.status)
+        panic!("no pin chore: {:?} {:?}", a.pending.queue.len(), a.log.status)
     };
     assert!(path.to_string_lossy().ends_with(".jsonl"), "{path:?}");
-    assert_eq!(agent_dir, &a.agent_dir);
-    assert!(!a.agent_dir.exists());
+    assert_eq!(agent_dir, &a.outside.agent_dir);
+    assert!(!a.outside.agent_dir.exists());
     // What the job says comes back as an action.
     let pinned = path.clone();
     a.pending.queue.clear();
@@ -2321,8 +2358,8 @@ fn the_update_works_without_a_disk_and_says_what_to_do() {
         relist: false,
         branched: None,
     }));
-    assert_eq!(a.status.as_deref(), Some("pinned on top"));
-    assert!(a.picker.as_ref().unwrap().pins.contains(&pinned));
+    assert_eq!(a.log.status.as_deref(), Some("pinned on top"));
+    assert!(a.parts.picker.as_ref().unwrap().pins.contains(&pinned));
     // A compaction's summary model is looked for by a job (finding the key reads Pi's
     // auth.json and the environment); the update only asks, then goes on with the answer.
     a.screen.overlay = Overlay::None;
@@ -2331,21 +2368,25 @@ fn the_update_works_without_a_disk_and_says_what_to_do() {
     a.selection.keep_recent = 200;
     a.pending.queue.clear();
     a.update(Action::Compact);
-    assert!(matches!(a.dialog, Some(Dialog::Input { .. })), "{:?}", a.status);
+    assert!(
+        matches!(a.parts.dialog, Some(Dialog::Input { .. })),
+        "{:?}",
+        a.log.status
+    );
     a.update(Action::Select);
     let [Job::ResolveSummarizer(crate::ui::jobs::ResolveSummarizerJob { id, agent_dir, .. })] =
         a.pending.queue.as_slice()
     else {
-        panic!("no model lookup queued: {:?} {:?}", a.pending.queue.len(), a.status)
+        panic!("no model lookup queued: {:?} {:?}", a.pending.queue.len(), a.log.status)
     };
-    assert_eq!(agent_dir, &a.agent_dir);
+    assert_eq!(agent_dir, &a.outside.agent_dir);
     let id = *id;
     a.pending.queue.clear();
     // No key: the offline summary, its tab timed from the last tick's clock.
     a.job_done(crate::ui::jobs::JobResult::SummarizerResolved { id, summarizer: None });
-    let Some(Dialog::Summary { by, tabs, .. }) = &a.dialog else {
-        panic!("no summary dialog: {:?}", a.status)
+    let Some(Dialog::Summary { by, tabs, .. }) = &a.parts.dialog else {
+        panic!("no summary dialog: {:?}", a.log.status)
     };
     assert_eq!(by, "offline");
-    assert_eq!(tabs[0].started, a.clock);
+    assert_eq!(tabs[0].started, a.outside.clock);
 }

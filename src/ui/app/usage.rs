@@ -26,20 +26,20 @@ impl App {
         if !from_session {
             view.tab = crate::ui::usage_view::Tab::Days;
         }
-        self.usage = Some((view, self.screen.overlay));
+        self.parts.usage = Some((view, self.screen.overlay));
         self.screen.overlay = Overlay::Usage;
         self.pending.queue.push(Job::Usage(crate::ui::jobs::UsageJob {
             generation,
-            cwd: self.cwd.clone(),
-            settings: self.settings.clone(),
-            agent_dir: self.agent_dir.clone(),
+            cwd: self.outside.cwd.clone(),
+            settings: self.setup.settings.clone(),
+            agent_dir: self.outside.agent_dir.clone(),
             session,
         }));
     }
 
     /// The usage view (its own update; closing goes back to where it was opened from).
     pub(super) fn on_usage(&mut self, action: Action) -> bool {
-        let Some((view, _)) = &mut self.usage else {
+        let Some((view, _)) = &mut self.parts.usage else {
             self.screen.overlay = super::Overlay::None;
             return true;
         };

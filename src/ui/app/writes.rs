@@ -49,11 +49,11 @@ pub(crate) enum AfterResolve {
 impl App {
     pub(super) fn writable(&mut self) -> bool {
         if let Some(why) = self.doc.read_only {
-            self.status = Some(why.into());
+            self.log.status = Some(why.into());
             return false;
         }
-        if self.file_gone {
-            self.status = Some("the session file is gone (deleted or moved): nothing can be written to it".into());
+        if self.file.gone {
+            self.log.status = Some("the session file is gone (deleted or moved): nothing can be written to it".into());
             return false;
         }
         true
@@ -76,7 +76,7 @@ impl App {
 
     fn budget(&self) -> i64 {
         let w = self.selection.gauge.as_ref().and_then(|g| g.window);
-        crate::engine::compaction::branch_summary::token_budget(w, self.settings.branch_reserve_tokens())
+        crate::engine::compaction::branch_summary::token_budget(w, self.setup.settings.branch_reserve_tokens())
     }
 
     fn compaction_settings(&self) -> CompactionSettings {
@@ -133,14 +133,14 @@ impl App {
         let Some(t) = self.selected() else { return };
         let s = self.doc.session.clone();
         if Some(t) == s.leaf() {
-            self.status = Some("Already at this point".into());
+            self.log.status = Some("Already at this point".into());
             return;
         }
         if !self.writable() {
             return;
         }
         let seen = Seen::of(&s);
-        if self.settings.branch_skip_prompt() {
+        if self.setup.settings.branch_skip_prompt() {
             self.write_navigation(t, None, seen);
             return;
         }
@@ -157,7 +157,7 @@ impl App {
             tokens: nav.branch.total_tokens,
             to_user_message: nav.editor_text.is_some(),
         };
-        self.dialog = Some(Dialog::Navigate {
+        self.parts.dialog = Some(Dialog::Navigate {
             target,
             choice,
             seen,
@@ -179,7 +179,7 @@ impl App {
         let u = match crate::engine::edit::undo::plan(&s) {
             Ok(u) => u,
             Err(e) => {
-                self.status = Some(e.to_string());
+                self.log.status = Some(e.to_string());
                 return;
             }
         };
@@ -194,7 +194,7 @@ impl App {
         lines.push("Nothing is removed: the undo is appended, and u again undoes the action before.".into());
         lines.push("Write it?".into());
         let seen = Seen::of(&s);
-        self.dialog = Some(Dialog::Confirm {
+        self.parts.dialog = Some(Dialog::Confirm {
             title: "Undo bonsai's last action".into(),
             lines,
             then: Box::new(PendingWrite {
@@ -239,18 +239,18 @@ impl App {
             other => return self.pending.planning = other,
         };
         if let Some(r) = self.changed_since(seen) {
-            self.status = Some(r.to_string());
+            self.log.status = Some(r.to_string());
             return;
         }
         let plan = match plan {
             Ok(p) => std::sync::Arc::new(p),
             Err(e) => {
-                self.status = Some(no_compaction_in_tui_words(e, self.selection.keep_recent));
+                self.log.status = Some(no_compaction_in_tui_words(e, self.selection.keep_recent));
                 return;
             }
         };
         let note = self.branch_note(leaf).map(|(short, _)| short);
-        self.dialog = Some(Dialog::Input {
+        self.parts.dialog = Some(Dialog::Input {
             purpose: InputPurpose::CompactInstructions {
                 at: PlannedCompaction { leaf, plan },
             },
@@ -265,7 +265,7 @@ impl App {
         if self.writable() {
             let s = &self.doc.session;
             let text = s.label_of(&s.entries[t].id).unwrap_or("").to_string();
-            self.dialog = Some(Dialog::Input {
+            self.parts.dialog = Some(Dialog::Input {
                 purpose: InputPurpose::Label { target: t },
                 editor: LineEditor::new(&text, false),
                 seen: Seen::of(s),
@@ -278,7 +278,7 @@ impl App {
         if self.writable() {
             let s = &self.doc.session;
             let text = s.session_name().unwrap_or("").to_string();
-            self.dialog = Some(Dialog::Input {
+            self.parts.dialog = Some(Dialog::Input {
                 purpose: InputPurpose::Rename,
                 editor: LineEditor::new(&text, false),
                 seen: Seen::of(s),
@@ -288,7 +288,7 @@ impl App {
     }
 
     pub(super) fn open_keep_recent(&mut self) {
-        self.dialog = Some(Dialog::Input {
+        self.parts.dialog = Some(Dialog::Input {
             purpose: InputPurpose::KeepRecent,
             // Typing replaces the value shown (`#`, `3`, `7` is 37, not 200037).
             editor: LineEditor::prefilled(&self.selection.keep_recent.to_string()),
@@ -304,11 +304,11 @@ impl App {
     /// when a test set the summarizer or forbade models, else in a job (finding the key reads
     /// Pi's `auth.json` and the environment, which the update never does).
     fn with_summarizer(&mut self, leaf: usize, then: AfterResolve) {
-        if let Some(s) = &self.summarizer_override {
+        if let Some(s) = &self.setup.summarizer_override {
             let s = s.clone();
             return self.go_on(Some(s), then);
         }
-        if self.force_offline {
+        if self.setup.force_offline {
             return self.go_on(None, then);
         }
         let s = &self.doc.session;
@@ -320,9 +320,9 @@ impl App {
             .queue
             .push(Job::ResolveSummarizer(crate::ui::jobs::ResolveSummarizerJob {
                 id,
-                registry: self.registry.clone(),
-                agent_dir: self.agent_dir.clone(),
-                wanted: self.settings.summary_model(),
+                registry: self.setup.registry.clone(),
+                agent_dir: self.outside.agent_dir.clone(),
+                wanted: self.setup.settings.summary_model(),
                 session_model,
             }));
     }
@@ -385,10 +385,10 @@ impl App {
             kind,
             cancel,
         });
-        self.dialog = Some(Dialog::Summary {
+        self.parts.dialog = Some(Dialog::Summary {
             purpose,
             seen,
-            tabs: vec![SummaryTab::new(&by, self.clock)],
+            tabs: vec![SummaryTab::new(&by, self.outside.clock)],
             by,
             active: 0,
             job: id,
@@ -439,7 +439,7 @@ impl App {
         seen: Seen,
     ) {
         if let Some(r) = self.changed_since(seen) {
-            self.status = Some(r.to_string());
+            self.log.status = Some(r.to_string());
             return;
         }
         let PlannedCompaction { leaf, plan } = at;
@@ -454,7 +454,7 @@ impl App {
         let id = self.next_job_id();
         let cancel = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
         self.pending.summary = Some((id, cancel.clone()));
-        self.dialog = Some(Dialog::Summary {
+        self.parts.dialog = Some(Dialog::Summary {
             purpose: SummaryFor::Compaction {
                 leaf,
                 first_kept,
@@ -463,7 +463,7 @@ impl App {
             seen,
             tabs: strategies
                 .iter()
-                .map(|s| SummaryTab::new(s.name(), self.clock))
+                .map(|s| SummaryTab::new(s.name(), self.outside.clock))
                 .collect(),
             by,
             active: 0,
@@ -486,27 +486,27 @@ impl App {
     }
 
     pub(super) fn start_write(&mut self, request: WriteRequest, what: &str, select: Option<String>) {
-        self.last_branched = None;
+        self.pending.last_branched = None;
         let Some(path) = self.doc.path.clone() else {
-            self.status = Some("the demo session is read-only".into());
+            self.log.status = Some("the demo session is read-only".into());
             return;
         };
         // A summary's drafts wait beside the write: a refusal (Pi appended at the last
         // moment) gives them back instead of losing what was paid for.
-        let d = self.dialog.take();
-        self.parked = match d {
+        let d = self.parts.dialog.take();
+        self.pending.parked = match d {
             Some(Dialog::Summary { .. }) => d,
-            Some(Dialog::Confirm { .. }) => self.parked.take(),
+            Some(Dialog::Confirm { .. }) => self.pending.parked.take(),
             _ => None,
         };
         self.pending.writes += 1;
-        self.status = Some(format!("writing {what}…"));
+        self.log.status = Some(format!("writing {what}…"));
         self.pending.queue.push(Job::Write(crate::ui::jobs::WriteJob {
             path,
             request,
             what: what.to_string(),
             select,
-            reread_on_refusal: self.parked.is_some(),
+            reread_on_refusal: self.pending.parked.is_some(),
             built_from: self.doc.session.clone(),
         }));
     }
@@ -514,11 +514,11 @@ impl App {
     /// Navigation with an optional branch summary, decided on what the user saw.
     pub(super) fn write_navigation(&mut self, target: usize, summary: Option<Summary>, seen: Seen) {
         if let Some(r) = self.changed_since(seen) {
-            if summary.is_some() && matches!(self.dialog, Some(Dialog::Summary { .. })) {
+            if summary.is_some() && matches!(self.parts.dialog, Some(Dialog::Summary { .. })) {
                 return self.keep_drafts(&refusal_words(&r));
             }
-            self.dialog = None;
-            self.status = Some(r.to_string());
+            self.parts.dialog = None;
+            self.log.status = Some(r.to_string());
             return;
         }
         let s = self.doc.session.clone();
@@ -579,8 +579,11 @@ impl App {
     ) {
         match summarizer {
             Some(m) => {
-                let checked = Strategy::ALL.iter().map(|s| self.strategy_choice.contains(s)).collect();
-                self.dialog = Some(Dialog::Strategies {
+                let checked = Strategy::ALL
+                    .iter()
+                    .map(|s| self.setup.strategy_choice.contains(s))
+                    .collect();
+                self.parts.dialog = Some(Dialog::Strategies {
                     at,
                     focus,
                     seen,
@@ -602,7 +605,7 @@ impl App {
             tabs,
             active,
             ..
-        }) = &self.dialog
+        }) = &self.parts.dialog
         else {
             return None;
         };
@@ -613,7 +616,7 @@ impl App {
             _ => None,
         };
         if let Some(w) = why {
-            self.status = Some(w);
+            self.log.status = Some(w);
             return None;
         }
         let summary = Summary {
@@ -652,7 +655,7 @@ impl App {
         };
         match self.branch_note(leaf) {
             Some((_, lines)) => {
-                self.dialog = Some(Dialog::Confirm {
+                self.parts.dialog = Some(Dialog::Confirm {
                     title: "This compaction starts a new branch".into(),
                     lines,
                     then: Box::new(PendingWrite {
@@ -670,7 +673,7 @@ impl App {
         match purpose {
             InputPurpose::Export { leaf } => self.start_export(leaf, &text),
             InputPurpose::Label { target } => {
-                self.dialog = None;
+                self.parts.dialog = None;
                 let label = text.trim().to_string();
                 let what = if label.is_empty() { "a label clear" } else { "a label" };
                 let target = self.id_of(target);
@@ -687,11 +690,11 @@ impl App {
                 );
             }
             InputPurpose::RenameFile(path) if Some(&path) != self.doc.path.as_ref() => {
-                self.dialog = None;
+                self.parts.dialog = None;
                 self.rename_listed(&path, text);
             }
             InputPurpose::Rename | InputPurpose::RenameFile(_) => {
-                self.dialog = None;
+                self.parts.dialog = None;
                 let keep = self.selected().map(|i| self.id_of(i));
                 self.start_write(
                     WriteRequest {
@@ -704,21 +707,21 @@ impl App {
             }
             InputPurpose::KeepRecent => match text.trim().replace([',', '_'], "").parse::<u64>() {
                 Ok(k) => {
-                    self.dialog = None;
+                    self.parts.dialog = None;
                     self.set_keep_recent_value(k);
                 }
                 Err(_) => {
-                    self.status = Some(format!(
+                    self.log.status = Some(format!(
                         "keepRecentTokens takes a whole number of tokens, not \"{text}\""
                     ))
                 }
             },
             InputPurpose::NavigateInstructions { target } => {
-                self.dialog = None;
+                self.parts.dialog = None;
                 self.summarize_branch(target, Some(text), seen)
             }
             InputPurpose::CompactInstructions { at } => {
-                self.dialog = None;
+                self.parts.dialog = None;
                 self.compact(at, text, seen)
             }
         }
@@ -729,7 +732,7 @@ impl App {
         if let Some(g) = &mut self.selection.gauge {
             g.keep_recent = k;
         }
-        self.status = Some(format!("keepRecentTokens {k}"));
+        self.log.status = Some(format!("keepRecentTokens {k}"));
         self.selection_changed();
     }
 
@@ -747,7 +750,7 @@ impl App {
         self.pending.summary = None;
         // The branch summary is shown before anything is written (as a compaction's is):
         // ctrl+s writes it and navigates, e edits it, d discards it.
-        let Some(Dialog::Summary { tabs, .. }) = &mut self.dialog else {
+        let Some(Dialog::Summary { tabs, .. }) = &mut self.parts.dialog else {
             return;
         };
         let Some(tab) = tabs.get_mut(0) else { return };
@@ -757,12 +760,12 @@ impl App {
                 tab.text = sm.text;
                 tab.usage = sm.usage;
                 tab.state = TabState::Done;
-                self.status =
+                self.log.status =
                     Some("branch summary ready: ctrl+s writes it and navigates, e edits it, d discards it".into());
             }
             Err(e) => {
                 tab.state = TabState::Failed(e.to_string());
-                self.status = Some(format!("summary failed: {e}; nothing written (d closes)"));
+                self.log.status = Some(format!("summary failed: {e}; nothing written (d closes)"));
             }
         }
     }
@@ -772,8 +775,8 @@ impl App {
     /// still what the drafts summarize.
     pub(super) fn keep_drafts(&mut self, why: &str) {
         let s = self.doc.session.clone();
-        let Some(Dialog::Summary { purpose, seen, .. }) = &mut self.dialog else {
-            self.status = Some(why.to_string());
+        let Some(Dialog::Summary { purpose, seen, .. }) = &mut self.parts.dialog else {
+            self.log.status = Some(why.to_string());
             return;
         };
         let added: Vec<String> = s.entries[seen.entries.min(s.entries.len())..]
@@ -827,7 +830,7 @@ impl App {
                 "the summary does not cover them; ctrl+s writes it anyway, leaving Pi's new leaf, d discards it".into()
             }
         };
-        self.status = Some(format!("{why}{what}: nothing written; your drafts are kept; {said}"));
+        self.log.status = Some(format!("{why}{what}: nothing written; your drafts are kept; {said}"));
     }
 
     /// The summary dialog's tab `tab` of job `id`, while that job is the one shown.
@@ -835,7 +838,7 @@ impl App {
         if self.pending.summary.as_ref().map(|j| j.0) != Some(id) {
             return None;
         }
-        match &mut self.dialog {
+        match &mut self.parts.dialog {
             Some(Dialog::Summary { tabs, job, .. }) if *job == id => tabs.get_mut(tab),
             _ => None,
         }
@@ -904,12 +907,12 @@ impl App {
             return;
         }
         self.pending.summary = None;
-        if let Some(Dialog::Summary { tabs, active, .. }) = &mut self.dialog {
+        if let Some(Dialog::Summary { tabs, active, .. }) = &mut self.parts.dialog {
             for t in tabs.iter_mut().filter(|t| t.state == TabState::Running) {
                 t.state = TabState::Failed("stopped".into());
             }
             if tabs.iter().all(|t| matches!(t.state, TabState::Failed(_))) {
-                self.status = Some("every summary failed (see its tab); nothing written — d closes".into());
+                self.log.status = Some("every summary failed (see its tab); nothing written — d closes".into());
             } else if matches!(tabs[*active].state, TabState::Failed(_)) {
                 // Show one that worked.
                 *active = tabs.iter().position(|t| t.state == TabState::Done).unwrap_or(*active);
@@ -919,7 +922,7 @@ impl App {
 
     /// The tick: running tabs show how long they have run.
     pub(super) fn tick_summaries(&mut self, now: std::time::Instant) -> bool {
-        let Some(Dialog::Summary { tabs, .. }) = &mut self.dialog else {
+        let Some(Dialog::Summary { tabs, .. }) = &mut self.parts.dialog else {
             return false;
         };
         let mut any = false;
@@ -932,17 +935,17 @@ impl App {
 
     /// The edited summary comes back from $EDITOR.
     pub(super) fn on_editor_closed(&mut self, edited: Option<String>) {
-        if let super::EditorFor::Replacement { target } = self.editor_for {
+        if let super::EditorFor::Replacement { target } = self.parts.editor_for {
             return self.on_replacement_edited(target, edited);
         }
-        match (&mut self.dialog, edited) {
+        match (&mut self.parts.dialog, edited) {
             (Some(Dialog::Summary { tabs, active, .. }), Some(t)) => {
                 if let Some(tab) = tabs.get_mut(*active) {
                     tab.text = t;
                     tab.scroll = 0;
                 }
             }
-            (_, None) => self.status = Some("the editor did not finish; the summary is unchanged".into()),
+            (_, None) => self.log.status = Some("the editor did not finish; the summary is unchanged".into()),
             _ => {}
         }
     }
@@ -961,7 +964,7 @@ impl App {
             (Some(sel), None)
         } else {
             if s.entries[sel].message().map(|m| &m.role) != Some(&Role::User) {
-                self.status = Some("fork works at a user message (like Pi's /fork)".into());
+                self.log.status = Some("fork works at a user message (like Pi's /fork)".into());
                 return;
             }
             let v = s.entry_value(sel);
@@ -989,7 +992,7 @@ impl App {
         );
         lines.push(format!("u removes the {what} again while nobody has written to it."));
         lines.push(format!("Write the {what}?"));
-        self.dialog = Some(Dialog::ConfirmRewrite {
+        self.parts.dialog = Some(Dialog::ConfirmRewrite {
             title: format!("Write a {what}"),
             lines,
             then: FileChore::Branched {
@@ -1002,10 +1005,10 @@ impl App {
 
     /// Yes in the fork / clone confirm: the new file is written as a job.
     pub(super) fn start_branched(&mut self, clone: bool, cut: Option<usize>, editor_text: Option<String>) {
-        self.dialog = None;
+        self.parts.dialog = None;
         let Some(path) = self.doc.path.clone() else { return };
         let what = if clone { "clone" } else { "fork" };
-        self.status = Some(format!("writing the {what}…"));
+        self.log.status = Some(format!("writing the {what}…"));
         self.pending.queue.push(Job::Branched(crate::ui::jobs::BranchedJob {
             session: self.doc.session.clone(),
             cut,
@@ -1018,7 +1021,7 @@ impl App {
     /// `u` after a fork or clone: whether nobody has written to it since is asked of a job
     /// (it reads the file's metadata); the answer comes back to `on_branched_checked`.
     pub(super) fn offer_remove_branched(&mut self) -> bool {
-        let Some(f) = self.last_branched.clone() else {
+        let Some(f) = self.pending.last_branched.clone() else {
             return false;
         };
         self.chore(crate::ui::chores::Chore::CheckBranched(f));
@@ -1028,14 +1031,14 @@ impl App {
     /// The fork or clone checked: untouched, ask to remove it; written to since, it is no
     /// longer bonsai's to remove, and `u` undoes the action before it.
     pub(super) fn on_branched_checked(&mut self, f: crate::ui::dialog::BranchedFile, untouched: bool) {
-        if self.last_branched.as_ref() != Some(&f) {
+        if self.pending.last_branched.as_ref() != Some(&f) {
             return;
         }
         if !untouched {
-            self.last_branched = None;
+            self.pending.last_branched = None;
             return self.undo_last_action();
         }
-        self.dialog = Some(Dialog::ConfirmRewrite {
+        self.parts.dialog = Some(Dialog::ConfirmRewrite {
             title: format!("Undo the {}", f.what),
             lines: vec![
                 format!(
@@ -1052,8 +1055,8 @@ impl App {
     }
 
     pub(super) fn remove_branched(&mut self, f: &crate::ui::dialog::BranchedFile) {
-        self.dialog = None;
-        self.last_branched = None;
+        self.parts.dialog = None;
+        self.pending.last_branched = None;
         self.chore(crate::ui::chores::Chore::Confirmed(FileChore::RemoveBranched(
             f.clone(),
         )));

@@ -46,7 +46,7 @@ fn compact_dialog_discard_writes_nothing() {
     a.handle_key(key(KeyCode::Enter));
     a.run_jobs_now();
     a.handle_key(key(KeyCode::Char('d')));
-    assert!(a.dialog.is_none());
+    assert!(a.parts.dialog.is_none());
     a.run_jobs_now();
     assert_eq!(std::fs::read(&p).unwrap(), before);
 }
@@ -59,7 +59,7 @@ fn navigate_dialog_offers_pis_three_choices() {
     let first_user = (0..s.entries.len())
         .find(|&i| s.entries[i].message().is_some_and(|m| m.role == Role::User))
         .unwrap();
-    a.view.select_entry(&s, first_user);
+    a.tree.view.select_entry(&s, first_user);
     a.selection_changed();
     a.handle_key(key(KeyCode::Enter));
     insta::assert_snapshot!("dialog_navigate", render(&mut a, 100, 30));
@@ -73,9 +73,9 @@ fn navigate_dialog_offers_pis_three_choices() {
     // Issue 21, item 5: the summary is shown before anything is written.
     assert_eq!(a.doc.session.entries.len(), s.entries.len(), "written at once");
     assert!(
-        matches!(a.dialog, Some(crate::ui::dialog::Dialog::Summary { .. })),
+        matches!(a.parts.dialog, Some(crate::ui::dialog::Dialog::Summary { .. })),
         "{:?}",
-        a.status
+        a.log.status
     );
     insta::assert_snapshot!("dialog_branch_summary_preview", render(&mut a, 100, 30));
     a.handle_key(ctrl('s'));
@@ -85,14 +85,14 @@ fn navigate_dialog_offers_pis_three_choices() {
     assert!(
         matches!(s2.entries[leaf].kind, Kind::BranchSummary(_)),
         "{:?}",
-        a.status
+        a.log.status
     );
     assert_eq!(
         s2.parent_of(leaf),
         s.parent_of(first_user),
         "a user target: the summary hangs under its parent"
     );
-    assert!(a.status.as_deref().unwrap_or("").contains("clipboard"));
+    assert!(a.log.status.as_deref().unwrap_or("").contains("clipboard"));
 }
 
 #[test]
@@ -132,7 +132,7 @@ fn rename_and_streaming_dialogs() {
     a.run_jobs_now();
     assert_eq!(a.doc.session.session_name(), Some("Split turn demo"));
     // A branch summary streaming from a model (state set directly: no network in tests).
-    a.dialog = Some(super::Dialog::Summary {
+    a.parts.dialog = Some(super::Dialog::Summary {
         purpose: super::SummaryFor::Branch { target: 3, budget: 1 },
         seen: super::Seen::of(&a.doc.session),
         by: "anthropic/claude-haiku-4-5".into(),
@@ -147,15 +147,15 @@ fn rename_and_streaming_dialogs() {
     insta::assert_snapshot!("dialog_branch_summary_streaming", render(&mut a, 80, 24));
     a.pending.summary = Some((99, std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false))));
     a.handle_key(key(KeyCode::Esc));
-    assert!(a.dialog.is_none());
-    assert!(a.status.as_deref().unwrap().contains("cancelled"));
+    assert!(a.parts.dialog.is_none());
+    assert!(a.log.status.as_deref().unwrap().contains("cancelled"));
 }
 
 #[test]
 fn ctrl_x_copies_like_pi() {
     let mut a = crate::ui::tests::demo_app();
     a.handle_key(ctrl('x'));
-    assert_eq!(a.status.as_deref(), Some("Copied selected message to clipboard"));
+    assert_eq!(a.log.status.as_deref(), Some("Copied selected message to clipboard"));
     match a.take_effects().as_slice() {
         [Terminal::Clipboard(t)] => assert!(t.starts_with("Added `tests/test_skipped.py`")),
         other => panic!("{other:?}"),
@@ -166,8 +166,8 @@ fn ctrl_x_copies_like_pi() {
 fn demo_session_is_read_only() {
     let mut a = crate::ui::tests::demo_app();
     a.handle_key(shift('C'));
-    assert!(a.dialog.is_none());
-    assert!(a.status.as_deref().unwrap().contains("read-only"));
+    assert!(a.parts.dialog.is_none());
+    assert!(a.log.status.as_deref().unwrap().contains("read-only"));
 }
 
 /// Summary times vary with the machine: snapshots show `[t] s`.
@@ -188,7 +188,7 @@ fn strategy_tabs_while_running_and_when_done() {
     let (_d, p) = temp_copy("long.jsonl");
     let before = std::fs::read(&p).unwrap();
     let mut a = app_for(&p);
-    a.summarizer_override = Some(crate::ui::app::tests::unreachable_model());
+    a.setup.summarizer_override = Some(crate::ui::app::tests::unreachable_model());
     a.selection.keep_recent = 2000;
     a.handle_key(shift('C'));
     a.handle_key(key(KeyCode::Enter));
@@ -370,9 +370,13 @@ fn strategy_tabs_while_running_and_when_done() {
     a.handle_key(key(KeyCode::Right));
     a.handle_key(ctrl('s'));
     assert!(
-        a.status.as_deref().unwrap_or("").contains("sequential-rolling failed"),
+        a.log
+            .status
+            .as_deref()
+            .unwrap_or("")
+            .contains("sequential-rolling failed"),
         "{:?}",
-        a.status
+        a.log.status
     );
     a.handle_key(key(KeyCode::Right));
     a.handle_key(ctrl('s'));

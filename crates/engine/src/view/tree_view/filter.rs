@@ -1,67 +1,10 @@
 //! Pi's filter modes, search and folds: which entries a `/tree` view shows (`applyFilter`).
 
-use super::TreeView;
+use super::model::{FilterMode, TreeView};
 use super::text::searchable_text;
 use crate::load::entry::{Kind, Role};
 use crate::load::session::Session;
 use rustc_hash::FxHashSet as HashSet;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum FilterMode {
-    #[default]
-    Default,
-    NoTools,
-    UserOnly,
-    LabeledOnly,
-    All,
-}
-
-impl FilterMode {
-    pub const CYCLE: [FilterMode; 5] = [
-        FilterMode::Default,
-        FilterMode::NoTools,
-        FilterMode::UserOnly,
-        FilterMode::LabeledOnly,
-        FilterMode::All,
-    ];
-    pub fn parse(s: &str) -> Option<FilterMode> {
-        Some(match s {
-            "default" => FilterMode::Default,
-            "no-tools" => FilterMode::NoTools,
-            "user-only" => FilterMode::UserOnly,
-            "labeled-only" => FilterMode::LabeledOnly,
-            "all" => FilterMode::All,
-            _ => return None,
-        })
-    }
-    pub fn name(&self) -> &'static str {
-        match self {
-            FilterMode::Default => "default",
-            FilterMode::NoTools => "no-tools",
-            FilterMode::UserOnly => "user-only",
-            FilterMode::LabeledOnly => "labeled-only",
-            FilterMode::All => "all",
-        }
-    }
-    /// The tag Pi appends to the status line.
-    pub fn status_tag(&self) -> &'static str {
-        match self {
-            FilterMode::Default => "",
-            FilterMode::NoTools => " [no-tools]",
-            FilterMode::UserOnly => " [user]",
-            FilterMode::LabeledOnly => " [labeled]",
-            FilterMode::All => " [all]",
-        }
-    }
-    pub fn next(self) -> FilterMode {
-        let i = FilterMode::CYCLE.iter().position(|m| *m == self).unwrap_or(0);
-        FilterMode::CYCLE[(i + 1) % 5]
-    }
-    pub fn prev(self) -> FilterMode {
-        let i = FilterMode::CYCLE.iter().position(|m| *m == self).unwrap_or(0);
-        FilterMode::CYCLE[(i + 4) % 5]
-    }
-}
 
 impl TreeView {
     fn is_settings_entry(kind: &Kind) -> bool {

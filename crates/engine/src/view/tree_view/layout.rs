@@ -1,54 +1,10 @@
 //! Pi's layout walk: the flattened order (`flattenTree`) and the layout of what a filter
 //! leaves visible (`recalculateVisualStructure`), with the dense per-entry tables the keys use.
 
-use super::{NONE, TreeView};
+use super::model::{Gutter, Layout, NONE, ToolCallAt, TreeView};
 use crate::load::entry::{Kind, Role};
 use crate::load::session::Session;
 use crate::view::tree::Tree;
-
-/// A vertical guide line continuing a non-last branch (`│`), shared between siblings.
-/// Plain bytes (`prev`: `NONE` for none) so an index can hold a view's gutters in place.
-#[repr(C)]
-#[derive(Debug, Clone, Copy, PartialEq, bytemuck::CheckedBitPattern, bytemuck::NoUninit)]
-pub(crate) struct Gutter {
-    pub(super) position: u32,
-    pub(super) prev: u32,
-    pub(super) show: bool,
-    _pad: [u8; 3],
-}
-
-impl Gutter {
-    pub(super) fn prev(&self) -> Option<u32> {
-        (self.prev != NONE).then_some(self.prev)
-    }
-}
-
-/// One entry's place in the layout. Plain bytes (`gutters`: `NONE` for none) so an index can
-/// hold a view's layout in place.
-#[repr(C)]
-#[derive(Debug, Clone, Copy, PartialEq, bytemuck::CheckedBitPattern, bytemuck::NoUninit)]
-pub struct Layout {
-    pub indent: u32,
-    pub(super) gutters: u32,
-    pub show_connector: bool,
-    pub is_last: bool,
-    pub is_virtual_root_child: bool,
-    _pad: u8,
-}
-
-impl Layout {
-    const NOWHERE: Layout = Layout {
-        indent: 0,
-        gutters: NONE,
-        show_connector: false,
-        is_last: false,
-        is_virtual_root_child: false,
-        _pad: 0,
-    };
-    pub(super) fn gutters(&self) -> Option<u32> {
-        (self.gutters != NONE).then_some(self.gutters)
-    }
-}
 
 /// Pi's layout walk (`flattenTree` and `recalculateVisualStructure` share it): pre-order,
 /// a branch point indents its children, the first generation after a branch indents once
@@ -109,16 +65,6 @@ fn lay_out(
             stack.push((c, child_indent, multi, multi, k == children.len() - 1, child_gut, false));
         }
     }
-}
-
-/// Where a tool call is: the `k`th call of the reply at `entry`, and its id's hash. Plain
-/// bytes, so an index can hold the table in place.
-#[repr(C)]
-#[derive(Debug, Clone, Copy, PartialEq, bytemuck::CheckedBitPattern, bytemuck::NoUninit)]
-pub(crate) struct ToolCallAt {
-    pub hash: u64,
-    pub entry: u32,
-    pub k: u32,
 }
 
 /// The id of the `k`th tool call of entry `e`.

@@ -1,8 +1,8 @@
 //! One visible row as Pi draws it (indent, guides, connector, fold marker, path marker,
 //! label, text), the window of rows around the selection, and the plain render.
 
-use super::TreeView;
-use super::layout::{Gutter, ToolCallAt};
+use super::model::TreeView;
+use super::model::{Gutter, ToolCallAt};
 use super::text::{extract_content, format_label_timestamp, format_tool_call, normalize};
 use crate::load::entry::{Kind, Role};
 use crate::load::js;

@@ -9,7 +9,7 @@
 //! with the index, never drawn and never a panic. The view is used only for the session it
 //! was made from (same entries, same leaf, same filter); any other view is built as before.
 
-use super::{FilterMode, NONE, TreeView};
+use super::model::{FilterMode, NONE, TreeView};
 use crate::load::bytes::FileBytes;
 use crate::load::session::{Kept, Session};
 use crate::load::table::{IN_PLACE, Plain, Table};

@@ -7,7 +7,8 @@
 //! Nothing counted over the whole session (tokens, entries, the gauge) can be known from a
 //! tail, so nothing of the kind is returned.
 
-use super::{FilterMode, RowText, TreeView};
+use super::model::{FilterMode, TreeView};
+use super::rows::RowText;
 use crate::load::entry::Role;
 use crate::load::session::Session;
 use crate::view::tree::Tree;

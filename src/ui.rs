@@ -13,6 +13,7 @@ pub mod cut_panel;
 pub mod detail;
 pub mod dialog;
 pub mod fills;
+pub mod find;
 pub mod gauge;
 pub mod help;
 pub mod highlight;

@@ -15,8 +15,10 @@ mod effects;
 mod events;
 mod find;
 mod first_load;
-pub(crate) use find::Find;
+pub(crate) use super::find::Find;
 mod housekeeping;
+mod pending;
+pub use pending::Pending;
 mod prune;
 pub mod status;
 mod usage;
@@ -98,34 +100,6 @@ pub enum EditorFor {
     },
 }
 
-/// Background work in flight.
-#[derive(Default)]
-pub struct Pending {
-    /// A summary dialog whose write is under way: given back if the write is refused.
-    pub(crate) parked: Option<Dialog>,
-    /// The fork or clone bonsai wrote last in this run (`u` removes it while untouched).
-    pub(crate) last_branched: Option<crate::ui::dialog::BranchedFile>,
-    /// The id the next job gets.
-    pub(crate) next_id: u64,
-    pub queue: Vec<Job>,
-    pub reload: bool,
-    /// The session is being parsed again because a line failed its index's check.
-    pub reparsing: bool,
-    /// The summary being written: its job id and cancel flag.
-    pub summary: Option<(u64, Arc<AtomicBool>)>,
-    /// Writes not yet reported back.
-    pub writes: usize,
-    /// The summary model being looked for, and what waits for it.
-    pub(crate) resolving: Option<(u64, writes::AfterResolve)>,
-    /// The leaf's selection job held while the first load works out the same gauge.
-    pub early: Option<Job>,
-    /// Jobs that wait until the session's first whole frame is drawn (writing its index).
-    pub after_frame: Vec<Job>,
-    /// The compaction being planned for `c` (`Job::PlanCompaction`), and what the user saw
-    /// when `c` was pressed.
-    pub planning: Option<(u64, crate::ui::dialog::Seen)>,
-}
-
 /// Why an old session file is read-only (Pi rewrites v1 and v2 files when it opens them).
 const OLD_VERSION: &str = "read-only: an old (v1/v2) session file; bonsai writes only to version 3 files: `bonsai migrate FILE` converts it first (it keeps a .bak), or open it in Pi once";
 
@@ -137,7 +111,7 @@ const MESSAGES_KEPT: usize = 200;
 pub struct App {
     pub(crate) doc: Doc,
     /// The session bonsai was started on, still being read (the loading frame).
-    pub(crate) first_load: Option<first_load::FirstLoad>,
+    pub(crate) first_load: Option<super::loading::FirstLoad>,
     /// Why the run ends (the first session could not be read).
     pub(crate) fatal: Option<crate::store::OpenError>,
     /// The status line, the banner and every message said.

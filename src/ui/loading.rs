@@ -116,6 +116,14 @@ pub fn draw(f: &mut Frame, area: Rect, l: &Loading) {
     }
 }
 
+/// A session being read for the first frame.
+pub struct FirstLoad {
+    /// What the loading frame shows.
+    pub frame: Loading,
+    /// The entry asked for on the command line (`--at`), selected once the session is there.
+    pub at: Option<String>,
+}
+
 #[cfg(test)]
 mod snapshots {
     use super::*;

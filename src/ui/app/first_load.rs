@@ -10,6 +10,7 @@ use crate::engine::settings::Settings;
 use crate::engine::view::tree_view::FilterMode;
 use crate::store::index::{Place, Used};
 use crate::ui::jobs::{Indexed, Job, JobResult};
+use crate::ui::loading::FirstLoad;
 use crate::ui::loading::Loading;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -17,14 +18,6 @@ use std::sync::Arc;
 /// Files from this size show the leaf's newest entries while they load: below it the whole
 /// parse is about as quick as reading the tail (100 MB: ~60 ms).
 const TAIL_PREVIEW_FROM: u64 = 256 << 20;
-
-/// A session being read for the first frame.
-pub struct FirstLoad {
-    /// What the loading frame shows.
-    pub frame: Loading,
-    /// The entry asked for on the command line (`--at`), selected once the session is there.
-    pub at: Option<String>,
-}
 
 /// What the app shows while the file is read: a session with a header and no entry (nothing
 /// is drawn from it; the loading frame covers the screen).

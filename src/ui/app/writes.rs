@@ -6,6 +6,7 @@
 //! since, it is refused, never written on a stale leaf. A write under an entry that is not the
 //! file's last one starts a branch: the user is told what it leaves behind and asked.
 
+use super::pending::AfterResolve;
 use super::{App, plural};
 use crate::engine::compaction::cut::{CompactionSettings, NoCompaction};
 use crate::engine::compaction::slices::SliceParams;
@@ -21,30 +22,6 @@ use crate::ui::dialog::{
 };
 use crate::ui::input::LineEditor;
 use crate::ui::jobs::{Job, SummaryKind};
-
-/// What waits for the summary model to be found (`Job::ResolveSummarizer`).
-pub(crate) enum AfterResolve {
-    /// The compaction's instructions were given: choose the strategies (a model is there)
-    /// or compact offline.
-    Compact {
-        at: PlannedCompaction,
-        focus: Option<String>,
-        seen: Seen,
-    },
-    /// Compact by these strategies.
-    Strategies {
-        at: PlannedCompaction,
-        focus: Option<String>,
-        strategies: Vec<Strategy>,
-        seen: Seen,
-    },
-    /// Summarize the branch left (the model found for its leaf).
-    BranchSummary {
-        kind: Box<SummaryKind>,
-        purpose: SummaryFor,
-        seen: Seen,
-    },
-}
 
 impl App {
     pub(super) fn writable(&mut self) -> bool {

@@ -7,81 +7,19 @@
 mod ids;
 mod line;
 mod load;
+mod model;
 mod proof;
 mod stored;
 
 pub use load::appended_only_derivations;
+pub use model::Kept;
+pub use model::{LoadError, Session};
 pub use proof::{LineProof, PROOF_BLOCK, block_crcs};
-pub use stored::{ExtraDecoder, IndexError, IndexedParse, Kept, frame, unframe};
+pub use stored::{ExtraDecoder, IndexError, IndexedParse, frame, unframe};
 
-use crate::load::bytes::FileBytes;
 use crate::load::entry::*;
 use serde_json::Value;
-use std::collections::HashMap;
 use std::ops::Range;
-
-/// A loaded session. Immutable; appends produce a new load.
-#[derive(Debug)]
-pub struct Session {
-    pub buf: FileBytes,
-    pub header: Header,
-    pub entries: Vec<Entry>,
-    pub diagnostics: Vec<Diagnostic>,
-    /// Pi's `byId`: the last entry with each id, as indices hashed by id (see `idx_of`).
-    by_id: ids::IdTable,
-    /// Parent entry index per entry (`u32::MAX`: none), resolved once through `by_id`.
-    pub parent_idx: crate::load::table::Table<u32>,
-    /// The parentId of each entry whose parent it does not resolve to (a missing parent, or
-    /// itself), by entry index in order: what `parent_idx` cannot say of them.
-    orphan_parents: Vec<(u32, EntryId)>,
-    /// Resolved labels by target id: (label, timestamp of the label entry).
-    pub labels: HashMap<Box<str>, (Box<str>, u32)>,
-    pub migrated: bool,
-    pub ids_synthesized: bool,
-    /// Non-blank lines that did not become entries (oracle's `skippedLines`).
-    pub skipped_lines: usize,
-    /// Some id is used by more than one entry (then the later one owns it, as in Pi).
-    pub has_duplicate_ids: bool,
-    pub file_ends_with_newline: bool,
-    /// The latest `session_info` name (empty clears), resolved once at load.
-    name: Option<Box<str>>,
-    /// Diagnostics about single lines (malformed, second header); `diagnostics` adds the ones
-    /// about the entries as a whole (duplicates, orphans, cycles), which are derived again
-    /// when the session is extended.
-    line_diagnostics: Vec<Diagnostic>,
-    /// The bytes up to the last newline, and their line count: where an extension resumes.
-    settled_len: usize,
-    settled_lines: u32,
-    /// The Pi release this session is read as (what its summaries are made from, its `/tree`
-    /// rows): the store sets the one bonsai follows; the engine's default is 0.87.1.
-    pub pi: crate::load::pi_version::PiVersion,
-    /// The messages and measures bonsai's session index holds for this session, read one
-    /// by one on first use (see `StoredMessage::slot`); `None` for a session parsed whole.
-    stored_records: Option<std::sync::Arc<stored::StoredRecords>>,
-    /// What a later layer kept in bonsai's index beside this very session's parse (the tree
-    /// and `/tree`'s first view), when it was opened from an unchanged file's index.
-    kept: Vec<stored::Kept>,
-    /// For a session opened from bonsai's index: the check every line read passes first
-    /// (see `proof`). `None` for a session parsed whole.
-    proof: Option<std::sync::Arc<LineProof>>,
-}
-
-/// Why bytes are not a Pi session.
-#[derive(Debug, thiserror::Error)]
-pub enum LoadError {
-    #[error("the file is empty: a Pi session starts with a `session` header line")]
-    Empty,
-    #[error("not a Pi session: line {line} should be the `session` header ({reason})")]
-    NotASession { line: u32, reason: String },
-    /// JSON.parse refuses a byte order mark, so Pi skips line 1 and finds no header. Named,
-    /// because "line 2 should be the header" points at the wrong line.
-    #[error(
-        "not a Pi session as it stands: line 1 starts with a byte order mark (bytes EF BB BF), which Pi \
-         cannot read, so it finds no `session` header (some editors add one). Remove those 3 bytes \
-         (e.g. `sed -i '1s/^\\xEF\\xBB\\xBF//' FILE`) and the session loads"
-    )]
-    ByteOrderMark,
-}
 
 impl Session {
     pub fn line_bytes(&self, idx: usize) -> &[u8] {
@@ -419,43 +357,6 @@ impl Session {
 
     pub fn label_of(&self, id: &str) -> Option<&str> {
         self.labels.get(id).map(|(l, _)| &**l)
-    }
-}
-
-fn id_hash(id: &str) -> u64 {
-    use std::hash::BuildHasher;
-    rustc_hash::FxBuildHasher.hash_one(id)
-}
-
-/// Byte ranges of the lines, split on `\n` like Pi (a final newline ends the last line).
-/// Large files are split in two at a newline and scanned on two cores.
-fn line_ranges(buf: &[u8], base: usize) -> Vec<Range<usize>> {
-    fn scan(part: &[u8], base: usize) -> Vec<Range<usize>> {
-        let mut out = Vec::with_capacity(part.len() / 2048 + 16);
-        let mut start = 0usize;
-        for nl in memchr::memchr_iter(b'\n', part) {
-            out.push(base + start..base + nl);
-            start = nl + 1;
-        }
-        if start < part.len() {
-            out.push(base + start..base + part.len());
-        }
-        out
-    }
-    let split = if buf.len() >= (4 << 20) {
-        memchr::memchr(b'\n', &buf[buf.len() / 2..]).map(|k| buf.len() / 2 + k + 1)
-    } else {
-        None
-    };
-    match split {
-        Some(mid) if mid < buf.len() => {
-            let (a, b) = rayon::join(|| scan(&buf[..mid], base), || scan(&buf[mid..], base + mid));
-            let mut all = Vec::with_capacity(a.len() + b.len());
-            all.extend(a);
-            all.extend(b);
-            all
-        }
-        _ => scan(buf, base),
     }
 }
 

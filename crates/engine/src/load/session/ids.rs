@@ -8,7 +8,6 @@
 //! Hand-written rather than a `hashbrown` table because a table to be read in place must
 //! have a layout of its own: hashbrown's is private and not meant to be stored.
 
-use super::id_hash;
 use crate::load::entry::Entry;
 use crate::load::table::Table;
 
@@ -163,6 +162,11 @@ impl IdTable {
     pub(crate) fn is_in_place(&self) -> bool {
         self.slots.is_in_place()
     }
+}
+
+pub(super) fn id_hash(id: &str) -> u64 {
+    use std::hash::BuildHasher;
+    rustc_hash::FxBuildHasher.hash_one(id)
 }
 
 #[cfg(test)]

@@ -8,8 +8,9 @@
 //! which are cheap next to parsing, are rebuilt over all entries.
 
 use super::ids::IdTable;
+use super::ids::id_hash;
 use super::line::{Parsed, describe_json_error, is_blank, parse_entry, parse_header};
-use super::{LoadError, Session, id_hash, line_ranges};
+use super::model::{LoadError, Session};
 use crate::load::bytes::FileBytes;
 use crate::load::entry::*;
 use crate::load::js;
@@ -932,5 +933,37 @@ impl Session {
             kept: Vec::new(),
             proof: None,
         }
+    }
+}
+
+/// Byte ranges of the lines, split on `\n` like Pi (a final newline ends the last line).
+/// Large files are split in two at a newline and scanned on two cores.
+pub(super) fn line_ranges(buf: &[u8], base: usize) -> Vec<Range<usize>> {
+    fn scan(part: &[u8], base: usize) -> Vec<Range<usize>> {
+        let mut out = Vec::with_capacity(part.len() / 2048 + 16);
+        let mut start = 0usize;
+        for nl in memchr::memchr_iter(b'\n', part) {
+            out.push(base + start..base + nl);
+            start = nl + 1;
+        }
+        if start < part.len() {
+            out.push(base + start..base + part.len());
+        }
+        out
+    }
+    let split = if buf.len() >= (4 << 20) {
+        memchr::memchr(b'\n', &buf[buf.len() / 2..]).map(|k| buf.len() / 2 + k + 1)
+    } else {
+        None
+    };
+    match split {
+        Some(mid) if mid < buf.len() => {
+            let (a, b) = rayon::join(|| scan(&buf[..mid], base), || scan(&buf[mid..], base + mid));
+            let mut all = Vec::with_capacity(a.len() + b.len());
+            all.extend(a);
+            all.extend(b);
+            all
+        }
+        _ => scan(buf, base),
     }
 }

@@ -27,7 +27,7 @@
 
 use super::ids::IdTable;
 use super::load::DerivedTables;
-use super::{LoadError, Session};
+use super::model::{Kept, LoadError, Part, Session, StoredRecords};
 use crate::load::bytes::FileBytes;
 use crate::load::entry::{
     Diagnostic, Entry, Kind, MessageCell, MessageFacts, MessageMeasures, MessageSource, NO_SLOT, SourceRef,
@@ -90,9 +90,6 @@ struct Head {
 /// entries the session has. `None`: the part is damaged (the whole index is refused).
 pub type ExtraDecoder = dyn Fn(&Arc<FileBytes>, usize, &[u8], usize) -> Option<Vec<Kept>> + Sync;
 
-/// One thing kept beside a session's parse (see [`Session::kept`]).
-pub type Kept = Arc<dyn std::any::Any + Send + Sync>;
-
 /// Where a part kept after the index's four parts starts, when they end at `pos` (an index's
 /// bytes start 8-aligned, so the part is aligned for values read in place).
 fn extra_start(pos: usize) -> usize {
@@ -101,7 +98,7 @@ fn extra_start(pos: usize) -> usize {
 
 /// What [`Head::hash_check`] holds for this build.
 fn hash_check() -> u64 {
-    super::id_hash("bonsai's hash check")
+    super::ids::id_hash("bonsai's hash check")
 }
 
 /// `values` as little-endian bytes (what an index keeps, read in place where the machine's
@@ -424,35 +421,6 @@ impl Session {
     }
 }
 
-/// One part of an index: where its offset table and its records are in the index's bytes.
-#[derive(Debug, Clone)]
-struct Part {
-    offsets: Range<usize>,
-    records: Range<usize>,
-}
-
-/// The messages and measures an index holds, read one message at a time (a message entry's
-/// place in them is its position in the index). Checked whole when the index was opened.
-pub(crate) struct StoredRecords {
-    bytes: Arc<FileBytes>,
-    messages: Part,
-    measures: Part,
-    calls: Part,
-    /// How many bytes of the file the index describes (a message's line must lie in them).
-    len: u64,
-}
-
-impl std::fmt::Debug for StoredRecords {
-    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-        write!(
-            f,
-            "StoredRecords({} + {} bytes)",
-            self.messages.records.len(),
-            self.measures.records.len()
-        )
-    }
-}
-
 /// The records shared with their session (what the cells' one handle holds).
 impl MessageSource for Arc<StoredRecords> {
     fn message(&self, slot: u32, facts: MessageFacts) -> StoredMessage {
@@ -539,7 +507,7 @@ impl StoredRecords {
 /// An index decoded: the parse it holds, ready to become the session of the file's bytes.
 pub struct IndexedParse {
     len: u64,
-    header: super::Header,
+    header: crate::load::entry::Header,
     entries: Vec<Entry>,
     line_diagnostics: Vec<Diagnostic>,
     settled_len: usize,

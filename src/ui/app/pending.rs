@@ -1,0 +1,61 @@
+//! Background work in flight and what waits for it: the job queue, the summary being
+//! written, the write under way and the dialog parked beside it.
+
+use crate::engine::compaction::strategy::Strategy;
+use crate::ui::dialog::{BranchedFile, Dialog, SummaryFor};
+use crate::ui::jobs::{Job, SummaryKind};
+use crate::ui::request::{PlannedCompaction, Seen};
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+
+/// Background work in flight.
+#[derive(Default)]
+pub struct Pending {
+    /// A summary dialog whose write is under way: given back if the write is refused.
+    pub(crate) parked: Option<Dialog>,
+    /// The fork or clone bonsai wrote last in this run (`u` removes it while untouched).
+    pub(crate) last_branched: Option<BranchedFile>,
+    /// The id the next job gets.
+    pub(crate) next_id: u64,
+    pub queue: Vec<Job>,
+    pub reload: bool,
+    /// The session is being parsed again because a line failed its index's check.
+    pub reparsing: bool,
+    /// The summary being written: its job id and cancel flag.
+    pub summary: Option<(u64, Arc<AtomicBool>)>,
+    /// Writes not yet reported back.
+    pub writes: usize,
+    /// The summary model being looked for, and what waits for it.
+    pub(crate) resolving: Option<(u64, AfterResolve)>,
+    /// The leaf's selection job held while the first load works out the same gauge.
+    pub early: Option<Job>,
+    /// Jobs that wait until the session's first whole frame is drawn (writing its index).
+    pub after_frame: Vec<Job>,
+    /// The compaction being planned for `c` (`Job::PlanCompaction`), and what the user saw
+    /// when `c` was pressed.
+    pub planning: Option<(u64, crate::ui::dialog::Seen)>,
+}
+
+/// What waits for the summary model to be found (`Job::ResolveSummarizer`).
+pub(crate) enum AfterResolve {
+    /// The compaction's instructions were given: choose the strategies (a model is there)
+    /// or compact offline.
+    Compact {
+        at: PlannedCompaction,
+        focus: Option<String>,
+        seen: Seen,
+    },
+    /// Compact by these strategies.
+    Strategies {
+        at: PlannedCompaction,
+        focus: Option<String>,
+        strategies: Vec<Strategy>,
+        seen: Seen,
+    },
+    /// Summarize the branch left (the model found for its leaf).
+    BranchSummary {
+        kind: Box<SummaryKind>,
+        purpose: SummaryFor,
+        seen: Seen,
+    },
+}

@@ -1,0 +1,99 @@
+//! The find component (Ctrl+F): the query being typed, the hits as they stream in, and the
+//! one shown. The app starts its search and moves between hits (`app/find.rs`).
+
+use crate::ui::action::Action;
+use crate::ui::component::{self, Effect};
+use crate::ui::input::LineEditor;
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+
+/// A find in the open session.
+pub struct Find {
+    pub id: u64,
+    /// Being typed (Ctrl+F until Enter).
+    pub editor: Option<LineEditor>,
+    pub query: String,
+    /// What matches in decoded text (for the detail pane), once a search ran.
+    pub regex: Option<regex::Regex>,
+    /// Hits by their place in tree order: (entry, matches in it).
+    pub hits: BTreeMap<u32, (usize, usize)>,
+    /// The hit shown (its place in tree order).
+    pub current: Option<u32>,
+    pub running: bool,
+    pub cancel: Arc<AtomicBool>,
+    pub error: Option<String>,
+    pub elapsed_ms: u64,
+    /// The detail pane is to scroll to the first match once it shows the hit.
+    pub scroll_pending: bool,
+    /// Each entry's place in the tree's order (as the view shows it).
+    pub(crate) order: Arc<Vec<u32>>,
+}
+
+impl Find {
+    /// A find whose first query is being typed.
+    pub fn typing() -> Find {
+        Find {
+            id: 0,
+            editor: Some(LineEditor::new("", false)),
+            query: String::new(),
+            regex: None,
+            hits: BTreeMap::new(),
+            current: None,
+            running: false,
+            cancel: Arc::new(AtomicBool::new(false)),
+            error: None,
+            elapsed_ms: 0,
+            scroll_pending: false,
+            order: Arc::new(vec![]),
+        }
+    }
+
+    /// "3/17" (or "…/17" before the first jump), and whether it is still searching.
+    pub fn count(&self) -> String {
+        let n = self.hits.len();
+        let at = self
+            .current
+            .and_then(|c| self.hits.keys().position(|k| *k == c))
+            .map(|k| (k + 1).to_string())
+            .unwrap_or_else(|| "-".into());
+        format!("{at}/{n}{}", if self.running { " …" } else { "" })
+    }
+
+    /// A key while the query is typed: Enter finds it (an empty query ends the find), Esc
+    /// stops typing (and ends a find that never ran).
+    pub fn update_input(&mut self, action: &Action) -> Vec<Effect> {
+        let Some(ed) = &mut self.editor else {
+            return component::ignored();
+        };
+        match action {
+            Action::Edit(key) if !ed.input(*key) => return component::ignored(),
+            Action::Edit(_) => {}
+            Action::Paste(text) => ed.paste(text),
+            Action::Close if self.query.is_empty() => return vec![Effect::EndFind],
+            Action::Close => self.editor = None,
+            Action::Select => {
+                let q = ed.text();
+                self.editor = None;
+                return vec![if q.is_empty() { Effect::EndFind } else { Effect::Find(q) }];
+            }
+            _ => return component::ignored(),
+        }
+        component::changed()
+    }
+}
+
+/// Every entry's place in the tree as the view orders it (Pi's flattened order: pre-order,
+/// the active branch first); entries outside it come last, in file order.
+pub(crate) fn tree_order(entries: usize, flat: &[usize]) -> Vec<u32> {
+    let mut order = vec![u32::MAX; entries];
+    for (k, &e) in flat.iter().enumerate() {
+        if let Some(o) = order.get_mut(e) {
+            *o = k as u32;
+        }
+    }
+    for (next, o) in (flat.len() as u32..).zip(order.iter_mut().filter(|o| **o == u32::MAX)) {
+        *o = next;
+    }
+    order
+}

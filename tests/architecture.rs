@@ -33,16 +33,42 @@ fn module_of(src: &Path, file: &Path) -> Vec<String> {
     parts
 }
 
-/// The source without its inline test modules (`#[cfg(test)] mod tests`, `mod snapshots`):
-/// tests may use anything. They come last in a file.
-fn non_test(text: &str) -> &str {
-    match regex::Regex::new(r"#\[cfg\(test\)\]\s*(pub(\(crate\))? )?mod [a-z_]+")
-        .unwrap()
-        .find(text)
-    {
-        Some(m) => &text[..m.start()],
-        None => text,
+/// The source without what only tests compile: every item under `#[cfg(test)]` (an inline
+/// test module, a helper made for tests) is cut out wherever it is, to its `;` or its
+/// matching brace. Code after it is kept.
+fn non_test(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut at = 0;
+    while let Some(k) = text[at..].find("#[cfg(test)]") {
+        let start = at + k;
+        out.push_str(&text[at..start]);
+        let rest = &text[start..];
+        let (semi, brace) = (rest.find(';'), rest.find('{'));
+        at = match (semi, brace) {
+            (Some(s), b) if b.is_none_or(|b| s < b) => start + s + 1,
+            (_, Some(b)) => {
+                let mut depth = 0;
+                let mut end = text.len();
+                for (j, c) in rest[b..].char_indices() {
+                    match c {
+                        '{' => depth += 1,
+                        '}' => {
+                            depth -= 1;
+                            if depth == 0 {
+                                end = start + b + j + 1;
+                                break;
+                            }
+                        }
+                        _ => {}
+                    }
+                }
+                end
+            }
+            _ => text.len(),
+        };
     }
+    out.push_str(&text[at..]);
+    out
 }
 
 /// Which module files each module file of the crate under `src` names (`crate::a::b`,
@@ -70,7 +96,7 @@ fn graph(src: &Path, aliases: &[&str]) -> Graph {
     let mut g = BTreeMap::new();
     for (m, f) in &files {
         let full = std::fs::read_to_string(f).unwrap();
-        let text = non_test(&full);
+        let text = &non_test(&full);
         let mut out = BTreeSet::new();
         for c in word.captures_iter(text) {
             let head = &c[1];
@@ -327,8 +353,7 @@ fn nothing_outside_tests_is_unreachable() {
                 continue;
             }
             let text = std::fs::read_to_string(&f).unwrap();
-            let code = &text[..text.find("#[cfg(test)]").unwrap_or(text.len())];
-            for (n, line) in code.lines().enumerate() {
+            for (n, line) in non_test(&text).lines().enumerate() {
                 if line.contains("unreachable!(") && !line.trim_start().starts_with("//") {
                     found.push(format!("{}:{}", f.display(), n + 1));
                 }
@@ -632,9 +657,7 @@ fn the_ui_update_reads_no_file_clock_or_environment() {
             continue;
         }
         let text = std::fs::read_to_string(&f).unwrap();
-        // Everything from the first test module on is tests.
-        let code = &text[..text.find("#[cfg(test)]").unwrap_or(text.len())];
-        for (n, line) in code.lines().enumerate() {
+        for (n, line) in non_test(&text).lines().enumerate() {
             for w in forbidden {
                 if line.contains(w) && !line.trim_start().starts_with("//") {
                     found.push(format!("{}:{}: {w}", f.display(), n + 1));

@@ -425,6 +425,40 @@ fn the_app_stays_small_and_no_component_draws_from_it() {
     assert!(found.is_empty(), "App named outside the root and the app: {found:#?}");
 }
 
+/// One component contract: outside the app's own `App::update`, every `update` in the UI is
+/// a `Component`'s (listed in `every_component_keeps_the_contract`).
+#[test]
+fn every_update_in_the_ui_is_a_components() {
+    let mut found = vec![];
+    let mut kept = 0;
+    for f in rust_files(&root().join("src/ui")) {
+        let rel = f.strip_prefix(root()).unwrap().display().to_string();
+        if rel.ends_with("tests.rs") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&f).unwrap();
+        let code = non_test(&text);
+        let mut impl_line = "";
+        for (n, line) in code.lines().enumerate() {
+            if line.starts_with("impl") || line.starts_with("pub trait") {
+                impl_line = line;
+            }
+            if impl_line.starts_with("pub trait Component") {
+                continue;
+            }
+            if line.trim_start().starts_with("fn update(") || line.trim_start().starts_with("pub fn update(") {
+                if impl_line.contains("Component for") {
+                    kept += 1;
+                } else if !(rel == "src/ui/app.rs" && impl_line.starts_with("impl App")) {
+                    found.push(format!("{rel}:{}", n + 1));
+                }
+            }
+        }
+    }
+    assert!(found.is_empty(), "an update outside the component contract: {found:#?}");
+    assert_eq!(kept, 12, "the components' updates were found");
+}
+
 #[test]
 fn a_circle_through_a_folders_own_file_is_found() {
     let m = |s: &str| s.split("::").map(String::from).collect::<Vec<_>>();

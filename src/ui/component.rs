@@ -6,12 +6,28 @@
 //! tree and the jobs, so a component never reads a file, the clock or the settings, and its
 //! update is tested with values alone.
 
+use super::action::Action;
 use super::chores::{Chore, FileChore};
 use super::mode::Mode;
 use super::request::{InputPurpose, PendingWrite, Seen};
 use crate::engine::compaction::strategy::Strategy;
 use crate::engine::edit::prune::Plan;
 use std::path::PathBuf;
+
+/// The contract every component keeps (a test lists them all).
+///
+/// A component changes only itself on an action and says what else should happen as
+/// effects. What it needs to read comes lent by the app, as values: a page's height, the
+/// dialog's rectangle, a view of the session. It never reads the app.
+pub trait Component {
+    /// What the app lends for one update.
+    type Lent<'a>;
+    /// The component's name, as the test that lists them says it.
+    const NAME: &'static str;
+    /// Answer `action`: an empty list when only the component changed, `Ignored` when the
+    /// action means nothing here.
+    fn update(&mut self, action: &Action, lent: Self::Lent<'_>) -> Vec<Effect>;
+}
 
 #[derive(Debug, Clone)]
 pub enum Effect {

@@ -22,23 +22,7 @@ pub struct DetailState {
     pub scroll: usize,
 }
 
-impl DetailState {
-    /// A key while the detail pane has the focus: it scrolls (`page` lines a page; End goes
-    /// to the end, clamped when drawn).
-    pub fn update(&mut self, action: &super::action::Action, page: usize) -> Vec<super::component::Effect> {
-        use super::action::Action;
-        match action {
-            Action::Up => self.scroll = self.scroll.saturating_sub(1),
-            Action::Down => self.scroll += 1,
-            Action::PageUp => self.scroll = self.scroll.saturating_sub(page),
-            Action::PageDown => self.scroll += page,
-            Action::Home => self.scroll = 0,
-            Action::End => self.scroll = usize::MAX / 2,
-            _ => return super::component::ignored(),
-        }
-        super::component::changed()
-    }
-}
+impl DetailState {}
 
 /// A rendered entry: prose lines, and at most one code block highlighted lazily.
 pub struct Doc {
@@ -677,6 +661,31 @@ pub fn draw(f: &mut Frame, area: Rect, doc: &Doc, scroll: usize, focused: bool, 
             height: 1,
         };
         f.render_widget(Paragraph::new(Span::styled(pos, fg(DIM))), r);
+    }
+}
+
+impl crate::ui::component::Component for DetailState {
+    type Lent<'a> = usize;
+    const NAME: &'static str = "detail pane";
+
+    /// A key while the detail pane has the focus: it scrolls (`page` lines a page; End goes
+    /// to the end, clamped when drawn).
+    fn update(
+        &mut self,
+        action: &crate::ui::action::Action,
+        page: Self::Lent<'_>,
+    ) -> Vec<crate::ui::component::Effect> {
+        use super::action::Action;
+        match action {
+            Action::Up => self.scroll = self.scroll.saturating_sub(1),
+            Action::Down => self.scroll += 1,
+            Action::PageUp => self.scroll = self.scroll.saturating_sub(page),
+            Action::PageDown => self.scroll += page,
+            Action::Home => self.scroll = 0,
+            Action::End => self.scroll = usize::MAX / 2,
+            _ => return super::component::ignored(),
+        }
+        super::component::changed()
     }
 }
 

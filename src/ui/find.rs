@@ -59,10 +59,30 @@ impl Find {
             .unwrap_or_else(|| "-".into());
         format!("{at}/{n}{}", if self.running { " …" } else { "" })
     }
+}
+
+/// Every entry's place in the tree as the view orders it (Pi's flattened order: pre-order,
+/// the active branch first); entries outside it come last, in file order.
+pub(crate) fn tree_order(entries: usize, flat: &[usize]) -> Vec<u32> {
+    let mut order = vec![u32::MAX; entries];
+    for (k, &e) in flat.iter().enumerate() {
+        if let Some(o) = order.get_mut(e) {
+            *o = k as u32;
+        }
+    }
+    for (next, o) in (flat.len() as u32..).zip(order.iter_mut().filter(|o| **o == u32::MAX)) {
+        *o = next;
+    }
+    order
+}
+
+impl crate::ui::component::Component for Find {
+    type Lent<'a> = ();
+    const NAME: &'static str = "find";
 
     /// A key while the query is typed: Enter finds it (an empty query ends the find), Esc
     /// stops typing (and ends a find that never ran).
-    pub fn update_input(&mut self, action: &Action) -> Vec<Effect> {
+    fn update(&mut self, action: &crate::ui::action::Action, (): Self::Lent<'_>) -> Vec<crate::ui::component::Effect> {
         let Some(ed) = &mut self.editor else {
             return component::ignored();
         };
@@ -81,19 +101,4 @@ impl Find {
         }
         component::changed()
     }
-}
-
-/// Every entry's place in the tree as the view orders it (Pi's flattened order: pre-order,
-/// the active branch first); entries outside it come last, in file order.
-pub(crate) fn tree_order(entries: usize, flat: &[usize]) -> Vec<u32> {
-    let mut order = vec![u32::MAX; entries];
-    for (k, &e) in flat.iter().enumerate() {
-        if let Some(o) = order.get_mut(e) {
-            *o = k as u32;
-        }
-    }
-    for (next, o) in (flat.len() as u32..).zip(order.iter_mut().filter(|o| **o == u32::MAX)) {
-        *o = next;
-    }
-    order
 }

@@ -101,6 +101,31 @@ pub fn draw(f: &mut Frame, area: Rect, mode: Mode, scroll: usize) {
     f.render_widget(Paragraph::new(lines).block(block), r);
 }
 
+impl crate::ui::component::Component for HelpScroll {
+    type Lent<'a> = (usize, u16);
+    const NAME: &'static str = "help and message log";
+
+    /// `rows` the list has, `height` of the overlay (borders and the hint line take 3).
+    fn update(
+        &mut self,
+        action: &crate::ui::action::Action,
+        (rows, height): Self::Lent<'_>,
+    ) -> Vec<crate::ui::component::Effect> {
+        use super::action::Action;
+        let page = height.saturating_sub(3) as usize;
+        let max = rows.saturating_sub(page);
+        let sc = &mut self.scroll;
+        match action {
+            Action::Up => *sc = sc.saturating_sub(1),
+            Action::Down => *sc = (*sc + 1).min(max),
+            Action::PageUp => *sc = sc.saturating_sub(page),
+            Action::PageDown => *sc = (*sc + page).min(max),
+            _ => return vec![super::component::Effect::Close],
+        }
+        super::component::changed()
+    }
+}
+
 #[cfg(test)]
 mod snapshots {
     use super::super::tests::{demo_app, render};
@@ -127,27 +152,6 @@ pub struct HelpScroll {
 }
 
 impl HelpScroll {
-    /// `rows` the list has, `height` of the overlay (borders and the hint line take 3).
-    pub fn update(
-        &mut self,
-        action: &super::action::Action,
-        rows: usize,
-        height: u16,
-    ) -> Vec<super::component::Effect> {
-        use super::action::Action;
-        let page = height.saturating_sub(3) as usize;
-        let max = rows.saturating_sub(page);
-        let sc = &mut self.scroll;
-        match action {
-            Action::Up => *sc = sc.saturating_sub(1),
-            Action::Down => *sc = (*sc + 1).min(max),
-            Action::PageUp => *sc = sc.saturating_sub(page),
-            Action::PageDown => *sc = (*sc + page).min(max),
-            _ => return vec![super::component::Effect::Close],
-        }
-        super::component::changed()
-    }
-
     /// Scrolled to the end of `rows` (the message log opens on its newest message).
     pub fn at_end(rows: usize, height: u16) -> HelpScroll {
         HelpScroll {
@@ -160,23 +164,24 @@ impl HelpScroll {
 mod update_tests {
     use super::HelpScroll;
     use crate::ui::action::Action;
+    use crate::ui::component::Component;
     use crate::ui::component::Effect;
 
     #[test]
     fn the_help_scrolls_within_its_rows_and_any_other_key_closes_it() {
         // 50 rows in an overlay 23 high: 20 shown, the last start is 30.
         let mut h = HelpScroll::default();
-        assert!(h.update(&Action::Up, 50, 23).is_empty());
+        assert!(h.update(&Action::Up, (50, 23)).is_empty());
         assert_eq!(h.scroll, 0);
-        assert!(h.update(&Action::PageDown, 50, 23).is_empty());
+        assert!(h.update(&Action::PageDown, (50, 23)).is_empty());
         assert_eq!(h.scroll, 20);
-        h.update(&Action::PageDown, 50, 23);
+        h.update(&Action::PageDown, (50, 23));
         assert_eq!(h.scroll, 30, "never past the last page");
-        h.update(&Action::Down, 50, 23);
+        h.update(&Action::Down, (50, 23));
         assert_eq!(h.scroll, 30);
-        h.update(&Action::PageUp, 50, 23);
+        h.update(&Action::PageUp, (50, 23));
         assert_eq!(h.scroll, 10);
-        assert!(matches!(h.update(&Action::GoToLeaf, 50, 23)[..], [Effect::Close]));
+        assert!(matches!(h.update(&Action::GoToLeaf, (50, 23))[..], [Effect::Close]));
         assert_eq!(HelpScroll::at_end(50, 23).scroll, 30);
         assert_eq!(HelpScroll::at_end(5, 23).scroll, 0);
     }

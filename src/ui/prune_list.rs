@@ -27,57 +27,7 @@ pub struct PlanList {
     pub left_out: std::collections::HashSet<usize>,
 }
 
-impl PlanList {
-    /// A key in the list: move, leave an item out or take it back (Space), go to an item's
-    /// entry (Enter), write what is left (a), close. `page`: rows a page moves.
-    pub fn update(&mut self, action: &Action, page: usize) -> Vec<Effect> {
-        let n = self.rows.len();
-        let last = n.saturating_sub(1);
-        match action {
-            Action::Up => self.cursor = self.cursor.saturating_sub(1),
-            Action::Down => self.cursor = (self.cursor + 1).min(last),
-            Action::PageUp => self.cursor = self.cursor.saturating_sub(page),
-            Action::PageDown => self.cursor = (self.cursor + page).min(last),
-            Action::Toggle => {
-                let Some(&k) = self.rows.get(self.cursor) else {
-                    return component::ignored();
-                };
-                if !self.left_out.remove(&k) {
-                    self.left_out.insert(k);
-                }
-                self.cursor = (self.cursor + 1).min(last);
-            }
-            Action::Select => {
-                return match self.rows.get(self.cursor) {
-                    Some(&k) => vec![Effect::Reveal(self.plan.items[k].entry)],
-                    None => component::ignored(),
-                };
-            }
-            Action::ApplyPrune => {
-                let plan = self.plan.without(&self.left_out);
-                let left_out = self.left_out.len();
-                return if plan.is_empty() {
-                    vec![
-                        Effect::Close,
-                        Effect::Say("every item was left out: nothing to write".into()),
-                    ]
-                } else {
-                    vec![
-                        Effect::Close,
-                        Effect::ConfirmPrune {
-                            plan: Box::new(plan),
-                            left_out,
-                        },
-                    ]
-                };
-            }
-            Action::Close => return vec![Effect::Close],
-            Action::OpenHelp => return vec![Effect::Help(Mode::PrunePlan)],
-            _ => return component::ignored(),
-        }
-        component::changed()
-    }
-}
+impl PlanList {}
 
 fn cut(s: &str, w: usize) -> String {
     if visible_width(s) <= w {
@@ -177,4 +127,63 @@ pub fn draw(f: &mut Frame, area: Rect, s: &Session, l: &PlanList) {
         lines.push(Line::from(Span::styled(text, st)));
     }
     f.render_widget(Paragraph::new(lines), inner);
+}
+
+impl crate::ui::component::Component for PlanList {
+    type Lent<'a> = usize;
+    const NAME: &'static str = "prune plan list";
+
+    /// A key in the list: move, leave an item out or take it back (Space), go to an item's
+    /// entry (Enter), write what is left (a), close. `page`: rows a page moves.
+    fn update(
+        &mut self,
+        action: &crate::ui::action::Action,
+        page: Self::Lent<'_>,
+    ) -> Vec<crate::ui::component::Effect> {
+        let n = self.rows.len();
+        let last = n.saturating_sub(1);
+        match action {
+            Action::Up => self.cursor = self.cursor.saturating_sub(1),
+            Action::Down => self.cursor = (self.cursor + 1).min(last),
+            Action::PageUp => self.cursor = self.cursor.saturating_sub(page),
+            Action::PageDown => self.cursor = (self.cursor + page).min(last),
+            Action::Toggle => {
+                let Some(&k) = self.rows.get(self.cursor) else {
+                    return component::ignored();
+                };
+                if !self.left_out.remove(&k) {
+                    self.left_out.insert(k);
+                }
+                self.cursor = (self.cursor + 1).min(last);
+            }
+            Action::Select => {
+                return match self.rows.get(self.cursor) {
+                    Some(&k) => vec![Effect::Reveal(self.plan.items[k].entry)],
+                    None => component::ignored(),
+                };
+            }
+            Action::ApplyPrune => {
+                let plan = self.plan.without(&self.left_out);
+                let left_out = self.left_out.len();
+                return if plan.is_empty() {
+                    vec![
+                        Effect::Close,
+                        Effect::Say("every item was left out: nothing to write".into()),
+                    ]
+                } else {
+                    vec![
+                        Effect::Close,
+                        Effect::ConfirmPrune {
+                            plan: Box::new(plan),
+                            left_out,
+                        },
+                    ]
+                };
+            }
+            Action::Close => return vec![Effect::Close],
+            Action::OpenHelp => return vec![Effect::Help(Mode::PrunePlan)],
+            _ => return component::ignored(),
+        }
+        component::changed()
+    }
 }

@@ -201,52 +201,6 @@ impl UsageView {
         self.day_back = self.day_back.min(self.days().len().saturating_sub(1));
     }
 
-    /// What a key means here: tabs, periods, days and rows; Esc closes, ? shows the keys.
-    pub fn update(&mut self, action: &Action) -> Vec<super::component::Effect> {
-        use super::component::{self, Effect};
-        let tabs = self.tabs();
-        let at = tabs.iter().position(|t| *t == self.tab).unwrap_or(0);
-        match action {
-            Action::NextTab => {
-                self.tab = tabs[(at + 1) % tabs.len()];
-                self.rebuild();
-            }
-            Action::PrevTab => {
-                self.tab = tabs[(at + tabs.len() - 1) % tabs.len()];
-                self.rebuild();
-            }
-            Action::NextPeriod => {
-                self.span = self.span.next();
-                self.rebuild();
-            }
-            // In the chart: an older or newer day; in a table: scroll.
-            Action::Up | Action::Down | Action::PageUp | Action::PageDown if self.tab == Tab::Days => {
-                let last = self.days().len().saturating_sub(1);
-                self.day_back = match action {
-                    Action::Up => self.day_back + 1,
-                    Action::Down => self.day_back.saturating_sub(1),
-                    Action::PageUp => last,
-                    _ => 0,
-                }
-                .min(last);
-            }
-            Action::Up | Action::Down | Action::PageUp | Action::PageDown if self.tab != Tab::Session => {
-                let last = self.report.as_ref().map_or(0, |r| r.rows.len().saturating_sub(1));
-                self.scroll = match action {
-                    Action::Up => self.scroll.saturating_sub(1),
-                    Action::Down => self.scroll + 1,
-                    Action::PageUp => 0,
-                    _ => self.scroll + 10,
-                }
-                .min(last);
-            }
-            Action::Close => return vec![Effect::Close],
-            Action::OpenHelp => return vec![Effect::Help(super::keymap::Mode::Usage)],
-            _ => return component::ignored(),
-        }
-        component::changed()
-    }
-
     pub fn draw(&self, f: &mut Frame, area: Rect) {
         f.render_widget(Clear, area);
         let block = Block::default()
@@ -547,11 +501,63 @@ fn foot_lines(d: &UsageData, r: &Report, tab: Tab) -> Vec<Line<'static>> {
     lines
 }
 
+impl crate::ui::component::Component for UsageView {
+    type Lent<'a> = ();
+    const NAME: &'static str = "usage view";
+
+    /// What a key means here: tabs, periods, days and rows; Esc closes, ? shows the keys.
+    fn update(&mut self, action: &crate::ui::action::Action, (): Self::Lent<'_>) -> Vec<crate::ui::component::Effect> {
+        use super::component::{self, Effect};
+        let tabs = self.tabs();
+        let at = tabs.iter().position(|t| *t == self.tab).unwrap_or(0);
+        match action {
+            Action::NextTab => {
+                self.tab = tabs[(at + 1) % tabs.len()];
+                self.rebuild();
+            }
+            Action::PrevTab => {
+                self.tab = tabs[(at + tabs.len() - 1) % tabs.len()];
+                self.rebuild();
+            }
+            Action::NextPeriod => {
+                self.span = self.span.next();
+                self.rebuild();
+            }
+            // In the chart: an older or newer day; in a table: scroll.
+            Action::Up | Action::Down | Action::PageUp | Action::PageDown if self.tab == Tab::Days => {
+                let last = self.days().len().saturating_sub(1);
+                self.day_back = match action {
+                    Action::Up => self.day_back + 1,
+                    Action::Down => self.day_back.saturating_sub(1),
+                    Action::PageUp => last,
+                    _ => 0,
+                }
+                .min(last);
+            }
+            Action::Up | Action::Down | Action::PageUp | Action::PageDown if self.tab != Tab::Session => {
+                let last = self.report.as_ref().map_or(0, |r| r.rows.len().saturating_sub(1));
+                self.scroll = match action {
+                    Action::Up => self.scroll.saturating_sub(1),
+                    Action::Down => self.scroll + 1,
+                    Action::PageUp => 0,
+                    _ => self.scroll + 10,
+                }
+                .min(last);
+            }
+            Action::Close => return vec![Effect::Close],
+            Action::OpenHelp => return vec![Effect::Help(super::keymap::Mode::Usage)],
+            _ => return component::ignored(),
+        }
+        component::changed()
+    }
+}
+
 #[cfg(test)]
 pub mod snapshots {
     use super::*;
     use crate::engine::load::models::Registry;
     use crate::engine::usage::SessionCalls;
+    use crate::ui::component::Component;
     use std::path::PathBuf;
     use std::sync::Arc;
 
@@ -653,31 +659,31 @@ pub mod snapshots {
         v.set_data(data(true));
         assert_eq!(v.tab, Tab::Session);
         insta::assert_snapshot!("usage_session", draw(&v, 100, 22));
-        assert!(v.update(&Action::NextTab).is_empty());
+        assert!(v.update(&Action::NextTab, ()).is_empty());
         assert_eq!(v.tab, Tab::Days);
         insta::assert_snapshot!("usage_days", draw(&v, 100, 22));
-        v.update(&Action::NextTab);
+        v.update(&Action::NextTab, ());
         insta::assert_snapshot!("usage_models", draw(&v, 100, 14));
-        v.update(&Action::NextTab);
+        v.update(&Action::NextTab, ());
         insta::assert_snapshot!("usage_projects", draw(&v, 100, 14));
         // The period: 7 days leaves out the older calls.
         let month = v.report.as_ref().unwrap().total.calls;
-        v.update(&Action::NextPeriod);
-        v.update(&Action::NextPeriod);
-        v.update(&Action::NextPeriod);
+        v.update(&Action::NextPeriod, ());
+        v.update(&Action::NextPeriod, ());
+        v.update(&Action::NextPeriod, ());
         assert_eq!(v.span, Recent::Week);
         let week = v.report.as_ref().unwrap().total.calls;
         assert!(week < month, "{week} < {month}");
         assert!(matches!(
-            v.update(&Action::Quit)[..],
+            v.update(&Action::Quit, ())[..],
             [crate::ui::component::Effect::Ignored]
         ));
         assert!(matches!(
-            v.update(&Action::Close)[..],
+            v.update(&Action::Close, ())[..],
             [crate::ui::component::Effect::Close]
         ));
         assert!(matches!(
-            v.update(&Action::OpenHelp)[..],
+            v.update(&Action::OpenHelp, ())[..],
             [crate::ui::component::Effect::Help(crate::ui::keymap::Mode::Usage)]
         ));
     }

@@ -4,8 +4,9 @@
 use super::{App, Focus, Overlay};
 use crate::engine::view::tree_view::FilterMode;
 use crate::ui::action::Action;
-use crate::ui::browse_keys::{self, BrowseView};
+use crate::ui::browse_keys::BrowseView;
 use crate::ui::component;
+use crate::ui::component::Component;
 use crate::ui::input::LineEditor;
 use crate::ui::jobs::Job;
 use crate::ui::keymap::Mode;
@@ -27,7 +28,7 @@ impl App {
         let effects = if component::redraws(&effects) {
             effects
         } else {
-            crate::ui::tree_pane::update::update(&mut self.tree.view, &s, &action, page)
+            self.tree.view.update(&action, (&s, page))
         };
         let effects = if component::redraws(&effects) {
             effects
@@ -43,7 +44,7 @@ impl App {
                 keep_recent: self.selection.keep_recent,
                 searching: !self.tree.view.search.is_empty(),
             };
-            browse_keys::update(&mut self.screen, &action, &view)
+            self.screen.update(&action, &view)
         };
         if component::redraws(&effects) {
             return self.apply(effects);
@@ -189,21 +190,21 @@ impl App {
             Overlay::Messages => crate::ui::messages::lines(&self.log.messages, area.width).len(),
             _ => return false,
         };
-        let effects = self.screen.help.update(&action, rows, area.height);
+        let effects = self.screen.help.update(&action, (rows, area.height));
         self.apply(effects)
     }
 
     /// Typing a search: the filter follows every key (the input's own update).
     pub(super) fn on_search(&mut self, action: Action) -> bool {
         let Some(ed) = &mut self.parts.search else { return false };
-        let effects = crate::ui::tree_search::update(ed, &action);
+        let effects = ed.update(&action, ());
         self.apply(effects)
     }
 
     /// "What the model sees" (its own update; the app builds the view again when asked).
     pub(super) fn on_context(&mut self, action: Action) -> bool {
         let (page, height) = (self.page(), self.context_rows());
-        let effects = self.parts.context.update(&action, page, height);
+        let effects = self.parts.context.update(&action, (page, height));
         self.apply(effects)
     }
 
@@ -434,7 +435,7 @@ impl App {
             }
             Overlay::Usage => {
                 if let Some((u, _)) = &mut self.parts.usage {
-                    u.update(if down { &Action::Down } else { &Action::Up });
+                    u.update(if down { &Action::Down } else { &Action::Up }, ());
                 }
                 return true;
             }

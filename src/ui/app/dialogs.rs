@@ -4,6 +4,7 @@
 
 use super::App;
 use crate::ui::action::Action;
+use crate::ui::component::Component;
 
 impl App {
     /// Keys while a dialog is open.

@@ -5,6 +5,7 @@
 
 use super::App;
 use crate::ui::action::Action;
+use crate::ui::component::Component;
 use crate::ui::find::Find;
 
 use crate::ui::input::LineEditor;
@@ -26,7 +27,7 @@ impl App {
     /// Keys while the query is typed (the find's own update).
     pub(super) fn on_find_input(&mut self, action: Action) -> bool {
         let Some(f) = &mut self.parts.find else { return false };
-        let effects = f.update_input(&action);
+        let effects = f.update(&action, ());
         self.apply(effects)
     }
 

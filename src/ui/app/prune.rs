@@ -8,6 +8,7 @@ use crate::engine::edit::plan::WriteRequest;
 use crate::engine::edit::prune::{self, Edit, Plan, thousands};
 use crate::engine::view::context;
 use crate::ui::action::Action;
+use crate::ui::component::Component;
 use crate::ui::dialog::{Dialog, PendingWrite, Seen};
 use crate::ui::jobs::Job;
 use std::sync::Arc;
@@ -310,7 +311,7 @@ impl App {
 
     /// What fills the context (its own update).
     pub(super) fn on_fills(&mut self, action: Action) -> bool {
-        let effects = self.parts.fills.update(&action);
+        let effects = self.parts.fills.update(&action, ());
         self.apply(effects)
     }
 }

@@ -4,6 +4,7 @@
 use super::{App, Overlay, Terminal};
 use crate::engine::load::entry::{Kind, Role};
 use crate::ui::action::Action;
+use crate::ui::component::Component;
 use crate::ui::dialog::Dialog;
 use crate::ui::keymap::{self, Mode};
 use crate::ui::tests::{app_for, ch, ctrl, key, own, render, shift, typed};
@@ -150,11 +151,11 @@ fn apps_in(mode: Mode, p: &Path) -> Vec<App> {
                 data.generation = generation;
                 v.set_data(data);
                 for _ in 0..=tab {
-                    v.update(&Action::NextTab);
+                    v.update(&Action::NextTab, ());
                 }
-                v.update(&Action::Down);
-                v.update(&Action::Up);
-                v.update(&Action::Up);
+                v.update(&Action::Down, ());
+                v.update(&Action::Up, ());
+                v.update(&Action::Up, ());
                 out.push(a);
             }
         }

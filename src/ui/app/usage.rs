@@ -4,6 +4,7 @@
 use super::{App, Overlay};
 use crate::engine::load::entry::Kind;
 use crate::ui::action::Action;
+use crate::ui::component::Component;
 use crate::ui::jobs::Job;
 use crate::ui::usage_view::UsageView;
 
@@ -43,7 +44,7 @@ impl App {
             self.screen.overlay = super::Overlay::None;
             return true;
         };
-        let effects = view.update(&action);
+        let effects = view.update(&action, ());
         self.apply(effects)
     }
 }

@@ -1,7 +1,7 @@
 //! Each component's update run on values alone (no disk, no clock, no terminal): what it
 //! does to its own state and the effects it asks for.
 
-use super::Effect;
+use super::{Component, Effect};
 use crate::engine::edit::prune::{self, Policy, PruneSettings, Zone};
 use crate::engine::load::session::Session;
 use crate::engine::view::tokens::{Encoding, TokenCache};
@@ -46,33 +46,33 @@ fn the_context_view_moves_its_cursor_and_asks_the_app_to_rebuild_or_reveal() {
         mark: Some(0),
         ..Default::default()
     };
-    assert!(c.update(&Action::Down, 10, 2).is_empty());
-    assert!(c.update(&Action::Down, 10, 2).is_empty());
+    assert!(c.update(&Action::Down, (10, 2)).is_empty());
+    assert!(c.update(&Action::Down, (10, 2)).is_empty());
     assert_eq!((c.cursor, c.scroll), (2, 1), "the cursor stays among the 2 rows shown");
-    c.update(&Action::End, 10, 2);
+    c.update(&Action::End, (10, 2));
     assert_eq!((c.cursor, c.scroll), (n - 1, n - 2));
-    c.update(&Action::PageUp, 10, 2);
+    c.update(&Action::PageUp, (10, 2));
     assert_eq!(c.cursor, (n - 1).saturating_sub(10));
     let source = c.data.as_ref().unwrap().source_at(c.cursor);
-    match (&c.update(&Action::Select, 10, 2)[..], source) {
+    match (&c.update(&Action::Select, (10, 2))[..], source) {
         ([Effect::Reveal(e)], Some(s)) => assert_eq!(*e, s),
         ([Effect::Ignored], None) => {}
         (other, s) => panic!("Enter at a message from {s:?}: {other:?}"),
     }
     assert!(matches!(
-        c.update(&Action::ClearMark, 10, 2)[..],
+        c.update(&Action::ClearMark, (10, 2))[..],
         [Effect::RebuildContext]
     ));
     assert_eq!(c.mark, None);
-    let fx = c.update(&Action::ToggleLive, 10, 2);
+    let fx = c.update(&Action::ToggleLive, (10, 2));
     assert!(matches!(&fx[..], [Effect::RebuildContext, Effect::Say(t)] if t.contains("Pi package")));
     assert!(c.live && c.data.is_none(), "the live view is built anew");
-    assert!(matches!(c.update(&Action::Close, 10, 2)[..], [Effect::Close]));
+    assert!(matches!(c.update(&Action::Close, (10, 2))[..], [Effect::Close]));
     assert!(matches!(
-        c.update(&Action::OpenHelp, 10, 2)[..],
+        c.update(&Action::OpenHelp, (10, 2))[..],
         [Effect::Help(Mode::Context)]
     ));
-    assert!(matches!(c.update(&Action::Quit, 10, 2)[..], [Effect::Ignored]));
+    assert!(matches!(c.update(&Action::Quit, (10, 2))[..], [Effect::Ignored]));
 }
 
 #[test]
@@ -87,15 +87,18 @@ fn the_fills_view_reveals_the_largest_message_under_its_cursor() {
         data: Some(Box::new(data)),
         ..Default::default()
     };
-    assert!(f.update(&Action::Down).is_empty());
-    assert!(matches!(f.update(&Action::Select)[..], [Effect::Reveal(e)] if e == second));
-    f.update(&Action::End);
+    assert!(f.update(&Action::Down, ()).is_empty());
+    assert!(matches!(f.update(&Action::Select, ())[..], [Effect::Reveal(e)] if e == second));
+    f.update(&Action::End, ());
     assert_eq!(f.cursor, n - 1);
-    f.update(&Action::Home);
+    f.update(&Action::Home, ());
     assert_eq!(f.cursor, 0);
-    assert!(matches!(f.update(&Action::OpenHelp)[..], [Effect::Help(Mode::Fills)]));
+    assert!(matches!(
+        f.update(&Action::OpenHelp, ())[..],
+        [Effect::Help(Mode::Fills)]
+    ));
     let mut empty = FillsState::default();
-    assert!(matches!(empty.update(&Action::Select)[..], [Effect::Ignored]));
+    assert!(matches!(empty.update(&Action::Select, ())[..], [Effect::Ignored]));
 }
 
 #[test]
@@ -177,19 +180,19 @@ fn the_picker_opens_lists_pins_and_quits_through_effects() {
 fn the_find_and_tree_search_inputs_say_what_to_search() {
     let mut f = crate::ui::app::Find::typing();
     assert!(
-        matches!(f.update_input(&Action::Close)[..], [Effect::EndFind]),
+        matches!(f.update(&Action::Close, ())[..], [Effect::EndFind]),
         "nothing found yet: Esc ends it"
     );
     let mut f = crate::ui::app::Find::typing();
-    f.update_input(&typed('p'));
-    f.update_input(&Action::Paste("ath".into()));
-    assert!(matches!(&f.update_input(&Action::Select)[..], [Effect::Find(q)] if q == "path"));
+    f.update(&typed('p'), ());
+    f.update(&Action::Paste("ath".into()), ());
+    assert!(matches!(&f.update(&Action::Select, ())[..], [Effect::Find(q)] if q == "path"));
     assert!(f.editor.is_none(), "typing is over");
     let mut f = crate::ui::app::Find::typing();
-    assert!(matches!(f.update_input(&Action::Select)[..], [Effect::EndFind]));
+    assert!(matches!(f.update(&Action::Select, ())[..], [Effect::EndFind]));
 
     let mut ed = LineEditor::new("", false);
-    let update = crate::ui::tree_search::update;
+    let update = |ed: &mut LineEditor, a: &Action| ed.update(a, ());
     assert!(matches!(&update(&mut ed, &typed('b'))[..], [Effect::FilterTree(q)] if q == "b"));
     assert!(matches!(
         update(&mut ed, &Action::Down)[..],
@@ -298,12 +301,15 @@ fn the_dialogs_change_themselves_and_ask_for_writes_as_effects() {
 
 #[test]
 fn the_browsers_keys_change_the_screen_and_ask_for_jumps_copies_and_the_mark() {
-    use crate::ui::browse_keys::{BrowseView, update};
+    use crate::ui::browse_keys::BrowseView;
     use crate::ui::component::Terminal;
     use crate::ui::screen::{Focus, Screen};
     let s = long();
     let leaf = s.leaf().unwrap();
     let plan = crate::engine::edit::entries::plan_compaction(&s, leaf, Default::default());
+    fn update(s: &mut Screen, a: &Action, v: &BrowseView) -> Vec<Effect> {
+        s.update(a, v)
+    }
     let mut screen = Screen::new(Rect::new(0, 0, 100, 30), (0.5, 0.8));
     let view = |mark: Option<usize>, cut: Option<&'static _>| BrowseView {
         session: &s,
@@ -376,4 +382,44 @@ fn the_browsers_keys_change_the_screen_and_ask_for_jumps_copies_and_the_mark() {
         update(&mut screen, &Action::Compact, &v)[..],
         [Effect::Ignored]
     ));
+}
+
+/// Every component keeps the one contract: this list names them all (the architecture test
+/// holds that no other `update` exists outside it).
+#[test]
+fn every_component_keeps_the_contract() {
+    fn name<C: Component>() -> &'static str {
+        C::NAME
+    }
+    let names = [
+        name::<crate::ui::screen::Screen>(),
+        name::<crate::engine::view::tree_view::TreeView>(),
+        name::<LineEditor>(),
+        name::<crate::ui::detail::DetailState>(),
+        name::<crate::ui::help::HelpScroll>(),
+        name::<ContextState>(),
+        name::<FillsState>(),
+        name::<crate::ui::prune_list::PlanList>(),
+        name::<crate::ui::usage_view::UsageView>(),
+        name::<crate::ui::picker::Picker>(),
+        name::<crate::ui::find::Find>(),
+        name::<Dialog>(),
+    ];
+    assert_eq!(
+        names,
+        [
+            "browser keys",
+            "tree pane",
+            "tree search",
+            "detail pane",
+            "help and message log",
+            "context view",
+            "fills view",
+            "prune plan list",
+            "usage view",
+            "picker",
+            "find",
+            "dialog"
+        ]
+    );
 }

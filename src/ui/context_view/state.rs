@@ -41,9 +41,28 @@ pub struct ContextKey {
 }
 
 impl ContextState {
+    /// Scroll so the cursor is among the `height` rows shown.
+    pub fn keep_cursor_visible(&mut self, height: usize) {
+        let h = height.max(1);
+        if self.cursor < self.scroll {
+            self.scroll = self.cursor;
+        } else if self.cursor >= self.scroll + h {
+            self.scroll = self.cursor + 1 - h;
+        }
+    }
+}
+
+impl crate::ui::component::Component for ContextState {
+    type Lent<'a> = (usize, usize);
+    const NAME: &'static str = "context view";
+
     /// A key in the view: a cursor over the messages; Enter goes to the message's entry.
     /// `page`: rows a page moves; `height`: the rows the list shows.
-    pub fn update(&mut self, action: &Action, page: usize, height: usize) -> Vec<Effect> {
+    fn update(
+        &mut self,
+        action: &crate::ui::action::Action,
+        (page, height): Self::Lent<'_>,
+    ) -> Vec<crate::ui::component::Effect> {
         let n = self.data.as_ref().map(|d| d.aligned.len()).unwrap_or(0);
         let last = n.saturating_sub(1);
         let c = &mut self.cursor;
@@ -98,15 +117,5 @@ impl ContextState {
         };
         self.keep_cursor_visible(height);
         effects
-    }
-
-    /// Scroll so the cursor is among the `height` rows shown.
-    pub fn keep_cursor_visible(&mut self, height: usize) {
-        let h = height.max(1);
-        if self.cursor < self.scroll {
-            self.scroll = self.cursor;
-        } else if self.cursor >= self.scroll + h {
-            self.scroll = self.cursor + 1 - h;
-        }
     }
 }

@@ -10,36 +10,6 @@ use crate::ui::input::LineEditor;
 use ratatui::layout::Rect;
 
 impl Dialog {
-    /// A key in the dialog, drawn in `rect` (the summary preview scrolls by its size).
-    pub fn update(&mut self, action: &Action, rect: Rect) -> Vec<Effect> {
-        match self {
-            Dialog::Navigate { .. } => self.on_navigate(action),
-            Dialog::Input { .. } => self.on_input(action),
-            Dialog::Strategies { .. } => self.on_strategies(action),
-            Dialog::Summary { .. } => self.on_summary(action, rect),
-            Dialog::ConfirmRewrite { then, .. } => match action {
-                Action::Yes => vec![Effect::Close, Effect::FileChore(then.clone())],
-                Action::No => {
-                    let said = match then {
-                        FileChore::Delete(_) => "nothing deleted",
-                        FileChore::Branched { .. } => "nothing written",
-                        FileChore::RemoveBranched(_) | FileChore::EmptyTrash(_) | FileChore::RemoveBackups(_) => {
-                            "nothing removed"
-                        }
-                        FileChore::Trash(_) | FileChore::RestoreTrashed(_) => "nothing moved",
-                    };
-                    vec![Effect::Close, Effect::Say(said.into())]
-                }
-                _ => component::ignored(),
-            },
-            Dialog::Confirm { then, .. } => match action {
-                Action::Yes => vec![Effect::Write(then.clone())],
-                Action::No => vec![Effect::Close, Effect::Declined("nothing written".into())],
-                _ => component::ignored(),
-            },
-        }
-    }
-
     /// Pi's three choices when leaving a branch.
     fn on_navigate(&mut self, action: &Action) -> Vec<Effect> {
         let Dialog::Navigate {
@@ -227,4 +197,43 @@ fn scroll_preview(scroll: &mut usize, text: &str, rect: Rect, action: &Action) -
     let moved = to != *scroll;
     *scroll = to;
     moved
+}
+
+impl crate::ui::component::Component for Dialog {
+    type Lent<'a> = Rect;
+    const NAME: &'static str = "dialog";
+
+    /// A key in the dialog, drawn in `rect` (the summary preview scrolls by its size).
+    fn update(
+        &mut self,
+        action: &crate::ui::action::Action,
+        rect: Self::Lent<'_>,
+    ) -> Vec<crate::ui::component::Effect> {
+        match self {
+            Dialog::Navigate { .. } => self.on_navigate(action),
+            Dialog::Input { .. } => self.on_input(action),
+            Dialog::Strategies { .. } => self.on_strategies(action),
+            Dialog::Summary { .. } => self.on_summary(action, rect),
+            Dialog::ConfirmRewrite { then, .. } => match action {
+                Action::Yes => vec![Effect::Close, Effect::FileChore(then.clone())],
+                Action::No => {
+                    let said = match then {
+                        FileChore::Delete(_) => "nothing deleted",
+                        FileChore::Branched { .. } => "nothing written",
+                        FileChore::RemoveBranched(_) | FileChore::EmptyTrash(_) | FileChore::RemoveBackups(_) => {
+                            "nothing removed"
+                        }
+                        FileChore::Trash(_) | FileChore::RestoreTrashed(_) => "nothing moved",
+                    };
+                    vec![Effect::Close, Effect::Say(said.into())]
+                }
+                _ => component::ignored(),
+            },
+            Dialog::Confirm { then, .. } => match action {
+                Action::Yes => vec![Effect::Write(then.clone())],
+                Action::No => vec![Effect::Close, Effect::Declined("nothing written".into())],
+                _ => component::ignored(),
+            },
+        }
+    }
 }

@@ -15,9 +15,14 @@ pub struct FillsState {
     pub generation: u64,
 }
 
-impl FillsState {
+impl FillsState {}
+
+impl crate::ui::component::Component for FillsState {
+    type Lent<'a> = ();
+    const NAME: &'static str = "fills view";
+
     /// A key in the view: a cursor over the largest messages; Enter goes to one.
-    pub fn update(&mut self, action: &Action) -> Vec<Effect> {
+    fn update(&mut self, action: &crate::ui::action::Action, (): Self::Lent<'_>) -> Vec<crate::ui::component::Effect> {
         let n = self.data.as_ref().map(|d| d.largest.len()).unwrap_or(0);
         let c = &mut self.cursor;
         match action {

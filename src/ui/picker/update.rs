@@ -8,8 +8,26 @@ use crate::ui::chores::Chore;
 use crate::ui::component::{self, Effect, changed_if};
 
 impl Picker {
+    /// Open `path` (at the search hit's entry): the picker shows it is opening until the
+    /// session is read.
+    fn open(&mut self, path: std::path::PathBuf, at: Option<String>) -> Vec<Effect> {
+        self.error = None;
+        self.opening = Some(path.clone());
+        self.open_at = at;
+        vec![Effect::Open(path)]
+    }
+}
+
+impl crate::ui::component::Component for Picker {
+    type Lent<'a> = isize;
+    const NAME: &'static str = "picker";
+
     /// A key in the picker. `page`: rows a page moves.
-    pub fn update(&mut self, action: &Action, page: isize) -> Vec<Effect> {
+    fn update(
+        &mut self,
+        action: &crate::ui::action::Action,
+        page: Self::Lent<'_>,
+    ) -> Vec<crate::ui::component::Effect> {
         match (self.focus, action) {
             // Typing the name filter.
             (PickerFocus::Filter, Action::Edit(key)) => changed_if(self.edit_filter(*key)),
@@ -91,14 +109,5 @@ impl Picker {
             (PickerFocus::Tree, Action::Close) => vec![Effect::Close],
             _ => component::ignored(),
         }
-    }
-
-    /// Open `path` (at the search hit's entry): the picker shows it is opening until the
-    /// session is read.
-    fn open(&mut self, path: std::path::PathBuf, at: Option<String>) -> Vec<Effect> {
-        self.error = None;
-        self.opening = Some(path.clone());
-        self.open_at = at;
-        vec![Effect::Open(path)]
     }
 }

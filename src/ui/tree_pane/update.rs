@@ -9,33 +9,43 @@ use crate::engine::view::tree_view::TreeView;
 use crate::ui::action::Action;
 use crate::ui::component::{self, Effect};
 
-/// A key in the tree pane. `page`: rows a page moves.
-pub fn update(view: &mut TreeView, s: &Session, action: &Action, page: usize) -> Vec<Effect> {
-    match action {
-        Action::Up => view.move_up(),
-        Action::Down => view.move_down(),
-        Action::PageUp => view.page_up(page),
-        Action::PageDown => view.page_down(page),
-        Action::Home => view.selected = 0,
-        Action::End => view.selected = view.visible.len().saturating_sub(1),
-        Action::FoldOrUp => view.fold_or_up(s),
-        Action::UnfoldOrDown => view.unfold_or_down(s),
-        Action::GoToLeaf => {
-            if let Some(leaf) = s.leaf() {
-                view.select_entry(s, leaf);
+impl crate::ui::component::Component for TreeView {
+    type Lent<'a> = (&'a Session, usize);
+    const NAME: &'static str = "tree pane";
+
+    /// A key in the tree pane. `page`: rows a page moves.
+    fn update(
+        &mut self,
+        action: &crate::ui::action::Action,
+        (s, page): Self::Lent<'_>,
+    ) -> Vec<crate::ui::component::Effect> {
+        let view = self;
+        match action {
+            Action::Up => view.move_up(),
+            Action::Down => view.move_down(),
+            Action::PageUp => view.page_up(page),
+            Action::PageDown => view.page_down(page),
+            Action::Home => view.selected = 0,
+            Action::End => view.selected = view.visible.len().saturating_sub(1),
+            Action::FoldOrUp => view.fold_or_up(s),
+            Action::UnfoldOrDown => view.unfold_or_down(s),
+            Action::GoToLeaf => {
+                if let Some(leaf) = s.leaf() {
+                    view.select_entry(s, leaf);
+                }
             }
+            Action::SetFilter(f) => view.set_filter(s, *f),
+            Action::ToggleFilter(f) => view.toggle_filter(s, *f),
+            Action::CycleFilter { back } => {
+                let f = if *back { view.filter.prev() } else { view.filter.next() };
+                view.set_filter(s, f)
+            }
+            Action::ToggleLabelTimes => view.show_label_times = !view.show_label_times,
+            Action::JumpCompaction { next } => return jump_compaction(view, s, *next),
+            _ => return component::ignored(),
         }
-        Action::SetFilter(f) => view.set_filter(s, *f),
-        Action::ToggleFilter(f) => view.toggle_filter(s, *f),
-        Action::CycleFilter { back } => {
-            let f = if *back { view.filter.prev() } else { view.filter.next() };
-            view.set_filter(s, f)
-        }
-        Action::ToggleLabelTimes => view.show_label_times = !view.show_label_times,
-        Action::JumpCompaction { next } => return jump_compaction(view, s, *next),
-        _ => return component::ignored(),
+        component::changed()
     }
-    component::changed()
 }
 
 /// The next (or previous) compaction among the shown rows, or why there is none.
@@ -62,10 +72,14 @@ fn jump_compaction(view: &mut TreeView, s: &Session, next: bool) -> Vec<Effect> 
 
 #[cfg(test)]
 mod tests {
-    use super::update;
     use crate::engine::load::session::Session;
     use crate::engine::view::tree_view::{FilterMode, TreeView};
     use crate::ui::action::Action;
+    use crate::ui::component::Component;
+
+    fn update(v: &mut TreeView, s: &Session, a: &Action, page: usize) -> Vec<Effect> {
+        v.update(a, (s, page))
+    }
     use crate::ui::component::Effect;
 
     #[test]

@@ -442,6 +442,9 @@ fn every_update_in_the_ui_is_a_components() {
         for (n, line) in code.lines().enumerate() {
             if line.starts_with("impl") || line.starts_with("pub trait") {
                 impl_line = line;
+            } else if line == "}" {
+                // The block ends: what follows is at the top again.
+                impl_line = "";
             }
             if impl_line.starts_with("pub trait Component") {
                 continue;

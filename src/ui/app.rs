@@ -249,14 +249,10 @@ impl App {
 
     /// What the app reads from outside, as [`Outside`] holds it now (for the session opened next).
     pub(super) fn outside(&self) -> Outside {
+        // The tree's home is the view's (it travels with the view across reloads).
         Outside {
-            now_ms: self.outside.now_ms,
-            clock: self.outside.clock,
-            cwd: self.outside.cwd.clone(),
-            agent_dir: self.outside.agent_dir.clone(),
-            env: self.outside.env.clone(),
             tree_home: self.tree.view.home.clone(),
-            pi_session: self.outside.pi_session.clone(),
+            ..self.outside.clone()
         }
     }
 

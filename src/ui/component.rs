@@ -1,8 +1,6 @@
-//! What a component answers an action with. A component (the tree pane, the browser's keys,
-//! the detail pane, the help, the context and fills views, the prune plan list, the usage
-//! view, the picker, the find and search inputs, each dialog) owns
-//! its state and has `update(&Action, …) -> Vec<Effect>`: it changes only itself and says what
-//! else should happen. The app carries the effects out (`App::apply`): it owns the session, the
+//! The component contract ([`Component`]) and what a component answers an action with
+//! ([`Effect`]). A component owns its state and changes only itself; it says what else should
+//! happen. The app carries the effects out (`App::apply`): it owns the session, the
 //! tree and the jobs, so a component never reads a file, the clock or the settings, and its
 //! update is tested with values alone.
 

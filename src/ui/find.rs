@@ -27,7 +27,7 @@ pub struct Find {
     /// The detail pane is to scroll to the first match once it shows the hit.
     pub scroll_pending: bool,
     /// Each entry's place in the tree's order (as the view shows it).
-    pub(crate) order: Arc<Vec<u32>>,
+    order: Arc<Vec<u32>>,
 }
 
 impl Find {
@@ -49,6 +49,40 @@ impl Find {
         }
     }
 
+    /// A find of `query` running as job `id`, its hits placed by the view's order `flat`
+    /// (`regex`: what the detail pane marks).
+    pub fn searching(
+        id: u64,
+        query: String,
+        regex: regex::Regex,
+        cancel: Arc<AtomicBool>,
+        entries: usize,
+        flat: &[usize],
+    ) -> Find {
+        Find {
+            id,
+            editor: None,
+            query,
+            regex: Some(regex),
+            hits: BTreeMap::new(),
+            current: None,
+            running: true,
+            cancel,
+            error: None,
+            elapsed_ms: 0,
+            scroll_pending: false,
+            order: Arc::new(tree_order(entries, flat)),
+        }
+    }
+
+    /// Hits come in: each placed by the entry's place in the tree's order.
+    pub fn add_hits(&mut self, hits: Vec<(usize, usize)>) {
+        for (entry, matches) in hits {
+            let at = self.order.get(entry).copied().unwrap_or(u32::MAX - 1);
+            self.hits.insert(at, (entry, matches));
+        }
+    }
+
     /// "3/17" (or "…/17" before the first jump), and whether it is still searching.
     pub fn count(&self) -> String {
         let n = self.hits.len();
@@ -63,7 +97,7 @@ impl Find {
 
 /// Every entry's place in the tree as the view orders it (Pi's flattened order: pre-order,
 /// the active branch first); entries outside it come last, in file order.
-pub(crate) fn tree_order(entries: usize, flat: &[usize]) -> Vec<u32> {
+fn tree_order(entries: usize, flat: &[usize]) -> Vec<u32> {
     let mut order = vec![u32::MAX; entries];
     for (k, &e) in flat.iter().enumerate() {
         if let Some(o) = order.get_mut(e) {

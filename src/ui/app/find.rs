@@ -10,7 +10,6 @@ use crate::ui::find::Find;
 
 use crate::ui::input::LineEditor;
 use crate::ui::jobs::Job;
-use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
@@ -42,24 +41,17 @@ impl App {
             }
         };
         let s = self.doc.session.clone();
-        let order = Arc::new(crate::ui::find::tree_order(s.entries.len(), &self.tree.view.flat));
         let Some(f) = &mut self.parts.find else { return };
         f.cancel.store(true, std::sync::atomic::Ordering::Relaxed);
         let cancel = Arc::new(AtomicBool::new(false));
-        *f = Find {
+        *f = Find::searching(
             id,
-            editor: None,
-            query: q.clone(),
-            regex: Some(query.decoded().clone()),
-            hits: BTreeMap::new(),
-            current: None,
-            running: true,
-            cancel: cancel.clone(),
-            error: None,
-            elapsed_ms: 0,
-            scroll_pending: false,
-            order,
-        };
+            q.clone(),
+            query.decoded().clone(),
+            cancel.clone(),
+            s.entries.len(),
+            &self.tree.view.flat,
+        );
         self.pending
             .queue
             .push(Job::FindInSession(crate::ui::jobs::FindInSessionJob {
@@ -76,10 +68,7 @@ impl App {
         let Some(f) = self.parts.find.as_mut().filter(|f| f.id == id) else {
             return;
         };
-        for (entry, matches) in hits {
-            let at = f.order.get(entry).copied().unwrap_or(u32::MAX - 1);
-            f.hits.insert(at, (entry, matches));
-        }
+        f.add_hits(hits);
         if f.current.is_none() {
             let before = self.selected();
             self.find_step(true);

@@ -65,14 +65,14 @@ fn session100() -> Arc<bonsai::engine::load::session::Session> {
 fn count_every_entry(
     s: &Arc<bonsai::engine::load::session::Session>,
     cancel: Arc<std::sync::atomic::AtomicBool>,
-) -> Vec<bonsai::ui::jobs::JobResult> {
-    bonsai::ui::jobs::run_now(bonsai::ui::jobs::Job::ExactAll(bonsai::ui::jobs::ExactAllJob {
+) -> Vec<bonsai::ui::jobs::ExactAllReport> {
+    bonsai::ui::runner::run_here(bonsai::ui::jobs::ExactAllJob {
         generation: 1,
         session: s.clone(),
         encoding: bonsai::engine::view::tokens::Encoding::O200k,
         cache: Arc::new(bonsai::engine::view::tokens::TokenCache::default()),
         cancel,
-    }))
+    })
 }
 
 #[divan::bench(sample_count = 3)]

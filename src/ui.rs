@@ -29,6 +29,7 @@ pub mod picker;
 pub mod prune_list;
 pub mod prune_panel;
 pub mod request;
+pub mod runner;
 pub mod screen;
 pub mod selection;
 pub mod status_line;
@@ -280,9 +281,9 @@ pub fn run(arg: Option<PathBuf>, at: Option<String>) -> Result<()> {
     // A write under way finishes; the rest (a parse still running after q on the loading
     // frame, a count, a search) is not waited for: dropping the runtime would wait for every
     // blocking task, seconds on a big session.
-    if !jobs::wait_for_writes(Duration::from_millis(300)) {
+    if !runner::wait_for_writes(Duration::from_millis(300)) {
         eprintln!("bonsai: finishing a write before quitting…");
-        jobs::wait_for_writes(Duration::MAX);
+        runner::wait_for_writes(Duration::MAX);
     }
     rt.shutdown_background();
     r
@@ -415,13 +416,13 @@ async fn event_loop(
             p.launched_without_session = true;
         }
     }
-    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<jobs::JobResult>();
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<runner::Done<App>>();
     let mut ticks = tokio::time::interval(Duration::from_millis(250));
     let mut dirty = true;
     let mut told = FirstFrameTold::default();
     loop {
         for job in app.take_jobs() {
-            jobs::spawn(job, &handle, tx.clone());
+            runner::spawn(job, &handle, tx.clone());
         }
         for effect in app.take_effects() {
             dirty |= carry_out(effect, terminal, mouse, &mut app);
@@ -430,7 +431,7 @@ async fn event_loop(
             terminal.draw(|f| draw(f, &app))?;
             dirty = false;
             for job in app.take_after_frame() {
-                jobs::spawn(job, &handle, tx.clone());
+                runner::spawn(job, &handle, tx.clone());
             }
         }
         if exit_after_first_frame {
@@ -674,9 +675,7 @@ pub mod tests {
         if let Some(c) = a.exact.all.cancel.take() {
             c.store(true, std::sync::atomic::Ordering::Relaxed);
         }
-        a.pending
-            .queue
-            .retain(|j| !matches!(j, crate::ui::jobs::Job::ExactAll(crate::ui::jobs::ExactAllJob { .. })));
+        a.pending.queue.retain(|j| !j.is::<crate::ui::jobs::ExactAllJob>());
         a.exact.all.progress = None;
         // Never the user's own agent directory (pins are written there).
         a.outside.agent_dir = tempfile::tempdir()

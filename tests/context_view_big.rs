@@ -6,7 +6,8 @@
 mod common;
 
 use bonsai::ui::action::Action;
-use bonsai::ui::jobs::{Job, JobResult, run_now};
+use bonsai::ui::jobs::ContextReport;
+use bonsai::ui::runner::run_now;
 use crossterm::event::{KeyCode, KeyEvent};
 
 #[test]
@@ -28,13 +29,13 @@ fn the_context_view_says_its_progress_and_is_reused() {
     let jobs = app.take_jobs();
     let view = jobs
         .into_iter()
-        .find(|j| matches!(j, Job::ContextView(bonsai::ui::jobs::ContextViewJob { .. })))
+        .find(|j| j.is::<bonsai::ui::jobs::ContextViewJob>())
         .expect("a view job");
     let results = run_now(view);
     let steps: Vec<(usize, usize)> = results
         .iter()
-        .filter_map(|r| match r {
-            JobResult::ContextProgress { done, total, .. } => Some((*done, *total)),
+        .filter_map(|r| match r.output::<ContextReport>() {
+            Some(ContextReport::Progress { done, total, .. }) => Some((*done, *total)),
             _ => None,
         })
         .collect();
@@ -62,7 +63,7 @@ fn the_context_view_says_its_progress_and_is_reused() {
     assert!(
         !app.take_jobs()
             .iter()
-            .any(|j| matches!(j, Job::ContextView(bonsai::ui::jobs::ContextViewJob { .. }))),
+            .any(|j| j.is::<bonsai::ui::jobs::ContextViewJob>()),
         "built again"
     );
 }

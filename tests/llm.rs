@@ -600,7 +600,7 @@ fn tui_summary_can_be_cancelled() {
     let job = app
         .take_jobs()
         .into_iter()
-        .find(|j| matches!(j, bonsai::ui::jobs::Job::Summary(bonsai::ui::jobs::SummaryJob { .. })))
+        .find(|j| j.is::<bonsai::ui::jobs::SummaryJob>())
         .unwrap();
     let cancel = app.pending.summary.as_ref().unwrap().1.clone();
     std::thread::spawn(move || {
@@ -608,15 +608,16 @@ fn tui_summary_can_be_cancelled() {
         cancel.store(true, std::sync::atomic::Ordering::Relaxed);
     });
     let start = std::time::Instant::now();
-    let r = bonsai::ui::jobs::run_now(job);
+    let r = bonsai::ui::runner::run_now(job);
     assert!(start.elapsed() < Duration::from_secs(2), "cancel is prompt");
+    use bonsai::ui::jobs::SummaryReport;
     assert!(matches!(
-        r.last(),
-        Some(bonsai::ui::jobs::JobResult::StrategiesDone { .. })
+        r.last().and_then(|d| d.output::<SummaryReport>()),
+        Some(SummaryReport::StrategiesDone { .. })
     ));
     assert!(
         !r.iter()
-            .any(|x| matches!(x, bonsai::ui::jobs::JobResult::StrategyDone { .. })),
+            .any(|x| matches!(x.output::<SummaryReport>(), Some(SummaryReport::StrategyDone { .. }))),
         "no strategy finished: the group was cancelled"
     );
     app.handle_key(KeyEvent::from(KeyCode::Esc));

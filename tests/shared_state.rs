@@ -522,7 +522,7 @@ fn a_write_built_from_a_session_whose_index_no_longer_matches_is_refused() {
     assert!(saved.is_err(), "an index vouching for other bytes was written");
     let session = std::sync::Arc::new(opened.session);
     let before = std::fs::read(&p).unwrap();
-    let job = bonsai::ui::jobs::Job::Write(bonsai::ui::jobs::WriteJob {
+    let job = bonsai::ui::jobs::WriteJob {
         path: p.clone(),
         request: bonsai::engine::edit::plan::WriteRequest {
             write: bonsai::engine::edit::plan::Write::SessionName { name: "x".into() },
@@ -532,15 +532,13 @@ fn a_write_built_from_a_session_whose_index_no_longer_matches_is_refused() {
         select: None,
         reread_on_refusal: false,
         built_from: session.clone(),
-    });
-    match job.run_blocking() {
-        bonsai::ui::jobs::JobResult::Written { result, now } => {
-            let e = result.unwrap_err();
-            assert!(e.to_string().contains("no longer matched the file"), "{e}");
-            assert!(now.is_some(), "the file parsed again");
-        }
-        r => panic!("{r:?}"),
-    }
+    };
+    let [bonsai::ui::jobs::WriteOutcome { result, now }] = &bonsai::ui::runner::run_here(job)[..] else {
+        panic!("a write says one thing")
+    };
+    let e = result.as_ref().unwrap_err();
+    assert!(e.to_string().contains("no longer matched the file"), "{e}");
+    assert!(now.is_some(), "the file parsed again");
     assert_eq!(std::fs::read(&p).unwrap(), before, "nothing written");
     assert!(session.index_failed());
     // A command reading through the index parses instead, and shows what the file holds.

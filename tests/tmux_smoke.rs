@@ -733,3 +733,55 @@ fn a_session_opened_again_opens_from_its_index() {
     t.wait_for("EXITED:0");
     assert_eq!(indexes(), 1, "one index per session");
 }
+
+/// A compaction by a model through the real event loop: the summary job waits on the model's
+/// requests on a worker while they run as tasks, its strategies report into their tabs, and
+/// the chosen one is written.
+#[test]
+fn compact_with_a_model_in_the_terminal() {
+    use common::fake_openai::{self, Reply};
+    let Some(t) = Tmux::start(120, 40) else { return };
+    let server = fake_openai::serve(|_| Reply::Text("## Goal\n- written by the fake model".into()));
+    let (_dir, f) = copy_of("long.jsonl");
+    let before = std::fs::read(&f).unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let agent = home.path().join(".pi/agent");
+    std::fs::create_dir_all(&agent).unwrap();
+    std::fs::write(
+        agent.join("models.json"),
+        format!(
+            r#"{{ "providers": {{ "fakellm": {{ "baseUrl": "{}", "api": "openai-completions", "apiKey": "sk-test-key",
+                 "models": [{{ "id": "fakecoder", "contextWindow": 200000, "maxTokens": 32000 }}] }} }} }}"#,
+            server.base_url
+        ),
+    )
+    .unwrap();
+    std::fs::write(
+        agent.join("settings.json"),
+        r#"{ "bonsai": { "summaryModel": "fakellm/fakecoder" } }"#,
+    )
+    .unwrap();
+    t.open_bonsai(home.path(), &f);
+    t.wait_for("(185/185)");
+    t.send(&["C"]);
+    t.wait_for("Compact: custom instructions");
+    t.send(&["Enter"]);
+    let screen = t.wait_for("fakellm/fakecoder");
+    t.send(&["Enter"]);
+    let screen2 = t.wait_for("written by the fake model");
+    t.send(&["C-s"]);
+    let done = t.wait_for("wrote a compaction");
+    assert!(done.contains("(186/186)"), "{screen}\n{screen2}\n{done}");
+    t.send(&["q"]);
+    t.wait_for("EXITED:0");
+    assert!(!server.requests().is_empty());
+    let after = std::fs::read(&f).unwrap();
+    assert_eq!(&after[..before.len()], &before[..], "append only");
+    let last: serde_json::Value =
+        serde_json::from_slice(after[before.len()..].split(|b| *b == b'\n').next().unwrap()).unwrap();
+    assert_eq!(last["type"], "compaction");
+    assert!(
+        last["summary"].as_str().unwrap().contains("written by the fake model"),
+        "{last}"
+    );
+}

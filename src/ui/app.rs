@@ -32,12 +32,12 @@ pub use super::detail::DetailState;
 use super::dialog::Dialog;
 pub use super::fills::FillsState;
 use super::input::LineEditor;
-use super::jobs::{Job, JobResult};
 use super::keymap::{self, Mode};
 use super::layout::{self, Areas, Shown};
 use super::picker::Picker;
 pub use super::prune_list::PlanList;
 pub use super::prune_panel::{POLICIES, PruneState};
+use super::runner::{self, Done, Job, Queued, Receives};
 pub use super::selection::SelectionState;
 
 pub use super::tree_pane::{FrameRow, TreeFrame};
@@ -127,7 +127,7 @@ pub struct App {
     /// The state of each component that is not the tree.
     pub parts: Parts,
     /// Background work in flight, and what waits for it.
-    pub pending: Pending,
+    pub pending: Pending<App>,
     /// Terminal work for the event loop.
     pub(crate) effects: Vec<Terminal>,
     /// Exact token counts: the cache and the whole-session count.
@@ -358,13 +358,13 @@ impl App {
         self.exact.all.cancel = Some(cancel.clone());
         self.exact.all.progress = Some((0, 0));
         self.exact.all.announce = false;
-        self.pending.queue.push(Job::ExactAll(crate::ui::jobs::ExactAllJob {
+        self.start(crate::ui::jobs::ExactAllJob {
             generation: self.exact.all.generation,
             session: self.doc.session.clone(),
             encoding: self.selection_encoding(),
             cache: self.exact.cache.clone(),
             cancel,
-        }));
+        });
     }
 
     /// On opening (or a new version of) a session: count it all when it is small enough.
@@ -500,11 +500,41 @@ impl App {
     }
 
     /// A job reported back (its progress or its end): always a redraw.
-    pub fn job_done(&mut self, r: JobResult) -> bool {
-        self.on_job(r);
+    pub fn job_done(&mut self, d: Done<App>) -> bool {
+        d.deliver(self);
         self.refresh();
         self.log_status();
         true
+    }
+
+    /// An output of job `J` taken as if it had come from the runner (tests, and jobs run in
+    /// place).
+    pub fn report<J: Job>(&mut self, output: J::Output) -> bool
+    where
+        App: Receives<J>,
+    {
+        self.receive(output);
+        self.refresh();
+        self.log_status();
+        true
+    }
+
+    /// Queue a job; the event loop starts it and its outputs come back to `Receives<J>`.
+    pub(crate) fn start<J: Job>(&mut self, job: J)
+    where
+        App: Receives<J>,
+    {
+        self.pending.queue.push(Queued::new(job));
+    }
+
+    /// Run a job here and take its outputs at once: small sessions, where it is instant.
+    pub(crate) fn run_in_place<J: Job>(&mut self, job: J)
+    where
+        App: Receives<J>,
+    {
+        for output in runner::run_here(job) {
+            self.receive(output);
+        }
     }
 
     /// Every message said lands in the log (M), whole, with its time.
@@ -577,22 +607,22 @@ impl App {
     pub fn run_jobs_now(&mut self) {
         while !self.pending.queue.is_empty() {
             for job in std::mem::take(&mut self.pending.queue) {
-                for r in super::jobs::run_now(job) {
-                    self.job_done(r);
+                for d in runner::run_now(job) {
+                    self.job_done(d);
                 }
             }
         }
     }
 
     /// The jobs to start (the event loop takes them).
-    pub fn take_jobs(&mut self) -> Vec<Job> {
+    pub fn take_jobs(&mut self) -> Vec<Queued<App>> {
         std::mem::take(&mut self.pending.queue)
     }
 
     /// The jobs that waited for the session's first whole frame, once it is drawn (the
     /// event loop asks after each frame): none while the session loads or its gauge is
     /// still being worked out by the load.
-    pub fn take_after_frame(&mut self) -> Vec<Job> {
+    pub fn take_after_frame(&mut self) -> Vec<Queued<App>> {
         if self.is_loading() || self.pending.early.is_some() {
             return Vec::new();
         }
@@ -626,7 +656,7 @@ impl App {
             self.selection.cut_classes.clear();
             return;
         };
-        let job = Job::Selection(crate::ui::jobs::SelectionJob {
+        let job = crate::ui::jobs::SelectionJob {
             generation: self.selection.generation,
             session: self.doc.session.clone(),
             leaf,
@@ -634,16 +664,14 @@ impl App {
             registry: self.setup.registry.clone(),
             keep_recent: self.selection.keep_recent,
             want_classes: self.screen.cut_preview,
-        });
+        };
         if let Some(g) = &mut self.selection.gauge {
             g.stale = true;
         }
         if self.doc.session.entries.len() > LARGE_SESSION {
-            self.pending.queue.push(job);
+            self.start(job);
         } else {
-            for r in super::jobs::run_now(job) {
-                self.on_job(r);
-            }
+            self.run_in_place(job);
         }
         if self.screen.overlay == Overlay::Context {
             self.request_context();
@@ -692,17 +720,15 @@ impl App {
         }
         self.parts.context.progress = None;
         let live = self.parts.context.live.then(|| self.live_params());
-        self.pending
-            .queue
-            .push(Job::ContextView(crate::ui::jobs::ContextViewJob {
-                generation: self.parts.context.generation,
-                session: self.doc.session.clone(),
-                leaf,
-                mark: self.parts.context.mark,
-                encoding,
-                cache: self.exact.cache.clone(),
-                live,
-            }));
+        self.start(crate::ui::jobs::ContextViewJob {
+            generation: self.parts.context.generation,
+            session: self.doc.session.clone(),
+            leaf,
+            mark: self.parts.context.mark,
+            encoding,
+            cache: self.exact.cache.clone(),
+            live,
+        });
     }
 
     /// The open session's bill under the live policy and without it, for the live view's
@@ -714,11 +740,11 @@ impl App {
         }
         self.parts.context.bill_for = Some(len);
         self.parts.context.bill = None;
-        self.pending.queue.push(Job::LiveBill(crate::ui::jobs::LiveBillJob {
+        self.start(crate::ui::jobs::LiveBillJob {
             generation: len as u64,
             session: self.doc.session.clone(),
             params: self.live_params(),
-        }));
+        });
     }
 
     /// The live policy's settings (Pi's settings.json, `bonsai.live`), and the window,
@@ -758,12 +784,12 @@ impl App {
         if params.settings.policy == crate::engine::live::LivePolicy::Off {
             return;
         }
-        self.pending.queue.push(Job::LiveFigure(crate::ui::jobs::LiveFigureJob {
+        self.start(crate::ui::jobs::LiveFigureJob {
             generation: self.selection.generation,
             session: self.doc.session.clone(),
             leaf,
             params,
-        }));
+        });
     }
 
     pub fn context_data(&self) -> Option<&super::context_view::ContextData> {

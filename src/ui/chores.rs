@@ -1,6 +1,6 @@
 //! Small file work the TUI asks for (the trash, old backups, a fork or clone bonsai wrote, the
 //! pins, a listed session's name), run by the jobs: the app's update only says what to do
-//! (`Job::Chore`) and shows what came back, so it never touches a file itself.
+//! (`ChoreJob`) and shows what came back, so it never touches a file itself.
 
 use crate::store::{exports, pins, trash};
 use std::path::{Path, PathBuf};

@@ -1,8 +1,12 @@
-//! Slow work, off the key path: each job runs on a worker (disk and CPU on tokio's blocking
-//! pool, model calls as tasks on the one runtime) and reports back through the event loop as
-//! `App::job_done`. Tests run them in place (`run_now`).
+//! The UI's jobs: slow work off the key path, a struct per job with its own typed output.
+//!
+//! - Each implements `runner::Job`; the runner starts it on a worker of tokio's blocking pool.
+//! - A model call blocks its worker on the runtime while its requests run as tasks.
+//! - Counting runs on a pool of low priority, so a key press never waits on it.
+//! - Tests run a job in place (`runner::run_here`, `runner::run_now`).
 
 use super::context_view::{self, ContextData};
+use super::runner::{self, Job, Report};
 use super::selection::{self, SelectionInfo};
 use crate::engine::edit::plan::WriteRequest;
 use crate::engine::load::models::Registry;
@@ -44,75 +48,6 @@ pub struct BranchSummary {
 /// Sessions above this many entries compute the selection's gauge and cut off the key path
 /// (as jobs; below it they are instant and run in place).
 pub const LARGE_SESSION: usize = 20_000;
-
-pub enum Job {
-    /// Gauge and cut for the selected entry (see `selection`).
-    Selection(SelectionJob),
-    /// The cut of a selection whose gauge is shown (the first load's, after the first frame).
-    Cut(CutJob),
-    /// Exact token counts of the messages at the selection.
-    ExactTokens(ExactTokensJob),
-    /// "What the model sees" at the selection (and the marked entry): the session's context,
-    /// or with `live` what bonsai's Pi package sends (its settings, window and reserve).
-    ContextView(ContextViewJob),
-    /// The live policy's figure at the selection (what the Pi package would send), for the
-    /// gauge's mark.
-    LiveFigure(LiveFigureJob),
-    /// The open session's bill replayed under the live policy and without it (`bonsai bill`):
-    /// the live context view's bottom line. A job of its own: on a 100 MB session it takes
-    /// seconds, and the view's rows come first.
-    LiveBill(LiveBillJob),
-    /// A pruning plan for the selection (see `engine::edit::prune`).
-    Prune(PruneJob),
-    /// Pi's compaction plan at `leaf` (`c`: what is summarized, where the cut falls, or
-    /// why there is nothing to compact).
-    PlanCompaction(PlanCompactionJob),
-    /// What fills the context at the selection.
-    Fills(FillsJob),
-    /// Every session's model calls for the usage view (and the open session's compactions).
-    Usage(UsageJob),
-    /// The file grew (Pi appended): the session with the new lines.
-    Reload(ReloadJob),
-    /// Open another session (the picker), through its index where it has one.
-    Open(OpenJob),
-    /// Write the index of a session just opened (in the background, after its first frame;
-    /// a quit does not wait for it).
-    SaveIndex(SaveIndexJob),
-    /// The session bonsai was started on, read with its progress reported (`LoadProgress`,
-    /// then `Loaded`). `early`: a big session's gauge is worked out here right after the
-    /// parse, beside the app building its tree, so the first frame has it
-    /// (`EarlySelection`; its cut is left to a job after the first frame, `Job::Cut`).
-    Load(LoadJob),
-    /// Find the model and its API key for a summary: Pi's `auth.json`, the environment and
-    /// the settings are read here, not in the update. `wanted`: bonsai's summary model
-    /// setting; `session_model`: the session's own (provider, id).
-    ResolveSummarizer(ResolveSummarizerJob),
-    /// Small file work (the trash, old backups, pins, a listed session's name).
-    Chore(ChoreJob),
-    /// List sessions (the picker; `all`: every project), with bonsai's pins.
-    List(ListJob),
-    /// Exact counts of every message of every entry (the tree's right column), in the
-    /// background at a low priority, reporting progress.
-    ExactAll(ExactAllJob),
-    /// Search inside `files` (the picker), each file's hits reported as it is done.
-    SearchSessions(SearchSessionsJob),
-    /// Find text inside the open session (its bytes in memory), hits reported as they come.
-    FindInSession(FindInSessionJob),
-    /// Append, decided again on the file as it is (see `engine::edit::plan`).
-    Write(WriteJob),
-    /// A new session file with the path up to `cut` (Pi's `/fork` and `/clone`), beside
-    /// `source`.
-    Branched(BranchedJob),
-    /// Delete the branch at `target` from the file `session` was read from (refused if the
-    /// file is no longer exactly those bytes), then read the new file.
-    DeleteBranch(DeleteBranchJob),
-    /// The path to `leaf` as a document at `out` (a new file; the format from its extension).
-    Export(ExportJob),
-    /// A summary: a compaction's strategies (each reporting as `Strategy*` results), or a
-    /// branch's, a model's (streamed back as `SummaryChunk`s) or, without a summarizer, the
-    /// offline one.
-    Summary(SummaryJob),
-}
 
 /// Gauge and cut for the selected entry (see `selection`).
 pub struct SelectionJob {
@@ -231,17 +166,17 @@ pub struct SaveIndexJob {
     pub session: Arc<Session>,
 }
 
-/// The session bonsai was started on, read with its progress reported (`LoadProgress`,
-/// then `Loaded`). `early`: a big session's gauge is worked out here right after the
-/// parse, beside the app building its tree, so the first frame has it
-/// (`EarlySelection`; its cut is left to a job after the first frame, `Job::Cut`).
+/// The session bonsai was started on, read with its progress said (`LoadReport`).
+/// `early`: a big session's gauge is worked out here right after the parse.
+/// The app builds its tree meanwhile, so the first frame has the gauge.
+/// The cut is left to a `CutJob` after the first frame.
 pub struct LoadJob {
     pub path: PathBuf,
     pub size: u64,
     pub early: Option<(Settings, Arc<Registry>)>,
     pub index: Option<store::index::Place>,
     /// A big file's leaf rows for the loading frame (the tree's filter, how many rows),
-    /// read from its end beside a whole parse (`LeafPreview`); an open from the index is
+    /// read from its end beside a whole parse (`LoadReport::Preview`); an open from the index is
     /// quicker than that read, so it has none.
     pub preview: Option<(crate::engine::view::tree_view::FilterMode, usize)>,
 }
@@ -341,9 +276,10 @@ pub struct ExportJob {
     pub out: PathBuf,
 }
 
-/// A summary: a compaction's strategies (each reporting as `Strategy*` results), or a
-/// branch's, a model's (streamed back as `SummaryChunk`s) or, without a summarizer, the
-/// offline one.
+/// A summary, said as `SummaryReport`s:
+/// - a compaction's strategies, each reporting into its tab;
+/// - a branch's by a model, its text streamed back in chunks;
+/// - without a summarizer, the offline one.
 pub struct SummaryJob {
     pub id: u64,
     pub session: Arc<Session>,
@@ -377,158 +313,199 @@ pub struct UsageData {
     pub elapsed_ms: u64,
 }
 
+/// The selection's gauge as soon as it is known, then its cut (`SelectionJob`).
 #[derive(Debug)]
-pub enum JobResult {
-    /// A chore done (`Job::Chore`): what to say, the pins after a toggle, whether to list again.
-    ChoreDone(super::chores::ChoreDone),
-    /// The summary model found for request `id` (none: no model or no key; the summary is
-    /// written offline).
-    SummarizerResolved {
-        id: u64,
-        summarizer: Option<Box<Summarizer>>,
-    },
-    Selection {
-        generation: u64,
-        info: Box<SelectionInfo>,
-    },
-    /// The cut of the selection whose gauge came in `Selection` (of the same generation).
-    SelectionCut {
-        generation: u64,
-        cut: Box<selection::SelectionCut>,
-    },
-    ExactTokens {
-        generation: u64,
-        total: u64,
-        per_message: Vec<u64>,
-    },
-    ContextView(Box<ContextData>),
-    /// A context view's count under way: messages counted of those to count.
-    ContextProgress {
+pub enum SelectionReport {
+    Gauge { generation: u64, info: Box<SelectionInfo> },
+    Cut(CutReady),
+}
+
+/// The cut of the selection whose gauge came before it (of the same generation).
+#[derive(Debug)]
+pub struct CutReady {
+    pub generation: u64,
+    pub cut: Box<selection::SelectionCut>,
+}
+
+/// Exact counts of the selection's messages.
+#[derive(Debug)]
+pub struct ExactTokens {
+    pub generation: u64,
+    pub total: u64,
+    pub per_message: Vec<u64>,
+}
+
+/// A context view's count under way, then the view.
+#[derive(Debug)]
+pub enum ContextReport {
+    /// Messages counted of those to count.
+    Progress {
         generation: u64,
         done: usize,
         total: usize,
     },
-    LiveFigure {
-        generation: u64,
-        report: Box<crate::engine::live::LiveReport>,
-    },
-    LiveBill {
-        generation: u64,
-        line: Option<String>,
-    },
-    Prune {
-        generation: u64,
-        plan: Box<crate::engine::edit::prune::Plan>,
-    },
-    CompactionPlanned {
-        id: u64,
-        leaf: usize,
-        plan: Result<Box<crate::engine::compaction::cut::CompactionPlan>, crate::engine::compaction::cut::NoCompaction>,
-    },
-    Fills(Box<super::fills::FillsData>),
-    Reloaded {
-        result: Result<Arc<Session>, store::OpenError>,
-        /// The file was not the shown session plus appended lines (rewritten, truncated).
-        rewritten: bool,
-        /// The file's last change was bonsai's own (`bonsai restore`, another window).
-        by_bonsai: bool,
-    },
-    Opened {
-        path: PathBuf,
-        result: Result<Arc<Session>, store::OpenError>,
-        index: Option<Indexed>,
-    },
-    /// Bytes of the first session parsed so far.
-    LoadProgress {
-        parsed: usize,
-    },
-    /// How the first session is being read: from its index, or parsed whole and why.
-    LoadVia(store::index::Used),
-    /// The first session read (or why not).
-    Loaded {
-        path: PathBuf,
-        result: Result<Arc<Session>, store::OpenError>,
-        index: Option<Indexed>,
-    },
-    /// A session's index was written (its size), or why not.
-    IndexSaved(Result<u64, String>),
-    /// The gauge of the first session's leaf, worked out by the load (`None`: it has none,
-    /// or the load had nothing to work on).
-    EarlySelection(Option<Box<(SelectionInfo, selection::CutToCome)>>),
+    Built(Box<ContextData>),
+}
+
+/// The live policy's figure at the selection.
+#[derive(Debug)]
+pub struct LiveFigure {
+    pub generation: u64,
+    pub report: Box<crate::engine::live::LiveReport>,
+}
+
+/// The live bill's line (`None`: nothing to bill).
+#[derive(Debug)]
+pub struct LiveBill {
+    pub generation: u64,
+    pub line: Option<String>,
+}
+
+/// A pruning plan for the selection.
+#[derive(Debug)]
+pub struct PrunePlanned {
+    pub generation: u64,
+    pub plan: Box<crate::engine::edit::prune::Plan>,
+}
+
+/// Pi's compaction plan at `leaf`, or why there is nothing to compact.
+#[derive(Debug)]
+pub struct CompactionPlanned {
+    pub id: u64,
+    pub leaf: usize,
+    pub plan: Result<Box<crate::engine::compaction::cut::CompactionPlan>, crate::engine::compaction::cut::NoCompaction>,
+}
+
+/// The session read again after it changed.
+#[derive(Debug)]
+pub struct Reloaded {
+    pub result: Result<Arc<Session>, store::OpenError>,
+    /// The file was not the shown session plus appended lines (rewritten, truncated).
+    pub rewritten: bool,
+    /// The file's last change was bonsai's own (`bonsai restore`, another window).
+    pub by_bonsai: bool,
+}
+
+/// Another session read (the picker), through its index where it has one.
+#[derive(Debug)]
+pub struct Opened {
+    pub path: PathBuf,
+    pub result: Result<Arc<Session>, store::OpenError>,
+    pub index: Option<Indexed>,
+}
+
+/// How the first session's read goes, then the session and its early gauge.
+#[derive(Debug)]
+pub enum LoadReport {
+    /// Bytes parsed so far.
+    Progress { parsed: usize },
+    /// Read from its index, or parsed whole and why.
+    Via(store::index::Used),
     /// The leaf's newest rows for the loading frame (`None`: they could not be read).
-    LeafPreview(Option<crate::engine::view::tree_view::TailPreview>),
-    Usage(Box<UsageData>),
-    Listed {
-        all: bool,
-        sessions: Vec<SessionInfo>,
-        /// Pi's sessions in every project, counted when this project has none.
-        everywhere: Option<usize>,
-        /// The pinned sessions (bonsai's own file).
-        pins: Vec<PathBuf>,
-        /// What is in bonsai's trash, with the bytes each holds.
-        trash: Vec<(store::trash::Trashed, u64)>,
-        /// When the listing was read (the picker lists again two seconds later).
-        at: std::time::Instant,
-        /// bonsai's backups beside the listed sessions.
-        leftovers: Vec<store::backups::Backup>,
-        /// The documents bonsai exported, still as it wrote them.
-        exports: Vec<store::exports::Export>,
-    },
-    /// The whole-session count: messages counted of all.
-    ExactProgress {
-        generation: u64,
-        done: usize,
-        total: usize,
-    },
-    /// The whole-session count ended (or was cancelled).
-    ExactAllDone {
+    Preview(Option<crate::engine::view::tree_view::TailPreview>),
+    /// The session read, or why not.
+    Loaded(Box<Opened>),
+    /// The gauge of the leaf, worked out by the load.
+    /// `None`: the leaf has none, or the load had nothing to work on.
+    EarlySelection(Option<Box<(SelectionInfo, selection::CutToCome)>>),
+}
+
+/// The sessions listed, with bonsai's records beside them.
+#[derive(Debug)]
+pub struct Listed {
+    pub all: bool,
+    pub sessions: Vec<SessionInfo>,
+    /// Pi's sessions in every project, counted when this project has none.
+    pub everywhere: Option<usize>,
+    /// The pinned sessions (bonsai's own file).
+    pub pins: Vec<PathBuf>,
+    /// What is in bonsai's trash, with the bytes each holds.
+    pub trash: Vec<(store::trash::Trashed, u64)>,
+    /// When the listing was read (the picker lists again two seconds later).
+    pub at: std::time::Instant,
+    /// bonsai's backups beside the listed sessions.
+    pub leftovers: Vec<store::backups::Backup>,
+    /// The documents bonsai exported, still as it wrote them.
+    pub exports: Vec<store::exports::Export>,
+}
+
+/// The whole-session count: its progress, then its end.
+#[derive(Debug)]
+pub enum ExactAllReport {
+    /// Messages counted of all.
+    Progress { generation: u64, done: usize, total: usize },
+    /// The count ended, or was cancelled.
+    Done {
         generation: u64,
         tokens: u64,
         messages: usize,
         elapsed_ms: u64,
         cancelled: bool,
     },
-    /// One file of search `id` is done.
-    SearchFile {
+}
+
+/// A search of the listed sessions: each file as it is done, then the end.
+#[derive(Debug)]
+pub enum SearchReport {
+    File {
         id: u64,
         path: PathBuf,
         hits: Result<Vec<crate::engine::view::search::Hit>, store::search::SearchError>,
     },
-    /// Hits of find `id`: (entry, matches in it), one piece of the session at a time.
-    FindHits {
-        id: u64,
-        hits: Vec<(usize, usize)>,
-    },
-    /// Find `id` ended (or was stopped).
-    FindDone {
+    /// Every file searched, or the search stopped.
+    Done {
         id: u64,
         elapsed_ms: u64,
         error: Option<store::search::SearchError>,
     },
-    /// Search `id` ended (every file, or stopped).
-    SearchDone {
+}
+
+/// A find in the open session: hits one piece at a time, then the end.
+#[derive(Debug)]
+pub enum FindReport {
+    /// (entry, matches in it).
+    Hits { id: u64, hits: Vec<(usize, usize)> },
+    /// The find ended, or was stopped.
+    Done {
         id: u64,
         elapsed_ms: u64,
         error: Option<store::search::SearchError>,
     },
-    Written {
-        result: Result<Written, store::WriteError>,
-        /// After a refused write: the session as the file holds it now (read by the job), so
-        /// a dialog given back shows what changed.
-        now: Option<Arc<Session>>,
-    },
-    Branched {
-        what: &'static str,
-        result: Result<PathBuf, store::WriteError>,
-        editor_text: Option<String>,
-    },
-    Deleted(Result<(store::rewrite::Deleted, Arc<Session>), DeleteJobError>),
-    Exported(Result<(PathBuf, usize), ExportError>),
-    SummaryChunk {
+}
+
+/// A write's end.
+#[derive(Debug)]
+pub struct WriteOutcome {
+    pub result: Result<Written, store::WriteError>,
+    /// After a refused write: the session as the file holds it now, read by the job.
+    /// A dialog given back shows what changed.
+    pub now: Option<Arc<Session>>,
+}
+
+/// A fork's or clone's new file.
+#[derive(Debug)]
+pub struct BranchedOutcome {
+    pub what: &'static str,
+    pub result: Result<PathBuf, store::WriteError>,
+    pub editor_text: Option<String>,
+}
+
+/// The summary model found for request `id`.
+/// `None`: no model or no key; the summary is written offline.
+#[derive(Debug)]
+pub struct Resolved {
+    pub id: u64,
+    pub summarizer: Option<Box<Summarizer>>,
+}
+
+/// A summary's progress and end: a branch's streamed text, or a compaction's strategies.
+#[derive(Debug)]
+pub enum SummaryReport {
+    Chunk {
         id: u64,
         text: String,
     },
-    SummaryDone {
+    Done {
         id: u64,
         /// How long the job ran (the tab's time, measured where the work was done).
         wall_ms: u64,
@@ -546,8 +523,9 @@ pub enum JobResult {
         tab: usize,
         result: Result<Box<StrategyResult>, StrategyFailed>,
     },
-    /// Every strategy of summary job `id` finished; `finished` holds the tabs that had not
-    /// reported yet (the offline group runs in one piece).
+    /// Every strategy of summary job `id` finished.
+    /// `finished` holds the tabs that had not reported yet (the offline group runs in one
+    /// piece).
     StrategiesDone {
         id: u64,
         finished: Vec<(usize, Result<Box<StrategyResult>, StrategyFailed>)>,
@@ -613,266 +591,505 @@ pub enum SummaryError {
     Runtime(String),
 }
 
-impl Job {
-    /// Jobs that write a file: a quit waits for them (a cut write would leave a temp file
-    /// or an unfinished rename), while everything else is left to die with the process.
-    pub fn writes_files(&self) -> bool {
-        matches!(
-            self,
-            Job::Write(WriteJob { .. })
-                | Job::Branched(BranchedJob { .. })
-                | Job::DeleteBranch(DeleteBranchJob { .. })
-                | Job::Export(ExportJob { .. })
-                | Job::List(ListJob { .. })
-                | Job::Chore(ChoreJob { .. })
-        )
+impl Job for ChoreJob {
+    type Output = super::chores::ChoreDone;
+    const NAME: &'static str = "chore";
+    const WRITES_FILES: bool = true;
+    fn run(self, _: Report<Self::Output>) -> Self::Output {
+        super::chores::run(self.chore, &self.agent_dir, store::clock::now_ms())
     }
+}
 
-    /// Model calls and searches (which report as they go) are tasks on the runtime;
-    /// everything else (the offline summaries too) blocks a worker.
-    pub fn is_async(&self) -> bool {
-        matches!(
-            self,
-            Job::Summary(SummaryJob {
-                summarizer: Some(_),
-                ..
-            }) | Job::SearchSessions(SearchSessionsJob { .. })
-                | Job::FindInSession(FindInSessionJob { .. })
-                | Job::ExactAll(ExactAllJob { .. })
-        )
+impl Job for ResolveSummarizerJob {
+    type Output = Resolved;
+    const NAME: &'static str = "resolve summarizer";
+    fn run(self, _: Report<Resolved>) -> Resolved {
+        let ResolveSummarizerJob {
+            id,
+            registry,
+            agent_dir,
+            wanted,
+            session_model,
+        } = self;
+        Resolved {
+            id,
+            summarizer: Summarizer::resolve(
+                &registry,
+                &agent_dir,
+                wanted.as_deref(),
+                session_model.as_ref().map(|(p, m)| (p.as_str(), m.as_str())),
+            )
+            .ok()
+            .map(Box::new),
+        }
     }
+}
 
-    /// Run a blocking job to its result.
-    pub fn run_blocking(self) -> JobResult {
-        self.run_blocking_with(&|_| {})
+impl Job for SelectionJob {
+    type Output = SelectionReport;
+    const NAME: &'static str = "selection";
+    /// The gauge is said as soon as it is known; the cut is the end.
+    fn run(self, report: Report<SelectionReport>) -> SelectionReport {
+        let SelectionJob {
+            generation,
+            session,
+            leaf,
+            settings,
+            registry,
+            keep_recent,
+            want_classes,
+        } = self;
+        let (info, to_come) = selection::gauge_of(&session, leaf, &settings, &registry, Some(keep_recent));
+        report.say(SelectionReport::Gauge {
+            generation,
+            info: Box::new(info),
+        });
+        SelectionReport::Cut(CutReady {
+            generation,
+            cut: Box::new(to_come.cut(&session, want_classes)),
+        })
     }
+}
 
-    /// Run a blocking job to its result, reporting progress (the context view's count).
-    pub fn run_blocking_with(self, report: &(dyn Fn(JobResult) + Sync)) -> JobResult {
-        match self {
-            Job::Chore(ChoreJob { chore, agent_dir }) => {
-                JobResult::ChoreDone(super::chores::run(chore, &agent_dir, store::clock::now_ms()))
+impl Job for CutJob {
+    type Output = CutReady;
+    const NAME: &'static str = "cut";
+    fn run(self, _: Report<CutReady>) -> CutReady {
+        CutReady {
+            generation: self.generation,
+            cut: Box::new(self.to_come.cut(&self.session, false)),
+        }
+    }
+}
+
+impl Job for ExactTokensJob {
+    type Output = ExactTokens;
+    const NAME: &'static str = "exact tokens";
+    fn run(self, _: Report<ExactTokens>) -> ExactTokens {
+        let ExactTokensJob {
+            generation,
+            session,
+            messages,
+            encoding,
+            cache,
+        } = self;
+        let refs: Vec<&ContextMessage> = messages.iter().collect();
+        let per_message = at_low_priority(|| cache.count_all(&session, &refs, encoding));
+        ExactTokens {
+            generation,
+            total: per_message.iter().sum(),
+            per_message,
+        }
+    }
+}
+
+impl Job for ContextViewJob {
+    type Output = ContextReport;
+    const NAME: &'static str = "context view";
+    /// At a low priority, so keys and frames never wait on the count.
+    fn run(self, report: Report<ContextReport>) -> ContextReport {
+        let ContextViewJob {
+            generation,
+            session,
+            leaf,
+            mark,
+            encoding,
+            cache,
+            live,
+        } = self;
+        let data = at_low_priority(|| {
+            context_view::build_with_progress(
+                &session,
+                generation,
+                leaf,
+                mark,
+                encoding,
+                &cache,
+                live.as_ref(),
+                &|done, total| {
+                    report.say(ContextReport::Progress {
+                        generation,
+                        done,
+                        total,
+                    })
+                },
+            )
+        });
+        ContextReport::Built(Box::new(data))
+    }
+}
+
+impl Job for LiveFigureJob {
+    type Output = LiveFigure;
+    const NAME: &'static str = "live figure";
+    fn run(self, _: Report<LiveFigure>) -> LiveFigure {
+        let at = at_low_priority(|| self.params.at_leaf(&self.session, self.leaf));
+        LiveFigure {
+            generation: self.generation,
+            report: Box::new(at.answer.report),
+        }
+    }
+}
+
+impl Job for LiveBillJob {
+    type Output = LiveBill;
+    const NAME: &'static str = "live bill";
+    fn run(self, _: Report<LiveBill>) -> LiveBill {
+        LiveBill {
+            generation: self.generation,
+            line: at_low_priority(|| context_view::bill_line(&self.params.bill(&self.session))),
+        }
+    }
+}
+
+impl Job for PruneJob {
+    type Output = PrunePlanned;
+    const NAME: &'static str = "prune plan";
+    fn run(self, _: Report<PrunePlanned>) -> PrunePlanned {
+        PrunePlanned {
+            generation: self.generation,
+            plan: Box::new(crate::engine::edit::prune::plan(
+                &self.session,
+                self.leaf,
+                self.policy,
+                &self.settings,
+                self.force,
+                self.zone,
+            )),
+        }
+    }
+}
+
+impl Job for PlanCompactionJob {
+    type Output = CompactionPlanned;
+    const NAME: &'static str = "compaction plan";
+    fn run(self, _: Report<CompactionPlanned>) -> CompactionPlanned {
+        CompactionPlanned {
+            id: self.id,
+            leaf: self.leaf,
+            plan: crate::engine::edit::entries::plan_compaction(&self.session, self.leaf, self.settings).map(Box::new),
+        }
+    }
+}
+
+impl Job for FillsJob {
+    type Output = Box<super::fills::FillsData>;
+    const NAME: &'static str = "fills";
+    fn run(self, _: Report<Self::Output>) -> Self::Output {
+        Box::new(super::fills::build(
+            &self.session,
+            self.generation,
+            self.leaf,
+            self.encoding,
+            &self.cache,
+        ))
+    }
+}
+
+impl Job for ReloadJob {
+    type Output = Reloaded;
+    const NAME: &'static str = "reload";
+    /// The session read again after it changed: whether it was rewritten, whether bonsai
+    /// wrote it.
+    fn run(self, _: Report<Reloaded>) -> Reloaded {
+        let r = store::files::reload_shown(&self.session, &self.path);
+        let rewritten = r.as_ref().is_ok_and(|(_, w)| *w);
+        let by_bonsai = std::fs::metadata(&self.path).is_ok_and(|m| store::own_writes::is_ours(&self.path, &m));
+        Reloaded {
+            result: r.map(|(s, _)| Arc::new(s)),
+            rewritten,
+            by_bonsai,
+        }
+    }
+}
+
+impl Job for OpenJob {
+    type Output = Opened;
+    const NAME: &'static str = "open";
+    fn run(self, _: Report<Opened>) -> Opened {
+        let (result, index) = open_indexed(&self.path, self.index.as_ref(), None, None);
+        Opened {
+            path: self.path,
+            result,
+            index,
+        }
+    }
+}
+
+impl Job for SaveIndexJob {
+    type Output = Result<u64, String>;
+    const NAME: &'static str = "save index";
+    fn run(self, _: Report<Self::Output>) -> Self::Output {
+        store::index::save(&self.place, &self.source, &self.session).map_err(|e| e.to_string())
+    }
+}
+
+impl Job for ListJob {
+    type Output = Listed;
+    const NAME: &'static str = "list";
+    const WRITES_FILES: bool = true;
+    fn run(self, _: Report<Listed>) -> Listed {
+        let ListJob {
+            cwd,
+            settings,
+            all,
+            agent_dir,
+        } = self;
+        let sessions = store::sessions::list_sessions_in(&agent_dir, &cwd, &settings, all);
+        // None here: say how many there are elsewhere (counted, not opened).
+        let everywhere =
+            (sessions.is_empty() && !all).then(|| store::sessions::count_all_sessions_in(&agent_dir, &cwd, &settings));
+        // The trash and each listed folder's leftovers, for housekeeping in the picker.
+        let trash = store::trash::list(&agent_dir)
+            .into_iter()
+            .map(|t| {
+                let bytes = store::trash::size(&agent_dir, &t);
+                (t, bytes)
+            })
+            .collect();
+        let mut dirs: Vec<PathBuf> = sessions.iter().map(|s| s.dir.clone()).collect();
+        dirs.sort();
+        dirs.dedup();
+        Listed {
+            at: std::time::Instant::now(),
+            all,
+            sessions,
+            everywhere,
+            pins: store::pins::load(&agent_dir),
+            trash,
+            leftovers: store::backups::find(&dirs),
+            exports: store::exports::list(&agent_dir),
+        }
+    }
+}
+
+impl Job for UsageJob {
+    type Output = Box<UsageData>;
+    const NAME: &'static str = "usage";
+    fn run(self, _: Report<Self::Output>) -> Self::Output {
+        let UsageJob {
+            generation,
+            cwd,
+            settings,
+            agent_dir,
+            session,
+        } = self;
+        let t0 = std::time::Instant::now();
+        let mut paths = store::sessions::session_folders(&cwd, &settings, true);
+        // The open session counts even when it lives outside Pi's folders.
+        if let Some((p, _)) = &session
+            && !paths.iter().any(|d| p.starts_with(d))
+        {
+            paths.push(p.clone());
+        }
+        let (sessions, skipped) = store::usage::read_sessions_cached(&agent_dir, &paths);
+        Box::new(UsageData {
+            generation,
+            sessions,
+            skipped: skipped.len(),
+            tz: store::usage::time_zone(None).unwrap_or(jiff::tz::TimeZone::UTC),
+            models: Arc::new(store::config::load_registry(&agent_dir)),
+            now_ms: store::clock::now_ms(),
+            session,
+            elapsed_ms: t0.elapsed().as_millis() as u64,
+        })
+    }
+}
+
+impl Job for ExactAllJob {
+    type Output = ExactAllReport;
+    const NAME: &'static str = "exact all";
+    fn run(self, report: Report<ExactAllReport>) -> ExactAllReport {
+        count_everything(self, &report)
+    }
+}
+
+impl Job for SearchSessionsJob {
+    type Output = SearchReport;
+    const NAME: &'static str = "search sessions";
+    /// Each file is said when it is done.
+    fn run(self, report: Report<SearchReport>) -> SearchReport {
+        let SearchSessionsJob {
+            id,
+            files,
+            query,
+            cancel,
+        } = self;
+        let started = std::time::Instant::now();
+        let error = match crate::engine::view::search::Query::new(&query, false, None) {
+            Ok(q) => {
+                store::search::search(&files, &q, &cancel, |path, hits| {
+                    report.say(SearchReport::File {
+                        id,
+                        path: path.to_path_buf(),
+                        hits,
+                    })
+                });
+                None
             }
-            Job::ResolveSummarizer(r) => resolve_summarizer(r),
-            Job::Selection(r) => run_selection(r, report),
-            Job::Cut(CutJob {
-                generation,
-                session,
-                to_come,
-            }) => JobResult::SelectionCut {
-                generation,
-                cut: Box::new(to_come.cut(&session, false)),
+            Err(e) => Some(e.into()),
+        };
+        SearchReport::Done {
+            id,
+            elapsed_ms: started.elapsed().as_millis() as u64,
+            error,
+        }
+    }
+}
+
+impl Job for FindInSessionJob {
+    type Output = FindReport;
+    const NAME: &'static str = "find in session";
+    fn run(self, report: Report<FindReport>) -> FindReport {
+        let started = std::time::Instant::now();
+        let error = find_in_session(self.id, &self.session, &self.query, &self.cancel, &report).err();
+        FindReport::Done {
+            id: self.id,
+            elapsed_ms: started.elapsed().as_millis() as u64,
+            error,
+        }
+    }
+}
+
+impl Job for WriteJob {
+    type Output = WriteOutcome;
+    const NAME: &'static str = "write";
+    const WRITES_FILES: bool = true;
+    fn run(self, _: Report<WriteOutcome>) -> WriteOutcome {
+        let WriteJob {
+            path,
+            request,
+            what,
+            select,
+            reread_on_refusal,
+            built_from,
+        } = self;
+        let result = if built_from.prove_all() {
+            store::write::apply(&path, &request)
+        } else {
+            Err(store::WriteError::IndexMismatch)
+        };
+        let result = result.map(|a| Written {
+            session: Arc::new(a.session),
+            applied: a.appended,
+            prepared: a.prepared,
+            what,
+            select,
+        });
+        let mismatch = matches!(result, Err(store::WriteError::IndexMismatch));
+        let now = (result.is_err() && (reread_on_refusal || mismatch))
+            .then(|| store::load_session(&path).ok().map(Arc::new))
+            .flatten();
+        WriteOutcome { result, now }
+    }
+}
+
+impl Job for BranchedJob {
+    type Output = BranchedOutcome;
+    const NAME: &'static str = "fork or clone";
+    const WRITES_FILES: bool = true;
+    fn run(self, _: Report<BranchedOutcome>) -> BranchedOutcome {
+        BranchedOutcome {
+            what: self.what,
+            result: write_branched(&self.session, self.cut, &self.source),
+            editor_text: self.editor_text,
+        }
+    }
+}
+
+impl Job for DeleteBranchJob {
+    type Output = Result<(store::rewrite::Deleted, Arc<Session>), DeleteJobError>;
+    const NAME: &'static str = "delete branch";
+    const WRITES_FILES: bool = true;
+    fn run(self, _: Report<Self::Output>) -> Self::Output {
+        delete_branch(&self.path, &self.session, &self.target)
+    }
+}
+
+impl Job for ExportJob {
+    type Output = Result<(PathBuf, usize), ExportError>;
+    const NAME: &'static str = "export";
+    const WRITES_FILES: bool = true;
+    fn run(self, _: Report<Self::Output>) -> Self::Output {
+        export_document(&self.session, self.source.as_deref(), self.leaf, &self.out)
+    }
+}
+
+impl Job for SummaryJob {
+    type Output = SummaryReport;
+    const NAME: &'static str = "summary";
+    /// A model's summary waits on the network: its worker blocks on the runtime while the
+    /// strategies run as tasks. The offline ones are worked out here.
+    fn run(self, report: Report<SummaryReport>) -> SummaryReport {
+        let SummaryJob {
+            id,
+            session,
+            summarizer,
+            kind,
+            cancel,
+        } = self;
+        match (summarizer, kind) {
+            (None, SummaryKind::Compaction(c)) => SummaryReport::StrategiesDone {
+                id,
+                finished: offline_strategies(&session, &c.plan, c.focus.as_deref(), &c.strategies),
             },
-            Job::ExactTokens(r) => run_exact_tokens(r),
-            Job::ContextView(r) => run_context_view(r, report),
-            Job::LiveFigure(r) => run_live_figure(r),
-            Job::LiveBill(LiveBillJob {
-                generation,
-                session,
-                params,
-            }) => {
-                let line = || context_view::bill_line(&params.bill(&session));
-                JobResult::LiveBill {
-                    generation,
-                    line: match low_priority_pool() {
-                        Some(p) => p.install(line),
-                        None => line(),
-                    },
+            (None, kind) => {
+                let started = std::time::Instant::now();
+                let summary = offline_summary(&session, &kind);
+                SummaryReport::Done {
+                    id,
+                    wall_ms: started.elapsed().as_millis() as u64,
+                    result: Ok(summary),
                 }
             }
-            Job::Prune(PruneJob {
-                generation,
-                session,
-                leaf,
-                policy,
-                settings,
-                force,
-                zone,
-            }) => JobResult::Prune {
-                generation,
-                plan: Box::new(crate::engine::edit::prune::plan(
-                    &session, leaf, policy, &settings, force, zone,
-                )),
-            },
-            Job::PlanCompaction(PlanCompactionJob {
-                id,
-                session,
-                leaf,
-                settings,
-            }) => JobResult::CompactionPlanned {
-                id,
-                leaf,
-                plan: crate::engine::edit::entries::plan_compaction(&session, leaf, settings).map(Box::new),
-            },
-            Job::Fills(FillsJob {
-                generation,
-                session,
-                leaf,
-                encoding,
-                cache,
-            }) => JobResult::Fills(Box::new(super::fills::build(
-                &session, generation, leaf, encoding, &cache,
-            ))),
-            Job::Reload(ReloadJob { session, path }) => reload(&session, &path),
-            Job::Open(OpenJob { path, index }) => {
-                let (result, index) = open_indexed(&path, index.as_ref(), None, None);
-                JobResult::Opened { path, result, index }
+            (Some(m), SummaryKind::Compaction(c)) => {
+                let work = compaction_by_model(id, session, Some(m), c, cancel, report);
+                runner::block_on(work).unwrap_or_else(|e| SummaryReport::Done {
+                    id,
+                    wall_ms: 0,
+                    result: Err(SummaryError::Runtime(e.to_string())),
+                })
             }
-            Job::SaveIndex(SaveIndexJob { place, source, session }) => {
-                JobResult::IndexSaved(store::index::save(&place, &source, &session).map_err(|e| e.to_string()))
+            (Some(m), SummaryKind::Branch(b)) => {
+                let work = branch_summary_by_model(id, session, *m, b, cancel, report);
+                runner::block_on(work).unwrap_or_else(|e| SummaryReport::Done {
+                    id,
+                    wall_ms: 0,
+                    result: Err(SummaryError::Runtime(e.to_string())),
+                })
             }
-            Job::Load(r) => run_load(r, report),
-            Job::Usage(r) => run_usage(r),
-            Job::List(r) => run_list(r),
-            Job::Write(r) => run_write(r),
-            Job::Branched(BranchedJob {
-                session,
-                cut,
-                source,
-                what,
-                editor_text,
-            }) => JobResult::Branched {
-                what,
-                result: write_branched(&session, cut, &source),
-                editor_text,
-            },
-            Job::DeleteBranch(DeleteBranchJob { path, session, target }) => {
-                JobResult::Deleted(delete_branch(&path, &session, &target))
-            }
-            Job::Export(ExportJob {
-                session,
-                source,
-                leaf,
-                out,
-            }) => JobResult::Exported(export_document(&session, source.as_deref(), leaf, &out)),
-            Job::Summary(r) => run_summary_here(r),
-            Job::FindInSession(r) => run_find_in_session(r, report),
-            Job::SearchSessions(SearchSessionsJob { id, .. }) => JobResult::SearchDone {
-                id,
-                elapsed_ms: 0,
-                error: Some(store::search::SearchError::Stopped("a search needs the runtime".into())),
-            },
-            Job::ExactAll(r) => run_exact_all(r),
-        }
-    }
-
-    /// Run a model summary, reporting streamed text through `report`. Ends early (with
-    /// `Cancelled`) when the cancel flag is set. A search reports each file as it is done.
-    pub async fn run_async(self, report: impl Fn(JobResult) + Send + Sync + 'static) -> JobResult {
-        match self {
-            Job::ExactAll(j) => count_everything_async(j, report).await,
-            Job::FindInSession(j) => find_in_session_async(j, report).await,
-            Job::SearchSessions(j) => search_sessions_async(j, report).await,
-            Job::Summary(SummaryJob {
-                id,
-                session,
-                summarizer,
-                kind: SummaryKind::Compaction(c),
-                cancel,
-            }) => compaction_async(id, session, summarizer, c, cancel, report).await,
-            Job::Summary(SummaryJob {
-                id,
-                session,
-                summarizer: Some(m),
-                kind: SummaryKind::Branch(b),
-                cancel,
-            }) => branch_summary_async(id, session, *m, b, cancel, report).await,
-            j => j.run_blocking(),
         }
     }
 }
 
-/// Every entry's exact count on a blocking worker (cancelled: reported as such).
-async fn count_everything_async(job: ExactAllJob, report: impl Fn(JobResult) + Send + Sync + 'static) -> JobResult {
-    let ExactAllJob {
-        generation,
-        session,
-        encoding,
-        cache,
-        cancel,
-    } = job;
-    let r =
-        tokio::task::spawn_blocking(move || count_everything(generation, &session, encoding, &cache, &cancel, &report))
-            .await;
-    r.unwrap_or(JobResult::ExactAllDone {
-        generation,
-        tokens: 0,
-        messages: 0,
-        elapsed_ms: 0,
-        cancelled: true,
-    })
-}
-
-/// Find in the open session on a blocking worker, hits reported as they come.
-async fn find_in_session_async(job: FindInSessionJob, report: impl Fn(JobResult) + Send + Sync + 'static) -> JobResult {
-    let FindInSessionJob {
-        id,
-        session,
-        query,
-        cancel,
-    } = job;
-    let started = std::time::Instant::now();
-    let report = Arc::new(report);
-    let r = tokio::task::spawn_blocking(move || find_in_session(id, &session, &query, &cancel, &*report)).await;
-    JobResult::FindDone {
-        id,
-        elapsed_ms: started.elapsed().as_millis() as u64,
-        error: match r {
-            Ok(r) => r.err(),
-            Err(e) => Some(store::search::SearchError::Stopped(e.to_string())),
-        },
+impl Job for LoadJob {
+    type Output = LoadReport;
+    const NAME: &'static str = "load";
+    /// Progress is said about every 2% (the loading frame's figure); then the session, then
+    /// its leaf's gauge when asked. A panic in the parse is said as an error, not a loading
+    /// frame left waiting.
+    fn run(self, report: Report<LoadReport>) -> LoadReport {
+        run_load(self, &report)
     }
 }
 
-/// Search the listed sessions on a blocking worker, each file reported when done.
-async fn search_sessions_async(
-    job: SearchSessionsJob,
-    report: impl Fn(JobResult) + Send + Sync + 'static,
-) -> JobResult {
-    let SearchSessionsJob {
-        id,
-        files,
-        query,
-        cancel,
-    } = job;
-    let started = std::time::Instant::now();
-    let q = match crate::engine::view::search::Query::new(&query, false, None) {
-        Ok(q) => q,
-        Err(e) => {
-            return JobResult::SearchDone {
-                id,
-                elapsed_ms: 0,
-                error: Some(e.into()),
-            };
-        }
-    };
-    let report = Arc::new(report);
-    let r = tokio::task::spawn_blocking(move || {
-        store::search::search(&files, &q, &cancel, |path, hits| {
-            report(JobResult::SearchFile {
-                id,
-                path: path.to_path_buf(),
-                hits,
-            })
-        });
-    })
-    .await;
-    JobResult::SearchDone {
-        id,
-        elapsed_ms: started.elapsed().as_millis() as u64,
-        error: r.err().map(|e| store::search::SearchError::Stopped(e.to_string())),
+/// Run `work` on the low-priority pool, or here when it cannot be made.
+fn at_low_priority<T: Send>(work: impl FnOnce() -> T + Send) -> T {
+    match low_priority_pool() {
+        Some(p) => p.install(work),
+        None => work(),
     }
 }
 
 /// The compaction's strategies side by side, until done or cancelled.
-async fn compaction_async(
+async fn compaction_by_model(
     id: u64,
     session: Arc<Session>,
     summarizer: Option<Box<Summarizer>>,
     c: CompactionSummary,
     cancel: Arc<AtomicBool>,
-    report: impl Fn(JobResult) + Send + Sync + 'static,
-) -> JobResult {
+    report: Report<SummaryReport>,
+) -> SummaryReport {
     let CompactionSummary {
         plan,
         focus,
@@ -889,29 +1106,29 @@ async fn compaction_async(
         thinking,
         strategies,
         params,
-        Arc::new(report),
+        report,
     );
     tokio::select! {
         () = work => {}
         () = cancelled(&cancel) => {}
     }
-    JobResult::StrategiesDone { id, finished: vec![] }
+    SummaryReport::StrategiesDone { id, finished: vec![] }
 }
 
 /// A branch summary by the model, its text streaming into the dialog, until done or cancelled.
-async fn branch_summary_async(
+async fn branch_summary_by_model(
     id: u64,
     session: Arc<Session>,
     summarizer: Summarizer,
     b: BranchSummary,
     cancel: Arc<AtomicBool>,
-    report: impl Fn(JobResult) + Send + Sync + 'static,
-) -> JobResult {
-    // The text as it streams, and each retry while the model is slow or down (said in
-    // the tab, as the compaction's strategies do).
+    report: Report<SummaryReport>,
+) -> SummaryReport {
+    // The text as it streams, and each retry while the model is slow or down.
+    // The tab says them, as the compaction's strategies do.
     let on_text = move |e: crate::llm::Event| match e {
-        crate::llm::Event::Text(text) => report(JobResult::SummaryChunk { id, text }),
-        crate::llm::Event::Retry { attempt, wait, reason } => report(JobResult::StrategyProgress {
+        crate::llm::Event::Text(text) => report.say(SummaryReport::Chunk { id, text }),
+        crate::llm::Event::Retry { attempt, wait, reason } => report.say(SummaryReport::StrategyProgress {
             id,
             tab: 0,
             progress: crate::llm::strategies::Progress::Retry { attempt, wait, reason },
@@ -923,17 +1140,15 @@ async fn branch_summary_async(
         r = work => r.map_err(SummaryError::from),
         () = cancelled(&cancel) => Err(SummaryError::Cancelled),
     };
-    JobResult::SummaryDone {
+    SummaryReport::Done {
         id,
         wall_ms: started.elapsed().as_millis() as u64,
         result,
     }
 }
 
-/// Read the first session, its progress reported about every 2% (the loading frame's
-/// figure), then its leaf's gauge when asked. A panic in the parse is said as an error, not a
-/// loading frame left waiting.
-fn run_load(job: LoadJob, report: &(dyn Fn(JobResult) + Sync)) -> JobResult {
+/// Read the first session (see `LoadJob`'s `run`).
+fn run_load(job: LoadJob, report: &Report<LoadReport>) -> LoadReport {
     let LoadJob {
         path,
         size,
@@ -950,30 +1165,28 @@ fn run_load(job: LoadJob, report: &(dyn Fn(JobResult) + Sync)) -> JobResult {
                 .compare_exchange(before, parsed, Ordering::Relaxed, Ordering::Relaxed)
                 .is_ok()
         {
-            report(JobResult::LoadProgress { parsed });
+            report.say(LoadReport::Progress { parsed });
         }
     };
     let (result, index) = std::thread::scope(|scope| {
         let told = |used: &store::index::Used| {
-            report(JobResult::LoadVia(used.clone()));
+            report.say(LoadReport::Via(used.clone()));
             if let (store::index::Used::Parsed(_), Some((filter, rows))) = (used, preview) {
                 let path = &path;
                 scope.spawn(move || {
-                    report(JobResult::LeafPreview(store::files::leaf_path_preview(
-                        path, filter, rows,
-                    )))
+                    report.say(LoadReport::Preview(store::files::leaf_path_preview(path, filter, rows)))
                 });
             }
         };
         open_indexed(&path, index.as_ref(), Some(&progress), Some(&told))
     });
     let early = early.zip(result.as_ref().ok().cloned());
-    let loaded = JobResult::Loaded { path, result, index };
+    let loaded = LoadReport::Loaded(Box::new(Opened { path, result, index }));
     let Some(((settings, registry), s)) = early.filter(|(_, s)| s.entries.len() > LARGE_SESSION) else {
         return loaded;
     };
-    report(loaded);
-    JobResult::EarlySelection(super::selection::of_leaf(&s, &settings, &registry).map(Box::new))
+    report.say(loaded);
+    LoadReport::EarlySelection(super::selection::of_leaf(&s, &settings, &registry).map(Box::new))
 }
 
 /// How a session was opened through its index, and what a new index of it describes.
@@ -1013,40 +1226,6 @@ fn open_indexed(
     }
 }
 
-/// Find the summary model and its key (reads Pi's auth.json and the environment).
-fn resolve_summarizer(job: ResolveSummarizerJob) -> JobResult {
-    let ResolveSummarizerJob {
-        id,
-        registry,
-        agent_dir,
-        wanted,
-        session_model,
-    } = job;
-    JobResult::SummarizerResolved {
-        id,
-        summarizer: Summarizer::resolve(
-            &registry,
-            &agent_dir,
-            wanted.as_deref(),
-            session_model.as_ref().map(|(p, m)| (p.as_str(), m.as_str())),
-        )
-        .ok()
-        .map(Box::new),
-    }
-}
-
-/// The session read again after it changed: whether it was rewritten, whether bonsai wrote it.
-fn reload(session: &Session, path: &std::path::Path) -> JobResult {
-    let r = store::files::reload_shown(session, path);
-    let rewritten = r.as_ref().is_ok_and(|(_, w)| *w);
-    let by_bonsai = std::fs::metadata(path).is_ok_and(|m| store::own_writes::is_ours(path, &m));
-    JobResult::Reloaded {
-        result: r.map(|(s, _)| Arc::new(s)),
-        rewritten,
-        by_bonsai,
-    }
-}
-
 /// Delete the branch at `target` (the one rewrite), then read the file again.
 fn delete_branch(
     path: &std::path::Path,
@@ -1056,37 +1235,6 @@ fn delete_branch(
     let d = store::rewrite::delete_branch(path, &session.buf, target)?;
     let s = store::load_session(path).map_err(DeleteJobError::ReadAgain)?;
     Ok((d, Arc::new(s)))
-}
-
-/// A summary run here: the offline ones (a model's needs the runtime).
-fn run_summary_here(job: SummaryJob) -> JobResult {
-    let SummaryJob {
-        id,
-        session,
-        summarizer,
-        kind,
-        ..
-    } = job;
-    match (summarizer, kind) {
-        (None, SummaryKind::Compaction(c)) => JobResult::StrategiesDone {
-            id,
-            finished: offline_strategies(&session, &c.plan, c.focus.as_deref(), &c.strategies),
-        },
-        (None, kind) => {
-            let started = std::time::Instant::now();
-            let summary = offline_summary(&session, &kind);
-            JobResult::SummaryDone {
-                id,
-                wall_ms: started.elapsed().as_millis() as u64,
-                result: Ok(summary),
-            }
-        }
-        (Some(_), _) => JobResult::SummaryDone {
-            id,
-            wall_ms: 0,
-            result: Err(SummaryError::Runtime("a model call needs the runtime".into())),
-        },
-    }
 }
 
 /// Threads for counting nobody waits on (the selection's exact tokens, every entry's): at a
@@ -1115,14 +1263,15 @@ fn low_priority_pool() -> Option<&'static rayon::ThreadPool> {
 /// Every message of every entry counted exactly into `cache`, in chunks on a pool of low
 /// priority threads (the UI thread keeps its own priority: a key press is not slowed), the
 /// progress reported after each chunk.
-fn count_everything(
-    generation: u64,
-    s: &Session,
-    enc: Encoding,
-    cache: &TokenCache,
-    cancel: &AtomicBool,
-    report: &(dyn Fn(JobResult) + Send + Sync),
-) -> JobResult {
+fn count_everything(job: ExactAllJob, report: &Report<ExactAllReport>) -> ExactAllReport {
+    let ExactAllJob {
+        generation,
+        session,
+        encoding: enc,
+        cache,
+        cancel,
+    } = job;
+    let s = &*session;
     let started = std::time::Instant::now();
     let msgs: Vec<ContextMessage> = (0..s.entries.len())
         .flat_map(|i| crate::engine::view::context::intrinsic_messages(s, i))
@@ -1138,7 +1287,7 @@ fn count_everything(
     };
     for chunk in msgs.chunks(CHUNK) {
         if cancel.load(Ordering::Relaxed) {
-            return JobResult::ExactAllDone {
+            return ExactAllReport::Done {
                 generation,
                 tokens,
                 messages: done,
@@ -1151,13 +1300,13 @@ fn count_everything(
             None => count(chunk),
         };
         done += chunk.len();
-        report(JobResult::ExactProgress {
+        report.say(ExactAllReport::Progress {
             generation,
             done,
             total,
         });
     }
-    JobResult::ExactAllDone {
+    ExactAllReport::Done {
         generation,
         tokens,
         messages: total,
@@ -1166,7 +1315,6 @@ fn count_everything(
     }
 }
 
-/// Resolves once `cancel` is set.
 /// Find `query` in the session's bytes on every core; each piece's hits are reported as
 /// entries (by the line each hit is on) as soon as the piece is done.
 fn find_in_session(
@@ -1174,7 +1322,7 @@ fn find_in_session(
     session: &Session,
     query: &str,
     cancel: &AtomicBool,
-    report: &(dyn Fn(JobResult) + Sync),
+    report: &Report<FindReport>,
 ) -> Result<(), store::search::SearchError> {
     let q = crate::engine::view::search::Query::new(query, false, None)?;
     store::search::search_bytes(&session.buf, &q, cancel, |hits| {
@@ -1190,10 +1338,11 @@ fn find_in_session(
                     .map(|_| (at, h.matches))
             })
             .collect();
-        report(JobResult::FindHits { id, hits: entries });
+        report.say(FindReport::Hits { id, hits: entries });
     })
 }
 
+/// Resolves once `cancel` is set.
 async fn cancelled(cancel: &AtomicBool) {
     while !cancel.load(Ordering::Relaxed) {
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
@@ -1213,7 +1362,7 @@ async fn run_strategies(
     thinking: String,
     strategies: Vec<crate::engine::compaction::strategy::Strategy>,
     params: crate::engine::compaction::slices::SliceParams,
-    report: Arc<dyn Fn(JobResult) + Send + Sync>,
+    report: Report<SummaryReport>,
 ) {
     let input = Arc::new(crate::engine::compaction::summary::SummaryInput::of_plan(&s, &plan));
     let range = Arc::new(crate::engine::compaction::recall::Range::of_input(&s, &plan, &input));
@@ -1231,8 +1380,9 @@ async fn run_strategies(
         );
         set.spawn(async move {
             let started = std::time::Instant::now();
-            let on =
-                |progress: crate::llm::strategies::Progress| report(JobResult::StrategyProgress { id, tab, progress });
+            let on = |progress: crate::llm::strategies::Progress| {
+                report.say(SummaryReport::StrategyProgress { id, tab, progress })
+            };
             let r = crate::llm::strategies::run(
                 summarizer.as_deref(),
                 st,
@@ -1267,7 +1417,7 @@ async fn run_strategies(
                     wall_ms: started.elapsed().as_millis() as u64,
                 }),
             };
-            report(JobResult::StrategyDone { id, tab, result });
+            report.say(SummaryReport::StrategyDone { id, tab, result });
         });
     }
     while set.join_next().await.is_some() {}
@@ -1373,314 +1523,4 @@ fn write_branched(s: &Session, cut: Option<usize>, source: &std::path::Path) -> 
     let out = store::new_session_path(abs.parent().unwrap_or(std::path::Path::new(".")), &sid, now);
     store::write_new(&out, &lines, &abs)?;
     Ok(out)
-}
-
-/// How many jobs that write files are under way (see `Job::writes_files`).
-static WRITES_UNDER_WAY: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-
-/// Counts a writing job from its start to its end, however it ends.
-struct WriteUnderWay;
-
-impl WriteUnderWay {
-    fn start() -> Self {
-        WRITES_UNDER_WAY.fetch_add(1, Ordering::SeqCst);
-        WriteUnderWay
-    }
-}
-
-impl Drop for WriteUnderWay {
-    fn drop(&mut self) {
-        WRITES_UNDER_WAY.fetch_sub(1, Ordering::SeqCst);
-    }
-}
-
-/// Wait, up to `limit`, until no job is writing a file; true if none is. On quit: the
-/// runtime is then shut down without waiting for the rest (a parse, a count, a search), which
-/// could take seconds on a big session.
-pub fn wait_for_writes(limit: std::time::Duration) -> bool {
-    let start = std::time::Instant::now();
-    while WRITES_UNDER_WAY.load(Ordering::SeqCst) > 0 {
-        if start.elapsed() > limit {
-            return false;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(5));
-    }
-    true
-}
-
-/// Start `job` on the runtime; its results arrive on `tx`.
-pub fn spawn(job: Job, handle: &tokio::runtime::Handle, tx: tokio::sync::mpsc::UnboundedSender<JobResult>) {
-    // Counted from here, not from when a worker takes it, so a quit right after a key that
-    // started a write still waits for it.
-    let under_way = job.writes_files().then(WriteUnderWay::start);
-    if job.is_async() {
-        let progress = tx.clone();
-        handle.spawn(async move {
-            let r = job
-                .run_async(move |r| {
-                    let _ = progress.send(r);
-                })
-                .await;
-            let _ = tx.send(r);
-            drop(under_way);
-        });
-    } else {
-        handle.spawn_blocking(move || {
-            let progress = std::sync::Mutex::new(tx.clone());
-            let r = job.run_blocking_with(&|r| {
-                if let Ok(p) = progress.lock() {
-                    let _ = p.send(r);
-                }
-            });
-            let _ = tx.send(r);
-            drop(under_way);
-        });
-    }
-}
-
-/// Run `job` here and now, with its progress (tests; no terminal, no event loop).
-pub fn run_now(job: Job) -> Vec<JobResult> {
-    if !job.is_async() {
-        let progress = std::sync::Mutex::new(Vec::new());
-        let done = job.run_blocking_with(&|r| {
-            if let Ok(mut v) = progress.lock() {
-                v.push(r);
-            }
-        });
-        let mut all = progress.into_inner().unwrap_or_default();
-        all.push(done);
-        return all;
-    }
-    let progress = Arc::new(std::sync::Mutex::new(Vec::new()));
-    let sink = progress.clone();
-    let done = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
-        Ok(rt) => rt.block_on(job.run_async(move |r| {
-            if let Ok(mut v) = sink.lock() {
-                v.push(r);
-            }
-        })),
-        Err(e) => JobResult::SummaryDone {
-            id: 0,
-            wall_ms: 0,
-            result: Err(SummaryError::Runtime(e.to_string())),
-        },
-    };
-    let mut out = progress.lock().map(|mut v| std::mem::take(&mut *v)).unwrap_or_default();
-    out.push(done);
-    out
-}
-
-/// A selection's gauge, reported as soon as it is known, then its cut (the result).
-fn run_selection(j: SelectionJob, report: &(dyn Fn(JobResult) + Sync)) -> JobResult {
-    let SelectionJob {
-        generation,
-        session,
-        leaf,
-        settings,
-        registry,
-        keep_recent,
-        want_classes,
-    } = j;
-    let (info, to_come) = selection::gauge_of(&session, leaf, &settings, &registry, Some(keep_recent));
-    report(JobResult::Selection {
-        generation,
-        info: Box::new(info),
-    });
-    JobResult::SelectionCut {
-        generation,
-        cut: Box::new(to_come.cut(&session, want_classes)),
-    }
-}
-
-fn run_exact_tokens(j: ExactTokensJob) -> JobResult {
-    let ExactTokensJob {
-        generation,
-        session,
-        messages,
-        encoding,
-        cache,
-    } = j;
-    let refs: Vec<&ContextMessage> = messages.iter().collect();
-    let count = || cache.count_all(&session, &refs, encoding);
-    let per_message = match low_priority_pool() {
-        Some(p) => p.install(count),
-        None => count(),
-    };
-    JobResult::ExactTokens {
-        generation,
-        total: per_message.iter().sum(),
-        per_message,
-    }
-}
-
-fn run_context_view(j: ContextViewJob, report: &(dyn Fn(JobResult) + Sync)) -> JobResult {
-    let ContextViewJob {
-        generation,
-        session,
-        leaf,
-        mark,
-        encoding,
-        cache,
-        live,
-    } = j;
-    // At a low priority, so keys and frames never wait on the count.
-    let build = || {
-        context_view::build_with_progress(
-            &session,
-            generation,
-            leaf,
-            mark,
-            encoding,
-            &cache,
-            live.as_ref(),
-            &|done, total| {
-                report(JobResult::ContextProgress {
-                    generation,
-                    done,
-                    total,
-                })
-            },
-        )
-    };
-    let data = match low_priority_pool() {
-        Some(p) => p.install(build),
-        None => build(),
-    };
-    JobResult::ContextView(Box::new(data))
-}
-
-fn run_live_figure(j: LiveFigureJob) -> JobResult {
-    let LiveFigureJob {
-        generation,
-        session,
-        leaf,
-        params,
-    } = j;
-    let at = || params.at_leaf(&session, leaf);
-    let at = match low_priority_pool() {
-        Some(p) => p.install(at),
-        None => at(),
-    };
-    JobResult::LiveFigure {
-        generation,
-        report: Box::new(at.answer.report),
-    }
-}
-
-fn run_usage(j: UsageJob) -> JobResult {
-    let UsageJob {
-        generation,
-        cwd,
-        settings,
-        agent_dir,
-        session,
-    } = j;
-    let t0 = std::time::Instant::now();
-    let mut paths = store::sessions::session_folders(&cwd, &settings, true);
-    // The open session counts even when it lives outside Pi's folders.
-    if let Some((p, _)) = &session
-        && !paths.iter().any(|d| p.starts_with(d))
-    {
-        paths.push(p.clone());
-    }
-    let (sessions, skipped) = store::usage::read_sessions_cached(&agent_dir, &paths);
-    JobResult::Usage(Box::new(UsageData {
-        generation,
-        sessions,
-        skipped: skipped.len(),
-        tz: store::usage::time_zone(None).unwrap_or(jiff::tz::TimeZone::UTC),
-        models: Arc::new(store::config::load_registry(&agent_dir)),
-        now_ms: store::clock::now_ms(),
-        session,
-        elapsed_ms: t0.elapsed().as_millis() as u64,
-    }))
-}
-
-fn run_list(j: ListJob) -> JobResult {
-    let ListJob {
-        cwd,
-        settings,
-        all,
-        agent_dir,
-    } = j;
-    let sessions = store::sessions::list_sessions_in(&agent_dir, &cwd, &settings, all);
-    // None here: say how many there are elsewhere (counted, not opened).
-    let everywhere =
-        (sessions.is_empty() && !all).then(|| store::sessions::count_all_sessions_in(&agent_dir, &cwd, &settings));
-    // The trash and each listed folder's leftovers, for housekeeping in the picker.
-    let trash = store::trash::list(&agent_dir)
-        .into_iter()
-        .map(|t| {
-            let bytes = store::trash::size(&agent_dir, &t);
-            (t, bytes)
-        })
-        .collect();
-    let mut dirs: Vec<PathBuf> = sessions.iter().map(|s| s.dir.clone()).collect();
-    dirs.sort();
-    dirs.dedup();
-    JobResult::Listed {
-        at: std::time::Instant::now(),
-        all,
-        sessions,
-        everywhere,
-        pins: store::pins::load(&agent_dir),
-        trash,
-        leftovers: store::backups::find(&dirs),
-        exports: store::exports::list(&agent_dir),
-    }
-}
-
-fn run_write(j: WriteJob) -> JobResult {
-    let WriteJob {
-        path,
-        request,
-        what,
-        select,
-        reread_on_refusal,
-        built_from,
-    } = j;
-    let result = if built_from.prove_all() {
-        store::write::apply(&path, &request)
-    } else {
-        Err(store::WriteError::IndexMismatch)
-    };
-    let result = result.map(|a| Written {
-        session: Arc::new(a.session),
-        applied: a.appended,
-        prepared: a.prepared,
-        what,
-        select,
-    });
-    let mismatch = matches!(result, Err(store::WriteError::IndexMismatch));
-    let now = (result.is_err() && (reread_on_refusal || mismatch))
-        .then(|| store::load_session(&path).ok().map(Arc::new))
-        .flatten();
-    JobResult::Written { result, now }
-}
-
-fn run_find_in_session(j: FindInSessionJob, report: &(dyn Fn(JobResult) + Sync)) -> JobResult {
-    let FindInSessionJob {
-        id,
-        session,
-        query,
-        cancel,
-    } = j;
-    let started = std::time::Instant::now();
-    let error = find_in_session(id, &session, &query, &cancel, &|r| report(r)).err();
-    JobResult::FindDone {
-        id,
-        elapsed_ms: started.elapsed().as_millis() as u64,
-        error,
-    }
-}
-
-fn run_exact_all(j: ExactAllJob) -> JobResult {
-    let ExactAllJob {
-        generation,
-        session,
-        encoding,
-        cache,
-        cancel,
-    } = j;
-    count_everything(generation, &session, encoding, &cache, &cancel, &|_| {})
 }

@@ -3,7 +3,7 @@
 //! session's cost over time with its compactions marked.
 //!
 //! A component of its own: its state, `update` (pure: an action in, whether it was used out)
-//! and `draw`. The calls are read by a job (`Job::Usage`); the reports are made here from them
+//! and `draw`. The calls are read by a job (`UsageJob`); the reports are made here from them
 //! when the data, the tab or the period changes, never on a draw.
 
 use super::action::Action;

@@ -8,7 +8,8 @@ use crate::engine::edit::plan::{Write, WriteRequest};
 use crate::engine::view::archive;
 use crate::ui::dialog::{Dialog, InputPurpose, PendingWrite, Seen};
 use crate::ui::input::LineEditor;
-use crate::ui::jobs::{Job, JobResult};
+use crate::ui::jobs;
+use crate::ui::runner::Receives;
 
 fn plural(n: usize, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
@@ -194,13 +195,11 @@ impl App {
         self.parts.dialog = None;
         self.pending.writes += 1;
         self.log.status = Some(format!("deleting the branch at {target}…"));
-        self.pending
-            .queue
-            .push(Job::DeleteBranch(crate::ui::jobs::DeleteBranchJob {
-                path,
-                session: self.doc.session.clone(),
-                target,
-            }));
+        self.start(crate::ui::jobs::DeleteBranchJob {
+            path,
+            session: self.doc.session.clone(),
+            target,
+        });
     }
 
     /// e: the path to the selection as a document; the name typed decides the format.
@@ -231,12 +230,12 @@ impl App {
         }
         let out = self.outside.cwd.clone().join(name);
         self.log.status = Some(format!("exporting to {}…", out.display()));
-        self.pending.queue.push(Job::Export(crate::ui::jobs::ExportJob {
+        self.start(crate::ui::jobs::ExportJob {
             session: self.doc.session.clone(),
             source: self.doc.path.clone(),
             leaf,
             out,
-        }));
+        });
     }
 
     /// Select the entry `r` names (an id or idx:N), showing it if the filter or an archive
@@ -296,11 +295,14 @@ impl App {
             .find(|&j| s.parent_of(j) == Some(i) && s.entries[j].message().is_some_and(|m| m.role == Role::ToolResult))
             .unwrap_or(i)
     }
+}
 
-    /// The answers of the delete and export jobs.
-    pub(super) fn on_chore_done(&mut self, r: &JobResult) {
+/// The branch deleted and the file read again, or why not.
+impl Receives<jobs::DeleteBranchJob> for App {
+    fn receive(&mut self, r: <jobs::DeleteBranchJob as crate::ui::runner::Job>::Output) {
+        self.pending.writes = self.pending.writes.saturating_sub(1);
         match r {
-            JobResult::Deleted(Ok((d, s))) => {
+            Ok((d, s)) => {
                 self.pending.writes = self.pending.writes.saturating_sub(1);
                 self.replace_session(s.clone(), true);
                 self.log.status = Some(format!(
@@ -327,16 +329,18 @@ impl App {
                     }
                 ));
             }
-            JobResult::Deleted(Err(e)) => {
-                self.pending.writes = self.pending.writes.saturating_sub(1);
-                self.log.status = Some(format!("not deleted: {e}"));
-            }
-            JobResult::Exported(Ok((p, bytes))) => {
-                self.log.status = Some(format!("exported to {} ({})", p.display(), size(*bytes)));
-            }
-            JobResult::Exported(Err(e)) => self.log.status = Some(format!("not exported: {e}")),
-            _ => {}
+            Err(e) => self.log.status = Some(format!("not deleted: {e}")),
         }
+    }
+}
+
+/// The document written, or why not.
+impl Receives<jobs::ExportJob> for App {
+    fn receive(&mut self, r: Result<(std::path::PathBuf, usize), jobs::ExportError>) {
+        self.log.status = Some(match r {
+            Ok((p, bytes)) => format!("exported to {} ({})", p.display(), size(bytes)),
+            Err(e) => format!("not exported: {e}"),
+        });
     }
 }
 

@@ -8,7 +8,6 @@ use crate::ui::browse_keys::BrowseView;
 use crate::ui::component;
 use crate::ui::component::Component;
 use crate::ui::input::LineEditor;
-use crate::ui::jobs::Job;
 use crate::ui::keymap::Mode;
 use crate::ui::layout::contains;
 use crate::ui::picker::Picker;
@@ -233,12 +232,12 @@ impl App {
         p.user_home = Some(self.outside.env.home.clone());
         self.parts.picker = Some(p);
         self.screen.overlay = Overlay::Picker;
-        self.pending.queue.push(Job::List(crate::ui::jobs::ListJob {
+        self.start(crate::ui::jobs::ListJob {
             cwd: self.outside.cwd.clone(),
             settings: self.setup.settings.clone(),
             all: false,
             agent_dir: self.outside.agent_dir.clone(),
-        }));
+        });
     }
 
     /// The picker (its own update), after the keys that open the usage view or a
@@ -311,14 +310,13 @@ impl App {
         let Some(s) = &mut p.search else { return };
         s.id = id;
         s.files = (0, files.len());
-        self.pending
-            .queue
-            .push(Job::SearchSessions(crate::ui::jobs::SearchSessionsJob {
-                id,
-                files,
-                query: s.query.text(),
-                cancel: s.cancel.clone(),
-            }));
+        let job = crate::ui::jobs::SearchSessionsJob {
+            id,
+            files,
+            query: s.query.text(),
+            cancel: s.cancel.clone(),
+        };
+        self.start(job);
     }
 
     /// A click: select a tree row (on its fold marker: fold or unfold), focus the detail

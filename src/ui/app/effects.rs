@@ -4,7 +4,6 @@
 use super::{App, Overlay};
 use crate::ui::component::{self, Effect};
 use crate::ui::dialog::{Dialog, FileChore};
-use crate::ui::jobs::Job;
 use crate::ui::keymap::Mode;
 
 impl App {
@@ -29,16 +28,14 @@ impl App {
                 Effect::ConfirmPrune { plan, left_out } => self.confirm_reviewed_plan(&plan, left_out),
                 Effect::Open(path) => {
                     let index = self.index_place();
-                    self.pending
-                        .queue
-                        .push(Job::Open(crate::ui::jobs::OpenJob { path, index }))
+                    self.start(crate::ui::jobs::OpenJob { path, index })
                 }
-                Effect::List { all } => self.pending.queue.push(Job::List(crate::ui::jobs::ListJob {
+                Effect::List { all } => self.start(crate::ui::jobs::ListJob {
                     cwd: self.outside.cwd.clone(),
                     settings: self.setup.settings.clone(),
                     all,
                     agent_dir: self.outside.agent_dir.clone(),
-                })),
+                }),
                 Effect::SearchSessions => {
                     let id = self.next_job_id();
                     self.start_session_search(id);

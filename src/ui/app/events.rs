@@ -4,57 +4,56 @@
 use super::{App, Doc, Overlay, Terminal, plural};
 use crate::engine::load::session::Session;
 use crate::engine::view::tree_view::TreeView;
-use crate::ui::jobs::{Job, JobResult};
+use crate::ui::jobs;
+use crate::ui::runner::Receives;
 use std::sync::Arc;
 
-impl App {
-    pub(super) fn on_job(&mut self, r: JobResult) {
+impl Receives<jobs::SelectionJob> for App {
+    fn receive(&mut self, r: jobs::SelectionReport) {
         match r {
-            JobResult::ChoreDone(done) => self.on_small_chore_done(done),
-            JobResult::SummarizerResolved { id, summarizer } => self.on_summarizer_resolved(id, summarizer.map(|s| *s)),
-            r @ JobResult::Selection { .. } => self.on_selection_info(r),
-            JobResult::SelectionCut { generation, cut } => self.on_selection_cut(generation, *cut),
-            JobResult::IndexSaved(_) => {}
-            r @ (JobResult::LoadProgress { .. }
-            | JobResult::LoadVia(_)
-            | JobResult::LeafPreview(_)
-            | JobResult::Loaded { .. }
-            | JobResult::EarlySelection(_)) => self.on_first_load(r),
-            JobResult::ExactTokens {
-                generation,
-                total,
-                per_message,
-            } => {
-                if generation == self.selection.generation {
-                    if let Some(g) = &mut self.selection.gauge {
-                        g.exact = Some(total);
-                    }
-                    self.selection.exact = Some(per_message);
-                }
+            jobs::SelectionReport::Gauge { generation, info } => self.on_selection_info(generation, *info),
+            jobs::SelectionReport::Cut(c) => self.on_selection_cut(c.generation, *c.cut),
+        }
+    }
+}
+
+impl Receives<jobs::CutJob> for App {
+    fn receive(&mut self, c: jobs::CutReady) {
+        self.on_selection_cut(c.generation, *c.cut)
+    }
+}
+
+impl Receives<jobs::ExactTokensJob> for App {
+    fn receive(&mut self, r: jobs::ExactTokens) {
+        if r.generation == self.selection.generation {
+            if let Some(g) = &mut self.selection.gauge {
+                g.exact = Some(r.total);
             }
-            JobResult::Prune { generation, plan } => self.on_plan(generation, *plan),
-            JobResult::CompactionPlanned { id, leaf, plan } => self.on_compaction_planned(id, leaf, plan.map(|p| *p)),
-            JobResult::Usage(data) => {
-                if let Some((u, _)) = &mut self.parts.usage {
-                    u.set_data(data);
-                }
-            }
-            JobResult::Fills(data) => {
-                if data.generation == self.parts.fills.generation {
-                    self.parts.fills.data = Some(data);
-                }
-            }
-            JobResult::LiveFigure { generation, report } => {
-                if generation == self.selection.generation {
-                    self.selection.live = Some(report);
-                }
-            }
-            JobResult::LiveBill { generation, line } => {
-                if Some(generation as usize) == self.parts.context.bill_for {
-                    self.parts.context.bill = line;
-                }
-            }
-            JobResult::ContextProgress {
+            self.selection.exact = Some(r.per_message);
+        }
+    }
+}
+
+impl Receives<jobs::LiveFigureJob> for App {
+    fn receive(&mut self, r: jobs::LiveFigure) {
+        if r.generation == self.selection.generation {
+            self.selection.live = Some(r.report);
+        }
+    }
+}
+
+impl Receives<jobs::LiveBillJob> for App {
+    fn receive(&mut self, r: jobs::LiveBill) {
+        if Some(r.generation as usize) == self.parts.context.bill_for {
+            self.parts.context.bill = r.line;
+        }
+    }
+}
+
+impl Receives<jobs::ContextViewJob> for App {
+    fn receive(&mut self, r: jobs::ContextReport) {
+        match r {
+            jobs::ContextReport::Progress {
                 generation,
                 done,
                 total,
@@ -63,11 +62,33 @@ impl App {
                     self.parts.context.progress = Some((done, total));
                 }
             }
-            r @ JobResult::ContextView(..) => self.on_context_view(r),
-            r @ JobResult::Reloaded { .. } => self.on_reloaded(r),
-            r @ JobResult::Opened { .. } => self.on_opened(r),
-            r @ JobResult::Listed { .. } => self.on_listed(r),
-            JobResult::ExactProgress {
+            jobs::ContextReport::Built(data) => self.on_context_view(data),
+        }
+    }
+}
+
+impl Receives<jobs::ReloadJob> for App {
+    fn receive(&mut self, r: jobs::Reloaded) {
+        self.on_reloaded(r)
+    }
+}
+
+impl Receives<jobs::OpenJob> for App {
+    fn receive(&mut self, r: jobs::Opened) {
+        self.on_opened(r)
+    }
+}
+
+impl Receives<jobs::ListJob> for App {
+    fn receive(&mut self, r: jobs::Listed) {
+        self.on_listed(r)
+    }
+}
+
+impl Receives<jobs::ExactAllJob> for App {
+    fn receive(&mut self, r: jobs::ExactAllReport) {
+        match r {
+            jobs::ExactAllReport::Progress {
                 generation,
                 done,
                 total,
@@ -76,37 +97,43 @@ impl App {
                     self.exact.all.progress = Some((done, total));
                 }
             }
-            r @ JobResult::ExactAllDone { .. } => self.on_exact_all_done(r),
-            r @ JobResult::SearchFile { .. } => self.on_search_file(r),
-            JobResult::FindHits { id, hits } => self.on_find_hits(id, hits),
-            JobResult::FindDone { id, elapsed_ms, error } => {
-                self.on_find_done(id, elapsed_ms, error.map(|e| e.to_string()))
-            }
-            r @ JobResult::SearchDone { .. } => self.on_search_done(r),
-            r @ JobResult::Written { .. } => self.on_written(r),
-            r @ JobResult::Branched { .. } => self.on_branched(r),
-            r @ (JobResult::Deleted(_) | JobResult::Exported(_)) => self.on_chore_done(&r),
-            JobResult::SummaryChunk { id, text } => self.on_summary_chunk(id, &text),
-            JobResult::SummaryDone { id, wall_ms, result } => self.on_summary_done(id, wall_ms, result),
-            JobResult::StrategyProgress { id, tab, progress } => self.on_strategy_progress(id, tab, progress),
-            JobResult::StrategyDone { id, tab, result } => self.on_strategy_done(id, tab, result),
-            JobResult::StrategiesDone { id, finished } => {
-                for (tab, r) in finished {
-                    self.on_strategy_done(id, tab, r);
-                }
-                self.on_strategies_done(id)
-            }
+            jobs::ExactAllReport::Done {
+                generation,
+                tokens,
+                messages,
+                elapsed_ms,
+                cancelled,
+            } => self.on_exact_all_done(generation, tokens, messages, elapsed_ms, cancelled),
         }
     }
+}
 
-    fn on_selection_info(&mut self, r: JobResult) {
-        let JobResult::Selection { generation, info } = r else {
-            return;
-        };
+impl Receives<jobs::SearchSessionsJob> for App {
+    fn receive(&mut self, r: jobs::SearchReport) {
+        match r {
+            jobs::SearchReport::File { id, path, hits } => self.on_search_file(id, path, hits),
+            jobs::SearchReport::Done { id, elapsed_ms, error } => self.on_search_done(id, elapsed_ms, error),
+        }
+    }
+}
+
+impl Receives<jobs::WriteJob> for App {
+    fn receive(&mut self, r: jobs::WriteOutcome) {
+        self.on_written(r)
+    }
+}
+
+impl Receives<jobs::BranchedJob> for App {
+    fn receive(&mut self, r: jobs::BranchedOutcome) {
+        self.on_branched(r)
+    }
+}
+
+impl App {
+    pub(super) fn on_selection_info(&mut self, generation: u64, info: crate::ui::selection::SelectionInfo) {
         if generation != self.selection.generation {
             return;
         }
-        let info = *info;
         self.selection.gauge = Some(info.gauge);
         // From bonsai's index the messages come with the cut (then counted).
         if let Some(messages) = info.messages {
@@ -141,16 +168,13 @@ impl App {
         }
         match cached {
             Some(v) => self.selection.exact = Some(v),
-            None => self
-                .pending
-                .queue
-                .push(Job::ExactTokens(crate::ui::jobs::ExactTokensJob {
-                    generation,
-                    session: self.doc.session.clone(),
-                    messages,
-                    encoding,
-                    cache: self.exact.cache.clone(),
-                })),
+            None => self.start(jobs::ExactTokensJob {
+                generation,
+                session: self.doc.session.clone(),
+                messages,
+                encoding,
+                cache: self.exact.cache.clone(),
+            }),
         }
     }
 
@@ -168,10 +192,7 @@ impl App {
         }
     }
 
-    fn on_context_view(&mut self, r: JobResult) {
-        let JobResult::ContextView(data) = r else {
-            return;
-        };
+    fn on_context_view(&mut self, data: Box<crate::ui::context_view::ContextData>) {
         if data.generation == self.parts.context.generation {
             let n = data.aligned.len();
             self.parts.context.progress = None;
@@ -191,15 +212,12 @@ impl App {
         }
     }
 
-    fn on_reloaded(&mut self, r: JobResult) {
-        let JobResult::Reloaded {
+    fn on_reloaded(&mut self, r: jobs::Reloaded) {
+        let jobs::Reloaded {
             result,
             rewritten,
             by_bonsai,
-        } = r
-        else {
-            return;
-        };
+        } = r;
         self.pending.reload = false;
         match result {
             // A reload read before a newer version was shown (bonsai's own write came
@@ -210,10 +228,8 @@ impl App {
         }
     }
 
-    fn on_opened(&mut self, r: JobResult) {
-        let JobResult::Opened { path, result, index } = r else {
-            return;
-        };
+    fn on_opened(&mut self, r: jobs::Opened) {
+        let jobs::Opened { path, result, index } = r;
         self.pending.reparsing = false;
         match result {
             Ok(s) => {
@@ -235,8 +251,8 @@ impl App {
         };
     }
 
-    fn on_listed(&mut self, r: JobResult) {
-        let JobResult::Listed {
+    fn on_listed(&mut self, r: jobs::Listed) {
+        let jobs::Listed {
             at,
             all,
             sessions,
@@ -245,10 +261,7 @@ impl App {
             trash,
             leftovers,
             exports,
-        } = r
-        else {
-            return;
-        };
+        } = r;
         // Each session's model's window, for its share of the context.
         let windows = sessions
             .iter()
@@ -279,17 +292,7 @@ impl App {
         }
     }
 
-    fn on_exact_all_done(&mut self, r: JobResult) {
-        let JobResult::ExactAllDone {
-            generation,
-            tokens,
-            messages,
-            elapsed_ms,
-            cancelled,
-        } = r
-        else {
-            return;
-        };
+    fn on_exact_all_done(&mut self, generation: u64, tokens: u64, messages: usize, elapsed_ms: u64, cancelled: bool) {
         if generation == self.exact.all.generation {
             self.exact.all.progress = None;
             self.exact.all.cancel = None;
@@ -313,10 +316,12 @@ impl App {
             .filter(|s| s.id == id)
     }
 
-    fn on_search_file(&mut self, r: JobResult) {
-        let JobResult::SearchFile { id, path, hits } = r else {
-            return;
-        };
+    fn on_search_file(
+        &mut self,
+        id: u64,
+        path: std::path::PathBuf,
+        hits: Result<Vec<crate::engine::view::search::Hit>, crate::store::search::SearchError>,
+    ) {
         if let Some(s) = self.session_search(id) {
             s.files.0 += 1;
             match hits {
@@ -326,10 +331,7 @@ impl App {
         }
     }
 
-    fn on_search_done(&mut self, r: JobResult) {
-        let JobResult::SearchDone { id, elapsed_ms, error } = r else {
-            return;
-        };
+    fn on_search_done(&mut self, id: u64, elapsed_ms: u64, error: Option<crate::store::search::SearchError>) {
         if let Some(s) = self.session_search(id) {
             s.running = false;
             s.elapsed_ms = elapsed_ms;
@@ -339,10 +341,8 @@ impl App {
         }
     }
 
-    fn on_written(&mut self, r: JobResult) {
-        let JobResult::Written { result, now } = r else {
-            return;
-        };
+    fn on_written(&mut self, r: jobs::WriteOutcome) {
+        let jobs::WriteOutcome { result, now } = r;
         self.pending.writes = self.pending.writes.saturating_sub(1);
         match result {
             Ok(w) => {
@@ -400,15 +400,12 @@ impl App {
         }
     }
 
-    fn on_branched(&mut self, r: JobResult) {
-        let JobResult::Branched {
+    fn on_branched(&mut self, r: jobs::BranchedOutcome) {
+        let jobs::BranchedOutcome {
             what,
             result,
             editor_text,
-        } = r
-        else {
-            return;
-        };
+        } = r;
         match result {
             Ok(path) => {
                 let name = path
@@ -444,12 +441,12 @@ impl App {
         {
             p.loading = true;
             let all = p.all;
-            self.pending.queue.push(Job::List(crate::ui::jobs::ListJob {
+            self.start(crate::ui::jobs::ListJob {
                 cwd: self.outside.cwd.clone(),
                 settings: self.setup.settings.clone(),
                 all,
                 agent_dir: self.outside.agent_dir.clone(),
-            }));
+            });
         }
         // A mapped file that lost pages under us (see store::mapped) reads as zeros there:
         // say so and read it whole again.
@@ -459,9 +456,7 @@ impl App {
             self.log.status =
                 Some("the session file was truncated or rewritten by another program; reloading it".into());
             let index = self.index_place();
-            self.pending
-                .queue
-                .push(Job::Open(crate::ui::jobs::OpenJob { path: p, index }));
+            self.start(crate::ui::jobs::OpenJob { path: p, index });
             redraw = true;
         }
         // A line read through bonsai's index no longer matched the file: what is shown may
@@ -476,9 +471,7 @@ impl App {
             if let Some(place) = &index {
                 crate::store::index::forget(place, &p);
             }
-            self.pending
-                .queue
-                .push(Job::Open(crate::ui::jobs::OpenJob { path: p, index }));
+            self.start(crate::ui::jobs::OpenJob { path: p, index });
             redraw = true;
         }
         // The file disappeared (deleted or moved): say so once; what is shown stays.
@@ -499,10 +492,10 @@ impl App {
             && len != self.doc.session.buf.len() as u64
         {
             self.pending.reload = true;
-            self.pending.queue.push(Job::Reload(crate::ui::jobs::ReloadJob {
+            self.start(crate::ui::jobs::ReloadJob {
                 session: self.doc.session.clone(),
                 path: p.clone(),
-            }));
+            });
         }
         let upto = self
             .areas()

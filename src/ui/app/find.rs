@@ -9,7 +9,6 @@ use crate::ui::component::Component;
 use crate::ui::find::Find;
 
 use crate::ui::input::LineEditor;
-use crate::ui::jobs::Job;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
@@ -52,14 +51,12 @@ impl App {
             s.entries.len(),
             &self.tree.view.flat,
         );
-        self.pending
-            .queue
-            .push(Job::FindInSession(crate::ui::jobs::FindInSessionJob {
-                id,
-                session: s,
-                query: q,
-                cancel,
-            }));
+        self.start(crate::ui::jobs::FindInSessionJob {
+            id,
+            session: s,
+            query: q,
+            cancel,
+        });
     }
 
     /// Hits of find `id` arrived (one piece of the file): kept in tree order; the first one
@@ -140,6 +137,17 @@ impl App {
             .position(|l| re.is_match(&l.spans.iter().map(|s| s.content.as_ref()).collect::<String>()))
         {
             self.parts.detail.scroll = k.saturating_sub(2);
+        }
+    }
+}
+
+impl crate::ui::runner::Receives<crate::ui::jobs::FindInSessionJob> for App {
+    fn receive(&mut self, r: crate::ui::jobs::FindReport) {
+        match r {
+            crate::ui::jobs::FindReport::Hits { id, hits } => self.on_find_hits(id, hits),
+            crate::ui::jobs::FindReport::Done { id, elapsed_ms, error } => {
+                self.on_find_done(id, elapsed_ms, error.map(|e| e.to_string()))
+            }
         }
     }
 }

@@ -9,9 +9,10 @@ use crate::engine::load::session::Session;
 use crate::engine::settings::Settings;
 use crate::engine::view::tree_view::FilterMode;
 use crate::store::index::{Place, Used};
-use crate::ui::jobs::{Indexed, Job, JobResult};
+use crate::ui::jobs::{self, Indexed, LoadReport};
 use crate::ui::loading::FirstLoad;
 use crate::ui::loading::Loading;
+use crate::ui::runner::{Queued, Receives};
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -51,13 +52,13 @@ impl App {
             (filter, rows)
         });
         let index = app.index_place();
-        app.pending.queue.push(Job::Load(crate::ui::jobs::LoadJob {
+        app.start(jobs::LoadJob {
             path: path.clone(),
             size,
             early,
             index,
             preview,
-        }));
+        });
         app.first_load = Some(FirstLoad {
             frame: Loading {
                 name: path.display().to_string(),
@@ -80,19 +81,28 @@ impl App {
     pub fn loading_frame(&self) -> Option<&Loading> {
         self.first_load.as_ref().map(|l| &l.frame)
     }
+}
 
-    /// The first load's reports.
-    pub(super) fn on_first_load(&mut self, r: JobResult) {
+/// The first load's reports.
+impl Receives<jobs::LoadJob> for App {
+    fn receive(&mut self, r: LoadReport) {
         match (r, &mut self.first_load) {
-            (JobResult::LoadProgress { parsed }, Some(l)) => l.frame.parsed = parsed,
-            (JobResult::LoadVia(used), Some(l)) => l.frame.via = Some(used),
-            (JobResult::LeafPreview(preview), Some(l)) => l.frame.preview = preview,
-            (JobResult::Loaded { path, result, index }, _) => self.on_loaded(path, result, index),
-            (JobResult::EarlySelection(info), _) => self.on_early_selection(info),
+            (LoadReport::Progress { parsed }, Some(l)) => l.frame.parsed = parsed,
+            (LoadReport::Via(used), Some(l)) => l.frame.via = Some(used),
+            (LoadReport::Preview(preview), Some(l)) => l.frame.preview = preview,
+            (LoadReport::Loaded(o), _) => self.on_loaded(o.path, o.result, o.index),
+            (LoadReport::EarlySelection(info), _) => self.on_early_selection(info),
             _ => {}
         }
     }
+}
 
+/// An index written, or why not: nothing to show (the next open tells).
+impl Receives<jobs::SaveIndexJob> for App {
+    fn receive(&mut self, _: Result<u64, String>) {}
+}
+
+impl App {
     /// The first session is read: it replaces the placeholder (the status said so far, such as
     /// which Pi is followed, stays), or the run ends with the reason.
     fn on_loaded(
@@ -142,27 +152,21 @@ impl App {
     pub(super) fn save_index_later(&mut self, s: &Arc<Session>, index: Option<Indexed>) {
         let Some(place) = self.index_place() else { return };
         if let Some(ix) = index.filter(|i| i.used.wants_saving()) {
-            self.pending
-                .after_frame
-                .push(Job::SaveIndex(crate::ui::jobs::SaveIndexJob {
-                    place,
-                    source: ix.source,
-                    session: s.clone(),
-                }));
+            self.pending.after_frame.push(Queued::new(jobs::SaveIndexJob {
+                place,
+                source: ix.source,
+                session: s.clone(),
+            }));
         }
     }
 
     /// Take the selection job just queued for the leaf: the load is computing the same.
     fn hold_selection_for_the_load(&mut self) {
-        let queued = self.pending.queue.iter().position(|j| {
-            matches!(
-                j,
-                Job::Selection(crate::ui::jobs::SelectionJob {
-                    want_classes: false,
-                    ..
-                })
-            )
-        });
+        let queued = self
+            .pending
+            .queue
+            .iter()
+            .position(|j| j.job::<jobs::SelectionJob>().is_some_and(|s| !s.want_classes));
         if let Some(k) = queued {
             self.pending.early = Some(self.pending.queue.remove(k));
         }
@@ -177,26 +181,22 @@ impl App {
         early: Option<Box<(crate::ui::selection::SelectionInfo, crate::ui::selection::CutToCome)>>,
     ) {
         let Some(held) = self.pending.early.take() else { return };
-        let Job::Selection(crate::ui::jobs::SelectionJob {
+        let Some(&jobs::SelectionJob {
             generation,
             leaf,
             keep_recent,
             ..
-        }) = &held
+        }) = held.job::<jobs::SelectionJob>()
         else {
             return;
         };
-        if *generation != self.selection.generation {
+        if generation != self.selection.generation {
             return;
         }
         match early.map(|b| *b) {
-            Some((info, to_come)) if info.leaf == *leaf && info.gauge.keep_recent == *keep_recent => {
-                let generation = *generation;
-                self.on_job(JobResult::Selection {
-                    generation,
-                    info: Box::new(info),
-                });
-                self.pending.after_frame.push(Job::Cut(crate::ui::jobs::CutJob {
+            Some((info, to_come)) if info.leaf == leaf && info.gauge.keep_recent == keep_recent => {
+                self.on_selection_info(generation, info);
+                self.pending.after_frame.push(Queued::new(jobs::CutJob {
                     generation,
                     session: self.doc.session.clone(),
                     to_come: Box::new(to_come),

@@ -6,7 +6,6 @@ use super::App;
 use crate::ui::chores::Chore;
 use crate::ui::dialog::{Dialog, FileChore, InputPurpose, Seen};
 use crate::ui::input::LineEditor;
-use crate::ui::jobs::Job;
 use crate::ui::picker::OLD_BACKUP_DAYS;
 
 fn mb(bytes: u64) -> String {
@@ -24,12 +23,12 @@ impl App {
         if let Some(p) = &mut self.parts.picker {
             p.loading = true;
         }
-        self.pending.queue.push(Job::List(crate::ui::jobs::ListJob {
+        self.start(crate::ui::jobs::ListJob {
             cwd: self.outside.cwd.clone(),
             settings: self.setup.settings.clone(),
             all,
             agent_dir: self.outside.agent_dir.clone(),
-        }));
+        });
     }
 
     /// `d`: the selected session to the trash (asked first).
@@ -181,10 +180,10 @@ impl App {
 
     /// Queue a chore for the jobs.
     pub(super) fn chore(&mut self, chore: Chore) {
-        self.pending.queue.push(Job::Chore(crate::ui::jobs::ChoreJob {
+        self.start(crate::ui::jobs::ChoreJob {
             chore,
             agent_dir: self.outside.agent_dir.clone(),
-        }));
+        });
     }
 
     /// What a chore did.
@@ -201,5 +200,11 @@ impl App {
         if let Some((f, untouched)) = done.branched {
             self.on_branched_checked(f, untouched);
         }
+    }
+}
+
+impl crate::ui::runner::Receives<crate::ui::jobs::ChoreJob> for App {
+    fn receive(&mut self, done: crate::ui::chores::ChoreDone) {
+        self.on_small_chore_done(done)
     }
 }

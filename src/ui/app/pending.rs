@@ -3,21 +3,21 @@
 
 use crate::engine::compaction::strategy::Strategy;
 use crate::ui::dialog::{BranchedFile, Dialog, SummaryFor};
-use crate::ui::jobs::{Job, SummaryKind};
+use crate::ui::jobs::SummaryKind;
 use crate::ui::request::{PlannedCompaction, Seen};
+use crate::ui::runner::Queued;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
-/// Background work in flight.
-#[derive(Default)]
-pub struct Pending {
+/// Background work in flight, for the receiver `R` of the jobs' outputs (the app).
+pub struct Pending<R> {
     /// A summary dialog whose write is under way: given back if the write is refused.
     pub(crate) parked: Option<Dialog>,
     /// The fork or clone bonsai wrote last in this run (`u` removes it while untouched).
     pub(crate) last_branched: Option<BranchedFile>,
     /// The id the next job gets.
     pub(crate) next_id: u64,
-    pub queue: Vec<Job>,
+    pub queue: Vec<Queued<R>>,
     pub reload: bool,
     /// The session is being parsed again because a line failed its index's check.
     pub reparsing: bool,
@@ -28,15 +28,34 @@ pub struct Pending {
     /// The summary model being looked for, and what waits for it.
     pub(crate) resolving: Option<(u64, AfterResolve)>,
     /// The leaf's selection job held while the first load works out the same gauge.
-    pub early: Option<Job>,
+    pub early: Option<Queued<R>>,
     /// Jobs that wait until the session's first whole frame is drawn (writing its index).
-    pub after_frame: Vec<Job>,
-    /// The compaction being planned for `c` (`Job::PlanCompaction`), and what the user saw
+    pub after_frame: Vec<Queued<R>>,
+    /// The compaction being planned for `c` (`PlanCompactionJob`), and what the user saw
     /// when `c` was pressed.
     pub planning: Option<(u64, crate::ui::dialog::Seen)>,
 }
 
-/// What waits for the summary model to be found (`Job::ResolveSummarizer`).
+impl<R> Default for Pending<R> {
+    fn default() -> Self {
+        Pending {
+            parked: None,
+            last_branched: None,
+            next_id: 0,
+            queue: Vec::new(),
+            reload: false,
+            reparsing: false,
+            summary: None,
+            writes: 0,
+            resolving: None,
+            early: None,
+            after_frame: Vec::new(),
+            planning: None,
+        }
+    }
+}
+
+/// What waits for the summary model to be found (`ResolveSummarizerJob`).
 pub(crate) enum AfterResolve {
     /// The compaction's instructions were given: choose the strategies (a model is there)
     /// or compact offline.

@@ -10,7 +10,6 @@ use crate::engine::view::context;
 use crate::ui::action::Action;
 use crate::ui::component::Component;
 use crate::ui::dialog::{Dialog, PendingWrite, Seen};
-use crate::ui::jobs::Job;
 use std::sync::Arc;
 
 /// Said once per run, in the first confirm of an edit.
@@ -50,7 +49,7 @@ impl App {
         let (_, policy, compat) = POLICIES[self.parts.prune.policy % POLICIES.len()];
         let mut settings = self.setup.settings.prune_settings();
         settings.compat = compat;
-        let job = Job::Prune(crate::ui::jobs::PruneJob {
+        let job = crate::ui::jobs::PruneJob {
             generation: self.parts.prune.generation,
             session: self.doc.session.clone(),
             leaf,
@@ -58,13 +57,11 @@ impl App {
             settings,
             force: self.parts.prune.force,
             zone: self.gauge_zone(),
-        });
+        };
         if self.doc.session.entries.len() > super::LARGE_SESSION {
-            self.pending.queue.push(job);
+            self.start(job);
         } else {
-            for r in crate::ui::jobs::run_now(job) {
-                self.on_job(r);
-            }
+            self.run_in_place(job);
         }
     }
 
@@ -296,13 +293,13 @@ impl App {
         self.parts.fills.data = None;
         self.parts.fills.generation += 1;
         let encoding = self.selection_encoding();
-        self.pending.queue.push(Job::Fills(crate::ui::jobs::FillsJob {
+        self.start(crate::ui::jobs::FillsJob {
             generation: self.parts.fills.generation,
             session: self.doc.session.clone(),
             leaf,
             encoding,
             cache: self.exact.cache.clone(),
-        }));
+        });
     }
 
     pub fn fills_data(&self) -> Option<&crate::ui::fills::FillsData> {
@@ -313,5 +310,19 @@ impl App {
     pub(super) fn on_fills(&mut self, action: Action) -> bool {
         let effects = self.parts.fills.update(&action, ());
         self.apply(effects)
+    }
+}
+
+impl crate::ui::runner::Receives<crate::ui::jobs::PruneJob> for App {
+    fn receive(&mut self, r: crate::ui::jobs::PrunePlanned) {
+        self.on_plan(r.generation, *r.plan)
+    }
+}
+
+impl crate::ui::runner::Receives<crate::ui::jobs::FillsJob> for App {
+    fn receive(&mut self, data: Box<crate::ui::fills::FillsData>) {
+        if data.generation == self.parts.fills.generation {
+            self.parts.fills.data = Some(data);
+        }
     }
 }

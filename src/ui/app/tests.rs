@@ -1104,7 +1104,7 @@ fn a_reload_read_before_bonsai_wrote_does_not_roll_the_session_back() {
     // The tick starts a reload; it reads the file now but reports later.
     a.update(crate::ui::tick(&a));
     let reload: Vec<_> = a.take_jobs();
-    let late: Vec<_> = reload.into_iter().flat_map(crate::ui::jobs::run_now).collect();
+    let late: Vec<_> = reload.into_iter().flat_map(crate::ui::runner::run_now).collect();
     // Meanwhile bonsai writes a label (its job reads the file again after appending).
     a.handle_key(shift('L'));
     typed(&mut a, "mine");
@@ -1496,7 +1496,6 @@ fn a_compaction_is_planned_by_a_job_and_carried_to_the_summaries() {
     use crate::engine::load::models::Registry;
     use crate::engine::settings::Settings;
     use crate::ui::dialog::InputPurpose;
-    use crate::ui::jobs::Job;
     let s = big_session();
     let nowhere = Some(PathBuf::from("/nonexistent-bonsai-test/s/big.jsonl"));
     let mut a = App::with_session(s.clone(), nowhere, Settings::default(), Registry::builtin_only());
@@ -1505,8 +1504,11 @@ fn a_compaction_is_planned_by_a_job_and_carried_to_the_summaries() {
     a.pending.queue.clear();
     a.update(Action::Compact);
     assert!(a.parts.dialog.is_none());
-    let [Job::PlanCompaction(crate::ui::jobs::PlanCompactionJob { leaf, .. })] = a.pending.queue.as_slice() else {
-        panic!("no plan queued: {:?} {:?}", a.pending.queue.len(), a.log.status)
+    let [q] = a.pending.queue.as_slice() else {
+        panic!("no plan queued: {:?} {:?}", a.pending.queue, a.log.status)
+    };
+    let Some(crate::ui::jobs::PlanCompactionJob { leaf, .. }) = q.job() else {
+        panic!("not a plan: {q:?}")
     };
     assert_eq!(*leaf, s.leaf().unwrap());
     a.run_jobs_now();
@@ -1521,8 +1523,11 @@ fn a_compaction_is_planned_by_a_job_and_carried_to_the_summaries() {
     assert_eq!(at.leaf, s.leaf().unwrap());
     // Offline: the summary job gets the plan the dialog carried, and its tab is written on it.
     a.update(Action::Select);
-    let [Job::Summary(crate::ui::jobs::SummaryJob { kind, .. })] = a.pending.queue.as_slice() else {
-        panic!("no summary queued: {:?} {:?}", a.pending.queue.len(), a.log.status)
+    let [q] = a.pending.queue.as_slice() else {
+        panic!("no summary queued: {:?} {:?}", a.pending.queue, a.log.status)
+    };
+    let Some(crate::ui::jobs::SummaryJob { kind, .. }) = q.job() else {
+        panic!("not a summary: {q:?}")
     };
     let crate::ui::jobs::SummaryKind::Compaction(crate::ui::jobs::CompactionSummary { plan: queued, .. }) = kind else {
         panic!("not a compaction summary")
@@ -1547,7 +1552,8 @@ fn the_first_open_writes_the_index_after_the_frame_and_the_next_reads_it() {
     use crate::engine::load::models::Registry;
     use crate::engine::settings::Settings;
     use crate::store::index::{Place, Used};
-    use crate::ui::jobs::{Job, JobResult};
+    use crate::ui::jobs::LoadReport;
+    use crate::ui::runner::Queued;
 
     let s = big_session();
     let dir = tempfile::tempdir().unwrap();
@@ -1568,55 +1574,57 @@ fn the_first_open_writes_the_index_after_the_frame_and_the_next_reads_it() {
             Registry::builtin_only(),
         );
         a.setup.index = Some(place.clone());
-        let [Job::Load(crate::ui::jobs::LoadJob { index, .. })] = a.pending.queue.as_mut_slice() else {
+        let [q] = a.pending.queue.as_mut_slice() else {
             panic!("no load queued")
         };
+        let Some(crate::ui::jobs::LoadJob { index, .. }) = q.job_mut() else {
+            panic!("not a load: {q:?}")
+        };
         *index = Some(place.clone());
-        let results = crate::ui::jobs::run_now(a.pending.queue.pop().unwrap());
+        let results = crate::ui::runner::run_now(a.pending.queue.pop().unwrap());
         (a, results)
     };
 
     let (mut a, results) = open();
-    let via = results.iter().find_map(|r| match r {
-        JobResult::LoadVia(u) => Some(u.clone()),
+    let via = results.iter().find_map(|r| match r.output() {
+        Some(LoadReport::Via(u)) => Some(u.clone()),
         _ => None,
     });
     assert!(matches!(via, Some(Used::Parsed(_))), "{via:?}");
     let mut results = results.into_iter().peekable();
-    while let Some(r) = results.next_if(|r| !matches!(r, JobResult::EarlySelection(_))) {
+    while let Some(r) = results.next_if(|r| !matches!(r.output(), Some(LoadReport::EarlySelection(_)))) {
         a.job_done(r);
     }
     assert!(!a.is_loading());
-    assert!(
-        !a.pending
-            .queue
-            .iter()
-            .any(|j| matches!(j, Job::SaveIndex(crate::ui::jobs::SaveIndexJob { .. })))
-    );
+    assert!(!a.pending.queue.iter().any(|j| j.is::<crate::ui::jobs::SaveIndexJob>()));
     assert!(a.take_after_frame().is_empty(), "the gauge is still being worked out");
     a.job_done(results.next().unwrap());
     // After the frame: the index written, and the leaf's cut worked out.
-    let (held, cut): (Vec<Job>, Vec<Job>) = a
+    let (held, cut): (Vec<Queued<App>>, Vec<Queued<App>>) = a
         .take_after_frame()
         .into_iter()
-        .partition(|j| matches!(j, Job::SaveIndex(crate::ui::jobs::SaveIndexJob { .. })));
+        .partition(|j| j.is::<crate::ui::jobs::SaveIndexJob>());
     assert!(
-        matches!(cut.as_slice(), [Job::Cut(crate::ui::jobs::CutJob { .. })]),
+        matches!(cut.as_slice(), [c] if c.is::<crate::ui::jobs::CutJob>()),
         "{} other jobs",
         cut.len()
     );
-    let [Job::SaveIndex(crate::ui::jobs::SaveIndexJob { .. })] = held.as_slice() else {
+    let [h] = held.as_slice() else {
         panic!("no index written after the frame: {} jobs", held.len())
     };
+    assert!(h.is::<crate::ui::jobs::SaveIndexJob>(), "{h:?}");
     for job in held {
-        for r in crate::ui::jobs::run_now(job) {
-            assert!(matches!(&r, JobResult::IndexSaved(Ok(n)) if *n > 0), "{r:?}");
+        for r in crate::ui::runner::run_now(job) {
+            assert!(
+                matches!(r.output::<Result<u64, String>>(), Some(Ok(n)) if *n > 0),
+                "{r:?}"
+            );
         }
     }
 
     let (mut b, results) = open();
     for r in results {
-        if let (JobResult::LoadVia(u), Some(frame)) = (&r, b.loading_frame()) {
+        if let (Some(LoadReport::Via(u)), Some(frame)) = (r.output(), b.loading_frame()) {
             assert_eq!(u, &Used::Unchanged);
             assert!(frame.via.is_none());
         }
@@ -1652,30 +1660,25 @@ fn the_first_open_writes_the_index_after_the_frame_and_the_next_reads_it() {
         !b.pending
             .queue
             .iter()
-            .any(|j| matches!(j, Job::ExactTokens(crate::ui::jobs::ExactTokensJob { .. }))),
+            .any(|j| j.is::<crate::ui::jobs::ExactTokensJob>()),
         "no messages yet to count"
     );
     let after = b.take_after_frame();
     assert!(
-        !after
-            .iter()
-            .any(|j| matches!(j, Job::SaveIndex(crate::ui::jobs::SaveIndexJob { .. }))),
+        !after.iter().any(|j| j.is::<crate::ui::jobs::SaveIndexJob>()),
         "an index that fits is not written again"
     );
-    for j in after
-        .into_iter()
-        .filter(|j| matches!(j, Job::Cut(crate::ui::jobs::CutJob { .. })))
-    {
-        for r in crate::ui::jobs::run_now(j) {
+    for j in after.into_iter().filter(|j| j.is::<crate::ui::jobs::CutJob>()) {
+        for r in crate::ui::runner::run_now(j) {
             b.job_done(r);
         }
     }
     assert!(b.selection.cut.is_some());
     let to_count = |app: &App| {
-        app.pending.queue.iter().find_map(|j| match j {
-            Job::ExactTokens(crate::ui::jobs::ExactTokensJob { messages, .. }) => Some(messages.len()),
-            _ => None,
-        })
+        app.pending
+            .queue
+            .iter()
+            .find_map(|j| j.job::<crate::ui::jobs::ExactTokensJob>().map(|e| e.messages.len()))
     };
     assert_eq!(to_count(&b), to_count(&a));
     assert!(to_count(&b).is_some_and(|n| n > 0));
@@ -1694,7 +1697,8 @@ fn the_first_open_writes_the_index_after_the_frame_and_the_next_reads_it() {
 fn the_first_session_is_read_by_jobs_and_its_gauge_comes_from_the_load() {
     use crate::engine::load::models::Registry;
     use crate::engine::settings::Settings;
-    use crate::ui::jobs::{Job, JobResult};
+    use crate::ui::jobs::LoadReport;
+    use crate::ui::runner::Queued;
 
     let s = big_session();
     let dir = tempfile::tempdir().unwrap();
@@ -1715,7 +1719,7 @@ fn the_first_session_is_read_by_jobs_and_its_gauge_comes_from_the_load() {
         a.pending
             .queue
             .iter()
-            .filter(|j| matches!(j, Job::Selection(crate::ui::jobs::SelectionJob { .. })))
+            .filter(|j| j.is::<crate::ui::jobs::SelectionJob>())
             .count()
     };
     // The gauge a selection job gives on the session opened as the picker opens one.
@@ -1731,18 +1735,21 @@ fn the_first_session_is_read_by_jobs_and_its_gauge_comes_from_the_load() {
 
     let mut a = loading(None);
     assert!(a.is_loading());
-    let [Job::Load(crate::ui::jobs::LoadJob { early: Some(_), .. })] = a.pending.queue.as_slice() else {
-        panic!("no load queued (a small file has no leaf preview)")
+    let [q] = a.pending.queue.as_slice() else {
+        panic!("no load queued")
     };
-    let results = crate::ui::jobs::run_now(a.pending.queue.pop().unwrap());
-    let [
-        progress @ ..,
-        JobResult::Loaded { .. },
-        JobResult::EarlySelection(Some(_)),
-    ] = results.as_slice()
-    else {
+    let Some(crate::ui::jobs::LoadJob { early: Some(_), .. }) = q.job() else {
+        panic!("no load with an early gauge queued (a small file has no leaf preview)")
+    };
+    let results = crate::ui::runner::run_now(a.pending.queue.pop().unwrap());
+    let [progress @ .., loaded, early] = results.as_slice() else {
         panic!("the load said: {results:?}")
     };
+    assert!(matches!(loaded.output(), Some(LoadReport::Loaded(_))), "{results:?}");
+    assert!(
+        matches!(early.output(), Some(LoadReport::EarlySelection(Some(_)))),
+        "{results:?}"
+    );
     let reports = progress.len();
     assert!(reports > 0 && reports <= 51, "{reports} progress reports");
     let mut results = results.into_iter();
@@ -1759,7 +1766,7 @@ fn the_first_session_is_read_by_jobs_and_its_gauge_comes_from_the_load() {
         .pending
         .queue
         .iter()
-        .filter(|j| matches!(j, Job::ExactAll(crate::ui::jobs::ExactAllJob { .. })))
+        .filter(|j| j.is::<crate::ui::jobs::ExactAllJob>())
         .count();
     assert_eq!(exact_counts, 1, "every entry's exact count starts once");
     assert!(a.selection.gauge.is_none());
@@ -1769,14 +1776,14 @@ fn the_first_session_is_read_by_jobs_and_its_gauge_comes_from_the_load() {
     assert_eq!(selection_jobs(&a), 0);
     // Its cut is a job of its own after the first frame, and the same as a selection job's.
     assert!(a.selection.cut.is_none(), "the first frame does not wait for the cut");
-    let cuts: Vec<Job> = a
+    let cuts: Vec<Queued<App>> = a
         .take_after_frame()
         .into_iter()
-        .filter(|j| matches!(j, Job::Cut(crate::ui::jobs::CutJob { .. })))
+        .filter(|j| j.is::<crate::ui::jobs::CutJob>())
         .collect();
     assert_eq!(cuts.len(), 1);
     for j in cuts {
-        for r in crate::ui::jobs::run_now(j) {
+        for r in crate::ui::runner::run_now(j) {
             a.job_done(r);
         }
     }
@@ -1790,19 +1797,22 @@ fn the_first_session_is_read_by_jobs_and_its_gauge_comes_from_the_load() {
 
     // No answer from the load: the held job runs after all.
     let mut b = loading(None);
-    let mut results = crate::ui::jobs::run_now(b.pending.queue.pop().unwrap());
+    let mut results = crate::ui::runner::run_now(b.pending.queue.pop().unwrap());
     results.pop();
     for r in results {
         b.job_done(r);
     }
-    b.job_done(JobResult::EarlySelection(None));
+    b.report::<crate::ui::jobs::LoadJob>(LoadReport::EarlySelection(None));
     assert_eq!(selection_jobs(&b), 1);
     b.run_jobs_now();
     assert_eq!(b.selection.gauge.as_ref().unwrap().tokens.tokens, want);
 
     // An entry asked for: no early gauge; that entry is selected.
     let mut c = loading(Some("e5"));
-    let [Job::Load(crate::ui::jobs::LoadJob { early: None, .. })] = c.pending.queue.as_slice() else {
+    let [q] = c.pending.queue.as_slice() else {
+        panic!("no load queued")
+    };
+    let Some(crate::ui::jobs::LoadJob { early: None, .. }) = q.job() else {
         panic!("an early gauge asked for although an entry was")
     };
     c.run_jobs_now();
@@ -2011,10 +2021,13 @@ fn clone_and_fork_ask_first_and_u_removes_an_untouched_one() {
     assert!(
         matches!(
             a.pending.queue.as_slice(),
-            [crate::ui::jobs::Job::Chore(crate::ui::jobs::ChoreJob {
-                chore: crate::ui::chores::Chore::CheckBranched(_),
-                ..
-            })]
+            [q] if matches!(
+                q.job(),
+                Some(crate::ui::jobs::ChoreJob {
+                    chore: crate::ui::chores::Chore::CheckBranched(_),
+                    ..
+                })
+            )
         ),
         "u asks a job first"
     );
@@ -2027,10 +2040,7 @@ fn clone_and_fork_ask_first_and_u_removes_an_untouched_one() {
     a.handle_key(ch('y'));
     // The update only queued the removal: the job does it.
     assert_eq!(files(), before + 1, "{:?}", a.log.status);
-    assert!(matches!(
-        a.pending.queue.as_slice(),
-        [crate::ui::jobs::Job::Chore(crate::ui::jobs::ChoreJob { .. })]
-    ));
+    assert!(matches!(a.pending.queue.as_slice(), [q] if q.is::<crate::ui::jobs::ChoreJob>()));
     a.run_jobs_now();
     assert_eq!(files(), before, "{:?}", a.log.status);
     assert!(a.log.status.as_deref().unwrap_or("").starts_with("removed the clone"));
@@ -2274,7 +2284,6 @@ fn find_in_session_goes_from_hit_to_hit_in_tree_order_unfolding_and_marking() {
 fn the_update_works_without_a_disk_and_says_what_to_do() {
     use crate::ui::action::{FileSeen, Observed};
     use crate::ui::chores::Chore;
-    use crate::ui::jobs::Job;
     use crate::ui::picker::snapshots::{acme, picker};
     let bytes = std::fs::read(own("tour.jsonl")).unwrap();
     let s = crate::engine::load::session::Session::from_bytes(bytes).unwrap();
@@ -2303,7 +2312,7 @@ fn the_update_works_without_a_disk_and_says_what_to_do() {
     // Pi appended: read it again (a job).
     a.update(tick(FileSeen::Len(len + 120), false));
     assert!(
-        matches!(a.pending.queue.as_slice(), [Job::Reload(crate::ui::jobs::ReloadJob { path, .. })] if *path == nowhere)
+        matches!(a.pending.queue.as_slice(), [q] if q.job::<crate::ui::jobs::ReloadJob>().is_some_and(|r| r.path == nowhere))
     );
     // Gone: said once, nothing queued.
     a.pending.queue.clear();
@@ -2317,10 +2326,7 @@ fn the_update_works_without_a_disk_and_says_what_to_do() {
     assert!(a.pending.queue.is_empty());
     // A mapping that lost pages: open it again.
     a.update(tick(FileSeen::Len(len), true));
-    assert!(matches!(
-        a.pending.queue.as_slice(),
-        [Job::Open(crate::ui::jobs::OpenJob { .. })]
-    ));
+    assert!(matches!(a.pending.queue.as_slice(), [q] if q.is::<crate::ui::jobs::OpenJob>()));
     assert!(
         a.log
             .status
@@ -2338,14 +2344,15 @@ fn the_update_works_without_a_disk_and_says_what_to_do() {
     a.handle_key(key(KeyCode::Down));
     a.pending.queue.clear();
     a.handle_key(ch('p'));
-    let [
-        Job::Chore(crate::ui::jobs::ChoreJob {
-            chore: Chore::TogglePin(path),
-            agent_dir,
-        }),
-    ] = a.pending.queue.as_slice()
+    let [q] = a.pending.queue.as_slice() else {
+        panic!("no pin chore: {:?} {:?}", a.pending.queue, a.log.status)
+    };
+    let Some(crate::ui::jobs::ChoreJob {
+        chore: Chore::TogglePin(path),
+        agent_dir,
+    }) = q.job()
     else {
-        panic!("no pin chore: {:?} {:?}", a.pending.queue.len(), a.log.status)
+        panic!("not a pin chore: {q:?}")
     };
     assert!(path.to_string_lossy().ends_with(".jsonl"), "{path:?}");
     assert_eq!(agent_dir, &a.outside.agent_dir);
@@ -2353,12 +2360,12 @@ fn the_update_works_without_a_disk_and_says_what_to_do() {
     // What the job says comes back as an action.
     let pinned = path.clone();
     a.pending.queue.clear();
-    a.job_done(crate::ui::jobs::JobResult::ChoreDone(crate::ui::chores::ChoreDone {
+    a.report::<crate::ui::jobs::ChoreJob>(crate::ui::chores::ChoreDone {
         message: "pinned on top".into(),
         pins: Some(vec![pinned.clone()]),
         relist: false,
         branched: None,
-    }));
+    });
     assert_eq!(a.log.status.as_deref(), Some("pinned on top"));
     assert!(a.parts.picker.as_ref().unwrap().pins.contains(&pinned));
     // A compaction's summary model is looked for by a job (finding the key reads Pi's
@@ -2375,16 +2382,17 @@ fn the_update_works_without_a_disk_and_says_what_to_do() {
         a.log.status
     );
     a.update(Action::Select);
-    let [Job::ResolveSummarizer(crate::ui::jobs::ResolveSummarizerJob { id, agent_dir, .. })] =
-        a.pending.queue.as_slice()
-    else {
-        panic!("no model lookup queued: {:?} {:?}", a.pending.queue.len(), a.log.status)
+    let [q] = a.pending.queue.as_slice() else {
+        panic!("no model lookup queued: {:?} {:?}", a.pending.queue, a.log.status)
+    };
+    let Some(crate::ui::jobs::ResolveSummarizerJob { id, agent_dir, .. }) = q.job() else {
+        panic!("not a model lookup: {q:?}")
     };
     assert_eq!(agent_dir, &a.outside.agent_dir);
     let id = *id;
     a.pending.queue.clear();
     // No key: the offline summary, its tab timed from the last tick's clock.
-    a.job_done(crate::ui::jobs::JobResult::SummarizerResolved { id, summarizer: None });
+    a.report::<crate::ui::jobs::ResolveSummarizerJob>(crate::ui::jobs::Resolved { id, summarizer: None });
     let Some(Dialog::Summary { by, tabs, .. }) = &a.parts.dialog else {
         panic!("no summary dialog: {:?}", a.log.status)
     };

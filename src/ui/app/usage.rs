@@ -5,7 +5,6 @@ use super::{App, Overlay};
 use crate::engine::load::entry::Kind;
 use crate::ui::action::Action;
 use crate::ui::component::Component;
-use crate::ui::jobs::Job;
 use crate::ui::usage_view::UsageView;
 
 impl App {
@@ -29,13 +28,13 @@ impl App {
         }
         self.parts.usage = Some((view, self.screen.overlay));
         self.screen.overlay = Overlay::Usage;
-        self.pending.queue.push(Job::Usage(crate::ui::jobs::UsageJob {
+        self.start(crate::ui::jobs::UsageJob {
             generation,
             cwd: self.outside.cwd.clone(),
             settings: self.setup.settings.clone(),
             agent_dir: self.outside.agent_dir.clone(),
             session,
-        }));
+        });
     }
 
     /// The usage view (its own update; closing goes back to where it was opened from).
@@ -46,5 +45,13 @@ impl App {
         };
         let effects = view.update(&action, ());
         self.apply(effects)
+    }
+}
+
+impl crate::ui::runner::Receives<crate::ui::jobs::UsageJob> for App {
+    fn receive(&mut self, data: Box<crate::ui::jobs::UsageData>) {
+        if let Some((u, _)) = &mut self.parts.usage {
+            u.set_data(data);
+        }
     }
 }

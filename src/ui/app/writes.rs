@@ -21,7 +21,8 @@ use crate::ui::dialog::{
     TabFigures, TabState,
 };
 use crate::ui::input::LineEditor;
-use crate::ui::jobs::{Job, SummaryKind};
+use crate::ui::jobs::SummaryKind;
+use crate::ui::runner::{Job, Receives};
 
 impl App {
     pub(super) fn writable(&mut self) -> bool {
@@ -194,12 +195,12 @@ impl App {
         }
         let id = self.next_job_id();
         self.pending.planning = Some((id, Seen::of(&self.doc.session)));
-        let job = Job::PlanCompaction(crate::ui::jobs::PlanCompactionJob {
+        let job = crate::ui::jobs::PlanCompactionJob {
             id,
             session: self.doc.session.clone(),
             leaf,
             settings: self.compaction_settings(),
-        });
+        };
         self.run_or_queue(job, true);
     }
 
@@ -293,15 +294,13 @@ impl App {
         let session_model = model.and_then(|(p, m)| Some((p?, m?)));
         let id = self.next_job_id();
         self.pending.resolving = Some((id, then));
-        self.pending
-            .queue
-            .push(Job::ResolveSummarizer(crate::ui::jobs::ResolveSummarizerJob {
-                id,
-                registry: self.setup.registry.clone(),
-                agent_dir: self.outside.agent_dir.clone(),
-                wanted: self.setup.settings.summary_model(),
-                session_model,
-            }));
+        self.start(crate::ui::jobs::ResolveSummarizerJob {
+            id,
+            registry: self.setup.registry.clone(),
+            agent_dir: self.outside.agent_dir.clone(),
+            wanted: self.setup.settings.summary_model(),
+            session_model,
+        });
     }
 
     /// The summary model was looked for (`None`: no model or no key).
@@ -355,13 +354,13 @@ impl App {
             .unwrap_or_else(|| "offline".into());
         let offline = summarizer.is_none();
         self.pending.summary = Some((id, cancel.clone()));
-        let job = Job::Summary(crate::ui::jobs::SummaryJob {
+        let job = crate::ui::jobs::SummaryJob {
             id,
             session: self.doc.session.clone(),
             summarizer: summarizer.map(Box::new),
             kind,
             cancel,
-        });
+        };
         self.parts.dialog = Some(Dialog::Summary {
             purpose,
             seen,
@@ -375,13 +374,14 @@ impl App {
 
     /// Work that needs no model (an offline summary, a compaction's plan) is instant on a
     /// small session: run the job's own code at once; anything else is queued.
-    fn run_or_queue(&mut self, job: Job, offline: bool) {
+    fn run_or_queue<J: Job>(&mut self, job: J, offline: bool)
+    where
+        App: Receives<J>,
+    {
         if offline && self.doc.session.entries.len() <= super::LARGE_SESSION {
-            for r in crate::ui::jobs::run_now(job) {
-                self.on_job(r);
-            }
+            self.run_in_place(job);
         } else {
-            self.pending.queue.push(job);
+            self.start(job);
         }
     }
 
@@ -446,7 +446,7 @@ impl App {
             active: 0,
             job: id,
         });
-        let job = Job::Summary(crate::ui::jobs::SummaryJob {
+        let job = crate::ui::jobs::SummaryJob {
             id,
             session: self.doc.session.clone(),
             summarizer: summarizer.map(Box::new),
@@ -458,7 +458,7 @@ impl App {
                 params: SliceParams::default(),
             }),
             cancel,
-        });
+        };
         self.run_or_queue(job, offline);
     }
 
@@ -478,14 +478,14 @@ impl App {
         };
         self.pending.writes += 1;
         self.log.status = Some(format!("writing {what}…"));
-        self.pending.queue.push(Job::Write(crate::ui::jobs::WriteJob {
+        self.start(crate::ui::jobs::WriteJob {
             path,
             request,
             what: what.to_string(),
             select,
             reread_on_refusal: self.pending.parked.is_some(),
             built_from: self.doc.session.clone(),
-        }));
+        });
     }
 
     /// Navigation with an optional branch summary, decided on what the user saw.
@@ -986,13 +986,13 @@ impl App {
         let Some(path) = self.doc.path.clone() else { return };
         let what = if clone { "clone" } else { "fork" };
         self.log.status = Some(format!("writing the {what}…"));
-        self.pending.queue.push(Job::Branched(crate::ui::jobs::BranchedJob {
+        self.start(crate::ui::jobs::BranchedJob {
             session: self.doc.session.clone(),
             cut,
             source: path,
             what,
             editor_text,
-        }));
+        });
     }
 
     /// `u` after a fork or clone: whether nobody has written to it since is asked of a job
@@ -1061,5 +1061,35 @@ pub(super) fn refusal_words(r: &Refusal) -> String {
             format!("Pi appended {} while this was open", plural(*added, "entry", "entries"))
         }
         other => other.to_string(),
+    }
+}
+
+impl Receives<crate::ui::jobs::PlanCompactionJob> for App {
+    fn receive(&mut self, r: crate::ui::jobs::CompactionPlanned) {
+        self.on_compaction_planned(r.id, r.leaf, r.plan.map(|p| *p))
+    }
+}
+
+impl Receives<crate::ui::jobs::ResolveSummarizerJob> for App {
+    fn receive(&mut self, r: crate::ui::jobs::Resolved) {
+        self.on_summarizer_resolved(r.id, r.summarizer.map(|s| *s))
+    }
+}
+
+impl Receives<crate::ui::jobs::SummaryJob> for App {
+    fn receive(&mut self, r: crate::ui::jobs::SummaryReport) {
+        use crate::ui::jobs::SummaryReport;
+        match r {
+            SummaryReport::Chunk { id, text } => self.on_summary_chunk(id, &text),
+            SummaryReport::Done { id, wall_ms, result } => self.on_summary_done(id, wall_ms, result),
+            SummaryReport::StrategyProgress { id, tab, progress } => self.on_strategy_progress(id, tab, progress),
+            SummaryReport::StrategyDone { id, tab, result } => self.on_strategy_done(id, tab, result),
+            SummaryReport::StrategiesDone { id, finished } => {
+                for (tab, r) in finished {
+                    self.on_strategy_done(id, tab, r);
+                }
+                self.on_strategies_done(id)
+            }
+        }
     }
 }

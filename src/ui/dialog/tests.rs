@@ -182,7 +182,7 @@ fn redact_times(screen: &str) -> String {
 fn strategy_tabs_while_running_and_when_done() {
     use crate::engine::compaction::strategy::Strategy;
 
-    use crate::ui::jobs::{JobResult, StrategyResult};
+    use crate::ui::jobs::{StrategyResult, SummaryReport};
     use crate::ui::keymap::Mode;
 
     let (_d, p) = temp_copy("long.jsonl");
@@ -200,8 +200,8 @@ fn strategy_tabs_while_running_and_when_done() {
     let job = a.take_jobs();
     assert_eq!(job.len(), 1);
     let id = a.pending.summary.as_ref().unwrap().0;
-    let feed = |a: &mut crate::ui::app::App, r: JobResult| {
-        a.job_done(r);
+    let feed = |a: &mut crate::ui::app::App, r: SummaryReport| {
+        a.report::<crate::ui::jobs::SummaryJob>(r);
     };
     use crate::llm::strategies::Progress;
     let s = a.doc.session.clone();
@@ -236,7 +236,7 @@ fn strategy_tabs_while_running_and_when_done() {
     let tab = |st: Strategy| Strategy::ALL.iter().position(|x| *x == st).unwrap();
     feed(
         &mut a,
-        JobResult::StrategyProgress {
+        SummaryReport::StrategyProgress {
             id,
             tab: tab(Strategy::SingleShot),
             progress: Progress::Calls {
@@ -248,7 +248,7 @@ fn strategy_tabs_while_running_and_when_done() {
     );
     feed(
         &mut a,
-        JobResult::StrategyProgress {
+        SummaryReport::StrategyProgress {
             id,
             tab: tab(Strategy::ParallelStitch),
             progress: Progress::Calls {
@@ -260,7 +260,7 @@ fn strategy_tabs_while_running_and_when_done() {
     );
     feed(
         &mut a,
-        JobResult::StrategyProgress {
+        SummaryReport::StrategyProgress {
             id,
             tab: tab(Strategy::ParallelStitch),
             progress: Progress::Reset("## Goal\n- Check the monthly imports".into()),
@@ -268,7 +268,7 @@ fn strategy_tabs_while_running_and_when_done() {
     );
     feed(
         &mut a,
-        JobResult::StrategyProgress {
+        SummaryReport::StrategyProgress {
             id,
             tab: tab(Strategy::ParallelStitch),
             progress: Progress::Text(" against their logs".into()),
@@ -276,7 +276,7 @@ fn strategy_tabs_while_running_and_when_done() {
     );
     feed(
         &mut a,
-        JobResult::StrategyProgress {
+        SummaryReport::StrategyProgress {
             id,
             tab: tab(Strategy::SequentialRolling),
             progress: Progress::Retry {
@@ -288,7 +288,7 @@ fn strategy_tabs_while_running_and_when_done() {
     );
     feed(
         &mut a,
-        JobResult::StrategyDone {
+        SummaryReport::StrategyDone {
             id,
             tab: tab(Strategy::Offline),
             result: Ok(Box::new(done(&offline, 0, 0, 0, 12))),
@@ -305,7 +305,7 @@ fn strategy_tabs_while_running_and_when_done() {
     };
     feed(
         &mut a,
-        JobResult::StrategyDone {
+        SummaryReport::StrategyDone {
             id,
             tab: 0,
             result: Ok(Box::new(done(&model_text("single-shot"), 2, 24_310, 412, 8_400))),
@@ -313,7 +313,7 @@ fn strategy_tabs_while_running_and_when_done() {
     );
     feed(
         &mut a,
-        JobResult::StrategyDone {
+        SummaryReport::StrategyDone {
             id,
             tab: 1,
             result: Ok(Box::new(done(&model_text("parallel-stitch"), 4, 27_904, 1_230, 6_100))),
@@ -321,7 +321,7 @@ fn strategy_tabs_while_running_and_when_done() {
     );
     feed(
         &mut a,
-        JobResult::StrategyDone {
+        SummaryReport::StrategyDone {
             id,
             tab: 2,
             result: Ok(Box::new(done(
@@ -335,7 +335,7 @@ fn strategy_tabs_while_running_and_when_done() {
     );
     feed(
         &mut a,
-        JobResult::StrategyDone {
+        SummaryReport::StrategyDone {
             id,
             tab: 3,
             result: Err(crate::ui::jobs::StrategyFailed {
@@ -350,7 +350,7 @@ fn strategy_tabs_while_running_and_when_done() {
     );
     feed(
         &mut a,
-        JobResult::StrategyDone {
+        SummaryReport::StrategyDone {
             id,
             tab: 4,
             result: Ok(Box::new(done(
@@ -362,7 +362,7 @@ fn strategy_tabs_while_running_and_when_done() {
             ))),
         },
     );
-    feed(&mut a, JobResult::StrategiesDone { id, finished: vec![] });
+    feed(&mut a, SummaryReport::StrategiesDone { id, finished: vec![] });
     assert_eq!(a.mode(), Mode::SummaryPreview);
     insta::assert_snapshot!("dialog_strategy_tabs_done", redact_times(&render(&mut a, 100, 30)));
     // The failed tab cannot be written; the anchored one can.

@@ -21,6 +21,7 @@ mod pending;
 pub use pending::Pending;
 mod prune;
 pub mod status;
+mod summaries;
 mod usage;
 mod writes;
 
@@ -591,6 +592,9 @@ impl App {
                     Mode::Usage => self.on_usage(action),
                     Mode::PrunePlan => self.on_plan_list(action),
                     Mode::Help => self.on_help(action),
+                    Mode::Instructions | Mode::Strategies | Mode::Streaming | Mode::SummaryPreview => {
+                        self.on_summary_dialog(action)
+                    }
                     Mode::Picker | Mode::PickerFilter | Mode::PickerQuery | Mode::PickerHits => self.on_picker(action),
                     _ => self.on_dialog(action),
                 };

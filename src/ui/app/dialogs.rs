@@ -1,6 +1,7 @@
 //! The dialogs' place in the app: a key goes to the open dialog's own update
-//! (`ui::dialog::update`); what it asks for (a write, a summary, a change of files) is carried
-//! out by `App::apply`, with the starts in `writes`, `branches` and `housekeeping`.
+//! (`ui::dialog::update`), and `App::apply` carries out what it asks for.
+//! - Writes start in `writes`, branch work in `branches`, file chores in `housekeeping`.
+//! - The summary dialogs' keys go to `summaries` instead, which does their asks itself.
 
 use super::App;
 use crate::ui::action::Action;

@@ -67,21 +67,11 @@ impl App {
                 Effect::SummarizeBranch { target, focus, seen } => self.summarize_branch(target, focus, seen),
                 Effect::AskNavigate { target, choice, seen } => self.open_navigate_dialog(target, choice, seen),
                 Effect::Submit { purpose, text, seen } => self.submit_input(purpose, text, seen),
-                Effect::Compact {
-                    at,
-                    focus,
-                    strategies,
-                    seen,
-                } => {
-                    self.setup.strategy_choice = strategies.clone();
-                    self.start_compaction(at, focus, strategies, seen);
+                // The summary dialogs' own asks: their keys go to `on_summary_dialog`, which
+                // does them; any that arrive here are done the same way.
+                e @ (Effect::Compact { .. } | Effect::CancelSummary | Effect::AcceptSummary) => {
+                    self.take_summary_effect(e);
                 }
-                Effect::CancelSummary => {
-                    if let Some((_, cancel)) = self.pending.summary.take() {
-                        cancel.store(true, std::sync::atomic::Ordering::Relaxed);
-                    }
-                }
-                Effect::AcceptSummary => self.accept_summary(),
                 Effect::FileChore(chore) => self.do_file_chore(chore),
                 Effect::Terminal(t) => self.effects.push(t),
             }

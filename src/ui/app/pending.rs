@@ -25,6 +25,9 @@ pub struct Pending<R> {
     pub summary: Option<(u64, Arc<AtomicBool>)>,
     /// Writes not yet reported back.
     pub writes: usize,
+    /// The summary model found for the strategies dialog open now: the strategies chosen
+    /// there run on it, so it is looked up once per compaction.
+    pub(crate) summarizer: Option<Box<crate::llm::summarize::Summarizer>>,
     /// The summary model being looked for, and what waits for it.
     pub(crate) resolving: Option<(u64, AfterResolve)>,
     /// The leaf's selection job held while the first load works out the same gauge.
@@ -47,6 +50,7 @@ impl<R> Default for Pending<R> {
             reparsing: false,
             summary: None,
             writes: 0,
+            summarizer: None,
             resolving: None,
             early: None,
             after_frame: Vec::new(),

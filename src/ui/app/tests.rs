@@ -2399,3 +2399,39 @@ fn the_update_works_without_a_disk_and_says_what_to_do() {
     assert_eq!(by, "offline");
     assert_eq!(tabs[0].started, a.outside.clock);
 }
+
+/// The compaction looks its summary model up once: the model found for the strategies
+/// dialog is the one the chosen strategies run on, with no second lookup between.
+#[test]
+fn a_compaction_looks_its_model_up_once() {
+    use crate::ui::jobs::{ResolveSummarizerJob, Resolved, SummaryJob};
+    let (_d, p) = temp_copy("long.jsonl");
+    let mut a = app_for(&p);
+    // A model is looked for (in a job), as outside the tests.
+    a.setup.force_offline = false;
+    a.selection.keep_recent = 2000;
+    a.pending.queue.clear();
+    a.handle_key(shift('C'));
+    assert_eq!(a.mode(), Mode::Instructions, "{:?}", a.log.status);
+    a.handle_key(key(KeyCode::Enter));
+    let [q] = a.pending.queue.as_slice() else {
+        panic!("no model lookup: {:?}", a.pending.queue)
+    };
+    let id = q.job::<ResolveSummarizerJob>().expect("a model lookup").id;
+    a.pending.queue.clear();
+    a.report::<ResolveSummarizerJob>(Resolved {
+        id,
+        summarizer: Some(Box::new(unreachable_model())),
+    });
+    assert_eq!(a.mode(), Mode::Strategies);
+    a.handle_key(key(KeyCode::Enter));
+    let [q] = a.pending.queue.as_slice() else {
+        panic!("one job after the strategies: {:?}", a.pending.queue)
+    };
+    let job = q
+        .job::<SummaryJob>()
+        .expect("the summary starts at once, without a second lookup");
+    let model = job.summarizer.as_ref().map(|m| m.model.id.clone());
+    assert_eq!(model.as_deref(), Some("fake-sonnet"));
+    assert!(a.pending.summarizer.is_none(), "used, not kept");
+}

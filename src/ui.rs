@@ -86,46 +86,48 @@ pub fn resolve_target(arg: Option<&Path>, cwd: &Path, settings: &Settings) -> Re
 
 /// Paint the app. Reads only: everything it shows was made by `App::update`.
 pub fn draw(f: &mut Frame, app: &App) {
+    use component::Drawable;
     if let Some(l) = app.loading_frame() {
-        loading::draw(f, f.area(), l);
+        l.draw(f, f.area(), ());
         if app.screen.no_color {
             strip_colour(f);
         }
         return;
     }
     let a = app.areas();
+    let s = &app.doc.session;
+    let no_color = app.screen.no_color;
     if let (Some(r), Some(b)) = (a.banner, &app.log.notice) {
         status_line::draw_banner(f, r, b);
     }
-    tree_pane::draw(
+    app.tree.view.draw(
         f,
         a.tree,
-        &tree_pane::TreeDraw {
-            view: &app.tree.view,
-            session: &app.doc.session,
+        tree_pane::TreeDraw {
+            session: s,
             frame: &app.tree.frame,
             cut_classes: &app.selection.cut_classes,
             cut_preview: app.screen.cut_preview,
             prune_preview: app.screen.prune_preview,
-            no_color: app.screen.no_color,
+            no_color,
         },
     );
     if let Some(r) = a.cut_panel {
         if app.screen.prune_preview {
-            prune_panel::draw(f, r, &app.parts.prune, &app.doc.session, app.screen.no_color);
+            app.parts.prune.draw(f, r, (s, no_color));
         } else {
-            cut_panel::draw(f, r, &app.selection, &app.doc.session, app.screen.no_color);
+            app.selection.draw(f, r, (s, no_color));
         }
     }
-    if let (Some(r), Some(doc)) = (a.detail, &app.parts.detail.doc) {
-        let focused = app.screen.focus == app::Focus::Detail;
+    if let Some(r) = a.detail {
         let find = app
             .parts
             .find
             .as_ref()
             .filter(|f| f.editor.is_none())
             .and_then(|f| f.regex.as_ref());
-        detail::draw(f, r, doc, app.parts.detail.scroll, focused, find);
+        let focused = app.screen.focus == app::Focus::Detail;
+        app.parts.detail.draw(f, r, detail::DetailView { focused, find });
     }
     let after = app
         .parts
@@ -151,50 +153,33 @@ pub fn draw(f: &mut Frame, app: &App) {
         status_line::lines(app.status_header(), app.log.status.as_deref(), a.status.width),
     );
     status_line::draw_hints(f, a.hints, &app.hints());
+    let help = &app.screen.help;
     match app.screen.overlay {
-        Overlay::Help(mode) => help::draw(f, a.main, mode, app.screen.help.scroll),
-        Overlay::Messages => messages::draw(f, a.main, &app.log.messages, app.screen.help.scroll),
+        Overlay::Help(mode) => help.draw(f, a.main, help::HelpPage::Keys(mode)),
+        Overlay::Messages => help.draw(f, a.main, help::HelpPage::Log(&app.log.messages)),
         Overlay::PrunePlan => {
             if let Some(l) = &app.parts.prune.list {
-                prune_list::draw(f, a.main, &app.doc.session, l)
+                l.draw(f, a.main, s)
             }
         }
-        Overlay::Context => {
-            let (cursor, scroll) = app.context_cursor();
-            context_view::draw(
-                f,
-                a.main,
-                app.context_data(),
-                cursor,
-                scroll,
-                app.parts.context.progress,
-                app.parts.context.bill.as_deref(),
-            )
-        }
+        Overlay::Context => app.parts.context.draw(f, a.main, ()),
         Overlay::Picker => {
             if let Some(p) = &app.parts.picker {
-                p.draw(f, a.main);
+                p.draw(f, a.main, ());
             }
         }
         Overlay::Usage => {
             if let Some((u, _)) = &app.parts.usage {
-                u.draw(f, a.main);
+                u.draw(f, a.main, ());
             }
         }
-        Overlay::Fills => fills::draw(
-            f,
-            a.main,
-            &app.doc.session,
-            app.fills_data(),
-            app.parts.fills.cursor,
-            app.parts.fills.scroll,
-        ),
+        Overlay::Fills => app.parts.fills.draw(f, a.main, s),
         Overlay::None => {}
     }
     if let Some(d) = &app.parts.dialog {
-        dialog::draw(f, a.main, d, &app.doc.session);
+        d.draw(f, a.main, s);
     }
-    if app.screen.no_color {
+    if no_color {
         strip_colour(f);
     }
 }

@@ -27,6 +27,17 @@ pub trait Component {
     fn update(&mut self, action: &Action, lent: Self::Lent<'_>) -> Vec<Effect>;
 }
 
+/// The drawing half of the contract, as gitui's `DrawableComponent`.
+///
+/// A component draws from its own state and a read-only view the root lends for the frame.
+/// It never reads the app. Components drawn inside another one's frame (the tree search's
+/// text, find's bar, the browser's keys) have no drawing of their own.
+pub trait Drawable {
+    /// What the root lends for one frame.
+    type View<'a>;
+    fn draw(&self, f: &mut ratatui::Frame, area: ratatui::layout::Rect, view: Self::View<'_>);
+}
+
 #[derive(Debug, Clone)]
 pub enum Effect {
     /// The action means nothing here: nothing changed, no redraw.

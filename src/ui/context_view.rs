@@ -260,3 +260,18 @@ mod snapshots {
         insta::assert_snapshot!(render(&mut a, 160, 40));
     }
 }
+
+impl crate::ui::component::Drawable for state::ContextState {
+    type View<'a> = ();
+    fn draw(&self, f: &mut ratatui::Frame, area: ratatui::layout::Rect, _: ()) {
+        draw(
+            f,
+            area,
+            self.data.as_deref(),
+            self.cursor,
+            self.scroll,
+            self.progress,
+            self.bill.as_deref(),
+        )
+    }
+}

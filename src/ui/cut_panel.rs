@@ -11,6 +11,14 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Paragraph, Wrap};
 
+/// The cut panel draws the selection's cut, lent the session and whether colour is off.
+impl crate::ui::component::Drawable for SelectionState {
+    type View<'a> = (&'a crate::engine::load::session::Session, bool);
+    fn draw(&self, f: &mut Frame, area: Rect, (s, no_color): Self::View<'_>) {
+        draw(f, area, self, s, no_color)
+    }
+}
+
 pub fn draw(
     f: &mut Frame,
     area: Rect,

@@ -664,6 +664,23 @@ pub fn draw(f: &mut Frame, area: Rect, doc: &Doc, scroll: usize, focused: bool, 
     }
 }
 
+/// What the root lends the detail pane for a frame.
+pub struct DetailView<'a> {
+    /// The pane has the keyboard.
+    pub focused: bool,
+    /// Find's pattern, marked in the text.
+    pub find: Option<&'a regex::Regex>,
+}
+
+impl crate::ui::component::Drawable for DetailState {
+    type View<'a> = DetailView<'a>;
+    fn draw(&self, f: &mut Frame, area: Rect, v: DetailView<'_>) {
+        if let Some(doc) = &self.doc {
+            draw(f, area, doc, self.scroll, v.focused, v.find)
+        }
+    }
+}
+
 impl crate::ui::component::Component for DetailState {
     type Lent<'a> = usize;
     const NAME: &'static str = "detail pane";

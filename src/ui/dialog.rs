@@ -420,6 +420,13 @@ fn id(s: &Session, i: usize) -> String {
     s.entries.get(i).map(|e| e.id.to_string()).unwrap_or_default()
 }
 
+impl crate::ui::component::Drawable for Dialog {
+    type View<'a> = &'a Session;
+    fn draw(&self, f: &mut Frame, area: Rect, s: &Session) {
+        draw(f, area, self, s)
+    }
+}
+
 pub fn draw(f: &mut Frame, area: Rect, d: &Dialog, s: &Session) {
     let r = d.rect(area);
     let mode = d.mode();

@@ -167,3 +167,10 @@ mod snapshots {
         assert_eq!(a.selected(), Some(first));
     }
 }
+
+impl crate::ui::component::Drawable for state::FillsState {
+    type View<'a> = &'a crate::engine::load::session::Session;
+    fn draw(&self, f: &mut ratatui::Frame, area: ratatui::layout::Rect, s: Self::View<'_>) {
+        draw(f, area, s, self.data.as_deref(), self.cursor, self.scroll)
+    }
+}

@@ -101,6 +101,22 @@ pub fn draw(f: &mut Frame, area: Rect, mode: Mode, scroll: usize) {
     f.render_widget(Paragraph::new(lines).block(block), r);
 }
 
+/// What the help overlay shows: the keys of a mode, or the message log.
+pub enum HelpPage<'a> {
+    Keys(Mode),
+    Log(&'a [(String, String)]),
+}
+
+impl crate::ui::component::Drawable for HelpScroll {
+    type View<'a> = HelpPage<'a>;
+    fn draw(&self, f: &mut Frame, area: Rect, page: HelpPage<'_>) {
+        match page {
+            HelpPage::Keys(mode) => draw(f, area, mode, self.scroll),
+            HelpPage::Log(messages) => super::messages::draw(f, area, messages, self.scroll),
+        }
+    }
+}
+
 impl crate::ui::component::Component for HelpScroll {
     type Lent<'a> = (usize, u16);
     const NAME: &'static str = "help and message log";

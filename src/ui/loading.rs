@@ -58,6 +58,13 @@ impl Loading {
 /// Rows above and below the preview's rows: the title, the note, a blank line; the hint.
 pub const CHROME_ROWS: u16 = 4;
 
+impl crate::ui::component::Drawable for Loading {
+    type View<'a> = ();
+    fn draw(&self, f: &mut Frame, area: Rect, _: ()) {
+        draw(f, area, self)
+    }
+}
+
 pub fn draw(f: &mut Frame, area: Rect, l: &Loading) {
     let width = area.width as usize;
     let mut lines = vec![Line::from(l.title())];

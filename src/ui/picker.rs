@@ -986,7 +986,7 @@ impl Picker {
         row_of_selected.saturating_sub(h.saturating_sub(2))
     }
 
-    pub fn draw(&self, f: &mut Frame, area: Rect) {
+    pub(crate) fn render(&self, f: &mut Frame, area: Rect) {
         f.render_widget(Clear, area);
         let n = self.sessions.iter().filter(|s| s.is_session()).count();
         let title = format!(

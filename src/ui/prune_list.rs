@@ -72,6 +72,13 @@ pub fn row_text(s: &Session, l: &PlanList, k: usize, width: usize) -> String {
     )
 }
 
+impl crate::ui::component::Drawable for PlanList {
+    type View<'a> = &'a Session;
+    fn draw(&self, f: &mut Frame, area: Rect, s: &Session) {
+        draw(f, area, s, self)
+    }
+}
+
 pub fn draw(f: &mut Frame, area: Rect, s: &Session, l: &PlanList) {
     f.render_widget(Clear, area);
     let plan = l.plan.without(&l.left_out);

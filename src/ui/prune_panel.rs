@@ -62,6 +62,13 @@ impl PruneState {
     }
 }
 
+impl crate::ui::component::Drawable for PruneState {
+    type View<'a> = (&'a crate::engine::load::session::Session, bool);
+    fn draw(&self, f: &mut Frame, area: Rect, (s, no_color): Self::View<'_>) {
+        draw(f, area, self, s, no_color)
+    }
+}
+
 pub fn draw(f: &mut Frame, area: Rect, p: &PruneState, s: &crate::engine::load::session::Session, no_color: bool) {
     let block = Block::default()
         .borders(Borders::LEFT | Borders::TOP)

@@ -93,7 +93,6 @@ fn skip_columns(spans: Vec<Span<'static>>, mut n: usize) -> Vec<Span<'static>> {
 
 /// What the tree pane is drawn from, lent by the app for one frame.
 pub struct TreeDraw<'a> {
-    pub view: &'a crate::engine::view::tree_view::TreeView,
     pub session: &'a crate::engine::load::session::Session,
     pub frame: &'a TreeFrame,
     pub cut_classes: &'a std::collections::HashMap<usize, CutClass>,
@@ -102,8 +101,15 @@ pub struct TreeDraw<'a> {
     pub no_color: bool,
 }
 
-pub fn draw(f: &mut Frame, area: Rect, d: &TreeDraw) {
-    if d.view.visible.is_empty() {
+impl crate::ui::component::Drawable for crate::engine::view::tree_view::TreeView {
+    type View<'a> = TreeDraw<'a>;
+    fn draw(&self, f: &mut Frame, area: Rect, d: TreeDraw<'_>) {
+        draw(f, area, self, &d)
+    }
+}
+
+fn draw(f: &mut Frame, area: Rect, view: &crate::engine::view::tree_view::TreeView, d: &TreeDraw) {
+    if view.visible.is_empty() {
         let msg = if d.session.entries.is_empty() {
             "  (no entries)"
         } else {
@@ -144,7 +150,7 @@ pub fn draw(f: &mut Frame, area: Rect, d: &TreeDraw) {
         }
         // An archived branch, shown: dimmed, its first row tagged.
         let (lead_style, body_style) = if r.archived {
-            let first = d.session.parent_of(r.entry).is_none_or(|p| !d.view.is_archived(p));
+            let first = d.session.parent_of(r.entry).is_none_or(|p| !view.is_archived(p));
             if first {
                 spans.push(Span::styled("[archived] ", fg(DIM).add_modifier(Modifier::ITALIC)));
             }

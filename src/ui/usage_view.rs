@@ -201,7 +201,7 @@ impl UsageView {
         self.day_back = self.day_back.min(self.days().len().saturating_sub(1));
     }
 
-    pub fn draw(&self, f: &mut Frame, area: Rect) {
+    fn render(&self, f: &mut Frame, area: Rect) {
         f.render_widget(Clear, area);
         let block = Block::default()
             .borders(Borders::ALL)
@@ -501,6 +501,13 @@ fn foot_lines(d: &UsageData, r: &Report, tab: Tab) -> Vec<Line<'static>> {
     lines
 }
 
+impl crate::ui::component::Drawable for UsageView {
+    type View<'a> = ();
+    fn draw(&self, f: &mut Frame, area: Rect, _: ()) {
+        self.render(f, area)
+    }
+}
+
 impl crate::ui::component::Component for UsageView {
     type Lent<'a> = ();
     const NAME: &'static str = "usage view";
@@ -648,7 +655,7 @@ pub mod snapshots {
     }
 
     fn draw(v: &UsageView, w: u16, h: u16) -> String {
-        crate::ui::tests::screen(w, h, |f| v.draw(f, f.area()))
+        crate::ui::tests::screen(w, h, |f| v.render(f, f.area()))
     }
 
     #[test]

@@ -422,4 +422,23 @@ fn every_component_keeps_the_contract() {
             "dialog"
         ]
     );
+    // Each draws itself from its own state and what the root lends (`Drawable`), but those
+    // drawn inside another's frame: the browser's keys (the whole screen), the tree search's
+    // text and find's bar (the status line).
+    fn drawn<C: Component + super::Drawable>() -> &'static str {
+        C::NAME
+    }
+    let drawn = [
+        drawn::<crate::engine::view::tree_view::TreeView>(),
+        drawn::<crate::ui::detail::DetailState>(),
+        drawn::<crate::ui::help::HelpScroll>(),
+        drawn::<ContextState>(),
+        drawn::<FillsState>(),
+        drawn::<crate::ui::prune_list::PlanList>(),
+        drawn::<crate::ui::usage_view::UsageView>(),
+        drawn::<crate::ui::picker::Picker>(),
+        drawn::<Dialog>(),
+    ];
+    let not_drawn: Vec<_> = names.iter().filter(|n| !drawn.contains(n)).collect();
+    assert_eq!(not_drawn, [&"browser keys", &"tree search", &"find"]);
 }

@@ -100,7 +100,7 @@ pub(crate) fn picker(all: bool, sessions: Vec<SessionInfo>, pins: Vec<PathBuf>) 
 
 fn draw(p: &mut Picker, w: u16, h: u16) -> String {
     p.layout(Rect::new(0, 0, w, h));
-    crate::ui::tests::screen(w, h, |f| p.draw(f, f.area()))
+    crate::ui::tests::screen(w, h, |f| p.render(f, f.area()))
 }
 
 #[test]

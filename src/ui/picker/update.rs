@@ -111,3 +111,10 @@ impl crate::ui::component::Component for Picker {
         }
     }
 }
+
+impl crate::ui::component::Drawable for Picker {
+    type View<'a> = ();
+    fn draw(&self, f: &mut ratatui::Frame, area: ratatui::layout::Rect, _: ()) {
+        self.render(f, area)
+    }
+}

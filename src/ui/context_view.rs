@@ -217,6 +217,21 @@ fn title_style() -> Style {
     super::theme::title()
 }
 
+impl crate::ui::component::Drawable for state::ContextState {
+    type View<'a> = ();
+    fn draw(&self, f: &mut ratatui::Frame, area: ratatui::layout::Rect, _: ()) {
+        draw(
+            f,
+            area,
+            self.data.as_deref(),
+            self.cursor,
+            self.scroll,
+            self.progress,
+            self.bill.as_deref(),
+        )
+    }
+}
+
 #[cfg(test)]
 mod snapshots {
     use super::super::tests::{app_for, own, render};
@@ -258,20 +273,5 @@ mod snapshots {
         a.run_jobs_now();
         a.handle_key(KeyEvent::from(KeyCode::Char('v')));
         insta::assert_snapshot!(render(&mut a, 160, 40));
-    }
-}
-
-impl crate::ui::component::Drawable for state::ContextState {
-    type View<'a> = ();
-    fn draw(&self, f: &mut ratatui::Frame, area: ratatui::layout::Rect, _: ()) {
-        draw(
-            f,
-            area,
-            self.data.as_deref(),
-            self.cursor,
-            self.scroll,
-            self.progress,
-            self.bill.as_deref(),
-        )
     }
 }

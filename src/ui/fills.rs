@@ -117,6 +117,13 @@ pub fn draw(f: &mut Frame, area: Rect, s: &Session, data: Option<&FillsData>, cu
     f.render_widget(Paragraph::new(shown), inner);
 }
 
+impl crate::ui::component::Drawable for state::FillsState {
+    type View<'a> = &'a crate::engine::load::session::Session;
+    fn draw(&self, f: &mut ratatui::Frame, area: ratatui::layout::Rect, s: Self::View<'_>) {
+        draw(f, area, s, self.data.as_deref(), self.cursor, self.scroll)
+    }
+}
+
 #[cfg(test)]
 mod snapshots {
     use super::super::tests::{app_for, ch, key, own, render};
@@ -165,12 +172,5 @@ mod snapshots {
         let first = a.fills_data().unwrap().largest[0].entry;
         a.handle_key(key(KeyCode::Enter));
         assert_eq!(a.selected(), Some(first));
-    }
-}
-
-impl crate::ui::component::Drawable for state::FillsState {
-    type View<'a> = &'a crate::engine::load::session::Session;
-    fn draw(&self, f: &mut ratatui::Frame, area: ratatui::layout::Rect, s: Self::View<'_>) {
-        draw(f, area, s, self.data.as_deref(), self.cursor, self.scroll)
     }
 }

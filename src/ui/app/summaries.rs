@@ -651,6 +651,8 @@ impl App {
     }
 }
 
+/// Why there is nothing to compact, and what to do about it, in the TUI's keys.
+/// The CLI says it in its flags (`NoCompaction::next_step`).
 fn no_compaction_in_tui_words(e: NoCompaction, keep_recent: u64) -> String {
     match e {
         NoCompaction::AlreadyCompacted => {

@@ -467,9 +467,6 @@ impl App {
     }
 }
 
-/// Why there is nothing to compact, and what to do about it, in the TUI's keys (the CLI says
-/// it in its flags: `NoCompaction::next_step`).
-
 /// A refusal as the start of a sentence about kept drafts.
 pub(super) fn refusal_words(r: &Refusal) -> String {
     match r {

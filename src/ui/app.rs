@@ -32,7 +32,6 @@ use super::detail;
 pub use super::detail::DetailState;
 use super::dialog::Dialog;
 pub use super::fills::FillsState;
-use super::input::LineEditor;
 use super::keymap::{self, Mode};
 use super::layout::{self, Areas, Shown};
 use super::picker::Picker;
@@ -187,7 +186,7 @@ pub struct Parts {
     /// The usage view, and the overlay it was opened from (closing goes back there).
     pub(crate) usage: Option<(crate::ui::usage_view::UsageView, Overlay)>,
     /// A tree search being typed.
-    pub(crate) search: Option<LineEditor>,
+    pub(crate) search: Option<crate::ui::tree_search::TreeSearch>,
     /// Find inside the session (Ctrl+F), its hits and the one shown.
     pub(crate) find: Option<Find>,
     pub dialog: Option<Dialog>,

@@ -4,14 +4,17 @@ use super::action::Action;
 use super::component::{self, Effect};
 use super::input::LineEditor;
 
-impl crate::ui::component::Component for LineEditor {
+/// The tree search's text: a line editor whose every edit filters the tree.
+pub struct TreeSearch(pub LineEditor);
+
+impl crate::ui::component::Component for TreeSearch {
     type Lent<'a> = ();
     const NAME: &'static str = "tree search";
 
     /// The tree search's input (Pi's `/tree` search, `/`) as a component: every edit filters
     /// the tree again; Enter keeps the filter, Esc clears it; ↑/↓ move in the filtered tree.
     fn update(&mut self, action: &crate::ui::action::Action, (): Self::Lent<'_>) -> Vec<crate::ui::component::Effect> {
-        let editor = self;
+        let editor = &mut self.0;
         match action {
             Action::Select => vec![Effect::Close],
             Action::Close => vec![Effect::Close, Effect::FilterTree(String::new())],

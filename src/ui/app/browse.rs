@@ -54,7 +54,10 @@ impl App {
     /// What the browser opens or starts: views, dialogs, writes, the prune preview's keys.
     fn open_from_browser(&mut self, action: Action) -> bool {
         match action {
-            Action::StartSearch => self.parts.search = Some(LineEditor::new(&self.tree.view.search, false)),
+            Action::StartSearch => {
+                let editor = LineEditor::new(&self.tree.view.search, false);
+                self.parts.search = Some(crate::ui::tree_search::TreeSearch(editor))
+            }
             Action::TogglePrune => self.toggle_prune(),
             Action::CyclePolicy => {
                 self.parts.prune.policy = (self.parts.prune.policy + 1) % super::POLICIES.len();

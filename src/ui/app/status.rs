@@ -53,7 +53,7 @@ fn header(app: &App) -> Vec<Span<'static>> {
     }
     if let Some(ed) = &app.parts.search {
         spans.push(Span::styled("  search: ", fg(ACCENT)));
-        spans.extend(ed.line_spans(0, fg(ACCENT)));
+        spans.extend(ed.0.line_spans(0, fg(ACCENT)));
     } else if !app.tree.view.search.is_empty() {
         spans.push(Span::styled(format!("  search: {}", app.tree.view.search), fg(ACCENT)));
     }

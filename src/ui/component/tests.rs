@@ -191,8 +191,8 @@ fn the_find_and_tree_search_inputs_say_what_to_search() {
     let mut f = crate::ui::app::Find::typing();
     assert!(matches!(f.update(&Action::Select, ())[..], [Effect::EndFind]));
 
-    let mut ed = LineEditor::new("", false);
-    let update = |ed: &mut LineEditor, a: &Action| ed.update(a, ());
+    let mut ed = crate::ui::tree_search::TreeSearch(LineEditor::new("", false));
+    let update = |ed: &mut crate::ui::tree_search::TreeSearch, a: &Action| ed.update(a, ());
     assert!(matches!(&update(&mut ed, &typed('b'))[..], [Effect::FilterTree(q)] if q == "b"));
     assert!(matches!(
         update(&mut ed, &Action::Down)[..],
@@ -394,7 +394,7 @@ fn every_component_keeps_the_contract() {
     let names = [
         name::<crate::ui::screen::Screen>(),
         name::<crate::engine::view::tree_view::TreeView>(),
-        name::<LineEditor>(),
+        name::<crate::ui::tree_search::TreeSearch>(),
         name::<crate::ui::detail::DetailState>(),
         name::<crate::ui::help::HelpScroll>(),
         name::<ContextState>(),

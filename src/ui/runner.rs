@@ -252,6 +252,39 @@ pub fn block_on<F: std::future::Future>(work: F) -> Result<F::Output, std::io::E
     }
 }
 
+/// Run `work` on the low-priority pool, or here when it cannot be made.
+pub fn at_low_priority<T: Send>(work: impl FnOnce() -> T + Send) -> T {
+    match low_priority_pool() {
+        Some(p) => p.install(work),
+        None => work(),
+    }
+}
+
+/// Threads of low priority for counting nobody waits on: the selection's exact tokens and
+/// every entry's.
+/// Neither a key press nor the terminal drawing the frame waits on them.
+/// After a 1 GB session's first frame, its path's 86,000 messages kept both cores busy for
+/// seconds.
+/// `None` if the threads cannot be made: the caller counts where it is.
+pub fn low_priority_pool() -> Option<&'static rayon::ThreadPool> {
+    static POOL: std::sync::OnceLock<Option<rayon::ThreadPool>> = std::sync::OnceLock::new();
+    POOL.get_or_init(|| {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(std::thread::available_parallelism().map_or(2, |n| n.get()))
+            .thread_name(|k| format!("bonsai-count-{k}"))
+            .start_handler(|_| {
+                // SAFETY: setpriority on this thread (0 = the calling thread on Linux) only
+                // lowers its scheduling priority.
+                unsafe {
+                    libc::setpriority(libc::PRIO_PROCESS, 0, 10);
+                }
+            })
+            .build()
+            .ok()
+    })
+    .as_ref()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -31,6 +31,8 @@ if [ ! -f "$dest/pi-1.5.2/node_modules/@earendil-works/pi-coding-agent/package.j
   cp -r "$here/scripts/pi-1.5.2/." "$dest/pi-1.5.2/"
   (cd "$dest/pi-1.5.2" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
 fi
+# The stand-in is linked from node_modules: an install made before it changed gets it too.
+cp -r "$here/scripts/pi-1.5.2/stubs/." "$dest/pi-1.5.2/stubs/"
 # @ccusage/pi, the usage tool Pi users run: `bonsai usage` is checked against its totals.
 if [ ! -f "$dest/ccusage/node_modules/@ccusage/pi/package.json" ]; then
   mkdir -p "$dest/ccusage"

@@ -1026,3 +1026,43 @@ fn bill_matrix() {
         }
     }
 }
+
+/// Pi's TUI renders a reply's bold and italic, with bonsai's package loaded, both as Pi's
+/// bundle (`pi`) and as its modules (`dist/cli.js`).
+/// The modules import pi-tui and marked from the install, where Pi 1.5.2 has a stand-in for
+/// `marked-cjk-friendly`. One without an `emStrong` tokenizer crashed Pi's TUI on the first
+/// emphasis ("Cannot read properties of undefined (reading 'apply')").
+#[test]
+fn pis_tui_renders_a_reply_with_bold_and_italic() {
+    let bins = live_pi::pis("tests::live_pi::pis_tui_renders_a_reply_with_bold_and_italic");
+    let modules = bins.iter().map(|p| live_pi::PiBin {
+        version: p.version,
+        node: p.node.clone(),
+        cli: p.cli.parent().and_then(|b| b.parent()).unwrap().join("cli.js"),
+    });
+    let modules: Vec<_> = modules.collect();
+    for pi in bins.into_iter().chain(modules) {
+        let w = World::new(200_000, json!({}), |_: &Value| {
+            fake_openai::Reply::Text("Here are **strong words** and *leaning words* at last.".into())
+        });
+        let Some(t) = common::tmux::Tmux::start(120, 40) else {
+            return;
+        };
+        start_pi_tui(&t, &w, &pi, w.pi(&pi, true));
+        t.send(&["say it with emphasis"]);
+        t.wait_for("say it with emphasis");
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        t.send(&["Enter"]);
+        let screen = t.wait_for("leaning words at last");
+        assert!(
+            screen.contains("Here are strong words and leaning words at last."),
+            "Pi {} ({}): the emphasis is drawn, not its asterisks:\n{screen}",
+            pi.version,
+            pi.cli.display()
+        );
+        assert!(!screen.contains("Cannot read properties"), "Pi {}:\n{screen}", pi.version);
+        t.send(&["C-c"]);
+        t.send(&["C-c"]);
+        t.wait_for("EXITED:");
+    }
+}

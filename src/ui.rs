@@ -57,17 +57,30 @@ pub const DEMO: &[u8] = include_bytes!("../fixtures/demo.jsonl");
 pub enum Target {
     File(PathBuf),
     Picker,
+    /// The picker on every session under a folder of project folders.
+    PickerIn(PathBuf),
     Demo,
 }
 
-/// `bonsai FILE`, `bonsai DIR` (newest session in it), or `bonsai` (newest session of this
-/// directory in Pi's session dir; else the picker if Pi has sessions elsewhere; else the demo).
+/// What `bonsai [PATH]` opens:
+/// - `bonsai FILE`: the file;
+/// - `bonsai DIR`: the newest session in it, else the picker on the sessions in its folders
+///   (Pi's sessions root holds one folder per project);
+/// - `bonsai`: this directory's newest session in Pi's session dir, else the picker if Pi has
+///   sessions elsewhere, else the demo.
 pub fn resolve_target(arg: Option<&Path>, cwd: &Path, settings: &Settings) -> Result<Target> {
     if let Some(p) = arg {
         if p.is_dir() {
-            return crate::store::newest_in_dir(p)
-                .map(Target::File)
-                .ok_or_else(|| eyre!("no Pi session (*.jsonl with a session header) in {}", p.display()));
+            if let Some(f) = crate::store::newest_in_dir(p) {
+                return Ok(Target::File(f));
+            }
+            if crate::store::sessions::has_sessions_under(p) {
+                return Ok(Target::PickerIn(p.to_path_buf()));
+            }
+            return Err(eyre!(
+                "no Pi session (*.jsonl with a session header) in {} or its folders",
+                p.display()
+            ));
         }
         if !p.exists() {
             return Err(eyre!("{} does not exist", p.display()));
@@ -345,12 +358,15 @@ fn first_app(target: Target, at: Option<String>, settings: Settings, registry: R
             return Ok(App::loading(p, size, rows, at, settings, registry));
         }
         Target::Demo => Some("No Pi sessions found: showing bonsai's bundled demo session (read-only).".to_string()),
-        Target::Picker => None,
+        Target::Picker | Target::PickerIn(_) => None,
     };
     let demo = Session::from_bytes(DEMO.to_vec())
         .map_err(|e| eyre!("demo session: {e}"))?
         .read_as(crate::store::pi_version::followed());
     let mut app = App::with_session(Arc::new(demo), None, settings, registry);
+    if let Target::PickerIn(root) = &target {
+        app.outside.sessions_root = Some(root.clone());
+    }
     app.log.notice = notice.or_else(|| app.diagnostics_notice());
     if let Some(at) = at {
         app.update(Action::SelectEntry(at));
@@ -382,7 +398,7 @@ async fn event_loop(
     let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
     // For timing start to first session frame from outside (scripts/first-frame.sh).
     let exit_after_first_frame = std::env::var_os("BONSAI_EXIT_AFTER_FIRST_FRAME").is_some();
-    let is_picker = matches!(target, Target::Picker);
+    let is_picker = matches!(target, Target::Picker | Target::PickerIn(_));
     let size = terminal.size()?;
     let rows = size.height.saturating_sub(loading::CHROME_ROWS) as usize;
     let mut app = first_app(target, at, settings, registry, rows)?;

@@ -1060,7 +1060,11 @@ fn pis_tui_renders_a_reply_with_bold_and_italic() {
             pi.version,
             pi.cli.display()
         );
-        assert!(!screen.contains("Cannot read properties"), "Pi {}:\n{screen}", pi.version);
+        assert!(
+            !screen.contains("Cannot read properties"),
+            "Pi {}:\n{screen}",
+            pi.version
+        );
         t.send(&["C-c"]);
         t.send(&["C-c"]);
         t.wait_for("EXITED:");

@@ -785,3 +785,43 @@ fn compact_with_a_model_in_the_terminal() {
         "{last}"
     );
 }
+
+/// `bonsai ~/.pi/agent/sessions`: Pi's sessions root holds one folder per project and no
+/// session of its own, so the picker opens on every session under it. Before, it said "no Pi session" and exited 1.
+#[test]
+fn bonsai_on_pis_sessions_root_opens_the_picker_on_every_project() {
+    let Some(t) = Tmux::start(130, 40) else { return };
+    let home = tempfile::tempdir().unwrap();
+    let root = home.path().join(".pi/agent/sessions");
+    for (project, fixture) in [("--work-acme--", "tour.jsonl"), ("--work-ledger--", "long.jsonl")] {
+        let dir = root.join(project);
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::copy(
+            common::repo().join("fixtures/pi-0.87.1").join(fixture),
+            dir.join(format!("2026-11-20T10-00-00-000Z_{fixture}")),
+        )
+        .unwrap();
+    }
+    t.open_bonsai(home.path(), &root);
+    let screen = t.wait_for("sessions · all projects");
+    assert!(screen.contains("all projects (Tab: this project) · 2 "), "{screen}");
+    assert_eq!(
+        screen.matches("1 session · $").count(),
+        2,
+        "one row per project:\n{screen}"
+    );
+    assert!(!screen.contains("no Pi session"), "{screen}");
+    t.send(&["q"]);
+    t.wait_for("EXITED:0");
+    // A folder with no session anywhere under it still says so.
+    let empty = home.path().join("empty");
+    std::fs::create_dir_all(empty.join("project")).unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_bonsai"))
+        .arg(&empty)
+        .env("HOME", home.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("or its folders"), "{err}");
+}

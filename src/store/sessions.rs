@@ -499,9 +499,41 @@ pub fn list_sessions(cwd: &Path, settings: &Settings, all: bool) -> Vec<SessionI
 /// [`list_sessions`] with Pi's agent folder given (bonsai's listing cache is kept under it).
 pub fn list_sessions_in(agent: &Path, cwd: &Path, settings: &Settings, all: bool) -> Vec<SessionInfo> {
     let (dirs, flat) = folders(agent, cwd, settings, all);
+    list_folders(agent, &dirs, flat, cwd, all)
+}
+
+/// The folders under `root` that hold sessions, `root` first: a folder of project folders
+/// such as Pi's sessions root.
+pub fn folders_under(root: &Path) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(root)
+        .map(|rd| {
+            rd.filter_map(|e| e.ok())
+                .map(|e| e.path())
+                .filter(|p| p.is_dir())
+                .collect()
+        })
+        .unwrap_or_default();
+    v.sort();
+    v.insert(0, root.to_path_buf());
+    v
+}
+
+/// Whether a folder under `root`, or `root` itself, holds a Pi session.
+pub fn has_sessions_under(root: &Path) -> bool {
+    folders_under(root).iter().any(|d| newest_in_dir(d).is_some())
+}
+
+/// Every session in `root` and in its folders, newest first, then what is not a readable
+/// session: the picker on a folder of project folders (`bonsai ~/.pi/agent/sessions`).
+pub fn list_sessions_under(agent: &Path, root: &Path) -> Vec<SessionInfo> {
+    // Not `all`: the listing cache keeps the entries of folders outside `root`.
+    list_folders(agent, &folders_under(root), false, root, false)
+}
+
+fn list_folders(agent: &Path, dirs: &[PathBuf], flat: bool, cwd: &Path, all: bool) -> Vec<SessionInfo> {
     let mut files: Vec<(PathBuf, PathBuf)> = Vec::new();
     let mut out: Vec<SessionInfo> = Vec::new();
-    for d in &dirs {
+    for d in dirs {
         match jsonl_files(d) {
             Ok(fs) => files.extend(fs.into_iter().map(|f| (f, d.clone()))),
             // A project's folder that is missing has no sessions; one that cannot be read says so.

@@ -17,6 +17,9 @@ pub struct Outside {
     /// The session file Pi waits on while bonsai runs (`BONSAI_PI_SESSION`: bonsai runs inside
     /// Pi with its package).
     pub pi_session: Option<PathBuf>,
+    /// The folder of project folders bonsai was opened on (`bonsai ~/.pi/agent/sessions`):
+    /// the picker lists every session under it.
+    pub sessions_root: Option<PathBuf>,
 }
 
 impl Outside {
@@ -31,6 +34,7 @@ impl Outside {
             pi_session: std::env::var_os("BONSAI_PI_SESSION")
                 .filter(|v| !v.is_empty())
                 .map(PathBuf::from),
+            sessions_root: None,
         }
     }
 }

@@ -235,11 +235,19 @@ impl App {
         p.user_home = Some(self.outside.env.home.clone());
         self.parts.picker = Some(p);
         self.screen.overlay = Overlay::Picker;
+        self.start_listing(false);
+    }
+
+    /// List the sessions for the picker: this project's or every project's, or every one
+    /// under the folder bonsai was opened on.
+    pub(super) fn start_listing(&mut self, all: bool) {
         self.start(crate::ui::jobs::ListJob {
             cwd: self.outside.cwd.clone(),
             settings: self.setup.settings.clone(),
-            all: false,
+            // Under a folder bonsai was opened on, every project there is listed.
+            all: all || self.outside.sessions_root.is_some(),
             agent_dir: self.outside.agent_dir.clone(),
+            root: self.outside.sessions_root.clone(),
         });
     }
 

@@ -30,12 +30,7 @@ impl App {
                     let index = self.index_place();
                     self.start(crate::ui::jobs::OpenJob { path, index })
                 }
-                Effect::List { all } => self.start(crate::ui::jobs::ListJob {
-                    cwd: self.outside.cwd.clone(),
-                    settings: self.setup.settings.clone(),
-                    all,
-                    agent_dir: self.outside.agent_dir.clone(),
-                }),
+                Effect::List { all } => self.start_listing(all),
                 Effect::SearchSessions => {
                     let id = self.next_job_id();
                     self.start_session_search(id);

@@ -441,12 +441,7 @@ impl App {
         {
             p.loading = true;
             let all = p.all;
-            self.start(crate::ui::jobs::ListJob {
-                cwd: self.outside.cwd.clone(),
-                settings: self.setup.settings.clone(),
-                all,
-                agent_dir: self.outside.agent_dir.clone(),
-            });
+            self.start_listing(all);
         }
         // A mapped file that lost pages under us (see store::mapped) reads as zeros there:
         // say so and read it whole again.

@@ -23,12 +23,7 @@ impl App {
         if let Some(p) = &mut self.parts.picker {
             p.loading = true;
         }
-        self.start(crate::ui::jobs::ListJob {
-            cwd: self.outside.cwd.clone(),
-            settings: self.setup.settings.clone(),
-            all,
-            agent_dir: self.outside.agent_dir.clone(),
-        });
+        self.start_listing(all);
     }
 
     /// `d`: the selected session to the trash (asked first).

@@ -21,6 +21,8 @@ pub struct ListJob {
     pub all: bool,
     /// Pi's agent directory (bonsai's pins are under it).
     pub agent_dir: PathBuf,
+    /// Every session under this folder instead (a folder of project folders).
+    pub root: Option<PathBuf>,
 }
 
 /// Search inside `files` (the picker), each file's hits reported as it is done.
@@ -106,11 +108,15 @@ impl Job for ListJob {
             settings,
             all,
             agent_dir,
+            root,
         } = self;
-        let sessions = store::sessions::list_sessions_in(&agent_dir, &cwd, &settings, all);
+        let sessions = match &root {
+            Some(root) => store::sessions::list_sessions_under(&agent_dir, root),
+            None => store::sessions::list_sessions_in(&agent_dir, &cwd, &settings, all),
+        };
         // None here: say how many there are elsewhere (counted, not opened).
-        let everywhere =
-            (sessions.is_empty() && !all).then(|| store::sessions::count_all_sessions_in(&agent_dir, &cwd, &settings));
+        let everywhere = (sessions.is_empty() && !all && root.is_none())
+            .then(|| store::sessions::count_all_sessions_in(&agent_dir, &cwd, &settings));
         // The trash and each listed folder's leftovers, for housekeeping in the picker.
         let trash = store::trash::list(&agent_dir)
             .into_iter()

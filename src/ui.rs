@@ -439,10 +439,21 @@ async fn event_loop(
             told.after_draw(&app);
         }
         if app.quit {
-            return match app.fatal.take() {
-                Some(e) => Err(e.into()),
-                None => Ok(()),
-            };
+            match app.hold_quit_for_the_index() {
+                Some(jobs) => {
+                    for job in jobs {
+                        runner::spawn(job, &handle, tx.clone());
+                    }
+                    dirty = true;
+                    continue;
+                }
+                None => {
+                    return match app.fatal.take() {
+                        Some(e) => Err(e.into()),
+                        None => Ok(()),
+                    };
+                }
+            }
         }
         tokio::select! {
             ev = events.next() => match ev {

@@ -553,6 +553,11 @@ impl App {
     }
 
     fn update_state(&mut self, action: Action) -> bool {
+        // Quitting, waiting for the session's index: any key quits at once.
+        if self.pending.quit_waits.is_some() && !matches!(action, Action::Tick(_) | Action::Resize { .. }) {
+            self.quit = true;
+            return true;
+        }
         match action {
             Action::Resize { width, height } => {
                 self.screen.size = Rect::new(0, 0, width, height);

@@ -430,6 +430,11 @@ impl App {
         use crate::ui::action::FileSeen;
         self.outside.now_ms = seen.now_ms;
         self.outside.clock = seen.now;
+        if let Some(since) = self.pending.quit_waits
+            && seen.now.saturating_duration_since(since) >= super::first_load::INDEX_WAIT
+        {
+            self.quit = true;
+        }
         let mut redraw = self.tick_summaries(seen.now);
         // The picker follows the session folders: listed again every two seconds.
         if let Some(p) = &mut self.parts.picker

@@ -97,12 +97,44 @@ impl Receives<jobs::LoadJob> for App {
     }
 }
 
-/// An index written, or why not: nothing to show (the next open tells).
+/// An index written, or why not: the next open tells. A quit that waited for it goes on.
 impl Receives<jobs::SaveIndexJob> for App {
-    fn receive(&mut self, _: Result<u64, String>) {}
+    fn receive(&mut self, _: Result<u64, String>) {
+        self.pending.index_saves = self.pending.index_saves.saturating_sub(1);
+        if self.pending.index_saves == 0 && self.pending.quit_waits.is_some() {
+            self.quit = true;
+        }
+    }
 }
 
+/// How long a quit waits for the session's index before it quits without one.
+/// A 1 GB session's index takes about a second to write.
+pub const INDEX_WAIT: std::time::Duration = std::time::Duration::from_secs(20);
+
 impl App {
+    /// On quit: the jobs that write the session's index, when one is still to be written.
+    /// Without it the next open parses the whole file again (1.2–1.8 s for 1 GB instead of
+    /// ~65 ms).
+    /// The quit then waits for them, saying so in the status line; any key quits at once.
+    /// `None`: quit now.
+    pub fn hold_quit_for_the_index(&mut self) -> Option<Vec<Queued<App>>> {
+        if self.fatal.is_some() || self.pending.index_saves == 0 {
+            return None;
+        }
+        // Waiting already: the index came, a key was pressed, or the wait ran out.
+        if self.pending.quit_waits.is_some() {
+            return None;
+        }
+        self.quit = false;
+        self.pending.quit_waits = Some(self.outside.clock);
+        self.log.status = Some("writing this session's index so it opens fast next time… (any key quits now)".into());
+        let (index, rest): (Vec<_>, Vec<_>) = std::mem::take(&mut self.pending.after_frame)
+            .into_iter()
+            .partition(|j| j.is::<jobs::SaveIndexJob>());
+        self.pending.after_frame = rest;
+        Some(index)
+    }
+
     /// The first session is read: it replaces the placeholder (the status said so far, such as
     /// which Pi is followed, stays), or the run ends with the reason.
     fn on_loaded(
@@ -147,11 +179,12 @@ impl App {
     }
 
     /// Hold the writing of `s`'s index, when it was opened without one that still fits,
-    /// until its first whole frame is drawn (a job: it never slows that frame, and a quit
-    /// never waits for it).
+    /// until its first whole frame is drawn: a job, so it never slows that frame.
+    /// A quit waits for it a while (`hold_quit_for_the_index`).
     pub(super) fn save_index_later(&mut self, s: &Arc<Session>, index: Option<Indexed>) {
         let Some(place) = self.index_place() else { return };
         if let Some(ix) = index.filter(|i| i.used.wants_saving()) {
+            self.pending.index_saves += 1;
             self.pending.after_frame.push(Queued::new(jobs::SaveIndexJob {
                 place,
                 source: ix.source,

@@ -25,6 +25,10 @@ pub struct Pending<R> {
     pub summary: Option<(u64, Arc<AtomicBool>)>,
     /// Writes not yet reported back.
     pub writes: usize,
+    /// Index jobs not yet reported back (queued after the first frame, or running).
+    pub index_saves: usize,
+    /// A quit waits for them since this instant (the tick's clock).
+    pub quit_waits: Option<std::time::Instant>,
     /// The summary model found for the strategies dialog open now: the strategies chosen
     /// there run on it, so it is looked up once per compaction.
     pub(crate) summarizer: Option<Box<crate::llm::summarize::Summarizer>>,
@@ -50,6 +54,8 @@ impl<R> Default for Pending<R> {
             reparsing: false,
             summary: None,
             writes: 0,
+            index_saves: 0,
+            quit_waits: None,
             summarizer: None,
             resolving: None,
             early: None,

@@ -2435,3 +2435,80 @@ fn a_compaction_looks_its_model_up_once() {
     assert_eq!(model.as_deref(), Some("fake-sonnet"));
     assert!(a.pending.summarizer.is_none(), "used, not kept");
 }
+
+/// A quit right after a big session's first frame waits for its index, saying so, so the
+/// next open reads the index instead of parsing the file again; a key quits at once.
+/// Before, the index job was dropped with the runtime.
+#[test]
+fn a_quick_quit_waits_for_the_sessions_index() {
+    use crate::engine::load::models::Registry;
+    use crate::engine::settings::Settings;
+    use crate::store::index::Place;
+    use crate::ui::jobs::SaveIndexJob;
+
+    let s = big_session();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("big.jsonl");
+    std::fs::write(&path, &s.buf[..]).unwrap();
+    let place = Place {
+        dir: dir.path().join("index"),
+        limit: 1 << 30,
+        view: Default::default(),
+    };
+    let open = || {
+        let mut a = App::loading(
+            path.clone(),
+            s.buf.len() as u64,
+            20,
+            None,
+            Settings::default(),
+            Registry::builtin_only(),
+        );
+        a.setup.index = Some(place.clone());
+        if let Some(crate::ui::jobs::LoadJob { index, .. }) = a.pending.queue[0].job_mut() {
+            *index = Some(place.clone());
+        }
+        let load = a.pending.queue.remove(0);
+        for d in crate::ui::runner::run_now(load) {
+            a.job_done(d);
+        }
+        a
+    };
+    // Quit before the index job left: it is handed out, the quit waits and says why.
+    let mut a = open();
+    a.update(Action::Quit);
+    assert!(a.quit);
+    let jobs = a.hold_quit_for_the_index().expect("the quit waits for the index");
+    assert!(!a.quit);
+    assert!(matches!(jobs.as_slice(), [j] if j.is::<SaveIndexJob>()), "{jobs:?}");
+    assert!(
+        a.log
+            .status
+            .as_deref()
+            .unwrap_or("")
+            .contains("writing this session's index"),
+        "{:?}",
+        a.log.status
+    );
+    for job in jobs {
+        for d in crate::ui::runner::run_now(job) {
+            a.job_done(d);
+        }
+    }
+    assert!(a.quit, "the index written, the quit goes on");
+    assert!(a.hold_quit_for_the_index().is_none());
+    assert!(place.dir.read_dir().unwrap().next().is_some(), "an index was written");
+    // The next open reads it: nothing left to write, the quit is at once.
+    let mut b = open();
+    assert!(b.log.status.as_deref().unwrap_or("").contains("from bonsai's index"));
+    b.update(Action::Quit);
+    assert!(b.hold_quit_for_the_index().is_none());
+    // Waiting, any key quits at once.
+    std::fs::remove_dir_all(&place.dir).unwrap();
+    let mut c = open();
+    c.update(Action::Quit);
+    assert!(c.hold_quit_for_the_index().is_some());
+    c.update(Action::Down);
+    assert!(c.quit);
+    assert!(c.hold_quit_for_the_index().is_none());
+}

@@ -259,7 +259,7 @@ pub fn backups(a: BackupsArgs) -> Result<()> {
         .iter()
         .filter(|b| b.age_days(now) >= a.older_than && !b.needed_for_restore && b.made)
         .collect();
-    let mb = |bytes: u64| format!("{:.1} MB", bytes as f64 / 1e6);
+    let mb = crate::engine::units::bytes;
     if a.json {
         let rows: Vec<serde_json::Value> = all
             .iter()
@@ -291,9 +291,9 @@ pub fn backups(a: BackupsArgs) -> Result<()> {
     } else {
         for b in &all {
             println!(
-                "{:>9}  {:>6.1} d  {}  ({}{})",
+                "{:>9}  {:>6}  {}  ({}{})",
                 mb(b.bytes),
-                b.age_days(now),
+                crate::engine::units::age((b.age_days(now) * 86_400_000.0) as i64),
                 b.path.display(),
                 b.kind.describe(),
                 if b.needed_for_restore {

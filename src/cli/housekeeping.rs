@@ -98,9 +98,9 @@ fn print_leftovers(items: &[Leftover], bytes: u64, kept_for_restore: usize, a: &
     } else {
         for i in items {
             println!(
-                "{:>9}  {:>6.1} d  {}  ({})",
+                "{:>9}  {:>6}  {}  ({})",
                 mb(i.bytes),
-                i.days,
+                crate::engine::units::age((i.days * 86_400_000.0) as i64),
                 i.path.display(),
                 i.what
             );
@@ -183,11 +183,7 @@ pub fn parse_age(s: &str) -> Result<f64, AgeError> {
 }
 
 fn mb(bytes: u64) -> String {
-    if bytes >= 1_000_000 {
-        format!("{:.1} MB", bytes as f64 / 1e6)
-    } else {
-        format!("{:.1} KB", bytes as f64 / 1e3)
-    }
+    crate::engine::units::bytes(bytes)
 }
 
 /// Ask on the terminal; an answer other than yes, or no terminal to ask on, is a no.
@@ -291,9 +287,9 @@ pub fn trash_cmd(a: TrashArgs) -> Result<()> {
         } else {
             for t in &all {
                 println!(
-                    "{:>9}  {:>6.1} d  {}  ({} {})",
+                    "{:>9}  {:>6}  {}  ({} {})",
                     mb(trash::size(&agent, t)),
-                    age_days(t.at_ms),
+                    crate::engine::units::age((age_days(t.at_ms) * 86_400_000.0) as i64),
                     t.name,
                     if t.recorded {
                         "was"

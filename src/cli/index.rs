@@ -176,11 +176,5 @@ fn print_status(place: &Place, rows: &[index::Status], json: bool) -> Result<()>
 }
 
 fn age(ms: i64) -> String {
-    let s = ms / 1000;
-    match s {
-        s if s < 60 => format!("{s} s"),
-        s if s < 3600 => format!("{} min", s / 60),
-        s if s < 86400 => format!("{} h", s / 3600),
-        s => format!("{} d", s / 86400),
-    }
+    crate::engine::units::age(ms)
 }

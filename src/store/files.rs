@@ -272,10 +272,5 @@ pub fn mtime_ms(m: &std::fs::Metadata) -> i64 {
 
 /// A size as people read it: bytes, KB, MB or GB (powers of 1024).
 pub fn human_bytes(n: u64) -> String {
-    match n {
-        n if n >= 1 << 30 => format!("{:.2} GB", n as f64 / (1u64 << 30) as f64),
-        n if n >= 1 << 20 => format!("{:.1} MB", n as f64 / (1u64 << 20) as f64),
-        n if n >= 1 << 10 => format!("{} KB", n.div_ceil(1 << 10)),
-        n => format!("{n} bytes"),
-    }
+    crate::engine::units::bytes(n)
 }

@@ -158,7 +158,7 @@ fn image_label(b: &Value) -> String {
         .and_then(|d| d.as_str())
         .map(|d| d.len() * 3 / 4)
         .unwrap_or(0);
-    format!("[image {kind} {} KB]", bytes.div_ceil(1024))
+    format!("[image {kind} {}]", crate::engine::units::bytes(bytes as u64))
 }
 
 /// Markdown-ish: headings bold, file-list tags muted.

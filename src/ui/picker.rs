@@ -190,11 +190,7 @@ fn session_id(p: &std::path::Path) -> String {
 }
 
 fn size_text(bytes: u64) -> String {
-    if bytes >= 1 << 20 {
-        format!("{:.1} MB", bytes as f64 / 1048576.0)
-    } else {
-        format!("{} KB", bytes.div_ceil(1024))
-    }
+    crate::engine::units::bytes(bytes)
 }
 
 /// `~/x` for a path under the home folder.
@@ -340,7 +336,7 @@ impl Picker {
         let s = &self.sessions[i];
         let modified = s.modified_iso();
         let ctx = match (s.context_tokens, self.windows.get(i).copied().flatten()) {
-            (Some(t), Some(w)) if w > 0 => format!("{:>3}%", (t * 100 / w).min(999)),
+            (Some(t), Some(w)) if w > 0 => format!("{:>3}%", crate::engine::units::percent(t, w).unwrap_or(0).min(999)),
             _ => "   ·".into(),
         };
         let current = self.current.as_ref() == Some(&s.path);
@@ -1366,10 +1362,10 @@ impl Picker {
                 ]));
                 out.push(Line::from(Span::styled(
                     cut(&format!(
-                        "         {} / {} tokens ({:.0} %) · {model}",
+                        "         {} / {} tokens ({}%) · {model}",
                         crate::engine::edit::prune::thousands(t),
                         crate::engine::edit::prune::thousands(w),
-                        t as f64 * 100.0 / w as f64
+                        crate::engine::units::percent(t, w).unwrap_or(0)
                     )),
                     fg(MUTED),
                 )));

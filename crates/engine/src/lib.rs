@@ -27,5 +27,6 @@ pub mod live;
 pub mod load;
 pub mod report;
 pub mod settings;
+pub mod units;
 pub mod usage;
 pub mod view;

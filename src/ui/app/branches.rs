@@ -15,13 +15,9 @@ fn plural(n: usize, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
 }
 
-/// Bytes in words: 812 B, 14.2 KB, 3.1 MB.
+/// Bytes in words, as everywhere: 812 bytes, 14.2 kB, 3.1 MB.
 fn size(b: usize) -> String {
-    match b {
-        b if b < 1024 => format!("{b} B"),
-        b if b < 1024 * 1024 => format!("{:.1} KB", b as f64 / 1024.0),
-        b => format!("{:.1} MB", b as f64 / 1048576.0),
-    }
+    crate::engine::units::bytes(b as u64)
 }
 
 /// Why there is no branch to act on at the selection (said after "nothing to archive: ").

@@ -9,11 +9,7 @@ use crate::ui::input::LineEditor;
 use crate::ui::picker::OLD_BACKUP_DAYS;
 
 fn mb(bytes: u64) -> String {
-    if bytes >= 1_000_000 {
-        format!("{:.1} MB", bytes as f64 / 1e6)
-    } else {
-        format!("{:.1} KB", bytes as f64 / 1e3)
-    }
+    crate::engine::units::bytes(bytes)
 }
 
 impl App {

@@ -447,6 +447,13 @@ fn backups_are_listed_and_old_ones_removed_but_not_what_restore_needs() {
         "{out}"
     );
     assert!(out.contains("the next bonsai restore needs it"), "{out}");
+    // Sizes and ages as everywhere: a 3-byte file just written is not "0.0 MB  0.0 d".
+    let recent_row = out.lines().find(|l| l.contains("_c.jsonl.bak")).unwrap_or("");
+    assert!(
+        recent_row.contains("3 bytes") && recent_row.contains(" s "),
+        "{recent_row}"
+    );
+    assert!(!out.contains("0.0 MB") && !out.contains("0.0 d"), "{out}");
     // Without a terminal and without --yes: nothing removed.
     let o = run_here(&["backups", "--remove"]);
     assert!(!o.status.success());

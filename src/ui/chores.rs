@@ -29,6 +29,22 @@ pub enum FileChore {
     RemoveBackups(Vec<std::path::PathBuf>),
 }
 
+impl FileChore {
+    /// What a yes does, for the confirm's hint bar.
+    pub fn yes_words(&self) -> &'static str {
+        match self {
+            FileChore::Delete(_) => "yes, delete the branch",
+            FileChore::Branched { clone: true, .. } => "yes, write the clone",
+            FileChore::Branched { clone: false, .. } => "yes, write the fork",
+            FileChore::RemoveBranched(_) => "yes, remove the file",
+            FileChore::Trash(_) => "yes, move it to the trash",
+            FileChore::RestoreTrashed(_) => "yes, put it back",
+            FileChore::EmptyTrash(_) => "yes, remove for good",
+            FileChore::RemoveBackups(_) => "yes, remove them",
+        }
+    }
+}
+
 /// A fork or clone bonsai wrote: its path, length and modification time right after.
 #[derive(Debug, Clone, PartialEq)]
 pub struct BranchedFile {

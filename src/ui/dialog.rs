@@ -245,6 +245,14 @@ impl Dialog {
         {
             h.retain(|(_, l)| !TAB_KEYS.contains(l));
         }
+        // A yes that is not a write says what it does (the trash, a removal).
+        if let Dialog::ConfirmRewrite { then, .. } = self {
+            for (k, l) in &mut h {
+                if k.as_str() == "y" {
+                    *l = then.yes_words();
+                }
+            }
+        }
         h
     }
 
@@ -452,7 +460,7 @@ pub fn draw(f: &mut Frame, area: Rect, d: &Dialog, s: &Session) {
         }
         | Dialog::ConfirmRewrite {
             title: t, lines: text, ..
-        } => confirm_body(t, text, r, mode),
+        } => confirm_body(t, text, r, d.hints()),
     };
     f.render_widget(Clear, r);
     let block = Block::default()
@@ -607,13 +615,13 @@ fn summary_body(
 }
 
 /// A yes/no question.
-fn confirm_body(t: &str, text: &[String], r: Rect, mode: keymap::Mode) -> (String, Vec<Line<'static>>) {
+fn confirm_body(t: &str, text: &[String], r: Rect, hints: Vec<(String, &'static str)>) -> (String, Vec<Line<'static>>) {
     let mut lines: Vec<Line> = confirm_lines(text, r.width)
         .into_iter()
         .map(|l| Line::from(Span::raw(format!(" {l}"))))
         .collect();
     lines.push(Line::default());
-    lines.push(hint_line(mode));
+    lines.push(hint_line_of(hints));
     (format!(" {t} "), lines)
 }
 

@@ -442,3 +442,20 @@ fn every_component_keeps_the_contract() {
     let not_drawn: Vec<_> = names.iter().filter(|n| !drawn.contains(n)).collect();
     assert_eq!(not_drawn, [&"browser keys", &"tree search", &"find"]);
 }
+
+/// A confirm that is not a write says what its yes does (the trash confirm said "yes, write
+/// it").
+#[test]
+fn a_confirm_says_what_its_yes_does() {
+    let trash = Dialog::ConfirmRewrite {
+        title: "Move to the trash".into(),
+        lines: vec!["a.jsonl".into()],
+        then: FileChore::Trash("a.jsonl".into()),
+    };
+    let hints = trash.hints();
+    assert!(
+        hints.iter().any(|(k, l)| k == "y" && *l == "yes, move it to the trash"),
+        "{hints:?}"
+    );
+    assert!(!hints.iter().any(|(_, l)| l.contains("write")), "{hints:?}");
+}

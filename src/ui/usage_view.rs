@@ -298,11 +298,45 @@ impl UsageView {
         let start = selected.min(days.len().saturating_sub(fit));
         let shown = &days[start..(start + fit).min(days.len())];
         let bar_w = ((area.width as usize / shown.len().max(1)).saturating_sub(gap as usize)).clamp(2, 9) as u16;
+        // Calls of models without prices cost nothing: their bars show tokens instead, and
+        // say so, rather than an empty chart.
+        let priced = shown.iter().any(|d| r.rows.get(d).is_some_and(|(t, _)| t.cost > 0.0));
+        let mut unpriced: Vec<&str> = shown
+            .iter()
+            .filter_map(|d| r.rows.get(d))
+            .flat_map(|(_, models)| models.iter().filter(|(_, t)| t.cost == 0.0).map(|(m, _)| m.as_str()))
+            .collect();
+        unpriced.sort_unstable();
+        unpriced.dedup();
+        let area = if priced || unpriced.is_empty() {
+            area
+        } else {
+            let [note, rest] = Layout::vertical([Constraint::Length(1), Constraint::Min(2)]).areas(area);
+            let text = format!(
+                " no prices for {} (models.json gives none): the bars show tokens",
+                unpriced.join(", ")
+            );
+            f.render_widget(Paragraph::new(Span::styled(text, fg(MUTED))), note);
+            rest
+        };
         let bars: Vec<Bar> = shown
             .iter()
             .enumerate()
             .map(|(k, day)| {
                 let cost = r.rows.get(day).map(|(t, _)| t.cost).unwrap_or(0.0);
+                if !priced {
+                    let tokens = r.rows.get(day).map(|(t, _)| t.tokens.total()).unwrap_or(0.0);
+                    let style = if start + k == selected { fg(WARNING) } else { fg(ACCENT) };
+                    let label = if bar_w >= 5 { &day[5..] } else { &day[8..] };
+                    return Bar::new(tokens.round() as u64)
+                        .label(Line::from(label.to_string()))
+                        .text_value(if bar_w >= 6 {
+                            tokens_short(tokens)
+                        } else {
+                            String::new()
+                        })
+                        .style(style);
+                }
                 let style = if start + k == selected { fg(WARNING) } else { fg(ACCENT) };
                 let label = if bar_w >= 5 {
                     day[5..].to_string()
@@ -656,6 +690,41 @@ pub mod snapshots {
 
     fn draw(v: &UsageView, w: u16, h: u16) -> String {
         crate::ui::tests::screen(w, h, |f| v.render(f, f.area()))
+    }
+
+    /// Calls of a model without prices: the day chart shows their tokens and says why, not
+    /// an empty box.
+    #[test]
+    fn an_unpriced_models_days_show_tokens_and_say_so() {
+        let calls = (0..3)
+            .map(|k| {
+                call(
+                    usage::CallKind::Reply,
+                    &format!("f{k}"),
+                    NOW - k * DAY,
+                    "fakeco/fake-model",
+                    10_000.0 * (k + 1) as f64,
+                    None,
+                )
+            })
+            .collect();
+        let mut d = data(false);
+        d.sessions = vec![SessionCalls {
+            path: "/s/--x--/f.jsonl".into(),
+            project: "/home/dev/x".into(),
+            name: None,
+            created: "2026-11-20".into(),
+            calls,
+        }];
+        let mut v = UsageView::new(1, false);
+        v.set_data(d);
+        v.tab = Tab::Days;
+        let screen = draw(&v, 100, 22);
+        assert!(
+            screen.contains("no prices for fakeco/fake-model (models.json gives none): the bars show tokens"),
+            "{screen}"
+        );
+        assert!(screen.contains('█'), "bars are drawn:\n{screen}");
     }
 
     #[test]

@@ -668,6 +668,9 @@ fn tui_branch_summary_is_shown_with_its_retries_before_it_is_written() {
             assert!(tabs[0].text.contains("branch by the model"), "{}", tabs[0].text);
             let note = tabs[0].note.clone().unwrap_or_default();
             assert!(note.starts_with("retry 1") && note.contains("503"), "{note}");
+            // The call is counted with its tokens (it said "no calls" before).
+            let [figures, _] = bonsai::ui::dialog::figures_lines(&tabs[0]);
+            assert!(figures.starts_with("1 call · 900 in · 30 out"), "{figures}");
         }
         other => panic!("{other:?} / {:?}", app.log.status),
     }

@@ -375,6 +375,7 @@ pub fn figures_lines(t: &SummaryTab) -> [String; 2] {
         )),
         TabState::Running => parts.push("writing…".into()),
         TabState::Failed(e) => parts.push(format!("failed: {e}")),
+        TabState::Done if t.calls.0 == 1 => parts.push("1 call".into()),
         TabState::Done if t.calls.1 > 0 => parts.push(format!("{} calls", t.calls.0)),
         TabState::Done => parts.push("no calls".into()),
     }

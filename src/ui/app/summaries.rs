@@ -467,13 +467,26 @@ impl App {
         self.pending.summary = None;
         // The branch summary is shown before anything is written (as a compaction's is):
         // ctrl+s writes it and navigates, e edits it, d discards it.
-        let Some(Dialog::Summary { tabs, .. }) = &mut self.parts.dialog else {
+        let Some(Dialog::Summary { tabs, by, .. }) = &mut self.parts.dialog else {
             return;
         };
+        let by_model = by.as_str() != "offline";
         let Some(tab) = tabs.get_mut(0) else { return };
         tab.elapsed_ms = wall_ms;
         match result {
             Ok(sm) => {
+                // A model's summary is one call; its figures are the usage it reported.
+                if by_model {
+                    tab.calls = (1, 1, 0);
+                }
+                if let Some(u) = &sm.usage {
+                    let n = |k: &str| u[k].as_u64().unwrap_or(0);
+                    tab.figures.input = n("input");
+                    tab.figures.output = n("output");
+                    tab.figures.cache_read = n("cacheRead");
+                    tab.figures.cache_write = n("cacheWrite");
+                    tab.figures.cost = u["cost"]["total"].as_f64().unwrap_or(0.0);
+                }
                 tab.text = sm.text;
                 tab.usage = sm.usage;
                 tab.state = TabState::Done;

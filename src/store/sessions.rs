@@ -477,8 +477,12 @@ fn folders(agent: &Path, cwd: &Path, settings: &Settings, all: bool) -> (Vec<Pat
     if !all || flat {
         return (vec![dir], flat);
     }
-    let root = agent.join("sessions");
-    let mut v: Vec<PathBuf> = std::fs::read_dir(&root)
+    (subfolders(&agent.join("sessions")), false)
+}
+
+/// The folders in `root`, sorted (none when it cannot be read).
+fn subfolders(root: &Path) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(root)
         .map(|rd| {
             rd.filter_map(|e| e.ok())
                 .map(|e| e.path())
@@ -487,7 +491,7 @@ fn folders(agent: &Path, cwd: &Path, settings: &Settings, all: bool) -> (Vec<Pat
         })
         .unwrap_or_default();
     v.sort();
-    (v, false)
+    v
 }
 
 /// Sessions of the project at `cwd` (or of every project), newest first, then what is not a
@@ -505,15 +509,7 @@ pub fn list_sessions_in(agent: &Path, cwd: &Path, settings: &Settings, all: bool
 /// The folders under `root` that hold sessions, `root` first: a folder of project folders
 /// such as Pi's sessions root.
 pub fn folders_under(root: &Path) -> Vec<PathBuf> {
-    let mut v: Vec<PathBuf> = std::fs::read_dir(root)
-        .map(|rd| {
-            rd.filter_map(|e| e.ok())
-                .map(|e| e.path())
-                .filter(|p| p.is_dir())
-                .collect()
-        })
-        .unwrap_or_default();
-    v.sort();
+    let mut v = subfolders(root);
     v.insert(0, root.to_path_buf());
     v
 }

@@ -349,40 +349,33 @@ mod tests {
         }
     }
 
-    #[test]
-    fn a_job_waits_on_tasks_on_the_runtime_and_without_one() {
-        assert_eq!(run_here(Waits), [42]);
+    /// What a job spawned on a runtime of its own said, once the channel closes.
+    fn spawned(job: Queued<Heard>) -> Heard {
         let rt = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(1)
             .enable_all()
             .build()
             .unwrap();
         let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-        spawn(Queued::<Heard>::new(Waits), rt.handle(), tx);
+        spawn(job, rt.handle(), tx);
         let mut heard = Heard::default();
         rt.block_on(async {
             while let Some(d) = rx.recv().await {
                 d.deliver(&mut heard);
             }
         });
-        assert_eq!(heard.0, [42]);
+        heard
+    }
+
+    #[test]
+    fn a_job_waits_on_tasks_on_the_runtime_and_without_one() {
+        assert_eq!(run_here(Waits), [42]);
+        assert_eq!(spawned(Queued::new(Waits)).0, [42]);
     }
 
     #[test]
     fn a_spawned_job_reports_on_the_channel() {
-        let rt = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(1)
-            .enable_all()
-            .build()
-            .unwrap();
-        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-        spawn(Queued::<Heard>::new(Count(2)), rt.handle(), tx);
-        let mut heard = Heard::default();
-        rt.block_on(async {
-            while let Some(d) = rx.recv().await {
-                d.deliver(&mut heard);
-            }
-        });
+        let heard = spawned(Queued::new(Count(2)));
         assert_eq!(heard.0, [0, 1, 2]);
     }
 }

@@ -1549,38 +1549,13 @@ fn a_compaction_is_planned_by_a_job_and_carried_to_the_summaries() {
 /// the loading frame says so, and nothing is written again.
 #[test]
 fn the_first_open_writes_the_index_after_the_frame_and_the_next_reads_it() {
-    use crate::engine::load::models::Registry;
-    use crate::engine::settings::Settings;
-    use crate::store::index::{Place, Used};
+    use crate::store::index::Used;
     use crate::ui::jobs::LoadReport;
     use crate::ui::runner::Queued;
 
-    let s = big_session();
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("big.jsonl");
-    std::fs::write(&path, &s.buf[..]).unwrap();
-    let place = Place {
-        dir: dir.path().join("index"),
-        limit: 1 << 30,
-        view: Default::default(),
-    };
+    let (s, _dir, path, place) = big_file_and_index_place();
     let open = || {
-        let mut a = App::loading(
-            path.clone(),
-            s.buf.len() as u64,
-            20,
-            None,
-            Settings::default(),
-            Registry::builtin_only(),
-        );
-        a.setup.index = Some(place.clone());
-        let [q] = a.pending.queue.as_mut_slice() else {
-            panic!("no load queued")
-        };
-        let Some(crate::ui::jobs::LoadJob { index, .. }) = q.job_mut() else {
-            panic!("not a load: {q:?}")
-        };
-        *index = Some(place.clone());
+        let mut a = loading_indexed(&path, s.buf.len() as u64, &place);
         let results = crate::ui::runner::run_now(a.pending.queue.pop().unwrap());
         (a, results)
     };
@@ -2441,33 +2416,11 @@ fn a_compaction_looks_its_model_up_once() {
 /// Before, the index job was dropped with the runtime.
 #[test]
 fn a_quick_quit_waits_for_the_sessions_index() {
-    use crate::engine::load::models::Registry;
-    use crate::engine::settings::Settings;
-    use crate::store::index::Place;
     use crate::ui::jobs::SaveIndexJob;
 
-    let s = big_session();
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("big.jsonl");
-    std::fs::write(&path, &s.buf[..]).unwrap();
-    let place = Place {
-        dir: dir.path().join("index"),
-        limit: 1 << 30,
-        view: Default::default(),
-    };
+    let (s, _dir, path, place) = big_file_and_index_place();
     let open = || {
-        let mut a = App::loading(
-            path.clone(),
-            s.buf.len() as u64,
-            20,
-            None,
-            Settings::default(),
-            Registry::builtin_only(),
-        );
-        a.setup.index = Some(place.clone());
-        if let Some(crate::ui::jobs::LoadJob { index, .. }) = a.pending.queue[0].job_mut() {
-            *index = Some(place.clone());
-        }
+        let mut a = loading_indexed(&path, s.buf.len() as u64, &place);
         let load = a.pending.queue.remove(0);
         for d in crate::ui::runner::run_now(load) {
             a.job_done(d);
@@ -2511,4 +2464,44 @@ fn a_quick_quit_waits_for_the_sessions_index() {
     c.update(Action::Down);
     assert!(c.quit);
     assert!(c.hold_quit_for_the_index().is_none());
+}
+
+/// The big session written to a file, and a place for its index, in a folder of their own.
+fn big_file_and_index_place() -> (
+    std::sync::Arc<crate::engine::load::session::Session>,
+    tempfile::TempDir,
+    PathBuf,
+    crate::store::index::Place,
+) {
+    let s = big_session();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("big.jsonl");
+    std::fs::write(&path, &s.buf[..]).unwrap();
+    let place = crate::store::index::Place {
+        dir: dir.path().join("index"),
+        limit: 1 << 30,
+        view: Default::default(),
+    };
+    (s, dir, path, place)
+}
+
+/// The app loading `path` with its index at `place`: the load job is its one job.
+fn loading_indexed(path: &std::path::Path, size: u64, place: &crate::store::index::Place) -> App {
+    let mut a = App::loading(
+        path.to_path_buf(),
+        size,
+        20,
+        None,
+        crate::engine::settings::Settings::default(),
+        crate::engine::load::models::Registry::builtin_only(),
+    );
+    a.setup.index = Some(place.clone());
+    let [q] = a.pending.queue.as_mut_slice() else {
+        panic!("no load queued")
+    };
+    let Some(crate::ui::jobs::LoadJob { index, .. }) = q.job_mut() else {
+        panic!("not a load: {q:?}")
+    };
+    *index = Some(place.clone());
+    a
 }

@@ -16,6 +16,13 @@ fn copy_of(name: &str) -> (tempfile::TempDir, PathBuf) {
 }
 
 /// A made-up session of about `synth`'s size in a new directory.
+/// The first line appended to `f` since it held `before`, after checking it only grew.
+fn first_appended(f: &Path, before: &[u8]) -> serde_json::Value {
+    let after = std::fs::read(f).unwrap();
+    assert_eq!(&after[..before.len()], before, "append only");
+    serde_json::from_slice(after[before.len()..].split(|b| *b == b'\n').next().unwrap()).unwrap()
+}
+
 fn synth_of(name: &str, synth: common::synth::Synth) -> (tempfile::TempDir, PathBuf) {
     let dir = tempfile::tempdir().unwrap();
     let f = dir.path().join(name);
@@ -135,10 +142,7 @@ fn compact_with_instructions_offline_accept_and_see_it_in_the_tree() {
     );
     t.send(&["q"]);
     t.wait_for("EXITED:0");
-    let after = std::fs::read(&f).unwrap();
-    assert_eq!(&after[..before.len()], &before[..], "append only");
-    let last: serde_json::Value =
-        serde_json::from_slice(after[before.len()..].split(|b| *b == b'\n').next().unwrap()).unwrap();
+    let last = first_appended(&f, &before);
     assert_eq!(last["type"], "compaction");
     assert!(
         last["summary"]
@@ -775,10 +779,7 @@ fn compact_with_a_model_in_the_terminal() {
     t.send(&["q"]);
     t.wait_for("EXITED:0");
     assert!(!server.requests().is_empty());
-    let after = std::fs::read(&f).unwrap();
-    assert_eq!(&after[..before.len()], &before[..], "append only");
-    let last: serde_json::Value =
-        serde_json::from_slice(after[before.len()..].split(|b| *b == b'\n').next().unwrap()).unwrap();
+    let last = first_appended(&f, &before);
     assert_eq!(last["type"], "compaction");
     assert!(
         last["summary"].as_str().unwrap().contains("written by the fake model"),

@@ -148,9 +148,9 @@ pub fn draw(f: &mut Frame, app: &App) {
         .plan
         .as_ref()
         .filter(|p| app.screen.prune_preview && !p.is_empty())
-        .map(|p| p.tokens_after);
+        .map(|p| (p.estimate_now(), p.tokens_after));
     let counting = app.selection.gauge.is_none() && app.selected_leaf().is_some();
-    let live = app.selection.live.as_ref().map(|r| r.tokens_sent);
+    let live = app.selection.live.as_ref().map(|r| (r.tokens_sent, r.tokens_full));
     gauge::draw(
         f,
         a.gauge,

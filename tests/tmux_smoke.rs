@@ -212,7 +212,7 @@ fn prune_apply_and_undo_in_the_terminal() {
     t.wait_for("prune preview · output");
     // Tab to the yellow zone, apply after the question.
     t.send(&["Tab", "Tab", "Tab"]);
-    t.wait_for("prune preview · zones · yellow");
+    t.wait_for("prune preview · by zone · yellow");
     t.send(&["a"]);
     t.wait_for("Write them?");
     t.send(&["y"]);

@@ -56,7 +56,7 @@ fn each_action_and_its_undo_leave_pi_where_it_was_on(pi: &PiSession) {
             "prune".into(),
             fs.into(),
             "--policy".into(),
-            "zones".into(),
+            "by-zone".into(),
             "--zone".into(),
             "yellow".into(),
             "--apply".into(),

@@ -306,12 +306,14 @@ export default function bonsai(pi: ExtensionAPI) {
 				const state = engine?.stalled ? "not answering" : "not running";
 				lines.push(`bonsai: engine ${state}${lastFailure ? ` (${lastFailure})` : ""}; Pi's context is passed through unchanged`);
 			} else {
-				const r = await e.request("status", { sessionFile: ctx.sessionManager.getSessionFile() ?? null }, 10_000);
+				// The engine words and formats every line, as the TUI and the CLI say them.
+				const piFigure = ctx.getContextUsage()?.tokens ?? null;
+				const r = await e.request("status", { sessionFile: ctx.sessionManager.getSessionFile() ?? null, piFigure }, 10_000);
 				if (!r.ok) {
 					failed(ctx, r);
 					lines.push(`bonsai: ${r.message}`);
 				} else {
-					lines.push(...statusLines(r.result, ctx.getContextUsage()?.tokens));
+					lines.push(...(r.result.lines as string[]));
 				}
 			}
 			const text = lines.join("\n");
@@ -390,35 +392,3 @@ function splitArgs(s: string): string[] {
 	return out;
 }
 
-/** `/ctx-status`'s lines from the engine's status (the words and figures are the engine's;
- * Pi's own figure for the last reply is added beside them). */
-function statusLines(s: any, piFigure: number | null | undefined): string[] {
-	const n = (x: number | null | undefined) => (x == null ? "unknown" : Math.round(x).toLocaleString("en-US"));
-	const usd = (x: number) => `$${x.toFixed(x < 1 ? 4 : 2)}`;
-	const l = s.last;
-	const out = [
-		`bonsai ${s.engine.replace(/^bonsai /, "")} (protocol ${s.protocol}, following Pi ${s.piVersion}) · policy ${s.settings.policy} · summarizer ${s.settings.summarizer}`,
-	];
-	if (l) {
-		out.push(
-			`whole context ~${n(l.whole)} tokens (what Pi would send; Pi's figure for the last reply ${n(piFigure)}) · zone ${l.zone ?? "-"} of T ${n(l.threshold)}`,
-		);
-		out.push(
-			`sent ${n(l.tokensSent)} of ${n(l.tokensFull)} tokens of messages · turns sent ${l.turnsKept} of ${l.turnsTotal} · packet ${l.packetTokens == null ? "none" : `${n(l.packetTokens)} tokens`}${l.summariesAhead ? ` · ${l.summariesAhead} summar${l.summariesAhead === 1 ? "y" : "ies"} sent as written` : ""}${l.distilled ? ` · ${l.distilled} long output${l.distilled === 1 ? "" : "s"} distilled` : ""}${l.pruned ? ` · ${l.pruned} pruned` : ""}`,
-		);
-		out.push(`steps ${s.steps}${l.step ? ` (this call: ${l.step.reason})` : ""} · ${l.note}`);
-	} else {
-		out.push("no model call yet");
-	}
-	const b = s.bill;
-	if (b) {
-		out.push(
-			`cache hits ${Math.round(100 * b.cacheHits)} % of input tokens · bill so far ${usd(b.recorded)} (Pi's records, ${b.calls} call${b.calls === 1 ? "" : "s"}) · ~${usd(b.withoutPackage)} without the package (estimated)${b.unpriced ? ` · ${b.unpriced} unpriced` : ""}`,
-		);
-	}
-	out.push(
-		`early compaction ${s.settings.compactEarly ? "on" : "off"} · latch ${s.latch}${s.lastDecision ? ` (${s.lastDecision})` : ""} · ${s.compactions} compaction${s.compactions === 1 ? "" : "s"} · ${s.calls} call${s.calls === 1 ? "" : "s"}`,
-	);
-	if (s.problems?.length) out.push(`settings not used: ${s.problems.join("; ")}`);
-	return out;
-}

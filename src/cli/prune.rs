@@ -22,11 +22,12 @@ use std::path::PathBuf;
 pub struct PruneArgs {
     #[command(flatten)]
     pub session: SessionArg,
-    /// output: old tool output past a budget (OpenCode's prune); zones: keep, distill and
-    /// prune by how full the context is.
-    #[arg(long, value_parser = ["output", "zones"], default_value = "output")]
+    /// output: old tool output past a budget (OpenCode's prune); by-zone: keep, distill and
+    /// prune tool output by how full the context is ("zones", its old name, still works; the
+    /// live policy called zones is another thing: it leaves whole turns out of what is sent).
+    #[arg(long, value_parser = ["output", "by-zone", "zones"], default_value = "output")]
     pub policy: String,
-    /// For --policy zones: the gauge's zone (auto) or a forced one.
+    /// For --policy by-zone: the gauge's zone (auto) or a forced one.
     #[arg(long, value_parser = ["auto", "green", "yellow", "red"], default_value = "auto")]
     pub zone: String,
     /// Prune even when the candidates do not exceed the minimum.
@@ -185,11 +186,12 @@ fn print_table(s: &Session, plan: &Plan, exact: Option<&[(u64, u64)]>) {
         );
     }
     println!(
-        "{} · leaf {} · context {} → {} tokens by Pi's estimate ({}){}",
+        "{} · leaf {} · context {} → {} tokens ({}, {}){}",
         plan.what,
         s.entries[plan.leaf].id,
         t(plan.estimate_now()),
         t(plan.tokens_after),
+        crate::engine::units::Basis::Estimate.label(),
         prune::signed_tokens(plan.change()),
         match exact {
             Some(e) => {
@@ -353,12 +355,9 @@ pub fn prune(a: PruneArgs) -> Result<()> {
         "red" => Some(Zone::Red),
         _ => None,
     };
-    let policy = if a.policy == "zones" {
-        Policy::Zones(forced)
-    } else {
-        Policy::Output
-    };
-    if a.policy == "zones" && forced.is_none() && gauge.is_none() {
+    let by_zone = matches!(a.policy.as_str(), "by-zone" | "zones");
+    let policy = if by_zone { Policy::Zones(forced) } else { Policy::Output };
+    if by_zone && forced.is_none() && gauge.is_none() {
         eprintln!("bonsai: the model's context window is unknown, so the zone is taken as green (--zone chooses one)");
     }
     let plan = prune::plan(&s, leaf, policy, &ps, a.force, gauge.unwrap_or(Zone::Green));

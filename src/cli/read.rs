@@ -599,7 +599,17 @@ pub fn cut(a: CutArgs) -> Result<()> {
         "keepRecentTokens {} · reserveTokens {}",
         cs.keep_recent_tokens, cs.reserve_tokens
     );
-    println!("tokens before:   {}", num(plan.tokens_before));
+    let t = |n: u64| crate::engine::units::tokens(n as f64);
+    println!(
+        "tokens:          estimate {} → kept {} + the summary (at most {}, Pi's budget)",
+        t(plan.estimate_before()),
+        t(plan.kept_tokens()),
+        t(cs.history_summary_limit())
+    );
+    println!(
+        "Pi's figure:     {} now (the compaction records it as tokensBefore)",
+        crate::engine::units::tokens(plan.tokens_before)
+    );
     println!(
         "first kept:      {} (line {})",
         id(plan.first_kept_entry),
@@ -615,7 +625,7 @@ pub fn cut(a: CutArgs) -> Result<()> {
     println!(
         "summarize:       {} messages, ~{} tokens",
         plan.messages_to_summarize.len(),
-        plan.summarized_tokens()
+        t(plan.summarized_tokens())
     );
     if let Some(ts) = plan.turn_start_entry().filter(|_| plan.is_split_turn) {
         println!(
@@ -623,17 +633,12 @@ pub fn cut(a: CutArgs) -> Result<()> {
             id(ts),
             s.entries[ts].line,
             plan.turn_prefix_messages.len(),
-            plan.turn_prefix_tokens()
+            t(plan.turn_prefix_tokens())
         );
     } else {
         println!("split turn:      no");
     }
-    let kept = plan.kept_tokens();
-    println!(
-        "kept:            ~{kept} tokens; after compaction ≈ {} (summary budget {})",
-        kept + cs.history_summary_limit(),
-        cs.history_summary_limit()
-    );
+    println!("kept:            ~{} tokens", t(plan.kept_tokens()));
     let (r, m) = plan.file_ops.lists();
     println!("read files:      {}", short_list(&r));
     println!("modified files:  {}", short_list(&m));

@@ -729,7 +729,7 @@ fn status(state: &Served, p: &Value) -> Value {
         .and_then(|f| f.as_str())
         .map(PathBuf::from)
         .or_else(|| state.session_file.clone());
-    json!({
+    let mut out = json!({
         "engine": format!("bonsai {}", env!("CARGO_PKG_VERSION")),
         "protocol": PROTOCOL,
         "piVersion": state.pi.name(),
@@ -744,7 +744,107 @@ fn status(state: &Served, p: &Value) -> Value {
         "bill": file.and_then(|f| bill_so_far(state, &f)),
         "cwd": state.cwd,
         "sessionFile": state.session_file,
-    })
+    });
+    let pi_figure = p.get("piFigure").and_then(|v| v.as_f64());
+    out["lines"] = json!(status_lines(state, &out, pi_figure));
+    out
+}
+
+/// `/ctx-status`'s lines, worded and formatted here so that they say what the TUI and the CLI
+/// say (`engine::units`); the package prints them. `pi_figure`: Pi's own figure now, as the
+/// package reads it from Pi.
+fn status_lines(state: &Served, st: &Value, pi_figure: Option<f64>) -> Vec<String> {
+    use crate::engine::units::{self, Basis};
+    let mut out = vec![format!(
+        "bonsai {} (protocol {PROTOCOL}, following Pi {}) · policy {} · summarizer {}",
+        env!("CARGO_PKG_VERSION"),
+        state.pi.name(),
+        state.live.policy.name(),
+        state.live.summarizer.name()
+    )];
+    match &state.last {
+        Some(l) => {
+            out.push(format!(
+                "whole context {} tokens ({} for the last call, with what bonsai left out added back) · {} now {} · zone {} of T {}",
+                units::tokens(l.whole),
+                Basis::Pi.label(),
+                Basis::Pi.label(),
+                pi_figure.map(units::tokens).unwrap_or_else(|| "unknown".into()),
+                l.zone.map(|z| z.words()).unwrap_or("-"),
+                units::count(l.threshold),
+            ));
+            let mut sent = format!(
+                "{} {} of {} tokens of messages ({}; the system prompt and tools come on top) · turns sent {} of {} · packet {}",
+                Basis::Sent.label(),
+                units::count(l.tokens_sent),
+                units::count(l.tokens_full),
+                Basis::Estimate.label(),
+                l.turns_kept,
+                l.turns_total,
+                l.packet_tokens
+                    .map(|t| format!("{} tokens", units::count(t)))
+                    .unwrap_or_else(|| "none".into()),
+            );
+            if l.summaries_ahead > 0 {
+                sent += &format!(
+                    " · {} sent as written",
+                    units::plural(l.summaries_ahead as u64, "summary", "summaries")
+                );
+            }
+            if l.distilled > 0 {
+                sent += &format!(
+                    " · {} distilled",
+                    units::plural(l.distilled as u64, "long output", "long outputs")
+                );
+            }
+            if l.pruned > 0 {
+                sent += &format!(" · {} pruned", units::count(l.pruned as u64));
+            }
+            out.push(sent);
+            out.push(format!(
+                "steps {}{} · {}",
+                state.state.steps(),
+                l.step
+                    .as_ref()
+                    .map(|s| format!(" (this call: {})", s.reason.name()))
+                    .unwrap_or_default(),
+                l.note
+            ));
+        }
+        None => out.push("no model call yet".into()),
+    }
+    let b = &st["bill"];
+    if b.is_object() {
+        let hits = (b["cacheHits"].as_f64().unwrap_or(0.0) * 1000.0).round() as u64;
+        let calls = b["calls"].as_u64().unwrap_or(0);
+        let unpriced = b["unpriced"].as_u64().unwrap_or(0);
+        out.push(format!(
+            "cache hits {} % of input tokens · bill so far {} (Pi's records, {}) · ~{} without the package (estimated){}",
+            units::percent(hits, 1000).unwrap_or(0),
+            units::money(b["recorded"].as_f64().unwrap_or(0.0)),
+            units::plural(calls, "call", "calls"),
+            units::money(b["withoutPackage"].as_f64().unwrap_or(0.0)),
+            if unpriced > 0 { format!(" · {} unpriced", units::count(unpriced)) } else { String::new() },
+        ));
+    }
+    out.push(format!(
+        "early compaction {} · latch {}{} · {} · {}",
+        if state.live.compact_early { "on" } else { "off" },
+        state.latch.name(),
+        state
+            .last_decision
+            .as_ref()
+            .map(|d| format!(" ({d})"))
+            .unwrap_or_default(),
+        units::plural(state.compactions as u64, "compaction", "compactions"),
+        units::plural(state.calls as u64, "call", "calls"),
+    ));
+    let problems = &st["problems"];
+    if let Some(p) = problems.as_array().filter(|p| !p.is_empty()) {
+        let words: Vec<&str> = p.iter().filter_map(|x| x.as_str()).collect();
+        out.push(format!("settings not used: {}", words.join("; ")));
+    }
+    out
 }
 
 /// The session's bill so far: as Pi recorded it, and the same calls replayed without the
@@ -889,6 +989,26 @@ mod tests {
         let s = ask(&mut st, r#"{"id": 9, "method": "status"}"#);
         assert!(s["result"]["steps"].as_u64().unwrap() >= 1);
         assert!(s["result"]["last"]["turnsKept"].as_u64().unwrap() < 40);
+        // `/ctx-status` prints these lines as they are: the engine's words and formats.
+        let s = ask(
+            &mut st,
+            r#"{"id": 10, "method": "status", "params": {"piFigure": 12345.4}}"#,
+        );
+        let lines: Vec<&str> = s["result"]["lines"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|l| l.as_str().unwrap())
+            .collect();
+        assert!(
+            lines[1].starts_with("whole context ") && lines[1].contains("Pi's figure now 12,345 ·"),
+            "{lines:?}"
+        );
+        assert!(
+            lines[2].starts_with("as sent ") && lines[2].contains("tokens of messages (estimate;"),
+            "{lines:?}"
+        );
+        assert!(lines.iter().any(|l| l.starts_with("early compaction ")), "{lines:?}");
     }
 
     #[test]

@@ -70,13 +70,7 @@ fn calls(k: u64) -> String {
     format!("{} call{}", n(k as f64), if k == 1 { "" } else { "s" })
 }
 
-fn money(x: f64) -> String {
-    if x != 0.0 && x.abs() < 0.01 {
-        format!("${x:.4}")
-    } else {
-        format!("${x:.2}")
-    }
-}
+use crate::engine::units::money;
 
 /// The rows' calls and the summary and other calls together: everything spent.
 fn all_calls(r: &Report) -> Totals {

@@ -7,7 +7,7 @@
 //! `build` runs as a job (it projects and counts); `draw` only reads what it made.
 
 use super::theme::*;
-use crate::engine::load::js::num;
+use crate::engine::units::{Basis, tokens as num};
 use crate::engine::view::tree_view::one_line;
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -21,13 +21,7 @@ pub use data::*;
 pub use state::*;
 
 fn signed(d: i64) -> String {
-    if d > 0 {
-        format!("+{}", super::gauge::fmt(d as f64))
-    } else if d < 0 {
-        format!("−{}", super::gauge::fmt(-d as f64))
-    } else {
-        "±0".into()
-    }
+    crate::engine::units::signed(d)
 }
 
 fn cell(r: Option<&MessageRow>, sign: &str, width: usize, cursor: bool) -> Line<'static> {
@@ -89,9 +83,11 @@ fn title(p: &Pane, side: Side) -> String {
                 r.zone.map(|z| format!(", {}", z.name())).unwrap_or_default()
             ),
             format!(
-                "{n} messages · {} sent of {} · turns {}/{} · tab: session",
-                num(r.tokens_sent as f64),
+                "{n} messages · {} {} of {} tokens ({}; the rows' sum) · turns {}/{} · tab: session",
+                Basis::Sent.label(),
+                num(p.est_sum as f64),
                 num(r.tokens_full as f64),
+                Basis::Estimate.label(),
                 r.turns_kept,
                 r.turns_total
             ),
@@ -100,10 +96,13 @@ fn title(p: &Pane, side: Side) -> String {
             "",
             "context".to_string(),
             format!(
-                "{n} messages · {} tokens (est. sum {}, exact {}) · tab: live",
+                "{n} messages · {} tokens ({}, the rows' sum) · {} {} · {} {} · tab: live",
+                num(p.est_sum as f64),
+                Basis::Estimate.label(),
+                Basis::Pi.label(),
                 num(p.tokens.tokens),
-                p.est_sum,
-                p.exact_sum
+                Basis::Exact.label(),
+                num(p.exact_sum as f64),
             ),
         ),
     };
@@ -111,7 +110,7 @@ fn title(p: &Pane, side: Side) -> String {
         Side::Alone => format!(" {alone} at {} · {totals} ", p.leaf_id),
         Side::Mark { only } => format!(" {kind}mark {}: {only} only here · {totals} ", p.leaf_id),
         Side::Selection { only, d_est, d_exact } => format!(
-            " {kind}{}: {only} only here · {} est. / {} exact vs. the mark · {totals} ",
+            " {kind}{}: {only} only here · {} estimate / {} exact vs. the mark · {totals} ",
             p.leaf_id,
             signed(d_est),
             signed(d_exact)

@@ -4,7 +4,7 @@
 use super::selection::SelectionState;
 use super::theme::*;
 use crate::engine::compaction::serialize::list_strings;
-use crate::engine::load::js::num;
+use crate::engine::units::{Basis, tokens as num};
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::style::Style;
@@ -60,7 +60,7 @@ pub fn draw(
                 Span::raw(format!(
                     " {} messages, ~{} tokens",
                     p.messages_to_summarize.len(),
-                    p.summarized_tokens()
+                    num(p.summarized_tokens() as f64)
                 )),
             ]));
             if p.is_split_turn {
@@ -69,14 +69,18 @@ pub fn draw(
                     Span::raw(format!(
                         " {} messages, ~{} tokens, summarized on its own (split turn from {})",
                         p.turn_prefix_messages.len(),
-                        p.turn_prefix_tokens(),
+                        num(p.turn_prefix_tokens() as f64),
                         p.turn_start_entry().map(id).unwrap_or_default()
                     )),
                 ]));
             }
             lines.push(Line::from(vec![
                 sw(KEPT, " kept ".into()),
-                Span::raw(format!(" from {}, ~{kept} tokens", id(p.first_kept_entry))),
+                Span::raw(format!(
+                    " from {}, ~{} tokens",
+                    id(p.first_kept_entry),
+                    num(kept as f64)
+                )),
             ]));
             if let Some(b) = p.previous_compaction_entry() {
                 lines.push(Line::from(vec![
@@ -84,13 +88,28 @@ pub fn draw(
                     Span::raw(format!(" previous compaction {} (its summary is updated)", id(b))),
                 ]));
             }
+            // Before and after on one basis, Pi's per-message estimate; Pi's own figure (the
+            // one the compaction records) on a line of its own, labelled.
+            // After is kept + a summary not written yet: its ceiling, Pi's budget, can exceed
+            // all of "before", so the two are not added into one misleading figure.
             lines.push(Line::from(vec![
-                Span::styled("tokens before ", fg(MUTED)),
-                Span::raw(num(p.tokens_before).to_string()),
-                Span::styled("  after ≤ ", fg(MUTED)),
-                Span::raw(format!("{}", kept + budget)),
-                Span::styled(format!(" (kept + the summary's budget {budget}: a ceiling)"), fg(MUTED)),
+                Span::styled(format!("{} ", Basis::Estimate.label()), fg(MUTED)),
+                Span::raw(num(p.estimate_before() as f64)),
+                Span::styled(" → kept ", fg(MUTED)),
+                Span::raw(num(kept as f64)),
+                Span::styled(
+                    format!(" + the summary (at most {}, Pi's budget)", num(budget as f64)),
+                    fg(MUTED),
+                ),
             ]));
+            lines.push(Line::from(Span::styled(
+                format!(
+                    "{} now {}: the compaction records it as tokensBefore",
+                    Basis::Pi.label(),
+                    num(p.tokens_before)
+                ),
+                fg(DIM),
+            )));
             let (r, m) = p.file_ops.lists();
             lines.push(Line::from(vec![
                 Span::styled("read ", fg(MUTED)),

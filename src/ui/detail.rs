@@ -143,11 +143,7 @@ fn duration(msg: &Value) -> Option<String> {
         .get("durationMs")
         .and_then(|d| d.as_f64())
         .filter(|d| d.is_finite() && *d >= 0.0)?;
-    Some(if ms < 1000.0 {
-        format!("{ms:.0} ms")
-    } else {
-        format!("{:.1} s", ms / 1000.0)
-    })
+    Some(crate::engine::units::duration(ms))
 }
 
 fn image_label(b: &Value) -> String {

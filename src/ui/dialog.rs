@@ -359,14 +359,13 @@ pub fn max_scroll(text: &str, rect: Rect) -> usize {
 
 /// "12,345" for the figures.
 fn num(n: u64) -> String {
-    crate::engine::edit::prune::thousands(n)
+    crate::engine::units::count(n)
 }
 
 /// A tab's figures in two lines: calls, tokens, cost and time; then, once done, the recall
 /// score (or, while running, the last retry).
 pub fn figures_lines(t: &SummaryTab) -> [String; 2] {
     let f = &t.figures;
-    let secs = t.elapsed_ms as f64 / 1000.0;
     let mut parts = vec![];
     match &t.state {
         TabState::Running if t.calls.1 > 0 => parts.push(format!(
@@ -386,13 +385,13 @@ pub fn figures_lines(t: &SummaryTab) -> [String; 2] {
             String::new()
         };
         parts.push(format!(
-            "{} in{cache} · {} out · ${:.4}",
+            "{} in{cache} · {} out · {}",
             num(f.input),
             num(f.output),
-            f.cost
+            crate::engine::units::money(f.cost)
         ));
     }
-    parts.push(format!("{secs:.1} s"));
+    parts.push(crate::engine::units::duration(t.elapsed_ms as f64));
     let second = match (f.recall, &t.note) {
         (Some(r), _) => format!(
             "recall {:.1} % of the range's facts · {} tokens, {:.1} % of what it replaces{}",

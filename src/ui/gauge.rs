@@ -4,7 +4,7 @@
 
 use super::selection::{Gauge, Zone};
 use super::theme::*;
-use crate::engine::load::js::num;
+use crate::engine::units::{self, Basis};
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::style::{Color, Style};
@@ -20,22 +20,21 @@ pub fn zone_color(z: Option<Zone>) -> Color {
     }
 }
 
-/// A number with thousands separators (`12,345`).
+/// A token figure as every view says it (`12,345`).
 pub fn fmt(n: f64) -> String {
-    let v = num(n).to_string();
-    // thousands separators
-    let (int, frac) = v
-        .split_once('.')
-        .map(|(a, b)| (a.to_string(), format!(".{b}")))
-        .unwrap_or((v.clone(), String::new()));
-    let mut out = String::new();
-    for (i, c) in int.chars().rev().enumerate() {
-        if i > 0 && i % 3 == 0 && c != '-' {
-            out.push(',');
-        }
-        out.push(c);
+    units::tokens(n)
+}
+
+/// The zone as the gauge, the context view and `/ctx-status` name it: its colour, then what
+/// it means.
+pub fn zone_words(z: Zone) -> &'static str {
+    use crate::engine::edit::prune::Zone as Named;
+    match z {
+        Zone::Green => Named::Green.words(),
+        Zone::Yellow => Named::Yellow.words(),
+        Zone::Red => Named::Red.words(),
+        Zone::Compact => "compact: Pi compacts at the next turn",
     }
-    out.chars().rev().collect::<String>() + &frac
 }
 
 /// Two lines: the bar, and the numbers.
@@ -43,8 +42,10 @@ pub fn fmt(n: f64) -> String {
 /// The bar: the fill in the zone's colour, the newest keepRecentTokens of it (what a
 /// compaction keeps) as `▓`, ticks `┊` where the zones change (bounds × T) and `│` at T. The
 /// numbers lead with what matters at any width: tokens, the zone, then the rest.
-/// `after`: the context after a previewed pruning (a `◆` on the bar and a figure in the line).
-/// `live`: what bonsai's Pi package sends at this entry (a `◇` and a figure).
+/// `after`: a previewed pruning's estimate before and after (a `◆` on the bar, Pi's figure
+/// less what the edits save, and both figures in the line).
+/// `live`: what bonsai's Pi package sends at this entry, of its messages by estimate (a `◇`
+/// and both figures).
 /// `counting`: no gauge yet because a job is walking the selected entry's path (a big
 /// session's first frame), not because nothing is selected.
 pub fn draw(
@@ -52,8 +53,8 @@ pub fn draw(
     area: Rect,
     g: Option<&Gauge>,
     bounds: (f64, f64),
-    after: Option<u64>,
-    live: Option<u64>,
+    after: Option<(u64, u64)>,
+    live: Option<(u64, u64)>,
     counting: bool,
 ) {
     let Some(g) = g else {
@@ -78,8 +79,8 @@ pub fn draw(
 fn bar_spans(
     g: &Gauge,
     bounds: (f64, f64),
-    after: Option<u64>,
-    live: Option<u64>,
+    after: Option<(u64, u64)>,
+    live: Option<(u64, u64)>,
     width: usize,
     color: ratatui::style::Color,
 ) -> Vec<Span<'static>> {
@@ -93,8 +94,12 @@ fn bar_spans(
             .map(|t| vec![col(bounds.0 * t), col(bounds.1 * t)])
             .unwrap_or_default();
         let band_start = col((g.tokens.tokens - g.keep_recent as f64).max(0.0));
-        let after_col = after.map(|a| col(a as f64).min(width.saturating_sub(1)));
-        let live_col = live.map(|a| col(a as f64).min(width.saturating_sub(1)));
+        // The bar is Pi's figure: the mark is it less the saving, the one thing both bases share.
+        let after_col = after.map(|(before, a)| {
+            let saved = before.saturating_sub(a) as f64;
+            col((g.tokens.tokens - saved).max(0.0)).min(width.saturating_sub(1))
+        });
+        let live_col = live.map(|(sent, _)| col(sent as f64).min(width.saturating_sub(1)));
         for i in 0..width {
             let (ch, st) = if Some(i) == after_col {
                 ('◆', fg(SUCCESS))
@@ -119,56 +124,77 @@ fn bar_spans(
     bar
 }
 
-/// The line under the bar: the tokens, the zone, the marks' figures, the exact count, the
-/// window and threshold, what is kept, and how the figure was made.
+/// The line under the bar: Pi's figure and the zone, the band's legend, the whole context by
+/// estimate with the marks' figures on the same basis, the exact count, the window and threshold, what is kept,
+/// and how Pi's figure was made. Every token figure says its basis ([`Basis`]).
 fn info_spans(
     g: &Gauge,
     zone: Option<Zone>,
     color: ratatui::style::Color,
-    after: Option<u64>,
-    live: Option<u64>,
+    after: Option<(u64, u64)>,
+    live: Option<(u64, u64)>,
 ) -> Vec<Span<'static>> {
-    let zone_text = match zone {
-        Some(Zone::Green) => "ok",
-        Some(Zone::Yellow) => "filling",
-        Some(Zone::Red) => "near compaction",
-        Some(Zone::Compact) => "compact: Pi compacts at the next turn",
-        None => "",
-    };
     let mut info = vec![
         Span::raw(if g.stale { "…" } else { " " }),
-        Span::styled(format!("{} tokens", fmt(g.tokens.tokens)), Style::default().fg(color)),
+        Span::styled(Basis::Pi.say(g.tokens.tokens), Style::default().fg(color)),
     ];
-    if let Some(a) = g.after_edits.filter(|_| !g.usage_before_compaction) {
+    if g.after_edits.is_some() && !g.usage_before_compaction {
         // Pi's figure is the last reply's usage until its next call carries the edits.
         info.push(Span::styled(
-            format!(" (edits written: {} by estimate from Pi's next call)", fmt(a as f64)),
+            " from the reply before the edits; Pi counts them from its next call",
             fg(SUCCESS),
         ));
     }
     if g.usage_before_compaction {
         // Pi reports this figure, so it is shown, with why it is high.
         info.push(Span::styled(
-            " (from before the compaction, until the next reply)",
+            " from before the compaction, until the next reply",
             fg(WARNING),
         ));
     }
-    if !zone_text.is_empty() {
-        info.push(Span::styled(format!(" · {zone_text}"), Style::default().fg(color)));
-    }
-    if let Some(a) = after {
+    if let Some(z) = zone {
         info.push(Span::styled(
-            format!(" · ◆ {} after pruning", fmt(a as f64)),
+            format!(" · {}", zone_words(z)),
+            Style::default().fg(color),
+        ));
+    }
+    info.push(Span::styled(
+        format!(" · ▓ keep {}", fmt(g.keep_recent as f64)),
+        fg(MUTED),
+    ));
+    if let Some(e) = g.estimate.filter(|_| after.is_none()) {
+        info.push(Span::styled(
+            format!(" · {} {}", Basis::Estimate.label(), fmt(e as f64)),
+            fg(MUTED),
+        ));
+    }
+    if let Some((before, a)) = after {
+        info.push(Span::styled(
+            format!(
+                " · ◆ {} {} → {} after pruning",
+                Basis::Estimate.label(),
+                fmt(before as f64),
+                fmt(a as f64)
+            ),
             fg(SUCCESS),
         ));
     }
-    if let Some(l) = live {
-        info.push(Span::styled(format!(" · ◇ live {}", fmt(l as f64)), fg(ACCENT)));
+    if let Some((sent, full)) = live {
+        info.push(Span::styled(
+            format!(
+                " · ◇ {} {} of {} ({} of its messages)",
+                Basis::Sent.label(),
+                fmt(sent as f64),
+                fmt(full as f64),
+                Basis::Estimate.label()
+            ),
+            fg(ACCENT),
+        ));
     }
     info.push(Span::styled(
         match g.exact {
-            Some(e) => format!(" · exact {}", fmt(e as f64)),
-            None => " · exact …".to_string(),
+            Some(e) => format!(" · {} {}", Basis::Exact.label(), fmt(e as f64)),
+            None => format!(" · {} …", Basis::Exact.label()),
         },
         fg(MUTED),
     ));
@@ -178,21 +204,17 @@ fn info_spans(
     if let Some(t) = g.threshold() {
         info.push(Span::styled(format!(" · compacts at {}", fmt(t as f64)), fg(MUTED)));
     }
-    info.push(Span::styled(
-        format!(" · ▓ keep {}", fmt(g.keep_recent as f64)),
-        fg(MUTED),
-    ));
     if g.tokens.last_usage_index.is_some() {
         info.push(Span::styled(
             format!(
-                " · usage {} + est. {}",
+                " · Pi's figure is usage {} + est. {}",
                 fmt(g.tokens.usage_tokens),
                 fmt(g.tokens.trailing_tokens)
             ),
             fg(MUTED),
         ));
     } else {
-        info.push(Span::styled(" · estimated", fg(MUTED)));
+        info.push(Span::styled(" · Pi's figure is an estimate (no usage yet)", fg(MUTED)));
     }
     // Far apart: the provider counts its own way (and what the messages do not hold); last on
     // the line, where a narrow terminal cuts it first.
@@ -233,6 +255,7 @@ mod snapshots {
             stale: false,
             usage_before_compaction: false,
             after_edits: None,
+            estimate: Some((tokens * 1.2) as u64),
         }
     }
 
@@ -275,7 +298,7 @@ mod snapshots {
     fn the_live_figure_is_marked() {
         let g = gauge(140_000.0);
         let mut t = Terminal::new(TestBackend::new(120, 2)).unwrap();
-        t.draw(|f| super::draw(f, f.area(), Some(&g), (0.7, 0.9), None, Some(30_000), false))
+        t.draw(|f| super::draw(f, f.area(), Some(&g), (0.7, 0.9), None, Some((30_000, 90_000)), false))
             .unwrap();
         insta::assert_snapshot!(lines(&t).join("\n"));
         // At 30,000 of 200,000 over 118 columns: column 1 + 18.
@@ -304,16 +327,16 @@ mod snapshots {
         g.exact = Some(30_000);
         // The gauge's second line (the numbers), wide enough for all of it.
         let numbers = |g: &Gauge| -> String {
-            let mut t = Terminal::new(TestBackend::new(240, 2)).unwrap();
+            let mut t = Terminal::new(TestBackend::new(320, 2)).unwrap();
             t.draw(|f| super::draw(f, f.area(), Some(g), (0.7, 0.9), None, None, false))
                 .unwrap();
-            (0..240)
+            (0..320)
                 .map(|x| t.backend().buffer()[(x, 1)].symbol().to_string())
                 .collect()
         };
         let line = numbers(&g);
         assert!(
-            line.contains("150,000 tokens (from before the compaction, until the next reply)"),
+            line.contains("150,000 tokens (Pi's figure) from before the compaction, until the next reply"),
             "{line}"
         );
         assert!(!line.contains("tiktoken"), "{line}");

@@ -130,11 +130,7 @@ const COLUMNS_FROM: u16 = 80;
 
 /// Dollars as a column shows them: cents, or four places under a cent.
 pub fn money(x: f64) -> String {
-    if x != 0.0 && x.abs() < 0.01 {
-        format!("${x:.4}")
-    } else {
-        format!("${x:.2}")
-    }
+    crate::engine::units::money(x)
 }
 
 /// A token count in at most five characters (`950`, `12.3k`, `4.1M`).
@@ -1020,7 +1016,11 @@ impl Picker {
                 let state = if s.running {
                     format!("searching… {} of {} files", s.files.0, s.files.1)
                 } else if s.files.1 > 0 {
-                    format!("{} files in {:.2} s", s.files.1, s.elapsed_ms as f64 / 1000.0)
+                    format!(
+                        "{} files in {}",
+                        s.files.1,
+                        crate::engine::units::duration(s.elapsed_ms as f64)
+                    )
                 } else {
                     "enter searches the listed sessions".into()
                 };

@@ -29,9 +29,11 @@ pub const POLICIES: [(&str, crate::engine::edit::prune::Policy, bool); 5] = {
     [
         ("output", Policy::Output, false),
         ("output · pi-context-pruning", Policy::Output, true),
-        ("zones · the gauge's", Policy::Zones(None), false),
-        ("zones · yellow", Policy::Zones(Some(Zone::Yellow)), false),
-        ("zones · red", Policy::Zones(Some(Zone::Red)), false),
+        // "by zone", not "zones": the live policy of that name leaves whole turns out of what
+        // is sent, while these prune and distill tool output.
+        ("by zone · the gauge's", Policy::Zones(None), false),
+        ("by zone · yellow", Policy::Zones(Some(Zone::Yellow)), false),
+        ("by zone · red", Policy::Zones(Some(Zone::Red)), false),
     ]
 };
 
@@ -125,7 +127,7 @@ pub fn draw(f: &mut Frame, area: Rect, p: &PruneState, s: &crate::engine::load::
                 ]));
             } else {
                 lines.push(Line::from(vec![
-                    Span::styled("by estimate ", fg(MUTED)),
+                    Span::styled(format!("{} ", crate::engine::units::Basis::Estimate.label()), fg(MUTED)),
                     Span::raw(thousands(plan.estimate_now())),
                     Span::styled(" → ", fg(MUTED)),
                     Span::raw(thousands(plan.tokens_after)),

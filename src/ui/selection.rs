@@ -61,6 +61,10 @@ pub struct Gauge {
     /// Context edits follow the reply Pi's figure rests on: what Pi counts once its next call
     /// goes out (its estimate with the edits), while its figure stays the reply's usage.
     pub after_edits: Option<u64>,
+    /// Pi's per-message estimate summed over the whole context (the context view's rows):
+    /// the basis every before → after is on. Set with the messages (from an index, with the
+    /// cut).
+    pub estimate: Option<u64>,
 }
 
 impl Gauge {
@@ -203,7 +207,8 @@ fn gauge_from(
     let keep_recent = keep_recent.unwrap_or_else(|| keep_recent_of(settings, &model));
     let reserve = settings.reserve_tokens(mref);
     let encoding = Encoding::for_model(mref.map(|m| m.0), mref.map(|m| m.1));
-    let messages = proj.as_ref().map(|p| p.messages().cloned().collect());
+    let messages: Option<Vec<ContextMessage>> = proj.as_ref().map(|p| p.messages().cloned().collect());
+    let estimate = messages.as_ref().map(|m| m.iter().map(|x| x.est_tokens).sum());
     let to_come = CutToCome {
         leaf,
         settings: settings.compaction_settings(mref, Some(reserve), Some(keep_recent)),
@@ -223,6 +228,7 @@ fn gauge_from(
             stale: false,
             usage_before_compaction: facts.usage_before_compaction,
             after_edits: facts.after_edits,
+            estimate,
         },
         messages,
         encoding,

@@ -4,6 +4,10 @@
 //! - One decimal below 100 of a unit, none from 100 on.
 //! - Percentages rounded to the nearest whole one.
 //! - Ages in the largest whole unit: s, min, h, d.
+//! - Counts and tokens grouped by thousands with commas (`12,345`), whatever the locale.
+//! - Dollars to the cent, or to four places below a cent.
+//! - Durations in ms below a second, then seconds to one place, then minutes and seconds.
+//! - A token figure says its [`Basis`]: Pi's and bonsai's figures are both right and differ.
 
 /// A size: `512 bytes`, `8.5 kB`, `120 kB`, `1.0 MB`, `1.0 GB`.
 pub fn bytes(n: u64) -> String {
@@ -43,9 +47,116 @@ pub fn age(ms: i64) -> String {
     }
 }
 
+/// `12500` as `12,500`.
+pub fn count(n: u64) -> String {
+    let d = n.to_string();
+    let mut out = String::with_capacity(d.len() + d.len() / 3);
+    for (i, c) in d.chars().enumerate() {
+        if i > 0 && (d.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// A token figure, rounded to the nearest token: `12,345`.
+pub fn tokens(n: f64) -> String {
+    count(n.max(0.0).round() as u64)
+}
+
+/// A signed change as the user reads it: `−21,817`, `+1,207`, `±0`.
+pub fn signed(n: i64) -> String {
+    match n {
+        0 => "±0".into(),
+        n if n < 0 => format!("−{}", count(n.unsigned_abs())),
+        n => format!("+{}", count(n as u64)),
+    }
+}
+
+/// US dollars: `$1.25`, or four places below a cent (`$0.0042`).
+pub fn money(x: f64) -> String {
+    if x != 0.0 && x.abs() < 0.01 {
+        format!("${x:.4}")
+    } else {
+        format!("${x:.2}")
+    }
+}
+
+/// How long something took: `350 ms`, `2.4 s`, `3 min 05 s`.
+pub fn duration(ms: f64) -> String {
+    let ms = ms.max(0.0);
+    if ms < 1000.0 {
+        format!("{ms:.0} ms")
+    } else if ms < 59_950.0 {
+        format!("{:.1} s", ms / 1000.0)
+    } else {
+        let s = (ms / 1000.0).round() as u64;
+        format!("{} min {:02} s", s / 60, s % 60)
+    }
+}
+
+/// `n thing` or `n things`, the count grouped.
+pub fn plural(n: u64, one: &str, many: &str) -> String {
+    format!("{} {}", count(n), if n == 1 { one } else { many })
+}
+
+/// What a token figure counts. Every view says it beside the figure, in these words.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Basis {
+    /// Pi's own figure: the last reply's usage plus Pi's estimate of what came after it.
+    /// Pi compacts on it; it lags one reply and counts what was sent, pruned or not.
+    Pi,
+    /// Pi's per-message estimate (4 characters a token), summed over the whole context.
+    /// Before and after an edit are compared on it: it changes by exactly what the edit does.
+    Estimate,
+    /// What bonsai's Pi package sends after its live policy, on the estimate's scale.
+    Sent,
+    /// tiktoken's count of the messages, images at Pi's estimate.
+    Exact,
+}
+
+impl Basis {
+    /// The words every view puts beside the figure.
+    pub fn label(self) -> &'static str {
+        match self {
+            Basis::Pi => "Pi's figure",
+            Basis::Estimate => "estimate",
+            Basis::Sent => "as sent",
+            Basis::Exact => "exact",
+        }
+    }
+
+    /// `12,345 tokens (estimate)`.
+    pub fn say(self, n: f64) -> String {
+        format!("{} tokens ({})", tokens(n), self.label())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn counts_money_and_durations_in_one_way() {
+        assert_eq!(count(0), "0");
+        assert_eq!(count(999), "999");
+        assert_eq!(count(1000), "1,000");
+        assert_eq!(count(1_234_567), "1,234,567");
+        assert_eq!(tokens(4616.6), "4,617");
+        assert_eq!(signed(-21_817), "−21,817");
+        assert_eq!(signed(0), "±0");
+        assert_eq!(money(0.0), "$0.00");
+        assert_eq!(money(0.0042), "$0.0042");
+        assert_eq!(money(1.254), "$1.25");
+        assert_eq!(duration(350.0), "350 ms");
+        assert_eq!(duration(400.0), "400 ms");
+        assert_eq!(duration(2_440.0), "2.4 s");
+        assert_eq!(duration(185_000.0), "3 min 05 s");
+        assert_eq!(plural(1, "call", "calls"), "1 call");
+        assert_eq!(plural(1200, "call", "calls"), "1,200 calls");
+        assert_eq!(Basis::Estimate.say(17_565.0), "17,565 tokens (estimate)");
+    }
 
     #[test]
     fn sizes_in_decimal_units_with_one_rounding() {

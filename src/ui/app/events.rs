@@ -184,6 +184,9 @@ impl App {
             return;
         }
         if let Some((messages, encoding)) = cut.messages {
+            if let Some(g) = &mut self.selection.gauge {
+                g.estimate = Some(messages.iter().map(|m| m.est_tokens).sum());
+            }
             self.count_exactly(generation, messages, encoding);
         }
         self.selection.cut = Some(cut.cut);
@@ -298,10 +301,10 @@ impl App {
             self.exact.all.cancel = None;
             if !cancelled && messages > 0 && std::mem::take(&mut self.exact.all.announce) {
                 self.log.status = Some(format!(
-                    "exact tokens of every entry: {} in {} messages ({:.1} s)",
+                    "exact tokens of every entry: {} in {} messages ({})",
                     super::short_tokens(tokens),
-                    messages,
-                    elapsed_ms as f64 / 1000.0
+                    crate::engine::units::count(messages as u64),
+                    crate::engine::units::duration(elapsed_ms as f64)
                 ));
             }
         }

@@ -999,9 +999,15 @@ fn at_80_columns_the_zone_word_stays_on_screen() {
     a.setup.force_offline = true;
     let screen = render(&mut a, 80, 24);
     let lines: Vec<&str> = screen.lines().collect();
-    let n = lines.iter().position(|l| l.contains(" tokens · ")).unwrap();
+    let n = lines
+        .iter()
+        .position(|l| l.contains(" tokens (Pi's figure) · "))
+        .unwrap();
     let gauge_numbers = lines[n];
-    assert!(gauge_numbers.contains("tokens · ok"), "{gauge_numbers}");
+    assert!(
+        gauge_numbers.contains("tokens (Pi's figure) · green"),
+        "{gauge_numbers}"
+    );
     let bar = lines[n - 1];
     assert_eq!(bar.matches('┊').count(), 2, "ticks at the zone bounds: {bar}");
     assert!(gauge_numbers.contains("▓ keep"), "the band's legend: {gauge_numbers}");
@@ -1141,7 +1147,7 @@ fn the_prune_preview_applies_after_a_yes_and_undo_takes_it_back() {
     for _ in 0..3 {
         a.handle_key(key(KeyCode::Tab));
     }
-    assert_eq!(a.parts.prune.policy_name(), "zones · yellow");
+    assert_eq!(a.parts.prune.policy_name(), "by zone · yellow");
     let plan = a.parts.prune.plan.clone().unwrap();
     assert!(plan.edits().count() > 5, "{}", plan.note);
     let before = std::fs::read(&p).unwrap();
@@ -1268,7 +1274,7 @@ fn red_zone_writes_the_edits_then_opens_the_compaction_keeping_from_the_proposed
     for _ in 0..4 {
         a.handle_key(key(KeyCode::Tab));
     }
-    assert_eq!(a.parts.prune.policy_name(), "zones · red");
+    assert_eq!(a.parts.prune.policy_name(), "by zone · red");
     let plan = a.parts.prune.plan.clone().unwrap();
     let from = plan.compact_from.expect("red proposes a compaction");
     let from_id = a.doc.session.entries[from].id.to_string();
@@ -1953,8 +1959,16 @@ fn hide_and_restore_say_their_change_on_one_basis_and_the_gauge_says_when_it_app
         "the gauge knows the edit applies from the next call"
     );
     let screen = render(&mut a, 200, 40);
+    // Pi's figure says it comes from before the edits; the estimate beside it has them.
     assert!(
-        screen.contains("edits written:") && screen.contains("from Pi's next call"),
+        screen.contains("(Pi's figure) from the reply before the edits; Pi counts them from its next call"),
+        "{screen}"
+    );
+    assert!(
+        screen.contains(&format!(
+            "· estimate {}",
+            crate::engine::units::count(g.estimate.unwrap())
+        )),
         "{screen}"
     );
     select(&mut a, user);

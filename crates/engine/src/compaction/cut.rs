@@ -94,6 +94,11 @@ impl CompactionPlan {
             .map(|m| m.est_tokens)
             .sum()
     }
+    /// Pi's per-message estimate of the whole context before the compaction: the basis
+    /// [`Self::kept_tokens`] is on, and the summary after it.
+    pub fn estimate_before(&self) -> u64 {
+        self.projection.messages().map(|m| m.est_tokens).sum()
+    }
     pub fn summarized_tokens(&self) -> u64 {
         self.messages_to_summarize.iter().map(|m| m.est_tokens).sum()
     }

@@ -78,6 +78,15 @@ impl Zone {
             Zone::Red => "red",
         }
     }
+
+    /// The zone as every view names it: its colour, then what it means.
+    pub fn words(self) -> &'static str {
+        match self {
+            Zone::Green => "green",
+            Zone::Yellow => "yellow: filling",
+            Zone::Red => "red: near compaction",
+        }
+    }
 }
 
 /// The gauge's zone for `tokens` against the threshold T = window − reserve: bounds are
@@ -383,15 +392,7 @@ struct ToolResultInfo {
 
 /// `12500` as `12,500` (en-US grouping, whatever the locale).
 pub fn thousands(n: u64) -> String {
-    let d = n.to_string();
-    let mut out = String::with_capacity(d.len() + d.len() / 3);
-    for (i, c) in d.chars().enumerate() {
-        if i > 0 && (d.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
+    crate::units::count(n)
 }
 
 /// The marker a pruned output is replaced by:
@@ -719,7 +720,7 @@ pub fn zones(s: &Session, leaf: usize, zone: Zone, settings: &PruneSettings) -> 
     let live = Live::new(s, leaf);
     if zone == Zone::Green {
         let mut p = output_on(&live, settings, false);
-        p.what = "zones (green: output)".into();
+        p.what = "by zone (green: output)".into();
         p.zone = Some(Zone::Green);
         return p;
     }
@@ -748,7 +749,7 @@ pub fn zones(s: &Session, leaf: usize, zone: Zone, settings: &PruneSettings) -> 
     }
     let mut plan = finish(
         &live,
-        format!("zones ({})", zone.name()),
+        format!("by zone ({})", zone.name()),
         Some(zone),
         items,
         String::new(),
@@ -768,8 +769,10 @@ pub fn zones(s: &Session, leaf: usize, zone: Zone, settings: &PruneSettings) -> 
             "yellow: the newest 4 turns kept (the newest lossless, {distilled} long outputs distilled), {pruned} older outputs pruned"
         ),
         _ => match plan.compact_from {
+            // Red edits less than yellow on purpose: the compaction it proposes summarizes the
+            // older turns whole, so pruning their outputs first would only lose detail.
             Some(u) => format!(
-                "red: the newest 2 turns kept ({distilled} long outputs distilled); compact the rest, keeping from {}",
+                "red: the newest 2 turns kept ({distilled} long outputs distilled); older outputs are not pruned, because the compaction from {} summarizes them: red saves less by edits and the most once compacted",
                 s.entries[u].id
             ),
             None => format!("red: {distilled} long outputs distilled; too few turns to compact"),
@@ -1101,9 +1104,5 @@ mod tests;
 
 /// A signed change in tokens as the user reads it: "−21,817", "+1,207", "±0".
 pub fn signed_tokens(n: i64) -> String {
-    match n {
-        0 => "±0".into(),
-        n if n < 0 => format!("−{}", thousands(n.unsigned_abs())),
-        n => format!("+{}", thousands(n as u64)),
-    }
+    crate::units::signed(n)
 }

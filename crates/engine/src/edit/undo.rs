@@ -86,7 +86,10 @@ fn name_before(s: &Session, before: usize) -> String {
 /// from the name its record keeps.
 fn edits_in_words(what: &str) -> String {
     match what {
-        w if w.starts_with("output") || w.starts_with("zones") => format!("prune by the {w} policy"),
+        // "zones (…)": the name records made before the rename to "by zone" keep.
+        w if w.starts_with("output") || w.starts_with("by zone") || w.starts_with("zones") => {
+            format!("prune by the {w} policy")
+        }
         "hide" => "hiding of a message".into(),
         "replace" => "replacement of a message".into(),
         "restore" => "restoring of a message".into(),

@@ -33,11 +33,7 @@ use std::collections::HashMap;
 
 /// US dollars as the bill shows them: cents, or four decimals below a cent.
 pub fn usd(x: f64) -> String {
-    if x != 0.0 && x.abs() < 0.01 {
-        format!("${x:.4}")
-    } else {
-        format!("${x:.2}")
-    }
+    crate::units::money(x)
 }
 
 /// One call as a policy would have sent it.

@@ -836,8 +836,8 @@ fn status_lines(state: &Served, st: &Value, pi_figure: Option<f64>) -> Vec<Strin
             .as_ref()
             .map(|d| format!(" ({d})"))
             .unwrap_or_default(),
-        units::plural(state.compactions as u64, "compaction", "compactions"),
-        units::plural(state.calls as u64, "call", "calls"),
+        units::plural(state.compactions, "compaction", "compactions"),
+        units::plural(state.calls, "call", "calls"),
     ));
     let problems = &st["problems"];
     if let Some(p) = problems.as_array().filter(|p| !p.is_empty()) {

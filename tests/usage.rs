@@ -216,6 +216,70 @@ fn a_forks_copied_calls_count_once_in_its_source_and_are_reported() {
     same_numbers("fork total", &d["total"], &c["totals"], "totalCost");
 }
 
+/// The session picker (its listing: the preview and the columns) counts calls as `bonsai usage`
+/// does, over the repository's Pi-written sessions: each session's replies as its row, the
+/// summary calls apart, and a fork's copies apart.
+#[test]
+fn the_pickers_listing_counts_calls_as_usage_does() {
+    // Each release apart: 1.5.2's sessions repeat 0.87.1's calls (the same script), which
+    // `usage` would take for copies.
+    let (mut summaries_seen, mut copies_seen) = (0, 0);
+    for release in ["pi-0.87.1", "pi-1.5.2"] {
+        let tmp = tempfile::tempdir().unwrap();
+        let files: Vec<String> = std::fs::read_dir(common::repo().join("fixtures").join(release))
+            .unwrap()
+            .map(|f| f.unwrap().file_name().to_string_lossy().to_string())
+            .filter(|n| n.ends_with(".jsonl"))
+            .map(|n| format!("{release}/{n}"))
+            .collect();
+        let files: Vec<&str> = files.iter().map(String::as_str).collect();
+        let sessions = folder(tmp.path(), &[("--home-user-ledger--", &files)]);
+        let usage = run_bonsai("session", &sessions, "UTC");
+        let out = bonsai()
+            .args(["list", "--all", "--json"])
+            .env("PI_CODING_AGENT_DIR", tmp.path())
+            .current_dir(tmp.path())
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let listed: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let listed = listed.as_array().unwrap();
+        assert_eq!(listed.len(), files.len(), "{release}: {listed:?}");
+        let rows = usage["rows"].as_array().unwrap();
+        let (mut summaries, mut copies) = (0, 0);
+        for l in listed {
+            let path = l["path"].as_str().unwrap();
+            let row = rows.iter().find(|r| r["key"] == path);
+            let (calls, tokens) = row.map_or((0, 0.0), |r| {
+                (r["calls"].as_u64().unwrap(), r["totalTokens"].as_f64().unwrap())
+            });
+            assert_eq!(l["calls"].as_u64().unwrap(), calls, "calls of {path}");
+            assert!(
+                close(l["tokensUsed"].as_f64().unwrap(), tokens),
+                "tokens of {path}: {l} {row:?}"
+            );
+            summaries += l["summaryCalls"]["calls"].as_u64().unwrap();
+            copies += l["copies"]["calls"].as_u64().unwrap();
+        }
+        let side: u64 = usage["summaries"]
+            .as_object()
+            .unwrap()
+            .values()
+            .map(|t| t["calls"].as_u64().unwrap())
+            .sum();
+        assert_eq!(summaries, side, "{release}: summary calls apart in both");
+        assert_eq!(
+            copies,
+            usage["copies"]["calls"].as_u64().unwrap(),
+            "{release}: copies apart in both"
+        );
+        summaries_seen += summaries;
+        copies_seen += copies;
+    }
+    assert!(summaries_seen > 0, "the fixtures hold summary calls");
+    assert!(copies_seen > 0, "a fork's copies are among them");
+}
+
 /// A session with replies near midnight UTC at the end of a month.
 fn edge_session(dir: &Path) -> PathBuf {
     let d = dir.join("sessions").join("--home-user-edge--");

@@ -54,20 +54,11 @@ fn totals_json(t: &Totals) -> Value {
 
 /// Whole numbers with thousands separators.
 fn n(x: f64) -> String {
-    let s = format!("{:.0}", x);
-    let (sign, digits) = s.strip_prefix('-').map_or(("", s.as_str()), |d| ("-", d));
-    let mut o = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
-            o.push(',');
-        }
-        o.push(c);
-    }
-    format!("{sign}{o}")
+    crate::engine::units::tokens(x)
 }
 
 fn calls(k: u64) -> String {
-    format!("{} call{}", n(k as f64), if k == 1 { "" } else { "s" })
+    crate::engine::units::plural(k, "call", "calls")
 }
 
 use crate::engine::units::money;

@@ -85,6 +85,8 @@ impl SessionInfo {
             "created": self.created, "version": self.version, "contextTokens": self.context_tokens,
             "model": self.model.as_ref().map(|(p, m)| format!("{p}/{m}")),
             "calls": self.spent.calls, "tokensUsed": self.spent.tokens, "cost": self.spent.cost,
+            "summaryCalls": {"calls": self.spent.summaries.calls, "tokens": self.spent.summaries.tokens, "cost": self.spent.summaries.cost},
+            "copies": {"calls": self.spent.copies.calls, "tokens": self.spent.copies.tokens, "cost": self.spent.copies.cost},
         })
     }
     fn problem(path: &Path, dir: &Path, p: Problem) -> SessionInfo {
@@ -199,7 +201,9 @@ struct BodyFacts {
 
 /// The listing's facts of `body` (whole lines after the header, or after what a cached listing
 /// already read), each found by a byte search and only its line decoded.
-fn scan_body(body: &[u8]) -> BodyFacts {
+/// `forked_at`: the header's time of a session forked or cloned from another (its calls from
+/// before then are copies).
+fn scan_body(body: &[u8], forked_at: Option<&str>) -> BodyFacts {
     let entries = memchr::memchr_iter(b'\n', body).count() + usize::from(body.last().is_some_and(|b| *b != b'\n'))
         - memmem::find_iter(body, b"\n\n").count();
     // The name: the newest `session_info` line (an empty name clears it).
@@ -239,7 +243,7 @@ fn scan_body(body: &[u8]) -> BodyFacts {
         last_message,
         usage,
         tail_estimate,
-        spent: crate::engine::usage::sums(body),
+        spent: crate::engine::usage::sums(body, forked_at),
     }
 }
 
@@ -262,8 +266,9 @@ struct Cached {
     version: Option<u64>,
     context_tokens: Option<u64>,
     model: Option<(String, String)>,
-    /// Absent in a cache written before bonsai summed usage: such an entry is read again.
-    #[serde(default)]
+    /// Absent in a cache written before bonsai counted summary calls and copies apart (or
+    /// before it summed usage): such an entry is read again.
+    #[serde(default, rename = "spentApart")]
     spent: Option<Spent>,
 }
 
@@ -316,7 +321,8 @@ fn read_info(path: &Path, dir: &Path, cached: Option<&Cached>) -> SessionInfo {
         && buf[c.len as usize - 1] == b'\n'
         && end_bytes(buf, c.len as usize) == c.end_bytes
     {
-        let more = scan_body(&buf[c.len as usize..]);
+        let forked_at = c.created.as_deref().filter(|_| c.parent_session.is_some());
+        let more = scan_body(&buf[c.len as usize..], forked_at);
         let mut info = c.to_info(dir, meta.len(), modified_ms);
         info.entries += more.entries;
         if let Some(n) = more.name {
@@ -354,8 +360,9 @@ fn read_info(path: &Path, dir: &Path, cached: Option<&Cached>) -> SessionInfo {
         return problem("not a Pi session: its first line is not a session header".into());
     }
     let body = &buf[start.min(buf.len())..];
-    let facts = scan_body(body);
     let s = |k: &str| header.get(k).and_then(|v| v.as_str()).map(String::from);
+    let forked_at = s("timestamp").filter(|_| s("parentSession").is_some());
+    let facts = scan_body(body, forked_at.as_deref());
     SessionInfo {
         path: path.to_path_buf(),
         dir: dir.to_path_buf(),

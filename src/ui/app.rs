@@ -942,15 +942,7 @@ impl App {
 
 /// Compact token counts: 950, 12.3k, 1.2M.
 pub fn short_tokens(n: u64) -> String {
-    if n < 1000 {
-        n.to_string()
-    } else if n < 100_000 {
-        format!("{:.1}k", n as f64 / 1000.0)
-    } else if n < 1_000_000 {
-        format!("{}k", n / 1000)
-    } else {
-        format!("{:.1}M", n as f64 / 1e6)
-    }
+    crate::engine::units::tokens_short(n as f64)
 }
 
 /// `n thing` / `n things`.

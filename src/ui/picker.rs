@@ -135,15 +135,7 @@ pub fn money(x: f64) -> String {
 
 /// A token count in at most five characters (`950`, `12.3k`, `4.1M`).
 pub fn tokens_short(t: f64) -> String {
-    if t < 1000.0 {
-        format!("{t:.0}")
-    } else if t < 1e6 {
-        format!("{:.1}k", t / 1e3)
-    } else if t < 1e9 {
-        format!("{:.1}M", t / 1e6)
-    } else {
-        format!("{:.1}G", t / 1e9)
-    }
+    crate::engine::units::tokens_short(t)
 }
 
 /// Identifier prefixes: a project's folder, a pinned copy, a session, a problem.
@@ -1314,23 +1306,44 @@ impl Picker {
             s.last_message.clone().unwrap_or_else(|| "(no request)".into()),
         ));
         out.extend(self.context_preview(i, width));
-        if s.spent.calls > 0 {
-            let k = s.spent.calls;
-            out.push(kv(
-                "spent",
-                format!(
-                    "{} · {} call{} · {} tokens{}",
-                    money(s.spent.cost),
-                    crate::engine::edit::prune::thousands(k),
-                    if k == 1 { "" } else { "s" },
-                    tokens_short(s.spent.tokens),
-                    if s.spent.uncosted > 0 {
-                        format!(" ({} without a recorded cost)", s.spent.uncosted)
-                    } else {
-                        String::new()
-                    }
-                ),
-            ));
+        // Counted as `bonsai usage` counts: the agent's replies, then the summary calls and
+        // the copies from the session it was forked from, each apart.
+        let sp = &s.spent;
+        if sp.calls + sp.summaries.calls + sp.copies.calls > 0 {
+            use crate::engine::units::{plural, tokens_short as tokens};
+            let mut text = format!(
+                "{} · {} · {} tokens",
+                money(sp.cost),
+                plural(sp.calls, "call", "calls"),
+                tokens(sp.tokens)
+            );
+            if sp.uncosted > 0 {
+                text += &format!(
+                    " ({} without a recorded cost)",
+                    crate::engine::units::count(sp.uncosted)
+                );
+            }
+            out.push(kv("spent", text));
+            if sp.summaries.calls > 0 {
+                out.push(kv(
+                    "",
+                    format!(
+                        "and {} · {} · {} tokens",
+                        plural(sp.summaries.calls, "summary call", "summary calls"),
+                        money(sp.summaries.cost),
+                        tokens(sp.summaries.tokens)
+                    ),
+                ));
+            }
+            if sp.copies.calls > 0 {
+                out.push(kv(
+                    "",
+                    format!(
+                        "not counted: {} copied from the session it was forked from",
+                        plural(sp.copies.calls, "call", "calls")
+                    ),
+                ));
+            }
         }
         out.extend(self.leftovers_preview(&s.path, width));
         out

@@ -65,6 +65,28 @@ pub fn tokens(n: f64) -> String {
     count(n.max(0.0).round() as u64)
 }
 
+/// A token count in at most five characters, for columns: `950`, `12.3k`, `123k`, `4.1M`,
+/// `1.2G`.
+pub fn tokens_short(n: f64) -> String {
+    let n = n.max(0.0).round();
+    let short = |v: f64, unit: &str| {
+        if v < 99.95 {
+            format!("{v:.1}{unit}")
+        } else {
+            format!("{v:.0}{unit}")
+        }
+    };
+    if n < 1000.0 {
+        format!("{n:.0}")
+    } else if n < 999_500.0 {
+        short(n / 1e3, "k")
+    } else if n < 999_500_000.0 {
+        short(n / 1e6, "M")
+    } else {
+        short(n / 1e9, "G")
+    }
+}
+
 /// A signed change as the user reads it: `−21,817`, `+1,207`, `±0`.
 pub fn signed(n: i64) -> String {
     match n {
@@ -144,6 +166,12 @@ mod tests {
         assert_eq!(count(1000), "1,000");
         assert_eq!(count(1_234_567), "1,234,567");
         assert_eq!(tokens(4616.6), "4,617");
+        assert_eq!(tokens_short(950.0), "950");
+        assert_eq!(tokens_short(12_345.0), "12.3k");
+        assert_eq!(tokens_short(627_100.0), "627k");
+        assert_eq!(tokens_short(999_499.0), "999k");
+        assert_eq!(tokens_short(999_500.0), "1.0M");
+        assert_eq!(tokens_short(4_100_000.0), "4.1M");
         assert_eq!(signed(-21_817), "−21,817");
         assert_eq!(signed(0), "±0");
         assert_eq!(money(0.0), "$0.00");

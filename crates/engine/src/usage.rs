@@ -262,14 +262,41 @@ pub fn calls(body: &[u8]) -> Vec<Call> {
     out
 }
 
-/// What a session's recorded calls add up to, for a listing: tokens, recorded cost, calls,
-/// calls without a recorded cost (not in `cost`).
+/// What a session's recorded calls add up to, for a listing ([`sums`]): the agent's replies'
+/// tokens, recorded cost, calls, and calls without a recorded cost (not in `cost`); then the
+/// summary calls and the copies, each apart.
 #[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Sums {
     pub tokens: f64,
     pub cost: f64,
     pub calls: u64,
     pub uncosted: u64,
+    /// Compaction, branch summary and other recorded calls: `usage`'s side calls.
+    pub summaries: SideSums,
+    /// Calls a fork or clone copied from its source: `usage`'s copies left out.
+    pub copies: SideSums,
+}
+
+/// Calls counted apart from the replies.
+#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct SideSums {
+    pub calls: u64,
+    pub tokens: f64,
+    /// As recorded (a call without a recorded cost adds nothing).
+    pub cost: f64,
+}
+
+impl SideSums {
+    fn add(&mut self, tokens: &Tokens, cost: Option<f64>) {
+        self.calls += 1;
+        self.tokens += tokens.total();
+        self.cost += cost.unwrap_or(0.0);
+    }
+    fn add_sums(&mut self, o: &SideSums) {
+        self.calls += o.calls;
+        self.tokens += o.tokens;
+        self.cost += o.cost;
+    }
 }
 
 impl Sums {
@@ -278,33 +305,95 @@ impl Sums {
         self.cost += o.cost;
         self.calls += o.calls;
         self.uncosted += o.uncosted;
+        self.summaries.add_sums(&o.summaries);
+        self.copies.add_sums(&o.copies);
     }
 }
 
-/// [`calls`] added up, reading only each `"usage":{…}` object (not the line around it: an
-/// assistant's content, before its usage, can be long). In JSON text a `"usage":{` outside an
-/// escaped string is a key; one inside a tool call's arguments would count too (Pi's tools
-/// have no such argument).
-pub fn sums(body: &[u8]) -> Sums {
+/// [`calls`] added up as `bonsai usage` counts them, for one file: the agent's replies, the
+/// summary calls apart, and the copies apart.
+/// - A copy is a call a fork or clone copied from its source. In a session forked at
+///   `forked_at` (its header's time, when it names a parent session), a call older than that
+///   is one. `usage` counts it in the oldest file that holds it, the source.
+/// - Each line holding `"usage"` is read by its head (type, time, role: the keys Pi writes
+///   first) and its last usage object, not decoded whole. Decoding whole lines made a first
+///   listing of 1,000 sessions 66 % slower (BENCHMARKS.md). A line whose head says less is
+///   decoded whole, as [`calls`] does.
+pub fn sums(body: &[u8], forked_at: Option<&str>) -> Sums {
     let mut s = Sums::default();
-    for at in memmem::find_iter(body, b"\"usage\":{") {
-        if at > 0 && body[at - 1] == b'\\' {
+    let mut next_line = 0;
+    let usage_key = memmem::FinderRev::new(b"\"usage\":{");
+    for at in memmem::find_iter(body, b"\"usage\"") {
+        if at < next_line {
             continue;
         }
-        let from = at + b"\"usage\":".len();
-        let mut it = serde_json::Deserializer::from_slice(&body[from..]).into_iter::<UsageJson>();
-        let Some(Ok(u)) = it.next() else { continue };
-        let Some((tokens, _, cost, _)) = tokens_of(&u) else {
-            continue;
+        let start = memchr::memrchr(b'\n', &body[..at]).map_or(0, |i| i + 1);
+        let end = memchr::memchr(b'\n', &body[at..]).map_or(body.len(), |i| at + i);
+        next_line = end + 1;
+        let line = body[start..end].trim_ascii();
+        let (kind, timestamp, tokens, cost) = match quick_call(line, &usage_key) {
+            Some(q) => q,
+            None => match call_of(line) {
+                Some(c) => (c.kind, c.timestamp, c.tokens, c.cost),
+                None => continue,
+            },
         };
-        s.tokens += tokens.total();
-        s.calls += 1;
-        match cost {
-            Some(c) => s.cost += c,
-            None => s.uncosted += 1,
+        if forked_at.is_some_and(|t| !timestamp.is_empty() && timestamp.as_str() < t) {
+            s.copies.add(&tokens, cost);
+        } else if kind != CallKind::Reply {
+            s.summaries.add(&tokens, cost);
+        } else {
+            s.tokens += tokens.total();
+            s.calls += 1;
+            match cost {
+                Some(x) => s.cost += x,
+                None => s.uncosted += 1,
+            }
         }
     }
     s
+}
+
+/// The string value of `key` (`"key":"`) in `head`, when it holds no escape.
+fn head_str<'a>(head: &'a [u8], key: &[u8]) -> Option<&'a str> {
+    let from = memmem::find(head, key)? + key.len();
+    let len = memchr::memchr2(b'"', b'\\', &head[from..])?;
+    (head[from + len] == b'"').then(|| std::str::from_utf8(&head[from..from + len]).ok())?
+}
+
+/// A line as Pi writes it: its kind, time and last usage object read without decoding the
+/// rest. `None`: a line to decode whole (another shape, or not a call at all).
+fn quick_call(line: &[u8], usage_key: &memmem::FinderRev) -> Option<(CallKind, String, Tokens, Option<f64>)> {
+    const HEAD: usize = 512;
+    let head = &line[..line.len().min(HEAD)];
+    if !head.starts_with(b"{\"type\":\"") {
+        return None;
+    }
+    let kind = match head_str(head, b"{\"type\":\"")? {
+        "message" => {
+            // The role comes right after `"message":{`; a reply's usage after its content.
+            if memmem::find(head, b"\"message\":{\"role\":\"assistant\"").is_none() {
+                return None;
+            }
+            CallKind::Reply
+        }
+        "compaction" => CallKind::Compaction,
+        "branch_summary" => CallKind::BranchSummary,
+        _ => return None,
+    };
+    let timestamp = head_str(head, b"\"timestamp\":\"")?;
+    if kind == CallKind::Reply && !iso_like(timestamp) {
+        return None;
+    }
+    let at = usage_key.rfind(line)?;
+    if at > 0 && line[at - 1] == b'\\' {
+        return None;
+    }
+    let from = at + b"\"usage\":".len();
+    let mut it = serde_json::Deserializer::from_slice(&line[from..]).into_iter::<UsageJson>();
+    let u = it.next()?.ok()?;
+    let (tokens, _, cost, _) = tokens_of(&u)?;
+    Some((kind, timestamp.to_string(), tokens, cost))
 }
 
 /// What a call cost: as Pi recorded it, else from the model's prices (estimated), else unknown.
@@ -662,8 +751,9 @@ mod tests {
                 &include_bytes!("../../../fixtures/pi-1.5.2/changed-in-1.5.2.jsonl")[..],
             ),
         ] {
-            let c = calls(body);
-            let s = sums(body);
+            let all = calls(body);
+            let c: Vec<&Call> = all.iter().filter(|c| c.kind == CallKind::Reply).collect();
+            let s = sums(body, None);
             assert_eq!(s.calls, c.len() as u64, "{f}");
             assert_eq!(s.tokens, c.iter().map(|c| c.tokens.total()).sum::<f64>(), "{f}");
             assert!(
@@ -671,10 +761,33 @@ mod tests {
                 "{f}"
             );
             assert_eq!(s.uncosted, c.iter().filter(|c| c.cost.is_none()).count() as u64, "{f}");
+            assert_eq!(s.summaries.calls + s.calls, all.len() as u64, "{f}");
+            assert_eq!(s.copies.calls, 0, "{f}");
+            // Every reply and summary call Pi wrote is read by its head, not decoded whole
+            // (a `usage` entry, rare, is).
+            let key = memmem::FinderRev::new(b"\"usage\":{");
+            for line in body.split(|b| *b == b'\n') {
+                if let Some(c) = call_of(line.trim_ascii()).filter(|c| !matches!(c.kind, CallKind::Other(_))) {
+                    let q = quick_call(line.trim_ascii(), &key).unwrap_or_else(|| panic!("{f}: {c:?}"));
+                    assert_eq!(
+                        (q.0, q.1, q.2, q.3),
+                        (c.kind.clone(), c.timestamp.clone(), c.tokens, c.cost),
+                        "{f}"
+                    );
+                }
+            }
+            // Forked after every call: all are copies.
+            let forked = sums(body, Some("9999"));
+            assert_eq!(forked.copies.calls, all.len() as u64, "{f}");
+            assert_eq!(forked.calls, 0, "{f}");
         }
         // An escaped "usage" inside a message's text is not a call.
         assert_eq!(
-            sums(br#"{"message":{"content":"\"usage\":{\"input\":1,\"output\":2}"}}"#).calls,
+            sums(
+                br#"{"message":{"content":"\"usage\":{\"input\":1,\"output\":2}"}}"#,
+                None
+            )
+            .calls,
             0
         );
     }

@@ -51,6 +51,7 @@ fn bonsai_spent(entries: usize) -> crate::store::sessions::Spent {
         cost: calls as f64 * 0.0142,
         calls,
         uncosted: 0,
+        ..Default::default()
     }
 }
 

@@ -178,6 +178,7 @@ fn plan_json(s: &Session, plan: &Plan, exact: Option<&[(u64, u64)]>) -> Value {
 }
 
 fn print_table(s: &Session, plan: &Plan, exact: Option<&[(u64, u64)]>) {
+    use crate::engine::units::Basis;
     let t = prune::thousands;
     if plan.usage_gap().is_some() {
         println!(
@@ -185,27 +186,40 @@ fn print_table(s: &Session, plan: &Plan, exact: Option<&[(u64, u64)]>) {
             t(plan.tokens_now.round() as u64)
         );
     }
-    println!(
-        "{} · leaf {} · context {} → {} tokens ({}, {}){}",
-        plan.what,
-        s.entries[plan.leaf].id,
-        t(plan.estimate_now()),
-        t(plan.tokens_after),
-        crate::engine::units::Basis::Estimate.label(),
-        prune::signed_tokens(plan.change()),
-        match exact {
-            Some(e) => {
-                let (b, a): (u64, u64) = plan
-                    .items
-                    .iter()
-                    .zip(e)
-                    .filter(|(i, _)| i.change.writes())
-                    .fold((0, 0), |(b, a), (_, x)| (b + x.0, a + x.1));
-                format!(" · exact on the edited: {} → {}", t(b), t(a))
+    // Before → after on the estimate; Pi's own figure apart, labelled.
+    if plan.edits().count() == 0 {
+        println!(
+            "{} · leaf {} · context {} tokens ({}) · {} {} · no edit to write",
+            plan.what,
+            s.entries[plan.leaf].id,
+            t(plan.estimate_now()),
+            Basis::Estimate.label(),
+            Basis::Pi.label(),
+            t(plan.tokens_now.round() as u64),
+        );
+    } else {
+        println!(
+            "{} · leaf {} · context {} → {} tokens ({}, {}){}",
+            plan.what,
+            s.entries[plan.leaf].id,
+            t(plan.estimate_now()),
+            t(plan.tokens_after),
+            Basis::Estimate.label(),
+            prune::signed_tokens(plan.change()),
+            match exact {
+                Some(e) => {
+                    let (b, a): (u64, u64) = plan
+                        .items
+                        .iter()
+                        .zip(e)
+                        .filter(|(i, _)| i.change.writes())
+                        .fold((0, 0), |(b, a), (_, x)| (b + x.0, a + x.1));
+                    format!(" · exact on the edited: {} → {}", t(b), t(a))
+                }
+                None => String::new(),
             }
-            None => String::new(),
-        }
-    );
+        );
+    }
     if !plan.items.is_empty() {
         println!(
             "  {:<10} {:>4}  {:<10} {:<36} {:<10} {:>20}{}",

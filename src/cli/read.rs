@@ -272,17 +272,32 @@ pub fn context(a: ContextArgs) -> Result<()> {
             edited
         );
     }
-    let win = window.map(|w| format!(" of {w}")).unwrap_or_default();
+    // The rows' sum first, on the estimate; Pi's figure and the exact count each labelled.
+    use crate::engine::units::{self, Basis};
+    let win = window.map(|w| format!(" of {}", units::count(w))).unwrap_or_default();
+    let composed = if ctx_tokens.last_usage_index.is_some() {
+        format!(
+            "usage {} + est. {}",
+            units::tokens(ctx_tokens.usage_tokens),
+            units::tokens(ctx_tokens.trailing_tokens)
+        )
+    } else {
+        "an estimate: no usage yet".into()
+    };
     println!(
-        "context: {} tokens{} (last usage {} + estimated {}); estimate sum {}{}",
-        num(ctx_tokens.tokens),
-        win,
-        num(ctx_tokens.usage_tokens),
-        num(ctx_tokens.trailing_tokens),
-        msgs.iter().map(|m| m.est_tokens).sum::<u64>(),
+        "context: {} tokens ({}, the rows' sum) · {} {}{win} ({composed}){}",
+        units::count(msgs.iter().map(|m| m.est_tokens).sum::<u64>()),
+        Basis::Estimate.label(),
+        Basis::Pi.label(),
+        units::tokens(ctx_tokens.tokens),
         exact_counts
             .as_ref()
-            .map(|e| format!("; exact {} ({})", e.iter().flatten().sum::<u64>(), enc.name()))
+            .map(|e| format!(
+                " · {} {} ({})",
+                Basis::Exact.label(),
+                units::count(e.iter().flatten().sum::<u64>()),
+                enc.name()
+            ))
             .unwrap_or_default()
     );
     Ok(())

@@ -2519,3 +2519,111 @@ fn loading_indexed(path: &std::path::Path, size: u64, place: &crate::store::inde
     *index = Some(place.clone());
     a
 }
+
+/// Every view that shows the context's tokens, at one selection of one session, says the same
+/// figure for the same quantity, with the same basis label: the gauge, the context view, the
+/// cut preview, the prune panel and the gauge's ◆ mark.
+#[test]
+fn every_view_says_the_same_figures_on_the_same_basis() {
+    use crate::engine::units::{Basis, count, tokens};
+    let registry = crate::engine::load::models::Registry::with_models_json(
+        r#"{"providers":{"fakellm":{"baseUrl":"http://127.0.0.1:9","api":"openai-completions",
+            "models":[{"id":"fakecoder-large","contextWindow":200000,"maxTokens":8192}]}}}"#,
+        "models.json",
+    );
+    let p = own("long.jsonl");
+    let mut a = App::new(
+        crate::store::load_session(&p).unwrap(),
+        Some(p.clone()),
+        crate::engine::settings::Settings::default(),
+        registry,
+    );
+    a.setup.force_offline = true;
+    render(&mut a, 300, 50);
+    a.run_jobs_now();
+    let g = a.selection.gauge.clone().unwrap();
+    let pi = tokens(g.tokens.tokens);
+    let estimate = count(g.estimate.expect("the gauge knows the estimate"));
+    let exact = count(g.exact.expect("the exact count is in"));
+    // Pi's figure and the estimate differ on this session (its last usage counts what the
+    // provider counted): a view that swapped them would show.
+    assert_ne!(pi, estimate);
+    let gauge_line = |s: &str| {
+        s.lines()
+            .find(|l| l.contains("(Pi's figure)"))
+            .unwrap_or_default()
+            .to_string()
+    };
+    let line = gauge_line(&render(&mut a, 300, 50));
+    assert!(line.contains(&format!("{pi} tokens ({})", Basis::Pi.label())), "{line}");
+    assert!(
+        line.contains(&format!("{} {estimate} ", Basis::Estimate.label())),
+        "{line}"
+    );
+    assert!(line.contains(&format!("{} {exact} ", Basis::Exact.label())), "{line}");
+    assert!(line.contains("· green ·"), "the zone as /ctx-status names it: {line}");
+
+    // The context view: its header leads with the sum of its rows, the same estimate.
+    a.handle_key(ch('v'));
+    a.run_jobs_now();
+    let data = a.parts.context.data.clone().unwrap();
+    let rows: u64 = data
+        .selected
+        .rows
+        .iter()
+        .filter(|r| r.omitted_by.is_none())
+        .map(|r| r.est)
+        .sum();
+    assert_eq!(count(rows), estimate, "the rows add up to the gauge's estimate");
+    let screen = render(&mut a, 300, 50);
+    assert!(
+        screen.contains(&format!(
+            "{estimate} tokens ({}, the rows' sum) · {} {pi} · {} {exact}",
+            Basis::Estimate.label(),
+            Basis::Pi.label(),
+            Basis::Exact.label()
+        )),
+        "{screen}"
+    );
+    a.handle_key(key(KeyCode::Esc));
+
+    // The cut preview: before on the estimate, Pi's figure apart.
+    a.handle_key(ch('c'));
+    a.run_jobs_now();
+    let screen = render(&mut a, 300, 60);
+    assert!(
+        screen.contains(&format!("{} {estimate} → kept ", Basis::Estimate.label())),
+        "{screen}"
+    );
+    assert!(
+        screen.contains(&format!("{} now {pi}: ", Basis::Pi.label())),
+        "{screen}"
+    );
+    a.handle_key(key(KeyCode::Esc));
+
+    // The prune panel and the gauge's mark: the same estimate before, the same after.
+    a.handle_key(ch('p'));
+    a.run_jobs_now();
+    a.handle_key(ch('!'));
+    a.run_jobs_now();
+    let plan = a.parts.prune.plan.clone().unwrap();
+    assert!(plan.edits().count() > 0, "a forced plan edits");
+    assert_eq!(
+        count(plan.estimate_now()),
+        estimate,
+        "the plan's before is the gauge's estimate"
+    );
+    let after = count(plan.tokens_after);
+    let screen = render(&mut a, 300, 60);
+    assert!(
+        screen.contains(&format!("{} {estimate} → {after} · ", Basis::Estimate.label())),
+        "the panel: {screen}"
+    );
+    assert!(
+        gauge_line(&screen).contains(&format!(
+            "◆ {} {estimate} → {after} after pruning",
+            Basis::Estimate.label()
+        )),
+        "the gauge: {screen}"
+    );
+}

@@ -194,6 +194,8 @@ pub struct Plan {
     /// Pi's pure estimate of the context after the edits (what Pi reports once they are
     /// written: the edits are newer than its last usage figure).
     pub tokens_after: u64,
+    /// Pi's pure estimate of the context now: the basis `tokens_after` is on.
+    pub estimate: u64,
     /// Why the plan is what it is, in a line (e.g. why nothing is pruned).
     pub note: String,
 }
@@ -234,7 +236,7 @@ impl Plan {
     /// two differ by exactly `change()` (`tokens_now` is Pi's figure, often the last reply's
     /// usage, a different basis).
     pub fn estimate_now(&self) -> u64 {
-        (self.tokens_after as i64 - self.change()).max(0) as u64
+        self.estimate
     }
     /// Tokens by which "after" drops more (or less) than the edits save, when that is over 5 %
     /// of "now": Pi's "now" rests on the last reply's usage, and once an edit follows that
@@ -568,6 +570,7 @@ fn finish(live: &Live, what: String, zone: Option<Zone>, mut items: Vec<PlanItem
         } else {
             live.tokens_now().round() as u64
         },
+        estimate: live.pure_estimate(),
         note,
     }
 }

@@ -621,7 +621,14 @@ fn trash_and_restore_from_the_picker_as_pi_lists_it() {
     t.send(&["End"]);
     t.send(&["l"]);
     t.send(&["j"]);
-    t.wait_for("u restores it");
+    let screen = t.wait_for("u restores it");
+    // Its row says what a listed row says: its title, not only its file name.
+    assert!(
+        screen
+            .lines()
+            .any(|l| l.contains("ledger: fix rounding") && l.contains(" kB ")),
+        "the trash row has the session's title:\n{screen}"
+    );
     t.send(&["u"]);
     t.wait_for("Restore from the trash");
     t.send(&["y"]);

@@ -184,6 +184,34 @@ pub fn session_info(path: &Path) -> Option<SessionInfo> {
     info.is_session().then_some(info)
 }
 
+/// The name the newest `session_info` line gives (`Some(None)`: an empty name cleared it).
+fn name_in(body: &[u8]) -> Option<Option<String>> {
+    let info_finder = memmem::FinderRev::new(b"\"session_info\"");
+    let mut end = body.len();
+    while let Some(at) = info_finder.rfind(&body[..end]) {
+        end = at;
+        if let Ok(p) = serde_json::from_slice::<Peek>(line_at(body, at))
+            && p.kind.as_deref() == Some("session_info")
+        {
+            return Some(p.name.map(|n| js::js_trim(&n).to_string()).filter(|n| !n.is_empty()));
+        }
+    }
+    None
+}
+
+/// The first user request's text.
+fn first_request(body: &[u8]) -> Option<String> {
+    memmem::find_iter(body, b"\"role\":\"user\"").find_map(|at| user_text(line_at(body, at)))
+}
+
+/// A session file's title as the listing gives it (its name, else its first request), read
+/// by two searches, not a listing of the whole file: a trashed session's row.
+pub fn title_of(path: &Path) -> Option<String> {
+    let f = super::files::open_regular(path).ok()?;
+    let buf = super::mapped::load_file(f, path).ok()?;
+    name_in(&buf).flatten().or_else(|| first_request(&buf))
+}
+
 /// What the body of a session (or what was appended to it) says for a listing.
 #[derive(Debug, Default)]
 struct BodyFacts {
@@ -206,22 +234,10 @@ struct BodyFacts {
 fn scan_body(body: &[u8], forked_at: Option<&str>) -> BodyFacts {
     let entries = memchr::memchr_iter(b'\n', body).count() + usize::from(body.last().is_some_and(|b| *b != b'\n'))
         - memmem::find_iter(body, b"\n\n").count();
-    // The name: the newest `session_info` line (an empty name clears it).
-    let mut name = None;
-    let info_finder = memmem::FinderRev::new(b"\"session_info\"");
-    let mut end = body.len();
-    while let Some(at) = info_finder.rfind(&body[..end]) {
-        end = at;
-        if let Ok(p) = serde_json::from_slice::<Peek>(line_at(body, at))
-            && p.kind.as_deref() == Some("session_info")
-        {
-            name = Some(p.name.map(|n| js::js_trim(&n).to_string()).filter(|n| !n.is_empty()));
-            break;
-        }
-    }
+    let name = name_in(body);
     // The first and the newest user request.
     let user = b"\"role\":\"user\"";
-    let first_message = memmem::find_iter(body, user).find_map(|at| user_text(line_at(body, at)));
+    let first_message = first_request(body);
     let rev = memmem::FinderRev::new(user);
     let mut end = body.len();
     let mut last_message = None;

@@ -102,6 +102,8 @@ pub struct ChoreDone {
     pub relist: bool,
     /// A checked fork or clone, and whether nobody wrote to it since bonsai did.
     pub branched: Option<(BranchedFile, bool)>,
+    /// A session moved to the trash: it leaves the list at once, before the listing again.
+    pub trashed: Option<PathBuf>,
 }
 
 impl ChoreDone {
@@ -111,6 +113,7 @@ impl ChoreDone {
             pins: None,
             relist,
             branched: None,
+            trashed: None,
         }
     }
 }
@@ -127,8 +130,7 @@ pub fn run(chore: Chore, agent: &Path, now_ms: i64) -> ChoreDone {
                     "unpinned".into()
                 },
                 pins: Some(pins),
-                relist: false,
-                branched: None,
+                ..ChoreDone::said(String::new(), false)
             },
             Err(e) => ChoreDone::said(format!("could not save the pins: {e}"), false),
         },
@@ -163,10 +165,18 @@ fn file_name(p: &Path) -> String {
 fn confirmed(chore: FileChore, agent: &Path, now_ms: i64) -> ChoreDone {
     let message = match chore {
         FileChore::Trash(path) => match trash::trash(agent, &path, now_ms) {
-            Ok(t) => format!(
-                "moved {} to the trash (u in the trash puts it back)",
-                file_name(&t.original)
-            ),
+            Ok(t) => {
+                return ChoreDone {
+                    trashed: Some(t.original.clone()),
+                    ..ChoreDone::said(
+                        format!(
+                            "moved {} to the trash (u in the trash puts it back)",
+                            file_name(&t.original)
+                        ),
+                        true,
+                    )
+                };
+            }
             Err(e) => e.to_string(),
         },
         FileChore::RestoreTrashed(name) => match trash::restore(agent, &name) {

@@ -114,7 +114,7 @@ pub struct Picker {
     /// The tree pane is wide enough for the cost and token columns (set by `layout`).
     wide: bool,
     /// What is in bonsai's trash (with its bytes), listed under its own node at the end.
-    pub trash: Vec<(crate::store::trash::Trashed, u64)>,
+    pub trash: Vec<(crate::store::trash::Trashed, u64, Option<String>)>,
     /// bonsai's backups beside the listed sessions (shown with their session).
     pub leftovers: Vec<crate::store::backups::Backup>,
     /// The documents bonsai exported (listed with the session they came from).
@@ -259,6 +259,24 @@ impl Picker {
         self.rebuild();
     }
 
+    /// A session moved away on purpose (to the trash) leaves the list at once, the selection
+    /// going to a neighbour; the listing that follows confirms it.
+    pub fn drop_session(&mut self, path: &std::path::Path) {
+        let Some(k) = self.sessions.iter().position(|s| s.path == path) else {
+            return;
+        };
+        let mut sessions = std::mem::take(&mut self.sessions);
+        let mut windows = std::mem::take(&mut self.windows);
+        sessions.remove(k);
+        if k < windows.len() {
+            windows.remove(k);
+        }
+        let pins = std::mem::take(&mut self.pins);
+        self.set_sessions(self.all, sessions, windows, pins);
+        // Not "gone (deleted or moved)": the user moved it.
+        self.gone = None;
+    }
+
     /// Enter in the search field: a fresh search for its query (an earlier one cancelled);
     /// false when the query is empty.
     pub fn begin_search(&mut self) -> bool {
@@ -354,9 +372,10 @@ impl Picker {
         Line::from(spans)
     }
 
-    /// A trashed session's row: when it was trashed, its size, where it was.
+    /// A trashed session's row, like a listed one's: when it was trashed, its size, its
+    /// title (its name or first request), and the file and folder it was in.
     fn trashed_line(&self, i: usize) -> Line<'static> {
-        let (t, bytes) = &self.trash[i];
+        let (t, bytes, title) = &self.trash[i];
         let when = crate::engine::load::js::iso_from_ms(t.at_ms);
         let name = t
             .original
@@ -375,8 +394,8 @@ impl Picker {
                 fg(DIM),
             ),
             Span::styled(format!("{:>8}  ", size_text(*bytes)), fg(DIM)),
-            Span::styled(name, fg(MUTED)),
-            Span::styled(format!("  {folder}"), fg(DIM)),
+            Span::raw(title.clone().unwrap_or_else(|| "(no messages)".into())),
+            Span::styled(format!("  {name} in {folder}"), fg(DIM)),
         ])
     }
 
@@ -664,7 +683,12 @@ impl Picker {
     /// The trash last, folded: what a restore can bring back.
     fn trash_item(&self, q: &str, out: &mut Built) -> Option<TreeItem<'static, String>> {
         let trashed: Vec<usize> = (0..self.trash.len())
-            .filter(|&i| q.is_empty() || self.trash[i].0.original.to_string_lossy().to_lowercase().contains(q))
+            .filter(|&i| {
+                let (t, _, title) = &self.trash[i];
+                q.is_empty()
+                    || t.original.to_string_lossy().to_lowercase().contains(q)
+                    || title.as_ref().is_some_and(|x| x.to_lowercase().contains(q))
+            })
             .collect();
         if trashed.is_empty() {
             return None;
@@ -1211,11 +1235,12 @@ impl Picker {
                 }
             }
             Node::Trashed(i) => {
-                let (t, bytes) = &self.trash[*i];
+                let (t, bytes, first) = &self.trash[*i];
                 let kv = |k: &str, v: String| {
                     Line::from(vec![Span::styled(format!(" {k:<8}"), fg(DIM)), Span::raw(cut(&v))])
                 };
                 out.push(Line::from(Span::styled(cut(" in the trash"), title())));
+                out.push(kv("first", first.clone().unwrap_or_else(|| "(no messages)".into())));
                 out.push(kv(
                     "was",
                     tilde(&t.original.to_string_lossy(), self.user_home.as_deref()),

@@ -185,6 +185,10 @@ impl App {
         if let (Some(pins), Some(p)) = (done.pins, &mut self.parts.picker) {
             p.set_pins(pins);
         }
+        // The preview follows the selection now, not once the listing again is done.
+        if let (Some(gone), Some(p)) = (&done.trashed, &mut self.parts.picker) {
+            p.drop_session(gone);
+        }
         if done.relist {
             self.relist();
         }

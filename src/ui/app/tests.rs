@@ -2354,9 +2354,31 @@ fn the_update_works_without_a_disk_and_says_what_to_do() {
         pins: Some(vec![pinned.clone()]),
         relist: false,
         branched: None,
+        trashed: None,
     });
     assert_eq!(a.log.status.as_deref(), Some("pinned on top"));
     assert!(a.parts.picker.as_ref().unwrap().pins.contains(&pinned));
+    // A session moved to the trash leaves the list and the preview at once, before the
+    // listing again comes back (it took ~2 s on a big folder).
+    let selected = a.parts.picker.as_ref().unwrap().selected_path().unwrap();
+    let name = selected.file_name().unwrap().to_string_lossy().to_string();
+    a.pending.queue.clear();
+    a.report::<crate::ui::jobs::ChoreJob>(crate::ui::chores::ChoreDone {
+        message: format!("moved {name} to the trash"),
+        pins: None,
+        relist: true,
+        branched: None,
+        trashed: Some(selected.clone()),
+    });
+    let p = a.parts.picker.as_ref().unwrap();
+    assert!(!p.sessions.iter().any(|s| s.path == selected));
+    let now = p.selected_path().unwrap();
+    assert_ne!(now, selected, "the selection went to a neighbour");
+    assert!(p.gone.is_none(), "not 'gone (deleted or moved)': the user moved it");
+    a.screen.overlay = Overlay::Picker;
+    let screen = render(&mut a, 160, 40);
+    let preview: String = screen.lines().map(|l| l.split('│').nth(2).unwrap_or("")).collect();
+    assert!(!preview.contains(&name), "the preview follows the selection: {screen}");
     // A compaction's summary model is looked for by a job (finding the key reads Pi's
     // auth.json and the environment); the update only asks, then goes on with the answer.
     a.screen.overlay = Overlay::None;

@@ -77,7 +77,7 @@ fn navigate_dialog_offers_pis_three_choices() {
         "{:?}",
         a.log.status
     );
-    insta::assert_snapshot!("dialog_branch_summary_preview", render(&mut a, 100, 30));
+    insta::assert_snapshot!("dialog_branch_summary_preview", redact_times(&render(&mut a, 100, 30)));
     a.handle_key(ctrl('s'));
     a.run_jobs_now();
     let s2 = a.doc.session.clone();
@@ -144,7 +144,7 @@ fn rename_and_streaming_dialogs() {
         active: 0,
         job: 99,
     });
-    insta::assert_snapshot!("dialog_branch_summary_streaming", render(&mut a, 80, 24));
+    insta::assert_snapshot!("dialog_branch_summary_streaming", redact_times(&render(&mut a, 80, 24)));
     a.pending.summary = Some((99, std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false))));
     a.handle_key(key(KeyCode::Esc));
     assert!(a.parts.dialog.is_none());

@@ -50,8 +50,9 @@ pub struct Listed {
     pub everywhere: Option<usize>,
     /// The pinned sessions (bonsai's own file).
     pub pins: Vec<PathBuf>,
-    /// What is in bonsai's trash, with the bytes each holds.
-    pub trash: Vec<(store::trash::Trashed, u64)>,
+    /// What is in bonsai's trash, with the bytes each holds and its title (as a listed
+    /// session's row gives it).
+    pub trash: Vec<(store::trash::Trashed, u64, Option<String>)>,
     /// When the listing was read (the picker lists again two seconds later).
     pub at: std::time::Instant,
     /// bonsai's backups beside the listed sessions.
@@ -122,7 +123,8 @@ impl Job for ListJob {
             .into_iter()
             .map(|t| {
                 let bytes = store::trash::size(&agent_dir, &t);
-                (t, bytes)
+                let title = store::sessions::title_of(&store::trash::trash_dir(&agent_dir).join(&t.name));
+                (t, bytes, title)
             })
             .collect();
         let mut dirs: Vec<PathBuf> = sessions.iter().map(|s| s.dir.clone()).collect();

@@ -284,6 +284,7 @@ fn leftovers_under_their_session_and_the_trash_last() {
             recorded: true,
         },
         120_000,
+        Some("Tidy the importer's error messages".into()),
     )];
     let sessions = acme();
     let windows = vec![Some(200_000); sessions.len()];

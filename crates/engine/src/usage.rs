@@ -372,9 +372,7 @@ fn quick_call(line: &[u8], usage_key: &memmem::FinderRev) -> Option<(CallKind, S
     let kind = match head_str(head, b"{\"type\":\"")? {
         "message" => {
             // The role comes right after `"message":{`; a reply's usage after its content.
-            if memmem::find(head, b"\"message\":{\"role\":\"assistant\"").is_none() {
-                return None;
-            }
+            memmem::find(head, b"\"message\":{\"role\":\"assistant\"")?;
             CallKind::Reply
         }
         "compaction" => CallKind::Compaction,

@@ -835,3 +835,46 @@ fn reading_commands_print_the_same_from_the_index() {
         "{from_index} of {checked} read from their index"
     );
 }
+
+/// A reading command that parses a session of 64 MB or more whole writes its index, so the
+/// next command (or the TUI) reads it from there; a smaller session gets none.
+#[test]
+fn a_reading_command_indexes_a_big_session_it_parsed_whole() {
+    let tmp = tempfile::tempdir().unwrap();
+    let agent = tmp.path().join("agent");
+    std::fs::create_dir_all(&agent).unwrap();
+    let small = generated_session(20);
+    // One tool result of 64 MiB makes the same session big.
+    let big = small.replace(
+        r#""text":"fn f19() {}\n""#,
+        &format!(r#""text":"{}""#, "x".repeat(64 << 20)),
+    );
+    assert!(big.len() as u64 >= 64 << 20);
+    let index_of = |file: &Path| {
+        Place {
+            dir: agent.join("bonsai").join("index"),
+            limit: 0,
+            view: Default::default(),
+        }
+        .file_for(&index::resolved(file))
+    };
+    for (name, text, indexed) in [("small.jsonl", &small, false), ("big.jsonl", &big, true)] {
+        let file = tmp.path().join(name);
+        std::fs::write(&file, text).unwrap();
+        let f = file.to_str().unwrap();
+        let first = bonsai_with_agent(&agent, tmp.path(), &["cut", "--json", f]);
+        assert!(first.status.success(), "{}", String::from_utf8_lossy(&first.stderr));
+        assert!(first.stderr.is_empty(), "{}", String::from_utf8_lossy(&first.stderr));
+        assert_eq!(index_of(&file).exists(), indexed, "{name}");
+        for command in [
+            &["cut", "--json", f][..],
+            &["tree", "--width", "100", f],
+            &["context", "--no-exact", f],
+        ] {
+            let again = bonsai_with_agent(&agent, tmp.path(), command);
+            assert!(again.status.success(), "{}", String::from_utf8_lossy(&again.stderr));
+        }
+        let second = bonsai_with_agent(&agent, tmp.path(), &["cut", "--json", f]);
+        assert_eq!(first.stdout, second.stdout, "{name}: the same from the index");
+    }
+}

@@ -16,9 +16,16 @@ pub fn load(path: &Path) -> Result<std::mem::ManuallyDrop<Session>> {
 
 /// A session for a command that only reads it: from bonsai's session index where one still
 /// describes the file (what the TUI and `bonsai index` wrote; `settings` place and bound it),
-/// else parsed whole as [`load`] parses it. No index is written: the command would wait for
-/// the writing before it ends. A command that writes uses [`load`], never this: writes never
-/// trust the index.
+/// else parsed whole as [`load`] parses it. A command that writes uses [`load`], never this:
+/// writes never trust the index.
+///
+/// A session of [`INDEX_FROM`] bytes or more parsed whole gets its index written. The command
+/// waits for that write, about as long again as the parse (BENCHMARKS.md), so that the next
+/// command, or the TUI, opens it in milliseconds. A smaller one parses faster than an index
+/// is worth.
+/// The size from which a reading command writes the index of a session it parsed whole.
+pub const INDEX_FROM: u64 = 64 << 20;
+
 pub fn load_for_reading(
     path: &Path,
     settings: &crate::engine::settings::Settings,
@@ -28,6 +35,13 @@ pub fn load_for_reading(
     let opened = index::open_proven(path, &place)?;
     if opened.used == index::Used::Parsed(index::MISMATCH.into()) {
         eprintln!("bonsai: {}: {}", path.display(), index::MISMATCH);
+    }
+    if matches!(opened.used, index::Used::Parsed(_))
+        && opened.source.len >= INDEX_FROM
+        && let Err(e) = index::save(&place, &opened.source, &opened.session)
+    {
+        // The output does not depend on it: said, and the command goes on.
+        eprintln!("bonsai: note: {}: its index was not written: {e}", path.display());
     }
     if let Some(proof) = opened.session.proof() {
         READ_THROUGH_INDEX

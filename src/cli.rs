@@ -57,7 +57,7 @@ pub use write::{
 pub struct Cli {
     #[command(subcommand)]
     pub command: Option<Command>,
-    /// The Pi release to reproduce (0.87.1, 1.5.2; another maps to the nearest below).
+    /// The Pi release to reproduce (0.87.1, 1.5.2, 1.6.0; another maps to the nearest below).
     /// Default: $BONSAI_PI_VERSION, the bonsai.piVersion setting, the `pi` on PATH, else the
     /// newest bonsai knows.
     #[arg(long, global = true, value_name = "VERSION")]

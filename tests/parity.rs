@@ -185,3 +185,79 @@ fn live_oracle_agrees_at_every_leaf_of_a_branchy_session() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// Pi 1.6.0, the newest release, answers as 1.5.2 on every session of the repository and of
+/// ../shared: the tree, the context, the cut, the summary inputs, the branch input and
+/// `/tree`'s rows, field by field. bonsai follows 1.6.0 with 1.5.2's rules (`PiVersion`), and
+/// the live test above holds those against 1.5.2; this holds the step between the two
+/// releases, at a third of the cost of running every check on 1.6.0 as well.
+#[test]
+fn pi_1_6_0_answers_as_1_5_2() {
+    use rayon::prelude::*;
+    let Some(v152) = oracles().into_iter().find(|o| o.version == "1.5.2") else {
+        return;
+    };
+    let pi_home = oracle_dir().join("pi-1.6.0");
+    if !pi_home
+        .join("node_modules/@earendil-works/pi-coding-agent/package.json")
+        .exists()
+    {
+        assert!(
+            std::env::var("BONSAI_REQUIRE_ORACLE").as_deref() != Ok("1"),
+            "Pi 1.6.0 is not installed under {} (scripts/install-oracle.sh)",
+            oracle_dir().display()
+        );
+        say("SKIPPED pi_1_6_0_answers_as_1_5_2: Pi 1.6.0 is not installed (scripts/install-oracle.sh)");
+        return;
+    }
+    let v160 = Oracle {
+        pi_home,
+        version: "1.6.0",
+        ..v152.clone()
+    };
+    let mut sessions: Vec<PathBuf> = shared_fixture_dirs().iter().flat_map(|d| sessions_in(d)).collect();
+    sessions.extend(sessions_in(&repo().join("fixtures")));
+    sessions.extend(sessions_in(&repo().join("fixtures/pi-0.87.1")));
+    sessions.extend(sessions_in(&repo().join("fixtures/pi-1.5.2")));
+    let answers = |o: &Oracle, session: &Path| -> Result<Value, String> {
+        let s = bonsai::store::load_session(session).map_err(|e| e.to_string())?;
+        let target = s.entries.iter().position(|e| {
+            e.message()
+                .is_some_and(|m| m.role == bonsai::engine::load::entry::Role::User)
+        });
+        let t = target.map(|t| format!("idx:{t}"));
+        let mut args = vec!["--keep-recent-tokens", "2000", "--tree-render", "120", "--nested-tree"];
+        if let Some(t) = &t {
+            args.extend(["--branch-target", t]);
+        }
+        let mut v = o.run(session, &args)?;
+        for k in ["oracleFormat", "piVersion"] {
+            v.as_object_mut().map(|m| m.remove(k));
+        }
+        Ok(v)
+    };
+    let failures: Vec<String> = sessions
+        .par_iter()
+        .with_max_len(1)
+        .filter_map(|session| {
+            let name = session.display().to_string();
+            match (answers(&v152, session), answers(&v160, session)) {
+                (Ok(a), Ok(b)) => {
+                    let d = diff(&a, &b);
+                    (!d.is_empty() || a != b).then(|| format!("{name}: {}", d.join("; ")))
+                }
+                (a, b) => Some(format!("{name}: 1.5.2 {:?} / 1.6.0 {:?}", a.err(), b.err())),
+            }
+        })
+        .collect();
+    say(&format!(
+        "parity: Pi 1.6.0 against 1.5.2 on {} sessions",
+        sessions.len()
+    ));
+    assert!(sessions.len() >= 10, "{} sessions", sessions.len());
+    assert!(
+        failures.is_empty(),
+        "Pi 1.6.0 answers otherwise than 1.5.2:\n{}",
+        failures.join("\n")
+    );
+}

@@ -98,6 +98,7 @@ pub fn sessions_in(dir: &Path) -> Vec<PathBuf> {
     v
 }
 
+#[derive(Clone)]
 pub struct Oracle {
     pub node: PathBuf,
     pub pi_home: PathBuf,

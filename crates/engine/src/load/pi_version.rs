@@ -11,6 +11,9 @@ pub enum PiVersion {
     #[default]
     V0_87_1,
     V1_5_2,
+    /// The newest release (2026-11-20): every behaviour here as 1.5.2's. Its own answers on the
+    /// repository's sessions equal 1.5.2's (`tests/parity.rs`, `pi_1_6_0_answers_as_1_5_2`).
+    V1_6_0,
 }
 
 /// Text given as a Pi version that is none.
@@ -20,13 +23,14 @@ pub struct NotAVersion(pub String);
 
 impl PiVersion {
     /// Every release bonsai reproduces, oldest first.
-    pub const KNOWN: [PiVersion; 2] = [PiVersion::V0_87_1, PiVersion::V1_5_2];
-    pub const NEWEST: PiVersion = PiVersion::V1_5_2;
+    pub const KNOWN: [PiVersion; 3] = [PiVersion::V0_87_1, PiVersion::V1_5_2, PiVersion::V1_6_0];
+    pub const NEWEST: PiVersion = PiVersion::V1_6_0;
 
     pub fn name(self) -> &'static str {
         match self {
             PiVersion::V0_87_1 => "0.87.1",
             PiVersion::V1_5_2 => "1.5.2",
+            PiVersion::V1_6_0 => "1.6.0",
         }
     }
 
@@ -34,6 +38,7 @@ impl PiVersion {
         match self {
             PiVersion::V0_87_1 => (0, 87, 1),
             PiVersion::V1_5_2 => (1, 5, 2),
+            PiVersion::V1_6_0 => (1, 6, 0),
         }
     }
 
@@ -147,7 +152,11 @@ mod tests {
     fn versions_map_to_the_nearest_known_one_below() {
         assert_eq!(PiVersion::nearest("0.87.1").unwrap(), (PiVersion::V0_87_1, None));
         assert_eq!(PiVersion::nearest("v1.5.2").unwrap(), (PiVersion::V1_5_2, None));
-        let (v, note) = PiVersion::nearest("1.6.0").unwrap();
+        assert_eq!(PiVersion::nearest("1.6.0").unwrap(), (PiVersion::V1_6_0, None));
+        let (v, note) = PiVersion::nearest("1.7.0").unwrap();
+        assert_eq!(v, PiVersion::V1_6_0);
+        assert!(note.unwrap().contains("follows 1.6.0, the nearest below"));
+        let (v, note) = PiVersion::nearest("1.5.9").unwrap();
         assert_eq!(v, PiVersion::V1_5_2);
         assert!(note.unwrap().contains("follows 1.5.2, the nearest below"));
         let (v, note) = PiVersion::nearest("1.2.0").unwrap();
@@ -162,5 +171,26 @@ mod tests {
         assert!(PiVersion::nearest("latest").is_err());
         assert!(PiVersion::nearest("").is_err());
         assert!(PiVersion::nearest("1.x").is_err());
+    }
+
+    /// 1.6.0 behaves as 1.5.2 in every way bonsai reproduces (Pi's own answers agree:
+    /// `tests/parity.rs`).
+    #[test]
+    fn pi_1_6_0_behaves_as_1_5_2() {
+        let (a, b) = (PiVersion::V1_5_2, PiVersion::V1_6_0);
+        let each = |v: PiVersion| {
+            [
+                v.serializes_thinking(),
+                v.truncates_whole_characters(),
+                v.branch_applies_context_edits(),
+                v.nested_call_file_ops(),
+                v.home_shortening_by_component(),
+                v.lenient_read_ranges(),
+                v.summary_max_tokens(),
+                v.turn_prefix_focus(),
+                v.branch_summary_thinking(),
+            ]
+        };
+        assert_eq!(each(a), each(b));
     }
 }

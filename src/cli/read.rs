@@ -6,7 +6,6 @@ use super::out;
 use crate::engine::compaction::branch_summary;
 use crate::engine::compaction::cut;
 use crate::engine::load::entry::{Kind, Role};
-use crate::engine::load::js::num;
 use crate::engine::report;
 use crate::engine::view::context;
 use crate::engine::view::tokens::{Encoding, TokenCache};
@@ -530,12 +529,17 @@ fn print_live_text(l: &LiveShown) {
         );
         k += 1;
     }
+    // The words and bases /ctx-status uses.
+    use crate::engine::units::{Basis, count, tokens};
     println!(
-        "whole context ~{} (what Pi would send) · Pi's messages {} · sent {} (T {}) · turns {}/{} · {}",
-        num(r.whole),
-        r.tokens_full,
-        r.tokens_sent,
-        r.threshold,
+        "whole context {} tokens ({} for the last call, with what bonsai left out added back) · {} {} of {} tokens of messages ({}) · T {} · turns {}/{} · {}",
+        tokens(r.whole),
+        Basis::Pi.label(),
+        Basis::Sent.label(),
+        count(r.tokens_sent),
+        count(r.tokens_full),
+        Basis::Estimate.label(),
+        count(r.threshold),
         r.turns_kept,
         r.turns_total,
         r.note
@@ -846,13 +850,21 @@ pub fn stats(a: StatsArgs) -> Result<()> {
         let (id, line, what) = describe(i);
         println!("  {t:>9} tokens  {id}  line {line:<7} {what}");
     }
-    let pct = |w: u64| format!(" = {:.1}% of {w}", ctx.tokens / w as f64 * 100.0);
+    use crate::engine::units::{self, Basis};
+    let pct = |w: u64| {
+        format!(
+            " = {} % of {}",
+            units::percent(ctx.tokens.round() as u64, w).unwrap_or(0),
+            units::count(w)
+        )
+    };
     println!(
-        "context at leaf: {} tokens{}{}",
-        num(ctx.tokens),
+        "context at leaf: {} tokens ({}){}{}",
+        units::tokens(ctx.tokens),
+        Basis::Pi.label(),
         window.map(pct).unwrap_or_else(|| " (model window unknown)".into()),
         threshold
-            .map(|t| format!("; Pi compacts above {t}"))
+            .map(|t| format!("; Pi compacts above {}", units::count(t.max(0) as u64)))
             .unwrap_or_default()
     );
     Ok(())

@@ -981,9 +981,9 @@ fn jumps_to_compactions_the_cut_and_the_mark_and_copies() {
 
 // ---- 10. The gauge explains itself; NO_COLOR ------------------------------------------------
 
-#[test]
-fn at_80_columns_the_zone_word_stays_on_screen() {
-    // The fixtures' model, declared in models.json as a user would.
+/// long.jsonl with its model declared in models.json as a user would (so the gauge has a
+/// window and zones).
+fn long_with_its_window() -> App {
     let registry = crate::engine::load::models::Registry::with_models_json(
         r#"{"providers":{"fakellm":{"baseUrl":"http://127.0.0.1:9","api":"openai-completions",
             "models":[{"id":"fakecoder-large","contextWindow":200000,"maxTokens":8192}]}}}"#,
@@ -997,6 +997,12 @@ fn at_80_columns_the_zone_word_stays_on_screen() {
         registry,
     );
     a.setup.force_offline = true;
+    a
+}
+
+#[test]
+fn at_80_columns_the_zone_word_stays_on_screen() {
+    let mut a = long_with_its_window();
     let screen = render(&mut a, 80, 24);
     let lines: Vec<&str> = screen.lines().collect();
     let n = lines
@@ -2548,19 +2554,7 @@ fn loading_indexed(path: &std::path::Path, size: u64, place: &crate::store::inde
 #[test]
 fn every_view_says_the_same_figures_on_the_same_basis() {
     use crate::engine::units::{Basis, count, tokens};
-    let registry = crate::engine::load::models::Registry::with_models_json(
-        r#"{"providers":{"fakellm":{"baseUrl":"http://127.0.0.1:9","api":"openai-completions",
-            "models":[{"id":"fakecoder-large","contextWindow":200000,"maxTokens":8192}]}}}"#,
-        "models.json",
-    );
-    let p = own("long.jsonl");
-    let mut a = App::new(
-        crate::store::load_session(&p).unwrap(),
-        Some(p.clone()),
-        crate::engine::settings::Settings::default(),
-        registry,
-    );
-    a.setup.force_offline = true;
+    let mut a = long_with_its_window();
     render(&mut a, 300, 50);
     a.run_jobs_now();
     let g = a.selection.gauge.clone().unwrap();

@@ -21,6 +21,7 @@ macro_rules! eprint {
 }
 
 mod args;
+mod audit;
 mod bill;
 mod branches;
 mod common;
@@ -88,6 +89,10 @@ pub enum Command {
     Inspect(InspectArgs),
     /// Compact at the leaf: summarize what the cut leaves out and append Pi's compaction entry.
     Compact(CompactArgs),
+    /// What each compaction and branch summary on the leaf's path lost of the entries it
+    /// replaced (files, commands, errors, decisions, values, open tasks), with the entry each
+    /// came from; --give-back writes an amended summary holding the lost items.
+    Audit(audit::AuditArgs),
     /// Run summary strategies side by side on the compaction at the leaf: calls, tokens, cost,
     /// time, size and the recall score of each; --write STRATEGY writes one as the compaction.
     Compare(CompareArgs),
@@ -236,6 +241,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Restore(a) => branches::restore(a),
         Command::Compact(a) => write::compact(a),
         Command::Compare(a) => compare::compare(a),
+        Command::Audit(a) => audit::audit_cmd(a),
         Command::Navigate(a) => write::navigate(a),
         Command::Label(a) => write::label(a),
         Command::Rename(a) => write::rename(a),
@@ -282,6 +288,7 @@ impl Command {
             Command::Restore(a) => (&mut a.session.file, !a.write.dry_run),
             Command::Compact(a) => (&mut a.session.file, !a.write.dry_run),
             Command::Compare(a) => (&mut a.session.file, a.write.is_some()),
+            Command::Audit(a) => (&mut a.session.file, a.give_back.is_some() && !a.write.dry_run),
             Command::Navigate(a) => (&mut a.session.file, !a.write.dry_run),
             Command::Label(a) => (&mut a.session.file, !a.write.dry_run),
             Command::Rename(a) => (&mut a.session.file, !a.write.dry_run),

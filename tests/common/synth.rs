@@ -317,3 +317,169 @@ pub fn coding_session(seed: u64, turns: usize) -> Vec<u8> {
     }
     out.into_bytes()
 }
+
+/// A session (in `cwd`) whose first turns hold specifics of every kind, then a compaction
+/// whose summary names some and leaves out others, then one more turn. Returns the file's
+/// text, the specifics the summary leaves out, and those it names, as `(kind, text, entry)`.
+pub struct Planted {
+    pub text: String,
+    pub lost: Vec<(&'static str, &'static str, &'static str)>,
+    pub kept: Vec<(&'static str, &'static str, &'static str)>,
+}
+
+pub fn planted_session(cwd: &str) -> Planted {
+    use serde_json::{Value, json};
+    let summary = format!(
+        "## Goal\n- Make the importer accept rows with a missing currency (importer.py).\n\n## Constraints & Preferences\n- (none)\n\n## Progress\n### Done\n- [x] Ran `pytest -q tests/test_import.py`: one failure, KeyError: 'currency' in parse_row.\n\n## Key Decisions\n- Default currency comes from the account, as the user chose.\n\n## Next Steps\n1. Finish the fix\n\n<read-files>\n{cwd}/importer.py\n</read-files>"
+    );
+    let mut lines = vec![
+        json!({"type": "session", "version": 3, "id": "planted-1", "timestamp": "2026-03-01T09:00:00.000Z", "cwd": cwd}),
+    ];
+    let mut parent: Option<String> = None;
+    let mut n = 0;
+    let mut push = |lines: &mut Vec<Value>, id: &str, body: Value| {
+        n += 1;
+        let mut e = json!({"id": id, "parentId": parent, "timestamp": format!("2026-03-01T09:{n:02}:00.000Z")});
+        if let (Value::Object(o), Value::Object(b)) = (&mut e, body) {
+            o.extend(b);
+        }
+        lines.push(e);
+        parent = Some(id.to_string());
+    };
+    let msg = |m: Value| json!({"type": "message", "message": m});
+    let usage = json!({"input": 900, "output": 60, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 960,
+        "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}});
+    let reply = |content: Value, stop: &str| {
+        json!({"role": "assistant", "content": content, "api": "openai-completions", "provider": "fakeco",
+            "model": "fake-model", "usage": usage, "stopReason": stop, "timestamp": 1772355600000u64})
+    };
+    push(
+        &mut lines,
+        "p0000001",
+        msg(
+            json!({"role": "user", "timestamp": 1772355600000u64, "content": "The importer crashes on rows without a currency. Never round amounts: keep integer cents. The fixture account is ACCT-77812 and the sandbox runs on port 6433."}),
+        ),
+    );
+    push(
+        &mut lines,
+        "p0000002",
+        msg(reply(
+            json!([
+        {"type": "toolCall", "id": "call_r1", "name": "read", "arguments": {"path": format!("{cwd}/importer.py")}},
+        {"type": "toolCall", "id": "call_r2", "name": "read", "arguments": {"path": "config/currencies.toml"}},
+        {"type": "toolCall", "id": "call_b1", "name": "bash", "arguments": {"command": "pytest -q tests/test_import.py"}}]),
+            "toolUse",
+        )),
+    );
+    push(
+        &mut lines,
+        "p0000003",
+        msg(
+            json!({"role": "toolResult", "toolCallId": "call_r1", "toolName": "read", "isError": false, "timestamp": 1772355600000u64, "content": [{"type": "text", "text": "def parse_row(row):\n    return row['currency']"}]}),
+        ),
+    );
+    push(
+        &mut lines,
+        "p0000004",
+        msg(
+            json!({"role": "toolResult", "toolCallId": "call_r2", "toolName": "read", "isError": false, "timestamp": 1772355600000u64, "content": [{"type": "text", "text": "[eur]\nminor = 100"}]}),
+        ),
+    );
+    push(
+        &mut lines,
+        "p0000005",
+        msg(
+            json!({"role": "toolResult", "toolCallId": "call_b1", "toolName": "bash", "isError": true, "timestamp": 1772355600000u64, "content": [{"type": "text", "text": "E   KeyError: 'currency' in parse_row\n\nCommand exited with code 1"}]}),
+        ),
+    );
+    push(
+        &mut lines,
+        "p0000006",
+        msg(reply(
+            json!([{"type": "text", "text": "parse_row assumes a currency. Should a missing one default to the account's currency or be rejected?"}]),
+            "stop",
+        )),
+    );
+    push(
+        &mut lines,
+        "p0000007",
+        msg(json!({"role": "user", "timestamp": 1772355600000u64, "content": "Default it from the account."})),
+    );
+    push(
+        &mut lines,
+        "p0000008",
+        msg(reply(
+            json!([
+        {"type": "toolCall", "id": "call_e1", "name": "edit", "arguments": {"path": "importer.py", "oldText": "row['currency']", "newText": "row.get('currency') or account.currency"}},
+        {"type": "toolCall", "id": "call_b2", "name": "bash", "arguments": {"command": "git stash list"}}]),
+            "toolUse",
+        )),
+    );
+    push(
+        &mut lines,
+        "p0000009",
+        msg(
+            json!({"role": "toolResult", "toolCallId": "call_e1", "toolName": "edit", "isError": false, "timestamp": 1772355600000u64, "content": [{"type": "text", "text": "Edited importer.py"}]}),
+        ),
+    );
+    push(
+        &mut lines,
+        "p0000010",
+        msg(
+            json!({"role": "toolResult", "toolCallId": "call_b2", "toolName": "bash", "isError": false, "timestamp": 1772355600000u64, "content": [{"type": "text", "text": "stash@{0}: WIP on main"}]}),
+        ),
+    );
+    push(
+        &mut lines,
+        "p0000011",
+        msg(reply(
+            json!([{"type": "text", "text": "Done: the currency defaults from the account."}]),
+            "stop",
+        )),
+    );
+    push(
+        &mut lines,
+        "p0000012",
+        msg(json!({"role": "user", "timestamp": 1772355600000u64, "content": "Good. Now check the export side."})),
+    );
+    push(
+        &mut lines,
+        "p0000013",
+        msg(reply(
+            json!([{"type": "text", "text": "The export side has no currency lookup, so it is fine."}]),
+            "stop",
+        )),
+    );
+    push(
+        &mut lines,
+        "p0000014",
+        json!({"type": "compaction", "summary": summary, "firstKeptEntryId": "p0000012", "tokensBefore": 4000,
+        "details": {"readFiles": [format!("{cwd}/importer.py"), "config/currencies.toml"], "modifiedFiles": ["importer.py"]}}),
+    );
+    push(
+        &mut lines,
+        "p0000015",
+        msg(json!({"role": "user", "timestamp": 1772355600000u64, "content": "Thanks, go on."})),
+    );
+    push(
+        &mut lines,
+        "p0000016",
+        msg(reply(json!([{"type": "text", "text": "Going on."}]), "stop")),
+    );
+    Planted {
+        text: lines.iter().map(|l| l.to_string() + "\n").collect(),
+        lost: vec![
+            ("filesRead", "config/currencies.toml", "p0000002"),
+            ("commands", "git stash list", "p0000008"),
+            ("decisions", "Never round amounts: keep integer cents.", "p0000001"),
+            ("values", "ACCT-77812", "p0000001"),
+            ("values", "6433", "p0000001"),
+        ],
+        kept: vec![
+            ("filesModified", "importer.py", "p0000008"),
+            ("commands", "pytest -q tests/test_import.py", "p0000002"),
+            ("errors", "E KeyError: 'currency' in parse_row", "p0000005"),
+            ("decisions", "Default it from the account.", "p0000007"),
+        ],
+    }
+}

@@ -90,6 +90,64 @@ pub fn compaction_entry(
     Value::Object(m)
 }
 
+/// Summary `of` given back what its audit found lost, as a new entry at `leaf` holding
+/// `summary`:
+/// - a compaction: Pi's own fields copied (its `firstKeptEntryId`, `tokensBefore`, details
+///   and checkpoint), so Pi's context after it is the old one with the new summary;
+/// - a branch summary: a new branch summary with the same `fromId` (the old one stays in the
+///   context, so `summary` holds only what it adds).
+///
+/// The copy has no `usage`: no model was called, and `bonsai usage` must not count the old
+/// call twice.
+pub fn amended_entry(
+    s: &Session,
+    of: usize,
+    leaf: usize,
+    summary: &str,
+    id: &str,
+    ts_ms: i64,
+) -> Result<Value, String> {
+    let path = s.path_to(leaf);
+    let Some(at) = path.iter().position(|&i| i == of) else {
+        return Err(format!(
+            "{} is not on the leaf's path ({}): its summary is not in the model's context there; amend it from a leaf after it",
+            s.entries[of].id, s.entries[leaf].id
+        ));
+    };
+    let old = s.entry_value(of);
+    let kind = old.get("type").and_then(|t| t.as_str()).unwrap_or("");
+    let mut m = base(kind, id, Some(&s.entries[leaf].id), ts_ms);
+    match kind {
+        "compaction" => {
+            if let Some(&later) = path[at + 1..].iter().find(|&&i| s.entries[i].is_compaction()) {
+                return Err(format!(
+                    "compaction {} came after {} and replaced its summary (it carries it as its previous summary): audit and amend {} instead",
+                    s.entries[later].id, s.entries[of].id, s.entries[later].id
+                ));
+            }
+            if let Value::Object(o) = &old {
+                for (k, v) in o {
+                    if !matches!(
+                        k.as_str(),
+                        "type" | "id" | "parentId" | "timestamp" | "usage" | "bonsai"
+                    ) {
+                        m.insert(k.clone(), v.clone());
+                    }
+                }
+            }
+        }
+        "branch_summary" => {
+            m.insert(
+                "fromId".into(),
+                old.get("fromId").cloned().unwrap_or_else(|| "root".into()),
+            );
+        }
+        _ => return Err(format!("{} is a {kind} entry, not a summary", s.entries[of].id)),
+    }
+    m.insert("summary".into(), summary.into());
+    Ok(Value::Object(m))
+}
+
 pub fn plan_compaction(s: &Session, leaf: usize, settings: CompactionSettings) -> Result<CompactionPlan, NoCompaction> {
     cut::prepare(s, leaf, settings)
 }

@@ -52,6 +52,14 @@ pub enum Write {
         target: String,
         archived: bool,
     },
+    /// A summary given back what its audit found lost: a new entry of the summary's kind at
+    /// `leaf` with `summary` (see `compaction::audit`); the summary `of` must be on the
+    /// leaf's path, a compaction the newest on it.
+    Amend {
+        of: String,
+        leaf: String,
+        summary: String,
+    },
     /// `write`, undoing bonsai's action whose head entry is `undoes`.
     Undo {
         undoes: String,
@@ -70,6 +78,7 @@ impl Write {
             Write::SessionName { .. } => "rename",
             Write::ContextEdits { .. } => "context-edits",
             Write::Archive { .. } => "archive",
+            Write::Amend { .. } => "amend",
             Write::Undo { .. } => "undo",
         }
     }
@@ -117,6 +126,8 @@ pub enum Refusal {
     CutMoved { was: String, now: String },
     #[error("{0}")]
     Archive(crate::view::archive::ArchiveRefusal),
+    #[error("{0}")]
+    Amend(String),
     #[error("already at this point: the target is the leaf, so there is nothing to write; pick another entry")]
     AlreadyThere,
 }
@@ -226,6 +237,11 @@ impl WriteRequest {
                 let t = find(target)?;
                 crate::view::archive::check(s, t, *archived).map_err(Refusal::Archive)?;
                 one(crate::view::archive::entry(s, t, *archived, &ids.fresh(), now_ms))
+            }
+            Write::Amend { of, leaf, summary } => {
+                let (o, l) = (find(of)?, find(leaf)?);
+                let e = entries::amended_entry(s, o, l, summary, &ids.fresh(), now_ms).map_err(Refusal::Amend)?;
+                one(e)
             }
             Write::SessionName { name } => one(entries::session_info_entry(s, s.leaf(), name, &ids.fresh(), now_ms)),
             Write::ContextEdits { leaf, edits, record } => {

@@ -211,6 +211,14 @@ fn undo_action(u: &Undoing, action: &str, v: &Value) -> Result<Undo, UndoRefusal
                 "where it was before the compaction",
             ))
         }
+        "amend" => {
+            let parent = s.parent_of(i).ok_or_else(|| u.no_origin())?;
+            Ok(u.resume(
+                parent,
+                format!("the amended summary {}", u.at_line(i)),
+                "where it was before the amendment",
+            ))
+        }
         "navigate" => {
             // A summary's fromId, or the marker's data.from: the leaf that was left.
             let from = match v["type"].as_str() {

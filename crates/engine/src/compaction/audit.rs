@@ -1,0 +1,1149 @@
+//! The audit of a summary already in a session: which specifics of the entries it replaced
+//! it still names, and which it lost. Any compaction or branch summary is audited the same
+//! way, whoever wrote it and with whatever model.
+//!
+//! The specifics, by kind, each with the entry it came from:
+//! - files read and files modified: the paths of `read`, `edit` and `write` calls (a file
+//!   both read and modified counts once, as modified, as Pi's file lists count it);
+//! - commands: every command run, whole, with its exit state (the `bash` tool and `!`);
+//! - errors: the first informative line of every error result (as `recall` reads it);
+//! - decisions: the user's sentences that set a constraint or decide (must, never, don't,
+//!   keep, decided, prefer, …) and the user's short answers to the agent's questions;
+//! - values: what the user gave verbatim (ids, versions, ports, URLs, amounts, names, paths);
+//! - open tasks: the user's and the agent's to-dos (todo, still need, next, …).
+//!
+//! The previous summary counts as source too: its file lists, its constraints, decisions
+//! and open items, and its own specifics section. A specific it carried is attributed to it.
+//!
+//! Text inside code fences is not a decision, task or value: a pasted log is not the user
+//! giving values. Every rule is a test below.
+//!
+//! A specific is kept when the summary names it:
+//! - a path as given, relative to the cwd or absolute under it (`terms::path_forms`);
+//! - a command whole, or its program with its distinctive arguments (at most three);
+//! - an error as `recall` matches one (the line, or 70 % of its words);
+//! - a decision or a task whole, or 60 % of its content words;
+//! - a value as a whole term.
+
+use crate::compaction::branch_summary;
+use crate::compaction::recall;
+use crate::compaction::summary;
+use crate::compaction::terms;
+use crate::load::entry::{Kind as EntryKind, Role};
+use crate::load::js;
+use crate::load::session::Session;
+use crate::view::context;
+use serde_json::{Value, json};
+use std::collections::{HashMap, HashSet};
+
+/// What kind of specific an item is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Kind {
+    FilesRead,
+    FilesModified,
+    Commands,
+    Errors,
+    Decisions,
+    Values,
+    OpenTasks,
+}
+
+impl Kind {
+    pub const ALL: [Kind; 7] = [
+        Kind::FilesRead,
+        Kind::FilesModified,
+        Kind::Commands,
+        Kind::Errors,
+        Kind::Decisions,
+        Kind::Values,
+        Kind::OpenTasks,
+    ];
+
+    /// The JSON key.
+    pub fn key(self) -> &'static str {
+        match self {
+            Kind::FilesRead => "filesRead",
+            Kind::FilesModified => "filesModified",
+            Kind::Commands => "commands",
+            Kind::Errors => "errors",
+            Kind::Decisions => "decisions",
+            Kind::Values => "values",
+            Kind::OpenTasks => "openTasks",
+        }
+    }
+
+    /// The words a view and the specifics section use.
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::FilesRead => "files read",
+            Kind::FilesModified => "files modified",
+            Kind::Commands => "commands",
+            Kind::Errors => "errors",
+            Kind::Decisions => "decisions",
+            Kind::Values => "values",
+            Kind::OpenTasks => "open tasks",
+        }
+    }
+
+    /// One of them ("file", "command", …) for "lost 3 files".
+    pub fn noun(self, n: usize) -> &'static str {
+        let one = n == 1;
+        match self {
+            Kind::FilesRead | Kind::FilesModified => {
+                if one {
+                    "file"
+                } else {
+                    "files"
+                }
+            }
+            Kind::Commands => {
+                if one {
+                    "command"
+                } else {
+                    "commands"
+                }
+            }
+            Kind::Errors => {
+                if one {
+                    "error"
+                } else {
+                    "errors"
+                }
+            }
+            Kind::Decisions => {
+                if one {
+                    "decision"
+                } else {
+                    "decisions"
+                }
+            }
+            Kind::Values => {
+                if one {
+                    "value"
+                } else {
+                    "values"
+                }
+            }
+            Kind::OpenTasks => {
+                if one {
+                    "open task"
+                } else {
+                    "open tasks"
+                }
+            }
+        }
+    }
+
+    pub fn parse(key: &str) -> Option<Kind> {
+        Kind::ALL
+            .into_iter()
+            .find(|k| k.key() == key || k.name() == key || heading(*k).eq_ignore_ascii_case(key))
+    }
+}
+
+/// A kind's heading in a specifics section.
+fn heading(k: Kind) -> &'static str {
+    match k {
+        Kind::FilesRead => "Files read",
+        Kind::FilesModified => "Files modified",
+        Kind::Commands => "Commands",
+        Kind::Errors => "Errors",
+        Kind::Decisions => "Decisions",
+        Kind::Values => "Values",
+        Kind::OpenTasks => "Open tasks",
+    }
+}
+
+/// One specific of the replaced entries.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Specific {
+    pub kind: Kind,
+    /// As it was written (a command whole, a sentence, a path as the call gave it).
+    pub text: String,
+    /// The entry it came from (index into the session's entries).
+    pub entry: usize,
+    /// A command's exit state: "ok", "exit 2", "failed", "cancelled".
+    pub state: Option<String>,
+}
+
+impl Specific {
+    /// The line a specifics section gives it (verbatim, a command in backticks with its state).
+    pub fn line(&self) -> String {
+        match (self.kind, &self.state) {
+            (Kind::Commands, Some(st)) => format!("`{}` ({st})", self.text),
+            (Kind::Commands, None) => format!("`{}`", self.text),
+            _ => self.text.clone(),
+        }
+    }
+}
+
+/// The specifics of a range as they are gathered: each (kind, text) once, the first time.
+#[derive(Debug, Default)]
+struct Gather {
+    items: Vec<Specific>,
+    seen: HashSet<(Kind, String)>,
+    /// The last assistant text (to tell an answer to a question).
+    asked: bool,
+}
+
+impl Gather {
+    fn add(&mut self, kind: Kind, text: &str, entry: usize, state: Option<String>) {
+        let text = text.trim();
+        if text.is_empty() {
+            return;
+        }
+        if self.seen.insert((kind, text.to_string())) {
+            self.items.push(Specific {
+                kind,
+                text: text.to_string(),
+                entry,
+                state,
+            });
+        }
+    }
+
+    /// Files read that were also modified count once, as modified (in whatever form each
+    /// call gave the path).
+    fn finish(mut self, cwd: &str) -> Vec<Specific> {
+        let modified: HashSet<String> = self
+            .items
+            .iter()
+            .filter(|s| s.kind == Kind::FilesModified)
+            .flat_map(|s| terms::path_forms(&s.text, cwd))
+            .collect();
+        self.items.retain(|s| {
+            s.kind != Kind::FilesRead || !terms::path_forms(&s.text, cwd).iter().any(|f| modified.contains(f))
+        });
+        // A path the user gave that a call then read or modified counts once, as that file.
+        let files: HashSet<String> = self
+            .items
+            .iter()
+            .filter(|s| matches!(s.kind, Kind::FilesRead | Kind::FilesModified))
+            .flat_map(|s| terms::path_forms(&s.text, cwd))
+            .collect();
+        self.items.retain(|s| {
+            s.kind != Kind::Values
+                || !terms::is_path(&s.text)
+                || !terms::path_forms(&s.text, cwd).iter().any(|f| files.contains(f))
+        });
+        self.items
+    }
+}
+
+/// Words that make a user's sentence a constraint or a decision (matched whole, lowercased).
+const DECISION_MARKERS: &[&str] = &[
+    "must",
+    "mustn't",
+    "never",
+    "don't",
+    "dont",
+    "do not",
+    "keep",
+    "decided",
+    "decide",
+    "decision",
+    "prefer",
+    "always",
+    "avoid",
+    "make sure",
+    "instead of",
+    "stick to",
+    "stick with",
+    "should not",
+    "shouldn't",
+    "no longer",
+    "not allowed",
+];
+
+/// Words that make a sentence something still to do.
+const TASK_MARKERS: &[&str] = &[
+    "todo",
+    "to-do",
+    "still need",
+    "still needs",
+    "remember to",
+    "don't forget",
+    "later",
+    "next step",
+    "follow up",
+    "follow-up",
+    "afterwards",
+    "after that",
+    "eventually",
+    "at some point",
+];
+
+/// Whether `lower` holds `marker` as whole words.
+fn has_marker(lower: &str, markers: &[&str]) -> bool {
+    markers.iter().any(|m| terms::contains_term(lower, m))
+}
+
+/// `text` without its fenced blocks (```…```): what the user wrote, not what they pasted.
+fn without_fences(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut fenced = false;
+    for line in text.lines() {
+        if line.trim_start().starts_with("```") {
+            fenced = !fenced;
+            continue;
+        }
+        if !fenced {
+            out.push_str(line);
+            out.push('\n');
+        }
+    }
+    out
+}
+
+/// Sentences of `text`: split at newlines and at `.`/`!`/`?` before a space (a dot inside
+/// `cli.ts` or `0.87.1` ends nothing). List bullets are taken off.
+fn sentences(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for line in text.lines() {
+        let b = line.as_bytes();
+        let mut start = 0;
+        for i in 0..b.len() {
+            if matches!(b[i], b'.' | b'!' | b'?') && b.get(i + 1).is_none_or(|c| c.is_ascii_whitespace()) {
+                out.push(line[start..=i].to_string());
+                start = i + 1;
+            }
+        }
+        out.push(line[start..].to_string());
+    }
+    out.into_iter()
+        .map(|s| {
+            s.trim()
+                .trim_start_matches(['-', '*', '•'])
+                .trim_start_matches("[ ]")
+                .trim()
+                .to_string()
+        })
+        .filter(|s| s.chars().count() >= 4)
+        .collect()
+}
+
+/// The most characters a decision or a task is quoted with.
+const SENTENCE: usize = 300;
+
+/// URLs in `text` (`http://`, `https://`), trailing punctuation off.
+fn urls(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut rest = text;
+    while let Some(k) = rest.find("http") {
+        let tail = &rest[k..];
+        let body = tail.strip_prefix("https://").or_else(|| tail.strip_prefix("http://"));
+        let boundary = rest[..k].chars().next_back().is_none_or(|c| !c.is_alphanumeric());
+        match body {
+            Some(_) if boundary => {
+                let end = tail
+                    .find(|c: char| c.is_whitespace() || matches!(c, '"' | '\'' | '`' | '<' | '>' | ')' | ']'))
+                    .unwrap_or(tail.len());
+                let url = tail[..end].trim_end_matches(['.', ',', ';', ':', '!', '?']);
+                if url.len() > "https://".len() {
+                    out.push(url.to_string());
+                }
+                rest = &tail[end..];
+            }
+            _ => rest = &tail[4..],
+        }
+    }
+    out
+}
+
+/// Ids joined by hyphens with a letter and a digit (`ACCT-77812`, `T-4411`, `eu-west-1`):
+/// one value, not a name and a number.
+fn hyphen_ids(text: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for tok in text.split(|c: char| !(c.is_ascii_alphanumeric() || c == '-' || c == '_')) {
+        let t = tok.trim_matches('-');
+        if t.contains('-')
+            && t.chars().any(|c| c.is_ascii_digit())
+            && t.chars().any(|c| c.is_ascii_alphabetic())
+            && !t.contains("--")
+            && !out.iter().any(|o| o == t)
+        {
+            out.push(t.to_string());
+        }
+    }
+    out
+}
+
+/// Amounts of money (`$40`, `€1,200`).
+fn amounts(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for (i, c) in text.char_indices() {
+        if matches!(c, '$' | '€' | '£') {
+            let rest = &text[i + c.len_utf8()..];
+            let n: String = rest
+                .chars()
+                .take_while(|d| d.is_ascii_digit() || *d == ',' || *d == '.')
+                .collect();
+            let n = n.trim_end_matches(['.', ',']);
+            if n.starts_with(|d: char| d.is_ascii_digit()) {
+                out.push(format!("{c}{n}"));
+            }
+        }
+    }
+    out
+}
+
+/// What the user gave verbatim in `text` (fences already taken off): URLs, amounts, then the
+/// terms `recall` counts (backticked names, paths, identifiers, numbers).
+pub fn values(text: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let mut rest = text.to_string();
+    for u in urls(text) {
+        rest = rest.replace(&u, " ");
+        out.push(u);
+    }
+    for id in hyphen_ids(&rest) {
+        rest = rest.replace(&id, " ");
+        out.push(id);
+    }
+    for a in amounts(&rest) {
+        rest = rest.replace(&a, " ");
+        out.push(a);
+    }
+    for t in terms::request_terms(&rest) {
+        if !out.contains(&t) {
+            out.push(t);
+        }
+    }
+    out
+}
+
+/// The program and distinctive arguments of a command's main part: the first part (split at
+/// `&&`, `||`, `;`, `|`) whose program is not a shell chore (`cd`, `export`, `echo`, …);
+/// its arguments without flags, redirections and quotes, at most three.
+pub fn command_key(command: &str) -> (String, Vec<String>) {
+    const CHORES: &[&str] = &[
+        "cd", "pushd", "popd", "export", "set", "source", ".", "echo", "sleep", "true", "clear",
+    ];
+    let parts = command
+        .split(['&', '|', ';', '\n'])
+        .map(str::trim)
+        .filter(|p| !p.is_empty());
+    for part in parts {
+        let words: Vec<&str> = part
+            .split_whitespace()
+            .skip_while(|w| w.contains('=') && !w.starts_with('-'))
+            .collect();
+        let Some(&program) = words.first() else { continue };
+        let program = program.rsplit('/').next().unwrap_or(program);
+        if CHORES.contains(&program) {
+            continue;
+        }
+        let args: Vec<String> = words[1..]
+            .iter()
+            .map(|w| w.trim_matches(['"', '\'']))
+            .filter(|w| {
+                !w.is_empty()
+                    && !w.starts_with('-')
+                    && !w.starts_with('>')
+                    && !w.starts_with('<')
+                    && !w.starts_with("2>")
+                    && w.chars().any(|c| c.is_alphanumeric())
+            })
+            .take(3)
+            .map(str::to_string)
+            .collect();
+        return (program.to_string(), args);
+    }
+    (command.trim().to_string(), vec![])
+}
+
+/// A command's exit state from its result: Pi's bash tool marks a failure as an error and
+/// says "Command exited with code N"; a `!` command records its exit code.
+fn exit_state(result: Option<&Value>) -> Option<String> {
+    let r = result?;
+    if js::truthy(r.get("cancelled")) {
+        return Some("cancelled".into());
+    }
+    if let Some(code) = r.get("exitCode").and_then(|c| c.as_f64()) {
+        return Some(if code == 0.0 {
+            "ok".into()
+        } else {
+            format!("exit {}", js::js_number(code))
+        });
+    }
+    let text = context::content_text(r.get("content"), "\n");
+    if let Some(k) = text.rfind("exited with code ") {
+        let code: String = text[k + 17..].chars().take_while(|c| c.is_ascii_digit()).collect();
+        if !code.is_empty() {
+            return Some(format!("exit {code}"));
+        }
+    }
+    Some(if js::truthy(r.get("isError")) {
+        "failed".into()
+    } else {
+        "ok".into()
+    })
+}
+
+/// The sections of an earlier summary's text that carry specifics: its file lists, its
+/// constraints and decisions, its open items, and its own specifics section.
+fn carry(g: &mut Gather, text: &str, entry: usize) {
+    let mut section: Option<Kind> = None;
+    let mut list: Option<Kind> = None;
+    for line in text.lines() {
+        let t = line.trim();
+        match t {
+            "<read-files>" => list = Some(Kind::FilesRead),
+            "<modified-files>" => list = Some(Kind::FilesModified),
+            "</read-files>" | "</modified-files>" => list = None,
+            _ => {}
+        }
+        if t.starts_with('<') {
+            continue;
+        }
+        if let Some(k) = list {
+            g.add(k, t, entry, None);
+            continue;
+        }
+        if let Some(h) = t.strip_prefix("### ").or_else(|| t.strip_prefix("## ")) {
+            let h = h.trim().trim_end_matches(':');
+            section = match h {
+                "Constraints & Preferences" | "Key Decisions" | "Constraints" | "Decisions" => Some(Kind::Decisions),
+                "In Progress" | "Next Steps" | "Blocked" | "Tasks" => Some(Kind::OpenTasks),
+                _ => Kind::parse(h),
+            };
+            continue;
+        }
+        let Some(k) = section else { continue };
+        let item = t
+            .trim_start_matches(['-', '*', '•'])
+            .trim()
+            .trim_start_matches("[ ]")
+            .trim();
+        // A numbered step ("1. Run the tests").
+        let item = match item.split_once(". ") {
+            Some((n, rest)) if !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()) => rest,
+            _ => item,
+        };
+        if item.is_empty() || item.starts_with("[x]") || item.starts_with("(none)") || item.starts_with("(") {
+            continue;
+        }
+        match k {
+            Kind::Commands => {
+                // `command` (state)
+                let (cmd, state) = match item.strip_prefix('`').and_then(|r| r.split_once('`')) {
+                    Some((c, rest)) => {
+                        let st = rest.trim().trim_start_matches('(').trim_end_matches(')').trim();
+                        (c, (!st.is_empty()).then(|| st.to_string()))
+                    }
+                    None => (item, None),
+                };
+                g.add(k, cmd, entry, state);
+            }
+            _ => g.add(k, &terms::cut_chars(item, SENTENCE), entry, None),
+        }
+    }
+}
+
+/// Gather the specifics of `messages` (materialized, oldest first, each with its entry).
+fn gather(messages: &[(usize, Value)], cwd: &str) -> Vec<Specific> {
+    let mut g = Gather::default();
+    // Tool results by call id, for the exit state of a bash call.
+    let mut results: HashMap<&str, &Value> = HashMap::new();
+    for (_, m) in messages {
+        if m.get("role").and_then(|r| r.as_str()) == Some("toolResult")
+            && let Some(id) = m.get("toolCallId").and_then(|i| i.as_str())
+        {
+            results.insert(id, m);
+        }
+    }
+    for (entry, m) in messages {
+        let entry = *entry;
+        let role = m.get("role").and_then(|r| r.as_str()).unwrap_or("");
+        match role {
+            "user" => {
+                let raw = context::content_text(m.get("content"), "\n");
+                let text = without_fences(&raw);
+                let answered = std::mem::take(&mut g.asked);
+                let mut decided = false;
+                for sentence in sentences(&text) {
+                    let lower = sentence.to_lowercase();
+                    let quote = terms::cut_chars(&sentence, SENTENCE);
+                    if has_marker(&lower, DECISION_MARKERS) {
+                        g.add(Kind::Decisions, &quote, entry, None);
+                        decided = true;
+                    }
+                    if has_marker(&lower, TASK_MARKERS) {
+                        g.add(Kind::OpenTasks, &quote, entry, None);
+                    }
+                }
+                // A short reply to the agent's question decides something.
+                let short = js::js_trim(&text);
+                if answered && !decided && !short.is_empty() && short.chars().count() <= SENTENCE {
+                    g.add(
+                        Kind::Decisions,
+                        &short.split_whitespace().collect::<Vec<_>>().join(" "),
+                        entry,
+                        None,
+                    );
+                }
+                for v in values(&text) {
+                    g.add(Kind::Values, &v, entry, None);
+                }
+            }
+            "assistant" => {
+                for b in m.get("content").and_then(|c| c.as_array()).into_iter().flatten() {
+                    if b.get("type").and_then(|t| t.as_str()) != Some("toolCall") {
+                        continue;
+                    }
+                    let args = b.get("arguments").unwrap_or(&Value::Null);
+                    let path = args.get("path").and_then(|p| p.as_str()).unwrap_or("");
+                    match b.get("name").and_then(|n| n.as_str()).unwrap_or("") {
+                        "read" if !path.is_empty() => g.add(Kind::FilesRead, path, entry, None),
+                        "edit" | "write" if !path.is_empty() => g.add(Kind::FilesModified, path, entry, None),
+                        "bash" => {
+                            if let Some(cmd) = recall::command_of(args) {
+                                let id = b.get("id").and_then(|i| i.as_str()).unwrap_or("");
+                                let state = exit_state(results.get(id).copied());
+                                g.add(Kind::Commands, cmd, entry, state);
+                            }
+                        }
+                        _ => {}
+                    }
+                }
+                let text = context::content_text(m.get("content"), "\n");
+                for line in text.lines() {
+                    let t = line.trim().trim_start_matches(['-', '*']).trim();
+                    let lower = t.to_lowercase();
+                    if lower.starts_with("todo") || lower.starts_with("[ ]") || lower.starts_with("next:") {
+                        let item = t.trim_start_matches("[ ]").trim();
+                        g.add(Kind::OpenTasks, &terms::cut_chars(item, SENTENCE), entry, None);
+                    }
+                }
+                let tail: String = {
+                    let t = js::js_trim(&text);
+                    let n = t.chars().count();
+                    t.chars().skip(n.saturating_sub(300)).collect()
+                };
+                g.asked = tail.contains('?');
+            }
+            "bashExecution" => {
+                if let Some(cmd) = recall::command_of(m) {
+                    g.add(Kind::Commands, cmd, entry, exit_state(Some(m)));
+                }
+            }
+            "branchSummary" | "compactionSummary" => {
+                let text = m.get("summary").and_then(|t| t.as_str()).unwrap_or("");
+                carry(&mut g, text, entry);
+            }
+            _ => {}
+        }
+        if let Some(e) = recall::error_line(m) {
+            g.add(Kind::Errors, &e, entry, None);
+        }
+    }
+    g.finish(cwd)
+}
+
+/// What kind of summary an audit is of.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SummaryKind {
+    Compaction,
+    BranchSummary,
+}
+
+impl SummaryKind {
+    pub fn entry_type(self) -> &'static str {
+        match self {
+            SummaryKind::Compaction => "compaction",
+            SummaryKind::BranchSummary => "branch_summary",
+        }
+    }
+}
+
+/// What a summary replaced: the entries, their messages, and the earlier summary it carried.
+#[derive(Debug, Clone)]
+pub struct Replaced {
+    pub kind: SummaryKind,
+    /// The summary's entry.
+    pub entry: usize,
+    /// The entries it replaced, oldest first.
+    pub entries: Vec<usize>,
+    /// The earlier compaction whose summary it carried (a compaction's update).
+    pub previous: Option<usize>,
+    pub cwd: String,
+}
+
+/// What compaction `c` replaced, as Pi built it: on the path to the compaction's parent, the
+/// entries from after the earlier compaction (its kept entries included) up to the first
+/// entry the compaction keeps; the earlier compaction's summary is carried.
+pub fn compaction_replaced(s: &Session, c: usize) -> Option<Replaced> {
+    let EntryKind::Compaction(comp) = &s.entries[c].kind else {
+        return None;
+    };
+    let cwd = s.header.cwd.clone().unwrap_or_default();
+    let Some(parent) = s.parent_of(c) else {
+        return Some(Replaced {
+            kind: SummaryKind::Compaction,
+            entry: c,
+            entries: vec![],
+            previous: None,
+            cwd,
+        });
+    };
+    let proj = context::project(s, &s.path_to(parent));
+    let prev = proj
+        .entries
+        .iter()
+        .position(|pe| s.entries[pe.source].is_compaction() && !pe.messages.is_empty());
+    let first_kept = comp.first_kept_entry_id.as_deref().and_then(|id| s.idx_of(id));
+    // An amended summary (or any compaction keeping from where the one before it kept)
+    // replaced what the one before it replaced.
+    if let Some(p) = prev
+        && let EntryKind::Compaction(before) = &s.entries[proj.entries[p].source].kind
+        && before.first_kept_entry_id.is_some()
+        && before.first_kept_entry_id == comp.first_kept_entry_id
+    {
+        let mut r = compaction_replaced(s, proj.entries[p].source)?;
+        r.entry = c;
+        return Some(r);
+    }
+    let start = prev.map_or(0, |p| p + 1);
+    let end = proj.entries[start..]
+        .iter()
+        .position(|pe| Some(pe.source) == first_kept)
+        .map_or(proj.entries.len(), |k| start + k);
+    let entries = proj.entries[start..end]
+        .iter()
+        .filter(|pe| !s.entries[pe.source].is_compaction())
+        .map(|pe| pe.source)
+        .collect();
+    Some(Replaced {
+        kind: SummaryKind::Compaction,
+        entry: c,
+        entries,
+        previous: prev.map(|p| proj.entries[p].source),
+        cwd,
+    })
+}
+
+/// What branch summary `b` replaced: the branch it left, from the common ancestor (exclusive)
+/// to the leaf it was left from (its `fromId`).
+pub fn branch_replaced(s: &Session, b: usize) -> Option<Replaced> {
+    let EntryKind::BranchSummary(bs) = &s.entries[b].kind else {
+        return None;
+    };
+    let cwd = s.header.cwd.clone().unwrap_or_default();
+    let from = bs.from_id.as_deref().and_then(|id| s.idx_of(id));
+    let entries = match (from, s.parent_of(b)) {
+        (Some(f), Some(target)) => branch_summary::prepare(s, Some(f), target, i64::MAX).entries,
+        (Some(f), None) => s.path_to(f),
+        _ => vec![],
+    };
+    Some(Replaced {
+        kind: SummaryKind::BranchSummary,
+        entry: b,
+        entries,
+        previous: None,
+        cwd,
+    })
+}
+
+/// What summary entry `e` replaced (a compaction or a branch summary).
+pub fn replaced(s: &Session, e: usize) -> Option<Replaced> {
+    match &s.entries[e].kind {
+        EntryKind::Compaction(_) => compaction_replaced(s, e),
+        EntryKind::BranchSummary(_) => branch_replaced(s, e),
+        _ => None,
+    }
+}
+
+/// The specifics of what `r` replaced: the earlier summary's first, then the entries'.
+pub fn specifics_of(s: &Session, r: &Replaced) -> Vec<Specific> {
+    let mut messages: Vec<(usize, Value)> = Vec::new();
+    if let Some(p) = r.previous {
+        let text = s
+            .entry_value(p)
+            .get("summary")
+            .map(js::js_to_string)
+            .unwrap_or_default();
+        messages.push((p, json!({"role": "compactionSummary", "summary": text})));
+    }
+    for &e in &r.entries {
+        for m in context::intrinsic_messages(s, e).iter() {
+            if m.role == Role::System {
+                continue;
+            }
+            messages.push((e, summary::materialize_one(s, m)));
+        }
+    }
+    gather(&messages, &r.cwd)
+}
+
+/// The specifics of materialized messages with their entries (for a summary not written yet:
+/// the compaction dialog's, `compare`'s, the live packet's).
+pub fn specifics_of_messages(messages: &[(usize, Value)], cwd: &str) -> Vec<Specific> {
+    gather(messages, cwd)
+}
+
+/// Words too common to tell whether a sentence was kept.
+const STOPWORDS: &[&str] = &[
+    "the", "and", "for", "with", "that", "this", "from", "you", "your", "are", "not", "but", "all", "any", "can",
+    "will", "use", "its", "it's", "our", "let", "lets", "let's", "please", "just", "also", "into", "then", "when",
+    "what", "which", "there", "have", "has", "was", "were", "been", "they", "them", "only", "more", "some", "like",
+    "want", "need", "now", "one", "too", "out", "get", "yes", "sure", "okay", "should", "would", "could", "here",
+];
+
+fn content_words(text: &str) -> Vec<String> {
+    let mut v: Vec<String> = terms::match_words(text)
+        .into_iter()
+        .filter(|w| {
+            !STOPWORDS.contains(&w.as_str())
+                && !DECISION_MARKERS.contains(&w.as_str())
+                && !TASK_MARKERS.contains(&w.as_str())
+        })
+        .collect();
+    v.dedup();
+    v
+}
+
+/// A summary, read once for every check.
+pub struct Reader<'a> {
+    text: &'a str,
+    collapsed: String,
+    words: HashSet<String>,
+    cwd: &'a str,
+}
+
+impl<'a> Reader<'a> {
+    pub fn new(text: &'a str, cwd: &'a str) -> Reader<'a> {
+        Reader {
+            text,
+            collapsed: text.to_lowercase().split_whitespace().collect::<Vec<_>>().join(" "),
+            words: terms::match_words(text).into_iter().collect(),
+            cwd,
+        }
+    }
+
+    fn path(&self, p: &str) -> bool {
+        terms::path_forms(p, self.cwd)
+            .iter()
+            .any(|f| terms::contains_term(self.text, f))
+    }
+
+    fn quoted(&self, t: &str) -> bool {
+        let line = t.to_lowercase().split_whitespace().collect::<Vec<_>>().join(" ");
+        !line.is_empty() && self.collapsed.contains(&line)
+    }
+
+    fn share(&self, words: &[String], tenths: usize) -> bool {
+        !words.is_empty() && words.iter().filter(|w| self.words.contains(*w)).count() * 10 >= words.len() * tenths
+    }
+
+    /// Whether the summary names `sp`.
+    pub fn keeps(&self, sp: &Specific) -> bool {
+        match sp.kind {
+            Kind::FilesRead | Kind::FilesModified => self.path(&sp.text),
+            Kind::Commands => {
+                if self.quoted(&sp.text) {
+                    return true;
+                }
+                let (program, args) = command_key(&sp.text);
+                terms::contains_term(self.text, &program)
+                    && args.iter().all(|a| {
+                        if terms::is_path(a) {
+                            self.path(a)
+                        } else {
+                            terms::contains_term(self.text, a)
+                        }
+                    })
+            }
+            Kind::Errors => {
+                let mine: Vec<String> = terms::match_words(&sp.text);
+                let distinct: HashSet<&String> = mine.iter().collect();
+                self.quoted(&sp.text)
+                    || (distinct.len() >= 2
+                        && distinct.iter().filter(|w| self.words.contains(**w)).count() * 10 >= distinct.len() * 7)
+            }
+            Kind::Decisions | Kind::OpenTasks => {
+                if self.quoted(&sp.text) {
+                    return true;
+                }
+                let words = content_words(&sp.text);
+                if words.len() <= 1 {
+                    return words.first().is_some_and(|w| self.words.contains(w));
+                }
+                self.share(&words, 6)
+            }
+            Kind::Values => {
+                if terms::is_path(&sp.text) {
+                    self.path(&sp.text)
+                } else {
+                    terms::contains_term(self.text, &sp.text)
+                }
+            }
+        }
+    }
+}
+
+/// One specific and whether the summary kept it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Item {
+    pub specific: Specific,
+    pub kept: bool,
+}
+
+/// The audit of one summary.
+#[derive(Debug, Clone)]
+pub struct Audit {
+    pub kind: SummaryKind,
+    /// The summary's entry.
+    pub entry: usize,
+    pub summarized_entries: usize,
+    pub items: Vec<Item>,
+    /// Paths the summary names that appear nowhere in what it replaced.
+    pub invented: Vec<String>,
+    pub summary: String,
+}
+
+impl Audit {
+    /// Kept and total of one kind.
+    pub fn score(&self, k: Kind) -> (usize, usize) {
+        let of: Vec<&Item> = self.items.iter().filter(|i| i.specific.kind == k).collect();
+        (of.iter().filter(|i| i.kept).count(), of.len())
+    }
+
+    pub fn lost(&self) -> impl Iterator<Item = &Specific> {
+        self.items.iter().filter(|i| !i.kept).map(|i| &i.specific)
+    }
+
+    pub fn kept(&self) -> impl Iterator<Item = &Specific> {
+        self.items.iter().filter(|i| i.kept).map(|i| &i.specific)
+    }
+
+    /// "lost 14 of 52 specifics: 9 files, 3 commands, 2 decisions" (every kind that lost any,
+    /// most first; files read and modified together).
+    pub fn headline(&self) -> String {
+        let lost = self.lost().count();
+        let total = self.items.len();
+        if total == 0 {
+            return "no specifics to keep".into();
+        }
+        if lost == 0 {
+            return format!("kept all {total} specifics");
+        }
+        let mut by: Vec<(Kind, usize)> = Vec::new();
+        for k in Kind::ALL {
+            let k2 = if k == Kind::FilesRead { Kind::FilesModified } else { k };
+            let n = self.lost().filter(|s| s.kind == k).count();
+            if n == 0 {
+                continue;
+            }
+            match by.iter_mut().find(|(x, _)| *x == k2) {
+                Some((_, m)) => *m += n,
+                None => by.push((k2, n)),
+            }
+        }
+        by.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+        let parts: Vec<String> = by.iter().map(|(k, n)| format!("{n} {}", k.noun(*n))).collect();
+        format!("lost {lost} of {total} specifics: {}", parts.join(", "))
+    }
+
+    pub fn to_json(&self, s: &Session) -> Value {
+        let id = |e: usize| s.entries[e].id.to_string();
+        let item = |sp: &Specific| {
+            let mut o = json!({"kind": sp.kind.key(), "text": sp.text, "entryId": id(sp.entry)});
+            if let (Some(st), Value::Object(m)) = (&sp.state, &mut o) {
+                m.insert("state".into(), st.clone().into());
+            }
+            o
+        };
+        let mut score = serde_json::Map::new();
+        for k in Kind::ALL {
+            let (kept, total) = self.score(k);
+            score.insert(k.key().into(), json!({"kept": kept, "total": total}));
+        }
+        json!({
+            "entryId": id(self.entry),
+            "type": self.kind.entry_type(),
+            "summarizedEntries": self.summarized_entries,
+            "headline": self.headline(),
+            "score": score,
+            "lost": self.lost().map(item).collect::<Vec<_>>(),
+            "kept": self.kept().map(item).collect::<Vec<_>>(),
+            "invented": self.invented,
+        })
+    }
+}
+
+/// Audit `summary` against `specifics` (those of what it replaced); `known` is the text of
+/// what it replaced, to tell invented paths.
+pub fn audit_text(
+    kind: SummaryKind,
+    entry: usize,
+    summarized_entries: usize,
+    specifics: Vec<Specific>,
+    summary: &str,
+    cwd: &str,
+    known: &Known,
+) -> Audit {
+    let r = Reader::new(summary, cwd);
+    let items = specifics
+        .into_iter()
+        .map(|sp| Item {
+            kept: r.keeps(&sp),
+            specific: sp,
+        })
+        .collect();
+    Audit {
+        kind,
+        entry,
+        summarized_entries,
+        items,
+        invented: known.invented(summary, cwd),
+        summary: summary.to_string(),
+    }
+}
+
+/// The text of what a summary replaced, searched for the paths a summary names (one pass of
+/// Aho-Corasick over every message, not a path scan of each: a 100 MB range is read once).
+pub struct Known {
+    texts: Vec<String>,
+}
+
+impl Known {
+    pub fn of(s: &Session, r: &Replaced) -> Known {
+        let mut texts = Vec::new();
+        if let Some(p) = r.previous {
+            texts.push(
+                s.entry_value(p)
+                    .get("summary")
+                    .map(js::js_to_string)
+                    .unwrap_or_default(),
+            );
+        }
+        for &e in &r.entries {
+            // The entry's line as written: every path it names, in whatever field.
+            texts.push(String::from_utf8_lossy(s.line_bytes(e)).into_owned());
+        }
+        Known { texts }
+    }
+
+    pub fn of_texts(texts: Vec<String>) -> Known {
+        Known { texts }
+    }
+
+    /// The paths `summary` names that no form of (nor, for a bare name, no path ending in it)
+    /// appears in the known text.
+    pub fn invented(&self, summary: &str, cwd: &str) -> Vec<String> {
+        let named = terms::paths(summary);
+        if named.is_empty() {
+            return vec![];
+        }
+        let mut patterns: Vec<String> = Vec::new();
+        let mut owner: Vec<usize> = Vec::new();
+        for (k, p) in named.iter().enumerate() {
+            for f in terms::path_forms(p, cwd) {
+                // JSON escapes nothing in a path but `"` and `\`.
+                patterns.push(f.replace('\\', "\\\\"));
+                owner.push(k);
+            }
+        }
+        let mut found = vec![false; named.len()];
+        if let Ok(ac) = aho_corasick::AhoCorasick::new(&patterns) {
+            for t in &self.texts {
+                for m in ac.find_overlapping_iter(t.as_str()) {
+                    found[owner[m.pattern().as_usize()]] = true;
+                }
+                if found.iter().all(|f| *f) {
+                    break;
+                }
+            }
+        }
+        named
+            .into_iter()
+            .zip(found)
+            .filter(|(_, f)| !f)
+            .map(|(p, _)| p)
+            .collect()
+    }
+}
+
+/// The audit of summary entry `e` (a compaction or a branch summary).
+pub fn audit(s: &Session, e: usize) -> Option<Audit> {
+    let r = replaced(s, e)?;
+    let summary = s
+        .entry_value(e)
+        .get("summary")
+        .map(js::js_to_string)
+        .unwrap_or_default();
+    let specifics = specifics_of(s, &r);
+    let known = Known::of(s, &r);
+    Some(audit_text(
+        r.kind,
+        e,
+        r.entries.len(),
+        specifics,
+        &summary,
+        &r.cwd,
+        &known,
+    ))
+}
+
+/// The summaries on the path to `leaf`, oldest first: every compaction and branch summary.
+pub fn summaries_on_path(s: &Session, leaf: usize) -> Vec<usize> {
+    s.path_to(leaf)
+        .into_iter()
+        .filter(|&i| {
+            matches!(
+                s.entries[i].kind,
+                EntryKind::Compaction(_) | EntryKind::BranchSummary(_)
+            )
+        })
+        .collect()
+}
+
+/// The specifics section an amended summary ends with: the chosen items under their kinds,
+/// verbatim.
+pub fn specifics_section(items: &[&Specific]) -> String {
+    let mut out = String::from(
+        "## Specifics\nKept word for word from the entries this summary replaced (given back after an audit):",
+    );
+    for k in Kind::ALL {
+        let of: Vec<&&Specific> = items.iter().filter(|s| s.kind == k).collect();
+        if of.is_empty() {
+            continue;
+        }
+        out.push_str(&format!("\n\n### {}", heading(k)));
+        for s in of {
+            out.push_str(&format!("\n- {}", s.line()));
+        }
+    }
+    out
+}
+
+/// An amended summary's text: the old summary, then the specifics section. For a compaction
+/// the section goes before Pi's file tags, so they stay last as Pi writes them.
+pub fn amended_summary(old: &str, items: &[&Specific]) -> String {
+    let section = specifics_section(items);
+    match old
+        .find("\n\n<read-files>")
+        .or_else(|| old.find("\n\n<modified-files>"))
+    {
+        Some(k) => format!("{}\n\n{section}{}", &old[..k], &old[k..]),
+        None => format!("{}\n\n{section}", old.trim_end()),
+    }
+}
+
+/// The text of the entry that gives `items` back to summary `kind` whose text is `old`:
+/// - a compaction: the old summary with the specifics section (it replaces the old one in
+///   Pi's context);
+/// - a branch summary: the specifics section alone, led by what it completes (the old one
+///   stays in the context, and saying it twice would cost its tokens again).
+pub fn given_back(kind: SummaryKind, old: &str, of_id: &str, items: &[&Specific]) -> String {
+    match kind {
+        SummaryKind::Compaction => amended_summary(old, items),
+        SummaryKind::BranchSummary => format!(
+            "Specifics the branch summary {of_id} left out, given back word for word:\n\n{}",
+            specifics_section(items)
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -7,6 +7,8 @@
 //!   cut, the summary input (every message materialized and serialized), the facts, the offline
 //!   summary and its score (target ≤ 1 s as a whole process; the load is in `benches/load.rs`).
 //! - `slice_1m_tokens`: slicing the first 1M tokens of that range (target ≤ 50 ms).
+//! - `audit_path`: the audit of every compaction and branch summary on the leaf's path
+//!   (issue 46's target: ≤ 1 s after the load).
 //! - `summary_input`: materializing and serializing the whole range (what slicing needs first).
 
 use bonsai::engine::compaction::cut::{self, CompactionSettings};
@@ -67,6 +69,16 @@ fn compare_offline() -> f64 {
     let range = bonsai::engine::compaction::recall::Range::of_input(s, &plan, &input);
     let text = strategy::offline(s, &plan, &input, None);
     range.score(&text).overall
+}
+
+#[divan::bench(sample_count = 10)]
+fn audit_path() -> usize {
+    use bonsai::engine::compaction::audit;
+    let s = session();
+    audit::audit_all(s, &audit::summaries_on_path(s, s.leaf().unwrap()))
+        .iter()
+        .map(|a| a.items.len())
+        .sum()
 }
 
 #[divan::bench(sample_count = 20)]

@@ -5,6 +5,7 @@
 
 pub mod action;
 pub mod app;
+pub mod audit_view;
 pub mod browse_keys;
 pub mod chores;
 pub mod component;
@@ -187,6 +188,7 @@ pub fn draw(f: &mut Frame, app: &App) {
             }
         }
         Overlay::Fills => app.parts.fills.draw(f, a.main, s),
+        Overlay::Audit => app.parts.audit.draw(f, a.main, s),
         Overlay::None => {}
     }
     if let Some(d) = &app.parts.dialog {

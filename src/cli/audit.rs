@@ -49,7 +49,7 @@ pub fn audit_cmd(a: AuditArgs) -> Result<()> {
         }
         None => audit::summaries_on_path(&s, leaf),
     };
-    let audits: Vec<Audit> = targets.iter().filter_map(|&e| audit::audit(&s, e)).collect();
+    let audits: Vec<Audit> = audit::audit_all(&s, &targets);
     if let Some(which) = &a.give_back {
         let Some(last) = audits.last() else {
             bail!("no compaction or branch summary on the leaf's path: nothing to give back to");
@@ -71,6 +71,9 @@ pub fn audit_cmd(a: AuditArgs) -> Result<()> {
     }
     Ok(())
 }
+
+/// The most lost items of one kind the text lists (numbering goes on over the rest).
+const SHOWN: usize = 12;
 
 /// An audit as text: the headline, the score by kind, the lost items numbered under their
 /// kind with the entry each came from, the invented paths.
@@ -103,9 +106,19 @@ pub fn render(s: &Session, x: &Audit) -> String {
                 continue;
             }
             out.push_str(&format!("  {}\n", k.name()));
-            for sp in of {
+            let first = n + 1;
+            for sp in of.iter().take(SHOWN) {
                 n += 1;
                 out.push_str(&format!("    {n:>3}. {}  ← {}\n", sp.line(), s.entries[sp.entry].id));
+            }
+            if of.len() > SHOWN {
+                let last = first + of.len() - 1;
+                out.push_str(&format!(
+                    "         … {} more ({}–{last}; --json lists every one)\n",
+                    of.len() - SHOWN,
+                    n + 1
+                ));
+                n = last;
             }
         }
         out.push_str(&format!(

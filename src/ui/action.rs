@@ -77,6 +77,8 @@ pub enum Action {
     ReplaceEntry,
     RestoreEntry,
     OpenFills,
+    /// The audit of the compaction or branch summary under the cursor: what it lost.
+    OpenAudit,
     /// What the sessions' model calls cost (by day, model, project; this session over time).
     OpenUsage,
     /// The usage view's next period (7, 30, 365 days, all).

@@ -8,6 +8,7 @@
 //! version of the session). What draw needs is made here too (`frame`, the detail document),
 //! so drawing only reads.
 
+mod audit;
 mod branches;
 mod browse;
 mod dialogs;
@@ -181,6 +182,7 @@ pub struct Parts {
     pub(crate) context: ContextState,
     pub(crate) prune: PruneState,
     pub(crate) fills: FillsState,
+    pub(crate) audit: crate::ui::audit_view::AuditState,
     pub(crate) editor_for: EditorFor,
     pub(crate) picker: Option<Picker>,
     /// The usage view, and the overlay it was opened from (closing goes back there).
@@ -315,6 +317,7 @@ impl App {
                     ..Default::default()
                 },
                 fills: FillsState::default(),
+                audit: Default::default(),
                 editor_for: EditorFor::Summary,
                 picker: None,
                 usage: None,
@@ -420,6 +423,7 @@ impl App {
             }
             Overlay::Context => return Mode::Context,
             Overlay::Fills => return Mode::Fills,
+            Overlay::Audit => return Mode::Audit,
             Overlay::Usage => return Mode::Usage,
             Overlay::None => {}
         }
@@ -593,6 +597,7 @@ impl App {
                     Mode::Find => self.on_find_input(action),
                     Mode::Context => self.on_context(action),
                     Mode::Fills => self.on_fills(action),
+                    Mode::Audit => self.on_audit(action),
                     Mode::Usage => self.on_usage(action),
                     Mode::PrunePlan => self.on_plan_list(action),
                     Mode::Help => self.on_help(action),

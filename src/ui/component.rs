@@ -114,6 +114,11 @@ pub enum Effect {
     AcceptSummary,
     /// Change files as confirmed (delete a branch, a fork or clone, trash, backups).
     FileChore(FileChore),
+    /// Give `items` (lost by summary `of`) back: confirm, then write an amended summary.
+    GiveBack {
+        of: usize,
+        items: Vec<crate::engine::compaction::audit::Specific>,
+    },
     /// Terminal work for the event loop (clipboard, `$EDITOR`, `$PAGER`).
     Terminal(Terminal),
 }

@@ -306,6 +306,12 @@ pub fn bindings() -> &'static [Binding] {
             ),
             b!(BROWSE, [ch('X')], Action::RestoreEntry, "restore its original content"),
             b!(BROWSE, [ch('w')], Action::OpenFills, "what fills the context"),
+            b!(
+                BROWSE_NOT_PRUNE,
+                [ch('a')],
+                Action::OpenAudit,
+                "audit a summary: what it lost"
+            ),
             b!(BROWSE, [ch('M')], Action::OpenMessages, "the messages said so far"),
             b!(BROWSE, [ch('$')], Action::OpenUsage, "usage and cost of the sessions"),
             b!(BROWSE, [ctrl('f')], Action::StartFind, "find text in the session", hint),
@@ -361,6 +367,30 @@ pub fn bindings() -> &'static [Binding] {
             b!(LISTS, [code(KeyCode::End), ch('G')], Action::End, "last"),
             b!(LISTS, [code(KeyCode::Enter)], Action::Select, "go to the entry", hint),
             b!(&[Fills], [ch('w')], Action::Close, "close"),
+            // The audit of a summary.
+            b!(&[Audit], [code(KeyCode::Up), ch('k')], Action::Up, "move", hint),
+            b!(&[Audit], [code(KeyCode::Down), ch('j')], Action::Down, "move", hint),
+            b!(&[Audit], [code(KeyCode::PageUp)], Action::PageUp, "page up"),
+            b!(&[Audit], [code(KeyCode::PageDown)], Action::PageDown, "page down"),
+            b!(&[Audit], [code(KeyCode::Home), ch('g')], Action::Home, "first"),
+            b!(&[Audit], [code(KeyCode::End), ch('G')], Action::End, "last"),
+            b!(
+                &[Audit],
+                [code(KeyCode::Enter)],
+                Action::Select,
+                "go to its entry",
+                hint
+            ),
+            b!(&[Audit], [ch(' ')], Action::Toggle, "choose it", hint),
+            b!(&[Audit], [ch('A')], Action::ToggleAll, "choose all / none", hint),
+            b!(&[Audit], [ch('w')], Action::AcceptWrite, "give the chosen back", hint),
+            b!(
+                &[Audit],
+                [code(KeyCode::Esc), ch('q'), ch('a')],
+                Action::Close,
+                "close",
+                hint
+            ),
             b!(&[Context], [ch('m')], Action::ClearMark, "clear the mark"),
             b!(
                 &[Context],

@@ -19,6 +19,8 @@ pub enum Mode {
     Context,
     /// What fills the context: tokens by role, tool and file, the largest entries.
     Fills,
+    /// The audit of a summary: what it lost, to give back.
+    Audit,
     /// The prune plan as a list: review, leave items out, write.
     PrunePlan,
     /// What the model calls cost.
@@ -49,7 +51,7 @@ pub enum Mode {
 }
 
 impl Mode {
-    pub const ALL: [Mode; 22] = [
+    pub const ALL: [Mode; 23] = [
         Mode::Tree,
         Mode::CutPreview,
         Mode::Prune,
@@ -58,6 +60,7 @@ impl Mode {
         Mode::Find,
         Mode::Context,
         Mode::Fills,
+        Mode::Audit,
         Mode::PrunePlan,
         Mode::Usage,
         Mode::Help,
@@ -88,6 +91,7 @@ impl Mode {
             Mode::CutPreview => "cut preview",
             Mode::Prune => "prune preview",
             Mode::Fills => "what fills the context",
+            Mode::Audit => "audit of a summary",
             Mode::PrunePlan => "prune plan",
             Mode::Usage => "usage and cost",
             Mode::Detail => "detail",

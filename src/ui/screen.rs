@@ -18,6 +18,8 @@ pub enum Overlay {
     Context,
     /// What fills the context.
     Fills,
+    /// The audit of a summary (a).
+    Audit,
     /// The messages said in this run, newest last (M).
     Messages,
     /// The prune plan as a list (r in the prune preview).

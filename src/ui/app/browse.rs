@@ -77,6 +77,7 @@ impl App {
             Action::UndoLast => self.undo_last_action(),
             a @ (Action::HideEntry | Action::ReplaceEntry | Action::RestoreEntry) => self.edit_selected(&a),
             Action::OpenFills => self.open_fills(),
+            Action::OpenAudit => self.open_audit(),
             Action::OpenUsage => self.open_usage(true),
             Action::StartFind => self.start_find(),
             Action::FindNext => return self.find_step(true),
@@ -358,7 +359,7 @@ impl App {
                 let Some(p) = &mut self.parts.picker else { return false };
                 return p.click(a.main, col, row);
             }
-            Overlay::Fills | Overlay::PrunePlan | Overlay::Usage => return false,
+            Overlay::Fills | Overlay::Audit | Overlay::PrunePlan | Overlay::Usage => return false,
             Overlay::None => {}
         }
         if let Some(d) = a.detail
@@ -433,6 +434,12 @@ impl App {
             Overlay::Fills => {
                 for _ in 0..STEP {
                     self.on_fills(if down { Action::Down } else { Action::Up });
+                }
+                return true;
+            }
+            Overlay::Audit => {
+                for _ in 0..STEP {
+                    self.on_audit(if down { Action::Down } else { Action::Up });
                 }
                 return true;
             }

@@ -68,6 +68,7 @@ impl App {
                     self.take_summary_effect(e);
                 }
                 Effect::FileChore(chore) => self.do_file_chore(chore),
+                Effect::GiveBack { of, items } => self.confirm_give_back(of, &items),
                 Effect::Terminal(t) => self.effects.push(t),
             }
         }

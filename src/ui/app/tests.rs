@@ -159,6 +159,18 @@ fn apps_in(mode: Mode, p: &Path) -> Vec<App> {
                 out.push(a);
             }
         }
+        Mode::Audit => {
+            let mut a = base();
+            let s = a.doc.session.clone();
+            let leaf = s.leaf().unwrap();
+            if let Some(&c) = crate::engine::compaction::audit::summaries_on_path(&s, leaf).last() {
+                select(&mut a, c);
+                a.handle_key(ch('a'));
+                a.run_jobs_now();
+                a.handle_key(key(KeyCode::Down));
+                out.push(a);
+            }
+        }
         Mode::Fills => {
             let mut a = base();
             a.handle_key(ch('w'));

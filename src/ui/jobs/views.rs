@@ -194,6 +194,21 @@ impl Job for PruneJob {
     }
 }
 
+/// The audit of one summary (what it lost of the entries it replaced).
+pub struct AuditJob {
+    pub generation: u64,
+    pub session: Arc<Session>,
+    pub entry: usize,
+}
+
+impl Job for AuditJob {
+    type Output = Option<Box<crate::ui::audit_view::AuditData>>;
+    const NAME: &'static str = "audit";
+    fn run(self, _: Report<Self::Output>) -> Self::Output {
+        crate::ui::audit_view::AuditData::build(&self.session, self.generation, self.entry).map(Box::new)
+    }
+}
+
 impl Job for FillsJob {
     type Output = Box<crate::ui::fills::FillsData>;
     const NAME: &'static str = "fills";

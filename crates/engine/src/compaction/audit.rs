@@ -20,7 +20,8 @@
 //!
 //! A specific is kept when the summary names it:
 //! - a path as given, relative to the cwd or absolute under it (`terms::path_forms`);
-//! - a command whole, or its program with its distinctive arguments (at most three);
+//! - a command whole, or its program with its distinctive arguments (at most three) on one
+//!   line;
 //! - an error as `recall` matches one (the line, or 70 % of its words);
 //! - a decision or a task whole, or 60 % of its content words;
 //! - a value as a whole term.
@@ -769,6 +770,16 @@ pub fn specifics_of(s: &Session, r: &Replaced) -> Vec<Specific> {
             if m.role == Role::System {
                 continue;
             }
+            // A tool result that is no error gives only its exit state ("ok"): not decoded (a
+            // long range has tens of thousands of them, most of the audit's time).
+            if m.role == Role::ToolResult
+                && let Some(sm) = context::msg_of(s, m)
+                && !sm.is_error
+            {
+                let id = sm.tool_call_id.as_deref();
+                messages.push((e, json!({"role": "toolResult", "toolCallId": id, "isError": false})));
+                continue;
+            }
             messages.push((e, summary::materialize_one(s, m)));
         }
     }
@@ -843,15 +854,21 @@ impl<'a> Reader<'a> {
                 if self.quoted(&sp.text) {
                     return true;
                 }
+                // On one line: a program named in one place and its arguments in others say
+                // nothing of this command.
                 let (program, args) = command_key(&sp.text);
-                terms::contains_term(self.text, &program)
-                    && args.iter().all(|a| {
-                        if terms::is_path(a) {
-                            self.path(a)
-                        } else {
-                            terms::contains_term(self.text, a)
-                        }
-                    })
+                self.text.lines().any(|line| {
+                    terms::contains_term(line, &program)
+                        && args.iter().all(|a| {
+                            if terms::is_path(a) {
+                                terms::path_forms(a, self.cwd)
+                                    .iter()
+                                    .any(|f| terms::contains_term(line, f))
+                            } else {
+                                terms::contains_term(line, a)
+                            }
+                        })
+                })
             }
             Kind::Errors => {
                 let mine: Vec<String> = terms::match_words(&sp.text);
@@ -1001,31 +1018,34 @@ pub fn audit_text(
 }
 
 /// The text of what a summary replaced, searched for the paths a summary names (one pass of
-/// Aho-Corasick over every message, not a path scan of each: a 100 MB range is read once).
-pub struct Known {
-    texts: Vec<String>,
+/// Aho-Corasick over every entry's line as written, not a path scan of each: a 100 MB range
+/// is read once, and nothing is copied).
+pub struct Known<'a> {
+    owned: Vec<String>,
+    lines: Vec<&'a [u8]>,
 }
 
-impl Known {
-    pub fn of(s: &Session, r: &Replaced) -> Known {
-        let mut texts = Vec::new();
+impl<'a> Known<'a> {
+    pub fn of(s: &'a Session, r: &Replaced) -> Known<'a> {
+        let mut owned = Vec::new();
         if let Some(p) = r.previous {
-            texts.push(
+            owned.push(
                 s.entry_value(p)
                     .get("summary")
                     .map(js::js_to_string)
                     .unwrap_or_default(),
             );
         }
-        for &e in &r.entries {
-            // The entry's line as written: every path it names, in whatever field.
-            texts.push(String::from_utf8_lossy(s.line_bytes(e)).into_owned());
-        }
-        Known { texts }
+        // The entry's line as written: every path it names, in whatever field.
+        let lines = r.entries.iter().map(|&e| s.line_bytes(e)).collect();
+        Known { owned, lines }
     }
 
-    pub fn of_texts(texts: Vec<String>) -> Known {
-        Known { texts }
+    pub fn of_texts(texts: Vec<String>) -> Known<'static> {
+        Known {
+            owned: texts,
+            lines: vec![],
+        }
     }
 
     /// The paths `summary` names that no form of (nor, for a bare name, no path ending in it)
@@ -1046,8 +1066,13 @@ impl Known {
         }
         let mut found = vec![false; named.len()];
         if let Ok(ac) = aho_corasick::AhoCorasick::new(&patterns) {
-            for t in &self.texts {
-                for m in ac.find_overlapping_iter(t.as_str()) {
+            let texts = self
+                .owned
+                .iter()
+                .map(|t| t.as_bytes())
+                .chain(self.lines.iter().copied());
+            for t in texts {
+                for m in ac.find_overlapping_iter(t) {
                     found[owner[m.pattern().as_usize()]] = true;
                 }
                 if found.iter().all(|f| *f) {
@@ -1083,6 +1108,13 @@ pub fn audit(s: &Session, e: usize) -> Option<Audit> {
         &r.cwd,
         &known,
     ))
+}
+
+/// The audits of `entries` (summaries), in their order, several at once: each reads its own
+/// range, and a long session's two compactions are most of the time.
+pub fn audit_all(s: &Session, entries: &[usize]) -> Vec<Audit> {
+    use rayon::prelude::*;
+    entries.par_iter().filter_map(|&e| audit(s, e)).collect()
 }
 
 /// The summaries on the path to `leaf`, oldest first: every compaction and branch summary.

@@ -231,6 +231,7 @@ fn a_command_is_kept_by_its_program_and_distinctive_arguments() {
     };
     assert!(Reader::new("ran npm run build", "").keeps(&sp));
     assert!(!Reader::new("ran npm build", "").keeps(&sp));
+    assert!(!Reader::new("ran npm\nthe run build", "").keeps(&sp), "on one line");
 }
 
 #[test]

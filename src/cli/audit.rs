@@ -135,6 +135,29 @@ pub fn render(s: &Session, x: &Audit) -> String {
     out
 }
 
+/// The lost items as lines, at most `shown` of each kind ("… N more" after), by kind.
+pub fn lost_lines(s: &Session, x: &Audit, shown: usize) -> Vec<String> {
+    let mut out = Vec::new();
+    for k in Kind::ALL {
+        let of: Vec<&Specific> = x.lost().filter(|sp| sp.kind == k).collect();
+        if of.is_empty() {
+            continue;
+        }
+        let mut line = format!("{}: ", k.name());
+        let items: Vec<String> = of
+            .iter()
+            .take(shown)
+            .map(|sp| format!("{} ← {}", sp.line(), s.entries[sp.entry].id))
+            .collect();
+        line.push_str(&items.join("; "));
+        if of.len() > shown {
+            line.push_str(&format!("; … {} more", of.len() - shown));
+        }
+        out.push(line);
+    }
+    out
+}
+
 /// The lost items in the listing's order (by kind), so numbers match `render`.
 fn lost_in_order(x: &Audit) -> Vec<&Specific> {
     let lost: Vec<&Specific> = x.lost().collect();

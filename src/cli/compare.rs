@@ -301,6 +301,18 @@ fn compare_json(
         },
         "strategies": rows.iter().map(|r| row_json(r, sm)).collect::<Vec<_>>(),
     });
+    // Each strategy's audit beside its recall (what bonsai audit would say once written).
+    let before = crate::engine::compaction::audit::Before::of_plan(s0, plan, leaf);
+    let mut out = out;
+    for (r, j) in rows.iter().zip(out["strategies"].as_array_mut().into_iter().flatten()) {
+        if let Ok((o, _)) = &r.result {
+            let mut aj = before.audit(&o.text).to_json(s0);
+            if let Value::Object(m) = &mut aj {
+                m.remove("entryId");
+            }
+            j["audit"] = aj;
+        }
+    }
     out
 }
 
@@ -373,10 +385,13 @@ fn pct(x: f64) -> String {
     format!("{:.1}%", x * 100.0)
 }
 
-#[allow(clippy::too_many_arguments)]
+/// The lost items of each kind `compare` lists per strategy.
+const LOST_SHOWN: usize = 5;
+
 /// A strategy's column: the longest name and two spaces.
 const NAME_W: usize = 24;
 
+#[allow(clippy::too_many_arguments)]
 fn print_table(
     s: &Session,
     plan: &CompactionPlan,
@@ -470,6 +485,19 @@ fn print_table(
             .find_map(|r| r.result.as_ref().ok().map(|(_, sc)| thousands(sc.replaced_tokens)))
             .unwrap_or_default()
     );
+    println!();
+    let before =
+        crate::engine::compaction::audit::Before::of_plan(s, plan, plan.projection.path.last().copied().unwrap_or(0));
+    println!("what each summary lost (bonsai audit's kinds; the first {LOST_SHOWN} of each kind):");
+    for r in rows {
+        if let Ok((o, _)) = &r.result {
+            let a = before.audit(&o.text);
+            println!("  {:<w$}{}", r.strategy.name(), a.headline(), w = NAME_W);
+            for line in super::audit::lost_lines(s, &a, LOST_SHOWN) {
+                println!("  {:<w$}  {line}", "", w = NAME_W);
+            }
+        }
+    }
     if show_text {
         for r in rows {
             if let Ok((o, _)) = &r.result {

@@ -370,6 +370,7 @@ pub fn compact(a: CompactArgs) -> Result<()> {
         .as_ref()
         .map(|m| format!("{}/{}", m.model.provider, m.model.id))
         .unwrap_or_else(|| "offline".into());
+    let audit = crate::engine::compaction::audit::Before::of_plan(s0, plan, leaf).audit(&summary.text);
     let req = WriteRequest {
         write: Write::Compaction {
             leaf: s0.entries[leaf].id.to_string(),
@@ -383,7 +384,15 @@ pub fn compact(a: CompactArgs) -> Result<()> {
     let entry = req
         .prepare(s0, store::clock::entropy(), store::clock::now_ms())?
         .entries;
-    let extra = json!({"summarizer": summarizer_name});
+    eprintln!(
+        "bonsai: the summary's audit: {} (after writing, `bonsai audit` lists them and --give-back adds them)",
+        audit.headline()
+    );
+    let mut audit_json = audit.to_json(s0);
+    if let Value::Object(m) = &mut audit_json {
+        m.remove("entryId");
+    }
+    let extra = json!({"summarizer": summarizer_name, "audit": audit_json});
     warn_new_branch(s0, leaf, "the compaction");
     if !a.write.yes {
         preview(&entry, a.write.json, extra.clone());

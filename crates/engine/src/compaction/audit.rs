@@ -486,8 +486,17 @@ fn exit_state(result: Option<&Value>) -> Option<String> {
 fn carry(g: &mut Gather, text: &str, entry: usize) {
     let mut section: Option<Kind> = None;
     let mut list: Option<Kind> = None;
+    let mut fenced = false;
     for line in text.lines() {
         let t = line.trim();
+        // Code in a summary is no item.
+        if t.starts_with("```") {
+            fenced = !fenced;
+            continue;
+        }
+        if fenced {
+            continue;
+        }
         match t {
             "<read-files>" => list = Some(Kind::FilesRead),
             "<modified-files>" => list = Some(Kind::FilesModified),
@@ -542,19 +551,18 @@ fn carry(g: &mut Gather, text: &str, entry: usize) {
 }
 
 /// Gather the specifics of `messages` (materialized, oldest first, each with its entry).
-fn gather(messages: &[(usize, Value)], cwd: &str) -> Vec<Specific> {
+fn gather(messages: &[(usize, &Value)], cwd: &str) -> Vec<Specific> {
     let mut g = Gather::default();
     // Tool results by call id, for the exit state of a bash call.
     let mut results: HashMap<&str, &Value> = HashMap::new();
-    for (_, m) in messages {
+    for &(_, m) in messages {
         if m.get("role").and_then(|r| r.as_str()) == Some("toolResult")
             && let Some(id) = m.get("toolCallId").and_then(|i| i.as_str())
         {
             results.insert(id, m);
         }
     }
-    for (entry, m) in messages {
-        let entry = *entry;
+    for &(entry, m) in messages {
         let role = m.get("role").and_then(|r| r.as_str()).unwrap_or("");
         match role {
             "user" => {
@@ -783,12 +791,13 @@ pub fn specifics_of(s: &Session, r: &Replaced) -> Vec<Specific> {
             messages.push((e, summary::materialize_one(s, m)));
         }
     }
-    gather(&messages, &r.cwd)
+    let refs: Vec<(usize, &Value)> = messages.iter().map(|(e, m)| (*e, m)).collect();
+    gather(&refs, &r.cwd)
 }
 
 /// The specifics of materialized messages with their entries (for a summary not written yet:
 /// the compaction dialog's, `compare`'s, the live packet's).
-pub fn specifics_of_messages(messages: &[(usize, Value)], cwd: &str) -> Vec<Specific> {
+pub fn specifics_of_messages(messages: &[(usize, &Value)], cwd: &str) -> Vec<Specific> {
     gather(messages, cwd)
 }
 
@@ -829,6 +838,89 @@ impl<'a> Reader<'a> {
             words: terms::match_words(text).into_iter().collect(),
             cwd,
         }
+    }
+
+    /// [`Self::keeps`] of every item at once: the paths, values and command words of all of
+    /// them found in one Aho-Corasick pass over the summary. One scan of the summary per term
+    /// was most of an offline summary's time on a long range (thousands of files).
+    pub fn keeps_all(&self, items: &[&Specific]) -> Vec<bool> {
+        enum Need {
+            Any(Vec<usize>),
+            Command { program: usize, args: Vec<Vec<usize>> },
+            Other,
+        }
+        let mut needles: Vec<String> = Vec::new();
+        let mut ids: HashMap<String, usize> = HashMap::new();
+        let mut id = |t: String| -> usize {
+            let n = ids.len();
+            *ids.entry(t.clone()).or_insert_with(|| {
+                needles.push(t);
+                n
+            })
+        };
+        let cwd = self.cwd;
+        let forms = |t: &str, id: &mut dyn FnMut(String) -> usize| -> Vec<usize> {
+            if terms::is_path(t) {
+                terms::path_forms(t, cwd).into_iter().map(&mut *id).collect()
+            } else {
+                vec![id(t.to_string())]
+            }
+        };
+        let needs: Vec<Need> = items
+            .iter()
+            .map(|sp| match sp.kind {
+                Kind::FilesRead | Kind::FilesModified => {
+                    Need::Any(terms::path_forms(&sp.text, cwd).into_iter().map(&mut id).collect())
+                }
+                Kind::Values => Need::Any(forms(&sp.text, &mut id)),
+                Kind::Commands => {
+                    let (program, args) = command_key(&sp.text);
+                    Need::Command {
+                        program: id(program),
+                        args: args.iter().map(|a| forms(a, &mut id)).collect(),
+                    }
+                }
+                _ => Need::Other,
+            })
+            .collect();
+        // The lines each needle is found on as a whole term (`terms::contains_term`'s rule).
+        let mut found: Vec<Vec<u32>> = vec![Vec::new(); needles.len()];
+        let line_starts: Vec<usize> = std::iter::once(0)
+            .chain(self.text.match_indices('\n').map(|(i, _)| i + 1))
+            .collect();
+        let is_word = |c: char| c.is_alphanumeric() || c == '_';
+        if !needles.is_empty()
+            && let Ok(ac) = aho_corasick::AhoCorasick::new(&needles)
+        {
+            for m in ac.find_overlapping_iter(self.text) {
+                let n = &needles[m.pattern().as_usize()];
+                let before_ok =
+                    !n.starts_with(is_word) || !self.text[..m.start()].chars().next_back().is_some_and(is_word);
+                let after_ok = !n.ends_with(is_word) || !self.text[m.end()..].chars().next().is_some_and(is_word);
+                if before_ok && after_ok {
+                    let line = line_starts.partition_point(|&s| s <= m.start()) as u32;
+                    let f = &mut found[m.pattern().as_usize()];
+                    if f.last() != Some(&line) {
+                        f.push(line);
+                    }
+                }
+            }
+        }
+        items
+            .iter()
+            .zip(needs)
+            .map(|(sp, need)| match need {
+                Need::Any(ids) => ids.iter().any(|&i| !found[i].is_empty()),
+                Need::Command { program, args } => {
+                    self.quoted(&sp.text)
+                        || found[program].iter().any(|line| {
+                            args.iter()
+                                .all(|forms| forms.iter().any(|&i| found[i].binary_search(line).is_ok()))
+                        })
+                }
+                Need::Other => self.keeps(sp),
+            })
+            .collect()
     }
 
     fn path(&self, p: &str) -> bool {
@@ -999,13 +1091,11 @@ pub fn audit_text(
     cwd: &str,
     known: &Known,
 ) -> Audit {
-    let r = Reader::new(summary, cwd);
+    let kept = Reader::new(summary, cwd).keeps_all(&specifics.iter().collect::<Vec<_>>());
     let items = specifics
         .into_iter()
-        .map(|sp| Item {
-            kept: r.keeps(&sp),
-            specific: sp,
-        })
+        .zip(kept)
+        .map(|(specific, kept)| Item { specific, kept })
         .collect();
     Audit {
         kind,
@@ -1089,6 +1179,52 @@ impl<'a> Known<'a> {
     }
 }
 
+/// What a compaction not written yet would replace, read once so that each candidate summary
+/// (`compare`'s strategies, the dialog's, the one `compact` writes) is audited against it.
+pub struct Before<'a> {
+    replaced: Replaced,
+    specifics: Vec<Specific>,
+    known: Known<'a>,
+}
+
+impl<'a> Before<'a> {
+    /// The range of Pi's `plan` at `leaf`: the history, the split turn's prefix, and the
+    /// previous summary it updates.
+    pub fn of_plan(s: &'a Session, plan: &crate::compaction::cut::CompactionPlan, leaf: usize) -> Before<'a> {
+        let mut entries: Vec<usize> = Vec::new();
+        for m in plan.messages_to_summarize.iter().chain(&plan.turn_prefix_messages) {
+            if entries.last() != Some(&m.source) {
+                entries.push(m.source);
+            }
+        }
+        let replaced = Replaced {
+            kind: SummaryKind::Compaction,
+            entry: leaf,
+            entries,
+            previous: plan.previous_compaction_entry(),
+            cwd: s.header.cwd.clone().unwrap_or_default(),
+        };
+        Before {
+            specifics: specifics_of(s, &replaced),
+            known: Known::of(s, &replaced),
+            replaced,
+        }
+    }
+
+    pub fn audit(&self, summary: &str) -> Audit {
+        let r = &self.replaced;
+        audit_text(
+            r.kind,
+            r.entry,
+            r.entries.len(),
+            self.specifics.clone(),
+            summary,
+            &r.cwd,
+            &self.known,
+        )
+    }
+}
+
 /// The audit of summary entry `e` (a compaction or a branch summary).
 pub fn audit(s: &Session, e: usize) -> Option<Audit> {
     let r = replaced(s, e)?;
@@ -1133,9 +1269,15 @@ pub fn summaries_on_path(s: &Session, leaf: usize) -> Vec<usize> {
 /// The specifics section an amended summary ends with: the chosen items under their kinds,
 /// verbatim.
 pub fn specifics_section(items: &[&Specific]) -> String {
-    let mut out = String::from(
-        "## Specifics\nKept word for word from the entries this summary replaced (given back after an audit):",
-    );
+    section_with(
+        "Kept word for word from the entries this summary replaced (given back after an audit):",
+        items,
+    )
+}
+
+/// A specifics section led by `lead`.
+pub fn section_with(lead: &str, items: &[&Specific]) -> String {
+    let mut out = format!("## Specifics\n{lead}");
     for k in Kind::ALL {
         let of: Vec<&&Specific> = items.iter().filter(|s| s.kind == k).collect();
         if of.is_empty() {
@@ -1152,7 +1294,11 @@ pub fn specifics_section(items: &[&Specific]) -> String {
 /// An amended summary's text: the old summary, then the specifics section. For a compaction
 /// the section goes before Pi's file tags, so they stay last as Pi writes them.
 pub fn amended_summary(old: &str, items: &[&Specific]) -> String {
-    let section = specifics_section(items);
+    with_section(old, &specifics_section(items))
+}
+
+/// `old` with `section` before its file tags (or at its end).
+pub fn with_section(old: &str, section: &str) -> String {
     match old
         .find("\n\n<read-files>")
         .or_else(|| old.find("\n\n<modified-files>"))
@@ -1160,6 +1306,61 @@ pub fn amended_summary(old: &str, items: &[&Specific]) -> String {
         Some(k) => format!("{}\n\n{section}{}", &old[..k], &old[k..]),
         None => format!("{}\n\n{section}", old.trim_end()),
     }
+}
+
+/// The kinds in the order a summary most often loses them (the offline summary keeps them in
+/// this order when its budget runs short): commands, values, files, errors, open tasks,
+/// decisions. Measured by `bonsai audit` on the repository's sessions and the reference
+/// session (BENCHMARKS.md), as in the published study of real compactions.
+pub const MOST_LOST_FIRST: [Kind; 7] = [
+    Kind::Commands,
+    Kind::Values,
+    Kind::FilesRead,
+    Kind::FilesModified,
+    Kind::Errors,
+    Kind::OpenTasks,
+    Kind::Decisions,
+];
+
+/// The specifics of `specifics` that `summary` does not name.
+pub fn lost_in<'s>(specifics: &'s [Specific], summary: &str, cwd: &str) -> Vec<&'s Specific> {
+    let all: Vec<&Specific> = specifics.iter().collect();
+    let kept = Reader::new(summary, cwd).keeps_all(&all);
+    all.into_iter()
+        .zip(kept)
+        .filter(|(_, k)| !k)
+        .map(|(sp, _)| sp)
+        .collect()
+}
+
+/// `summary` with a specifics section holding what it lost of `specifics`, most often lost
+/// kinds first, as many as fit in `room` tokens (Pi's estimate, chars/4). The offline summary
+/// ends this way: its prose is within its own budget, and what it did not name follows word
+/// for word while Pi's budget lasts.
+pub fn keep_specifics(summary: &str, specifics: &[Specific], cwd: &str, room: u64) -> String {
+    let lost = lost_in(specifics, summary, cwd);
+    if lost.is_empty() {
+        return summary.to_string();
+    }
+    const LEAD: &str = "Word for word from the entries summarized:";
+    let mut chars = "## Specifics\n".len() + LEAD.len() + 2;
+    let mut chosen: Vec<&Specific> = Vec::new();
+    for k in MOST_LOST_FIRST {
+        let mut heading = format!("\n\n### {}", heading(k)).chars().count();
+        for sp in lost.iter().filter(|sp| sp.kind == k) {
+            let add = heading + sp.line().chars().count() + 3;
+            if ((chars + add) as u64).div_ceil(4) > room {
+                continue;
+            }
+            chars += add;
+            heading = 0;
+            chosen.push(sp);
+        }
+    }
+    if chosen.is_empty() {
+        return summary.to_string();
+    }
+    with_section(summary, &section_with(LEAD, &chosen))
 }
 
 /// The text of the entry that gives `items` back to summary `kind` whose text is `old`:

@@ -1155,8 +1155,27 @@ pub fn compaction_summary_of(
         let budget = offline_budget(plan.settings.history_summary_limit(), replaced, rest, 128);
         history_summary(history_msgs, previous.as_deref(), instructions, Some(budget))
     };
+    let text = compose_compaction_summary(&history, prefix.as_deref(), &plan.file_ops);
+    // What the prose did not name, word for word, while Pi's budget lasts (the audit's kinds).
+    let mut read: Vec<(usize, &Value)> = Vec::with_capacity(history_msgs.len() + prefix_msgs.len() + 1);
+    let carried = previous
+        .as_ref()
+        .map(|p| serde_json::json!({"role": "compactionSummary", "summary": p}));
+    if let (Some(c), Some(e)) = (&carried, plan.previous_compaction_entry()) {
+        read.push((e, c));
+    }
+    read.extend(plan.messages_to_summarize.iter().map(|m| m.source).zip(history_msgs));
+    read.extend(plan.turn_prefix_messages.iter().map(|m| m.source).zip(prefix_msgs));
+    let cwd = s.header.cwd.clone().unwrap_or_default();
+    let specifics = crate::compaction::audit::specifics_of_messages(&read, &cwd);
+    // Within the offline summary's own bound: Pi's budget and a tenth of what it replaces.
+    let room = plan
+        .settings
+        .history_summary_limit()
+        .min(replaced / 10)
+        .saturating_sub(summary::estimate_text(&text));
     Summary {
-        text: compose_compaction_summary(&history, prefix.as_deref(), &plan.file_ops),
+        text: crate::compaction::audit::keep_specifics(&text, &specifics, &cwd, room),
         usage: None,
     }
 }

@@ -257,3 +257,30 @@ fn tasks_values_and_decisions_are_read_from_plain_words() {
     assert!(Reader::new("Constraint: leave the loader's public API alone", "").keeps(&d));
     assert!(!Reader::new("Constraint: tests first", "").keeps(&d));
 }
+
+#[test]
+fn keeps_all_answers_as_keeps_does_item_by_item() {
+    let summary = "Ran `cargo test -p loader` on src/load.rs\nthen git on the\nstash list; port 8443 and /home/u/p/docs/format.md";
+    let items: Vec<Specific> = [
+        (Kind::Commands, "cargo test -p loader --release"),
+        (Kind::Commands, "git stash list"),
+        (Kind::FilesRead, "docs/format.md"),
+        (Kind::FilesModified, "/home/u/p/src/load.rs"),
+        (Kind::Values, "8443"),
+        (Kind::Values, "844"),
+        (Kind::Decisions, "Never touch the loader"),
+    ]
+    .into_iter()
+    .map(|(kind, text)| Specific {
+        kind,
+        text: text.into(),
+        entry: 0,
+        state: None,
+    })
+    .collect();
+    let r = Reader::new(summary, "/home/u/p");
+    let one: Vec<bool> = items.iter().map(|sp| r.keeps(sp)).collect();
+    let all = r.keeps_all(&items.iter().collect::<Vec<_>>());
+    assert_eq!(all, one);
+    assert_eq!(all, [true, false, true, true, true, false, false]);
+}

@@ -171,11 +171,16 @@ fn is_step_notice(n: &str) -> bool {
     n.starts_with("bonsai: ") && n.contains(" tokens sent (")
 }
 
-/// The package's notices that are not step notices.
+/// The line said after a compaction: what its summary lost (the engine's audit).
+fn is_audit_notice(n: &str) -> bool {
+    n.starts_with("bonsai: the compaction ") && (n.contains(" specifics"))
+}
+
+/// The package's notices that are not step notices nor a compaction's audit.
 fn other_notices(notices: &[String]) -> Vec<&String> {
     notices
         .iter()
-        .filter(|n| n.starts_with("bonsai:") && !is_step_notice(n))
+        .filter(|n| n.starts_with("bonsai:") && !is_step_notice(n) && !is_audit_notice(n))
         .collect()
 }
 
@@ -438,6 +443,14 @@ fn early_compaction_run(pi: &PiBin, summarizer: &str) -> (World, Vec<Value>, Vec
         pi.version
     );
     let compactions: Vec<Value> = w.entries().into_iter().filter(|e| e["type"] == "compaction").collect();
+    // Each compaction's audit said once, after it.
+    let audits = notices.iter().filter(|n| is_audit_notice(n)).count();
+    assert_eq!(
+        audits,
+        compactions.len(),
+        "Pi {} summarizer {summarizer}: {notices:?}",
+        pi.version
+    );
     let log: Vec<Value> = std::fs::read_to_string(&log)
         .unwrap()
         .lines()
@@ -961,10 +974,23 @@ fn pis_own_compaction_takes_bonsais_summary_through_the_hook() {
                 rpc.prompt(&prompt(n));
             }
             rpc.command(json!({"type": "compact"}));
+            // After Pi's compaction: one line on what its summary lost, kept by /ctx-status.
+            let audit = wait_notice(&rpc, "bonsai: the compaction ");
+            rpc.command(json!({"type": "prompt", "message": "/ctx-status"}));
+            let status = wait_notice(&rpc, "policy off");
             let notices = rpc.notices();
             rpc.quit();
             let what = format!("Pi {} summarizer {summarizer}", pi.version);
-            assert!(notices.iter().all(|n| !n.starts_with("bonsai:")), "{what}: {notices:?}");
+            assert!(is_audit_notice(&audit), "{what}: {audit}");
+            assert!(
+                status.contains(&format!(
+                    "last compaction: {}",
+                    audit.trim_start_matches("bonsai: the compaction ")
+                )),
+                "{what}: {status}"
+            );
+            let said: Vec<&String> = notices.iter().filter(|n| n.starts_with("bonsai:")).collect();
+            assert_eq!(said, [&audit], "{what}: only the audit is said");
             let c: Vec<Value> = w.entries().into_iter().filter(|e| e["type"] == "compaction").collect();
             assert_eq!(c.len(), 1, "{what}");
             assert_eq!(c[0]["fromHook"], true, "{what}: {}", c[0]);
@@ -1074,5 +1100,92 @@ fn pis_tui_renders_a_reply_with_bold_and_italic() {
         t.send(&["C-c"]);
         t.send(&["C-c"]);
         t.wait_for("EXITED:");
+    }
+}
+
+/// Issue 46: lost specifics given back with `bonsai audit --give-back` reach the model from
+/// Pi's next call (real Pi, print mode, no package), and `bonsai undo` right after the
+/// amendment takes them back: the next request starts with the messages of the one before.
+#[test]
+fn given_back_specifics_reach_the_model_and_undo_takes_them_back() {
+    for pi in live_pi::pis("tests::live_pi::given_back") {
+        let w = World::new(200_000, json!({}), |_| Reply::Text("Noted.".into()));
+        let planted = common::synth::planted_session(w.project.to_str().unwrap());
+        std::fs::write(&w.session, &planted.text).unwrap();
+        let ask = |text: &str| -> Value {
+            let o = w.pi(&pi, false).args(["-p", text]).output().unwrap();
+            assert!(
+                o.status.success(),
+                "Pi {}: {}",
+                pi.version,
+                String::from_utf8_lossy(&o.stderr)
+            );
+            w.server.requests().last().unwrap().clone()
+        };
+        let texts = |body: &Value| -> String {
+            body["messages"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|m| fake_openai::content_text(&m["content"]))
+                .collect::<Vec<_>>()
+                .join("\n")
+        };
+        let items = [
+            "config/currencies.toml",
+            "`git stash list` (ok)",
+            "ACCT-77812",
+            "6433",
+            "Never round amounts",
+        ];
+        let first = ask("first");
+        for i in items {
+            assert!(!texts(&first).contains(i), "Pi {}: {i} was lost", pi.version);
+        }
+        let o = w
+            .bonsai()
+            .args(["audit"])
+            .arg(&w.session)
+            .args(["--give-back", "all", "--yes"])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        // Undo is refused once Pi has written: the amended file is kept to undo on it after.
+        let amended = std::fs::read(&w.session).unwrap();
+        let second = ask("second");
+        for i in items {
+            assert!(
+                texts(&second).contains(i),
+                "Pi {}: {i} given back to the model",
+                pi.version
+            );
+        }
+        std::fs::write(&w.session, &amended).unwrap();
+        let o = w
+            .bonsai()
+            .args(["undo"])
+            .arg(&w.session)
+            .args(["--yes"])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let third = ask("third");
+        for i in items {
+            assert!(
+                !texts(&third).contains(i),
+                "Pi {}: {i} gone again after undo",
+                pi.version
+            );
+        }
+        let (a, c) = (
+            first["messages"].as_array().unwrap(),
+            third["messages"].as_array().unwrap(),
+        );
+        assert_eq!(
+            &c[..a.len()],
+            &a[..],
+            "Pi {}: the context before the amendment, unchanged",
+            pi.version
+        );
     }
 }

@@ -13,6 +13,8 @@
  *   before the next request (and before print mode exits).
  * - `session_before_compact`: bonsai's summary for Pi's own compactions when
  *   `bonsai.live.summarizer` is not `pi`.
+ * - `session_compact` (and bonsai's own early compaction): one line on what the summary lost
+ *   of the entries it replaced (the engine's audit); `/ctx-status` keeps it.
  * - `/ctx-status`: what the engine did on the last call, its steps, and the bill so far.
  *
  * This file holds no policy: every decision and every notice's words are the engine's
@@ -245,6 +247,7 @@ export default function bonsai(pi: ExtensionAPI) {
 		}
 		if (d.draft) {
 			note(ctx, d.notice);
+			note(ctx, d.audit);
 			return { entries: [d.draft] };
 		}
 		if (!d.preparation || !ctx.model) return undefined;
@@ -263,6 +266,9 @@ export default function bonsai(pi: ExtensionAPI) {
 			const res = await compact(preparation as any, model, auth.apiKey, auth.headers as any, undefined, ctx.signal, ctx.thinkingLevel);
 			await e.request("compaction_done", { ok: true }, 5_000);
 			note(ctx, d.notice);
+			// What Pi's summary lost, before Pi appends it at this boundary.
+			const a = await e.request("audit", { sessionFile, leafId: ctx.sessionManager.getLeafId(), summary: res.summary, model: modelOf(ctx) }, 10_000);
+			if (a.ok) note(ctx, a.result.line);
 			return {
 				entries: [
 					{ type: "compaction", summary: res.summary, firstKeptEntryId: res.firstKeptEntryId, details: res.details, usage: (res as any).usage },
@@ -295,6 +301,17 @@ export default function bonsai(pi: ExtensionAPI) {
 			return undefined;
 		}
 		return r.result.compaction ? { compaction: r.result.compaction } : undefined;
+	});
+
+	// After any compaction Pi appends (its own, or one bonsai's summary made through the hook):
+	// what the summary lost, in one line. A failure here is never Pi's problem: nothing said.
+	pi.on("session_compact", async (event, ctx) => {
+		const e = live(ctx);
+		const id = (event as any).compactionEntry?.id;
+		const sessionFile = ctx.sessionManager.getSessionFile();
+		if (!e || !id || !sessionFile) return;
+		const r = await e.request("audit", { sessionFile, entryId: id }, 10_000);
+		if (r.ok) note(ctx, r.result.line);
 	});
 
 	pi.registerCommand("ctx-status", {

@@ -84,6 +84,8 @@ struct Served {
     method: Option<String>,
     /// The Pi release the package runs in (`hello`'s `piVersion`): sessions are read as it.
     pi: crate::engine::load::pi_version::PiVersion,
+    /// What the newest compaction lost (the notice said after it; `/ctx-status` keeps it).
+    last_audit: Option<String>,
 }
 
 impl Served {
@@ -106,6 +108,7 @@ impl Served {
             state: LiveState::default(),
             method: None,
             pi: crate::store::pi_version::followed(),
+            last_audit: None,
         }
     }
 
@@ -307,12 +310,13 @@ fn dispatch(state: &mut Served, method: &str, p: &mut Value) -> Result<Value, Fa
             Ok(json!({"latch": state.latch.name()}))
         }
         "summarize" => summarize_call(state, p),
+        "audit" => audit_call(state, p),
         "status" => Ok(status(state, p)),
         "shutdown" => Ok(json!({"bye": true})),
         other => Err(Fail(
             "unknown-method",
             format!(
-                "unknown method `{other}` (this engine speaks protocol {PROTOCOL}: hello, context, turn_end, compaction_done, summarize, status, shutdown)"
+                "unknown method `{other}` (this engine speaks protocol {PROTOCOL}: hello, context, turn_end, compaction_done, summarize, audit, status, shutdown)"
             ),
         )),
     }
@@ -628,7 +632,7 @@ fn turn_end(state: &mut Served, p: &Value) -> Result<Value, Fail> {
     let mref = model.as_ref().map(|(a, b)| (a.as_str(), b.as_str()));
     let file = session_of(state, p)?;
     let planned = plan_at(state, &file, p.get("leafId").and_then(|l| l.as_str()), mref);
-    let (s, _leaf, plan) = match planned {
+    let (s, leaf, plan) = match planned {
         Ok(x) => x,
         Err(Fail(_, why)) => {
             state.latch = Latch::Failed(why.clone());
@@ -666,6 +670,10 @@ fn turn_end(state: &mut Served, p: &Value) -> Result<Value, Fail> {
                 o.remove("tokensBefore");
             }
             out["draft"] = draft;
+            let a = crate::engine::compaction::audit::Before::of_plan(&s, &plan, leaf).audit(&summary.text);
+            let line = audit_line(&a);
+            state.last_audit = Some(line.clone());
+            out["audit"] = json!(line);
             // Pi appends a returned draft at this boundary: the episode has its compaction.
             state.latch = Latch::Done;
             state.compactions += 1;
@@ -697,6 +705,47 @@ fn preparation_json(s: &Session, plan: &CompactionPlan) -> Value {
         "fileOps": {"read": plan.file_ops.read, "written": plan.file_ops.written, "edited": plan.file_ops.edited},
         "settings": {"enabled": true, "reserveTokens": plan.settings.reserve_tokens, "keepRecentTokens": plan.settings.keep_recent_tokens},
     })
+}
+
+/// The one line said after a compaction: what its summary lost, or that it kept everything.
+fn audit_line(a: &crate::engine::compaction::audit::Audit) -> String {
+    if a.lost().next().is_some() {
+        format!("bonsai: the compaction {} — /bonsai to review (a on it)", a.headline())
+    } else {
+        format!("bonsai: the compaction {}", a.headline())
+    }
+}
+
+/// What a compaction lost: the entry `entryId` of the session (one Pi wrote), or `summary`
+/// as a compaction at `leafId` would write it (one not appended yet). The line is kept for
+/// `/ctx-status`.
+fn audit_call(state: &mut Served, p: &Value) -> Result<Value, Fail> {
+    use crate::engine::compaction::audit;
+    let file = session_of(state, p)?;
+    let a = match (
+        p.get("entryId").and_then(|e| e.as_str()),
+        p.get("summary").and_then(|t| t.as_str()),
+    ) {
+        (Some(id), _) => {
+            let s = crate::store::load_session(&file)
+                .map_err(|e| Fail("failed", format!("{}: {e}", file.display())))?
+                .read_as(state.pi);
+            let e = s
+                .idx_of(id)
+                .ok_or_else(|| Fail("failed", format!("entry {id} is not in {}", file.display())))?;
+            audit::audit(&s, e).ok_or_else(|| bad(format!("entry {id} is not a compaction or a branch summary")))?
+        }
+        (None, Some(summary)) => {
+            let model = model_of(p);
+            let mref = model.as_ref().map(|(a, b)| (a.as_str(), b.as_str()));
+            let (s, leaf, plan) = plan_at(state, &file, p.get("leafId").and_then(|l| l.as_str()), mref)?;
+            audit::Before::of_plan(&s, &plan, leaf).audit(summary)
+        }
+        (None, None) => return Err(bad("audit needs \"entryId\", or \"summary\" with \"leafId\"")),
+    };
+    let line = audit_line(&a);
+    state.last_audit = Some(line.clone());
+    Ok(json!({"line": line, "lost": a.lost().count(), "total": a.items.len(), "headline": a.headline()}))
 }
 
 fn summarize_call(state: &mut Served, p: &Value) -> Result<Value, Fail> {
@@ -839,6 +888,12 @@ fn status_lines(state: &Served, st: &Value, pi_figure: Option<f64>) -> Vec<Strin
         units::plural(state.compactions, "compaction", "compactions"),
         units::plural(state.calls, "call", "calls"),
     ));
+    if let Some(a) = &state.last_audit {
+        out.push(format!(
+            "last compaction: {}",
+            a.trim_start_matches("bonsai: the compaction ")
+        ));
+    }
     let problems = &st["problems"];
     if let Some(p) = problems.as_array().filter(|p| !p.is_empty()) {
         let words: Vec<&str> = p.iter().filter_map(|x| x.as_str()).collect();

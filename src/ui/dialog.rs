@@ -70,6 +70,8 @@ pub struct TabFigures {
     pub invented: f64,
     pub tokens: u64,
     pub ratio: f64,
+    /// The audit's headline and the first lost items (`engine::compaction::audit`).
+    pub audit: Option<(String, Vec<String>)>,
 }
 
 /// One summary being written (or written): a strategy's, or the one summary of a branch.
@@ -345,8 +347,8 @@ pub(crate) fn wrap(line: &str, width: usize) -> Vec<String> {
     out
 }
 
-/// Lines above a summary's body: the tabs, two of figures, the keys.
-pub const SUMMARY_HEAD: u16 = 4;
+/// Lines above a summary's body: the tabs, two of figures, the lost items, the keys.
+pub const SUMMARY_HEAD: u16 = 5;
 
 /// The most a summary preview can scroll in `rect` (so it never scrolls past its end).
 pub fn max_scroll(text: &str, rect: Rect) -> usize {
@@ -603,8 +605,15 @@ fn summary_body(
         bar,
         Line::from(Span::styled(format!(" {}", figures[0]), fg(MUTED))),
         Line::from(Span::styled(format!(" {}", figures[1]), fg(DIM))),
-        hint_line_of(hints),
     ];
+    // The lost items themselves, not only their count (the line stays, empty, when none are).
+    let lost = match &t.figures.audit {
+        Some((h, lost)) if !lost.is_empty() => format!(" {h} — {}", lost.join(" · ")),
+        Some((h, _)) => format!(" {h}"),
+        None => String::new(),
+    };
+    lines.push(Line::from(Span::styled(lost, fg(WARNING))));
+    lines.push(hint_line_of(hints));
     let body = summary_lines(&t.text, r.width.saturating_sub(2));
     lines.extend(body.into_iter().skip(t.scroll));
     let title = match purpose {

@@ -625,6 +625,7 @@ impl App {
                     invented: r.score.invented_share(),
                     tokens: r.score.summary_tokens,
                     ratio: r.score.ratio(),
+                    audit: Some(r.audit),
                 };
             }
             Err(e) => t.state = TabState::Failed(e.to_string()),

@@ -218,7 +218,13 @@ fn strategy_tabs_while_running_and_when_done() {
     let input = crate::engine::compaction::summary::SummaryInput::of_plan(&s, &plan);
     let range = crate::engine::compaction::recall::Range::of_input(&s, &plan, &input);
     let offline = crate::engine::compaction::strategy::offline(&s, &plan, &input, None);
+    let leaf = plan.projection.path.last().copied().unwrap();
+    let audited = crate::engine::compaction::audit::Before::of_plan(&s, &plan, leaf);
     let done = |text: &str, calls: usize, input: u64, output: u64, wall_ms: u64| StrategyResult {
+        audit: {
+            let a = audited.audit(text);
+            (a.headline(), a.lost_lines(6))
+        },
         summary: crate::engine::compaction::summary::Summary {
             text: text.into(),
             usage: (calls > 0).then(|| serde_json::json!({"input": input, "output": output})),

@@ -143,7 +143,13 @@ pub struct StrategyResult {
     pub cost: f64,
     pub wall_ms: u64,
     pub score: crate::engine::compaction::recall::Score,
+    /// What the summary lost of the range (`engine::compaction::audit`): its headline, and the
+    /// first lost items.
+    pub audit: (String, Vec<String>),
 }
+
+/// The lost items a strategy's tab lists.
+const LOST_SHOWN: usize = 6;
 
 /// Why a model summary did not come.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -330,8 +336,11 @@ async fn run_strategies(
 ) {
     let input = Arc::new(crate::engine::compaction::summary::SummaryInput::of_plan(&s, &plan));
     let range = Arc::new(crate::engine::compaction::recall::Range::of_input(&s, &plan, &input));
+    let leaf = plan.projection.path.last().copied().unwrap_or(0);
+    let before = Arc::new(crate::engine::compaction::audit::Before::of_plan(&s, &plan, leaf).owned());
     let mut set = tokio::task::JoinSet::new();
     for (tab, st) in strategies.into_iter().enumerate() {
+        let before = before.clone();
         let (s, summarizer, plan, focus, thinking, report, input, range) = (
             s.clone(),
             summarizer.clone(),
@@ -367,7 +376,9 @@ async fn run_strategies(
                         .map(|sm| o.usage.to_pi(&sm.model));
                     let cost = usage.as_ref().and_then(|u| u["cost"]["total"].as_f64()).unwrap_or(0.0);
                     let score = range.score(&o.text);
+                    let a = before.audit(&o.text);
                     Ok(Box::new(StrategyResult {
+                        audit: (a.headline(), a.lost_lines(LOST_SHOWN)),
                         summary: crate::engine::compaction::summary::Summary { text: o.text, usage },
                         calls: o.calls,
                         usage: o.usage,
@@ -398,6 +409,8 @@ fn offline_strategies(
     let started = std::time::Instant::now();
     let input = crate::engine::compaction::summary::SummaryInput::of_plan(s, plan);
     let range = crate::engine::compaction::recall::Range::of_input(s, plan, &input);
+    let leaf = plan.projection.path.last().copied().unwrap_or(0);
+    let before = crate::engine::compaction::audit::Before::of_plan(s, plan, leaf);
     strategies
         .iter()
         .enumerate()
@@ -413,7 +426,9 @@ fn offline_strategies(
             }
             let text = crate::engine::compaction::strategy::offline(s, plan, &input, focus);
             let score = range.score(&text);
+            let a = before.audit(&text);
             let r = StrategyResult {
+                audit: (a.headline(), a.lost_lines(LOST_SHOWN)),
                 summary: crate::engine::compaction::summary::Summary { text, usage: None },
                 calls: 0,
                 usage: crate::llm::Usage::default(),

@@ -1017,6 +1017,16 @@ impl Audit {
         (of.iter().filter(|i| i.kept).count(), of.len())
     }
 
+    /// The first `n` lost items as lines, by kind (the compaction dialog's).
+    pub fn lost_lines(&self, n: usize) -> Vec<String> {
+        Kind::ALL
+            .iter()
+            .flat_map(|k| self.lost().filter(move |sp| sp.kind == *k))
+            .take(n)
+            .map(Specific::line)
+            .collect()
+    }
+
     pub fn lost(&self) -> impl Iterator<Item = &Specific> {
         self.items.iter().filter(|i| !i.kept).map(|i| &i.specific)
     }
@@ -1208,6 +1218,16 @@ impl<'a> Before<'a> {
             specifics: specifics_of(s, &replaced),
             known: Known::of(s, &replaced),
             replaced,
+        }
+    }
+
+    /// The same without the text of the range: it outlives the session it was read from, and
+    /// its audits name no invented path (the compaction dialog's strategies).
+    pub fn owned(self) -> Before<'static> {
+        Before {
+            replaced: self.replaced,
+            specifics: self.specifics,
+            known: Known::of_texts(vec![]),
         }
     }
 

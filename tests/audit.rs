@@ -16,7 +16,9 @@ use std::collections::BTreeSet;
 fn audit_json(f: &std::path::Path, extra: &[&str]) -> Value {
     let mut args = vec!["audit", f.to_str().unwrap(), "--json"];
     args.extend_from_slice(extra);
-    serde_json::from_str(&bonsai_ok(&args)).unwrap()
+    let o = bonsai_run(&args);
+    assert!(o.status.success(), "{args:?}: {}", String::from_utf8_lossy(&o.stderr));
+    serde_json::from_slice(&o.stdout).unwrap()
 }
 
 type Item = (String, String, String);
@@ -177,8 +179,14 @@ fn given_back_specifics_load_in_pi_and_undo_restores_its_context() {
 #[test]
 fn every_summary_in_the_repositorys_sessions_is_audited() {
     let mut audited = 0;
-    for dir in ["fixtures/pi-0.87.1", "fixtures/pi-1.5.2"] {
-        for f in sessions_in(&repo().join(dir)) {
+    // ../shared's sessions too, when it is there.
+    let dirs: Vec<std::path::PathBuf> = ["fixtures/pi-0.87.1", "fixtures/pi-1.5.2"]
+        .iter()
+        .map(|d| repo().join(d))
+        .chain(shared_fixture_dirs())
+        .collect();
+    for dir in dirs {
+        for f in sessions_in(&dir) {
             let out = audit_json(&f, &[]);
             for a in out["audits"].as_array().unwrap() {
                 let total: u64 = a["score"]
@@ -194,4 +202,44 @@ fn every_summary_in_the_repositorys_sessions_is_audited() {
         }
     }
     assert!(audited >= 6, "{audited}");
+}
+
+/// The offline summary keeps ≥ 95 % of every kind on the repository's long sessions, at cuts
+/// from 1,000 to 8,000 kept tokens (what `bonsai compact` prints as its audit).
+#[test]
+fn the_offline_summary_keeps_every_kind_on_the_repositorys_long_sessions() {
+    for dir in ["fixtures/pi-0.87.1", "fixtures/pi-1.5.2"] {
+        let src = repo().join(dir).join("long.jsonl");
+        for keep in ["1000", "2000", "4000", "8000"] {
+            let tmp = tempfile::tempdir().unwrap();
+            let f = tmp.path().join("long.jsonl");
+            std::fs::copy(&src, &f).unwrap();
+            let out: Value = serde_json::from_slice(
+                &bonsai_run(&[
+                    "compact",
+                    f.to_str().unwrap(),
+                    "--summarizer",
+                    "offline",
+                    "--keep-recent-tokens",
+                    keep,
+                    "--dry-run",
+                    "--json",
+                ])
+                .stdout,
+            )
+            .unwrap();
+            let a = &out["audit"];
+            let mut total = 0;
+            for (kind, s) in a["score"].as_object().unwrap() {
+                let (kept, n) = (s["kept"].as_u64().unwrap(), s["total"].as_u64().unwrap());
+                total += n;
+                assert!(
+                    kept * 100 >= n * 95,
+                    "{dir} keep {keep}: {kind} {kept}/{n}: {}",
+                    a["lost"]
+                );
+            }
+            assert!(total >= 50, "{dir} keep {keep}: {total} specifics");
+        }
+    }
 }

@@ -24,6 +24,9 @@ pub struct AuditData {
     pub generation: u64,
     pub audit: Audit,
     pub lost: Vec<Specific>,
+    /// A later compaction on the leaf's path replaced this compaction's summary (and carries
+    /// it): giving back belongs there.
+    pub superseded_by: Option<usize>,
 }
 
 impl AuditData {
@@ -33,10 +36,20 @@ impl AuditData {
             .iter()
             .flat_map(|k| audit.lost().filter(|sp| sp.kind == *k).cloned().collect::<Vec<_>>())
             .collect();
+        let superseded_by = match (&s.entries[entry].kind, s.leaf()) {
+            (crate::engine::load::entry::Kind::Compaction(_), Some(leaf)) => {
+                let path = s.path_to(leaf);
+                path.iter()
+                    .position(|&i| i == entry)
+                    .and_then(|at| path[at + 1..].iter().copied().find(|&i| s.entries[i].is_compaction()))
+            }
+            _ => None,
+        };
         Some(AuditData {
             generation,
             audit,
             lost,
+            superseded_by,
         })
     }
 }
@@ -107,6 +120,12 @@ impl component::Component for AuditState {
                 let Some(d) = &self.data else {
                     return component::ignored();
                 };
+                if d.superseded_by.is_some() {
+                    return vec![Effect::Say(
+                        "a later compaction replaced this summary: give the items back to it (it carries this one's)"
+                            .into(),
+                    )];
+                }
                 if self.chosen.is_empty() {
                     return vec![Effect::Say(
                         "nothing chosen: space chooses a lost item, A all of them".into(),
@@ -152,6 +171,15 @@ fn list_lines(s: &Session, st: &AuditState, d: &AuditData, width: usize) -> (Vec
                 style,
             )));
         }
+    }
+    if let Some(later) = d.superseded_by {
+        lines.push(Line::from(Span::styled(
+            format!(
+                " replaced by {}, which carries it: give back there",
+                s.entries[later].id
+            ),
+            fg(WARNING),
+        )));
     }
     if !a.invented.is_empty() {
         lines.push(Line::from(Span::styled(

@@ -243,3 +243,36 @@ fn the_offline_summary_keeps_every_kind_on_the_repositorys_long_sessions() {
         }
     }
 }
+
+/// On a session Pi wrote (the repository's long.jsonl, both releases): Pi's first compaction
+/// kept every file read and every log the user named, and lost exactly the nine `grep`
+/// commands, each from the reply that ran it.
+#[test]
+fn pis_compaction_in_the_repositorys_long_session_lost_its_commands() {
+    for dir in ["fixtures/pi-0.87.1", "fixtures/pi-1.5.2"] {
+        let f = repo().join(dir).join("long.jsonl");
+        let a = &audit_json(&f, &["--entry", "e033391b"])["audits"][0];
+        let lost = items(&a["lost"]);
+        assert_eq!(lost.len(), 9, "{dir}: {lost:?}");
+        let s = bonsai::store::load_session(&f).unwrap();
+        for (k, (kind, text, entry)) in lost.iter().enumerate() {
+            assert_eq!(kind, "commands");
+            assert_eq!(text, &format!("grep -c WARN logs/import-{:02}.log", k + 2), "{dir}");
+            let e = s.idx_of(entry).unwrap();
+            let line = String::from_utf8_lossy(s.line_bytes(e)).to_string();
+            assert!(
+                line.contains(text.as_str()) && line.contains("\"toolCall\""),
+                "{dir}: {entry} ran it"
+            );
+        }
+        let kept = items(&a["kept"]);
+        let read: Vec<&String> = kept.iter().filter(|i| i.0 == "filesRead").map(|i| &i.1).collect();
+        assert_eq!(read.len(), 9, "{dir}");
+        assert!(
+            kept.iter()
+                .filter(|i| i.0 == "values")
+                .all(|i| i.1.starts_with("logs/import-")),
+            "{dir}: {kept:?}"
+        );
+    }
+}

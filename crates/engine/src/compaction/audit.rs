@@ -388,14 +388,19 @@ fn amounts(text: &str) -> Vec<String> {
     out
 }
 
-/// What the user gave verbatim in `text` (fences already taken off): URLs, amounts, then the
-/// terms `recall` counts (backticked names, paths, identifiers, numbers).
+/// What the user gave verbatim in `text` (fences already taken off): URLs, paths, ids joined by
+/// hyphens, amounts, then the terms `recall` counts (backticked names, identifiers, numbers).
 pub fn values(text: &str) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     let mut rest = text.to_string();
     for u in urls(text) {
         rest = rest.replace(&u, " ");
         out.push(u);
+    }
+    // Paths whole before the ids inside them (`logs/import-02.log` is no `import-02`).
+    for p in terms::paths(&rest) {
+        rest = rest.replace(&p, " ");
+        out.push(p);
     }
     for id in hyphen_ids(&rest) {
         rest = rest.replace(&id, " ");

@@ -217,8 +217,29 @@ pub fn offline_branch_summary(s: &Session, nav: &Navigation, instructions: Optio
     }
     let msgs = summary::materialize_all(s, &nav.branch.messages);
     let body = offline::branch_summary_body(&msgs, instructions);
+    let text = offline::compose_branch_summary(&body, &nav.branch.file_ops);
+    // What the prose did not name of the whole branch left (the audit's kinds, its tool
+    // results' errors and exit states included), word for word, within a tenth of the branch.
+    let replaced = crate::compaction::audit::Replaced {
+        kind: crate::compaction::audit::SummaryKind::BranchSummary,
+        entry: nav.target,
+        entries: nav.branch.entries.clone(),
+        previous: None,
+        cwd: s.header.cwd.clone().unwrap_or_default(),
+    };
+    let specifics = crate::compaction::audit::specifics_of(s, &replaced);
+    let branch_tokens: u64 = nav
+        .branch
+        .entries
+        .iter()
+        .flat_map(|&e| context::intrinsic_messages(s, e))
+        .map(|m| m.est_tokens)
+        .sum();
+    let room = (branch_tokens / 10)
+        .max(512)
+        .saturating_sub(summary::estimate_text(&text));
     Summary {
-        text: offline::compose_branch_summary(&body, &nav.branch.file_ops),
+        text: crate::compaction::audit::keep_specifics(&text, &specifics, &replaced.cwd, room),
         usage: None,
     }
 }

@@ -274,9 +274,29 @@ const TASK_MARKERS: &[&str] = &[
     "at some point",
 ];
 
-/// Whether `lower` holds `marker` as whole words.
-fn has_marker(lower: &str, markers: &[&str]) -> bool {
-    markers.iter().any(|m| terms::contains_term(lower, m))
+/// Which markers `lower` holds as whole words: (a decision's, a task's). One Aho-Corasick pass
+/// over both lists: a marker at a time was a search per marker per sentence, most of the
+/// offline summary's added time on a long range.
+fn markers_in(lower: &str) -> (bool, bool) {
+    static AC: std::sync::LazyLock<Option<aho_corasick::AhoCorasick>> =
+        std::sync::LazyLock::new(|| aho_corasick::AhoCorasick::new(DECISION_MARKERS.iter().chain(TASK_MARKERS)).ok());
+    let Some(ac) = AC.as_ref() else {
+        return (false, false);
+    };
+    let is_word = |c: char| c.is_alphanumeric() || c == '_';
+    let (mut decision, mut task) = (false, false);
+    for m in ac.find_overlapping_iter(lower) {
+        let whole = !lower[..m.start()].chars().next_back().is_some_and(is_word)
+            && !lower[m.end()..].chars().next().is_some_and(is_word);
+        if whole {
+            if m.pattern().as_usize() < DECISION_MARKERS.len() {
+                decision = true;
+            } else {
+                task = true;
+            }
+        }
+    }
+    (decision, task)
 }
 
 /// `text` without its fenced blocks (```…```): what the user wrote, not what they pasted.
@@ -391,25 +411,34 @@ fn amounts(text: &str) -> Vec<String> {
 /// What the user gave verbatim in `text` (fences already taken off): URLs, paths, ids joined by
 /// hyphens, amounts, then the terms `recall` counts (backticked names, identifiers, numbers).
 pub fn values(text: &str) -> Vec<String> {
+    // Each kind is taken out of the text before the next is read (one pass for all of a kind:
+    // a replace per item was quadratic on a long request).
+    let take_out = |rest: String, found: &[String]| -> String {
+        if found.is_empty() {
+            return rest;
+        }
+        let ac = aho_corasick::AhoCorasick::builder()
+            .match_kind(aho_corasick::MatchKind::LeftmostLongest)
+            .build(found);
+        match ac {
+            Ok(ac) => ac.replace_all(&rest, &vec![" "; found.len()]),
+            Err(_) => rest,
+        }
+    };
     let mut out: Vec<String> = Vec::new();
-    let mut rest = text.to_string();
-    for u in urls(text) {
-        rest = rest.replace(&u, " ");
-        out.push(u);
-    }
+    let found = urls(text);
+    let rest = take_out(text.to_string(), &found);
+    out.extend(found);
     // Paths whole before the ids inside them (`logs/import-02.log` is no `import-02`).
-    for p in terms::paths(&rest) {
-        rest = rest.replace(&p, " ");
-        out.push(p);
-    }
-    for id in hyphen_ids(&rest) {
-        rest = rest.replace(&id, " ");
-        out.push(id);
-    }
-    for a in amounts(&rest) {
-        rest = rest.replace(&a, " ");
-        out.push(a);
-    }
+    let found = terms::paths(&rest);
+    let rest = take_out(rest, &found);
+    out.extend(found);
+    let found = hyphen_ids(&rest);
+    let rest = take_out(rest, &found);
+    out.extend(found);
+    let found = amounts(&rest);
+    let rest = take_out(rest, &found);
+    out.extend(found);
     for t in terms::request_terms(&rest) {
         if !out.contains(&t) {
             out.push(t);
@@ -576,13 +605,16 @@ fn gather(messages: &[(usize, &Value)], cwd: &str) -> Vec<Specific> {
                 let answered = std::mem::take(&mut g.asked);
                 let mut decided = false;
                 for sentence in sentences(&text) {
-                    let lower = sentence.to_lowercase();
+                    let (decision, task) = markers_in(&sentence.to_lowercase());
+                    if !(decision || task) {
+                        continue;
+                    }
                     let quote = terms::cut_chars(&sentence, SENTENCE);
-                    if has_marker(&lower, DECISION_MARKERS) {
+                    if decision {
                         g.add(Kind::Decisions, &quote, entry, None);
                         decided = true;
                     }
-                    if has_marker(&lower, TASK_MARKERS) {
+                    if task {
                         g.add(Kind::OpenTasks, &quote, entry, None);
                     }
                 }

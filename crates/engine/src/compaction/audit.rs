@@ -633,19 +633,14 @@ fn gather(messages: &[(usize, &Value)], cwd: &str) -> Vec<Specific> {
                 }
             }
             "assistant" => {
-                for b in m.get("content").and_then(|c| c.as_array()).into_iter().flatten() {
-                    if b.get("type").and_then(|t| t.as_str()) != Some("toolCall") {
-                        continue;
-                    }
-                    let args = b.get("arguments").unwrap_or(&Value::Null);
-                    let path = args.get("path").and_then(|p| p.as_str()).unwrap_or("");
-                    match b.get("name").and_then(|n| n.as_str()).unwrap_or("") {
+                for c in recall::tool_calls(m) {
+                    let path = c.path;
+                    match c.name {
                         "read" if !path.is_empty() => g.add(Kind::FilesRead, path, entry, None),
                         "edit" | "write" if !path.is_empty() => g.add(Kind::FilesModified, path, entry, None),
                         "bash" => {
-                            if let Some(cmd) = recall::command_of(args) {
-                                let id = b.get("id").and_then(|i| i.as_str()).unwrap_or("");
-                                let state = exit_state(results.get(id).copied());
+                            if let Some(cmd) = recall::command_of(c.args) {
+                                let state = exit_state(results.get(c.id).copied());
                                 g.add(Kind::Commands, cmd, entry, state);
                             }
                         }

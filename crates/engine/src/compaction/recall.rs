@@ -94,6 +94,33 @@ fn push(v: &mut Vec<String>, seen: &mut HashSet<String>, s: String) {
     }
 }
 
+/// One tool call of an assistant message, as the facts read it.
+pub struct CallRef<'a> {
+    pub id: &'a str,
+    pub name: &'a str,
+    pub args: &'a Value,
+    /// Its `path` argument ("" without one).
+    pub path: &'a str,
+}
+
+/// The tool calls of an assistant message (materialized), in order.
+pub fn tool_calls(m: &Value) -> impl Iterator<Item = CallRef<'_>> {
+    m.get("content")
+        .and_then(|c| c.as_array())
+        .into_iter()
+        .flatten()
+        .filter(|b| b.get("type").and_then(|t| t.as_str()) == Some("toolCall"))
+        .map(|b| {
+            let args = b.get("arguments").unwrap_or(&Value::Null);
+            CallRef {
+                id: b.get("id").and_then(|i| i.as_str()).unwrap_or(""),
+                name: b.get("name").and_then(|n| n.as_str()).unwrap_or(""),
+                args,
+                path: args.get("path").and_then(|p| p.as_str()).unwrap_or(""),
+            }
+        })
+}
+
 /// The command a `bash` call or a `!` command ran.
 pub fn command_of(args: &Value) -> Option<&str> {
     args.get("command").and_then(|c| c.as_str())
@@ -130,17 +157,13 @@ pub fn facts(messages: &[Value]) -> Facts {
                 }
             }
             "assistant" => {
-                for b in m.get("content").and_then(|c| c.as_array()).into_iter().flatten() {
-                    if b.get("type").and_then(|t| t.as_str()) != Some("toolCall") {
-                        continue;
-                    }
-                    let args = b.get("arguments").unwrap_or(&Value::Null);
-                    let path = args.get("path").and_then(|p| p.as_str()).unwrap_or("");
-                    match b.get("name").and_then(|n| n.as_str()).unwrap_or("") {
+                for c in tool_calls(m) {
+                    let path = c.path;
+                    match c.name {
                         "edit" | "write" if !path.is_empty() => push(&mut f.modified, &mut seen[0], path.to_string()),
                         "read" if !path.is_empty() => push(&mut f.read, &mut seen[1], path.to_string()),
                         "bash" => {
-                            for p in terms::paths(command_of(args).unwrap_or("")) {
+                            for p in terms::paths(command_of(c.args).unwrap_or("")) {
                                 push(&mut f.command_paths, &mut seen[2], p);
                             }
                         }

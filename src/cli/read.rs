@@ -901,12 +901,18 @@ pub fn list(a: ListArgs) -> Result<()> {
     }
     for i in &infos {
         println!(
-            "{}  {:>6} entries  {:>9} bytes  {}  {}",
+            "{}  {:>6} entries  {:>9} bytes  {}{}  {}",
             i.modified_iso(),
             i.entries,
             i.bytes,
+            if i.title_is_made() { "~ " } else { "" },
             i.title(),
             i.path.display()
+        );
+    }
+    if infos.iter().any(|i| i.title_is_made()) {
+        eprintln!(
+            "~ a title bonsai made from the first request (or the newest summary's goal): the session has no name; `bonsai rename FILE --suggest` writes it as one"
         );
     }
     Ok(())

@@ -121,6 +121,17 @@ pub fn usage(a: UsageArgs) -> Result<()> {
     let by = by_of(a.by);
     let zone = tz.iana_name().unwrap_or("the system's zone").to_string();
     let r = usage::report(&sessions, by, &Period { since, until, tz }, &models);
+    // An unnamed session's row shows bonsai's title, from the listing (its cache makes this a
+    // stat per file), marked `~`.
+    let mut made: std::collections::HashMap<String, String> = Default::default();
+    if matches!(by, By::Session) && r.sessions.values().any(|(n, _)| n.is_none()) {
+        for i in crate::store::sessions::list_sessions_in(&agent, &cwd, &settings, true) {
+            if let Some(t) = i.made_title.filter(|_| i.name.is_none()) {
+                made.insert(i.path.to_string_lossy().to_string(), t);
+            }
+        }
+    }
+    let made_title = |k: &str| made.get(k).cloned();
     if a.json {
         let rows: Vec<Value> = ordered(&r, by)
             .into_iter()
@@ -133,6 +144,11 @@ pub fn usage(a: UsageArgs) -> Result<()> {
                 if let Some((name, project)) = r.sessions.get(k) {
                     row["name"] = json!(name);
                     row["project"] = json!(project);
+                    match (name, made_title(k)) {
+                        (Some(n), _) => (row["title"], row["titleBy"]) = (json!(n), json!("name")),
+                        (None, Some(t)) => (row["title"], row["titleBy"]) = (json!(t), json!("bonsai")),
+                        (None, None) => {}
+                    }
                 }
                 if a.breakdown {
                     row["models"] = models
@@ -162,14 +178,21 @@ pub fn usage(a: UsageArgs) -> Result<()> {
         );
         return Ok(());
     }
-    print_text(&a, &r, by, &zone, sessions.len());
+    print_text(&a, &r, by, &zone, sessions.len(), &made);
     for s in &skipped {
         eprintln!("skipped {}: {}", s.path.display(), s.reason);
     }
     Ok(())
 }
 
-fn print_text(a: &UsageArgs, r: &Report, by: By, zone: &str, sessions: usize) {
+fn print_text(
+    a: &UsageArgs,
+    r: &Report,
+    by: By,
+    zone: &str,
+    sessions: usize,
+    made: &std::collections::HashMap<String, String>,
+) {
     let head = match by {
         By::Day => "day",
         By::Month => "month",
@@ -200,6 +223,7 @@ fn print_text(a: &UsageArgs, r: &Report, by: By, zone: &str, sessions: usize) {
     for (k, (t, models)) in ordered(r, by) {
         let label = match r.sessions.get(k) {
             Some((Some(name), _)) => format!("{k}  ({name})"),
+            Some((None, _)) if made.contains_key(k) => format!("{k}  (~ {})", made[k]),
             _ => k.clone(),
         };
         // A long key (a path, a project) gets its own line above the numbers.

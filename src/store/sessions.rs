@@ -58,6 +58,10 @@ pub struct SessionInfo {
     /// What the session's recorded model calls used and cost (every call in the file: replies,
     /// summaries, cache warming; a fork's copies of its source's calls included).
     pub spent: Spent,
+    /// The goal the newest summary (compaction or branch summary) states, if it states one.
+    pub goal: Option<String>,
+    /// bonsai's title for a session without a name (see `engine::view::title`).
+    pub made_title: Option<String>,
     pub problem: Option<Problem>,
 }
 
@@ -68,11 +72,25 @@ impl SessionInfo {
     pub fn is_session(&self) -> bool {
         self.problem.is_none()
     }
+    /// Its name; without one, bonsai's title for it; else its first request.
     pub fn title(&self) -> String {
         self.name
             .clone()
+            .or_else(|| self.made_title.clone())
             .or_else(|| self.first_message.clone())
             .unwrap_or_else(|| "(no messages)".into())
+    }
+    /// Whether [`SessionInfo::title`] is bonsai's (the session has no name of its own).
+    pub fn title_is_made(&self) -> bool {
+        self.name.is_none() && self.made_title.is_some()
+    }
+    /// Fill in bonsai's title from the first request and the newest summary's goal.
+    fn with_made_title(mut self) -> SessionInfo {
+        self.made_title = match self.name {
+            Some(_) => None,
+            None => crate::engine::view::title::suggested(self.first_message.as_deref(), self.goal.as_deref()),
+        };
+        self
     }
     pub fn modified_iso(&self) -> String {
         js::iso_from_ms(self.modified_ms)
@@ -80,7 +98,9 @@ impl SessionInfo {
     pub fn to_json(&self) -> Value {
         json!({
             "path": self.path, "id": self.id, "cwd": self.cwd, "parentSession": self.parent_session,
-            "name": self.name, "firstMessage": self.first_message, "lastMessage": self.last_message,
+            "name": self.name,
+            "title": self.title(), "titleBy": if self.name.is_some() { Some("name") } else if self.made_title.is_some() { Some("bonsai") } else { None },
+            "firstMessage": self.first_message, "lastMessage": self.last_message,
             "entries": self.entries, "bytes": self.bytes, "modified": self.modified_iso(),
             "created": self.created, "version": self.version, "contextTokens": self.context_tokens,
             "model": self.model.as_ref().map(|(p, m)| format!("{p}/{m}")),
@@ -225,6 +245,9 @@ struct BodyFacts {
     usage: Option<(u64, Option<(String, String)>)>,
     tail_estimate: u64,
     spent: Spent,
+    /// The newest summary's goal (`Some(None)`: the newest summary states none); `None`
+    /// without a summary in the body.
+    goal: Option<Option<String>>,
 }
 
 /// The listing's facts of `body` (whole lines after the header, or after what a cached listing
@@ -260,7 +283,46 @@ fn scan_body(body: &[u8], forked_at: Option<&str>) -> BodyFacts {
         usage,
         tail_estimate,
         spent: crate::engine::usage::sums(body, forked_at),
+        goal: newest_goal(body),
     }
+}
+
+/// The goal the newest compaction or branch summary in `body` states (found from the end;
+/// only that line is decoded).
+fn newest_goal(body: &[u8]) -> Option<Option<String>> {
+    #[derive(serde::Deserialize)]
+    struct Summary {
+        #[serde(rename = "type")]
+        kind: Option<String>,
+        summary: Option<String>,
+    }
+    let newest = |needle: &[u8]| {
+        let f = memmem::FinderRev::new(needle);
+        let mut end = body.len();
+        while let Some(at) = f.rfind(&body[..end]) {
+            end = at;
+            let line = line_at(body, at);
+            if let Ok(s) = serde_json::from_slice::<Summary>(line)
+                && matches!(s.kind.as_deref(), Some("compaction" | "branch_summary"))
+            {
+                return Some((at, s.summary));
+            }
+        }
+        None
+    };
+    let c = newest(b"\"type\":\"compaction\"");
+    let b = newest(b"\"type\":\"branch_summary\"");
+    let (_, summary) = match (c, b) {
+        (Some(c), Some(b)) => {
+            if c.0 > b.0 {
+                c
+            } else {
+                b
+            }
+        }
+        (c, b) => c.or(b)?,
+    };
+    Some(summary.as_deref().and_then(crate::engine::view::title::goal_of))
 }
 
 /// A cached listing of a file, and the bytes it was read up to.
@@ -286,6 +348,13 @@ struct Cached {
     /// before it summed usage): such an entry is read again.
     #[serde(default, rename = "spentApart")]
     spent: Option<Spent>,
+    /// The newest summary's goal.
+    #[serde(default, rename = "summaryGoal")]
+    goal: Option<String>,
+    /// False in a cache written before bonsai made titles (it did not read the goal): such an
+    /// entry is read again.
+    #[serde(default, rename = "goalRead")]
+    goal_read: bool,
 }
 
 /// The last bytes before `len` (hex), to tell appended bytes from a rewrite.
@@ -308,7 +377,7 @@ fn read_info(path: &Path, dir: &Path, cached: Option<&Cached>) -> SessionInfo {
         Err(e) => return problem(format!("cannot read it: {}", io_reason(&e))),
     };
     let modified_ms = super::files::mtime_ms(&meta);
-    let cached = cached.filter(|c| c.spent.is_some());
+    let cached = cached.filter(|c| c.spent.is_some() && c.goal_read);
     if let Some(c) = cached
         && c.len == meta.len()
         && c.mtime_ms == modified_ms
@@ -346,6 +415,9 @@ fn read_info(path: &Path, dir: &Path, cached: Option<&Cached>) -> SessionInfo {
         }
         info.spent.add(&more.spent);
         info.first_message = info.first_message.or(more.first_message);
+        if let Some(g) = more.goal {
+            info.goal = g;
+        }
         info.last_message = more.last_message.or(info.last_message);
         match more.usage {
             Some((tokens, model)) => {
@@ -354,7 +426,7 @@ fn read_info(path: &Path, dir: &Path, cached: Option<&Cached>) -> SessionInfo {
             }
             None => info.context_tokens = info.context_tokens.map(|t| t + more.tail_estimate),
         }
-        return info;
+        return info.with_made_title();
     }
     let mut start = 0;
     let header: Value = loop {
@@ -396,8 +468,11 @@ fn read_info(path: &Path, dir: &Path, cached: Option<&Cached>) -> SessionInfo {
         context_tokens: facts.usage.as_ref().map(|(t, _)| t + facts.tail_estimate),
         model: facts.usage.and_then(|(_, m)| m),
         spent: facts.spent,
+        goal: facts.goal.flatten(),
+        made_title: None,
         problem: None,
     }
+    .with_made_title()
 }
 
 impl Cached {
@@ -419,6 +494,8 @@ impl Cached {
             context_tokens: info.context_tokens,
             model: info.model.clone(),
             spent: Some(info.spent),
+            goal: info.goal.clone(),
+            goal_read: true,
         }
     }
 
@@ -440,8 +517,11 @@ impl Cached {
             context_tokens: self.context_tokens,
             model: self.model.clone(),
             spent: self.spent.unwrap_or_default(),
+            goal: self.goal.clone(),
+            made_title: None,
             problem: None,
         }
+        .with_made_title()
     }
 }
 

@@ -65,6 +65,9 @@ pub struct Doc {
     pub read_only: Option<&'static str>,
     /// The context edits in effect at Pi's leaf (target → edit entry), marked in the tree.
     pub edits: HashMap<usize, usize>,
+    /// bonsai's title for a session without a name (made once per load: it reads from the end
+    /// to the newest summary).
+    pub made_title: Option<String>,
 }
 
 impl Doc {
@@ -79,12 +82,17 @@ impl Doc {
             },
             || Tree::build(&session),
         );
+        let made_title = match session.session_name() {
+            Some(_) => None,
+            None => crate::engine::view::title::of_session(&session),
+        };
         Doc {
             tree,
             session,
             path,
             read_only,
             edits,
+            made_title,
         }
     }
 }

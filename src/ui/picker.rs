@@ -365,10 +365,18 @@ impl Picker {
         if self.is_pinned(&s.path) {
             spans.push(Span::styled("★ ", fg(WARNING)));
         }
-        spans.push(Span::styled(
-            s.title(),
-            if current { fg(SUCCESS) } else { Style::default() },
-        ));
+        // A title bonsai made (the session has no name) is marked `~` and dimmer.
+        if s.title_is_made() {
+            spans.push(Span::styled(
+                format!("~ {}", s.title()),
+                if current { fg(SUCCESS) } else { fg(MUTED) }.add_modifier(Modifier::ITALIC),
+            ));
+        } else {
+            spans.push(Span::styled(
+                s.title(),
+                if current { fg(SUCCESS) } else { Style::default() },
+            ));
+        }
         Line::from(spans)
     }
 
@@ -456,6 +464,7 @@ impl Picker {
         let s = &self.sessions[i];
         q.is_empty()
             || s.title().to_lowercase().contains(q)
+            || s.first_message.as_ref().is_some_and(|m| m.to_lowercase().contains(q))
             || s.path
                 .file_name()
                 .is_some_and(|n| n.to_string_lossy().to_lowercase().contains(q))
@@ -1284,6 +1293,12 @@ impl Picker {
         }
         let kv = |k: &str, v: String| Line::from(vec![Span::styled(format!(" {k:<8}"), fg(DIM)), Span::raw(cut(&v))]);
         out.push(Line::from(Span::styled(cut(&format!(" {}", s.title())), title())));
+        if s.title_is_made() {
+            out.push(Line::from(Span::styled(
+                cut(" ~ bonsai's title: no name yet (R names it)"),
+                fg(DIM),
+            )));
+        }
         let name = s
             .path
             .file_name()

@@ -6,6 +6,7 @@ pub mod context;
 pub mod search;
 pub mod syntax;
 pub mod text_width;
+pub mod title;
 pub mod tokens;
 pub mod tree;
 pub mod tree_view;

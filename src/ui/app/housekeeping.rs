@@ -148,7 +148,12 @@ impl App {
         };
         self.parts.dialog = Some(Dialog::Input {
             purpose: InputPurpose::RenameFile(s.path.clone()),
-            editor: LineEditor::new(s.name.as_deref().unwrap_or(""), false),
+            // Unnamed: bonsai's title is offered; only Enter writes it.
+            editor: match (&s.name, &s.made_title) {
+                (Some(n), _) => LineEditor::new(n, false),
+                (None, Some(t)) => LineEditor::prefilled(t),
+                (None, None) => LineEditor::new("", false),
+            },
             seen: Seen::of(&self.doc.session),
             note: Some(format!("appends Pi's session_info to {}", s.path.display())),
         });

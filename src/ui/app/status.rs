@@ -13,11 +13,13 @@ impl App {
 }
 
 fn header(app: &App) -> Vec<Span<'static>> {
+    // A title bonsai made is marked `~` (not the session's name: R writes it as one).
     let name = app
         .doc
         .session
         .session_name()
         .map(String::from)
+        .or_else(|| app.doc.made_title.as_ref().map(|t| format!("~ {t}")))
         .or_else(|| {
             app.doc
                 .path

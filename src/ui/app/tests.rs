@@ -1415,7 +1415,7 @@ fn a_session_whose_file_disappears_says_so_and_writes_nothing() {
     let status = a.log.status.clone().unwrap_or_default();
     assert!(status.contains("the session file is gone"), "{status}");
     let screen = render(&mut a, 100, 30);
-    assert!(screen.contains("split-turn"), "what is shown stays:\n{screen}");
+    assert!(screen.contains("List the modules"), "what is shown stays:\n{screen}");
     a.handle_key(shift('L'));
     assert!(a.parts.dialog.is_none(), "no write dialog");
     assert!(a.log.status.as_deref().unwrap_or("").contains("nothing can be written"));

@@ -198,12 +198,21 @@ impl App {
     pub(super) fn open_rename(&mut self) {
         if self.writable() {
             let s = &self.doc.session;
-            let text = s.session_name().unwrap_or("").to_string();
+            // Unnamed: bonsai's title is offered, written only if the user presses Enter.
+            // Typing replaces the offer; Enter takes it.
+            let (editor, note) = match (s.session_name(), &self.doc.made_title) {
+                (Some(n), _) => (LineEditor::new(n, false), None),
+                (None, Some(t)) => (
+                    LineEditor::prefilled(t),
+                    Some("bonsai's title (no name yet): enter writes it, typing replaces it".to_string()),
+                ),
+                (None, None) => (LineEditor::new("", false), None),
+            };
             self.parts.dialog = Some(Dialog::Input {
                 purpose: InputPurpose::Rename,
-                editor: LineEditor::new(&text, false),
+                editor,
                 seen: Seen::of(s),
-                note: None,
+                note,
             });
         }
     }

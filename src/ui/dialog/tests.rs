@@ -125,12 +125,19 @@ fn label_dialog_sets_and_clears() {
 fn rename_and_streaming_dialogs() {
     let (_d, p) = temp_copy("split-turn.jsonl");
     let mut a = app_for(&p);
+    // Unnamed: bonsai's title is offered, and Enter writes it as Pi's name.
+    a.handle_key(shift('R'));
+    insta::assert_snapshot!("dialog_rename_offers_bonsai_s_title", render(&mut a, 80, 24));
+    a.handle_key(key(KeyCode::Enter));
+    a.run_jobs_now();
+    assert_eq!(a.doc.session.session_name(), Some("List the modules"));
+    // Named: the name is there to edit.
     a.handle_key(shift('R'));
     typed(&mut a, " Split turn demo");
     insta::assert_snapshot!("dialog_rename", render(&mut a, 80, 24));
     a.handle_key(key(KeyCode::Enter));
     a.run_jobs_now();
-    assert_eq!(a.doc.session.session_name(), Some("Split turn demo"));
+    assert_eq!(a.doc.session.session_name(), Some("List the modules Split turn demo"));
     // A branch summary streaming from a model (state set directly: no network in tests).
     a.parts.dialog = Some(super::Dialog::Summary {
         purpose: super::SummaryFor::Branch { target: 3, budget: 1 },

@@ -39,6 +39,9 @@ fn info(
         context_tokens: Some(entries as u64 * 700),
         model: Some(("anthropic".into(), "claude-sonnet-4-5".into())),
         spent: bonsai_spent(entries),
+        goal: None,
+        // What the listing makes for an unnamed session.
+        made_title: crate::engine::view::title::suggested(Some(title), None),
         problem: None,
     }
 }

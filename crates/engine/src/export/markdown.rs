@@ -56,9 +56,14 @@ fn entries(s: &Session, scope: Scope) -> Vec<(usize, usize)> {
     }
 }
 
+/// The session's name; without one, bonsai's title for it (said in the head); else its
+/// first request.
 fn title(s: &Session) -> String {
     if let Some(n) = s.session_name() {
         return n.to_string();
+    }
+    if let Some(t) = crate::view::title::of_session(s) {
+        return t;
     }
     for i in 0..s.entries.len() {
         if let Kind::Message(m) = &s.entries[i].kind
@@ -367,6 +372,9 @@ fn md_head(s: &Session, scope: Scope, leaf: Option<usize>, entries: usize) -> St
     out.push_str(&format!("# {}\n\n", md_inline(&title(s))));
     let h = &s.header;
     let mut meta = vec![format!("session {}", code(&h.id))];
+    if s.session_name().is_none() && crate::view::title::of_session(s).is_some() {
+        meta.push("title made by bonsai (the session has no name)".to_string());
+    }
     if let Some(cwd) = &h.cwd {
         meta.push(format!("in {}", code(cwd)));
     }
@@ -597,6 +605,12 @@ pub fn write_json(s: &Session, scope: Scope, out: &mut impl std::io::Write) -> s
     };
     writeln!(out, "{{")?;
     writeln!(out, "  \"title\": {},", Value::from(title(s)))?;
+    let by = match (s.session_name(), crate::view::title::of_session(s)) {
+        (Some(_), _) => Value::from("name"),
+        (None, Some(_)) => Value::from("bonsai"),
+        (None, None) => Value::Null,
+    };
+    writeln!(out, "  \"titleBy\": {by},")?;
     writeln!(out, "  \"header\": {},", s.header.raw)?;
     writeln!(out, "  \"scope\": {scope_v},")?;
     write!(out, "  \"entries\": [")?;

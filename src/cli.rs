@@ -31,6 +31,7 @@ mod index;
 pub mod out;
 mod prune;
 mod read;
+mod resume;
 pub mod serve;
 mod usage;
 mod write;
@@ -43,6 +44,7 @@ use color_eyre::eyre::Result;
 pub use compare::CompareArgs;
 pub use prune::{EditArgs, PruneArgs};
 pub use read::{BranchArgs, ContextArgs, CutArgs, ExportArgs, InspectArgs, ListArgs, SearchArgs, StatsArgs, TreeArgs};
+pub use resume::exec_pi;
 pub use serve::ServeArgs;
 use std::path::PathBuf;
 pub use write::{
@@ -132,6 +134,10 @@ pub enum Command {
     Restore(RestoreArgs),
     /// Sessions of the current project (or of all projects), newest first.
     List(ListArgs),
+    /// Resume a session in Pi (`pi --session FILE`, from the session's folder): this
+    /// project's newest, or the one QUERY names (its name, bonsai's title, its first request,
+    /// an id prefix or the file name, in any project; several open the picker on them).
+    Resume(resume::ResumeArgs),
     /// The backups bonsai left beside sessions (before a delete, a migration or a repair; the
     /// lines a delete removed), with their size and age; --remove removes old ones, never
     /// those the next `bonsai restore` needs.
@@ -226,6 +232,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Stats(a) => read::stats(a),
         Command::Inspect(a) => read::inspect(a),
         Command::List(a) => read::list(a),
+        Command::Resume(a) => resume::resume(a),
         Command::Backups(a) => branches::backups(a),
         Command::Usage(a) => usage::usage(a),
         Command::Bill(a) => bill::bill(a),
@@ -271,6 +278,7 @@ impl Command {
             Command::Stats(a) => (&mut a.session.file, false),
             Command::Inspect(a) => (&mut a.session.file, false),
             Command::List(_)
+            | Command::Resume(_)
             | Command::Search(_)
             | Command::Serve(_)
             | Command::Backups(_)

@@ -17,6 +17,7 @@ pub mod pi_version;
 pub mod pins;
 pub mod private;
 pub mod procs;
+pub mod resume;
 pub mod rewrite;
 pub mod search;
 pub mod sessions;

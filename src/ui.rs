@@ -45,6 +45,7 @@ use crate::engine::settings::Settings;
 use action::Action;
 use app::{App, Overlay, Terminal};
 use color_eyre::eyre::{Result, eyre};
+use component::Handover;
 use ratatui::Frame;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -254,8 +255,26 @@ pub fn run(arg: Option<PathBuf>, at: Option<String>) -> Result<()> {
     PROCESS_START.get_or_init(std::time::Instant::now);
     let cwd = crate::store::config::cwd();
     let settings = crate::store::config::load_settings(&cwd);
-    let registry = crate::store::config::load_registry(&crate::store::config::agent_dir());
     let target = resolve_target(arg.as_deref(), &cwd, &settings)?;
+    run_target(target, at, None, settings)
+}
+
+/// The picker on every project's sessions, filtered by `query`, for `bonsai resume` (several
+/// sessions matched): resuming one ends bonsai and runs Pi in its place.
+pub fn run_resume_picker(query: String) -> Result<()> {
+    PROCESS_START.get_or_init(std::time::Instant::now);
+    let cwd = crate::store::config::cwd();
+    let settings = crate::store::config::load_settings(&cwd);
+    run_target(Target::Picker, None, Some(query), settings)
+}
+
+/// Whether the viewer can run here (standard output and a terminal to read keys from).
+pub fn has_terminal() -> bool {
+    no_terminal_said().is_ok()
+}
+
+fn run_target(target: Target, at: Option<String>, resume: Option<String>, settings: Settings) -> Result<()> {
+    let registry = crate::store::config::load_registry(&crate::store::config::agent_dir());
     no_terminal_said()?;
     // Load the syntax definitions while the session loads.
     std::thread::spawn(highlight::warm_up);
@@ -274,6 +293,7 @@ pub fn run(arg: Option<PathBuf>, at: Option<String>) -> Result<()> {
         registry,
         rt.handle().clone(),
         at,
+        resume,
     ));
     leave_extras(mouse);
     ratatui::restore();
@@ -286,7 +306,41 @@ pub fn run(arg: Option<PathBuf>, at: Option<String>) -> Result<()> {
         runner::wait_for_writes(Duration::MAX);
     }
     rt.shutdown_background();
-    r
+    match r? {
+        // Chosen in `bonsai resume`'s picker: Pi in bonsai's place, the terminal restored.
+        Some(run) => {
+            for n in &run.notes {
+                eprintln!("bonsai: {n}");
+            }
+            crate::cli::exec_pi(&run)
+        }
+        None => Ok(()),
+    }
+}
+
+/// Run Pi on a session in bonsai's terminal and wait for it; what to say when it is done.
+fn run_pi(run: &crate::store::resume::PiRun) -> String {
+    use std::io::Write;
+    // Said before Pi draws (and kept in bonsai's status line after).
+    let mut err = std::io::stderr();
+    for n in &run.notes {
+        let _ = writeln!(err, "bonsai: {n}");
+    }
+    match run.command().status() {
+        Ok(s) => {
+            let how = match s.code() {
+                Some(0) => "Pi exited".to_string(),
+                Some(c) => format!("Pi exited with status {c}"),
+                None => "Pi was stopped by a signal".to_string(),
+            };
+            let mut said = format!("{how}; back in bonsai ({})", run.file.display());
+            if !run.notes.is_empty() {
+                said = format!("{said} · {}", run.notes.join(" · "));
+            }
+            said
+        }
+        Err(e) => run.start_error(&e),
+    }
 }
 
 /// The viewer draws on standard output and reads keys from the controlling terminal: from
@@ -390,7 +444,8 @@ async fn event_loop(
     registry: Registry,
     handle: tokio::runtime::Handle,
     at: Option<String>,
-) -> Result<()> {
+    resume: Option<String>,
+) -> Result<Option<crate::store::resume::PiRun>> {
     use crossterm::event::{Event, EventStream};
     use futures_util::StreamExt;
     let mut events = EventStream::new();
@@ -413,7 +468,13 @@ async fn event_loop(
         width: size.width,
         height: size.height,
     });
-    if is_picker {
+    if let Some(query) = resume {
+        // `bonsai resume WORDS` with several matches: every project's, filtered to them.
+        app.open_picker_to_resume(&query);
+        if let Some(p) = &mut app.parts.picker {
+            p.launched_without_session = true;
+        }
+    } else if is_picker {
         app.update(Action::OpenPicker);
         if let Some(p) = &mut app.parts.picker {
             p.launched_without_session = true;
@@ -428,6 +489,30 @@ async fn event_loop(
             runner::spawn(job, &handle, tx.clone());
         }
         for effect in app.take_effects() {
+            if let Terminal::ResumeInPi { run, handover } = effect {
+                match handover {
+                    Handover::End => return Ok(Some(run)),
+                    Handover::SwitchPi(handoff) => {
+                        match std::fs::write(&handoff, run.file.to_string_lossy().as_bytes()) {
+                            Ok(()) => return Ok(None),
+                            Err(e) => {
+                                app.log.status = Some(format!("cannot tell Pi which session to open ({e})"));
+                                dirty = true;
+                            }
+                        }
+                    }
+                    Handover::Return => {
+                        // The key reader stops while Pi has the terminal (else it would take
+                        // some of Pi's keys), and starts again after.
+                        drop(events);
+                        let said = suspended(terminal, mouse, || run_pi(&run));
+                        events = EventStream::new();
+                        app.update(Action::PiExited(said));
+                        dirty = true;
+                    }
+                }
+                continue;
+            }
             dirty |= carry_out(effect, terminal, mouse, &mut app);
         }
         if dirty {
@@ -452,7 +537,7 @@ async fn event_loop(
                 None => {
                     return match app.fatal.take() {
                         Some(e) => Err(e.into()),
-                        None => Ok(()),
+                        None => Ok(None),
                     };
                 }
             }
@@ -461,7 +546,7 @@ async fn event_loop(
             ev = events.next() => match ev {
                 // While the session loads only q and Ctrl+C act (the job is left to the
                 // runtime's shutdown); other keys wait for the session, a resize is the frame's.
-                Some(Ok(ev)) if app.is_loading() && is_quit_key(&ev) => return Ok(()),
+                Some(Ok(ev)) if app.is_loading() && is_quit_key(&ev) => return Ok(None),
                 Some(Ok(ev)) if app.is_loading() && !matches!(ev, Event::Resize(..)) => typed_ahead.push(ev),
                 Some(Ok(ev)) => {
                     if let Some(a) = action_for_event(&app, ev) {
@@ -469,7 +554,7 @@ async fn event_loop(
                     }
                 }
                 Some(Err(e)) => return Err(e.into()),
-                None => return Ok(()),
+                None => return Ok(None),
             },
             Some(r) = rx.recv() => {
                 let was_loading = app.is_loading();
@@ -543,6 +628,8 @@ fn carry_out(effect: Terminal, terminal: &mut ratatui::DefaultTerminal, mouse: b
             suspended(terminal, mouse, || show_in_pager(&text));
             true
         }
+        // Carried out by the event loop itself (it stops its key reader first).
+        Terminal::ResumeInPi { .. } => false,
     }
 }
 

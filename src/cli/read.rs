@@ -172,10 +172,14 @@ pub struct SearchArgs {
     /// Only entries by this role (tool: tool results and `!` commands).
     #[arg(long, value_parser = ["user", "assistant", "tool"])]
     pub role: Option<String>,
-    /// One JSON object per hit and line: session, entryId, role, timestamp, snippet, match
-    /// (byte range in the snippet), matches, line.
+    /// One JSON object per hit and line: hit (its number), session, entryId, role, timestamp,
+    /// snippet, match (byte range in the snippet), matches, line.
     #[arg(long)]
     pub json: bool,
+    /// Resume the session of hit N (as numbered in the list) in Pi, from its folder, instead
+    /// of listing. Pi opens the session at its leaf, as `pi --session` does.
+    #[arg(long, value_name = "N", conflicts_with = "json")]
+    pub resume: Option<usize>,
 }
 
 #[derive(Args, Debug)]
@@ -992,33 +996,88 @@ pub fn search(a: SearchArgs) -> Result<()> {
     let colour = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
     let started = std::time::Instant::now();
     let stop = std::sync::atomic::AtomicBool::new(false);
-    let out = std::sync::Mutex::new((std::io::stdout(), 0usize, 0usize, Vec::<String>::new()));
+    // Files are searched in parallel but listed in their order (each file's hits wait for
+    // those before it): the hits' numbers are the same on every run, so `--resume N` means
+    // the hit the user saw.
+    let order: std::collections::HashMap<&std::path::Path, usize> =
+        files.iter().enumerate().map(|(i, p)| (p.as_path(), i)).collect();
+    let out = std::sync::Mutex::new(Listed::default());
     crate::store::search::search(&files, &q, &stop, |path, r| {
-        let hits = match r {
-            Ok(h) => h,
+        let Ok(mut o) = out.lock() else { return };
+        let at = order.get(path).copied().unwrap_or(usize::MAX);
+        match r {
+            Ok(h) => o.waiting.insert(at, Some((path.to_path_buf(), h))),
             Err(e) => {
-                if let Ok(mut o) = out.lock() {
-                    o.3.push(format!("{}: {e}", path.display()));
-                }
-                return;
+                o.errors.push(format!("{}: {e}", path.display()));
+                o.waiting.insert(at, None)
             }
         };
-        if hits.is_empty() {
-            return;
-        }
-        // Each file's hits go out together, written through a small buffer (a big file's
-        // text built whole was tens of megabytes, grown and copied).
-        let Ok(mut o) = out.lock() else { return };
-        o.1 += hits.len();
-        o.2 += 1;
-        let mut w = std::io::BufWriter::with_capacity(1 << 16, &mut o.0);
-        let ok = write_hits(&mut w, path, &hits, a.json, colour);
-        // A closed pipe (`| head`) ends the search.
-        if !ok || w.flush().is_err() {
-            stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        loop {
+            let n = o.next;
+            let Some(next) = o.waiting.remove(&n) else { break };
+            o.next += 1;
+            let Some((path, hits)) = next.filter(|(_, h)| !h.is_empty()) else {
+                continue;
+            };
+            let first = o.hits + 1;
+            o.hits += hits.len();
+            o.sessions += 1;
+            if let Some(n) = a.resume {
+                if n >= first && n <= o.hits {
+                    o.chosen = Some((path.clone(), hits[n - first].clone()));
+                    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+                }
+                continue;
+            }
+            // Each file's hits go out together, written through a small buffer (a big file's
+            // text built whole was tens of megabytes, grown and copied).
+            let mut stdout = std::io::stdout();
+            let mut w = std::io::BufWriter::with_capacity(1 << 16, &mut stdout);
+            let ok = write_hits(&mut w, &path, &hits, first, a.json, colour);
+            // A closed pipe (`| head`) ends the search.
+            if !ok || w.flush().is_err() {
+                stop.store(true, std::sync::atomic::Ordering::Relaxed);
+            }
         }
     });
-    let (_, hits, sessions, errors) = out.into_inner().unwrap_or_else(|e| e.into_inner());
+    let Listed {
+        hits,
+        sessions,
+        errors,
+        chosen,
+        ..
+    } = out.into_inner().unwrap_or_else(|e| e.into_inner());
+    if let Some(n) = a.resume {
+        for e in &errors {
+            eprintln!("bonsai: could not search {e}");
+        }
+        let Some((path, hit)) = chosen else {
+            return Err(eyre!(
+                "no hit {n} for {:?}: {hits} hit{} in {sessions} session{}",
+                a.query,
+                if hits == 1 { "" } else { "s" },
+                if sessions == 1 { "" } else { "s" }
+            ));
+        };
+        let here = cwd();
+        let info = crate::store::session_info(&path);
+        let run = crate::store::resume::PiRun::for_session(
+            &path,
+            info.as_ref().map(|i| i.cwd.as_str()),
+            &load_settings(&here),
+            &here,
+        );
+        for note in &run.notes {
+            eprintln!("bonsai: {note}");
+        }
+        eprintln!(
+            "bonsai: resuming {} in Pi at its leaf (hit {n} is entry {}, {})",
+            path.display(),
+            out::visible(&hit.entry_id),
+            out::visible(&hit.role)
+        );
+        return super::resume::exec_pi(&run);
+    }
     for e in &errors {
         eprintln!("bonsai: could not search {e}");
     }
@@ -1066,9 +1125,24 @@ fn search_roots(a: &SearchArgs) -> Result<Vec<std::path::PathBuf>> {
     })
 }
 
+/// What `bonsai search` has listed so far, and the files searched but not yet listed.
+#[derive(Default)]
+struct Listed {
+    hits: usize,
+    sessions: usize,
+    errors: Vec<String>,
+    /// The next file (in the listing's order) to list.
+    next: usize,
+    /// Files searched ahead of their turn: their hits, or `None` (an error).
+    waiting: std::collections::HashMap<usize, Option<(std::path::PathBuf, Vec<crate::engine::view::search::Hit>)>>,
+    /// `--resume N`: the session and the hit.
+    chosen: Option<(std::path::PathBuf, crate::engine::view::search::Hit)>,
+}
+
 /// One `--json` line (the fields in this order).
 #[derive(serde::Serialize)]
 struct JsonHit<'a> {
+    hit: usize,
     session: &'a std::path::Path,
     #[serde(rename = "entryId")]
     entry_id: &'a str,
@@ -1087,13 +1161,15 @@ fn write_hits(
     w: &mut impl std::io::Write,
     path: &std::path::Path,
     hits: &[crate::engine::view::search::Hit],
+    first: usize,
     json: bool,
     colour: bool,
 ) -> bool {
     let mut ok = true;
     if json {
-        for h in hits {
+        for (k, h) in hits.iter().enumerate() {
             let line = JsonHit {
+                hit: first + k,
                 session: path,
                 entry_id: &h.entry_id,
                 role: &h.role,
@@ -1109,7 +1185,7 @@ fn write_hits(
         }
     } else {
         ok = writeln!(w, "{}", out::visible(&path.display().to_string())).is_ok();
-        for h in hits {
+        for (k, h) in hits.iter().enumerate() {
             let (pre, m, post) = (
                 out::visible(&h.snippet[..h.at.start]),
                 out::visible(&h.snippet[h.at.clone()]),
@@ -1124,7 +1200,8 @@ fn write_hits(
             ok = ok
                 && writeln!(
                     w,
-                    "  {}  {:<13} {}  {pre}{m}{post}",
+                    "{:>4}  {}  {:<13} {}  {pre}{m}{post}",
+                    first + k,
                     out::visible(&h.entry_id),
                     out::visible(&h.role),
                     out::visible(&time)

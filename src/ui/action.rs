@@ -51,6 +51,8 @@ pub enum Action {
     /// "What the model sees": the session's context ↔ what bonsai's Pi package sends.
     ToggleLive,
     OpenPicker,
+    /// Resume the selected session (the picker's, a hit's, or the open one) in Pi.
+    ResumeInPi,
     OpenHelp,
     ToggleAllProjects,
     /// Search inside the listed sessions (the picker).
@@ -156,6 +158,8 @@ pub enum Action {
     Tick(Observed),
     /// `$EDITOR` returned (the text, or `None` when it failed).
     EditorClosed(Option<String>),
+    /// Pi, run on a session from bonsai, exited (what to say: its exit status, notes).
+    PiExited(String),
 }
 
 /// What the event loop saw when the clock ticked.

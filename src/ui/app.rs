@@ -21,6 +21,7 @@ mod housekeeping;
 mod pending;
 pub use pending::Pending;
 mod prune;
+mod resume;
 pub mod status;
 mod summaries;
 mod usage;
@@ -579,6 +580,10 @@ impl App {
             Action::Tick(seen) => self.on_tick(seen),
             Action::EditorClosed(text) => {
                 self.on_editor_closed(text);
+                true
+            }
+            Action::PiExited(said) => {
+                self.pi_exited(said);
                 true
             }
             Action::SelectEntry(r) => {

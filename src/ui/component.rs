@@ -58,6 +58,8 @@ pub enum Effect {
     ConfirmPrune { plan: Box<Plan>, left_out: usize },
     /// Open this session file (the picker's selection or a search hit).
     Open(PathBuf),
+    /// Resume this session file in Pi.
+    ResumeInPi(PathBuf),
     /// List the sessions again: every project's, or this project's.
     List { all: bool },
     /// Search the listed sessions for the picker's query.
@@ -152,6 +154,24 @@ pub enum Terminal {
     EditSummary(String),
     /// Show this text in `$PAGER`.
     Pager(String),
+    /// Run Pi on a session: bonsai's screen is left while Pi runs and comes back after it
+    /// (or, inside Pi's `/bonsai`, or from `bonsai resume`, bonsai ends and Pi goes on there).
+    ResumeInPi {
+        run: crate::store::resume::PiRun,
+        handover: Handover,
+    },
+}
+
+/// What becomes of bonsai when it hands a session to Pi.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Handover {
+    /// Pi runs in bonsai's terminal; bonsai comes back when Pi exits.
+    Return,
+    /// bonsai ends, then Pi runs in its place (`bonsai resume`).
+    End,
+    /// bonsai runs inside Pi's `/bonsai`: it writes the session file here and ends; the
+    /// package switches the running Pi to it.
+    SwitchPi(PathBuf),
 }
 
 #[cfg(test)]

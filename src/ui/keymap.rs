@@ -257,6 +257,7 @@ pub fn bindings() -> &'static [Binding] {
             b!(BROWSE, [ch('v')], Action::OpenContext, "what the model sees", hint),
             b!(TREE, [ch('m')], Action::ToggleMark, "mark to compare in v"),
             b!(BROWSE, [ch('o')], Action::OpenPicker, "sessions"),
+            b!(BROWSE, [ch('P')], Action::ResumeInPi, "resume this session in Pi"),
             // Pruning: the preview's keys come before the tree's (Tab is its own there).
             b!(TREE, [ch('p')], Action::TogglePrune, "prune preview"),
             b!(PRUNE, [code(KeyCode::Tab)], Action::CyclePolicy, "next policy", hint),
@@ -454,6 +455,13 @@ pub fn bindings() -> &'static [Binding] {
                 hint
             ),
             b!(&[Picker], [ch('p')], Action::PinSession, "pin / unpin", hint),
+            b!(
+                &[Picker, PickerHits],
+                [ch('P')],
+                Action::ResumeInPi,
+                "resume it in Pi",
+                hint
+            ),
             b!(&[Picker], [ch('$')], Action::OpenUsage, "usage and cost", hint),
             b!(&[Picker], [ch('R')], Action::Rename, "rename the session"),
             b!(

@@ -20,6 +20,11 @@ pub struct Outside {
     /// The folder of project folders bonsai was opened on (`bonsai ~/.pi/agent/sessions`):
     /// the picker lists every session under it.
     pub sessions_root: Option<PathBuf>,
+    /// Where bonsai tells Pi which session to switch to (`BONSAI_PI_SWITCH_FILE`, made by the
+    /// package's `/bonsai`): inside Pi, resuming a session is Pi's own switch, not a second Pi.
+    pub pi_switch_file: Option<PathBuf>,
+    /// Opened by `bonsai resume` on several matches: resuming one ends bonsai and runs Pi.
+    pub resume_ends_bonsai: bool,
 }
 
 impl Outside {
@@ -35,6 +40,10 @@ impl Outside {
                 .filter(|v| !v.is_empty())
                 .map(PathBuf::from),
             sessions_root: None,
+            pi_switch_file: std::env::var_os("BONSAI_PI_SWITCH_FILE")
+                .filter(|v| !v.is_empty())
+                .map(PathBuf::from),
+            resume_ends_bonsai: false,
         }
     }
 }

@@ -195,6 +195,29 @@ impl Settings {
         }
     }
 
+    /// `bonsai.piCommand`: the program (and its first arguments) that runs Pi when bonsai
+    /// resumes a session, for a wrapper script or a Pi outside PATH. A string is split at
+    /// spaces, with '…' and "…" quoting; an array is taken word for word. `Err` names a value
+    /// that is neither, or empty.
+    pub fn pi_command(&self) -> Option<Result<Vec<String>, Value>> {
+        let v = self.get(&["bonsai", "piCommand"])?;
+        let words = match v {
+            Value::Null => return None,
+            Value::String(s) => split_words(s),
+            Value::Array(a) => a
+                .iter()
+                .map(|w| w.as_str().map(String::from))
+                .collect::<Option<Vec<_>>>()
+                .unwrap_or_default(),
+            _ => vec![],
+        };
+        Some(if words.is_empty() || words[0].is_empty() {
+            Err(v.clone())
+        } else {
+            Ok(words)
+        })
+    }
+
     /// Whether the user has bonsai's Pi package: listed in Pi's `packages` (a source naming
     /// `pi-bonsai`, or the repository's `pi-package` folder), or `bonsai.live` is configured.
     pub fn live_package_in_use(&self) -> bool {
@@ -363,5 +386,53 @@ impl Settings {
         self.get(&["sessionDir"])
             .and_then(|v| v.as_str())
             .filter(|s| !s.is_empty())
+    }
+}
+
+/// Words of a command line, with '…' and "…" quoting (no escapes, no variables: a setting is
+/// not a shell script).
+fn split_words(s: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut word: Option<String> = None;
+    let mut quote: Option<char> = None;
+    for c in s.chars() {
+        match (quote, c) {
+            (Some(q), c) if c == q => quote = None,
+            (Some(_), c) => word.get_or_insert_with(String::new).push(c),
+            (None, '\'' | '"') => {
+                quote = Some(c);
+                word.get_or_insert_with(String::new);
+            }
+            (None, c) if c.is_whitespace() => out.extend(word.take()),
+            (None, c) => word.get_or_insert_with(String::new).push(c),
+        }
+    }
+    out.extend(word);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn with(v: Value) -> Settings {
+        Settings::from_layers(&json!({"bonsai": {"piCommand": v}}), &json!({}), vec![])
+    }
+
+    #[test]
+    fn pi_command_is_words_of_a_string_or_an_array() {
+        assert_eq!(Settings::from_layers(&json!({}), &json!({}), vec![]).pi_command(), None);
+        assert_eq!(
+            with(json!("npx 'my pi' --no-color")).pi_command(),
+            Some(Ok(vec!["npx".into(), "my pi".into(), "--no-color".into()]))
+        );
+        assert_eq!(
+            with(json!(["/opt/pi dir/pi"])).pi_command(),
+            Some(Ok(vec!["/opt/pi dir/pi".into()]))
+        );
+        assert_eq!(with(json!("  ")).pi_command(), Some(Err(json!("  "))));
+        assert_eq!(with(json!(3)).pi_command(), Some(Err(json!(3))));
+        assert_eq!(with(json!(["pi", 2])).pi_command(), Some(Err(json!(["pi", 2]))));
     }
 }

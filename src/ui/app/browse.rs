@@ -96,6 +96,10 @@ impl App {
             }
             Action::OpenContext => self.open_context(),
             Action::OpenPicker => self.open_picker(),
+            Action::ResumeInPi => match self.doc.path.clone() {
+                Some(p) if self.doc.read_only.is_none() => self.resume_in_pi(&p),
+                _ => self.log.status = Some("this is not a session file Pi can resume (o picks one)".into()),
+            },
             Action::OpenHelp => self.open_help(self.mode()),
             Action::Navigate => self.open_navigate(),
             Action::Compact => self.open_compact(),

@@ -31,6 +31,7 @@ impl App {
                     self.start(crate::ui::jobs::OpenJob { path, index })
                 }
                 Effect::List { all } => self.start_listing(all),
+                Effect::ResumeInPi(path) => self.resume_in_pi(&path),
                 Effect::SearchSessions => {
                     let id = self.next_job_id();
                     self.start_session_search(id);

@@ -12,7 +12,7 @@ use crossterm::event::{KeyCode, KeyEvent};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-fn temp_copy(name: &str) -> (tempfile::TempDir, PathBuf) {
+pub(super) fn temp_copy(name: &str) -> (tempfile::TempDir, PathBuf) {
     let dir = tempfile::tempdir().unwrap();
     let p = dir.path().join(name.rsplit('/').next().unwrap());
     std::fs::copy(own(name), &p).unwrap();

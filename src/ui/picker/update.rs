@@ -74,6 +74,14 @@ impl crate::ui::component::Component for Picker {
                 None => component::ignored(),
             },
             (PickerFocus::Hits, Action::Close) => changed_if(self.stop_or_close_search()),
+            (PickerFocus::Hits, Action::ResumeInPi) => match self.selected_hit() {
+                Some((path, _)) => vec![Effect::ResumeInPi(path)],
+                None => component::ignored(),
+            },
+            (PickerFocus::Tree, Action::ResumeInPi) => match self.selected_path() {
+                Some(path) => vec![Effect::ResumeInPi(path)],
+                None => vec![Effect::Say("select a session to resume it in Pi".into())],
+            },
             (_, Action::SearchSessions) => {
                 self.open_search();
                 component::changed()

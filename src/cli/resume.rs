@@ -1,0 +1,88 @@
+//! `bonsai resume [QUERY]`: find a session and hand it to Pi (`pi --session FILE`).
+
+use crate::store::config::{cwd, load_settings};
+use crate::store::resume::{PiRun, best_matches};
+use clap::Args;
+use color_eyre::eyre::{Result, bail, eyre};
+use std::path::PathBuf;
+
+#[derive(Args, Debug)]
+pub struct ResumeArgs {
+    /// Which session: a session file, or words of its name, bonsai's title or its first
+    /// request, an id prefix or a file name, across every project. Default: this project's
+    /// newest session.
+    pub query: Option<String>,
+    /// Print the session file instead of running Pi (for scripts). Several matches are an
+    /// error there, each printed on standard error.
+    #[arg(long)]
+    pub print: bool,
+}
+
+pub fn resume(a: ResumeArgs) -> Result<()> {
+    let here = cwd();
+    let settings = load_settings(&here);
+    let chosen: PathBuf = match a.query.as_deref().map(str::trim) {
+        None | Some("") => crate::store::newest_session(&here, &settings).ok_or_else(|| {
+            eyre!(
+                "no Pi session for {}; `bonsai resume WORDS` looks in every project",
+                here.display()
+            )
+        })?,
+        Some(q) if std::path::Path::new(q).is_file() => PathBuf::from(q),
+        Some(q) => {
+            let listed = crate::store::list_sessions(&here, &settings, true);
+            let found = best_matches(&listed, q);
+            match found.len() {
+                0 => {
+                    let n = listed.iter().filter(|s| s.is_session()).count();
+                    bail!(
+                        "no session matches {q:?} (looked at the name, bonsai's title, the first and newest request, the id and the file name of {n} session{} in every project)",
+                        if n == 1 { "" } else { "s" }
+                    );
+                }
+                1 => found[0].path.clone(),
+                n if a.print || !crate::ui::has_terminal() => {
+                    for s in &found {
+                        eprintln!("  {}  {}", s.title(), s.path.display());
+                    }
+                    bail!("{n} sessions match {q:?}; give more words, an id prefix or the file");
+                }
+                _ => {
+                    // Several: the picker, filtered to them, where P resumes the one chosen.
+                    return crate::ui::run_resume_picker(q.to_string());
+                }
+            }
+        }
+    };
+    if a.print {
+        println!("{}", chosen.display());
+        return Ok(());
+    }
+    let info = crate::store::session_info(&chosen);
+    if let Some(p) = info.as_ref().and_then(|i| i.problem.as_ref()) {
+        bail!("{} is not a session Pi can resume: {}", chosen.display(), p.reason());
+    }
+    let run = PiRun::for_session(&chosen, info.as_ref().map(|i| i.cwd.as_str()), &settings, &here);
+    for n in &run.notes {
+        eprintln!("bonsai: {n}");
+    }
+    if let Some(i) = &info {
+        eprintln!("bonsai: resuming {} in Pi ({})", i.title(), run.file.display());
+    }
+    exec_pi(&run)
+}
+
+/// Run Pi in bonsai's place: its exit status is the command's.
+pub fn exec_pi(run: &PiRun) -> Result<()> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::CommandExt;
+        let e = run.command().exec();
+        Err(eyre!("{}", run.start_error(&e)))
+    }
+    #[cfg(not(unix))]
+    {
+        let status = run.command().status().map_err(|e| eyre!("{}", run.start_error(&e)))?;
+        std::process::exit(status.code().unwrap_or(1));
+    }
+}

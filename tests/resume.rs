@@ -1,0 +1,373 @@
+//! Handing sessions back to Pi: `bonsai resume [QUERY]`, `bonsai search --resume N`, and the
+//! titles bonsai makes for unnamed sessions. A `pi` on PATH that records its folder and
+//! arguments stands in for Pi here; `tests/tmux_resume.rs` runs real Pi.
+
+mod common;
+use common::*;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+
+/// Pi's folder name for a project at `cwd`.
+fn folder_of(cwd: &Path) -> String {
+    let s = cwd.to_string_lossy();
+    format!("--{}--", s.trim_start_matches('/').replace(['/', '\\', ':'], "-"))
+}
+
+struct World {
+    home: tempfile::TempDir,
+    /// Project folders that exist (the sessions' cwds).
+    projects: Vec<PathBuf>,
+    /// Where the stand-in `pi` writes its folder and arguments.
+    record: PathBuf,
+    bin: PathBuf,
+}
+
+impl World {
+    /// Two projects: `ledger` with the repository's Pi 1.5.2 sessions, `acme` with the demo.
+    fn new() -> World {
+        let home = tempfile::tempdir().unwrap();
+        let bin = home.path().join("bin");
+        std::fs::create_dir_all(&bin).unwrap();
+        let record = home.path().join("pi-called.txt");
+        let pi = bin.join("pi");
+        std::fs::write(
+            &pi,
+            format!(
+                "#!/bin/sh\n{{ pwd; for a in \"$@\"; do echo \"$a\"; done; }} > '{}'\n",
+                record.display()
+            ),
+        )
+        .unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&pi, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let mut projects = vec![];
+        let sessions = home.path().join(".pi/agent/sessions");
+        for (name, files) in [
+            (
+                "ledger",
+                &["tour.jsonl", "long.jsonl", "split-turn.jsonl", "user-only.jsonl"][..],
+            ),
+            ("acme", &["demo"][..]),
+        ] {
+            let cwd = home.path().join("work").join(name);
+            std::fs::create_dir_all(&cwd).unwrap();
+            let dir = sessions.join(folder_of(&cwd));
+            std::fs::create_dir_all(&dir).unwrap();
+            for (k, f) in files.iter().enumerate() {
+                let src = if *f == "demo" {
+                    repo().join("fixtures/demo.jsonl")
+                } else {
+                    repo().join("fixtures/pi-1.5.2").join(f)
+                };
+                let text = std::fs::read_to_string(src).unwrap();
+                let (head, rest) = text.split_once('\n').unwrap();
+                let mut h: Value = serde_json::from_str(head).unwrap();
+                h["cwd"] = Value::from(cwd.to_string_lossy().to_string());
+                let id = h["id"].as_str().unwrap().to_string();
+                let file = dir.join(format!("2026-11-2{k}T10-00-00-000Z_{id}.jsonl"));
+                std::fs::write(&file, format!("{h}\n{rest}")).unwrap();
+                // Newest first in the order given.
+                let t = std::time::SystemTime::now() - std::time::Duration::from_secs(60 * (k as u64 + 1));
+                std::fs::File::options()
+                    .write(true)
+                    .open(&file)
+                    .unwrap()
+                    .set_modified(t)
+                    .unwrap();
+            }
+            projects.push(cwd);
+        }
+        World {
+            home,
+            projects,
+            record,
+            bin,
+        }
+    }
+
+    fn bonsai(&self, cwd: &Path, args: &[&str]) -> std::process::Output {
+        let path = format!("{}:{}", self.bin.display(), std::env::var("PATH").unwrap_or_default());
+        bonsai_isolated(self.home.path())
+            .env("PATH", path)
+            .current_dir(cwd)
+            .args(args)
+            .output()
+            .unwrap()
+    }
+
+    /// What the stand-in `pi` was run with: its folder, then its arguments (and forgets it).
+    fn pi_called(&self) -> Option<Vec<String>> {
+        let t = std::fs::read_to_string(&self.record).ok()?;
+        let _ = std::fs::remove_file(&self.record);
+        Some(t.lines().map(String::from).collect())
+    }
+
+    /// The session file of `project` whose name starts with `file_start`.
+    fn session_named(&self, project: usize, file_start: &str) -> PathBuf {
+        let dir = self
+            .home
+            .path()
+            .join(".pi/agent/sessions")
+            .join(folder_of(&self.projects[project]));
+        std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .find(|p| p.file_name().unwrap().to_string_lossy().starts_with(file_start))
+            .unwrap()
+    }
+}
+
+fn text(o: &std::process::Output) -> String {
+    format!(
+        "status {:?}\nstdout:\n{}\nstderr:\n{}",
+        o.status.code(),
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+#[test]
+fn resume_runs_pi_on_the_session_a_query_names_from_its_folder() {
+    let w = World::new();
+    let elsewhere = w.home.path().to_path_buf();
+    // No query: this project's newest session.
+    let o = w.bonsai(&w.projects[0], &["resume"]);
+    assert!(o.status.success(), "{}", text(&o));
+    let called = w.pi_called().expect("pi was run");
+    let tour = w.session_named(0, "2026-11-20T");
+    assert_eq!(
+        called,
+        [
+            w.projects[0].to_string_lossy().to_string(),
+            "--session".into(),
+            tour.to_string_lossy().to_string()
+        ]
+    );
+    // Words of a first request, from another folder: the session in the other project, run
+    // from that project's folder.
+    let o = w.bonsai(&elsewhere, &["resume", "quoted comma"]);
+    assert!(o.status.success(), "{}", text(&o));
+    let called = w.pi_called().unwrap();
+    assert_eq!(called[0], w.projects[1].to_string_lossy());
+    assert!(called[2].contains("/--") && called[2].ends_with(".jsonl"), "{called:?}");
+    let demo_id = std::fs::read_to_string(&called[2]).unwrap();
+    assert!(demo_id.contains("Smith, Jane"), "the demo session");
+    // bonsai's title words, and an id prefix.
+    let long = w.session_named(0, "2026-11-21T");
+    let o = w.bonsai(&elsewhere, &["resume", "--print", "check data/2026-02.csv"]);
+    assert_eq!(
+        String::from_utf8_lossy(&o.stdout).trim(),
+        long.to_string_lossy(),
+        "{}",
+        text(&o)
+    );
+    let id =
+        serde_json::from_str::<Value>(std::fs::read_to_string(&long).unwrap().lines().next().unwrap()).unwrap()["id"]
+            .as_str()
+            .unwrap()
+            .to_string();
+    let o = w.bonsai(&elsewhere, &["resume", &id[..13]]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert_eq!(w.pi_called().unwrap()[2], long.to_string_lossy());
+    // --print runs nothing.
+    assert!(w.pi_called().is_none());
+    // No match: said, non-zero, Pi not run.
+    let o = w.bonsai(&elsewhere, &["resume", "pandas tutorial"]);
+    assert!(!o.status.success());
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("no session matches \"pandas tutorial\""),
+        "{}",
+        text(&o)
+    );
+    assert!(w.pi_called().is_none());
+    // Several, without a terminal: each named, non-zero (with a terminal, the picker opens).
+    let o = w.bonsai(&elsewhere, &["resume", "the"]);
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("sessions match \"the\""), "{err}");
+    assert!(err.matches(".jsonl").count() >= 2, "{err}");
+    assert!(w.pi_called().is_none());
+    // The session's folder is gone: Pi runs here, and bonsai says so.
+    std::fs::remove_dir_all(&w.projects[1]).unwrap();
+    let o = w.bonsai(&elsewhere, &["resume", "quoted comma"]);
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("is gone: Pi runs in"),
+        "{}",
+        text(&o)
+    );
+    assert_eq!(
+        w.pi_called().unwrap()[0],
+        elsewhere.canonicalize().unwrap().to_string_lossy()
+    );
+}
+
+#[test]
+fn pi_command_setting_and_a_missing_pi_are_used_and_said() {
+    let w = World::new();
+    let settings = w.home.path().join(".pi/agent/settings.json");
+    std::fs::write(
+        &settings,
+        format!(
+            r#"{{"bonsai": {{"piCommand": ["{}", "--model", "fake"]}}}}"#,
+            w.bin.join("pi").display()
+        ),
+    )
+    .unwrap();
+    let o = bonsai_isolated(w.home.path())
+        .env("PATH", "/usr/bin:/bin")
+        .current_dir(&w.projects[0])
+        .args(["resume"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    let called = w.pi_called().unwrap();
+    assert_eq!(called[1..3], ["--model".to_string(), "fake".into()]);
+    assert_eq!(called[3], "--session");
+    std::fs::remove_file(&settings).unwrap();
+    let o = bonsai_isolated(w.home.path())
+        .env("PATH", "/usr/bin:/bin")
+        .current_dir(&w.projects[0])
+        .args(["resume"])
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+    assert!(
+        String::from_utf8_lossy(&o.stderr)
+            .contains("cannot run `pi`: no such program (install Pi, or set bonsai.piCommand"),
+        "{}",
+        text(&o)
+    );
+}
+
+#[test]
+fn search_resumes_at_the_numbered_hit() {
+    let w = World::new();
+    let o = w.bonsai(&w.projects[0], &["search", "--json", "ledger"]);
+    assert!(o.status.success(), "{}", text(&o));
+    let hits: Vec<Value> = String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    // Numbered 1.. in the order listed, the same on every run.
+    assert!(hits.len() > 5);
+    for (k, h) in hits.iter().enumerate() {
+        assert_eq!(h["hit"], k + 1);
+    }
+    let again = w.bonsai(&w.projects[0], &["search", "--json", "ledger"]);
+    assert_eq!(again.stdout, o.stdout, "the same order on every run");
+    // The last hit's session is resumed.
+    let n = hits.len();
+    let o = w.bonsai(&w.projects[0], &["search", "ledger", "--resume", &n.to_string()]);
+    assert!(o.status.success(), "{}", text(&o));
+    let called = w.pi_called().unwrap();
+    assert_eq!(called[2], hits[n - 1]["session"].as_str().unwrap());
+    assert!(String::from_utf8_lossy(&o.stderr).contains(hits[n - 1]["entryId"].as_str().unwrap()));
+    let o = w.bonsai(&w.projects[0], &["search", "ledger", "--resume", &(n + 1).to_string()]);
+    assert!(!o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains(&format!("no hit {}", n + 1)));
+}
+
+#[test]
+fn unnamed_sessions_get_stable_short_titles_that_are_never_written_unless_asked() {
+    let w = World::new();
+    let files: Vec<PathBuf> = walk(&w.home.path().join(".pi/agent/sessions"));
+    let before: Vec<Vec<u8>> = files.iter().map(|f| std::fs::read(f).unwrap()).collect();
+    let list = |_: ()| -> Vec<Value> {
+        let o = w.bonsai(&w.projects[0], &["list", "--all", "--json"]);
+        assert!(o.status.success(), "{}", text(&o));
+        serde_json::from_slice(&o.stdout).unwrap()
+    };
+    let first = list(());
+    // Twice more: the second from the listing cache.
+    assert_eq!(list(()), first);
+    assert_eq!(list(()), first);
+    let made: Vec<&Value> = first.iter().filter(|s| s["titleBy"] == "bonsai").collect();
+    assert_eq!(made.len(), 3, "the unnamed sessions: {first:#?}");
+    for s in &made {
+        let t = s["title"].as_str().unwrap();
+        assert!(!t.is_empty() && t.chars().count() <= 60, "{t}");
+        assert!(s["name"].is_null());
+    }
+    let titles: Vec<&str> = made.iter().map(|s| s["title"].as_str().unwrap()).collect();
+    assert!(
+        titles.contains(&"Turn 1: check data/2026-02.csv against logs/import-02.log"),
+        "{titles:?}"
+    );
+    assert!(titles.contains(&"List the modules"), "{titles:?}");
+    assert!(titles.contains(&"Start on the export feature tomorrow"), "{titles:?}");
+    // Named sessions keep their names.
+    assert!(
+        first
+            .iter()
+            .any(|s| s["titleBy"] == "name" && s["title"] == "ledger: fix rounding")
+    );
+    // Text output marks bonsai's titles.
+    let o = w.bonsai(&w.projects[0], &["list"]);
+    assert!(String::from_utf8_lossy(&o.stdout).contains("~ List the modules"));
+    // usage and exports show them too, marked.
+    let o = w.bonsai(&w.projects[0], &["usage", "--by", "session", "--json"]);
+    let u: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert!(
+        u["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|r| r["titleBy"] == "bonsai" && r["title"] == "List the modules"),
+        "{u:#}"
+    );
+    let split = w.session_named(0, "2026-11-22T");
+    let o = w.bonsai(
+        &w.projects[0],
+        &["export", &split.to_string_lossy(), "--format", "json"],
+    );
+    let e: Value = serde_json::from_slice(&o.stdout).unwrap_or_else(|_| panic!("{}", text(&o)));
+    assert_eq!(
+        (e["title"].as_str(), e["titleBy"].as_str()),
+        (Some("List the modules"), Some("bonsai"))
+    );
+    // Nothing was written by any of that.
+    let after: Vec<Vec<u8>> = files.iter().map(|f| std::fs::read(f).unwrap()).collect();
+    assert!(before == after, "a session file changed");
+    // Asked: Pi's own session_info, with the title as the name.
+    let o = w.bonsai(
+        &w.projects[0],
+        &["rename", &split.to_string_lossy(), "--suggest", "--yes"],
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    let last = std::fs::read_to_string(&split).unwrap();
+    let info: Value = serde_json::from_str(last.lines().last().unwrap()).unwrap();
+    assert_eq!(
+        (info["type"].as_str(), info["name"].as_str()),
+        (Some("session_info"), Some("List the modules"))
+    );
+    let listed = list(());
+    let s = listed
+        .iter()
+        .find(|s| s["path"] == split.to_string_lossy().as_ref())
+        .unwrap();
+    assert_eq!(
+        (s["titleBy"].as_str(), s["name"].as_str()),
+        (Some("name"), Some("List the modules"))
+    );
+    // A named one is not renamed by --suggest.
+    let tour = w.session_named(0, "2026-11-20T");
+    let o = w.bonsai(
+        &w.projects[0],
+        &["rename", &tour.to_string_lossy(), "--suggest", "--yes"],
+    );
+    assert!(!o.status.success() && String::from_utf8_lossy(&o.stderr).contains("already named"));
+}
+
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut out = vec![];
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            out.extend(walk(&p));
+        } else if p.extension().is_some_and(|x| x == "jsonl") {
+            out.push(p);
+        }
+    }
+    out.sort();
+    out
+}

@@ -261,11 +261,11 @@ pub fn run(arg: Option<PathBuf>, at: Option<String>) -> Result<()> {
 
 /// The picker on every project's sessions, filtered by `query`, for `bonsai resume` (several
 /// sessions matched): resuming one ends bonsai and runs Pi in its place.
-pub fn run_resume_picker(query: String) -> Result<()> {
+pub fn run_resume_picker(query: String, matched: Vec<PathBuf>) -> Result<()> {
     PROCESS_START.get_or_init(std::time::Instant::now);
     let cwd = crate::store::config::cwd();
     let settings = crate::store::config::load_settings(&cwd);
-    run_target(Target::Picker, None, Some(query), settings)
+    run_target(Target::Picker, None, Some((query, matched)), settings)
 }
 
 /// Whether the viewer can run here (standard output and a terminal to read keys from).
@@ -273,7 +273,12 @@ pub fn has_terminal() -> bool {
     no_terminal_said().is_ok()
 }
 
-fn run_target(target: Target, at: Option<String>, resume: Option<String>, settings: Settings) -> Result<()> {
+fn run_target(
+    target: Target,
+    at: Option<String>,
+    resume: Option<(String, Vec<PathBuf>)>,
+    settings: Settings,
+) -> Result<()> {
     let registry = crate::store::config::load_registry(&crate::store::config::agent_dir());
     no_terminal_said()?;
     // Load the syntax definitions while the session loads.
@@ -444,7 +449,7 @@ async fn event_loop(
     registry: Registry,
     handle: tokio::runtime::Handle,
     at: Option<String>,
-    resume: Option<String>,
+    resume: Option<(String, Vec<PathBuf>)>,
 ) -> Result<Option<crate::store::resume::PiRun>> {
     use crossterm::event::{Event, EventStream};
     use futures_util::StreamExt;
@@ -468,9 +473,9 @@ async fn event_loop(
         width: size.width,
         height: size.height,
     });
-    if let Some(query) = resume {
-        // `bonsai resume WORDS` with several matches: every project's, filtered to them.
-        app.open_picker_to_resume(&query);
+    if let Some((query, matched)) = resume {
+        // `bonsai resume WORDS` with several matches: every project's, only those.
+        app.open_picker_to_resume(&query, matched);
         if let Some(p) = &mut app.parts.picker {
             p.launched_without_session = true;
         }

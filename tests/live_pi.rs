@@ -18,7 +18,7 @@ mod common;
 use common::fake_openai::{self, Reply, is_summary_request};
 use common::live_pi::{self, PiBin, Rpc, World, same, sent_of_agent, sent_of_request};
 use serde_json::{Value, json};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// Marks the text of a summary the fake model writes (Pi's own compaction).
 const SUMMARY_MARK: &str = "FAKE-MODEL-SUMMARY";
@@ -1187,5 +1187,180 @@ fn given_back_specifics_reach_the_model_and_undo_takes_them_back() {
             "Pi {}: the context before the amendment, unchanged",
             pi.version
         );
+    }
+}
+
+/// `pi` on `session` (not the world's own file) in this world.
+fn pi_on(w: &World, pi: &PiBin, session: &Path, pkg: bool) -> std::process::Command {
+    let mut c = std::process::Command::new(&pi.node);
+    c.arg(&pi.cli)
+        .arg("--session")
+        .arg(session)
+        .args(["--offline", "--model", "fakeco/fake-model"])
+        .current_dir(&w.project)
+        .env("PI_CODING_AGENT_DIR", &w.agent)
+        .env("HOME", w.dir.path())
+        .env("BONSAI_BIN", live_pi::bonsai_bin())
+        .env_remove("BONSAI_PI_SESSION");
+    if pkg {
+        c.arg("-e").arg(live_pi::package_dir());
+    }
+    c
+}
+
+/// This world's project folder in Pi's sessions folder (Pi's naming: `--` the cwd's path
+/// with `/` as `-` `--`).
+fn project_sessions(w: &World) -> PathBuf {
+    let cwd = w.project.to_string_lossy().to_string();
+    let dir = w.agent.join("sessions").join(format!(
+        "--{}--",
+        cwd.trim_start_matches('/').replace(['/', '\\', ':'], "-")
+    ));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// Wait until the session file holds `text` (Pi wrote the prompt and its answer).
+fn wait_for_text(f: &Path, text: &str, pi: &PiBin) {
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while !std::fs::read_to_string(f).unwrap_or_default().contains(text) {
+        assert!(
+            std::time::Instant::now() < until,
+            "Pi {}: {text:?} never reached {}",
+            pi.version,
+            f.display()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
+/// In bonsai's picker (outside Pi), P runs real Pi on the selected session from the
+/// session's folder (Pi from `bonsai.piCommand`); the next prompt lands in that file, and
+/// when Pi exits bonsai is back, its keys work, and after it quits the terminal is as the
+/// shell had it (canonical mode and echo on).
+#[test]
+fn p_in_the_picker_resumes_the_session_in_real_pi_and_comes_back() {
+    for pi in live_pi::pis("tests::live_pi::p_in_the_picker") {
+        let settings = json!({"bonsai": {"piCommand": [pi.node, pi.cli, "--offline", "--model", "fakeco/fake-model"]}});
+        let w = World::new(200_000, settings, script);
+        write_logs(&w);
+        let file = project_sessions(&w).join("2026-11-29T10-00-00-000Z_picker.jsonl");
+        let o = pi_on(&w, &pi, &file, false).args(["-p", &prompt(1)]).output().unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let entries_before = std::fs::read_to_string(&file).unwrap().lines().count();
+        let Some(t) = common::tmux::Tmux::start(120, 40) else {
+            return;
+        };
+        t.send(&[
+            &format!(
+                "cd /tmp && env PI_CODING_AGENT_DIR='{}' HOME='{}' '{}' '{}'; echo EXITED:$?",
+                w.agent.display(),
+                w.dir.path().display(),
+                live_pi::bonsai_bin().display(),
+                w.agent.join("sessions").display()
+            ),
+            "Enter",
+        ]);
+        // The picker: the project unfolded, the session's row (bonsai's title of its first
+        // request) selected.
+        t.wait_for("~/project  1 session");
+        t.send(&["l"]);
+        t.wait_for_all(&["~ Step 1: check data/part", "P resume it in Pi"]);
+        t.send(&["j"]);
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        t.send(&["P"]);
+        // Pi's own TUI on the file.
+        t.wait_for_all(&["────", "fake-model"]);
+        t.send(&["Step 3: resumed from bonsai's picker"]);
+        t.wait_for("resumed from bonsai");
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        t.send(&["Enter"]);
+        wait_for_text(&file, "resumed from bonsai's picker", &pi);
+        // The answer too (Pi's turn ended): then Pi is left.
+        let until = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        while std::fs::read_to_string(&file).unwrap().lines().count() < entries_before + 4 {
+            assert!(std::time::Instant::now() < until, "Pi {}: no answer", pi.version);
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        t.send(&["C-c"]);
+        t.send(&["C-c"]);
+        // bonsai is back, says how Pi ended, and lists the session grown.
+        let back = t.wait_for("Pi exited; back in bonsai");
+        assert!(back.contains("~ Step 1"), "Pi {}: {back}", pi.version);
+        // The listing read again: the session has the new entries.
+        let entries_now = std::fs::read_to_string(&file).unwrap().lines().count() - 1;
+        t.wait_for(&format!(" {entries_now}  "));
+        // Its keys work: the filter opens.
+        t.send(&["/"]);
+        t.wait_for("keep the filter");
+        t.send(&["Escape"]);
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        t.send(&["q"]);
+        t.wait_for("EXITED:0");
+        t.send(&[
+            "clear; stty -a | tr ' ' '\\n' | grep -x -e '-\\?icanon' -e '-\\?echo'",
+            "Enter",
+        ]);
+        let stty = t.wait_for("icanon");
+        let lines: Vec<&str> = stty.lines().map(str::trim).collect();
+        assert!(
+            lines.contains(&"icanon") && lines.contains(&"echo"),
+            "Pi {}: the terminal after bonsai: {stty}",
+            pi.version
+        );
+        // The new prompt hangs off the session's old leaf: Pi resumed, not started anew.
+        let text = std::fs::read_to_string(&file).unwrap();
+        assert_eq!(text.lines().filter(|l| l.contains("\"type\":\"session\"")).count(), 1);
+    }
+}
+
+/// Inside Pi, `/bonsai`, then `o` and P on another session: the running Pi switches to it with
+/// its own session switching (no second Pi), and the next prompt lands in that file.
+#[test]
+fn p_inside_pi_switches_the_running_pi_to_the_session_chosen() {
+    for pi in live_pi::pis("tests::live_pi::p_inside_pi") {
+        let w = World::new(200_000, json!({}), script);
+        write_logs(&w);
+        let dir = project_sessions(&w);
+        let first = dir.join("2026-11-29T10-00-00-000Z_first.jsonl");
+        let other = dir.join("2026-11-29T11-00-00-000Z_other.jsonl");
+        for (f, n) in [(&other, 5), (&first, 1)] {
+            let o = pi_on(&w, &pi, f, false).args(["-p", &prompt(n)]).output().unwrap();
+            assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        }
+        let Some(t) = common::tmux::Tmux::start(120, 40) else {
+            return;
+        };
+        start_pi_tui(&t, &w, &pi, pi_on(&w, &pi, &first, true));
+        std::thread::sleep(std::time::Duration::from_millis(500));
+        t.send(&["/bonsai"]);
+        t.wait_for("/bonsai");
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        t.send(&["Enter"]);
+        t.wait_for_all(&["q quit", "Step 1"]);
+        t.send(&["o"]);
+        t.wait_for("~ Step 5: check data/part-0");
+        // The filter picks the other session; P hands it to this Pi.
+        t.send(&["/"]);
+        t.wait_for("keep the filter");
+        t.send(&["part-05", "Enter"]);
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        t.send(&["P"]);
+        t.wait_for_all(&["────", "fake-model"]);
+        std::thread::sleep(std::time::Duration::from_millis(500));
+        t.send(&["Step 9: after switching"]);
+        t.wait_for("after switching");
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        t.send(&["Enter"]);
+        wait_for_text(&other, "Step 9: after switching", &pi);
+        assert!(
+            !std::fs::read_to_string(&first).unwrap().contains("after switching"),
+            "Pi {}: the prompt went to the session left",
+            pi.version
+        );
+        t.send(&["C-c"]);
+        t.send(&["C-c"]);
+        t.wait_for("EXITED:");
     }
 }

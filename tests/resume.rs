@@ -371,3 +371,54 @@ fn walk(dir: &Path) -> Vec<PathBuf> {
     out.sort();
     out
 }
+
+/// Several matches with a terminal (tmux): the picker on every project, filtered to them; P
+/// on one ends bonsai and runs Pi (the stand-in) on it from its folder, with the terminal
+/// given back first.
+#[test]
+fn an_ambiguous_query_opens_the_picker_filtered_and_p_runs_pi() {
+    let w = World::new();
+    let Some(t) = common::tmux::Tmux::start(120, 40) else {
+        return;
+    };
+    t.send(&[
+        &format!(
+            "cd '{}' && env HOME='{}' PATH='{}':\"$PATH\" '{}' resume the; echo EXITED:$?",
+            w.home.path().display(),
+            w.home.path().display(),
+            w.bin.display(),
+            bonsai_bin().display()
+        ),
+        "Enter",
+    ]);
+    let screen = t.wait_for_all(&["~ List the modules", "~ Start on the export fe", "P resume it in Pi"]);
+    assert!(
+        !screen.lines().any(|l| l.starts_with('│') && l.contains("quoted comm")),
+        "only the matches: {screen}"
+    );
+    assert!(screen.contains("the 2 sessions \"the\" matches"), "{screen}");
+    // Down to the first session row (the project's row comes first), then P.
+    let mut row = String::new();
+    for _ in 0..4 {
+        let s = t.capture();
+        row = s.lines().find(|l| l.contains('›')).unwrap_or("").to_string();
+        if row.contains("~ ") {
+            break;
+        }
+        t.send(&["j"]);
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+    assert!(row.contains("~ "), "a session row: {row}");
+    t.send(&["P"]);
+    t.wait_for("EXITED:0");
+    let called = w.pi_called().expect("pi was run");
+    assert_eq!(called[0], w.projects[0].to_string_lossy());
+    assert_eq!(called[1], "--session");
+    let title_words = if row.contains("List the modules") {
+        "List the modules"
+    } else {
+        "Start on the export"
+    };
+    let first_line_with_user = std::fs::read_to_string(&called[2]).unwrap();
+    assert!(first_line_with_user.contains(title_words), "{row} → {}", called[2]);
+}

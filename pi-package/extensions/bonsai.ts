@@ -3,7 +3,8 @@
  *
  * - `/bonsai [ARGS]`: bonsai's TUI on the current session (Pi's terminal is handed over while
  *   it runs); when bonsai changed the file, Pi reloads the session and goes on at the leaf
- *   bonsai left.
+ *   bonsai left. `P` there (on this session, or one chosen in bonsai's picker) switches this
+ *   Pi to that session with Pi's own switch: bonsai names it in a file the package made.
  * - The `context` hook: on every model call, bonsai's engine decides what the model is sent
  *   (`bonsai.live.policy`: off, output, zones). Nothing is written. Only the messages Pi
  *   appended since the last call are sent to the engine, with the fingerprints that let it
@@ -23,7 +24,8 @@
  */
 
 import { spawnSync } from "node:child_process";
-import { readFileSync, statSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { ExtensionAPI, ExtensionCommandContext, ExtensionContext } from "@earendil-works/pi-coding-agent";
 import { compact, getAgentDir, VERSION } from "@earendil-works/pi-coding-agent";
@@ -359,6 +361,14 @@ export default function bonsai(pi: ExtensionAPI) {
 			const bin = settings.bin;
 			const before = stamp(file);
 			const argv = [file, ...splitArgs(args)];
+			// Where bonsai names the session to switch to (P), in a private folder of our own.
+			let handoffDir: string | undefined;
+			try {
+				handoffDir = mkdtempSync(join(tmpdir(), "bonsai-switch-"));
+			} catch {
+				handoffDir = undefined;
+			}
+			const handoff = handoffDir ? join(handoffDir, "session") : undefined;
 			const status = await ctx.ui.custom<{ code: number | null; error?: NodeJS.ErrnoException }>((tui, _theme, _kb, done) => {
 				tui.stop();
 				process.stdout.write("\x1b[2J\x1b[H");
@@ -367,13 +377,27 @@ export default function bonsai(pi: ExtensionAPI) {
 					cwd: ctx.cwd,
 					// bonsai knows Pi is waiting for it on this file (and reloads it after), and
 					// reproduces this Pi.
-					env: { ...process.env, BONSAI_PI_SESSION: file, BONSAI_PI_VERSION: process.env.BONSAI_PI_VERSION || VERSION },
+					env: {
+						...process.env,
+						BONSAI_PI_SESSION: file,
+						BONSAI_PI_VERSION: process.env.BONSAI_PI_VERSION || VERSION,
+						...(handoff ? { BONSAI_PI_SWITCH_FILE: handoff } : {}),
+					},
 				});
 				tui.start();
 				tui.requestRender(true);
 				done({ code: r.status, error: r.error as NodeJS.ErrnoException | undefined });
 				return { render: () => [], invalidate: () => {} };
 			});
+			let switchTo: string | undefined;
+			if (handoff && handoffDir) {
+				try {
+					switchTo = readFileSync(handoff, "utf8").trim() || undefined;
+				} catch {
+					switchTo = undefined;
+				}
+				rmSync(handoffDir, { recursive: true, force: true });
+			}
 			if (status.error) {
 				const code = status.error.code;
 				const why =
@@ -381,6 +405,12 @@ export default function bonsai(pi: ExtensionAPI) {
 						? `${missingText(bin, code)}${missingFix()}`
 						: `cannot run ${bin}: ${status.error.message}`;
 				tell(ctx, `bonsai: ${why}`, "error");
+				return;
+			}
+			if (switchTo) {
+				// P in bonsai: this Pi goes on in the session chosen (the same one reopened).
+				const result = await ctx.switchSession(switchTo);
+				if (result?.cancelled) tell(ctx, `bonsai: switching to ${switchTo} was cancelled`, "warning");
 				return;
 			}
 			if (stamp(file) !== before) {

@@ -49,7 +49,8 @@ pub fn resume(a: ResumeArgs) -> Result<()> {
                 }
                 _ => {
                     // Several: the picker, filtered to them, where P resumes the one chosen.
-                    return crate::ui::run_resume_picker(q.to_string());
+                    let matched = found.iter().map(|s| s.path.clone()).collect();
+                    return crate::ui::run_resume_picker(q.to_string(), matched);
                 }
             }
         }

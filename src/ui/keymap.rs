@@ -439,6 +439,14 @@ pub fn bindings() -> &'static [Binding] {
                 "unfold"
             ),
             b!(&[Picker], [code(KeyCode::Enter)], Action::Select, "open", hint),
+            b!(&[Picker], [ch('P')], Action::ResumeInPi, "resume it in Pi", hint),
+            b!(
+                &[PickerHits],
+                [ch('P')],
+                Action::ResumeInPi,
+                "resume its session in Pi",
+                hint
+            ),
             b!(
                 &[Picker],
                 [code(KeyCode::Tab)],
@@ -455,13 +463,6 @@ pub fn bindings() -> &'static [Binding] {
                 hint
             ),
             b!(&[Picker], [ch('p')], Action::PinSession, "pin / unpin", hint),
-            b!(
-                &[Picker, PickerHits],
-                [ch('P')],
-                Action::ResumeInPi,
-                "resume it in Pi",
-                hint
-            ),
             b!(&[Picker], [ch('$')], Action::OpenUsage, "usage and cost", hint),
             b!(&[Picker], [ch('R')], Action::Rename, "rename the session"),
             b!(

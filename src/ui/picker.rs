@@ -97,6 +97,9 @@ pub struct Picker {
     pub open_at: Option<String>,
     /// bonsai started in the picker: closing it quits.
     pub launched_without_session: bool,
+    /// Only these sessions are shown (`bonsai resume QUERY` matched several): the query, and
+    /// the files it matched.
+    pub only: Option<(String, Vec<PathBuf>)>,
     /// When this project has none: how many sessions Pi has in all projects.
     pub everywhere: Option<usize>,
     /// The selected session disappeared from its folder (deleted or moved).
@@ -210,6 +213,7 @@ impl Picker {
             opening: None,
             open_at: None,
             launched_without_session: false,
+            only: None,
             everywhere: None,
             gone: None,
             home_dir: None,
@@ -462,6 +466,11 @@ impl Picker {
     /// folder is named after it, so a word of the path matched them all).
     fn matches(&self, i: usize, q: &str) -> bool {
         let s = &self.sessions[i];
+        if let Some((_, paths)) = &self.only
+            && !paths.contains(&s.path)
+        {
+            return false;
+        }
         q.is_empty()
             || s.title().to_lowercase().contains(q)
             || s.first_message.as_ref().is_some_and(|m| m.to_lowercase().contains(q))
@@ -691,6 +700,9 @@ impl Picker {
 
     /// The trash last, folded: what a restore can bring back.
     fn trash_item(&self, q: &str, out: &mut Built) -> Option<TreeItem<'static, String>> {
+        if self.only.is_some() {
+            return None;
+        }
         let trashed: Vec<usize> = (0..self.trash.len())
             .filter(|&i| {
                 let (t, _, title) = &self.trash[i];
@@ -735,10 +747,10 @@ impl Picker {
     /// its session to wherever it is now, else the first row.
     fn settle(&mut self) {
         let all_paths = self.flat_paths();
-        if (!self.built && !all_paths.is_empty()) || !self.filter.text().is_empty() {
+        let filtering = !self.filter.text().is_empty() || self.only.is_some();
+        if (!self.built && !all_paths.is_empty()) || filtering {
             self.built = true;
             let here = self.home_dir.as_ref().map(|d| project_id(d));
-            let filtering = !self.filter.text().is_empty();
             for (path, kids) in &self.paths {
                 let open = *kids
                     && (!self.all
@@ -1062,7 +1074,15 @@ impl Picker {
             }
             _ => {
                 let mut spans = vec![Span::styled(" filter: ", fg(MUTED))];
-                if self.focus == PickerFocus::Filter || !self.filter.text().is_empty() {
+                if let Some((q, paths)) = &self.only
+                    && self.focus != PickerFocus::Filter
+                    && self.filter.text().is_empty()
+                {
+                    spans.push(Span::styled(
+                        format!("the {} sessions \"{q}\" matches (bonsai resume)", paths.len()),
+                        fg(ACCENT),
+                    ));
+                } else if self.focus == PickerFocus::Filter || !self.filter.text().is_empty() {
                     spans.extend(self.filter.line_spans(0, fg(ACCENT)));
                 } else {
                     spans.push(Span::styled(

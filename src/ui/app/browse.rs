@@ -226,6 +226,11 @@ impl App {
     }
 
     pub(super) fn open_picker(&mut self) {
+        self.open_picker_listing(false);
+    }
+
+    /// The picker, listing this project's sessions or (`all`) every project's.
+    pub(super) fn open_picker_listing(&mut self, all: bool) {
         let mut p = Picker::new(self.doc.path.clone(), self.outside.now_ms);
         p.loading = true;
         p.home_dir = Some(
@@ -240,7 +245,7 @@ impl App {
         p.user_home = Some(self.outside.env.home.clone());
         self.parts.picker = Some(p);
         self.screen.overlay = Overlay::Picker;
-        self.start_listing(false);
+        self.start_listing(all);
     }
 
     /// List the sessions for the picker: this project's or every project's, or every one

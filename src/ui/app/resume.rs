@@ -32,15 +32,14 @@ impl App {
         self.effects.push(Terminal::ResumeInPi { run, handover });
     }
 
-    /// The picker on every project's sessions with `query` as its filter, for `bonsai
+    /// The picker on every project's sessions, only those `query` matched, for `bonsai
     /// resume`: P resumes the one chosen (and ends bonsai).
-    pub(crate) fn open_picker_to_resume(&mut self, query: &str) {
+    pub(crate) fn open_picker_to_resume(&mut self, query: &str, matched: Vec<std::path::PathBuf>) {
         self.outside.resume_ends_bonsai = true;
-        self.open_picker();
+        self.open_picker_listing(true);
         if let Some(p) = &mut self.parts.picker {
-            p.filter = crate::ui::input::LineEditor::new(query, false);
+            p.only = Some((query.to_string(), matched));
         }
-        self.start_listing(true);
         self.log.status = Some(format!(
             "sessions matching \"{query}\": P resumes one in Pi, enter opens it in bonsai"
         ));

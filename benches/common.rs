@@ -126,3 +126,56 @@ pub fn many_sessions(n: usize) -> PathBuf {
     std::fs::write(agent.join("done"), "").unwrap();
     agent
 }
+
+/// 2,000 sessions of about 5 GB over 40 projects (1 % ~38 MB, 50 % ~3.9 MB, the rest ~0.4 MB:
+/// `gen_session.py` files as in [`many_sessions`]), each with a header id of its own, every
+/// third named `project P task K` (a `session_info` line appended), cached as
+/// `target/bench-data/agent2000x5g/`. The shape of issue 47's store: three hundred sessions in
+/// twenty projects, times seven.
+pub fn many_sessions_5gb() -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/bench-data");
+    let agent = dir.join("agent2000x5g");
+    if agent.join("done").exists() {
+        return agent;
+    }
+    // The bases `many_sessions` makes.
+    let _ = many_sessions(1);
+    let read = |name: &str| std::fs::read(dir.join(format!("base-{name}.jsonl"))).unwrap();
+    let bases = [read("500k"), read("5m"), read("50m")];
+    for k in 0..2000usize {
+        let p = k % 40;
+        let project = agent.join("sessions").join(format!("--home-dev-project{p}--"));
+        std::fs::create_dir_all(&project).unwrap();
+        let base = match k {
+            k if k % 100 == 0 => &bases[2],
+            k if k % 2 == 1 => &bases[1],
+            _ => &bases[0],
+        };
+        let split = base.iter().position(|&b| b == b'\n').unwrap();
+        let mut header: serde_json::Value = serde_json::from_slice(&base[..split]).unwrap();
+        header["id"] = format!("0b{k:06x}-5e55-7000-8000-{k:012x}").into();
+        header["cwd"] = format!("/home/dev/project{p}").into();
+        let mut bytes = header.to_string().into_bytes();
+        bytes.extend_from_slice(&base[split..]);
+        if k % 3 == 0 {
+            let last_id = {
+                let end = bytes.len() - 1;
+                let start = bytes[..end].iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+                let v: serde_json::Value = serde_json::from_slice(&bytes[start..end]).unwrap();
+                v["id"].as_str().unwrap().to_string()
+            };
+            bytes.extend_from_slice(
+                format!(
+                    "{}\n",
+                    serde_json::json!({"type": "session_info", "id": format!("n{k:07}"), "parentId": last_id,
+                        "timestamp": "2026-11-20T10:00:00.000Z", "name": format!("project {p} task {k}")})
+                )
+                .as_bytes(),
+            );
+        }
+        let file = project.join(format!("2026-11-{:02}T10-00-00-000Z_0b{k:06x}.jsonl", k % 28 + 1));
+        std::fs::write(&file, bytes).unwrap();
+    }
+    std::fs::write(agent.join("done"), "").unwrap();
+    agent
+}

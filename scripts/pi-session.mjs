@@ -21,6 +21,8 @@
 //   node pi-session.mjs list CWD              what Pi's /resume lists (SessionManager.list for CWD,
 //                                             then listAll; PI_CODING_AGENT_DIR: Pi's agent folder):
 //                                             {"project": [paths], "all": [paths]}
+//   node pi-session.mjs list-all-timed [RUNS] SessionManager.listAll timed in process, RUNS times:
+//                                             {"sessions": N, "ms": [each run]}
 //   node pi-session.mjs open FILE             open it as Pi does (Pi ends an unfinished last line)
 //   node pi-session.mjs append FILE COUNT [--pause-ms N] [--seed S]
 //                                             open it and append COUNT messages, printing each
@@ -364,6 +366,17 @@ if (cmd === "load") {
 	const project = (await SessionManager.list(args[0])).map((s) => s.path);
 	const all = (await SessionManager.listAll()).map((s) => s.path);
 	process.stdout.write(`${JSON.stringify({ project, all })}\n`);
+} else if (cmd === "list-all-timed") {
+	// Pi's own listing of every project (what /resume's "all" shows), timed in process: the
+	// first call, then the second (both after Node and Pi are loaded).
+	const times = [];
+	let n = 0;
+	for (let k = 0; k < Number(args[0] ?? 2); k++) {
+		const t0 = performance.now();
+		n = (await SessionManager.listAll()).length;
+		times.push(Math.round(performance.now() - t0));
+	}
+	process.stdout.write(`${JSON.stringify({ sessions: n, ms: times })}\n`);
 } else if (cmd === "open") {
 	const sm = SessionManager.open(args[0]);
 	process.stdout.write(`${JSON.stringify({ leafId: sm.getLeafId() })}\n`);

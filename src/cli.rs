@@ -44,7 +44,6 @@ use color_eyre::eyre::Result;
 pub use compare::CompareArgs;
 pub use prune::{EditArgs, PruneArgs};
 pub use read::{BranchArgs, ContextArgs, CutArgs, ExportArgs, InspectArgs, ListArgs, SearchArgs, StatsArgs, TreeArgs};
-pub use resume::exec_pi;
 pub use serve::ServeArgs;
 use std::path::PathBuf;
 pub use write::{

@@ -317,7 +317,7 @@ fn run_target(
             for n in &run.notes {
                 eprintln!("bonsai: {n}");
             }
-            crate::cli::exec_pi(&run)
+            Err(eyre!("{}", run.exec()))
         }
         None => Ok(()),
     }

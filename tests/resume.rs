@@ -173,7 +173,7 @@ fn resume_runs_pi_on_the_session_a_query_names_from_its_folder() {
     assert!(w.pi_called().is_none());
     // No match: said, non-zero, Pi not run.
     let o = w.bonsai(&elsewhere, &["resume", "pandas tutorial"]);
-    assert!(!o.status.success());
+    assert_eq!(o.status.code(), Some(1));
     assert!(
         String::from_utf8_lossy(&o.stderr).contains("no session matches \"pandas tutorial\""),
         "{}",
@@ -182,7 +182,7 @@ fn resume_runs_pi_on_the_session_a_query_names_from_its_folder() {
     assert!(w.pi_called().is_none());
     // Several, without a terminal: each named, non-zero (with a terminal, the picker opens).
     let o = w.bonsai(&elsewhere, &["resume", "the"]);
-    assert!(!o.status.success());
+    assert_eq!(o.status.code(), Some(2));
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("sessions match \"the\""), "{err}");
     assert!(err.matches(".jsonl").count() >= 2, "{err}");

@@ -42,10 +42,12 @@ pub fn resume(a: ResumeArgs) -> Result<()> {
                 }
                 1 => found[0].path.clone(),
                 n if a.print || !crate::ui::has_terminal() => {
+                    eprintln!("bonsai: {n} sessions match {q:?}; give more words, an id prefix or the file:");
                     for s in &found {
                         eprintln!("  {}  {}", s.title(), s.path.display());
                     }
-                    bail!("{n} sessions match {q:?}; give more words, an id prefix or the file");
+                    // 2: not "nothing matched" (1), but a choice to make.
+                    std::process::exit(2);
                 }
                 _ => {
                     // Several: the picker, filtered to them, where P resumes the one chosen.
@@ -75,15 +77,5 @@ pub fn resume(a: ResumeArgs) -> Result<()> {
 
 /// Run Pi in bonsai's place: its exit status is the command's.
 pub fn exec_pi(run: &PiRun) -> Result<()> {
-    #[cfg(unix)]
-    {
-        use std::os::unix::process::CommandExt;
-        let e = run.command().exec();
-        Err(eyre!("{}", run.start_error(&e)))
-    }
-    #[cfg(not(unix))]
-    {
-        let status = run.command().status().map_err(|e| eyre!("{}", run.start_error(&e)))?;
-        std::process::exit(status.code().unwrap_or(1));
-    }
+    Err(eyre!("{}", run.exec()))
 }

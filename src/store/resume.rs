@@ -67,6 +67,24 @@ impl PiRun {
         c
     }
 
+    /// Run Pi in bonsai's place (its exit status is the process's); returns only when Pi could
+    /// not be started, with why.
+    pub fn exec(&self) -> String {
+        #[cfg(unix)]
+        {
+            use std::os::unix::process::CommandExt;
+            let e = self.command().exec();
+            self.start_error(&e)
+        }
+        #[cfg(not(unix))]
+        {
+            match self.command().status() {
+                Ok(s) => std::process::exit(s.code().unwrap_or(1)),
+                Err(e) => self.start_error(&e),
+            }
+        }
+    }
+
     /// Why Pi could not be started, in words that say what to do.
     pub fn start_error(&self, e: &std::io::Error) -> String {
         match e.kind() {

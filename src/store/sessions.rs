@@ -88,7 +88,7 @@ impl SessionInfo {
     fn with_made_title(mut self) -> SessionInfo {
         self.made_title = match self.name {
             Some(_) => None,
-            None => crate::engine::view::title::suggested(self.first_message.as_deref(), self.goal.as_deref()),
+            None => crate::engine::view::title::with_goal(self.first_message.as_deref(), self.goal.as_deref()),
         };
         self
     }
@@ -668,6 +668,7 @@ fn list_folders(agent: &Path, dirs: &[PathBuf], flat: bool, cwd: &Path, all: boo
                 && c.len == i.bytes
                 && c.mtime_ms == i.modified_ms
                 && c.spent.is_some()
+                && c.goal_read
             {
                 return Some(c.clone());
             }
@@ -679,7 +680,7 @@ fn list_folders(agent: &Path, dirs: &[PathBuf], flat: bool, cwd: &Path, all: boo
         && fresh.iter().all(|c| {
             cache
                 .get(&c.path)
-                .is_some_and(|o| o.len == c.len && o.mtime_ms == c.mtime_ms && o.spent.is_some())
+                .is_some_and(|o| o.len == c.len && o.mtime_ms == c.mtime_ms && o.spent.is_some() && o.goal_read)
         });
     if !unchanged {
         // Keep other projects' entries when only this project was listed.
@@ -879,6 +880,51 @@ mod tests {
 
     /// The listing cache gives what reading every file gives: unchanged files are not read,
     /// appended ones only from where it left off, a rewritten one whole again.
+    /// A cache entry written before bonsai read summaries' goals is read again once, and kept
+    /// with the goal (then the file is not read again); a summary appended later gives the
+    /// title its goal.
+    #[test]
+    fn an_old_cache_entry_is_read_again_once_and_a_new_summary_s_goal_is_read() {
+        use std::io::Write;
+        let agent = tempfile::tempdir().unwrap();
+        let cwd = Path::new("/home/u/p");
+        let settings = Settings::default();
+        let (dir, _) = config::session_dir_in(agent.path(), cwd, &settings);
+        std::fs::create_dir_all(&dir).unwrap();
+        let p = dir.join("s.jsonl");
+        std::fs::write(
+            &p,
+            concat!(
+                r#"{"type":"session","version":3,"id":"abc","timestamp":"2026-11-20T10:00:00.000Z","cwd":"/home/u/p"}"#,
+                "\n",
+                r#"{"type":"message","id":"1","parentId":null,"timestamp":"t","message":{"role":"user","content":"go on"}}"#,
+                "\n"
+            ),
+        )
+        .unwrap();
+        let listed = || list_sessions_in(agent.path(), cwd, &settings, false).remove(0);
+        assert_eq!(listed().made_title.as_deref(), Some("Go on"));
+        let mut old = load_cache(agent.path()).remove(&p).unwrap();
+        assert!(old.goal_read);
+        old.goal_read = false;
+        old.first_message = Some("from an old cache".into());
+        save_cache(agent.path(), &[old]);
+        assert_eq!(listed().first_message.as_deref(), Some("go on"), "read again");
+        assert!(load_cache(agent.path())[&p].goal_read, "and kept with the goal read");
+        let mut f = std::fs::OpenOptions::new().append(true).open(&p).unwrap();
+        writeln!(
+            f,
+            r###"{{"type":"compaction","id":"2","parentId":"1","timestamp":"t","summary":"## Goal\n- Ship the importer fix\n","firstKeptEntryId":"1","tokensBefore":5}}"###
+        )
+        .unwrap();
+        drop(f);
+        let s = listed();
+        assert_eq!(
+            (s.goal.as_deref(), s.made_title.as_deref()),
+            (Some("Ship the importer fix"), Some("Ship the importer fix"))
+        );
+    }
+
     #[test]
     fn the_listing_cache_agrees_with_reading_every_file() {
         use std::io::Write;

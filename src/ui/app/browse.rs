@@ -230,7 +230,7 @@ impl App {
     }
 
     /// The picker, listing this project's sessions or (`all`) every project's.
-    pub(super) fn open_picker_listing(&mut self, all: bool) {
+    pub fn open_picker_listing(&mut self, all: bool) {
         let mut p = Picker::new(self.doc.path.clone(), self.outside.now_ms);
         p.loading = true;
         p.home_dir = Some(

@@ -9,20 +9,19 @@ use std::path::Path;
 impl App {
     /// Ask the event loop to run Pi on `path`, from the session's own folder.
     pub(super) fn resume_in_pi(&mut self, path: &Path) {
-        // The folder Pi runs in: from the listing, the open session, or the file's header.
+        // The folder Pi runs in: from the listing or the open session (the update reads no
+        // file; every session P can be pressed on is one of them).
         let listed = self
             .parts
             .picker
             .as_ref()
             .and_then(|p| p.sessions.iter().find(|s| s.path == path))
             .map(|s| s.cwd.clone());
-        let cwd = listed
-            .or_else(|| {
-                (self.doc.path.as_deref() == Some(path))
-                    .then(|| self.doc.session.header.cwd.clone())
-                    .flatten()
-            })
-            .or_else(|| crate::store::session_info(path).map(|i| i.cwd));
+        let cwd = listed.or_else(|| {
+            (self.doc.path.as_deref() == Some(path))
+                .then(|| self.doc.session.header.cwd.clone())
+                .flatten()
+        });
         let run = PiRun::for_session(path, cwd.as_deref(), &self.setup.settings, &self.outside.cwd);
         let handover = match (&self.outside.pi_switch_file, self.outside.resume_ends_bonsai) {
             (Some(f), _) => Handover::SwitchPi(f.clone()),
@@ -43,6 +42,11 @@ impl App {
         self.log.status = Some(format!(
             "sessions matching \"{query}\": P resumes one in Pi, enter opens it in bonsai"
         ));
+    }
+
+    /// How many sessions the open picker lists (benchmarks check the listing arrived).
+    pub fn picker_listed(&self) -> Option<usize> {
+        self.parts.picker.as_ref().map(|p| p.sessions.len())
     }
 
     /// Back from Pi: say how it ended; the listing is read again (Pi wrote to a session), and

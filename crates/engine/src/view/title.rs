@@ -57,16 +57,18 @@ const OPENERS: &[&str] = &[
 /// The title for a session with first request `request` and latest summary `summary` (a
 /// compaction's or a branch summary's text); `None` when neither says anything.
 pub fn suggested(request: Option<&str>, summary: Option<&str>) -> Option<String> {
+    with_goal(request, summary.and_then(goal_of).as_deref())
+}
+
+/// [`suggested`] with the summary's goal already read (what the listing keeps).
+pub fn with_goal(request: Option<&str>, goal: Option<&str>) -> Option<String> {
     let from_request = request.map(|r| tidy(first_sentence(r))).filter(|t| !t.is_empty());
     if let Some(t) = &from_request
         && words(t) >= MIN_WORDS
     {
         return Some(cut(t));
     }
-    let from_goal = summary
-        .and_then(goal_of)
-        .map(|g| tidy(first_sentence(&g)))
-        .filter(|t| !t.is_empty());
+    let from_goal = goal.map(|g| tidy(first_sentence(g))).filter(|t| !t.is_empty());
     from_goal.or(from_request).map(|t| cut(&t))
 }
 

@@ -495,6 +495,11 @@ async fn event_loop(
         }
         for effect in app.take_effects() {
             if let Terminal::ResumeInPi { run, handover } = effect {
+                if let Some(why) = run.refusal() {
+                    app.log.status = Some(why);
+                    dirty = true;
+                    continue;
+                }
                 match handover {
                     Handover::End => return Ok(Some(run)),
                     Handover::SwitchPi(handoff) => {

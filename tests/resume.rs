@@ -213,23 +213,22 @@ fn pi_command_setting_and_a_missing_pi_are_used_and_said() {
         ),
     )
     .unwrap();
-    let o = bonsai_isolated(w.home.path())
-        .env("PATH", "/usr/bin:/bin")
-        .current_dir(&w.projects[0])
-        .args(["resume"])
-        .output()
-        .unwrap();
+    // No `pi` on PATH: only the setting can run one.
+    let resume = || {
+        bonsai_isolated(w.home.path())
+            .env("PATH", "/usr/bin:/bin")
+            .current_dir(&w.projects[0])
+            .args(["resume"])
+            .output()
+            .unwrap()
+    };
+    let o = resume();
     assert!(o.status.success(), "{}", text(&o));
     let called = w.pi_called().unwrap();
     assert_eq!(called[1..3], ["--model".to_string(), "fake".into()]);
     assert_eq!(called[3], "--session");
     std::fs::remove_file(&settings).unwrap();
-    let o = bonsai_isolated(w.home.path())
-        .env("PATH", "/usr/bin:/bin")
-        .current_dir(&w.projects[0])
-        .args(["resume"])
-        .output()
-        .unwrap();
+    let o = resume();
     assert!(!o.status.success());
     assert!(
         String::from_utf8_lossy(&o.stderr)
@@ -421,4 +420,40 @@ fn an_ambiguous_query_opens_the_picker_filtered_and_p_runs_pi() {
     };
     let first_line_with_user = std::fs::read_to_string(&called[2]).unwrap();
     assert!(first_line_with_user.contains(title_words), "{row} → {}", called[2]);
+}
+
+/// A Pi already started on the session: a second one is not run (two writers would branch
+/// the file), and bonsai says which process to go on in.
+#[test]
+fn a_session_another_pi_runs_on_is_not_resumed_twice() {
+    let w = World::new();
+    let tour = w.session_named(0, "2026-11-20T");
+    let other = w.home.path().join("other");
+    std::fs::create_dir_all(&other).unwrap();
+    let running = other.join("pi");
+    std::fs::write(&running, "#!/bin/sh\nsleep 30\n").unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&running, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let mut child = std::process::Command::new(&running)
+        .arg("--session")
+        .arg(&tour)
+        .current_dir(&w.projects[0])
+        .spawn()
+        .unwrap();
+    // Until /proc shows it with its command line.
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let o = w.bonsai(&w.projects[0], &["resume"]);
+    let _ = child.kill();
+    let _ = child.wait();
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains(&format!("Pi (process {}) is already running on", child.id())),
+        "{err}"
+    );
+    assert!(w.pi_called().is_none(), "no second Pi");
+    // Once it is gone, the session resumes.
+    let o = w.bonsai(&w.projects[0], &["resume"]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(w.pi_called().is_some());
 }

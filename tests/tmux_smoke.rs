@@ -205,9 +205,9 @@ fn prune_apply_and_undo_in_the_terminal() {
     let before = std::fs::read(&f).unwrap();
     let home = tempfile::tempdir().unwrap();
     t.open_bonsai(home.path(), &f);
-    // The loading frame names the file too: a key typed while it loads is kept for the session
-    // (CI once lost this "p" that way).
-    t.wait_for("made.jsonl (");
+    // The loading frame names the file; the session's status line, bonsai's title for it (`~`):
+    // a key typed while it loads is kept for the session (CI once lost this "p" that way).
+    t.wait_for_any(&["made.jsonl (", " ~ "]);
     t.send(&["p"]);
     t.wait_for("prune preview · output");
     // Tab to the yellow zone, apply after the question.
@@ -297,7 +297,11 @@ fn a_key_typed_while_loading_acts_once_the_session_is_open() {
     t.wait_for("Loading ");
     t.send(&["?"]);
     let screen = t.wait_for(" keys · tree ");
-    assert!(screen.contains("big.jsonl ("), "{screen}");
+    // The session is open: its status line names it (bonsai's title for an unnamed one).
+    assert!(
+        screen.lines().any(|l| l.starts_with(" ~ ") && l.contains(" (")),
+        "{screen}"
+    );
     t.escape_closing(" keys · tree ");
     t.send(&["q"]);
     t.wait_for("EXITED:0");
@@ -507,7 +511,8 @@ fn a_search_in_the_picker_opens_the_hit_at_its_entry() {
         .unwrap();
     let id = s.entries[want].id.to_string();
     t.open_bonsai_in(home.path(), &project);
-    t.wait_for("long");
+    // long.jsonl, by bonsai's title of it.
+    t.wait_for("~ Turn 1: check");
     t.send(&["o"]);
     t.wait_for("sessions · this project");
     t.send(&["s"]);
@@ -590,7 +595,8 @@ fn trash_and_restore_from_the_picker_as_pi_lists_it() {
         assert_eq!(listed, both);
     }
     t.open_bonsai_in(home.path(), &project);
-    t.wait_for("long");
+    // long.jsonl, by bonsai's title of it.
+    t.wait_for("~ Turn 1: check");
     t.send(&["o"]);
     t.wait_for_all(&["sessions · this project", "ledger: fix rounding"]);
     // The tour's row (the long session, newer, is first).

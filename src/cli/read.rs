@@ -1067,6 +1067,9 @@ pub fn search(a: SearchArgs) -> Result<()> {
             &load_settings(&here),
             &here,
         );
+        if let Some(why) = run.refusal() {
+            return Err(eyre!("{why}"));
+        }
         for note in &run.notes {
             eprintln!("bonsai: {note}");
         }

@@ -66,6 +66,9 @@ pub fn resume(a: ResumeArgs) -> Result<()> {
         bail!("{} is not a session Pi can resume: {}", chosen.display(), p.reason());
     }
     let run = PiRun::for_session(&chosen, info.as_ref().map(|i| i.cwd.as_str()), &settings, &here);
+    if let Some(why) = run.refusal() {
+        bail!("{why}");
+    }
     for n in &run.notes {
         eprintln!("bonsai: {n}");
     }

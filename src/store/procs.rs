@@ -166,6 +166,18 @@ pub fn pi_may_write(session: &Path) -> Option<String> {
     None
 }
 
+/// A Pi already started on `session` (`--session`), other than one this bonsai runs under:
+/// resuming the file in a second Pi would have two writers append to it (the second's
+/// entries branch off the first's leaf as it knew it).
+pub fn pi_started_on(session: &Path) -> Option<u32> {
+    let real = std::fs::canonicalize(session).ok()?;
+    let mine = ancestors();
+    running_pis().into_iter().find_map(|pi| {
+        let f = pi.session.as_ref()?;
+        (!mine.contains(&pi.pid) && std::fs::canonicalize(f).ok().as_ref() == Some(&real)).then_some(pi.pid)
+    })
+}
+
 /// The process ids from this process up to the first (its parent, its parent's parent, …).
 pub fn ancestors() -> Vec<u32> {
     let mut out = vec![];

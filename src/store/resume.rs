@@ -67,6 +67,15 @@ impl PiRun {
         c
     }
 
+    /// Why Pi should not be run on this session now: another Pi was started on it.
+    pub fn refusal(&self) -> Option<String> {
+        let pid = super::procs::pi_started_on(&self.file)?;
+        Some(format!(
+            "Pi (process {pid}) is already running on {}: a second Pi would append beside it and branch the session; go on in that one, or quit it first",
+            self.file.display()
+        ))
+    }
+
     /// Run Pi in bonsai's place (its exit status is the process's); returns only when Pi could
     /// not be started, with why.
     pub fn exec(&self) -> String {

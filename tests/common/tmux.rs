@@ -105,6 +105,21 @@ impl Tmux {
     pub fn wait_for(&self, what: &str) -> String {
         self.wait_for_all(&[what])
     }
+    /// The first screen holding any one of `what` (a frame that may be skipped, or the next).
+    #[allow(dead_code)]
+    pub fn wait_for_any(&self, what: &[&str]) -> String {
+        let start = Instant::now();
+        loop {
+            let screen = self.capture();
+            if what.iter().any(|w| screen.contains(w)) {
+                return screen;
+            }
+            if start.elapsed() > Duration::from_secs(10) {
+                panic!("timed out waiting for any of {what:?}; screen:\n{screen}");
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
     /// The first settled screen holding every one of `what`: the same on two captures 40 ms
     /// apart, because tmux can be captured between the chunks of one frame (CI caught the
     /// detail pane of a new frame above the picker's old rows). A screen that keeps changing

@@ -56,29 +56,16 @@ fn entries(s: &Session, scope: Scope) -> Vec<(usize, usize)> {
     }
 }
 
-/// The session's name; without one, bonsai's title for it (said in the head); else its
-/// first request.
-fn title(s: &Session) -> String {
+/// The session's name, else bonsai's title for it (said in the head), else "Pi session"; and
+/// which it is (`name`, `bonsai`, none).
+fn title(s: &Session) -> (String, Option<&'static str>) {
     if let Some(n) = s.session_name() {
-        return n.to_string();
+        return (n.to_string(), Some("name"));
     }
-    if let Some(t) = crate::view::title::of_session(s) {
-        return t;
+    match crate::view::title::of_session(s) {
+        Some(t) => (t, Some("bonsai")),
+        None => ("Pi session".into(), None),
     }
-    for i in 0..s.entries.len() {
-        if let Kind::Message(m) = &s.entries[i].kind
-            && m.role.as_str() == "user"
-        {
-            let t = content_text(s.entry_value(i)["message"].get("content"), " ");
-            let t: String = t.split_whitespace().collect::<Vec<_>>().join(" ");
-            return if t.chars().count() > 72 {
-                format!("{}…", t.chars().take(71).collect::<String>())
-            } else {
-                t
-            };
-        }
-    }
-    "Pi session".into()
 }
 
 /// A fence that the text itself does not close.
@@ -369,10 +356,11 @@ fn md_turn(out: &mut String, tokens: u64, usage: Option<&Value>) {
 /// The title, the session's id and folder, what the export holds, the context at the leaf.
 fn md_head(s: &Session, scope: Scope, leaf: Option<usize>, entries: usize) -> String {
     let mut out = String::new();
-    out.push_str(&format!("# {}\n\n", md_inline(&title(s))));
+    let (title, by) = title(s);
+    out.push_str(&format!("# {}\n\n", md_inline(&title)));
     let h = &s.header;
     let mut meta = vec![format!("session {}", code(&h.id))];
-    if s.session_name().is_none() && crate::view::title::of_session(s).is_some() {
+    if by == Some("bonsai") {
         meta.push("title made by bonsai (the session has no name)".to_string());
     }
     if let Some(cwd) = &h.cwd {
@@ -604,13 +592,9 @@ pub fn write_json(s: &Session, scope: Scope, out: &mut impl std::io::Write) -> s
         Scope::Tree => json!({"tree": true, "leafId": s.leaf().map(|l| s.entries[l].id.to_string())}),
     };
     writeln!(out, "{{")?;
-    writeln!(out, "  \"title\": {},", Value::from(title(s)))?;
-    let by = match (s.session_name(), crate::view::title::of_session(s)) {
-        (Some(_), _) => Value::from("name"),
-        (None, Some(_)) => Value::from("bonsai"),
-        (None, None) => Value::Null,
-    };
-    writeln!(out, "  \"titleBy\": {by},")?;
+    let (title, by) = title(s);
+    writeln!(out, "  \"title\": {},", Value::from(title))?;
+    writeln!(out, "  \"titleBy\": {},", Value::from(by))?;
     writeln!(out, "  \"header\": {},", s.header.raw)?;
     writeln!(out, "  \"scope\": {scope_v},")?;
     write!(out, "  \"entries\": [")?;

@@ -1190,24 +1190,6 @@ fn given_back_specifics_reach_the_model_and_undo_takes_them_back() {
     }
 }
 
-/// `pi` on `session` (not the world's own file) in this world.
-fn pi_on(w: &World, pi: &PiBin, session: &Path, pkg: bool) -> std::process::Command {
-    let mut c = std::process::Command::new(&pi.node);
-    c.arg(&pi.cli)
-        .arg("--session")
-        .arg(session)
-        .args(["--offline", "--model", "fakeco/fake-model"])
-        .current_dir(&w.project)
-        .env("PI_CODING_AGENT_DIR", &w.agent)
-        .env("HOME", w.dir.path())
-        .env("BONSAI_BIN", live_pi::bonsai_bin())
-        .env_remove("BONSAI_PI_SESSION");
-    if pkg {
-        c.arg("-e").arg(live_pi::package_dir());
-    }
-    c
-}
-
 /// This world's project folder in Pi's sessions folder (Pi's naming: `--` the cwd's path
 /// with `/` as `-` `--`).
 fn project_sessions(w: &World) -> PathBuf {
@@ -1245,7 +1227,7 @@ fn p_in_the_picker_resumes_the_session_in_real_pi_and_comes_back() {
         let w = World::new(200_000, settings, script);
         write_logs(&w);
         let file = project_sessions(&w).join("2026-11-29T10-00-00-000Z_picker.jsonl");
-        let o = pi_on(&w, &pi, &file, false).args(["-p", &prompt(1)]).output().unwrap();
+        let o = w.pi_on(&pi, &file, false).args(["-p", &prompt(1)]).output().unwrap();
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
         let entries_before = std::fs::read_to_string(&file).unwrap().lines().count();
         let Some(t) = common::tmux::Tmux::start(120, 40) else {
@@ -1326,13 +1308,13 @@ fn p_inside_pi_switches_the_running_pi_to_the_session_chosen() {
         let first = dir.join("2026-11-29T10-00-00-000Z_first.jsonl");
         let other = dir.join("2026-11-29T11-00-00-000Z_other.jsonl");
         for (f, n) in [(&other, 5), (&first, 1)] {
-            let o = pi_on(&w, &pi, f, false).args(["-p", &prompt(n)]).output().unwrap();
+            let o = w.pi_on(&pi, f, false).args(["-p", &prompt(n)]).output().unwrap();
             assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
         }
         let Some(t) = common::tmux::Tmux::start(120, 40) else {
             return;
         };
-        start_pi_tui(&t, &w, &pi, pi_on(&w, &pi, &first, true));
+        start_pi_tui(&t, &w, &pi, w.pi_on(&pi, &first, true));
         std::thread::sleep(std::time::Duration::from_millis(500));
         t.send(&["/bonsai"]);
         t.wait_for("/bonsai");

@@ -24,7 +24,7 @@
  */
 
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { ExtensionAPI, ExtensionCommandContext, ExtensionContext } from "@earendil-works/pi-coding-agent";
@@ -406,6 +406,11 @@ export default function bonsai(pi: ExtensionAPI) {
 						: `cannot run ${bin}: ${status.error.message}`;
 				tell(ctx, `bonsai: ${why}`, "error");
 				return;
+			}
+			if (switchTo && !existsSync(switchTo)) {
+				// Pi would start a new session at a path that is not there: say so, stay here.
+				tell(ctx, `bonsai: the session to switch to is not there (${switchTo}); staying in this one`, "warning");
+				switchTo = undefined;
 			}
 			if (switchTo) {
 				// P in bonsai: this Pi goes on in the session chosen (the same one reopened).

@@ -382,7 +382,7 @@ fn read_info(path: &Path, dir: &Path, cached: Option<&Cached>) -> SessionInfo {
         && c.len == meta.len()
         && c.mtime_ms == modified_ms
     {
-        return c.to_info(dir, meta.len(), modified_ms);
+        return c.to_info(dir, meta.len(), modified_ms).with_made_title();
     }
     let f = match super::files::open_regular(path) {
         Ok(f) => f,
@@ -518,10 +518,10 @@ impl Cached {
             model: self.model.clone(),
             spent: self.spent.unwrap_or_default(),
             goal: self.goal.clone(),
+            // Made by the caller, once what was appended since is in.
             made_title: None,
             problem: None,
         }
-        .with_made_title()
     }
 }
 

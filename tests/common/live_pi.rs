@@ -156,10 +156,15 @@ impl World {
     /// `pi ARGS` in this world, with bonsai's package loaded when `pkg` (and `bonsai` from
     /// this build).
     pub fn pi(&self, pi: &PiBin, pkg: bool) -> Command {
+        self.pi_on(pi, &self.session, pkg)
+    }
+
+    /// [`World::pi`] on another session file of this world.
+    pub fn pi_on(&self, pi: &PiBin, session: &Path, pkg: bool) -> Command {
         let mut c = Command::new(&pi.node);
         c.arg(&pi.cli)
             .args(["--session"])
-            .arg(&self.session)
+            .arg(session)
             .args(["--offline", "--model", "fakeco/fake-model"])
             .current_dir(&self.project)
             .env("PI_CODING_AGENT_DIR", &self.agent)

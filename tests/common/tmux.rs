@@ -108,17 +108,7 @@ impl Tmux {
     /// The first screen holding any one of `what` (a frame that may be skipped, or the next).
     #[allow(dead_code)]
     pub fn wait_for_any(&self, what: &[&str]) -> String {
-        let start = Instant::now();
-        loop {
-            let screen = self.capture();
-            if what.iter().any(|w| screen.contains(w)) {
-                return screen;
-            }
-            if start.elapsed() > Duration::from_secs(10) {
-                panic!("timed out waiting for any of {what:?}; screen:\n{screen}");
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
+        self.poll(what, Instant::now(), |screen| what.iter().any(|w| screen.contains(w)))
     }
     /// The first settled screen holding every one of `what`: the same on two captures 40 ms
     /// apart, because tmux can be captured between the chunks of one frame (CI caught the
@@ -140,9 +130,13 @@ impl Tmux {
     /// The first screen holding every one of `what`, settled or not: for a frame that is
     /// shown only for a moment (a big session's loading frame).
     pub fn wait_for_all_now(&self, what: &[&str], start: Instant) -> String {
+        self.poll(what, start, |screen| what.iter().all(|w| screen.contains(w)))
+    }
+    /// The first screen `done` takes, captured every 50 ms for up to 10 s from `start`.
+    fn poll(&self, what: &[&str], start: Instant, done: impl Fn(&str) -> bool) -> String {
         loop {
             let screen = self.capture();
-            if what.iter().all(|w| screen.contains(w)) {
+            if done(&screen) {
                 return screen;
             }
             if start.elapsed() > Duration::from_secs(10) {

@@ -165,6 +165,9 @@ pub struct Specific {
     pub entry: usize,
     /// A command's exit state: "ok", "exit 2", "failed", "cancelled".
     pub state: Option<String>,
+    /// The user's whole sentence a value or a decision clause was said in (what the packet
+    /// and a mend quote: a bare `42` or half a sentence says nothing).
+    pub said: Option<String>,
 }
 
 impl Specific {
@@ -176,11 +179,20 @@ impl Specific {
             _ => self.text.clone(),
         }
     }
+
+    /// What a packet or a mend gives back for it: a value or a decision clause as the whole
+    /// sentence the user said it in, anything else as its [`Specific::line`].
+    pub fn quote(&self) -> String {
+        match (&self.said, self.kind) {
+            (Some(s), Kind::Values | Kind::Decisions | Kind::OpenTasks) => s.clone(),
+            _ => self.line(),
+        }
+    }
 }
 
 /// The specifics of a range as they are gathered: each (kind, text) once, the first time.
-#[derive(Debug, Default)]
-struct Gather {
+#[derive(Debug, Default, Clone)]
+pub struct Gather {
     items: Vec<Specific>,
     seen: HashSet<(Kind, String)>,
     /// The last assistant text (to tell an answer to a question).
@@ -189,6 +201,10 @@ struct Gather {
 
 impl Gather {
     fn add(&mut self, kind: Kind, text: &str, entry: usize, state: Option<String>) {
+        self.add_said(kind, text, entry, state, None);
+    }
+
+    fn add_said(&mut self, kind: Kind, text: &str, entry: usize, state: Option<String>, said: Option<&str>) {
         let text = text.trim();
         if text.is_empty() {
             return;
@@ -199,13 +215,25 @@ impl Gather {
                 text: text.to_string(),
                 entry,
                 state,
+                said: said.map(|s| s.trim().to_string()).filter(|s| s != text),
             });
+        } else if kind == Kind::Commands
+            && let Some(st) = state
+            && let Some(it) = self.items.iter_mut().rev().find(|i| i.kind == kind && i.text == text)
+        {
+            // The same command run again: its newest exit state.
+            it.state = Some(st);
         }
+    }
+
+    /// The items gathered so far, in the order first said (nothing merged yet).
+    pub fn items(&self) -> &[Specific] {
+        &self.items
     }
 
     /// Files read that were also modified count once, as modified (in whatever form each
     /// call gave the path).
-    fn finish(mut self, cwd: &str) -> Vec<Specific> {
+    pub fn finish(mut self, cwd: &str) -> Vec<Specific> {
         let modified: HashSet<String> = self
             .items
             .iter()
@@ -300,7 +328,7 @@ fn markers_in(lower: &str) -> (bool, bool) {
 }
 
 /// `text` without its fenced blocks (```…```): what the user wrote, not what they pasted.
-fn without_fences(text: &str) -> String {
+pub(crate) fn without_fences(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut fenced = false;
     for line in text.lines() {
@@ -318,7 +346,7 @@ fn without_fences(text: &str) -> String {
 
 /// Sentences of `text`: split at newlines and at `.`/`!`/`?` before a space (a dot inside
 /// `cli.ts` or `0.87.1` ends nothing). List bullets are taken off.
-fn sentences(text: &str) -> Vec<String> {
+pub(crate) fn sentences(text: &str) -> Vec<String> {
     let mut out = Vec::new();
     for line in text.lines() {
         let b = line.as_bytes();
@@ -553,12 +581,35 @@ fn carry(g: &mut Gather, text: &str, entry: usize) {
             };
             continue;
         }
-        let Some(k) = section else { continue };
         let item = t
             .trim_start_matches(['-', '*', '•'])
             .trim()
             .trim_start_matches("[ ]")
             .trim();
+        let Some(k) = section else {
+            // A section the audit has no kind for (a goal, progress, notes): what it says
+            // the user decided, and the ids and URLs it names, are carried all the same.
+            if item.is_empty() || item.starts_with("[x]") || item.starts_with('(') {
+                continue;
+            }
+            let (decision, task) = markers_in(&item.to_lowercase());
+            if decision {
+                g.add(Kind::Decisions, &terms::cut_chars(item, SENTENCE), entry, None);
+            } else if task {
+                g.add(Kind::OpenTasks, &terms::cut_chars(item, SENTENCE), entry, None);
+            }
+            let found = urls(item);
+            for v in found.iter().cloned().chain(hyphen_ids(item)).chain(amounts(item)) {
+                g.add_said(Kind::Values, &v, entry, None, Some(item));
+            }
+            // A file it names (a plain summary's "Files" list) is a file it carried.
+            for p in terms::paths(item) {
+                if !found.iter().any(|u| u.contains(&p)) {
+                    g.add(Kind::FilesRead, &p, entry, None);
+                }
+            }
+            continue;
+        };
         // A numbered step ("1. Run the tests").
         let item = match item.split_once(". ") {
             Some((n, rest)) if !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()) => rest,
@@ -587,98 +638,210 @@ fn carry(g: &mut Gather, text: &str, entry: usize) {
 /// Gather the specifics of `messages` (materialized, oldest first, each with its entry).
 fn gather(messages: &[(usize, &Value)], cwd: &str) -> Vec<Specific> {
     let mut g = Gather::default();
-    // Tool results by call id, for the exit state of a bash call.
-    let mut results: HashMap<&str, &Value> = HashMap::new();
-    for &(_, m) in messages {
-        if m.get("role").and_then(|r| r.as_str()) == Some("toolResult")
-            && let Some(id) = m.get("toolCallId").and_then(|i| i.as_str())
-        {
-            results.insert(id, m);
-        }
-    }
-    for &(entry, m) in messages {
-        let role = m.get("role").and_then(|r| r.as_str()).unwrap_or("");
-        match role {
-            "user" => {
-                let raw = context::content_text(m.get("content"), "\n");
-                let text = without_fences(&raw);
-                let answered = std::mem::take(&mut g.asked);
-                let mut decided = false;
-                for sentence in sentences(&text) {
-                    let (decision, task) = markers_in(&sentence.to_lowercase());
-                    if !(decision || task) {
-                        continue;
-                    }
-                    let quote = terms::cut_chars(&sentence, SENTENCE);
-                    if decision {
-                        g.add(Kind::Decisions, &quote, entry, None);
-                        decided = true;
-                    }
-                    if task {
-                        g.add(Kind::OpenTasks, &quote, entry, None);
-                    }
-                }
-                // A short reply to the agent's question decides something.
-                let short = js::js_trim(&text);
-                if answered && !decided && !short.is_empty() && short.chars().count() <= SENTENCE {
-                    g.add(
-                        Kind::Decisions,
-                        &short.split_whitespace().collect::<Vec<_>>().join(" "),
-                        entry,
-                        None,
-                    );
-                }
-                for v in values(&text) {
-                    g.add(Kind::Values, &v, entry, None);
-                }
-            }
-            "assistant" => {
-                for c in recall::tool_calls(m) {
-                    let path = c.path;
-                    match c.name {
-                        "read" if !path.is_empty() => g.add(Kind::FilesRead, path, entry, None),
-                        "edit" | "write" if !path.is_empty() => g.add(Kind::FilesModified, path, entry, None),
-                        "bash" => {
-                            if let Some(cmd) = recall::command_of(c.args) {
-                                let state = exit_state(results.get(c.id).copied());
-                                g.add(Kind::Commands, cmd, entry, state);
-                            }
-                        }
-                        _ => {}
-                    }
-                }
-                let text = context::content_text(m.get("content"), "\n");
-                for line in text.lines() {
-                    let t = line.trim().trim_start_matches(['-', '*']).trim();
-                    let lower = t.to_lowercase();
-                    if lower.starts_with("todo") || lower.starts_with("[ ]") || lower.starts_with("next:") {
-                        let item = t.trim_start_matches("[ ]").trim();
-                        g.add(Kind::OpenTasks, &terms::cut_chars(item, SENTENCE), entry, None);
-                    }
-                }
-                let tail: String = {
-                    let t = js::js_trim(&text);
-                    let n = t.chars().count();
-                    t.chars().skip(n.saturating_sub(300)).collect()
-                };
-                g.asked = tail.contains('?');
-            }
-            "bashExecution" => {
-                if let Some(cmd) = recall::command_of(m) {
-                    g.add(Kind::Commands, cmd, entry, exit_state(Some(m)));
-                }
-            }
-            "branchSummary" | "compactionSummary" => {
-                let text = m.get("summary").and_then(|t| t.as_str()).unwrap_or("");
-                carry(&mut g, text, entry);
-            }
-            _ => {}
-        }
-        if let Some(e) = recall::error_line(m) {
-            g.add(Kind::Errors, &e, entry, None);
-        }
-    }
+    g.add_messages(messages);
     g.finish(cwd)
+}
+
+/// Parts of a decision sentence that say one thing each: split at `;`, and at `, and` /
+/// `, but` / `, also` / ` and also` where both sides say something (three words or more, a
+/// content word among them). "We decided to keep Decimal end to end; also bump the schema to version 14" is two
+/// items: a summary can keep one and lose the other.
+pub fn clauses(sentence: &str) -> Vec<String> {
+    let mut parts: Vec<String> = Vec::new();
+    for piece in sentence.split(';') {
+        let mut rest = piece.trim().to_string();
+        loop {
+            let lower = rest.to_ascii_lowercase();
+            let cut = [", and also ", " and also ", ", also ", ", and ", ", but "]
+                .iter()
+                .filter_map(|sep| lower.find(sep).map(|k| (k, sep.len())))
+                .filter(|&(k, n)| {
+                    rest.is_char_boundary(k)
+                        && rest.is_char_boundary(k + n)
+                        && says_something(&rest[..k])
+                        && says_something(&rest[k + n..])
+                })
+                .min();
+            match cut {
+                Some((k, n)) => {
+                    parts.push(rest[..k].trim().to_string());
+                    // The joining word starts the next clause ("also bump …").
+                    let joint = rest[k..k + n].trim_start_matches(',').trim();
+                    let keep = if joint.ends_with("also") { "also " } else { "" };
+                    rest = format!("{keep}{}", rest[k + n..].trim());
+                }
+                None => {
+                    parts.push(rest.trim().to_string());
+                    break;
+                }
+            }
+        }
+    }
+    parts.retain(|p| p.chars().count() >= 4);
+    parts
+}
+
+/// Whether a part of a sentence says something on its own: three words or more, one of them
+/// a content word.
+fn says_something(part: &str) -> bool {
+    part.split_whitespace().count() >= 3 && !content_words(part).is_empty()
+}
+
+/// Whether a tool output that is no error may still report one (a log's `ERROR` line): a
+/// cheap look at its bytes before it is decoded.
+pub(crate) fn may_report_error(bytes: &[u8]) -> bool {
+    memchr::memmem::find(bytes, b"ERROR").is_some()
+        || memchr::memmem::find(bytes, b"FATAL").is_some()
+        || memchr::memmem::find(bytes, b"CRITICAL").is_some()
+        || memchr::memmem::find(bytes, b"Error:").is_some()
+        || memchr::memmem::find(bytes, b"Exception").is_some()
+        || memchr::memmem::find(bytes, b"Traceback").is_some()
+        || memchr::memmem::find(bytes, b"error:").is_some()
+        || memchr::memmem::find(bytes, b"error[").is_some()
+}
+
+/// The lines of an output that is no error that still report one: a log level (`ERROR`,
+/// `FATAL`, `CRITICAL` as a word), or a line that starts with an exception's name or a
+/// compiler's `error:`. Code that merely names an error (`raise ValueError(…)`) is none.
+/// At most three, of different shapes (digits aside), whitespace collapsed.
+pub fn reported_errors(text: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let mut shapes: HashSet<String> = HashSet::new();
+    for line in text.lines() {
+        let t = line.trim();
+        if t.is_empty() || t.len() > 2000 {
+            continue;
+        }
+        let level = t
+            .split(|c: char| !c.is_ascii_alphanumeric())
+            .any(|w| matches!(w, "ERROR" | "FATAL" | "CRITICAL"));
+        let head = t.split([':', '[', ' ', '(']).next().unwrap_or("");
+        let starts = (head.len() > 5
+            && (head.ends_with("Error") || head.ends_with("Exception"))
+            && head.chars().all(|c| c.is_ascii_alphanumeric() || c == '.' || c == '_')
+            && t[head.len()..].starts_with(':'))
+            || t.starts_with("error:")
+            || t.starts_with("error[")
+            || t.starts_with("Traceback");
+        if !(level || starts) || t.starts_with("Traceback") {
+            continue;
+        }
+        let shape: String = t.chars().map(|c| if c.is_ascii_digit() { '#' } else { c }).collect();
+        if shapes.insert(shape) {
+            out.push(terms::cut_chars(
+                &t.split_whitespace().collect::<Vec<_>>().join(" "),
+                200,
+            ));
+            if out.len() == 3 {
+                break;
+            }
+        }
+    }
+    out
+}
+
+impl Gather {
+    /// Read `messages` (materialized, oldest first, each with its entry) into what is
+    /// gathered. A part at a time works (the live packet adds the turns each step leaves
+    /// out): a part never splits a call from its result.
+    pub fn add_messages(&mut self, messages: &[(usize, &Value)]) {
+        let g = self;
+        // Tool results by call id, for the exit state of a bash call.
+        let mut results: HashMap<&str, &Value> = HashMap::new();
+        for &(_, m) in messages {
+            if m.get("role").and_then(|r| r.as_str()) == Some("toolResult")
+                && let Some(id) = m.get("toolCallId").and_then(|i| i.as_str())
+            {
+                results.insert(id, m);
+            }
+        }
+        for &(entry, m) in messages {
+            let role = m.get("role").and_then(|r| r.as_str()).unwrap_or("");
+            match role {
+                "user" => {
+                    let raw = context::content_text(m.get("content"), "\n");
+                    let text = without_fences(&raw);
+                    let answered = std::mem::take(&mut g.asked);
+                    let mut decided = false;
+                    for sentence in sentences(&text) {
+                        let whole = terms::cut_chars(&sentence, SENTENCE);
+                        let (decision, task) = markers_in(&sentence.to_lowercase());
+                        if decision {
+                            for clause in clauses(&whole) {
+                                g.add_said(Kind::Decisions, &clause, entry, None, Some(&whole));
+                            }
+                            decided = true;
+                        }
+                        if task {
+                            g.add_said(Kind::OpenTasks, &whole, entry, None, None);
+                        }
+                        for v in values(&sentence) {
+                            g.add_said(Kind::Values, &v, entry, None, Some(&whole));
+                        }
+                    }
+                    // A short reply to the agent's question decides something.
+                    let short = js::js_trim(&text);
+                    if answered && !decided && !short.is_empty() && short.chars().count() <= SENTENCE {
+                        g.add(
+                            Kind::Decisions,
+                            &short.split_whitespace().collect::<Vec<_>>().join(" "),
+                            entry,
+                            None,
+                        );
+                    }
+                }
+                "assistant" => {
+                    for c in recall::tool_calls(m) {
+                        let path = c.path;
+                        match c.name {
+                            "read" if !path.is_empty() => g.add(Kind::FilesRead, path, entry, None),
+                            "edit" | "write" if !path.is_empty() => g.add(Kind::FilesModified, path, entry, None),
+                            "bash" => {
+                                if let Some(cmd) = recall::command_of(c.args) {
+                                    let state = exit_state(results.get(c.id).copied());
+                                    g.add(Kind::Commands, cmd, entry, state);
+                                }
+                            }
+                            _ => {}
+                        }
+                    }
+                    let text = context::content_text(m.get("content"), "\n");
+                    for line in text.lines() {
+                        let t = line.trim().trim_start_matches(['-', '*']).trim();
+                        let lower = t.to_lowercase();
+                        if lower.starts_with("todo") || lower.starts_with("[ ]") || lower.starts_with("next:") {
+                            let item = t.trim_start_matches("[ ]").trim();
+                            g.add(Kind::OpenTasks, &terms::cut_chars(item, SENTENCE), entry, None);
+                        }
+                    }
+                    let tail: String = {
+                        let t = js::js_trim(&text);
+                        let n = t.chars().count();
+                        t.chars().skip(n.saturating_sub(300)).collect()
+                    };
+                    g.asked = tail.contains('?');
+                }
+                "bashExecution" => {
+                    if let Some(cmd) = recall::command_of(m) {
+                        g.add(Kind::Commands, cmd, entry, exit_state(Some(m)));
+                    }
+                }
+                "toolResult" if !js::truthy(m.get("isError")) && m.get("content").is_some() => {
+                    for e in reported_errors(&context::content_text(m.get("content"), "\n")) {
+                        g.add(Kind::Errors, &e, entry, None);
+                    }
+                }
+                "branchSummary" | "compactionSummary" => {
+                    let text = m.get("summary").and_then(|t| t.as_str()).unwrap_or("");
+                    carry(g, text, entry);
+                }
+                _ => {}
+            }
+            if let Some(e) = recall::error_line(m) {
+                g.add(Kind::Errors, &e, entry, None);
+            }
+        }
+    }
 }
 
 /// What kind of summary an audit is of.
@@ -815,6 +978,7 @@ pub fn specifics_of(s: &Session, r: &Replaced) -> Vec<Specific> {
             if m.role == Role::ToolResult
                 && let Some(sm) = context::msg_of(s, m)
                 && !sm.is_error
+                && !may_report_error(s.line_bytes(e))
             {
                 let id = sm.tool_call_id.as_deref();
                 messages.push((e, json!({"role": "toolResult", "toolCallId": id, "isError": false})));
@@ -854,11 +1018,111 @@ fn content_words(text: &str) -> Vec<String> {
     v
 }
 
+/// Words that negate what follows them: a kept constraint keeps its negation.
+const NEGATIONS: &[&str] = &[
+    "never",
+    "not",
+    "no",
+    "don't",
+    "dont",
+    "without",
+    "avoid",
+    "mustn't",
+    "shouldn't",
+    "nor",
+    "isn't",
+    "aren't",
+    "won't",
+    "cannot",
+    "can't",
+    "neither",
+    "none",
+];
+
+/// Words that narrow what a constraint says: a kept one keeps them.
+const QUALIFIERS: &[&str] = &["only", "always", "every", "each", "exactly"];
+
+/// Lowercased words in order, short ones and apostrophes included (how a negation and its
+/// object are found next to each other).
+fn word_seq(text: &str) -> Vec<String> {
+    text.split(|c: char| !(c.is_alphanumeric() || c == '\'' || c == '_' || c == '-'))
+        .map(|w| w.trim_matches(['\'', '-']).to_lowercase())
+        .filter(|w| !w.is_empty())
+        .collect()
+}
+
+/// A word without its common English ending (`changing`, `changed`, `changes` → `chang`),
+/// so a negated verb is found in another form.
+fn stem(w: &str) -> &str {
+    for end in ["ing", "ed", "es", "s", "e"] {
+        if let Some(s) = w.strip_suffix(end)
+            && s.chars().count() >= 3
+        {
+            return s;
+        }
+    }
+    w
+}
+
+/// What a summary must still say for a decision or a task to count as kept, besides most of
+/// its words.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Must {
+    /// A term as a whole word (a name, a number, a qualifier).
+    Term(String),
+    /// A word with a negation at most five words before it ("never float").
+    Negated(String),
+}
+
+/// The must-haves of a clause: every negation with the word it negates, every qualifier
+/// (only, always, …), and every distinctive term (a capitalized word past the first, an
+/// identifier, a number of two digits or more).
+fn must_haves(clause: &str) -> Vec<Must> {
+    let mut out: Vec<Must> = Vec::new();
+    let words = word_seq(clause);
+    let mut k = 0;
+    while k < words.len() {
+        let w = words[k].as_str();
+        if NEGATIONS.contains(&w) {
+            // The first content word after it is what it negates.
+            if let Some(obj) = words[k + 1..].iter().take(4).find(|x| {
+                x.chars().count() >= 3
+                    && !STOPWORDS.contains(&x.as_str())
+                    && !NEGATIONS.contains(&x.as_str())
+                    && !DECISION_MARKERS.contains(&x.as_str())
+            }) {
+                out.push(Must::Negated(obj.clone()));
+            }
+        } else if QUALIFIERS.contains(&w) {
+            out.push(Must::Term(w.to_string()));
+        }
+        k += 1;
+    }
+    for (i, raw) in clause
+        .split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '.' || c == ':'))
+        .map(|t| t.trim_matches(['.', ':']))
+        .filter(|t| !t.is_empty())
+        .enumerate()
+    {
+        let capitalized = i > 0 && raw.chars().next().is_some_and(|c| c.is_uppercase()) && raw.chars().count() >= 2;
+        let number = raw.chars().filter(|c| c.is_ascii_digit()).count() >= 2;
+        if capitalized || number || terms::is_identifier(raw) {
+            let m = Must::Term(raw.to_lowercase());
+            if !out.contains(&m) {
+                out.push(m);
+            }
+        }
+    }
+    out
+}
+
 /// A summary, read once for every check.
 pub struct Reader<'a> {
     text: &'a str,
     collapsed: String,
     words: HashSet<String>,
+    /// Its words in order (for a negation next to its object).
+    seq: Vec<String>,
     cwd: &'a str,
 }
 
@@ -868,8 +1132,35 @@ impl<'a> Reader<'a> {
             text,
             collapsed: text.to_lowercase().split_whitespace().collect::<Vec<_>>().join(" "),
             words: terms::match_words(text).into_iter().collect(),
+            seq: word_seq(text),
             cwd,
         }
+    }
+
+    /// Whether the summary says `m`.
+    fn says(&self, m: &Must) -> bool {
+        match m {
+            Must::Term(t) => {
+                self.words.contains(t) || self.seq.iter().any(|w| w == t) || self.collapsed.contains(t.as_str())
+            }
+            Must::Negated(obj) => {
+                let root = stem(obj);
+                self.seq.iter().enumerate().any(|(j, w)| {
+                    stem(w) == root
+                        && self.seq[j.saturating_sub(5)..j]
+                            .iter()
+                            .any(|x| NEGATIONS.contains(&x.as_str()))
+                })
+            }
+        }
+    }
+
+    /// A decision or a task the summary names in most of its words but without all it must
+    /// keep (its negation, a qualifier, a name): partly kept, which counts as lost.
+    pub fn partly(&self, sp: &Specific) -> bool {
+        matches!(sp.kind, Kind::Decisions | Kind::OpenTasks)
+            && !self.keeps(sp)
+            && self.share(&content_words(&sp.text), 6)
     }
 
     /// [`Self::keeps`] of every item at once: the paths, values and command words of all of
@@ -1005,11 +1296,15 @@ impl<'a> Reader<'a> {
                 if self.quoted(&sp.text) {
                     return true;
                 }
+                // Most of its words, and every negation, qualifier and name it holds: "keep
+                // amounts" does not keep "keep amounts as Decimal, never float".
                 let words = content_words(&sp.text);
-                if words.len() <= 1 {
-                    return words.first().is_some_and(|w| self.words.contains(w));
-                }
-                self.share(&words, 6)
+                let most = if words.len() <= 1 {
+                    words.first().is_some_and(|w| self.words.contains(w))
+                } else {
+                    self.share(&words, 6)
+                };
+                most && must_haves(&sp.text).iter().all(|m| self.says(m))
             }
             Kind::Values => {
                 if terms::is_path(&sp.text) {
@@ -1027,6 +1322,9 @@ impl<'a> Reader<'a> {
 pub struct Item {
     pub specific: Specific,
     pub kept: bool,
+    /// Not kept, but most of its words are in the summary: what it lost is its negation, a
+    /// qualifier or a name (a decision or a task).
+    pub partly: bool,
 }
 
 /// The audit of one summary.
@@ -1092,7 +1390,13 @@ impl Audit {
         }
         by.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
         let parts: Vec<String> = by.iter().map(|(k, n)| format!("{n} {}", k.noun(*n))).collect();
-        format!("lost {lost} of {total} specifics: {}", parts.join(", "))
+        let partly = self.items.iter().filter(|i| i.partly).count();
+        let partly = if partly > 0 {
+            format!(" ({partly} of them partly kept)")
+        } else {
+            String::new()
+        };
+        format!("lost {lost} of {total} specifics{partly}: {}", parts.join(", "))
     }
 
     pub fn to_json(&self, s: &Session) -> Value {
@@ -1116,6 +1420,7 @@ impl Audit {
             "headline": self.headline(),
             "score": score,
             "lost": self.lost().map(item).collect::<Vec<_>>(),
+            "partlyKept": self.items.iter().filter(|i| i.partly).map(|i| item(&i.specific)).collect::<Vec<_>>(),
             "kept": self.kept().map(item).collect::<Vec<_>>(),
             "invented": self.invented,
         })
@@ -1133,11 +1438,16 @@ pub fn audit_text(
     cwd: &str,
     known: &Known,
 ) -> Audit {
-    let kept = Reader::new(summary, cwd).keeps_all(&specifics.iter().collect::<Vec<_>>());
+    let reader = Reader::new(summary, cwd);
+    let kept = reader.keeps_all(&specifics.iter().collect::<Vec<_>>());
     let items = specifics
         .into_iter()
         .zip(kept)
-        .map(|(specific, kept)| Item { specific, kept })
+        .map(|(specific, kept)| Item {
+            partly: !kept && reader.partly(&specific),
+            specific,
+            kept,
+        })
         .collect();
     Audit {
         kind,
@@ -1413,6 +1723,189 @@ pub fn keep_specifics(summary: &str, specifics: &[Specific], cwd: &str, room: u6
         return summary.to_string();
     }
     with_section(summary, &section_with(LEAD, &chosen))
+}
+
+/// The order a packet and a mend give specifics back in: what the user asked to keep or
+/// decided, the values they gave, errors, files, commands, open tasks.
+pub const USERS_FIRST: [Kind; 7] = [
+    Kind::Decisions,
+    Kind::Values,
+    Kind::Errors,
+    Kind::FilesModified,
+    Kind::FilesRead,
+    Kind::Commands,
+    Kind::OpenTasks,
+];
+
+/// Each kind's first share of a budget (in [`USERS_FIRST`]'s order); what a kind leaves
+/// unused goes to the others in that order.
+const SHARES: [f64; 7] = [0.30, 0.20, 0.15, 0.08, 0.07, 0.10, 0.10];
+
+/// Specifics chosen to fit a budget, by kind in [`USERS_FIRST`]'s order, each as its quote.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Picked {
+    pub groups: Vec<(Kind, Vec<String>)>,
+    /// Items given (a value said in a sentence already given counts as given).
+    pub given: usize,
+    /// Items left out: over the budget, or the same words as one given but for numbers.
+    pub left: usize,
+}
+
+impl Picked {
+    /// The groups under `heading`'s names, one bullet a line.
+    pub fn render(&self, heading: impl Fn(Kind) -> &'static str) -> String {
+        let mut out = String::new();
+        for (k, lines) in &self.groups {
+            if !out.is_empty() {
+                out.push_str("\n\n");
+            }
+            out.push_str(&format!("### {}", heading(*k)));
+            for l in lines {
+                out.push_str("\n- ");
+                out.push_str(l);
+            }
+        }
+        out
+    }
+}
+
+/// The heading a kind has in a specifics section.
+pub fn heading_of(k: Kind) -> &'static str {
+    heading(k)
+}
+
+/// Choose from `items` (oldest first) what fits in `room` characters, rendered as
+/// [`Picked::render`] renders it: each kind first up to its share, then the rest in order.
+/// Within a kind the oldest come first, so what is given stays the same as more is added
+/// after it. A value or a decision is quoted as the sentence the user said it in, once; a
+/// quote that differs from one given only in its numbers (a scripted request's template) is
+/// left out.
+pub fn pick_within(items: &[&Specific], room: usize) -> Picked {
+    // A quote's words with every run of digits one `#`: the same request sent with another
+    // step number is one template.
+    let shape = |q: &str| -> String {
+        let mut out = String::with_capacity(q.len());
+        for c in q.chars() {
+            if c.is_ascii_digit() {
+                if !out.ends_with('#') {
+                    out.push('#');
+                }
+            } else {
+                out.push(c.to_ascii_lowercase());
+            }
+        }
+        out
+    };
+    // A value that is only a number says least: the other values go first.
+    let bare = |sp: &Specific| sp.kind == Kind::Values && sp.text.chars().all(|c| c.is_ascii_digit() || c == '.');
+    let mut items: Vec<&Specific> = items.to_vec();
+    items.sort_by_key(|sp| bare(sp));
+    // Per kind: the distinct quotes in order, and how many items each stands for.
+    let mut by_kind: Vec<Vec<(String, usize)>> = vec![Vec::new(); USERS_FIRST.len()];
+    let mut quotes_seen: HashMap<String, (usize, usize)> = HashMap::new();
+    let mut shapes_seen: HashSet<String> = HashSet::new();
+    let mut left = 0;
+    for sp in &items {
+        let Some(k) = USERS_FIRST.iter().position(|x| *x == sp.kind) else {
+            continue;
+        };
+        let q = sp.quote();
+        if let Some(&(kk, i)) = quotes_seen.get(&q) {
+            by_kind[kk][i].1 += 1;
+            continue;
+        }
+        // A sentence's template is given once, under whichever kind came first.
+        let sentence = matches!(sp.kind, Kind::Decisions | Kind::Values | Kind::OpenTasks);
+        if sentence && !shapes_seen.insert(shape(&q)) {
+            left += 1;
+            continue;
+        }
+        quotes_seen.insert(q.clone(), (k, by_kind[k].len()));
+        by_kind[k].push((q, 1));
+    }
+    // A heading costs its line; a bullet its line.
+    let head_cost = |k: usize| format!("\n\n### {}", heading(USERS_FIRST[k])).chars().count();
+    let line_cost = |q: &str| q.chars().count() + 3;
+    let mut take = vec![0usize; USERS_FIRST.len()];
+    let mut used = 0usize;
+    let fits = |k: usize, q: &str, take: &mut Vec<usize>, used: &mut usize, cap: usize| -> bool {
+        let cost = line_cost(q) + if take[k] == 0 { head_cost(k) } else { 0 };
+        if *used + cost > cap.min(room) {
+            return false;
+        }
+        *used += cost;
+        take[k] += 1;
+        true
+    };
+    // First each kind within its share.
+    for k in 0..USERS_FIRST.len() {
+        let share = (SHARES[k] * room as f64) as usize;
+        let start = used;
+        for (q, _) in &by_kind[k] {
+            if !fits(k, q, &mut take, &mut used, start + share) {
+                break;
+            }
+        }
+    }
+    // Then what is left of the budget, in order, each kind going on where it stopped.
+    for k in 0..USERS_FIRST.len() {
+        while take[k] < by_kind[k].len() {
+            let q = by_kind[k][take[k]].0.clone();
+            if !fits(k, &q, &mut take, &mut used, room) {
+                break;
+            }
+        }
+    }
+    let mut out = Picked {
+        left,
+        ..Picked::default()
+    };
+    for (k, list) in by_kind.into_iter().enumerate() {
+        let (given, rest) = list.split_at(take[k]);
+        out.given += given.iter().map(|(_, n)| n).sum::<usize>();
+        out.left += rest.iter().map(|(_, n)| n).sum::<usize>();
+        if !given.is_empty() {
+            out.groups
+                .push((USERS_FIRST[k], given.iter().map(|(q, _)| q.clone()).collect()));
+        }
+    }
+    out
+}
+
+/// A compaction's summary mended: what the audit found lost (partly kept included) given back
+/// word for word in a specifics section, within `room` tokens (Pi's estimate, chars/4), the
+/// user's words first. `None` when nothing was lost.
+pub fn mend(audit: &Audit, room: u64) -> Option<Mend> {
+    let lost: Vec<&Specific> = audit.lost().collect();
+    if lost.is_empty() {
+        return None;
+    }
+    const LEAD: &str = "Given back word for word after bonsai's audit (the summary above had lost them):";
+    let frame = "## Specifics\n".len() + LEAD.len() + 2;
+    let room_chars = (room as usize * 4).saturating_sub(frame);
+    let picked = pick_within(&lost, room_chars);
+    if picked.given == 0 {
+        return Some(Mend {
+            summary: audit.summary.clone(),
+            given: 0,
+            left: picked.left,
+        });
+    }
+    let section = format!("## Specifics\n{LEAD}\n\n{}", picked.render(heading));
+    Some(Mend {
+        summary: with_section(&audit.summary, &section),
+        given: picked.given,
+        left: picked.left,
+    })
+}
+
+/// A summary with what its audit found lost given back.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Mend {
+    pub summary: String,
+    /// Items given back, and items that did not fit (or repeat one given but for numbers).
+    pub given: usize,
+    pub left: usize,
 }
 
 /// The text of the entry that gives `items` back to summary `kind` whose text is `old`:

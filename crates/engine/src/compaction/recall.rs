@@ -126,11 +126,11 @@ pub fn command_of(args: &Value) -> Option<&str> {
     args.get("command").and_then(|c| c.as_str())
 }
 
-/// An error result's first informative line, if the message is one.
+/// The line that says an error result's error (`terms::error_line`), if the message is one.
 pub fn error_line(m: &Value) -> Option<String> {
     match m.get("role").and_then(|r| r.as_str())? {
         "toolResult" if js::truthy(m.get("isError")) => {
-            terms::informative_line(&context::content_text(m.get("content"), "\n"))
+            terms::error_line(&context::content_text(m.get("content"), "\n"))
         }
         "bashExecution" => {
             let code = m.get("exitCode").and_then(|c| c.as_f64()).unwrap_or(0.0);
@@ -138,7 +138,7 @@ pub fn error_line(m: &Value) -> Option<String> {
                 return None;
             }
             let out = m.get("output").and_then(|o| o.as_str()).unwrap_or("");
-            terms::informative_line(out).or_else(|| Some(format!("exit code {}", js::js_number(code))))
+            terms::error_line(out).or_else(|| Some(format!("exit code {}", js::js_number(code))))
         }
         _ => None,
     }

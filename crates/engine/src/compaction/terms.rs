@@ -274,6 +274,60 @@ pub fn informative_line(text: &str) -> Option<String> {
     None
 }
 
+/// The line of an error's output that says what went wrong: the first line that names an
+/// error (`ValueError: …`, `error[E0308]: …`, `fatal: …`, `No such file or directory`,
+/// `FAILED …`, `panicked at …`), else the first informative line. A traceback's frames and a
+/// test runner's progress come before the line that says the error; the first informative
+/// line of such output was a frame, not the error.
+pub fn error_line(text: &str) -> Option<String> {
+    text.lines()
+        .map(str::trim)
+        .find(|t| !t.is_empty() && !boilerplate(t) && says_error(t))
+        .map(|t| cut_chars(&t.split_whitespace().collect::<Vec<_>>().join(" "), 200))
+        .or_else(|| informative_line(text))
+}
+
+/// Whether a line names an error: an exception's name (`…Error`, `…Exception`) or one of the
+/// words and phrases programs say it with.
+pub fn says_error(line: &str) -> bool {
+    const PHRASES: &[&str] = &[
+        "no such file",
+        "permission denied",
+        "command not found",
+        "not found",
+        "cannot ",
+        "can't ",
+        "could not",
+        "couldn't",
+        "unable to",
+        "segmentation fault",
+        "timed out",
+        "undefined reference",
+        "panicked at",
+    ];
+    const WORDS: &[&str] = &[
+        "error",
+        "fatal",
+        "failed",
+        "failure",
+        "panic",
+        "exception",
+        "traceback",
+        "denied",
+        "refused",
+    ];
+    let lower = line.to_ascii_lowercase();
+    if PHRASES.iter().any(|p| lower.contains(p)) {
+        return true;
+    }
+    runs(line, is_word_char).iter().any(|(_, w)| {
+        let lw = w.to_ascii_lowercase();
+        WORDS.contains(&lw.as_str())
+            || ((w.ends_with("Error") || w.ends_with("Exception")) && w.len() > 5)
+            || lw.starts_with("error") && lw[5..].chars().all(|c| c.is_ascii_digit() || c == '_')
+    })
+}
+
 /// At most `n` characters of `s` (no ellipsis: the cut text is still a quote).
 pub fn cut_chars(s: &str, n: usize) -> String {
     match s.char_indices().nth(n) {
@@ -386,6 +440,39 @@ mod tests {
             Some("cannot find x".into())
         );
         assert_eq!(informative_line("---\n!!\n"), None);
+    }
+
+    #[test]
+    fn the_error_line_is_the_one_that_says_the_error() {
+        // A traceback: the frames come first.
+        let tb = "Traceback (most recent call last):\n  File \"imp.py\", line 3, in <module>\n    main()\nValueError: time data '03/05' does not match format '%Y-%m-%d'\n";
+        assert_eq!(
+            error_line(tb).as_deref(),
+            Some("ValueError: time data '03/05' does not match format '%Y-%m-%d'")
+        );
+        // A test run: progress, then the failure.
+        let run = "collected 12 items\n\ntests/test_dates.py ....F\nFAILED tests/test_dates.py::test_iso - AssertionError\n1 failed, 11 passed";
+        assert_eq!(
+            error_line(run).as_deref(),
+            Some("FAILED tests/test_dates.py::test_iso - AssertionError")
+        );
+        assert_eq!(
+            error_line("Compiling x\nerror[E0308]: mismatched types\n --> src/a.rs:3").as_deref(),
+            Some("error[E0308]: mismatched types")
+        );
+        assert_eq!(
+            error_line("cat: data/x.log: No such file or directory").as_deref(),
+            Some("cat: data/x.log: No such file or directory")
+        );
+        // Nothing names an error: the first informative line.
+        assert_eq!(
+            error_line("\nsomething odd happened\n").as_deref(),
+            Some("something odd happened")
+        );
+        // Words that only look like errors.
+        assert!(!says_error("0 errors, 2 warnings fixed"));
+        assert!(!says_error("INFO import.row=12 terror of the seas"));
+        assert!(says_error("ERROR 2026-05-03T10:02:23Z gateway timeout"));
     }
 
     #[test]

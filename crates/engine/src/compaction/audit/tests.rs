@@ -132,8 +132,8 @@ fn the_specifics_of_a_range_by_kind_with_their_entries() {
     assert_eq!(
         of(Kind::Values),
         [
-            pair("https://tracker.example/T-4411", "u1"),
             pair("SessionManager", "u1"),
+            pair("https://tracker.example/T-4411", "u1"),
             pair("8443", "u1")
         ],
         "what the user gave, the pasted log left out, src/load.rs counted as the file"
@@ -228,6 +228,7 @@ fn a_command_is_kept_by_its_program_and_distinctive_arguments() {
         text: "npm run build -- --prod".into(),
         entry: 0,
         state: None,
+        said: None,
     };
     assert!(Reader::new("ran npm run build", "").keeps(&sp));
     assert!(!Reader::new("ran npm build", "").keeps(&sp));
@@ -253,9 +254,139 @@ fn tasks_values_and_decisions_are_read_from_plain_words() {
         text: "Don't touch the public API of the loader.".into(),
         entry: 0,
         state: None,
+        said: None,
     };
-    assert!(Reader::new("Constraint: leave the loader's public API alone", "").keeps(&d));
+    // Reworded without its negation: most of its words, not what it forbids.
+    let reworded = Reader::new("Constraint: leave the loader's public API alone", "");
+    assert!(!reworded.keeps(&d));
+    assert!(reworded.partly(&d));
+    assert!(Reader::new("Constraint: do not touch the loader's public API", "").keeps(&d));
     assert!(!Reader::new("Constraint: tests first", "").keeps(&d));
+    assert!(!Reader::new("Constraint: tests first", "").partly(&d));
+}
+
+/// A constraint whose negation or qualifier is gone is lost (partly kept), never kept; a
+/// compound sentence is two items, each judged.
+#[test]
+fn a_decision_keeps_its_negation_its_qualifiers_and_each_clause() {
+    let d = |t: &str| Specific {
+        kind: Kind::Decisions,
+        text: t.into(),
+        entry: 0,
+        state: None,
+        said: None,
+    };
+    let money = d("Please keep amounts as Decimal, never float.");
+    let half = Reader::new(
+        "## Constraints & Preferences\n- Importer work: and keep amounts as Decimal",
+        "",
+    );
+    assert!(!half.keeps(&money), "the negation is gone");
+    assert!(half.partly(&money));
+    assert!(Reader::new("- Amounts are Decimal, never float", "").keeps(&money));
+    assert!(Reader::new("- Keep amounts in Decimal; do not use float", "").keeps(&money));
+    // "float" said, but not negated.
+    assert!(!Reader::new("- amounts: Decimal or float", "").keeps(&money));
+    // A qualifier is part of it.
+    let only = d("Only touch files under src/importer.");
+    assert!(!Reader::new("- Touch files under src/importer", "").keeps(&only));
+    assert!(Reader::new("- Only touch files under src/importer", "").keeps(&only));
+    // A name is part of it.
+    let iso = d("We decided to use ISO dates everywhere.");
+    assert!(!Reader::new("- We decided on dates everywhere", "").keeps(&iso));
+    // Two clauses, two items.
+    assert_eq!(
+        clauses("We decided to keep Decimal end to end; also bump the schema to version 14"),
+        [
+            "We decided to keep Decimal end to end",
+            "also bump the schema to version 14"
+        ]
+    );
+    assert_eq!(
+        clauses("Keep the importer as it is, and never edit the logs by hand"),
+        ["Keep the importer as it is", "never edit the logs by hand"]
+    );
+    assert_eq!(
+        clauses("Keep amounts as Decimal, never float."),
+        ["Keep amounts as Decimal, never float."]
+    );
+    let g = {
+        let msg = serde_json::json!({"role": "user", "content": [{"type": "text",
+            "text": "We decided to keep Decimal end to end; also bump the schema to version 14."}]});
+        let mut g = Gather::default();
+        g.add_messages(&[(0, &msg)]);
+        g.finish("")
+    };
+    let decisions: Vec<&Specific> = g.iter().filter(|x| x.kind == Kind::Decisions).collect();
+    assert_eq!(decisions.len(), 2);
+    let summary = "- We decided to keep Decimal end to end.";
+    let a = audit_text(
+        SummaryKind::Compaction,
+        0,
+        1,
+        decisions.iter().map(|x| (*x).clone()).collect(),
+        summary,
+        "",
+        &Known::of_texts(vec![]),
+    );
+    assert_eq!(a.score(Kind::Decisions), (1, 2), "half kept is one kept and one lost");
+    // Each clause quotes the user's whole sentence when it is given back.
+    assert_eq!(
+        a.lost().next().unwrap().quote(),
+        "We decided to keep Decimal end to end; also bump the schema to version 14."
+    );
+}
+
+/// A mend gives back what was lost, the user's words first, within its budget, and says how
+/// much did not fit.
+#[test]
+fn a_mend_gives_back_the_users_words_first_within_its_budget() {
+    let sp = |kind, text: &str, said: Option<&str>| Specific {
+        kind,
+        text: text.into(),
+        entry: 0,
+        state: None,
+        said: said.map(String::from),
+    };
+    let mut items = vec![
+        sp(Kind::Commands, "cat data/a.log", None),
+        sp(
+            Kind::Values,
+            "ACCT-77812",
+            Some("The customer's account id is ACCT-77812."),
+        ),
+        sp(Kind::Decisions, "Keep amounts as Decimal, never float.", None),
+    ];
+    for k in 0..60 {
+        items.push(sp(
+            Kind::FilesRead,
+            &format!("data/day-{k:02}-with-a-long-name.log"),
+            None,
+        ));
+    }
+    let a = audit_text(
+        SummaryKind::Compaction,
+        0,
+        1,
+        items,
+        "## Goal\n- Fix the importer\n\n<read-files>\nx.log\n</read-files>",
+        "",
+        &Known::of_texts(vec![]),
+    );
+    let m = mend(&a, 200).unwrap();
+    assert!(
+        m.summary.len().div_ceil(4) <= a.summary.len().div_ceil(4) + 200,
+        "{}",
+        m.summary.len()
+    );
+    let d = m.summary.find("Keep amounts as Decimal, never float.").unwrap();
+    let v = m.summary.find("The customer's account id is ACCT-77812.").unwrap();
+    let f = m.summary.find("data/day-00").unwrap();
+    assert!(d < v && v < f, "{}", m.summary);
+    // Pi's file tags stay last.
+    assert!(m.summary.trim_end().ends_with("</read-files>"));
+    assert!(m.left > 0 && m.given >= 3, "{m:?}");
+    assert_eq!(m.given + m.left, 63);
 }
 
 #[test]
@@ -276,6 +407,7 @@ fn keeps_all_answers_as_keeps_does_item_by_item() {
         text: text.into(),
         entry: 0,
         state: None,
+        said: None,
     })
     .collect();
     let r = Reader::new(summary, "/home/u/p");

@@ -90,7 +90,7 @@ fn zones_from_nothing(b: divan::Bencher, n: usize) {
 #[divan::bench(args = SIZES, sample_count = 30)]
 fn packet_only(b: divan::Bencher, n: usize) {
     let msgs = session(n);
-    b.bench(|| live::packet_text(divan::black_box(&msgs), n / 4, 100_000, 600));
+    b.bench(|| live::packet_text(divan::black_box(&msgs), n / 4, 100_000, 1_000, true));
 }
 
 #[divan::bench(args = SIZES, sample_count = 10)]

@@ -416,8 +416,8 @@ fn sixty_turns_over_anthropics_wire_cost_less() {
 
 /// One Pi version's early-compaction run in RPC mode with the policy off (so the context
 /// grows into red): returns the session's compaction entries and the engine's log.
-fn early_compaction_run(pi: &PiBin, summarizer: &str) -> (World, Vec<Value>, Vec<Value>) {
-    let settings = json!({"bonsai": {"live": {"policy": "off", "summarizer": summarizer}}});
+fn early_compaction_run(pi: &PiBin, summarizer: &str, early: bool) -> (World, Vec<Value>, Vec<Value>) {
+    let settings = json!({"bonsai": {"live": {"summarizer": summarizer, "compactEarly": early}}});
     let w = World::new(60_000, settings, script);
     write_logs(&w);
     let log = w.dir.path().join("serve.log");
@@ -426,16 +426,16 @@ fn early_compaction_run(pi: &PiBin, summarizer: &str) -> (World, Vec<Value>, Vec
         c.env("BONSAI_SERVE_LOG", &log);
         c
     });
-    for n in 1..=50 {
+    for n in 1..=70 {
         rpc.prompt(&prompt(n));
     }
     let notices = rpc.notices();
     let stderr = rpc.stderr.lock().unwrap().clone();
     rpc.quit();
-    // Each early compaction is said, attributed to bonsai with its reason and summarizer.
+    // Each compaction is said, attributed to bonsai with its reason and summarizer.
     let others: Vec<&String> = other_notices(&notices)
         .into_iter()
-        .filter(|n| !n.starts_with("bonsai compacts early"))
+        .filter(|n| !n.starts_with("bonsai compacts ("))
         .collect();
     assert!(
         others.is_empty(),
@@ -459,23 +459,24 @@ fn early_compaction_run(pi: &PiBin, summarizer: &str) -> (World, Vec<Value>, Vec
     (w, compactions, log)
 }
 
-/// (c): in red, one compaction per pressure episode, before Pi's threshold, never twice while
-/// latched; with bonsai's offline summary and with Pi's own.
+/// (c): bonsai compacts where Pi alone would: once the whole context (what Pi would send
+/// without bonsai) passes T, one compaction per pressure episode, never twice while latched;
+/// with `compactEarly` once it reaches red (0.9 × T), before T. With bonsai's offline summary
+/// and with Pi's own. Pi's own figure is what bonsai sent: without bonsai's compaction the
+/// whole context would pass T unseen.
 #[test]
 fn early_compaction_fires_once_per_episode_before_pis_threshold() {
     for pi in live_pi::pis("tests::live_pi::early_compaction") {
-        for summarizer in ["offline", "pi"] {
-            let (w, compactions, log) = early_compaction_run(&pi, summarizer);
-            let what = format!("Pi {} summarizer {summarizer}", pi.version);
+        for (summarizer, early) in [("offline", false), ("pi", false), ("pi", true)] {
+            let (w, compactions, log) = early_compaction_run(&pi, summarizer, early);
+            let what = format!("Pi {} summarizer {summarizer}, compactEarly {early}", pi.version);
             let t = 60_000.0 - 16_384.0;
             assert!(
                 compactions.len() >= 2,
-                "{what}: {} compactions in 50 turns",
+                "{what}: {} compactions in 70 turns",
                 compactions.len()
             );
             for c in &compactions {
-                let before = c["tokensBefore"].as_f64().unwrap();
-                assert!(before >= 0.9 * t && before < t, "{what}: compacted at {before}, T {t}");
                 // Appended from the package's draft (Pi's own threshold never came).
                 assert_eq!(c["fromHook"], true, "{what}: {c}");
                 if summarizer == "pi" {
@@ -493,18 +494,28 @@ fn early_compaction_fires_once_per_episode_before_pis_threshold() {
                     "{what}: the offline summary called the model"
                 );
             }
-            // The engine's decisions: a fire only from idle; between two fires a known usage
-            // below red ended the episode.
+            // The engine's decisions: a fire only from idle, on the whole context past T (or
+            // red, early); between two fires a known whole context below that ended the
+            // episode.
             let ends: Vec<&Value> = log.iter().filter(|l| l["method"] == "turn_end").collect();
             let mut fired = 0;
             let mut episode_open = false;
             for l in &ends {
                 let r = &l["result"];
+                let whole = r["whole"].as_f64();
                 if r["compact"] == true {
                     assert!(!episode_open, "{what}: a second compaction in one episode");
+                    let w = whole.unwrap();
+                    if early {
+                        assert!(w >= 0.9 * t && w < t, "{what}: compacted at {w}, T {t}");
+                    } else {
+                        assert!(w > t, "{what}: compacted at {w}, T {t}");
+                    }
                     fired += 1;
                     episode_open = true;
-                } else if r["zone"].is_string() && r["zone"] != "red" {
+                } else if let Some(w) = whole
+                    && ((early && r["zone"] != "red") || (!early && w <= t))
+                {
                     episode_open = false;
                 }
             }
@@ -513,10 +524,37 @@ fn early_compaction_fires_once_per_episode_before_pis_threshold() {
                 compactions.len(),
                 "{what}: every fire is one compaction in the file"
             );
-            // Requests after each compaction are what bonsai context --live says (policy off:
-            // Pi's own context, the summary in it).
-            assert_requests_are_live(&w, &pi, &format!("{what}, early compaction"));
+            // Requests after each compaction are what bonsai context --live says.
+            assert_requests_are_live(&w, &pi, &format!("{what}, compaction"));
         }
+    }
+}
+
+/// `off` is Pi alone: the package neither compacts nor changes a request; Pi compacts at
+/// its own threshold.
+#[test]
+fn the_off_policy_leaves_compaction_to_pi() {
+    for pi in live_pi::pis("tests::live_pi::off_leaves_compaction_to_pi") {
+        let settings = json!({"bonsai": {"live": {"policy": "off", "compactEarly": true}}});
+        let w = World::new(60_000, settings, script);
+        write_logs(&w);
+        let mut rpc = Rpc::start(w.pi(&pi, true));
+        for n in 1..=30 {
+            rpc.prompt(&prompt(n));
+        }
+        rpc.quit();
+        let compactions: Vec<Value> = w.entries().into_iter().filter(|e| e["type"] == "compaction").collect();
+        assert!(
+            !compactions.is_empty(),
+            "Pi {}: Pi compacted at its threshold",
+            pi.version
+        );
+        assert!(
+            compactions.iter().all(|c| c["fromHook"] != true),
+            "Pi {}: a compaction not Pi's own",
+            pi.version
+        );
+        assert_requests_pass_through(&w, &pi, "policy off", 0);
     }
 }
 

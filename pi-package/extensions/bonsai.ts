@@ -13,9 +13,15 @@
  *   the engine; the compaction is returned to Pi as an entry draft, so it is in the file
  *   before the next request (and before print mode exits).
  * - `session_before_compact`: bonsai's summary for Pi's own compactions when
- *   `bonsai.live.summarizer` is not `pi`.
- * - `session_compact` (and bonsai's own early compaction): one line on what the summary lost
- *   of the entries it replaced (the engine's audit); `/ctx-status` keeps it.
+ *   `bonsai.live.summarizer` is not `pi`; with `pi`, Pi's own summary (Pi's `compact` on Pi's
+ *   preparation) mended before Pi writes it.
+ * - Every compaction's summary, Pi's or bonsai's, is audited and mended by the engine before
+ *   it is written: what it lost of the entries it replaced goes back in, word for word.
+ *   One line says what was lost and given back; `/ctx-status` keeps it.
+ * - `bonsai_recall`: a tool the model calls to get back, word for word, what it is not sent
+ *   now (turns bonsai left out, entries a compaction summarized). Registered when the
+ *   engine says so (`bonsai.live.recall`, not with the `off` policy); its definition never
+ *   changes, so it stays in the cached start of every request.
  * - `/ctx-status`: what the engine did on the last call, its steps, and the bill so far.
  *
  * This file holds no policy: every decision and every notice's words are the engine's
@@ -30,6 +36,9 @@ import { join } from "node:path";
 import type { ExtensionAPI, ExtensionCommandContext, ExtensionContext } from "@earendil-works/pi-coding-agent";
 import { compact, getAgentDir, VERSION } from "@earendil-works/pi-coding-agent";
 import { CHAIN_START, chainNext, Engine, type Failure, fingerprint, hex, missingText, PROTOCOL } from "../lib/engine.ts";
+
+/** The tool's name (the engine names it in the packet). */
+const RECALL_TOOL = "bonsai_recall";
 
 /** The package's own settings (everything else is read by the engine). */
 type PackageSettings = { bin: string; binFrom: string; timeoutMs: number; problems: string[] };
@@ -77,6 +86,12 @@ export default function bonsai(pi: ExtensionAPI) {
 	let engine: Engine | undefined;
 	let settings: PackageSettings | undefined;
 	let summarizer = "pi";
+	/** Compactions' summaries are mended before they are written (the engine's word). */
+	let mend = false;
+	/** The recall tool is registered (once per process; its definition never changes). */
+	let recallRegistered = false;
+	/** The compaction Pi is writing now was mended in its hook (its line already said). */
+	let mendedHere = false;
 	let hello: any;
 	/** The one notice about the engine failing has been given. */
 	let warned = false;
@@ -147,7 +162,9 @@ export default function bonsai(pi: ExtensionAPI) {
 		} else {
 			hello = r.result;
 			summarizer = hello.settings?.summarizer ?? "pi";
+			mend = hello.settings?.mend === true;
 			problems.push(...(hello.problems ?? []));
+			offerRecall(hello.settings?.recall === true);
 		}
 		if (problems.length > 0) tell(ctx, `bonsai: ${problems.join("; ")}`, "warning");
 	}
@@ -162,6 +179,51 @@ export default function bonsai(pi: ExtensionAPI) {
 		}
 		return engine.stalled ? undefined : engine;
 	}
+
+	/** The `bonsai_recall` tool, active exactly when the engine says the policy uses it. */
+	function offerRecall(on: boolean) {
+		try {
+			if (on && !recallRegistered) {
+				pi.registerTool(recallTool);
+				recallRegistered = true;
+			} else if (recallRegistered) {
+				const active = pi.getActiveTools();
+				const has = active.includes(RECALL_TOOL);
+				if (on && !has) pi.setActiveTools([...active, RECALL_TOOL]);
+				if (!on && has) pi.setActiveTools(active.filter((t) => t !== RECALL_TOOL));
+			}
+		} catch (err) {
+			lastFailure = `the recall tool could not be registered: ${(err as Error).message}`;
+		}
+	}
+
+	const recallTool = {
+		name: RECALL_TOOL,
+		label: "bonsai recall",
+		description:
+			"Fetch, word for word, earlier parts of this conversation that are no longer in your context: turns bonsai left out of this request and entries a compaction summarized. Give a word, a file path, an id, a URL or a short phrase; the newest matches come first, with their entry ids.",
+		parameters: {
+			type: "object",
+			properties: {
+				query: { type: "string", description: "A word, path, id, URL or phrase to look for in the earlier conversation" },
+			},
+			required: ["query"],
+			additionalProperties: false,
+		},
+		async execute(_id: string, params: { query: string }, _signal: AbortSignal | undefined, _onUpdate: unknown, ctx: ExtensionContext) {
+			const e = live(ctx);
+			const text = async () => {
+				if (!e) return `bonsai's engine is not running${lastFailure ? ` (${lastFailure})` : ""}: the earlier conversation cannot be fetched now.`;
+				const r = await e.request(
+					"recall",
+					{ query: String(params?.query ?? ""), sessionFile: ctx.sessionManager.getSessionFile() ?? null, leafId: ctx.sessionManager.getLeafId() },
+					30_000,
+				);
+				return r.ok ? String(r.result.text) : `bonsai could not search the earlier conversation: ${r.message}`;
+			};
+			return { content: [{ type: "text" as const, text: await text() }], details: undefined };
+		},
+	};
 
 	function usageOf(ctx: ExtensionContext) {
 		const u = ctx.getContextUsage();
@@ -268,13 +330,10 @@ export default function bonsai(pi: ExtensionAPI) {
 			const res = await compact(preparation as any, model, auth.apiKey, auth.headers as any, undefined, ctx.signal, ctx.thinkingLevel);
 			await e.request("compaction_done", { ok: true }, 5_000);
 			note(ctx, d.notice);
-			// What Pi's summary lost, before Pi appends it at this boundary.
-			const a = await e.request("audit", { sessionFile, leafId: ctx.sessionManager.getLeafId(), summary: res.summary, model: modelOf(ctx) }, 10_000);
-			if (a.ok) note(ctx, a.result.line);
+			// What Pi's summary lost, given back before Pi appends it at this boundary.
+			const summary = await mended(e, ctx, res.summary, res.firstKeptEntryId);
 			return {
-				entries: [
-					{ type: "compaction", summary: res.summary, firstKeptEntryId: res.firstKeptEntryId, details: res.details, usage: (res as any).usage },
-				],
+				entries: [{ type: "compaction", summary, firstKeptEntryId: res.firstKeptEntryId, details: res.details, usage: (res as any).usage }],
 			};
 		} catch (err) {
 			await e.request("compaction_done", { ok: false, error: String(err) }, 5_000);
@@ -283,9 +342,48 @@ export default function bonsai(pi: ExtensionAPI) {
 		}
 	});
 
+	/** A summary about to be written, mended by the engine (said in one line); the summary as
+	 * it is when the engine cannot. */
+	async function mended(e: Engine, ctx: ExtensionContext, summary: string, firstKeptEntryId: string): Promise<string> {
+		const a = await e.request(
+			"mend",
+			{ sessionFile: ctx.sessionManager.getSessionFile(), leafId: ctx.sessionManager.getLeafId(), summary, firstKeptEntryId, model: modelOf(ctx) },
+			30_000,
+		);
+		if (!a.ok) return summary;
+		note(ctx, a.result.line);
+		return typeof a.result.summary === "string" ? a.result.summary : summary;
+	}
+
 	pi.on("session_before_compact", async (event, ctx) => {
 		const e = live(ctx);
-		if (!e || summarizer === "pi") return undefined;
+		if (!e) return undefined;
+		if (summarizer === "pi") {
+			// Pi's own summary, made here as Pi makes it, so it is mended before Pi writes it.
+			if (!mend || !ctx.model) return undefined;
+			try {
+				const auth = await ctx.modelRegistry.getApiKeyAndHeaders(ctx.model);
+				if (!auth.ok) return undefined;
+				const model = auth.baseUrl ? { ...ctx.model, baseUrl: auth.baseUrl } : ctx.model;
+				const res = await compact(
+					event.preparation as any,
+					model,
+					auth.apiKey,
+					auth.headers as any,
+					event.customInstructions,
+					event.signal,
+					ctx.thinkingLevel,
+				);
+				mendedHere = true;
+				const summary = await mended(e, ctx, res.summary, res.firstKeptEntryId);
+				return {
+					compaction: { summary, firstKeptEntryId: res.firstKeptEntryId, tokensBefore: res.tokensBefore, details: res.details, usage: (res as any).usage },
+				};
+			} catch {
+				// Pi compacts as it would alone.
+				return undefined;
+			}
+		}
 		const r = await e.request(
 			"summarize",
 			{
@@ -302,7 +400,10 @@ export default function bonsai(pi: ExtensionAPI) {
 			failed(ctx, r);
 			return undefined;
 		}
-		return r.result.compaction ? { compaction: r.result.compaction } : undefined;
+		if (!r.result.compaction) return undefined;
+		mendedHere = true;
+		note(ctx, r.result.line);
+		return { compaction: r.result.compaction };
 	});
 
 	// After any compaction Pi appends (its own, or one bonsai's summary made through the hook):
@@ -311,6 +412,11 @@ export default function bonsai(pi: ExtensionAPI) {
 		const e = live(ctx);
 		const id = (event as any).compactionEntry?.id;
 		const sessionFile = ctx.sessionManager.getSessionFile();
+		// A summary mended in the hook was said then.
+		if (mendedHere) {
+			mendedHere = false;
+			return;
+		}
 		if (!e || !id || !sessionFile) return;
 		const r = await e.request("audit", { sessionFile, entryId: id }, 10_000);
 		if (r.ok) note(ctx, r.result.line);

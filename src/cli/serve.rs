@@ -86,6 +86,19 @@ struct Served {
     pi: crate::engine::load::pi_version::PiVersion,
     /// What the newest compaction lost (the notice said after it; `/ctx-status` keeps it).
     last_audit: Option<String>,
+    /// How each of Pi's messages went out on the last call (what `bonsai_recall` searches).
+    last_sending: Vec<live::recall::Sending>,
+    /// The bill so far, computed apart from the requests (`/ctx-status` never waits for it).
+    bill: std::sync::Arc<std::sync::Mutex<BillSlot>>,
+}
+
+/// The bill so far of one session file, as last computed, and whether a computation runs.
+#[derive(Default)]
+struct BillSlot {
+    /// The file and its size and modification time when the figures were computed.
+    of: Option<(PathBuf, u64, std::time::SystemTime)>,
+    value: Option<Value>,
+    running: bool,
 }
 
 impl Served {
@@ -109,6 +122,8 @@ impl Served {
             method: None,
             pi: crate::store::pi_version::followed(),
             last_audit: None,
+            last_sending: Vec::new(),
+            bill: Default::default(),
         }
     }
 
@@ -123,6 +138,11 @@ impl Served {
             "gaugeZones": [l.zones.0, l.zones.1],
             "compactEarly": l.compact_early,
             "summarizer": l.summarizer.name(),
+            "recall": l.recall && l.policy != live::LivePolicy::Off,
+            "recallTool": live::RECALL_TOOL,
+            "recallTokens": l.recall_tokens,
+            "mend": l.mend && l.policy != live::LivePolicy::Off,
+            "mendTokens": l.mend_tokens,
         })
     }
 
@@ -311,12 +331,14 @@ fn dispatch(state: &mut Served, method: &str, p: &mut Value) -> Result<Value, Fa
         }
         "summarize" => summarize_call(state, p),
         "audit" => audit_call(state, p),
+        "mend" => mend_call(state, p),
+        "recall" => recall_call(state, p),
         "status" => Ok(status(state, p)),
         "shutdown" => Ok(json!({"bye": true})),
         other => Err(Fail(
             "unknown-method",
             format!(
-                "unknown method `{other}` (this engine speaks protocol {PROTOCOL}: hello, context, turn_end, compaction_done, summarize, audit, status, shutdown)"
+                "unknown method `{other}` (this engine speaks protocol {PROTOCOL}: hello, context, turn_end, compaction_done, summarize, audit, mend, recall, status, shutdown)"
             ),
         )),
     }
@@ -352,6 +374,10 @@ fn hello(state: &mut Served, p: &Value) -> Result<Value, Fail> {
         }
     }
     problems.extend(state.settings.warnings.iter().cloned());
+    // The bill so far is ready before anyone asks for it.
+    if let Some(f) = state.session_file.clone() {
+        refresh_bill(state, &f);
+    }
     Ok(json!({
         "protocol": PROTOCOL,
         "engine": format!("bonsai {}", env!("CARGO_PKG_VERSION")),
@@ -459,6 +485,14 @@ fn context_call(state: &mut Served, p: &mut Value) -> Result<Value, Fail> {
     let answer = state.state.answer(&src, &env, &state.live);
     state.calls += 1;
     let changed = answer.changed(state.messages.len());
+    state.last_sending = vec![live::recall::Sending::Not; state.messages.len()];
+    for piece in &answer.pieces {
+        match piece {
+            Piece::Keep(i) => state.last_sending[*i] = live::recall::Sending::Whole,
+            Piece::Replace(i, _) => state.last_sending[*i] = live::recall::Sending::Changed,
+            Piece::Insert(_) => {}
+        }
+    }
     let mut out = json!({
         "changed": changed,
         "report": super::read::live_report_json(&answer.report),
@@ -523,6 +557,29 @@ fn plan_at(
     leaf_id: Option<&str>,
     model: Option<(&str, &str)>,
 ) -> Result<(Session, usize, CompactionPlan), Fail> {
+    plan_keeping(state, file, leaf_id, model, None)
+}
+
+/// What bonsai's own compaction keeps of the recent turns: the zones policy's low mark (what
+/// it sends of them after a step), at most Pi's `keepRecentTokens`. The turns past it are
+/// left out of every request anyway; keeping them in Pi's context would only bring the next
+/// compaction sooner. `None` (Pi's setting) for the other policies.
+fn live_keep(state: &Served, model: Option<(&str, &str)>, window: u64) -> Option<u64> {
+    (state.live.policy == live::LivePolicy::Zones).then(|| {
+        let cs = state.settings.compaction_settings(model, None, None);
+        let low = state.live.marks.within(window.saturating_sub(cs.reserve_tokens)).low;
+        low.min(cs.keep_recent_tokens)
+    })
+}
+
+/// [`plan_at`] keeping `keep` recent tokens (`None`: Pi's setting).
+fn plan_keeping(
+    state: &Served,
+    file: &Path,
+    leaf_id: Option<&str>,
+    model: Option<(&str, &str)>,
+    keep: Option<u64>,
+) -> Result<(Session, usize, CompactionPlan), Fail> {
     let s = crate::store::load_session(file)
         .map_err(|e| Fail("failed", format!("{}: {e}", file.display())))?
         .read_as(state.pi);
@@ -534,7 +591,7 @@ fn plan_at(
             .leaf()
             .ok_or_else(|| Fail("failed", "the session has no entries".into()))?,
     };
-    let cs = state.settings.compaction_settings(model, None, None);
+    let cs = state.settings.compaction_settings(model, None, keep);
     let plan = entries::plan_compaction(&s, leaf, cs)
         .map_err(|e| Fail("failed", format!("nothing to compact: {}", e.reason())))?;
     Ok((s, leaf, plan))
@@ -631,7 +688,8 @@ fn turn_end(state: &mut Served, p: &Value) -> Result<Value, Fail> {
     let model = model_of(p);
     let mref = model.as_ref().map(|(a, b)| (a.as_str(), b.as_str()));
     let file = session_of(state, p)?;
-    let planned = plan_at(state, &file, p.get("leafId").and_then(|l| l.as_str()), mref);
+    let keep = live_keep(state, mref, window);
+    let planned = plan_keeping(state, &file, p.get("leafId").and_then(|l| l.as_str()), mref, keep);
     let (s, leaf, plan) = match planned {
         Ok(x) => x,
         Err(Fail(_, why)) => {
@@ -647,14 +705,15 @@ fn turn_end(state: &mut Served, p: &Value) -> Result<Value, Fail> {
         }
     };
     let notice = format!(
-        "bonsai compacts early ({}): {} tokens summarized by {}",
+        "bonsai compacts ({}): ~{} tokens summarized by {}, ~{} kept",
         d.reason,
-        crate::engine::edit::prune::thousands(plan.tokens_before as u64),
+        crate::engine::units::count(plan.summarized_tokens() + plan.turn_prefix_tokens()),
         match &state.live.summarizer {
             Summarizer::Pi => "Pi's summarizer".to_string(),
             Summarizer::Offline => "bonsai's offline summarizer".to_string(),
             Summarizer::Strategy(x) => format!("bonsai's {x} strategy"),
-        }
+        },
+        crate::engine::units::count(plan.kept_tokens()),
     );
     out["notice"] = json!(notice);
     out["compact"] = json!(true);
@@ -663,15 +722,16 @@ fn turn_end(state: &mut Served, p: &Value) -> Result<Value, Fail> {
         return Ok(out);
     }
     match bonsai_summary(state, &s, &plan, None, mref) {
-        Ok(summary) => {
+        Ok(mut summary) => {
+            let a = crate::engine::compaction::audit::Before::of_plan(&s, &plan, leaf).audit(&summary.text);
+            let (text, line) = mended(state, &a);
+            summary.text = text;
             let mut draft = compaction_json(&s, &plan, &summary);
             draft["type"] = json!("compaction");
             if let Value::Object(o) = &mut draft {
                 o.remove("tokensBefore");
             }
             out["draft"] = draft;
-            let a = crate::engine::compaction::audit::Before::of_plan(&s, &plan, leaf).audit(&summary.text);
-            let line = audit_line(&a);
             state.last_audit = Some(line.clone());
             out["audit"] = json!(line);
             // Pi appends a returned draft at this boundary: the episode has its compaction.
@@ -714,6 +774,145 @@ fn audit_line(a: &crate::engine::compaction::audit::Audit) -> String {
     } else {
         format!("bonsai: the compaction {}", a.headline())
     }
+}
+
+/// A summary about to be written, mended (`bonsai.live.mend`): what its audit found lost
+/// given back word for word within `bonsai.live.mendTokens`. Returns the text to write and
+/// the line that says what was lost and given back.
+fn mended(state: &Served, a: &crate::engine::compaction::audit::Audit) -> (String, String) {
+    let on = state.live.mend && state.live.policy != live::LivePolicy::Off;
+    match crate::engine::compaction::audit::mend(a, state.live.mend_tokens).filter(|_| on) {
+        Some(m) if m.given > 0 => {
+            let rest = if m.left > 0 {
+                format!("; {} more did not fit (bonsai_recall finds them)", m.left)
+            } else {
+                String::new()
+            };
+            (
+                m.summary,
+                format!(
+                    "bonsai: the compaction {}; {} given back word for word{rest}",
+                    a.headline(),
+                    crate::engine::units::plural(m.given as u64, "item", "items")
+                ),
+            )
+        }
+        _ => (a.summary.clone(), audit_line(a)),
+    }
+}
+
+/// A compaction's summary not written yet (Pi's, made for bonsai's compaction or in Pi's
+/// compaction hook), audited against the range the plan at `leafId` summarizes and mended.
+/// `firstKeptEntryId`, when given, must be the plan's: another range is not audited.
+fn mend_call(state: &mut Served, p: &Value) -> Result<Value, Fail> {
+    use crate::engine::compaction::audit;
+    let file = session_of(state, p)?;
+    let summary = p
+        .get("summary")
+        .and_then(|t| t.as_str())
+        .ok_or_else(|| bad("mend needs \"summary\": the summary's text"))?;
+    let model = model_of(p);
+    let mref = model.as_ref().map(|(a, b)| (a.as_str(), b.as_str()));
+    let leaf_id = p.get("leafId").and_then(|l| l.as_str());
+    let (mut s, mut leaf, mut plan) = plan_at(state, &file, leaf_id, mref)?;
+    let mut first_kept = s.entries[plan.first_kept_entry].id.to_string();
+    let wanted = p.get("firstKeptEntryId").and_then(|f| f.as_str());
+    // bonsai's own compaction keeps what the zones policy sends (`live_keep`).
+    if let Some(w) = wanted
+        && w != first_kept
+        && let Some(keep) = live_keep(state, mref, window_and_reserve(state, p).0)
+    {
+        (s, leaf, plan) = plan_keeping(state, &file, leaf_id, mref, Some(keep))?;
+        first_kept = s.entries[plan.first_kept_entry].id.to_string();
+    }
+    if let Some(pi_first) = wanted
+        && pi_first != first_kept
+    {
+        return Ok(json!({
+            "summary": summary,
+            "changed": false,
+            "line": format!("bonsai: Pi cuts at {pi_first}, bonsai at {first_kept}: the summary was not audited"),
+        }));
+    }
+    let a = audit::Before::of_plan(&s, &plan, leaf).audit(summary);
+    let (text, line) = mended(state, &a);
+    state.last_audit = Some(line.clone());
+    Ok(json!({
+        "changed": text != summary,
+        "summary": text,
+        "line": line,
+        "lost": a.lost().count(),
+        "total": a.items.len(),
+    }))
+}
+
+/// `bonsai_recall`: the messages of the current path the model is not sent now that match
+/// the query, word for word (`engine::live::recall`), within `bonsai.live.recallTokens`.
+fn recall_call(state: &mut Served, p: &Value) -> Result<Value, Fail> {
+    use live::recall::{self, Sending};
+    let query = p
+        .get("query")
+        .and_then(|q| q.as_str())
+        .ok_or_else(|| bad("recall needs \"query\": a string"))?;
+    let sending = state.last_sending.clone();
+    let how = |k: usize| sending.get(k).copied().unwrap_or(Sending::Whole);
+    let file = p
+        .get("sessionFile")
+        .and_then(|f| f.as_str())
+        .map(PathBuf::from)
+        .or_else(|| state.session_file.clone());
+    let mut from = "Pi's messages";
+    let candidates = match file.as_deref().and_then(|f| read_session(state, f).ok()) {
+        Some(s) => {
+            let leaf = p
+                .get("leafId")
+                .and_then(|l| l.as_str())
+                .and_then(|id| s.idx_of(id))
+                .or_else(|| s.leaf());
+            match leaf {
+                Some(leaf) if in_step(&s, leaf, &state.messages) => {
+                    from = "the session file";
+                    recall::candidates_of_session(&s, leaf, &how)
+                }
+                _ => recall::candidates_of_messages(&state.messages, &how),
+            }
+        }
+        None => recall::candidates_of_messages(&state.messages, &how),
+    };
+    let r = recall::recall(&candidates, query, state.live.recall_tokens as usize * 4);
+    Ok(json!({"text": r.text, "matches": r.matches, "shown": r.shown, "searched": candidates.len(), "from": from}))
+}
+
+/// Whether Pi's context in the file at `leaf` starts with the messages the engine holds (the
+/// file and the engine's list in step): then message `k` of one is message `k` of the other.
+fn in_step(s: &Session, leaf: usize, held: &[Value]) -> bool {
+    let proj = context::project(s, &s.path_to(leaf));
+    let ctx: Vec<&context::ContextMessage> = proj
+        .messages()
+        .filter(|m| m.role != crate::engine::load::entry::Role::System)
+        .collect();
+    // The same roles, and the same words at every request (the messages that tell one
+    // conversation from another).
+    ctx.len() >= held.len()
+        && ctx.iter().zip(held).all(|(m, v)| {
+            let role = v.get("role").and_then(|r| r.as_str()).unwrap_or("");
+            role == m.role.as_str()
+                && (role != "user"
+                    || context::content_text(context::materialize(s, m).get("content"), "\n")
+                        == context::content_text(v.get("content"), "\n"))
+        })
+}
+
+/// A session file for a request that only reads it: through bonsai's index where one still
+/// describes it (a line that fails its check makes it parsed whole), read as the Pi the
+/// package runs in.
+fn read_session(state: &Served, file: &Path) -> Result<Session, Fail> {
+    use crate::store::index;
+    let place = index::Place::in_agent(&agent_dir(), &state.settings);
+    let fail = |e: &dyn std::fmt::Display| Fail("failed", format!("{}: {e}", file.display()));
+    let opened = index::open_proven(file, &place).map_err(|e| fail(&e))?;
+    let s = opened.session.read_as(state.pi);
+    Ok(s)
 }
 
 /// What a compaction lost: the entry `entryId` of the session (one Pi wrote), or `summary`
@@ -767,9 +966,21 @@ fn summarize_call(state: &mut Served, p: &Value) -> Result<Value, Fail> {
         }));
     }
     let instructions = p.get("customInstructions").and_then(|c| c.as_str());
-    let summary = bonsai_summary(state, &s, &plan, instructions, mref)?;
+    let mut summary = bonsai_summary(state, &s, &plan, instructions, mref)?;
+    let leaf = p
+        .get("leafId")
+        .and_then(|l| l.as_str())
+        .and_then(|id| s.idx_of(id))
+        .or_else(|| s.leaf())
+        .unwrap_or(0);
+    let a = crate::engine::compaction::audit::Before::of_plan(&s, &plan, leaf).audit(&summary.text);
+    let (text, line) = mended(state, &a);
+    summary.text = text;
+    state.last_audit = Some(line.clone());
     state.compactions += 1;
-    Ok(json!({"compaction": compaction_json(&s, &plan, &summary), "summarizer": state.live.summarizer.name()}))
+    Ok(
+        json!({"compaction": compaction_json(&s, &plan, &summary), "summarizer": state.live.summarizer.name(), "line": line}),
+    )
 }
 
 fn status(state: &Served, p: &Value) -> Value {
@@ -778,6 +989,19 @@ fn status(state: &Served, p: &Value) -> Value {
         .and_then(|f| f.as_str())
         .map(PathBuf::from)
         .or_else(|| state.session_file.clone());
+    // The bill as last computed; a new computation starts apart when the file changed.
+    let bill = match &file {
+        Some(f) => {
+            refresh_bill(state, f);
+            let slot = state.bill.lock().unwrap_or_else(|e| e.into_inner());
+            let mut v = slot.value.clone();
+            if let Some(Value::Object(o)) = &mut v {
+                o.insert("updating".into(), json!(slot.running));
+            }
+            v
+        }
+        None => None,
+    };
     let mut out = json!({
         "engine": format!("bonsai {}", env!("CARGO_PKG_VERSION")),
         "protocol": PROTOCOL,
@@ -790,13 +1014,49 @@ fn status(state: &Served, p: &Value) -> Value {
         "latch": state.latch.name(),
         "lastDecision": state.last_decision,
         "compactions": state.compactions,
-        "bill": file.and_then(|f| bill_so_far(state, &f)),
+        "bill": bill,
         "cwd": state.cwd,
         "sessionFile": state.session_file,
     });
     let pi_figure = p.get("piFigure").and_then(|v| v.as_f64());
     out["lines"] = json!(status_lines(state, &out, pi_figure));
     out
+}
+
+/// Start computing the bill of `file` apart, unless it is being computed or its figures
+/// are of the file as it is now. The request that asks returns at once: `/ctx-status` on a
+/// 1 GB session must not make the next model call wait seconds.
+fn refresh_bill(state: &Served, file: &Path) {
+    let stamp = std::fs::metadata(file).ok().map(|m| {
+        (
+            file.to_path_buf(),
+            m.len(),
+            m.modified().unwrap_or(std::time::UNIX_EPOCH),
+        )
+    });
+    let Some(stamp) = stamp else { return };
+    {
+        let mut slot = state.bill.lock().unwrap_or_else(|e| e.into_inner());
+        if slot.running || slot.of.as_ref() == Some(&stamp) {
+            return;
+        }
+        slot.running = true;
+    }
+    let slot = state.bill.clone();
+    let (settings, live, registry, pi) = (
+        state.settings.clone(),
+        state.live.clone(),
+        state.registry.clone(),
+        state.pi,
+    );
+    let file = file.to_path_buf();
+    std::thread::spawn(move || {
+        let value = bill_so_far(&settings, &live, &registry, pi, &file);
+        let mut slot = slot.lock().unwrap_or_else(|e| e.into_inner());
+        slot.running = false;
+        slot.of = Some(stamp);
+        slot.value = value;
+    });
 }
 
 /// `/ctx-status`'s lines, worded and formatted here so that they say what the TUI and the CLI
@@ -875,6 +1135,11 @@ fn status_lines(state: &Served, st: &Value, pi_figure: Option<f64>) -> Vec<Strin
             units::money(b["withoutPackage"].as_f64().unwrap_or(0.0)),
             if unpriced > 0 { format!(" · {} unpriced", units::count(unpriced)) } else { String::new() },
         ));
+        if b["updating"].as_bool() == Some(true) {
+            out.push("the bill is being brought up to date apart; /ctx-status again shows it".into());
+        }
+    } else if state.session_file.is_some() {
+        out.push("bill so far: being computed apart (a long session takes seconds); /ctx-status again shows it".into());
     }
     out.push(format!(
         "early compaction {} · latch {}{} · {} · {}",
@@ -904,24 +1169,32 @@ fn status_lines(state: &Served, st: &Value, pi_figure: Option<f64>) -> Vec<Strin
 
 /// The session's bill so far: as Pi recorded it, and the same calls replayed without the
 /// package (estimated), with the cache hits Pi recorded.
-fn bill_so_far(state: &Served, file: &Path) -> Option<Value> {
-    let s = crate::store::load_session(file).ok()?.read_as(state.pi);
+fn bill_so_far(
+    settings: &Settings,
+    live_settings: &LiveSettings,
+    registry: &Registry,
+    pi: crate::engine::load::pi_version::PiVersion,
+    file: &Path,
+) -> Option<Value> {
+    use crate::store::index;
+    let place = index::Place::in_agent(&agent_dir(), settings);
+    let s = index::open_proven(file, &place).ok()?.session.read_as(pi);
     let env_of = |m: Option<(&str, &str)>| {
         let (window, reserve) = m
-            .and_then(|(a, b)| state.registry.find(a, b))
-            .map(|x| (x.context_window, state.settings.reserve_tokens(m)))
+            .and_then(|(a, b)| registry.find(a, b))
+            .map(|x| (x.context_window, settings.reserve_tokens(m)))
             .unwrap_or((
                 crate::engine::load::models::DEFAULT_CONTEXT_WINDOW,
-                state.settings.reserve_tokens(m),
+                settings.reserve_tokens(m),
             ));
         CallEnv {
             context_window: crate::engine::load::models::window_or_default(Some(window)),
             reserve_tokens: reserve,
-            prices: m.and_then(|(a, b)| state.prices(a, b)),
+            prices: m.and_then(|(a, b)| registry.find(a, b).map(Prices::of_model)),
         }
     };
-    let off = state.live.with_policy(live::LivePolicy::Off);
-    let b = live::bill::bill(&s, &[off], &state.registry, &env_of);
+    let off = live_settings.with_policy(live::LivePolicy::Off);
+    let b = live::bill::bill(&s, &[off], registry, &env_of);
     let r = &b.recorded;
     let prompt = r.tokens.input + r.tokens.cache_read + r.tokens.cache_write;
     Some(json!({

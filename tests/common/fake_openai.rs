@@ -132,8 +132,10 @@ pub fn serve(script: impl Fn(&Value) -> Reply + Send + Sync + 'static) -> FakeOp
     serve_caching(script, false)
 }
 
-/// How many recent requests the fake cache compares a request with.
-const CACHED_REQUESTS: usize = 8;
+/// How many recent requests the fake cache compares a request with: the previous one only,
+/// as a provider's prompt cache matches the start the previous request wrote. Summary
+/// requests write nothing (Pi sends them with `cacheRetention: "none"`) and are passed over.
+const CACHED_REQUESTS: usize = 1;
 
 /// [`serve`], reporting prompt caching when `caching`.
 pub fn serve_caching(script: impl Fn(&Value) -> Reply + Send + Sync + 'static, caching: bool) -> FakeOpenAi {
@@ -297,8 +299,18 @@ pub fn serve_wire(script: impl Fn(&Value) -> Reply + Send + Sync + 'static, cach
                     // answer, so the order of the list is the order of the calls.
                     let (req_n, cached) = {
                         let mut b = bodies.lock().unwrap();
-                        let from = b.len().saturating_sub(CACHED_REQUESTS);
-                        let cached = if caching { cached_tokens(&body, &b[from..]) } else { 0 };
+                        let written: Vec<Value> = b
+                            .iter()
+                            .rev()
+                            .filter(|r| !is_summary_request(r))
+                            .take(CACHED_REQUESTS)
+                            .cloned()
+                            .collect();
+                        let cached = if caching && !is_summary_request(&body) {
+                            cached_tokens(&body, &written)
+                        } else {
+                            0
+                        };
                         b.push(body.clone());
                         usage.lock().unwrap().push((request_tokens(&body), cached));
                         (b.len(), cached)

@@ -24,12 +24,17 @@
 //! - `output`: OpenCode's prune of old tool output (or with `bonsai.live.compat:
 //!   "pi-context-pruning"` that extension's rules), applied in memory in steps.
 //! - `zones` (default): whole turns left out in steps; the newest turn lossless; long output
-//!   in the older kept turns distilled at a step; one hidden packet stands for the turns left
-//!   out; compaction and branch summaries are sent as Pi wrote them.
+//!   in the older kept turns distilled at a step (whole lines, the rest named); one hidden
+//!   packet stands for the turns left out (the user's words first, within its budget);
+//!   compaction and branch summaries are sent as Pi wrote them.
+//!
+//! Nothing left out is out of reach: the package's `bonsai_recall` tool returns any message
+//! of the path the model is not sent now, word for word ([`recall`]).
 
 pub mod bill;
 mod packet;
 mod policy;
+pub mod recall;
 pub mod source;
 pub mod state;
 
@@ -38,7 +43,7 @@ use crate::load::session::Session;
 use crate::view::context;
 use serde_json::Value;
 
-pub use packet::text as packet_text;
+pub use packet::{RECALL_TOOL, text as packet_text};
 pub use policy::*;
 pub use source::{MessageSource, ValueSource};
 pub use state::LiveState;
@@ -57,9 +62,9 @@ pub fn live_context(
     state.answer(&src, env, settings)
 }
 
-/// Early compaction's latch: at most one compaction per pressure episode. An episode begins
-/// when the whole context reaches red and ends when it falls below red again (which a
-/// successful compaction brings at the next reply).
+/// Compaction's latch: at most one compaction per pressure episode. An episode begins when
+/// the whole context passes where bonsai compacts (T, or red with `compactEarly`) and ends
+/// when it falls below again (which a successful compaction brings at the next reply).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub enum Latch {
     /// No compaction for the current pressure (or none needed).
@@ -97,6 +102,12 @@ pub struct EarlyCompaction {
 /// At a turn's end: compact now? `whole` is the whole context (see [`LiveReport::whole`]),
 /// `None` when unknown (right after a compaction, before the next reply: nothing changes);
 /// `zone` its zone with the state's hysteresis.
+///
+/// Compaction is the lossy step, so bonsai compacts only where Pi alone would: when the
+/// whole context passes T. Pi's own figure is what bonsai sent, so without this the whole
+/// context would grow past T unseen, and a context passed through (the engine gone, the
+/// policy turned off) would overflow the window. `compactEarly` compacts once the zone is
+/// red instead (before T). The `off` policy never compacts: Pi does, as it does alone.
 pub fn early_compaction(
     latch: &Latch,
     whole: Option<f64>,
@@ -104,6 +115,14 @@ pub fn early_compaction(
     threshold: u64,
     settings: &LiveSettings,
 ) -> EarlyCompaction {
+    if settings.policy == LivePolicy::Off {
+        return EarlyCompaction {
+            compact: false,
+            latch: latch.clone(),
+            zone,
+            reason: "policy off: Pi compacts as it does alone".into(),
+        };
+    }
     let (Some(tokens), Some(zone)) = (whole, zone) else {
         return EarlyCompaction {
             compact: false,
@@ -112,40 +131,48 @@ pub fn early_compaction(
             reason: "the context's size is unknown until the next reply".into(),
         };
     };
-    let red = zone == Zone::Red;
-    let (compact, latch, reason) = match (latch, red) {
-        (_, _) if !settings.compact_early => (
-            false,
-            latch.clone(),
-            "early compaction is off (bonsai.live.compactEarly)".to_string(),
-        ),
-        (Latch::Idle, true) => (
-            true,
-            Latch::InFlight,
+    let pct = 100.0 * tokens / threshold.max(1) as f64;
+    let (pressed, why) = if settings.compact_early {
+        (
+            zone == Zone::Red,
             format!(
-                "red: the whole context is {} of T {} ({:.0} %)",
+                "red: the whole context is {} of T {} ({pct:.0} %)",
                 prune::thousands(tokens.round() as u64),
                 prune::thousands(threshold),
-                100.0 * tokens / threshold.max(1) as f64
             ),
-        ),
-        (Latch::Idle, false) => (false, Latch::Idle, format!("{}: no compaction needed", zone.name())),
+        )
+    } else {
+        (
+            tokens > threshold as f64,
+            format!(
+                "the whole context is {}, past T {} where Pi alone compacts",
+                prune::thousands(tokens.round() as u64),
+                prune::thousands(threshold),
+            ),
+        )
+    };
+    let calm = if settings.compact_early {
+        format!("{}: no compaction needed", zone.name())
+    } else {
+        format!("{pct:.0} % of T: no compaction needed")
+    };
+    let (compact, latch, reason) = match (latch, pressed) {
+        (Latch::Idle, true) => (true, Latch::InFlight, why),
+        (Latch::Idle, false) => (false, Latch::Idle, calm),
         (Latch::InFlight, _) => (false, Latch::InFlight, "a compaction is in flight".into()),
         (Latch::Done, true) => (
             false,
             Latch::Done,
-            "red: this pressure episode already had its compaction".into(),
+            format!("{why}; this episode already had its compaction"),
         ),
-        (Latch::Failed(why), true) => (
+        (Latch::Failed(f), true) => (
             false,
             latch.clone(),
-            format!("red: this episode's compaction could not be made ({why})"),
+            format!("{why}; this episode's compaction could not be made ({f})"),
         ),
-        (Latch::Done | Latch::Failed(_), false) => (
-            false,
-            Latch::Idle,
-            format!("{}: the pressure episode is over", zone.name()),
-        ),
+        (Latch::Done | Latch::Failed(_), false) => {
+            (false, Latch::Idle, format!("{calm}; the pressure episode is over"))
+        }
     };
     EarlyCompaction {
         compact,

@@ -348,22 +348,39 @@ impl Settings {
                 _ => problem("cacheTtlSeconds", v, "expected seconds (0 or more); 300 is used"),
             }
         }
-        if let Some(v) = self.get(&["bonsai", "live", "packetTokens"]) {
-            match v.as_u64() {
-                Some(n) if n >= 100 => out.packet_tokens = n,
-                _ => problem(
-                    "packetTokens",
-                    v,
-                    "expected a number of tokens, at least 100; 600 is used",
-                ),
+        let mut tokens = |key: &str, least: u64, slot: &mut u64| {
+            if let Some(v) = self.get(&["bonsai", "live", key]) {
+                match v.as_u64() {
+                    Some(n) if n >= least => *slot = n,
+                    _ => problem(
+                        key,
+                        v,
+                        &format!("expected a number of tokens, at least {least}; {} is used", *slot),
+                    ),
+                }
             }
-        }
-        if let Some(v) = self.get(&["bonsai", "live", "compactEarly"]) {
-            match v.as_bool() {
-                Some(b) => out.compact_early = b,
-                None => problem("compactEarly", v, "expected true or false; early compaction stays on"),
+        };
+        tokens("packetTokens", 100, &mut out.packet_tokens);
+        tokens("recallTokens", 200, &mut out.recall_tokens);
+        tokens("mendTokens", 50, &mut out.mend_tokens);
+        let mut flag = |key: &str, slot: &mut bool, what: &str| {
+            if let Some(v) = self.get(&["bonsai", "live", key]) {
+                match v.as_bool() {
+                    Some(b) => *slot = b,
+                    None => problem(
+                        key,
+                        v,
+                        &format!(
+                            "expected true or false; {what} stays {}",
+                            if *slot { "on" } else { "off" }
+                        ),
+                    ),
+                }
             }
-        }
+        };
+        flag("compactEarly", &mut out.compact_early, "early compaction");
+        flag("recall", &mut out.recall, "the bonsai_recall tool");
+        flag("mend", &mut out.mend, "mending compactions");
         match self.get(&["bonsai", "live", "summarizer"]) {
             None | Some(Value::Null) => {}
             Some(Value::String(s)) if s == "pi" => out.summarizer = Summarizer::Pi,

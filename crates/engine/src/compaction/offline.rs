@@ -608,7 +608,7 @@ pub fn history_summary(
         focus,
         names: recurring_names(&f),
         notes: texts(&f.notes),
-        ..Pack::of(&f, Layout::Compaction)
+        ..Pack::of(&f)
     };
     // The assistant's answers and decisions are context, not facts: the newest few always.
     pack.keep_newest(DONE, MAX_CHATTER);
@@ -638,7 +638,7 @@ const MAX_NOTES: usize = 12;
 
 fn texts(items: &Items) -> Vec<String> {
     // Sorted by reference and only the texts copied: the lists of a long session's ledger
-    // hold thousands of items, and the live packet is made at every step.
+    // hold thousands of items.
     let mut v: Vec<&Item> = items.items.iter().collect();
     v.sort_by(|a, b| a.ts.total_cmp(&b.ts).then_with(|| a.text.cmp(&b.text)));
     v.into_iter().map(|i| i.text.clone()).collect()
@@ -669,16 +669,6 @@ struct Pack<'a> {
     notes: Vec<String>,
     /// Items left out of: done, decisions, errors, notes, constraints, command paths.
     dropped: [usize; 6],
-    layout: Layout,
-    /// The packet's file lines (read, modified), when the layout is the packet's.
-    files: Vec<String>,
-}
-
-/// What a [`Pack`] renders: Pi's compaction summary, or the live packet's leaner ledger.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Layout {
-    Compaction,
-    Packet,
 }
 
 const WHAT: [&str; 6] = [
@@ -701,10 +691,10 @@ fn with_dropped(items: &[String], dropped: usize, what: &str) -> Vec<String> {
 }
 
 impl<'a> Pack<'a> {
-    /// The facts as a pack in `layout`, before anything is reduced: the requests, constraints,
+    /// The facts as a pack, before anything is reduced: the requests, constraints,
     /// answers, open items, errors, decisions and command paths (those not already a read or
     /// modified file); no tool-work line, next step, focus, names, notes or file lines.
-    fn of(f: &'a Facts, layout: Layout) -> Pack<'a> {
+    fn of(f: &'a Facts) -> Pack<'a> {
         let known_files = f.known_files();
         Pack {
             goal: Goal::new(&f.requests),
@@ -726,8 +716,6 @@ impl<'a> Pack<'a> {
             names: vec![],
             notes: vec![],
             dropped: [0; 6],
-            layout,
-            files: vec![],
         }
     }
 
@@ -761,9 +749,6 @@ impl<'a> Pack<'a> {
     }
 
     fn render(&self) -> String {
-        if self.layout == Layout::Packet {
-            return self.render_packet();
-        }
         let goal = self.goal.lines(self.requests);
         format!(
             "## Goal\n{}\n\n## Constraints & Preferences\n{}\n\n## Progress\n### Done\n{}\n\n### In Progress\n{}\n\n### Blocked\n{}\n\n## Key Decisions\n{}\n\n## Next Steps\n{}\n\n## Critical Context\n{}",
@@ -775,24 +760,6 @@ impl<'a> Pack<'a> {
             bullets(&with_dropped(&self.decisions, self.dropped[1], WHAT[1]), "(none)", ""),
             self.next,
             bullets(&self.critical(), "(none)", ""),
-        )
-    }
-
-    /// The packet's sections: what a model continuing the work needs, in six headings.
-    fn render_packet(&self) -> String {
-        let goal = self.goal.lines(self.requests);
-        let mut tasks: Vec<String> = self.done_lines().into_iter().map(|d| format!("[x] {d}")).collect();
-        tasks.extend(self.in_progress.iter().map(|i| format!("[ ] {i}")));
-        let mut files = self.files.clone();
-        files.extend(self.command_paths_line("used in commands: "));
-        format!(
-            "## Goal\n{}\n\n## Constraints\n{}\n\n## Decisions\n{}\n\n## Tasks\n{}\n\n## Blockers\n{}\n\n## Files\n{}",
-            bullets(&goal, "(none)", ""),
-            bullets(&with_dropped(&self.constraints, self.dropped[4], WHAT[4]), "(none)", ""),
-            bullets(&with_dropped(&self.decisions, self.dropped[1], WHAT[1]), "(none)", ""),
-            bullets(&tasks, "(none)", ""),
-            bullets(&with_dropped(&self.errors, self.dropped[2], WHAT[2]), "(none)", ""),
-            bullets(&files, "(none)", ""),
         )
     }
 
@@ -830,15 +797,6 @@ impl<'a> Pack<'a> {
         });
         self.reduce(&mut total, limit, |p| p.next_to_terms(1..n.saturating_sub(1)));
         self.reduce(&mut total, limit, |p| p.next_to_terms(0..1));
-        // The live packet stands for turns the model no longer sees: it keeps every fact the
-        // recall score counts (files, commands' paths, errors, the requests' terms) whatever
-        // its budget, and only its prose is reduced.
-        if self.layout == Layout::Packet {
-            for list in [CONSTRAINTS, DECISIONS, DONE, NOTES] {
-                self.reduce(&mut total, limit, |p| p.drop_oldest(list, 0));
-            }
-            return;
-        }
         // Last, the oldest facts: command paths, request terms, errors.
         self.reduce(&mut total, limit, |p| p.drop_oldest(COMMAND_PATHS_LIST, 0));
         self.reduce(&mut total, limit, |p| {
@@ -881,13 +839,6 @@ impl<'a> Pack<'a> {
                     }
                     None => break,
                 }
-            }
-            // The live packet goes by the estimates: its facts are never reduced and can be
-            // thousands of lines, and it is made at every step (rendering it after each
-            // stage was most of `bonsai bill`'s time on a 100 MB session). Its prose may end
-            // a little over the budget.
-            if self.layout == Layout::Packet {
-                break;
             }
             // The savings are estimates: measure, and go on while this step still can.
             *total = self.size() as isize;
@@ -960,57 +911,6 @@ const ERRORS: usize = 2;
 const NOTES: usize = 3;
 const CONSTRAINTS: usize = 4;
 const COMMAND_PATHS_LIST: usize = 5;
-
-/// What the turns a live policy left out established, read a part at a time: each step adds
-/// the turns it newly leaves out, so a step reads only those (a context of 10,000 messages is
-/// not read again at every step). The facts of each part are read in their timestamps' order.
-#[derive(Debug, Clone, Default)]
-pub struct Ledger {
-    facts: Facts,
-}
-
-impl Ledger {
-    /// Add the facts of `messages` (the part newly left out).
-    pub fn add<'a>(&mut self, messages: impl IntoIterator<Item = &'a Value>) {
-        gather_into(&mut self.facts, messages);
-    }
-
-    /// The packet's ledger of everything added so far (see [`packet_ledger`]).
-    pub fn packet(&self, budget: u64) -> String {
-        packet_of(&self.facts, budget)
-    }
-}
-
-/// The live packet's ledger: the goal, constraints, decisions, tasks, blockers and files of
-/// `messages` (the turns the live policy leaves out), its prose within `budget` tokens (Pi's
-/// chars/4), every fact the recall score counts listed whatever the budget. Deterministic
-/// like [`history_summary`]: messages are read in timestamp order (ties by content), so the
-/// same messages give the same bytes in any order.
-pub fn packet_ledger(messages: &[&Value], budget: u64) -> String {
-    packet_of(&gather(messages.iter().copied(), None), budget)
-}
-
-fn packet_of(f: &Facts, budget: u64) -> String {
-    let newest =
-        |v: &[String], what: &str| -> Option<String> { (!v.is_empty()).then(|| format!("{what}: {}", v.join(", "))) };
-    let mut modified: Vec<String> = Vec::new();
-    for p in f.edits.iter().chain(&f.writes) {
-        push_unique(&mut modified, p.clone());
-    }
-    let read: Vec<String> = f.reads.iter().filter(|r| !modified.contains(r)).cloned().collect();
-    let files: Vec<String> = [newest(&modified, "modified"), newest(&read, "read")]
-        .into_iter()
-        .flatten()
-        .collect();
-    let mut pack = Pack {
-        files,
-        ..Pack::of(f, Layout::Packet)
-    };
-    pack.keep_newest(DONE, 4);
-    pack.keep_newest(DECISIONS, MAX_CHATTER);
-    pack.fit(budget as usize * 4);
-    pack.render()
-}
 
 /// The summary of a split turn's prefix (Pi's turn-prefix format), within `budget` tokens
 /// when one is given.

@@ -489,24 +489,70 @@ fn estimate_blocks(blocks: &[Value], role: &Role) -> u64 {
     st.estimate(role)
 }
 
-/// A long text cut to its two ends around a note of what was elided, or `None` when it is
-/// not long enough to distill.
-pub fn distill(text: &str, tool: &str) -> Option<(String, usize)> {
+/// A long output distilled: whole lines from its start and its end, each end at most
+/// [`DISTILL_KEEP`] UTF-16 units, and between them a line that says which lines were left
+/// out and how to get them back (`rest`, e.g. "bonsai_recall returns them word for word").
+/// A first or last line longer than that on its own is cut at a character. `None` for text
+/// of at most [`DISTILL_OVER`] units. Returns the text and the units left out.
+pub fn distill(text: &str, tool: &str, rest: &str) -> Option<(String, usize)> {
     let len = js::utf16_len(text);
     if len <= DISTILL_OVER {
         return None;
     }
-    let head = utf16_head(text, DISTILL_KEEP);
-    let tail = utf16_tail(text, DISTILL_KEEP);
-    let elided = len - js::utf16_len(head) - js::utf16_len(tail);
-    Some((
+    let lines: Vec<&str> = text.split('\n').collect();
+    // Whole lines from the start while they fit.
+    let mut head_units = 0;
+    let mut head_lines = 0;
+    for l in &lines {
+        let u = js::utf16_len(l) + 1;
+        if head_units + u > DISTILL_KEEP {
+            break;
+        }
+        head_units += u;
+        head_lines += 1;
+    }
+    let mut tail_units = 0;
+    let mut tail_lines = 0;
+    for l in lines[head_lines..].iter().rev() {
+        let u = js::utf16_len(l) + 1;
+        if tail_units + u > DISTILL_KEEP {
+            break;
+        }
+        tail_units += u;
+        tail_lines += 1;
+    }
+    let (head, tail): (String, String) = if head_lines == 0 || tail_lines == 0 {
+        // One line longer than an end: cut at characters.
+        (
+            utf16_head(text, DISTILL_KEEP).to_string(),
+            utf16_tail(text, DISTILL_KEEP).to_string(),
+        )
+    } else {
+        (
+            lines[..head_lines].join("\n"),
+            lines[lines.len() - tail_lines..].join("\n"),
+        )
+    };
+    let elided = len.saturating_sub(js::utf16_len(&head) + js::utf16_len(&tail));
+    let what = if head_lines == 0 || tail_lines == 0 {
+        format!("{} characters", thousands(elided as u64))
+    } else {
         format!(
-            "{head}\n[distilled — {} chars elided from {tool}]\n{tail}",
+            "lines {}–{} of {} ({} characters)",
+            head_lines + 1,
+            lines.len() - tail_lines,
+            lines.len(),
             thousands(elided as u64)
-        ),
+        )
+    };
+    Some((
+        format!("{head}\n[distilled: {what} of this {tool} output left out; {rest}]\n{tail}"),
         elided,
     ))
 }
+
+/// How `bonsai prune` says a distilled output's middle comes back.
+pub const RUN_AGAIN: &str = "run the tool again to see them";
 
 fn pruned_item(live: &Live, m: &ContextMessage, turn: usize, info: &ToolResultInfo) -> PlanItem {
     let key = live.key_arg(info.call_id.as_deref());
@@ -532,7 +578,7 @@ fn distilled_item(live: &Live, m: &ContextMessage, turn: usize, info: &ToolResul
     }
     let content = live.content(m);
     let (text, images) = text_and_images(&content);
-    let (short, elided) = distill(&text, &info.tool)?;
+    let (short, elided) = distill(&text, &info.tool, RUN_AGAIN)?;
     let mut blocks = vec![json!({"type": "text", "text": short})];
     blocks.extend(images);
     Some(PlanItem {

@@ -140,14 +140,22 @@ pub struct LiveSettings {
     pub floor_turns: usize,
     /// How long the provider keeps a request's start cached, in milliseconds.
     pub cache_ttl_ms: f64,
-    /// The budget of the packet's prose (goal, decisions, tasks) in Pi's estimated tokens.
-    /// Its facts (files, commands' paths, errors, the requests' terms) are all listed.
+    /// The packet's budget in Pi's estimated tokens, all of it (what does not fit is counted
+    /// and left to `bonsai_recall`).
     pub packet_tokens: u64,
+    /// The `bonsai_recall` tool: registered by the package, named in the packet.
+    pub recall: bool,
+    /// The most a `bonsai_recall` answer holds, in Pi's estimated tokens.
+    pub recall_tokens: u64,
+    /// A compaction's summary gets what its audit found lost given back, within `mend_tokens`.
+    pub mend: bool,
+    pub mend_tokens: u64,
     /// The gauge's zone bounds as fractions of T.
     pub zones: (f64, f64),
     /// The output policy's numbers (Pi's `contextPruning` settings).
     pub prune: PruneSettings,
-    /// Compact once per pressure episode when the zone reaches red (before Pi's threshold).
+    /// Compact once per pressure episode when the zone reaches red, before T. Off (the
+    /// default), bonsai compacts where Pi alone would: when the whole context passes T.
     pub compact_early: bool,
     pub summarizer: Summarizer,
     /// Settings that could not be used, each with what is done instead.
@@ -164,10 +172,14 @@ impl Default for LiveSettings {
             marks: Marks::default(),
             floor_turns: 2,
             cache_ttl_ms: DEFAULT_CACHE_TTL_MS,
-            packet_tokens: 600,
+            packet_tokens: 1_000,
+            recall: true,
+            recall_tokens: 2_000,
+            mend: true,
+            mend_tokens: 800,
             zones: (0.7, 0.9),
             prune: PruneSettings::default(),
-            compact_early: true,
+            compact_early: false,
             summarizer: Summarizer::Pi,
             problems: vec![],
         }
@@ -277,8 +289,9 @@ pub enum StepReason {
     CacheCold,
     /// Leaving out now saves more over the next calls than writing the request again costs.
     Pays,
-    /// The whole context is in red: a step due is taken without waiting for it to pay.
-    Red,
+    /// What is sent crowds the window (the turns sent past half of T for `zones`, the
+    /// whole context in red for `output`): a step due is taken without waiting for it to pay.
+    Crowded,
     /// The model has no cache discount: every call is billed whole, so less is cheaper.
     NoDiscount,
 }
@@ -288,7 +301,7 @@ impl StepReason {
         match self {
             StepReason::CacheCold => "cache cold",
             StepReason::Pays => "it pays",
-            StepReason::Red => "red",
+            StepReason::Crowded => "crowded",
             StepReason::NoDiscount => "no cache discount",
         }
     }

@@ -144,7 +144,12 @@ fn distilled_result(m: &Value, settings: &LiveSettings) -> Option<Value> {
             _ => return None,
         }
     }
-    let (short, _) = prune::distill(&text, tool)?;
+    let rest = if settings.recall {
+        format!("{} returns them word for word", super::packet::RECALL_TOOL)
+    } else {
+        prune::RUN_AGAIN.to_string()
+    };
+    let (short, _) = prune::distill(&text, tool, &rest)?;
     let mut content = vec![serde_json::json!({"type": "text", "text": short})];
     content.extend(images);
     let mut out = m.clone();
@@ -208,7 +213,7 @@ struct LeftOut {
     turns_out: usize,
     /// What the messages before the cut established, added to at each step (shared between
     /// the state of a call and the next until a step changes it).
-    ledger: std::sync::Arc<crate::compaction::offline::Ledger>,
+    ledger: std::sync::Arc<packet::Ledger>,
 }
 
 impl LeftOut {
@@ -384,13 +389,20 @@ impl PolicyState {
 
     /// Growth per call so far (tokens Pi appends between two calls), and the calls until
     /// the next step at that pace.
-    fn horizon(&self, marks: super::policy::Marks, newest_turn: u64) -> f64 {
+    ///
+    /// A compaction at T starts the context afresh and writes the request again anyway: the
+    /// calls left until the whole context reaches T (`to_t` tokens away) bound the horizon,
+    /// so a step just before that compaction is not taken for savings it would not have time
+    /// to make.
+    fn horizon(&self, marks: super::policy::Marks, newest_turn: u64, to_t: Option<f64>) -> f64 {
         let per_call = if self.calls >= 2 {
             self.grown as f64 / (self.calls - 1) as f64
         } else {
             newest_turn as f64
         };
-        ((marks.high - marks.low) as f64 / per_call.max(1.0)).max(1.0)
+        let next_step = (marks.high - marks.low) as f64 / per_call.max(1.0);
+        let until_t = to_t.map_or(f64::INFINITY, |t| t / per_call.max(1.0));
+        next_step.min(until_t).max(1.0)
     }
 
     /// Whether a step from `before` to `after` tokens sent pays: what it saves on this call
@@ -403,17 +415,18 @@ impl PolicyState {
         (saves >= costs, saves, costs)
     }
 
-    /// Why a step that is due is taken now, by precedence: red, a cold cache, no cache
-    /// discount, else only when it pays (`waits` says why not, and that is said).
+    /// Why a step that is due is taken now, by precedence: what is sent crowds the window
+    /// (`crowded`), a cold cache, no cache discount, else only when it pays (`waits` says
+    /// why not, and that is said).
     fn reason(
         &mut self,
-        zone: Zone,
+        crowded: bool,
         cold: bool,
         caches: bool,
         waits: impl FnOnce() -> Option<String>,
     ) -> Option<StepReason> {
-        if zone == Zone::Red {
-            Some(StepReason::Red)
+        if crowded {
+            Some(StepReason::Crowded)
         } else if cold {
             Some(StepReason::CacheCold)
         } else if !caches {
@@ -466,8 +479,19 @@ impl PolicyState {
                 .sum::<u64>();
         let after = plan.kept + packet_guess + ahead_after;
         let newest = idx.users_in(0, end).last().map_or(0, |&u| idx.sum(u, end));
-        let horizon = self.horizon(marks, newest);
-        let reason = self.reason(zone, cold, caches, || {
+        // bonsai compacts where Pi alone would (at T) unless it compacts early (at red).
+        let compacts_at = if settings.compact_early {
+            settings.zones.1 * env.threshold() as f64
+        } else {
+            env.threshold() as f64
+        };
+        // Past it already (a compaction that could not be made): no compaction is coming.
+        let to_t = (self.whole < compacts_at).then_some(compacts_at - self.whole);
+        let horizon = self.horizon(marks, newest, to_t);
+        // The turns sent past half of T crowd the window: a step then waits for nothing.
+        let crowded = kept > env.threshold() / 2;
+        let _ = zone;
+        let reason = self.reason(crowded, cold, caches, || {
             let (ok, saves, costs) = Self::pays(env, before, after, horizon);
             (!ok).then(|| {
                 format!(
@@ -544,10 +568,11 @@ impl PolicyState {
             } else {
                 l.dropped += 1;
                 l.dropped_tokens += f.est;
-                part.push(src.value(i));
+                part.push((i, src.value(i)));
             }
         }
-        std::sync::Arc::make_mut(&mut l.ledger).add(part.iter().map(|v| v.as_ref()));
+        let refs: Vec<(usize, &Value)> = part.iter().map(|(i, v)| (*i, v.as_ref())).collect();
+        std::sync::Arc::make_mut(&mut l.ledger).add(&refs);
         l.turns_out = idx.users_in(0, plan.cut).len();
         l.cut = plan.cut;
         l.replaced = plan.distilled.into_iter().collect();
@@ -610,7 +635,7 @@ impl PolicyState {
         let after = before.saturating_sub(saves);
         let caches = env.prices.is_none_or(|p| p.caches());
         let horizon = (minimum as f64 / (self.grown as f64 / self.calls.max(1) as f64).max(1.0)).max(1.0);
-        let reason = self.reason(zone, cold, caches, || {
+        let reason = self.reason(zone == Zone::Red, cold, caches, || {
             // From the oldest output pruned now on, the request is written again.
             let first = new.iter().map(|(i, _)| *i).min().unwrap_or(0);
             let rewritten = after.saturating_sub(idx.sum(0, first));

@@ -1,6 +1,5 @@
 use super::state::zone_after;
 use super::*;
-use crate::compaction::recall;
 use proptest::prelude::*;
 use serde_json::json;
 use std::collections::HashSet;
@@ -332,58 +331,142 @@ fn summaries_are_sent_as_written_ahead_of_the_packet() {
     assert_paired(&sent);
 }
 
-/// The packet names every fact of the turns it stands for that the recall score counts.
-#[test]
-fn the_packet_keeps_every_fact_of_the_turns_it_stands_for() {
-    let settings = LiveSettings::default();
-    let prices_of = |_: &str, _: &str| Some(ANTHROPIC);
+/// What the user said early, planted in the first turns of a long session; each is checked
+/// as plain text in what is sent, not by the code that made the packet.
+const PLANTED: [&str; 5] = [
+    "The customer's account id is ACCT-77812, use it in every report.",
+    "Never touch the legacy/ folder, another team owns it.",
+    "The runbook is at https://runbooks.example.test/ledger/importer#retries.",
+    "ERROR 2026-05-03T10:02:23Z import.batch=77 gateway timeout after 30s (code GW-504)",
+    "src/report_writer.py",
+];
+
+/// A 400-turn session shaped like daily work: the planted specifics in the first turns (an
+/// id and a URL in the user's sentences, a constraint, an error line inside a successful
+/// log's output, a file the model wrote), then turns that read 12 KB logs and answer with
+/// numbers and a tool-call preamble, every call a minute after the one before.
+fn planted_session(turns: usize) -> Vec<Value> {
     let mut msgs = Vec::new();
     let mut ts = 1_000_000_000i64;
-    for t in 0..80 {
-        ts += 5_000;
-        msgs.push(user(
-            &format!(
-                "Step {t}: check `parse_row_{t}` in crates/app/src/row{t}.rs against data/part-{t}.csv on port {}",
-                8000 + t
+    for t in 0..turns {
+        ts += 60_000;
+        let text = match t {
+            0 => format!("Let's fix the ledger importer. {}", PLANTED[0]),
+            1 => format!("One rule first. {} Thanks.", PLANTED[1]),
+            2 => format!("If imports stall, see the runbook. {}", PLANTED[2]),
+            _ => format!(
+                "Step {t}: check data/day-{:02}.log and tell me how many rows failed.",
+                t % 12
             ),
-            ts,
-        ));
+        };
+        msgs.push(user(&text, ts));
         let id = format!("c{t}");
-        let (tool, args) = match t % 3 {
-            0 => (
-                "edit",
-                json!({"path": format!("crates/app/src/row{t}.rs"), "oldText": "a", "newText": "b"}),
-            ),
-            1 => (
+        let (tool, args, out) = match t {
+            3 => (
                 "bash",
-                json!({"command": format!("cargo test -p app --test rows_{t} && cat logs/run-{t}.log")}),
+                json!({"command": "cat data/import-run.log"}),
+                format!(
+                    "INFO start\n{}\nINFO retry scheduled\n{}",
+                    PLANTED[3],
+                    "INFO row ok\n".repeat(300)
+                ),
             ),
-            _ => ("read", json!({"path": format!("docs/notes-{t}.md")})),
+            4 => (
+                "write",
+                json!({"path": PLANTED[4], "content": "def write_report(rows):\n    ...\n"}),
+                "Successfully wrote 36 bytes".to_string(),
+            ),
+            _ => (
+                "read",
+                json!({"path": format!("data/day-{:02}.log", t % 12)}),
+                (0..300)
+                    .map(|i| {
+                        format!(
+                            "2026-05-{:02}T10:{:02}:23Z INFO import.row={i} posted {}.{:02}",
+                            t % 28 + 1,
+                            i % 60,
+                            i * 7,
+                            i % 100
+                        )
+                    })
+                    .collect::<Vec<_>>()
+                    .join("\n"),
+            ),
         };
-        msgs.push(call(&id, tool, args, ts + 1, 1_000));
-        let out = if t % 7 == 0 {
-            json!({"role": "toolResult", "toolCallId": id, "toolName": tool, "content": [{"type": "text", "text": format!("error[E0{t:03}]: mismatched types in row{t}")}], "isError": true, "timestamp": ts + 2})
-        } else {
-            result(&id, tool, &"y".repeat(3_000), ts + 2)
-        };
-        msgs.push(out);
-        msgs.push(answer(&format!("Done with step {t}."), ts + 3, 1_000));
-    }
-    let a = live_context(&msgs, &env(ANTHROPIC), &settings, &prices_of);
-    let packet = a.packet().expect("turns were left out").to_string();
-    let left: Vec<Value> = msgs[..msgs.iter().position(|m| a.messages(&msgs)[1] == *m).unwrap()].to_vec();
-    assert!(left.len() > 100, "{} messages left out", left.len());
-    let range = recall::Range::new(&left, &packet, "/work", 0, 0);
-    let score = range.score(&packet);
-    for c in &score.categories {
-        assert!(
-            c.recall() >= 0.95,
-            "{}: {} of {} ({:?})",
-            c.category.name(),
-            c.found,
-            c.total,
-            c.missing
+        let mut c = call(&id, tool, args, ts + 1, 1_000);
+        c["content"].as_array_mut().unwrap().insert(
+            0,
+            json!({"type": "text", "text": format!("Next I'll use {tool} on it.")}),
         );
+        msgs.push(c);
+        msgs.push(result(&id, tool, &out, ts + 2));
+        msgs.push(answer(
+            &format!(
+                "Step {t}: {} rows failed, 3 retried; totals 14, 42 and 77812 match.",
+                t % 5
+            ),
+            ts + 3,
+            1_000,
+        ));
+    }
+    msgs
+}
+
+/// Specifics planted in the first turns are in the request word for word at turns 30, 60,
+/// 120, 200, 300 and 400; the packet stays within its budget (1,200 tokens at most, and the
+/// setting's) at every call; it holds no tool-call preamble, no cut answer and no bare list
+/// of terms; what it does not list it counts and names the recall tool for.
+#[test]
+fn planted_words_stay_verbatim_and_the_packet_within_its_budget_over_400_turns() {
+    let prices_of = |_: &str, _: &str| Some(ANTHROPIC);
+    let msgs = planted_session(400);
+    for compact_early in [false, true] {
+        let settings = LiveSettings {
+            compact_early,
+            ..LiveSettings::default()
+        };
+        let mut state = LiveState::default();
+        let mut most = 0u64;
+        // Every call: the request of each turn and the one after its tool result.
+        for end in 1..msgs.len() {
+            if !matches!(role(&msgs[end - 1]), "user" | "toolResult") {
+                continue;
+            }
+            let src = ValueSource::new(&msgs[..end], &prices_of);
+            let a = state.answer(&src, &env(ANTHROPIC), &settings);
+            let Some(p) = a.packet() else { continue };
+            let est = (p.chars().count() as u64).div_ceil(4);
+            most = most.max(est);
+            assert!(
+                est <= settings.packet_tokens.min(1_200),
+                "packet of {est} tokens at {end}"
+            );
+            assert!(
+                !p.contains("Next I'll use"),
+                "a tool-call preamble in the packet at {end}"
+            );
+            assert!(
+                !p.contains("rows failed, 3 retried"),
+                "an answer in the packet at {end}"
+            );
+            assert!(!p.contains("14, 42"), "bare terms in the packet at {end}");
+            let turn = end / 4;
+            if [30, 60, 120, 200, 300, 399].contains(&turn) && role(&msgs[end - 1]) == "user" {
+                let sent: String = a.messages(&msgs[..end]).iter().map(|m| m.to_string()).collect();
+                for planted in PLANTED {
+                    let quoted = serde_json::to_string(planted).unwrap();
+                    assert!(
+                        sent.contains(&quoted[1..quoted.len() - 1]),
+                        "turn {turn}: {planted:?} is not in the request word for word; packet:\n{p}"
+                    );
+                }
+                if turn == 399 {
+                    assert!(p.contains("not listed; bonsai_recall finds them"), "{p}");
+                    assert!(p.contains("The bonsai_recall tool returns any of them"), "{p}");
+                }
+            }
+        }
+        assert!(most > 0, "no packet in 400 turns");
     }
 }
 
@@ -493,7 +576,7 @@ fn notices_say_one_and_many() {
     assert!(many.notice().starts_with("bonsai: 12 earlier turns left out"));
     let pruned = StepRecord {
         pruned: 1,
-        reason: StepReason::Red,
+        reason: StepReason::Crowded,
         ..one
     };
     assert!(
@@ -505,32 +588,6 @@ fn notices_say_one_and_many() {
 
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(48))]
-    /// The packet is the same bytes whatever order same-timestamp facts come in.
-    #[test]
-    fn the_packet_does_not_depend_on_the_order_of_same_timestamp_facts(seed in any::<u64>()) {
-        // Twelve turns whose messages share four timestamps.
-        let mut msgs = Vec::new();
-        for t in 0..12 {
-            let ts = 5_000 + (t as i64 / 3) * 10;
-            msgs.push(user(&format!("Request {t}: keep `item_{t}` and never touch vendor/{t}"), ts));
-            let id = format!("c{t}");
-            msgs.push(call(&id, if t % 2 == 0 { "edit" } else { "read" }, json!({"path": format!("src/f{t}.rs")}), ts, 10));
-            msgs.push(result(&id, "read", if t % 4 == 0 { "Error: no such file" } else { "fine" }, ts));
-            msgs.push(answer(&format!("We decided to use approach {t}. Done with item_{t}."), ts, 10));
-        }
-        let dropped: Vec<Value> = msgs[..32].to_vec();
-        let mut shuffled = dropped.clone();
-        // A seeded Fisher-Yates shuffle.
-        let mut state = seed | 1;
-        for i in (1..shuffled.len()).rev() {
-            state ^= state << 13; state ^= state >> 7; state ^= state << 17;
-            shuffled.swap(i, (state % (i as u64 + 1)) as usize);
-        }
-        let a = packet::text(&dropped, 8, 1_000, 600);
-        let b = packet::text(&shuffled, 8, 1_000, 600);
-        prop_assert_eq!(a, b);
-    }
-
     /// Pi's context changes part way (`/tree` to an earlier turn, then new turns there): the
     /// kept state cut back to where the two agree answers the new context as a replay of it
     /// from nothing does.
@@ -577,14 +634,16 @@ proptest! {
 
 #[test]
 fn early_compaction_fires_once_per_pressure_episode() {
+    // Where Pi alone compacts (the default): once the whole context passes T.
     let s = LiveSettings::default();
     let t = 100_000;
     let z = |x: f64| Some(prune::zone_of(x, t, s.zones));
     let mut latch = Latch::Idle;
     let mut fired = 0;
-    // Green, yellow, then red at three turn ends in a row: one compaction.
-    for tokens in [50_000.0, 80_000.0, 91_000.0, 92_000.0, 95_000.0] {
+    // Green, yellow, red, then past T at three turn ends in a row: one compaction.
+    for tokens in [50_000.0, 80_000.0, 95_000.0, 100_500.0, 104_000.0, 110_000.0] {
         let d = early_compaction(&latch, Some(tokens), z(tokens), t, &s);
+        assert_eq!(d.compact, tokens == 100_500.0, "{tokens}: {}", d.reason);
         fired += d.compact as usize;
         latch = d.latch;
     }
@@ -595,27 +654,42 @@ fn early_compaction_fires_once_per_pressure_episode() {
     let d = early_compaction(&latch, None, None, t, &s);
     assert!(!d.compact);
     assert_eq!(d.latch, Latch::Done);
-    // Still red after it: not again in this episode.
-    let d = early_compaction(&latch, Some(93_000.0), z(93_000.0), t, &s);
+    // Still past T after it: not again in this episode.
+    let d = early_compaction(&latch, Some(103_000.0), z(103_000.0), t, &s);
     assert!(!d.compact);
     assert!(d.reason.contains("already had its compaction"), "{}", d.reason);
-    // Below red: the episode is over; red again is a new episode.
+    // Below T: the episode is over; past T again is a new episode.
     let d = early_compaction(&Latch::Done, Some(30_000.0), z(30_000.0), t, &s);
     assert_eq!(d.latch, Latch::Idle);
-    let d = early_compaction(&d.latch, Some(91_000.0), z(91_000.0), t, &s);
+    let d = early_compaction(&d.latch, Some(101_000.0), z(101_000.0), t, &s);
     assert!(d.compact);
+    assert!(
+        d.reason.contains("past T 100,000 where Pi alone compacts"),
+        "{}",
+        d.reason
+    );
     // A failed one waits for the episode to end too, and says why it failed.
     let failed = Latch::Failed("nothing to compact: every turn is within keepRecentTokens".into());
-    let d = early_compaction(&failed, Some(99_000.0), z(99_000.0), t, &s);
+    let d = early_compaction(&failed, Some(109_000.0), z(109_000.0), t, &s);
     assert!(!d.compact);
     assert!(d.reason.contains("nothing to compact"), "{}", d.reason);
     assert!(d.latch.name().contains("nothing to compact"), "{}", d.latch.name());
-    // Off: never.
-    let off = LiveSettings {
-        compact_early: false,
+    // compactEarly: once red, before T.
+    let early = LiveSettings {
+        compact_early: true,
         ..LiveSettings::default()
     };
-    assert!(!early_compaction(&Latch::Idle, Some(99_000.0), z(99_000.0), t, &off).compact);
+    let d = early_compaction(&Latch::Idle, Some(91_000.0), z(91_000.0), t, &early);
+    assert!(d.compact && d.reason.starts_with("red: "), "{}", d.reason);
+    assert!(!early_compaction(&Latch::Idle, Some(85_000.0), z(85_000.0), t, &early).compact);
+    // The off policy is Pi alone: bonsai never compacts, Pi does at its own threshold.
+    let off = LiveSettings {
+        policy: LivePolicy::Off,
+        compact_early: true,
+        ..LiveSettings::default()
+    };
+    let d = early_compaction(&Latch::Idle, Some(150_000.0), z(150_000.0), t, &off);
+    assert!(!d.compact, "{}", d.reason);
 }
 
 /// Pi alone's session of `turns` ordinary turns (a request, a `bash` call with `bytes` of
@@ -738,9 +812,9 @@ fn repository_sessions() -> Vec<(&'static str, Session)> {
 }
 
 /// On the repository's sessions, at every call of each file, with marks low enough
-/// that turns are left out: the packet names at least 95 % of each kind of fact of the turns
-/// it stands for, summaries go out as Pi wrote them, and `bill`'s replay of the file sends
-/// exactly what `at_leaf` says at each call.
+/// that turns are left out: the packet stays within its budget and holds none of the
+/// assistant's prose, summaries go out as Pi wrote them, and `bill`'s replay of the file
+/// sends exactly what `at_leaf` says at each call.
 #[test]
 fn on_the_repositorys_sessions_the_packet_keeps_its_facts_and_the_replay_agrees() {
     let settings = LiveSettings {
@@ -754,9 +828,7 @@ fn on_the_repositorys_sessions_the_packet_keeps_its_facts_and_the_replay_agrees(
     let reg = crate::load::models::Registry::default();
     let env_of = |_: Option<(&str, &str)>| env(ANTHROPIC);
     let mut packets = 0;
-    let mut lowest = [1.0f64; 5];
     for (name, s) in repository_sessions() {
-        let cwd = s.header.cwd.clone().unwrap_or_default();
         let b = bill::bill(&s, std::slice::from_ref(&settings), &reg, &env_of);
         let per_call: std::collections::HashMap<usize, u64> = b.policies[0]
             .per_call
@@ -785,39 +857,23 @@ fn on_the_repositorys_sessions_the_packet_keeps_its_facts_and_the_replay_agrees(
             }
             let Some(packet) = at.answer.packet() else { continue };
             packets += 1;
-            let first_kept = at
-                .answer
-                .pieces
-                .iter()
-                .find_map(|p| match p {
-                    Piece::Keep(i) | Piece::Replace(i, _)
-                        if !matches!(role(&at.values[*i]), "compactionSummary" | "branchSummary") =>
-                    {
-                        Some(*i)
+            let est = (packet.chars().count() as u64).div_ceil(4);
+            assert!(
+                est <= settings.packet_tokens,
+                "{name} at {}: a packet of {est} tokens",
+                s.entries[a].id
+            );
+            // The assistant's prose is not in it: no reply's first line.
+            for m in &at.values {
+                if role(m) == "assistant" {
+                    let text = context::content_text(m.get("content"), "\n");
+                    if let Some(line) = text.lines().map(str::trim).find(|l| l.len() > 30) {
+                        assert!(!packet.contains(line), "{name}: a reply's line in the packet: {line}");
                     }
-                    _ => None,
-                })
-                .unwrap_or(at.values.len());
-            let left: Vec<Value> = at.values[..first_kept]
-                .iter()
-                .filter(|m| !matches!(role(m), "compactionSummary" | "branchSummary"))
-                .cloned()
-                .collect();
-            let score = recall::Range::new(&left, packet, &cwd, 0, 0).score(packet);
-            for (k, c) in score.categories.iter().enumerate() {
-                lowest[k] = lowest[k].min(c.recall());
-                assert!(
-                    c.recall() >= 0.95,
-                    "{name} at {}: {} {} of {} ({:?})",
-                    s.entries[a].id,
-                    c.category.name(),
-                    c.found,
-                    c.total,
-                    c.missing
-                );
+                }
             }
         }
     }
-    eprintln!("{packets} packets; the lowest recall per kind: {lowest:?}");
+    eprintln!("{packets} packets checked");
     assert!(packets >= 20, "{packets} packets checked");
 }

@@ -344,9 +344,10 @@ fn zones_keep_distill_prune_and_propose_a_compaction() {
     assert_eq!(by(&y, |c| matches!(c, Change::Distilled { .. })), vec![3, 5]);
     for i in y.items.iter().filter(|i| matches!(i.change, Change::Distilled { .. })) {
         let text = i.replacement["content"][0]["text"].as_str().unwrap();
+        // One long line: cut at characters, each end DISTILL_KEEP units.
         assert_eq!(js::utf16_len(text.split('\n').next().unwrap()), DISTILL_KEEP);
         assert!(text.contains(&format!(
-            "[distilled — {} chars elided from read]",
+            "[distilled: {} characters of this read output left out; {RUN_AGAIN}]",
             thousands(i.tokens_before * 4 - 4000)
         )));
         assert!(i.tokens_after < 1_100);
@@ -373,17 +374,50 @@ fn zones_keep_distill_prune_and_propose_a_compaction() {
 
 #[test]
 fn distill_cuts_at_characters_and_leaves_short_text_alone() {
-    assert!(distill(&"a".repeat(DISTILL_OVER), "read").is_none());
+    assert!(distill(&"a".repeat(DISTILL_OVER), "read", RUN_AGAIN).is_none());
+    // One long line: cut at characters, never inside one.
     let text = format!("{}{}", "😀".repeat(7_000), "z".repeat(10));
-    let (d, elided) = distill(&text, "bash").unwrap();
+    let (d, elided) = distill(&text, "bash", RUN_AGAIN).unwrap();
     assert!(!d.contains('\u{FFFD}'));
+    let marker = format!(
+        "\n[distilled: {} characters of this bash output left out; {RUN_AGAIN}]\n",
+        thousands(elided as u64)
+    );
+    assert!(d.contains(&marker), "{}", &d[3990..4200]);
     assert_eq!(
         js::utf16_len(&text) - elided,
-        js::utf16_len(&d)
-            - js::utf16_len("\n[distilled — ")
-            - js::utf16_len(&thousands(elided as u64))
-            - js::utf16_len(" chars elided from bash]\n")
+        js::utf16_len(&d) - js::utf16_len(&marker)
     );
+}
+
+#[test]
+fn distill_keeps_whole_lines_and_says_which_were_left_out() {
+    let lines: Vec<String> = (1..=400)
+        .map(|i| {
+            format!(
+                "2026-05-03T10:{:02}:23Z import row {i} posted 320.98 to ACCT-{i:05}",
+                i % 60
+            )
+        })
+        .collect();
+    let text = lines.join("\n");
+    let (d, elided) = distill(&text, "read", "bonsai_recall returns them word for word").unwrap();
+    let out: Vec<&str> = d.split('\n').collect();
+    let k = out.iter().position(|l| l.starts_with("[distilled: ")).unwrap();
+    // Every line kept is a whole line of the output, in order, from each end.
+    assert!(out[..k].iter().zip(&lines).all(|(a, b)| a == b));
+    assert!(out[k + 1..].iter().rev().zip(lines.iter().rev()).all(|(a, b)| a == b));
+    let (first, last) = (k + 1, lines.len() - (out.len() - k - 1));
+    assert_eq!(
+        out[k],
+        format!(
+            "[distilled: lines {first}–{last} of 400 ({} characters) of this read output left out; bonsai_recall returns them word for word]",
+            thousands(elided as u64)
+        )
+    );
+    let left: usize = lines[first - 1..last].iter().map(|l| l.len() + 1).sum::<usize>() - 1;
+    // The middle lines and the two line breaks around them.
+    assert_eq!(elided, left + 2);
 }
 
 #[test]

@@ -547,6 +547,8 @@ fn exit_state(result: Option<&Value>) -> Option<String> {
 /// constraints and decisions, its open items, and its own specifics section.
 fn carry(g: &mut Gather, text: &str, entry: usize) {
     let mut section: Option<Kind> = None;
+    // A section of its own about files ("Files", "Relevant files") lists files it carried.
+    let mut files_heading = false;
     let mut list: Option<Kind> = None;
     let mut fenced = false;
     for line in text.lines() {
@@ -574,6 +576,7 @@ fn carry(g: &mut Gather, text: &str, entry: usize) {
         }
         if let Some(h) = t.strip_prefix("### ").or_else(|| t.strip_prefix("## ")) {
             let h = h.trim().trim_end_matches(':');
+            files_heading = h.to_lowercase().contains("file");
             section = match h {
                 "Constraints & Preferences" | "Key Decisions" | "Constraints" | "Decisions" => Some(Kind::Decisions),
                 "In Progress" | "Next Steps" | "Blocked" | "Tasks" => Some(Kind::OpenTasks),
@@ -599,13 +602,24 @@ fn carry(g: &mut Gather, text: &str, entry: usize) {
                 g.add(Kind::OpenTasks, &terms::cut_chars(item, SENTENCE), entry, None);
             }
             let found = urls(item);
-            for v in found.iter().cloned().chain(hyphen_ids(item)).chain(amounts(item)) {
+            // Its ids, URLs and amounts (paths taken whole first, as `values` reads them).
+            let strong = values(item).into_iter().filter(|v| {
+                v.contains("://")
+                    || v.starts_with(['$', '€', '£'])
+                    || (!terms::is_path(v)
+                        && v.contains('-')
+                        && v.chars().any(|c| c.is_ascii_digit())
+                        && v.chars().any(|c| c.is_ascii_alphabetic()))
+            });
+            for v in strong {
                 g.add_said(Kind::Values, &v, entry, None, Some(item));
             }
-            // A file it names (a plain summary's "Files" list) is a file it carried.
-            for p in terms::paths(item) {
-                if !found.iter().any(|u| u.contains(&p)) {
-                    g.add(Kind::FilesRead, &p, entry, None);
+            // A file a plain summary's "Files" list names is a file it carried.
+            if files_heading {
+                for p in terms::paths(item) {
+                    if !found.iter().any(|u| u.contains(&p)) {
+                        g.add(Kind::FilesRead, &p, entry, None);
+                    }
                 }
             }
             continue;

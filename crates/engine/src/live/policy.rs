@@ -88,11 +88,12 @@ impl Default for Marks {
 }
 
 impl Marks {
-    /// The marks for a threshold T: at most half of T and a fifth of T, so a small window
-    /// steps before it fills.
+    /// The marks for a threshold T: at most a quarter and a tenth of T. A window of 200,000
+    /// keeps the set marks; a small one sends a like share of itself (a 64k window: 11,900
+    /// and 4,760), so its requests are not half of what Pi alone sends (BENCHMARKS.md).
     pub fn within(self, threshold: u64) -> Marks {
-        let high = self.high.min(threshold / 2).max(1);
-        let low = self.low.min(threshold / 5).min(high.saturating_sub(1)).max(1);
+        let high = self.high.min(threshold / 4).max(1);
+        let low = self.low.min(threshold / 10).min(high.saturating_sub(1)).max(1);
         Marks { high, low }
     }
 }

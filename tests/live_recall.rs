@@ -528,7 +528,36 @@ fn the_model_with_bonsai_answers_every_question_for_less() {
         let ratio = with.bill / alone.bill;
         assert!(ratio <= 0.7, "Pi {}: {ratio:.3} × Pi alone's bill", pi.version);
         common::say(&format!("live_recall: Pi {}: bill {ratio:.3} × Pi alone's", pi.version));
-        let _ = &with.world;
+        // `bonsai bill`'s facts kept: of the specifics the replies used again, those the
+        // request held, or recall could reach. Pi alone's session replayed as Pi alone, the
+        // package's as the package.
+        let facts = |w: &World, policy: &str| -> (u64, u64, u64) {
+            let o = w
+                .bonsai()
+                .args(["bill", "--json", "--policy", policy])
+                .arg(&w.session)
+                .output()
+                .unwrap();
+            assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+            let b: Value = serde_json::from_slice(&o.stdout).unwrap();
+            let f = &b["sessions"][0]["policies"][0]["factsKept"];
+            (
+                f["used"].as_u64().unwrap(),
+                f["sent"].as_u64().unwrap(),
+                f["reachable"].as_u64().unwrap(),
+            )
+        };
+        let (au, asent, _) = facts(&alone.world, "off");
+        let (wu, wsent, wreach) = facts(&with.world, "zones");
+        common::say(&format!(
+            "live_recall: Pi {}: facts kept (bonsai bill): Pi alone {asent} of {au} sent; with bonsai {wsent} of {wu} sent, {wreach} within recall",
+            pi.version
+        ));
+        assert!(
+            wreach * au >= asent * wu,
+            "Pi {}: fewer facts within reach than Pi alone had",
+            pi.version
+        );
     }
 }
 

@@ -21,7 +21,10 @@ pub struct BillArgs {
     /// policy in Pi's settings, zones when that is off).
     #[arg(long = "policy", value_name = "POLICY", value_parser = ["off", "output", "output-compat", "zones"])]
     pub policies: Vec<String>,
-    /// Print JSON instead of text (every call with its figures).
+    /// Print JSON instead of text (every call with its figures). Each policy's `factsKept`
+    /// counts the specifics the replies used again (paths, ids, URLs, names with `_`) after
+    /// they first appeared on the path: how many were in what was sent, and how many within
+    /// reach of `bonsai_recall` (the policy's tool, when it has one).
     #[arg(long)]
     pub json: bool,
 }
@@ -113,6 +116,7 @@ pub fn bill(a: BillArgs) -> Result<()> {
             t.cost += p.cost;
             t.steps += p.steps;
             t.unpriced += p.unpriced;
+            t.facts.add(&p.facts);
         }
         if a.json {
             out.push(session_json(file, &s, &b));
@@ -143,6 +147,11 @@ fn policy_json(p: &PolicyBill, s: Option<&crate::engine::load::session::Session>
         "bill": p.cost,
         "steps": p.steps,
         "unpricedCalls": p.unpriced,
+        "factsKept": {
+            "used": p.facts.used,
+            "sent": p.facts.sent,
+            "reachable": p.facts.reachable,
+        },
     });
     if let Some(b) = base.filter(|b| *b > 0.0) {
         v["againstOff"] = json!(p.cost / b);
@@ -223,23 +232,30 @@ fn print_text(file: &Path, b: &Bill) {
 fn print_table(policies: &[PolicyBill]) {
     let base = policies.iter().find(|p| p.policy == "off").map(|p| p.cost);
     println!(
-        "{:<28} {:>6} {:>13} {:>7} {:>10} {:>6} {:>8}",
+        "{:<28} {:>6} {:>13} {:>7} {:>10} {:>6} {:>8}  facts kept: sent · within recall",
         "policy (replayed, estimated)", "calls", "tokens sent", "cached", "bill", "steps", "vs off"
     );
+    let share = |n: u64, of: u64| match crate::engine::units::percent(n, of) {
+        Some(p) => format!("{p} %"),
+        None => "-".into(),
+    };
     for p in policies {
         let vs = match base {
             Some(b) if b > 0.0 => format!("{:.2}×", p.cost / b),
             _ => "-".into(),
         };
         println!(
-            "{:<28} {:>6} {:>13} {:>6.0}% {:>10} {:>6} {:>8}",
+            "{:<28} {:>6} {:>13} {:>6.0}% {:>10} {:>6} {:>8}  {} · {} of {}",
             p.policy,
             p.calls,
             crate::engine::edit::prune::thousands(p.sent),
             100.0 * p.cached_share(),
             usd(p.cost),
             p.steps,
-            vs
+            vs,
+            share(p.facts.sent, p.facts.used),
+            share(p.facts.reachable, p.facts.used),
+            crate::engine::units::count(p.facts.used),
         );
         if p.unpriced > 0 {
             println!("  ({} calls to a model with no known price count as $0)", p.unpriced);

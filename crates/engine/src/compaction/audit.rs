@@ -1790,8 +1790,8 @@ pub fn heading_of(k: Kind) -> &'static str {
 
 /// Choose from `items` (oldest first) what fits in `room` characters, rendered as
 /// [`Picked::render`] renders it: each kind first up to its share, then the rest in order.
-/// Within a kind the oldest come first, so what is given stays the same as more is added
-/// after it. A value or a decision is quoted as the sentence the user said it in, once; a
+/// Within a kind the user's words (decisions, values, tasks) go oldest first, and errors,
+/// files and commands newest first. A value or a decision is quoted as the sentence the user said it in, once; a
 /// quote that differs from one given only in its numbers (a scripted request's template) is
 /// left out.
 pub fn pick_within(items: &[&Specific], room: usize) -> Picked {
@@ -1836,6 +1836,16 @@ pub fn pick_within(items: &[&Specific], room: usize) -> Picked {
         }
         quotes_seen.insert(q.clone(), (k, by_kind[k].len()));
         by_kind[k].push((q, 1));
+    }
+    // The user's words oldest first: a rule said at the start holds to the end. Errors,
+    // files and commands newest first: the work in hand comes back to them.
+    for (k, list) in by_kind.iter_mut().enumerate() {
+        if matches!(
+            USERS_FIRST[k],
+            Kind::Errors | Kind::FilesModified | Kind::FilesRead | Kind::Commands
+        ) {
+            list.reverse();
+        }
     }
     // A heading costs its line; a bullet its line.
     let head_cost = |k: usize| format!("\n\n### {}", heading(USERS_FIRST[k])).chars().count();

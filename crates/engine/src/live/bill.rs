@@ -62,6 +62,82 @@ pub struct PolicyBill {
     /// Calls whose model has no known price (their cost counts as 0).
     pub unpriced: usize,
     pub per_call: Vec<BilledCall>,
+    pub facts: FactsKept,
+}
+
+/// The specifics the model used again (in its replies: a path it read again, an id it wrote)
+/// after they first appeared on the path, and how many of those uses found them in what was
+/// sent, or within reach of `bonsai_recall` (anything earlier on the path, for a policy with
+/// the tool). Read by [`specifics`], a reader of its own: the packet's and the audit's code
+/// never score themselves.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct FactsKept {
+    pub used: u64,
+    pub sent: u64,
+    pub reachable: u64,
+}
+
+impl FactsKept {
+    pub fn add(&mut self, o: &FactsKept) {
+        self.used += o.used;
+        self.sent += o.sent;
+        self.reachable += o.reachable;
+    }
+}
+
+/// The specifics of a text as the bill counts them: whitespace-separated words (quotes,
+/// brackets and trailing punctuation off) of at least four characters that are a URL, a path
+/// (a `/` between two named parts, or a name with an extension), an id (letters and digits
+/// joined by `-` or `_`, or letters then digits), or a name with `_` in it.
+pub fn specifics(text: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for raw in text.split(|c: char| {
+        c.is_whitespace()
+            || matches!(
+                c,
+                '"' | '\'' | '`' | '(' | ')' | '[' | ']' | '{' | '}' | ',' | ';' | '<' | '>' | '='
+            )
+    }) {
+        let w = raw
+            .trim_end_matches(['.', ':', '!', '?'])
+            .trim_start_matches(['.', ':']);
+        if w.chars().count() < 4 || w.chars().count() > 300 {
+            continue;
+        }
+        let alnum = |c: char| c.is_ascii_alphanumeric();
+        let letters = w.chars().any(|c| c.is_ascii_alphabetic());
+        let digits = w.chars().any(|c| c.is_ascii_digit());
+        let url = w.starts_with("http://") || w.starts_with("https://");
+        let path = w.contains('/') && w.split('/').filter(|p| p.chars().any(alnum)).count() >= 2;
+        const EXT: &[&str] = &[
+            "c", "cfg", "cpp", "css", "csv", "go", "h", "html", "ini", "java", "js", "json", "jsonl", "jsx", "lock",
+            "log", "md", "py", "rb", "rs", "sh", "sql", "toml", "ts", "tsx", "txt", "yaml", "yml",
+        ];
+        let named_file = w
+            .rsplit_once('.')
+            .is_some_and(|(stem, ext)| stem.chars().any(alnum) && EXT.contains(&ext));
+        let id = letters && digits && (w.contains('-') || w.contains('_') || w.chars().all(alnum));
+        let snake = w.contains('_') && letters && w.chars().all(|c| alnum(c) || c == '_');
+        if (url || path || named_file || id || snake) && !out.iter().any(|o| o == w) {
+            out.push(w.to_string());
+        }
+    }
+    out
+}
+
+/// A message's words as the bill reads them: its text, its calls' arguments, a command and
+/// its output, a summary.
+fn words_of(m: &Value) -> String {
+    let mut out = super::recall::text_of(m);
+    if let Some(c) = m.get("content").and_then(|c| c.as_array()) {
+        for b in c {
+            if let Some(a) = b.get("arguments") {
+                out.push(' ');
+                out.push_str(&a.to_string());
+            }
+        }
+    }
+    out
 }
 
 impl PolicyBill {
@@ -111,11 +187,38 @@ pub fn bill(s: &Session, policies: &[LiveSettings], registry: &Registry, env_of:
     };
     let prices = PriceBook::new(registry, implied_prices(&s.buf));
     out.overhead = overhead(s, &calls, &prices);
+    let seen = Seen::of(s);
     for settings in policies {
         out.policies
-            .push(one_policy(s, &calls, settings, &prices, env_of, out.overhead));
+            .push(one_policy(s, &calls, settings, &prices, env_of, out.overhead, &seen));
     }
     out
+}
+
+/// Where each specific appears: the message entries that hold it, in the file's order.
+struct Seen {
+    at: HashMap<String, Vec<usize>>,
+}
+
+impl Seen {
+    fn of(s: &Session) -> Seen {
+        let mut at: HashMap<String, Vec<usize>> = HashMap::new();
+        for e in 0..s.entries.len() {
+            for m in context::intrinsic_messages(s, e).iter() {
+                if m.role == Role::System {
+                    continue;
+                }
+                let v = context::materialize(s, m);
+                for w in specifics(&words_of(&v)) {
+                    let list = at.entry(w).or_default();
+                    if list.last() != Some(&e) {
+                        list.push(e);
+                    }
+                }
+            }
+        }
+        Seen { at }
+    }
 }
 
 fn is_reply(s: &Session, i: usize) -> bool {
@@ -251,6 +354,17 @@ struct SessionSource<'a> {
     /// Per place on the path, the messages the context holds up to that entry (`None` before
     /// the context's start, its latest compaction: those entries are not a prefix of it).
     refs_after: Vec<Option<usize>>,
+}
+
+impl SessionSource<'_> {
+    /// The context's messages that entry `e` gives (their places in `refs`).
+    fn places_of(&self, e: usize) -> impl Iterator<Item = usize> + '_ {
+        self.refs
+            .iter()
+            .enumerate()
+            .filter(move |(_, m)| m.source == e)
+            .map(|(k, _)| k)
+    }
 }
 
 impl<'a> SessionSource<'a> {
@@ -416,6 +530,7 @@ fn model_of(s: &Session, i: usize) -> Option<(&str, &str)> {
     }
 }
 
+#[allow(clippy::too_many_arguments)]
 fn one_policy(
     s: &Session,
     calls: &[usize],
@@ -423,7 +538,11 @@ fn one_policy(
     prices: &PriceBook,
     env_of: &EnvOf,
     overhead: u64,
+    seen: &Seen,
 ) -> PolicyBill {
+    let recall = settings.recall && settings.policy != super::policy::LivePolicy::Off;
+    // The specifics of each message bonsai makes, read once (by its hash).
+    let mut made_words: HashMap<u64, std::collections::HashSet<String>> = HashMap::new();
     let mut out = PolicyBill {
         policy: settings.policy.name().to_string(),
         ..PolicyBill::default()
@@ -457,7 +576,46 @@ fn one_policy(
         if env.prices.is_none() {
             env.prices = model.and_then(|(p, id)| prices.get(p, id));
         }
-        let (parts, report) = state.answer_parts(src, &env, settings);
+        let (parts, report) = state.answer_parts_seeing(src, &env, settings, &mut |h, v| {
+            made_words
+                .entry(h)
+                .or_insert_with(|| specifics(&words_of(v)).into_iter().collect());
+        });
+        // The specifics this reply used again, and whether the request held them.
+        if s.entries[a].message().is_some() {
+            let v = s.entry_value(a);
+            let reply_words = v.get("message").map(|m| specifics(&words_of(m))).unwrap_or_default();
+            for w in reply_words {
+                let Some(where_) = seen.at.get(&w) else { continue };
+                // Earlier on this call's path.
+                let earlier: Vec<usize> = where_
+                    .iter()
+                    .copied()
+                    .filter(|&e| e != a && src.place.contains_key(&e))
+                    .collect();
+                if earlier.is_empty() {
+                    continue;
+                }
+                out.facts.used += 1;
+                let in_run = earlier.iter().any(|&e| {
+                    src.places_of(e).any(|k| {
+                        parts
+                            .iter()
+                            .any(|p| matches!(p, SentPart::Run(x, y) if *x <= k && k < *y))
+                    })
+                });
+                let in_made = parts.iter().any(|p| match p {
+                    SentPart::Made { hash, .. } => made_words.get(hash).is_some_and(|ws| ws.contains(&w)),
+                    _ => false,
+                });
+                if in_run || in_made {
+                    out.facts.sent += 1;
+                    out.facts.reachable += 1;
+                } else if recall {
+                    out.facts.reachable += 1;
+                }
+            }
+        }
         let time = s.entries[a].ts;
         let model_owned = model.map(|(p, m)| (p.to_string(), m.to_string()));
         let sent = overhead + report.tokens_sent;

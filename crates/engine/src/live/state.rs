@@ -834,13 +834,26 @@ impl LiveState {
         env: &CallEnv,
         settings: &LiveSettings,
     ) -> (Vec<SentPart>, LiveReport) {
+        self.answer_parts_seeing(src, env, settings, &mut |_, _| {})
+    }
+
+    /// [`LiveState::answer_parts`], showing `made` each message bonsai makes (by its hash)
+    /// with its text, for a bill that reads what was sent.
+    pub fn answer_parts_seeing(
+        &mut self,
+        src: &dyn MessageSource,
+        env: &CallEnv,
+        settings: &LiveSettings,
+        made: &mut dyn FnMut(u64, &Value),
+    ) -> (Vec<SentPart>, LiveReport) {
         let (end, p) = self.decide(src, env, settings);
         let (shape, report) = self.report(&p, end, env, settings);
         let parts = shape
             .iter()
             .map(|x| match x {
                 Part::Run(a, b) => SentPart::Run(*a, *b),
-                Part::Replace(_, _, est, hash) | Part::Packet(_, est, hash) => {
+                Part::Replace(_, v, est, hash) | Part::Packet(v, est, hash) => {
+                    made(*hash, v);
                     SentPart::Made { hash: *hash, est: *est }
                 }
             })

@@ -381,7 +381,9 @@ fn a_mend_gives_back_the_users_words_first_within_its_budget() {
     );
     let d = m.summary.find("Keep amounts as Decimal, never float.").unwrap();
     let v = m.summary.find("The customer's account id is ACCT-77812.").unwrap();
-    let f = m.summary.find("data/day-00").unwrap();
+    // Files newest first: the newest one read is given, the oldest did not fit.
+    let f = m.summary.find("data/day-59").unwrap();
+    assert!(!m.summary.contains("data/day-00"));
     assert!(d < v && v < f, "{}", m.summary);
     // Pi's file tags stay last.
     assert!(m.summary.trim_end().ends_with("</read-files>"));

@@ -374,10 +374,6 @@ fn hello(state: &mut Served, p: &Value) -> Result<Value, Fail> {
         }
     }
     problems.extend(state.settings.warnings.iter().cloned());
-    // The bill so far is ready before anyone asks for it.
-    if let Some(f) = state.session_file.clone() {
-        refresh_bill(state, &f);
-    }
     Ok(json!({
         "protocol": PROTOCOL,
         "engine": format!("bonsai {}", env!("CARGO_PKG_VERSION")),
@@ -1194,7 +1190,7 @@ fn bill_so_far(
         }
     };
     let off = live_settings.with_policy(live::LivePolicy::Off);
-    let b = live::bill::bill(&s, &[off], registry, &env_of);
+    let b = live::bill::bill_with(&s, &[off], registry, &env_of, false);
     let r = &b.recorded;
     let prompt = r.tokens.input + r.tokens.cache_read + r.tokens.cache_write;
     Some(json!({

@@ -31,7 +31,7 @@ impl LiveParams {
             ..self.env
         };
         let policies = [self.settings.clone(), self.settings.with_policy(LivePolicy::Off)];
-        bill::bill(s, &policies, &self.registry, &env_of)
+        bill::bill_with(s, &policies, &self.registry, &env_of, false)
     }
 }
 

@@ -176,8 +176,14 @@ pub struct Bill {
 /// A call's window, reserve and prices by its model (provider, id).
 pub type EnvOf<'a> = dyn Fn(Option<(&str, &str)>) -> CallEnv + 'a;
 
-/// The bill of `s` under each of `policies`.
+/// The bill of `s` under each of `policies`, with the facts each keeps.
 pub fn bill(s: &Session, policies: &[LiveSettings], registry: &Registry, env_of: &EnvOf) -> Bill {
+    bill_with(s, policies, registry, env_of, true)
+}
+
+/// [`bill`], the facts kept counted only when `facts` (reading every message for them costs
+/// as much again: `/ctx-status` has no use for it).
+pub fn bill_with(s: &Session, policies: &[LiveSettings], registry: &Registry, env_of: &EnvOf, facts: bool) -> Bill {
     let calls: Vec<usize> = (0..s.entries.len())
         .filter(|&i| is_reply(s, i) && s.parent_of(i).is_some())
         .collect();
@@ -187,7 +193,11 @@ pub fn bill(s: &Session, policies: &[LiveSettings], registry: &Registry, env_of:
     };
     let prices = PriceBook::new(registry, implied_prices(&s.buf));
     out.overhead = overhead(s, &calls, &prices);
-    let seen = Seen::of(s);
+    let seen = if facts {
+        Seen::of(s)
+    } else {
+        Seen { at: HashMap::new() }
+    };
     for settings in policies {
         out.policies
             .push(one_policy(s, &calls, settings, &prices, env_of, out.overhead, &seen));
@@ -354,16 +364,21 @@ struct SessionSource<'a> {
     /// Per place on the path, the messages the context holds up to that entry (`None` before
     /// the context's start, its latest compaction: those entries are not a prefix of it).
     refs_after: Vec<Option<usize>>,
+    /// Each entry's places in `refs`.
+    of_entry: HashMap<usize, Vec<usize>>,
 }
 
 impl SessionSource<'_> {
     /// The context's messages that entry `e` gives (their places in `refs`).
-    fn places_of(&self, e: usize) -> impl Iterator<Item = usize> + '_ {
-        self.refs
-            .iter()
-            .enumerate()
-            .filter(move |(_, m)| m.source == e)
-            .map(|(k, _)| k)
+    fn places_of(&self, e: usize) -> &[usize] {
+        self.of_entry.get(&e).map_or(&[], |v| v.as_slice())
+    }
+
+    /// Note where `refs[from..]` come from.
+    fn note_places(&mut self, from: usize) {
+        for k in from..self.refs.len() {
+            self.of_entry.entry(self.refs[k].source).or_default().push(k);
+        }
     }
 }
 
@@ -382,7 +397,7 @@ impl<'a> SessionSource<'a> {
                 refs_after[k.max(start)] = Some(refs.len());
             }
         }
-        SessionSource {
+        let mut src = SessionSource {
             s,
             prices,
             refs,
@@ -390,7 +405,10 @@ impl<'a> SessionSource<'a> {
             path,
             place,
             refs_after,
-        }
+            of_entry: HashMap::new(),
+        };
+        src.note_places(0);
+        src
     }
 
     /// Move to `entry`'s context from where it branches off this one (this one's end when it
@@ -417,6 +435,11 @@ impl<'a> SessionSource<'a> {
             self.place.remove(&gone);
         }
         self.refs_after.truncate(branch + 1);
+        for m in &self.refs[keep..] {
+            if let Some(v) = self.of_entry.get_mut(&m.source) {
+                v.retain(|&k| k < keep);
+            }
+        }
         self.refs.truncate(keep);
         for &i in way.iter().rev() {
             self.refs.extend(
@@ -428,6 +451,7 @@ impl<'a> SessionSource<'a> {
             self.path.push(i);
             self.refs_after.push(Some(self.refs.len()));
         }
+        self.note_places(keep);
 
         self.at = entry;
         Some(keep)
@@ -582,7 +606,7 @@ fn one_policy(
                 .or_insert_with(|| specifics(&words_of(v)).into_iter().collect());
         });
         // The specifics this reply used again, and whether the request held them.
-        if s.entries[a].message().is_some() {
+        if !seen.at.is_empty() && s.entries[a].message().is_some() {
             let v = s.entry_value(a);
             let reply_words = v.get("message").map(|m| specifics(&words_of(m))).unwrap_or_default();
             for w in reply_words {
@@ -598,7 +622,7 @@ fn one_policy(
                 }
                 out.facts.used += 1;
                 let in_run = earlier.iter().any(|&e| {
-                    src.places_of(e).any(|k| {
+                    src.places_of(e).iter().any(|&k| {
                         parts
                             .iter()
                             .any(|p| matches!(p, SentPart::Run(x, y) if *x <= k && k < *y))

@@ -39,6 +39,10 @@ ext({
 		handlers[name] = fn;
 	},
 	registerCommand: () => {},
+	// The recall tool is registered as in Pi (the engine says the policy uses it).
+	registerTool: () => {},
+	getActiveTools: () => ["read", "bash", "edit", "write", "bonsai_recall"],
+	setActiveTools: () => {},
 });
 
 const ctx = (tokens) => ({

@@ -109,7 +109,14 @@ pub fn render(s: &Session, x: &Audit) -> String {
             let first = n + 1;
             for sp in of.iter().take(SHOWN) {
                 n += 1;
-                out.push_str(&format!("    {n:>3}. {}  ← {}\n", sp.line(), s.entries[sp.entry].id));
+                // Most of its words are in the summary, not its negation, qualifier or name.
+                let partly = x.items.iter().any(|i| i.partly && std::ptr::eq(&i.specific, **sp));
+                out.push_str(&format!(
+                    "    {n:>3}. {}{}  ← {}\n",
+                    sp.line(),
+                    if partly { " (partly kept)" } else { "" },
+                    s.entries[sp.entry].id
+                ));
             }
             if of.len() > SHOWN {
                 let last = first + of.len() - 1;

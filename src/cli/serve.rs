@@ -21,14 +21,21 @@
 //!   `resync`, and the package sends the whole list (`base` 0). The answer comes from the
 //!   same engine function `bonsai context --live` calls.
 //! - `turn_end {usage, leafId, sessionFile, model}` → whether to compact now (the latch, see
-//!   `engine::live::early_compaction`, on the whole context), and how: a compaction `draft` Pi
-//!   appends at that boundary (offline summary or one of bonsai's strategies), or for Pi's own
-//!   summary its `preparation` (Pi's `CompactionPreparation`, which the package hands to Pi's
-//!   `compact`); a `notice` to show.
+//!   `engine::live::early_compaction`: the whole context past T), and how: a compaction
+//!   `draft` Pi appends at that boundary (offline summary or one of bonsai's strategies,
+//!   mended), or for Pi's own summary its `preparation` (Pi's `CompactionPreparation`, which
+//!   the package hands to Pi's `compact`, then to `mend`); a `notice` to show.
 //! - `compaction_done {ok, error}` → the latch after the package's compaction.
 //! - `summarize {sessionFile, leafId, firstKeptEntryId, customInstructions}` → for Pi's
-//!   `session_before_compact` hook: bonsai's summary when `bonsai.live.summarizer` is not `pi`.
-//! - `status {sessionFile}` → what `/ctx-status` shows, the bill so far included.
+//!   `session_before_compact` hook: bonsai's summary when `bonsai.live.summarizer` is not `pi`
+//!   (mended), and the `line` to say.
+//! - `mend {sessionFile, leafId, summary, firstKeptEntryId, model}` → a summary about to be
+//!   written (Pi's, for bonsai's compaction or in Pi's hook) with what its audit found lost
+//!   given back (`summary`, `changed`), and the `line` to say.
+//! - `recall {query, sessionFile, leafId}` → `bonsai_recall`'s answer: `text`, `matches`,
+//!   `shown`, `searched`.
+//! - `status {sessionFile}` → what `/ctx-status` shows, the bill so far as last computed apart
+//!   (a new computation starts in a thread when the file changed).
 //! - `shutdown` → replies, then exits.
 
 use crate::engine::compaction::cut::CompactionPlan;

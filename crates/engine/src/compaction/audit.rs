@@ -614,13 +614,23 @@ fn carry(g: &mut Gather, text: &str, entry: usize) {
             for v in strong {
                 g.add_said(Kind::Values, &v, entry, None, Some(item));
             }
-            // A file a plain summary's "Files" list names is a file it carried.
-            if files_heading {
+            // A file a plain summary's "Files" list names is a file it carried, and so is a
+            // line that is only a path, wherever it stands (a summary that carried an earlier
+            // mend's list moves it into its own sections).
+            if files_heading || terms::is_path(item) {
                 for p in terms::paths(item) {
                     if !found.iter().any(|u| u.contains(&p)) {
                         g.add(Kind::FilesRead, &p, entry, None);
                     }
                 }
+            }
+            // A line that is a command as a mend writes one: `command` (state).
+            if let Some((cmd, rest)) = item.strip_prefix('`').and_then(|r| r.split_once('`'))
+                && (rest.trim().is_empty() || (rest.trim().starts_with('(') && rest.trim().ends_with(')')))
+                && !cmd.trim().is_empty()
+            {
+                let st = rest.trim().trim_start_matches('(').trim_end_matches(')').trim();
+                g.add(Kind::Commands, cmd, entry, (!st.is_empty()).then(|| st.to_string()));
             }
             continue;
         };

@@ -558,6 +558,32 @@ fn the_model_with_bonsai_answers_every_question_for_less() {
             "Pi {}: fewer facts within reach than Pi alone had",
             pi.version
         );
+        // Each policy beside them: `off` answers as Pi alone does (it is Pi alone).
+        for (name, settings) in [
+            ("off", json!({"bonsai": {"live": {"policy": "off"}}})),
+            ("output", json!({"bonsai": {"live": {"policy": "output"}}})),
+            (
+                "zones, compactEarly",
+                json!({"bonsai": {"live": {"compactEarly": true}}}),
+            ),
+            ("zones, no mend", json!({"bonsai": {"live": {"mend": false}}})),
+        ] {
+            let r = converse(&pi, Some(settings));
+            common::say(&format!(
+                "live_recall: Pi {}: {name}: {} ({:.3}x)",
+                pi.version,
+                describe(&r),
+                r.bill / alone.bill
+            ));
+            if name == "off" {
+                assert_eq!(answered(&r), answered(&alone), "Pi {}: off is Pi alone", pi.version);
+                assert!(
+                    (r.bill / alone.bill - 1.0).abs() <= 0.01,
+                    "Pi {}: off bills as Pi alone",
+                    pi.version
+                );
+            }
+        }
     }
 }
 

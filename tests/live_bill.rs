@@ -7,7 +7,7 @@
 
 mod common;
 
-use common::fake_openai::{Reply, content_text, is_summary_request};
+use common::fake_openai::{Reply, is_summary_request};
 use common::live_pi::{self, PiBin, Prices, Rpc, World};
 use serde_json::{Value, json};
 
@@ -102,21 +102,7 @@ fn prose(seed: usize, words: usize) -> String {
 
 /// The turn number in the newest request of `body`.
 fn turn_of(body: &Value) -> usize {
-    body["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .rev()
-        .filter(|m| m["role"] == "user")
-        .find_map(|m| {
-            content_text(&m["content"])
-                .strip_prefix("Turn ")?
-                .split(':')
-                .next()?
-                .parse()
-                .ok()
-        })
-        .unwrap_or(0)
+    live_pi::newest_number(body, "Turn ")
 }
 
 fn script(work: Work) -> impl Fn(&Value) -> Reply + Send + Sync + 'static {
@@ -159,16 +145,7 @@ fn write_logs(w: &World, bytes: usize) {
         let mut s = String::new();
         let mut i = 0;
         while s.len() < size {
-            s.push_str(&format!(
-                "2026-11-{:02}T10:{:02}:00Z {} import.row={} account=acct-{} amount={}.{:02}\n",
-                1 + k,
-                i % 60,
-                if (i + k) % 7 == 0 { "WARN " } else { "INFO " },
-                i * 13 + k,
-                (i * 7 + k) % 23,
-                (i * 31 + k * 17) % 1000,
-                i % 100
-            ));
+            s.push_str(&live_pi::import_log_line(k, i));
             i += 1;
         }
         std::fs::write(w.project.join(format!("data/log-{k:02}-{bytes}.log")), s).unwrap();
@@ -189,17 +166,7 @@ fn run(pi: &PiBin, shape: &Shape, with: bool) -> (f64, usize) {
     rpc.quit();
     let compactions = w.entries().iter().filter(|e| e["type"] == "compaction").count();
     if std::env::var("BONSAI_BILL_PARTS").is_ok() {
-        let mut p = [0.0f64; 4];
-        for e in w.entries() {
-            if e["type"] == "message" && e["message"]["role"] == "assistant" {
-                let c = &e["message"]["usage"]["cost"];
-                p[0] += c["input"].as_f64().unwrap_or(0.0) + c["cacheWrite"].as_f64().unwrap_or(0.0);
-                p[1] += c["cacheRead"].as_f64().unwrap_or(0.0);
-                p[2] += c["output"].as_f64().unwrap_or(0.0);
-            } else if let Some(t) = e["usage"]["cost"]["total"].as_f64() {
-                p[3] += t;
-            }
-        }
+        let p = w.bill_parts();
         common::say(&format!(
             "live_bill: {} with={with}: written ${:.3}, read ${:.3}, output ${:.3}, summaries ${:.3}",
             shape.name, p[0], p[1], p[2], p[3]

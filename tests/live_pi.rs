@@ -25,17 +25,7 @@ const SUMMARY_MARK: &str = "FAKE-MODEL-SUMMARY";
 
 /// The step number of the newest user request in a request.
 fn step_of(body: &Value) -> usize {
-    body["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .rev()
-        .filter(|m| m["role"] == "user")
-        .find_map(|m| {
-            let t = fake_openai::content_text(&m["content"]);
-            t.strip_prefix("Step ")?.split(':').next()?.parse().ok()
-        })
-        .unwrap_or(0)
+    live_pi::newest_number(body, "Step ")
 }
 
 /// A request: one `cat` of a log (Pi runs it), then an answer that states a decision.
@@ -63,22 +53,7 @@ fn script(body: &Value) -> Reply {
 
 /// Twelve logs of ~6 KB each (deterministic).
 fn write_logs(w: &World) {
-    for k in 0..12 {
-        let mut s = String::new();
-        for i in 0..90 {
-            s.push_str(&format!(
-                "2026-11-{:02}T10:{:02}:00Z {} import.row={} account=acct-{} amount={}.{:02}\n",
-                1 + k,
-                i % 60,
-                if (i + k) % 7 == 0 { "WARN " } else { "INFO " },
-                i * 13 + k,
-                (i * 7 + k) % 23,
-                (i * 31 + k * 17) % 1000,
-                i % 100
-            ));
-        }
-        std::fs::write(w.project.join(format!("data/part-{k:02}.log")), s).unwrap();
-    }
+    live_pi::write_part_logs(w);
 }
 
 fn prompt(n: usize) -> String {
@@ -91,12 +66,7 @@ fn prompt(n: usize) -> String {
 /// The chat requests (not summary requests) with the entry that was the leaf when each was
 /// sent: the parent of the reply it got (a compaction appended at a turn's end is that leaf).
 fn requests_with_leaves(w: &World) -> Vec<(Value, String)> {
-    let bodies: Vec<Value> = w
-        .server
-        .requests()
-        .into_iter()
-        .filter(|b| !is_summary_request(b))
-        .collect();
+    let bodies: Vec<Value> = w.chat_requests();
     let leaves: Vec<String> = w
         .entries()
         .iter()

@@ -438,17 +438,7 @@ fn answered(r: &Run) -> usize {
 /// The bill's parts as Pi recorded them: replies' input written, input read from the cache,
 /// output, and the summary calls.
 fn parts(r: &Run) -> String {
-    let mut p = [0.0f64; 4];
-    for e in r.world.entries() {
-        if e["type"] == "message" && e["message"]["role"] == "assistant" {
-            let c = &e["message"]["usage"]["cost"];
-            p[0] += c["input"].as_f64().unwrap_or(0.0) + c["cacheWrite"].as_f64().unwrap_or(0.0);
-            p[1] += c["cacheRead"].as_f64().unwrap_or(0.0);
-            p[2] += c["output"].as_f64().unwrap_or(0.0);
-        } else if let Some(t) = e["usage"]["cost"]["total"].as_f64() {
-            p[3] += t;
-        }
-    }
+    let p = r.world.bill_parts();
     format!(
         "written ${:.3}, read ${:.3}, output ${:.3}, summaries ${:.3}",
         p[0], p[1], p[2], p[3]
@@ -660,22 +650,7 @@ I changed no file while checking; the importer and the report writer are as they
 
 /// Twelve logs of ~6 KB, and the import run's log with its one error line.
 fn write_long_logs(w: &World) {
-    for k in 0..12 {
-        let mut s = String::new();
-        for i in 0..90 {
-            s.push_str(&format!(
-                "2026-11-{:02}T10:{:02}:00Z {} import.row={} account=acct-{} amount={}.{:02}\n",
-                1 + k,
-                i % 60,
-                if (i + k) % 7 == 0 { "WARN " } else { "INFO " },
-                i * 13 + k,
-                (i * 7 + k) % 23,
-                (i * 31 + k * 17) % 1000,
-                i % 100
-            ));
-        }
-        std::fs::write(w.project.join(format!("data/part-{k:02}.log")), s).unwrap();
-    }
+    live_pi::write_part_logs(w);
     let mut run = String::from("2026-05-03T10:00:00Z INFO  import started\n");
     for i in 0..60 {
         run.push_str(&format!(
@@ -733,12 +708,7 @@ fn planted_specifics_stay_word_for_word_over_400_turns() {
                 }
             }
             rpc.quit();
-            let reqs: Vec<Value> = w
-                .server
-                .requests()
-                .into_iter()
-                .filter(|b| !is_summary_request(b))
-                .collect();
+            let reqs: Vec<Value> = w.chat_requests();
             let most = reqs
                 .iter()
                 .flat_map(packets_of)

@@ -230,6 +230,32 @@ impl World {
             .sum()
     }
 
+    /// The requests of turns, in order (summary requests left out).
+    pub fn chat_requests(&self) -> Vec<Value> {
+        self.server
+            .requests()
+            .into_iter()
+            .filter(|b| !fake_openai::is_summary_request(b))
+            .collect()
+    }
+
+    /// The bill's parts as Pi recorded them, in USD: replies' input written (uncached or to
+    /// the cache), input read from the cache, output, and the summary calls.
+    pub fn bill_parts(&self) -> [f64; 4] {
+        let mut p = [0.0f64; 4];
+        for e in self.entries() {
+            if e["type"] == "message" && e["message"]["role"] == "assistant" {
+                let c = &e["message"]["usage"]["cost"];
+                p[0] += c["input"].as_f64().unwrap_or(0.0) + c["cacheWrite"].as_f64().unwrap_or(0.0);
+                p[1] += c["cacheRead"].as_f64().unwrap_or(0.0);
+                p[2] += c["output"].as_f64().unwrap_or(0.0);
+            } else if let Some(t) = e["usage"]["cost"]["total"].as_f64() {
+                p[3] += t;
+            }
+        }
+        p
+    }
+
     /// The session file's entries (none before Pi wrote it).
     pub fn entries(&self) -> Vec<Value> {
         std::fs::read_to_string(&self.session)
@@ -487,4 +513,47 @@ pub fn wait_for(path: &Path, secs: u64) {
     while !path.exists() && Instant::now() < until {
         std::thread::sleep(Duration::from_millis(20));
     }
+}
+
+/// Line `i` of import log `k`: an INFO or WARN row with an account and an amount, the same
+/// every run (the logs the scripted turns read).
+pub fn import_log_line(k: usize, i: usize) -> String {
+    format!(
+        "2026-11-{:02}T10:{:02}:00Z {} import.row={} account=acct-{} amount={}.{:02}\n",
+        1 + k,
+        i % 60,
+        if (i + k) % 7 == 0 { "WARN " } else { "INFO " },
+        i * 13 + k,
+        (i * 7 + k) % 23,
+        (i * 31 + k * 17) % 1000,
+        i % 100
+    )
+}
+
+/// Twelve import logs of 90 lines (~6 KB) each at `data/part-NN.log` of the world's project.
+pub fn write_part_logs(w: &World) {
+    for k in 0..12 {
+        let s: String = (0..90).map(|i| import_log_line(k, i)).collect();
+        std::fs::write(w.project.join(format!("data/part-{k:02}.log")), s).unwrap();
+    }
+}
+
+/// The number after `prefix` ("Step ", "Turn ") in the newest user request of a request
+/// body (0 when none).
+pub fn newest_number(body: &Value, prefix: &str) -> usize {
+    body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .rev()
+        .filter(|m| m["role"] == "user")
+        .find_map(|m| {
+            fake_openai::content_text(&m["content"])
+                .strip_prefix(prefix)?
+                .split(':')
+                .next()?
+                .parse()
+                .ok()
+        })
+        .unwrap_or(0)
 }

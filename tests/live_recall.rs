@@ -373,47 +373,8 @@ fn converse(pi: &PiBin, settings: Option<Value>) -> Run {
         }
         rpc.prompt(p);
     }
-    if std::env::var("BONSAI_RECALL_SHOW").is_ok() {
-        for n in rpc.notices() {
-            eprintln!("NOTICE: {n}");
-        }
-    }
     rpc.quit();
     let answers = answers.lock().unwrap().clone();
-    if std::env::var("BONSAI_RECALL_SHOW").is_ok() {
-        for e in w.entries() {
-            if e["message"]["role"] == "toolResult" && e["message"]["toolName"] == "bonsai_recall" {
-                eprintln!("RECALL RESULT:\n{}", content_text(&e["message"]["content"]));
-            }
-        }
-        let last = w
-            .server
-            .requests()
-            .into_iter()
-            .rev()
-            .find(|b| !is_summary_request(b))
-            .unwrap();
-        for t in texts(&last) {
-            if t.starts_with("[bonsai:") || t.contains("## Goal") {
-                eprintln!("SENT:\n{t}\n");
-            }
-        }
-    }
-    if let Ok(dir) = std::env::var("BONSAI_RECALL_CSV") {
-        let mut csv = String::from("request,summary,prompt,cached\n");
-        for (k, (b, (prompt, cached))) in w.server.requests().iter().zip(w.server.usage()).enumerate() {
-            csv.push_str(&format!("{k},{},{prompt},{cached}\n", is_summary_request(b)));
-        }
-        std::fs::write(
-            format!(
-                "{dir}/recall-{}-{}.csv",
-                pi.version,
-                if with { "with" } else { "alone" }
-            ),
-            csv,
-        )
-        .unwrap();
-    }
     let recall_calls = w
         .entries()
         .iter()

@@ -358,7 +358,7 @@ impl PolicyState {
         let before = self.sent(idx, end, settings);
         let step = match settings.policy {
             LivePolicy::Off => None,
-            LivePolicy::Zones => self.step_zones(idx, src, end, env, settings, zone, cold, before),
+            LivePolicy::Zones => self.step_zones(idx, src, end, env, settings, cold, before),
             LivePolicy::Output { compat } => self.step_output(idx, src, end, env, settings, compat, zone, cold, before),
         };
         let mut step = step.map(|(reason, turns, pruned)| StepRecord {
@@ -447,7 +447,6 @@ impl PolicyState {
         end: usize,
         env: &CallEnv,
         settings: &LiveSettings,
-        zone: Zone,
         cold: bool,
         before: u64,
     ) -> Option<(StepReason, usize, usize)> {
@@ -490,7 +489,6 @@ impl PolicyState {
         let horizon = self.horizon(marks, newest, to_t);
         // The turns sent past half of T crowd the window: a step then waits for nothing.
         let crowded = kept > env.threshold() / 2;
-        let _ = zone;
         let reason = self.reason(crowded, cold, caches, || {
             let (ok, saves, costs) = Self::pays(env, before, after, horizon);
             (!ok).then(|| {

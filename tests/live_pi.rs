@@ -1030,6 +1030,48 @@ fn pis_own_compaction_takes_bonsais_summary_through_the_hook() {
     }
 }
 
+/// Pi's own compaction (`/compact`) with the `zones` policy and Pi's summarizer: the package
+/// makes Pi's summary in Pi's hook (Pi's `compact`, Pi's prompt) and the engine mends it
+/// before Pi writes it; its line is said once.
+#[test]
+fn pis_own_compaction_is_mended_before_pi_writes_it() {
+    for pi in live_pi::pis("tests::live_pi::pis_own_compaction_is_mended") {
+        let settings = json!({"compaction": {"keepRecentTokens": 2000}});
+        let w = World::new(200_000, settings, script);
+        write_logs(&w);
+        let mut rpc = Rpc::start(w.pi(&pi, true));
+        for n in 1..=6 {
+            rpc.prompt(&prompt(n));
+        }
+        rpc.command(json!({"type": "compact"}));
+        let line = wait_notice(&rpc, "bonsai: the compaction ");
+        let notices = rpc.notices();
+        rpc.quit();
+        let what = format!("Pi {}", pi.version);
+        assert!(line.contains("given back word for word"), "{what}: {line}");
+        let said = notices
+            .iter()
+            .filter(|n| n.starts_with("bonsai: the compaction "))
+            .count();
+        assert_eq!(said, 1, "{what}: {notices:?}");
+        let c: Vec<Value> = w.entries().into_iter().filter(|e| e["type"] == "compaction").collect();
+        assert_eq!(c.len(), 1, "{what}");
+        assert_eq!(c[0]["fromHook"], true, "{what}: {}", c[0]);
+        let text = c[0]["summary"].as_str().unwrap();
+        // Pi's summary (its prompt: the fake model's mark), then what it lost, word for word.
+        assert!(text.contains(SUMMARY_MARK), "{what}: {text}");
+        assert!(text.contains("## Specifics"), "{what}: {text}");
+        assert!(text.contains("`cat data/part-01.log` (ok)"), "{what}: {text}");
+        let calls: Vec<Value> = w.server.requests().into_iter().filter(is_summary_request).collect();
+        assert!(
+            calls
+                .iter()
+                .all(|c| c.to_string().contains("context summarization assistant")),
+            "{what}: Pi's own summarizer prompt"
+        );
+    }
+}
+
 /// The bill matrix for BENCHMARKS.md (`scripts/bench-live-bill.sh`): 60 and 200 turns, Pi
 /// alone and each policy, priced as Anthropic's and with no cache discount, as Pi records it
 /// (summary calls included), with the tokens sent at the last turn. Minutes per Pi version:

@@ -398,3 +398,112 @@ fn index_case(data: &[u8]) {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `live`: the bytes as a script of Pi's conversation (turns of requests, tool calls, outputs
+/// and answers; jumps back to an earlier request and a new branch from there, as `/tree`
+/// does; a restart of the engine; an idle gap that lets the cache go cold), the live policy
+/// asked at every call as the package asks it, the state kept between calls, and checked
+/// against a replay from nothing (`bonsai context --live`): the two answer the same, always.
+/// The state keeps a short history (1 to 16 calls) so a short input reaches past it. Returns
+/// the calls compared.
+pub fn live(data: &[u8]) -> usize {
+    use bonsai::engine::live::{self, CallEnv, LiveSettings, LiveState, Marks, Prices, ValueSource};
+    use serde_json::{Value, json};
+    let Some((&first, rest)) = data.split_first() else {
+        return 0;
+    };
+    let keep = usize::from(first % 16) + 1;
+    let settings = LiveSettings {
+        marks: Marks { high: 2_000, low: 800 },
+        floor_turns: usize::from(first / 16 % 3),
+        ..LiveSettings::default()
+    };
+    let prices = Prices {
+        input: 3.0,
+        output: 15.0,
+        cache_read: 0.3,
+        cache_write: 3.75,
+    };
+    let prices_of = |_: &str, _: &str| Some(prices);
+    let env = CallEnv {
+        context_window: 40_000,
+        reserve_tokens: 8_000,
+        prices: Some(prices),
+    };
+    let mut msgs: Vec<Value> = Vec::new();
+    let mut state = LiveState::keeping(keep);
+    let mut ts: i64 = 1_000_000_000;
+    let mut calls = 0;
+    let mut turn = 0usize;
+    // Ask at the end of `msgs`, kept state against a replay from nothing.
+    let ask = |msgs: &Vec<Value>, state: &mut LiveState, calls: &mut usize| -> u64 {
+        let src = ValueSource::new(msgs, &prices_of);
+        let kept = state.answer(&src, &env, &settings);
+        let fresh = live::live_context(msgs, &env, &settings, &prices_of);
+        assert_eq!(
+            kept.pieces, fresh.pieces,
+            "the kept state and a replay send different messages"
+        );
+        assert_eq!(
+            kept.report, fresh.report,
+            "the kept state and a replay report differently"
+        );
+        *calls += 1;
+        kept.report.tokens_sent + 500
+    };
+    let reply = |text: String, ts: i64, sent: u64| {
+        json!({"role": "assistant", "content": [{"type": "text", "text": text}], "provider": "p", "model": "m",
+            "stopReason": "stop", "timestamp": ts, "usage": {"input": sent, "output": 10, "cacheRead": 0, "cacheWrite": 0, "totalTokens": sent + 10}})
+    };
+    let mut i = 0;
+    while i < rest.len() {
+        let op = rest[i];
+        let arg = rest.get(i + 1).copied().unwrap_or(0);
+        i += 2;
+        match op % 5 {
+            // A turn with a tool: a request, a call, its output (`arg` sized), an answer.
+            0 | 1 => {
+                turn += 1;
+                ts += 30_000;
+                msgs.push(json!({"role": "user", "content": [{"type": "text", "text": format!("turn {turn}: check part {arg}")}], "timestamp": ts}));
+                let sent = ask(&msgs, &mut state, &mut calls);
+                let id = format!("c{turn}");
+                msgs.push(json!({"role": "assistant", "content": [{"type": "toolCall", "id": id, "name": "read", "arguments": {"path": format!("p{arg}.log")}}],
+                    "provider": "p", "model": "m", "stopReason": "toolUse", "timestamp": ts + 1,
+                    "usage": {"input": sent, "output": 10, "cacheRead": 0, "cacheWrite": 0, "totalTokens": sent + 10}}));
+                let out = "line of a log\n".repeat(usize::from(arg) * 8 + 1);
+                msgs.push(json!({"role": "toolResult", "toolCallId": id, "toolName": "read", "content": [{"type": "text", "text": out}], "isError": false, "timestamp": ts + 2}));
+                let sent = ask(&msgs, &mut state, &mut calls);
+                msgs.push(reply(format!("part {arg} checked"), ts + 3, sent));
+            }
+            // A chat turn.
+            2 => {
+                turn += 1;
+                ts += 30_000;
+                msgs.push(json!({"role": "user", "content": [{"type": "text", "text": format!("turn {turn}: {}", "word ".repeat(usize::from(arg)))}], "timestamp": ts}));
+                let sent = ask(&msgs, &mut state, &mut calls);
+                msgs.push(reply(format!("answer {turn}"), ts + 1, sent));
+            }
+            // Back to a request `arg` turns ago, as `/tree` goes: the messages after it are
+            // gone and a new request follows.
+            3 => {
+                let users: Vec<usize> = (0..msgs.len()).filter(|&k| msgs[k]["role"] == "user").collect();
+                if users.is_empty() {
+                    continue;
+                }
+                let at = users[users.len() - 1 - usize::from(arg) % users.len()];
+                msgs.truncate(at);
+                state.truncate(at);
+            }
+            // A restart of the engine (it replays what it is sent), or a long idle gap.
+            _ => {
+                if arg % 2 == 0 {
+                    state = LiveState::keeping(keep);
+                } else {
+                    ts += 600_000;
+                }
+            }
+        }
+    }
+    calls
+}

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Coverage-guided fuzzing (libFuzzer through libfuzzer-sys) of the loader, the /tree view, the
 # exporter, the search decoder and the session index against edits in place (index).
-#   scripts/fuzz.sh [SECONDS_PER_TARGET] [TARGET...]   default: 60 s, targets load tree export search index
+#   scripts/fuzz.sh [SECONDS_PER_TARGET] [TARGET...]   default: 60 s, targets load tree export search index live
 # Builds fuzz/ with SanitizerCoverage on stable Rust (no nightly: -C passes/llvm-args only),
 # seeds the corpus from the repo's sessions (and ../shared's when present), runs each target
 # for the time given, and prints one RELIABILITY line per target. A crash stops the run and
@@ -12,7 +12,7 @@ cd "$(dirname "$0")/.."
 secs=${1:-60}
 shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(load tree export search index)
+[ ${#targets[@]} -gt 0 ] || targets=(load tree export search index live)
 triple=$(rustc -vV | sed -n 's/^host: //p')
 export RUSTFLAGS="-Cpasses=sancov-module -Cllvm-args=-sanitizer-coverage-level=4 \
 -Cllvm-args=-sanitizer-coverage-inline-8bit-counters -Cllvm-args=-sanitizer-coverage-pc-table \
@@ -20,7 +20,7 @@ export RUSTFLAGS="-Cpasses=sancov-module -Cllvm-args=-sanitizer-coverage-level=4
 # --target keeps the instrumentation off build scripts and proc macros.
 cargo build --release --locked --quiet --manifest-path fuzz/Cargo.toml --target-dir target/fuzz --target "$triple" --bins
 seeds=target/fuzz/seeds
-rm -rf "$seeds" && mkdir -p "$seeds/load" "$seeds/tree" "$seeds/export" "$seeds/search" "$seeds/index"
+rm -rf "$seeds" && mkdir -p "$seeds/load" "$seeds/tree" "$seeds/export" "$seeds/search" "$seeds/index" "$seeds/live"
 for f in fixtures/*.jsonl fixtures/bad/*.jsonl fuzz/regressions/load/*; do
   [ -f "$f" ] && cp "$f" "$seeds/load/$(echo "$f" | tr / _)"
 done
@@ -37,6 +37,9 @@ done
 head -c 512 /dev/urandom > "$seeds/tree/random" 2>/dev/null || true
 # The index target: edits (up to 15 bytes), then a tree recipe (messages mostly).
 for k in 1 2 3 4; do head -c 300 /dev/urandom > "$seeds/index/random$k" 2>/dev/null || true; done
+# The live engine: a script of turns, jumps back, restarts and idle gaps.
+for k in 1 2 3 4; do head -c 200 /dev/urandom > "$seeds/live/random$k" 2>/dev/null || true; done
+for f in fuzz/regressions/live/*; do [ -f "$f" ] && cp "$f" "$seeds/live/"; done
 status=0
 for t in "${targets[@]}"; do
   corpus=target/fuzz/corpus/$t
@@ -48,6 +51,7 @@ for t in "${targets[@]}"; do
   [ "$t" = tree ] && max_len=1024
   [ "$t" = export ] && max_len=2048
   [ "$t" = index ] && max_len=256
+  [ "$t" = live ] && max_len=256
   # The index target writes, indexes and edits a file per case (88 a second in CI, where 90 s
   # gave 7,963): twice as long, for its 10,000 cases a run.
   t_secs=$secs

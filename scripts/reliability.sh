@@ -55,6 +55,8 @@ row() { # name file
   row "Fuzzing the exporter (scripts/fuzz.sh export): hostile text on odd trees, Markdown, HTML and JSON" fuzz-export
   row "Fuzzing the search decoder (scripts/fuzz.sh search)" fuzz-search
   row "Fuzzing the index against edits in place (scripts/fuzz.sh index)" fuzz-index
+  row "The live engine against a replay (tests/fuzz_regressions.rs): jumps back past its history, restarts, cold caches" live-replay
+  row "Fuzzing the live engine against a replay (scripts/fuzz.sh live)" fuzz-live
 } > RELIABILITY.md.new
 if [ -f RELIABILITY.md ] && grep -q '^## ' RELIABILITY.md; then
   # Keep the hand-written sections below the table (long runs, what was found).

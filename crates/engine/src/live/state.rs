@@ -740,6 +740,8 @@ pub struct LiveState {
     /// The state after the call answered last, kept for when its reply comes back in the
     /// next context (its decision is then not made again).
     pending: Option<(usize, PolicyState)>,
+    /// How many calls' states to keep (`None`: [`HISTORY`]).
+    keep: Option<usize>,
 }
 
 /// Calls whose state a [`LiveState`] keeps to go back to (Pi's `/tree` and a session's side
@@ -747,6 +749,19 @@ pub struct LiveState {
 const HISTORY: usize = 256;
 
 impl LiveState {
+    /// A state that keeps only the last `calls` calls' states to go back to (the fuzz target
+    /// reaches past a short history with a short input).
+    pub fn keeping(calls: usize) -> LiveState {
+        LiveState::keeping_as(Some(calls.max(1)))
+    }
+
+    fn keeping_as(keep: Option<usize>) -> LiveState {
+        LiveState {
+            keep,
+            ..LiveState::default()
+        }
+    }
+
     /// Forget the messages from `n` on (Pi's context changed there): the state goes back to
     /// what it was after the last call whose reply is before `n`, as a replay of the first
     /// `n` messages would make it.
@@ -755,13 +770,14 @@ impl LiveState {
             return;
         }
         if n == 0 {
-            *self = LiveState::default();
+            *self = LiveState::keeping_as(self.keep);
             return;
         }
         let kept = self.history.partition_point(|(j, _)| *j < n);
-        if kept == 0 && self.forgotten.is_some_and(|j| j < n) {
-            // Further back than the history reaches: from nothing.
-            *self = LiveState::default();
+        if kept == 0 && self.forgotten.is_some() {
+            // Further back than the history reaches (the state after the last call before
+            // `n` was let go, or is older still): replayed from nothing at the next answer.
+            *self = LiveState::keeping_as(self.keep);
             return;
         }
         self.index.truncate(n);
@@ -774,7 +790,7 @@ impl LiveState {
     /// Replay the calls answered by replies before `end`, each as it was decided.
     fn replay(&mut self, src: &dyn MessageSource, end: usize, env: &CallEnv, settings: &LiveSettings) {
         if src.len() < self.index.facts.len() {
-            *self = LiveState::default();
+            *self = LiveState::keeping_as(self.keep);
         }
         self.index.extend(src);
         for j in self.replayed..end {
@@ -792,7 +808,7 @@ impl LiveState {
                 }
             }
             self.history.push_back((j, self.policy.clone()));
-            if self.history.len() > HISTORY {
+            if self.history.len() > self.keep.unwrap_or(HISTORY) {
                 self.forgotten = self.history.pop_front().map(|(j, _)| j);
             }
         }

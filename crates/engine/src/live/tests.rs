@@ -877,3 +877,41 @@ fn on_the_repositorys_sessions_the_packet_keeps_its_facts_and_the_replay_agrees(
     eprintln!("{packets} packets checked");
     assert!(packets >= 20, "{packets} packets checked");
 }
+
+/// A conversation of `turns` turns, each a request and an answer (one call a turn), the
+/// answers' usage what was sent; turn `t`'s words carry `tag` so that two branches differ.
+fn chat(turns: usize, tag: &str, t0: usize) -> Vec<Value> {
+    let mut msgs = Vec::new();
+    for t in t0..t0 + turns {
+        let ts = 1_000_000_000 + 60_000 * t as i64;
+        msgs.push(user(&format!("{tag} {t}: {}", "word ".repeat(200)), ts));
+        msgs.push(answer(&format!("{tag} answer {t}"), ts + 1, 1_000 + 300 * t as u64));
+    }
+    msgs
+}
+
+/// Going back further than the calls a state keeps (Pi's `/tree` to a turn hundreds of calls
+/// ago) answers as a replay from nothing: jumps back of 10, 257, 300 and 500 turns in a
+/// conversation of 600, then two turns of another branch from there.
+#[test]
+fn a_jump_back_past_the_kept_calls_replays_from_the_start() {
+    let settings = LiveSettings::default();
+    let prices_of = |_: &str, _: &str| Some(ANTHROPIC);
+    let msgs = chat(600, "main", 0);
+    for back in [10usize, 257, 300, 500] {
+        let mut state = LiveState::default();
+        // Every call on the way, as the package asks.
+        for end in (1..msgs.len()).step_by(2) {
+            state.answer(&ValueSource::new(&msgs[..end], &prices_of), &env(ANTHROPIC), &settings);
+        }
+        let at = msgs.len() - 2 * back;
+        let mut other: Vec<Value> = msgs[..at].to_vec();
+        other.extend(chat(2, "other", 10_000));
+        other.pop();
+        state.truncate(at);
+        let kept = state.answer(&ValueSource::new(&other, &prices_of), &env(ANTHROPIC), &settings);
+        let fresh = live_context(&other, &env(ANTHROPIC), &settings, &prices_of);
+        assert_eq!(kept.pieces, fresh.pieces, "back {back}: the pieces");
+        assert_eq!(kept.report, fresh.report, "back {back}: the report");
+    }
+}

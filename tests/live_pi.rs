@@ -746,6 +746,86 @@ fn installed_with_pi_install_and_settings_named_when_unusable() {
 
 /// Pi's TUI in tmux: `cmd` (a `World::pi` command) run in the project folder, until Pi's
 /// editor and footer show.
+/// A cloned repository whose `.pi/settings.json` names its own program as `bonsai.binary`:
+/// Pi with `--no-approve`, and in print mode without a flag (which cannot ask), never runs it;
+/// the package says once that it was not used. With the folder trusted in Pi's `trust.json`
+/// it runs, as the user asked. Pi 0.87.1, 1.5.2 and 1.6.0.
+#[test]
+fn a_folder_pi_does_not_trust_never_names_the_program() {
+    for pi in live_pi::pis_with_newest("tests::live_pi::a_folder_pi_does_not_trust_never_names_the_program") {
+        let w = World::new(200_000, json!({}), script);
+        write_logs(&w);
+        // The repository's program: it leaves a mark, then runs bonsai.
+        let marker = w.dir.path().join("ran");
+        let evil = w.project.join("tools/bonsai-helper.sh");
+        std::fs::create_dir_all(evil.parent().unwrap()).unwrap();
+        std::fs::write(
+            &evil,
+            format!(
+                "#!/bin/sh\necho ran >> '{}'\nexec '{}' \"$@\"\n",
+                marker.display(),
+                live_pi::bonsai_bin().display()
+            ),
+        )
+        .unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&evil, std::fs::Permissions::from_mode(0o755)).unwrap();
+        std::fs::create_dir_all(w.project.join(".pi")).unwrap();
+        std::fs::write(
+            w.project.join(".pi/settings.json"),
+            json!({"bonsai": {"binary": evil}}).to_string(),
+        )
+        .unwrap();
+        let path = format!(
+            "{}:{}",
+            live_pi::bonsai_bin().parent().unwrap().display(),
+            std::env::var("PATH").unwrap_or_default()
+        );
+        let run = |extra: &[&str], n: usize| {
+            w.pi(&pi, true)
+                .env_remove("BONSAI_BIN")
+                .env("PATH", &path)
+                .args(extra)
+                .args(["-p", &prompt(n)])
+                .output()
+                .unwrap()
+        };
+        for (k, extra) in [vec![], vec!["--no-approve"]].iter().enumerate() {
+            let o = run(extra, k + 1);
+            let err = String::from_utf8_lossy(&o.stderr);
+            assert!(o.status.success(), "Pi {} {extra:?}: {err}", pi.version);
+            assert!(
+                !marker.exists(),
+                "Pi {} {extra:?}: the folder's program ran",
+                pi.version
+            );
+            assert_eq!(
+                err.matches("bonsai.binary not used: Pi does not trust this folder")
+                    .count(),
+                1,
+                "Pi {} {extra:?}: {err}",
+                pi.version
+            );
+        }
+        // The package still ran bonsai from PATH: its requests are the live policy's.
+        assert_requests_are_live(&w, &pi, "an untrusted folder");
+        // Trusted in trust.json (as Pi's /trust saves it): the folder's program is the one run.
+        let canonical = std::fs::canonicalize(&w.project).unwrap();
+        std::fs::write(
+            w.agent.join("trust.json"),
+            json!({canonical.display().to_string(): true}).to_string(),
+        )
+        .unwrap();
+        let o = run(&[], 3);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        assert!(
+            marker.exists(),
+            "Pi {}: a trusted folder's program did not run",
+            pi.version
+        );
+    }
+}
+
 fn start_pi_tui(t: &common::tmux::Tmux, w: &World, pi: &PiBin, cmd: std::process::Command) {
     let env: Vec<String> = cmd
         .get_envs()

@@ -457,3 +457,63 @@ fn a_session_another_pi_runs_on_is_not_resumed_twice() {
     assert!(o.status.success(), "{}", text(&o));
     assert!(w.pi_called().is_some());
 }
+
+/// A project whose `.pi/settings.json` names its own `bonsai.piCommand`: `bonsai resume`
+/// started in it runs `pi` instead, and says why, unless Pi trusts the folder (its
+/// `trust.json`, or `defaultProjectTrust: "always"`); then the folder's command runs.
+#[test]
+fn a_folder_pi_does_not_trust_never_names_the_pi_command() {
+    let w = World::new();
+    let project = &w.projects[0];
+    let marker = w.home.path().join("evil-ran");
+    let evil = project.join("evil.sh");
+    std::fs::write(&evil, format!("#!/bin/sh\necho ran > '{}'\n", marker.display())).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&evil, std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::create_dir_all(project.join(".pi")).unwrap();
+    std::fs::write(
+        project.join(".pi/settings.json"),
+        format!(r#"{{"bonsai": {{"piCommand": "{}"}}}}"#, evil.display()),
+    )
+    .unwrap();
+    let o = w.bonsai(project, &["resume"]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(!marker.exists(), "the folder's piCommand ran: {}", text(&o));
+    assert!(w.pi_called().is_some(), "`pi` on PATH ran instead: {}", text(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(
+        err.matches("bonsai.piCommand not used: Pi does not trust this folder")
+            .count(),
+        1,
+        "{}",
+        text(&o)
+    );
+    assert!(err.contains("defaultProjectTrust is \"ask\""), "{}", text(&o));
+    // Trusted as Pi's /trust saves it (the folder's canonical path, or a parent's).
+    let agent = w.home.path().join(".pi/agent");
+    let parent = std::fs::canonicalize(project.parent().unwrap()).unwrap();
+    std::fs::write(agent.join("trust.json"), format!(r#"{{"{}": true}}"#, parent.display())).unwrap();
+    let o = w.bonsai(project, &["resume"]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(
+        marker.exists(),
+        "a trusted folder's piCommand did not run: {}",
+        text(&o)
+    );
+    // A closer decision wins: the folder itself not trusted.
+    std::fs::remove_file(&marker).unwrap();
+    let canonical = std::fs::canonicalize(project).unwrap();
+    std::fs::write(
+        agent.join("trust.json"),
+        format!(r#"{{"{}": true, "{}": false}}"#, parent.display(), canonical.display()),
+    )
+    .unwrap();
+    let o = w.bonsai(project, &["resume"]);
+    assert!(!marker.exists(), "{}", text(&o));
+    // defaultProjectTrust "always" trusts what has no saved decision.
+    std::fs::remove_file(agent.join("trust.json")).unwrap();
+    std::fs::write(agent.join("settings.json"), r#"{"defaultProjectTrust": "always"}"#).unwrap();
+    let o = w.bonsai(project, &["resume"]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(marker.exists(), "{}", text(&o));
+}

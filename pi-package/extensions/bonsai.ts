@@ -41,7 +41,7 @@ import { CHAIN_START, chainNext, Engine, type Failure, fingerprint, hex, missing
 const RECALL_TOOL = "bonsai_recall";
 
 /** The package's own settings (everything else is read by the engine). */
-type PackageSettings = { bin: string; binFrom: string; timeoutMs: number; problems: string[] };
+type PackageSettings = { bin: string; binFrom: string; timeoutMs: number; problems: string[]; ignored?: string };
 
 function readJson(path: string): any {
 	try {
@@ -51,11 +51,34 @@ function readJson(path: string): any {
 	}
 }
 
-/** `bonsai.binary` and `bonsai.live.timeoutMs` from Pi's settings (the project's over the user's). */
-function packageSettings(cwd: string): PackageSettings {
+/** Whether Pi trusts the project folder (its project settings load only then). Pi's own
+ * decision; a Pi without the question trusts nothing of the folder's here. */
+function projectTrusted(ctx: ExtensionContext): boolean {
+	try {
+		return typeof (ctx as any).isProjectTrusted === "function" && (ctx as any).isProjectTrusted() === true;
+	} catch {
+		return false;
+	}
+}
+
+/** `bonsai.binary` and `bonsai.live.timeoutMs` from Pi's settings: the user's, and the
+ * project's over them only when Pi trusts the folder, as Pi loads them. A folder Pi does not
+ * trust never names the program this package runs; when it tries, that is said. */
+function packageSettings(cwd: string, trusted: boolean): PackageSettings {
 	const user = readJson(join(getAgentDir(), "settings.json"))?.bonsai ?? {};
-	const project = readJson(join(cwd, ".pi", "settings.json"))?.bonsai ?? {};
+	const projectFile = join(cwd, ".pi", "settings.json");
 	const problems: string[] = [];
+	let project: any = {};
+	let ignored: string | undefined;
+	if (trusted) {
+		project = readJson(projectFile)?.bonsai ?? {};
+	} else if (existsSync(projectFile)) {
+		// Read only to say what is not used (never to use it); the engine says it when it runs.
+		const named = readJson(projectFile)?.bonsai ?? {};
+		if (named.binary !== undefined) {
+			ignored = `${projectFile}: bonsai.binary not used: Pi does not trust this folder`;
+		}
+	}
 	let bin = "bonsai";
 	let binFrom = "PATH";
 	const setBin = project.binary ?? user.binary;
@@ -76,7 +99,7 @@ function packageSettings(cwd: string): PackageSettings {
 		if (typeof t === "number" && t >= 10) timeoutMs = t;
 		else problems.push(`bonsai.live.timeoutMs is ${JSON.stringify(t)}: expected milliseconds, at least 10; 2000 is used`);
 	}
-	return { bin, binFrom, timeoutMs, problems };
+	return { bin, binFrom, timeoutMs, problems, ignored };
 }
 
 /** Long requests (a summary by a model) get this long. */
@@ -142,7 +165,8 @@ export default function bonsai(pi: ExtensionAPI) {
 		warned = false;
 		lastFailure = undefined;
 		held = nothingHeld();
-		settings = packageSettings(ctx.cwd);
+		const trusted = projectTrusted(ctx);
+		settings = packageSettings(ctx.cwd, trusted);
 		engine = new Engine(settings.bin, ctx.cwd);
 		const r = await engine.request(
 			"hello",
@@ -153,12 +177,16 @@ export default function bonsai(pi: ExtensionAPI) {
 				cwd: ctx.cwd,
 				sessionFile: ctx.sessionManager.getSessionFile() ?? null,
 				mode: ctx.mode,
+				// Pi's own decision on the folder: the engine reads its settings only then.
+				projectTrusted: trusted,
 			},
 			10_000,
 		);
 		const problems = [...settings.problems];
 		if (!r.ok) {
 			failed(ctx, r);
+			// The engine says it when it answers; here it could not.
+			if (settings.ignored) problems.push(settings.ignored);
 		} else {
 			hello = r.result;
 			summarizer = hello.settings?.summarizer ?? "pi";
@@ -463,7 +491,7 @@ export default function bonsai(pi: ExtensionAPI) {
 			}
 			if (!ctx.isIdle()) tell(ctx, "bonsai: Pi is working; the tree opens when this turn ends", "info");
 			await ctx.waitForIdle();
-			settings ??= packageSettings(ctx.cwd);
+			settings ??= packageSettings(ctx.cwd, projectTrusted(ctx));
 			const bin = settings.bin;
 			const before = stamp(file);
 			const argv = [file, ...splitArgs(args)];
@@ -486,6 +514,8 @@ export default function bonsai(pi: ExtensionAPI) {
 					env: {
 						...process.env,
 						BONSAI_PI_SESSION: file,
+						// Pi's decision on the folder: bonsai reads its settings only then.
+						BONSAI_PROJECT_TRUSTED: projectTrusted(ctx) ? "1" : "0",
 						BONSAI_PI_VERSION: process.env.BONSAI_PI_VERSION || VERSION,
 						...(handoff ? { BONSAI_PI_SWITCH_FILE: handoff } : {}),
 					},

@@ -9,8 +9,10 @@
 //! ends when stdin closes or on `shutdown`.
 //!
 //! Methods (protocol 2):
-//! - `hello {protocol, cwd, sessionFile, piVersion}` → the engine's version and protocol, the
-//!   live settings in effect and the settings it could not use (each named with its value).
+//! - `hello {protocol, cwd, sessionFile, piVersion, projectTrusted}` → the engine's version and
+//!   protocol, the live settings in effect and the settings it could not use (each named with
+//!   its value). The project's settings are read only when `projectTrusted` (Pi's own
+//!   decision, `ctx.isProjectTrusted()`); without it, as Pi decides outside its TUI.
 //! - `context {base, baseHash, messages, hashes, usage: {tokens, contextWindow}, model:
 //!   {provider, id}}` → `changed`, and when changed the messages to send as `pieces`
 //!   (`{"keep": i}`, `{"keep": [from, to]}` for Pi's messages `from..to`, `{"message": {...}}`),
@@ -50,7 +52,7 @@ use crate::engine::load::models::Registry;
 use crate::engine::load::session::Session;
 use crate::engine::settings::Settings;
 use crate::engine::view::context;
-use crate::store::config::{agent_dir, load_registry, load_settings};
+use crate::store::config::{agent_dir, load_registry};
 use clap::Args;
 use serde_json::{Value, json};
 use std::io::{BufRead, Write};
@@ -110,7 +112,13 @@ struct BillSlot {
 
 impl Served {
     fn new(cwd: PathBuf) -> Served {
-        let settings = load_settings(&cwd);
+        Served::trusting(cwd, None)
+    }
+
+    /// The state for a Pi session in `cwd`, its project settings read only when the Pi it
+    /// runs in trusts the folder (`trusted`; `None`: decided as Pi decides it).
+    fn trusting(cwd: PathBuf, trusted: Option<bool>) -> Served {
+        let settings = crate::store::config::load_settings_trusting(&cwd, trusted);
         let live = settings.live_settings();
         Served {
             cwd,
@@ -366,7 +374,9 @@ fn hello(state: &mut Served, p: &Value) -> Result<Value, Fail> {
         ));
     }
     if let Some(cwd) = p.get("cwd").and_then(|c| c.as_str()) {
-        *state = Served::new(PathBuf::from(cwd));
+        // The Pi the package runs in decided whether the folder is trusted.
+        let trusted = p.get("projectTrusted").and_then(|t| t.as_bool());
+        *state = Served::trusting(PathBuf::from(cwd), trusted);
     }
     state.session_file = p.get("sessionFile").and_then(|f| f.as_str()).map(PathBuf::from);
     let mut problems: Vec<String> = state.live.problems.iter().map(|x| x.to_string()).collect();
@@ -381,6 +391,7 @@ fn hello(state: &mut Served, p: &Value) -> Result<Value, Fail> {
         }
     }
     problems.extend(state.settings.warnings.iter().cloned());
+    problems.extend(state.settings.project_ignored.iter().cloned());
     Ok(json!({
         "protocol": PROTOCOL,
         "engine": format!("bonsai {}", env!("CARGO_PKG_VERSION")),

@@ -111,12 +111,56 @@ fn read_json_object(path: &Path, warnings: &mut Vec<String>) -> Value {
     }
 }
 
-/// Pi's settings for a project: `<agentDir>/settings.json` under `<cwd>/.pi/settings.json`.
+/// Pi's settings for a project: `<agentDir>/settings.json` under `<cwd>/.pi/settings.json`,
+/// the project's read only when Pi trusts the folder ([`project_trust`]), as Pi loads them.
 pub fn load_settings(cwd: &Path) -> Settings {
-    load_settings_from(
-        &agent_dir().join("settings.json"),
-        &cwd.join(".pi").join("settings.json"),
-    )
+    load_settings_trusting(cwd, None)
+}
+
+/// [`load_settings`] with Pi's decision on the folder given (the Pi the package runs in
+/// decided it); `None`: decided here as Pi decides it outside its TUI.
+pub fn load_settings_trusting(cwd: &Path, decided: Option<bool>) -> Settings {
+    let agent = agent_dir();
+    let project = cwd.join(".pi").join("settings.json");
+    let mut warnings = Vec::new();
+    let g = read_json_object(&agent.join("settings.json"), &mut warnings);
+    if std::fs::symlink_metadata(&project).is_err() {
+        return Settings::from_layers(&g, &Value::Object(Map::new()), warnings);
+    }
+    let trust = match decided {
+        Some(t) => Trust {
+            trusted: t,
+            why: if t {
+                "the Pi it runs in trusts it".into()
+            } else {
+                "the Pi it runs in does not trust it".into()
+            },
+        },
+        None => project_trust(cwd, &agent, &g),
+    };
+    let p = read_json_object(&project, &mut warnings);
+    if trust.trusted {
+        return Settings::from_layers(&g, &p, warnings);
+    }
+    // As Pi: the folder's `sessionDir` is read before trust is decided, nothing else.
+    let mut only = Map::new();
+    if let Some(d) = p.get("sessionDir") {
+        only.insert("sessionDir".into(), d.clone());
+    }
+    let mut s = Settings::from_layers(&g, &Value::Object(only), warnings);
+    let keys = Settings::program_keys(&p);
+    if !keys.is_empty() {
+        let note = format!(
+            "{}: {} not used: Pi does not trust this folder ({}); its other settings are not read either",
+            project.display(),
+            keys.join(" and "),
+            trust.why
+        );
+        // Said where a program would have been run: `resume` and the TUI's P (`PiRun`'s
+        // notes), the package's hello.
+        s.project_ignored = Some(note);
+    }
+    s
 }
 
 pub fn load_settings_from(global: &Path, project: &Path) -> Settings {
@@ -124,6 +168,75 @@ pub fn load_settings_from(global: &Path, project: &Path) -> Settings {
     let g = read_json_object(global, &mut warnings);
     let p = read_json_object(project, &mut warnings);
     Settings::from_layers(&g, &p, warnings)
+}
+
+/// Pi's decision on a project folder.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Trust {
+    pub trusted: bool,
+    /// Where the decision came from, for what bonsai says.
+    pub why: String,
+}
+
+/// Whether Pi trusts the project folder `cwd`, decided as Pi decides it where it cannot ask:
+/// - the decision of the Pi bonsai runs in (`BONSAI_PROJECT_TRUSTED`, `1` or `0`, which the
+///   package sets from Pi's own);
+/// - else the closest saved decision for the folder or a parent in `<agentDir>/trust.json`
+///   (canonical paths, as Pi saves them);
+/// - else the user's `defaultProjectTrust`: `"always"` trusts; `"ask"` (Pi's default) and
+///   `"never"` do not, since only Pi's TUI can ask.
+pub fn project_trust(cwd: &Path, agent: &Path, global: &Value) -> Trust {
+    match std::env::var("BONSAI_PROJECT_TRUSTED").as_deref() {
+        Ok("1") => {
+            return Trust {
+                trusted: true,
+                why: "the Pi bonsai runs in trusts it".into(),
+            };
+        }
+        Ok("0") => {
+            return Trust {
+                trusted: false,
+                why: "the Pi bonsai runs in does not trust it".into(),
+            };
+        }
+        _ => {}
+    }
+    let store = agent.join("trust.json");
+    let mut warnings = Vec::new();
+    let saved = read_json_object(&store, &mut warnings);
+    let start = std::fs::canonicalize(cwd).unwrap_or_else(|_| cwd.to_path_buf());
+    for dir in start.ancestors() {
+        match saved.get(dir.to_string_lossy().as_ref()) {
+            Some(Value::Bool(t)) => {
+                return Trust {
+                    trusted: *t,
+                    why: format!(
+                        "{} saves {} for {}",
+                        store.display(),
+                        if *t { "trust" } else { "no trust" },
+                        dir.display()
+                    ),
+                };
+            }
+            _ => continue,
+        }
+    }
+    let default = global
+        .get("defaultProjectTrust")
+        .and_then(|d| d.as_str())
+        .unwrap_or("ask");
+    Trust {
+        trusted: default == "always",
+        why: format!(
+            "no saved decision in {}; defaultProjectTrust is \"{default}\"{}",
+            store.display(),
+            if default == "ask" {
+                ", and only Pi's TUI can ask"
+            } else {
+                ""
+            }
+        ),
+    }
 }
 
 /// Pi's model table with the custom models of `<agentDir>/models.json`.

@@ -25,7 +25,7 @@ pub struct PiRun {
 impl PiRun {
     /// How to run Pi on `file`, whose header names `session_cwd`; `here` is where bonsai runs.
     pub fn for_session(file: &Path, session_cwd: Option<&str>, settings: &Settings, here: &Path) -> PiRun {
-        let mut notes = Vec::new();
+        let mut notes: Vec<String> = settings.project_ignored.iter().cloned().collect();
         let mut argv = match settings.pi_command() {
             None => vec!["pi".to_string()],
             Some(Ok(words)) => words,

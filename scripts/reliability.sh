@@ -44,6 +44,7 @@ row() { # name file
   row "Hostile side files (tests/hostile.rs): links, FIFOs and devices planted where bonsai writes or reads its own files" side-files
   row "Slow appenders (tests/hostile.rs): a writer holding the old file open across delete-branch and restore" slow-appenders
   row "Escape payloads (tests/hostile.rs): OSC 52, title, clear, C1 and DCS in a session's text and names through every reading command" escapes
+  row "Names on one line (tests/hostile.rs): line breaks, bidi and zero-width characters in names, folders and file names through the listing commands" one-line
   row "Modes and owners (tests/hostile.rs): files made from a 0600 session under umask 022 (owners as root)" modes
   row "Stale index (tests/fuzz_regressions.rs): sessions edited in place at their size and time, some grown, read through their index" stale-index
   row "Shared records (tests/shared_state.rs): trash, restore and empty from many processes at once" shared-records

@@ -338,7 +338,7 @@ fn run_pi(run: &crate::store::resume::PiRun) -> String {
                 Some(c) => format!("Pi exited with status {c}"),
                 None => "Pi was stopped by a signal".to_string(),
             };
-            let mut said = format!("{how}; back in bonsai ({})", run.file.display());
+            let mut said = format!("{how}; back in bonsai ({})", run.shown_file());
             if !run.notes.is_empty() {
                 said = format!("{said} · {}", run.notes.join(" · "));
             }

@@ -707,3 +707,74 @@ fn an_export_never_writes_through_a_link_at_its_name() {
     );
     assert!(!dir.path().join("nowhere").exists());
 }
+
+/// Issue 57 item 3: a session's name and folder holding a line break, a right-to-left
+/// override and a zero-width space (and escapes) print on one line, in order, visible, from
+/// every command that lists sessions: no forged `bonsai:` line, no bidi or zero-width
+/// character, no raw escape.
+#[test]
+fn names_and_folders_stay_on_their_line_visible_and_in_order() {
+    use serde_json::json;
+    let home = tempfile::tempdir().unwrap();
+    let proj = home.path().join(".pi/agent/sessions/--tmp-h--");
+    std::fs::create_dir_all(&proj).unwrap();
+    let hostile = "ledger\nbonsai: forged line\u{202e}gpj.exe\u{200b}\u{1b}]52;c;eA==\u{7}";
+    for k in 0..2 {
+        let lines = [
+            json!({"type":"session","version":3,"id":format!("0e5c0000-0000-7000-8000-00000000000{k}"),"timestamp":"2026-11-24T22:40:00.000Z","cwd": format!("/tmp/h\n\u{202e}{k}")}),
+            json!({"type":"message","id":"a1","parentId":null,"timestamp":"2026-11-24T22:40:02.000Z","message":{"role":"user","content":[{"type":"text","text":"hello ledger"}],"timestamp":1795560002000u64}}),
+            json!({"type":"message","id":"a2","parentId":"a1","timestamp":"2026-11-24T22:40:03.000Z","message":{"role":"assistant","content":[{"type":"text","text":"hi"}],"api":"anthropic-messages","provider":"anthropic","model":"claude-haiku-4-5","usage":{"input":4,"output":1,"cacheRead":0,"cacheWrite":0,"totalTokens":5,"cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0}},"stopReason":"stop","timestamp":1795560003000u64}}),
+            json!({"type":"session_info","id":"a3","parentId":"a2","timestamp":"2026-11-24T22:40:07.000Z","name":format!("{hostile} {k}")}),
+        ];
+        let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+        std::fs::write(
+            proj.join(format!("2026-11-2{k}T22-40-00-000Z_h{k}\n\u{202e}.jsonl")),
+            text,
+        )
+        .unwrap();
+    }
+    let runs: Vec<Vec<&str>> = vec![
+        vec!["list", "--all"],
+        vec!["resume", "ledger", "--print"],
+        vec!["search", "ledger", proj.to_str().unwrap()],
+        vec!["usage", "--by", "session", proj.to_str().unwrap()],
+    ];
+    for args in &runs {
+        let o = common::bonsai_isolated(home.path()).args(args).output().unwrap();
+        for (stream, bytes) in [("stdout", &o.stdout), ("stderr", &o.stderr)] {
+            let text = String::from_utf8_lossy(bytes);
+            assert!(raw_escapes(bytes).is_empty(), "{args:?} {stream}: {text}");
+            assert!(
+                !text.contains('\u{202e}') && !text.contains('\u{200b}'),
+                "{args:?} {stream}: a bidi or zero-width character: {text}"
+            );
+            assert!(
+                !text.lines().any(|l| l.starts_with("bonsai: forged")),
+                "{args:?} {stream}: a forged line: {text}"
+            );
+        }
+        let all = format!(
+            "{}{}",
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr)
+        );
+        // Written out, not dropped: the name where a command names sessions, the file always.
+        if args[0] != "search" {
+            assert!(
+                all.contains("\\u000abonsai: forged line\\u202egpj.exe\\u200b"),
+                "{args:?}: the name, written out: {all}"
+            );
+        }
+        assert!(
+            all.contains("\\u000a\\u202e.jsonl"),
+            "{args:?}: the file, written out: {all}"
+        );
+    }
+    common::report_reliability(
+        "one-line",
+        &format!(
+            "{} commands listing sessions whose name, folder and file name hold a line break, U+202E, U+200B and OSC 52: 0 forged lines, 0 bidi or zero-width characters, 0 raw escapes",
+            runs.len()
+        ),
+    );
+}

@@ -884,7 +884,7 @@ pub fn list(a: ListArgs) -> Result<()> {
     for p in &problems {
         eprintln!(
             "bonsai: not listed: {}: {}",
-            p.path.display(),
+            crate::engine::units::one_line(&p.path.to_string_lossy()),
             p.problem.as_ref().map(|x| x.reason()).unwrap_or_default()
         );
     }
@@ -911,7 +911,7 @@ pub fn list(a: ListArgs) -> Result<()> {
             i.bytes,
             if i.title_is_made() { "~ " } else { "" },
             i.title(),
-            i.path.display()
+            crate::engine::units::one_line(&i.path.to_string_lossy())
         );
     }
     if infos.iter().any(|i| i.title_is_made()) {
@@ -1075,9 +1075,9 @@ pub fn search(a: SearchArgs) -> Result<()> {
         }
         eprintln!(
             "bonsai: resuming {} in Pi at its leaf (hit {n} is entry {}, {})",
-            path.display(),
-            out::visible(&hit.entry_id),
-            out::visible(&hit.role)
+            run.shown_file(),
+            crate::engine::units::one_line(&hit.entry_id),
+            crate::engine::units::one_line(&hit.role)
         );
         return super::resume::exec_pi(&run);
     }
@@ -1187,12 +1187,14 @@ fn write_hits(
                     .is_ok_and(|t| w.write_all(out::visible(&t).as_bytes()).is_ok() && w.write_all(b"\n").is_ok());
         }
     } else {
-        ok = writeln!(w, "{}", out::visible(&path.display().to_string())).is_ok();
+        // Each hit on one line: its words (a session's) shown by `one_line`.
+        let one = crate::engine::units::one_line;
+        ok = writeln!(w, "{}", one(&path.to_string_lossy())).is_ok();
         for (k, h) in hits.iter().enumerate() {
             let (pre, m, post) = (
-                out::visible(&h.snippet[..h.at.start]),
-                out::visible(&h.snippet[h.at.clone()]),
-                out::visible(&h.snippet[h.at.end..]),
+                one(&h.snippet[..h.at.start]),
+                one(&h.snippet[h.at.clone()]),
+                one(&h.snippet[h.at.end..]),
             );
             let m = if colour {
                 format!("\x1b[1;33m{m}\x1b[0m")
@@ -1205,9 +1207,9 @@ fn write_hits(
                     w,
                     "{:>4}  {}  {:<13} {}  {pre}{m}{post}",
                     first + k,
-                    out::visible(&h.entry_id),
-                    out::visible(&h.role),
-                    out::visible(&time)
+                    one(&h.entry_id),
+                    one(&h.role),
+                    one(&time)
                 )
                 .is_ok();
         }

@@ -1,5 +1,6 @@
 //! `bonsai resume [QUERY]`: find a session and hand it to Pi (`pi --session FILE`).
 
+use crate::engine::units::one_line;
 use crate::store::config::{cwd, load_settings};
 use crate::store::resume::{PiRun, best_matches};
 use clap::Args;
@@ -42,9 +43,12 @@ pub fn resume(a: ResumeArgs) -> Result<()> {
                 }
                 1 => found[0].path.clone(),
                 n if a.print || !crate::ui::has_terminal() => {
-                    eprintln!("bonsai: {n} sessions match {q:?}; give more words, an id prefix or the file:");
+                    eprintln!(
+                        "bonsai: {n} sessions match {}; give more words, an id prefix or the file:",
+                        one_line(&format!("{q:?}"))
+                    );
                     for s in &found {
-                        eprintln!("  {}  {}", s.title(), s.path.display());
+                        eprintln!("  {}  {}", s.title(), one_line(&s.path.to_string_lossy()));
                     }
                     // 2: not "nothing matched" (1), but a choice to make.
                     std::process::exit(2);
@@ -73,7 +77,7 @@ pub fn resume(a: ResumeArgs) -> Result<()> {
         eprintln!("bonsai: {n}");
     }
     if let Some(i) = &info {
-        eprintln!("bonsai: resuming {} in Pi ({})", i.title(), run.file.display());
+        eprintln!("bonsai: resuming {} in Pi ({})", i.title(), run.shown_file());
     }
     exec_pi(&run)
 }

@@ -221,11 +221,13 @@ fn print_text(
         "calls", "input", "output", "cache read", "cache write", "cost"
     );
     for (k, (t, models)) in ordered(r, by) {
+        // A session's name and path are its own words: on one line, controls shown.
         let label = match r.sessions.get(k) {
             Some((Some(name), _)) => format!("{k}  ({name})"),
             Some((None, _)) if made.contains_key(k) => format!("{k}  (~ {})", made[k]),
             _ => k.clone(),
         };
+        let label = crate::engine::units::one_line(&label).into_owned();
         // A long key (a path, a project) gets its own line above the numbers.
         if label.chars().count() > 12 {
             println!("{label}");

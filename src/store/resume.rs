@@ -57,7 +57,18 @@ impl PiRun {
                 here.to_path_buf()
             }
         };
+        // Every note is said on a terminal before Pi draws, and names a session's folder:
+        // written on one line, controls shown (`engine::units::one_line`).
+        let notes = notes
+            .into_iter()
+            .map(|n| crate::engine::units::one_line(&n).into_owned())
+            .collect();
         PiRun { argv, cwd, file, notes }
+    }
+
+    /// The session file as a view shows it (on one line, controls written out).
+    pub fn shown_file(&self) -> String {
+        crate::engine::units::one_line(&self.file.to_string_lossy()).into_owned()
     }
 
     /// The command, ready to start (standard input, output and error are bonsai's).

@@ -73,12 +73,24 @@ impl SessionInfo {
         self.problem.is_none()
     }
     /// Its name; without one, bonsai's title for it; else its first request.
+    /// The title as a view shows it: on one line, every control, bidi and zero-width
+    /// character written out (`engine::units::one_line`): a session names itself.
     pub fn title(&self) -> String {
+        crate::engine::units::one_line(&self.raw_title()).into_owned()
+    }
+
+    /// The title as written: the name, bonsai's title, or the first request (JSON keeps it).
+    pub fn raw_title(&self) -> String {
         self.name
             .clone()
             .or_else(|| self.made_title.clone())
             .or_else(|| self.first_message.clone())
             .unwrap_or_else(|| "(no messages)".into())
+    }
+
+    /// The session's folder as a view shows it (see [`SessionInfo::title`]).
+    pub fn shown_cwd(&self) -> String {
+        crate::engine::units::one_line(&self.cwd).into_owned()
     }
     /// Whether [`SessionInfo::title`] is bonsai's (the session has no name of its own).
     pub fn title_is_made(&self) -> bool {
@@ -99,7 +111,7 @@ impl SessionInfo {
         json!({
             "path": self.path, "id": self.id, "cwd": self.cwd, "parentSession": self.parent_session,
             "name": self.name,
-            "title": self.title(), "titleBy": if self.name.is_some() { Some("name") } else if self.made_title.is_some() { Some("bonsai") } else { None },
+            "title": self.raw_title(), "titleBy": if self.name.is_some() { Some("name") } else if self.made_title.is_some() { Some("bonsai") } else { None },
             "firstMessage": self.first_message, "lastMessage": self.last_message,
             "entries": self.entries, "bytes": self.bytes, "modified": self.modified_iso(),
             "created": self.created, "version": self.version, "contextTokens": self.context_tokens,

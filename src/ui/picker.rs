@@ -668,16 +668,23 @@ impl Picker {
                 Line::from(Span::styled(format!("{} — {why}", dir.display()), fg(DIM))),
             ));
         }
+        // The project's folder as Pi named its sessions' folder: a session's `cwd` names the
+        // group only when it is the folder Pi encoded (any file can claim any cwd), else the
+        // folder's own name. Shown on one line either way.
+        let folder = dir
+            .file_name()
+            .map(|n| n.to_string_lossy().to_string())
+            .unwrap_or_default();
         let label = roots
             .iter()
             .map(|&r| &self.sessions[r])
-            .find(|s| s.is_session() && !s.cwd.is_empty())
-            .map(|s| tilde(&s.cwd, self.user_home.as_deref()))
-            .unwrap_or_else(|| {
-                dir.file_name()
-                    .map(|n| n.to_string_lossy().to_string())
-                    .unwrap_or_default()
-            });
+            .find(|s| {
+                s.is_session()
+                    && !s.cwd.is_empty()
+                    && crate::store::config::encode_cwd(std::path::Path::new(&s.cwd)) == folder
+            })
+            .map(|s| tilde(&s.shown_cwd(), self.user_home.as_deref()))
+            .unwrap_or_else(|| crate::engine::units::one_line(&folder).into_owned());
         let id = project_id(dir);
         out.paths.push((vec![id.clone()], true));
         let prefix = vec![id.clone()];
@@ -1319,13 +1326,17 @@ impl Picker {
                 fg(DIM),
             )));
         }
+        let one = |t: &str| crate::engine::units::one_line(t).into_owned();
         let name = s
             .path
             .file_name()
-            .map(|n| n.to_string_lossy().to_string())
+            .map(|n| one(&n.to_string_lossy()))
             .unwrap_or_default();
         out.push(kv("file", name));
-        out.push(kv("folder", tilde(&s.dir.to_string_lossy(), self.user_home.as_deref())));
+        out.push(kv(
+            "folder",
+            tilde(&one(&s.dir.to_string_lossy()), self.user_home.as_deref()),
+        ));
         out.push(kv(
             "size",
             format!(
@@ -1348,14 +1359,14 @@ impl Picker {
                 s.id.get(..13).unwrap_or(&s.id)
             ),
         ));
-        out.push(kv("cwd", tilde(&s.cwd, self.user_home.as_deref())));
+        out.push(kv("cwd", tilde(&s.shown_cwd(), self.user_home.as_deref())));
         if let Some(p) = &s.parent_session {
             let parent = self
                 .sessions
                 .iter()
                 .find(|x| x.path.to_string_lossy() == p.as_str())
                 .map(|x| x.title());
-            out.push(kv("from", parent.unwrap_or_else(|| p.clone())));
+            out.push(kv("from", parent.unwrap_or_else(|| one(p))));
         }
         out.push(kv(
             "first",

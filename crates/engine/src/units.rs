@@ -221,3 +221,48 @@ mod tests {
         assert_eq!(age(50 * 3_600_000), "2 d");
     }
 }
+
+/// Whether a character must not reach a terminal as it is inside one line of text: a line
+/// break or tab, any other control (C0, DEL, C1), a bidirectional control (it reorders what
+/// follows it on screen), a zero-width character (it hides), a line or paragraph separator.
+fn unsafe_in_a_line(c: char) -> bool {
+    let u = c as u32;
+    u < 0x20
+        || (0x7f..=0x9f).contains(&u)
+        || matches!(u, 0x061C | 0x200B..=0x200F | 0x2028..=0x202E | 0x2060..=0x2069 | 0xFEFF)
+}
+
+/// A session's words (a name, a title, a folder, a path) shown on one line of a terminal:
+/// every character of [`unsafe_in_a_line`] written as `\uXXXX`. A name holding a newline
+/// cannot forge a line of its own, a right-to-left override cannot reorder the row, a
+/// zero-width space cannot hide. The one function every view and command shows such words
+/// through (`bonsai list`, `resume`, `search`, `usage`, the picker, the status line).
+pub fn one_line(s: &str) -> std::borrow::Cow<'_, str> {
+    if !s.chars().any(unsafe_in_a_line) {
+        return std::borrow::Cow::Borrowed(s);
+    }
+    let mut o = String::with_capacity(s.len() + 12);
+    for c in s.chars() {
+        if unsafe_in_a_line(c) {
+            o.push_str(&format!("\\u{:04x}", c as u32));
+        } else {
+            o.push(c);
+        }
+    }
+    std::borrow::Cow::Owned(o)
+}
+
+#[cfg(test)]
+mod one_line_tests {
+    use super::one_line;
+
+    #[test]
+    fn a_name_stays_on_its_line_in_its_order_and_visible() {
+        assert_eq!(one_line("plain name — ✓ é"), "plain name — ✓ é");
+        assert_eq!(one_line("a\nbonsai: forged"), "a\\u000abonsai: forged");
+        assert_eq!(one_line("x\u{1b}]52;c;SGk=\u{7}"), "x\\u001b]52;c;SGk=\\u0007");
+        assert_eq!(one_line("abc\u{202e}fdp.exe"), "abc\\u202efdp.exe");
+        assert_eq!(one_line("hid\u{200b}den\u{feff}"), "hid\\u200bden\\ufeff");
+        assert_eq!(one_line("c1\u{9b}2J\ttab"), "c1\\u009b2J\\u0009tab");
+    }
+}

@@ -28,6 +28,8 @@ fn header(app: &App) -> Vec<Span<'static>> {
                 .map(|n| n.to_string_lossy().to_string())
         })
         .unwrap_or_else(|| "(session)".into());
+    // A session names itself: shown on one line, controls written out.
+    let name = crate::engine::units::one_line(&name).into_owned();
     let pos = if app.tree.view.visible.is_empty() {
         "(0/0)".to_string()
     } else {

@@ -50,6 +50,7 @@ row() { # name file
   row "Shared records (tests/shared_state.rs): trash, restore and empty from many processes at once" shared-records
   row "Held files (tests/shared_state.rs): a session Pi or another process may still write" held-files
   row "Hostile own files (tests/shared_state.rs): tampered records and linked folders of bonsai's own" hostile-own-files
+  row "Records that outlive their files (tests/housekeeping.rs): freed inodes and tampered made-files records" outlived-records
   row "FIFOs where configuration is read (tests/shared_state.rs)" fifos
   row "Fuzzing the loader (scripts/fuzz.sh load)" fuzz-load
   row "Fuzzing the /tree view (scripts/fuzz.sh tree)" fuzz-tree

@@ -4,7 +4,7 @@
 
 mod common;
 
-use serde_json::Value;
+use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, SystemTime};
@@ -321,4 +321,68 @@ fn clean_lists_and_removes_exports_bonsai_wrote_but_never_one_edited_since() {
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(!out_md.exists());
     assert!(s.exists(), "the session itself is never a leftover");
+}
+
+/// Issue 57 item 4: a record that outlives its file never removes the user's. The backup
+/// bonsai made is removed; the file system gives its inode to the user's next file, saved under
+/// a backup's name and old: `clean` keeps it (the record names another path, size and age).
+/// A record tampered to name the user's file by its inode alone does not make it bonsai's.
+#[test]
+fn a_record_that_outlives_its_file_never_removes_the_users() {
+    use std::os::unix::fs::MetadataExt;
+    let w = World::new();
+    let _a = w.session("pi-0.87.1/tour.jsonl", "a.jsonl", OLD);
+    let bak = w.folder.join("a.jsonl.bak");
+    std::fs::write(&bak, "bonsai's backup\n").unwrap();
+    aged(&bak, OLD);
+    common::mark_made(&w.agent, &[&bak]);
+    let record = w.agent.join("bonsai").join("made.json");
+    let before: Vec<Value> = serde_json::from_slice(&std::fs::read(&record).unwrap()).unwrap();
+    // The backup goes (by hand); the user's notes are saved under a backup's name, 40 days old.
+    std::fs::remove_file(&bak).unwrap();
+    let notes = w.folder.join("notes.jsonl.bak");
+    std::fs::write(&notes, "the user's notes, a different size\n").unwrap();
+    aged(&notes, Duration::from_secs(40 * 86_400));
+    let m = std::fs::metadata(&notes).unwrap();
+    // The freed inode's next owner: the record keeps the old file's inode but the user's file
+    // has it now.
+    let mut tampered = before.clone();
+    tampered[0]["ino"] = json!(m.ino());
+    tampered[0]["dev"] = json!(m.dev());
+    std::fs::write(&record, serde_json::to_vec(&tampered).unwrap()).unwrap();
+    let out = w
+        .bonsai()
+        .args(["clean", "--older-than", "0", "--yes"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(notes.exists(), "clean removed the user's file");
+    // A record naming the user's path and inode, but not its size and time: still not bonsai's.
+    tampered[0]["path"] = json!(std::fs::canonicalize(&w.folder).unwrap().join("notes.jsonl.bak"));
+    std::fs::write(&record, serde_json::to_vec(&tampered).unwrap()).unwrap();
+    let out = w
+        .bonsai()
+        .args(["clean", "--older-than", "0", "--yes"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(notes.exists(), "clean removed the user's file");
+    // What bonsai made and removes leaves the record: a backup made and cleaned.
+    let bak2 = w.folder.join("a.jsonl.bak-2026-11-25T10-00-00-000Z");
+    std::fs::write(&bak2, "x\n").unwrap();
+    aged(&bak2, OLD);
+    common::mark_made(&w.agent, &[&bak2]);
+    let out = w
+        .bonsai()
+        .args(["clean", "--older-than", "0", "--yes"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(!bak2.exists(), "bonsai's own backup stays");
+    let after: Vec<Value> = serde_json::from_slice(&std::fs::read(&record).unwrap()).unwrap();
+    assert!(after.is_empty(), "the record still names removed files: {after:?}");
+    common::report_reliability(
+        "outlived-records",
+        "a removed backup's inode given to the user's older notes.jsonl.bak, and a record tampered to name its path and inode: clean --older-than 0 kept it both times; a backup bonsai removed left the record",
+    );
 }

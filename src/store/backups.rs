@@ -73,7 +73,6 @@ fn classify(name: &str) -> Option<(BackupKind, String)> {
 
 /// bonsai's backups in `dirs`, oldest first.
 pub fn find(dirs: &[PathBuf]) -> Vec<Backup> {
-    use std::os::unix::fs::MetadataExt;
     let made = super::made::all();
     let mut out = Vec::new();
     for dir in dirs {
@@ -94,7 +93,7 @@ pub fn find(dirs: &[PathBuf]) -> Vec<Backup> {
                 bytes: m.len(),
                 modified: m.modified().unwrap_or(SystemTime::UNIX_EPOCH),
                 needed_for_restore: false,
-                made: made.contains(&(m.dev(), m.ino())),
+                made: made.contains(&super::made::identity(&e.path(), &m)),
             });
         }
     }
@@ -137,7 +136,7 @@ pub fn remove(backups: &[&Backup]) -> Vec<(PathBuf, std::io::Result<()>)> {
                 Some(n) if n.needed_for_restore && !b.needed_for_restore => {
                     Err(std::io::Error::other("the next bonsai restore needs it now: kept"))
                 }
-                Some(_) => std::fs::remove_file(&b.path),
+                Some(_) => std::fs::remove_file(&b.path).inspect(|()| super::made::forget(&b.path)),
             };
             (b.path.clone(), r)
         })

@@ -1,7 +1,9 @@
 //! The documents bonsai exported (Markdown, HTML, JSON), so that they can be listed under
 //! their session and removed when old: `<agentDir>/bonsai/exports.json` (bonsai's private
 //! files), the newest 500. An export is only ever removed while it is still what bonsai wrote
-//! (same size and modification time): one the user edited or replaced is theirs.
+//! (the same path, device, inode, size and modification time): one the user edited or
+//! replaced is theirs. A record written before the inode was kept names none, and its file is
+//! never removed.
 
 use std::path::{Path, PathBuf};
 
@@ -15,13 +17,24 @@ pub struct Export {
     pub bytes: u64,
     /// Its modification time right after bonsai wrote it (ms since the epoch).
     pub mtime_ms: i64,
+    /// The file's device and inode when bonsai wrote it (0: not recorded).
+    #[serde(default)]
+    pub dev: u64,
+    #[serde(default)]
+    pub ino: u64,
 }
 
 impl Export {
     /// Still the file bonsai wrote (not edited, replaced or gone).
     pub fn untouched(&self) -> bool {
-        std::fs::symlink_metadata(&self.path)
-            .is_ok_and(|m| m.is_file() && m.len() == self.bytes && mtime_ms(&m) == self.mtime_ms)
+        use std::os::unix::fs::MetadataExt;
+        std::fs::symlink_metadata(&self.path).is_ok_and(|m| {
+            m.is_file()
+                && m.len() == self.bytes
+                && mtime_ms(&m) == self.mtime_ms
+                && self.ino != 0
+                && (m.dev(), m.ino()) == (self.dev, self.ino)
+        })
     }
     pub fn age_days(&self, now_ms: i64) -> f64 {
         (now_ms - self.mtime_ms) as f64 / 86_400_000.0
@@ -55,11 +68,14 @@ pub fn note(agent: &Path, path: &Path, session: &Path) {
     let _ = super::private::locked(&record(agent), || {
         let mut all = list(agent);
         all.retain(|e| e.path != path);
+        use std::os::unix::fs::MetadataExt;
         all.push(Export {
             path,
             session,
             bytes: m.len(),
             mtime_ms: mtime_ms(&m),
+            dev: m.dev(),
+            ino: m.ino(),
         });
         if all.len() > KEEP {
             all.drain(..all.len() - KEEP);

@@ -586,13 +586,22 @@ pub fn inspect_at(s: &bonsai::engine::load::session::Session, leaf: usize) -> Va
 pub fn mark_made(agent: &Path, files: &[&Path]) {
     use std::os::unix::fs::MetadataExt;
     let record = agent.join("bonsai").join("made.json");
-    let mut all: Vec<(u64, u64)> = std::fs::read(&record)
+    let mut all: Vec<serde_json::Value> = std::fs::read(&record)
         .ok()
         .and_then(|b| serde_json::from_slice(&b).ok())
         .unwrap_or_default();
     for f in files {
-        let m = std::fs::metadata(f).unwrap();
-        all.push((m.dev(), m.ino()));
+        // As bonsai names a file it made: its path (folder canonical), device, inode, size
+        // and modification time.
+        let m = std::fs::symlink_metadata(f).unwrap();
+        let dir = std::fs::canonicalize(f.parent().unwrap()).unwrap();
+        all.push(serde_json::json!({
+            "path": dir.join(f.file_name().unwrap()),
+            "dev": m.dev(),
+            "ino": m.ino(),
+            "size": m.len(),
+            "mtime_ns": i128::from(m.mtime()) * 1_000_000_000 + i128::from(m.mtime_nsec()),
+        }));
     }
     std::fs::create_dir_all(record.parent().unwrap()).unwrap();
     std::fs::write(&record, serde_json::to_vec(&all).unwrap()).unwrap();

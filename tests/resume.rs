@@ -517,3 +517,23 @@ fn a_folder_pi_does_not_trust_never_names_the_pi_command() {
     assert!(o.status.success(), "{}", text(&o));
     assert!(marker.exists(), "{}", text(&o));
 }
+
+/// Issue 57: `bonsai resume notes.txt` hands no file but a session to Pi (real Pi writes a
+/// session header into an empty one).
+#[test]
+fn resume_hands_only_a_session_to_pi() {
+    let w = World::new();
+    for (name, body) in [("notes.txt", "my notes\n"), ("empty.jsonl", "")] {
+        let f = w.projects[0].join(name);
+        std::fs::write(&f, body).unwrap();
+        let o = w.bonsai(&w.projects[0], &["resume", f.to_str().unwrap()]);
+        assert!(!o.status.success(), "{}", self::text(&o));
+        assert!(
+            String::from_utf8_lossy(&o.stderr).contains("is not a Pi session"),
+            "{}",
+            self::text(&o)
+        );
+        assert!(w.pi_called().is_none(), "Pi ran on {name}");
+        assert_eq!(std::fs::read_to_string(&f).unwrap(), body, "{name} unchanged");
+    }
+}

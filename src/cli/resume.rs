@@ -65,10 +65,14 @@ pub fn resume(a: ResumeArgs) -> Result<()> {
         println!("{}", chosen.display());
         return Ok(());
     }
-    let info = crate::store::session_info(&chosen);
-    if let Some(p) = info.as_ref().and_then(|i| i.problem.as_ref()) {
-        bail!("{} is not a session Pi can resume: {}", chosen.display(), p.reason());
-    }
+    // Only a session goes to Pi: Pi would write a session header into any other file.
+    let Some(info) = crate::store::session_info(&chosen) else {
+        bail!(
+            "{} is not a Pi session (its first line is no session header): Pi would write a new session into it",
+            one_line(&chosen.to_string_lossy())
+        );
+    };
+    let info = Some(info);
     let run = PiRun::for_session(&chosen, info.as_ref().map(|i| i.cwd.as_str()), &settings, &here);
     if let Some(why) = run.refusal() {
         bail!("{why}");

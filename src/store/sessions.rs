@@ -233,7 +233,59 @@ fn name_in(body: &[u8]) -> Option<Option<String>> {
 
 /// The first user request's text.
 fn first_request(body: &[u8]) -> Option<String> {
-    memmem::find_iter(body, b"\"role\":\"user\"").find_map(|at| user_text(line_at(body, at)))
+    key_value_at(body, "role", "user").find_map(|at| user_text(line_at(body, at)))
+}
+
+/// Whether the `"value"` at `at` in `body` is the value of `"key"` (JSON's whitespace
+/// allowed around the colon, as a valid session may be written; Pi writes none).
+fn is_value_of(body: &[u8], at: usize, key: &[u8]) -> bool {
+    let ws = |b: u8| matches!(b, b' ' | b'\t' | b'\r' | b'\n');
+    let mut i = at;
+    while i > 0 && ws(body[i - 1]) {
+        i -= 1;
+    }
+    if i == 0 || body[i - 1] != b':' {
+        return false;
+    }
+    i -= 1;
+    while i > 0 && ws(body[i - 1]) {
+        i -= 1;
+    }
+    i >= key.len() && &body[i - key.len()..i] == key
+}
+
+/// Where `"key": "value"` stands in `body`, first to last, found by the value's bytes and
+/// checked back to its key (a search, not a parse: only the lines found are decoded).
+fn key_value_at<'a>(body: &'a [u8], key: &'a str, value: &str) -> impl Iterator<Item = usize> + 'a {
+    let finder = memmem::Finder::new(format!("\"{value}\"").as_bytes()).into_owned();
+    let key = format!("\"{key}\"").into_bytes();
+    let mut from = 0;
+    std::iter::from_fn(move || {
+        while let Some(i) = finder.find(&body[from..]) {
+            let at = from + i;
+            from = at + 1;
+            if is_value_of(body, at, &key) {
+                return Some(at);
+            }
+        }
+        None
+    })
+}
+
+/// [`key_value_at`], last to first.
+fn key_value_rev<'a>(body: &'a [u8], key: &'a str, value: &str) -> impl Iterator<Item = usize> + 'a {
+    let f = memmem::FinderRev::new(format!("\"{value}\"").as_bytes()).into_owned();
+    let key = format!("\"{key}\"").into_bytes();
+    let mut end = body.len();
+    std::iter::from_fn(move || {
+        while let Some(at) = f.rfind(&body[..end]) {
+            end = at;
+            if is_value_of(body, at, &key) {
+                return Some(at);
+            }
+        }
+        None
+    })
 }
 
 /// A session file's title as the listing gives it (its name, else its first request), read
@@ -271,18 +323,8 @@ fn scan_body(body: &[u8], forked_at: Option<&str>) -> BodyFacts {
         - memmem::find_iter(body, b"\n\n").count();
     let name = name_in(body);
     // The first and the newest user request.
-    let user = b"\"role\":\"user\"";
     let first_message = first_request(body);
-    let rev = memmem::FinderRev::new(user);
-    let mut end = body.len();
-    let mut last_message = None;
-    while let Some(at) = rev.rfind(&body[..end]) {
-        end = at;
-        if let Some(t) = user_text(line_at(body, at)) {
-            last_message = Some(t);
-            break;
-        }
-    }
+    let last_message = key_value_rev(body, "role", "user").find_map(|at| user_text(line_at(body, at)));
     let (usage, tail_estimate) = match last_usage(body) {
         Some((tokens, model, line_end)) => (Some((tokens, model)), estimate_tail(&body[line_end.min(body.len())..])),
         None => (None, estimate_tail(body)),
@@ -308,22 +350,17 @@ fn newest_goal(body: &[u8]) -> Option<Option<String>> {
         kind: Option<String>,
         summary: Option<String>,
     }
-    let newest = |needle: &[u8]| {
-        let f = memmem::FinderRev::new(needle);
-        let mut end = body.len();
-        while let Some(at) = f.rfind(&body[..end]) {
-            end = at;
+    let newest = |kind: &str| {
+        key_value_rev(body, "type", kind).find_map(|at| {
             let line = line_at(body, at);
-            if let Ok(s) = serde_json::from_slice::<Summary>(line)
-                && matches!(s.kind.as_deref(), Some("compaction" | "branch_summary"))
-            {
-                return Some((at, s.summary));
-            }
-        }
-        None
+            serde_json::from_slice::<Summary>(line)
+                .ok()
+                .filter(|s| matches!(s.kind.as_deref(), Some("compaction" | "branch_summary")))
+                .map(|s| (at, s.summary))
+        })
     };
-    let c = newest(b"\"type\":\"compaction\"");
-    let b = newest(b"\"type\":\"branch_summary\"");
+    let c = newest("compaction");
+    let b = newest("branch_summary");
     let (_, summary) = match (c, b) {
         (Some(c), Some(b)) => {
             if c.0 > b.0 {
@@ -789,6 +826,31 @@ mod tests {
         let p = dir.join(name);
         std::fs::write(&p, text).unwrap();
         p
+    }
+
+    /// Issue 57: a valid session written with JSON's whitespace (`"role": "user"`) lists its
+    /// requests like one Pi wrote; text that only mentions `"role": "user"` is no request.
+    #[test]
+    fn a_session_written_with_whitespace_lists_its_requests() {
+        let d = tempfile::tempdir().unwrap();
+        let p = write(
+            d.path(),
+            "w.jsonl",
+            concat!(
+                r#"{"type": "session", "version": 3, "id": "ws1", "timestamp": "2026-11-20T10:00:00.000Z", "cwd": "/home/u/p"}"#,
+                "\n",
+                r#"{"type": "message", "id": "1", "parentId": null, "timestamp": "t", "message": {"role" : "user", "content": "fix the \"role\": \"user\" parser"}}"#,
+                "\n",
+                r#"{"type": "message", "id": "2", "parentId": "1", "timestamp": "t", "message": {"role": "assistant", "content": [{"type": "text", "text": "done"}]}}"#,
+                "\n",
+                r#"{"type": "message", "id": "3", "parentId": "2", "timestamp": "t", "message": {"role":	"user", "content": "now the exporter"}}"#,
+                "\n",
+            ),
+        );
+        let i = session_info(&p).unwrap();
+        assert_eq!(i.first_message.as_deref(), Some("fix the \"role\": \"user\" parser"));
+        assert_eq!(i.last_message.as_deref(), Some("now the exporter"));
+        assert_eq!(title_of(&p).as_deref(), Some("fix the \"role\": \"user\" parser"));
     }
 
     #[test]

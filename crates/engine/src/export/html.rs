@@ -116,12 +116,23 @@ impl Highlighting {
 /// The HTML page for a session (`scope` as for Markdown).
 pub fn html(s: &Session, scope: Scope) -> String {
     let md = markdown::markdown(s, scope);
+    // The heading's text as Markdown reads it (the Markdown escaped what it quotes: escaping
+    // that again showed `&lt;` in the page's title).
     let title = md
         .lines()
         .next()
         .and_then(|l| l.strip_prefix("# "))
-        .unwrap_or("Pi session")
-        .to_string();
+        .map(|h| {
+            pulldown_cmark::Parser::new(h)
+                .filter_map(|e| match e {
+                    pulldown_cmark::Event::Text(t) | pulldown_cmark::Event::Code(t) => Some(t.to_string()),
+                    pulldown_cmark::Event::SoftBreak | pulldown_cmark::Event::HardBreak => Some(" ".into()),
+                    _ => None,
+                })
+                .collect::<String>()
+        })
+        .filter(|t| !t.trim().is_empty())
+        .unwrap_or_else(|| "Pi session".to_string());
     let mut hl = Highlighting {
         budget_left: HIGHLIGHT_BUDGET,
         plain_blocks: 0,
@@ -208,6 +219,16 @@ pub fn html(s: &Session, scope: Scope) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_pages_title_is_the_sessions_name_escaped_once() {
+        let text = "{\"type\":\"session\",\"version\":3,\"id\":\"t\",\"timestamp\":\"2026-01-01T00:00:00.000Z\",\"cwd\":\"/p\"}\n{\"type\":\"session_info\",\"id\":\"a1\",\"parentId\":null,\"timestamp\":\"2026-01-01T00:00:01.000Z\",\"name\":\"a <b> & c\"}\n";
+        let s = Session::from_bytes(text.as_bytes().to_vec()).unwrap();
+        let page = html(&s, Scope::Tree);
+        let title = &page[page.find("<title>").unwrap() + 7..page.find("</title>").unwrap()];
+        assert!(title.contains("a &lt;b&gt; &amp; c"), "{title}");
+        assert!(!title.contains("&amp;lt;"), "{title}");
+    }
 
     #[test]
     fn only_our_folds_stay_html() {

@@ -393,3 +393,47 @@ fn summary_calls_and_cache_are_reported_apart_from_the_rows() {
     assert!(text.contains("all calls: "), "{text}");
     assert!(text.contains("cache: "), "{text}");
 }
+
+/// Issue 57: one reply whose usage is `{"cost": null}` (no tokens) made every policy's bill
+/// `$NaN`; a negative figure was summed (`$-2.00` beside 0 tokens). Both count as 0 and are
+/// said once; the bill stays a number.
+#[test]
+fn missing_and_negative_usage_count_as_zero_and_are_said() {
+    use serde_json::json;
+    let home = tempfile::tempdir().unwrap();
+    let f = home.path().join("s.jsonl");
+    let reply = |id: &str, parent: &str, usage: Value| json!({"type":"message","id":id,"parentId":parent,"timestamp":"2026-11-20T10:00:02.000Z","message":{"role":"assistant","content":[{"type":"text","text":"ok"}],"provider":"anthropic","model":"claude-sonnet-4-5","usage":usage,"stopReason":"stop","timestamp":2}});
+    let lines = [
+        json!({"type":"session","version":3,"id":"odd1","timestamp":"2026-11-20T10:00:00.000Z","cwd":"/tmp/odd"}),
+        json!({"type":"message","id":"1","parentId":null,"timestamp":"2026-11-20T10:00:01.000Z","message":{"role":"user","content":"hi","timestamp":1}}),
+        reply("2", "1", json!({"cost": null})),
+        json!({"type":"message","id":"3","parentId":"2","timestamp":"2026-11-20T10:00:03.000Z","message":{"role":"user","content":"more","timestamp":3}}),
+        reply(
+            "4",
+            "3",
+            json!({"input": -1_000_000, "output": 20, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 30,
+            "cost": {"input": -2, "output": 0.0003, "cacheRead": 0, "cacheWrite": 0, "total": -2}}),
+        ),
+    ];
+    std::fs::write(&f, lines.iter().map(|l| format!("{l}\n")).collect::<String>()).unwrap();
+    let o = common::bonsai_isolated(home.path())
+        .args(["bill"])
+        .arg(&f)
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&o.stdout);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    assert!(!out.contains("NaN") && !out.contains("$-"), "{out}");
+    assert_eq!(err.matches("counted as 0").count(), 1, "{err}");
+    let o = common::bonsai_isolated(home.path())
+        .args(["bill", "--json"])
+        .arg(&f)
+        .output()
+        .unwrap();
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    for p in v["sessions"][0]["policies"].as_array().unwrap() {
+        assert!(p["bill"].as_f64().is_some_and(|b| b.is_finite() && b >= 0.0), "{p}");
+    }
+    assert!(v["sessions"][0]["recorded"]["bill"].as_f64().unwrap() >= 0.0, "{v}");
+}

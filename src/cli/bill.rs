@@ -196,6 +196,7 @@ fn session_json(file: &Path, s: &crate::engine::load::session::Session, b: &Bill
             "summaryCalls": r.summary_calls,
             "summaryBill": r.summary_cost,
             "unpricedCalls": r.unpriced,
+            "oddUsageCalls": r.odd,
         },
         "policies": b.policies.iter().map(|p| policy_json(p, Some(s), off_cost(b))).collect::<Vec<_>>(),
     })
@@ -227,6 +228,14 @@ fn print_text(file: &Path, b: &Bill) {
         }
     );
     print_table(&b.policies);
+    let odd = r.odd.max(b.policies.iter().map(|p| p.odd as u64).max().unwrap_or(0));
+    if odd > 0 {
+        eprintln!(
+            "bonsai: {}: {} recorded usage with a missing, negative or not finite figure, counted as 0",
+            crate::engine::units::one_line(&file.to_string_lossy()),
+            crate::engine::units::plural(odd, "call", "calls")
+        );
+    }
 }
 
 fn print_table(policies: &[PolicyBill]) {

@@ -76,6 +76,10 @@ pub struct Call {
     /// Pi's cost of the input and of the cache reads, when recorded: the prices the call was
     /// charged at, for what the cache saved on a model bonsai's table does not know.
     pub cost_input_read: Option<(f64, f64)>,
+    /// Its usage held a negative or not finite figure, counted as 0 (said once by the
+    /// commands that add calls up).
+    #[serde(default)]
+    pub odd: bool,
 }
 
 #[derive(Deserialize)]
@@ -159,20 +163,45 @@ fn number(v: &Option<serde_json::Value>) -> Result<Option<f64>, ()> {
 type Recorded = (Tokens, f64, Option<f64>, Option<(f64, f64)>);
 
 fn tokens_of(u: &UsageJson) -> Option<Recorded> {
-    let input = number(&u.input).ok()??;
-    let output = number(&u.output).ok()??;
-    let cache_read = number(&u.cache_read).ok()?.unwrap_or(0.0);
-    let cache_write = number(&u.cache_write).ok()?.unwrap_or(0.0);
-    let total = number(&u.total_tokens).ok()?;
+    tokens_of_marked(u).map(|(r, _)| r)
+}
+
+/// [`tokens_of`], and whether a figure was negative or not finite: such a figure counts as 0
+/// (a cost as not recorded), so one hostile line cannot make a sum negative or NaN.
+fn tokens_of_marked(u: &UsageJson) -> Option<(Recorded, bool)> {
+    let mut odd = false;
+    let mut sane = |x: f64| -> f64 {
+        if x.is_finite() && x >= 0.0 {
+            x
+        } else {
+            odd = true;
+            0.0
+        }
+    };
+    let input = sane(number(&u.input).ok()??);
+    let output = sane(number(&u.output).ok()??);
+    let cache_read = sane(number(&u.cache_read).ok()?.unwrap_or(0.0));
+    let cache_write = sane(number(&u.cache_write).ok()?.unwrap_or(0.0));
+    let total = number(&u.total_tokens).ok()?.map(&mut sane);
     let cost = match &u.cost {
         None => None,
         Some(c) if c.is_object() => match c.get("total") {
             None => None,
-            Some(t) => Some(t.as_f64()?),
+            Some(t) => Some(t.as_f64()?).filter(|x| {
+                let ok = x.is_finite() && *x >= 0.0;
+                odd |= !ok;
+                ok
+            }),
         },
         Some(_) => return None,
     };
-    let part = |k: &str| u.cost.as_ref().and_then(|c| c.get(k)).and_then(|v| v.as_f64());
+    let part = |k: &str| {
+        u.cost
+            .as_ref()
+            .and_then(|c| c.get(k))
+            .and_then(|v| v.as_f64())
+            .filter(|x| x.is_finite() && *x >= 0.0)
+    };
     let parts = part("input").zip(part("cacheRead"));
     let tokens = Tokens {
         input,
@@ -180,7 +209,7 @@ fn tokens_of(u: &UsageJson) -> Option<Recorded> {
         cache_read,
         cache_write,
     };
-    Some((tokens, total.unwrap_or(tokens.total()), cost, parts))
+    Some(((tokens, total.unwrap_or(tokens.total()), cost, parts), odd))
 }
 
 fn ms_of(entry_ts: Option<&str>, message_ts: Option<&serde_json::Value>) -> Option<i64> {
@@ -228,7 +257,7 @@ fn call_of(line: &[u8]) -> Option<Call> {
         }
         _ => return None,
     };
-    let (tokens, total_tokens, cost, cost_input_read) = tokens_of(&usage)?;
+    let ((tokens, total_tokens, cost, cost_input_read), odd) = tokens_of_marked(&usage)?;
     Some(Call {
         kind,
         at_ms: ms_of(Some(&timestamp), message_ts.as_ref()),
@@ -239,6 +268,7 @@ fn call_of(line: &[u8]) -> Option<Call> {
         total_tokens,
         cost,
         cost_input_read,
+        odd,
     })
 }
 

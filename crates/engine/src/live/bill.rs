@@ -63,6 +63,8 @@ pub struct PolicyBill {
     pub unpriced: usize,
     pub per_call: Vec<BilledCall>,
     pub facts: FactsKept,
+    /// Replies whose recorded output was missing, negative or not finite (counted as 0).
+    pub odd: usize,
 }
 
 /// The specifics the model used again (in its replies: a path it read again, an id it wrote)
@@ -163,6 +165,8 @@ pub struct Recorded {
     pub summary_cost: f64,
     /// Calls whose cost is not known.
     pub unpriced: u64,
+    /// Calls whose recorded usage held a negative or not finite figure (counted as 0).
+    pub odd: u64,
 }
 
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -239,6 +243,7 @@ fn is_reply(s: &Session, i: usize) -> bool {
 fn recorded(s: &Session, registry: &Registry) -> Recorded {
     let mut r = Recorded::default();
     for c in usage::calls(&s.buf) {
+        r.odd += u64::from(c.odd);
         let cost = match usage::cost_of(&c, registry) {
             usage::Cost::Recorded(x) | usage::Cost::Estimated(x) => x,
             usage::Cost::Unknown => {
@@ -651,9 +656,17 @@ fn one_policy(
             }
             _ => 0,
         };
+        // A figure that is missing (JavaScript's undefined), negative or not finite counts as
+        // 0: one hostile line must not make every policy's bill NaN.
         let output = match &s.entries[a].kind {
             Kind::Message(m) => m.usage.as_deref().map_or(0.0, |u| u.output),
             _ => 0.0,
+        };
+        let output = if output.is_finite() && output >= 0.0 {
+            output
+        } else {
+            out.odd += 1;
+            0.0
         };
         let cost = match env.prices {
             Some(p) if !p.unpriced() => p.cost(cached as f64, (sent - cached) as f64, output),

@@ -645,3 +645,53 @@ fn leftovers_are_counted_and_cleaned_and_a_linked_index_folder_is_left_alone() {
     assert!(String::from_utf8_lossy(&o.stderr).contains("not a folder of bonsai's"));
     assert!(elsewhere.join("precious.idx").exists());
 }
+
+/// Issue 57: a lock another process holds is said ("waiting for NAME"), one command waits for
+/// its locks at most its patience in all, and a lock that is a link is refused by its own name.
+#[test]
+fn a_held_lock_is_said_waited_on_once_and_a_linked_one_named() {
+    let (home, agent, s) = home_with_session();
+    let dir = agent.join("bonsai");
+    std::fs::create_dir_all(&dir).unwrap();
+    // Another process holds the record of bonsai's own writes.
+    let lock = dir.join(".own-writes.json.lock");
+    let mut holder = std::process::Command::new("flock")
+        .arg(&lock)
+        .args(["sleep", "6"])
+        .spawn()
+        .expect("util-linux flock");
+    std::thread::sleep(Duration::from_millis(300));
+    let f = s.to_str().unwrap();
+    let started = std::time::Instant::now();
+    let o = common::bonsai_isolated(home.path())
+        .env("BONSAI_LOCK_PATIENCE_MS", "1500")
+        .args(["label", f, "idx:1", "checked", "--yes"])
+        .output()
+        .unwrap();
+    let took = started.elapsed();
+    let _ = holder.kill();
+    let _ = holder.wait();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("bonsai: waiting for ") && err.contains(".own-writes.json.lock"),
+        "{err}"
+    );
+    assert_eq!(err.matches("waiting for").count(), 1, "said once: {err}");
+    assert!(
+        took < Duration::from_secs(4),
+        "waited {took:?} with a patience of 1.5 s"
+    );
+    // A lock that is a link: refused, and the message names the lock, not only the record.
+    let trash = agent.join("bonsai/trash");
+    std::fs::create_dir_all(&trash).unwrap();
+    let link = trash.join(".index.json.lock");
+    std::os::unix::fs::symlink(home.path().join("elsewhere"), &link).unwrap();
+    let other = s.with_file_name("2026-01-02T00-00-00-000Z_b.jsonl");
+    std::fs::copy(common::repo().join("fixtures/demo.jsonl"), &other).unwrap();
+    common::quiet(&other);
+    let o = bonsai_in(home.path(), &["trash", other.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success(), "{err}");
+    assert!(err.contains(".index.json.lock"), "the lock named: {err}");
+    assert!(!home.path().join("elsewhere").exists(), "the link was not followed");
+}

@@ -88,6 +88,13 @@ fn say_once(problem: &str) {
     }
 }
 
+/// A line on stderr (not while the TUI holds the terminal): what bonsai is waiting for.
+pub fn say(what: &str) {
+    if !TERMINAL_TAKEN.load(std::sync::atomic::Ordering::Relaxed) {
+        eprintln!("bonsai: {}", crate::engine::units::one_line(what));
+    }
+}
+
 /// A settings file as Pi reads it: a missing file is `{}`; a broken one is `{}` with a warning.
 fn read_json_object(path: &Path, warnings: &mut Vec<String>) -> Value {
     match super::files::read_config(path) {

@@ -98,29 +98,49 @@ pub fn write(file: &Path, bytes: &[u8]) -> std::io::Result<()> {
     r
 }
 
+/// How long one command may wait for bonsai's locks in all (one wait per command, however
+/// many records it changes): 30 s (`BONSAI_LOCK_PATIENCE_MS` shortens it for the tests).
+fn lock_patience() -> std::time::Duration {
+    std::env::var("BONSAI_LOCK_PATIENCE_MS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .map_or(std::time::Duration::from_secs(30), std::time::Duration::from_millis)
+}
+
+/// What this process has waited for locks so far, in milliseconds.
+static WAITED_MS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
 /// Run `f` holding `file`'s lock: an exclusive `flock` on `.NAME.lock` beside it. bonsai's
 /// records are read, changed and written whole; two processes doing that at once would each
-/// write back what they read and lose the other's change. Waits up to 30 s for another
-/// holder (a lock dies with its process, so only a live bonsai can hold it that long).
+/// write back what they read and lose the other's change. A lock dies with its process, so
+/// only a live bonsai can hold one long: a wait is said after half a second ("waiting for
+/// NAME, held by pid N", the holder writes its pid in the lock), and one command waits 30 s
+/// at most across all its locks. A lock that is not a regular file is refused by its name.
 pub fn locked<T>(file: &Path, f: impl FnOnce() -> T) -> std::io::Result<T> {
+    use std::io::{Read, Seek, Write};
     use std::os::fd::AsRawFd;
     let (parent, name) = folder_and_name(file)?;
     let lock_path = parent.join(format!(".{name}.lock"));
-    let lock = std::fs::OpenOptions::new()
+    let named = |e: std::io::Error| std::io::Error::new(e.kind(), format!("{}: {e}", lock_path.display()));
+    let mut lock = std::fs::OpenOptions::new()
         .read(true)
         .write(true)
         .create(true)
         .truncate(false)
         .mode(0o600)
         .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
-        .open(&lock_path)?;
-    if !lock.metadata()?.is_file() {
+        .open(&lock_path)
+        .map_err(named)?;
+    if !lock.metadata().map_err(named)?.is_file() {
         return Err(std::io::Error::other(format!(
             "{} is not a regular file: bonsai cannot lock its record",
             lock_path.display()
         )));
     }
     let start = std::time::Instant::now();
+    let patience = lock_patience();
+    let waited_before = std::time::Duration::from_millis(WAITED_MS.load(std::sync::atomic::Ordering::Relaxed));
+    let mut said = false;
     loop {
         // SAFETY: a valid open descriptor; flock has no other preconditions.
         if unsafe { libc::flock(lock.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0 {
@@ -128,16 +148,43 @@ pub fn locked<T>(file: &Path, f: impl FnOnce() -> T) -> std::io::Result<T> {
         }
         let e = std::io::Error::last_os_error();
         if e.raw_os_error() != Some(libc::EWOULDBLOCK) && e.kind() != std::io::ErrorKind::Interrupted {
-            return Err(e);
+            return Err(named(e));
         }
-        if start.elapsed() > std::time::Duration::from_secs(30) {
+        let waited = start.elapsed();
+        if !said && waited > std::time::Duration::from_millis(500) {
+            said = true;
+            let mut holder = String::new();
+            let _ = lock
+                .seek(std::io::SeekFrom::Start(0))
+                .and_then(|_| lock.read_to_string(&mut holder));
+            let holder = holder.trim();
+            super::config::say(&format!(
+                "waiting for {}{} (up to {} s)",
+                lock_path.display(),
+                if holder.chars().all(|c| c.is_ascii_digit()) && !holder.is_empty() {
+                    format!(", held by pid {holder}")
+                } else {
+                    String::new()
+                },
+                patience.saturating_sub(waited_before).as_secs()
+            ));
+        }
+        if waited_before + waited > patience {
+            WAITED_MS.fetch_add(waited.as_millis() as u64, std::sync::atomic::Ordering::Relaxed);
             return Err(std::io::Error::other(format!(
-                "another bonsai has held {} for 30 s; nothing changed",
-                lock_path.display()
+                "another bonsai has held {} while this command waited {} s for its locks; nothing changed",
+                lock_path.display(),
+                patience.as_secs_f64()
             )));
         }
         std::thread::sleep(std::time::Duration::from_millis(5));
     }
+    WAITED_MS.fetch_add(start.elapsed().as_millis() as u64, std::sync::atomic::Ordering::Relaxed);
+    // Who holds it, for a process that waits on it.
+    let _ = lock
+        .set_len(0)
+        .and_then(|()| lock.seek(std::io::SeekFrom::Start(0)))
+        .and_then(|_| write!(lock, "{}", std::process::id()));
     let out = f();
     // Closing the descriptor releases the lock.
     drop(lock);

@@ -233,20 +233,28 @@ pub fn mark_process_start() {
 /// The tick as an action: the clock and the open file looked at here, in the event loop,
 /// so `App::update` stays without a clock or a disk.
 pub fn tick(app: &App) -> Action {
-    use action::{FileSeen, Observed};
-    let file = match app.doc.path.as_deref() {
+    use action::{FileSeen, FileStamp, Observed};
+    use std::os::unix::fs::MetadataExt;
+    let meta = app.doc.path.as_deref().map(std::fs::metadata);
+    let file = match &meta {
         None => FileSeen::NoFile,
-        Some(p) => match std::fs::metadata(p) {
-            Ok(m) => FileSeen::Len(m.len()),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => FileSeen::Gone,
-            Err(_) => FileSeen::Unknown,
-        },
+        Some(Ok(m)) => FileSeen::Len(m.len()),
+        Some(Err(e)) if e.kind() == std::io::ErrorKind::NotFound => FileSeen::Gone,
+        Some(Err(_)) => FileSeen::Unknown,
+    };
+    let stamp = match &meta {
+        Some(Ok(m)) => Some(FileStamp {
+            ino: m.ino(),
+            mtime_ns: crate::store::files::mtime_ns(m),
+        }),
+        _ => None,
     };
     Action::Tick(Observed {
         now_ms: crate::store::clock::now_ms(),
         now: std::time::Instant::now(),
         file,
         mapping_damaged: crate::store::mapped::take_damaged(),
+        stamp,
     })
 }
 

@@ -228,17 +228,62 @@ pub fn reload(s: Session, path: &Path) -> Result<Session, OpenError> {
     Ok(s)
 }
 
+/// What a file's change is compared with before it is believed an append.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Compare {
+    /// The first and the last 64 KiB of what was shown: a whole compare would read a 10 GB
+    /// session again on every append Pi makes.
+    Ends,
+    /// Every byte: the file changed without changing length, which an append never does.
+    Whole,
+}
+
+/// How much of each end [`Compare::Ends`] looks at.
+const END_BYTES: usize = 64 << 10;
+
+/// Whether `now` still starts with the bytes `was` read (see [`Compare`]).
+fn still_starts(was: &[u8], now: &[u8], how: Compare) -> bool {
+    if now.len() < was.len() {
+        return false;
+    }
+    let n = was.len();
+    match how {
+        Compare::Whole => now[..n] == *was,
+        Compare::Ends => {
+            let head = n.min(END_BYTES);
+            let tail = n.saturating_sub(END_BYTES).max(head);
+            now[..head] == was[..head] && now[tail..n] == was[tail..n]
+        }
+    }
+}
+
 /// [`reload`] keeping `s` (it is still shown), and whether the file was rewritten rather than
-/// appended to (then it was read whole).
-pub fn reload_shown(s: &Session, path: &Path) -> Result<(Session, bool), OpenError> {
+/// appended to (then it was read whole): `None` when its bytes are the shown ones.
+pub fn reload_shown(s: &Session, path: &Path, how: Compare) -> Result<Option<(Session, bool)>, OpenError> {
     let buf = session_bytes(path)?;
-    let rewritten = !s.continues_into(&buf);
-    let mut s = s.extended(buf).map_err(|source| OpenError::Invalid {
+    let same_start = still_starts(&s.buf, &buf, how);
+    if same_start && buf.len() == s.buf.len() {
+        return Ok(None);
+    }
+    let rewritten = !same_start || !s.continues_into(&buf);
+    let invalid = |source| OpenError::Invalid {
         path: path.to_path_buf(),
         source,
-    })?;
+    };
+    let mut s = if rewritten {
+        Session::from_bytes(buf).map_err(invalid)?.read_as(s.pi)
+    } else {
+        s.extended(buf).map_err(invalid)?
+    };
     explain_fragment(&mut s, path);
-    Ok((s, rewritten))
+    Ok(Some((s, rewritten)))
+}
+
+/// A file's modification time in ns since the epoch: with its inode, what tells a file that
+/// kept its length was written again.
+pub fn mtime_ns(m: &std::fs::Metadata) -> i128 {
+    use std::os::unix::fs::MetadataExt;
+    i128::from(m.mtime()) * 1_000_000_000 + i128::from(m.mtime_nsec())
 }
 
 /// Read a whole regular file (see `mapped::read_open`).

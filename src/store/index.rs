@@ -51,9 +51,7 @@ pub struct Source {
     pub crcs: Vec<u32>,
 }
 
-fn mtime_ns(m: &std::fs::Metadata) -> i128 {
-    m.mtime() as i128 * 1_000_000_000 + m.mtime_nsec() as i128
-}
+use super::files::mtime_ns;
 
 fn ctime_ns(m: &std::fs::Metadata) -> i128 {
     m.ctime() as i128 * 1_000_000_000 + m.ctime_nsec() as i128

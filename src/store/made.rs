@@ -51,7 +51,7 @@ impl Made {
             dev: m.dev(),
             ino: m.ino(),
             size: m.len(),
-            mtime_ns: i128::from(m.mtime()) * 1_000_000_000 + i128::from(m.mtime_nsec()),
+            mtime_ns: super::files::mtime_ns(m),
         }
     }
 

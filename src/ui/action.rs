@@ -171,6 +171,15 @@ pub struct Observed {
     pub file: FileSeen,
     /// A mapped file lost pages under us (truncated or rewritten by another program).
     pub mapping_damaged: bool,
+    /// The open file's inode and modification time, when it could be looked at.
+    pub stamp: Option<FileStamp>,
+}
+
+/// What tells a file written again at the same length: its inode and its time (ns).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FileStamp {
+    pub ino: u64,
+    pub mtime_ns: i128,
 }
 
 /// The open session file as the event loop found it.

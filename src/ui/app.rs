@@ -218,6 +218,9 @@ pub struct FileState {
     pub(crate) live: bool,
     /// The file is gone from its folder (said once in the status line).
     pub(crate) gone: bool,
+    /// Its inode and time, and its length, at the last tick (a change that keeps the length
+    /// shows only there).
+    pub(crate) seen: Option<(crate::ui::action::FileStamp, u64)>,
 }
 
 /// Sessions up to this size get every entry's exact count on their own when they open (a

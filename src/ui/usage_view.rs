@@ -623,6 +623,7 @@ pub mod snapshots {
             total_tokens: input * 3.05,
             cost,
             cost_input_read: cost.map(|c| (c * 0.6, c * 0.1)),
+            odd: false,
         }
     }
 

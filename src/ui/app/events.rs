@@ -225,8 +225,9 @@ impl App {
         match result {
             // A reload read before a newer version was shown (bonsai's own write came
             // back first) is stale: the file only grows unless it was rewritten.
-            Ok(s) if !rewritten && s.buf.len() < self.doc.session.buf.len() => {}
-            Ok(s) => self.replace_session_as(s, false, rewritten, by_bonsai),
+            Ok(None) => {}
+            Ok(Some(s)) if !rewritten && s.buf.len() < self.doc.session.buf.len() => {}
+            Ok(Some(s)) => self.replace_session_as(s, false, rewritten, by_bonsai),
             Err(e) => self.log.status = Some(format!("reload failed: {e}")),
         }
     }
@@ -488,17 +489,35 @@ impl App {
             });
             redraw = true;
         }
+        // Pi appended, or another program wrote the file: read it again. A change that kept
+        // the length (its inode or time changed, not its size) is compared byte by byte.
+        let shown = self.doc.session.buf.len() as u64;
+        let before = std::mem::replace(
+            &mut self.file.seen,
+            seen.stamp.zip(match seen.file {
+                FileSeen::Len(len) => Some(len),
+                _ => None,
+            }),
+        );
         if let Some(p) = &self.doc.path
             && !self.pending.reload
             && self.pending.writes == 0
             && let FileSeen::Len(len) = seen.file
-            && len != self.doc.session.buf.len() as u64
         {
-            self.pending.reload = true;
-            self.start(crate::ui::jobs::ReloadJob {
-                session: self.doc.session.clone(),
-                path: p.clone(),
-            });
+            let kept_length =
+                len == shown && before.is_some_and(|(stamp, was)| was == len && seen.stamp.is_some_and(|s| s != stamp));
+            if len != shown || kept_length {
+                self.pending.reload = true;
+                self.start(crate::ui::jobs::ReloadJob {
+                    session: self.doc.session.clone(),
+                    path: p.clone(),
+                    compare: if kept_length {
+                        crate::store::files::Compare::Whole
+                    } else {
+                        crate::store::files::Compare::Ends
+                    },
+                });
+            }
         }
         let upto = self
             .areas()

@@ -522,10 +522,37 @@ fn live_follow_keeps_selection_and_moves_with_the_leaf() {
     a.run_jobs_now();
     let said = a.log.status.clone().unwrap_or_default();
     assert!(said.starts_with("live: the file was rewritten"), "{said}");
+    // Issue 57: the same entries with other bytes at the same length: only the file's time
+    // says it changed; it is compared whole and said as a rewrite.
     let replaced = String::from_utf8(whole[..cut].to_vec())
         .unwrap()
         .replace("and another", "and ANOTHER");
-    std::fs::write(&p, replaced).unwrap();
+    assert_eq!(replaced.len(), a.doc.session.buf.len());
+    a.log.status = None;
+    // The file's time is kept at the kernel's clock tick (a few ms): a later tick shows.
+    std::thread::sleep(std::time::Duration::from_millis(30));
+    std::fs::write(&p, &replaced).unwrap();
+    a.update(crate::ui::tick(&a));
+    a.run_jobs_now();
+    let said = a.log.status.clone().unwrap_or_default();
+    assert!(said.starts_with("live: the file was rewritten"), "{said}");
+    assert!(a.doc.session.buf.windows(11).any(|w| w == b"and ANOTHER"));
+    // Written again with the very same bytes (or touched): nothing new, nothing said.
+    a.log.status = None;
+    std::thread::sleep(std::time::Duration::from_millis(30));
+    std::fs::write(&p, &replaced).unwrap();
+    a.update(crate::ui::tick(&a));
+    assert!(!a.pending.queue.is_empty(), "a changed time is looked at");
+    a.run_jobs_now();
+    assert_eq!(a.log.status, None);
+    // A rewrite that also grew (the start changed, a line appended) is a rewrite, not an
+    // append of one entry.
+    let grown = format!(
+        "{}{}\n",
+        replaced.replacen("live", "LIVE", 1),
+        r#"{"type":"message","id":"live0005","parentId":"live0003","timestamp":"2026-11-22T06:00:05.000Z","message":{"role":"user","content":"fifth","timestamp":5}}"#
+    );
+    std::fs::write(&p, grown).unwrap();
     a.update(crate::ui::tick(&a));
     a.run_jobs_now();
     let said = a.log.status.clone().unwrap_or_default();
@@ -2310,6 +2337,7 @@ fn the_update_works_without_a_disk_and_says_what_to_do() {
             now: std::time::Instant::now(),
             file,
             mapping_damaged,
+            stamp: None,
         })
     };
     // The same length: nothing to do; the clock taken from the tick.

@@ -16,10 +16,12 @@ use std::sync::atomic::Ordering;
 /// (as jobs; below it they are instant and run in place).
 pub const LARGE_SESSION: usize = 20_000;
 
-/// The file grew (Pi appended): the session with the new lines.
+/// The file changed (Pi appended; another program wrote it): the session as it is now.
 pub struct ReloadJob {
     pub session: Arc<Session>,
     pub path: PathBuf,
+    /// How much of what is shown is compared with the file (every byte when its length stayed).
+    pub compare: store::files::Compare,
 }
 
 /// Open another session (the picker), through its index where it has one.
@@ -107,7 +109,8 @@ pub struct Written {
 /// The session read again after it changed.
 #[derive(Debug)]
 pub struct Reloaded {
-    pub result: Result<Arc<Session>, store::OpenError>,
+    /// `None`: the file holds the very bytes shown (touched, or written again the same).
+    pub result: Result<Option<Arc<Session>>, store::OpenError>,
     /// The file was not the shown session plus appended lines (rewritten, truncated).
     pub rewritten: bool,
     /// The file's last change was bonsai's own (`bonsai restore`, another window).
@@ -161,11 +164,11 @@ impl Job for ReloadJob {
     /// The session read again after it changed: whether it was rewritten, whether bonsai
     /// wrote it.
     fn run(self, _: Report<Reloaded>) -> Reloaded {
-        let r = store::files::reload_shown(&self.session, &self.path);
-        let rewritten = r.as_ref().is_ok_and(|(_, w)| *w);
+        let r = store::files::reload_shown(&self.session, &self.path, self.compare);
+        let rewritten = r.as_ref().is_ok_and(|x| x.as_ref().is_some_and(|(_, w)| *w));
         let by_bonsai = std::fs::metadata(&self.path).is_ok_and(|m| store::own_writes::is_ours(&self.path, &m));
         Reloaded {
-            result: r.map(|(s, _)| Arc::new(s)),
+            result: r.map(|x| x.map(|(s, _)| Arc::new(s))),
             rewritten,
             by_bonsai,
         }

@@ -232,6 +232,19 @@ pub fn trash_cmd(a: TrashArgs) -> Result<()> {
             }
             .map_err(|e| eyre!(e.to_string()))?;
             println!("restored {}", t.original.display());
+            for (inside, original) in &t.side {
+                // `inside` is "<ms>-<the name it had>": a side file whose name was taken
+                // came back under another.
+                let was = inside.split_once('-').map_or(inside.as_str(), |(_, n)| n);
+                let now = original.file_name().map(|n| n.to_string_lossy()).unwrap_or_default();
+                if now != was {
+                    println!(
+                        "  {} came back as {} (its name was taken)",
+                        crate::cli::out::visible(was),
+                        crate::cli::out::visible(&now)
+                    );
+                }
+            }
         }
         return Ok(());
     }

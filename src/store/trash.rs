@@ -173,7 +173,19 @@ fn session_cwd(p: &Path) -> Option<String> {
 }
 
 fn save(agent: &Path, v: &[Trashed]) -> std::io::Result<()> {
-    super::private::write(&index_file(agent), &serde_json::to_vec_pretty(v).unwrap_or_default())
+    let bytes = serde_json::to_vec_pretty(v).unwrap_or_default();
+    super::faults::op("trash-record", || super::private::write(&index_file(agent), &bytes))
+}
+
+/// The records other than `name` that still hold a file in the trash: one whose session
+/// and side files are all gone (a restore killed after its moves) is dropped with it.
+fn records_but(agent: &Path, name: &str) -> Vec<Trashed> {
+    let dir = trash_dir(agent);
+    let held = |n: &String| std::fs::symlink_metadata(dir.join(n)).is_ok();
+    records(agent)
+        .into_iter()
+        .filter(|t| t.name != name && (held(&t.name) || t.side.iter().any(|(n, _)| held(n))))
+        .collect()
 }
 
 /// `from` to `to` (which must not exist): a rename, or across file systems a copy, synced,
@@ -185,7 +197,7 @@ fn move_file(from: &Path, to: &Path) -> std::io::Result<()> {
             "the name is taken",
         ));
     }
-    match std::fs::rename(from, to) {
+    match super::faults::op("trash-move", || std::fs::rename(from, to)) {
         Ok(()) => {}
         Err(e) if e.raw_os_error() == Some(libc::EXDEV) => {
             // Copied under a hidden name, synced, then renamed: killed mid-copy, no partial
@@ -279,7 +291,11 @@ pub fn trash(agent: &Path, session: &Path, now_ms: i64) -> Result<Trashed, Trash
             return Err(io(e));
         }
         for (inside, from) in &t.side {
-            let _ = move_file(from, &dir.join(inside));
+            if let Err(e) = move_file(from, &dir.join(inside))
+                && super::faults::is_crash(&e)
+            {
+                return Err(io(e));
+            }
         }
         Ok(t)
     })
@@ -337,16 +353,52 @@ pub fn restore_joining(agent: &Path, which: &str, join: bool) -> Result<Trashed,
         if let Some(parent) = t.original.parent() {
             std::fs::create_dir_all(parent).map_err(|e| TrashError::Io(parent.to_path_buf(), e))?;
         }
-        move_file(&inside, &t.original).map_err(|e| TrashError::Io(t.original.clone(), e))?;
-        for (inside, original) in &t.side {
-            if std::fs::symlink_metadata(original).is_err() {
-                let _ = move_file(&dir.join(inside), original);
+        // The side files go back before the session: the session in the trash is what keeps
+        // the record listed, so a restore killed half way is listed still and run again,
+        // never a session back with its backups stranded in the trash under no record.
+        let mut back = t.clone();
+        for (inside, original) in &mut back.side {
+            let from = dir.join(&*inside);
+            if std::fs::symlink_metadata(&from).is_err() {
+                continue;
             }
+            // A name taken meanwhile: the side file comes back beside it, under a free
+            // name of the same kind, rather than staying in the trash under no record.
+            let to = free_side_name(original);
+            // One that cannot move stops the restore with the session still listed.
+            move_file(&from, &to).map_err(|e| TrashError::Io(to.clone(), e))?;
+            *original = to;
         }
-        let left: Vec<Trashed> = records(agent).into_iter().filter(|r| r.name != t.name).collect();
-        save(agent, &left).map_err(|e| TrashError::Io(index_file(agent), e))?;
-        Ok(t)
+        move_file(&inside, &t.original).map_err(|e| TrashError::Io(t.original.clone(), e))?;
+        save(agent, &records_but(agent, &t.name)).map_err(|e| TrashError::Io(index_file(agent), e))?;
+        Ok(back)
     })
+}
+
+/// `original`, or when that name is taken the first free name of the same kind beside it
+/// (`a.jsonl.bak-2`, `a.jsonl.deleted-T-2.jsonl`): still found by `bonsai backups`.
+fn free_side_name(original: &Path) -> PathBuf {
+    if std::fs::symlink_metadata(original).is_err() {
+        return original.to_path_buf();
+    }
+    let name = original
+        .file_name()
+        .map(|n| n.to_string_lossy().to_string())
+        .unwrap_or_default();
+    // The counter goes after the kind's first word ("bak", "deleted-TIME"): the tail
+    // (".jsonl", ".jsonl.restored") is what says the kind.
+    let (head, tail) = match name.find(".jsonl.") {
+        Some(at) => {
+            let rest_at = at + ".jsonl.".len();
+            let cut = name[rest_at..].find('.').map_or(name.len(), |i| rest_at + i);
+            (name[..cut].to_string(), name[cut..].to_string())
+        }
+        None => (name.clone(), String::new()),
+    };
+    (2..)
+        .map(|n| original.with_file_name(format!("{head}-{n}{tail}")))
+        .find(|p| std::fs::symlink_metadata(p).is_err())
+        .unwrap_or_else(|| original.to_path_buf())
 }
 
 /// Whether `p` holds Pi entries (JSON objects with an `id`): what Pi appends to a path whose
@@ -423,13 +475,25 @@ pub fn empty(agent: &Path, which: &[Trashed]) -> Vec<(Trashed, std::io::Result<(
                 ));
                 continue;
             }
-            let r = std::fs::remove_file(dir.join(&t.name));
+            // The side files go first: the session is what keeps the record listed, so an
+            // emptying killed half way leaves it listed, never side files under no record.
+            let mut r = Ok(());
             for (n, _) in &t.side {
-                if plain_name(n) {
-                    let _ = std::fs::remove_file(dir.join(n));
+                let p = dir.join(n);
+                if plain_name(n) && std::fs::symlink_metadata(&p).is_ok() {
+                    r = super::faults::op("trash-remove", || std::fs::remove_file(&p));
+                    if r.is_err() {
+                        break;
+                    }
                 }
             }
-            out.push((t.clone(), r));
+            if r.is_ok() {
+                r = super::faults::op("trash-remove", || std::fs::remove_file(dir.join(&t.name)));
+            }
+            match r {
+                Err(e) if super::faults::is_crash(&e) => return Err(TrashError::Io(dir.join(&t.name), e)),
+                r => out.push((t.clone(), r)),
+            }
         }
         let gone: Vec<&str> = out
             .iter()
@@ -440,7 +504,11 @@ pub fn empty(agent: &Path, which: &[Trashed]) -> Vec<(Trashed, std::io::Result<(
             .into_iter()
             .filter(|t| !gone.contains(&t.name.as_str()))
             .collect();
-        let _ = save(agent, &left);
+        if let Err(e) = save(agent, &left)
+            && super::faults::is_crash(&e)
+        {
+            return Err(TrashError::Io(index_file(agent), e));
+        }
         super::write::sync_dir(&index_file(agent));
         Ok(out)
     });
@@ -512,6 +580,151 @@ mod tests {
             2,
             "only the record and its lock are left"
         );
+    }
+
+    /// Every file in the trash folder that a listed record names, and those it does not.
+    fn unlisted_in_trash(agent: &Path) -> Vec<String> {
+        let listed = list(agent);
+        let named: Vec<&String> = listed
+            .iter()
+            .flat_map(|t| std::iter::once(&t.name).chain(t.side.iter().map(|(n, _)| n)))
+            .collect();
+        let mut out: Vec<String> = std::fs::read_dir(trash_dir(agent))
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().to_string())
+            .filter(|n| !n.starts_with("index.json") && !n.starts_with(".index.json") && !named.contains(&n))
+            .collect();
+        out.sort();
+        out
+    }
+
+    #[test]
+    fn killed_at_any_step_nothing_is_lost_or_left_unlisted_and_a_rerun_finishes() {
+        use super::super::faults::{Fault, with_plan};
+        let make = || {
+            let agent = tempfile::tempdir().unwrap();
+            let folder = agent.path().join("sessions").join("--p--");
+            std::fs::create_dir_all(&folder).unwrap();
+            let s = session(&folder, "a.jsonl");
+            std::fs::write(folder.join("a.jsonl.bak"), "whole").unwrap();
+            std::fs::write(folder.join("a.jsonl.deleted-5.jsonl"), "{\"id\":\"r\"}\n").unwrap();
+            (agent, folder, s)
+        };
+        let originals = ["a.jsonl", "a.jsonl.bak", "a.jsonl.deleted-5.jsonl"];
+        let (_, ops) = {
+            let (agent, _, s) = make();
+            with_plan(None, || trash(agent.path(), &s, 1000).unwrap())
+        };
+        // A folder's fsync is best effort (its error is not acted on): the kills are at the rest.
+        let kills = |ops: &[&str]| (0..ops.len()).filter(|&i| ops[i] != "sync-dir").collect::<Vec<_>>();
+        for at in kills(&ops) {
+            let (agent, folder, s) = make();
+            let (r, _) = with_plan(Some((at, Fault::Crash)), || trash(agent.path(), &s, 1000));
+            assert!(r.is_err(), "step {at} ({}) crashes", ops[at]);
+            assert_eq!(
+                unlisted_in_trash(agent.path()),
+                Vec::<String>::new(),
+                "trash killed at {}",
+                ops[at]
+            );
+            // Each file is at its place or in the trash, listed.
+            let held = |n: &str| {
+                folder.join(n).exists()
+                    || list(agent.path()).iter().any(|t| {
+                        let dir = trash_dir(agent.path());
+                        (t.original == folder.join(n) && dir.join(&t.name).exists())
+                            || t.side.iter().any(|(i, o)| o == &folder.join(n) && dir.join(i).exists())
+                    })
+            };
+            assert!(originals.iter().all(|n| held(n)), "trash killed at {}", ops[at]);
+        }
+        let (_, ops) = {
+            let (agent, _, s) = make();
+            trash(agent.path(), &s, 1000).unwrap();
+            with_plan(None, || restore(agent.path(), "1000-a.jsonl").unwrap())
+        };
+        assert!(ops.iter().filter(|o| **o == "trash-move").count() == 3, "{ops:?}");
+        for at in kills(&ops) {
+            let (agent, folder, s) = make();
+            trash(agent.path(), &s, 1000).unwrap();
+            let (r, _) = with_plan(Some((at, Fault::Crash)), || restore(agent.path(), "1000-a.jsonl"));
+            assert!(r.is_err(), "step {at} ({}) crashes", ops[at]);
+            assert_eq!(
+                unlisted_in_trash(agent.path()),
+                Vec::<String>::new(),
+                "restore killed at {}",
+                ops[at]
+            );
+            // Run again, it finishes: every file back at its own name, the trash empty.
+            if !s.exists() {
+                restore(agent.path(), "1000-a.jsonl").unwrap();
+            }
+            assert!(
+                originals.iter().all(|n| folder.join(n).exists()),
+                "restore killed at {}",
+                ops[at]
+            );
+            assert!(list(agent.path()).is_empty());
+            assert_eq!(unlisted_in_trash(agent.path()), Vec::<String>::new());
+        }
+        let (_, ops) = {
+            let (agent, _, s) = make();
+            let t = trash(agent.path(), &s, 1000).unwrap();
+            with_plan(None, || empty(agent.path(), &[t]))
+        };
+        for at in kills(&ops) {
+            let (agent, _, s) = make();
+            let t = trash(agent.path(), &s, 1000).unwrap();
+            let (r, _) = with_plan(Some((at, Fault::Crash)), || {
+                empty(agent.path(), std::slice::from_ref(&t))
+            });
+            assert!(r[0].1.is_err(), "step {at} ({}) crashes", ops[at]);
+            assert_eq!(
+                unlisted_in_trash(agent.path()),
+                Vec::<String>::new(),
+                "empty killed at {}",
+                ops[at]
+            );
+            if list(agent.path()).len() == 1 {
+                assert!(empty(agent.path(), &[t])[0].1.is_ok());
+            }
+            assert!(list(agent.path()).is_empty());
+            assert_eq!(unlisted_in_trash(agent.path()), Vec::<String>::new());
+        }
+    }
+
+    #[test]
+    fn a_side_file_whose_name_was_taken_comes_back_beside_it() {
+        let agent = tempfile::tempdir().unwrap();
+        let folder = agent.path().join("sessions").join("--p--");
+        std::fs::create_dir_all(&folder).unwrap();
+        let s = session(&folder, "a.jsonl");
+        std::fs::write(folder.join("a.jsonl.bak"), "old").unwrap();
+        std::fs::write(folder.join("a.jsonl.deleted-5.jsonl"), "{}\n").unwrap();
+        let t = trash(agent.path(), &s, 1000).unwrap();
+        std::fs::write(folder.join("a.jsonl.bak"), "someone else's").unwrap();
+        std::fs::write(folder.join("a.jsonl.deleted-5.jsonl"), "someone else's").unwrap();
+        let back = restore(agent.path(), &t.name).unwrap();
+        assert_eq!(
+            std::fs::read_to_string(folder.join("a.jsonl.bak")).unwrap(),
+            "someone else's"
+        );
+        assert_eq!(std::fs::read_to_string(folder.join("a.jsonl.bak-2")).unwrap(), "old");
+        assert_eq!(
+            std::fs::read_to_string(folder.join("a.jsonl.deleted-5-2.jsonl")).unwrap(),
+            "{}\n"
+        );
+        assert!(back.side.iter().any(|(_, o)| o.ends_with("a.jsonl.bak-2")));
+        // Still found as what they are.
+        let kinds: Vec<_> = backups::find(std::slice::from_ref(&folder))
+            .into_iter()
+            .filter(|b| b.path.to_string_lossy().contains("-2"))
+            .map(|b| (b.kind, b.session))
+            .collect();
+        assert_eq!(kinds.len(), 2, "both found as backups of a.jsonl: {kinds:?}");
+        assert!(kinds.iter().all(|(_, s)| s == &folder.join("a.jsonl")));
+        assert_eq!(unlisted_in_trash(agent.path()), Vec::<String>::new());
     }
 
     #[test]

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The reliability report. Each suite keeps its counts in target/tmp/reliability/*.txt as it
 # runs (tests/faults.rs, kills.rs, concurrent_pi.rs, disk_full.rs, hostile.rs, shared_state.rs,
-# fuzz_regressions.rs; scripts/fuzz.sh); this
+# fuzz_regressions.rs, resume.rs; scripts/fuzz.sh); this
 # script writes them into RELIABILITY.md.
 #   scripts/reliability.sh            run those suites and fuzz each target 10 minutes, then write
 #   scripts/reliability.sh --fuzz S   the same with S seconds of fuzzing per target
@@ -18,7 +18,7 @@ case "${1:-}" in
 esac
 if [ -n "$fuzz" ]; then
   rm -rf "$dir"
-  BONSAI_REQUIRE_ORACLE=${BONSAI_REQUIRE_ORACLE:-1} cargo test --locked --test faults --test kills --test concurrent_pi --test disk_full --test hostile --test shared_state --test fuzz_regressions
+  BONSAI_REQUIRE_ORACLE=${BONSAI_REQUIRE_ORACLE:-1} cargo test --locked --test faults --test kills --test concurrent_pi --test disk_full --test hostile --test shared_state --test fuzz_regressions --test resume
   ./scripts/fuzz.sh "$fuzz"
 fi
 [ -d "$dir" ] || { echo "no counts in $dir: run the tests first" >&2; exit 1; }
@@ -44,6 +44,7 @@ row() { # name file
   row "Hostile side files (tests/hostile.rs): links, FIFOs and devices planted where bonsai writes or reads its own files" side-files
   row "Slow appenders (tests/hostile.rs): a writer holding the old file open across delete-branch and restore" slow-appenders
   row "Escape payloads (tests/hostile.rs): OSC 52, title, clear, C1 and DCS in a session's text and names through every reading command" escapes
+  row "Escapes in a real terminal (tests/resume.rs): tmux acts on what it is sent" terminal
   row "Names on one line (tests/hostile.rs): line breaks, bidi and zero-width characters in names, folders and file names through the listing commands" one-line
   row "Modes and owners (tests/hostile.rs): files made from a 0600 session under umask 022 (owners as root)" modes
   row "Stale index (tests/fuzz_regressions.rs): sessions edited in place at their size and time, some grown, read through their index" stale-index

@@ -537,3 +537,149 @@ fn resume_hands_only_a_session_to_pi() {
         assert_eq!(std::fs::read_to_string(&f).unwrap(), body, "{name} unchanged");
     }
 }
+
+/// Issue 57 item 3, in a real terminal: a project folder and session names holding OSC 0
+/// (the title), OSC 52 (the clipboard), a line break and U+202E. Resume's own notes, its
+/// picker with P, the tree's P, and list, search and usage print in tmux, which acts on
+/// the escapes it receives: the pane's title stays, no clipboard buffer is made, no
+/// forged line and no bidi override is on screen.
+#[test]
+fn a_hostile_folder_and_name_reach_a_real_terminal_only_escaped() {
+    use serde_json::json;
+    let Some(t) = common::tmux::Tmux::start(120, 40) else {
+        return;
+    };
+    let home = tempfile::tempdir().unwrap();
+    let bin = home.path().join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let record = home.path().join("pi-called.txt");
+    // The stand-in Pi records its folder; it prints nothing a session controls.
+    std::fs::write(
+        bin.join("pi"),
+        format!(
+            "#!/bin/sh\n{{ pwd; echo \"$@\"; }} >> '{}'\necho PI-RAN\n",
+            record.display()
+        ),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(bin.join("pi"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let hostile = "\u{1b}]0;PWNED\u{7}\u{1b}]52;c;UFdORUQ=\u{7}\nbonsai: forged\u{202e}txt";
+    let project = home.path().join("work").join(format!("ledger{hostile}"));
+    std::fs::create_dir_all(&project).unwrap();
+    std::os::unix::fs::symlink(&project, home.path().join("work/plain")).unwrap();
+    let dir = home.path().join(".pi/agent/sessions").join(folder_of(&project));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut files = vec![];
+    for k in 0..2 {
+        let lines = [
+            json!({"type":"session","version":3,"id":format!("0e5c0000-0000-7000-8000-00000000000{k}"),"timestamp":"2026-11-24T22:40:00.000Z","cwd": project.to_string_lossy()}),
+            json!({"type":"message","id":"a1","parentId":null,"timestamp":"2026-11-24T22:40:02.000Z","message":{"role":"user","content":[{"type":"text","text":format!("ledger work {k}{hostile}")}],"timestamp":1795560002000u64}}),
+            json!({"type":"message","id":"a2","parentId":"a1","timestamp":"2026-11-24T22:40:03.000Z","message":{"role":"assistant","content":[{"type":"text","text":"hi"}],"api":"anthropic-messages","provider":"anthropic","model":"claude-haiku-4-5","usage":{"input":4,"output":1,"cacheRead":0,"cacheWrite":0,"totalTokens":5,"cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0}},"stopReason":"stop","timestamp":1795560003000u64}}),
+            json!({"type":"session_info","id":"a3","parentId":"a2","timestamp":"2026-11-24T22:40:07.000Z","name":format!("ledger {k}{hostile}")}),
+        ];
+        let f = dir.join(format!("2026-11-2{k}T22-40-00-000Z_0e5c000{k}.jsonl"));
+        std::fs::write(&f, lines.iter().map(|l| format!("{l}\n")).collect::<String>()).unwrap();
+        let old = std::time::SystemTime::now() - std::time::Duration::from_secs(60 * (3 - k as u64));
+        std::fs::File::options()
+            .write(true)
+            .open(&f)
+            .unwrap()
+            .set_modified(old)
+            .unwrap();
+        files.push(f);
+    }
+    let tmux = |args: &[&str]| {
+        let o = std::process::Command::new("tmux")
+            .args(["-L", &t.name])
+            .args(args)
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&o.stdout).trim().to_string()
+    };
+    tmux(&["set-option", "-g", "set-clipboard", "on"]);
+    tmux(&["select-pane", "-t", &t.name, "-T", "clean"]);
+    // `cd -P` through the link: the shell's folder is the hostile one, typed as plain words.
+    t.send(&[
+        &format!(
+            "cd -P '{}' && export HOME='{}' PATH='{}':\"$PATH\" B='{}' && clear",
+            home.path().join("work/plain").display(),
+            home.path().display(),
+            bin.display(),
+            bonsai_bin().display()
+        ),
+        "Enter",
+    ]);
+    let untouched = |step: &str| {
+        let screen = t.capture();
+        assert_eq!(
+            tmux(&["display-message", "-p", "-t", &t.name, "#{pane_title}"]),
+            "clean",
+            "{step} set the title:\n{screen}"
+        );
+        assert_eq!(tmux(&["list-buffers"]), "", "{step} wrote the clipboard:\n{screen}");
+        assert!(
+            !screen.lines().any(|l| l.trim_start().starts_with("bonsai: forged")),
+            "{step} forged a line:\n{screen}"
+        );
+        assert!(!screen.contains('\u{202e}'), "{step} printed U+202E:\n{screen}");
+        screen
+    };
+    // 1. The project's newest session straight to Pi: bonsai's notes before Pi starts.
+    t.send(&["\"$B\" resume; echo DONE1:$?", "Enter"]);
+    let screen = t.wait_for("DONE1:0");
+    assert!(screen.contains("PI-RAN"), "{screen}");
+    assert!(screen.contains("\\u001b]0;PWNED"), "the folder, written out:\n{screen}");
+    untouched("resume");
+    // 2. Two matches: resume's picker, then P on a session row.
+    t.send(&["clear; \"$B\" resume ledger; echo DONE2:$?", "Enter"]);
+    t.wait_for("P resume it in Pi");
+    untouched("resume's picker");
+    for _ in 0..4 {
+        let s = t.capture();
+        if s.lines()
+            .find(|l| l.contains('›'))
+            .is_some_and(|l| l.contains("ledger 1") || l.contains("ledger 0"))
+        {
+            break;
+        }
+        t.send(&["j"]);
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+    untouched("resume's picker rows");
+    t.send(&["P"]);
+    let screen = t.wait_for("DONE2:0");
+    assert!(screen.contains("PI-RAN"), "{screen}");
+    untouched("P in resume's picker");
+    // 3. The tree of one session, then P (Pi runs and bonsai comes back), then q.
+    t.send(&[
+        &format!("clear; \"$B\" '{}'; echo DONE3:$?", files[0].display()),
+        "Enter",
+    ]);
+    t.wait_for("ledger 0");
+    untouched("the tree");
+    t.send(&["P"]);
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    t.wait_for("ledger 0");
+    untouched("P in the tree");
+    t.send(&["q"]);
+    t.wait_for("DONE3:0");
+    untouched("leaving the tree");
+    // 4. The listing commands.
+    t.send(&["clear; \"$B\" list; \"$B\" search ledger; \"$B\" usage --by session \"$HOME/.pi/agent/sessions\"; echo DONE4:$?", "Enter"]);
+    let screen = t.wait_for("DONE4:");
+    untouched("list, search and usage");
+    // Long lines wrap at the pane's width: read as one.
+    let joined = screen.replace('\n', "");
+    assert!(
+        joined.contains("\\u000abonsai: forged\\u202etxt"),
+        "the name, written out:\n{screen}"
+    );
+    assert!(joined.contains("2 session file(s)"), "usage reads both:\n{screen}");
+    let called = std::fs::read_to_string(&record).unwrap();
+    assert_eq!(called.matches("--session").count(), 3, "Pi ran three times: {called:?}");
+    common::report_reliability(
+        "terminal",
+        "tmux acting on what it receives: resume's notes, its picker and P, the tree and its P, list, search and usage on a folder and names holding OSC 0, OSC 52, a line break and U+202E: pane title unchanged, 0 clipboard buffers, 0 forged lines, 0 bidi characters on screen",
+    );
+}

@@ -517,6 +517,10 @@ impl App {
 
     /// A job reported back (its progress or its end): always a redraw.
     pub fn job_done(&mut self, d: Done<App>) -> bool {
+        // Queued for a session left since: its figure is not this session's.
+        if !d.is_for(&self.pending.doc) {
+            return false;
+        }
         d.deliver(self);
         self.refresh();
         self.log_status();
@@ -645,7 +649,11 @@ impl App {
 
     /// The jobs to start (the event loop takes them).
     pub fn take_jobs(&mut self) -> Vec<Queued<App>> {
+        let doc = &self.pending.doc;
         std::mem::take(&mut self.pending.queue)
+            .into_iter()
+            .map(|j| j.for_doc(doc))
+            .collect()
     }
 
     /// The jobs that waited for the session's first whole frame, once it is drawn (the
@@ -655,7 +663,29 @@ impl App {
         if self.is_loading() || self.pending.early.is_some() {
             return Vec::new();
         }
+        let doc = &self.pending.doc;
         std::mem::take(&mut self.pending.after_frame)
+            .into_iter()
+            .map(|j| j.for_doc(doc))
+            .collect()
+    }
+
+    /// Keys that arrived together: the work for the frame (its rows, the detail with its
+    /// highlighting) is done once after the last of them rather than after each.
+    pub fn hold_refresh(&mut self) {
+        self.screen.refresh_held.get_or_insert(false);
+    }
+
+    /// The end of [`Self::hold_refresh`]: the owed refresh, if any.
+    pub fn release_refresh(&mut self) {
+        if self.screen.refresh_held.take() == Some(true) {
+            self.refresh();
+        }
+    }
+
+    /// Something for the event loop to do with the terminal is waiting.
+    pub fn has_effects(&self) -> bool {
+        !self.effects.is_empty()
     }
 
     pub fn take_effects(&mut self) -> Vec<Terminal> {
@@ -832,6 +862,10 @@ impl App {
     /// Make what `draw` reads: the tree rows on screen and the detail document (and the
     /// picker's scroll).
     fn refresh(&mut self) {
+        if let Some(owed) = &mut self.screen.refresh_held {
+            *owed = true;
+            return;
+        }
         self.refresh_frame();
         self.refresh_detail();
         let main = self.areas().main;

@@ -23,6 +23,10 @@ pub trait Job: Send + 'static {
     /// A quit waits for jobs that write files.
     /// A cut write would otherwise leave a temp file or an unfinished rename.
     const WRITES_FILES: bool = false;
+    /// Only the newest request counts (the view of the current selection): while one runs,
+    /// a newer one waits in a single slot that the next overwrites (gitui's
+    /// `AsyncSingleJob`). Holding a key then costs what its last press needs.
+    const LATEST_WINS: bool = false;
     /// Do the work, saying progress through `report`; the returned value is the last output.
     fn run(self, report: Report<Self::Output>) -> Self::Output;
 }
@@ -32,27 +36,82 @@ pub trait Receives<J: Job> {
     fn receive(&mut self, output: J::Output);
 }
 
-/// Where a running job says its progress.
-pub struct Report<O>(Arc<dyn Fn(O) + Send + Sync>);
+/// Where a running job says its progress, and asks whether its document was left.
+pub struct Report<O>(Arc<dyn Fn(O) + Send + Sync>, Option<DocToken>);
 
 impl<O> Clone for Report<O> {
     fn clone(&self) -> Self {
-        Report(self.0.clone())
+        Report(self.0.clone(), self.1.clone())
     }
 }
 
 impl<O: 'static> Report<O> {
     pub fn new(f: impl Fn(O) + Send + Sync + 'static) -> Self {
-        Report(Arc::new(f))
+        Report(Arc::new(f), None)
     }
 
     /// A report nobody reads.
     pub fn nowhere() -> Self {
-        Report(Arc::new(|_| {}))
+        Report(Arc::new(|_| {}), None)
     }
 
     pub fn say(&self, output: O) {
         (self.0)(output)
+    }
+
+    /// The session the job was queued for is no longer shown: its result will be dropped,
+    /// so a long job stops at its next check.
+    pub fn left(&self) -> bool {
+        self.1.as_ref().is_some_and(DocToken::is_left)
+    }
+}
+
+/// The document (one open session) a job was queued for.
+/// - Made by the runner, unique in the process: a new `App` never starts its count again,
+///   so a result of the session left behind cannot pass for the new one's.
+/// - Kept across reloads of the same file; a new one for each session opened.
+/// - Its flag is set when the session is left: its queued jobs do not start, running ones
+///   that check [`Report::left`] stop.
+#[derive(Clone)]
+pub struct DocToken(Arc<(u64, std::sync::atomic::AtomicBool)>);
+
+impl DocToken {
+    pub fn new() -> Self {
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+        DocToken(Arc::new((
+            NEXT.fetch_add(1, Ordering::Relaxed),
+            std::sync::atomic::AtomicBool::new(false),
+        )))
+    }
+
+    /// The session is no longer shown.
+    pub fn leave(&self) {
+        self.0.1.store(true, Ordering::Relaxed);
+    }
+
+    pub fn is_left(&self) -> bool {
+        self.0.1.load(Ordering::Relaxed)
+    }
+
+    pub fn id(&self) -> u64 {
+        self.0.0
+    }
+}
+
+impl Default for DocToken {
+    fn default() -> Self {
+        DocToken::new()
+    }
+}
+
+impl std::fmt::Debug for DocToken {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "document {}{}",
+            self.id(),
+            if self.is_left() { " (left)" } else { "" }
+        )
     }
 }
 
@@ -64,7 +123,10 @@ pub struct Queued<R> {
     job: Box<dyn Any + Send>,
     name: &'static str,
     writes_files: bool,
-    run: fn(Box<dyn Any + Send>, Sink<R>),
+    latest_wins: bool,
+    /// The session it was queued for (stamped when the app hands its jobs over).
+    doc: Option<DocToken>,
+    run: fn(Box<dyn Any + Send>, Option<DocToken>, Sink<R>),
 }
 
 impl<R: 'static> Queued<R> {
@@ -76,6 +138,8 @@ impl<R: 'static> Queued<R> {
             job: Box::new(job),
             name: J::NAME,
             writes_files: J::WRITES_FILES,
+            latest_wins: J::LATEST_WINS,
+            doc: None,
             run: run_erased::<J, R>,
         }
     }
@@ -98,6 +162,16 @@ impl<R> Queued<R> {
     pub fn name(&self) -> &'static str {
         self.name
     }
+
+    /// Bound to `doc` unless it was bound already.
+    pub fn for_doc(mut self, doc: &DocToken) -> Self {
+        self.doc.get_or_insert_with(|| doc.clone());
+        self
+    }
+
+    pub fn doc(&self) -> Option<&DocToken> {
+        self.doc.as_ref()
+    }
 }
 
 impl<R> std::fmt::Debug for Queued<R> {
@@ -111,10 +185,14 @@ pub struct Done<R> {
     output: Box<dyn Any + Send>,
     name: &'static str,
     deliver: fn(&mut R, Box<dyn Any + Send>),
+    /// The session the job was queued for.
+    doc: Option<DocToken>,
+    /// The job's last output (its end, not progress).
+    last: bool,
 }
 
 impl<R> Done<R> {
-    fn of<J: Job>(output: J::Output) -> Self
+    fn of<J: Job>(output: J::Output, doc: Option<DocToken>, last: bool) -> Self
     where
         R: Receives<J>,
     {
@@ -122,7 +200,31 @@ impl<R> Done<R> {
             output: Box::new(output),
             name: J::NAME,
             deliver: deliver::<J, R>,
+            doc,
+            last,
         }
+    }
+
+    /// The end of a job that said nothing (it did not run, or it panicked): it frees the
+    /// job's latest-wins slot and delivers nothing.
+    fn ended(name: &'static str, doc: Option<DocToken>) -> Self {
+        fn nothing<R>(_: &mut R, _: Box<dyn Any + Send>) {}
+        Done {
+            output: Box::new(()),
+            name,
+            deliver: nothing::<R>,
+            doc,
+            last: true,
+        }
+    }
+
+    /// Whether it was queued for `doc` (or for no session in particular).
+    pub fn is_for(&self, doc: &DocToken) -> bool {
+        self.doc.as_ref().is_none_or(|d| d.id() == doc.id())
+    }
+
+    pub fn name(&self) -> &'static str {
+        self.name
     }
 
     /// Hand the output to its handler.
@@ -149,12 +251,17 @@ fn deliver<J: Job, R: Receives<J>>(receiver: &mut R, output: Box<dyn Any + Send>
     }
 }
 
-fn run_erased<J: Job, R: Receives<J> + 'static>(job: Box<dyn Any + Send>, sink: Sink<R>) {
+fn run_erased<J: Job, R: Receives<J> + 'static>(job: Box<dyn Any + Send>, doc: Option<DocToken>, sink: Sink<R>) {
     // The box was made by `Queued::new::<J>`, so it holds a `J`.
     let Ok(job) = job.downcast::<J>() else { return };
     let progress = sink.clone();
-    let last = job.run(Report::new(move |o| progress(Done::of::<J>(o))));
-    sink(Done::of::<J>(last));
+    let said_for = doc.clone();
+    let report = Report(
+        Arc::new(move |o| progress(Done::of::<J>(o, said_for.clone(), false))),
+        doc.clone(),
+    );
+    let last = job.run(report);
+    sink(Done::of::<J>(last, doc, true));
 }
 
 /// Run a job here, every output in order (tests, benchmarks, small sessions).
@@ -177,6 +284,7 @@ pub fn run_now<R: 'static>(queued: Queued<R>) -> Vec<Done<R>> {
     let into = said.clone();
     (queued.run)(
         queued.job,
+        queued.doc,
         Arc::new(move |d| {
             if let Ok(mut v) = into.lock() {
                 v.push(d);
@@ -221,6 +329,7 @@ pub fn wait_for_writes(limit: std::time::Duration) -> bool {
 
 /// Start a job on a worker of the runtime; its outputs arrive on `tx`.
 /// A job that waits on the network blocks its worker on the runtime's handle.
+/// A job whose session was left before a worker took it does not run (it says nothing).
 pub fn spawn<R: 'static>(
     queued: Queued<R>,
     handle: &tokio::runtime::Handle,
@@ -230,14 +339,106 @@ pub fn spawn<R: 'static>(
     // A quit right after a key that started a write still waits for it.
     let under_way = queued.writes_files.then(WriteUnderWay::start);
     handle.spawn_blocking(move || {
-        (queued.run)(
-            queued.job,
-            Arc::new(move |d| {
-                let _ = tx.send(d);
-            }),
-        );
+        let (name, doc, latest) = (queued.name, queued.doc.clone(), queued.latest_wins);
+        // A write runs whatever was left: it was asked for and may be half way.
+        let runs = queued.writes_files || !queued.doc.as_ref().is_some_and(DocToken::is_left);
+        let sink = tx.clone();
+        let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            if runs {
+                (queued.run)(
+                    queued.job,
+                    queued.doc,
+                    Arc::new(move |d| {
+                        let _ = sink.send(d);
+                    }),
+                );
+            }
+        }));
+        // A latest-wins job that did not run or ended in a panic still frees its slot.
+        if latest && (!runs || ran.is_err()) {
+            let _ = tx.send(Done::ended(name, doc));
+        }
         drop(under_way);
+        if let Err(panic) = ran {
+            std::panic::resume_unwind(panic);
+        }
     });
+}
+
+/// The event loop's runner: starts jobs, and keeps the latest-wins ones to one in flight
+/// and one waiting per job and session.
+pub struct Runner<R> {
+    handle: tokio::runtime::Handle,
+    tx: tokio::sync::mpsc::UnboundedSender<Done<R>>,
+    /// (job name, session) → a newer request waiting for the one in flight, if any.
+    in_flight: std::collections::HashMap<(&'static str, u64), Option<Queued<R>>>,
+    /// How many jobs were started, and how many requests were overwritten unstarted.
+    pub started: usize,
+    pub superseded: usize,
+}
+
+impl<R: 'static> Runner<R> {
+    pub fn new(handle: tokio::runtime::Handle, tx: tokio::sync::mpsc::UnboundedSender<Done<R>>) -> Self {
+        Runner {
+            handle,
+            tx,
+            in_flight: Default::default(),
+            started: 0,
+            superseded: 0,
+        }
+    }
+
+    /// Start `queued`, or for a latest-wins job with one of its kind running, keep it as
+    /// the one to run next (the request it replaces is dropped unstarted).
+    pub fn start(&mut self, queued: Queued<R>) {
+        if queued.latest_wins {
+            let key = (queued.name, queued.doc.as_ref().map_or(0, DocToken::id));
+            if let Some(waiting) = self.in_flight.get_mut(&key) {
+                if waiting.replace(queued).is_some() {
+                    self.superseded += 1;
+                }
+                return;
+            }
+            self.in_flight.insert(key, None);
+        }
+        self.started += 1;
+        spawn(queued, &self.handle, self.tx.clone());
+    }
+
+    /// Start the jobs the app handed over at once. Of latest-wins jobs of one kind and
+    /// session, only the last is kept: keys taken together asked for them in a row, and
+    /// only the newest one's answer is wanted.
+    pub fn start_all(&mut self, jobs: Vec<Queued<R>>) {
+        let key = |q: &Queued<R>| (q.name, q.doc.as_ref().map_or(0, DocToken::id));
+        let mut last = std::collections::HashMap::new();
+        for (k, q) in jobs.iter().enumerate() {
+            if q.latest_wins {
+                last.insert(key(q), k);
+            }
+        }
+        for (k, q) in jobs.into_iter().enumerate() {
+            if q.latest_wins && last.get(&key(&q)) != Some(&k) {
+                self.superseded += 1;
+                continue;
+            }
+            self.start(q);
+        }
+    }
+
+    /// Called with each output before it is delivered: a latest-wins job's end starts the
+    /// request that waited for it.
+    pub fn finished(&mut self, done: &Done<R>) {
+        if !done.last {
+            return;
+        }
+        let key = (done.name, done.doc.as_ref().map_or(0, DocToken::id));
+        let Some(waiting) = self.in_flight.remove(&key) else {
+            return;
+        };
+        if let Some(next) = waiting {
+            self.start(next);
+        }
+    }
 }
 
 /// Run a future to its end from a job's worker: on the runtime when there is one, else on a
@@ -371,6 +572,84 @@ mod tests {
     fn a_job_waits_on_tasks_on_the_runtime_and_without_one() {
         assert_eq!(run_here(Waits), [42]);
         assert_eq!(spawned(Queued::new(Waits)).0, [42]);
+    }
+
+    /// A job that waits for its gate, then says its number.
+    struct Gated(u32, Arc<std::sync::Barrier>);
+
+    impl Job for Gated {
+        type Output = u32;
+        const NAME: &'static str = "gated";
+        const LATEST_WINS: bool = true;
+        fn run(self, _: Report<u32>) -> u32 {
+            self.1.wait();
+            if self.0 == 99 {
+                panic!("a job that fails");
+            }
+            self.0
+        }
+    }
+
+    impl Receives<Gated> for Heard {
+        fn receive(&mut self, n: u32) {
+            self.0.push(n);
+        }
+    }
+
+    /// Forty requests while one runs: the first and the newest run, the 38 between never
+    /// start; another session's requests have a slot of their own.
+    #[test]
+    fn latest_wins_runs_the_first_and_the_newest() {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .unwrap();
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+        let mut runner = Runner::<Heard>::new(rt.handle().clone(), tx);
+        let gate = Arc::new(std::sync::Barrier::new(2));
+        let (a, b) = (DocToken::new(), DocToken::new());
+        for k in 1..=40 {
+            runner.start(Queued::new(Gated(k, gate.clone())).for_doc(&a));
+        }
+        runner.start(Queued::new(Gated(1000, gate.clone())).for_doc(&b));
+        assert_eq!((runner.started, runner.superseded), (2, 38));
+        let mut heard = Heard::default();
+        for _ in 0..3 {
+            gate.wait();
+            let d = rt.block_on(rx.recv()).unwrap();
+            runner.finished(&d);
+            d.deliver(&mut heard);
+        }
+        heard.0.sort();
+        assert_eq!(heard.0, [1, 40, 1000]);
+        assert_eq!(runner.started, 3);
+        // A job that panics frees its slot: the next request runs.
+        runner.start(Queued::new(Gated(99, gate.clone())).for_doc(&a));
+        runner.start(Queued::new(Gated(7, gate.clone())).for_doc(&a));
+        gate.wait();
+        let d = rt.block_on(rx.recv()).unwrap();
+        runner.finished(&d);
+        d.deliver(&mut heard);
+        gate.wait();
+        let d = rt.block_on(rx.recv()).unwrap();
+        d.deliver(&mut heard);
+        assert_eq!(heard.0.last(), Some(&7));
+    }
+
+    /// A job queued for a session left before a worker took it does not run; a result is
+    /// for the session it was queued for.
+    #[test]
+    fn a_left_sessions_jobs_do_not_start_and_its_results_are_not_anothers() {
+        let a = DocToken::new();
+        let b = DocToken::new();
+        let done = run_now(Queued::<Heard>::new(Count(1)).for_doc(&a));
+        assert!(done.iter().all(|d| d.is_for(&a) && !d.is_for(&b)));
+        a.leave();
+        let heard = spawned(Queued::new(Count(3)).for_doc(&a));
+        assert_eq!(heard.0, Vec::<u32>::new());
+        // A job with no session is anyone's.
+        assert!(run_now(Queued::<Heard>::new(Count(0)))[0].is_for(&b));
     }
 
     #[test]

@@ -42,6 +42,9 @@ pub struct Screen {
     pub zones: (f64, f64),
     /// The help overlay and the message log, scrolled.
     pub help: crate::ui::help::HelpScroll,
+    /// Keys that arrived together are being taken: the frame's rows and the detail are
+    /// worked out once after the last (`Some(true)`: one is owed).
+    pub refresh_held: Option<bool>,
 }
 
 impl Screen {
@@ -58,6 +61,7 @@ impl Screen {
             no_color: false,
             zones,
             help: Default::default(),
+            refresh_held: None,
         }
     }
 }

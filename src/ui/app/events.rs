@@ -239,7 +239,7 @@ impl App {
             Ok(s) => {
                 // A search hit opens its session at its entry.
                 let at = self.parts.picker.as_mut().and_then(|p| p.open_at.take());
-                self.open_session(s.clone(), path);
+                self.open_session(s.clone(), path, false);
                 self.save_index_later(&s, index);
                 if let Some(at) = at {
                     self.select_entry_ref(&at);
@@ -533,7 +533,9 @@ impl App {
     }
 
     /// Another session from the picker: a fresh view of it, the settings kept.
-    pub(super) fn open_session(&mut self, s: Arc<Session>, path: std::path::PathBuf) {
+    /// `same_file`: the first load's placeholder gives way to the file it loaded (its jobs'
+    /// results still count); else the session shown is left and its jobs with it.
+    pub(super) fn open_session(&mut self, s: Arc<Session>, path: std::path::PathBuf, same_file: bool) {
         let settings = std::mem::take(&mut self.setup.settings);
         let registry = (*self.setup.registry).clone();
         let size = self.screen.size;
@@ -550,6 +552,11 @@ impl App {
         fresh.setup.strategy_choice = std::mem::take(&mut self.setup.strategy_choice);
         fresh.setup.index = self.setup.index.take();
         fresh.log.notice = fresh.diagnostics_notice();
+        if same_file {
+            fresh.pending.doc = self.pending.doc.clone();
+        } else {
+            self.pending.doc.leave();
+        }
         *self = fresh;
     }
 

@@ -132,7 +132,7 @@ impl App {
             .into_iter()
             .partition(|j| j.is::<jobs::SaveIndexJob>());
         self.pending.after_frame = rest;
-        Some(index)
+        Some(index.into_iter().map(|j| j.for_doc(&self.pending.doc)).collect())
     }
 
     /// The first session is read: it replaces the placeholder (the status said so far, such as
@@ -159,7 +159,7 @@ impl App {
             .as_ref()
             .map(|i| i.used.clone())
             .filter(|u| !u.wants_saving() || matches!(u, Used::Extended(_)));
-        self.open_session(s.clone(), path);
+        self.open_session(s.clone(), path, true);
         self.save_index_later(&s, index);
         self.log.messages = messages;
         self.log.status = status

@@ -41,6 +41,9 @@ pub struct Pending<R> {
     /// The compaction being planned for `c` (`PlanCompactionJob`), and what the user saw
     /// when `c` was pressed.
     pub planning: Option<(u64, crate::ui::dialog::Seen)>,
+    /// The session every queued job is for: its results are dropped once another session
+    /// is opened, and its waiting jobs never start.
+    pub doc: crate::ui::runner::DocToken,
 }
 
 impl<R> Default for Pending<R> {
@@ -61,6 +64,7 @@ impl<R> Default for Pending<R> {
             early: None,
             after_frame: Vec::new(),
             planning: None,
+            doc: Default::default(),
         }
     }
 }

@@ -2683,3 +2683,57 @@ fn every_view_says_the_same_figures_on_the_same_basis() {
         "the gauge: {screen}"
     );
 }
+
+/// Issue 58: a session left behind cannot give its figures to the one opened in its place.
+/// Its exact count (generation 1, as the new session's first selection is) came after the
+/// new session opened and was shown as the new one's; now it is dropped, and its waiting
+/// jobs are told to stop.
+#[test]
+fn a_left_sessions_results_never_reach_the_session_opened_after_it() {
+    use crate::ui::runner::{Queued, run_now};
+    let load = |name: &str| {
+        let bytes = std::fs::read(own(name)).unwrap();
+        std::sync::Arc::new(crate::engine::load::session::Session::from_bytes(bytes).unwrap())
+    };
+    let long = load("long.jsonl");
+    let mut a = App::new(
+        crate::engine::load::session::Session::from_bytes(std::fs::read(own("long.jsonl")).unwrap()).unwrap(),
+        Some(own("long.jsonl")),
+        crate::engine::settings::Settings::default(),
+        crate::engine::load::models::Registry::builtin_only(),
+    );
+    a.run_jobs_now();
+    let left = a.pending.doc.clone();
+    // The long session's exact count of its first selection, still running.
+    let count = Queued::<App>::new(crate::ui::jobs::ExactTokensJob {
+        generation: 1,
+        session: long.clone(),
+        messages: (0..long.entries.len())
+            .flat_map(|i| crate::engine::view::context::intrinsic_messages(&long, i))
+            .collect(),
+        encoding: crate::engine::view::tokens::Encoding::O200k,
+        cache: a.exact.cache.clone(),
+    })
+    .for_doc(&left);
+    // The tour opened from the picker.
+    let tour = load("tour.jsonl");
+    a.report::<crate::ui::jobs::OpenJob>(crate::ui::jobs::Opened {
+        path: own("tour.jsonl"),
+        result: Ok(tour.clone()),
+        index: None,
+    });
+    assert!(std::sync::Arc::ptr_eq(&a.doc.session, &tour));
+    assert!(left.is_left(), "the long session's jobs are told to stop");
+    assert!(a.pending.doc.id() != left.id());
+    // The same generation as the count: the old check alone would take it.
+    assert_eq!(a.selection.generation, 1);
+    let shown = a.selection.gauge.as_ref().and_then(|g| g.exact);
+    for d in run_now(count) {
+        assert!(!a.job_done(d), "the long session's count was taken");
+    }
+    assert_eq!(a.selection.gauge.as_ref().and_then(|g| g.exact), shown);
+    // A reload of the same file keeps its session: its jobs still count.
+    let kept = a.pending.doc.id();
+    a.replace_session(tour.clone(), false);
+    assert_eq!(a.pending.doc.id(), kept);
+}

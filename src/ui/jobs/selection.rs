@@ -96,6 +96,7 @@ impl std::fmt::Debug for selection::SelectionCut {
 impl Job for SelectionJob {
     type Output = SelectionReport;
     const NAME: &'static str = "selection";
+    const LATEST_WINS: bool = true;
     /// The gauge is said as soon as it is known; the cut is the end.
     fn run(self, report: Report<SelectionReport>) -> SelectionReport {
         let SelectionJob {
@@ -122,6 +123,7 @@ impl Job for SelectionJob {
 impl Job for CutJob {
     type Output = CutReady;
     const NAME: &'static str = "cut";
+    const LATEST_WINS: bool = true;
     fn run(self, _: Report<CutReady>) -> CutReady {
         CutReady {
             generation: self.generation,
@@ -133,7 +135,10 @@ impl Job for CutJob {
 impl Job for ExactTokensJob {
     type Output = ExactTokens;
     const NAME: &'static str = "exact tokens";
-    fn run(self, _: Report<ExactTokens>) -> ExactTokens {
+    const LATEST_WINS: bool = true;
+    /// Counted in chunks, stopping when its session is left: a 1 GB session's path took
+    /// seconds of both cores after a small session had been opened in its place.
+    fn run(self, report: Report<ExactTokens>) -> ExactTokens {
         let ExactTokensJob {
             generation,
             session,
@@ -142,7 +147,13 @@ impl Job for ExactTokensJob {
             cache,
         } = self;
         let refs: Vec<&ContextMessage> = messages.iter().collect();
-        let per_message = at_low_priority(|| cache.count_all(&session, &refs, encoding));
+        let mut per_message = Vec::with_capacity(refs.len());
+        for chunk in refs.chunks(2048) {
+            if report.left() {
+                break;
+            }
+            per_message.extend(at_low_priority(|| cache.count_all(&session, chunk, encoding)));
+        }
         ExactTokens {
             generation,
             total: per_message.iter().sum(),
@@ -154,6 +165,7 @@ impl Job for ExactTokensJob {
 impl Job for LiveFigureJob {
     type Output = LiveFigure;
     const NAME: &'static str = "live figure";
+    const LATEST_WINS: bool = true;
     fn run(self, _: Report<LiveFigure>) -> LiveFigure {
         let at = at_low_priority(|| self.params.at_leaf(&self.session, self.leaf));
         LiveFigure {

@@ -132,6 +132,7 @@ pub enum ExactAllReport {
 impl Job for ContextViewJob {
     type Output = ContextReport;
     const NAME: &'static str = "context view";
+    const LATEST_WINS: bool = true;
     /// At a low priority, so keys and frames never wait on the count.
     fn run(self, report: Report<ContextReport>) -> ContextReport {
         let ContextViewJob {
@@ -179,6 +180,7 @@ impl Job for LiveBillJob {
 impl Job for PruneJob {
     type Output = PrunePlanned;
     const NAME: &'static str = "prune plan";
+    const LATEST_WINS: bool = true;
     fn run(self, _: Report<PrunePlanned>) -> PrunePlanned {
         PrunePlanned {
             generation: self.generation,

@@ -550,13 +550,18 @@ mod tests {
         }
     }
 
-    /// What a job spawned on a runtime of its own said, once the channel closes.
-    fn spawned(job: Queued<Heard>) -> Heard {
-        let rt = tokio::runtime::Builder::new_multi_thread()
+    /// A runtime with one worker (blocking jobs get threads of their own).
+    fn one_worker() -> tokio::runtime::Runtime {
+        tokio::runtime::Builder::new_multi_thread()
             .worker_threads(1)
             .enable_all()
             .build()
-            .unwrap();
+            .unwrap()
+    }
+
+    /// What a job spawned on a runtime of its own said, once the channel closes.
+    fn spawned(job: Queued<Heard>) -> Heard {
+        let rt = one_worker();
         let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
         spawn(job, rt.handle(), tx);
         let mut heard = Heard::default();
@@ -600,11 +605,7 @@ mod tests {
     /// start; another session's requests have a slot of their own.
     #[test]
     fn latest_wins_runs_the_first_and_the_newest() {
-        let rt = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(1)
-            .enable_all()
-            .build()
-            .unwrap();
+        let rt = one_worker();
         let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
         let mut runner = Runner::<Heard>::new(rt.handle().clone(), tx);
         let gate = Arc::new(std::sync::Barrier::new(2));

@@ -28,13 +28,7 @@ pub fn fmt(n: f64) -> String {
 /// The zone as the gauge, the context view and `/ctx-status` name it: its colour, then what
 /// it means.
 pub fn zone_words(z: Zone) -> &'static str {
-    use crate::engine::edit::prune::Zone as Named;
-    match z {
-        Zone::Green => Named::Green.words(),
-        Zone::Yellow => Named::Yellow.words(),
-        Zone::Red => Named::Red.words(),
-        Zone::Compact => "compact: Pi compacts at the next turn",
-    }
+    z.words()
 }
 
 /// Two lines: the bar, and the numbers.

@@ -35,14 +35,8 @@ impl CutClass {
     }
 }
 
-/// Zone of the context gauge, relative to T = window − reserveTokens.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Zone {
-    Green,
-    Yellow,
-    Red,
-    Compact,
-}
+/// The gauge's zone: the engine's, one type for the gauge, pruning and the live policy.
+pub use crate::engine::edit::prune::Zone;
 
 #[derive(Debug, Clone)]
 pub struct Gauge {
@@ -73,17 +67,7 @@ impl Gauge {
         self.window.map(|w| w.saturating_sub(self.reserve))
     }
     pub fn zone(&self, bounds: (f64, f64)) -> Option<Zone> {
-        let t = self.threshold()? as f64;
-        let x = self.tokens.tokens;
-        Some(if x >= t {
-            Zone::Compact
-        } else if x >= bounds.1 * t {
-            Zone::Red
-        } else if x >= bounds.0 * t {
-            Zone::Yellow
-        } else {
-            Zone::Green
-        })
+        Some(Zone::of_gauge(self.tokens.tokens, self.threshold()?, bounds))
     }
 }
 

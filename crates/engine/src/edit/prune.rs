@@ -68,6 +68,9 @@ pub enum Zone {
     Green,
     Yellow,
     Red,
+    /// At or over T: Pi compacts at the next turn. Only the gauge says it ([`Zone::of_gauge`]);
+    /// for pruning and the live policy it is red ([`zone_of`]).
+    Compact,
 }
 
 impl Zone {
@@ -76,6 +79,7 @@ impl Zone {
             Zone::Green => "green",
             Zone::Yellow => "yellow",
             Zone::Red => "red",
+            Zone::Compact => "compact",
         }
     }
 
@@ -85,6 +89,16 @@ impl Zone {
             Zone::Green => "green",
             Zone::Yellow => "yellow: filling",
             Zone::Red => "red: near compaction",
+            Zone::Compact => "compact: Pi compacts at the next turn",
+        }
+    }
+
+    /// The gauge's zone: [`zone_of`]'s bands, and compact at or over T.
+    pub fn of_gauge(tokens: f64, threshold: u64, bounds: (f64, f64)) -> Zone {
+        if tokens >= threshold as f64 {
+            Zone::Compact
+        } else {
+            zone_of(tokens, threshold, bounds)
         }
     }
 }
@@ -834,7 +848,11 @@ pub fn zones(s: &Session, leaf: usize, zone: Zone, settings: &PruneSettings) -> 
 pub fn plan(s: &Session, leaf: usize, policy: Policy, settings: &PruneSettings, force: bool, gauge_zone: Zone) -> Plan {
     match policy {
         Policy::Output => output(s, leaf, settings, force),
-        Policy::Zones(z) => zones(s, leaf, z.unwrap_or(gauge_zone), settings),
+        // Compact (the gauge at or over T) edits as red does.
+        Policy::Zones(z) => match z.unwrap_or(gauge_zone) {
+            Zone::Compact => zones(s, leaf, Zone::Red, settings),
+            z => zones(s, leaf, z, settings),
+        },
     }
 }
 

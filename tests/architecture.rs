@@ -662,8 +662,8 @@ fn every_path_and_module_architecture_md_names_exists() {
 
 /// The UI's update reads no file, clock or environment: outside the event loop
 /// (`ui.rs`), the jobs (`jobs.rs` and `jobs/`, `runner.rs`, `chores.rs`) and what is read once at the start
-/// (`ui/outside.rs`), no UI file names them but in its tests. The clock comes with the tick,
-/// files through jobs.
+/// (`ui/outside.rs`), no UI file names them but in its tests, nor the store's calls that
+/// read, write or remove files. The clock comes with the tick, files through jobs.
 #[test]
 fn the_ui_update_reads_no_file_clock_or_environment() {
     let forbidden = [
@@ -676,6 +676,17 @@ fn the_ui_update_reads_no_file_clock_or_environment() {
         "config::agent_dir()",
         "config::cwd()",
         "Environment::read",
+        // What changes or reads files through the store: `index::forget` removes one.
+        "store::index::forget",
+        "store::index::open",
+        "store::load_session",
+        "store::write::append",
+        "store::rewrite::",
+        "store::trash::trash(",
+        "store::trash::restore",
+        "store::trash::empty(",
+        "store::trash::list(",
+        "store::files::read",
     ];
     let ui = root().join("src/ui");
     let allowed = [

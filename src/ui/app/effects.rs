@@ -28,7 +28,11 @@ impl App {
                 Effect::ConfirmPrune { plan, left_out } => self.confirm_reviewed_plan(&plan, left_out),
                 Effect::Open(path) => {
                     let index = self.index_place();
-                    self.start(crate::ui::jobs::OpenJob { path, index })
+                    self.start(crate::ui::jobs::OpenJob {
+                        path,
+                        index,
+                        forget_index: false,
+                    })
                 }
                 Effect::List { all } => self.start_listing(all),
                 Effect::ResumeInPi(path) => self.resume_in_pi(&path),

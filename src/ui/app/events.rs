@@ -460,7 +460,11 @@ impl App {
             self.log.status =
                 Some("the session file was truncated or rewritten by another program; reloading it".into());
             let index = self.index_place();
-            self.start(crate::ui::jobs::OpenJob { path: p, index });
+            self.start(crate::ui::jobs::OpenJob {
+                path: p,
+                index,
+                forget_index: false,
+            });
             redraw = true;
         }
         // A line read through bonsai's index no longer matched the file: what is shown may
@@ -471,11 +475,11 @@ impl App {
         {
             self.pending.reparsing = true;
             self.log.status = Some(crate::store::index::MISMATCH.into());
-            let index = self.index_place();
-            if let Some(place) = &index {
-                crate::store::index::forget(place, &p);
-            }
-            self.start(crate::ui::jobs::OpenJob { path: p, index });
+            self.start(crate::ui::jobs::OpenJob {
+                path: p,
+                index: self.index_place(),
+                forget_index: true,
+            });
             redraw = true;
         }
         // The file disappeared (deleted or moved): say so once; what is shown stays.

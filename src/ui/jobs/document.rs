@@ -28,6 +28,8 @@ pub struct ReloadJob {
 pub struct OpenJob {
     pub path: PathBuf,
     pub index: Option<store::index::Place>,
+    /// The file's index failed its check: removed first, so the file is parsed whole.
+    pub forget_index: bool,
 }
 
 /// Write the index of a session just opened (in the background, after its first frame;
@@ -179,6 +181,9 @@ impl Job for OpenJob {
     type Output = Opened;
     const NAME: &'static str = "open";
     fn run(self, _: Report<Opened>) -> Opened {
+        if let Some(place) = self.index.as_ref().filter(|_| self.forget_index) {
+            store::index::forget(place, &self.path);
+        }
         let (result, index) = open_indexed(&self.path, self.index.as_ref(), None, None);
         Opened {
             path: self.path,

@@ -346,27 +346,24 @@ fn a_record_that_outlives_its_file_never_removes_the_users() {
     let m = std::fs::metadata(&notes).unwrap();
     // The freed inode's next owner: the record keeps the old file's inode but the user's file
     // has it now.
+    // The record as given, then `clean`: the user's file is still there.
+    let clean_keeps_notes = |record_now: &Vec<Value>| {
+        std::fs::write(&record, serde_json::to_vec(record_now).unwrap()).unwrap();
+        let out = w
+            .bonsai()
+            .args(["clean", "--older-than", "0", "--yes"])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert!(notes.exists(), "clean removed the user's file");
+    };
     let mut tampered = before.clone();
     tampered[0]["ino"] = json!(m.ino());
     tampered[0]["dev"] = json!(m.dev());
-    std::fs::write(&record, serde_json::to_vec(&tampered).unwrap()).unwrap();
-    let out = w
-        .bonsai()
-        .args(["clean", "--older-than", "0", "--yes"])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    assert!(notes.exists(), "clean removed the user's file");
+    clean_keeps_notes(&tampered);
     // A record naming the user's path and inode, but not its size and time: still not bonsai's.
     tampered[0]["path"] = json!(std::fs::canonicalize(&w.folder).unwrap().join("notes.jsonl.bak"));
-    std::fs::write(&record, serde_json::to_vec(&tampered).unwrap()).unwrap();
-    let out = w
-        .bonsai()
-        .args(["clean", "--older-than", "0", "--yes"])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    assert!(notes.exists(), "clean removed the user's file");
+    clean_keeps_notes(&tampered);
     // What bonsai made and removes leaves the record: a backup made and cleaned.
     let bak2 = w.folder.join("a.jsonl.bak-2026-11-25T10-00-00-000Z");
     std::fs::write(&bak2, "x\n").unwrap();

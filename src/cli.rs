@@ -23,32 +23,61 @@ macro_rules! eprint {
 mod args;
 mod audit;
 mod bill;
+mod branch;
 mod branches;
 mod common;
+mod compact;
 mod compare;
+mod context;
+mod cut;
+mod export;
+mod fork;
 mod housekeeping;
 mod index;
+mod inspect;
+mod label;
+mod list;
+mod migrate;
+mod navigate;
 pub mod out;
 mod prune;
-mod read;
+mod rename;
+mod repair;
 mod resume;
-pub mod serve;
+mod search;
+mod serve;
+mod stats;
+mod tree;
+mod undo;
 mod usage;
-mod write;
+mod write_flow;
 
 use args::PROJECT_SESSION;
 pub use args::{CutBudget, LeafArg, RequiredSessionArg, SessionArg, WriteFlags};
+pub use branch::BranchArgs;
 pub use branches::{BackupsArgs, BranchAtArgs, RestoreArgs};
 use clap::{Parser, Subcommand};
 use color_eyre::eyre::Result;
+pub use compact::CompactArgs;
 pub use compare::CompareArgs;
+pub use context::ContextArgs;
+pub use cut::CutArgs;
+pub use export::ExportArgs;
+pub use fork::{CloneArgs, ForkArgs};
+pub use inspect::InspectArgs;
+pub use label::LabelArgs;
+pub use list::ListArgs;
+pub use migrate::MigrateArgs;
+pub use navigate::NavigateArgs;
 pub use prune::{EditArgs, PruneArgs};
-pub use read::{BranchArgs, ContextArgs, CutArgs, ExportArgs, InspectArgs, ListArgs, SearchArgs, StatsArgs, TreeArgs};
+pub use rename::RenameArgs;
+pub use repair::RepairArgs;
+pub use search::SearchArgs;
 pub use serve::ServeArgs;
+pub use stats::StatsArgs;
 use std::path::PathBuf;
-pub use write::{
-    CloneArgs, CompactArgs, ForkArgs, LabelArgs, MigrateArgs, NavigateArgs, RenameArgs, RepairArgs, UndoArgs,
-};
+pub use tree::TreeArgs;
+pub use undo::UndoArgs;
 
 #[derive(Parser, Debug)]
 #[command(
@@ -224,13 +253,13 @@ pub fn run(cli: Cli) -> Result<()> {
         };
     }
     let r = match cmd {
-        Command::Context(a) => read::context(a),
-        Command::Cut(a) => read::cut(a),
-        Command::Branch(a) => read::branch(a),
-        Command::Tree(a) => read::tree(a),
-        Command::Stats(a) => read::stats(a),
-        Command::Inspect(a) => read::inspect(a),
-        Command::List(a) => read::list(a),
+        Command::Context(a) => context::context(a),
+        Command::Cut(a) => cut::cut(a),
+        Command::Branch(a) => branch::branch(a),
+        Command::Tree(a) => tree::tree(a),
+        Command::Stats(a) => stats::stats(a),
+        Command::Inspect(a) => inspect::inspect(a),
+        Command::List(a) => list::list(a),
         Command::Resume(a) => resume::resume(a),
         Command::Backups(a) => branches::backups(a),
         Command::Usage(a) => usage::usage(a),
@@ -238,29 +267,26 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Trash(a) => housekeeping::trash_cmd(a),
         Command::Clean(a) => housekeeping::clean(a),
         Command::Index(a) => index::index(a),
-        Command::Search(a) => read::search(a),
-        Command::Export(a) => read::export(a),
-        Command::Undo(a) => write::undo(a),
+        Command::Search(a) => search::search(a),
+        Command::Export(a) => export::export(a),
+        Command::Undo(a) => undo::undo(a),
         Command::Archive(a) => branches::archive(a, true),
         Command::Unarchive(a) => branches::archive(a, false),
         Command::DeleteBranch(a) => branches::delete_branch(a),
         Command::Restore(a) => branches::restore(a),
-        Command::Compact(a) => write::compact(a),
+        Command::Compact(a) => compact::compact(a),
         Command::Compare(a) => compare::compare(a),
         Command::Audit(a) => audit::audit_cmd(a),
-        Command::Navigate(a) => write::navigate(a),
-        Command::Label(a) => write::label(a),
-        Command::Rename(a) => write::rename(a),
-        Command::Fork(a) => write::fork(&a.session.file, Some(&a.target), None, &a.write),
-        Command::Clone(a) => write::fork(&a.session.file, None, a.at.leaf.as_deref(), &a.write),
-        Command::Migrate(a) => write::migrate(a),
-        Command::Repair(a) => write::repair(a),
+        Command::Navigate(a) => navigate::navigate(a),
+        Command::Label(a) => label::label(a),
+        Command::Rename(a) => rename::rename(a),
+        Command::Fork(a) => fork::fork(&a.session.file, Some(&a.target), None, &a.write),
+        Command::Clone(a) => fork::fork(&a.session.file, None, a.at.leaf.as_deref(), &a.write),
+        Command::Migrate(a) => migrate::migrate(a),
+        Command::Repair(a) => repair::repair(a),
         Command::Prune(a) => prune::prune(a),
         Command::Edit(a) => prune::edit(a),
-        Command::Serve(a) => serve::serve_stdio(
-            a.log
-                .or_else(|| std::env::var_os("BONSAI_SERVE_LOG").map(PathBuf::from)),
-        ),
+        Command::Serve(a) => serve::serve(a),
     };
     r.and(common::after_reading())
 }

@@ -750,3 +750,34 @@ fn only_the_two_lookups_name_the_shared_folder() {
     assert!(others.is_empty(), "../shared named outside its two lookups: {others:?}");
     assert_eq!(found.len(), 2, "the two lookups: {found:?}");
 }
+
+/// The app's rooms point one way: `store` and `llm` serve the rest; `serve` (the protocol
+/// server for the Pi package) and `ui` use only them; `cli` is the glue that may use all.
+#[test]
+fn the_apps_rooms_are_used_in_one_direction() {
+    let may: [(&str, &[&str]); 5] = [
+        ("store", &[]),
+        ("llm", &["store"]),
+        ("serve", &["store", "llm"]),
+        ("ui", &["store", "llm"]),
+        ("cli", &["store", "llm", "serve", "ui"]),
+    ];
+    let g = graph(&root().join("src"), &[]);
+    let mut wrong = vec![];
+    for (from, tos) in &g {
+        let Some((top, allowed)) = from.first().and_then(|f| may.iter().find(|(r, _)| r == f)) else {
+            continue;
+        };
+        for to in tos {
+            let t = to.first().map(String::as_str).unwrap_or("");
+            if t != *top && !allowed.contains(&t) {
+                wrong.push(format!("{} -> {}", from.join("::"), to.join("::")));
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "uses against the rooms' direction: {wrong:#?}");
+    assert!(
+        g.keys().any(|m| m.first().is_some_and(|f| f == "serve")),
+        "serve's files were read"
+    );
+}

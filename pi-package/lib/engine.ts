@@ -11,7 +11,9 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { createInterface } from "node:readline";
 
-/** The protocol this package speaks (bonsai's `serve` must speak the same). */
+/** The protocol this package speaks (bonsai's `serve` must speak the same). Every request and answer
+ * is written once, as types, in bonsai's `src/serve/protocol.rs`; `tests/serve_protocol.rs` checks
+ * the exchanges this package has in real Pi against them. */
 export const PROTOCOL = 2;
 
 /** `code`: the engine's error code when it refused a request (e.g. `resync`). */

@@ -3,7 +3,7 @@
 
 use super::args::{LeafArg, SessionArg, WriteFlags};
 use super::common::{load, print_json, resolve_leaf, resolve_ref};
-use super::write::{apply, confirm, preview, show, warn_new_branch};
+use super::write_flow::{apply, confirm, preview, show, warn_new_branch};
 use crate::engine::compaction::audit::{self, Audit, Kind, Specific};
 use crate::engine::edit::plan::{Write, WriteRequest};
 use crate::engine::load::session::Session;

@@ -3,7 +3,7 @@
 
 use super::args::{RequiredSessionArg, SessionArg, WriteFlags};
 use super::common::{load, print_json, resolve_ref};
-use super::write::{apply, confirm, preview, show};
+use super::write_flow::{apply, confirm, preview, show};
 use crate::engine::edit::plan::{Write, WriteRequest};
 use crate::engine::view::archive;
 use crate::engine::view::tree::Tree;

@@ -3,7 +3,7 @@
 //! `--write STRATEGY` writes the chosen one as Pi's compaction entry.
 
 use super::args::{CutBudget, LeafArg, SessionArg};
-use super::write::{CompactionAt, apply, confirm, preview, show, warn_new_branch};
+use super::write_flow::{CompactionAt, apply, confirm, preview, show, warn_new_branch};
 use crate::engine::compaction::cut::CompactionPlan;
 use crate::engine::compaction::recall::{self, Category, Score};
 use crate::engine::compaction::slices::SliceParams;

@@ -4,7 +4,7 @@
 
 use super::args::{LeafArg, RequiredSessionArg, SessionArg, WriteFlags};
 use super::common::{load, print_json, resolve_leaf, resolve_ref, session_model};
-use super::write::{apply, confirm, show, warn_new_branch};
+use super::write_flow::{apply, confirm, show, warn_new_branch};
 use crate::engine::edit::plan::WriteRequest;
 use crate::engine::edit::prune::{self, Change, Edit, Plan, Policy, Zone};
 use crate::engine::load::session::Session;
@@ -343,7 +343,7 @@ pub fn prune(a: PruneArgs) -> Result<()> {
                 u.what
             ));
         }
-        return super::write::write_undo(&a.session.file, &s, u, &a.write);
+        return super::write_flow::write_undo(&a.session.file, &s, u, &a.write);
     }
     let mut ps = settings.prune_settings();
     if let Some(n) = a.minimum {

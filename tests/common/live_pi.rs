@@ -122,6 +122,35 @@ pub const NO_DISCOUNT: Prices = Prices {
     cache_write: 3.0,
 };
 
+/// A world's end checks what the package and the engine said to each other: every request
+/// in the protocol's types, every reply what its answer type writes (`common::protocol`).
+impl Drop for World {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            return;
+        }
+        // `BONSAI_KEEP_EXCHANGES=DIR`: the recording kept (what fixtures/serve is made from).
+        if let Some(dir) = std::env::var_os("BONSAI_KEEP_EXCHANGES")
+            && self.exchanges().exists()
+        {
+            let name = self
+                .dir
+                .path()
+                .file_name()
+                .unwrap_or_default()
+                .to_string_lossy()
+                .to_string();
+            let _ = std::fs::copy(self.exchanges(), Path::new(&dir).join(format!("{name}.jsonl")));
+        }
+        let (problems, _) = super::protocol::check_recording(&self.exchanges());
+        assert!(
+            problems.is_empty(),
+            "the package and the engine spoke outside the protocol:\n{}",
+            problems.join("\n")
+        );
+    }
+}
+
 impl World {
     /// `window`: the fake model's context window; `settings`: Pi's settings.json.
     pub fn new(window: u64, settings: Value, script: impl Fn(&Value) -> Reply + Send + Sync + 'static) -> World {
@@ -177,6 +206,11 @@ impl World {
         }
     }
 
+    /// Where the engines of this world's Pi sessions record their exchanges.
+    pub fn exchanges(&self) -> PathBuf {
+        self.dir.path().join("exchanges.jsonl")
+    }
+
     pub fn set_settings(&self, settings: &Value) {
         std::fs::write(self.agent.join("settings.json"), settings.to_string()).unwrap();
     }
@@ -198,6 +232,8 @@ impl World {
             .env("PI_CODING_AGENT_DIR", &self.agent)
             .env("HOME", self.dir.path())
             .env("BONSAI_BIN", bonsai_bin())
+            // Every exchange the package has with the engine, checked when the world ends.
+            .env("BONSAI_SERVE_RECORD", self.exchanges())
             .env_remove("BONSAI_PI_SESSION");
         if pkg {
             c.arg("-e").arg(package_dir());

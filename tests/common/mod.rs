@@ -5,6 +5,7 @@ pub mod fake_model;
 pub mod fake_openai;
 pub mod live_pi;
 pub mod pi_checks;
+pub mod protocol;
 pub mod synth;
 pub mod tmux;
 

@@ -1,7 +1,8 @@
 //! bonsai's session engine: pure and synchronous. It takes bytes, settings and a clock as
 //! values (the store reads files, configuration and time); no terminal, network, files or
 //! environment here, and this crate's dependencies hold none of them, so the compiler keeps it
-//! that way (`tests/engine_seal.rs` checks the source too).
+//! that way (`the_engine_reads_no_file_clock_or_environment` in `tests/architecture.rs` checks the
+//! source and the manifest too).
 //!
 //! Folders, one way (each uses only those before it):
 //! - `load`: bytes → a `Session` (the line scanners, Pi's forgiving JSON, JavaScript's numbers),

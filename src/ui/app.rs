@@ -28,6 +28,7 @@ mod usage;
 mod writes;
 
 use super::action::Action;
+use super::component::Effect;
 pub use super::component::Terminal;
 pub use super::context_view::{ContextKey, ContextState};
 use super::detail;
@@ -39,7 +40,7 @@ use super::layout::{self, Areas, Shown};
 use super::picker::Picker;
 pub use super::prune_list::PlanList;
 pub use super::prune_panel::{POLICIES, PruneState};
-use super::runner::{self, Done, Job, Queued, Receives};
+use super::runner::{self, Answers, CarriesOut, Done, Job, Queued, Reaches, Receives};
 pub use super::selection::SelectionState;
 
 pub use super::tree_pane::{FrameRow, TreeFrame};
@@ -236,6 +237,57 @@ pub struct ExactAll {
     pub progress: Option<(usize, usize)>,
     /// Asked for (S): the end is said in the status line (an automatic count ends quietly).
     pub announce: bool,
+}
+
+/// The parts of the app that own jobs, as the runner reaches them to hand them their
+/// outputs (`runner::Answers`). A part that is gone (its view closed) gets nothing.
+impl Reaches<SelectionState> for App {
+    fn part(&mut self) -> Option<&mut SelectionState> {
+        Some(&mut self.selection)
+    }
+}
+
+impl Reaches<ContextState> for App {
+    fn part(&mut self) -> Option<&mut ContextState> {
+        Some(&mut self.parts.context)
+    }
+}
+
+impl Reaches<FillsState> for App {
+    fn part(&mut self) -> Option<&mut FillsState> {
+        Some(&mut self.parts.fills)
+    }
+}
+
+impl Reaches<crate::ui::audit_view::AuditState> for App {
+    fn part(&mut self) -> Option<&mut crate::ui::audit_view::AuditState> {
+        Some(&mut self.parts.audit)
+    }
+}
+
+impl Reaches<crate::ui::usage_view::UsageView> for App {
+    fn part(&mut self) -> Option<&mut crate::ui::usage_view::UsageView> {
+        self.parts.usage.as_mut().map(|(u, _)| u)
+    }
+}
+
+impl Reaches<crate::ui::picker::SessionSearch> for App {
+    fn part(&mut self) -> Option<&mut crate::ui::picker::SessionSearch> {
+        self.parts.picker.as_mut().and_then(|p| p.search.as_mut())
+    }
+}
+
+impl Reaches<Find> for App {
+    fn part(&mut self) -> Option<&mut Find> {
+        self.parts.find.as_mut()
+    }
+}
+
+/// What a part answers, carried out as the effects of a key are.
+impl CarriesOut<Vec<Effect>> for App {
+    fn carry_out(&mut self, effects: Vec<Effect>) {
+        self.apply(effects);
+    }
 }
 
 pub use super::jobs::LARGE_SESSION;
@@ -557,6 +609,50 @@ impl App {
         }
     }
 
+    /// Queue a job that the part `C` owns: its outputs go to `C`, and the app carries out
+    /// what `C` answers.
+    pub(crate) fn start_for<C, J: Job>(&mut self, job: J)
+    where
+        C: Answers<J, Effects = Vec<Effect>>,
+        App: Reaches<C>,
+    {
+        self.pending.queue.push(Queued::to::<J, C>(job));
+    }
+
+    /// [`Self::run_in_place`] for a job the part `C` owns.
+    pub(crate) fn run_in_place_for<C, J: Job>(&mut self, job: J)
+    where
+        C: Answers<J, Effects = Vec<Effect>>,
+        App: Reaches<C>,
+    {
+        for output in runner::run_here(job) {
+            self.answer_by::<C, J>(output);
+        }
+    }
+
+    /// An output of job `J` handed to its part `C` as if it had come from the runner (tests).
+    pub fn report_to<C, J: Job>(&mut self, output: J::Output) -> bool
+    where
+        C: Answers<J, Effects = Vec<Effect>>,
+        App: Reaches<C>,
+    {
+        self.answer_by::<C, J>(output);
+        self.refresh();
+        self.log_status();
+        true
+    }
+
+    fn answer_by<C, J: Job>(&mut self, output: J::Output)
+    where
+        C: Answers<J, Effects = Vec<Effect>>,
+        App: Reaches<C>,
+    {
+        if let Some(part) = <App as Reaches<C>>::part(self) {
+            let effects = part.answer(output);
+            self.apply(effects);
+        }
+    }
+
     /// Every message said lands in the log (M), whole, with its time.
     fn log_status(&mut self) {
         if self.log.status.is_some() && self.log.status != self.log.logged {
@@ -728,9 +824,9 @@ impl App {
             g.stale = true;
         }
         if self.doc.session.entries.len() > LARGE_SESSION {
-            self.start(job);
+            self.start_for::<SelectionState, _>(job);
         } else {
-            self.run_in_place(job);
+            self.run_in_place_for::<SelectionState, _>(job);
         }
         if self.screen.overlay == Overlay::Context {
             self.request_context();
@@ -799,7 +895,7 @@ impl App {
         }
         self.parts.context.bill_for = Some(len);
         self.parts.context.bill = None;
-        self.start(crate::ui::jobs::LiveBillJob {
+        self.start_for::<ContextState, _>(crate::ui::jobs::LiveBillJob {
             generation: len as u64,
             session: self.doc.session.clone(),
             params: self.live_params(),
@@ -843,7 +939,7 @@ impl App {
         if params.settings.policy == crate::engine::live::LivePolicy::Off {
             return;
         }
-        self.start(crate::ui::jobs::LiveFigureJob {
+        self.start_for::<SelectionState, _>(crate::ui::jobs::LiveFigureJob {
             generation: self.selection.generation,
             session: self.doc.session.clone(),
             leaf,

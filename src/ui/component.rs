@@ -123,6 +123,20 @@ pub enum Effect {
     },
     /// Terminal work for the event loop (clipboard, `$EDITOR`, `$PAGER`).
     Terminal(Terminal),
+    /// Count these messages of the selection of `generation` exactly (from the cache, or
+    /// as a job).
+    CountExactly {
+        generation: u64,
+        messages: Vec<crate::engine::view::context::ContextMessage>,
+        encoding: crate::engine::view::tokens::Encoding,
+    },
+    /// The selection's gauge is known: what follows it (the live figure, a plan that
+    /// follows the gauge) is asked for.
+    GaugeKnown,
+    /// The first hits of a find came while none is shown: show the first.
+    FindFirstHit,
+    /// The entry the audit view was opened on is no summary bonsai can audit.
+    NotAuditable,
 }
 
 /// An update that changed the component and asks nothing else.

@@ -75,6 +75,39 @@ impl Find {
         }
     }
 
+    /// Hits of the find `id` (another find's are dropped); the first shown when none is.
+    pub fn take_hits(&mut self, id: u64, hits: Vec<(usize, usize)>) -> Vec<Effect> {
+        if id != self.id {
+            return vec![];
+        }
+        self.add_hits(hits);
+        if self.current.is_none() {
+            vec![Effect::FindFirstHit]
+        } else {
+            vec![]
+        }
+    }
+
+    /// The end of the find `id`: an error, or nothing found, is said.
+    pub fn take_done(&mut self, id: u64, elapsed_ms: u64, error: Option<String>) -> Vec<Effect> {
+        if id != self.id {
+            return vec![];
+        }
+        self.running = false;
+        self.elapsed_ms = elapsed_ms;
+        self.error = error.clone();
+        if let Some(e) = error {
+            vec![Effect::Say(format!("find: {e}"))]
+        } else if self.hits.is_empty() {
+            vec![Effect::Say(format!(
+                "find: {:?} is nowhere in this session",
+                self.query
+            ))]
+        } else {
+            vec![]
+        }
+    }
+
     /// Hits come in: each placed by the entry's place in the tree's order.
     pub fn add_hits(&mut self, hits: Vec<(usize, usize)>) {
         for (entry, matches) in hits {

@@ -71,6 +71,33 @@ pub struct SessionSearch {
     pub elapsed_ms: u64,
 }
 
+/// The search's job outputs, taken here; another search's (an older `id`) are dropped.
+impl SessionSearch {
+    /// One file searched: its hits, or why it could not be.
+    pub fn take_file(&mut self, id: u64, path: PathBuf, hits: Result<Vec<Hit>, crate::store::search::SearchError>) {
+        if id != self.id {
+            return;
+        }
+        self.files.0 += 1;
+        match hits {
+            Ok(h) => self.hits.extend(h.into_iter().map(|h| (path.clone(), h))),
+            Err(e) => self.error = Some(format!("{}: {e}", path.display())),
+        }
+    }
+
+    /// Every file searched, or the search stopped.
+    pub fn take_done(&mut self, id: u64, elapsed_ms: u64, error: Option<crate::store::search::SearchError>) {
+        if id != self.id {
+            return;
+        }
+        self.running = false;
+        self.elapsed_ms = elapsed_ms;
+        if error.is_some() {
+            self.error = error.map(|e| e.to_string());
+        }
+    }
+}
+
 pub struct Picker {
     pub all: bool,
     pub sessions: Vec<SessionInfo>,

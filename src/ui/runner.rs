@@ -2,8 +2,10 @@
 //!
 //! - A job is a struct with its own typed output (`Job::Output`): its progress and its end
 //!   in one type of its own, so nobody takes a shared enum apart again.
-//! - Whoever queues a job says how its output comes back (`Receives<J>`), so results go
-//!   straight to their handler, with no table of every result in between.
+//! - Whoever queues a job says how its output comes back, so results go straight to their
+//!   handler, with no table of every result in between: a part of the root that owns the
+//!   job answers it (`Answers<J>`, reached through `Reaches<C>`) and the root carries out
+//!   what it answers; a root that handles it itself receives it (`Receives<J>`).
 //! - The runner is generic: it starts a job on a worker, carries each output back as a
 //!   `Done`, and counts the jobs that write files so a quit can wait for them. Priority and
 //!   cancelling belong to the jobs (a low-priority pool, a cancel flag in the job).
@@ -35,6 +37,31 @@ pub trait Job: Send + 'static {
 pub trait Receives<J: Job> {
     fn receive(&mut self, output: J::Output);
 }
+
+/// A part of the root that owns a job: it takes the job's outputs itself and answers what
+/// else should happen (gitui's components, each with its own `AsyncJob`).
+pub trait Answers<J: Job> {
+    /// What the part answers, for the root to carry out.
+    type Effects;
+    fn answer(&mut self, output: J::Output) -> Self::Effects;
+}
+
+/// How the root reaches its part `C`: `None` when the part is gone (its overlay closed),
+/// and the output is then dropped.
+pub trait Reaches<C> {
+    fn part(&mut self) -> Option<&mut C>;
+}
+
+/// How the root carries out what a part answers.
+pub trait CarriesOut<E> {
+    fn carry_out(&mut self, effects: E);
+}
+
+/// How a job's output reaches its handler in the root `R`.
+type Deliver<R> = fn(&mut R, Box<dyn Any + Send>);
+
+/// How a queued job runs: the job, its session, where its outputs go and to whom.
+type Run<R> = fn(Box<dyn Any + Send>, Option<DocToken>, Sink<R>, Deliver<R>);
 
 /// Where a running job says its progress, and asks whether its document was left.
 pub struct Report<O>(Arc<dyn Fn(O) + Send + Sync>, Option<DocToken>);
@@ -126,14 +153,29 @@ pub struct Queued<R> {
     latest_wins: bool,
     /// The session it was queued for (stamped when the app hands its jobs over).
     doc: Option<DocToken>,
-    run: fn(Box<dyn Any + Send>, Option<DocToken>, Sink<R>),
+    run: Run<R>,
+    deliver: Deliver<R>,
 }
 
 impl<R: 'static> Queued<R> {
+    /// A job whose outputs the root receives itself.
     pub fn new<J: Job>(job: J) -> Self
     where
         R: Receives<J>,
     {
+        Queued::with(job, deliver::<J, R>)
+    }
+
+    /// A job whose outputs go to the root's part `C`, which owns it.
+    pub fn to<J: Job, C>(job: J) -> Self
+    where
+        C: Answers<J>,
+        R: Reaches<C> + CarriesOut<C::Effects>,
+    {
+        Queued::with(job, deliver_to::<J, C, R>)
+    }
+
+    fn with<J: Job>(job: J, deliver: Deliver<R>) -> Self {
         Queued {
             job: Box::new(job),
             name: J::NAME,
@@ -141,6 +183,7 @@ impl<R: 'static> Queued<R> {
             latest_wins: J::LATEST_WINS,
             doc: None,
             run: run_erased::<J, R>,
+            deliver,
         }
     }
 }
@@ -192,14 +235,11 @@ pub struct Done<R> {
 }
 
 impl<R> Done<R> {
-    fn of<J: Job>(output: J::Output, doc: Option<DocToken>, last: bool) -> Self
-    where
-        R: Receives<J>,
-    {
+    fn of<J: Job>(output: J::Output, doc: Option<DocToken>, last: bool, deliver: Deliver<R>) -> Self {
         Done {
             output: Box::new(output),
             name: J::NAME,
-            deliver: deliver::<J, R>,
+            deliver,
             doc,
             last,
         }
@@ -251,17 +291,31 @@ fn deliver<J: Job, R: Receives<J>>(receiver: &mut R, output: Box<dyn Any + Send>
     }
 }
 
-fn run_erased<J: Job, R: Receives<J> + 'static>(job: Box<dyn Any + Send>, doc: Option<DocToken>, sink: Sink<R>) {
+/// Hand the part `C` of the root an output of its job `J`, and carry out its answer.
+fn deliver_to<J: Job, C: Answers<J>, R: Reaches<C> + CarriesOut<C::Effects>>(
+    root: &mut R,
+    output: Box<dyn Any + Send>,
+) {
+    // The box was made by `Done::of::<J>`, so it holds a `J::Output`.
+    if let Ok(o) = output.downcast::<J::Output>()
+        && let Some(part) = root.part()
+    {
+        let effects = part.answer(*o);
+        root.carry_out(effects);
+    }
+}
+
+fn run_erased<J: Job, R: 'static>(job: Box<dyn Any + Send>, doc: Option<DocToken>, sink: Sink<R>, deliver: Deliver<R>) {
     // The box was made by `Queued::new::<J>`, so it holds a `J`.
     let Ok(job) = job.downcast::<J>() else { return };
     let progress = sink.clone();
     let said_for = doc.clone();
     let report = Report(
-        Arc::new(move |o| progress(Done::of::<J>(o, said_for.clone(), false))),
+        Arc::new(move |o| progress(Done::of::<J>(o, said_for.clone(), false, deliver))),
         doc.clone(),
     );
     let last = job.run(report);
-    sink(Done::of::<J>(last, doc, true));
+    sink(Done::of::<J>(last, doc, true, deliver));
 }
 
 /// Run a job here, every output in order (tests, benchmarks, small sessions).
@@ -290,6 +344,7 @@ pub fn run_now<R: 'static>(queued: Queued<R>) -> Vec<Done<R>> {
                 v.push(d);
             }
         }),
+        queued.deliver,
     );
     said.lock().map(|mut v| std::mem::take(&mut *v)).unwrap_or_default()
 }
@@ -351,6 +406,7 @@ pub fn spawn<R: 'static>(
                     Arc::new(move |d| {
                         let _ = sink.send(d);
                     }),
+                    queued.deliver,
                 );
             }
         }));
@@ -524,6 +580,53 @@ mod tests {
         }
         assert_eq!(heard.0, [0, 1, 2, 3]);
         assert_eq!(run_here(Count(2)), [0, 1, 2]);
+    }
+
+    /// A root with a part that owns `Count` (gitui's components): the part takes the
+    /// outputs, answers, and the root carries the answers out; a part that is gone gets none.
+    #[derive(Default)]
+    struct Root {
+        part: Option<Heard>,
+        carried: Vec<String>,
+    }
+
+    impl Answers<Count> for Heard {
+        type Effects = Option<String>;
+        fn answer(&mut self, n: u32) -> Option<String> {
+            self.0.push(n);
+            (n == 2).then(|| "two".to_string())
+        }
+    }
+
+    impl Reaches<Heard> for Root {
+        fn part(&mut self) -> Option<&mut Heard> {
+            self.part.as_mut()
+        }
+    }
+
+    impl CarriesOut<Option<String>> for Root {
+        fn carry_out(&mut self, effects: Option<String>) {
+            self.carried.extend(effects);
+        }
+    }
+
+    #[test]
+    fn a_job_owned_by_a_part_reaches_the_part_and_its_answers_the_root() {
+        let mut root = Root {
+            part: Some(Heard::default()),
+            ..Root::default()
+        };
+        for d in run_now(Queued::<Root>::to::<Count, Heard>(Count(3))) {
+            d.deliver(&mut root);
+        }
+        assert_eq!(root.part.as_ref().map(|h| h.0.clone()), Some(vec![0, 1, 2, 3]));
+        assert_eq!(root.carried, ["two"]);
+        // The part closed before the outputs came: they are dropped, nothing is carried out.
+        root.part = None;
+        for d in run_now(Queued::<Root>::to::<Count, Heard>(Count(3))) {
+            d.deliver(&mut root);
+        }
+        assert_eq!(root.carried, ["two"]);
     }
 
     /// A job that waits on tasks, as a model's summary does.

@@ -2,6 +2,7 @@
 //! estimate against the window, and where the next compaction would cut. Computed off the key
 //! path for large sessions (a job), on it for small ones.
 
+use super::component::Effect;
 use crate::engine::compaction::cut::{self, CompactionPlan, NoCompaction};
 use crate::engine::load::models::Registry;
 use crate::engine::load::session::Session;
@@ -261,6 +262,71 @@ pub struct SelectionState {
     /// What bonsai's Pi package would send at the selection (for the gauge's mark), once
     /// counted; `None` while counting or when the live policy is off.
     pub live: Option<Box<crate::engine::live::LiveReport>>,
+}
+
+/// The selection's job outputs, taken here; each belongs to the selection of its
+/// generation, and an older one's is dropped. What else they need is said as effects.
+impl SelectionState {
+    /// The gauge of the selection: its cut is still to come.
+    pub fn take_gauge(&mut self, generation: u64, info: SelectionInfo) -> Vec<Effect> {
+        if generation != self.generation {
+            return vec![];
+        }
+        self.gauge = Some(info.gauge);
+        // The old leaf's cut is not this one's: "computing the cut…" until it comes.
+        self.cut = None;
+        let mut out = Vec::new();
+        // From bonsai's index the messages come with the cut (then counted).
+        if let Some(messages) = info.messages {
+            out.push(Effect::CountExactly {
+                generation,
+                messages,
+                encoding: info.encoding,
+            });
+        }
+        out.push(Effect::GaugeKnown);
+        out
+    }
+
+    /// The selection's cut, after its gauge.
+    pub fn take_cut(&mut self, generation: u64, cut: SelectionCut) -> Vec<Effect> {
+        if generation != self.generation {
+            return vec![];
+        }
+        let mut out = Vec::new();
+        if let Some((messages, encoding)) = cut.messages {
+            if let Some(g) = &mut self.gauge {
+                g.estimate = Some(messages.iter().map(|m| m.est_tokens).sum());
+            }
+            out.push(Effect::CountExactly {
+                generation,
+                messages,
+                encoding,
+            });
+        }
+        self.cut = Some(cut.cut);
+        if let Some(c) = cut.classes {
+            self.cut_classes = c;
+        }
+        out
+    }
+
+    /// The exact counts of the selection's messages.
+    pub fn take_exact(&mut self, generation: u64, total: u64, per_message: Vec<u64>) {
+        if generation == self.generation {
+            if let Some(g) = &mut self.gauge {
+                g.exact = Some(total);
+            }
+            self.exact = Some(per_message);
+        }
+    }
+
+    /// What bonsai's Pi package would send at the selection.
+    pub fn take_live(&mut self, generation: u64, report: Box<crate::engine::live::LiveReport>) {
+        if generation == self.generation {
+            self.live = Some(report);
+        }
+    }
 }
 
 #[cfg(test)]

@@ -593,6 +593,15 @@ impl crate::ui::component::Component for UsageView {
     }
 }
 
+/// The usage view owns its job: the figures go to it.
+impl crate::ui::runner::Answers<super::jobs::UsageJob> for UsageView {
+    type Effects = Vec<crate::ui::component::Effect>;
+    fn answer(&mut self, data: Box<UsageData>) -> Vec<crate::ui::component::Effect> {
+        self.set_data(data);
+        vec![]
+    }
+}
+
 #[cfg(test)]
 pub mod snapshots {
     use super::*;
@@ -774,3 +783,4 @@ pub mod snapshots {
         assert_eq!(v.tabs(), [Tab::Days, Tab::Models, Tab::Projects]);
     }
 }
+

@@ -21,7 +21,7 @@ impl App {
         }
         let generation = self.parts.audit.open(sel);
         self.screen.overlay = Overlay::Audit;
-        self.start(crate::ui::jobs::AuditJob {
+        self.start_for::<crate::ui::audit_view::AuditState, _>(crate::ui::jobs::AuditJob {
             generation,
             session: s,
             entry: sel,
@@ -99,19 +99,6 @@ impl App {
             }),
         });
         self.screen.overlay = Overlay::None;
-    }
-}
-
-impl crate::ui::runner::Receives<crate::ui::jobs::AuditJob> for App {
-    fn receive(&mut self, data: Option<Box<crate::ui::audit_view::AuditData>>) {
-        match data {
-            Some(d) if d.generation == self.parts.audit.generation => self.parts.audit.data = Some(d),
-            Some(_) => {}
-            None => {
-                self.screen.overlay = Overlay::None;
-                self.log.status = Some("that entry is not a summary bonsai can audit".into());
-            }
-        }
     }
 }
 

@@ -337,7 +337,7 @@ impl App {
             query: s.query.text(),
             cancel: s.cancel.clone(),
         };
-        self.start(job);
+        self.start_for::<crate::ui::picker::SessionSearch, _>(job);
     }
 
     /// A click: select a tree row (on its fold marker: fold or unfold), focus the detail

@@ -21,6 +21,17 @@ impl App {
                     self.reveal(entry);
                 }
                 Effect::Say(text) => self.log.status = Some(text),
+                Effect::CountExactly {
+                    generation,
+                    messages,
+                    encoding,
+                } => self.count_exactly(generation, messages, encoding),
+                Effect::GaugeKnown => self.after_gauge(),
+                Effect::FindFirstHit => self.find_first_hit(),
+                Effect::NotAuditable => {
+                    self.screen.overlay = Overlay::None;
+                    self.log.status = Some("that entry is not a summary bonsai can audit".into());
+                }
                 Effect::RebuildContext => {
                     self.request_context();
                     self.keep_context_cursor_visible();

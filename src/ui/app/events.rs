@@ -8,48 +8,6 @@ use crate::ui::jobs;
 use crate::ui::runner::Receives;
 use std::sync::Arc;
 
-impl Receives<jobs::SelectionJob> for App {
-    fn receive(&mut self, r: jobs::SelectionReport) {
-        match r {
-            jobs::SelectionReport::Gauge { generation, info } => self.on_selection_info(generation, *info),
-            jobs::SelectionReport::Cut(c) => self.on_selection_cut(c.generation, *c.cut),
-        }
-    }
-}
-
-impl Receives<jobs::CutJob> for App {
-    fn receive(&mut self, c: jobs::CutReady) {
-        self.on_selection_cut(c.generation, *c.cut)
-    }
-}
-
-impl Receives<jobs::ExactTokensJob> for App {
-    fn receive(&mut self, r: jobs::ExactTokens) {
-        if r.generation == self.selection.generation {
-            if let Some(g) = &mut self.selection.gauge {
-                g.exact = Some(r.total);
-            }
-            self.selection.exact = Some(r.per_message);
-        }
-    }
-}
-
-impl Receives<jobs::LiveFigureJob> for App {
-    fn receive(&mut self, r: jobs::LiveFigure) {
-        if r.generation == self.selection.generation {
-            self.selection.live = Some(r.report);
-        }
-    }
-}
-
-impl Receives<jobs::LiveBillJob> for App {
-    fn receive(&mut self, r: jobs::LiveBill) {
-        if Some(r.generation as usize) == self.parts.context.bill_for {
-            self.parts.context.bill = r.line;
-        }
-    }
-}
-
 impl Receives<jobs::ContextViewJob> for App {
     fn receive(&mut self, r: jobs::ContextReport) {
         match r {
@@ -108,15 +66,6 @@ impl Receives<jobs::ExactAllJob> for App {
     }
 }
 
-impl Receives<jobs::SearchSessionsJob> for App {
-    fn receive(&mut self, r: jobs::SearchReport) {
-        match r {
-            jobs::SearchReport::File { id, path, hits } => self.on_search_file(id, path, hits),
-            jobs::SearchReport::Done { id, elapsed_ms, error } => self.on_search_done(id, elapsed_ms, error),
-        }
-    }
-}
-
 impl Receives<jobs::WriteJob> for App {
     fn receive(&mut self, r: jobs::WriteOutcome) {
         self.on_written(r)
@@ -130,17 +79,14 @@ impl Receives<jobs::BranchedJob> for App {
 }
 
 impl App {
+    /// The selection's gauge, when it came with the session's first load.
     pub(super) fn on_selection_info(&mut self, generation: u64, info: crate::ui::selection::SelectionInfo) {
-        if generation != self.selection.generation {
-            return;
-        }
-        self.selection.gauge = Some(info.gauge);
-        // From bonsai's index the messages come with the cut (then counted).
-        if let Some(messages) = info.messages {
-            self.count_exactly(generation, messages, info.encoding);
-        }
-        // The old leaf's cut is not this one's: "computing the cut…" until it comes.
-        self.selection.cut = None;
+        let effects = self.selection.take_gauge(generation, info);
+        self.apply(effects);
+    }
+
+    /// What follows the selection's gauge once it is known.
+    pub(super) fn after_gauge(&mut self) {
         // The live figure needs the gauge's window and reserve.
         self.request_live_figure();
         // The zones policy follows the gauge: plan again once it is known (large
@@ -156,7 +102,7 @@ impl App {
 
     /// The gauge's exact count of `messages`: from the cache when every one is counted
     /// already, else as a job.
-    fn count_exactly(
+    pub(super) fn count_exactly(
         &mut self,
         generation: u64,
         messages: Vec<crate::engine::view::context::ContextMessage>,
@@ -168,30 +114,13 @@ impl App {
         }
         match cached {
             Some(v) => self.selection.exact = Some(v),
-            None => self.start(jobs::ExactTokensJob {
+            None => self.start_for::<super::SelectionState, _>(jobs::ExactTokensJob {
                 generation,
                 session: self.doc.session.clone(),
                 messages,
                 encoding,
                 cache: self.exact.cache.clone(),
             }),
-        }
-    }
-
-    /// The selection's cut, after its gauge.
-    pub(super) fn on_selection_cut(&mut self, generation: u64, cut: crate::ui::selection::SelectionCut) {
-        if generation != self.selection.generation {
-            return;
-        }
-        if let Some((messages, encoding)) = cut.messages {
-            if let Some(g) = &mut self.selection.gauge {
-                g.estimate = Some(messages.iter().map(|m| m.est_tokens).sum());
-            }
-            self.count_exactly(generation, messages, encoding);
-        }
-        self.selection.cut = Some(cut.cut);
-        if let Some(c) = cut.classes {
-            self.selection.cut_classes = c;
         }
     }
 
@@ -307,40 +236,6 @@ impl App {
                     crate::engine::units::count(messages as u64),
                     crate::engine::units::duration(elapsed_ms as f64)
                 ));
-            }
-        }
-    }
-
-    /// The picker's search inside the sessions, if `id` is still the one running.
-    fn session_search(&mut self, id: u64) -> Option<&mut crate::ui::picker::SessionSearch> {
-        self.parts
-            .picker
-            .as_mut()
-            .and_then(|p| p.search.as_mut())
-            .filter(|s| s.id == id)
-    }
-
-    fn on_search_file(
-        &mut self,
-        id: u64,
-        path: std::path::PathBuf,
-        hits: Result<Vec<crate::engine::view::search::Hit>, crate::store::search::SearchError>,
-    ) {
-        if let Some(s) = self.session_search(id) {
-            s.files.0 += 1;
-            match hits {
-                Ok(h) => s.hits.extend(h.into_iter().map(|h| (path.clone(), h))),
-                Err(e) => s.error = Some(format!("{}: {e}", path.display())),
-            }
-        }
-    }
-
-    fn on_search_done(&mut self, id: u64, elapsed_ms: u64, error: Option<crate::store::search::SearchError>) {
-        if let Some(s) = self.session_search(id) {
-            s.running = false;
-            s.elapsed_ms = elapsed_ms;
-            if error.is_some() {
-                s.error = error.map(|e| e.to_string());
             }
         }
     }

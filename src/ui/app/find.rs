@@ -51,7 +51,7 @@ impl App {
             s.entries.len(),
             &self.tree.view.flat,
         );
-        self.start(crate::ui::jobs::FindInSessionJob {
+        self.start_for::<super::Find, _>(crate::ui::jobs::FindInSessionJob {
             id,
             session: s,
             query: q,
@@ -59,33 +59,12 @@ impl App {
         });
     }
 
-    /// Hits of find `id` arrived (one piece of the file): kept in tree order; the first one
-    /// is shown at once.
-    pub(super) fn on_find_hits(&mut self, id: u64, hits: Vec<(usize, usize)>) {
-        let Some(f) = self.parts.find.as_mut().filter(|f| f.id == id) else {
-            return;
-        };
-        f.add_hits(hits);
-        if f.current.is_none() {
-            let before = self.selected();
-            self.find_step(true);
-            if self.selected() != before {
-                self.selection_changed();
-            }
-        }
-    }
-
-    pub(super) fn on_find_done(&mut self, id: u64, elapsed_ms: u64, error: Option<String>) {
-        let Some(f) = self.parts.find.as_mut().filter(|f| f.id == id) else {
-            return;
-        };
-        f.running = false;
-        f.elapsed_ms = elapsed_ms;
-        f.error = error.clone();
-        if let Some(e) = error {
-            self.log.status = Some(format!("find: {e}"));
-        } else if f.hits.is_empty() {
-            self.log.status = Some(format!("find: {:?} is nowhere in this session", f.query));
+    /// The first hit of a find, shown: its hits came while none was.
+    pub(super) fn find_first_hit(&mut self) {
+        let before = self.selected();
+        self.find_step(true);
+        if self.selected() != before {
+            self.selection_changed();
         }
     }
 
@@ -137,17 +116,6 @@ impl App {
             .position(|l| re.is_match(&l.spans.iter().map(|s| s.content.as_ref()).collect::<String>()))
         {
             self.parts.detail.scroll = k.saturating_sub(2);
-        }
-    }
-}
-
-impl crate::ui::runner::Receives<crate::ui::jobs::FindInSessionJob> for App {
-    fn receive(&mut self, r: crate::ui::jobs::FindReport) {
-        match r {
-            crate::ui::jobs::FindReport::Hits { id, hits } => self.on_find_hits(id, hits),
-            crate::ui::jobs::FindReport::Done { id, elapsed_ms, error } => {
-                self.on_find_done(id, elapsed_ms, error.map(|e| e.to_string()))
-            }
         }
     }
 }

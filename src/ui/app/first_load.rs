@@ -229,11 +229,13 @@ impl App {
         match early.map(|b| *b) {
             Some((info, to_come)) if info.leaf == leaf && info.gauge.keep_recent == keep_recent => {
                 self.on_selection_info(generation, info);
-                self.pending.after_frame.push(Queued::new(jobs::CutJob {
-                    generation,
-                    session: self.doc.session.clone(),
-                    to_come: Box::new(to_come),
-                }));
+                self.pending
+                    .after_frame
+                    .push(Queued::to::<_, super::SelectionState>(jobs::CutJob {
+                        generation,
+                        session: self.doc.session.clone(),
+                        to_come: Box::new(to_come),
+                    }));
             }
             _ => self.pending.queue.push(held),
         }

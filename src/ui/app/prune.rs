@@ -293,7 +293,7 @@ impl App {
         self.parts.fills.data = None;
         self.parts.fills.generation += 1;
         let encoding = self.selection_encoding();
-        self.start(crate::ui::jobs::FillsJob {
+        self.start_for::<super::FillsState, _>(crate::ui::jobs::FillsJob {
             generation: self.parts.fills.generation,
             session: self.doc.session.clone(),
             leaf,
@@ -316,13 +316,5 @@ impl App {
 impl crate::ui::runner::Receives<crate::ui::jobs::PruneJob> for App {
     fn receive(&mut self, r: crate::ui::jobs::PrunePlanned) {
         self.on_plan(r.generation, *r.plan)
-    }
-}
-
-impl crate::ui::runner::Receives<crate::ui::jobs::FillsJob> for App {
-    fn receive(&mut self, data: Box<crate::ui::fills::FillsData>) {
-        if data.generation == self.parts.fills.generation {
-            self.parts.fills.data = Some(data);
-        }
     }
 }

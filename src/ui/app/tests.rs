@@ -2705,7 +2705,7 @@ fn a_left_sessions_results_never_reach_the_session_opened_after_it() {
     a.run_jobs_now();
     let left = a.pending.doc.clone();
     // The long session's exact count of its first selection, still running.
-    let count = Queued::<App>::new(crate::ui::jobs::ExactTokensJob {
+    let count = Queued::<App>::to::<_, crate::ui::selection::SelectionState>(crate::ui::jobs::ExactTokensJob {
         generation: 1,
         session: long.clone(),
         messages: (0..long.entries.len())

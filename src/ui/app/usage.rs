@@ -28,7 +28,7 @@ impl App {
         }
         self.parts.usage = Some((view, self.screen.overlay));
         self.screen.overlay = Overlay::Usage;
-        self.start(crate::ui::jobs::UsageJob {
+        self.start_for::<crate::ui::usage_view::UsageView, _>(crate::ui::jobs::UsageJob {
             generation,
             cwd: self.outside.cwd.clone(),
             settings: self.setup.settings.clone(),
@@ -45,13 +45,5 @@ impl App {
         };
         let effects = view.update(&action, ());
         self.apply(effects)
-    }
-}
-
-impl crate::ui::runner::Receives<crate::ui::jobs::UsageJob> for App {
-    fn receive(&mut self, data: Box<crate::ui::jobs::UsageData>) {
-        if let Some((u, _)) = &mut self.parts.usage {
-            u.set_data(data);
-        }
     }
 }

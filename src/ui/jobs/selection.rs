@@ -5,8 +5,9 @@ use crate::engine::load::session::Session;
 use crate::engine::settings::Settings;
 use crate::engine::view::context::ContextMessage;
 use crate::engine::view::tokens::{Encoding, TokenCache};
+use crate::ui::component::Effect;
 use crate::ui::context_view::{self};
-use crate::ui::runner::{Job, Report, at_low_priority};
+use crate::ui::runner::{Answers, Job, Report, at_low_priority};
 use crate::ui::selection::{self, SelectionInfo};
 use std::sync::Arc;
 
@@ -172,5 +173,39 @@ impl Job for LiveFigureJob {
             generation: self.generation,
             report: Box::new(at.answer.report),
         }
+    }
+}
+
+/// The selection owns its jobs: their outputs go to it, not through the app.
+impl Answers<SelectionJob> for selection::SelectionState {
+    type Effects = Vec<Effect>;
+    fn answer(&mut self, r: SelectionReport) -> Vec<Effect> {
+        match r {
+            SelectionReport::Gauge { generation, info } => self.take_gauge(generation, *info),
+            SelectionReport::Cut(c) => self.take_cut(c.generation, *c.cut),
+        }
+    }
+}
+
+impl Answers<CutJob> for selection::SelectionState {
+    type Effects = Vec<Effect>;
+    fn answer(&mut self, c: CutReady) -> Vec<Effect> {
+        self.take_cut(c.generation, *c.cut)
+    }
+}
+
+impl Answers<ExactTokensJob> for selection::SelectionState {
+    type Effects = Vec<Effect>;
+    fn answer(&mut self, r: ExactTokens) -> Vec<Effect> {
+        self.take_exact(r.generation, r.total, r.per_message);
+        vec![]
+    }
+}
+
+impl Answers<LiveFigureJob> for selection::SelectionState {
+    type Effects = Vec<Effect>;
+    fn answer(&mut self, r: LiveFigure) -> Vec<Effect> {
+        self.take_live(r.generation, r.report);
+        vec![]
     }
 }

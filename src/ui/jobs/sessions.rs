@@ -90,6 +90,29 @@ pub enum FindReport {
     },
 }
 
+/// The find owns its search: its hits go to it.
+impl crate::ui::runner::Answers<FindInSessionJob> for crate::ui::find::Find {
+    type Effects = Vec<crate::ui::component::Effect>;
+    fn answer(&mut self, r: FindReport) -> Vec<crate::ui::component::Effect> {
+        match r {
+            FindReport::Hits { id, hits } => self.take_hits(id, hits),
+            FindReport::Done { id, elapsed_ms, error } => self.take_done(id, elapsed_ms, error.map(|e| e.to_string())),
+        }
+    }
+}
+
+/// The picker's search owns its job: each file's hits go to it.
+impl crate::ui::runner::Answers<SearchSessionsJob> for crate::ui::picker::SessionSearch {
+    type Effects = Vec<crate::ui::component::Effect>;
+    fn answer(&mut self, r: SearchReport) -> Vec<crate::ui::component::Effect> {
+        match r {
+            SearchReport::File { id, path, hits } => self.take_file(id, path, hits),
+            SearchReport::Done { id, elapsed_ms, error } => self.take_done(id, elapsed_ms, error),
+        }
+        vec![]
+    }
+}
+
 impl Job for ChoreJob {
     type Output = crate::ui::chores::ChoreDone;
     const NAME: &'static str = "chore";

@@ -5,8 +5,9 @@ use crate::engine::load::session::Session;
 use crate::engine::view::context::ContextMessage;
 use crate::engine::view::tokens::{Encoding, TokenCache};
 use crate::store;
+use crate::ui::component::Effect;
 use crate::ui::context_view::{self, ContextData};
-use crate::ui::runner::{self, Job, Report, at_low_priority};
+use crate::ui::runner::{self, Answers, Job, Report, at_low_priority};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -318,5 +319,42 @@ fn count_everything(job: ExactAllJob, report: &Report<ExactAllReport>) -> ExactA
         messages: total,
         elapsed_ms: started.elapsed().as_millis() as u64,
         cancelled: false,
+    }
+}
+
+/// The context view owns its live bill.
+impl Answers<LiveBillJob> for context_view::ContextState {
+    type Effects = Vec<Effect>;
+    fn answer(&mut self, r: LiveBill) -> Vec<Effect> {
+        if Some(r.generation as usize) == self.bill_for {
+            self.bill = r.line;
+        }
+        vec![]
+    }
+}
+
+/// The audit view owns its audit.
+impl Answers<AuditJob> for crate::ui::audit_view::AuditState {
+    type Effects = Vec<Effect>;
+    fn answer(&mut self, data: Option<Box<crate::ui::audit_view::AuditData>>) -> Vec<Effect> {
+        match data {
+            Some(d) if d.generation == self.generation => {
+                self.data = Some(d);
+                vec![]
+            }
+            Some(_) => vec![],
+            None => vec![Effect::NotAuditable],
+        }
+    }
+}
+
+/// The fills view owns its figures.
+impl Answers<FillsJob> for crate::ui::fills::FillsState {
+    type Effects = Vec<Effect>;
+    fn answer(&mut self, data: Box<crate::ui::fills::FillsData>) -> Vec<Effect> {
+        if data.generation == self.generation {
+            self.data = Some(data);
+        }
+        vec![]
     }
 }

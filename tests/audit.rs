@@ -98,6 +98,27 @@ fn the_audit_lists_exactly_the_left_out_specifics_as_lost() {
         "{text}"
     );
     assert!(text.contains("`git stash list` (ok)  ← p0000008"), "{text}");
+    // The way to give them back names this file, ready to copy (quoted when it must be).
+    assert!(
+        text.contains(&format!("give them back: bonsai audit {} --entry ", f.display())),
+        "{text}"
+    );
+    let spaced = f.with_file_name("my planted session.jsonl");
+    std::fs::copy(&f, &spaced).unwrap();
+    let text = bonsai_ok(&["audit", spaced.to_str().unwrap()]);
+    assert!(
+        text.contains(&format!("give them back: bonsai audit '{}' --entry ", spaced.display())),
+        "{text}"
+    );
+    let o = bonsai_run(&["audit", spaced.to_str().unwrap(), "--give-back", "99", "--dry-run"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains(&format!(
+            "(`bonsai audit '{}' --entry ID` numbers them)",
+            spaced.display()
+        )),
+        "{err}"
+    );
     // --entry on something else says what it is.
     let o = bonsai_run(&["audit", f.to_str().unwrap(), "--entry", "p0000003"]);
     assert!(!o.status.success());

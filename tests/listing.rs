@@ -112,3 +112,42 @@ fn bad_files_and_folders_are_listed_with_the_reason() {
         );
     }
 }
+
+/// `bonsai list` says sizes and times as the picker does (`57.6 kB`, `2026-11-20 10:00`), not
+/// bytes and milliseconds; `--json` keeps the exact figures.
+#[test]
+fn the_list_says_sizes_and_times_as_the_picker_does() {
+    let home = tempfile::tempdir().unwrap();
+    let agent = home.path().join(".pi/agent");
+    let project = agent.join("sessions/--work-shop--");
+    std::fs::create_dir_all(&project).unwrap();
+    let f = project.join("2026-11-20T10-00-00-000Z_ok.jsonl");
+    std::fs::copy(repo().join("fixtures/pi-0.87.1/tour.jsonl"), &f).unwrap();
+    let run = |json: bool| {
+        let mut c = std::process::Command::new(bonsai_bin());
+        c.args(["list", "--all"]);
+        if json {
+            c.arg("--json");
+        }
+        let o = c
+            .env("HOME", home.path())
+            .env("PI_CODING_AGENT_DIR", &agent)
+            .env_remove("PI_CODING_AGENT_SESSION_DIR")
+            .current_dir(home.path())
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        String::from_utf8_lossy(&o.stdout).to_string()
+    };
+    let v: serde_json::Value = serde_json::from_str(&run(true)).unwrap();
+    let bytes = v[0]["bytes"].as_u64().unwrap();
+    let modified = v[0]["modified"].as_str().unwrap().to_string();
+    let text = run(false);
+    let line = text.lines().find(|l| l.contains("_ok.jsonl")).expect(&text);
+    let size = bonsai::engine::units::bytes(bytes);
+    assert!(size.ends_with(" kB"), "{size}");
+    assert!(line.contains(&format!("  {size}  ")), "{line}");
+    assert!(!line.contains("bytes"), "{line}");
+    assert!(line.starts_with(&modified[..16].replace('T', " ")), "{line}");
+    assert!(!line.contains(&modified), "no milliseconds: {line}");
+}

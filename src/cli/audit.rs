@@ -67,7 +67,7 @@ pub fn audit_cmd(a: AuditArgs) -> Result<()> {
         if k > 0 {
             println!();
         }
-        print!("{}", render(&s, x));
+        print!("{}", render(&s, x, &a.session.file));
     }
     Ok(())
 }
@@ -77,7 +77,7 @@ const SHOWN: usize = 12;
 
 /// An audit as text: the headline, the score by kind, the lost items numbered under their
 /// kind with the entry each came from, the invented paths.
-pub fn render(s: &Session, x: &Audit) -> String {
+pub fn render(s: &Session, x: &Audit, file: &std::path::Path) -> String {
     let e = &s.entries[x.entry];
     let what = match x.kind {
         audit::SummaryKind::Compaction => "compaction",
@@ -129,7 +129,8 @@ pub fn render(s: &Session, x: &Audit) -> String {
             }
         }
         out.push_str(&format!(
-            "give them back: bonsai audit FILE --entry {} --give-back all (or kinds, or numbers)\n",
+            "give them back: bonsai audit {} --entry {} --give-back all (or kinds, or numbers)\n",
+            super::out::shell_arg(file),
             e.id
         ));
     }
@@ -175,7 +176,7 @@ fn lost_in_order(x: &Audit) -> Vec<&Specific> {
 }
 
 /// The items `which` names: `all`, kinds, or 1-based numbers of the listing.
-fn choose<'a>(x: &'a Audit, which: &str) -> Result<Vec<&'a Specific>> {
+fn choose<'a>(x: &'a Audit, which: &str, file: &std::path::Path) -> Result<Vec<&'a Specific>> {
     let lost = lost_in_order(x);
     if which.trim() == "all" {
         return Ok(lost);
@@ -185,8 +186,9 @@ fn choose<'a>(x: &'a Audit, which: &str) -> Result<Vec<&'a Specific>> {
         if let Ok(n) = part.parse::<usize>() {
             let sp = lost.get(n.wrapping_sub(1)).ok_or_else(|| {
                 eyre!(
-                    "there is no lost item {n}: the audit lists {} (`bonsai audit FILE --entry ID` numbers them)",
-                    lost.len()
+                    "there is no lost item {n}: the audit lists {} (`bonsai audit {} --entry ID` numbers them)",
+                    lost.len(),
+                    super::out::shell_arg(file)
                 )
             })?;
             if !chosen.contains(sp) {
@@ -210,7 +212,7 @@ fn choose<'a>(x: &'a Audit, which: &str) -> Result<Vec<&'a Specific>> {
 }
 
 fn give_back(a: &AuditArgs, s: &Session, leaf: usize, x: &Audit, which: &str) -> Result<()> {
-    let chosen = choose(x, which)?;
+    let chosen = choose(x, which, &a.session.file)?;
     if chosen.is_empty() {
         bail!("nothing to give back: {} ({})", x.headline(), s.entries[x.entry].id);
     }

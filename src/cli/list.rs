@@ -46,11 +46,13 @@ pub fn list(a: ListArgs) -> Result<()> {
         }
     }
     for i in &infos {
+        // As the picker says them: the time to the minute (UTC), the size in kB and MB.
+        let when = i.modified_iso();
         println!(
-            "{}  {:>6} entries  {:>9} bytes  {}{}  {}",
-            i.modified_iso(),
+            "{}  {:>6} entries  {:>8}  {}{}  {}",
+            when.get(..16).unwrap_or(&when).replace('T', " "),
             i.entries,
-            i.bytes,
+            crate::engine::units::bytes(i.bytes),
             if i.title_is_made() { "~ " } else { "" },
             i.title(),
             crate::engine::units::one_line(&i.path.to_string_lossy())

@@ -14,6 +14,19 @@ use std::io::Write;
 /// The exit code when standard output cannot be written (sysexits' EX_IOERR).
 pub const OUTPUT_FAILED: i32 = 74;
 
+/// A path as one argument of a command line to copy: as it is when it is plain, else in
+/// single quotes (a `'` in it written `'\''`). Printed through [`stdout`], so a control
+/// character in it is still shown escaped.
+pub fn shell_arg(p: &std::path::Path) -> String {
+    let s = p.to_string_lossy();
+    let plain = !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || "/._-+~=:@,".contains(c));
+    if plain {
+        s.into_owned()
+    } else {
+        format!("'{}'", s.replace('\'', "'\\''"))
+    }
+}
+
 /// Whether `c` must not reach a terminal raw: C0 controls except tab and newline, DEL, C1.
 fn hidden(c: char) -> bool {
     (c < ' ' && c != '\n' && c != '\t') || ('\u{7f}'..='\u{9f}').contains(&c)

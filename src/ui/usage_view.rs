@@ -783,4 +783,3 @@ pub mod snapshots {
         assert_eq!(v.tabs(), [Tab::Days, Tab::Models, Tab::Projects]);
     }
 }
-

@@ -26,6 +26,9 @@ pub struct BrowseView<'a> {
     pub keep_recent: u64,
     /// The tree is filtered by a search.
     pub searching: bool,
+    /// bonsai runs inside Pi (its `/bonsai`): Esc with nothing to close goes back to Pi, as
+    /// Esc leaves Pi's own views.
+    pub inside_pi: bool,
 }
 
 impl crate::ui::component::Component for Screen {
@@ -131,6 +134,8 @@ fn close(screen: &mut Screen, v: &BrowseView) -> Vec<Effect> {
         vec![Effect::CutPreview(false)]
     } else if v.searching {
         vec![Effect::FilterTree(String::new())]
+    } else if v.inside_pi {
+        vec![Effect::Quit]
     } else {
         component::ignored()
     }

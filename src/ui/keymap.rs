@@ -347,7 +347,12 @@ pub fn bindings() -> &'static [Binding] {
             b!(DETAIL, [ch('G'), code(KeyCode::End)], Action::End, "bottom"),
             b!(DETAIL, [code(KeyCode::Esc)], Action::Close, "back to the tree", hint),
             b!(PREVIEW, [code(KeyCode::Esc)], Action::Close, "close the preview", hint),
-            b!(&[Tree], [code(KeyCode::Esc)], Action::Close, "clear the search"),
+            b!(
+                &[Tree],
+                [code(KeyCode::Esc)],
+                Action::Close,
+                "clear the search; in /bonsai, back to Pi"
+            ),
             // Typing a search.
             b!(
                 &[Search],

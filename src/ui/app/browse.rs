@@ -42,6 +42,7 @@ impl App {
                     .flatten(),
                 keep_recent: self.selection.keep_recent,
                 searching: !self.tree.view.search.is_empty(),
+                inside_pi: self.outside.pi_switch_file.is_some() || self.outside.pi_session.is_some(),
             };
             self.screen.update(&action, &view)
         };

@@ -319,6 +319,7 @@ fn the_browsers_keys_change_the_screen_and_ask_for_jumps_copies_and_the_mark() {
         detail_text: Some("the entry".into()),
         keep_recent: 1_000,
         searching: true,
+        inside_pi: false,
     };
     let v = view(None, None);
     // Jumps: said while the cut is being worked out; to the first kept entry once it is.
@@ -374,6 +375,21 @@ fn the_browsers_keys_change_the_screen_and_ask_for_jumps_copies_and_the_mark() {
     ));
     assert!(!screen.cut_preview);
     assert!(matches!(&update(&mut screen, &Action::Close, &v)[..], [Effect::FilterTree(t)] if t.is_empty()));
+    // Nothing left to close: Esc means nothing here, and inside Pi's /bonsai it goes back
+    // to Pi, as Esc leaves Pi's own views.
+    let top = BrowseView {
+        searching: false,
+        ..view(None, None)
+    };
+    assert!(matches!(
+        update(&mut screen, &Action::Close, &top)[..],
+        [Effect::Ignored]
+    ));
+    let in_pi = BrowseView { inside_pi: true, ..top };
+    assert!(matches!(
+        update(&mut screen, &Action::Close, &in_pi)[..],
+        [Effect::Quit]
+    ));
     screen.focus = Focus::Detail;
     update(&mut screen, &Action::ToggleDetail, &v);
     assert!(!screen.show_detail && screen.focus == Focus::Tree);

@@ -183,6 +183,16 @@ mod update_tests {
     use crate::ui::component::Component;
     use crate::ui::component::Effect;
 
+    /// The help says what P and Esc do where bonsai runs inside Pi (`/bonsai`): P switches
+    /// the running Pi, Esc at the top goes back to it.
+    #[test]
+    fn the_help_says_what_p_and_esc_do_inside_pi() {
+        let tree = super::entries(crate::ui::keymap::Mode::Tree);
+        let label = |k: &str| tree.iter().find(|(keys, _)| keys == k).map(|(_, l)| *l);
+        assert_eq!(label("P"), Some("resume in Pi (in /bonsai: switch to it)"));
+        assert_eq!(label("esc"), Some("clear the search; in /bonsai, back to Pi"));
+    }
+
     #[test]
     fn the_help_scrolls_within_its_rows_and_any_other_key_closes_it() {
         // 50 rows in an overlay 23 high: 20 shown, the last start is 30.

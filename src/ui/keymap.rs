@@ -257,7 +257,12 @@ pub fn bindings() -> &'static [Binding] {
             b!(BROWSE, [ch('v')], Action::OpenContext, "what the model sees", hint),
             b!(TREE, [ch('m')], Action::ToggleMark, "mark to compare in v"),
             b!(BROWSE, [ch('o')], Action::OpenPicker, "sessions"),
-            b!(BROWSE, [ch('P')], Action::ResumeInPi, "resume this session in Pi"),
+            b!(
+                BROWSE,
+                [ch('P')],
+                Action::ResumeInPi,
+                "resume in Pi (in /bonsai: switch to it)"
+            ),
             // Pruning: the preview's keys come before the tree's (Tab is its own there).
             b!(TREE, [ch('p')], Action::TogglePrune, "prune preview"),
             b!(PRUNE, [code(KeyCode::Tab)], Action::CyclePolicy, "next policy", hint),

@@ -61,6 +61,17 @@ fn parse_request(b: divan::Bencher, n: usize) {
     b.bench(|| serde_json::from_str::<Value>(divan::black_box(&line)).unwrap());
 }
 
+/// What `bonsai serve` does with the line: read straight into the protocol's types.
+#[divan::bench(args = SIZES, sample_count = 30)]
+fn read_request(b: divan::Bencher, n: usize) {
+    let line = json!({"id": 1, "method": "context", "params": {"messages": session(n), "usage": {"tokens": 20000, "contextWindow": 200000}}}).to_string();
+    b.bench(|| {
+        bonsai::serve::protocol::Incoming::read(divan::black_box(&line), 1)
+            .request
+            .is_ok()
+    });
+}
+
 /// The next call with the state kept from the call before: the package's every call.
 #[divan::bench(args = SIZES, sample_count = 30)]
 fn zones_next_call(b: divan::Bencher, n: usize) {

@@ -47,7 +47,7 @@ mod recall;
 mod served;
 mod status;
 
-use protocol::{Envelope, Fail, Request, ShutdownAnswer, bad};
+use protocol::{Fail, Incoming, Request, ShutdownAnswer, bad};
 use serde::Serialize;
 use serde_json::{Value, json};
 use served::Served;
@@ -137,40 +137,26 @@ struct Answered {
 }
 
 fn handle_line(state: &mut Served, line: &str, n: u64) -> Answered {
-    let fail = |id: Value, method: Option<String>, f: Fail| Answered {
-        id,
-        method,
-        result: Err(f),
-        ok_shutdown: false,
-    };
-    // The envelope first, so that a reply names the request's id even when its params are
-    // not what the method reads. Taken apart, not cloned: a context request carries every
-    // message (megabytes on long sessions).
-    let v: Value = match serde_json::from_str(line) {
-        Ok(v) => v,
-        Err(e) => return fail(Value::Null, None, bad(format!("request line {n} is not JSON: {e}"))),
-    };
-    if !v.is_object() {
-        return fail(Value::Null, None, bad(format!("request line {n} is not a JSON object")));
-    }
-    let env: Envelope = match serde_json::from_value(v) {
-        Ok(env) => env,
-        Err(e) => return fail(Value::Null, None, bad(format!("request line {n}: {e}"))),
-    };
-    let Some(method) = env.method.as_ref().and_then(|m| m.as_str()).map(str::to_string) else {
-        return fail(env.id, None, bad("the request has no \"method\" string"));
-    };
-    let req = match Request::parse(&method, env.params) {
+    let Incoming { id, method, request } = Incoming::read(line, n);
+    let req = match request {
         Ok(r) => r,
-        Err(f) => return fail(env.id, Some(method), f),
+        Err(f) => {
+            return Answered {
+                id,
+                method,
+                result: Err(f),
+                ok_shutdown: false,
+            };
+        }
     };
+    let method = method.unwrap_or_default();
     let shutdown = matches!(req, Request::Shutdown(_));
     // A bug in one request must not take the engine down: Pi would lose its live policy.
     let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| dispatch(state, req)));
     match r {
         Ok(result) => Answered {
             ok_shutdown: shutdown && result.is_ok(),
-            id: env.id,
+            id,
             method: Some(method),
             result,
         },
@@ -180,8 +166,12 @@ fn handle_line(state: &mut Served, line: &str, n: u64) -> Answered {
                 .cloned()
                 .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
                 .unwrap_or_else(|| "a panic".into());
-            let f = Fail("internal", format!("{method} failed inside bonsai: {what}"));
-            fail(env.id, Some(method), f)
+            Answered {
+                result: Err(Fail("internal", format!("{method} failed inside bonsai: {what}"))),
+                id,
+                method: Some(method),
+                ok_shutdown: false,
+            }
         }
     }
 }
@@ -278,6 +268,34 @@ mod tests {
             r#"{"id": 8, "method": "context", "params": {"messages": [{}], "hashes": ["xyz"]}}"#,
         );
         assert_eq!(r["error"]["code"], "bad-request");
+        // Read in one pass when the method comes first; params before it are read after.
+        let r = ask(
+            &mut st,
+            r#"{"params": {"ok": true}, "id": 9, "method": "compaction_done"}"#,
+        );
+        assert_eq!(r["result"]["latch"], "idle", "{r}");
+        assert_eq!(r["id"], 9);
+        let r = ask(&mut st, r#"{"id": 10, "method": 3}"#);
+        assert_eq!(r["error"]["message"], "the request has no \"method\" string");
+        // Only an object is params, and only an object is a request (serde would read an
+        // array as the fields in order).
+        let r = ask(&mut st, r#"{"id": 11, "method": "hello", "params": [2]}"#);
+        assert_eq!(r["error"]["code"], "bad-request", "{r}");
+        assert_eq!(r["id"], 11);
+        let r = ask(&mut st, r#"[12, "hello", {"protocol": 2}]"#);
+        assert_eq!(
+            r["error"]["message"],
+            "request line 1 is not a request object: invalid type: sequence, expected a request object",
+            "{r}"
+        );
+        let r = ask(&mut st, r#"{"id": 13, "method": "recall", "params": {"query": 3}}"#);
+        assert_eq!(
+            r["error"]["message"], "recall: invalid type: integer `3`, expected a string",
+            "{r}"
+        );
+        assert_eq!(r["id"], 13);
+        let r = ask(&mut st, r#"{"id": 14, "method": "status"} x"#);
+        assert_eq!(r["error"]["code"], "bad-request", "{r}");
     }
 
     /// A coding session's messages: `n` turns of a request and an answer, a minute apart.

@@ -8,7 +8,6 @@
 //! what keeps both sides naming the same fields.
 
 use crate::engine::live::{LiveReport, StepRecord};
-use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -24,14 +23,145 @@ pub fn bad(msg: impl Into<String>) -> Fail {
     Fail("bad-request", msg.into())
 }
 
-/// One request line: `{"id": ID, "method": NAME, "params": {...}}`.
-#[derive(Debug, Deserialize)]
-pub struct Envelope {
-    #[serde(default)]
+/// A request line read: its id, and its method and request, or why it could not be read
+/// (with the method when one was named).
+pub struct Incoming {
     pub id: Value,
-    pub method: Option<Value>,
-    #[serde(default)]
-    pub params: Option<Value>,
+    pub method: Option<String>,
+    pub request: Result<Request, Fail>,
+}
+
+impl Incoming {
+    /// Request line `n` (counted from 1, for the error): `{"id": ID, "method": NAME,
+    /// "params": {...}}`.
+    ///
+    /// Read in one pass: the package writes the method before the params, so the params are
+    /// parsed straight into the method's type (a context request carries every message,
+    /// megabytes on long sessions). Params that come first are kept as text and parsed once
+    /// the method is known.
+    pub fn read(line: &str, n: u64) -> Incoming {
+        let mut got = Got::default();
+        let mut de = serde_json::Deserializer::from_str(line);
+        // The object, then nothing but white space.
+        let read = serde::Deserializer::deserialize_map(&mut de, LineVisitor(&mut got)).and_then(|()| de.end());
+        let Got {
+            id,
+            method,
+            method_seen,
+            request,
+            params_text,
+        } = got;
+        let refused = |id: Value, method: Option<String>, f: Fail| Incoming {
+            id,
+            method,
+            request: Err(f),
+        };
+        if let Err(e) = read {
+            use serde_json::error::Category;
+            return match (&method, e.classify()) {
+                (_, Category::Syntax | Category::Eof | Category::Io) => {
+                    refused(Value::Null, None, bad(format!("request line {n} is not JSON: {e}")))
+                }
+                // The params were not what the method reads (the method and id were read).
+                (Some(m), _) if request.is_none() && method_seen => {
+                    let m = m.clone();
+                    refused(id, Some(m.clone()), bad(format!("{m}: {}", without_place(&e))))
+                }
+                _ => refused(
+                    Value::Null,
+                    None,
+                    bad(format!(
+                        "request line {n} is not a request object: {}",
+                        without_place(&e)
+                    )),
+                ),
+            };
+        }
+        let Some(method) = method else {
+            return refused(id, None, bad("the request has no \"method\" string"));
+        };
+        let request = match request {
+            Some(r) => Ok(r),
+            None => Request::parse(&method, params_text.as_deref().map(|p| p.get())),
+        };
+        Incoming {
+            id,
+            method: Some(method),
+            request,
+        }
+    }
+}
+
+/// What a serde error says, without where in the line: the package needs what is wrong.
+fn without_place(e: &serde_json::Error) -> String {
+    let what = e.to_string();
+    what.split(" at line ").next().unwrap_or(&what).to_string()
+}
+
+/// What the line visitor read.
+#[derive(Default)]
+struct Got {
+    id: Value,
+    method: Option<String>,
+    /// A `method` field was read (a string or not).
+    method_seen: bool,
+    request: Option<Request>,
+    /// The params when they came before the method.
+    params_text: Option<Box<serde_json::value::RawValue>>,
+}
+
+struct LineVisitor<'g>(&'g mut Got);
+
+impl<'de> serde::de::Visitor<'de> for LineVisitor<'_> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a request object")
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        let got = self.0;
+        while let Some(key) = map.next_key::<String>()? {
+            match key.as_str() {
+                "id" => got.id = map.next_value()?,
+                "method" => {
+                    got.method_seen = true;
+                    got.method = map.next_value::<Value>()?.as_str().map(str::to_string);
+                }
+                "params" => match got.method.as_deref().filter(|m| METHODS.contains(m)) {
+                    Some(m) => got.request = Some(map.next_value_seed(Params(m))?),
+                    None => got.params_text = Some(map.next_value()?),
+                },
+                _ => {
+                    map.next_value::<serde::de::IgnoredAny>()?;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The params of a known method, read straight into its type; only an object is params.
+struct Params<'m>(&'m str);
+
+impl<'de> serde::de::DeserializeSeed<'de> for Params<'_> {
+    type Value = Request;
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Request, D::Error> {
+        d.deserialize_map(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for Params<'_> {
+    type Value = Request;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("\"params\", an object")
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<Request, A::Error> {
+        Request::of(self.0, serde::de::value::MapAccessDeserializer::new(map))
+    }
 }
 
 /// Every method, with its parameters.
@@ -65,35 +195,42 @@ pub const METHODS: [&str; 10] = [
 ];
 
 impl Request {
-    /// The request `method` with `params` (absent: `{}`).
-    pub fn parse(method: &str, params: Option<Value>) -> Result<Request, Fail> {
-        let params = params.unwrap_or_else(|| Value::Object(Default::default()));
-        if !params.is_object() {
+    /// The request `method` with `params`, JSON text (absent: `{}`).
+    pub fn parse(method: &str, params: Option<&str>) -> Result<Request, Fail> {
+        let params = params.unwrap_or("{}");
+        if !params.trim_start().starts_with('{') {
             return Err(bad("\"params\" must be an object"));
         }
-        fn read<T: DeserializeOwned>(method: &str, v: Value) -> Result<T, Fail> {
-            serde_json::from_value(v).map_err(|e| bad(format!("{method}: {e}")))
+        if !METHODS.contains(&method) {
+            return Err(Fail(
+                "unknown-method",
+                format!(
+                    "unknown method `{method}` (this engine speaks protocol {PROTOCOL}: {})",
+                    METHODS.join(", ")
+                ),
+            ));
         }
+        let mut d = serde_json::Deserializer::from_str(params);
+        Request::of(method, &mut d)
+            .and_then(|r| d.end().map(|()| r))
+            .map_err(|e| bad(format!("{method}: {}", without_place(&e))))
+    }
+
+    /// The request of a known `method`, its params read from `d`.
+    fn of<'de, D: serde::Deserializer<'de>>(method: &str, d: D) -> Result<Request, D::Error> {
+        use serde::de::Error;
         Ok(match method {
-            "hello" => Request::Hello(read(method, params)?),
-            "context" => Request::Context(read(method, params)?),
-            "turn_end" => Request::TurnEnd(read(method, params)?),
-            "compaction_done" => Request::CompactionDone(read(method, params)?),
-            "summarize" => Request::Summarize(read(method, params)?),
-            "audit" => Request::Audit(read(method, params)?),
-            "mend" => Request::Mend(read(method, params)?),
-            "recall" => Request::Recall(read(method, params)?),
-            "status" => Request::Status(read(method, params)?),
-            "shutdown" => Request::Shutdown(read(method, params)?),
-            other => {
-                return Err(Fail(
-                    "unknown-method",
-                    format!(
-                        "unknown method `{other}` (this engine speaks protocol {PROTOCOL}: {})",
-                        METHODS.join(", ")
-                    ),
-                ));
-            }
+            "hello" => Request::Hello(Deserialize::deserialize(d)?),
+            "context" => Request::Context(Deserialize::deserialize(d)?),
+            "turn_end" => Request::TurnEnd(Deserialize::deserialize(d)?),
+            "compaction_done" => Request::CompactionDone(Deserialize::deserialize(d)?),
+            "summarize" => Request::Summarize(Deserialize::deserialize(d)?),
+            "audit" => Request::Audit(Deserialize::deserialize(d)?),
+            "mend" => Request::Mend(Deserialize::deserialize(d)?),
+            "recall" => Request::Recall(Deserialize::deserialize(d)?),
+            "status" => Request::Status(Deserialize::deserialize(d)?),
+            "shutdown" => Request::Shutdown(Deserialize::deserialize(d)?),
+            other => return Err(D::Error::custom(format!("unknown method `{other}`"))),
         })
     }
 }

@@ -61,7 +61,8 @@ pub fn check_exchange(x: &Value) -> Result<String, String> {
         .as_str()
         .ok_or_else(|| format!("no method: {req}"))?
         .to_string();
-    let parsed = Request::parse(&method, req.get("params").cloned()).map_err(|Fail(c, m)| format!("{c}: {m}"))?;
+    let params = req.get("params").map(|p| p.to_string());
+    let parsed = Request::parse(&method, params.as_deref()).map_err(|Fail(c, m)| format!("{c}: {m}"))?;
     let typed = serde_json::to_value(&parsed).map_err(|e| e.to_string())?;
     let mut extra = Vec::new();
     unnamed(
